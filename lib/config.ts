@@ -1,0 +1,558 @@
+// Loads logbook's settings: the global and project `config.json` files and the environment,
+// validated with zod and merged in precedence order over the defaults.
+
+import { dirname, isAbsolute, join, resolve } from "node:path";
+import { z } from "zod";
+import { type Env, isOff } from "./env.ts";
+
+/** The agents whose name can head a section of a config file. */
+export const AGENTS = ["claude", "codex", "opencode", "logbook"] as const;
+
+/** An agent whose section of a config file applies above that file's top level. */
+export type Agent = (typeof AGENTS)[number];
+
+const LABEL = /^[A-Za-z0-9_.-]{1,64}$/;
+const EXPECTED_LABEL = 'expected a label of 1 to 64 letters, digits, "_", "." or "-"';
+
+const label = z.string({ error: EXPECTED_LABEL }).regex(LABEL, { error: EXPECTED_LABEL });
+const text = z.string({ error: "expected a string" }).min(1, {
+  error: "expected a non-empty string",
+});
+const roots = z.array(
+  z.string({ error: "expected a path" }).min(1, { error: "expected a non-empty path" }),
+  { error: "expected an array of paths" },
+);
+
+const settingsShape = {
+  history: z.strictObject({
+    ingest: z.boolean({ error: "expected a boolean" }).optional(),
+    roots: z.strictObject({
+      claude: roots.optional(),
+      codex: roots.optional(),
+      opencode: roots.optional(),
+    }, { error: "expected an object" }).optional(),
+  }, { error: "expected an object" }).optional(),
+  model: text.optional(),
+  baseUrl: z.url({ protocol: /^https?$/, error: "expected an http(s) URL" }).optional(),
+  apiKey: text.optional(),
+  tokenBudget: z.int({ error: "expected a positive integer" })
+    .positive({ error: "expected a positive integer" }).optional(),
+  secrets: z.record(
+    label,
+    z.string({ error: "expected a string" }).min(4, { error: "expected at least 4 characters" }),
+    { error: "expected an object mapping labels to values" },
+  ).optional(),
+  allowedSecrets: z.array(label, { error: "expected an array of labels" }).optional(),
+  dashboard: z.strictObject({
+    port: z.int({ error: "expected a port number from 1 to 65535" })
+      .min(1, { error: "expected a port number from 1 to 65535" })
+      .max(65535, { error: "expected a port number from 1 to 65535" }).optional(),
+  }, { error: "expected an object" }).optional(),
+};
+
+/** The settings one layer may set, every one optional: a file's top level or an agent section. */
+export const settingsSchema = z.strictObject(settingsShape, { error: "expected an object" });
+
+/** A whole config file: the settings, plus one section per agent (and an editor's `$schema`). */
+export const configFileSchema = z.strictObject({
+  $schema: z.string({ error: "expected a string" }).optional(),
+  ...settingsShape,
+  claude: settingsSchema.optional(),
+  codex: settingsSchema.optional(),
+  opencode: settingsSchema.optional(),
+  logbook: settingsSchema.optional(),
+}, { error: "expected a JSON object" });
+
+/** What one layer sets, as validated by `settingsSchema`. */
+export type Settings = z.infer<typeof settingsSchema>;
+
+/** A parsed config file, as validated by `configFileSchema`. */
+export type ConfigFile = z.infer<typeof configFileSchema>;
+
+/** The resolved settings: every layer merged over the defaults, root paths absolute. */
+export interface Config {
+  history: {
+    ingest: boolean;
+    roots: { claude: string[]; codex: string[]; opencode: string[] };
+  };
+  model?: string;
+  baseUrl?: string;
+  apiKey?: string;
+  /** Absent means the per-model default. */
+  tokenBudget?: number;
+  /** Label to value, for values to be redacted as `[REDACTED:<label>]`. */
+  secrets: Record<string, string>;
+  /** Labels whose values may be sent to a model. */
+  allowedSecrets: string[];
+  dashboard: { port: number };
+}
+
+/** The settings in force when no file or variable sets them. */
+export const DEFAULTS: Config = deepFreeze({
+  history: { ingest: true, roots: { claude: [], codex: [], opencode: [] } },
+  secrets: {},
+  allowedSecrets: [],
+  dashboard: { port: 8787 },
+});
+
+/** A config file or variable that cannot be used; `file`, `key` or `variable` say which. */
+export class ConfigError extends Error {
+  override name = "ConfigError";
+  /** The config file at fault, when it is a file. */
+  readonly file?: string;
+  /** The key path at fault, such as `history.ingest`. */
+  readonly key?: string;
+  /** The environment variable at fault, when it is one. */
+  readonly variable?: string;
+
+  constructor(
+    message: string,
+    where: { file?: string; key?: string; variable?: string; cause?: unknown } = {},
+  ) {
+    super(message, where.cause === undefined ? undefined : { cause: where.cause });
+    if (where.file !== undefined) this.file = where.file;
+    if (where.key !== undefined) this.key = where.key;
+    if (where.variable !== undefined) this.variable = where.variable;
+  }
+}
+
+/** Where to look for settings, and for which agent. */
+export interface LoadConfigOptions {
+  /** Read for the variables that override files, and for `HOME` when expanding `~/`. */
+  env: Env;
+  /** The directory holding the global `config.json`. */
+  configDir: string;
+  /** The project root whose `.logbook/config.json` applies, if any. */
+  projectRoot?: string;
+  /** The agent whose sections apply above each file's top level. */
+  agent?: Agent;
+}
+
+/** The resolved settings and where they came from. */
+export interface LoadedConfig {
+  config: Config;
+  /** The config files read, highest precedence first (the project's, then the global one). */
+  files: string[];
+  /** Unknown keys and unusable roots, one sentence each; they do not stop the load. */
+  warnings: string[];
+  /** `<projectRoot>/.logbook` when that directory exists. */
+  projectConfigDir?: string;
+}
+
+/**
+ * Reads the global and project config files and the environment, and merges them, highest
+ * precedence first: environment variables; the project file's section for `agent`; the project
+ * file's top level; the global file's section for `agent`; the global top level; `DEFAULTS`.
+ * Objects merge deeply; arrays and scalars replace. Missing files are skipped.
+ *
+ * @throws {ConfigError} when a file cannot be read, is not valid JSON or has an invalid value,
+ *   or when a variable has an invalid value.
+ * @example
+ * const { config, warnings } = loadConfig({ env: Deno.env, configDir, projectRoot, agent: "codex" });
+ */
+export function loadConfig(opts: LoadConfigOptions): LoadedConfig {
+  const warnings: string[] = [];
+  const files: string[] = [];
+  const layers: Settings[] = []; // lowest precedence first
+
+  const globalFile = resolve(opts.configDir, "config.json");
+  let projectFile: string | undefined;
+  let projectConfigDir: string | undefined;
+  if (opts.projectRoot !== undefined) {
+    const dir = resolve(opts.projectRoot, ".logbook");
+    if (isDirectory(dir)) {
+      projectConfigDir = dir;
+      // A config dir set to the project's own `.logbook` must not count twice.
+      if (join(dir, "config.json") !== globalFile) projectFile = join(dir, "config.json");
+    }
+  }
+
+  for (const file of [globalFile, projectFile]) {
+    if (file === undefined) continue;
+    const parsed = readConfigFile(file, warnings);
+    if (parsed === undefined) continue;
+    files.unshift(file);
+    const { claude, codex, opencode, logbook, $schema: _, ...top } = parsed;
+    const sections: Record<Agent, Settings | undefined> = { claude, codex, opencode, logbook };
+    const section = opts.agent === undefined ? undefined : sections[opts.agent];
+    for (const settings of [top, section]) {
+      if (settings !== undefined) layers.push(resolveRoots(settings, file, opts.env, warnings));
+    }
+  }
+  layers.push(settingsFromEnv(opts.env));
+
+  let merged: unknown = DEFAULTS;
+  for (const layer of layers) merged = deepMerge(merged, layer);
+  const result: LoadedConfig = { config: merged as Config, files, warnings };
+  if (projectConfigDir !== undefined) result.projectConfigDir = projectConfigDir;
+  return result;
+}
+
+/** Reads, parses and validates one file; `undefined` when it does not exist. */
+function readConfigFile(file: string, warnings: string[]): ConfigFile | undefined {
+  let bytes: Uint8Array;
+  try {
+    bytes = Deno.readFileSync(file);
+  } catch (err) {
+    // A missing file, or a missing directory on the way to it, means no settings there.
+    if (err instanceof Deno.errors.NotFound || err instanceof Deno.errors.NotADirectory) {
+      return undefined;
+    }
+    if (err instanceof Deno.errors.IsADirectory) {
+      throw new ConfigError(`Cannot read config "${file}": it is a directory`, {
+        file,
+        cause: err,
+      });
+    }
+    if (err instanceof Deno.errors.PermissionDenied) {
+      throw new ConfigError(`Cannot read config "${file}": permission denied`, {
+        file,
+        cause: err,
+      });
+    }
+    throw err;
+  }
+
+  let source: string;
+  try {
+    source = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch (err) {
+    throw new ConfigError(`Cannot read config "${file}": it is not valid UTF-8`, {
+      file,
+      cause: err,
+    });
+  }
+
+  let json: unknown;
+  try {
+    json = JSON.parse(source);
+  } catch (err) {
+    if (!(err instanceof SyntaxError)) throw err;
+    const at = jsonErrorAt(source);
+    const detail = at === undefined
+      ? err.message
+      : `${at.reason} at ${lineColumn(source, at.offset)}`;
+    throw new ConfigError(`Invalid JSON in config "${file}": ${detail}`, { file, cause: err });
+  }
+
+  let result = configFileSchema.safeParse(json);
+  if (!result.success) {
+    const unknown = result.error.issues.filter((issue) => issue.code === "unrecognized_keys");
+    const invalid = result.error.issues.filter((issue) => issue.code !== "unrecognized_keys");
+    if (invalid.length > 0) {
+      const details = invalid.map((issue) => describeIssue(issue, json)).join("; ");
+      const key = keyPath(invalid[0]!.path);
+      throw new ConfigError(
+        `Invalid config "${file}": ${details}`,
+        key === "" ? { file } : { file, key },
+      );
+    }
+    // Unknown keys are dropped with a warning so that a newer build's file still loads.
+    for (const issue of unknown) {
+      const parent = valueAt(json, issue.path) as Record<string, unknown>;
+      for (const key of issue.keys) {
+        warnings.push(`Unknown key "${keyPath([...issue.path, key])}" in "${file}"`);
+        delete parent[key];
+      }
+    }
+    result = configFileSchema.safeParse(json);
+    if (!result.success) throw result.error; // unreachable: only unknown keys were found
+  }
+  return result.data;
+}
+
+/** Makes every root in `settings` absolute: `~/` against HOME, relative against the file's dir. */
+function resolveRoots(settings: Settings, file: string, env: Env, warnings: string[]): Settings {
+  const given = settings.history?.roots;
+  if (given === undefined) return settings;
+  const home = env.get("HOME") || undefined;
+  const base = dirname(file);
+  const out: { claude?: string[]; codex?: string[]; opencode?: string[] } = {};
+  for (const [agent, paths] of Object.entries(given)) {
+    if (paths === undefined) continue;
+    const resolved: string[] = [];
+    out[agent as keyof typeof out] = resolved;
+    for (const path of paths) {
+      if (path === "~" || path.startsWith("~/")) {
+        if (home === undefined) {
+          // A missing home should not stop every command: this one root is skipped.
+          warnings.push(
+            `Cannot expand "${path}" in "${file}" (key "history.roots.${agent}"): HOME is not set`,
+          );
+          continue;
+        }
+        resolved.push(resolve(home, path.slice(2)));
+      } else {
+        resolved.push(isAbsolute(path) ? resolve(path) : resolve(base, path));
+      }
+    }
+  }
+  return { ...settings, history: { ...settings.history, roots: out } };
+}
+
+/** The settings that environment variables set; an empty variable counts as unset. */
+function settingsFromEnv(env: Env): Settings {
+  const get = (name: string) => {
+    const value = env.get(name)?.trim();
+    return value === "" ? undefined : value;
+  };
+  const out: Settings = {};
+
+  const ingest = get("LOGBOOK_INGEST");
+  if (ingest !== undefined) {
+    if (isOff(ingest)) out.history = { ingest: false };
+    else if (/^(1|true|yes|on)$/i.test(ingest)) out.history = { ingest: true };
+    else {
+      throw envError(
+        "LOGBOOK_INGEST",
+        `expected one of 1, true, yes, on, 0, false, no, off, got ${JSON.stringify(ingest)}`,
+      );
+    }
+  }
+
+  const model = get("LOGBOOK_MODEL");
+  if (model !== undefined) out.model = model;
+
+  const baseUrl = get("OPENAI_BASE_URL");
+  if (baseUrl !== undefined) {
+    if (!settingsShape.baseUrl.safeParse(baseUrl).success) {
+      throw envError("OPENAI_BASE_URL", `expected an http(s) URL, got ${JSON.stringify(baseUrl)}`);
+    }
+    out.baseUrl = baseUrl;
+  }
+
+  const apiKey = get("OPENAI_API_KEY");
+  if (apiKey !== undefined) out.apiKey = apiKey;
+
+  const budget = get("LOGBOOK_TOKEN_BUDGET");
+  if (budget !== undefined) {
+    const n = /^\d+$/.test(budget) ? Number(budget) : NaN;
+    if (!Number.isSafeInteger(n) || n < 1) {
+      throw envError(
+        "LOGBOOK_TOKEN_BUDGET",
+        `expected a positive integer, got ${JSON.stringify(budget)}`,
+      );
+    }
+    out.tokenBudget = n;
+  }
+  return out;
+}
+
+function envError(variable: string, detail: string): ConfigError {
+  return new ConfigError(`Invalid environment variable "${variable}": ${detail}`, { variable });
+}
+
+/** Merges `over` onto `base` into a new value: plain objects deeply, anything else replaced. */
+function deepMerge(base: unknown, over: unknown): unknown {
+  if (over === undefined) return copy(base);
+  if (!isObject(base) || !isObject(over)) return copy(over);
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(base)) out[key] = copy(value);
+  for (const [key, value] of Object.entries(over)) {
+    if (value !== undefined) out[key] = deepMerge(out[key], value);
+  }
+  return out;
+}
+
+/** A copy that shares no object or array with `value`, so callers may not alter `DEFAULTS`. */
+function copy(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(copy);
+  if (isObject(value)) return deepMerge({}, value);
+  return value;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === "object" && value !== null) {
+    for (const inner of Object.values(value)) deepFreeze(inner);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return Deno.statSync(path).isDirectory;
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound || err instanceof Deno.errors.NotADirectory) {
+      return false;
+    }
+    throw err;
+  }
+}
+
+/** `history.roots.claude[0]` for the path `["history", "roots", "claude", 0]`. */
+function keyPath(path: readonly PropertyKey[]): string {
+  let out = "";
+  for (const part of path) {
+    if (typeof part === "number") out += `[${part}]`;
+    else out += out === "" ? String(part) : `.${String(part)}`;
+  }
+  return out;
+}
+
+function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
+  let value = root;
+  for (const part of path) value = (value as Record<PropertyKey, unknown>)[part];
+  return value;
+}
+
+/** `key "history.ingest": expected a boolean, got "yes"`, never echoing a secret. */
+function describeIssue(issue: z.core.$ZodIssue, root: unknown): string {
+  const key = keyPath(issue.path);
+  const where = key === "" ? "" : `key "${key}": `;
+  if (issue.code === "invalid_key") {
+    return `${where}${issue.issues[0]?.message ?? EXPECTED_LABEL}`;
+  }
+  // A misplaced or malformed key must not end up in a terminal or a log.
+  const inSection = (AGENTS as readonly PropertyKey[]).includes(issue.path[0] ?? "");
+  const setting = issue.path[inSection ? 1 : 0];
+  const secret = setting === "apiKey" || setting === "secrets";
+  return `${where}${issue.message}, got ${describeValue(valueAt(root, issue.path), secret)}`;
+}
+
+function describeValue(value: unknown, secret: boolean): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  if (typeof value === "object") return "an object";
+  if (typeof value === "string") {
+    if (secret) return `a string of ${value.length} characters`;
+    return JSON.stringify(value.length > 60 ? `${value.slice(0, 57)}...` : value);
+  }
+  return String(value);
+}
+
+/** `line 3, column 2` for an offset into `source`, both counted from 1. */
+function lineColumn(source: string, offset: number): string {
+  const before = source.slice(0, offset);
+  const line = before.split("\n").length;
+  const column = offset - (before.lastIndexOf("\n") + 1) + 1;
+  return `line ${line}, column ${column}`;
+}
+
+/**
+ * Finds where JSON text first goes wrong and why. V8's `JSON.parse` messages give a position for
+ * only some errors, so the text is scanned again, only after `JSON.parse` has failed.
+ */
+function jsonErrorAt(source: string): { offset: number; reason: string } | undefined {
+  let i = 0;
+  const fail: (reason?: string) => never = (reason) => {
+    throw new JsonScanError(
+      i,
+      reason ??
+        (i >= source.length
+          ? "unexpected end of input"
+          : `unexpected ${JSON.stringify(source[i])}`),
+    );
+  };
+  const ws = () => {
+    while (i < source.length && " \t\n\r".includes(source[i]!)) i++;
+  };
+  const digits = () => {
+    const start = i;
+    while (i < source.length && source[i]! >= "0" && source[i]! <= "9") i++;
+    if (i === start) fail();
+  };
+  const string = () => {
+    const start = i++;
+    for (;;) {
+      const c = source[i];
+      if (c === undefined) {
+        i = start; // where the string began says more than the end of the file
+        fail("unterminated string");
+      }
+      if (c === '"') return void i++;
+      if (c < " ") fail("control character in string");
+      if (c === "\\") {
+        i++;
+        const e = source[i];
+        if (e === "u") {
+          for (let k = 1; k <= 4; k++) {
+            if (!/[0-9a-fA-F]/.test(source[i + k] ?? "")) {
+              i += k;
+              fail("invalid \\u escape");
+            }
+          }
+          i += 5;
+        } else if (e !== undefined && '"\\/bfnrt'.includes(e)) i++;
+        else fail("invalid escape");
+      } else i++;
+    }
+  };
+  const value = (): void => {
+    ws();
+    const c = source[i];
+    if (c === "{") {
+      i++;
+      ws();
+      if (source[i] === "}") return void i++;
+      for (;;) {
+        ws();
+        if (source[i] !== '"') fail();
+        string();
+        ws();
+        if (source[i] !== ":") fail();
+        i++;
+        value();
+        ws();
+        if (source[i] === ",") i++;
+        else if (source[i] === "}") return void i++;
+        else fail();
+      }
+    }
+    if (c === "[") {
+      i++;
+      ws();
+      if (source[i] === "]") return void i++;
+      for (;;) {
+        value();
+        ws();
+        if (source[i] === ",") i++;
+        else if (source[i] === "]") return void i++;
+        else fail();
+      }
+    }
+    if (c === '"') return string();
+    if (c === "-" || (c !== undefined && c >= "0" && c <= "9")) {
+      if (c === "-") i++;
+      if (source[i] === "0") i++;
+      else digits();
+      if (source[i] === ".") {
+        i++;
+        digits();
+      }
+      if (source[i] === "e" || source[i] === "E") {
+        i++;
+        if (source[i] === "+" || source[i] === "-") i++;
+        digits();
+      }
+      return;
+    }
+    const word = c === "t" ? "true" : c === "f" ? "false" : c === "n" ? "null" : undefined;
+    if (word === undefined) fail();
+    for (const expected of word) {
+      if (source[i] !== expected) fail();
+      i++;
+    }
+  };
+  try {
+    value();
+    ws();
+    if (i < source.length) fail();
+  } catch (err) {
+    if (err instanceof JsonScanError) return err;
+    // Nesting too deep for this recursive scan: V8's own message will have to do.
+    if (err instanceof RangeError) return undefined;
+    throw err;
+  }
+  return undefined;
+}
+
+class JsonScanError extends Error {
+  constructor(readonly offset: number, readonly reason: string) {
+    super(reason);
+  }
+}
