@@ -1,0 +1,1021 @@
+// The gate every message passes before it is kept in a record, written, sent to a model or shown:
+// it redacts secrets and labelled values, and withholds quarantined untrusted content.
+
+/** Where a text is going. Allowed labels only ever apply to `"model"`. */
+export type Destination = "disk" | "model" | "display";
+
+/** The gates a pass can run, in the order a trail lists them. */
+export const GATES = ["secrets", "labelled", "quarantine"] as const;
+
+/** The name of one gate: built-in secret patterns, the user's labelled values, the quarantine. */
+export type GateName = (typeof GATES)[number];
+
+/** The labels the built-in secret patterns redact with (user labels come from config). */
+export const SECRET_LABELS = [
+  "openai-key",
+  "anthropic-key",
+  "github-token",
+  "gitlab-token",
+  "slack-token",
+  "slack-webhook",
+  "aws-access-key-id",
+  "aws-secret-key",
+  "google-api-key",
+  "stripe-key",
+  "jwt",
+  "private-key",
+  "bearer-token",
+  "basic-auth",
+  "password",
+  "secret",
+] as const;
+
+/** The shape of a label, the same rule config applies to the keys of `secrets`. */
+export const LABEL_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/;
+
+/** Labelled values shorter than this would redact ordinary words, so they are refused. */
+export const MIN_LABELLED_LENGTH = 4;
+
+/** What the gate does to a text it is given. */
+export interface RedactOptions {
+  /** Where the text is going (default `"disk"`, the strictest). */
+  destination?: Destination;
+}
+
+/** The result of one pass of a text through the gate: the text, and what was decided. */
+export interface Redaction {
+  /** The text with secrets replaced by `[REDACTED:<label>]` and quarantined content withheld. */
+  text: string;
+  /** The labels that redacted something, each once, in the order first met. */
+  labels: string[];
+  /** How many times each label redacted something. */
+  counts: Record<string, number>;
+  /** Allowed labels let through unredacted to a model, with how many times. */
+  passed: Record<string, number>;
+  /** The quarantine references that replaced quarantined content, each once. */
+  quarantined: string[];
+  /** The gates that ran. */
+  gates: GateName[];
+  /** Where the text was going. */
+  destination: Destination;
+}
+
+/** The result of one pass of a JSON-like value through the gate. */
+export interface ValueRedaction<T> extends Omit<Redaction, "text"> {
+  /** A copy of the value with every string redacted; the input is left untouched. */
+  value: T;
+}
+
+/** A pass's decisions as a trail takes them: a `Redaction` is one, and so is a quarantine `put`. */
+export interface GateDecision {
+  /** The gates that ran. */
+  gates?: Iterable<GateName>;
+  /** Redactions per label. */
+  counts?: Readonly<Record<string, number>>;
+  /** Allowed labels let through to a model, per label. */
+  passed?: Readonly<Record<string, number>>;
+  /** Quarantine references involved (withheld or newly put). */
+  quarantined?: Iterable<string>;
+}
+
+/** One line of a session's audit trail for one pass: gate names, labels and counts, no content. */
+export interface TrailEntry {
+  /** The gates that ran, in `GATES` order. */
+  gates: GateName[];
+  /** Redactions per label. */
+  redacted: Record<string, number>;
+  /** Allowed labels let through to a model, per label (present only when some were). */
+  allowed?: Record<string, number>;
+  /** How many distinct quarantine references were involved (present when the quarantine ran). */
+  quarantined?: number;
+}
+
+/** The user's configuration of the gate. */
+export interface GateOptions {
+  /** Label to value: values to redact as `[REDACTED:<label>]` (config's `secrets`). */
+  labelled?: Readonly<Record<string, string>>;
+  /** Labels whose matches may be sent to a model (config's `allowedSecrets`). */
+  allowed?: Iterable<string>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Finding secrets.
+//
+// Two global regexes find the candidates: provider key shapes and anchors (`TOKEN_FINDER`), and
+// key words followed by a separator (`KEY_FINDER`). Each alternative starts with a character that
+// is rarer than the secret's first one, with lookbehinds checking the prefix, so the common case
+// (no secret) is a linear scan with no work per character in JavaScript. What needs context
+// (private keys, assignments, bearer tokens, credentials in URLs) is decided by a handler.
+//
+// Near misses, on purpose left alone:
+// - provider prefixes inside words or with short bodies: `task-sk-learn`, `sk-learn`, `ghp_` with
+//   fewer than 36 characters, `AKIA` with fewer than 16 upper-case characters after it, and `sk-`
+//   or Slack bodies without a digit;
+// - hashes, UUIDs and base64 payloads (no prefix, and the prefixes need a word boundary);
+// - `-----BEGIN PUBLIC KEY-----`, certificates, and a private key header named in prose with
+//   neither key material after it nor an END line (a header with material but no END is redacted
+//   to the end of the text);
+// - `Bearer` followed by a short word; without an `Authorization:` before it, the token must be
+//   20 or more characters with letters and digits;
+// - assignments whose value is empty, a placeholder (`${TOKEN}`, `<token>`, `***`, `{{ x }}`),
+//   an earlier `[REDACTED:…]`, or code: a call, a member path (`process.env.TOKEN`), a type or
+//   keyword (`string`, `None`, `await`), a camelCase or snake_case identifier without digits
+//   (`getPassword`, `user_token`), or the key's own name (`password=password`);
+// - a key word mid-line in prose or code (`the password: must be…`, `token = tok`) unless the
+//   value has six or more characters with both letters and digits. A quoted value, a quoted key
+//   (`"password": …`), `KEY=value` with nothing around `=`, a `--flag`, or a key alone at the start
+//   of its line (`password: hunter2`) is taken as a real assignment.
+
+/** Lower rank loses to higher rank when spans start at the same place. */
+const RANK_GENERIC = 1;
+const RANK_PROVIDER = 2;
+const RANK_LABELLED = 3;
+const RANK_MARKER = 4;
+
+/** A stretch of text to redact (or, for an existing marker, to keep as it is). */
+interface Span {
+  start: number;
+  end: number;
+  /** The label, or `""` for an existing `[REDACTED:…]` marker, which is kept. */
+  label: string;
+  rank: number;
+}
+
+/** Group numbers of `TOKEN_FINDER`, in the order of its alternatives. */
+const G_SK = 1;
+const G_STRIPE = 2;
+const G_AWS_GOOGLE = 3;
+const G_JWT = 4;
+const G_SLACK = 5;
+const G_GIT = 6;
+const G_PRIVATE_KEY = 7;
+const G_URL = 8;
+const G_AUTH = 9;
+
+// Character classes of key bodies: base64url, alphanumeric, AWS's upper case and digits.
+const B64URL = "[A-Za-z0-9_-]";
+const ALNUM = "[A-Za-z0-9]";
+const NOT_B64URL_BEFORE = "(?<![A-Za-z0-9_-]";
+
+// Two regexes rather than one: past a certain size V8 stops computing the skip tables that make
+// the scan fast, and one regex holding both families would be over it (about 2.5 times slower).
+const TOKEN_FINDER = new RegExp(
+  [
+    // sk-…, sk-proj-…, sk-ant-…: found at "k-", then "sk" checked behind with a left boundary.
+    `(k-(?<=${NOT_B64URL_BEFORE})sk-)${B64URL}{20,})`,
+    `(k_(?<=(?<![A-Za-z0-9_])[sr]k_)(?:live|test)_${ALNUM}{16,})`,
+    `(A(?<!${ALNUM}A)(?:(?:KIA|SIA)[A-Z0-9]{16}(?!${ALNUM})|Iza${B64URL}{35}(?!${B64URL})))`,
+    `(J(?<=${NOT_B64URL_BEFORE})eyJ)${B64URL}{8,}\\.eyJ${B64URL}{8,}\\.${B64URL}{16,})`,
+    `(xox[baprs]-${NOT_B64URL_BEFORE}xox[baprs]-)[A-Za-z0-9-]{10,})`,
+    `(g(?<![A-Za-z0-9_]g)(?:h[pousr]_${ALNUM}{36,}|ithub_pat_[A-Za-z0-9_]{30,}|` +
+    `l(?:pat|dt|rt|ptt|cbt|oas|soat|ft|imt)-${B64URL}{20,}))`,
+    "(-----BEGIN )",
+    "(:\\/\\/)",
+    "((?:[Bb]earer|BEARER|[Bb]asic|BASIC)[ \\t]+)",
+  ].join("|"),
+  "g",
+);
+
+/** Group numbers of `KEY_FINDER`: the key word from its anchor on, and a closing quote. */
+const G_KEYWORD = 1;
+const G_KEY_QUOTE = 2;
+
+// A key word is found from a letter rarer than its first (the `k` of `token`, the `w` of
+// `password`) and checked backwards, then must be followed by a separator: `=`, `:`, `=>`, `:=`,
+// or spaces after a `--flag`.
+const KEY_WORDS = [
+  "[kK](?:en|EN|ey|EY)(?<=[Tt]oken|TOKEN|(?:[Aa]pi|API)[_-]?[kK]ey|API[_-]?KEY|" +
+  "(?:[Ss]ecret|SECRET)[_-]?(?:(?:[Aa]ccess|ACCESS)[_-]?)?[kK](?:ey|EY))",
+  "[wW](?:ord|ORD|d|D)(?<=[Pp]ass[wW](?:ord|d)|PASSW(?:ORD|D))",
+  "cret(?<=[Ss]ecret)|[Cc]RET(?<=SECRET)",
+  "phrase(?<=[Pp]assphrase)|PASSPHRASE",
+];
+const KEY_FINDER = new RegExp(
+  `(${KEY_WORDS.join("|")})(\\\\{0,3}["'\`])?` +
+    "(?:[ \\t]*(?:=>|:=|[:=])|(?<=(?:^|\\s)--[A-Za-z0-9_.-]{0,64})[ \\t]+(?=[^\\s-]))[ \\t]*",
+  "g",
+);
+
+const MARKER = /\[REDACTED:[A-Za-z0-9_.-]{1,64}\]/g;
+const PRIVATE_KEY_HEADER = /-----BEGIN (?:[A-Z0-9]+ ){0,4}PRIVATE KEY(?: BLOCK)?-----/y;
+const PRIVATE_KEY_FOOTER = /-----END (?:[A-Z0-9]+ ){0,4}PRIVATE KEY(?: BLOCK)?-----/y;
+/** Key material (or PEM headers) right after a BEGIN line, allowing JSON-escaped line breaks. */
+const PRIVATE_KEY_BODY = /(?:\s|\\+[rn])*(?:[A-Za-z0-9+/=]{16}|Proc-Type:|Comment:)/y;
+const SLACK_WEBHOOK = /hooks\.slack\.com\/(?:services|workflows|triggers)\/[A-Za-z0-9_/-]{8,}/y;
+const URL_CREDENTIALS = /[^\s/?#@:"'<>\\]{1,256}:([^\s/?#@"'<>\\]{1,256})@/y;
+const AUTH_TOKEN = /[A-Za-z0-9._~+/-]+=*/y;
+const AUTH_HEADER_BEFORE = /authorization\\{0,3}["']?[ \t]*[:=][ \t]*\\{0,3}["']?[ \t]*$/i;
+const UNQUOTED_VALUE = /[^\s"'`,;&)\]}<>\\[]+/y;
+const TYPE_THEN_ASSIGN = /[ \t]*=[ \t]*/y;
+const LINE_START_BEFORE = /(?:[\r\n]|\\n)[ \t]*(?:(?:-|export|set|declare|ENV)[ \t]+)?$/;
+const TEXT_START_BEFORE = /^[ \t]*(?:(?:-|export|set|declare|ENV)[ \t]+)?$/;
+const REST_OF_LINE_EMPTY = /[ \t]*(?:$|[\r\n#]|\\[rn])/y;
+const QUOTED_PLACEHOLDER =
+  /^(?:\$\{[^}]*\}|\$[A-Za-z_][A-Za-z0-9_]*|\{\{[^}]*\}\}|<[^<>]*>|\*+|x+|X+|\.\.\.|…|%s|%\([A-Za-z_]+\)s|\[REDACTED:[A-Za-z0-9_.-]{1,64}\])$/;
+/** A key name that names a secret (`DB_PASSWORD`, `apiKey`, `x-auth-token`); its key word. */
+const SECRET_KEY =
+  /(?:passw(?:or)?d|passphrase|secret(?:[_-]?access)?[_-]?key|api[_-]?key|secret|token)$/i;
+const DOTTED_PATH = /^[A-Za-z_$][\w$]*(?:\??\.[A-Za-z_$][\w$]*)+[!?]?$/;
+const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const CODE_WORDS = new Set([
+  "any",
+  "async",
+  "await",
+  "bool",
+  "boolean",
+  "bytes",
+  "env",
+  "false",
+  "float",
+  "function",
+  "int",
+  "integer",
+  "lambda",
+  "new",
+  "nil",
+  "none",
+  "null",
+  "number",
+  "object",
+  "optional",
+  "password",
+  "required",
+  "secret",
+  "self",
+  "str",
+  "string",
+  "this",
+  "token",
+  "true",
+  "typeof",
+  "undefined",
+  "unknown",
+  "void",
+  "yield",
+]);
+
+const QUOTE_DOUBLE = 34;
+const QUOTE_SINGLE = 39;
+const BACKTICK = 96;
+const BACKSLASH = 92;
+/** How far a quoted value is followed before an unterminated one is cut. */
+const MAX_QUOTED = 4096;
+
+function isQuote(code: number): boolean {
+  return code === QUOTE_DOUBLE || code === QUOTE_SINGLE || code === BACKTICK;
+}
+
+/** A character of a key name such as `DB_PASSWORD`, `spring.datasource.password`, `x-api-key`. */
+function isKeyChar(code: number): boolean {
+  return (code >= 48 && code <= 57) || (code >= 65 && code <= 90) || (code >= 97 && code <= 122) ||
+    code === 95 || code === 45 || code === 46;
+}
+
+function hasDigit(s: string): boolean {
+  return /[0-9]/.test(s);
+}
+
+function hasLetter(s: string): boolean {
+  return /[A-Za-z]/.test(s);
+}
+
+/** Collects the built-in secret spans of `text` into `spans`. */
+function findSecrets(text: string, spans: Span[]): void {
+  const tokens = TOKEN_FINDER;
+  tokens.lastIndex = 0;
+  let pkNoFooterFrom = Infinity;
+  let m: RegExpExecArray | null;
+  while ((m = tokens.exec(text)) !== null) {
+    const at = m.index;
+    const found = m[0];
+    if (m[G_SK] !== undefined) {
+      const body = found.slice(2);
+      const anthropic = body.startsWith("ant-");
+      const rest = body.replace(/^(?:ant|proj|svcacct|admin|None)-/, "");
+      if (rest.length >= 20 && hasDigit(rest) && hasLetter(rest)) {
+        const label = anthropic ? "anthropic-key" : "openai-key";
+        spans.push({ start: at - 1, end: at + found.length, label, rank: RANK_PROVIDER });
+      }
+    } else if (m[G_STRIPE] !== undefined) {
+      spans.push({
+        start: at - 1,
+        end: at + found.length,
+        label: "stripe-key",
+        rank: RANK_PROVIDER,
+      });
+    } else if (m[G_AWS_GOOGLE] !== undefined) {
+      const label = found.startsWith("AIza") ? "google-api-key" : "aws-access-key-id";
+      spans.push({ start: at, end: at + found.length, label, rank: RANK_PROVIDER });
+    } else if (m[G_JWT] !== undefined) {
+      spans.push({ start: at - 2, end: at + found.length, label: "jwt", rank: RANK_PROVIDER });
+    } else if (m[G_SLACK] !== undefined) {
+      if (hasDigit(found.slice(5))) {
+        spans.push({
+          start: at,
+          end: at + found.length,
+          label: "slack-token",
+          rank: RANK_PROVIDER,
+        });
+      }
+    } else if (m[G_GIT] !== undefined) {
+      const label = found.startsWith("gl") ? "gitlab-token" : "github-token";
+      spans.push({ start: at, end: at + found.length, label, rank: RANK_PROVIDER });
+    } else if (m[G_PRIVATE_KEY] !== undefined) {
+      PRIVATE_KEY_HEADER.lastIndex = at;
+      if (!PRIVATE_KEY_HEADER.test(text)) continue;
+      const headerEnd = PRIVATE_KEY_HEADER.lastIndex;
+      // A missing footer is remembered, so many headers without one stay linear.
+      let end = -1;
+      if (headerEnd < pkNoFooterFrom) {
+        end = findFooter(text, headerEnd);
+        if (end === -1) pkNoFooterFrom = headerEnd;
+      }
+      if (end === -1) {
+        PRIVATE_KEY_BODY.lastIndex = headerEnd;
+        if (!PRIVATE_KEY_BODY.test(text)) continue;
+        end = text.length;
+      }
+      spans.push({ start: at, end, label: "private-key", rank: RANK_PROVIDER });
+      tokens.lastIndex = end;
+    } else if (m[G_URL] !== undefined) {
+      findInUrl(text, at, spans);
+    } else if (m[G_AUTH] !== undefined) {
+      findAuthToken(text, at, found, spans);
+    }
+  }
+  const keys = KEY_FINDER;
+  keys.lastIndex = 0;
+  while ((m = keys.exec(text)) !== null) {
+    // Going on after the value keeps `token=token=token=…` linear.
+    keys.lastIndex = Math.max(keys.lastIndex, findAssignedValue(text, m, spans));
+  }
+}
+
+/** Adds the `[REDACTED:…]` markers already in `text`, to be kept as they are. */
+function findMarkers(text: string, spans: Span[]): void {
+  MARKER.lastIndex = 0;
+  let m: RegExpExecArray | null;
+  while ((m = MARKER.exec(text)) !== null) {
+    spans.push({ start: m.index, end: m.index + m[0].length, label: "", rank: RANK_MARKER });
+  }
+}
+
+/** The end of the first private key footer at or after `from`, or -1. */
+function findFooter(text: string, from: number): number {
+  let i = text.indexOf("-----END ", from);
+  while (i !== -1) {
+    PRIVATE_KEY_FOOTER.lastIndex = i;
+    if (PRIVATE_KEY_FOOTER.test(text)) return PRIVATE_KEY_FOOTER.lastIndex;
+    i = text.indexOf("-----END ", i + 9);
+  }
+  return -1;
+}
+
+/** Slack webhooks and the password of `scheme://user:password@host`. */
+function findInUrl(text: string, at: number, spans: Span[]): void {
+  const after = at + 3;
+  SLACK_WEBHOOK.lastIndex = after;
+  if (SLACK_WEBHOOK.test(text)) {
+    const scheme = text.slice(Math.max(0, at - 5), at);
+    const start = scheme === "https" ? at - 5 : scheme.endsWith("http") ? at - 4 : at;
+    spans.push({
+      start,
+      end: SLACK_WEBHOOK.lastIndex,
+      label: "slack-webhook",
+      rank: RANK_PROVIDER,
+    });
+    return;
+  }
+  URL_CREDENTIALS.lastIndex = after;
+  const m = URL_CREDENTIALS.exec(text);
+  const password = m?.[1];
+  if (m === null || password === undefined || !secretLooking(password)) return;
+  const end = URL_CREDENTIALS.lastIndex - 1;
+  spans.push({ start: end - password.length, end, label: "password", rank: RANK_GENERIC });
+}
+
+/** `Bearer <token>` (long tokens anywhere, any token after `Authorization:`) and Basic auth. */
+function findAuthToken(text: string, at: number, found: string, spans: Span[]): void {
+  const start = at + found.length;
+  AUTH_TOKEN.lastIndex = start;
+  const m = AUTH_TOKEN.exec(text);
+  if (m === null) return;
+  const token = m[0];
+  const header = AUTH_HEADER_BEFORE.test(text.slice(Math.max(0, at - 40), at));
+  const basic = found[1] === "a" || found[1] === "A";
+  if (basic) {
+    if (!header || token.length < 8) return;
+  } else if (
+    header ? token.length < 8 : token.length < 20 || !hasDigit(token) || !hasLetter(token)
+  ) {
+    return;
+  }
+  const label = basic ? "basic-auth" : "bearer-token";
+  spans.push({ start, end: start + token.length, label, rank: RANK_GENERIC });
+}
+
+/** Whether a value is worth redacting at all: not empty, a placeholder or an earlier marker. */
+function secretLooking(value: string): boolean {
+  if (value.length === 0 || QUOTED_PLACEHOLDER.test(value)) return false;
+  const first = value.charCodeAt(0);
+  return first !== 36 /* $ */ && first !== 123 /* { */ && first !== 60 /* < */;
+}
+
+/** The label of an assignment, from the key word it ends with. */
+function assignmentLabel(keyword: string): string {
+  const k = keyword.toLowerCase();
+  if (k.startsWith("pass")) return "password";
+  if (k.startsWith("secret") && k.includes("access")) return "aws-secret-key";
+  return "secret";
+}
+
+/**
+ * Whether an unquoted value reads as code or a placeholder rather than a secret:
+ * `getPassword()`, `process.env.TOKEN`, `string`, `None`, `userToken`, `db_password`, `$TOKEN`.
+ */
+function codeLike(value: string, key: string): boolean {
+  if (/^[$({[<%*=!?:&|]/.test(value) || value.includes("(")) return true;
+  if (DOTTED_PATH.test(value)) return true;
+  const lower = value.toLowerCase();
+  if (CODE_WORDS.has(lower)) return true;
+  if (IDENTIFIER.test(value) && !hasDigit(value)) {
+    if (value.includes("_") || /[a-z][A-Z]/.test(value)) return true;
+    const bareKey = key.replace(/^-+/, "").toLowerCase();
+    if (lower === bareKey || bareKey.endsWith(`.${lower}`)) return true;
+  }
+  return false;
+}
+
+/**
+ * The value of `password=…`, `"token": "…"`, `API_KEY: …`, `--secret …`, and their kin. Returns
+ * where the value ends (or where the search should go on).
+ */
+function findAssignedValue(text: string, m: RegExpExecArray, spans: Span[]): number {
+  const at = m.index;
+  const found = m[0];
+  const keyword = m[G_KEYWORD] ?? "";
+  // The anchor sits inside the key word; walk back to where the whole key name starts.
+  let keyStart = at;
+  while (keyStart > 0 && at - keyStart < 128 && isKeyChar(text.charCodeAt(keyStart - 1))) {
+    keyStart--;
+  }
+  const keywordEnd = at + keyword.length;
+  const key = text.slice(keyStart, keywordEnd);
+  const label = assignmentLabel(wordOf(key));
+  const valueStart = at + found.length;
+  // `scheme://user:password@`: the URL handler decides, so `x-access-token:` is no key here.
+  if (text.startsWith("://", keyStart - 3)) return valueStart;
+
+  // Quoted values: a literal is a secret whatever the context, unless empty or a placeholder.
+  let q = valueStart;
+  while (q < text.length && q - valueStart < 3 && text.charCodeAt(q) === BACKSLASH) q++;
+  const quote = text.charCodeAt(q);
+  if (isQuote(quote)) {
+    return pushQuoted(text, q + 1, quote, q - valueStart, label, spans);
+  }
+  if (q !== valueStart) return q;
+
+  UNQUOTED_VALUE.lastIndex = valueStart;
+  const v = UNQUOTED_VALUE.exec(text);
+  if (v === null) return valueStart;
+  const value = v[0];
+  const valueEnd = valueStart + value.length;
+
+  const quotedKey = m[G_KEY_QUOTE] !== undefined && isQuote(text.charCodeAt(keyStart - 1));
+  const glued = !/[ \t]/.test(found);
+  const flag = key.startsWith("--");
+  // A key alone on its line with nothing after the value (`password: hunter2`) is config too.
+  let strong = quotedKey || glued || flag;
+  if (!strong && atLineStart(text, keyStart)) {
+    REST_OF_LINE_EMPTY.lastIndex = valueEnd;
+    strong = REST_OF_LINE_EMPTY.test(text);
+  }
+
+  if (codeLike(value, key)) {
+    // `password: str = "hunter2"`: a type annotation followed by the literal.
+    if (CODE_WORDS.has(value.toLowerCase())) {
+      TYPE_THEN_ASSIGN.lastIndex = valueEnd;
+      if (TYPE_THEN_ASSIGN.test(text)) {
+        const literal = TYPE_THEN_ASSIGN.lastIndex;
+        const c = text.charCodeAt(literal);
+        if (isQuote(c)) return pushQuoted(text, literal + 1, c, 0, label, spans);
+      }
+    }
+    return valueEnd;
+  }
+  if (!strong && (value.length < 6 || !hasDigit(value) || !hasLetter(value))) {
+    return valueEnd;
+  }
+  spans.push({ start: valueStart, end: valueEnd, label, rank: RANK_GENERIC });
+  return valueEnd;
+}
+
+/** The key word proper at the end of a key name: `password` of `DB_PASSWORD`. */
+function wordOf(key: string): string {
+  return SECRET_KEY.exec(key)?.[0] ?? key;
+}
+
+/** Whether only indentation (or `export `, `- `…) stands between the line start and `at`. */
+function atLineStart(text: string, at: number): boolean {
+  const from = Math.max(0, at - 40);
+  const before = text.slice(from, at);
+  return LINE_START_BEFORE.test(before) || (from === 0 && TEXT_START_BEFORE.test(before));
+}
+
+/**
+ * Pushes the span of a quoted value opened at `start - 1` by `quote` preceded by `depth`
+ * backslashes (JSON inside JSON). An unterminated value is cut at the end of its line.
+ */
+function pushQuoted(
+  text: string,
+  start: number,
+  quote: number,
+  depth: number,
+  label: string,
+  spans: Span[],
+): number {
+  const limit = Math.min(text.length, start + MAX_QUOTED);
+  let end = limit;
+  for (let j = start; j < limit; j++) {
+    const c = text.charCodeAt(j);
+    if (c === 10 || c === 13) {
+      end = j;
+      break;
+    }
+    if (c !== quote) continue;
+    let backslashes = 0;
+    while (j - backslashes > start && text.charCodeAt(j - backslashes - 1) === BACKSLASH) {
+      backslashes++;
+    }
+    if (depth === 0 ? backslashes % 2 === 0 : backslashes === depth) {
+      end = j - backslashes;
+      break;
+    }
+  }
+  if (secretLooking(text.slice(start, end))) spans.push({ start, end, label, rank: RANK_GENERIC });
+  return end;
+}
+
+/** Counts kept while a text is rebuilt; absent when only the text is wanted. */
+interface Tally {
+  counts: Map<string, number>;
+  passed: Map<string, number>;
+}
+
+/**
+ * Rebuilds `text` with the spans replaced. Overlapping spans merge so nothing leaks between them;
+ * the first (or, at the same start, highest-ranked) span names the result, except that a merged
+ * stretch is only let through if every part of it is allowed.
+ */
+function applySpans(
+  text: string,
+  spans: Span[],
+  allowed: ReadonlySet<string> | undefined,
+  tally: Tally | undefined,
+): string {
+  if (spans.length === 0) return text;
+  // Markers only matter when something might overlap one, so they are looked for only then.
+  findMarkers(text, spans);
+  spans.sort((a, b) => a.start - b.start || b.rank - a.rank || b.end - a.end);
+  const isAllowed = (label: string) => allowed !== undefined && allowed.has(label);
+  const out: string[] = [];
+  let last = 0;
+  let cur: Span | undefined;
+  const flush = (s: Span) => {
+    if (s.label === "") return;
+    const bump = (map: Map<string, number>) => map.set(s.label, (map.get(s.label) ?? 0) + 1);
+    if (isAllowed(s.label)) {
+      if (tally !== undefined) bump(tally.passed);
+      return;
+    }
+    if (tally !== undefined) bump(tally.counts);
+    out.push(text.slice(last, s.start), `[REDACTED:${s.label}]`);
+    last = s.end;
+  };
+  for (const s of spans) {
+    if (cur === undefined) {
+      cur = { ...s };
+      continue;
+    }
+    if (s.start < cur.end) {
+      if (s.end <= cur.end) continue;
+      // A secret running out of a kept marker, or out of an allowed value, is redacted whole.
+      if (cur.label === "" || (isAllowed(cur.label) && !isAllowed(s.label))) cur.label = s.label;
+      cur.end = s.end;
+      continue;
+    }
+    flush(cur);
+    cur = { ...s };
+  }
+  if (cur !== undefined) flush(cur);
+  if (out.length === 0) return text;
+  out.push(text.slice(last));
+  return out.join("");
+}
+
+// ---------------------------------------------------------------------------------------------
+// The quarantine.
+
+/** What `Quarantine.withhold` returns: the message with quarantined content replaced. */
+export interface Withheld<T> {
+  /** A copy of the message in which each quarantined content is replaced by its reference. */
+  message: T;
+  /** The references that replaced something, each once. */
+  refs: string[];
+}
+
+interface QuarantineEntry {
+  content: string;
+  source: string | undefined;
+}
+
+/**
+ * Untrusted content held in memory under references (`quarantine:1`, `quarantine:2`, …) from a
+ * counter that only ever goes up. Nothing in it is ever serialised: `toJSON` gives only the count.
+ *
+ * @example
+ * const ref = gate.quarantine.put(page, { source: "https://example.com" }); // "quarantine:1"
+ * const { message } = gate.quarantine.withhold({ role: "tool", content: page });
+ * // message.content === "quarantine:1"
+ */
+export class Quarantine {
+  #entries = new Map<string, QuarantineEntry>();
+  #counter = 0;
+
+  /** Holds `content` and returns its new reference. */
+  put(content: string, options: { source?: string } = {}): string {
+    if (typeof content !== "string") {
+      throw new TypeError(`Cannot quarantine content: expected a string, got ${typeof content}`);
+    }
+    this.#counter++;
+    const ref = `quarantine:${this.#counter}`;
+    this.#entries.set(ref, { content, source: options.source });
+    return ref;
+  }
+
+  /** The content held under `ref`, or undefined. */
+  get(ref: string): string | undefined {
+    return this.#entries.get(ref)?.content;
+  }
+
+  /** Whether `ref` names held content. */
+  has(ref: string): boolean {
+    return this.#entries.has(ref);
+  }
+
+  /** Where the content under `ref` came from, as given to `put`. */
+  sourceOf(ref: string): string | undefined {
+    return this.#entries.get(ref)?.source;
+  }
+
+  /** How many contents are held. */
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  /** Replaces every quarantined content in `text` by its reference. */
+  withholdText(text: string): Withheld<string> {
+    if (this.#entries.size === 0 || text.length === 0) return { message: text, refs: [] };
+    const hits: { start: number; end: number; ref: string }[] = [];
+    const seen = new Set<string>();
+    for (const [ref, { content }] of this.#entries) {
+      // The same content put twice is withheld under its first reference.
+      if (content.length === 0 || seen.has(content)) continue;
+      seen.add(content);
+      for (let i = text.indexOf(content); i !== -1; i = text.indexOf(content, i + content.length)) {
+        hits.push({ start: i, end: i + content.length, ref });
+      }
+    }
+    if (hits.length === 0) return { message: text, refs: [] };
+    hits.sort((a, b) => a.start - b.start || b.end - a.end);
+    const out: string[] = [];
+    const refs = new Set<string>();
+    let last = 0;
+    let i = 0;
+    while (i < hits.length) {
+      const first = hits[i]!;
+      let end = first.end;
+      const group = [first.ref];
+      // Overlapping contents are replaced together, so no part of either survives.
+      for (i++; i < hits.length && hits[i]!.start < end; i++) {
+        const h = hits[i]!;
+        end = Math.max(end, h.end);
+        if (!group.includes(h.ref)) group.push(h.ref);
+      }
+      for (const ref of group) refs.add(ref);
+      out.push(text.slice(last, first.start), group.join(" "));
+      last = end;
+    }
+    out.push(text.slice(last));
+    return { message: out.join(""), refs: [...refs] };
+  }
+
+  /**
+   * Replaces quarantined content by its reference in every string of a JSON-like message
+   * (strings, arrays, plain objects), returning a copy; call it on anything about to be written.
+   */
+  withhold<T>(message: T): Withheld<T> {
+    const refs = new Set<string>();
+    const value = mapStrings(message, (s) => {
+      const w = this.withholdText(s);
+      for (const ref of w.refs) refs.add(ref);
+      return w.message;
+    });
+    return { message: value, refs: [...refs] };
+  }
+
+  /** Only the count, so an accidental `JSON.stringify` cannot leak quarantined content. */
+  toJSON(): { refs: number } {
+    return { refs: this.#entries.size };
+  }
+
+  /** Deno's `console.log` shows the count only. */
+  [Symbol.for("Deno.customInspect")](): string {
+    return `Quarantine { refs: ${this.#entries.size} }`;
+  }
+}
+
+/** Applies `fn` to every string in a JSON-like value, copying arrays and plain objects. */
+function mapStrings<T>(value: T, fn: (s: string, key: string | undefined) => string): T {
+  const walk = (v: unknown, key: string | undefined): unknown => {
+    if (typeof v === "string") return fn(v, key);
+    if (Array.isArray(v)) return v.map((item) => walk(item, undefined));
+    if (v !== null && typeof v === "object") {
+      const proto = Object.getPrototypeOf(v);
+      if (proto !== Object.prototype && proto !== null) return v;
+      const out: Record<string, unknown> = {};
+      for (const [k, item] of Object.entries(v)) {
+        Object.defineProperty(out, k, {
+          value: walk(item, k),
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
+      }
+      return out;
+    }
+    return v;
+  };
+  return walk(value, undefined) as T;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The gate.
+
+interface Labelled {
+  label: string;
+  /** The value, and its JSON-escaped form when that differs. */
+  needles: string[];
+}
+
+/**
+ * The gate: built from the user's labelled values and allowed labels, it redacts texts and
+ * JSON-like values and owns the quarantine. Build one with `createGate`.
+ */
+export class Gate {
+  /** Untrusted content held in memory, never written. */
+  readonly quarantine: Quarantine = new Quarantine();
+  #labelled: Labelled[];
+  #allowed: ReadonlySet<string>;
+
+  /** Validates the options; see `createGate`. */
+  constructor(options: GateOptions = {}) {
+    const labelled: Labelled[] = [];
+    for (const [label, value] of Object.entries(options.labelled ?? {})) {
+      if (!LABEL_PATTERN.test(label)) {
+        throw new RangeError(
+          `Invalid secret label "${label}": expected 1 to 64 letters, digits, "_", "." or "-"`,
+        );
+      }
+      if (typeof value !== "string") {
+        throw new TypeError(`Invalid value for secret label "${label}": expected a string`);
+      }
+      if (value.length < MIN_LABELLED_LENGTH) {
+        throw new RangeError(
+          `Invalid value for secret label "${label}": expected at least ${MIN_LABELLED_LENGTH} characters`,
+        );
+      }
+      const escaped = JSON.stringify(value).slice(1, -1);
+      labelled.push({ label, needles: escaped === value ? [value] : [value, escaped] });
+    }
+    // Longer values first, so a value that contains another one is redacted whole.
+    labelled.sort((a, b) => b.needles[0]!.length - a.needles[0]!.length);
+    this.#labelled = labelled;
+    const allowed = new Set<string>();
+    for (const label of options.allowed ?? []) {
+      if (typeof label !== "string" || !LABEL_PATTERN.test(label)) {
+        throw new RangeError(
+          `Invalid allowed label ${
+            JSON.stringify(String(label))
+          }: expected 1 to 64 letters, digits, "_", "." or "-"`,
+        );
+      }
+      allowed.add(label);
+    }
+    this.#allowed = allowed;
+  }
+
+  /** The labels of the user's labelled values (never the values). */
+  get labels(): string[] {
+    return this.#labelled.map((l) => l.label);
+  }
+
+  /** The labels allowed to pass to a model. */
+  get allowed(): string[] {
+    return [...this.#allowed];
+  }
+
+  /**
+   * Passes `text` through the gate. Secrets and labelled values become `[REDACTED:<label>]`
+   * (allowed labels pass when the destination is `"model"`); for `"disk"` (the default) and
+   * `"display"`, quarantined content is replaced by its reference first.
+   *
+   * @example
+   * gate.redact(`key=${key}`).text; // "key=[REDACTED:openai-key]"
+   */
+  redact(text: string, options: RedactOptions = {}): Redaction {
+    const destination = checkDestination(options.destination);
+    const tally: Tally = { counts: new Map(), passed: new Map() };
+    const quarantined = new Set<string>();
+    const out = this.#pass(text, destination, tally, quarantined);
+    return this.#result(destination, tally, quarantined, { text: out });
+  }
+
+  /** The fast path for derived text (destination `"disk"`): only the redacted text. */
+  redactText(text: string): string {
+    return this.#pass(text, "disk", undefined, undefined);
+  }
+
+  /**
+   * Passes every string of a JSON-like value (a message, a tool call) through the gate and
+   * returns a redacted copy. A string under a key that names a secret (`password`, `apiKey`,
+   * `token`, …) is redacted whole unless it is empty or a placeholder.
+   */
+  redactValue<T>(value: T, options: RedactOptions = {}): ValueRedaction<T> {
+    const destination = checkDestination(options.destination);
+    const tally: Tally = { counts: new Map(), passed: new Map() };
+    const quarantined = new Set<string>();
+    const out = mapStrings(value, (s, key) => {
+      const redacted = this.#pass(s, destination, tally, quarantined);
+      if (key === undefined || !SECRET_KEY.test(key) || redacted.startsWith("[REDACTED:")) {
+        return redacted;
+      }
+      if (!secretLooking(redacted) || /^quarantine:\d+$/.test(redacted)) return redacted;
+      const label = assignmentLabel(wordOf(key));
+      if (destination === "model" && this.#allowed.has(label)) {
+        tally.passed.set(label, (tally.passed.get(label) ?? 0) + 1);
+        return redacted;
+      }
+      tally.counts.set(label, (tally.counts.get(label) ?? 0) + 1);
+      return `[REDACTED:${label}]`;
+    });
+    return this.#result(destination, tally, quarantined, { value: out });
+  }
+
+  #pass(
+    text: string,
+    destination: Destination,
+    tally: Tally | undefined,
+    quarantined: Set<string> | undefined,
+  ): string {
+    if (typeof text !== "string") {
+      throw new TypeError(`Cannot redact: expected a string, got ${typeof text}`);
+    }
+    let input = text;
+    if (destination !== "model" && this.quarantine.size > 0) {
+      const w = this.quarantine.withholdText(input);
+      input = w.message;
+      if (quarantined !== undefined) { for (const ref of w.refs) quarantined.add(ref); }
+    }
+    const spans: Span[] = [];
+    findSecrets(input, spans);
+    for (const { label, needles } of this.#labelled) {
+      for (const needle of needles) {
+        for (
+          let i = input.indexOf(needle);
+          i !== -1;
+          i = input.indexOf(needle, i + needle.length)
+        ) {
+          spans.push({ start: i, end: i + needle.length, label, rank: RANK_LABELLED });
+        }
+      }
+    }
+    const allowed = destination === "model" && this.#allowed.size > 0 ? this.#allowed : undefined;
+    return applySpans(input, spans, allowed, tally);
+  }
+
+  #result<E extends object>(
+    destination: Destination,
+    tally: Tally,
+    quarantined: Set<string>,
+    extra: E,
+  ): Omit<Redaction, "text"> & E {
+    const gates: GateName[] = ["secrets"];
+    if (this.#labelled.length > 0) gates.push("labelled");
+    if (destination !== "model") gates.push("quarantine");
+    return {
+      ...extra,
+      labels: [...tally.counts.keys()],
+      counts: Object.fromEntries(tally.counts),
+      passed: Object.fromEntries(tally.passed),
+      quarantined: [...quarantined],
+      gates,
+      destination,
+    };
+  }
+
+  /** Labels and counts only: never a labelled value or quarantined content. */
+  toJSON(): { labelled: string[]; allowed: string[]; quarantine: { refs: number } } {
+    return { labelled: this.labels, allowed: this.allowed, quarantine: this.quarantine.toJSON() };
+  }
+
+  /** Deno's `console.log` shows what `toJSON` shows. */
+  [Symbol.for("Deno.customInspect")](): string {
+    return `Gate ${JSON.stringify(this)}`;
+  }
+}
+
+function checkDestination(destination: Destination | undefined): Destination {
+  const d = destination ?? "disk";
+  if (d !== "disk" && d !== "model" && d !== "display") {
+    throw new RangeError(
+      `Unknown destination ${JSON.stringify(String(d))}: expected "disk", "model" or "display"`,
+    );
+  }
+  return d;
+}
+
+/**
+ * Builds the gate from the user's labelled values and the labels allowed to reach a model.
+ *
+ * @example
+ * const gate = createGate({ labelled: { "work-db": dbPassword }, allowed: ["work-db"] });
+ * gate.redact(text, { destination: "model" });
+ */
+export function createGate(options: GateOptions = {}): Gate {
+  return new Gate(options);
+}
+
+/** Redacts built-in secret shapes only (no labelled values, no quarantine). */
+export function redactSecrets(text: string): string {
+  if (typeof text !== "string") {
+    throw new TypeError(`Cannot redact: expected a string, got ${typeof text}`);
+  }
+  const spans: Span[] = [];
+  findSecrets(text, spans);
+  return applySpans(text, spans, undefined, undefined);
+}
+
+/**
+ * The audit trail's record of one pass: which gates ran and what they decided, as gate names,
+ * labels and counts, never content. Takes `Redaction`s and other decisions, such as
+ * `{ gates: ["quarantine"], quarantined: [ref] }` for content put in quarantine.
+ *
+ * @example
+ * trailEntry([gate.redact(prompt), { gates: ["quarantine"], quarantined: [ref] }]);
+ * // { gates: ["secrets", "quarantine"], redacted: { "openai-key": 1 }, quarantined: 1 }
+ */
+export function trailEntry(decisions: GateDecision | Iterable<GateDecision>): TrailEntry {
+  const list: Iterable<GateDecision> = isIterable(decisions) ? decisions : [decisions];
+  const ran = new Set<GateName>();
+  const redacted = new Map<string, number>();
+  const allowed = new Map<string, number>();
+  const refs = new Set<string>();
+  for (const d of list) {
+    for (const g of d.gates ?? []) if ((GATES as readonly string[]).includes(g)) ran.add(g);
+    addCounts(redacted, d.counts);
+    addCounts(allowed, d.passed);
+    for (const ref of d.quarantined ?? []) {
+      if (typeof ref === "string" && /^quarantine:\d+$/.test(ref)) refs.add(ref);
+    }
+  }
+  if (refs.size > 0) ran.add("quarantine");
+  const entry: TrailEntry = {
+    gates: GATES.filter((g) => ran.has(g)),
+    redacted: sortedRecord(redacted),
+  };
+  if (allowed.size > 0) entry.allowed = sortedRecord(allowed);
+  if (ran.has("quarantine")) entry.quarantined = refs.size;
+  return entry;
+}
+
+function isIterable(v: unknown): v is Iterable<GateDecision> {
+  return typeof v === "object" && v !== null && Symbol.iterator in v;
+}
+
+/** Adds counts, keeping only label-shaped keys so nothing else can reach a trail. */
+function addCounts(
+  into: Map<string, number>,
+  counts: Readonly<Record<string, number>> | undefined,
+) {
+  if (counts === undefined) return;
+  for (const [label, n] of Object.entries(counts)) {
+    if (!Number.isSafeInteger(n) || n <= 0) continue;
+    const key = LABEL_PATTERN.test(label) ? label : "invalid-label";
+    into.set(key, (into.get(key) ?? 0) + n);
+  }
+}
+
+function sortedRecord(map: Map<string, number>): Record<string, number> {
+  return Object.fromEntries([...map].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
