@@ -1,0 +1,93 @@
+// Locks in `run/` for work that must not run twice at once (capture, the dashboard): an OS file
+// lock that dies with its process, so a lock left by a killed process is simply taken over,
+// and the holder's pid in the file, so a second run can name it.
+
+import { join } from "node:path";
+import { ensurePrivateFile } from "./private_fs.ts";
+
+/** What a lock file says about its holder. */
+export interface LockInfo {
+  pid: number;
+  startedAt: number;
+  command: string;
+}
+
+/** A held lock; `release()` (or the process ending) frees it. */
+export interface HeldLock {
+  path: string;
+  release(): void;
+}
+
+/**
+ * Tries to take `run/<name>.lock` without waiting. Returns the held lock, or the holder's
+ * details (null when unreadable) when another process holds it.
+ */
+export function tryLock(
+  runDir: string,
+  root: string,
+  name: string,
+  command: string,
+): { held: HeldLock } | { holder: LockInfo | null } {
+  const path = join(runDir, `${name}.lock`);
+  ensurePrivateFile(path, root);
+  const file = Deno.openSync(path, { read: true, write: true });
+  let locked = false;
+  try {
+    locked = file.tryLockSync(true);
+  } catch (err) {
+    file.close();
+    throw err;
+  }
+  if (!locked) {
+    file.close();
+    return { holder: readLock(path) };
+  }
+  const info: LockInfo = { pid: Deno.pid, startedAt: Date.now(), command };
+  file.truncateSync(0);
+  file.writeSync(new TextEncoder().encode(JSON.stringify(info) + "\n"));
+  let released = false;
+  return {
+    held: {
+      path,
+      release() {
+        if (released) return;
+        released = true;
+        try {
+          file.truncateSync(0);
+          file.unlockSync();
+        } finally {
+          file.close();
+        }
+      },
+    },
+  };
+}
+
+/** The holder recorded in a lock file, or null when it is empty or unreadable. */
+export function readLock(path: string): LockInfo | null {
+  try {
+    const info = JSON.parse(Deno.readTextFileSync(path)) as Partial<LockInfo>;
+    return typeof info.pid === "number"
+      ? { pid: info.pid, startedAt: info.startedAt ?? 0, command: info.command ?? "" }
+      : null;
+  } catch {
+    return null;
+  }
+}
+
+/** True when another process holds `path` right now (probes with a non-blocking lock). */
+export function isLockHeld(path: string): boolean {
+  let file: Deno.FsFile;
+  try {
+    file = Deno.openSync(path, { read: true, write: true });
+  } catch {
+    return false;
+  }
+  try {
+    if (!file.tryLockSync(true)) return true;
+    file.unlockSync();
+    return false;
+  } finally {
+    file.close();
+  }
+}

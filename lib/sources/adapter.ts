@@ -1,0 +1,131 @@
+// The contract between the capture engine and each agent's adapter: what a source is, and what
+// an adapter derives from one raw record (kind, role, conversation, text, drift).
+
+import type { Env } from "../env.ts";
+
+/** The agents logbook captures, plus its own sessions. */
+export type Agent = "claude" | "codex" | "opencode" | "logbook";
+export const AGENTS: readonly Agent[] = ["claude", "codex", "opencode", "logbook"];
+
+/** What a record is. Anything unrecognised is `meta`. */
+export type Kind =
+  | "message"
+  | "tool_call"
+  | "tool_result"
+  | "reasoning"
+  | "summary"
+  | "event"
+  | "meta";
+export const KINDS: readonly Kind[] = [
+  "message",
+  "tool_call",
+  "tool_result",
+  "reasoning",
+  "summary",
+  "event",
+  "meta",
+];
+
+/** Who said it, for message-like records. */
+export type Role = "user" | "assistant" | "system" | "developer";
+export const ROLES: readonly Role[] = ["user", "assistant", "system", "developer"];
+
+/** Kinds of format drift, counted per source and agent version. */
+export type DriftCategory = "unknown_type" | "unparsable" | "missing_fields";
+
+/** A place records come from: a transcript file, or one table of another program's database. */
+export interface SourceRef {
+  agent: Agent;
+  /** Unique and stable: the absolute file path, or `<db path>#<table>`. */
+  locator: string;
+  /** The file to stat and read. */
+  path: string;
+  format: "jsonl" | "jsonl.zst" | "rows";
+}
+
+/** The conversation a record belongs to, with what the record tells about it. */
+export interface ConversationInfo {
+  /** Stable id: `<agent>:<native id>` (`claude:<sessionId>/agent-<agentId>` for subagents). */
+  key: string;
+  nativeId: string;
+  parentKey?: string | null;
+  subagent?: boolean;
+  cwd?: string | null;
+  branch?: string | null;
+  archived?: boolean;
+}
+
+/** Everything derived from one raw record. All of it can be rebuilt from the raw bytes. */
+export interface Derived {
+  kind: Kind;
+  role: Role | null;
+  /** Epoch milliseconds, or null when the record carries no time. */
+  ts: number | null;
+  conversation: ConversationInfo | null;
+  messageId: string | null;
+  partId: string | null;
+  /**
+   * Searchable text. Must depend only on the record's bytes (not on adapter state), because
+   * search derives it again from raw to build snippets.
+   */
+  text: string;
+  /** True when this record starts a new message (counted in the conversation's size). */
+  newMessage: boolean;
+  /** A title candidate; a higher rank replaces a lower one (1 first prompt, 2 summary, 3 explicit). */
+  title?: { text: string; rank: number } | null;
+  /** Set when the record is drift: kept raw as `meta`, counted, reported. */
+  drift?: { category: DriftCategory; detail: string } | null;
+  /** The agent version the record was written by, for drift accounting. */
+  version?: string | null;
+}
+
+/** One complete line of a JSONL source, as the engine hands it to an adapter. */
+export interface LineInput {
+  /** The line's bytes including its terminator. */
+  bytes: Uint8Array;
+  /** The parsed JSON value, or undefined when the line is not valid JSON (see `parseError`). */
+  value: unknown;
+  /** Why the line did not parse; undefined for valid JSON and for blank lines. */
+  parseError?: string;
+  /** True for a line of only whitespace. */
+  blank: boolean;
+}
+
+/** Where adapters look for sources: the environment and the extra roots from config. */
+export interface DiscoverContext {
+  env: Env;
+  /** Extra roots per agent, from config `history.roots`. */
+  extraRoots: Partial<Record<Agent, string[]>>;
+  /** Counts things discovery passed over (symlinks, unreadable dirs), by reason. */
+  skipped: Map<string, number>;
+}
+
+/** An adapter for a line-oriented source (JSONL, optionally zstd-compressed). */
+export interface LineAdapter<State = unknown> {
+  readonly agent: Agent;
+  readonly mode: "lines";
+  /** Roots this adapter reads by default, for status and for the start command. */
+  roots(ctx: DiscoverContext): string[];
+  /** Lists the sources under the roots. Must not follow symlinks inside a root. */
+  discover(ctx: DiscoverContext): AsyncIterable<SourceRef>;
+  /** The state before the first record of a new source generation (JSON-serialisable). */
+  initialState(source: SourceRef): State;
+  /** Derives a record from one complete line, updating `state` in place. */
+  parseLine(line: LineInput, state: State, source: SourceRef): Derived;
+  /**
+   * Derives a record from a line too long to hold in memory, from the small scalar fields the
+   * streaming scanner saw (paths like `type`, `message.role`, `message.content.0.type`). The
+   * text is extracted by the engine.
+   */
+  parseStreamed(scalars: ReadonlyMap<string, Scalar>, state: State, source: SourceRef): Derived;
+  /** The searchable text of one line's bytes (a pure function; equal to `parseLine(...).text`). */
+  textOf(bytes: Uint8Array, source: SourceRef): string;
+  /** Field names whose string values are never indexed (base64 payloads and signatures). */
+  readonly skipKeys: ReadonlySet<string>;
+}
+
+/** A scalar seen by the streaming scanner. */
+export type Scalar = string | number | boolean | null;
+
+/** Any adapter the engine can run (row adapters join in a later step). */
+export type Adapter = LineAdapter<unknown>;

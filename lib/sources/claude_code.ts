@@ -1,0 +1,367 @@
+// The Claude Code adapter: finds `projects/<encoded cwd>/<sessionId>.jsonl` transcripts and their
+// subagents, and maps every record type to a kind, role, conversation and searchable text.
+
+import { basename, dirname, join } from "node:path";
+import type {
+  ConversationInfo,
+  Derived,
+  DiscoverContext,
+  LineAdapter,
+  LineInput,
+  Role,
+  Scalar,
+  SourceRef,
+} from "./adapter.ts";
+import { homeDir } from "../paths.ts";
+import { looksLikeBase64, obj, str, stringLeaves, titleFrom, toEpochMs } from "./_text.ts";
+import { walkFiles } from "./_walk.ts";
+
+/** What the adapter remembers between lines of one source generation. */
+interface ClaudeState {
+  sessionId: string | null;
+  version: string | null;
+  lastMessageId: string | null;
+}
+
+/** How a file's place on disk identifies its conversation. */
+interface FileRole {
+  /** Session id known from the path (a UUID file name, or the parent folder of `subagents/`). */
+  sessionId: string | null;
+  /** Agent id when the file is a subagent transcript. */
+  agentId: string | null;
+  stem: string;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const AGENT_FILE = /^agent-(.+)\.jsonl$/;
+
+/** Recognised record types that carry no conversation text. */
+const META_TYPES = new Set([
+  "file-history-snapshot",
+  "progress",
+  "queue-operation",
+  "attachment",
+  "permission-mode",
+  "mode",
+  "last-prompt",
+  "agent-name",
+  "worktree-state",
+  "pr-link",
+  "frame-link",
+  "relocated",
+]);
+
+const SKIP_KEYS: ReadonlySet<string> = new Set(["data", "signature"]);
+
+/** Claude Code transcripts. */
+export const claudeCode: LineAdapter<ClaudeState> = {
+  agent: "claude",
+  mode: "lines",
+  skipKeys: SKIP_KEYS,
+
+  roots(ctx: DiscoverContext): string[] {
+    const roots: string[] = [];
+    const configDir = ctx.env.get("CLAUDE_CONFIG_DIR");
+    if (configDir) roots.push(join(configDir, "projects"));
+    const home = homeDir(ctx.env);
+    if (home) {
+      roots.push(join(home, ".claude", "projects"), join(home, ".config", "claude", "projects"));
+    }
+    roots.push(...(ctx.extraRoots.claude ?? []));
+    return [...new Set(roots)];
+  },
+
+  async *discover(ctx: DiscoverContext): AsyncIterable<SourceRef> {
+    for (const root of this.roots(ctx)) {
+      for await (const path of walkFiles(root, (name) => name.endsWith(".jsonl"), ctx.skipped)) {
+        yield { agent: "claude", locator: path, path, format: "jsonl" };
+      }
+    }
+  },
+
+  initialState(): ClaudeState {
+    return { sessionId: null, version: null, lastMessageId: null };
+  },
+
+  parseLine(line: LineInput, state: ClaudeState, source: SourceRef): Derived {
+    const file = fileRole(source.path);
+    if (line.blank) return base("meta", null, conversationOf(file, state, null, source));
+    const record = obj(line.value);
+    if (!record) {
+      return drift(
+        "unparsable",
+        line.value === undefined ? "invalid JSON" : "not a JSON object",
+        file,
+        state,
+        source,
+      );
+    }
+    const type = str(record.type);
+    remember(state, record, file);
+    if (!type) return drift("missing_fields", "record without a type", file, state, source);
+    const conversation = conversationOf(file, state, record, source);
+    const derived = classify(type, record, state, conversation);
+    derived.version = state.version;
+    if (derived.drift) return derived;
+    derived.text = textOfRecord(type, record);
+    return derived;
+  },
+
+  parseStreamed(scalars: ReadonlyMap<string, Scalar>, state: ClaudeState, source: SourceRef) {
+    const file = fileRole(source.path);
+    // Rebuild the few fields classification needs from the scalars the scanner kept.
+    const record: Record<string, unknown> = {};
+    for (const key of ["type", "subtype", "sessionId", "version", "agentId", "uuid", "cwd"]) {
+      const value = scalars.get(key);
+      if (value !== undefined) record[key] = value;
+    }
+    for (const key of ["timestamp", "gitBranch", "isSidechain", "isCompactSummary", "isMeta"]) {
+      const value = scalars.get(key);
+      if (value !== undefined) record[key] = value;
+    }
+    const blockType = scalars.get("message.content.0.type");
+    record.message = {
+      role: scalars.get("message.role") ?? null,
+      id: scalars.get("message.id") ?? null,
+      content: typeof blockType === "string" ? [{ type: blockType }] : "",
+    };
+    const type = str(record.type);
+    remember(state, record, file);
+    if (!type) return drift("missing_fields", "record without a type", file, state, source);
+    const derived = classify(type, record, state, conversationOf(file, state, record, source));
+    derived.version = state.version;
+    derived.title = null;
+    return derived;
+  },
+
+  textOf(bytes: Uint8Array): string {
+    try {
+      const record = obj(JSON.parse(new TextDecoder().decode(bytes)));
+      const type = record && str(record.type);
+      return record && type ? textOfRecord(type, record) : "";
+    } catch {
+      return "";
+    }
+  },
+};
+
+function fileRole(path: string): FileRole {
+  const name = basename(path);
+  const stem = name.replace(/\.jsonl$/, "");
+  const agent = AGENT_FILE.exec(name);
+  if (agent) {
+    const parent = dirname(path);
+    const sessionDir = basename(dirname(parent));
+    const sessionId = basename(parent) === "subagents" && UUID.test(sessionDir) ? sessionDir : null;
+    return { sessionId, agentId: agent[1]!, stem };
+  }
+  return { sessionId: UUID.test(stem) ? stem : null, agentId: null, stem };
+}
+
+function remember(state: ClaudeState, record: Record<string, unknown>, file: FileRole): void {
+  const version = str(record.version);
+  if (version) state.version = version;
+  if (!state.sessionId) state.sessionId = file.sessionId ?? str(record.sessionId);
+}
+
+function conversationOf(
+  file: FileRole,
+  state: ClaudeState,
+  record: Record<string, unknown> | null,
+  source: SourceRef,
+): ConversationInfo {
+  const sessionId = file.sessionId ?? state.sessionId ?? file.stem;
+  const cwd = record ? str(record.cwd) : null;
+  const branch = record ? str(record.gitBranch) : null;
+  let agentId = file.agentId;
+  // Older versions wrote sidechains inline in the main transcript.
+  if (!agentId && record && record.isSidechain === true && str(record.agentId)) {
+    agentId = str(record.agentId);
+  }
+  void source;
+  if (agentId) {
+    return {
+      key: `claude:${sessionId}/agent-${agentId}`,
+      nativeId: `${sessionId}/agent-${agentId}`,
+      parentKey: `claude:${sessionId}`,
+      subagent: true,
+      cwd,
+      branch,
+    };
+  }
+  return { key: `claude:${sessionId}`, nativeId: sessionId, cwd, branch };
+}
+
+function base(
+  kind: Derived["kind"],
+  role: Role | null,
+  conversation: ConversationInfo | null,
+  extra: Partial<Derived> = {},
+): Derived {
+  return {
+    kind,
+    role,
+    ts: null,
+    conversation,
+    messageId: null,
+    partId: null,
+    text: "",
+    newMessage: false,
+    ...extra,
+  };
+}
+
+function drift(
+  category: "unknown_type" | "unparsable" | "missing_fields",
+  detail: string,
+  file: FileRole,
+  state: ClaudeState,
+  source: SourceRef,
+): Derived {
+  return base("meta", null, conversationOf(file, state, null, source), {
+    drift: { category, detail },
+    version: state.version,
+  });
+}
+
+/** Kind, role, time, ids and title of a record (everything but its text). */
+function classify(
+  type: string,
+  record: Record<string, unknown>,
+  state: ClaudeState,
+  conversation: ConversationInfo,
+): Derived {
+  const ts = toEpochMs(record.timestamp);
+  const uuid = str(record.uuid);
+  switch (type) {
+    case "user": {
+      const message = obj(record.message);
+      if (!message) return missing("user record without a message", conversation, state, ts);
+      const content = message.content;
+      if (record.isCompactSummary === true) {
+        return base("summary", null, conversation, { ts, messageId: uuid });
+      }
+      const blocks = Array.isArray(content) ? content.map(obj) : [];
+      if (blocks.some((b) => b?.type === "tool_result")) {
+        return base("tool_result", null, conversation, { ts, messageId: uuid });
+      }
+      const prompt = typeof content === "string"
+        ? content
+        : blocks.filter((b) => b?.type === "text").map((b) => str(b!.text) ?? "").join("\n");
+      const titled = record.isMeta !== true && !/^\s*</.test(prompt) && prompt.trim() !== "";
+      return base("message", "user", conversation, {
+        ts,
+        messageId: uuid,
+        newMessage: true,
+        title: titled ? { text: titleFrom(prompt), rank: 1 } : null,
+      });
+    }
+    case "assistant": {
+      const message = obj(record.message);
+      if (!message) return missing("assistant record without a message", conversation, state, ts);
+      const types = new Set(
+        (Array.isArray(message.content) ? message.content : []).map((b) => obj(b)?.type),
+      );
+      const kind = typeof message.content === "string" || types.has("text")
+        ? "message"
+        : types.has("tool_use") || types.has("server_tool_use")
+        ? "tool_call"
+        : types.has("thinking") || types.has("redacted_thinking")
+        ? "reasoning"
+        : "message";
+      const messageId = str(message.id) ?? uuid;
+      const newMessage = kind === "message" && messageId !== state.lastMessageId;
+      if (kind === "message" && messageId) state.lastMessageId = messageId;
+      return base(kind, "assistant", conversation, { ts, messageId, newMessage });
+    }
+    case "system": {
+      const kind = record.subtype === "compact_boundary" ? "summary" : "event";
+      return base(kind, kind === "summary" ? null : "system", conversation, {
+        ts,
+        messageId: uuid,
+      });
+    }
+    case "summary": {
+      const summary = str(record.summary);
+      return base("summary", null, conversation, {
+        ts,
+        title: summary ? { text: titleFrom(summary), rank: 2 } : null,
+      });
+    }
+    case "custom-title":
+    case "ai-title": {
+      const title = str(record.customTitle) ?? str(record.aiTitle);
+      return base("meta", null, conversation, {
+        ts,
+        title: title ? { text: titleFrom(title), rank: type === "custom-title" ? 3 : 2 } : null,
+      });
+    }
+    default:
+      if (META_TYPES.has(type)) return base("meta", null, conversation, { ts, messageId: uuid });
+      return base("meta", null, conversation, {
+        ts,
+        drift: { category: "unknown_type", detail: type },
+      });
+  }
+}
+
+function missing(
+  detail: string,
+  conversation: ConversationInfo,
+  state: ClaudeState,
+  ts: number | null,
+): Derived {
+  return base("meta", null, conversation, {
+    ts,
+    drift: { category: "missing_fields", detail },
+    version: state.version,
+  });
+}
+
+/** The searchable text of a record: what was said, run, returned or thought; never payloads. */
+function textOfRecord(type: string, record: Record<string, unknown>): string {
+  switch (type) {
+    case "user":
+    case "assistant": {
+      const message = obj(record.message);
+      return message ? contentText(message.content) : "";
+    }
+    case "system":
+      return typeof record.content === "string" ? record.content : "";
+    case "summary":
+      return str(record.summary) ?? "";
+    default:
+      return "";
+  }
+}
+
+function contentText(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  const parts: string[] = [];
+  for (const item of content) {
+    const block = obj(item);
+    if (!block) continue;
+    switch (block.type) {
+      case "text":
+        if (typeof block.text === "string") parts.push(block.text);
+        break;
+      case "thinking":
+        if (typeof block.thinking === "string") parts.push(block.thinking);
+        break;
+      case "tool_use":
+      case "server_tool_use":
+        parts.push(
+          [str(block.name) ?? "", ...stringLeaves(block.input, SKIP_KEYS)].join("\n"),
+        );
+        break;
+      case "tool_result":
+        parts.push(contentText(block.content));
+        break;
+      default:
+        // Images and documents: their payloads are never indexed.
+        if (typeof block.text === "string" && !looksLikeBase64(block.text)) parts.push(block.text);
+    }
+  }
+  return parts.filter((p) => p.length > 0).join("\n");
+}

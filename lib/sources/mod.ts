@@ -1,0 +1,12 @@
+// The adapters logbook captures with, in the order their sources are read.
+
+import type { Adapter, Agent } from "./adapter.ts";
+import { claudeCode } from "./claude_code.ts";
+
+/** Every adapter, in capture order. */
+export const ADAPTERS: readonly Adapter[] = [claudeCode as Adapter];
+
+/** The adapter for `agent`, if logbook captures it. */
+export function adapterFor(agent: Agent | string): Adapter | undefined {
+  return ADAPTERS.find((adapter) => adapter.agent === agent);
+}

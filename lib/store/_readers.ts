@@ -1,0 +1,82 @@
+// Opens a source's bytes for reading from a position: a plain file (seek), or a
+// zstd-compressed file (decompress from the start and skip; offsets count decompressed bytes).
+// Sources are only ever opened read-only.
+
+import { createReadStream } from "node:fs";
+import * as zlib from "node:zlib";
+import type { SourceRef } from "../sources/adapter.ts";
+import type { ByteReader } from "./_lines.ts";
+
+/** An open source: its bytes from the requested position, and how to close it. */
+export interface OpenedSource {
+  reader: ByteReader;
+  close(): void;
+}
+
+/** Thrown when a compressed source cannot be read here (no decoder in this runtime). */
+export class SourceError extends Error {
+  override name = "SourceError";
+}
+
+/** True when this runtime can read `.jsonl.zst` sources. */
+export function zstdAvailable(): boolean {
+  return typeof (zlib as { createZstdDecompress?: unknown }).createZstdDecompress === "function";
+}
+
+/** Opens `ref` read-only, positioned at `position`. */
+export async function openSourceReader(ref: SourceRef, position: number): Promise<OpenedSource> {
+  if (ref.format === "jsonl.zst") return zstdReader(ref.path, position);
+  const file = await Deno.open(ref.path, { read: true });
+  try {
+    if (position > 0) await file.seek(position, Deno.SeekMode.Start);
+  } catch (err) {
+    file.close();
+    throw err;
+  }
+  return { reader: file, close: () => file.close() };
+}
+
+function zstdReader(path: string, skip: number): OpenedSource {
+  const create = (zlib as { createZstdDecompress?: () => NodeJS.ReadWriteStream })
+    .createZstdDecompress;
+  if (!create) throw new SourceError("No zstd decoder in this runtime");
+  const input = createReadStream(path);
+  const decompress = create();
+  const output = input.pipe(decompress) as unknown as AsyncIterable<Uint8Array>;
+  const iterator = output[Symbol.asyncIterator]();
+  let carry: Uint8Array | null = null;
+  let toSkip = skip;
+  let closed = false;
+  const reader: ByteReader = {
+    async read(buffer) {
+      while (true) {
+        if (!carry || carry.length === 0) {
+          const next = await iterator.next().catch((err: Error) => {
+            throw new SourceError(`Cannot decompress "${path}": ${err.message}`, { cause: err });
+          });
+          if (next.done) return null;
+          carry = next.value;
+        }
+        if (toSkip > 0) {
+          const drop = Math.min(toSkip, carry.length);
+          carry = carry.subarray(drop);
+          toSkip -= drop;
+          continue;
+        }
+        const n = Math.min(buffer.length, carry.length);
+        buffer.set(carry.subarray(0, n));
+        carry = carry.subarray(n);
+        return n;
+      }
+    },
+  };
+  return {
+    reader,
+    close() {
+      if (closed) return;
+      closed = true;
+      input.destroy();
+      (decompress as unknown as { destroy(): void }).destroy();
+    },
+  };
+}

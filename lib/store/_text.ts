@@ -1,0 +1,148 @@
+// Text the store derives from raw records: index fragments of long text, readable text of a
+// streamed chunk, and snippets with the matched terms marked.
+
+/**
+ * Splits `text` into exactly `parts` fragments of similar length, cutting at whitespace when
+ * one is near, so an oversized record is indexed whole across its chunks. Deterministic: the
+ * same text and count always give the same fragments (search derives them again for snippets).
+ */
+export function splitFragments(text: string, parts: number): string[] {
+  if (parts <= 1) return [text];
+  const fragments: string[] = [];
+  let start = 0;
+  for (let i = 1; i < parts; i++) {
+    let cut = Math.round((text.length * i) / parts);
+    if (cut <= start) cut = start;
+    const space = text.indexOf(" ", cut);
+    if (space >= 0 && space - cut < 200) cut = space + 1;
+    // Never split a surrogate pair.
+    const code = text.charCodeAt(cut - 1);
+    if (code >= 0xd800 && code <= 0xdbff) cut++;
+    cut = Math.min(cut, text.length);
+    fragments.push(text.slice(start, cut));
+    start = cut;
+  }
+  fragments.push(text.slice(start));
+  return fragments;
+}
+
+const ESCAPES: Record<string, string> = { n: "\n", t: "\t", r: "", '"': '"', "\\": "\\", "/": "/" };
+
+/**
+ * Readable text of a chunk cut from the middle of a very long JSON line: JSON escapes undone,
+ * structure dropped. Used only for snippets of streamed records.
+ */
+export function looseText(bytes: Uint8Array): string {
+  const raw = new TextDecoder("utf-8", { fatal: false }).decode(bytes);
+  return raw
+    .replace(/\\u([0-9a-fA-F]{4})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)))
+    .replace(/\\(.)/g, (_, c: string) => ESCAPES[c] ?? c)
+    .replace(/"\s*[,:]\s*"/g, "\n")
+    .replace(/[{}[\]]+/g, " ");
+}
+
+/** The words and phrases of a search query, lowercased, for marking matches in snippets. */
+export function queryTerms(query: string): { text: string; prefix: boolean }[] {
+  const terms: { text: string; prefix: boolean }[] = [];
+  const pattern = /"([^"]*)"|([^\s()"]+)/g;
+  for (const match of query.matchAll(pattern)) {
+    const phrase = match[1];
+    if (phrase !== undefined) {
+      const words = tokenize(phrase);
+      if (words.length) terms.push({ text: words.join(" "), prefix: false });
+      continue;
+    }
+    const word = match[2]!;
+    if (/^(AND|OR|NOT|NEAR)$/.test(word)) continue;
+    const prefix = word.endsWith("*");
+    for (const token of tokenize(word.replace(/^[-^+]/, "").replace(/\*$/, ""))) {
+      terms.push({ text: token, prefix });
+    }
+  }
+  return terms;
+}
+
+/** Lowercased word tokens, roughly as FTS5's unicode61 tokenizer sees them. */
+export function tokenize(text: string): string[] {
+  return fold(text).match(/[\p{L}\p{N}\p{Co}]+/gu) ?? [];
+}
+
+/** Lowercase without diacritics, length-preserving for the common cases. */
+function fold(text: string): string {
+  return text.toLowerCase();
+}
+
+/** A window of `text` around the first match, with matches as `[start, end)` ranges in it. */
+export interface Snippet {
+  text: string;
+  ranges: [number, number][];
+}
+
+/** Builds a snippet of about `width` characters around the first matched term. */
+export function makeSnippet(
+  text: string,
+  terms: { text: string; prefix: boolean }[],
+  width = 240,
+): Snippet {
+  const flat = text.replace(/\s+/g, " ").trim();
+  const lower = flat.toLowerCase();
+  const ranges: [number, number][] = [];
+  for (const term of terms) {
+    if (!term.text) continue;
+    const pattern = term.text.split(" ").map(escapeRegExp).join("[^\\p{L}\\p{N}]+");
+    const re = new RegExp(
+      `(?<![\\p{L}\\p{N}])${pattern}${term.prefix ? "[\\p{L}\\p{N}]*" : "(?![\\p{L}\\p{N}])"}`,
+      "gu",
+    );
+    for (const m of lower.matchAll(re)) {
+      ranges.push([m.index, m.index + m[0].length]);
+      if (ranges.length > 200) break;
+    }
+  }
+  ranges.sort((a, b) => a[0] - b[0]);
+  const first = ranges[0]?.[0] ?? 0;
+  let start = Math.max(0, first - Math.floor(width / 3));
+  if (start > 0) {
+    const space = flat.indexOf(" ", start);
+    if (space >= 0 && space < first) start = space + 1;
+  }
+  let end = Math.min(flat.length, start + width);
+  if (end < flat.length) {
+    const space = flat.lastIndexOf(" ", end);
+    if (space > first) end = space;
+  }
+  const prefix = start > 0 ? "…" : "";
+  const suffix = end < flat.length ? "…" : "";
+  const shift = prefix.length - start;
+  return {
+    text: prefix + flat.slice(start, end) + suffix,
+    ranges: ranges
+      .filter(([a, b]) => a >= start && b <= end)
+      .map(([a, b]) => [a + shift, b + shift]),
+  };
+}
+
+/** Applies `mark` to each range of a snippet. */
+export function markSnippet(snippet: Snippet, mark: (text: string) => string): string {
+  let out = "";
+  let at = 0;
+  for (const [a, b] of mergeRanges(snippet.ranges)) {
+    out += snippet.text.slice(at, a) + mark(snippet.text.slice(a, b));
+    at = b;
+  }
+  return out + snippet.text.slice(at);
+}
+
+function mergeRanges(ranges: [number, number][]): [number, number][] {
+  const merged: [number, number][] = [];
+  for (const [a, b] of [...ranges].sort((x, y) => x[0] - y[0])) {
+    const last = merged.at(-1);
+    if (last && a <= last[1]) last[1] = Math.max(last[1], b);
+    else merged.push([a, b]);
+  }
+  return merged;
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}

@@ -1,0 +1,212 @@
+// Opens the history store (`history.db`): owner-only file, WAL, busy timeout, migrations, and a
+// per-connection cache of prepared statements.
+
+import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
+import { dirname } from "node:path";
+import { ensurePrivateDir, ensurePrivateFile, tightenMode } from "../private_fs.ts";
+import { MIGRATIONS } from "./schema.ts";
+
+/** Thrown when the store is busy beyond the busy timeout (another writer holds the lock). */
+export class StoreLockedError extends Error {
+  override name = "StoreLockedError";
+}
+
+/** Thrown when the disk (or the store's size limit) is full; nothing of the batch was written. */
+export class StoreFullError extends Error {
+  override name = "StoreFullError";
+}
+
+/** Thrown when a migration failed; the failure is latched until `reindex --retry`. */
+export class MigrationError extends Error {
+  override name = "MigrationError";
+}
+
+export interface OpenStoreOptions {
+  /** Path of `history.db`. */
+  path: string;
+  /** The data dir: files are created owner-only and symlinks inside it are refused. */
+  root: string;
+  /** How long a statement waits for another writer before failing (default 5000 ms). */
+  busyTimeoutMs?: number;
+  /** Open without creating or migrating (commands that only read). */
+  readOnly?: boolean;
+}
+
+/** A row as node:sqlite returns it. */
+export type Row = Record<string, SQLInputValue>;
+
+/** An open history store. Statements are prepared once and reused. */
+export class HistoryStore {
+  readonly db: DatabaseSync;
+  readonly path: string;
+  #statements = new Map<string, StatementSync>();
+
+  private constructor(db: DatabaseSync, path: string) {
+    this.db = db;
+    this.path = path;
+  }
+
+  /** Opens (creating and migrating when needed) the store at `options.path`. */
+  static open(options: OpenStoreOptions): HistoryStore {
+    const { path, root } = options;
+    if (!options.readOnly) {
+      ensurePrivateDir(dirname(path), root);
+      // SQLite gives -wal and -shm the mode of the database file, so creating it 0600 first
+      // keeps all three owner-only whatever the umask.
+      ensurePrivateFile(path, root);
+    }
+    let db: DatabaseSync;
+    try {
+      db = new DatabaseSync(path, { readOnly: options.readOnly ?? false });
+    } catch (err) {
+      throw new Error(`Cannot open the history store "${path}": ${messageOf(err)}`, {
+        cause: err,
+      });
+    }
+    const store = new HistoryStore(db, path);
+    try {
+      db.exec(`PRAGMA busy_timeout = ${Math.max(0, options.busyTimeoutMs ?? 5000)}`);
+      if (!options.readOnly) {
+        // Before anything writes the first page (journal_mode does): see migration 0001.
+        if (!db.prepare("SELECT 1 FROM sqlite_schema LIMIT 1").get()) db.exec(MIGRATIONS[0]!.sql);
+        db.exec("PRAGMA journal_mode = WAL");
+        db.exec("PRAGMA synchronous = NORMAL");
+      }
+      db.exec("PRAGMA temp_store = MEMORY");
+      db.exec("PRAGMA cache_size = -16000");
+      if (!options.readOnly) {
+        store.#migrate();
+        for (const suffix of ["", "-wal", "-shm"]) tightenIfPresent(path + suffix);
+      }
+    } catch (err) {
+      db.close();
+      throw translateError(err);
+    }
+    return store;
+  }
+
+  /** A prepared statement for `sql`, created on first use and reused after. */
+  stmt(sql: string): StatementSync {
+    let statement = this.#statements.get(sql);
+    if (!statement) {
+      statement = this.db.prepare(sql);
+      this.#statements.set(sql, statement);
+    }
+    return statement;
+  }
+
+  /**
+   * Runs `fn` in one `BEGIN IMMEDIATE` transaction, or in a savepoint when a transaction is
+   * already open (so a step can be part of a larger all-or-nothing operation). Rolls back and
+   * rethrows on any error.
+   */
+  transaction<T>(fn: () => T): T {
+    const nested = this.db.isTransaction;
+    try {
+      this.db.exec(nested ? "SAVEPOINT step" : "BEGIN IMMEDIATE");
+    } catch (err) {
+      throw translateError(err);
+    }
+    try {
+      const result = fn();
+      this.db.exec(nested ? "RELEASE step" : "COMMIT");
+      return result;
+    } catch (err) {
+      if (nested) this.db.exec("ROLLBACK TO step; RELEASE step");
+      else if (this.db.isTransaction) this.db.exec("ROLLBACK");
+      throw translateError(err);
+    }
+  }
+
+  /** Reads a `meta` value as parsed JSON, or undefined. */
+  getMeta<T>(key: string): T | undefined {
+    const row = this.stmt("SELECT value FROM meta WHERE key = ?").get(key) as
+      | { value: string }
+      | undefined;
+    return row ? JSON.parse(row.value) as T : undefined;
+  }
+
+  /** Writes a `meta` value as JSON (call inside a transaction to make it part of one). */
+  setMeta(key: string, value: unknown): void {
+    this.stmt(
+      "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+    )
+      .run(key, JSON.stringify(value));
+  }
+
+  /** Removes a `meta` value. */
+  deleteMeta(key: string): void {
+    this.stmt("DELETE FROM meta WHERE key = ?").run(key);
+  }
+
+  /** Names of the migrations applied to this store, in order. */
+  appliedMigrations(): string[] {
+    return (this.db.prepare("SELECT name FROM migrations ORDER BY rowid").all() as {
+      name: string;
+    }[])
+      .map((row) => row.name);
+  }
+
+  close(): void {
+    if (this.db.isOpen) this.db.close();
+  }
+
+  #migrate(): void {
+    this.db.exec(
+      "CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)",
+    );
+    const applied = new Set(this.appliedMigrations());
+    for (const migration of MIGRATIONS) {
+      if (applied.has(migration.name)) continue;
+      try {
+        if (migration.outsideTransaction) {
+          this.db.exec(migration.sql);
+          this.db.prepare("INSERT INTO migrations (name, applied_at) VALUES (?, ?)")
+            .run(migration.name, Date.now());
+        } else {
+          this.transaction(() => {
+            this.db.exec(migration.sql);
+            this.db.prepare("INSERT INTO migrations (name, applied_at) VALUES (?, ?)")
+              .run(migration.name, Date.now());
+          });
+        }
+      } catch (err) {
+        throw new MigrationError(
+          `Migration "${migration.name}" of the history store failed: ${messageOf(err)}`,
+          { cause: err },
+        );
+      }
+    }
+  }
+}
+
+function tightenIfPresent(path: string): void {
+  try {
+    tightenMode(path, 0o600);
+  } catch (err) {
+    if (!(err instanceof Deno.errors.NotFound)) throw err;
+  }
+}
+
+/** Maps SQLite's busy and full errors to errors a caller can catch by class. */
+export function translateError(err: unknown): unknown {
+  if (err instanceof StoreLockedError || err instanceof StoreFullError) return err;
+  const message = messageOf(err);
+  if (/database is locked|SQLITE_BUSY|database table is locked/i.test(message)) {
+    return new StoreLockedError(
+      "The history store is locked by another process; try again in a moment",
+      { cause: err },
+    );
+  }
+  if (/database or disk is full|SQLITE_FULL|No space left/i.test(message)) {
+    return new StoreFullError(
+      "The disk holding the history store is full; nothing of the last batch was written",
+      { cause: err },
+    );
+  }
+  return err;
+}
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

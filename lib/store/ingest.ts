@@ -1,0 +1,1218 @@
+// The capture engine: discovers sources, reads what is new since each cursor in bounded
+// batches, and commits records, index entries, conversations and the cursor in one
+// transaction per batch, so a crash at any point loses nothing and duplicates nothing.
+
+import { createHash } from "node:crypto";
+import type {
+  Adapter,
+  Agent,
+  ConversationInfo,
+  Derived,
+  DiscoverContext,
+  LineAdapter,
+  SourceRef,
+} from "../sources/adapter.ts";
+import type { Project } from "../paths.ts";
+import { HistoryStore, StoreFullError, StoreLockedError, translateError } from "./db.ts";
+import { type ByteReader, LineReader } from "./_lines.ts";
+import { JsonTextScanner } from "./_json_stream.ts";
+import { splitFragments } from "./_text.ts";
+import { openSourceReader } from "./_readers.ts";
+
+/** Tunable bounds of the work one batch does. */
+export interface Limits {
+  /** Largest raw chunk stored in one record row; longer lines span several rows. */
+  chunkSize: number;
+  /** A batch commits after about this much derived text (one record may cross it). */
+  textBudget: number;
+  /** A batch also commits after this much raw (records without text still move the cursor). */
+  rawBudget: number;
+  /** Lines longer than this are streamed instead of parsed in memory. */
+  maxLine: number;
+}
+
+export const DEFAULT_LIMITS: Limits = {
+  chunkSize: 64 * 1024,
+  textBudget: 512 * 1024,
+  rawBudget: 8 * 1024 * 1024,
+  maxLine: 8 * 1024 * 1024,
+};
+
+/** Record flags. */
+export const FLAG_INDEXED = 1;
+export const FLAG_STREAMED = 2;
+export const FLAG_DRIFT = 4;
+
+/** Progress of a capture, reported after every batch. */
+export interface Progress {
+  phase: "discovering" | "capturing" | "done";
+  sourcesTotal: number;
+  sourcesDone: number;
+  bytesTotal: number;
+  bytesDone: number;
+  startedAt: number;
+  pid: number;
+}
+
+/** Drift seen in one run: "codex 0.160.0: 212 lines of unknown type `foo`". */
+export interface DriftCount {
+  agent: Agent;
+  version: string;
+  category: string;
+  detail: string;
+  count: number;
+}
+
+/** What a capture did. */
+export interface CaptureSummary {
+  sources: number;
+  changed: number;
+  records: number;
+  conversations: number;
+  bytes: number;
+  ms: number;
+  complete: boolean;
+  stoppedBy: "deadline" | "signal" | "ingest-off" | null;
+  generations: { locator: string; generation: number; reason: string }[];
+  gone: number;
+  drift: DriftCount[];
+  /** Sources that yielded no conversation from a non-empty file. */
+  empty: string[];
+  errors: { locator: string; message: string }[];
+  skipped: Record<string, number>;
+}
+
+export interface CaptureOptions {
+  store: HistoryStore;
+  adapters: readonly Adapter[];
+  discover: DiscoverContext;
+  /** Redacts secrets from derived text before it is indexed. */
+  redact: (text: string) => string;
+  /** Project identity of a transcript's cwd. */
+  projectOf: (cwd: string) => Project;
+  now?: () => number;
+  /** Stop at the first batch boundary after this instant (epoch ms). */
+  deadline?: number;
+  signal?: AbortSignal;
+  /** Consulted before every batch: capture switched off stops the run, cursors kept. */
+  ingestEnabled?: () => boolean;
+  onProgress?: (progress: Progress) => void;
+  limits?: Partial<Limits>;
+  /** Only these locators (watch mode passes the changed files); all when undefined. */
+  only?: ReadonlySet<string>;
+}
+
+interface SourceRow {
+  id: number;
+  agent: string;
+  locator: string;
+  format: string;
+  generation: number;
+  cursor: number;
+  dev: number | null;
+  ino: number | null;
+  size: number | null;
+  mtime_ms: number | null;
+  head_hash: string | null;
+  state: string | null;
+  gone: number;
+}
+
+interface Found {
+  adapter: Adapter;
+  ref: SourceRef;
+  stat: Deno.FileInfo;
+}
+
+interface PendingRecord {
+  /** Set when re-deriving a stored record (rebuild): it is updated, not inserted. */
+  existingId?: number;
+  offset: number;
+  seq: number;
+  raw: Uint8Array;
+  derived: Derived;
+  text: string;
+  flags: number;
+}
+
+/** What a batch tells a conversation row. */
+interface ConversationDelta {
+  info: ConversationInfo;
+  agent: Agent;
+  firstTs: number | null;
+  lastTs: number | null;
+  messages: number;
+  records: number;
+  bytes: number;
+  title: { text: string; rank: number } | null;
+  version: string | null;
+}
+
+/** The per-source state persisted with the cursor: the adapter's, plus the last time seen. */
+interface SavedState {
+  a: unknown;
+  t: number | null;
+}
+
+class Stop extends Error {
+  constructor(readonly reason: "deadline" | "signal" | "ingest-off") {
+    super(reason);
+  }
+}
+
+/** Captures everything new from every source the adapters discover. */
+export async function capture(options: CaptureOptions): Promise<CaptureSummary> {
+  return await new Capture(options).run();
+}
+
+/**
+ * Drops all derived data (text index, conversations, drift) and derives it again from the
+ * retained raw records, in one transaction. Nothing raw is dropped. Returns the record count.
+ */
+export async function rebuildDerived(options: CaptureOptions): Promise<number> {
+  return await new Capture(options).rebuild();
+}
+
+class Capture {
+  #o: CaptureOptions;
+  #store: HistoryStore;
+  #limits: Limits;
+  #now: () => number;
+  #projects = new Map<string, Project>();
+  #summary: CaptureSummary;
+  #progress: Progress;
+  #drift = new Map<string, DriftCount>();
+  #lastProgressWrite = 0;
+
+  constructor(options: CaptureOptions) {
+    this.#o = options;
+    this.#store = options.store;
+    this.#limits = { ...DEFAULT_LIMITS, ...options.limits };
+    this.#now = options.now ?? Date.now;
+    this.#summary = {
+      sources: 0,
+      changed: 0,
+      records: 0,
+      conversations: 0,
+      bytes: 0,
+      ms: 0,
+      complete: true,
+      stoppedBy: null,
+      generations: [],
+      gone: 0,
+      drift: [],
+      empty: [],
+      errors: [],
+      skipped: {},
+    };
+    this.#progress = {
+      phase: "discovering",
+      sourcesTotal: 0,
+      sourcesDone: 0,
+      bytesTotal: 0,
+      bytesDone: 0,
+      startedAt: this.#now(),
+      pid: Deno.pid,
+    };
+  }
+
+  async run(): Promise<CaptureSummary> {
+    const started = performance.now();
+    this.#report(true);
+    const rows = this.#loadSources();
+    const found = await this.#discoverAll();
+    this.#summary.sources = found.length;
+    if (!this.#o.only) this.#markGone(found, rows);
+
+    const work = found.filter((f) => this.#needsWork(f, rows.get(f.ref.locator)));
+    this.#progress.phase = "capturing";
+    this.#progress.sourcesTotal = work.length;
+    this.#progress.bytesTotal = work.reduce(
+      (sum, f) => sum + Math.max(0, f.stat.size - (rows.get(f.ref.locator)?.cursor ?? 0)),
+      0,
+    );
+    this.#report(true);
+
+    try {
+      for (const item of work) {
+        this.#checkStop();
+        try {
+          await this.#captureSource(item, rows.get(item.ref.locator));
+          this.#summary.changed++;
+        } catch (err) {
+          const translated = translateError(err);
+          if (translated instanceof Stop) throw translated;
+          if (translated instanceof StoreLockedError || translated instanceof StoreFullError) {
+            throw translated;
+          }
+          if (!isSourceError(translated)) throw translated;
+          this.#sourceFailed(item.ref, translated);
+        }
+        this.#progress.sourcesDone++;
+        this.#report(false);
+      }
+    } catch (err) {
+      if (!(err instanceof Stop)) throw err;
+      this.#summary.complete = false;
+      this.#summary.stoppedBy = err.reason;
+    }
+    this.#progress.phase = "done";
+    this.#report(true);
+    this.#summary.drift = [...this.#drift.values()];
+    this.#summary.skipped = Object.fromEntries(this.#o.discover.skipped);
+    this.#summary.ms = Math.round(performance.now() - started);
+    return this.#summary;
+  }
+
+  /**
+   * Drops every derived row (index, conversations, drift, derived columns) and derives it again
+   * from the raw records, in one transaction: a crash leaves the old derived data in place.
+   * Returns how many records were re-derived.
+   */
+  async rebuild(): Promise<number> {
+    const store = this.#store;
+    const started = performance.now();
+    let count = 0;
+    store.db.exec("BEGIN IMMEDIATE");
+    try {
+      store.db.exec(`
+        DELETE FROM conversations;
+        DELETE FROM drift;
+        INSERT INTO fts (fts) VALUES ('delete-all');
+        UPDATE records SET conversation_id = NULL, ts = NULL, kind = 'meta', role = NULL,
+          message_id = NULL, part_id = NULL, flags = 0;`);
+      const sources = store.stmt("SELECT * FROM sources ORDER BY id")
+        .all() as unknown as SourceRow[];
+      const adapters = new Map(this.#o.adapters.map((a) => [a.agent, a]));
+      for (const source of sources) {
+        const adapter = adapters.get(source.agent as Agent);
+        if (!adapter) continue;
+        const generations = store.stmt(
+          "SELECT DISTINCT generation FROM records WHERE source_id = ? ORDER BY generation",
+        ).all(source.id) as { generation: number }[];
+        for (const { generation } of generations) {
+          const ref: SourceRef = {
+            agent: adapter.agent,
+            locator: source.locator,
+            path: pathOfLocator(source.locator),
+            format: source.format as SourceRef["format"],
+          };
+          const ctx: SourceCtx = {
+            adapter: adapter as LineAdapter<unknown>,
+            ref,
+            sourceId: source.id,
+            generation,
+            state: adapter.initialState(ref),
+            lastTs: null,
+            recognised: false,
+          };
+          count += await this.#rederive(ctx);
+          if (generation === source.generation) {
+            store.stmt("UPDATE sources SET state = ? WHERE id = ?").run(
+              JSON.stringify({ a: ctx.state, t: ctx.lastTs } satisfies SavedState),
+              source.id,
+            );
+          }
+        }
+      }
+      store.setMeta("last_rebuild", { at: this.#now(), records: count });
+      store.db.exec("COMMIT");
+    } catch (err) {
+      if (store.db.isTransaction) store.db.exec("ROLLBACK");
+      throw translateError(err);
+    }
+    this.#summary.ms += Math.round(performance.now() - started);
+    return count;
+  }
+
+  /** Re-derives one source generation from its stored chunks, line by line. */
+  async #rederive(ctx: SourceCtx): Promise<number> {
+    const page = this.#store.stmt(
+      `SELECT id, offset, seq, raw FROM records WHERE source_id = ? AND generation = ? AND offset > ?
+       ORDER BY offset LIMIT 128`,
+    );
+    const batch = new Batch();
+    let line: { offset: number; ids: number[]; sizes: number[]; parts: Uint8Array[] } | null = null;
+    let total = 0;
+    let last = -1;
+    const finish = async () => {
+      if (!line) return;
+      const length = line.sizes.reduce((a, b) => a + b, 0);
+      if (length > this.#limits.maxLine) {
+        this.#commit(ctx, batch, null);
+        await this.#rederiveStreamed(ctx, line.offset, line.ids, line.parts);
+      } else {
+        this.#addLine(ctx, batch, line.offset, concat(line.parts, length), line);
+      }
+      total += line.ids.length;
+      line = null;
+      if (batch.text >= this.#limits.textBudget || batch.raw >= this.#limits.rawBudget) {
+        this.#commit(ctx, batch, null);
+        await yieldToEventLoop();
+      }
+    };
+    while (true) {
+      const rows = page.all(ctx.sourceId, ctx.generation, last) as {
+        id: number;
+        offset: number;
+        seq: number;
+        raw: Uint8Array;
+      }[];
+      if (!rows.length) break;
+      for (const row of rows) {
+        // A new line starts at seq 0, or after a gap left by forgotten records.
+        const contiguous = line !== null &&
+          line.offset + line.sizes.reduce((a, b) => a + b, 0) === row.offset;
+        if (row.seq === 0 || !contiguous) await finish();
+        if (!line) line = { offset: row.offset, ids: [], sizes: [], parts: [] };
+        const current: { ids: number[]; sizes: number[]; parts: Uint8Array[] } = line;
+        current.ids.push(row.id);
+        current.sizes.push(row.raw.length);
+        current.parts.push(row.raw);
+        last = row.offset;
+      }
+    }
+    await finish();
+    this.#commit(ctx, batch, null);
+    return total;
+  }
+
+  /** Re-derives a line too long to hold in memory from its stored chunks. */
+  async #rederiveStreamed(
+    ctx: SourceCtx,
+    offset: number,
+    ids: number[],
+    parts: Uint8Array[],
+  ): Promise<void> {
+    const scanner = new JsonTextScanner(ctx.adapter.skipKeys);
+    const index = this.#store.stmt("INSERT INTO fts (rowid, text) VALUES (?, ?)");
+    const flag = this.#store.stmt("UPDATE records SET flags = ? WHERE id = ?");
+    let end = offset;
+    for (let i = 0; i < ids.length; i++) {
+      scanner.write(parts[i]!);
+      const text = this.#o.redact(scanner.takeText().trim());
+      flag.run(FLAG_STREAMED | (text ? FLAG_INDEXED : 0), ids[i]!);
+      if (text) index.run(ids[i]!, text);
+      end += parts[i]!.length;
+      if (i % 64 === 63) await yieldToEventLoop();
+    }
+    scanner.end();
+    this.#finishStreamed(ctx, scanner, offset, end, ids.length);
+  }
+
+  #loadSources(): Map<string, SourceRow> {
+    const rows = this.#store.stmt("SELECT * FROM sources").all() as unknown as SourceRow[];
+    return new Map(rows.map((row) => [row.locator, row]));
+  }
+
+  async #discoverAll(): Promise<Found[]> {
+    const found: Found[] = [];
+    const seen = new Set<string>();
+    for (const adapter of this.#o.adapters) {
+      for await (const ref of adapter.discover(this.#o.discover)) {
+        if (seen.has(ref.locator)) continue;
+        seen.add(ref.locator);
+        if (this.#o.only && !this.#o.only.has(ref.locator)) continue;
+        let stat: Deno.FileInfo;
+        try {
+          stat = Deno.lstatSync(ref.path);
+        } catch (err) {
+          if (err instanceof Deno.errors.NotFound) continue;
+          throw err;
+        }
+        if (!stat.isFile) {
+          this.#skip(stat.isSymlink ? "symlink" : "not a regular file");
+          continue;
+        }
+        found.push({ adapter, ref, stat });
+      }
+    }
+    return found;
+  }
+
+  #skip(reason: string): void {
+    const skipped = this.#o.discover.skipped;
+    skipped.set(reason, (skipped.get(reason) ?? 0) + 1);
+  }
+
+  /** Sources captured before and missing now: their records stay, marked as gone upstream. */
+  #markGone(found: Found[], rows: Map<string, SourceRow>): void {
+    const present = new Set(found.map((f) => f.ref.locator));
+    const goneIds: number[] = [];
+    const backIds: number[] = [];
+    for (const row of rows.values()) {
+      const exists = present.has(row.locator) || pathExists(pathOfLocator(row.locator));
+      if (!exists && !row.gone) goneIds.push(row.id);
+      if (exists && row.gone) backIds.push(row.id);
+    }
+    if (!goneIds.length && !backIds.length) return;
+    this.#store.transaction(() => {
+      for (const [ids, gone] of [[goneIds, 1], [backIds, 0]] as const) {
+        for (const id of ids) {
+          this.#store.stmt("UPDATE sources SET gone = ? WHERE id = ?").run(gone, id);
+          this.#store.stmt("UPDATE conversations SET gone = ? WHERE source_id = ?").run(gone, id);
+        }
+      }
+    });
+    this.#summary.gone = goneIds.length;
+  }
+
+  #needsWork(found: Found, row: SourceRow | undefined): boolean {
+    if (!row) return true;
+    const { stat } = found;
+    return row.size !== stat.size || row.mtime_ms !== mtimeOf(stat) || row.ino !== stat.ino ||
+      row.dev !== stat.dev;
+  }
+
+  #checkStop(): void {
+    if (this.#o.signal?.aborted) throw new Stop("signal");
+    if (this.#o.deadline !== undefined && this.#now() >= this.#o.deadline) {
+      throw new Stop("deadline");
+    }
+    if (this.#o.ingestEnabled && !this.#o.ingestEnabled()) throw new Stop("ingest-off");
+  }
+
+  #sourceFailed(ref: SourceRef, err: unknown): void {
+    const message = err instanceof Error ? err.message : String(err);
+    this.#summary.errors.push({ locator: ref.locator, message });
+    this.#store.stmt("UPDATE sources SET error = ? WHERE locator = ?").run(message, ref.locator);
+  }
+
+  // ---- one line-oriented source ----
+
+  async #captureSource(found: Found, row: SourceRow | undefined): Promise<void> {
+    const { adapter, ref, stat } = found;
+    const source = row ?? this.#createSource(ref, stat);
+    let generation = source.generation;
+    let cursor = source.cursor;
+    let saved = parseSaved(source.state);
+
+    const unchangedIdentity = source.ino === stat.ino && source.dev === stat.dev;
+    let newGeneration: string | null = null;
+    if (row && cursor > 0) {
+      if (!unchangedIdentity) {
+        if (!(await this.#samePrefix(ref, source))) newGeneration = "replaced by another file";
+      } else if (stat.size < cursor && ref.format === "jsonl") {
+        newGeneration = "shortened below its cursor";
+      } else if (!(await this.#headMatches(ref, source.head_hash))) {
+        newGeneration = "its first bytes changed";
+      }
+    }
+    if (newGeneration) {
+      generation = source.generation + 1;
+      cursor = 0;
+      saved = null;
+      this.#store.transaction(() => {
+        this.#store.stmt(
+          "INSERT INTO generations (source_id, generation, started_at, reason) VALUES (?, ?, ?, ?)",
+        ).run(source.id, generation, this.#now(), newGeneration);
+        this.#store.stmt(
+          "UPDATE sources SET generation = ?, cursor = 0, state = NULL, head_hash = NULL WHERE id = ?",
+        ).run(generation, source.id);
+      });
+      this.#summary.generations.push({ locator: ref.locator, generation, reason: newGeneration });
+    }
+
+    const ctx: SourceCtx = {
+      adapter: adapter as LineAdapter<unknown>,
+      ref,
+      sourceId: source.id,
+      generation,
+      state: saved ? saved.a : adapter.initialState(ref),
+      lastTs: saved?.t ?? null,
+      recognised: false,
+    };
+    const opened = await openSourceReader(ref, cursor);
+    try {
+      const reader = new LineReader(opened.reader, cursor, this.#limits.maxLine);
+      await this.#readLines(ctx, reader);
+      // Nothing new but the file changed (touched, or an incomplete tail grew): remember the
+      // file as seen, so an unchanged file is not opened again.
+      this.#store.stmt(
+        "UPDATE sources SET size = ?, mtime_ms = ?, dev = ?, ino = ?, error = NULL, last_read = ? WHERE id = ?",
+      ).run(stat.size, mtimeOf(stat), stat.dev, stat.ino, this.#now(), source.id);
+    } finally {
+      opened.close();
+    }
+    this.#checkEmpty(ctx);
+  }
+
+  #createSource(ref: SourceRef, stat: Deno.FileInfo): SourceRow {
+    const now = this.#now();
+    return this.#store.transaction(() => {
+      const row = this.#store.stmt(
+        `INSERT INTO sources (agent, locator, format, generation, cursor, first_seen)
+         VALUES (?, ?, ?, 1, 0, ?) RETURNING *`,
+      ).get(ref.agent, ref.locator, ref.format, now) as unknown as SourceRow;
+      this.#store.stmt(
+        "INSERT INTO generations (source_id, generation, started_at, reason) VALUES (?, 1, ?, ?)",
+      ).run(row.id, now, "first seen");
+      void stat;
+      return row;
+    });
+  }
+
+  /** After a capture: a non-empty source with no recognised record is a warning. */
+  #checkEmpty(ctx: SourceCtx): void {
+    if (ctx.recognised) return;
+    const row = this.#store.stmt(
+      `SELECT s.cursor AS cursor,
+              EXISTS (SELECT 1 FROM records WHERE source_id = s.id AND generation = s.generation
+                      AND conversation_id IS NOT NULL AND (flags & ${FLAG_DRIFT}) = 0) AS any
+       FROM sources s WHERE s.id = ?`,
+    ).get(ctx.sourceId) as { cursor: number; any: number } | undefined;
+    if (row && row.cursor > 0 && !row.any) this.#summary.empty.push(ctx.ref.locator);
+  }
+
+  async #readLines(ctx: SourceCtx, reader: LineReader): Promise<void> {
+    const batch = new Batch();
+    while (true) {
+      const line = await reader.next();
+      if (!line) break;
+      // A line longer than the limit is streamed whether or not its end was already read, so
+      // capture and rebuild always treat the same line the same way.
+      if (line.oversized || line.bytes.length > this.#limits.maxLine) {
+        this.#commit(ctx, batch, line.offset);
+        this.#checkStop();
+        await this.#streamLine(ctx, reader, line.offset, line.bytes, !line.oversized);
+        continue;
+      }
+      this.#addLine(ctx, batch, line.offset, line.bytes);
+      if (batch.text >= this.#limits.textBudget || batch.raw >= this.#limits.rawBudget) {
+        this.#commit(ctx, batch, reader.position);
+        await yieldToEventLoop();
+        this.#checkStop();
+      }
+    }
+    this.#commit(ctx, batch, reader.position);
+  }
+
+  #addLine(
+    ctx: SourceCtx,
+    batch: Batch,
+    offset: number,
+    bytes: Uint8Array,
+    existing?: { ids: number[]; sizes: number[] },
+  ): void {
+    const input = decodeLine(bytes);
+    let derived: Derived;
+    try {
+      derived = ctx.adapter.parseLine(input, ctx.state, ctx.ref);
+    } catch (err) {
+      // An adapter bug on one odd record must not stop capture: keep the bytes, count it.
+      derived = driftRecord("unparsable", `adapter error: ${(err as Error).message}`);
+    }
+    this.#inheritTime(ctx, derived);
+    const text = derived.text && !derived.drift ? this.#o.redact(derived.text) : "";
+    const chunk = this.#limits.chunkSize;
+    // A stored record keeps the chunking it was captured with.
+    const sizes = existing?.sizes ?? chunkSizes(bytes.length, chunk);
+    const fragments = text ? splitFragments(text, sizes.length) : [];
+    const flags = derived.drift ? FLAG_DRIFT : 0;
+    let at = 0;
+    sizes.forEach((size, seq) => {
+      batch.records.push({
+        ...(existing ? { existingId: existing.ids[seq]! } : {}),
+        offset: offset + at,
+        seq,
+        raw: sizes.length === 1 ? bytes : bytes.subarray(at, at + size),
+        derived,
+        text: fragments[seq] ?? "",
+        flags,
+      });
+      at += size;
+    });
+    batch.text += text.length;
+    batch.raw += bytes.length;
+    if (!derived.drift && derived.conversation) ctx.recognised = true;
+  }
+
+  #inheritTime(ctx: SourceCtx, derived: Derived): void {
+    if (derived.ts === null) derived.ts = ctx.lastTs;
+    else ctx.lastTs = derived.ts;
+  }
+
+  /**
+   * Writes a batch: conversations, records, index entries, drift and the cursor, at once.
+   * With `cursor` null (rebuild) the records already exist and only their derived data is set.
+   */
+  #commit(ctx: SourceCtx, batch: Batch, cursor: number | null): void {
+    if (!batch.records.length) return;
+    const deltas = this.#conversationDeltas(ctx, batch.records);
+    for (const delta of deltas.values()) this.#resolveProject(delta.info);
+    const state: SavedState = { a: ctx.state, t: ctx.lastTs };
+    const head = cursor === null ? null : this.#headHashAfter(ctx, batch, cursor);
+    this.#store.transaction(() => {
+      const ids = this.#writeConversations(ctx, deltas);
+      const insert = this.#store.stmt(
+        `INSERT INTO records (source_id, generation, offset, seq, raw, conversation_id, ts, kind,
+           role, message_id, part_id, flags) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+      );
+      const update = this.#store.stmt(
+        `UPDATE records SET conversation_id = ?, ts = ?, kind = ?, role = ?, message_id = ?,
+           part_id = ?, flags = ? WHERE id = ?`,
+      );
+      const index = this.#store.stmt("INSERT INTO fts (rowid, text) VALUES (?, ?)");
+      for (const r of batch.records) {
+        const d = r.derived;
+        const conversationId = d.conversation ? ids.get(d.conversation.key) ?? null : null;
+        const flags = r.flags | (r.text ? FLAG_INDEXED : 0);
+        if (r.existingId !== undefined) {
+          update.run(
+            conversationId,
+            d.ts,
+            d.kind,
+            d.role,
+            d.messageId,
+            d.partId,
+            flags,
+            r.existingId,
+          );
+          if (r.text) index.run(r.existingId, r.text);
+          if (d.drift && r.seq === 0) this.#countDrift(ctx, d);
+          continue;
+        }
+        const { id } = insert.get(
+          ctx.sourceId,
+          ctx.generation,
+          r.offset,
+          r.seq,
+          r.raw,
+          conversationId,
+          d.ts,
+          d.kind,
+          d.role,
+          d.messageId,
+          d.partId,
+          flags,
+        ) as { id: number };
+        if (r.text) index.run(id, r.text);
+        if (d.drift && r.seq === 0) this.#countDrift(ctx, d);
+      }
+      if (cursor !== null) {
+        this.#store.stmt(
+          "UPDATE sources SET cursor = ?, state = ?, head_hash = coalesce(?, head_hash), last_read = ? WHERE id = ?",
+        ).run(cursor, JSON.stringify(state), head, this.#now(), ctx.sourceId);
+      }
+      this.#writeProgress();
+    });
+    if (cursor !== null) this.#summary.records += batch.records.length;
+    this.#summary.bytes += batch.raw;
+    this.#progress.bytesDone += batch.raw;
+    batch.reset();
+    this.#report(false);
+  }
+
+  #conversationDeltas(ctx: SourceCtx, records: PendingRecord[]): Map<string, ConversationDelta> {
+    const deltas = new Map<string, ConversationDelta>();
+    for (const r of records) {
+      const d = r.derived;
+      if (!d.conversation) continue;
+      let delta = deltas.get(d.conversation.key);
+      if (!delta) {
+        delta = {
+          info: { ...d.conversation },
+          agent: ctx.ref.agent,
+          firstTs: null,
+          lastTs: null,
+          messages: 0,
+          records: 0,
+          bytes: 0,
+          title: null,
+          version: null,
+        };
+        deltas.set(d.conversation.key, delta);
+      } else {
+        mergeInfo(delta.info, d.conversation);
+      }
+      delta.records++;
+      delta.bytes += r.raw.length;
+      if (r.seq > 0) continue;
+      if (d.ts !== null) {
+        delta.firstTs = delta.firstTs === null ? d.ts : Math.min(delta.firstTs, d.ts);
+        delta.lastTs = delta.lastTs === null ? d.ts : Math.max(delta.lastTs, d.ts);
+      }
+      if (d.newMessage) delta.messages++;
+      if (d.version) delta.version = d.version;
+      if (d.title && d.title.text) {
+        const current = delta.title;
+        if (
+          !current || d.title.rank > current.rank ||
+          (d.title.rank >= 2 && d.title.rank === current.rank)
+        ) {
+          delta.title = d.title;
+        }
+      }
+    }
+    return deltas;
+  }
+
+  #resolveProject(info: ConversationInfo): void {
+    if (!info.cwd) return;
+    let project = this.#projects.get(info.cwd);
+    if (!project) {
+      project = this.#o.projectOf(info.cwd);
+      this.#projects.set(info.cwd, project);
+    }
+    (info as ConversationInfo & { project?: Project }).project = project;
+  }
+
+  #writeConversations(ctx: SourceCtx, deltas: Map<string, ConversationDelta>): Map<string, number> {
+    const ids = new Map<string, number>();
+    const exists = this.#store.stmt("SELECT id FROM conversations WHERE key = ?");
+    const upsert = this.#store.stmt(`
+      INSERT INTO conversations (key, agent, native_id, source_id, project_root, project_key, cwd,
+        branch, title, title_rank, first_ts, last_ts, message_count, record_count, bytes,
+        parent_key, subagent, archived, agent_version)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+      ON CONFLICT (key) DO UPDATE SET
+        first_ts = coalesce(min(first_ts, excluded.first_ts), first_ts, excluded.first_ts),
+        last_ts = coalesce(max(last_ts, excluded.last_ts), last_ts, excluded.last_ts),
+        message_count = message_count + excluded.message_count,
+        record_count = record_count + excluded.record_count,
+        bytes = bytes + excluded.bytes,
+        title = CASE WHEN excluded.title IS NOT NULL AND (excluded.title_rank > title_rank
+                  OR (excluded.title_rank >= 2 AND excluded.title_rank = title_rank))
+                THEN excluded.title ELSE title END,
+        title_rank = max(title_rank, excluded.title_rank),
+        cwd = coalesce(cwd, excluded.cwd),
+        project_root = coalesce(project_root, excluded.project_root),
+        project_key = coalesce(project_key, excluded.project_key),
+        branch = coalesce(excluded.branch, branch),
+        parent_key = coalesce(parent_key, excluded.parent_key),
+        subagent = max(subagent, excluded.subagent),
+        archived = coalesce(excluded.archived, archived),
+        agent_version = coalesce(excluded.agent_version, agent_version),
+        gone = 0
+      RETURNING id`);
+    for (const [key, delta] of deltas) {
+      const info = delta.info as ConversationInfo & { project?: Project };
+      if (!exists.get(key)) this.#summary.conversations++;
+      const { id } = upsert.get(
+        key,
+        delta.agent,
+        info.nativeId,
+        ctx.sourceId,
+        info.project?.root ?? null,
+        info.project?.key ?? null,
+        info.cwd ?? null,
+        info.branch ?? null,
+        delta.title?.text ?? null,
+        delta.title?.rank ?? 0,
+        delta.firstTs,
+        delta.lastTs,
+        delta.messages,
+        delta.records,
+        delta.bytes,
+        info.parentKey ?? null,
+        info.subagent ? 1 : 0,
+        info.archived === undefined ? null : info.archived ? 1 : 0,
+        delta.version,
+      ) as { id: number };
+      ids.set(key, id);
+    }
+    return ids;
+  }
+
+  #countDrift(ctx: SourceCtx, d: Derived): void {
+    const drift = d.drift!;
+    const version = d.version ?? "unknown";
+    this.#store.stmt(`
+      INSERT INTO drift (source_id, generation, agent, version, category, detail, count)
+      VALUES (?, ?, ?, ?, ?, ?, 1)
+      ON CONFLICT DO UPDATE SET count = count + 1`)
+      .run(ctx.sourceId, ctx.generation, ctx.ref.agent, version, drift.category, drift.detail);
+    const key = `${ctx.ref.agent}\0${version}\0${drift.category}\0${drift.detail}`;
+    const seen = this.#drift.get(key);
+    if (seen) seen.count++;
+    else {
+      this.#drift.set(key, {
+        agent: ctx.ref.agent,
+        version,
+        category: drift.category,
+        detail: drift.detail,
+        count: 1,
+      });
+    }
+  }
+
+  // ---- a line too long to hold in memory ----
+
+  async #streamLine(
+    ctx: SourceCtx,
+    reader: LineReader,
+    offset: number,
+    head: Uint8Array,
+    headComplete: boolean,
+  ): Promise<void> {
+    const store = this.#store;
+    const chunkSize = this.#limits.chunkSize;
+    const scanner = new JsonTextScanner(ctx.adapter.skipKeys);
+    const insert = store.stmt(
+      `INSERT INTO records (source_id, generation, offset, seq, raw, kind, flags)
+       VALUES (?, ?, ?, ?, ?, 'meta', ?) RETURNING id`,
+    );
+    const index = store.stmt("INSERT INTO fts (rowid, text) VALUES (?, ?)");
+    let seq = 0;
+    let at = offset;
+    let total = 0;
+    let pending: Uint8Array[] = [];
+    let pendingLength = 0;
+    const writeRow = (bytes: Uint8Array) => {
+      scanner.write(bytes);
+      const text = this.#o.redact(scanner.takeText().trim());
+      const flags = FLAG_STREAMED | (text ? FLAG_INDEXED : 0);
+      const { id } = insert.get(ctx.sourceId, ctx.generation, at, seq, bytes, flags) as {
+        id: number;
+      };
+      if (text) index.run(id, text);
+      at += bytes.length;
+      total += bytes.length;
+      seq++;
+    };
+    const flush = (all: boolean) => {
+      let joined = concat(pending, pendingLength);
+      while (joined.length >= chunkSize || (all && joined.length > 0)) {
+        writeRow(joined.subarray(0, chunkSize));
+        joined = joined.subarray(Math.min(chunkSize, joined.length));
+      }
+      pending = joined.length ? [joined.slice()] : [];
+      pendingLength = joined.length;
+    };
+
+    store.db.exec("BEGIN IMMEDIATE");
+    try {
+      pending.push(head);
+      pendingLength = head.length;
+      flush(false);
+      let complete = headComplete;
+      while (!complete) {
+        const piece = await reader.nextPiece();
+        if (!piece) break;
+        pending.push(piece.bytes);
+        pendingLength += piece.bytes.length;
+        if (piece.done) {
+          complete = true;
+          break;
+        }
+        flush(false);
+        if (seq % 64 === 0) this.#reportBytes(total);
+      }
+      if (!complete) {
+        // The line is still being written: capture it once it is complete, not before.
+        store.db.exec("ROLLBACK");
+        return;
+      }
+      flush(true);
+      scanner.end();
+      this.#finishStreamed(ctx, scanner, offset, at, seq);
+      store.stmt("UPDATE sources SET cursor = ?, state = ?, last_read = ? WHERE id = ?").run(
+        at,
+        JSON.stringify({ a: ctx.state, t: ctx.lastTs } satisfies SavedState),
+        this.#now(),
+        ctx.sourceId,
+      );
+      this.#writeProgress();
+      store.db.exec("COMMIT");
+      this.#summary.records += seq;
+      this.#summary.bytes += total;
+      this.#progress.bytesDone += total;
+    } catch (err) {
+      if (store.db.isTransaction) store.db.exec("ROLLBACK");
+      throw translateError(err);
+    }
+  }
+
+  /** Classifies a streamed line from its scalars and sets the derived columns of its rows. */
+  #finishStreamed(
+    ctx: SourceCtx,
+    scanner: JsonTextScanner,
+    offset: number,
+    at: number,
+    seq: number,
+  ): void {
+    const store = this.#store;
+    const total = at - offset;
+    let derived: Derived;
+    if (scanner.failed) derived = driftRecord("unparsable", "invalid JSON");
+    else {
+      try {
+        derived = ctx.adapter.parseStreamed(scanner.scalars, ctx.state, ctx.ref);
+      } catch (err) {
+        derived = driftRecord("unparsable", `adapter error: ${(err as Error).message}`);
+      }
+    }
+    this.#inheritTime(ctx, derived);
+    const pendingRecord: PendingRecord = {
+      offset,
+      seq: 0,
+      raw: new Uint8Array(0),
+      derived,
+      text: "",
+      flags: 0,
+    };
+    const deltas = this.#conversationDeltas(ctx, [pendingRecord]);
+    for (const delta of deltas.values()) {
+      delta.records = seq;
+      delta.bytes = total;
+      this.#resolveProject(delta.info);
+    }
+    const ids = this.#writeConversations(ctx, deltas);
+    const conversationId = derived.conversation ? ids.get(derived.conversation.key) ?? null : null;
+    store.stmt(
+      `UPDATE records SET conversation_id = ?, ts = ?, kind = ?, role = ?, message_id = ?,
+         part_id = ?, flags = flags | ? WHERE source_id = ? AND generation = ? AND offset >= ? AND offset < ?`,
+    ).run(
+      conversationId,
+      derived.ts,
+      derived.kind,
+      derived.role,
+      derived.messageId,
+      derived.partId,
+      derived.drift ? FLAG_DRIFT : 0,
+      ctx.sourceId,
+      ctx.generation,
+      offset,
+      at,
+    );
+    if (derived.drift) this.#countDrift(ctx, derived);
+    if (!derived.drift && derived.conversation) ctx.recognised = true;
+  }
+
+  #reportBytes(extra: number): void {
+    this.#o.onProgress?.({ ...this.#progress, bytesDone: this.#progress.bytesDone + extra });
+  }
+
+  // ---- generations ----
+
+  async #headMatches(ref: SourceRef, expected: string | null): Promise<boolean> {
+    if (!expected) return true;
+    const [lengthText, hash] = expected.split(":");
+    const length = Number(lengthText);
+    const bytes = await readPrefix(ref, length);
+    return bytes.length === length && sha256(bytes) === hash;
+  }
+
+  /** The head hash to remember once the cursor reaches `cursor` (first 4 KiB of the source). */
+  #headHashAfter(ctx: SourceCtx, batch: Batch, cursor: number): string | null {
+    const first = batch.records[0];
+    if (!first || first.offset >= HEAD_BYTES) return null;
+    // The batch holds the bytes from `first.offset`; a head shorter than 4 KiB is re-hashed as
+    // it grows, from the stored records plus this batch.
+    const prefix = first.offset > 0 ? this.#storedBytes(ctx, 0, first.offset) : new Uint8Array(0);
+    const parts = [prefix];
+    let length = prefix.length;
+    for (const r of batch.records) {
+      if (length >= HEAD_BYTES) break;
+      parts.push(r.raw);
+      length += r.raw.length;
+    }
+    const head = concat(parts, length).subarray(0, Math.min(HEAD_BYTES, cursor));
+    return `${head.length}:${sha256(head)}`;
+  }
+
+  #storedBytes(ctx: SourceCtx, from: number, to: number): Uint8Array {
+    const rows = this.#store.stmt(
+      "SELECT raw FROM records WHERE source_id = ? AND generation = ? AND offset >= ? AND offset < ? ORDER BY offset",
+    ).all(ctx.sourceId, ctx.generation, from, to) as { raw: Uint8Array }[];
+    return concat(rows.map((r) => r.raw), rows.reduce((n, r) => n + r.raw.length, 0));
+  }
+
+  /**
+   * True when a file that replaced a captured one starts with exactly the captured bytes (a
+   * copy or a restore): then it continues the same generation instead of duplicating it.
+   */
+  async #samePrefix(ref: SourceRef, source: SourceRow): Promise<boolean> {
+    const opened = await openSourceReader(ref, 0);
+    try {
+      const rows = this.#store.stmt(
+        "SELECT offset, raw FROM records WHERE source_id = ? AND generation = ? ORDER BY offset",
+      ).iterate(source.id, source.generation) as Iterable<{ offset: number; raw: Uint8Array }>;
+      let expected = 0;
+      for (const row of rows) {
+        if (row.offset !== expected) return false; // a gap (forgotten records): cannot compare
+        const bytes = await readExactly(opened.reader, row.raw.length);
+        if (!equalBytes(bytes, row.raw)) return false;
+        expected += row.raw.length;
+      }
+      return expected === source.cursor;
+    } finally {
+      opened.close();
+    }
+  }
+
+  // ---- progress ----
+
+  #report(force: boolean): void {
+    this.#o.onProgress?.({ ...this.#progress });
+    if (force) this.#writeProgressNow();
+  }
+
+  /** Progress is stored with each batch (cheap: one row), at most every 250 ms. */
+  #writeProgress(): void {
+    const now = this.#now();
+    if (now - this.#lastProgressWrite < 250) return;
+    this.#lastProgressWrite = now;
+    this.#store.setMeta("progress", this.#progress);
+  }
+
+  #writeProgressNow(): void {
+    try {
+      this.#store.setMeta("progress", this.#progress);
+    } catch (err) {
+      throw translateError(err);
+    }
+  }
+}
+
+interface SourceCtx {
+  adapter: LineAdapter<unknown>;
+  ref: SourceRef;
+  sourceId: number;
+  generation: number;
+  state: unknown;
+  lastTs: number | null;
+  recognised: boolean;
+}
+
+class Batch {
+  records: PendingRecord[] = [];
+  text = 0;
+  raw = 0;
+  reset(): void {
+    this.records = [];
+    this.text = 0;
+    this.raw = 0;
+  }
+}
+
+const HEAD_BYTES = 4096;
+const utf8 = new TextDecoder("utf-8", { fatal: false, ignoreBOM: true });
+
+/** Decodes and parses one line for an adapter (invalid UTF-8 becomes U+FFFD). */
+export function decodeLine(bytes: Uint8Array): import("../sources/adapter.ts").LineInput {
+  const text = utf8.decode(bytes);
+  if (text.trim() === "") return { bytes, value: undefined, blank: true };
+  try {
+    return { bytes, value: JSON.parse(text), blank: false };
+  } catch (err) {
+    return { bytes, value: undefined, parseError: (err as Error).message, blank: false };
+  }
+}
+
+/** A record kept raw as `meta` and counted as drift. */
+export function driftRecord(
+  category: "unknown_type" | "unparsable" | "missing_fields",
+  detail: string,
+  base: Partial<Derived> = {},
+): Derived {
+  return {
+    kind: "meta",
+    role: null,
+    ts: null,
+    conversation: null,
+    messageId: null,
+    partId: null,
+    text: "",
+    newMessage: false,
+    ...base,
+    drift: { category, detail },
+  };
+}
+
+function chunkSizes(length: number, chunk: number): number[] {
+  const sizes: number[] = [];
+  for (let at = 0; at < length || sizes.length === 0; at += chunk) {
+    sizes.push(Math.min(chunk, length - at));
+  }
+  return sizes;
+}
+
+function mergeInfo(into: ConversationInfo, from: ConversationInfo): void {
+  into.cwd ??= from.cwd ?? null;
+  if (from.branch) into.branch = from.branch;
+  into.parentKey ??= from.parentKey ?? null;
+  if (from.subagent) into.subagent = true;
+  if (from.archived !== undefined) into.archived = from.archived;
+}
+
+function parseSaved(state: string | null): SavedState | null {
+  if (!state) return null;
+  try {
+    return JSON.parse(state) as SavedState;
+  } catch {
+    return null;
+  }
+}
+
+function mtimeOf(stat: Deno.FileInfo): number | null {
+  return stat.mtime ? stat.mtime.getTime() : null;
+}
+
+function pathExists(path: string): boolean {
+  try {
+    Deno.lstatSync(path);
+    return true;
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return false;
+    return true; // unreadable is not gone
+  }
+}
+
+/** The file a locator names (`<db>#<table>` names the database file). */
+export function pathOfLocator(locator: string): string {
+  const hash = locator.lastIndexOf("#");
+  return hash > 0 && !locator.slice(hash).includes("/") ? locator.slice(0, hash) : locator;
+}
+
+function isSourceError(err: unknown): boolean {
+  return err instanceof Deno.errors.NotFound || err instanceof Deno.errors.PermissionDenied ||
+    err instanceof Deno.errors.NotCapable || err instanceof Deno.errors.IsADirectory ||
+    err instanceof Deno.errors.InvalidData || err instanceof Deno.errors.UnexpectedEof ||
+    (err instanceof Error && err.name === "SourceError");
+}
+
+async function readPrefix(ref: SourceRef, length: number): Promise<Uint8Array> {
+  const opened = await openSourceReader(ref, 0);
+  try {
+    return await readExactly(opened.reader, length);
+  } finally {
+    opened.close();
+  }
+}
+
+async function readExactly(reader: ByteReader, length: number): Promise<Uint8Array> {
+  const out = new Uint8Array(length);
+  let filled = 0;
+  while (filled < length) {
+    const n = await reader.read(out.subarray(filled));
+    if (n === null || n === 0) break;
+    filled += n;
+  }
+  return out.subarray(0, filled);
+}
+
+function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+function concat(parts: Uint8Array[], length: number): Uint8Array {
+  if (parts.length === 1) return parts[0]!;
+  const out = new Uint8Array(length);
+  let at = 0;
+  for (const part of parts) {
+    out.set(part, at);
+    at += part.length;
+  }
+  return out;
+}
+
+function sha256(bytes: Uint8Array): string {
+  return createHash("sha256").update(bytes).digest("hex");
+}
+
+function yieldToEventLoop(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 0));
+}

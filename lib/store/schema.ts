@@ -1,0 +1,132 @@
+// The history store's schema as an ordered list of named migrations. Applied names are kept
+// in the `migrations` table; a migration runs once, in its own transaction, in list order.
+
+/** One named schema step. `sql` runs inside a transaction unless `outsideTransaction` is set. */
+export interface Migration {
+  name: string;
+  sql: string;
+  outsideTransaction?: boolean;
+}
+
+/**
+ * Raw tables (`sources`, `records.raw`, `generations`) are kept forever; derived data
+ * (`conversations`, `drift`, `fts`, and the derived columns of `records`) can be dropped and
+ * rebuilt from raw by `reindex --rebuild`.
+ */
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    // auto_vacuum takes effect only when set before the first table exists (a VACUUM could
+    // change it later, but VACUUM needs ATTACH, which Deno's sandboxed SQLite forbids). The
+    // store runs this before anything else on a new database. It lets `forget` give space back.
+    name: "0001_incremental_vacuum",
+    sql: "PRAGMA auto_vacuum = INCREMENTAL;",
+    outsideTransaction: true,
+  },
+  {
+    name: "0002_history_store",
+    sql: `
+      CREATE TABLE meta (
+        key TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+      ) STRICT;
+
+      -- One row per captured file (or database table): where it is, how far it was read.
+      CREATE TABLE sources (
+        id INTEGER PRIMARY KEY,
+        agent TEXT NOT NULL,
+        locator TEXT NOT NULL UNIQUE,
+        format TEXT NOT NULL,
+        generation INTEGER NOT NULL DEFAULT 1,
+        cursor INTEGER NOT NULL DEFAULT 0,
+        cursor_key TEXT,
+        dev INTEGER,
+        ino INTEGER,
+        size INTEGER,
+        mtime_ms INTEGER,
+        head_hash TEXT,
+        state TEXT,
+        gone INTEGER NOT NULL DEFAULT 0,
+        error TEXT,
+        first_seen INTEGER NOT NULL,
+        last_read INTEGER
+      ) STRICT;
+
+      -- Why and when each generation of a source began; old generations keep their records.
+      CREATE TABLE generations (
+        source_id INTEGER NOT NULL REFERENCES sources(id),
+        generation INTEGER NOT NULL,
+        started_at INTEGER NOT NULL,
+        reason TEXT NOT NULL,
+        PRIMARY KEY (source_id, generation)
+      ) STRICT, WITHOUT ROWID;
+
+      -- Raw chunks, exactly as read, keyed by (source, generation, offset). A line longer than
+      -- the chunk size spans several rows (seq 0, 1, …). Everything after raw is derived.
+      CREATE TABLE records (
+        id INTEGER PRIMARY KEY,
+        source_id INTEGER NOT NULL REFERENCES sources(id),
+        generation INTEGER NOT NULL,
+        offset INTEGER NOT NULL,
+        seq INTEGER NOT NULL DEFAULT 0,
+        raw BLOB NOT NULL,
+        conversation_id INTEGER,
+        ts INTEGER,
+        kind TEXT NOT NULL DEFAULT 'meta',
+        role TEXT,
+        message_id TEXT,
+        part_id TEXT,
+        flags INTEGER NOT NULL DEFAULT 0
+      ) STRICT;
+      CREATE UNIQUE INDEX records_identity ON records (source_id, generation, offset);
+      CREATE INDEX records_conversation ON records (conversation_id, id);
+
+      -- Derived: one row per conversation, rebuilt from records.
+      CREATE TABLE conversations (
+        id INTEGER PRIMARY KEY,
+        key TEXT NOT NULL UNIQUE,
+        agent TEXT NOT NULL,
+        native_id TEXT NOT NULL,
+        source_id INTEGER,
+        project_root TEXT,
+        project_key TEXT,
+        cwd TEXT,
+        branch TEXT,
+        title TEXT,
+        title_rank INTEGER NOT NULL DEFAULT 0,
+        first_ts INTEGER,
+        last_ts INTEGER,
+        message_count INTEGER NOT NULL DEFAULT 0,
+        record_count INTEGER NOT NULL DEFAULT 0,
+        bytes INTEGER NOT NULL DEFAULT 0,
+        parent_key TEXT,
+        subagent INTEGER NOT NULL DEFAULT 0,
+        archived INTEGER,
+        agent_version TEXT,
+        gone INTEGER NOT NULL DEFAULT 0
+      ) STRICT;
+      CREATE INDEX conversations_project ON conversations (project_root, last_ts);
+      CREATE INDEX conversations_parent ON conversations (parent_key);
+
+      -- Derived: format drift per source generation and agent version.
+      CREATE TABLE drift (
+        source_id INTEGER NOT NULL,
+        generation INTEGER NOT NULL,
+        agent TEXT NOT NULL,
+        version TEXT NOT NULL,
+        category TEXT NOT NULL,
+        detail TEXT NOT NULL,
+        count INTEGER NOT NULL,
+        PRIMARY KEY (source_id, generation, version, category, detail)
+      ) STRICT, WITHOUT ROWID;
+
+      -- Derived: the text index. Contentless, so the text is not stored a second time: snippets
+      -- are derived again from the raw bytes of the few records a search returns.
+      CREATE VIRTUAL TABLE fts USING fts5(
+        text,
+        content = '',
+        contentless_delete = 1,
+        tokenize = 'unicode61 remove_diacritics 2'
+      );
+    `,
+  },
+];

@@ -1,0 +1,288 @@
+// Full-text search over the history store: FTS5 with bm25 ranking that prefers answers to the
+// questions that asked for them, every filter of `search`, snippets derived from raw bytes, and
+// a literal substring scan when the query is not valid FTS5 syntax.
+
+import type { Adapter, Agent, Kind, Role } from "../sources/adapter.ts";
+import { HistoryStore } from "./db.ts";
+import { FLAG_INDEXED } from "./ingest.ts";
+import { iso, type RecordRow, TextDeriver } from "./records.ts";
+import { makeSnippet, queryTerms, type Snippet } from "./_text.ts";
+
+/** Narrowing a search. Every field is optional; an empty object searches everything. */
+export interface SearchFilters {
+  /** Canonical project root (see `projectOf`). */
+  project?: string;
+  agent?: Agent;
+  /** Internal conversation row id (resolve user input with `findConversation`). */
+  conversationId?: number;
+  kind?: Kind;
+  role?: Role;
+  /** Epoch ms, inclusive. */
+  since?: number;
+  /** Epoch ms, exclusive. */
+  until?: number;
+  /** Include subagent conversations (default true). */
+  subagents?: boolean;
+}
+
+export interface SearchOptions extends SearchFilters {
+  query: string;
+  limit?: number;
+}
+
+/** One hit, with the fields of `search --json`. */
+export interface SearchHit {
+  conversation: string;
+  record: number;
+  agent: Agent;
+  project: string | null;
+  cwd: string | null;
+  timestamp: string | null;
+  kind: Kind;
+  role: Role | null;
+  snippet: string;
+  score: number;
+}
+
+export interface SearchResult {
+  hits: SearchHit[];
+  /** Where each hit's matches are in its snippet, for highlighting (same order as hits). */
+  highlights: Snippet["ranges"][];
+  /** `fts`, or `literal` when the query was not valid FTS5 syntax. */
+  mode: "fts" | "literal";
+  /** The FTS5 query actually run (after quoting punctuated words). */
+  ftsQuery: string | null;
+}
+
+interface Candidate {
+  id: number;
+  conversation_id: number;
+  source_id: number;
+  generation: number;
+  offset: number;
+  seq: number;
+  ts: number | null;
+  kind: Kind;
+  role: Role | null;
+  flags: number;
+  score: number;
+  key: string;
+  agent: Agent;
+  project_root: string | null;
+  cwd: string | null;
+}
+
+/** Searches the store; see the file comment. Never writes and never calls the network. */
+export function search(
+  store: HistoryStore,
+  adapters: readonly Adapter[],
+  redact: (text: string) => string,
+  options: SearchOptions,
+): SearchResult {
+  const limit = Math.max(1, Math.min(options.limit ?? 20, 10_000));
+  const deriver = new TextDeriver(store, adapters, redact);
+  const terms = queryTerms(options.query);
+  if (!options.query.trim()) throw new RangeError("The search query is empty");
+
+  for (const candidateQuery of ftsForms(options.query)) {
+    let rows: Candidate[];
+    try {
+      rows = ftsCandidates(store, candidateQuery, options, Math.min(limit * 4, limit + 400));
+    } catch (err) {
+      if (isFtsSyntaxError(err)) continue;
+      throw err;
+    }
+    const ranked = preferAnswers(dedupeLines(store, rows)).slice(0, limit);
+    const built = ranked.map((row) => buildHit(row, deriver, terms, row.score));
+    return {
+      hits: built.map((b) => b.hit),
+      highlights: built.map((b) => b.ranges),
+      mode: "fts",
+      ftsQuery: candidateQuery,
+    };
+  }
+  return literalSearch(store, deriver, options, limit);
+}
+
+/** The query as typed, then with punctuated words quoted as phrases (`phx.server`). */
+function ftsForms(query: string): string[] {
+  const quoted = query.replace(/"[^"]*"|[^\s()"]+/g, (token) => {
+    if (token.startsWith('"')) return token;
+    if (/^(AND|OR|NOT|NEAR)$/.test(token)) return token;
+    const star = token.endsWith("*") && token.length > 1 ? "*" : "";
+    const body = star ? token.slice(0, -1) : token;
+    if (/^[\p{L}\p{N}_\u0080-\uffff]+$/u.test(body)) return token;
+    return `"${body.replaceAll('"', '""')}"${star}`;
+  });
+  return quoted === query ? [query] : [query, quoted];
+}
+
+function isFtsSyntaxError(err: unknown): boolean {
+  const message = err instanceof Error ? err.message : "";
+  return /fts5: syntax error|unterminated string|unknown special query|no such column|fts5: /i
+    .test(message);
+}
+
+const ANSWER_BOOST = 1.25;
+
+function ftsCandidates(
+  store: HistoryStore,
+  query: string,
+  filters: SearchFilters,
+  limit: number,
+): Candidate[] {
+  const { where, params } = filterSql(filters);
+  const sql = `
+    SELECT r.id, r.conversation_id, r.source_id, r.generation, r.offset, r.seq, r.ts, r.kind,
+           r.role, r.flags, c.key, c.agent, c.project_root, c.cwd,
+           bm25(fts) * CASE WHEN (r.kind = 'message' AND r.role = 'assistant')
+                              OR r.kind = 'summary' THEN ${ANSWER_BOOST} ELSE 1.0 END AS score
+    FROM fts
+    JOIN records r ON r.id = fts.rowid
+    JOIN conversations c ON c.id = r.conversation_id
+    WHERE fts MATCH ?${where}
+    ORDER BY score, r.id DESC
+    LIMIT ?`;
+  return store.stmt(sql).all(query, ...params, limit) as unknown as Candidate[];
+}
+
+function filterSql(filters: SearchFilters): { where: string; params: (string | number)[] } {
+  let where = "";
+  const params: (string | number)[] = [];
+  const add = (clause: string, value: string | number) => {
+    where += ` AND ${clause}`;
+    params.push(value);
+  };
+  if (filters.project !== undefined) add("c.project_root = ?", filters.project);
+  if (filters.agent !== undefined) add("c.agent = ?", filters.agent);
+  if (filters.conversationId !== undefined) add("c.id = ?", filters.conversationId);
+  if (filters.kind !== undefined) add("r.kind = ?", filters.kind);
+  if (filters.role !== undefined) add("r.role = ?", filters.role);
+  if (filters.since !== undefined) add("r.ts >= ?", filters.since);
+  if (filters.until !== undefined) add("r.ts < ?", filters.until);
+  if (filters.subagents === false) where += " AND c.subagent = 0";
+  return { where, params };
+}
+
+/** Keeps the best-ranked chunk of each long record (its chunks are indexed separately). */
+function dedupeLines(store: HistoryStore, rows: Candidate[]): Candidate[] {
+  const seen = new Set<string>();
+  const kept: Candidate[] = [];
+  const head = store.stmt(
+    `SELECT offset FROM records WHERE source_id = ? AND generation = ? AND offset <= ? AND seq = 0
+     ORDER BY offset DESC LIMIT 1`,
+  );
+  for (const row of rows) {
+    let lineOffset = row.offset;
+    if (row.seq > 0) {
+      const found = head.get(row.source_id, row.generation, row.offset) as
+        | { offset: number }
+        | undefined;
+      lineOffset = found?.offset ?? row.offset;
+    }
+    const key = `${row.source_id}:${row.generation}:${lineOffset}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    kept.push(row);
+  }
+  return kept;
+}
+
+/**
+ * Moves each answer (assistant message or summary) above the question that asked for it: the
+ * nearest earlier user message hit in the same conversation, when that question ranks higher.
+ */
+function preferAnswers(rows: Candidate[]): Candidate[] {
+  const order = [...rows];
+  const isAnswer = (r: Candidate) =>
+    (r.kind === "message" && r.role === "assistant") || r.kind === "summary";
+  const isQuestion = (r: Candidate) => r.kind === "message" && r.role === "user";
+  for (const answer of rows.filter(isAnswer)) {
+    const question = rows
+      .filter((r) =>
+        isQuestion(r) && r.conversation_id === answer.conversation_id && r.id < answer.id
+      )
+      .reduce<Candidate | null>((best, r) => (!best || r.id > best.id ? r : best), null);
+    if (!question) continue;
+    const qi = order.indexOf(question);
+    const ai = order.indexOf(answer);
+    if (qi < ai) {
+      order.splice(ai, 1);
+      order.splice(qi, 0, answer);
+    }
+  }
+  return order;
+}
+
+function buildHit(
+  row: Candidate,
+  deriver: TextDeriver,
+  terms: ReturnType<typeof queryTerms>,
+  score: number,
+): { hit: SearchHit; ranges: Snippet["ranges"] } {
+  const full = deriver.recordById(row.id);
+  const text = deriver.textOf(full);
+  const snippet = makeSnippet(text, terms);
+  return {
+    hit: {
+      conversation: row.key,
+      record: row.id,
+      agent: row.agent,
+      project: row.project_root,
+      cwd: row.cwd,
+      timestamp: iso(row.ts),
+      kind: row.kind,
+      role: row.role,
+      snippet: snippet.text,
+      score: Math.round(-score * 1000) / 1000,
+    },
+    ranges: snippet.ranges,
+  };
+}
+
+/** A substring scan of the derived text, newest first, for queries FTS5 cannot parse. */
+function literalSearch(
+  store: HistoryStore,
+  deriver: TextDeriver,
+  options: SearchOptions,
+  limit: number,
+): SearchResult {
+  const needle = options.query.trim().toLowerCase();
+  const { where, params } = filterSql(options);
+  // A plain printable needle appears as-is in the JSON bytes when it appears in the text, so
+  // SQLite can skip most records before any text is derived.
+  const prefilter = /^[\x20-\x7e]+$/.test(needle) && !/["\\]/.test(needle);
+  const sql = `
+    SELECT r.*, c.key, c.agent, c.project_root, c.cwd
+    FROM records r JOIN conversations c ON c.id = r.conversation_id
+    WHERE (r.flags & ${FLAG_INDEXED}) != 0${
+    prefilter ? " AND instr(lower(r.raw), ?) > 0" : ""
+  }${where}
+    ORDER BY r.id DESC`;
+  const args = prefilter ? [needle, ...params] : params;
+  const hits: SearchHit[] = [];
+  const highlights: Snippet["ranges"][] = [];
+  const terms = [{ text: needle, prefix: false }];
+  for (const row of store.stmt(sql).iterate(...args) as Iterable<Candidate & RecordRow>) {
+    const text = deriver.textOf(row);
+    if (!text.toLowerCase().includes(needle)) continue;
+    const snippet = makeSnippet(text, terms);
+    // The literal needle may hold punctuation the word matcher skips: mark it directly.
+    const at = snippet.text.toLowerCase().indexOf(needle);
+    hits.push({
+      conversation: row.key,
+      record: row.id,
+      agent: row.agent,
+      project: row.project_root,
+      cwd: row.cwd,
+      timestamp: iso(row.ts),
+      kind: row.kind,
+      role: row.role,
+      snippet: snippet.text,
+      score: 0,
+    });
+    highlights.push(at >= 0 ? [[at, at + needle.length]] : []);
+    if (hits.length >= limit) break;
+  }
+  return { hits, highlights, mode: "literal", ftsQuery: null };
+}

@@ -1,0 +1,100 @@
+// What the history store holds and how capture is doing: counts, sizes, the share captured,
+// sources gone upstream, format drift, and the last run. Shared by `reindex --status`,
+// `status` and the dashboard.
+
+import { statSync } from "node:fs";
+import { HistoryStore } from "./db.ts";
+import type { DriftCount, Progress } from "./ingest.ts";
+
+export interface StoreStatus {
+  path: string;
+  /** Size on disk of the database with its WAL. */
+  storeBytes: number;
+  rawBytes: number;
+  records: number;
+  sources: number;
+  sourcesGone: number;
+  /** Bytes captured over bytes present, over sources still present (1 when there are none). */
+  captured: { bytes: number; of: number; ratio: number };
+  conversations: { agent: string; count: number; gone: number }[];
+  /** Sources that have started more than one generation. */
+  multiGeneration: number;
+  drift: DriftCount[];
+  /** Sources with records but none recognised: non-empty files that yielded no conversation. */
+  empty: string[];
+  errors: { locator: string; message: string }[];
+  progress: Progress | null;
+  lastRun: unknown;
+}
+
+/** Reads the status of the store (cheap: aggregate queries over small tables). */
+export function storeStatus(store: HistoryStore): StoreStatus {
+  const one = <T>(sql: string): T => store.stmt(sql).get() as T;
+  const totals = one<{ records: number; raw: number }>(
+    "SELECT count(*) AS records, coalesce(sum(length(raw)), 0) AS raw FROM records",
+  );
+  const sources = one<{ n: number; gone: number; cursor: number; size: number; multi: number }>(`
+    SELECT count(*) AS n, coalesce(sum(gone), 0) AS gone,
+           coalesce(sum(CASE WHEN gone = 0 AND format != 'rows' THEN min(cursor, size) END), 0) AS cursor,
+           coalesce(sum(CASE WHEN gone = 0 AND format != 'rows' THEN size END), 0) AS size,
+           coalesce(sum(generation > 1), 0) AS multi
+    FROM sources`);
+  const conversations = store.stmt(
+    `SELECT agent, count(*) AS count, coalesce(sum(gone), 0) AS gone
+     FROM conversations GROUP BY agent ORDER BY agent`,
+  ).all() as { agent: string; count: number; gone: number }[];
+  const drift = store.stmt(
+    `SELECT agent, version, category, detail, sum(count) AS count FROM drift
+     GROUP BY agent, version, category, detail ORDER BY agent, version, category, detail`,
+  ).all() as unknown as DriftCount[];
+  const empty = (store.stmt(`
+    SELECT s.locator FROM sources s
+    WHERE s.cursor > 0 AND NOT EXISTS (
+      SELECT 1 FROM records r WHERE r.source_id = s.id AND r.generation = s.generation
+        AND r.conversation_id IS NOT NULL AND (r.flags & 4) = 0)
+    ORDER BY s.locator`).all() as { locator: string }[]).map((r) => r.locator);
+  const errors = store.stmt(
+    "SELECT locator, error AS message FROM sources WHERE error IS NOT NULL ORDER BY locator",
+  ).all() as { locator: string; message: string }[];
+  return {
+    path: store.path,
+    storeBytes: fileSize(store.path) + fileSize(`${store.path}-wal`),
+    rawBytes: totals.raw,
+    records: totals.records,
+    sources: sources.n,
+    sourcesGone: sources.gone,
+    captured: {
+      bytes: sources.cursor,
+      of: sources.size,
+      ratio: sources.size > 0 ? sources.cursor / sources.size : 1,
+    },
+    conversations,
+    multiGeneration: sources.multi,
+    drift,
+    empty,
+    errors,
+    progress: store.getMeta<Progress>("progress") ?? null,
+    lastRun: store.getMeta("last_run") ?? null,
+  };
+}
+
+function fileSize(path: string): number {
+  try {
+    return statSync(path).size;
+  } catch {
+    return 0;
+  }
+}
+
+/** One human line for a drift count: "codex 0.160.0: 212 lines of unknown type `foo` kept raw". */
+export function describeDrift(d: DriftCount): string {
+  const lines = d.count === 1 ? "1 line" : `${d.count} lines`;
+  switch (d.category) {
+    case "unknown_type":
+      return `${d.agent} ${d.version}: ${lines} of unknown type "${d.detail}" kept raw, not indexed`;
+    case "unparsable":
+      return `${d.agent} ${d.version}: ${lines} that could not be parsed (${d.detail}) kept raw, not indexed`;
+    default:
+      return `${d.agent} ${d.version}: ${lines} without the fields their type needs (${d.detail}) kept raw, not indexed`;
+  }
+}

@@ -1,0 +1,196 @@
+// Shared test helpers: temp dirs, copies of the fixtures, an isolated environment, and
+// running a command the way a user does (a real subprocess).
+
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { cpSync } from "node:fs";
+import { type Env, envFrom } from "../lib/env.ts";
+import type { Io } from "../lib/cli.ts";
+
+/** The repository root and its fixtures. */
+export const ROOT = fileURLToPath(new URL("../", import.meta.url));
+export const FIXTURES = join(ROOT, "fixtures");
+/** The shared corpus of real transcripts, present on the team's machines but not in clones. */
+export const CORPUS = join(ROOT, "..", "shared", "corpus");
+
+/** A fresh temp dir, removed by the returned `cleanup`. */
+export async function tempDir(prefix = "logbook-test-"): Promise<string> {
+  return await Deno.makeTempDir({ prefix });
+}
+
+/** Removes a directory tree, ignoring one that is already gone. */
+export async function removeDir(dir: string): Promise<void> {
+  await Deno.remove(dir, { recursive: true }).catch(() => {});
+}
+
+/** An isolated world for one test: its own home, data dir, config dir and agent roots. */
+export interface World {
+  dir: string;
+  home: string;
+  data: string;
+  config: string;
+  /** `$CLAUDE_CONFIG_DIR`: transcripts go under `claude/projects/`. */
+  claude: string;
+  codex: string;
+  xdgData: string;
+  env: Env;
+  vars: Record<string, string>;
+  cleanup(): Promise<void>;
+}
+
+/** Creates a world; with `fixtures`, copies the project's fixtures in as the agents' files. */
+export async function makeWorld(options: { fixtures?: ("claude" | "codex" | "opencode")[] } = {}) {
+  const dir = await tempDir();
+  const world: World = {
+    dir,
+    home: join(dir, "home"),
+    data: join(dir, "data"),
+    config: join(dir, "config"),
+    claude: join(dir, "claude"),
+    codex: join(dir, "codex"),
+    xdgData: join(dir, "xdg-data"),
+    env: envFrom({}),
+    vars: {},
+    cleanup: () => removeDir(dir),
+  };
+  for (const path of [world.home, world.claude, world.codex, world.xdgData]) {
+    await Deno.mkdir(path, { recursive: true });
+  }
+  for (const agent of options.fixtures ?? []) {
+    if (agent === "claude") {
+      cpSync(join(FIXTURES, "claude", "projects"), join(world.claude, "projects"), {
+        recursive: true,
+      });
+    }
+    if (agent === "codex") {
+      for (const sub of ["sessions", "archived_sessions"]) {
+        cpSync(join(FIXTURES, "codex", sub), join(world.codex, sub), { recursive: true });
+      }
+    }
+    if (agent === "opencode") {
+      cpSync(join(FIXTURES, "opencode", "xdg-data"), world.xdgData, { recursive: true });
+    }
+  }
+  world.vars = {
+    HOME: world.home,
+    LOGBOOK_DATA_DIR: world.data,
+    LOGBOOK_CONFIG_DIR: world.config,
+    CLAUDE_CONFIG_DIR: world.claude,
+    CODEX_HOME: world.codex,
+    XDG_DATA_HOME: world.xdgData,
+    INIT_CWD: world.home,
+    NO_COLOR: "1",
+  };
+  world.env = envFrom(world.vars);
+  return world;
+}
+
+/** An Io that collects what a command prints. */
+export function captureIo(): Io & {
+  stdout: () => string;
+  stderr: () => string;
+  bytes: () => Uint8Array;
+} {
+  let out = "";
+  let err = "";
+  const chunks: Uint8Array[] = [];
+  return {
+    out: (text) => (out += text),
+    outBytes: (bytes) => chunks.push(bytes.slice()),
+    err: (text) => (err += text),
+    color: false,
+    errIsTerminal: false,
+    stdout: () => out,
+    stderr: () => err,
+    bytes: () => {
+      const total = chunks.reduce((n, c) => n + c.length, 0);
+      const all = new Uint8Array(total);
+      let at = 0;
+      for (const c of chunks) {
+        all.set(c, at);
+        at += c.length;
+      }
+      return all;
+    },
+  };
+}
+
+/** What a subprocess did. */
+export interface RunResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+  stdoutBytes: Uint8Array;
+}
+
+/**
+ * The permission flags `deno task <name>` runs a command with (from deno.json), so subprocess
+ * tests run with exactly the permissions users get, not `-A`.
+ */
+export function taskFlags(file: string): string[] {
+  const config = JSON.parse(Deno.readTextFileSync(join(ROOT, "deno.json")));
+  const task: string | undefined = config.tasks[file.replaceAll("_", "-")];
+  const match = task && /^deno run ((?:-\S+ )*)commands\//.exec(task);
+  if (!match) throw new Error(`No "deno run … commands/" task for "${file}" in deno.json`);
+  return match[1]!.trim().split(" ");
+}
+
+/** Runs `commands/<file>.ts` as a user would, in a real subprocess with `vars` as its environment. */
+export async function runCli(
+  file: string,
+  args: string[],
+  vars: Record<string, string> = {},
+): Promise<RunResult> {
+  const command = new Deno.Command(Deno.execPath(), {
+    args: ["run", ...taskFlags(file), "--quiet", join(ROOT, "commands", `${file}.ts`), ...args],
+    env: { ...childBaseEnv(), NO_COLOR: "1", ...vars },
+    clearEnv: true,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  });
+  const output = await command.output();
+  const decoder = new TextDecoder();
+  return {
+    code: output.code,
+    stdout: decoder.decode(output.stdout),
+    stderr: decoder.decode(output.stderr),
+    stdoutBytes: output.stdout,
+  };
+}
+
+/**
+ * What a child Deno needs from this environment whatever the test's own variables: PATH, the
+ * module cache (so nothing is downloaded again under a temp HOME), and TLS and proxy settings.
+ */
+export function childBaseEnv(): Record<string, string> {
+  const env = Deno.env.toObject();
+  const home = env.HOME ?? "/root";
+  const base: Record<string, string> = {
+    PATH: env.PATH ?? "/usr/bin:/bin",
+    DENO_DIR: env.DENO_DIR ?? join(env.XDG_CACHE_HOME ?? join(home, ".cache"), "deno"),
+  };
+  for (const [key, value] of Object.entries(env)) {
+    if (
+      /^(SSL_CERT_FILE|SSL_CERT_DIR|DENO_CERT|DENO_TLS_CA_STORE|NODE_EXTRA_CA_CERTS|https?_proxy|HTTPS?_PROXY|no_proxy|NO_PROXY|NPM_CONFIG_REGISTRY)$/
+        .test(key)
+    ) {
+      base[key] = value;
+    }
+  }
+  return base;
+}
+
+/** Reads a JSON manifest of the fixtures. */
+export function manifest<T = Record<string, unknown>>(agent: string): T[] {
+  return JSON.parse(Deno.readTextFileSync(join(FIXTURES, agent, "MANIFEST.json")));
+}
+
+/** True when the shared corpus of real samples is present. */
+export function corpusPresent(): boolean {
+  try {
+    return Deno.statSync(CORPUS).isDirectory;
+  } catch {
+    return false;
+  }
+}
