@@ -1,0 +1,69 @@
+#!/usr/bin/env -S deno run -R -W -E
+// `logbook <command>`: one entry point for every command, so `deno install -g` (or the compiled
+// binary) puts all of them on PATH as `logbook search …`, `logbook reindex …`.
+
+import { EXIT, type Io, stdio } from "../lib/cli.ts";
+import { VERSION } from "../lib/version.ts";
+
+type Main = (args: string[], io?: Io) => Promise<number>;
+
+/** Every command: its summary and how to load it (static imports, so `deno compile` sees them). */
+export const COMMANDS: Record<string, { summary: string; load: () => Promise<{ main: Main }> }> = {
+  start: {
+    summary: "capture this machine's agent histories and show how to search them",
+    load: () => import("./start.ts"),
+  },
+  reindex: {
+    summary: "capture new transcript records into the history store",
+    load: () => import("./reindex.ts"),
+  },
+  search: {
+    summary: "find records across every captured conversation",
+    load: () => import("./search.ts"),
+  },
+  show: {
+    summary: "page through a whole conversation, byte-exact",
+    load: () => import("./show.ts"),
+  },
+};
+
+/** The dispatcher's help screen. */
+export function usage(): string {
+  const width = Math.max(...Object.keys(COMMANDS).map((n) => n.length));
+  return [
+    `logbook ${VERSION} — capture, search and keep your AI coding agents' conversations`,
+    "",
+    "Usage: logbook <command> [options]",
+    "",
+    "Commands:",
+    ...Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`),
+    "",
+    'Run "logbook <command> --help" for a command\'s options.',
+    "",
+    "Example:",
+    '  logbook search "rotate credentials" --since 7d',
+    "",
+  ].join("\n");
+}
+
+/** Runs `logbook <command> [args]`; returns the exit status. */
+export async function main(args: string[], io: Io = stdio()): Promise<number> {
+  const [name, ...rest] = args;
+  if (name === undefined || name === "--help" || name === "-h" || name === "help") {
+    io.out(usage());
+    return name === undefined ? EXIT.usage : EXIT.ok;
+  }
+  if (name === "--version" || name === "-V") {
+    io.out(`logbook ${VERSION}\n`);
+    return EXIT.ok;
+  }
+  const command = COMMANDS[name];
+  if (!command) {
+    io.err(`error: Unknown command "${name}"\nRun "logbook --help" for the list of commands.\n`);
+    return EXIT.usage;
+  }
+  const module = await command.load();
+  return await module.main(rest, io);
+}
+
+if (import.meta.main) Deno.exit(await main(Deno.args));

@@ -1,0 +1,286 @@
+#!/usr/bin/env -S deno run -R -W -E
+// `reindex`: captures what is new in every agent's transcripts into the history store. Safe
+// under cron (a lock, a time limit, silence when all is well).
+
+import type { Env } from "../lib/env.ts";
+import {
+  defineCommand,
+  EXIT,
+  formatBytes,
+  formatDuration,
+  helpText,
+  type Io,
+  parseCommand,
+  positiveInt,
+  runCommand,
+  stdio,
+  styler,
+} from "../lib/cli.ts";
+import {
+  type CaptureRunResult,
+  ingestOffReason,
+  type LastRun,
+  runCapture,
+} from "../lib/capture.ts";
+import { type Context, loadContext, openStore, redactorFor, storeExists } from "../lib/context.ts";
+import type { CaptureSummary, Progress } from "../lib/store/ingest.ts";
+import { describeDrift, storeStatus } from "../lib/store/status.ts";
+import { isLockHeld } from "../lib/lock.ts";
+import { join } from "node:path";
+
+export const spec = defineCommand({
+  name: "reindex",
+  summary: "capture new transcript records into the history store",
+  usage: "logbook reindex [--rebuild] [--retry] [--status] [--max-seconds N] [--quiet] [--json]",
+  options: {
+    rebuild: { type: "boolean" },
+    retry: { type: "boolean" },
+    status: { type: "boolean" },
+    "max-seconds": { type: "string" },
+    quiet: { type: "boolean", short: "q" },
+    json: { type: "boolean" },
+    help: { type: "boolean", short: "h" },
+  },
+  optionHelp: [
+    ["--rebuild", "drop the text index and conversations, rebuild them from the raw records"],
+    ["--retry", "clear a latched failure (a failed rebuild or migration) and try again"],
+    ["--status", "print phase, counts, sizes, the share captured and the last run's result"],
+    [
+      "--max-seconds N",
+      "stop cleanly at a batch boundary after N seconds (cursors stay consistent)",
+    ],
+    ["-q, --quiet", "print nothing unless there is a warning or an error (for cron)"],
+    ["--json", "print the summary (or the status) as JSON"],
+    ["-h, --help", "show this help"],
+  ],
+  examples: ["logbook reindex --quiet --max-seconds 50"],
+  maxPositionals: 0,
+});
+
+/** Runs `reindex` with `args`; returns the exit status. */
+export async function main(
+  args: string[],
+  io: Io = stdio(),
+  env: Env = Deno.env,
+): Promise<number> {
+  return await runCommand(spec.name, io, async () => {
+    const { values } = parseCommand(spec, args);
+    if (values.help) {
+      io.out(helpText(spec));
+      return EXIT.ok;
+    }
+    const maxSeconds = positiveInt(values["max-seconds"] as string | undefined, "max-seconds");
+    const ctx = loadContext({ env });
+    if (values.status) return printStatus(ctx, io, values.json === true);
+
+    const store = openStore(ctx);
+    const controller = new AbortController();
+    const stop = () => controller.abort();
+    const signals: Deno.Signal[] = Deno.build.os === "windows" ? ["SIGINT"] : ["SIGINT", "SIGTERM"];
+    for (const signal of signals) Deno.addSignalListener(signal, stop);
+    const bar = !values.quiet && !values.json && io.errIsTerminal ? progressBar(io) : null;
+    try {
+      const result = await runCapture({
+        ctx,
+        store,
+        redact: redactorFor(ctx),
+        rebuild: values.rebuild === true,
+        retry: values.retry === true,
+        signal: controller.signal,
+        ...(maxSeconds ? { maxSeconds } : {}),
+        ...(bar ? { onProgress: bar.update } : {}),
+      });
+      bar?.clear();
+      return report(result, io, { quiet: values.quiet === true, json: values.json === true });
+    } finally {
+      bar?.clear();
+      for (const signal of signals) Deno.removeSignalListener(signal, stop);
+      store.close();
+    }
+  });
+}
+
+function report(
+  result: CaptureRunResult,
+  io: Io,
+  options: { quiet: boolean; json: boolean },
+): number {
+  const s = styler(io.color);
+  switch (result.status) {
+    case "busy": {
+      const who = result.holder ? `pid ${result.holder.pid}` : "another process";
+      if (options.json) {
+        io.out(JSON.stringify({ status: "busy", pid: result.holder?.pid ?? null }) + "\n");
+      } else if (!options.quiet) io.out(`Another capture is running (${who}); nothing to do\n`);
+      return EXIT.ok;
+    }
+    case "off":
+      if (options.json) io.out(JSON.stringify({ status: "off", reason: result.reason }) + "\n");
+      else if (!options.quiet) {
+        io.out(`Capture is switched off (${result.reason}); nothing was captured\n`);
+      }
+      return EXIT.ok;
+    case "latched":
+      io.err(
+        `error: capture stopped after a failure on ${
+          new Date(result.failure.at).toISOString()
+        }: ${result.failure.message}\n` +
+          `Fix the cause, then run "logbook reindex --retry".\n`,
+      );
+      return EXIT.failure;
+    case "captured": {
+      const { summary } = result;
+      if (options.json) {
+        io.out(JSON.stringify({ status: "captured", rebuilt: result.rebuilt, ...summary }) + "\n");
+      } else if (!options.quiet) {
+        if (result.rebuilt !== null) {
+          io.out(`Rebuilt the index and conversations from ${result.rebuilt} raw records\n`);
+        }
+        io.out(summaryLine(summary) + "\n");
+      }
+      for (const line of warnings(summary)) io.err(`${s.yellow("warning:")} ${line}\n`);
+      for (const e of summary.errors) {
+        io.err(`${s.red("error:")} cannot read "${e.locator}": ${e.message}\n`);
+      }
+      return summary.errors.length ? EXIT.failure : EXIT.ok;
+    }
+  }
+}
+
+/** The one-line summary printed after a capture. */
+export function summaryLine(summary: CaptureSummary): string {
+  const parts = [
+    `Captured ${count(summary.records, "new record")}`,
+    `(${count(summary.conversations, "new conversation")})`,
+    `from ${summary.changed} of ${count(summary.sources, "source")},`,
+    `${formatBytes(summary.bytes)} in ${formatDuration(summary.ms)}`,
+  ];
+  let line = parts.join(" ");
+  if (summary.stoppedBy === "deadline") {
+    line += "; stopped at the time limit, the rest follows next run";
+  }
+  if (summary.stoppedBy === "signal") line += "; stopped on request, the rest follows next run";
+  if (summary.stoppedBy === "ingest-off") line += "; stopped because capture was switched off";
+  if (summary.gone) line += `; ${count(summary.gone, "source")} gone upstream (records kept)`;
+  return line;
+}
+
+/** Warning lines for a capture: drift, empty sources, new generations, skipped files. */
+export function warnings(summary: CaptureSummary): string[] {
+  const lines = summary.drift.map(describeDrift);
+  for (const path of summary.empty) {
+    lines.push(`"${path}" yielded no conversation from a non-empty file`);
+  }
+  for (const skipped of Object.entries(summary.skipped)) {
+    lines.push(`${count(skipped[1], "file")} skipped: ${skipped[0]}`);
+  }
+  return lines;
+}
+
+function count(n: number, noun: string): string {
+  return `${n.toLocaleString("en-US")} ${noun}${n === 1 ? "" : "s"}`;
+}
+
+function progressBar(io: Io) {
+  let last = 0;
+  let shown = false;
+  return {
+    update(p: Progress) {
+      const now = Date.now();
+      if (now - last < 100 || p.phase !== "capturing") return;
+      last = now;
+      shown = true;
+      const ratio = p.bytesTotal > 0 ? Math.min(1, p.bytesDone / p.bytesTotal) : 0;
+      const width = 24;
+      const filled = Math.round(ratio * width);
+      const elapsed = now - p.startedAt;
+      const eta = ratio > 0.02 ? formatDuration((elapsed / ratio) * (1 - ratio)) : "…";
+      io.err(
+        `\r[${"#".repeat(filled)}${".".repeat(width - filled)}] ${Math.floor(ratio * 100)}% ` +
+          `${p.sourcesDone}/${p.sourcesTotal} sources ${formatBytes(p.bytesDone)}/${
+            formatBytes(p.bytesTotal)
+          } ${eta} left\x1b[K`,
+      );
+    },
+    clear() {
+      if (shown) io.err("\r\x1b[K");
+      shown = false;
+    },
+  };
+}
+
+function printStatus(ctx: Context, io: Io, json: boolean): number {
+  const off = ingestOffReason(ctx);
+  const running = isLockHeld(join(ctx.paths.run, "capture.lock"));
+  if (!storeExists(ctx)) {
+    const empty = { store: null, capture: off ? "off" : "on", offReason: off, phase: "never run" };
+    io.out(
+      json ? JSON.stringify(empty) + "\n" : `No history captured yet in "${ctx.paths.root}"\n`,
+    );
+    return EXIT.ok;
+  }
+  const store = openStore(ctx);
+  try {
+    const status = storeStatus(store);
+    const latched = store.getMeta<{ at: number; message: string }>("latched_failure") ?? null;
+    const phase = latched ? "failed (latched)" : running ? "capturing" : "idle";
+    if (json) {
+      io.out(
+        JSON.stringify({ phase, capture: off ? "off" : "on", offReason: off, latched, ...status }) +
+          "\n",
+      );
+      return EXIT.ok;
+    }
+    const lines: string[] = [];
+    let phaseLine = `phase: ${phase}`;
+    if (running && status.progress) {
+      const p = status.progress;
+      const ratio = p.bytesTotal ? p.bytesDone / p.bytesTotal : 0;
+      phaseLine += ` (pid ${p.pid}, ${
+        Math.floor(ratio * 100)
+      }%, ${p.sourcesDone}/${p.sourcesTotal} sources)`;
+    }
+    lines.push(phaseLine);
+    if (latched) lines.push(`failure: ${latched.message} (run "logbook reindex --retry")`);
+    lines.push(`capture: ${off ? `off (${off})` : "on"}`);
+    lines.push(
+      `store: ${status.path}, ${formatBytes(status.storeBytes)} on disk for ${
+        formatBytes(status.rawBytes)
+      } raw in ${count(status.records, "record")}`,
+    );
+    lines.push(
+      `sources: ${status.sources} (${status.sourcesGone} gone upstream), ${
+        (status.captured.ratio * 100).toFixed(1)
+      }% captured (${formatBytes(status.captured.bytes)} of ${formatBytes(status.captured.of)})`,
+    );
+    const convs = status.conversations.map((c) =>
+      `${c.agent} ${c.count}${c.gone ? ` (${c.gone} with source gone)` : ""}`
+    );
+    lines.push(`conversations: ${convs.length ? convs.join(", ") : "none"}`);
+    if (status.multiGeneration) {
+      lines.push(
+        `generations: ${
+          count(status.multiGeneration, "source")
+        } replaced or rewritten (old records kept)`,
+      );
+    }
+    for (const d of status.drift) lines.push(`drift: ${describeDrift(d)}`);
+    for (const path of status.empty) lines.push(`warning: "${path}" yielded no conversation`);
+    for (const e of status.errors) lines.push(`error: "${e.locator}": ${e.message}`);
+    const last = status.lastRun as LastRun | null;
+    if (last) {
+      const when = new Date(last.at).toISOString();
+      lines.push(
+        `last run: ${when} ${last.ok ? "ok" : "failed"}${
+          last.summary ? ` — ${summaryLine(last.summary)}` : last.error ? ` — ${last.error}` : ""
+        }`,
+      );
+    } else lines.push("last run: never");
+    io.out(lines.join("\n") + "\n");
+    return EXIT.ok;
+  } finally {
+    store.close();
+  }
+}
+
+if (import.meta.main) Deno.exit(await main(Deno.args));

@@ -1,0 +1,143 @@
+#!/usr/bin/env -S deno run -R -W -E
+// `search`: finds records across every captured conversation, ranked, with filters. Exit 0 with
+// hits, 1 with none (as grep does), 2 for a usage error. Never writes to a source.
+
+import type { Env } from "../lib/env.ts";
+import {
+  defineCommand,
+  EXIT,
+  helpText,
+  type Io,
+  parseCommand,
+  runCommand,
+  stdio,
+  styler,
+  UsageError,
+} from "../lib/cli.ts";
+import { loadContext, openStore, redactorFor } from "../lib/context.ts";
+import { describeIssue, FilterError, resolveSearch, searchInput } from "../lib/filters.ts";
+import { homeDir } from "../lib/paths.ts";
+import { ADAPTERS } from "../lib/sources/mod.ts";
+import { search, type SearchHit } from "../lib/store/search.ts";
+import { markSnippet } from "../lib/store/_text.ts";
+
+export const spec = defineCommand({
+  name: "search",
+  summary: "find records across every captured conversation",
+  usage: "logbook search <query> [--project DIR|--all-projects] [--agent A] [--session ID] " +
+    "[--kind K] [--role R] [--since WHEN] [--until WHEN] [--subagents|--no-subagents] " +
+    "[--limit N] [--json]",
+  options: {
+    project: { type: "string" },
+    "all-projects": { type: "boolean" },
+    agent: { type: "string" },
+    session: { type: "string" },
+    kind: { type: "string" },
+    role: { type: "string" },
+    since: { type: "string" },
+    until: { type: "string" },
+    subagents: { type: "boolean" },
+    "no-subagents": { type: "boolean" },
+    limit: { type: "string" },
+    json: { type: "boolean" },
+    help: { type: "boolean", short: "h" },
+  },
+  optionHelp: [
+    ["--project DIR", "only this directory's project (`.` for the one you are in)"],
+    ["--all-projects", "every project (the default)"],
+    ["--agent A", "only claude, codex, opencode or logbook"],
+    ["--session ID", "only this conversation (full id, native id or unique prefix)"],
+    ["--kind K", "message, tool_call, tool_result, reasoning, summary, event or meta"],
+    ["--role R", "user, assistant, system or developer"],
+    ["--since WHEN", "at or after WHEN: ISO date/time, 30m, 12h, 7d, 2w, today, yesterday"],
+    ["--until WHEN", "before WHEN (same forms)"],
+    ["--no-subagents", "leave out subagent conversations (--subagents keeps them, the default)"],
+    ["--limit N", "at most N hits (default 20)"],
+    ["--json", "one JSON object per hit, one per line"],
+    ["-h, --help", "show this help"],
+  ],
+  examples: ['logbook search "rotate credentials" --project . --since 7d'],
+});
+
+/** Runs `search` with `args`; returns the exit status. */
+export async function main(
+  args: string[],
+  io: Io = stdio(),
+  env: Env = Deno.env,
+): Promise<number> {
+  return await runCommand(spec.name, io, () => {
+    const { values, positionals } = parseCommand(spec, args);
+    if (values.help) {
+      io.out(helpText(spec));
+      return EXIT.ok;
+    }
+    if (values.project !== undefined && values["all-projects"]) {
+      throw new UsageError('Options "--project" and "--all-projects" cannot be used together');
+    }
+    if (values.subagents && values["no-subagents"]) {
+      throw new UsageError('Options "--subagents" and "--no-subagents" cannot be used together');
+    }
+    const parsed = searchInput.safeParse({
+      q: positionals.join(" "),
+      project: values.project,
+      agent: values.agent,
+      session: values.session,
+      kind: values.kind,
+      role: values.role,
+      since: values.since,
+      until: values.until,
+      subagents: values["no-subagents"] ? false : values.subagents ? true : undefined,
+      limit: values.limit,
+    });
+    if (!parsed.success) {
+      const { field, message } = describeIssue(parsed.error);
+      throw new UsageError(
+        field === "q" ? `Missing query: ${message}` : `Invalid value for "--${field}": ${message}`,
+      );
+    }
+    const ctx = loadContext({ env });
+    const store = openStore(ctx, { mustExist: true });
+    try {
+      let options;
+      try {
+        options = resolveSearch(parsed.data, ctx, store);
+      } catch (err) {
+        if (err instanceof FilterError && err.field !== "session") {
+          throw new UsageError(`Invalid value for "--${err.field}": ${err.message}`);
+        }
+        throw err;
+      }
+      const result = search(store, ADAPTERS, redactorFor(ctx), options);
+      if (result.mode === "literal") {
+        io.err("note: the query is not valid FTS5 syntax; used a literal substring scan\n");
+      }
+      if (values.json) {
+        for (const hit of result.hits) io.out(JSON.stringify(hit) + "\n");
+      } else {
+        const home = homeDir(env);
+        result.hits.forEach((hit, i) =>
+          io.out(renderHit(hit, result.highlights[i] ?? [], io, home))
+        );
+        if (!result.hits.length) io.err("No matches\n");
+      }
+      return result.hits.length ? EXIT.ok : EXIT.failure;
+    } finally {
+      store.close();
+    }
+  });
+}
+
+function renderHit(hit: SearchHit, ranges: [number, number][], io: Io, home?: string): string {
+  const s = styler(io.color);
+  const when = hit.timestamp ? hit.timestamp.slice(0, 16).replace("T", " ") : "-";
+  let project = hit.project ?? hit.cwd ?? "-";
+  if (home && project.startsWith(home + "/")) project = "~" + project.slice(home.length);
+  const what = hit.role ? `${hit.kind}/${hit.role}` : hit.kind;
+  const header = `${s.dim(when)}  ${hit.agent}  ${project}  ${s.cyan(hit.conversation)}  ${
+    s.dim(`${what} #${hit.record}`)
+  }`;
+  const snippet = markSnippet({ text: hit.snippet, ranges }, s.highlight);
+  return `${header}\n  ${snippet}\n\n`;
+}
+
+if (import.meta.main) Deno.exit(await main(Deno.args));

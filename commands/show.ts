@@ -1,0 +1,130 @@
+#!/usr/bin/env -S deno run -R -W -E
+// `show`: pages through a whole conversation in record order, readably, as JSON with the exact
+// bytes in base64, or as the raw captured bytes themselves.
+
+import type { Env } from "../lib/env.ts";
+import {
+  defineCommand,
+  EXIT,
+  helpText,
+  type Io,
+  parseCommand,
+  positiveInt,
+  runCommand,
+  stdio,
+  styler,
+  UsageError,
+} from "../lib/cli.ts";
+import { loadContext, openStore, redactorFor } from "../lib/context.ts";
+import { ADAPTERS } from "../lib/sources/mod.ts";
+import {
+  findConversation,
+  pageConversation,
+  pageRows,
+  type RecordJson,
+} from "../lib/store/conversations.ts";
+import { TextDeriver } from "../lib/store/records.ts";
+
+export const spec = defineCommand({
+  name: "show",
+  summary: "page through a whole conversation, byte-exact",
+  usage: "logbook show <conversation-id> [--after RECORD] [--limit N] [--raw] [--json]",
+  options: {
+    after: { type: "string" },
+    limit: { type: "string" },
+    raw: { type: "boolean" },
+    json: { type: "boolean" },
+    help: { type: "boolean", short: "h" },
+  },
+  optionHelp: [
+    ["--after RECORD", "start after this record id (the `next` of the previous page)"],
+    ["--limit N", "at most N records per page (default 100; a page also stops near 512 KiB)"],
+    ["--raw", "print the exact captured bytes of the page instead"],
+    ["--json", 'one object: {"conversation", "records" (raw in base64), "next"}'],
+    ["-h, --help", "show this help"],
+  ],
+  examples: ["logbook show claude:3f2a9c1e --after 1200 --json"],
+  maxPositionals: 1,
+});
+
+/** Runs `show` with `args`; returns the exit status. */
+export async function main(
+  args: string[],
+  io: Io = stdio(),
+  env: Env = Deno.env,
+): Promise<number> {
+  return await runCommand(spec.name, io, () => {
+    const { values, positionals } = parseCommand(spec, args);
+    if (values.help) {
+      io.out(helpText(spec));
+      return EXIT.ok;
+    }
+    const id = positionals[0];
+    if (!id) throw new UsageError("Missing the conversation id");
+    const after = values.after === undefined ? undefined : Number(values.after);
+    if (after !== undefined && !(Number.isInteger(after) && after >= 0)) {
+      throw new UsageError(`Option "--after" expects a record id, got "${values.after}"`);
+    }
+    const limit = positiveInt(values.limit, "limit");
+    if (values.raw && values.json) {
+      throw new UsageError('Options "--raw" and "--json" cannot be used together');
+    }
+    const ctx = loadContext({ env });
+    const store = openStore(ctx, { mustExist: true });
+    try {
+      const conversation = findConversation(store, id);
+      const paging = { ...(after !== undefined ? { after } : {}), ...(limit ? { limit } : {}) };
+      if (values.raw) {
+        const { rows, next } = pageRows(store, conversation.id, paging);
+        for (const row of rows) io.outBytes(row.raw);
+        if (next !== null) io.err(`more: logbook show ${conversation.key} --raw --after ${next}\n`);
+        return EXIT.ok;
+      }
+      const deriver = new TextDeriver(store, ADAPTERS, redactorFor(ctx));
+      const page = pageConversation(store, deriver, conversation, paging);
+      if (values.json) {
+        io.out(JSON.stringify(page) + "\n");
+        return EXIT.ok;
+      }
+      const s = styler(io.color);
+      const c = page.conversation;
+      if (after === undefined) {
+        io.out(
+          `${s.bold(c.title ?? c.id)}\n${
+            s.dim(`${c.id}  ${c.agent}  ${c.cwd ?? c.project ?? ""}`)
+          }\n\n`,
+        );
+      }
+      for (const record of page.records) io.out(renderRecord(record, io));
+      if (page.next !== null) io.err(`more: logbook show ${c.id} --after ${page.next}\n`);
+      return EXIT.ok;
+    } finally {
+      store.close();
+    }
+  });
+}
+
+const FOLDED = new Set(["tool_call", "tool_result", "event"]);
+
+/** A record as the reader sees it: roles, full messages, tool calls folded to one line. */
+function renderRecord(record: RecordJson, io: Io): string {
+  if (record.kind === "meta" || !record.text.trim()) return "";
+  const s = styler(io.color);
+  const when = record.timestamp ? record.timestamp.slice(11, 16) : "     ";
+  if (FOLDED.has(record.kind)) {
+    const line = record.text.replace(/\s+/g, " ").trim();
+    const cut = line.length > 110 ? `${line.slice(0, 109)}…` : line;
+    const mark = record.kind === "tool_call" ? "▸" : record.kind === "tool_result" ? "◂" : "·";
+    return s.dim(`${when} ${mark} ${record.kind}: ${cut}`) + "\n";
+  }
+  const who = record.kind === "message"
+    ? (record.role ?? "message")
+    : record.kind === "reasoning"
+    ? "thinking"
+    : record.kind;
+  const label = who === "assistant" ? s.green(who) : who === "user" ? s.cyan(who) : s.yellow(who);
+  const body = record.kind === "reasoning" ? s.dim(record.text.trim()) : record.text.trim();
+  return `${s.dim(when)} ${s.bold(label)}\n${body}\n\n`;
+}
+
+if (import.meta.main) Deno.exit(await main(Deno.args));

@@ -1,0 +1,142 @@
+// The capture operation behind `reindex`, `start` and the dashboard: the ingest switch, the
+// lock that keeps cron runs from overlapping, a latched failure, and the last run's result.
+
+import { loadConfig } from "./config.ts";
+import type { Context } from "./context.ts";
+import { isOff } from "./env.ts";
+import { type LockInfo, tryLock } from "./lock.ts";
+import { projectOf } from "./paths.ts";
+import type { Adapter, Agent, DiscoverContext } from "./sources/adapter.ts";
+import { ADAPTERS } from "./sources/mod.ts";
+import { HistoryStore } from "./store/db.ts";
+import { capture, type CaptureSummary, type Progress, rebuildDerived } from "./store/ingest.ts";
+
+/** The meta key of a failure that stops capture until `reindex --retry`. */
+export const LATCH_KEY = "latched_failure";
+
+export interface CaptureRunOptions {
+  ctx: Context;
+  store: HistoryStore;
+  redact: (text: string) => string;
+  adapters?: readonly Adapter[];
+  maxSeconds?: number;
+  signal?: AbortSignal;
+  rebuild?: boolean;
+  retry?: boolean;
+  onProgress?: (progress: Progress) => void;
+  /** Only these source locators (watch mode). */
+  only?: ReadonlySet<string>;
+  /** The command name written into the lock file. */
+  command?: string;
+}
+
+/** What a capture run did, or why it did not run. */
+export type CaptureRunResult =
+  | { status: "captured"; summary: CaptureSummary; rebuilt: number | null }
+  | { status: "busy"; holder: LockInfo | null }
+  | { status: "off"; reason: string }
+  | { status: "latched"; failure: LatchedFailure };
+
+/** A failure kept until the user retries (a failed migration or rebuild). */
+export interface LatchedFailure {
+  at: number;
+  message: string;
+}
+
+/** The result of the last capture run, kept in the store for `--status`. */
+export interface LastRun {
+  at: number;
+  ok: boolean;
+  summary?: CaptureSummary;
+  error?: string;
+}
+
+/** Why capture is switched off, or null when it is on (`LOGBOOK_INGEST`, then config). */
+export function ingestOffReason(ctx: Context): string | null {
+  const env = ctx.env.get("LOGBOOK_INGEST");
+  if (env !== undefined && isOff(env)) return `LOGBOOK_INGEST=${env}`;
+  if (!ctx.config.history.ingest) return 'config "history.ingest" is false';
+  return null;
+}
+
+/** Runs one capture under the capture lock; see CaptureRunResult for the outcomes. */
+export async function runCapture(options: CaptureRunOptions): Promise<CaptureRunResult> {
+  const { ctx, store } = options;
+  if (options.retry) store.deleteMeta(LATCH_KEY);
+  const latched = store.getMeta<LatchedFailure>(LATCH_KEY);
+  if (latched) return { status: "latched", failure: latched };
+  const off = ingestOffReason(ctx);
+  if (off) return { status: "off", reason: off };
+
+  const lock = tryLock(ctx.paths.run, ctx.paths.root, "capture", options.command ?? "reindex");
+  if ("holder" in lock) return { status: "busy", holder: lock.holder };
+  try {
+    const adapters = options.adapters ?? ADAPTERS;
+    const ingestOptions = {
+      store,
+      adapters,
+      discover: discoverContext(ctx),
+      redact: options.redact,
+      projectOf,
+      now: ctx.now,
+      ingestEnabled: ingestSwitch(ctx),
+      ...(options.maxSeconds ? { deadline: ctx.now() + options.maxSeconds * 1000 } : {}),
+      ...(options.signal ? { signal: options.signal } : {}),
+      ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+      ...(options.only ? { only: options.only } : {}),
+    };
+    let rebuilt: number | null = null;
+    try {
+      if (options.rebuild) rebuilt = await rebuildDerived(ingestOptions);
+      const summary = await capture(ingestOptions);
+      store.setMeta("last_run", { at: ctx.now(), ok: summary.errors.length === 0, summary });
+      return { status: "captured", summary, rebuilt };
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      try {
+        store.setMeta("last_run", { at: ctx.now(), ok: false, error: message } satisfies LastRun);
+        if (options.rebuild) {
+          store.setMeta(LATCH_KEY, { at: ctx.now(), message } satisfies LatchedFailure);
+        }
+      } catch {
+        // The store itself failing (locked, full) is what is being reported.
+      }
+      throw err;
+    }
+  } finally {
+    lock.held.release();
+  }
+}
+
+/** Where adapters look: the environment and config's extra roots. */
+export function discoverContext(ctx: Context): DiscoverContext {
+  const roots = ctx.config.history.roots;
+  const extraRoots: Partial<Record<Agent, string[]>> = {
+    claude: roots.claude,
+    codex: roots.codex,
+    opencode: roots.opencode,
+  };
+  return { env: ctx.env, extraRoots, skipped: new Map() };
+}
+
+/**
+ * The ingest switch as capture sees it before each batch: the environment, and the config file
+ * read again (at most once a second) so turning capture off takes effect without a restart.
+ */
+function ingestSwitch(ctx: Context): () => boolean {
+  let checked = 0;
+  let on = true;
+  return () => {
+    const now = Date.now();
+    if (now - checked < 1000) return on;
+    checked = now;
+    const env = ctx.env.get("LOGBOOK_INGEST");
+    if (env !== undefined && isOff(env)) return (on = false);
+    try {
+      on = loadConfig({ env: ctx.env, configDir: ctx.configDir }).config.history.ingest;
+    } catch {
+      // A config being edited may be briefly invalid: keep the last known setting.
+    }
+    return on;
+  };
+}

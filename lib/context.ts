@@ -1,0 +1,109 @@
+// What a command needs to know about where it runs: the environment, the user's directory, the
+// data and config dirs, and the merged configuration. Built once at command start.
+
+import { existsSync, realpathSync } from "node:fs";
+import { type Config, loadConfig, type LoadedConfig } from "./config.ts";
+import type { Env } from "./env.ts";
+import {
+  configDir,
+  dataDir,
+  type DataPaths,
+  dataPaths,
+  ensureGitExcluded,
+  projectOf,
+  userCwd,
+} from "./paths.ts";
+import { HistoryStore } from "./store/db.ts";
+import { createGate, type Gate } from "./gate.ts";
+
+/** The resolved surroundings of one command run. */
+export interface Context {
+  env: Env;
+  /** The directory the user ran the command from (`INIT_CWD` under `deno task`). */
+  cwd: string;
+  paths: DataPaths;
+  configDir: string;
+  config: Config;
+  configFiles: string[];
+  configWarnings: string[];
+  now: () => number;
+}
+
+export interface ContextOptions {
+  env: Env;
+  agent?: "claude" | "codex" | "opencode" | "logbook";
+  now?: () => number;
+}
+
+/** Resolves dirs and configuration for a command run (throws ConfigError on a bad config). */
+export function loadContext(options: ContextOptions): Context {
+  const { env } = options;
+  const cwd = userCwd(env);
+  const root = physical(dataDir(env));
+  const config = configDir(env);
+  const project = projectOf(cwd);
+  const loaded: LoadedConfig = loadConfig({
+    env,
+    configDir: config,
+    projectRoot: project.root,
+    ...(options.agent ? { agent: options.agent } : {}),
+  });
+  if (loaded.projectConfigDir) {
+    // A project's .logbook/ stays out of Git through .git/info/exclude, never .gitignore.
+    try {
+      ensureGitExcluded(project.root);
+    } catch {
+      // Not being able to write the exclude file must not stop a command.
+    }
+  }
+  return {
+    env,
+    cwd,
+    paths: dataPaths(root, env),
+    configDir: config,
+    config: loaded.config,
+    configFiles: loaded.files,
+    configWarnings: loaded.warnings,
+    now: options.now ?? Date.now,
+  };
+}
+
+/** The data dir as a physical path, so a linked data dir (on another disk) is used as is. */
+function physical(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
+}
+
+/** True when the history store exists (commands that only read do not create it). */
+export function storeExists(ctx: Context): boolean {
+  return existsSync(ctx.paths.historyDb);
+}
+
+/** Opens the history store, creating it unless `mustExist` is set and it is missing. */
+export function openStore(ctx: Context, options: { mustExist?: boolean } = {}): HistoryStore {
+  if (options.mustExist && !storeExists(ctx)) {
+    throw new Error(
+      `No history captured yet in "${ctx.paths.root}": run "logbook reindex" first`,
+    );
+  }
+  const busy = Number(ctx.env.get("LOGBOOK_BUSY_TIMEOUT_MS") ?? "");
+  return HistoryStore.open({
+    path: ctx.paths.historyDb,
+    root: ctx.paths.root,
+    ...(Number.isFinite(busy) && busy > 0 ? { busyTimeoutMs: busy } : {}),
+  });
+}
+
+/** The gate configured with the user's labelled secrets and allowed labels. */
+export function gateFor(ctx: Context): Gate {
+  return createGate({ labelled: ctx.config.secrets, allowed: ctx.config.allowedSecrets });
+}
+
+/** A redaction function for derived text, snippets and anything shown. */
+export function redactorFor(ctx: Context): (text: string) => string {
+  const gate = gateFor(ctx);
+  return (text) => gate.redactText(text);
+}

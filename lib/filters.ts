@@ -1,0 +1,79 @@
+// The search filters as users give them (flags on the command line, query parameters in the
+// dashboard), validated once with zod and resolved into what the store searches by.
+
+import { z } from "zod";
+import { type Context } from "./context.ts";
+import { projectOf, resolveFromUser } from "./paths.ts";
+import { AGENTS, KINDS, ROLES } from "./sources/adapter.ts";
+import { HistoryStore } from "./store/db.ts";
+import { findConversation } from "./store/conversations.ts";
+import type { SearchOptions } from "./store/search.ts";
+import { parseWhen } from "./when.ts";
+
+/** A search request as a user writes it. */
+export const searchInput = z.object({
+  q: z.string().trim().min(1, "the query is empty").max(4096, "the query is too long"),
+  project: z.string().min(1).optional(),
+  agent: z.enum(AGENTS).optional(),
+  session: z.string().min(1).max(300).optional(),
+  kind: z.enum(KINDS).optional(),
+  role: z.enum(ROLES).optional(),
+  since: z.string().min(1).optional(),
+  until: z.string().min(1).optional(),
+  subagents: z.boolean().optional(),
+  limit: z.coerce.number().int().min(1).max(1000).optional(),
+});
+export type SearchInput = z.infer<typeof searchInput>;
+
+/** A filter value that cannot be resolved (an unknown session, an unreadable date). */
+export class FilterError extends Error {
+  override name = "FilterError";
+  constructor(readonly field: string, message: string) {
+    super(message);
+  }
+}
+
+/** The first problem zod found, as `field: message`. */
+export function describeIssue(error: z.ZodError): { field: string; message: string } {
+  const issue = error.issues[0];
+  const field = issue?.path.join(".") || "input";
+  return { field, message: issue?.message ?? "invalid" };
+}
+
+/**
+ * Resolves a validated search input: `project` is a directory (relative to where the user
+ * stands; `.` is this project) turned into its project identity, `session` a conversation id
+ * or unique prefix, `since`/`until` ISO or relative times.
+ */
+export function resolveSearch(
+  input: SearchInput,
+  ctx: Context,
+  store: HistoryStore,
+): SearchOptions {
+  const options: SearchOptions = { query: input.q };
+  if (input.project !== undefined) {
+    options.project = projectOf(resolveFromUser(input.project, ctx.env)).root;
+  }
+  if (input.agent) options.agent = input.agent;
+  if (input.kind) options.kind = input.kind;
+  if (input.role) options.role = input.role;
+  if (input.subagents !== undefined) options.subagents = input.subagents;
+  if (input.limit !== undefined) options.limit = input.limit;
+  if (input.session !== undefined) {
+    try {
+      options.conversationId = findConversation(store, input.session).id;
+    } catch (err) {
+      throw new FilterError("session", (err as Error).message);
+    }
+  }
+  for (const field of ["since", "until"] as const) {
+    const value = input[field];
+    if (value === undefined) continue;
+    try {
+      options[field] = parseWhen(value, ctx.now());
+    } catch (err) {
+      throw new FilterError(field, (err as Error).message);
+    }
+  }
+  return options;
+}

@@ -1,0 +1,61 @@
+// Every command as a subprocess: `--help` prints usage and exits 0, an unknown flag is a usage
+// error (exit 2, `error:` on stderr), and the `logbook` dispatcher reaches each command.
+
+import assert from "node:assert/strict";
+import { COMMANDS } from "../../commands/logbook.ts";
+import { makeWorld, runCli } from "../_helpers.ts";
+
+const FILES = Object.keys(COMMANDS).map((name) => name.replaceAll("-", "_"));
+
+Deno.test("every command's --help exits 0 with usage, options and an example", async (t) => {
+  const world = await makeWorld();
+  try {
+    for (const file of FILES) {
+      await t.step(file, async () => {
+        const result = await runCli(file, ["--help"], world.vars);
+        assert.equal(result.code, 0, result.stderr);
+        assert.match(result.stdout, /^Usage: logbook /m);
+        assert.match(result.stdout, /^Options:$/m);
+        assert.match(result.stdout, /^Examples?:$/m);
+        assert.equal(result.stderr, "");
+      });
+    }
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("every command rejects an unknown flag with exit 2 and error: on stderr", async (t) => {
+  const world = await makeWorld();
+  try {
+    for (const file of FILES) {
+      await t.step(file, async () => {
+        const result = await runCli(file, ["--no-such-flag"], world.vars);
+        assert.equal(result.code, 2);
+        assert.match(result.stderr, /^error: .*--no-such-flag/);
+        assert.match(result.stderr, /--help/);
+      });
+    }
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("the logbook dispatcher runs commands and reports unknown ones", async () => {
+  const world = await makeWorld();
+  try {
+    const help = await runCli("logbook", ["--help"], world.vars);
+    assert.equal(help.code, 0);
+    for (const name of Object.keys(COMMANDS)) {
+      assert.match(help.stdout, new RegExp(`^  ${name} `, "m"));
+    }
+    const viaDispatcher = await runCli("logbook", ["search", "--help"], world.vars);
+    assert.equal(viaDispatcher.code, 0);
+    assert.match(viaDispatcher.stdout, /^Usage: logbook search/m);
+    const unknown = await runCli("logbook", ["frobnicate"], world.vars);
+    assert.equal(unknown.code, 2);
+    assert.match(unknown.stderr, /^error: Unknown command "frobnicate"/);
+  } finally {
+    await world.cleanup();
+  }
+});

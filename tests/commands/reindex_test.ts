@@ -1,0 +1,269 @@
+// `reindex` as cron and users run it: crash safety under kill -9, the lock between concurrent
+// runs, a stale lock, the time limit, the ingest switch, --status and --quiet.
+
+import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
+import { join, relative } from "node:path";
+import { DatabaseSync } from "node:sqlite";
+import { main as reindex } from "../../commands/reindex.ts";
+import { main as search } from "../../commands/search.ts";
+import { loadContext, openStore, redactorFor } from "../../lib/context.ts";
+import { runCapture } from "../../lib/capture.ts";
+import {
+  captureIo,
+  childBaseEnv,
+  makeWorld,
+  ROOT,
+  runCli,
+  taskFlags,
+  type World,
+} from "../_helpers.ts";
+import { writeClaudeCorpus } from "../_corpus.ts";
+
+/** A digest of everything capture stored, independent of row ids and of where the world lives. */
+function storeDigest(
+  world: World,
+): { records: string; index: string; conversations: string; count: number } {
+  const db = new DatabaseSync(join(world.data, "history.db"), { readOnly: true });
+  try {
+    const records = createHash("sha256");
+    let count = 0;
+    const rows = db.prepare(`
+      SELECT s.locator, r.generation, r.offset, r.seq, r.raw, r.kind, r.role, r.ts, r.flags,
+             r.message_id, c.key
+      FROM records r JOIN sources s ON s.id = r.source_id LEFT JOIN conversations c ON c.id = r.conversation_id
+      ORDER BY s.locator, r.generation, r.offset`).iterate() as Iterable<Record<string, unknown>>;
+    for (const row of rows) {
+      count++;
+      records.update(relative(world.dir, String(row.locator)));
+      for (
+        const key of [
+          "generation",
+          "offset",
+          "seq",
+          "kind",
+          "role",
+          "ts",
+          "flags",
+          "message_id",
+          "key",
+        ]
+      ) {
+        records.update(`|${row[key]}`);
+      }
+      records.update(row.raw as Uint8Array);
+    }
+    const index = createHash("sha256");
+    for (const term of ["marker3", "cursor", "deploy AND retry", "marker150"]) {
+      const hits = db.prepare(`
+        SELECT s.locator, r.offset FROM fts JOIN records r ON r.id = fts.rowid
+        JOIN sources s ON s.id = r.source_id WHERE fts MATCH ? ORDER BY s.locator, r.offset`).all(
+        term,
+      );
+      for (const hit of hits) {
+        index.update(`${relative(world.dir, String(hit.locator))}:${hit.offset};`);
+      }
+      index.update("\n");
+    }
+    const conversations = createHash("sha256");
+    for (
+      const row of db.prepare(
+        "SELECT key, title, message_count, record_count, bytes, first_ts, last_ts, project_root FROM conversations ORDER BY key",
+      ).all()
+    ) {
+      conversations.update(JSON.stringify(row));
+    }
+    return {
+      records: records.digest("hex"),
+      index: index.digest("hex"),
+      conversations: conversations.digest("hex"),
+      count,
+    };
+  } finally {
+    db.close();
+  }
+}
+
+async function reindexOk(world: World, args: string[] = []) {
+  const io = captureIo();
+  const code = await reindex(args, io, world.env);
+  return { code, stdout: io.stdout(), stderr: io.stderr() };
+}
+
+function spawnReindex(world: World, args: string[] = []): Deno.ChildProcess {
+  return new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      ...taskFlags("reindex"),
+      "--quiet",
+      join(ROOT, "commands", "reindex.ts"),
+      ...args,
+    ],
+    env: { ...childBaseEnv(), ...world.vars },
+    clearEnv: true,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+}
+
+async function waitForLockHolder(world: World, timeoutMs = 20_000): Promise<number> {
+  const path = join(world.data, "run", "capture.lock");
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    try {
+      const info = JSON.parse(Deno.readTextFileSync(path));
+      if (typeof info.pid === "number") return info.pid;
+    } catch { /* not yet */ }
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error("the capture never took its lock");
+}
+
+Deno.test("reindex killed with -9 at a random point, then rerun, equals an uninterrupted capture", async () => {
+  const killed = await makeWorld();
+  const clean = await makeWorld();
+  try {
+    for (const world of [killed, clean]) {
+      writeClaudeCorpus(world.claude, { sessions: 220, lines: 160 });
+    }
+    assert.equal((await reindexOk(clean, ["--quiet"])).code, 0);
+    const expected = storeDigest(clean);
+
+    const child = spawnReindex(killed, ["--quiet"]);
+    await waitForLockHolder(killed);
+    // Somewhere in the middle of the capture: after the lock, before the end.
+    await new Promise((r) => setTimeout(r, 50 + Math.floor(Math.random() * 400)));
+    child.kill("SIGKILL");
+    const status = await child.status;
+    assert.equal(status.signal, "SIGKILL", "the capture was still running when killed");
+    const partial = storeDigest(killed);
+    assert.ok(
+      partial.count < expected.count,
+      `killed mid-way (${partial.count} of ${expected.count})`,
+    );
+
+    const rerun = await reindexOk(killed, ["--quiet"]);
+    assert.equal(rerun.code, 0, rerun.stderr);
+    assert.deepEqual(storeDigest(killed), expected);
+  } finally {
+    await killed.cleanup();
+    await clean.cleanup();
+  }
+});
+
+Deno.test("a second concurrent reindex exits 0 at once naming the running pid", async () => {
+  const world = await makeWorld();
+  try {
+    writeClaudeCorpus(world.claude, { sessions: 300, lines: 160 });
+    const child = spawnReindex(world);
+    const pid = await waitForLockHolder(world);
+    const started = performance.now();
+    const second = await runCli("reindex", [], world.vars);
+    const elapsed = performance.now() - started;
+    const first = await child.output();
+    assert.equal(first.code, 0, new TextDecoder().decode(first.stderr));
+    assert.equal(second.code, 0);
+    assert.match(second.stdout, new RegExp(`Another capture is running \\(pid ${pid}\\)`));
+    assert.ok(elapsed < 10_000);
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("a lock file left by a dead process is taken over", async () => {
+  const world = await makeWorld();
+  try {
+    writeClaudeCorpus(world.claude, { sessions: 3, lines: 10 });
+    const dead = new Deno.Command("true").spawn();
+    const deadPid = dead.pid;
+    await dead.status;
+    await Deno.mkdir(join(world.data, "run"), { recursive: true, mode: 0o700 });
+    Deno.writeTextFileSync(
+      join(world.data, "run", "capture.lock"),
+      JSON.stringify({ pid: deadPid, startedAt: 0, command: "reindex" }),
+      { mode: 0o600 },
+    );
+    const result = await reindexOk(world);
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stdout, /Captured 30 new records/);
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("--max-seconds stops at a batch boundary with cursors consistent", async () => {
+  const limited = await makeWorld();
+  const clean = await makeWorld();
+  try {
+    for (const world of [limited, clean]) {
+      writeClaudeCorpus(world.claude, { sessions: 40, lines: 100 });
+    }
+    await reindexOk(clean, ["--quiet"]);
+    // A clock that stands still for the first calls, then leaps past any deadline.
+    let calls = 0;
+    const now = () => (++calls < 40 ? 1_000_000 : 9_000_000);
+    const ctx = loadContext({ env: limited.env, now });
+    const store = openStore(ctx);
+    try {
+      const result = await runCapture({ ctx, store, redact: redactorFor(ctx), maxSeconds: 5 });
+      assert.equal(result.status, "captured");
+      if (result.status === "captured") {
+        assert.equal(result.summary.stoppedBy, "deadline");
+        assert.equal(result.summary.complete, false);
+        assert.ok(result.summary.records > 0);
+      }
+    } finally {
+      store.close();
+    }
+    const rest = await reindexOk(limited, []);
+    assert.equal(rest.code, 0);
+    assert.deepEqual(storeDigest(limited), storeDigest(clean));
+  } finally {
+    await limited.cleanup();
+    await clean.cleanup();
+  }
+});
+
+Deno.test("LOGBOOK_INGEST=0 captures nothing and says so; search still works", async () => {
+  const world = await makeWorld();
+  try {
+    writeClaudeCorpus(world.claude, { sessions: 2, lines: 4 });
+    assert.equal((await reindexOk(world, ["--quiet"])).code, 0);
+    writeClaudeCorpus(world.claude, { sessions: 4, lines: 4, seed: 99 });
+    const off = await runCli("reindex", [], { ...world.vars, LOGBOOK_INGEST: "0" });
+    assert.equal(off.code, 0);
+    assert.match(off.stdout, /Capture is switched off \(LOGBOOK_INGEST=0\)/);
+    const io = captureIo();
+    assert.equal(await search(["marker1", "--json"], io, world.env), 0);
+    assert.equal(io.stdout().trim().split("\n").length, 1);
+    const json = await runCli("reindex", ["--json"], { ...world.vars, LOGBOOK_INGEST: "false" });
+    assert.deepEqual(JSON.parse(json.stdout), { status: "off", reason: "LOGBOOK_INGEST=false" });
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("reindex --quiet prints nothing when all is well, and --status reports the store", async () => {
+  const world = await makeWorld();
+  try {
+    writeClaudeCorpus(world.claude, { sessions: 5, lines: 6 });
+    const quiet = await runCli("reindex", ["--quiet"], world.vars);
+    assert.deepEqual([quiet.code, quiet.stdout, quiet.stderr], [0, "", ""]);
+    const status = await runCli("reindex", ["--status", "--json"], world.vars);
+    assert.equal(status.code, 0, status.stderr);
+    const parsed = JSON.parse(status.stdout);
+    assert.equal(parsed.phase, "idle");
+    assert.equal(parsed.capture, "on");
+    assert.equal(parsed.records, 30);
+    assert.equal(parsed.sources, 5);
+    assert.equal(parsed.captured.ratio, 1);
+    assert.deepEqual(parsed.conversations, [{ agent: "claude", count: 5, gone: 0 }]);
+    assert.equal(parsed.lastRun.ok, true);
+    const human = await runCli("reindex", ["--status"], world.vars);
+    assert.match(human.stdout, /^phase: idle$/m);
+    assert.match(human.stdout, /100\.0% captured/);
+  } finally {
+    await world.cleanup();
+  }
+});

@@ -1,0 +1,215 @@
+// `search` as a user runs it: ranking, every filter, JSON lines, and grep-like exit codes.
+
+import assert from "node:assert/strict";
+import { main as reindex } from "../../commands/reindex.ts";
+import { main as search } from "../../commands/search.ts";
+import { captureIo, makeWorld, manifest, runCli, type World } from "../_helpers.ts";
+
+interface Entry {
+  path: string;
+  case: string;
+  conversation: string;
+  parent: string | null;
+  cwd: string | null;
+  phrases: string[];
+  firstTimestamp?: string;
+}
+
+async function searchJson(world: World, args: string[]) {
+  const io = captureIo();
+  const code = await search([...args, "--json"], io, world.env);
+  const hits = io.stdout().trim().split("\n").filter(Boolean).map((l) => JSON.parse(l));
+  return { code, hits, stderr: io.stderr() };
+}
+
+async function capturedWorld(): Promise<World> {
+  const world = await makeWorld({ fixtures: ["claude"] });
+  const io = captureIo();
+  assert.equal(await reindex(["--quiet"], io, world.env), 0, io.stderr());
+  return world;
+}
+
+Deno.test("search ranks the answer above the question that asked for it", async () => {
+  const world = await capturedWorld();
+  try {
+    const { code, hits } = await searchJson(world, ["marmot keyring"]);
+    assert.equal(code, 0);
+    assert.equal(hits.length, 2);
+    assert.equal(hits[0].role, "assistant");
+    assert.equal(hits[1].role, "user");
+    assert.deepEqual(Object.keys(hits[0]), [
+      "conversation",
+      "record",
+      "agent",
+      "project",
+      "cwd",
+      "timestamp",
+      "kind",
+      "role",
+      "snippet",
+      "score",
+    ]);
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("search exits 1 with no hits and 2 for a usage error", async () => {
+  const world = await capturedWorld();
+  try {
+    assert.equal((await searchJson(world, ["zzzz-no-such-words"])).code, 1);
+    const io = captureIo();
+    assert.equal(await search(["x", "--kind", "bogus"], io, world.env), 2);
+    assert.match(io.stderr(), /^error: Invalid value for "--kind"/);
+    const io2 = captureIo();
+    assert.equal(await search(["x", "--since", "last tuesday"], io2, world.env), 2);
+    assert.match(io2.stderr(), /Invalid value for "--since"/);
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("search filters each narrow the results", async (t) => {
+  const world = await capturedWorld();
+  const entries = manifest<Entry>("claude");
+  try {
+    // "beta" words appear in the parent session and its subagent (shared phrase).
+    await t.step("--no-subagents leaves subagent conversations out", async () => {
+      const all = await searchJson(world, ['"fennel-bastion"']);
+      assert.equal(all.hits.length, 2);
+      const main = await searchJson(world, ['"fennel-bastion"', "--no-subagents"]);
+      assert.equal(main.hits.length, 1);
+      assert.ok(!main.hits[0].conversation.includes("/agent-"));
+      const explicit = await searchJson(world, ['"fennel-bastion"', "--subagents"]);
+      assert.equal(explicit.hits.length, 2);
+    });
+
+    await t.step("--project keeps one project", async () => {
+      const alpha = entries.find((e) => e.case === "main")!;
+      const all = await searchJson(world, ["the"]);
+      const only = await searchJson(world, ["the", "--project", alpha.cwd!, "--limit", "500"]);
+      assert.ok(only.hits.length > 0 && all.hits.length > 0);
+      assert.ok(only.hits.every((h: { project: string }) => h.project === "/home/dev/src/alpha"));
+      const none = await searchJson(world, ["marmot", "--project", "/home/dev/src/beta"]);
+      assert.equal(none.code, 1);
+    });
+
+    await t.step("--project . means the project the user stands in", async () => {
+      const here = {
+        ...world,
+        env: { get: (k: string) => k === "INIT_CWD" ? "/home/dev/src/alpha" : world.env.get(k) },
+      };
+      const result = await searchJson(here as World, ["marmot keyring", "--project", "."]);
+      assert.equal(result.hits.length, 2);
+      const elsewhere = {
+        ...world,
+        env: { get: (k: string) => k === "INIT_CWD" ? "/home/dev/src/beta" : world.env.get(k) },
+      };
+      assert.equal(
+        (await searchJson(elsewhere as World, ["marmot keyring", "--project", "."])).code,
+        1,
+      );
+    });
+
+    await t.step("--agent keeps one agent", async () => {
+      assert.equal((await searchJson(world, ["marmot", "--agent", "claude"])).hits.length, 2);
+      assert.equal((await searchJson(world, ["marmot", "--agent", "codex"])).code, 1);
+    });
+
+    await t.step("--session keeps one conversation, by full id or prefix", async () => {
+      const beta = entries.find((e) => e.case === "subagent-current" && e.parent === null)!;
+      const full = await searchJson(world, ['"fennel-bastion"', "--session", beta.conversation]);
+      assert.equal(full.hits.length, 1);
+      assert.equal(full.hits[0].conversation, beta.conversation);
+      const prefix = await searchJson(world, [
+        '"fennel-bastion"',
+        "--session",
+        beta.conversation.slice(7, 15),
+      ]);
+      assert.equal(prefix.hits.length, 1);
+      const unknown = await searchJson(world, ["x", "--session", "nope-nope"]);
+      assert.equal(unknown.code, 1);
+      assert.match(unknown.stderr, /No conversation "nope-nope"/);
+    });
+
+    await t.step("--kind and --role keep one kind or role", async () => {
+      const reasoning = await searchJson(world, ["velvet-abacus", "--kind", "reasoning"]);
+      assert.equal(reasoning.hits.length, 1);
+      assert.equal((await searchJson(world, ["velvet-abacus", "--kind", "message"])).code, 1);
+      const user = await searchJson(world, ["marmot keyring", "--role", "user"]);
+      assert.equal(user.hits.length, 1);
+      assert.equal(user.hits[0].role, "user");
+      const results = await searchJson(world, ["pelican-orbit", "--kind", "tool_result"]);
+      assert.equal(results.hits.length, 1);
+    });
+
+    await t.step("--since and --until narrow by time", async () => {
+      const phrase = '"alder-polka" OR "mango-sundial" OR "ferret-cathedral"';
+      assert.equal((await searchJson(world, [phrase])).hits.length, 3);
+      const since = await searchJson(world, [phrase, "--since", "2026-03-01"]);
+      assert.equal(since.hits.length, 2);
+      const until = await searchJson(world, [phrase, "--until", "2026-03-01"]);
+      assert.equal(until.hits.length, 1);
+      const both = await searchJson(world, [
+        phrase,
+        "--since",
+        "2026-03-01",
+        "--until",
+        "2026-06-01",
+      ]);
+      assert.equal(both.hits.length, 1);
+      assert.match(both.hits[0].snippet, /mango-sundial/);
+      // Relative: everything in the fixtures is older than a day before "now" (2026-11-30+).
+      assert.equal((await searchJson(world, [phrase, "--since", "1d"])).code, 1);
+    });
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("search quotes punctuated words and falls back to a literal scan for broken syntax", async () => {
+  const world = await capturedWorld();
+  try {
+    const dotted = await searchJson(world, ["keys:rotate"]);
+    assert.equal(dotted.code, 0);
+    assert.ok(dotted.hits.length >= 1);
+    const broken = await searchJson(world, ['marmot "keyring']);
+    assert.match(broken.stderr, /literal substring scan/);
+    assert.equal(broken.code, 1);
+    const literal = await searchJson(world, ['rotate the marmot keyring, run "']);
+    assert.match(literal.stderr, /literal substring scan/);
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("search snippets never show base64 payloads and human output marks nothing without colour", async () => {
+  const world = await capturedWorld();
+  try {
+    const main = manifest<Entry & { notIndexed: string[] }>("claude").find((e) =>
+      e.case === "main"
+    )!;
+    for (const token of main.notIndexed) {
+      assert.equal((await searchJson(world, [`"${token}"`])).code, 1, token);
+    }
+    const result = await runCli("search", ["ochre-whistle"], world.vars);
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stdout, /ochre-whistle/);
+    assert.ok(!result.stdout.includes("\x1b["), "no ANSI escapes");
+    assert.match(result.stdout, new RegExp(main.conversation));
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("search on a machine with no store says to run reindex", async () => {
+  const world = await makeWorld();
+  try {
+    const io = captureIo();
+    assert.equal(await search(["anything"], io, world.env), 1);
+    assert.match(io.stderr(), /run "logbook reindex" first/);
+    assert.equal(await Deno.stat(world.data).catch(() => null), null, "search creates no data dir");
+  } finally {
+    await world.cleanup();
+  }
+});
