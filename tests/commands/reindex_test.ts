@@ -267,3 +267,24 @@ Deno.test("reindex --quiet prints nothing when all is well, and --status reports
     await world.cleanup();
   }
 });
+
+Deno.test("reindex names the agent, version and count of format drift on stderr and exits 0", async () => {
+  const world = await makeWorld({ fixtures: ["claude"] });
+  try {
+    const result = await runCli("reindex", [], world.vars);
+    assert.equal(result.code, 0);
+    assert.match(
+      result.stderr,
+      /^warning: claude 2\.9\.99: 3 lines of unknown type "hologram-sync" kept raw, not indexed$/m,
+    );
+    assert.match(
+      result.stderr,
+      /^warning: ".*6196747f-[^"]*\.jsonl" yielded no conversation from a non-empty file$/m,
+    );
+    const quiet = await runCli("reindex", ["--quiet"], world.vars);
+    assert.equal(quiet.stdout, "", "nothing new: quiet");
+    assert.equal(quiet.stderr, "", "drift is reported when it is captured, not on every run");
+  } finally {
+    await world.cleanup();
+  }
+});
