@@ -15,6 +15,7 @@ import {
   runCommand,
   stdio,
   styler,
+  UsageError,
 } from "../lib/cli.ts";
 import {
   type CaptureRunResult,
@@ -26,6 +27,7 @@ import { type Context, loadContext, openStore, redactorFor, storeExists } from "
 import type { CaptureSummary, Progress } from "../lib/store/ingest.ts";
 import { describeDrift, storeStatus } from "../lib/store/status.ts";
 import { isLockHeld } from "../lib/lock.ts";
+import { watch } from "../lib/watch.ts";
 import { join } from "node:path";
 
 export const spec = defineCommand({
@@ -36,6 +38,7 @@ export const spec = defineCommand({
     rebuild: { type: "boolean" },
     retry: { type: "boolean" },
     status: { type: "boolean" },
+    watch: { type: "boolean" },
     "max-seconds": { type: "string" },
     quiet: { type: "boolean", short: "q" },
     json: { type: "boolean" },
@@ -45,6 +48,7 @@ export const spec = defineCommand({
     ["--rebuild", "drop the text index and conversations, rebuild them from the raw records"],
     ["--retry", "clear a latched failure (a failed rebuild or migration) and try again"],
     ["--status", "print phase, counts, sizes, the share captured and the last run's result"],
+    ["--watch", "keep running, capturing as transcripts change (Ctrl-C or SIGTERM stops it)"],
     [
       "--max-seconds N",
       "stop cleanly at a batch boundary after N seconds (cursors stay consistent)",
@@ -73,12 +77,25 @@ export async function main(
     const ctx = loadContext({ env });
     if (values.status) return printStatus(ctx, io, values.json === true);
 
+    if (values.watch && (values.rebuild || maxSeconds)) {
+      throw new UsageError(
+        'Option "--watch" cannot be combined with "--rebuild" or "--max-seconds"',
+      );
+    }
     const store = openStore(ctx);
     const controller = new AbortController();
     const stop = () => controller.abort();
     const signals: Deno.Signal[] = Deno.build.os === "windows" ? ["SIGINT"] : ["SIGINT", "SIGTERM"];
     for (const signal of signals) Deno.addSignalListener(signal, stop);
     const bar = !values.quiet && !values.json && io.errIsTerminal ? progressBar(io) : null;
+    if (values.watch) {
+      try {
+        return await watchMode(ctx, store, controller.signal, io, values);
+      } finally {
+        for (const signal of signals) Deno.removeSignalListener(signal, stop);
+        store.close();
+      }
+    }
     try {
       const result = await runCapture({
         ctx,
@@ -145,6 +162,38 @@ function report(
       return summary.errors.length ? EXIT.failure : EXIT.ok;
     }
   }
+}
+
+async function watchMode(
+  ctx: Context,
+  store: ReturnType<typeof openStore>,
+  signal: AbortSignal,
+  io: Io,
+  options: { quiet?: boolean; json?: boolean; retry?: boolean },
+): Promise<number> {
+  const s = styler(io.color);
+  if (options.retry) store.deleteMeta("latched_failure");
+  if (!options.quiet && !options.json) {
+    io.err("Watching for new transcript records (Ctrl-C stops)\n");
+  }
+  await watch({
+    ctx,
+    store,
+    redact: redactorFor(ctx),
+    signal,
+    onCapture: (summary) => {
+      if (options.json) io.out(JSON.stringify({ status: "captured", ...summary }) + "\n");
+      else if (!options.quiet && summary.records) io.out(summaryLine(summary) + "\n");
+      for (const line of warnings(summary)) io.err(`${s.yellow("warning:")} ${line}\n`);
+      for (const e of summary.errors) {
+        io.err(`${s.red("error:")} cannot read "${e.locator}": ${e.message}\n`);
+      }
+    },
+    onNote: (note) => {
+      if (!options.quiet) io.err(`${note}\n`);
+    },
+  });
+  return EXIT.ok;
 }
 
 /** The one-line summary printed after a capture. */

@@ -77,6 +77,17 @@ export interface Derived {
   drift?: { category: DriftCategory; detail: string } | null;
   /** The agent version the record was written by, for drift accounting. */
   version?: string | null;
+  /**
+   * A stable key for this record (`message:<id>`, `part:<id>`), so later records can look it
+   * up (row adapters) and a newer revision can supersede it.
+   */
+  key?: string | null;
+  /**
+   * With `key`: this record is a newer revision of the record last stored under that key. The
+   * older one keeps its raw bytes (and stays in `show`) but leaves the search index, so search
+   * finds the newest text once.
+   */
+  supersedes?: boolean;
 }
 
 /** One complete line of a JSONL source, as the engine hands it to an adapter. */
@@ -127,5 +138,48 @@ export interface LineAdapter<State = unknown> {
 /** A scalar seen by the streaming scanner. */
 export type Scalar = string | number | boolean | null;
 
-/** Any adapter the engine can run (row adapters join in a later step). */
-export type Adapter = LineAdapter<unknown>;
+/** What `readRows` returns: raw rows in a deterministic order, and where to continue. */
+export interface RowRead {
+  /** Each row's raw bytes: the row as JSON, exactly as read. */
+  rows: Uint8Array[];
+  /** Opaque position after the last row returned (persisted with the batch that stores them). */
+  cursorKey: string;
+  /** True when more rows are waiting after this read. */
+  more: boolean;
+}
+
+/** Looks up the raw bytes of the newest stored record of this source with a given key. */
+export type Lookup = (key: string) => Uint8Array | null;
+
+/**
+ * An adapter for a source that is not a byte stream but rows of another program's database
+ * (OpenCode). The engine stores the rows it returns as one append-only stream per source:
+ * a record's offset is its position in that stream, so raw bytes, generations, batching and
+ * rebuild work exactly as for files.
+ */
+export interface RowAdapter<State = unknown> {
+  readonly agent: Agent;
+  readonly mode: "rows";
+  readonly skipKeys: ReadonlySet<string>;
+  roots(ctx: DiscoverContext): string[];
+  /** Lists the sources (format `rows`); `path` is the file whose existence means the source exists. */
+  discover(ctx: DiscoverContext): AsyncIterable<SourceRef>;
+  /**
+   * A cheap fingerprint of everything that changes when new rows may exist (sizes and mtimes of
+   * the database and its WAL, say): an unchanged fingerprint means the source is not opened.
+   */
+  fingerprint(source: SourceRef): string;
+  initialState(source: SourceRef): State;
+  /**
+   * Rows new since `cursorKey` (null: from the beginning), in a deterministic order, stopping
+   * after about `budgetBytes` (one row may cross it). Opens the source read-only, never writes.
+   */
+  readRows(source: SourceRef, cursorKey: string | null, budgetBytes: number): Promise<RowRead>;
+  /** Derives a record from one row's raw bytes; `lookup` finds earlier records by key. */
+  parseRow(raw: Uint8Array, state: State, source: SourceRef, lookup: Lookup): Derived;
+  /** The searchable text of one row's raw bytes (a pure function; equal to `parseRow(...).text`). */
+  textOf(bytes: Uint8Array, source: SourceRef): string;
+}
+
+/** Any adapter the engine can run. */
+export type Adapter = LineAdapter<unknown> | RowAdapter<unknown>;

@@ -10,6 +10,7 @@ import type {
   Derived,
   DiscoverContext,
   LineAdapter,
+  RowAdapter,
   SourceRef,
 } from "../sources/adapter.ts";
 import type { Project } from "../paths.ts";
@@ -42,6 +43,8 @@ export const DEFAULT_LIMITS: Limits = {
 export const FLAG_INDEXED = 1;
 export const FLAG_STREAMED = 2;
 export const FLAG_DRIFT = 4;
+/** An older revision of a keyed record: kept raw, out of the index. */
+export const FLAG_SUPERSEDED = 8;
 
 /** Progress of a capture, reported after every batch. */
 export interface Progress {
@@ -100,6 +103,10 @@ export interface CaptureOptions {
   limits?: Partial<Limits>;
   /** Only these locators (watch mode passes the changed files); all when undefined. */
   only?: ReadonlySet<string>;
+  /** Sources to look at instead of discovering them (watch mode keeps the last discovery). */
+  sources?: readonly { adapter: Adapter; ref: SourceRef }[];
+  /** Told what discovery found (watch mode keeps it until the next rediscovery). */
+  onDiscovered?: (sources: { adapter: Adapter; ref: SourceRef }[]) => void;
 }
 
 interface SourceRow {
@@ -116,6 +123,8 @@ interface SourceRow {
   head_hash: string | null;
   state: string | null;
   gone: number;
+  cursor_key: string | null;
+  fingerprint: string | null;
 }
 
 interface Found {
@@ -218,11 +227,12 @@ class Capture {
 
   async run(): Promise<CaptureSummary> {
     const started = performance.now();
-    this.#report(true);
+    this.#report(false);
     const rows = this.#loadSources();
     const found = await this.#discoverAll();
     this.#summary.sources = found.length;
-    if (!this.#o.only) this.#markGone(found, rows);
+    this.#adoptCompressed(found, rows);
+    if (!this.#o.only && !this.#o.sources) this.#markGone(found, rows);
 
     const work = found.filter((f) => this.#needsWork(f, rows.get(f.ref.locator)));
     this.#progress.phase = "capturing";
@@ -231,7 +241,8 @@ class Capture {
       (sum, f) => sum + Math.max(0, f.stat.size - (rows.get(f.ref.locator)?.cursor ?? 0)),
       0,
     );
-    this.#report(true);
+    // Progress is stored only when there is work, so an idle watcher does not write.
+    this.#report(work.length > 0);
 
     try {
       for (const item of work) {
@@ -257,7 +268,7 @@ class Capture {
       this.#summary.stoppedBy = err.reason;
     }
     this.#progress.phase = "done";
-    this.#report(true);
+    this.#report(work.length > 0);
     this.#summary.drift = [...this.#drift.values()];
     this.#summary.skipped = Object.fromEntries(this.#o.discover.skipped);
     this.#summary.ms = Math.round(performance.now() - started);
@@ -278,6 +289,7 @@ class Capture {
       store.db.exec(`
         DELETE FROM conversations;
         DELETE FROM drift;
+        DELETE FROM record_keys;
         INSERT INTO fts (fts) VALUES ('delete-all');
         UPDATE records SET conversation_id = NULL, ts = NULL, kind = 'meta', role = NULL,
           message_id = NULL, part_id = NULL, flags = 0;`);
@@ -298,7 +310,7 @@ class Capture {
             format: source.format as SourceRef["format"],
           };
           const ctx: SourceCtx = {
-            adapter: adapter as LineAdapter<unknown>,
+            adapter,
             ref,
             sourceId: source.id,
             generation,
@@ -338,7 +350,9 @@ class Capture {
     const finish = async () => {
       if (!line) return;
       const length = line.sizes.reduce((a, b) => a + b, 0);
-      if (length > this.#limits.maxLine) {
+      if (ctx.adapter.mode === "rows") {
+        this.#addRow(ctx, batch, line.offset, concat(line.parts, length), line);
+      } else if (length > this.#limits.maxLine) {
         this.#commit(ctx, batch, null);
         await this.#rederiveStreamed(ctx, line.offset, line.ids, line.parts);
       } else {
@@ -408,26 +422,53 @@ class Capture {
   async #discoverAll(): Promise<Found[]> {
     const found: Found[] = [];
     const seen = new Set<string>();
+    const consider = (adapter: Adapter, ref: SourceRef) => {
+      if (seen.has(ref.locator)) return;
+      seen.add(ref.locator);
+      if (this.#o.only && !this.#o.only.has(ref.locator)) return;
+      let stat: Deno.FileInfo;
+      try {
+        stat = Deno.lstatSync(ref.path);
+      } catch (err) {
+        if (err instanceof Deno.errors.NotFound) return;
+        throw err;
+      }
+      if (!stat.isFile) {
+        this.#skip(stat.isSymlink ? "symlink" : "not a regular file");
+        return;
+      }
+      found.push({ adapter, ref, stat });
+    };
+    if (this.#o.sources) {
+      for (const { adapter, ref } of this.#o.sources) consider(adapter, ref);
+      return found;
+    }
+    const discovered: { adapter: Adapter; ref: SourceRef }[] = [];
     for (const adapter of this.#o.adapters) {
       for await (const ref of adapter.discover(this.#o.discover)) {
-        if (seen.has(ref.locator)) continue;
-        seen.add(ref.locator);
-        if (this.#o.only && !this.#o.only.has(ref.locator)) continue;
-        let stat: Deno.FileInfo;
-        try {
-          stat = Deno.lstatSync(ref.path);
-        } catch (err) {
-          if (err instanceof Deno.errors.NotFound) continue;
-          throw err;
-        }
-        if (!stat.isFile) {
-          this.#skip(stat.isSymlink ? "symlink" : "not a regular file");
-          continue;
-        }
-        found.push({ adapter, ref, stat });
+        discovered.push({ adapter, ref });
+        consider(adapter, ref);
       }
     }
+    this.#o.onDiscovered?.(discovered);
     return found;
+  }
+
+  /**
+   * Codex compresses an idle rollout to `.jsonl.zst` and removes the `.jsonl`: the compressed
+   * file continues the same source (offsets count decompressed bytes), so nothing is captured
+   * twice. The prefix check of `#captureSource` confirms the bytes really continue.
+   */
+  #adoptCompressed(found: Found[], rows: Map<string, SourceRow>): void {
+    for (const { ref } of found) {
+      if (ref.format !== "jsonl.zst" || rows.has(ref.locator)) continue;
+      const plain = rows.get(ref.locator.replace(/\.zst$/, ""));
+      if (!plain || plain.format !== "jsonl" || pathExists(plain.locator)) continue;
+      this.#store.stmt("UPDATE sources SET locator = ?, format = ?, gone = 0 WHERE id = ?")
+        .run(ref.locator, ref.format, plain.id);
+      rows.delete(plain.locator);
+      rows.set(ref.locator, { ...plain, locator: ref.locator, format: ref.format, gone: 0 });
+    }
   }
 
   #skip(reason: string): void {
@@ -459,6 +500,9 @@ class Capture {
 
   #needsWork(found: Found, row: SourceRow | undefined): boolean {
     if (!row) return true;
+    if (found.adapter.mode === "rows") {
+      return found.adapter.fingerprint(found.ref) !== row.fingerprint;
+    }
     const { stat } = found;
     return row.size !== stat.size || row.mtime_ms !== mtimeOf(stat) || row.ino !== stat.ino ||
       row.dev !== stat.dev;
@@ -481,7 +525,9 @@ class Capture {
   // ---- one line-oriented source ----
 
   async #captureSource(found: Found, row: SourceRow | undefined): Promise<void> {
-    const { adapter, ref, stat } = found;
+    if (found.adapter.mode === "rows") return await this.#captureRows(found, row);
+    const { ref, stat } = found;
+    const adapter = found.adapter;
     const source = row ?? this.#createSource(ref, stat);
     let generation = source.generation;
     let cursor = source.cursor;
@@ -514,7 +560,7 @@ class Capture {
     }
 
     const ctx: SourceCtx = {
-      adapter: adapter as LineAdapter<unknown>,
+      adapter,
       ref,
       sourceId: source.id,
       generation,
@@ -535,6 +581,92 @@ class Capture {
       opened.close();
     }
     this.#checkEmpty(ctx);
+  }
+
+  // ---- one row source (another program's database) ----
+
+  /**
+   * Reads the rows new since the source's cursor key, in budgeted reads, and appends them to
+   * the source's stream: each row's JSON is one record at the next offset.
+   */
+  async #captureRows(found: Found, row: SourceRow | undefined): Promise<void> {
+    const adapter = found.adapter as RowAdapter<unknown>;
+    const { ref, stat } = found;
+    const source = row ?? this.#createSource(ref, stat);
+    const saved = parseSaved(source.state);
+    const ctx: SourceCtx = {
+      adapter,
+      ref,
+      sourceId: source.id,
+      generation: source.generation,
+      state: saved ? saved.a : adapter.initialState(ref),
+      lastTs: saved?.t ?? null,
+      recognised: false,
+    };
+    // The fingerprint is taken before reading: rows written meanwhile change it again.
+    const fingerprint = adapter.fingerprint(ref);
+    let offset = source.cursor;
+    let cursorKey = source.cursor_key;
+    const batch = new Batch();
+    while (true) {
+      this.#checkStop();
+      const read = await adapter.readRows(ref, cursorKey, this.#limits.textBudget);
+      for (const raw of read.rows) {
+        this.#addRow(ctx, batch, offset, raw);
+        offset += raw.length;
+      }
+      cursorKey = read.cursorKey;
+      this.#commit(ctx, batch, offset, cursorKey);
+      if (!read.more) break;
+      await yieldToEventLoop();
+    }
+    this.#store.stmt(
+      `UPDATE sources SET fingerprint = ?, cursor_key = ?, size = ?, mtime_ms = ?, dev = ?,
+         ino = ?, error = NULL, last_read = ? WHERE id = ?`,
+    ).run(fingerprint, cursorKey, stat.size, mtimeOf(stat), stat.dev, stat.ino, this.#now(), source.id);
+  }
+
+  #addRow(ctx: SourceCtx, batch: Batch, offset: number, raw: Uint8Array, existing?: Existing): void {
+    const adapter = ctx.adapter as RowAdapter<unknown>;
+    let derived: Derived;
+    try {
+      derived = adapter.parseRow(raw, ctx.state, ctx.ref, (key) => this.#lookup(ctx, batch, key));
+    } catch (err) {
+      derived = driftRecord("unparsable", `adapter error: ${(err as Error).message}`);
+    }
+    this.#addDerived(ctx, batch, offset, raw, derived, existing);
+  }
+
+  /** The raw bytes of the newest record stored (or pending) under `key` in this source. */
+  #lookup(ctx: SourceCtx, batch: Batch, key: string): Uint8Array | null {
+    const pending = batch.keyed.get(key);
+    if (pending) return pending.raw;
+    const row = this.#store.stmt("SELECT record_id FROM record_keys WHERE source_id = ? AND key = ?")
+      .get(ctx.sourceId, key) as { record_id: number } | undefined;
+    if (!row) return null;
+    const parts = this.#lineRows(row.record_id).map((r) => r.raw);
+    return concat(parts, parts.reduce((n, p) => n + p.length, 0));
+  }
+
+  /** The rows of the record whose first chunk is `headId`: the head and its continuations. */
+  #lineRows(headId: number): { id: number; raw: Uint8Array; flags: number }[] {
+    type Row = { id: number; raw: Uint8Array; flags: number; seq: number; offset: number };
+    const head = this.#store.stmt(
+      "SELECT id, source_id, generation, offset, raw, flags, seq FROM records WHERE id = ?",
+    ).get(headId) as (Row & { source_id: number; generation: number }) | undefined;
+    if (!head) return [];
+    const rows: Row[] = [head];
+    const next = this.#store.stmt(
+      `SELECT id, raw, flags, seq, offset FROM records
+       WHERE source_id = ? AND generation = ? AND offset > ? ORDER BY offset LIMIT 64`,
+    );
+    while (true) {
+      const page = next.all(head.source_id, head.generation, rows.at(-1)!.offset) as Row[];
+      const continuation = page.findIndex((r) => r.seq === 0);
+      const taken = continuation < 0 ? page : page.slice(0, continuation);
+      rows.push(...taken);
+      if (continuation >= 0 || page.length < 64) return rows;
+    }
   }
 
   #createSource(ref: SourceRef, stat: Deno.FileInfo): SourceRow {
@@ -592,16 +724,28 @@ class Capture {
     batch: Batch,
     offset: number,
     bytes: Uint8Array,
-    existing?: { ids: number[]; sizes: number[] },
+    existing?: Existing,
   ): void {
-    const input = decodeLine(bytes);
+    const adapter = ctx.adapter as LineAdapter<unknown>;
     let derived: Derived;
     try {
-      derived = ctx.adapter.parseLine(input, ctx.state, ctx.ref);
+      derived = adapter.parseLine(decodeLine(bytes), ctx.state, ctx.ref);
     } catch (err) {
       // An adapter bug on one odd record must not stop capture: keep the bytes, count it.
       derived = driftRecord("unparsable", `adapter error: ${(err as Error).message}`);
     }
+    this.#addDerived(ctx, batch, offset, bytes, derived, existing);
+  }
+
+  /** Adds one derived record to the batch, split into chunk rows with its text in fragments. */
+  #addDerived(
+    ctx: SourceCtx,
+    batch: Batch,
+    offset: number,
+    bytes: Uint8Array,
+    derived: Derived,
+    existing?: Existing,
+  ): void {
     this.#inheritTime(ctx, derived);
     const text = derived.text && !derived.drift ? this.#o.redact(derived.text) : "";
     const chunk = this.#limits.chunkSize;
@@ -609,9 +753,10 @@ class Capture {
     const sizes = existing?.sizes ?? chunkSizes(bytes.length, chunk);
     const fragments = text ? splitFragments(text, sizes.length) : [];
     const flags = derived.drift ? FLAG_DRIFT : 0;
+    const added: PendingRecord[] = [];
     let at = 0;
     sizes.forEach((size, seq) => {
-      batch.records.push({
+      const record: PendingRecord = {
         ...(existing ? { existingId: existing.ids[seq]! } : {}),
         offset: offset + at,
         seq,
@@ -619,9 +764,24 @@ class Capture {
         derived,
         text: fragments[seq] ?? "",
         flags,
-      });
+      };
+      added.push(record);
+      batch.records.push(record);
       at += size;
     });
+    const key = derived.key;
+    if (key && !derived.drift) {
+      const previous = batch.keyed.get(key);
+      if (derived.supersedes) {
+        if (previous) {
+          for (const r of previous.records) {
+            r.text = "";
+            r.flags |= FLAG_SUPERSEDED;
+          }
+        } else batch.supersede.add(key);
+      }
+      batch.keyed.set(key, { raw: bytes, records: added });
+    }
     batch.text += text.length;
     batch.raw += bytes.length;
     if (!derived.drift && derived.conversation) ctx.recognised = true;
@@ -636,14 +796,21 @@ class Capture {
    * Writes a batch: conversations, records, index entries, drift and the cursor, at once.
    * With `cursor` null (rebuild) the records already exist and only their derived data is set.
    */
-  #commit(ctx: SourceCtx, batch: Batch, cursor: number | null): void {
-    if (!batch.records.length) return;
+  #commit(ctx: SourceCtx, batch: Batch, cursor: number | null, cursorKey?: string | null): void {
+    if (!batch.records.length) {
+      if (cursorKey !== undefined && cursor !== null) {
+        this.#store.stmt("UPDATE sources SET cursor_key = ? WHERE id = ?").run(cursorKey, ctx.sourceId);
+      }
+      return;
+    }
     const deltas = this.#conversationDeltas(ctx, batch.records);
     for (const delta of deltas.values()) this.#resolveProject(delta.info);
     const state: SavedState = { a: ctx.state, t: ctx.lastTs };
     const head = cursor === null ? null : this.#headHashAfter(ctx, batch, cursor);
     this.#store.transaction(() => {
+      for (const key of batch.supersede) this.#supersede(ctx, key);
       const ids = this.#writeConversations(ctx, deltas);
+      const headIds = new Map<PendingRecord, number>();
       const insert = this.#store.stmt(
         `INSERT INTO records (source_id, generation, offset, seq, raw, conversation_id, ts, kind,
            role, message_id, part_id, flags) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
@@ -670,6 +837,7 @@ class Capture {
           );
           if (r.text) index.run(r.existingId, r.text);
           if (d.drift && r.seq === 0) this.#countDrift(ctx, d);
+          if (r.seq === 0) headIds.set(r, r.existingId);
           continue;
         }
         const { id } = insert.get(
@@ -688,11 +856,21 @@ class Capture {
         ) as { id: number };
         if (r.text) index.run(id, r.text);
         if (d.drift && r.seq === 0) this.#countDrift(ctx, d);
+        if (r.seq === 0) headIds.set(r, id);
+      }
+      const remember = this.#store.stmt(
+        `INSERT INTO record_keys (source_id, key, record_id) VALUES (?, ?, ?)
+         ON CONFLICT DO UPDATE SET record_id = excluded.record_id`,
+      );
+      for (const [key, keyed] of batch.keyed) {
+        const headId = headIds.get(keyed.records[0]!);
+        if (headId !== undefined) remember.run(ctx.sourceId, key, headId);
       }
       if (cursor !== null) {
         this.#store.stmt(
-          "UPDATE sources SET cursor = ?, state = ?, head_hash = coalesce(?, head_hash), last_read = ? WHERE id = ?",
-        ).run(cursor, JSON.stringify(state), head, this.#now(), ctx.sourceId);
+          `UPDATE sources SET cursor = ?, state = ?, head_hash = coalesce(?, head_hash),
+             cursor_key = coalesce(?, cursor_key), last_read = ? WHERE id = ?`,
+        ).run(cursor, JSON.stringify(state), head, cursorKey ?? null, this.#now(), ctx.sourceId);
       }
       this.#writeProgress();
     });
@@ -701,6 +879,19 @@ class Capture {
     this.#progress.bytesDone += batch.raw;
     batch.reset();
     this.#report(false);
+  }
+
+  /** Takes the record stored under `key` out of the index: a newer revision replaces it. */
+  #supersede(ctx: SourceCtx, key: string): void {
+    const row = this.#store.stmt("SELECT record_id FROM record_keys WHERE source_id = ? AND key = ?")
+      .get(ctx.sourceId, key) as { record_id: number } | undefined;
+    if (!row) return;
+    const unindex = this.#store.stmt("DELETE FROM fts WHERE rowid = ?");
+    const mark = this.#store.stmt("UPDATE records SET flags = ? WHERE id = ?");
+    for (const r of this.#lineRows(row.record_id)) {
+      if (r.flags & FLAG_INDEXED) unindex.run(r.id);
+      mark.run((r.flags & ~FLAG_INDEXED) | FLAG_SUPERSEDED, r.id);
+    }
   }
 
   #conversationDeltas(ctx: SourceCtx, records: PendingRecord[]): Map<string, ConversationDelta> {
@@ -937,7 +1128,11 @@ class Capture {
     if (scanner.failed) derived = driftRecord("unparsable", "invalid JSON");
     else {
       try {
-        derived = ctx.adapter.parseStreamed(scanner.scalars, ctx.state, ctx.ref);
+        derived = (ctx.adapter as LineAdapter<unknown>).parseStreamed(
+          scanner.scalars,
+          ctx.state,
+          ctx.ref,
+        );
       } catch (err) {
         derived = driftRecord("unparsable", `adapter error: ${(err as Error).message}`);
       }
@@ -1066,7 +1261,7 @@ class Capture {
 }
 
 interface SourceCtx {
-  adapter: LineAdapter<unknown>;
+  adapter: Adapter;
   ref: SourceRef;
   sourceId: number;
   generation: number;
@@ -1075,14 +1270,26 @@ interface SourceCtx {
   recognised: boolean;
 }
 
+/** Existing chunk rows of a stored record being derived again (rebuild). */
+interface Existing {
+  ids: number[];
+  sizes: number[];
+}
+
 class Batch {
   records: PendingRecord[] = [];
   text = 0;
   raw = 0;
+  /** Keyed records of this batch (the newest per key), for lookups before they are stored. */
+  keyed = new Map<string, { raw: Uint8Array; records: PendingRecord[] }>();
+  /** Keys whose stored record a record of this batch supersedes. */
+  supersede = new Set<string>();
   reset(): void {
     this.records = [];
     this.text = 0;
     this.raw = 0;
+    this.keyed = new Map();
+    this.supersede = new Set();
   }
 }
 

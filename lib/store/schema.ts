@@ -129,4 +129,21 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    // Row sources (another program's database): a fingerprint of its files instead of a
+    // head hash, and keys so a record can find an earlier one (an OpenCode part its message)
+    // and a newer revision can take an older one out of the index.
+    name: "0003_row_sources_and_keys",
+    sql: `
+      ALTER TABLE sources ADD COLUMN fingerprint TEXT;
+
+      -- Derived: the newest record stored under each key of a source.
+      CREATE TABLE record_keys (
+        source_id INTEGER NOT NULL,
+        key TEXT NOT NULL,
+        record_id INTEGER NOT NULL,
+        PRIMARY KEY (source_id, key)
+      ) STRICT, WITHOUT ROWID;
+    `,
+  },
 ];

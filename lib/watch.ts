@@ -1,0 +1,221 @@
+// `reindex --watch`: keeps the store current. File-system notifications mark known sources
+// dirty (polling is the fallback), discovery runs again every 30 s, batches follow every
+// 100 ms while there is a backlog and every 2 s when idle, and SQLite contention backs off 5 s.
+
+import { discoverContext, ingestOffReason } from "./capture.ts";
+import { type Context } from "./context.ts";
+import { loadConfig } from "./config.ts";
+import { tryLock } from "./lock.ts";
+import { projectOf } from "./paths.ts";
+import type { Adapter, SourceRef } from "./sources/adapter.ts";
+import { ADAPTERS } from "./sources/mod.ts";
+import { HistoryStore, StoreLockedError } from "./store/db.ts";
+import { capture, type CaptureSummary } from "./store/ingest.ts";
+
+/** The cadence of the watcher (injectable so tests need not wait 30 s). */
+export interface WatchTimings {
+  rediscoverMs: number;
+  backlogMs: number;
+  idleMs: number;
+  backoffMs: number;
+  /** How long one capture may run before yielding to the next tick. */
+  sliceMs: number;
+}
+
+export const WATCH_TIMINGS: WatchTimings = {
+  rediscoverMs: 30_000,
+  backlogMs: 100,
+  idleMs: 2_000,
+  backoffMs: 5_000,
+  sliceMs: 1_000,
+};
+
+export interface WatchOptions {
+  ctx: Context;
+  store: HistoryStore;
+  redact: (text: string) => string;
+  signal: AbortSignal;
+  adapters?: readonly Adapter[];
+  timings?: Partial<WatchTimings>;
+  /** Called after every capture that stored something or warned. */
+  onCapture?: (summary: CaptureSummary) => void;
+  /** Called for state changes worth a line: waiting for a lock, backing off, paused, resumed. */
+  onNote?: (note: string) => void;
+}
+
+/** Runs until `signal` aborts; stops at a batch boundary with cursors consistent. */
+export async function watch(options: WatchOptions): Promise<void> {
+  const timings = { ...WATCH_TIMINGS, ...options.timings };
+  const { ctx, store, signal } = options;
+  const note = options.onNote ?? (() => {});
+  const adapters = options.adapters ?? ADAPTERS;
+
+  // The capture lock is held for the whole watch: cron runs meanwhile exit at once.
+  let lock = tryLock(ctx.paths.run, ctx.paths.root, "capture", "reindex --watch");
+  while ("holder" in lock) {
+    note(`another capture is running (pid ${lock.holder?.pid ?? "?"}); waiting`);
+    if (!(await sleep(timings.backoffMs, signal))) return;
+    lock = tryLock(ctx.paths.run, ctx.paths.root, "capture", "reindex --watch");
+  }
+  const held = lock.held;
+
+  let known: { adapter: Adapter; ref: SourceRef }[] = [];
+  const dirty = new Set<string>();
+  let lastDiscovery = 0;
+  let rediscoverSoon = true;
+  let paused = false;
+  const notifications = startNotifications(adapters, ctx, dirty, () => (rediscoverSoon = true));
+
+  try {
+    while (!signal.aborted) {
+      const off = ingestSwitchedOff(ctx);
+      if (off) {
+        if (!paused) note(`capture switched off (${off}); waiting, cursors kept`);
+        paused = true;
+        if (!(await sleep(timings.idleMs, signal))) break;
+        continue;
+      }
+      if (paused) note("capture switched on again");
+      paused = false;
+
+      const now = Date.now();
+      const full = rediscoverSoon || now - lastDiscovery >= timings.rediscoverMs;
+      let summary: CaptureSummary;
+      try {
+        summary = await capture({
+          store,
+          adapters,
+          discover: discoverContext(ctx),
+          redact: options.redact,
+          projectOf,
+          signal,
+          deadline: Date.now() + timings.sliceMs,
+          ingestEnabled: () => !ingestSwitchedOff(ctx),
+          ...(full
+            ? { onDiscovered: (sources) => (known = sources) }
+            // Between discoveries: the dirty sources when notifications work, all known ones
+            // (a stat each, nothing read unless changed) as the polling fallback.
+            : {
+              sources: notifications.working
+                ? known.filter((k) => dirty.has(k.ref.locator))
+                : known,
+            }),
+        });
+      } catch (err) {
+        if (!(err instanceof StoreLockedError)) throw err;
+        note("the history store is busy; backing off");
+        if (!(await sleep(timings.backoffMs, signal))) break;
+        continue;
+      }
+      if (full) {
+        lastDiscovery = now;
+        rediscoverSoon = false;
+      }
+      if (summary.complete) dirty.clear();
+      if (
+        summary.records || summary.drift.length || summary.errors.length || summary.empty.length
+      ) {
+        options.onCapture?.(summary);
+      }
+      const backlog = !summary.complete || dirty.size > 0;
+      if (!(await sleep(backlog ? timings.backlogMs : timings.idleMs, signal, notifications))) {
+        break;
+      }
+    }
+  } finally {
+    notifications.close();
+    held.release();
+  }
+}
+
+/** The ingest switch, with the config file read again so an edit takes effect at once. */
+function ingestSwitchedOff(ctx: Context): string | null {
+  try {
+    const config = loadConfig({ env: ctx.env, configDir: ctx.configDir }).config;
+    return ingestOffReason({ ...ctx, config });
+  } catch {
+    return ingestOffReason(ctx);
+  }
+}
+
+interface Notifications {
+  /** False when no root could be watched: the watcher then polls. */
+  working: boolean;
+  /** Resolves when something changed (used to cut an idle sleep short). */
+  changed(): Promise<void>;
+  close(): void;
+}
+
+/** Watches every existing root; events mark known sources (or their database) dirty. */
+function startNotifications(
+  adapters: readonly Adapter[],
+  ctx: Context,
+  dirty: Set<string>,
+  unknownPath: () => void,
+): Notifications {
+  const roots = [...new Set(adapters.flatMap((a) => a.roots(discoverContext(ctx))))]
+    .filter((root) => {
+      try {
+        return Deno.statSync(root).isDirectory;
+      } catch {
+        return false;
+      }
+    });
+  const watchers: Deno.FsWatcher[] = [];
+  const waiting: { wake: (() => void) | null } = { wake: null };
+  for (const root of roots) {
+    try {
+      const watcher = Deno.watchFs(root, { recursive: true });
+      watchers.push(watcher);
+      (async () => {
+        try {
+          for await (const event of watcher) {
+            for (const path of event.paths) {
+              // A database's WAL changing means the database has new rows.
+              const locator = path.replace(/-(wal|shm|journal)$/, "");
+              dirty.add(locator);
+              if (event.kind === "create") unknownPath();
+            }
+            waiting.wake?.();
+          }
+        } catch {
+          // A root removed while watched: polling and rediscovery take over.
+        }
+      })();
+    } catch {
+      // Too many watches, or a root that vanished: polling covers it.
+    }
+  }
+  return {
+    working: watchers.length > 0 && watchers.length === roots.length,
+    changed: () => new Promise((resolve) => (waiting.wake = resolve)),
+    close() {
+      for (const watcher of watchers) {
+        try {
+          watcher.close();
+        } catch {
+          // already closed
+        }
+      }
+    },
+  };
+}
+
+/** Sleeps `ms`, cut short by a change notification; false when the signal aborted. */
+function sleep(ms: number, signal: AbortSignal, notifications?: Notifications): Promise<boolean> {
+  if (signal.aborted) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const done = (value: boolean) => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", onAbort);
+      resolve(value);
+    };
+    const onAbort = () => done(false);
+    const timer = setTimeout(() => done(true), ms);
+    signal.addEventListener("abort", onAbort);
+    // A notification ends an idle wait early, after the 100 ms batching interval.
+    notifications?.changed().then(() =>
+      setTimeout(() => done(!signal.aborted), WATCH_TIMINGS.backlogMs)
+    );
+  });
+}

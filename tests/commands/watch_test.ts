@@ -1,0 +1,95 @@
+// `reindex --watch` as a user leaves it running: new lines and new files are captured within
+// seconds, SIGTERM stops it cleanly, and a later reindex captures nothing twice.
+
+import assert from "node:assert/strict";
+import { appendFileSync } from "node:fs";
+import { join } from "node:path";
+import { main as reindex } from "../../commands/reindex.ts";
+import { main as search } from "../../commands/search.ts";
+import { captureIo, childBaseEnv, makeWorld, ROOT, taskFlags, type World } from "../_helpers.ts";
+import { writeClaudeCorpus } from "../_corpus.ts";
+
+async function hits(world: World, query: string): Promise<number> {
+  const io = captureIo();
+  const code = await search([query, "--json"], io, world.env);
+  return code === 0 ? io.stdout().trim().split("\n").length : 0;
+}
+
+async function eventually(what: string, check: () => Promise<boolean>, ms = 15_000): Promise<void> {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+function line(sessionId: string, text: string): string {
+  return JSON.stringify({
+    type: "user",
+    sessionId,
+    cwd: "/home/dev/src/project0",
+    timestamp: "2026-11-01T10:00:00.000Z",
+    uuid: crypto.randomUUID(),
+    message: { role: "user", content: text },
+  }) + "\n";
+}
+
+Deno.test("reindex --watch captures appends and new files within seconds and stops on SIGTERM", async () => {
+  const world = await makeWorld();
+  const child = (() => {
+    const [first] = writeClaudeCorpus(world.claude, { sessions: 3, lines: 4 });
+    return {
+      file: first!,
+      process: new Deno.Command(Deno.execPath(), {
+        args: [
+          "run",
+          ...taskFlags("reindex"),
+          "--quiet",
+          join(ROOT, "commands", "reindex.ts"),
+          "--watch",
+        ],
+        env: { ...childBaseEnv(), ...world.vars },
+        clearEnv: true,
+        stdin: "null",
+        stdout: "piped",
+        stderr: "piped",
+      }).spawn(),
+    };
+  })();
+  try {
+    await eventually("the first capture", async () => (await hits(world, "marker2")) === 1);
+    const sessionId = child.file.split("/").at(-1)!.replace(".jsonl", "");
+    appendFileSync(child.file, line(sessionId, "appended quetzal-harmonica words"));
+    await eventually(
+      "the appended line",
+      async () => (await hits(world, "quetzal-harmonica")) === 1,
+    );
+
+    const dir = join(world.claude, "projects", "-home-dev-src-newproject");
+    await Deno.mkdir(dir, { recursive: true });
+    const fresh = crypto.randomUUID();
+    Deno.writeTextFileSync(
+      join(dir, `${fresh}.jsonl`),
+      line(fresh, "brand new lobster-sonata file"),
+    );
+    await eventually("the new file", async () => (await hits(world, "lobster-sonata")) === 1);
+
+    child.process.kill("SIGTERM");
+    const out = await child.process.output();
+    assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+
+    const after = captureIo();
+    assert.equal(await reindex(["--json"], after, world.env), 0);
+    assert.equal(JSON.parse(after.stdout()).records, 0, "nothing captured twice");
+    assert.equal(await hits(world, "quetzal-harmonica"), 1);
+  } finally {
+    try {
+      child.process.kill("SIGKILL");
+    } catch {
+      // already exited
+    }
+    await child.process.status;
+    await world.cleanup();
+  }
+});
