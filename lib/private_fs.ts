@@ -174,38 +174,50 @@ export function removePath(path: string): RemoveResult {
   }
 }
 
-let procUsable: boolean | undefined;
-
 /**
- * True while process `pid` exists and has not exited (a zombie counts as exited). Reads `/proc`
- * on Linux, else probes with signal 0, where "not permitted" still means the process exists.
+ * True while process `pid` exists and has not exited. Probes with signal 0 (needs
+ * `--allow-run`; "not permitted" still means the process exists); where `/proc` can be read
+ * (Deno allows it only with `-A`) a zombie counts as exited. Without either, throws NotCapable.
  */
 export function isPidAlive(pid: number): boolean {
   if (!Number.isSafeInteger(pid) || pid <= 0) {
     // Signal 0 to pid 0 or -1 would probe a whole process group, never one process.
     throw new RangeError(`Expected a positive process id: got "${pid}"`);
   }
-  procUsable ??= Deno.build.os === "linux" && lstatOrUndefined("/proc/self/stat") !== undefined;
-  if (procUsable) {
-    let stat: string;
-    try {
-      stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-    } catch (err) {
-      if (err instanceof Deno.errors.NotFound) return false;
-      throw err;
-    }
-    // The state letter follows the command name, which is in parentheses and may contain any.
-    const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
-    return state !== "Z" && state !== "X";
-  }
   try {
     Deno.kill(pid, 0);
-    return true;
+    return !isZombie(pid);
   } catch (err) {
     if (err instanceof Deno.errors.PermissionDenied) return true;
     if (err instanceof Deno.errors.NotFound) return false;
+    if (!(err instanceof Deno.errors.NotCapable)) throw err;
+  }
+  const state = procState(pid);
+  if (state === undefined) return false;
+  return state !== "Z" && state !== "X";
+}
+
+function isZombie(pid: number): boolean {
+  try {
+    const state = procState(pid);
+    return state === "Z" || state === "X";
+  } catch {
+    return false; // /proc not readable without -A: signal 0 said it exists
+  }
+}
+
+/** The state letter of `/proc/<pid>/stat`, or undefined when the process is gone. */
+function procState(pid: number): string | undefined {
+  if (Deno.build.os !== "linux") return undefined;
+  let stat: string;
+  try {
+    stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return undefined;
     throw err;
   }
+  // The state letter follows the command name, which is in parentheses and may contain any.
+  return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
 }
 
 /** The absolute paths from `root` (inclusive) down to `path` (inclusive). */

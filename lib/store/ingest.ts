@@ -192,6 +192,7 @@ class Capture {
   #progress: Progress;
   #drift = new Map<string, DriftCount>();
   #lastProgressWrite = 0;
+  #tombstones: Set<string> | null = null;
 
   constructor(options: CaptureOptions) {
     this.#o = options;
@@ -572,6 +573,7 @@ class Capture {
     try {
       const reader = new LineReader(opened.reader, cursor, this.#limits.maxLine);
       await this.#readLines(ctx, reader);
+      await this.#rememberHead(ctx);
       // Nothing new but the file changed (touched, or an incomplete tail grew): remember the
       // file as seen, so an unchanged file is not opened again.
       this.#store.stmt(
@@ -737,6 +739,15 @@ class Capture {
     this.#addDerived(ctx, batch, offset, bytes, derived, existing);
   }
 
+  /** True when `forget` left a tombstone for this conversation: its records are not kept. */
+  #forgotten(key: string | undefined): boolean {
+    if (key === undefined) return false;
+    this.#tombstones ??= new Set(
+      (this.#store.stmt("SELECT key FROM tombstones").all() as { key: string }[]).map((r) => r.key),
+    );
+    return this.#tombstones.has(key);
+  }
+
   /** Adds one derived record to the batch, split into chunk rows with its text in fragments. */
   #addDerived(
     ctx: SourceCtx,
@@ -747,6 +758,11 @@ class Capture {
     existing?: Existing,
   ): void {
     this.#inheritTime(ctx, derived);
+    batch.consumed = true;
+    if (this.#forgotten(derived.conversation?.key)) {
+      batch.raw += bytes.length;
+      return;
+    }
     const text = derived.text && !derived.drift ? this.#o.redact(derived.text) : "";
     const chunk = this.#limits.chunkSize;
     // A stored record keeps the chunking it was captured with.
@@ -797,7 +813,7 @@ class Capture {
    * With `cursor` null (rebuild) the records already exist and only their derived data is set.
    */
   #commit(ctx: SourceCtx, batch: Batch, cursor: number | null, cursorKey?: string | null): void {
-    if (!batch.records.length) {
+    if (!batch.records.length && !batch.consumed) {
       if (cursorKey !== undefined && cursor !== null) {
         this.#store.stmt("UPDATE sources SET cursor_key = ? WHERE id = ?").run(cursorKey, ctx.sourceId);
       }
@@ -806,8 +822,16 @@ class Capture {
     const deltas = this.#conversationDeltas(ctx, batch.records);
     for (const delta of deltas.values()) this.#resolveProject(delta.info);
     const state: SavedState = { a: ctx.state, t: ctx.lastTs };
-    const head = cursor === null ? null : this.#headHashAfter(ctx, batch, cursor);
     this.#store.transaction(() => {
+      // A conversation forgotten while this batch was read (forget runs without the capture
+      // lock) is checked again inside the transaction, so it cannot come back.
+      const tombstoned = this.#store.stmt("SELECT 1 FROM tombstones WHERE key = ?");
+      for (const key of [...deltas.keys()]) {
+        if (!tombstoned.get(key)) continue;
+        deltas.delete(key);
+        this.#tombstones?.add(key);
+        batch.records = batch.records.filter((r) => r.derived.conversation?.key !== key);
+      }
       for (const key of batch.supersede) this.#supersede(ctx, key);
       const ids = this.#writeConversations(ctx, deltas);
       const headIds = new Map<PendingRecord, number>();
@@ -868,9 +892,9 @@ class Capture {
       }
       if (cursor !== null) {
         this.#store.stmt(
-          `UPDATE sources SET cursor = ?, state = ?, head_hash = coalesce(?, head_hash),
-             cursor_key = coalesce(?, cursor_key), last_read = ? WHERE id = ?`,
-        ).run(cursor, JSON.stringify(state), head, cursorKey ?? null, this.#now(), ctx.sourceId);
+          `UPDATE sources SET cursor = ?, state = ?, cursor_key = coalesce(?, cursor_key),
+             last_read = ? WHERE id = ?`,
+        ).run(cursor, JSON.stringify(state), cursorKey ?? null, this.#now(), ctx.sourceId);
       }
       this.#writeProgress();
     });
@@ -1138,6 +1162,16 @@ class Capture {
       }
     }
     this.#inheritTime(ctx, derived);
+    if (this.#forgotten(derived.conversation?.key)) {
+      const range = [ctx.sourceId, ctx.generation, offset, at] as const;
+      store.stmt(
+        `DELETE FROM fts WHERE rowid IN (SELECT id FROM records WHERE source_id = ? AND
+           generation = ? AND offset >= ? AND offset < ?)`,
+      ).run(...range);
+      store.stmt("DELETE FROM records WHERE source_id = ? AND generation = ? AND offset >= ? AND offset < ?")
+        .run(...range);
+      return;
+    }
     const pendingRecord: PendingRecord = {
       offset,
       seq: 0,
@@ -1188,29 +1222,17 @@ class Capture {
     return bytes.length === length && sha256(bytes) === hash;
   }
 
-  /** The head hash to remember once the cursor reaches `cursor` (first 4 KiB of the source). */
-  #headHashAfter(ctx: SourceCtx, batch: Batch, cursor: number): string | null {
-    const first = batch.records[0];
-    if (!first || first.offset >= HEAD_BYTES) return null;
-    // The batch holds the bytes from `first.offset`; a head shorter than 4 KiB is re-hashed as
-    // it grows, from the stored records plus this batch.
-    const prefix = first.offset > 0 ? this.#storedBytes(ctx, 0, first.offset) : new Uint8Array(0);
-    const parts = [prefix];
-    let length = prefix.length;
-    for (const r of batch.records) {
-      if (length >= HEAD_BYTES) break;
-      parts.push(r.raw);
-      length += r.raw.length;
-    }
-    const head = concat(parts, length).subarray(0, Math.min(HEAD_BYTES, cursor));
-    return `${head.length}:${sha256(head)}`;
-  }
-
-  #storedBytes(ctx: SourceCtx, from: number, to: number): Uint8Array {
-    const rows = this.#store.stmt(
-      "SELECT raw FROM records WHERE source_id = ? AND generation = ? AND offset >= ? AND offset < ? ORDER BY offset",
-    ).all(ctx.sourceId, ctx.generation, from, to) as { raw: Uint8Array }[];
-    return concat(rows.map((r) => r.raw), rows.reduce((n, r) => n + r.raw.length, 0));
+  /** Remembers a hash of the source's first bytes (up to 4 KiB) once more of them are captured. */
+  async #rememberHead(ctx: SourceCtx): Promise<void> {
+    const row = this.#store.stmt("SELECT cursor, head_hash FROM sources WHERE id = ?")
+      .get(ctx.sourceId) as { cursor: number; head_hash: string | null };
+    const known = row.head_hash ? Number(row.head_hash.split(":")[0]) : 0;
+    const length = Math.min(HEAD_BYTES, row.cursor);
+    if (length <= known) return;
+    const bytes = await readPrefix(ctx.ref, length);
+    if (bytes.length !== length) return;
+    this.#store.stmt("UPDATE sources SET head_hash = ? WHERE id = ?")
+      .run(`${length}:${sha256(bytes)}`, ctx.sourceId);
   }
 
   /**
@@ -1284,7 +1306,10 @@ class Batch {
   keyed = new Map<string, { raw: Uint8Array; records: PendingRecord[] }>();
   /** Keys whose stored record a record of this batch supersedes. */
   supersede = new Set<string>();
+  /** True once any line was consumed (even one whose records were not kept). */
+  consumed = false;
   reset(): void {
+    this.consumed = false;
     this.records = [];
     this.text = 0;
     this.raw = 0;

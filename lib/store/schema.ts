@@ -146,4 +146,15 @@ export const MIGRATIONS: readonly Migration[] = [
       ) STRICT, WITHOUT ROWID;
     `,
   },
+  {
+    // What `forget` removed: a later capture does not bring these conversations back while
+    // their sources still exist. Not derived: a rebuild keeps them.
+    name: "0004_tombstones",
+    sql: `
+      CREATE TABLE tombstones (
+        key TEXT PRIMARY KEY,
+        forgotten_at INTEGER NOT NULL
+      ) STRICT, WITHOUT ROWID;
+    `,
+  },
 ];

@@ -1,0 +1,113 @@
+#!/usr/bin/env -S deno run -R -W -E
+// `forget`: removes chosen conversations from the history store for good — records, index
+// entries and conversation rows — and leaves a tombstone so capture does not bring them back.
+
+import {
+  defineCommand,
+  EXIT,
+  formatBytes,
+  helpText,
+  type Io,
+  parseCommand,
+  runCommand,
+  stdio,
+  styler,
+  UsageError,
+} from "../lib/cli.ts";
+import { loadContext, openStore } from "../lib/context.ts";
+import type { Env } from "../lib/env.ts";
+import { projectOf, resolveFromUser } from "../lib/paths.ts";
+import { forget, type ForgetCriteria } from "../lib/store/forget.ts";
+import { parseWhen } from "../lib/when.ts";
+
+export const spec = defineCommand({
+  name: "forget",
+  summary: "remove conversations from the history store for good",
+  usage:
+    "logbook forget [<conversation-id>...] [--project DIR] [--before WHEN] [--dry-run] [--json]",
+  options: {
+    project: { type: "string" },
+    before: { type: "string" },
+    "dry-run": { type: "boolean", short: "n" },
+    json: { type: "boolean" },
+    help: { type: "boolean", short: "h" },
+  },
+  optionHelp: [
+    ["--project DIR", "every conversation of this directory's project (`.` for yours)"],
+    ["--before WHEN", "conversations whose last record is older than WHEN (ISO, 30d, 2w, …)"],
+    ["-n, --dry-run", "list what would go and change nothing"],
+    ["--json", "print the result as JSON"],
+    ["-h, --help", "show this help"],
+  ],
+  examples: ["logbook forget --project . --before 90d --dry-run"],
+});
+
+/** Runs `forget` with `args`; returns the exit status. */
+export async function main(
+  args: string[],
+  io: Io = stdio(),
+  env: Env = Deno.env,
+): Promise<number> {
+  return await runCommand(spec.name, io, () => {
+    const { values, positionals } = parseCommand(spec, args);
+    if (values.help) {
+      io.out(helpText(spec));
+      return EXIT.ok;
+    }
+    const ctx = loadContext({ env });
+    const criteria: ForgetCriteria = {};
+    if (positionals.length) criteria.ids = positionals;
+    if (values.project !== undefined) {
+      criteria.project = projectOf(resolveFromUser(values.project, env)).root;
+    }
+    if (values.before !== undefined) {
+      try {
+        criteria.before = parseWhen(values.before, ctx.now());
+      } catch (err) {
+        throw new UsageError(`Invalid value for "--before": ${(err as Error).message}`);
+      }
+    }
+    if (!criteria.ids && criteria.project === undefined && criteria.before === undefined) {
+      throw new UsageError("Say what to forget: conversation ids, --project or --before");
+    }
+    const store = openStore(ctx, { mustExist: true });
+    try {
+      const result = forget(store, criteria, {
+        dryRun: values["dry-run"] === true,
+        now: ctx.now(),
+      });
+      if (values.json) {
+        io.out(JSON.stringify(result) + "\n");
+        return EXIT.ok;
+      }
+      const s = styler(io.color);
+      if (!result.conversations.length) {
+        io.out("Nothing to forget: no conversation matches\n");
+        return EXIT.ok;
+      }
+      for (const item of result.conversations) {
+        const via = item.via ? s.dim(` (subagent of ${item.via})`) : "";
+        io.out(
+          `${result.dryRun ? "would forget" : "forgot"}  ${s.cyan(item.conversation)}  ${
+            item.title ?? ""
+          }${via}\n`,
+        );
+      }
+      const total = `${result.conversations.length} conversations (${result.records} records, ${
+        formatBytes(result.bytes)
+      })`;
+      io.out(
+        result.dryRun
+          ? `\nWould forget ${total}; run again without --dry-run to do it\n`
+          : `\nForgot ${total}; the store went from ${formatBytes(result.storeBytes.before)} to ${
+            formatBytes(result.storeBytes.after)
+          }. They will not be captured again while their sources exist\n`,
+      );
+      return EXIT.ok;
+    } finally {
+      store.close();
+    }
+  });
+}
+
+if (import.meta.main) Deno.exit(await main(Deno.args));

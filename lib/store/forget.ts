@@ -1,0 +1,154 @@
+// Forgetting conversations: their records, index entries and rows go, a tombstone keeps a later
+// capture from bringing them back while their sources exist, and the space is given back.
+
+import { HistoryStore } from "./db.ts";
+import { findConversation } from "./conversations.ts";
+import type { ConversationRow } from "./records.ts";
+
+/** Which conversations to forget. Criteria combine: every one given must hold. */
+export interface ForgetCriteria {
+  /** Conversation ids (full, native, or a unique prefix). */
+  ids?: string[];
+  /** Canonical project root. */
+  project?: string;
+  /** Conversations whose last record is older than this instant (epoch ms). */
+  before?: number;
+}
+
+/** One conversation that goes (or would go). */
+export interface ForgetItem {
+  conversation: string;
+  agent: string;
+  title: string | null;
+  project: string | null;
+  records: number;
+  bytes: number;
+  /** The conversation this one is a subagent or fork of, when it goes because its parent does. */
+  via: string | null;
+}
+
+export interface ForgetResult {
+  conversations: ForgetItem[];
+  records: number;
+  bytes: number;
+  /** Bytes of the store file before and after (equal for a dry run). */
+  storeBytes: { before: number; after: number };
+  dryRun: boolean;
+}
+
+/**
+ * Forgets the conversations the criteria select, with their subagents at every depth. With
+ * `dryRun` nothing changes. Deleted pages are zeroed (secure_delete), the index is rewritten
+ * without them, and freed pages are returned to the file system.
+ */
+export function forget(
+  store: HistoryStore,
+  criteria: ForgetCriteria,
+  options: { dryRun?: boolean; now?: number } = {},
+): ForgetResult {
+  if (!criteria.ids?.length && criteria.project === undefined && criteria.before === undefined) {
+    throw new RangeError("Nothing chosen to forget: give conversation ids, a project or a time");
+  }
+  const selected = select(store, criteria);
+  const items = withDescendants(store, selected);
+  const records = items.reduce((n, i) => n + i.records, 0);
+  const bytes = items.reduce((n, i) => n + i.bytes, 0);
+  const before = fileBytes(store);
+  if (options.dryRun || items.length === 0) {
+    return {
+      conversations: items,
+      records,
+      bytes,
+      storeBytes: { before, after: before },
+      dryRun: true,
+    };
+  }
+  const now = options.now ?? Date.now();
+  store.db.exec("PRAGMA secure_delete = ON");
+  try {
+    store.transaction(() => {
+      const ids = store.stmt("SELECT id FROM conversations WHERE key = ?");
+      const unindex = store.stmt(
+        `DELETE FROM fts WHERE rowid IN (SELECT id FROM records WHERE conversation_id = ? AND (flags & 1) != 0)`,
+      );
+      const drop = store.stmt("DELETE FROM records WHERE conversation_id = ?");
+      const row = store.stmt("DELETE FROM conversations WHERE id = ?");
+      const tomb = store.stmt(
+        "INSERT INTO tombstones (key, forgotten_at) VALUES (?, ?) ON CONFLICT DO UPDATE SET forgotten_at = excluded.forgotten_at",
+      );
+      for (const item of items) {
+        const { id } = ids.get(item.conversation) as { id: number };
+        unindex.run(id);
+        drop.run(id);
+        row.run(id);
+        tomb.run(item.conversation, now);
+      }
+      store.stmt("DELETE FROM record_keys WHERE record_id NOT IN (SELECT id FROM records)").run();
+    });
+    // Deleted documents linger in FTS segments until merged: rewrite the index without them.
+    store.db.exec("INSERT INTO fts (fts) VALUES ('optimize')");
+    store.db.exec("PRAGMA incremental_vacuum");
+    store.db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  } finally {
+    store.db.exec("PRAGMA secure_delete = OFF");
+  }
+  return {
+    conversations: items,
+    records,
+    bytes,
+    storeBytes: { before, after: fileBytes(store) },
+    dryRun: false,
+  };
+}
+
+function select(store: HistoryStore, criteria: ForgetCriteria): ConversationRow[] {
+  let rows: ConversationRow[];
+  if (criteria.ids?.length) {
+    rows = criteria.ids.map((id) => findConversation(store, id));
+  } else {
+    rows = store.stmt("SELECT * FROM conversations").all() as unknown as ConversationRow[];
+  }
+  return rows.filter((row) =>
+    (criteria.project === undefined || row.project_root === criteria.project) &&
+    (criteria.before === undefined || (row.last_ts ?? 0) < criteria.before)
+  );
+}
+
+/** The selected conversations and, at every depth, their subagents (forks stay: they are their own). */
+function withDescendants(store: HistoryStore, selected: ConversationRow[]): ForgetItem[] {
+  const items = new Map<string, ForgetItem>();
+  const children = store.stmt("SELECT * FROM conversations WHERE parent_key = ? AND subagent = 1");
+  const queue: { row: ConversationRow; via: string | null }[] = selected.map((row) => ({
+    row,
+    via: null,
+  }));
+  while (queue.length) {
+    const { row, via } = queue.shift()!;
+    if (items.has(row.key)) continue;
+    items.set(row.key, {
+      conversation: row.key,
+      agent: row.agent,
+      title: row.title,
+      project: row.project_root,
+      records: row.record_count,
+      bytes: row.bytes,
+      via,
+    });
+    for (const child of children.all(row.key) as unknown as ConversationRow[]) {
+      queue.push({ row: child, via: row.key });
+    }
+  }
+  return [...items.values()];
+}
+
+function fileBytes(store: HistoryStore): number {
+  let total = 0;
+  for (const suffix of ["", "-wal"]) {
+    try {
+      total += Deno.statSync(store.path + suffix).size;
+    } catch {
+      // absent
+    }
+  }
+  return total;
+}

@@ -1,0 +1,159 @@
+// `forget`: chosen conversations leave the store (records, index, rows), their bytes leave the
+// file, tombstones keep capture from bringing them back, and --dry-run changes nothing.
+
+import assert from "node:assert/strict";
+import { appendFileSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { main as forgetCommand } from "../../commands/forget.ts";
+import { main as reindex } from "../../commands/reindex.ts";
+import { main as search } from "../../commands/search.ts";
+import { captureIo, makeWorld, manifest, runCli, type World } from "../_helpers.ts";
+
+interface Entry {
+  path: string;
+  case: string;
+  conversation: string;
+  parent: string | null;
+  phrases: string[];
+}
+
+async function hits(world: World, query: string): Promise<number> {
+  const io = captureIo();
+  return (await search([query, "--json"], io, world.env)) === 0
+    ? io.stdout().trim().split("\n").length
+    : 0;
+}
+
+async function captured(): Promise<World> {
+  const world = await makeWorld({ fixtures: ["claude"] });
+  assert.equal(await reindex(["--quiet"], captureIo(), world.env), 0);
+  return world;
+}
+
+function storeFileHas(world: World, text: string): boolean {
+  const needle = new TextEncoder().encode(text);
+  for (const name of ["history.db", "history.db-wal"]) {
+    let bytes: Uint8Array;
+    try {
+      bytes = readFileSync(join(world.data, name));
+    } catch {
+      continue;
+    }
+    outer: for (let i = 0; i <= bytes.length - needle.length; i++) {
+      for (let j = 0; j < needle.length; j++) if (bytes[i + j] !== needle[j]) continue outer;
+      return true;
+    }
+  }
+  return false;
+}
+
+Deno.test("forget removes a conversation, its bytes from the file, and keeps it from coming back", async () => {
+  const world = await captured();
+  try {
+    const entry = manifest<Entry>("claude").find((e) => e.case === "long-line")!;
+    const phrase = "obsidian-tambourine";
+    assert.equal(await hits(world, phrase), 1);
+    assert.ok(storeFileHas(world, phrase));
+    const sizeBefore = Deno.statSync(join(world.data, "history.db")).size;
+
+    const result = await runCli("forget", [entry.conversation, "--json"], world.vars);
+    assert.equal(result.code, 0, result.stderr);
+    const parsed = JSON.parse(result.stdout);
+    assert.deepEqual(parsed.conversations.map((c: { conversation: string }) => c.conversation), [
+      entry.conversation,
+    ]);
+    assert.equal(parsed.dryRun, false);
+    assert.equal(await hits(world, phrase), 0);
+    assert.equal(await hits(world, "kestrel-bramble"), 0);
+    assert.equal(storeFileHas(world, phrase), false, "the forgotten bytes are gone from the file");
+    assert.ok(Deno.statSync(join(world.data, "history.db")).size < sizeBefore, "space given back");
+
+    // Unchanged, appended to, or replaced: the source does not bring it back.
+    assert.equal(await reindex(["--quiet"], captureIo(), world.env), 0);
+    const file = join(world.claude, entry.path);
+    const sid = entry.conversation.slice("claude:".length);
+    appendFileSync(
+      file,
+      JSON.stringify({
+        type: "user",
+        sessionId: sid,
+        cwd: "/home/dev/src/zeta_svc.v2",
+        timestamp: "2026-10-02T10:00:00.000Z",
+        message: { role: "user", content: "late line platypus-gazette" },
+      }) + "\n",
+    );
+    const copy = readFileSync(file);
+    Deno.removeSync(file);
+    Deno.writeFileSync(file, copy);
+    const io = captureIo();
+    assert.equal(await reindex(["--json"], io, world.env), 0);
+    assert.equal(JSON.parse(io.stdout()).records, 0);
+    assert.equal(await hits(world, "platypus-gazette"), 0);
+    assert.equal(await hits(world, phrase), 0);
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("forget takes a session's subagents with it, and --dry-run changes nothing", async () => {
+  const world = await captured();
+  try {
+    const parent = manifest<Entry>("claude").find((e) =>
+      e.case === "subagent-current" && !e.parent
+    )!;
+    const dry = captureIo();
+    assert.equal(
+      await forgetCommand([parent.conversation, "--dry-run", "--json"], dry, world.env),
+      0,
+    );
+    const planned = JSON.parse(dry.stdout());
+    assert.equal(planned.dryRun, true);
+    assert.equal(planned.conversations.length, 3, "the session and its two subagents");
+    assert.ok(
+      planned.conversations.slice(1).every((c: { via: string }) => c.via === parent.conversation),
+    );
+    assert.equal(await hits(world, "lichen-semaphore"), 1, "dry run forgot nothing");
+
+    assert.equal(await forgetCommand([parent.conversation], captureIo(), world.env), 0);
+    for (const phrase of ["harbor-quince", "lichen-semaphore", "hazel-turnstile"]) {
+      assert.equal(await hits(world, phrase), 0, phrase);
+    }
+    assert.equal(await hits(world, "quokka-lantern"), 1, "other conversations stay");
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("forget --project and --before choose by project and by age", async () => {
+  const world = await captured();
+  try {
+    const io = captureIo();
+    assert.equal(
+      await forgetCommand(
+        ["--before", "2026-04-01", "--project", "/home/dev/src/delta", "--json"],
+        io,
+        world.env,
+      ),
+      0,
+    );
+    const gone = JSON.parse(io.stdout()).conversations.map((c: { conversation: string }) =>
+      c.conversation
+    );
+    assert.equal(gone.length, 2, "the January and March sessions of delta");
+    assert.equal(await hits(world, "alder-polka"), 0);
+    assert.equal(await hits(world, "mango-sundial"), 0);
+    assert.equal(await hits(world, "ferret-cathedral"), 1, "June stays");
+    const projectOnly = captureIo();
+    assert.equal(
+      await forgetCommand(["--project", "/home/dev/src/alpha"], projectOnly, world.env),
+      0,
+    );
+    assert.equal(await hits(world, "marmot keyring"), 0);
+    assert.equal(await hits(world, "ferret-cathedral"), 1);
+    const none = captureIo();
+    assert.equal(await forgetCommand([], none, world.env), 2);
+    assert.match(none.stderr(), /Say what to forget/);
+  } finally {
+    await world.cleanup();
+  }
+});
