@@ -232,7 +232,7 @@ class Capture {
     const rows = this.#loadSources();
     const found = await this.#discoverAll();
     this.#summary.sources = found.length;
-    this.#adoptCompressed(found, rows);
+    this.#adoptMoved(found, rows);
     if (!this.#o.only && !this.#o.sources) this.#markGone(found, rows);
 
     const work = found.filter((f) => this.#needsWork(f, rows.get(f.ref.locator)));
@@ -456,19 +456,33 @@ class Capture {
   }
 
   /**
-   * Codex compresses an idle rollout to `.jsonl.zst` and removes the `.jsonl`: the compressed
-   * file continues the same source (offsets count decompressed bytes), so nothing is captured
-   * twice. The prefix check of `#captureSource` confirms the bytes really continue.
+   * A transcript that moved keeps its source: Codex compresses an idle rollout to `.jsonl.zst`
+   * and removes the `.jsonl`, and archives a rollout by moving it to `archived_sessions/`. A new
+   * file of the same agent with the same name (less `.zst`) as a source whose file is gone
+   * continues that source, so nothing is captured twice; the prefix check of `#captureSource`
+   * then confirms its bytes really continue the captured ones (else a new generation starts).
    */
-  #adoptCompressed(found: Found[], rows: Map<string, SourceRow>): void {
-    for (const { ref } of found) {
-      if (ref.format !== "jsonl.zst" || rows.has(ref.locator)) continue;
-      const plain = rows.get(ref.locator.replace(/\.zst$/, ""));
-      if (!plain || plain.format !== "jsonl" || pathExists(plain.locator)) continue;
+  #adoptMoved(found: Found[], rows: Map<string, SourceRow>): void {
+    const fresh = found.filter((f) => !rows.has(f.ref.locator) && f.adapter.mode === "lines");
+    if (!fresh.length) return;
+    const present = new Set(found.map((f) => f.ref.locator));
+    const gone = new Map<string, SourceRow[]>();
+    for (const row of rows.values()) {
+      if (row.format === "rows" || present.has(row.locator)) continue;
+      const name = `${row.agent}:${baseName(row.locator)}`;
+      gone.set(name, [...(gone.get(name) ?? []), row]);
+    }
+    if (!gone.size) return;
+    for (const { ref } of fresh) {
+      const candidates = gone.get(`${ref.agent}:${baseName(ref.locator)}`);
+      const previous = candidates?.find((row) => !pathExists(row.locator));
+      if (!previous) continue;
+      candidates!.splice(candidates!.indexOf(previous), 1);
       this.#store.stmt("UPDATE sources SET locator = ?, format = ?, gone = 0 WHERE id = ?")
-        .run(ref.locator, ref.format, plain.id);
-      rows.delete(plain.locator);
-      rows.set(ref.locator, { ...plain, locator: ref.locator, format: ref.format, gone: 0 });
+        .run(ref.locator, ref.format, previous.id);
+      this.#store.stmt("UPDATE conversations SET gone = 0 WHERE source_id = ?").run(previous.id);
+      rows.delete(previous.locator);
+      rows.set(ref.locator, { ...previous, locator: ref.locator, format: ref.format, gone: 0 });
     }
   }
 
@@ -1389,6 +1403,11 @@ function pathExists(path: string): boolean {
     if (err instanceof Deno.errors.NotFound) return false;
     return true; // unreadable is not gone
   }
+}
+
+/** A source file's name without directories and without a compression suffix. */
+function baseName(locator: string): string {
+  return (locator.split("/").at(-1) ?? locator).replace(/\.zst$/, "");
 }
 
 /** The file a locator names (`<db>#<table>` names the database file). */

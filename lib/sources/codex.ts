@@ -1,0 +1,648 @@
+// The OpenAI Codex adapter: finds `sessions/YYYY/MM/DD/rollout-*.jsonl` (and `.jsonl.zst`) and
+// `archived_sessions/` rollouts, and maps every line of the current and older formats to a kind.
+
+import { basename, join, sep } from "node:path";
+import { existsSync } from "node:fs";
+import type {
+  ConversationInfo,
+  Derived,
+  DiscoverContext,
+  DriftCategory,
+  LineAdapter,
+  LineInput,
+  Role,
+  Scalar,
+  SourceRef,
+} from "./adapter.ts";
+import { homeDir } from "../paths.ts";
+import { zstdAvailable } from "../store/_readers.ts";
+import { looksLikeBase64, obj, str, stringLeaves, titleFrom, toEpochMs } from "./_text.ts";
+import { walkFiles } from "./_walk.ts";
+
+/**
+ * What the adapter remembers between lines of one rollout: the canonical session (the first
+ * `session_meta`), and whether the lines being read are history copied from another rollout.
+ */
+export interface CodexState {
+  /** The canonical session id; null until the first `session_meta` (or older header) is read. */
+  id: string | null;
+  version: string | null;
+  cwd: string | null;
+  branch: string | null;
+  /** `codex:<id>` of the spawning thread (subagents) or of the rollout this one forked from. */
+  parentKey: string | null;
+  subagent: boolean;
+  /** True when the rollout began with the bare mid-2025 header line. */
+  legacy: boolean;
+  /**
+   * True between a later `session_meta` (a fork's copy of its parent's) and the first turn of
+   * this rollout's own: those lines are kept and shown, but not indexed, because the parent
+   * conversation already holds them.
+   */
+  copying: boolean;
+}
+
+/** Options of `codexAdapter`, for tests. */
+export interface CodexAdapterOptions {
+  /** Whether `.jsonl.zst` rollouts can be read here (default: the runtime's zstd decoder). */
+  zstdAvailable?: () => boolean;
+}
+
+const UUID_AT_END =
+  /([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl(?:\.zst)?$/i;
+const UUID_V7 = /^([0-9a-f]{8})-([0-9a-f]{4})-7[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const ROLLOUT = /^rollout-.*\.jsonl(?:\.zst)?$/;
+
+/** The top-level line types of the current format. */
+const LINE_TYPES = new Set([
+  "session_meta",
+  "response_item",
+  "event_msg",
+  "turn_context",
+  "compacted",
+  "world_state",
+  "inter_agent_communication_metadata",
+]);
+
+/** `response_item` payload types that carry no searchable text of their own. */
+const QUIET_ITEMS = new Set(["ghost_snapshot", "other", "tool_search_output"]);
+
+/** `response_item` payload types that are tool calls. */
+const CALL_ITEMS = new Set([
+  "function_call",
+  "custom_tool_call",
+  "local_shell_call",
+  "web_search_call",
+  "tool_search_call",
+  "image_generation_call",
+]);
+
+/** `response_item` payload types that are tool results. */
+const RESULT_ITEMS = new Set([
+  "function_call_output",
+  "custom_tool_call_output",
+  "tool_search_output",
+]);
+
+/**
+ * Every `event_msg` type Codex is known to write. They are kind `event` and unindexed: the
+ * conversational ones (`user_message`, `agent_message`, `agent_reasoning`, `item_completed`,
+ * `task_complete.last_agent_message`…) repeat a `response_item` that is indexed once.
+ */
+const EVENT_TYPES = new Set([
+  "error",
+  "warning",
+  "stream_error",
+  "background_event",
+  "deprecation_notice",
+  "session_configured",
+  "context_compacted",
+  "task_started",
+  "task_complete",
+  "turn_started",
+  "turn_complete",
+  "turn_aborted",
+  "turn_diff",
+  "token_count",
+  "user_message",
+  "agent_message",
+  "agent_message_delta",
+  "agent_message_content_delta",
+  "agent_reasoning",
+  "agent_reasoning_delta",
+  "agent_reasoning_raw_content",
+  "agent_reasoning_raw_content_delta",
+  "agent_reasoning_section_break",
+  "reasoning_content_delta",
+  "reasoning_raw_content_delta",
+  "plan_delta",
+  "plan_update",
+  "item_started",
+  "item_completed",
+  "raw_response_item",
+  "exec_command_begin",
+  "exec_command_output_delta",
+  "exec_command_end",
+  "terminal_interaction",
+  "exec_approval_request",
+  "apply_patch_approval_request",
+  "elicitation_request",
+  "request_user_input",
+  "request_permissions",
+  "patch_apply_begin",
+  "patch_apply_updated",
+  "patch_apply_end",
+  "mcp_startup_update",
+  "mcp_startup_complete",
+  "mcp_tool_call_begin",
+  "mcp_tool_call_end",
+  "mcp_list_tools_response",
+  "web_search_begin",
+  "web_search_end",
+  "image_generation_begin",
+  "image_generation_end",
+  "view_image_tool_call",
+  "dynamic_tool_call_request",
+  "dynamic_tool_call_response",
+  "get_history_entry_response",
+  "list_custom_prompts_response",
+  "list_skills_response",
+  "list_remote_skills_response",
+  "remote_skill_downloaded",
+  "skills_update_available",
+  "undo_started",
+  "undo_completed",
+  "entered_review_mode",
+  "exited_review_mode",
+  "shutdown_complete",
+  "conversation_path",
+  "thread_name_updated",
+  "thread_rolled_back",
+  "thread_settings_applied",
+  "thread_goal_updated",
+  "collab_agent_spawn_begin",
+  "collab_agent_spawn_end",
+  "collab_agent_interaction_begin",
+  "collab_agent_interaction_end",
+  "collab_waiting_begin",
+  "collab_waiting_end",
+  "collab_close_begin",
+  "collab_close_end",
+  "collab_resume_begin",
+  "collab_resume_end",
+  "sub_agent_activity",
+  "guardian_assessment",
+  "hook_started",
+  "hook_completed",
+  "model_reroute",
+  "realtime_conversation_started",
+  "realtime_conversation_realtime",
+  "realtime_conversation_closed",
+]);
+
+/** Base64 payloads and data URLs: never indexed, also when a line is streamed. */
+const SKIP_KEYS: ReadonlySet<string> = new Set(["encrypted_content", "image_url", "images"]);
+
+const ROLES: ReadonlySet<string> = new Set<Role>(["user", "assistant", "system", "developer"]);
+
+/** A Codex adapter; `codex` is the one logbook uses, tests inject the zstd check. */
+export function codexAdapter(options: CodexAdapterOptions = {}): LineAdapter<CodexState> {
+  const canReadZstd = options.zstdAvailable ?? zstdAvailable;
+  return {
+    agent: "codex",
+    mode: "lines",
+    skipKeys: SKIP_KEYS,
+
+    roots(ctx: DiscoverContext): string[] {
+      const homes: string[] = [];
+      const codexHome = ctx.env.get("CODEX_HOME");
+      if (codexHome) homes.push(codexHome);
+      const home = homeDir(ctx.env);
+      if (home) homes.push(join(home, ".codex"));
+      const roots = homes.flatMap((h) => [join(h, "sessions"), join(h, "archived_sessions")]);
+      roots.push(...(ctx.extraRoots.codex ?? []));
+      return [...new Set(roots)];
+    },
+
+    async *discover(ctx: DiscoverContext): AsyncIterable<SourceRef> {
+      const skip = (reason: string) => ctx.skipped.set(reason, (ctx.skipped.get(reason) ?? 0) + 1);
+      const zstd = canReadZstd();
+      for (const root of this.roots(ctx)) {
+        for await (const path of walkFiles(root, (name) => ROLLOUT.test(name), ctx.skipped)) {
+          if (!path.endsWith(".zst")) {
+            yield { agent: "codex", locator: path, path, format: "jsonl" };
+            continue;
+          }
+          // A rollout being compressed exists twice for a moment: the plain file is complete.
+          if (existsSync(path.slice(0, -".zst".length))) continue;
+          if (!zstd) {
+            skip("zstd decoder unavailable");
+            continue;
+          }
+          yield { agent: "codex", locator: path, path, format: "jsonl.zst" };
+        }
+      }
+    },
+
+    initialState(): CodexState {
+      return {
+        id: null,
+        version: null,
+        cwd: null,
+        branch: null,
+        parentKey: null,
+        subagent: false,
+        legacy: false,
+        copying: false,
+      };
+    },
+
+    parseLine(line: LineInput, state: CodexState, source: SourceRef): Derived {
+      if (line.blank) return base("meta", null, conversationOf(state, source));
+      const record = obj(line.value);
+      if (!record) {
+        const detail = line.value === undefined ? "invalid JSON" : "not a JSON object";
+        return drift("unparsable", detail, state, source);
+      }
+      const derived = classify(record, state, source, false);
+      if (derived.drift) return derived;
+      if (state.copying) {
+        derived.title = null;
+        return derived;
+      }
+      derived.text = textOfRecord(record);
+      return derived;
+    },
+
+    parseStreamed(scalars: ReadonlyMap<string, Scalar>, state: CodexState, source: SourceRef) {
+      const derived = classify(recordFromScalars(scalars), state, source, true);
+      derived.title = null;
+      return derived;
+    },
+
+    textOf(bytes: Uint8Array): string {
+      try {
+        const record = obj(JSON.parse(new TextDecoder().decode(bytes)));
+        return record ? textOfRecord(record) : "";
+      } catch {
+        return "";
+      }
+    },
+  };
+}
+
+/** Codex rollouts. */
+export const codex: LineAdapter<CodexState> = codexAdapter();
+
+// ---- classification ----
+
+/** A line split into its type and payload, for both the enveloped and the bare older format. */
+interface Shape {
+  /** `session_meta`, `response_item`, … or, for a bare older line, what it stands for. */
+  line: string;
+  payload: Record<string, unknown> | null;
+}
+
+function shapeOf(record: Record<string, unknown>, state: CodexState): Shape | null {
+  const type = str(record.type);
+  if (type && (LINE_TYPES.has(type) || "payload" in record)) {
+    return { line: type, payload: obj(record.payload) };
+  }
+  if ("record_type" in record) return { line: "state", payload: record };
+  if (type && (state.legacy || !("timestamp" in record))) {
+    return { line: "response_item", payload: record };
+  }
+  if (!type && str(record.id) && !state.id) return { line: "legacy_meta", payload: record };
+  if (type) return { line: type, payload: obj(record.payload) };
+  return null;
+}
+
+/** Kind, role, time, ids, title and conversation of a line (everything but its text). */
+function classify(
+  record: Record<string, unknown>,
+  state: CodexState,
+  source: SourceRef,
+  streamed: boolean,
+): Derived {
+  const shape = shapeOf(record, state);
+  if (!shape) return drift("missing_fields", "line without a type", state, source);
+  const ts = toEpochMs(record.timestamp);
+  const payload = shape.payload;
+  switch (shape.line) {
+    case "session_meta":
+    case "legacy_meta": {
+      if (!payload) return missing("session_meta without a payload", state, source, ts);
+      const id = str(payload.id);
+      if (!state.id && id) adopt(state, payload, shape.line === "legacy_meta");
+      else if (id && id !== state.id) state.copying = true; // a fork's copy of its parent's
+      return base("meta", null, conversationOf(state, source), { ts, version: state.version });
+    }
+    case "state":
+      return base("meta", null, conversationOf(state, source), { version: state.version, ts });
+    case "turn_context": {
+      if (payload) {
+        endCopyAt(state, str(payload.turn_id));
+        state.cwd ??= str(payload.cwd);
+      }
+      return base("meta", null, conversationOf(state, source), { ts, version: state.version });
+    }
+    case "world_state":
+    case "inter_agent_communication_metadata":
+      return base("meta", null, conversationOf(state, source), { ts, version: state.version });
+    case "compacted":
+      return base("summary", null, conversationOf(state, source), { ts, version: state.version });
+    case "event_msg":
+      return classifyEvent(payload, state, source, ts);
+    case "response_item":
+      return classifyItem(payload, state, source, ts, streamed);
+    default:
+      return drift("unknown_type", shape.line, state, source, ts);
+  }
+}
+
+function classifyEvent(
+  payload: Record<string, unknown> | null,
+  state: CodexState,
+  source: SourceRef,
+  ts: number | null,
+): Derived {
+  const type = payload && str(payload.type);
+  if (!payload || !type) return missing("event_msg without a payload type", state, source, ts);
+  if (!EVENT_TYPES.has(type)) return drift("unknown_type", `event_msg/${type}`, state, source, ts);
+  if (type === "task_started" || type === "turn_started") endCopyAt(state, str(payload.turn_id));
+  const name = type === "thread_name_updated" ? str(payload.thread_name) : null;
+  return base("event", null, conversationOf(state, source), {
+    ts,
+    version: state.version,
+    title: name ? { text: titleFrom(name), rank: 3 } : null,
+  });
+}
+
+function classifyItem(
+  payload: Record<string, unknown> | null,
+  state: CodexState,
+  source: SourceRef,
+  ts: number | null,
+  streamed: boolean,
+): Derived {
+  const type = payload && str(payload.type);
+  if (!payload || !type) return missing("response_item without a payload type", state, source, ts);
+  const conversation = conversationOf(state, source);
+  const extra = { ts, version: state.version };
+  // Tool calls and their results share `call_id`, so show and the dashboard can fold them.
+  const callId = str(payload.call_id) ?? str(payload.id);
+  if (type === "message") {
+    const role = str(payload.role);
+    if (!streamed && payload.content === undefined) {
+      return missing("response_item/message without content", state, source, ts);
+    }
+    const texts = streamed ? [] : contentParts(payload.content);
+    if (!streamed && role === "user" && !state.cwd) state.cwd = cwdFromContext(texts);
+    const prompt = texts.find((t) => t.trim() !== "" && !isInjected(t));
+    const counted = role === "assistant" || (role === "user" && (streamed || prompt !== undefined));
+    return base("message", role && ROLES.has(role) ? role as Role : null, conversation, {
+      ...extra,
+      messageId: str(payload.id),
+      newMessage: counted,
+      title: role === "user" && prompt !== undefined ? { text: titleFrom(prompt), rank: 1 } : null,
+    });
+  }
+  if (type === "reasoning") {
+    return base("reasoning", "assistant", conversation, { ...extra, messageId: str(payload.id) });
+  }
+  if (type === "agent_message") {
+    // A message between agents (multi-agent threads): what one agent told another.
+    return base("message", "assistant", conversation, { ...extra, messageId: str(payload.id) });
+  }
+  if (type === "compaction" || type === "compaction_summary") {
+    return base("summary", null, conversation, extra);
+  }
+  if (RESULT_ITEMS.has(type)) {
+    return base("tool_result", null, conversation, { ...extra, messageId: callId });
+  }
+  if (CALL_ITEMS.has(type)) {
+    return base("tool_call", "assistant", conversation, { ...extra, messageId: callId });
+  }
+  if (QUIET_ITEMS.has(type)) return base("meta", null, conversation, extra);
+  return drift("unknown_type", `response_item/${type}`, state, source, ts);
+}
+
+/** Takes the canonical session's identity from the first `session_meta` (or older header). */
+function adopt(state: CodexState, meta: Record<string, unknown>, legacy: boolean): void {
+  state.id = str(meta.id);
+  state.legacy = legacy;
+  state.version = str(meta.cli_version);
+  state.cwd = str(meta.cwd);
+  state.branch = str(obj(meta.git)?.branch);
+  const source = obj(meta.source);
+  const subagent = source && "subagent" in source ? source.subagent : undefined;
+  const spawn = obj(obj(subagent)?.thread_spawn);
+  const spawner = str(spawn?.parent_thread_id) ?? str(meta.parent_thread_id);
+  state.subagent = subagent !== undefined || meta.thread_source === "subagent";
+  const parent = spawner ?? str(meta.forked_from_id);
+  state.parentKey = parent ? `codex:${parent}` : null;
+}
+
+/**
+ * Ends copied history at this rollout's own first turn. Turn ids are UUIDv7: a copied turn
+ * began before this session was created, an own one after. When that cannot be told (no id,
+ * or not v7), copying ends: a duplicate hit is better than a lost one.
+ */
+function endCopyAt(state: CodexState, turnId: string | null): void {
+  if (!state.copying) return;
+  const turn = turnId ? v7Time(turnId) : null;
+  const session = state.id ? v7Time(state.id) : null;
+  if (turn !== null && session !== null && turn < session) return;
+  state.copying = false;
+}
+
+/** The 48-bit millisecond time of a UUIDv7 as 12 hex digits (comparable as strings), or null. */
+function v7Time(id: string): string | null {
+  const match = UUID_V7.exec(id);
+  return match ? (match[1]! + match[2]!).toLowerCase() : null;
+}
+
+function conversationOf(state: CodexState, source: SourceRef): ConversationInfo {
+  const id = state.id ?? UUID_AT_END.exec(basename(source.path))?.[1] ??
+    basename(source.path).replace(/\.jsonl(\.zst)?$/, "");
+  return {
+    key: `codex:${id}`,
+    nativeId: id,
+    parentKey: state.parentKey,
+    subagent: state.subagent,
+    cwd: state.cwd,
+    branch: state.branch,
+    archived: source.path.split(sep).includes("archived_sessions"),
+  };
+}
+
+/** Context Codex injects as user messages: `<environment_context>`, `<user_instructions>`, AGENTS.md. */
+function isInjected(text: string): boolean {
+  const start = text.trimStart();
+  return start.startsWith("<") || start.startsWith("# AGENTS.md instructions");
+}
+
+/** The cwd an injected environment context names (older rollouts have no other record of it). */
+function cwdFromContext(texts: string[]): string | null {
+  for (const text of texts) {
+    if (!text.trimStart().startsWith("<environment_context>")) continue;
+    const match = /<cwd>([^<\n]+)<\/cwd>/.exec(text) ??
+      /^Current working directory: (.+)$/m.exec(text);
+    if (match) return match[1]!.trim();
+  }
+  return null;
+}
+
+function base(
+  kind: Derived["kind"],
+  role: Role | null,
+  conversation: ConversationInfo | null,
+  extra: Partial<Derived> = {},
+): Derived {
+  return {
+    kind,
+    role,
+    ts: null,
+    conversation,
+    messageId: null,
+    partId: null,
+    text: "",
+    newMessage: false,
+    ...extra,
+  };
+}
+
+function drift(
+  category: DriftCategory,
+  detail: string,
+  state: CodexState,
+  source: SourceRef,
+  ts: number | null = null,
+): Derived {
+  return base("meta", null, conversationOf(state, source), {
+    ts,
+    drift: { category, detail },
+    version: state.version,
+  });
+}
+
+function missing(
+  detail: string,
+  state: CodexState,
+  source: SourceRef,
+  ts: number | null,
+): Derived {
+  return drift("missing_fields", detail, state, source, ts);
+}
+
+/** The few fields classification needs, rebuilt from what the streaming scanner kept. */
+function recordFromScalars(scalars: ReadonlyMap<string, Scalar>): Record<string, unknown> {
+  const record: Record<string, unknown> = {};
+  const payload: Record<string, unknown> = {};
+  for (const [path, value] of scalars) {
+    const parts = path.split(".");
+    const top = parts[0]!;
+    if (parts.length === 1) record[top] = value;
+    if (top !== "payload" || parts.length < 2) continue;
+    let into = payload;
+    for (const part of parts.slice(1, -1)) {
+      const next = obj(into[part]) ?? {};
+      into[part] = next;
+      into = next;
+    }
+    into[parts[parts.length - 1]!] = value;
+  }
+  if (scalars.has("payload.type") || Object.keys(payload).length) record.payload = payload;
+  return record;
+}
+
+// ---- text ----
+
+/** The searchable text of a line: what was said, run, returned or thought; never payloads. */
+function textOfRecord(record: Record<string, unknown>): string {
+  const type = str(record.type);
+  if (type === "compacted") return str(obj(record.payload)?.message) ?? "";
+  if (type === "event_msg") return eventText(obj(record.payload));
+  if (type === "response_item") return itemText(obj(record.payload));
+  if (type && !LINE_TYPES.has(type) && !("payload" in record)) return itemText(record); // older
+  return "";
+}
+
+function itemText(item: Record<string, unknown> | null): string {
+  if (!item) return "";
+  switch (item.type) {
+    case "message":
+    case "agent_message":
+      return joinParts(contentParts(item.content));
+    case "reasoning":
+      return joinParts([...contentParts(item.summary), ...contentParts(item.content)]);
+    case "function_call":
+    case "tool_search_call":
+      return joinParts([str(item.name) ?? "", ...argumentLeaves(item.arguments)]);
+    case "custom_tool_call":
+      return joinParts([str(item.name) ?? "", str(item.input) ?? ""]);
+    case "function_call_output":
+    case "custom_tool_call_output":
+      return outputText(item.output);
+    case "local_shell_call": {
+      const action = obj(item.action);
+      const command = Array.isArray(action?.command) ? action.command : [];
+      return command.filter((c): c is string => typeof c === "string").join(" ");
+    }
+    case "web_search_call": {
+      const action = obj(item.action);
+      return joinParts(stringLeaves(
+        action &&
+          {
+            query: action.query,
+            queries: action.queries,
+            url: action.url,
+            pattern: action.pattern,
+          },
+        SKIP_KEYS,
+      ));
+    }
+    case "image_generation_call":
+      return str(item.revised_prompt) ?? "";
+    default:
+      return "";
+  }
+}
+
+/** Events repeat indexed items; a review's findings are the one thing only an event holds. */
+function eventText(event: Record<string, unknown> | null): string {
+  if (!event || event.type !== "exited_review_mode") return "";
+  const review = obj(event.review_output);
+  if (!review) return "";
+  const findings = Array.isArray(review.findings) ? review.findings.map(obj) : [];
+  return joinParts([
+    ...findings.flatMap((f) => [str(f?.title) ?? "", str(f?.body) ?? ""]),
+    str(review.overall_explanation) ?? "",
+  ]);
+}
+
+/** The texts of message content (a string, one item, or a list), leaving images and payloads out. */
+function contentParts(content: unknown): string[] {
+  if (typeof content === "string") return [content];
+  const items = Array.isArray(content) ? content : [content];
+  const parts: string[] = [];
+  for (const item of items) {
+    const block = obj(item);
+    if (!block || block.type === "input_image" || block.type === "encrypted_content") continue;
+    const text = str(block.text);
+    if (text && !looksLikeBase64(text)) parts.push(text);
+  }
+  return parts;
+}
+
+/** A tool's output: a string (often JSON `{output, metadata}`), or content items. */
+function outputText(output: unknown): string {
+  if (typeof output === "string") {
+    if (output.trimStart().startsWith("{")) {
+      try {
+        const inner = str(obj(JSON.parse(output))?.output);
+        if (inner !== null) return inner;
+      } catch {
+        // Plain text that happens to start with a brace.
+      }
+    }
+    return output;
+  }
+  const wrapped = obj(output);
+  if (wrapped && !("type" in wrapped) && "content" in wrapped) return outputText(wrapped.content);
+  return joinParts(contentParts(output));
+}
+
+/** A function call's arguments (a JSON string) as the commands, paths and patterns they carry. */
+function argumentLeaves(args: unknown): string[] {
+  if (typeof args !== "string") return stringLeaves(args, SKIP_KEYS);
+  try {
+    return stringLeaves(JSON.parse(args), SKIP_KEYS);
+  } catch {
+    return [args];
+  }
+}
+
+function joinParts(parts: string[]): string {
+  return parts.filter((p) => p.length > 0).join("\n");
+}
