@@ -25,6 +25,18 @@ export const COMMANDS: Record<string, { summary: string; load: () => Promise<{ m
     summary: "page through a whole conversation, byte-exact",
     load: () => import("./show.ts"),
   },
+  forget: {
+    summary: "remove conversations from the history store for good",
+    load: () => import("./forget.ts"),
+  },
+  "delete-user-data": {
+    summary: "stop logbook's running work and delete all its user data (config is kept)",
+    load: () => import("./delete_user_data.ts"),
+  },
+  "stage-markers": {
+    summary: "show recent stage markers, or the steps that never finished",
+    load: () => import("./stage_markers.ts"),
+  },
 };
 
 /** The dispatcher's help screen. */

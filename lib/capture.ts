@@ -73,6 +73,7 @@ export async function runCapture(options: CaptureRunOptions): Promise<CaptureRun
   try {
     const adapters = options.adapters ?? ADAPTERS;
     const ingestOptions = {
+      markers: ctx.markers.operation("capture"),
       store,
       adapters,
       discover: discoverContext(ctx),

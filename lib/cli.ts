@@ -207,7 +207,7 @@ export function formatBytes(bytes: number): string {
 export function formatDuration(ms: number): string {
   if (ms < 1000) return `${Math.round(ms)} ms`;
   if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
-  const minutes = Math.floor(ms / 60_000);
-  const seconds = Math.round((ms % 60_000) / 1000);
-  return `${minutes} min ${String(seconds).padStart(2, "0")} s`;
+  const total = Math.round(ms / 1000);
+  const minutes = Math.floor(total / 60);
+  return `${minutes} min ${String(total % 60).padStart(2, "0")} s`;
 }

@@ -15,6 +15,7 @@ import {
 } from "./paths.ts";
 import { HistoryStore } from "./store/db.ts";
 import { createGate, type Gate } from "./gate.ts";
+import { configureStageMarkers, type StageMarkers, stageMarkersFromEnv } from "./stage_markers.ts";
 
 /** The resolved surroundings of one command run. */
 export interface Context {
@@ -27,12 +28,18 @@ export interface Context {
   configFiles: string[];
   configWarnings: string[];
   now: () => number;
+  /** Stage markers of this run (off with LOGBOOK_STAGE_MARKERS=0 and in incognito runs). */
+  markers: StageMarkers;
 }
 
 export interface ContextOptions {
   env: Env;
   agent?: "claude" | "codex" | "opencode" | "logbook";
   now?: () => number;
+  /** Incognito: nothing is written under the data dir, not even stage markers. */
+  incognito?: boolean;
+  /** Where a `stall suspected` line goes (default: stderr). */
+  onStall?: (line: string) => void;
 }
 
 /** Resolves dirs and configuration for a command run (throws ConfigError on a bad config). */
@@ -56,7 +63,14 @@ export function loadContext(options: ContextOptions): Context {
       // Not being able to write the exclude file must not stop a command.
     }
   }
+  // The process-wide writer follows this run's environment, so library code that marks steps
+  // without a context writes where this command writes.
+  const markers = configureStageMarkers(stageMarkersFromEnv(env, {
+    enabled: !options.incognito,
+    ...(options.onStall ? { onStall: options.onStall } : {}),
+  }));
   return {
+    markers,
     env,
     cwd,
     paths: dataPaths(root, env),

@@ -83,6 +83,7 @@ export async function watch(options: WatchOptions): Promise<void> {
       let summary: CaptureSummary;
       try {
         summary = await capture({
+          markers: ctx.markers.operation("capture"),
           store,
           adapters,
           discover: discoverContext(ctx),

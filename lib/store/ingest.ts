@@ -19,6 +19,7 @@ import { type ByteReader, LineReader } from "./_lines.ts";
 import { JsonTextScanner } from "./_json_stream.ts";
 import { splitFragments } from "./_text.ts";
 import { openSourceReader } from "./_readers.ts";
+import type { Operation } from "../stage_markers.ts";
 
 /** Tunable bounds of the work one batch does. */
 export interface Limits {
@@ -107,7 +108,17 @@ export interface CaptureOptions {
   sources?: readonly { adapter: Adapter; ref: SourceRef }[];
   /** Told what discovery found (watch mode keeps it until the next rediscovery). */
   onDiscovered?: (sources: { adapter: Adapter; ref: SourceRef }[]) => void;
+  /** Stage markers for discovery, each batch and each index write (none when absent). */
+  markers?: Operation;
 }
+
+/** Runs steps without markers. */
+const NO_MARKERS: Operation = {
+  id: "none",
+  stage: async (_step, fn) => await fn(),
+  stageSync: (_step, fn) => fn(),
+  begin: (step) => ({ step, seq: 0, finish() {}, fail() {} }),
+};
 
 interface SourceRow {
   id: number;
@@ -193,11 +204,13 @@ class Capture {
   #drift = new Map<string, DriftCount>();
   #lastProgressWrite = 0;
   #tombstones: Set<string> | null = null;
+  #op: Operation;
 
   constructor(options: CaptureOptions) {
     this.#o = options;
     this.#store = options.store;
     this.#limits = { ...DEFAULT_LIMITS, ...options.limits };
+    this.#op = options.markers ?? NO_MARKERS;
     this.#now = options.now ?? Date.now;
     this.#summary = {
       sources: 0,
@@ -230,7 +243,7 @@ class Capture {
     const started = performance.now();
     this.#report(false);
     const rows = this.#loadSources();
-    const found = await this.#discoverAll();
+    const found = await this.#op.stage("capture.discover", () => this.#discoverAll());
     this.#summary.sources = found.length;
     this.#adoptMoved(found, rows);
     if (!this.#o.only && !this.#o.sources) this.#markGone(found, rows);
@@ -282,6 +295,10 @@ class Capture {
    * Returns how many records were re-derived.
    */
   async rebuild(): Promise<number> {
+    return await this.#op.stage("capture.rebuild", () => this.#rebuild());
+  }
+
+  async #rebuild(): Promise<number> {
     const store = this.#store;
     const started = performance.now();
     let count = 0;
@@ -639,10 +656,25 @@ class Capture {
     this.#store.stmt(
       `UPDATE sources SET fingerprint = ?, cursor_key = ?, size = ?, mtime_ms = ?, dev = ?,
          ino = ?, error = NULL, last_read = ? WHERE id = ?`,
-    ).run(fingerprint, cursorKey, stat.size, mtimeOf(stat), stat.dev, stat.ino, this.#now(), source.id);
+    ).run(
+      fingerprint,
+      cursorKey,
+      stat.size,
+      mtimeOf(stat),
+      stat.dev,
+      stat.ino,
+      this.#now(),
+      source.id,
+    );
   }
 
-  #addRow(ctx: SourceCtx, batch: Batch, offset: number, raw: Uint8Array, existing?: Existing): void {
+  #addRow(
+    ctx: SourceCtx,
+    batch: Batch,
+    offset: number,
+    raw: Uint8Array,
+    existing?: Existing,
+  ): void {
     const adapter = ctx.adapter as RowAdapter<unknown>;
     let derived: Derived;
     try {
@@ -657,7 +689,9 @@ class Capture {
   #lookup(ctx: SourceCtx, batch: Batch, key: string): Uint8Array | null {
     const pending = batch.keyed.get(key);
     if (pending) return pending.raw;
-    const row = this.#store.stmt("SELECT record_id FROM record_keys WHERE source_id = ? AND key = ?")
+    const row = this.#store.stmt(
+      "SELECT record_id FROM record_keys WHERE source_id = ? AND key = ?",
+    )
       .get(ctx.sourceId, key) as { record_id: number } | undefined;
     if (!row) return null;
     const parts = this.#lineRows(row.record_id).map((r) => r.raw);
@@ -829,41 +863,66 @@ class Capture {
   #commit(ctx: SourceCtx, batch: Batch, cursor: number | null, cursorKey?: string | null): void {
     if (!batch.records.length && !batch.consumed) {
       if (cursorKey !== undefined && cursor !== null) {
-        this.#store.stmt("UPDATE sources SET cursor_key = ? WHERE id = ?").run(cursorKey, ctx.sourceId);
+        this.#store.stmt("UPDATE sources SET cursor_key = ? WHERE id = ?").run(
+          cursorKey,
+          ctx.sourceId,
+        );
       }
       return;
     }
     const deltas = this.#conversationDeltas(ctx, batch.records);
     for (const delta of deltas.values()) this.#resolveProject(delta.info);
     const state: SavedState = { a: ctx.state, t: ctx.lastTs };
-    this.#store.transaction(() => {
-      // A conversation forgotten while this batch was read (forget runs without the capture
-      // lock) is checked again inside the transaction, so it cannot come back.
-      const tombstoned = this.#store.stmt("SELECT 1 FROM tombstones WHERE key = ?");
-      for (const key of [...deltas.keys()]) {
-        if (!tombstoned.get(key)) continue;
-        deltas.delete(key);
-        this.#tombstones?.add(key);
-        batch.records = batch.records.filter((r) => r.derived.conversation?.key !== key);
-      }
-      for (const key of batch.supersede) this.#supersede(ctx, key);
-      const ids = this.#writeConversations(ctx, deltas);
-      const headIds = new Map<PendingRecord, number>();
-      const insert = this.#store.stmt(
-        `INSERT INTO records (source_id, generation, offset, seq, raw, conversation_id, ts, kind,
+    this.#op.stageSync("capture.batch", () =>
+      this.#store.transaction(() => {
+        // A conversation forgotten while this batch was read (forget runs without the capture
+        // lock) is checked again inside the transaction, so it cannot come back.
+        const tombstoned = this.#store.stmt("SELECT 1 FROM tombstones WHERE key = ?");
+        for (const key of [...deltas.keys()]) {
+          if (!tombstoned.get(key)) continue;
+          deltas.delete(key);
+          this.#tombstones?.add(key);
+          batch.records = batch.records.filter((r) => r.derived.conversation?.key !== key);
+        }
+        for (const key of batch.supersede) this.#supersede(ctx, key);
+        const ids = this.#writeConversations(ctx, deltas);
+        const headIds = new Map<PendingRecord, number>();
+        const insert = this.#store.stmt(
+          `INSERT INTO records (source_id, generation, offset, seq, raw, conversation_id, ts, kind,
            role, message_id, part_id, flags) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-      );
-      const update = this.#store.stmt(
-        `UPDATE records SET conversation_id = ?, ts = ?, kind = ?, role = ?, message_id = ?,
+        );
+        const update = this.#store.stmt(
+          `UPDATE records SET conversation_id = ?, ts = ?, kind = ?, role = ?, message_id = ?,
            part_id = ?, flags = ? WHERE id = ?`,
-      );
-      const index = this.#store.stmt("INSERT INTO fts (rowid, text) VALUES (?, ?)");
-      for (const r of batch.records) {
-        const d = r.derived;
-        const conversationId = d.conversation ? ids.get(d.conversation.key) ?? null : null;
-        const flags = r.flags | (r.text ? FLAG_INDEXED : 0);
-        if (r.existingId !== undefined) {
-          update.run(
+        );
+        const index = this.#store.stmt("INSERT INTO fts (rowid, text) VALUES (?, ?)");
+        const indexed: [number, string][] = [];
+        for (const r of batch.records) {
+          const d = r.derived;
+          const conversationId = d.conversation ? ids.get(d.conversation.key) ?? null : null;
+          const flags = r.flags | (r.text ? FLAG_INDEXED : 0);
+          if (r.existingId !== undefined) {
+            update.run(
+              conversationId,
+              d.ts,
+              d.kind,
+              d.role,
+              d.messageId,
+              d.partId,
+              flags,
+              r.existingId,
+            );
+            if (r.text) indexed.push([r.existingId, r.text]);
+            if (d.drift && r.seq === 0) this.#countDrift(ctx, d);
+            if (r.seq === 0) headIds.set(r, r.existingId);
+            continue;
+          }
+          const { id } = insert.get(
+            ctx.sourceId,
+            ctx.generation,
+            r.offset,
+            r.seq,
+            r.raw,
             conversationId,
             d.ts,
             d.kind,
@@ -871,47 +930,30 @@ class Capture {
             d.messageId,
             d.partId,
             flags,
-            r.existingId,
-          );
-          if (r.text) index.run(r.existingId, r.text);
+          ) as { id: number };
+          if (r.text) indexed.push([id, r.text]);
           if (d.drift && r.seq === 0) this.#countDrift(ctx, d);
-          if (r.seq === 0) headIds.set(r, r.existingId);
-          continue;
+          if (r.seq === 0) headIds.set(r, id);
         }
-        const { id } = insert.get(
-          ctx.sourceId,
-          ctx.generation,
-          r.offset,
-          r.seq,
-          r.raw,
-          conversationId,
-          d.ts,
-          d.kind,
-          d.role,
-          d.messageId,
-          d.partId,
-          flags,
-        ) as { id: number };
-        if (r.text) index.run(id, r.text);
-        if (d.drift && r.seq === 0) this.#countDrift(ctx, d);
-        if (r.seq === 0) headIds.set(r, id);
-      }
-      const remember = this.#store.stmt(
-        `INSERT INTO record_keys (source_id, key, record_id) VALUES (?, ?, ?)
+        this.#op.stageSync("index.write", () => {
+          for (const [id, text] of indexed) index.run(id, text);
+        });
+        const remember = this.#store.stmt(
+          `INSERT INTO record_keys (source_id, key, record_id) VALUES (?, ?, ?)
          ON CONFLICT DO UPDATE SET record_id = excluded.record_id`,
-      );
-      for (const [key, keyed] of batch.keyed) {
-        const headId = headIds.get(keyed.records[0]!);
-        if (headId !== undefined) remember.run(ctx.sourceId, key, headId);
-      }
-      if (cursor !== null) {
-        this.#store.stmt(
-          `UPDATE sources SET cursor = ?, state = ?, cursor_key = coalesce(?, cursor_key),
+        );
+        for (const [key, keyed] of batch.keyed) {
+          const headId = headIds.get(keyed.records[0]!);
+          if (headId !== undefined) remember.run(ctx.sourceId, key, headId);
+        }
+        if (cursor !== null) {
+          this.#store.stmt(
+            `UPDATE sources SET cursor = ?, state = ?, cursor_key = coalesce(?, cursor_key),
              last_read = ? WHERE id = ?`,
-        ).run(cursor, JSON.stringify(state), cursorKey ?? null, this.#now(), ctx.sourceId);
-      }
-      this.#writeProgress();
-    });
+          ).run(cursor, JSON.stringify(state), cursorKey ?? null, this.#now(), ctx.sourceId);
+        }
+        this.#writeProgress();
+      }));
     if (cursor !== null) this.#summary.records += batch.records.length;
     this.#summary.bytes += batch.raw;
     this.#progress.bytesDone += batch.raw;
@@ -921,7 +963,9 @@ class Capture {
 
   /** Takes the record stored under `key` out of the index: a newer revision replaces it. */
   #supersede(ctx: SourceCtx, key: string): void {
-    const row = this.#store.stmt("SELECT record_id FROM record_keys WHERE source_id = ? AND key = ?")
+    const row = this.#store.stmt(
+      "SELECT record_id FROM record_keys WHERE source_id = ? AND key = ?",
+    )
       .get(ctx.sourceId, key) as { record_id: number } | undefined;
     if (!row) return;
     const unindex = this.#store.stmt("DELETE FROM fts WHERE rowid = ?");
@@ -1109,6 +1153,7 @@ class Capture {
       pendingLength = joined.length;
     };
 
+    const step = this.#op.begin("capture.long-line");
     store.db.exec("BEGIN IMMEDIATE");
     try {
       pending.push(head);
@@ -1130,6 +1175,7 @@ class Capture {
       if (!complete) {
         // The line is still being written: capture it once it is complete, not before.
         store.db.exec("ROLLBACK");
+        step.finish();
         return;
       }
       flush(true);
@@ -1146,9 +1192,12 @@ class Capture {
       this.#summary.records += seq;
       this.#summary.bytes += total;
       this.#progress.bytesDone += total;
+      step.finish();
     } catch (err) {
       if (store.db.isTransaction) store.db.exec("ROLLBACK");
-      throw translateError(err);
+      const translated = translateError(err);
+      step.fail(translated);
+      throw translated;
     }
   }
 
@@ -1182,7 +1231,9 @@ class Capture {
         `DELETE FROM fts WHERE rowid IN (SELECT id FROM records WHERE source_id = ? AND
            generation = ? AND offset >= ? AND offset < ?)`,
       ).run(...range);
-      store.stmt("DELETE FROM records WHERE source_id = ? AND generation = ? AND offset >= ? AND offset < ?")
+      store.stmt(
+        "DELETE FROM records WHERE source_id = ? AND generation = ? AND offset >= ? AND offset < ?",
+      )
         .run(...range);
       return;
     }

@@ -288,3 +288,32 @@ Deno.test("reindex names the agent, version and count of format drift on stderr 
     await world.cleanup();
   }
 });
+
+Deno.test("a capture leaves stage markers for discovery, batches and index writes, and no content", async () => {
+  const world = await makeWorld({ fixtures: ["claude"] });
+  try {
+    assert.equal((await runCli("reindex", ["--quiet"], world.vars)).code, 0);
+    const log = Deno.readTextFileSync(join(world.data, "logs", "stage-markers.log"));
+    const markers = log.trim().split("\n").map((l) => JSON.parse(l));
+    const steps = new Set(markers.map((m) => `${m.step}:${m.event}`));
+    for (const step of ["capture.discover", "capture.batch", "index.write"]) {
+      assert.ok(steps.has(`${step}:start`) && steps.has(`${step}:finish`), step);
+    }
+    assert.equal(Deno.statSync(join(world.data, "logs", "stage-markers.log")).mode! & 0o777, 0o600);
+    for (const phrase of ["marmot", "quokka-lantern", "/home/dev/src", "zebra"]) {
+      assert.ok(!log.includes(phrase), `no "${phrase}" in the marker log`);
+    }
+    const off = await makeWorld({ fixtures: ["claude"] });
+    try {
+      assert.equal(
+        (await runCli("reindex", ["--quiet"], { ...off.vars, LOGBOOK_STAGE_MARKERS: "0" })).code,
+        0,
+      );
+      assert.equal(await Deno.stat(join(off.data, "logs")).catch(() => null), null);
+    } finally {
+      await off.cleanup();
+    }
+  } finally {
+    await world.cleanup();
+  }
+});

@@ -1,0 +1,100 @@
+#!/usr/bin/env -S deno run -R -W -E --allow-run
+// `delete-user-data`: after confirmation, stops logbook's running work and deletes all user
+// data, reporting path by path. Exit 0 only when everything is gone; config is kept.
+
+import {
+  defineCommand,
+  EXIT,
+  helpText,
+  type Io,
+  parseCommand,
+  runCommand,
+  stdio,
+  styler,
+} from "../lib/cli.ts";
+import { type DeleteStep, deleteUserData } from "../lib/delete_data.ts";
+import type { Env } from "../lib/env.ts";
+import { configDir, dataDir, dataPaths } from "../lib/paths.ts";
+
+export const spec = defineCommand({
+  name: "delete-user-data",
+  summary: "stop logbook's running work and delete all its user data (config is kept)",
+  usage: "logbook delete-user-data [--yes] [--json]",
+  options: {
+    yes: { type: "boolean", short: "y" },
+    json: { type: "boolean" },
+    help: { type: "boolean", short: "h" },
+  },
+  optionHelp: [
+    ["-y, --yes", "do not ask (for scripts); without a terminal it is required"],
+    ["--json", "print the report as JSON"],
+    ["-h, --help", "show this help"],
+  ],
+  examples: ["logbook delete-user-data"],
+  maxPositionals: 0,
+});
+
+/** Asks on the terminal; returns the line typed (null at end of input). */
+export type Ask = (question: string) => string | null;
+
+/** Runs `delete-user-data` with `args`; returns the exit status. */
+export async function main(
+  args: string[],
+  io: Io = stdio(),
+  env: Env = Deno.env,
+  ask: Ask | null = Deno.stdin.isTerminal() ? (q) => prompt(q) : null,
+): Promise<number> {
+  return await runCommand(spec.name, io, async () => {
+    const { values } = parseCommand(spec, args);
+    if (values.help) {
+      io.out(helpText(spec));
+      return EXIT.ok;
+    }
+    const paths = dataPaths(dataDir(env), env);
+    if (!values.yes) {
+      if (!ask) {
+        io.err(
+          "error: refusing to delete without confirmation: there is no terminal to ask on; " +
+            "pass --yes to delete anyway\n",
+        );
+        return EXIT.failure;
+      }
+      io.err(
+        `This stops logbook's running work and deletes everything it keeps in ${paths.root}:\n` +
+          "captured history, sessions, snapshots, stage markers and prompt history.\n" +
+          `Your config in ${configDir(env)} is kept.\n`,
+      );
+      const answer = ask('Type "delete" to confirm:');
+      if (answer?.trim() !== "delete") {
+        io.err("Nothing was deleted\n");
+        return EXIT.failure;
+      }
+    }
+    const report = await deleteUserData({ paths });
+    if (values.json) io.out(JSON.stringify(report) + "\n");
+    else {
+      const s = styler(io.color);
+      for (const step of report.steps) io.out(describe(step, s) + "\n");
+      io.out(
+        report.complete
+          ? `All logbook data is gone. Your config in ${configDir(env)} was kept.\n`
+          : "Some data could not be deleted (see above); fix what stopped it and run this again.\n",
+      );
+    }
+    return report.complete ? EXIT.ok : EXIT.failure;
+  });
+}
+
+function describe(step: DeleteStep, s: ReturnType<typeof styler>): string {
+  const what = step.path ?? `${step.command ?? "process"} (pid ${step.pid})`;
+  const reason = step.reason ? `: ${step.reason}` : "";
+  const padded = step.action.padEnd(11);
+  const label = step.action === "removed" || step.action === "stopped"
+    ? s.green(padded)
+    : step.action === "not found"
+    ? s.dim(padded)
+    : s.red(padded);
+  return `${label} ${what}${reason}`;
+}
+
+if (import.meta.main) Deno.exit(await main(Deno.args));

@@ -1,0 +1,162 @@
+// `delete-user-data`: confirmation, stopping logbook's own running work (and nobody else's),
+// removing every data path, an honest report, exit 0 only when all is gone, config kept.
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { main as reindex } from "../../commands/reindex.ts";
+import { main as deleteCommand } from "../../commands/delete_user_data.ts";
+import { deleteUserData } from "../../lib/delete_data.ts";
+import { dataPaths } from "../../lib/paths.ts";
+import { removePath } from "../../lib/private_fs.ts";
+import {
+  captureIo,
+  childBaseEnv,
+  makeWorld,
+  ROOT,
+  runCli,
+  taskFlags,
+  type World,
+} from "../_helpers.ts";
+import { writeClaudeCorpus } from "../_corpus.ts";
+
+async function populated(): Promise<World> {
+  const world = await makeWorld();
+  writeClaudeCorpus(world.claude, { sessions: 3, lines: 4 });
+  assert.equal(await reindex(["--quiet"], captureIo(), world.env), 0);
+  await Deno.mkdir(join(world.data, "sessions", "proj-abc"), { recursive: true });
+  Deno.writeTextFileSync(join(world.data, "sessions", "proj-abc", "s.json"), "{}");
+  Deno.writeTextFileSync(
+    join(world.data, "sessions", "proj-abc", ".s.json.tmp-123-abcdef"),
+    "half",
+  );
+  await Deno.mkdir(join(world.data, "prune-archives"), { recursive: true });
+  Deno.writeTextFileSync(join(world.data, "prune-archives", "snap.txt"), "snapshot");
+  await Deno.mkdir(join(world.data, "logs"), { recursive: true });
+  Deno.writeTextFileSync(join(world.data, "logs", "stage-markers.log"), "{}\n");
+  Deno.writeTextFileSync(join(world.data, "logs", "stage-markers.log.1"), "{}\n");
+  Deno.writeTextFileSync(join(world.data, "prompt-history.jsonl"), "{}\n");
+  await Deno.mkdir(world.config, { recursive: true });
+  Deno.writeTextFileSync(join(world.config, "config.json"), '{"model": "m"}');
+  return world;
+}
+
+function exists(path: string): boolean {
+  try {
+    Deno.lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+Deno.test("delete-user-data --yes stops the watcher, removes every data path and keeps config", async () => {
+  const world = await populated();
+  const watcher = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      ...taskFlags("reindex"),
+      "--quiet",
+      join(ROOT, "commands", "reindex.ts"),
+      "--watch",
+      "--quiet",
+    ],
+    env: { ...childBaseEnv(), ...world.vars },
+    clearEnv: true,
+    stdin: "null",
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  // A process that is not logbook's, named by a stale lock file, must not be touched.
+  const bystander = new Deno.Command("sleep", { args: ["30"] }).spawn();
+  try {
+    const lock = join(world.data, "run", "capture.lock");
+    const until = Date.now() + 15_000;
+    while (Date.now() < until) {
+      try {
+        if (JSON.parse(Deno.readTextFileSync(lock)).pid === watcher.pid) break;
+      } catch { /* not yet */ }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    Deno.writeTextFileSync(
+      join(world.data, "run", "other.lock"),
+      JSON.stringify({ pid: bystander.pid, startedAt: 0, command: "dashboard" }),
+    );
+
+    const result = await runCli("delete_user_data", ["--yes"], world.vars);
+    assert.equal(result.code, 0, result.stdout + result.stderr);
+    assert.match(
+      result.stdout,
+      new RegExp(`^stopped +reindex --watch \\(pid ${watcher.pid}\\)$`, "m"),
+    );
+    assert.match(result.stdout, /^removed +.*history\.db$/m);
+    assert.match(result.stdout, /^removed +.*\.s\.json\.tmp-123-abcdef$|^removed +.*sessions$/m);
+    assert.match(result.stdout, /All logbook data is gone/);
+    assert.equal(exists(world.data), false, "the data dir itself is gone");
+    assert.equal(Deno.readTextFileSync(join(world.config, "config.json")), '{"model": "m"}');
+    const status = await watcher.status;
+    assert.equal(status.success, true, "the watcher stopped cleanly on SIGTERM");
+    assert.equal(exists(`/proc/${bystander.pid}`), true, "the bystander still runs");
+  } finally {
+    for (const child of [watcher, bystander]) {
+      try {
+        child.kill("SIGKILL");
+      } catch { /* gone */ }
+      await child.status;
+    }
+    await world.cleanup();
+  }
+});
+
+Deno.test("delete-user-data refuses without a terminal and without --yes, and on a wrong word", async () => {
+  const world = await populated();
+  try {
+    const refused = await runCli("delete_user_data", [], world.vars);
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /^error: refusing to delete without confirmation/);
+    assert.ok(exists(join(world.data, "history.db")));
+
+    const io = captureIo();
+    assert.equal(await deleteCommand([], io, world.env, () => "yes please"), 1);
+    assert.match(io.stderr(), /Nothing was deleted/);
+    assert.ok(exists(join(world.data, "history.db")));
+
+    const asked: string[] = [];
+    const ok = captureIo();
+    assert.equal(await deleteCommand([], ok, world.env, (q) => (asked.push(q), "delete")), 0);
+    assert.deepEqual(asked, ['Type "delete" to confirm:']);
+    assert.equal(exists(world.data), false);
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("delete-user-data reports what it could not remove and exits 1", async () => {
+  const world = await populated();
+  try {
+    Deno.writeTextFileSync(join(world.data, "my-notes.txt"), "mine");
+    const paths = dataPaths(world.data, world.env);
+    const report = await deleteUserData({
+      paths,
+      remove: (path) =>
+        path === paths.pruneArchives
+          ? { removed: false, error: "Permission denied (os error 13)" }
+          : removePath(path),
+    });
+    assert.equal(report.complete, false);
+    assert.deepEqual(report.steps.find((s) => s.path === paths.pruneArchives), {
+      action: "not removed",
+      path: paths.pruneArchives,
+      reason: "Permission denied (os error 13)",
+    });
+    assert.deepEqual(report.steps.find((s) => s.path?.endsWith("my-notes.txt"))?.action, "left");
+    assert.equal(Deno.readTextFileSync(join(world.data, "my-notes.txt")), "mine");
+    assert.equal(exists(paths.historyDb), false);
+
+    const io = captureIo();
+    assert.equal(await deleteCommand(["--yes"], io, world.env), 1);
+    assert.match(io.stdout(), /^left +.*my-notes\.txt: not created by logbook, so not deleted$/m);
+    assert.match(io.stdout(), /Some data could not be deleted/);
+  } finally {
+    await world.cleanup();
+  }
+});
