@@ -25,6 +25,22 @@ export const COMMANDS: Record<string, { summary: string; load: () => Promise<{ m
     summary: "page through a whole conversation, byte-exact",
     load: () => import("./show.ts"),
   },
+  chat: {
+    summary: "talk with the configured model; the session is kept to resume or fork",
+    load: () => import("./chat.ts"),
+  },
+  resume: {
+    summary: "pick a session of this project back up, in logbook or in its own agent",
+    load: () => import("./resume.ts"),
+  },
+  fork: {
+    summary: "copy a session into a new one and open it (the source is left as it was)",
+    load: () => import("./fork.ts"),
+  },
+  rename: {
+    summary: "give a logbook session of this project a new title",
+    load: () => import("./rename.ts"),
+  },
   forget: {
     summary: "remove conversations from the history store for good",
     load: () => import("./forget.ts"),
@@ -60,7 +76,11 @@ export function usage(): string {
 
 /** Runs `logbook <command> [args]`; returns the exit status. */
 export async function main(args: string[], io: Io = stdio()): Promise<number> {
-  const [name, ...rest] = args;
+  // Flags every command shares may come before the command name: `logbook --incognito chat`.
+  const leading: string[] = [];
+  while (args[leading.length] === "--incognito") leading.push("--incognito");
+  const [name, ...after] = args.slice(leading.length);
+  const rest = [...leading, ...after];
   if (name === undefined || name === "--help" || name === "-h" || name === "help") {
     io.out(usage());
     return name === undefined ? EXIT.usage : EXIT.ok;

@@ -1,0 +1,66 @@
+#!/usr/bin/env -S deno run -R -W -E --allow-net
+// `chat`: a conversation with the configured model in this project, interactive with streaming
+// replies or one-shot with `-p`, kept as a logbook session unless `--incognito`.
+
+import type { Env } from "../lib/env.ts";
+import {
+  COMMON_OPTIONS,
+  defineCommand,
+  EXIT,
+  helpText,
+  type Io,
+  parseCommand,
+  runCommand,
+  stdio,
+  UsageError,
+} from "../lib/cli.ts";
+import { loadContext } from "../lib/context.ts";
+import { ChatSession, chatSetup, converse } from "../lib/chat.ts";
+
+export const spec = defineCommand({
+  name: "chat",
+  summary: "talk with the configured model; the session is kept to resume or fork",
+  usage: "logbook chat [PROMPT] [-p PROMPT] [--incognito]",
+  options: {
+    prompt: { type: "string", short: "p" },
+    incognito: COMMON_OPTIONS.incognito,
+    help: COMMON_OPTIONS.help,
+  },
+  optionHelp: [
+    ["-p, --prompt PROMPT", "one-shot: answer PROMPT, print the reply and leave"],
+    ["--incognito", "write nothing under the data dir: no record, trail or prompt history"],
+    ["-h, --help", "show this help (in a session, /help lists /rename, /undo, /clear, …)"],
+  ],
+  examples: ['logbook chat -p "What does the retry helper in lib/http.ts do?"'],
+});
+
+/** Runs `chat` with `args`; returns the exit status. */
+export async function main(
+  args: string[],
+  io: Io = stdio(),
+  env: Env = Deno.env,
+): Promise<number> {
+  return await runCommand(spec.name, io, async () => {
+    const { values, positionals } = parseCommand(spec, args);
+    if (values.help) {
+      io.out(helpText(spec));
+      return EXIT.ok;
+    }
+    if (values.prompt !== undefined && positionals.length > 0) {
+      throw new UsageError('Give the prompt either as an argument or with "-p", not both');
+    }
+    if (values.prompt !== undefined && values.prompt.trim() === "") {
+      throw new UsageError('Option "-p" expects a prompt, got an empty one');
+    }
+    const ctx = loadContext({ env, agent: "logbook" });
+    const setup = chatSetup(ctx, { incognito: values.incognito ?? false });
+    const session = ChatSession.start({ ...setup.options, cwd: ctx.cwd });
+    if (values.prompt !== undefined) {
+      return await converse(io, ctx, session, setup, { firstPrompt: values.prompt, once: true });
+    }
+    const first = positionals.join(" ");
+    return await converse(io, ctx, session, setup, first ? { firstPrompt: first } : {});
+  });
+}
+
+if (import.meta.main) Deno.exit(await main(Deno.args));

@@ -1,0 +1,98 @@
+#!/usr/bin/env -S deno run -R -W -E --allow-net
+// `fork`: copies a session of this project into a new logbook session (its own id, the same
+// conversation) and opens it; another agent's conversation becomes a session any model continues.
+
+import type { Env } from "../lib/env.ts";
+import {
+  COMMON_OPTIONS,
+  defineCommand,
+  EXIT,
+  helpText,
+  type Io,
+  parseCommand,
+  runCommand,
+  stdio,
+  UsageError,
+} from "../lib/cli.ts";
+import { gateFor, loadContext } from "../lib/context.ts";
+import { ChatSession, chatSetup, converse } from "../lib/chat.ts";
+import { projectOf } from "../lib/paths.ts";
+import {
+  findRow,
+  forkConversation,
+  pickerRows,
+  resumeHint,
+  withHistoryStore,
+} from "../lib/resume.ts";
+import { type SessionRecord, SessionStore } from "../lib/store/sessions.ts";
+
+export const spec = defineCommand({
+  name: "fork",
+  summary: "copy a session into a new one and open it (the source is left as it was)",
+  usage: "logbook fork <id> [--incognito]",
+  options: {
+    incognito: COMMON_OPTIONS.incognito,
+    help: COMMON_OPTIONS.help,
+  },
+  optionHelp: [
+    ["--incognito", "open the copy without writing anything"],
+    ["-h, --help", "show this help"],
+  ],
+  examples: ["logbook fork claude:3f2a9c1e"],
+  maxPositionals: 1,
+});
+
+/** Runs `fork` with `args`; returns the exit status. */
+export async function main(
+  args: string[],
+  io: Io = stdio(),
+  env: Env = Deno.env,
+): Promise<number> {
+  return await runCommand(spec.name, io, async () => {
+    const { values, positionals } = parseCommand(spec, args);
+    if (values.help) {
+      io.out(helpText(spec));
+      return EXIT.ok;
+    }
+    const id = positionals[0];
+    if (id === undefined) throw new UsageError("Missing the id of the session to fork");
+    const incognito = values.incognito ?? false;
+    const ctx = loadContext({ env, agent: "logbook" });
+    const project = projectOf(ctx.cwd);
+    const sessions = new SessionStore(ctx.paths, { incognito });
+    const open = Deno.stdin.isTerminal();
+    // Opening the fork needs the model: fail before anything is written when it is missing.
+    const setup = open ? chatSetup(ctx, { incognito }) : undefined;
+
+    const fork = withHistoryStore(ctx, (store): SessionRecord => {
+      const { rows, corrupt } = pickerRows(sessions, project, store);
+      const row = findRow(rows, id, "fork", corrupt);
+      if (row.manifest) {
+        throw new Error(
+          `Cannot fork session "${id}": it is a manifest run, which has no conversation`,
+        );
+      }
+      if (row.record) return sessions.fork(row.record, ctx.now());
+      return forkConversation({ sessions, store: store!, row, gate: gateFor(ctx), now: ctx.now() });
+    });
+
+    if (setup) {
+      const { session, notes } = ChatSession.resume(
+        { ...setup.options, cwd: fork.cwd },
+        fork,
+        { written: !incognito },
+      );
+      io.err(`Forked as "${fork.title}" (${fork.id})\n`);
+      return await converse(io, ctx, session, setup, { notes });
+    }
+    io.out(`${fork.id}\n`);
+    io.err(
+      incognito
+        ? `Forked as "${fork.title}" in incognito: nothing was recorded\n`
+        : `Forked as "${fork.title}". Resume with: ${resumeHint(fork.id, fork.cwd, ctx.cwd)}\n`,
+    );
+    return EXIT.ok;
+  });
+}
+
+if (import.meta.main) Deno.exit(await main(Deno.args));

@@ -1,0 +1,79 @@
+#!/usr/bin/env -S deno run -R -W -E
+// `rename`: gives one of this project's logbook sessions a new title, rewriting its record at
+// once. An empty title is refused.
+
+import type { Env } from "../lib/env.ts";
+import {
+  COMMON_OPTIONS,
+  defineCommand,
+  EXIT,
+  helpText,
+  type Io,
+  parseCommand,
+  runCommand,
+  stdio,
+  UsageError,
+} from "../lib/cli.ts";
+import { gateFor, loadContext } from "../lib/context.ts";
+import { projectOf } from "../lib/paths.ts";
+import { findRow, pickerRows, withHistoryStore } from "../lib/resume.ts";
+import { cleanTitle, SessionStore } from "../lib/store/sessions.ts";
+
+export const spec = defineCommand({
+  name: "rename",
+  summary: "give a logbook session of this project a new title",
+  usage: "logbook rename <id> <title> [--incognito]",
+  options: {
+    incognito: COMMON_OPTIONS.incognito,
+    help: COMMON_OPTIONS.help,
+  },
+  optionHelp: [
+    ["--incognito", "check the rename but write nothing"],
+    ["-h, --help", "show this help"],
+  ],
+  examples: ['logbook rename 3f2a "dependency audit"'],
+});
+
+/** Runs `rename` with `args`; returns the exit status. */
+export async function main(
+  args: string[],
+  io: Io = stdio(),
+  env: Env = Deno.env,
+): Promise<number> {
+  return await runCommand(spec.name, io, () => {
+    const { values, positionals } = parseCommand(spec, args);
+    if (values.help) {
+      io.out(helpText(spec));
+      return EXIT.ok;
+    }
+    const [id, ...words] = positionals;
+    if (id === undefined) throw new UsageError("Missing the id of the session to rename");
+    const title = cleanTitle(words.join(" "));
+    if (title === "") throw new UsageError(`Cannot rename session "${id}": the title is empty`);
+    const incognito = values.incognito ?? false;
+    const ctx = loadContext({ env, agent: "logbook" });
+    const sessions = new SessionStore(ctx.paths, { incognito });
+    const project = projectOf(ctx.cwd);
+    const row = withHistoryStore(
+      ctx,
+      (store) => {
+        const { rows, corrupt } = pickerRows(sessions, project, store);
+        return findRow(rows, id, "rename", corrupt);
+      },
+    );
+    if (!row.record) {
+      throw new Error(
+        `Cannot rename "${row.key}": only logbook's own sessions can be renamed`,
+      );
+    }
+    const renamed = sessions.rename(row.record, title, gateFor(ctx), ctx.now());
+    io.out(
+      `Renamed ${renamed.id} to "${renamed.title}"${
+        incognito ? " (incognito: nothing was written)" : ""
+      }\n`,
+    );
+    return EXIT.ok;
+  });
+}
+
+if (import.meta.main) Deno.exit(await main(Deno.args));

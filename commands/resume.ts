@@ -1,0 +1,163 @@
+#!/usr/bin/env -S deno run -R -W -E --allow-net --allow-run
+// `resume`: picks a session of this project back up — logbook's own continue in chat, another
+// agent's run that agent's own resume command in the session's directory.
+
+import type { Env } from "../lib/env.ts";
+import {
+  COMMON_OPTIONS,
+  defineCommand,
+  EXIT,
+  helpText,
+  type Io,
+  parseCommand,
+  runCommand,
+  stdio,
+  UsageError,
+} from "../lib/cli.ts";
+import { type Context, gateFor, loadContext } from "../lib/context.ts";
+import { ChatSession, chatSetup, converse } from "../lib/chat.ts";
+import { projectOf } from "../lib/paths.ts";
+import {
+  commandLine,
+  describeManifest,
+  findRow,
+  nativeCommand,
+  newestContinuable,
+  type PickerRow,
+  pickerRows,
+  pickRow,
+  resumeHint,
+  type Rows,
+  runNative,
+  withHistoryStore,
+} from "../lib/resume.ts";
+import { SessionStore } from "../lib/store/sessions.ts";
+
+export const spec = defineCommand({
+  name: "resume",
+  summary: "pick a session of this project back up, in logbook or in its own agent",
+  usage: "logbook resume [ID] [-c|--continue] [--print] [--incognito]",
+  options: {
+    continue: { type: "boolean", short: "c" },
+    print: { type: "boolean" },
+    incognito: COMMON_OPTIONS.incognito,
+    help: COMMON_OPTIONS.help,
+  },
+  optionHelp: [
+    ["ID", "a session id or a unique prefix (without one, a picker opens)"],
+    ["-c, --continue", "the newest session that can be continued (manifest runs are passed over)"],
+    ["--print", "print the command that resumes it instead of running it"],
+    ["--incognito", "continue a logbook session without writing anything"],
+    ["-h, --help", "show this help"],
+  ],
+  examples: ["logbook resume 3f2a", "logbook resume --continue --print"],
+  maxPositionals: 1,
+});
+
+/** Runs `resume` with `args`; returns the exit status. */
+export async function main(
+  args: string[],
+  io: Io = stdio(),
+  env: Env = Deno.env,
+): Promise<number> {
+  return await runCommand(spec.name, io, async () => {
+    const { values, positionals } = parseCommand(spec, args);
+    if (values.help) {
+      io.out(helpText(spec));
+      return EXIT.ok;
+    }
+    const id = positionals[0];
+    if (id !== undefined && values.continue) {
+      throw new UsageError('Give a session id or "--continue", not both');
+    }
+    if (id === undefined && !values.continue && !Deno.stdin.isTerminal()) {
+      throw new UsageError(
+        'Missing the session id: give an id or "--continue", or run on a terminal to pick one',
+      );
+    }
+    const incognito = values.incognito ?? false;
+    const ctx = loadContext({ env, agent: "logbook" });
+    const project = projectOf(ctx.cwd);
+    const sessions = new SessionStore(ctx.paths, { incognito });
+    const listed = withHistoryStore(ctx, (store, problem): Rows => ({
+      ...pickerRows(sessions, project, store),
+      ...(problem ? { storeProblem: problem } : {}),
+    }));
+    reportLeftOut(io, listed);
+
+    let row: PickerRow | undefined;
+    if (values.continue) {
+      row = newestContinuable(listed.rows);
+      if (!row) {
+        throw new Error(
+          `Nothing to continue in "${project.root}": this project has no session that can be continued`,
+        );
+      }
+    } else if (id !== undefined) {
+      row = findRow(listed.rows, id, "resume", listed.corrupt);
+    } else {
+      if (listed.rows.length === 0) throw new Error(`No sessions to resume in "${project.root}"`);
+      const gate = gateFor(ctx);
+      row = await pickRow(listed.rows, ctx.now(), {
+        redact: (text) => gate.redact(text, { destination: "display" }).text,
+      });
+      if (!row) {
+        io.err("Nothing resumed\n");
+        return EXIT.failure;
+      }
+    }
+
+    if (row.manifest && row.record) {
+      io.out(gateFor(ctx).redact(describeManifest(row.record), { destination: "display" }).text);
+      return EXIT.ok;
+    }
+    if (row.agent === "logbook" && row.record) {
+      if (values.print) {
+        io.out(resumeHint(row.nativeId, row.record.cwd, ctx.cwd) + "\n");
+        return EXIT.ok;
+      }
+      return await continueInChat(io, ctx, row, incognito);
+    }
+    const command = nativeCommand(row, project.root);
+    if (values.print) {
+      io.out(commandLine(command, ctx.cwd) + "\n");
+      return EXIT.ok;
+    }
+    io.err(`Resuming ${row.key} with: ${commandLine(command, ctx.cwd)}\n`);
+    return await runNative(command, row.agent);
+  });
+}
+
+/** Continues a logbook session in chat, after the notes a resume owes (build, branch). */
+async function continueInChat(
+  io: Io,
+  ctx: Context,
+  row: PickerRow,
+  incognito: boolean,
+): Promise<number> {
+  const setup = chatSetup(ctx, { incognito });
+  const { session, notes } = ChatSession.resume(
+    { ...setup.options, cwd: row.record!.cwd },
+    row.record!,
+    // In incognito nothing of this run is kept, so leaving offers no resume.
+    { written: !incognito },
+  );
+  io.err(`Resuming "${session.title}" (${session.id})\n`);
+  return await converse(io, ctx, session, setup, { notes });
+}
+
+function reportLeftOut(io: Io, listed: Rows): void {
+  if (listed.corrupt.length > 0) {
+    const n = listed.corrupt.length;
+    io.err(
+      `note: ${n} session record${n === 1 ? "" : "s"} cannot be read and ${
+        n === 1 ? "is" : "are"
+      } left out: ${listed.corrupt.map((c) => `"${c.path}" (${c.reason})`).join(", ")}\n`,
+    );
+  }
+  if (listed.storeProblem) {
+    io.err(`note: other agents' sessions are left out: ${listed.storeProblem}\n`);
+  }
+}
+
+if (import.meta.main) Deno.exit(await main(Deno.args));

@@ -1,0 +1,429 @@
+// Choosing a session to pick back up: picker rows from logbook's own records and the history
+// store's conversations of this project, the native command that resumes another agent's session,
+// and a logbook session built from another agent's conversation (for `fork`).
+
+import { formatBytes } from "./cli.ts";
+import type { Context } from "./context.ts";
+import { openStore, storeExists } from "./context.ts";
+import { type Gate, type GateDecision, trailEntry } from "./gate.ts";
+import type { Project } from "./paths.ts";
+import { ADAPTERS } from "./sources/mod.ts";
+import { pageRows } from "./store/conversations.ts";
+import type { HistoryStore } from "./store/db.ts";
+import { type ConversationRow, TextDeriver } from "./store/records.ts";
+import {
+  type CorruptRecord,
+  CorruptRecordError,
+  forkTitle,
+  newRecord,
+  type SessionMessage,
+  SessionNotFoundError,
+  type SessionRecord,
+  type SessionStore,
+} from "./store/sessions.ts";
+import { VERSION } from "./version.ts";
+
+/** The agents a picker row can belong to. */
+export type RowAgent = "logbook" | "claude" | "codex" | "opencode";
+
+/** One row of the picker: a logbook session or another agent's conversation. */
+export interface PickerRow {
+  /** `logbook:<uuid>`, `claude:<sessionId>`, `codex:<uuid>`, `opencode:<ses_…>`. */
+  key: string;
+  agent: RowAgent;
+  /** The id without the agent: what the agent's own resume command takes. */
+  nativeId: string;
+  title: string;
+  /** What the list sorts by (epoch ms): a record's `updatedAt`, a conversation's last record. */
+  updatedAt: number;
+  /** Bytes: the record's size, or the conversation's captured bytes. */
+  size: number;
+  messages: number;
+  cwd: string | null;
+  /** A manifest run: marked in the picker and never continued. */
+  manifest: boolean;
+  /** The record, for logbook rows. */
+  record?: SessionRecord;
+}
+
+/** The rows of a project, newest first, and what could not be read. */
+export interface Rows {
+  rows: PickerRow[];
+  /** Records left out because they cannot be read. */
+  corrupt: CorruptRecord[];
+  /** Why the history store's conversations are missing from the list, when they are. */
+  storeProblem?: string;
+}
+
+/**
+ * Every session of `project`, newest first: logbook's own records and, when `store` is given,
+ * the history store's top-level conversations of the other agents (subagents are not resumable
+ * on their own, and logbook's own captured copies are the records themselves).
+ */
+export function pickerRows(
+  sessions: SessionStore,
+  project: Project,
+  store?: HistoryStore,
+): Rows {
+  const { sessions: records, corrupt } = sessions.list(project.key);
+  const rows: PickerRow[] = records.map((record) => ({
+    key: `logbook:${record.id}`,
+    agent: "logbook",
+    nativeId: record.id,
+    title: record.title || "Untitled session",
+    updatedAt: Date.parse(record.updatedAt),
+    size: new TextEncoder().encode(JSON.stringify(record, null, 2) + "\n").length,
+    messages: record.messages.length,
+    cwd: record.cwd,
+    manifest: record.kind === "manifest",
+    record,
+  }));
+  if (store) {
+    const found = store.stmt(
+      `SELECT * FROM conversations WHERE project_root = ? AND subagent = 0 AND agent != 'logbook'
+       ORDER BY last_ts DESC`,
+    ).all(project.root) as unknown as ConversationRow[];
+    for (const c of found) {
+      rows.push({
+        key: c.key,
+        agent: c.agent,
+        nativeId: c.native_id,
+        title: c.title ?? "(untitled)",
+        updatedAt: c.last_ts ?? c.first_ts ?? 0,
+        size: c.bytes,
+        messages: c.message_count,
+        cwd: c.cwd ?? c.project_root,
+        manifest: false,
+      });
+    }
+  }
+  rows.sort((a, b) => b.updatedAt - a.updatedAt || (a.key < b.key ? -1 : 1));
+  return { rows, corrupt };
+}
+
+/**
+ * Runs `fn` with the history store when it exists and opens (never creating it), else with
+ * undefined and the reason; the store is closed afterwards.
+ */
+export function withHistoryStore<T>(
+  ctx: Context,
+  fn: (store: HistoryStore | undefined, problem: string | undefined) => T,
+): T {
+  if (!storeExists(ctx)) return fn(undefined, undefined);
+  let store: HistoryStore;
+  try {
+    store = openStore(ctx, { mustExist: true });
+  } catch (err) {
+    return fn(undefined, err instanceof Error ? err.message : String(err));
+  }
+  try {
+    return fn(store, undefined);
+  } finally {
+    store.close();
+  }
+}
+
+/**
+ * The row `query` names: a full key (`logbook:<uuid>`, `claude:<id>`), a native id, or a unique
+ * prefix of either. Throws SessionNotFoundError when none or several match, and
+ * CorruptRecordError when the id names a record in `corrupt`, which cannot be read.
+ */
+export function findRow(
+  rows: readonly PickerRow[],
+  query: string,
+  verb = "resume",
+  corrupt: readonly CorruptRecord[] = [],
+): PickerRow {
+  const q = query.trim();
+  if (q === "") throw new RangeError(`Cannot ${verb} a session: the id is empty`);
+  const exact = rows.filter((r) => r.key === q || r.nativeId === q);
+  if (exact.length === 1) return exact[0]!;
+  const lower = q.toLowerCase();
+  const matches = exact.length > 1
+    ? exact
+    : rows.filter((r) =>
+      r.key.toLowerCase().startsWith(lower) || r.nativeId.toLowerCase().startsWith(lower)
+    );
+  if (matches.length === 1) return matches[0]!;
+  if (matches.length === 0) {
+    const unreadable = corrupt.filter((c) =>
+      c.id.toLowerCase().startsWith(lower.replace(/^logbook:/, ""))
+    );
+    if (unreadable.length === 1) {
+      throw new CorruptRecordError(
+        `Cannot ${verb} session "${q}": its record "${unreadable[0]!.path}" cannot be read: ${
+          unreadable[0]!.reason
+        }`,
+      );
+    }
+    throw new SessionNotFoundError(`Cannot ${verb} session "${q}": no such id in this project`);
+  }
+  const names = matches.slice(0, 5).map((m) => `"${m.key}"`).join(", ");
+  throw new SessionNotFoundError(
+    `Session id "${q}" is ambiguous: it matches ${names}${matches.length > 5 ? " and more" : ""}`,
+  );
+}
+
+/** The newest row that can be continued (manifest runs are passed over), if any. */
+export function newestContinuable(rows: readonly PickerRow[]): PickerRow | undefined {
+  return rows.find((r) => !r.manifest);
+}
+
+/** A command to run: the program, its arguments and the directory it runs in. */
+export interface NativeCommand {
+  command: string;
+  args: string[];
+  cwd: string;
+}
+
+const AGENT_NAMES: Record<RowAgent, string> = {
+  logbook: "logbook",
+  claude: "Claude Code",
+  codex: "Codex",
+  opencode: "OpenCode",
+};
+
+/**
+ * The command that resumes a row: the agent's own (`claude --resume <sessionId>`,
+ * `codex resume <uuid>`, `opencode --session <id>`) or `logbook resume <uuid>`, in its cwd.
+ */
+export function nativeCommand(row: PickerRow, fallbackCwd: string): NativeCommand {
+  const cwd = row.cwd ?? fallbackCwd;
+  switch (row.agent) {
+    case "claude":
+      return { command: "claude", args: ["--resume", row.nativeId], cwd };
+    case "codex":
+      return { command: "codex", args: ["resume", row.nativeId], cwd };
+    case "opencode":
+      return { command: "opencode", args: ["--session", row.nativeId], cwd };
+    case "logbook":
+      return { command: "logbook", args: ["resume", row.nativeId], cwd };
+  }
+}
+
+/** Quotes a word for a POSIX shell when it needs it. */
+export function shellQuote(word: string): string {
+  if (/^[A-Za-z0-9_@%+=:,./-]+$/.test(word)) return word;
+  return `'${word.replaceAll("'", `'\\''`)}'`;
+}
+
+/** The command as a line to paste into a shell, with `cd <dir> &&` when run elsewhere. */
+export function commandLine(cmd: NativeCommand, userCwd: string): string {
+  const line = [cmd.command, ...cmd.args].map(shellQuote).join(" ");
+  return cmd.cwd === userCwd ? line : `cd ${shellQuote(cmd.cwd)} && ${line}`;
+}
+
+/** What to print on leaving a session: the command that resumes it. */
+export function resumeHint(sessionId: string, sessionCwd: string, userCwd: string): string {
+  return commandLine({ command: "logbook", args: ["resume", sessionId], cwd: sessionCwd }, userCwd);
+}
+
+/**
+ * Runs another agent's resume command in the session's directory, with this terminal, and
+ * returns its exit status. Throws when the directory is gone or the program is not on PATH.
+ */
+export async function runNative(cmd: NativeCommand, agent: RowAgent): Promise<number> {
+  try {
+    if (!Deno.statSync(cmd.cwd).isDirectory) throw new Deno.errors.NotFound();
+  } catch (err) {
+    if (!(err instanceof Deno.errors.NotFound || err instanceof Deno.errors.NotADirectory)) {
+      throw err;
+    }
+    throw new Error(
+      `Cannot resume in ${
+        AGENT_NAMES[agent]
+      }: the session's directory "${cmd.cwd}" no longer exists`,
+    );
+  }
+  let child: Deno.ChildProcess;
+  try {
+    child = new Deno.Command(cmd.command, {
+      args: cmd.args,
+      cwd: cmd.cwd,
+      stdin: "inherit",
+      stdout: "inherit",
+      stderr: "inherit",
+    }).spawn();
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) {
+      throw new Error(
+        `Cannot resume in ${AGENT_NAMES[agent]}: "${cmd.command}" is not on PATH`,
+      );
+    }
+    throw err;
+  }
+  const status = await child.status;
+  return status.code;
+}
+
+/** How long ago, briefly: `just now`, `5 min ago`, `3 h ago`, `2 d ago`, or a date. */
+export function formatAge(then: number, now: number): string {
+  const s = Math.max(0, (now - then) / 1000);
+  if (s < 60) return "just now";
+  if (s < 3600) return `${Math.floor(s / 60)} min ago`;
+  if (s < 86400) return `${Math.floor(s / 3600)} h ago`;
+  if (s < 86400 * 30) return `${Math.floor(s / 86400)} d ago`;
+  return new Date(then).toISOString().slice(0, 10);
+}
+
+/** A row as the picker shows it: agent, title, age and size; manifest runs marked. */
+export function rowLabel(row: PickerRow, now: number, width = 60): string {
+  const mark = row.manifest ? "[manifest] " : "";
+  const title = (mark + row.title).replace(/\s+/g, " ");
+  const cut = [...title].length > width ? [...title].slice(0, width - 1).join("") + "…" : title;
+  return `${row.agent.padEnd(8)} ${cut.padEnd(width)}  ${
+    formatAge(row.updatedAt, now).padStart(10)
+  }  ${formatBytes(row.size).padStart(8)}`;
+}
+
+/** What the picker says beside a manifest run, which Enter cannot pick. */
+export const MANIFEST_MARK = "(a manifest run: it cannot be continued; resume <id> prints it)";
+
+/**
+ * The interactive picker (filter as you type, Enter picks). Manifest runs are marked and cannot
+ * be picked; `redact` passes each row through the gate before it is shown. Resolves to undefined
+ * when the user cancels (Ctrl-C, Escape).
+ */
+export async function pickRow(
+  rows: readonly PickerRow[],
+  now: number,
+  options: { message?: string; redact?: (text: string) => string } = {},
+): Promise<PickerRow | undefined> {
+  const message = options.message ?? "Resume which session? (type to filter)";
+  const shown = options.redact ?? ((text: string) => text);
+  // Loaded here, so that commands which never show the picker do not load it.
+  const { default: search } = await import("@inquirer/search");
+  try {
+    return await search<PickerRow>({
+      message,
+      pageSize: 12,
+      source: (term) => {
+        const words = (term ?? "").toLowerCase().split(/\s+/).filter(Boolean);
+        return rows
+          .map((row) => ({ row, label: shown(rowLabel(row, now)) }))
+          .filter(({ row, label }) => {
+            const hay = `${label} ${row.key}`.toLowerCase();
+            return words.every((w) => hay.includes(w));
+          })
+          .map(({ row, label }) => ({
+            value: row,
+            name: label,
+            short: row.key,
+            ...(row.manifest ? { disabled: MANIFEST_MARK } : {}),
+          }));
+      },
+    });
+  } catch (err) {
+    if (
+      err instanceof Error && (err.name === "ExitPromptError" || err.name === "AbortPromptError")
+    ) {
+      return undefined;
+    }
+    throw err;
+  }
+}
+
+/** What a manifest run produced, as `resume <id>` prints it. */
+export function describeManifest(record: SessionRecord): string {
+  const lines = [
+    `Manifest run "${record.title || "Untitled"}" (${record.id}), last written ${record.updatedAt}`,
+    "It cannot be continued; this is what it produced.",
+    "",
+  ];
+  const plan = record.plan;
+  if (plan === null) {
+    lines.push("No plan was recorded.");
+  } else {
+    lines.push(`Goal: ${plan.goal}`, "", "Plan:");
+    plan.plan.forEach((p, i) => lines.push(`  ${i + 1}. ${p}`));
+    lines.push("", "Steps:");
+    if (plan.steps.length === 0) lines.push("  (none were run)");
+    plan.steps.forEach((s, i) => {
+      lines.push(`  ${i + 1}. [${s.status}] ${s.step}`);
+      for (const out of (s.output ?? "").split("\n").filter(Boolean)) lines.push(`       ${out}`);
+    });
+  }
+  return lines.join("\n") + "\n";
+}
+
+/**
+ * The user and assistant messages of a captured conversation, in order, through the gate for
+ * disk: consecutive records of one speaker (a reply written as several lines) become one message.
+ */
+export function conversationMessages(
+  store: HistoryStore,
+  conversation: ConversationRow,
+  gate: Gate,
+): { messages: SessionMessage[]; decisions: GateDecision[] } {
+  const deriver = new TextDeriver(store, ADAPTERS, (text) => text);
+  const messages: SessionMessage[] = [];
+  const decisions: GateDecision[] = [];
+  let after: number | undefined;
+  do {
+    const page = pageRows(store, conversation.id, {
+      limit: 500,
+      ...(after !== undefined ? { after } : {}),
+    });
+    for (const row of page.rows) {
+      if (row.kind !== "message" || (row.role !== "user" && row.role !== "assistant")) continue;
+      const text = deriver.textOf(row).trim();
+      if (text === "") continue;
+      const gated = gate.redact(text, { destination: "disk" });
+      decisions.push(gated);
+      const last = messages.at(-1);
+      if (last && last.role === row.role) last.content += `\n\n${gated.text}`;
+      else {
+        const message: SessionMessage = { role: row.role, content: gated.text };
+        if (row.ts !== null) message.at = new Date(row.ts).toISOString();
+        messages.push(message);
+      }
+    }
+    after = page.next ?? undefined;
+  } while (after !== undefined);
+  return { messages, decisions };
+}
+
+/**
+ * A new logbook session from another agent's conversation (`fork` of a `claude:`/`codex:`/
+ * `opencode:` row): its messages through the gate, the title marked `(fork)`, `forkedFrom` naming
+ * it. Written (record and a first trail line) unless the session store is incognito.
+ */
+export function forkConversation(options: {
+  sessions: SessionStore;
+  store: HistoryStore;
+  row: PickerRow;
+  gate: Gate;
+  now: number;
+  build?: string;
+}): SessionRecord {
+  const { sessions, store, row, gate, now } = options;
+  const conversation = store.stmt("SELECT * FROM conversations WHERE key = ?").get(row.key) as
+    | ConversationRow
+    | undefined;
+  if (!conversation) {
+    throw new SessionNotFoundError(`Cannot fork "${row.key}": it is not in the history store`);
+  }
+  const { messages, decisions } = conversationMessages(store, conversation, gate);
+  const title = gate.redact(forkTitle(conversation.title ?? "Untitled"), { destination: "disk" });
+  const cwd = conversation.cwd ?? conversation.project_root ?? row.cwd;
+  if (cwd === null) throw new Error(`Cannot fork "${row.key}": its directory is not known`);
+  const record = newRecord({
+    cwd,
+    project: conversation.project_root ?? cwd,
+    branch: conversation.branch,
+    build: options.build ?? VERSION,
+    now,
+    title: title.text,
+  });
+  record.messages = messages;
+  record.forkedFrom = conversation.key;
+  if (sessions.save(record)) {
+    sessions.appendTrail(record, [{
+      at: record.createdAt,
+      event: "fork",
+      from: conversation.key,
+      disk: trailEntry([title, ...decisions]),
+    }]);
+  }
+  return record;
+}

@@ -1,0 +1,151 @@
+// `fork` as a user runs it: the source is left byte for byte as it was, manifest runs and unknown
+// ids are refused, and another agent's conversation becomes a logbook session.
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { main as reindex } from "../../commands/reindex.ts";
+import { loadContext } from "../../lib/context.ts";
+import { projectOf } from "../../lib/paths.ts";
+import { newRecord, type SessionRecord, SessionStore } from "../../lib/store/sessions.ts";
+import { captureIo, makeWorld, runCli, type World } from "../_helpers.ts";
+
+const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+async function projectWorld(): Promise<{ world: World; project: string; store: SessionStore }> {
+  const world = await makeWorld();
+  const project = join(world.dir, "project");
+  Deno.mkdirSync(project);
+  world.vars.INIT_CWD = project;
+  return { world, project, store: new SessionStore(loadContext({ env: world.env }).paths) };
+}
+
+function saved(store: SessionStore, project: string, patch: Partial<SessionRecord> = {}) {
+  const record: SessionRecord = {
+    ...newRecord({
+      cwd: project,
+      project: projectOf(project).root,
+      branch: "main",
+      build: "0.1.0",
+      now: Date.parse("2026-02-01T00:00:00Z"),
+      title: "Retry helper",
+    }),
+    ...patch,
+  };
+  if (record.kind === "chat") {
+    record.messages.push({ role: "user", content: "why?" }, {
+      role: "assistant",
+      content: "because",
+    });
+  }
+  store.save(record);
+  store.appendTrail(record, [{
+    at: record.createdAt,
+    event: "turn",
+    turn: 1,
+    disk: { gates: ["secrets"], redacted: {} },
+  }]);
+  return record;
+}
+
+Deno.test("fork prints the new id; the source record and trail are byte-identical after", async () => {
+  const { world, project, store } = await projectWorld();
+  try {
+    const source = saved(store, project);
+    const recordBytes = Deno.readFileSync(store.recordPath(source));
+    const trailBytes = Deno.readFileSync(store.trailPath(source));
+    const result = await runCli("fork", [source.id.slice(0, 8)], world.vars);
+    assert.equal(result.code, 0, result.stderr);
+    const id = result.stdout.trim();
+    assert.match(id, UUID_V4);
+    assert.equal(
+      result.stderr,
+      `Forked as "Retry helper (fork)". Resume with: logbook resume ${id}\n`,
+    );
+    assert.deepEqual(Deno.readFileSync(store.recordPath(source)), recordBytes);
+    assert.deepEqual(Deno.readFileSync(store.trailPath(source)), trailBytes);
+    const fork = store.read(projectOf(project).key, id);
+    assert.deepEqual(fork.messages, source.messages);
+    assert.deepEqual(fork.spend, source.spend);
+    assert.deepEqual(Deno.readFileSync(store.trailPath(fork)), trailBytes);
+    assert.notEqual(fork.startedAt, source.startedAt);
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("fork refuses a manifest run and an unknown id", async () => {
+  const { world, project, store } = await projectWorld();
+  try {
+    const manifest = saved(store, project, {
+      kind: "manifest",
+      plan: { goal: "g", plan: [], steps: [] },
+    });
+    const refused = await runCli("fork", [manifest.id], world.vars);
+    assert.equal(refused.code, 1);
+    assert.equal(
+      refused.stderr,
+      `error: Cannot fork session "${manifest.id}": it is a manifest run, which has no conversation\n`,
+    );
+    const unknown = await runCli("fork", ["feedface"], world.vars);
+    assert.equal(unknown.code, 1);
+    assert.equal(
+      unknown.stderr,
+      'error: Cannot fork session "feedface": no such id in this project\n',
+    );
+    const missing = await runCli("fork", [], world.vars);
+    assert.equal(missing.code, 2);
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("forking a Claude Code conversation creates a logbook session from its messages", async () => {
+  const { world, project, store } = await projectWorld();
+  try {
+    const sid = "7a8b9c0d-1e2f-4a3b-8c4d-5e6f7a8b9c0d";
+    const dir = join(world.claude, "projects", project.replace(/[^A-Za-z0-9]/g, "-"));
+    Deno.mkdirSync(dir, { recursive: true });
+    const base = { isSidechain: false, cwd: project, sessionId: sid, version: "2.1.40" };
+    Deno.writeTextFileSync(
+      join(dir, `${sid}.jsonl`),
+      [
+        {
+          ...base,
+          type: "user",
+          uuid: "u1",
+          parentUuid: null,
+          timestamp: "2026-04-01T09:00:00.000Z",
+          message: { role: "user", content: "Add jitter to the retry helper" },
+        },
+        {
+          ...base,
+          type: "assistant",
+          uuid: "a1",
+          parentUuid: "u1",
+          timestamp: "2026-04-01T09:00:09.000Z",
+          message: {
+            id: "msg_1",
+            type: "message",
+            role: "assistant",
+            model: "claude-x",
+            content: [{ type: "text", text: "Added full jitter." }],
+          },
+        },
+      ].map((l) => JSON.stringify(l)).join("\n") + "\n",
+    );
+    assert.equal(await reindex(["--quiet"], captureIo(), world.env), 0);
+    const result = await runCli("fork", [`claude:${sid}`], world.vars);
+    assert.equal(result.code, 0, result.stderr);
+    const fork = store.read(projectOf(project).key, result.stdout.trim());
+    assert.equal(fork.forkedFrom, `claude:${sid}`);
+    assert.equal(fork.title, "Add jitter to the retry helper (fork)");
+    assert.deepEqual(fork.messages.map((m) => [m.role, m.content]), [
+      ["user", "Add jitter to the retry helper"],
+      ["assistant", "Added full jitter."],
+    ]);
+    const rows = await runCli("resume", ["--continue", "--print"], world.vars);
+    assert.equal(rows.stdout, `logbook resume ${fork.id}\n`);
+  } finally {
+    await world.cleanup();
+  }
+});

@@ -1,0 +1,301 @@
+// Commands on a real terminal, driven under tmux: Up and Down walking the prompt history in
+// `chat`, and the `resume` picker filtering as you type, refusing a manifest run and resuming.
+// Skipped, with a message, where tmux is not installed.
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { main as reindex } from "../../commands/reindex.ts";
+import { loadContext } from "../../lib/context.ts";
+import { projectOf } from "../../lib/paths.ts";
+import { newRecord, SessionStore } from "../../lib/store/sessions.ts";
+import { type OpenAiServer, startOpenAiServer } from "../_openai_server.ts";
+import { captureIo, childBaseEnv, makeWorld, ROOT, taskFlags, type World } from "../_helpers.ts";
+
+interface Setup {
+  world: World;
+  server: OpenAiServer;
+  vars: Record<string, string>;
+  project: string;
+}
+
+async function withSetup(fn: (s: Setup) => Promise<void>): Promise<void> {
+  const world = await makeWorld();
+  const server = startOpenAiServer();
+  try {
+    const project = join(world.dir, "project");
+    Deno.mkdirSync(project);
+    const vars = {
+      ...world.vars,
+      INIT_CWD: project,
+      OPENAI_BASE_URL: server.baseUrl,
+      LOGBOOK_MODEL: "asked-model",
+    };
+    await fn({ world, server, vars, project });
+  } finally {
+    await server.close();
+    await world.cleanup();
+  }
+}
+
+/** True when tmux can run here. */
+function tmuxAvailable(): boolean {
+  try {
+    return new Deno.Command("tmux", { args: ["-V"], stdout: "null", stderr: "null" }).outputSync()
+      .success;
+  } catch {
+    return false;
+  }
+}
+
+/** A tmux session running a command in a real terminal, driven by keys. */
+class Tmux {
+  readonly name = `logbook-test-${crypto.randomUUID().slice(0, 8)}`;
+
+  constructor(script: string) {
+    this.#tmux(["new-session", "-d", "-s", this.name, "-x", "160", "-y", "40", script]);
+  }
+
+  keys(...keys: string[]): void {
+    this.#tmux(["send-keys", "-t", this.name, ...keys]);
+  }
+
+  literal(text: string): void {
+    this.#tmux(["send-keys", "-t", this.name, "-l", text]);
+  }
+
+  screen(): string {
+    return this.#tmux(["capture-pane", "-p", "-t", this.name]);
+  }
+
+  /** Waits until the screen matches (up to a generous limit, so a slow machine still passes). */
+  async waitFor(pattern: RegExp, what: string): Promise<string> {
+    for (let i = 0; i < 600; i++) {
+      const screen = this.screen();
+      if (pattern.test(screen)) return screen;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error(`Timed out waiting for ${what}; the screen shows:\n${this.screen()}`);
+  }
+
+  kill(): void {
+    try {
+      this.#tmux(["kill-session", "-t", this.name]);
+    } catch {
+      // Already gone with its program.
+    }
+  }
+
+  #tmux(args: string[]): string {
+    const out = new Deno.Command("tmux", { args, stdout: "piped", stderr: "piped" }).outputSync();
+    if (!out.success) {
+      throw new Error(`tmux ${args[0]} failed: ${new TextDecoder().decode(out.stderr)}`);
+    }
+    return new TextDecoder().decode(out.stdout);
+  }
+}
+
+/** A shell script that runs a command with `vars` and leaves its exit status in `status`. */
+function terminalScript(
+  dir: string,
+  file: string,
+  args: string[],
+  vars: Record<string, string>,
+): { script: string; status: string } {
+  const q = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
+  const env = Object.entries({ ...childBaseEnv(), TERM: "xterm-256color", ...vars })
+    .map(([k, v]) => `${k}=${q(v)}`).join(" ");
+  const status = join(dir, `${file}.status`);
+  const argv = [
+    Deno.execPath(),
+    "run",
+    ...taskFlags(file),
+    "--quiet",
+    join(ROOT, "commands", `${file}.ts`),
+    ...args,
+  ].map(q).join(" ");
+  const script = join(dir, `${file}-terminal.sh`);
+  Deno.writeTextFileSync(
+    script,
+    `#!/bin/sh\ncd ${q(vars.INIT_CWD ?? dir)}\nenv -i ${env} ${argv}\necho $? > ${
+      q(status)
+    }\nsleep 30\n`,
+  );
+  Deno.chmodSync(script, 0o755);
+  return { script, status };
+}
+
+Deno.test("on a terminal, Up and Down walk the prompt history (tmux)", async (t) => {
+  if (!tmuxAvailable()) {
+    console.log("skipped: tmux is not installed, so the terminal test cannot run");
+    return;
+  }
+  await withSetup(async (s) => {
+    const { script, status } = terminalScript(s.world.dir, "chat", [], s.vars);
+    const tmux = new Tmux(script);
+    try {
+      await tmux.waitFor(/^>\s*$/m, "the prompt");
+      tmux.literal("alpha question");
+      tmux.keys("Enter");
+      await tmux.waitFor(/Echo: alpha question/, "the first reply");
+      tmux.literal("beta question");
+      tmux.keys("Enter");
+      await tmux.waitFor(/Echo: beta question/, "the second reply");
+      await t.step(
+        "Up twice reaches the older prompt; Down comes back to the half-written line",
+        async () => {
+          tmux.literal("draft");
+          tmux.keys("Up");
+          await tmux.waitFor(/^> beta question\s*$/m, "the newest entry");
+          tmux.keys("Up");
+          await tmux.waitFor(/^> alpha question\s*$/m, "the older entry");
+          tmux.keys("Up");
+          tmux.keys("Down", "Down");
+          await tmux.waitFor(/^> draft\s*$/m, "the half-written line back");
+          tmux.keys("C-u");
+          tmux.keys("Up", "Up", "Enter");
+          await tmux.waitFor(
+            /Echo: alpha question[\s\S]*Echo: alpha question/,
+            "the recalled prompt answered",
+          );
+        },
+      );
+      tmux.literal("/exit");
+      tmux.keys("Enter");
+      await tmux.waitFor(/Resume with: logbook resume [0-9a-f-]{36}/, "the resume line");
+      for (let i = 0; i < 200 && !existsFile(status); i++) {
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      assert.equal(Deno.readTextFileSync(status).trim(), "0");
+      const sent = s.server.requests.map((r) => r.json.messages.at(-1)!.content);
+      assert.deepEqual(sent, ["alpha question", "beta question", "alpha question"]);
+      const history = Deno.readTextFileSync(join(s.world.data, "prompt-history.jsonl"))
+        .trimEnd().split("\n").map((l) => JSON.parse(l).text);
+      assert.deepEqual(history, ["alpha question", "beta question", "alpha question", "/exit"]);
+    } finally {
+      tmux.kill();
+    }
+  });
+});
+
+function existsFile(path: string): boolean {
+  try {
+    return Deno.statSync(path).isFile;
+  } catch {
+    return false;
+  }
+}
+
+Deno.test("the resume picker filters as you type, refuses a manifest run and resumes the pick (tmux)", async () => {
+  if (!tmuxAvailable()) {
+    console.log("skipped: tmux is not installed, so the terminal test cannot run");
+    return;
+  }
+  await withSetup(async (s) => {
+    const sessionId = "6e1f2a3b-4c5d-4e6f-8a9b-0c1d2e3f4a5b";
+    writeClaudeSession(s.world, s.project, sessionId, "Deploy the docs site to staging");
+    assert.equal(await reindex(["--quiet"], captureIo(), s.world.env), 0);
+    const store = new SessionStore(loadContext({ env: s.world.env }).paths);
+    const at = Date.parse("2026-05-01T00:00:00Z");
+    const own = newRecord({
+      cwd: s.project,
+      project: projectOf(s.project).root,
+      branch: null,
+      build: "0.1.0",
+      now: at,
+      title: "Refactor the retry helper",
+    });
+    own.messages.push({ role: "user", content: "Refactor the retry helper" });
+    store.save(own);
+    store.save({
+      ...newRecord({
+        cwd: s.project,
+        project: projectOf(s.project).root,
+        branch: null,
+        build: "0.1.0",
+        now: at + 1000,
+        kind: "manifest",
+        title: "Upgrade the linter",
+      }),
+      plan: { goal: "Upgrade the linter", plan: ["bump"], steps: [] },
+    });
+    const bin = join(s.world.dir, "bin");
+    const calls = join(s.world.dir, "calls.txt");
+    Deno.mkdirSync(bin);
+    Deno.writeTextFileSync(
+      join(bin, "claude"),
+      `#!/bin/sh\nprintf '%s|%s\\n' "$PWD" "$*" > '${calls}'\n`,
+    );
+    Deno.chmodSync(join(bin, "claude"), 0o755);
+    const vars = { ...s.vars, PATH: `${bin}:${childBaseEnv().PATH}` };
+
+    const { script, status } = terminalScript(s.world.dir, "resume", [], vars);
+    const tmux = new Tmux(script);
+    try {
+      const first = await tmux.waitFor(/Upgrade the linter/, "the picker");
+      assert.match(first, /logbook +\[manifest\] Upgrade the linter/);
+      assert.match(first, /claude +Deploy the docs site to staging/);
+      assert.match(first, /logbook +Refactor the retry helper/);
+      tmux.literal("linter");
+      const filtered = await tmux.waitFor(
+        /\(type to filter\) linter\s*\n.*\[manifest\]/,
+        "the filtered list",
+      );
+      assert.ok(!filtered.includes("Deploy the docs"), filtered);
+      assert.match(filtered, /\[manifest\] Upgrade the linter.*cannot be continued/);
+      // Enter on a manifest run picks nothing: the picker stays and goes on filtering.
+      tmux.keys("Enter");
+      for (let i = 0; i < "linter".length; i++) tmux.keys("BSpace");
+      tmux.literal("docs");
+      const docs = await tmux.waitFor(
+        /\(type to filter\) docs\s*\n.*Deploy the docs/,
+        "the docs row",
+      );
+      assert.ok(!docs.includes("Refactor the retry helper"), docs);
+      assert.ok(!docs.includes("Upgrade the linter"), docs);
+      tmux.keys("Enter");
+      for (let i = 0; i < 400 && !existsFile(status); i++) {
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      assert.equal(Deno.readTextFileSync(status).trim(), "0");
+      assert.equal(Deno.readTextFileSync(calls), `${s.project}|--resume ${sessionId}\n`);
+    } finally {
+      tmux.kill();
+    }
+  });
+});
+
+/** A Claude Code transcript in its real format: one question and answer, run in `cwd`. */
+function writeClaudeSession(world: World, cwd: string, sessionId: string, question: string) {
+  const dir = join(world.claude, "projects", cwd.replace(/[^A-Za-z0-9]/g, "-"));
+  Deno.mkdirSync(dir, { recursive: true });
+  const base = { isSidechain: false, cwd, sessionId, version: "2.1.40", gitBranch: "main" };
+  const u = crypto.randomUUID();
+  const lines = [
+    {
+      ...base,
+      parentUuid: null,
+      type: "user",
+      uuid: u,
+      timestamp: "2026-06-01T09:00:00.000Z",
+      message: { role: "user", content: question },
+    },
+    {
+      ...base,
+      parentUuid: u,
+      type: "assistant",
+      uuid: crypto.randomUUID(),
+      timestamp: "2026-06-01T09:00:05.000Z",
+      message: {
+        id: "msg_1",
+        type: "message",
+        role: "assistant",
+        model: "claude-x",
+        content: [{ type: "text", text: "Sure." }],
+      },
+    },
+  ];
+  Deno.writeTextFileSync(
+    join(dir, `${sessionId}.jsonl`),
+    lines.map((l) => JSON.stringify(l)).join("\n") + "\n",
+  );
+}

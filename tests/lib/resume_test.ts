@@ -1,0 +1,284 @@
+// Tests for lib/resume.ts: picker rows from records and the history store (this project only,
+// newest first), finding a row by id or prefix, native resume commands, manifest runs, and a
+// logbook session forked from another agent's conversation through the gate.
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { main as reindex } from "../../commands/reindex.ts";
+import { loadContext } from "../../lib/context.ts";
+import { createGate } from "../../lib/gate.ts";
+import { projectOf } from "../../lib/paths.ts";
+import {
+  commandLine,
+  describeManifest,
+  findRow,
+  forkConversation,
+  nativeCommand,
+  newestContinuable,
+  type PickerRow,
+  pickerRows,
+  resumeHint,
+  rowLabel,
+  withHistoryStore,
+} from "../../lib/resume.ts";
+import { newRecord, type SessionRecord, SessionStore } from "../../lib/store/sessions.ts";
+import { captureIo, makeWorld, type World } from "../_helpers.ts";
+
+const KEY = "sk-" + "Fa4Ke7Xy2Qz9Lm3Np8Rt5Vw6".repeat(2);
+
+/** Writes a Claude Code transcript in its real format for a session run in `cwd`. */
+function writeClaudeSession(
+  world: World,
+  cwd: string,
+  sessionId: string,
+  turns: [string, string][],
+  start = "2026-04-01T09:00:00.000Z",
+): void {
+  const dir = join(world.claude, "projects", cwd.replace(/[^A-Za-z0-9]/g, "-"));
+  Deno.mkdirSync(dir, { recursive: true });
+  const lines: string[] = [];
+  let parent: string | null = null;
+  let t = Date.parse(start);
+  turns.forEach(([question, answer], i) => {
+    const base = {
+      isSidechain: false,
+      userType: "external",
+      cwd,
+      sessionId,
+      version: "2.1.40",
+      gitBranch: "main",
+    };
+    const u = crypto.randomUUID();
+    lines.push(JSON.stringify({
+      ...base,
+      parentUuid: parent,
+      type: "user",
+      message: { role: "user", content: question },
+      uuid: u,
+      timestamp: new Date(t += 1000).toISOString(),
+    }));
+    const a = crypto.randomUUID();
+    lines.push(JSON.stringify({
+      ...base,
+      parentUuid: u,
+      type: "assistant",
+      message: {
+        model: "claude-opus-4-6",
+        id: `msg_${i}`,
+        type: "message",
+        role: "assistant",
+        content: [{ type: "text", text: answer }],
+      },
+      uuid: a,
+      timestamp: new Date(t += 1000).toISOString(),
+    }));
+    parent = a;
+  });
+  Deno.writeTextFileSync(join(dir, `${sessionId}.jsonl`), lines.join("\n") + "\n");
+}
+
+function ownRecord(cwd: string, updatedAt: string, kind: "chat" | "manifest" = "chat") {
+  const record: SessionRecord = newRecord({
+    cwd,
+    project: projectOf(cwd).root,
+    branch: null,
+    build: "0.1.0",
+    now: Date.parse(updatedAt),
+    kind,
+    title: kind === "manifest" ? "Upgrade the linter" : "Own session",
+  });
+  if (kind === "chat") record.messages.push({ role: "user", content: "hello" });
+  else {
+    record.plan = {
+      goal: "Upgrade the linter to v9",
+      plan: ["bump the version", "fix the new warnings"],
+      steps: [
+        { step: "bump the version", status: "done", output: "package.json updated" },
+        { step: "fix the new warnings", status: "failed", output: "3 left\nin lib/a.ts" },
+      ],
+    };
+  }
+  return record;
+}
+
+async function world(): Promise<{ world: World; project: string; other: string }> {
+  const w = await makeWorld();
+  const project = join(w.dir, "proj");
+  const other = join(w.dir, "proj-other");
+  Deno.mkdirSync(project);
+  Deno.mkdirSync(other);
+  w.vars.INIT_CWD = project;
+  return { world: w, project, other };
+}
+
+Deno.test("picker rows: this project's records and captured conversations, newest first", async () => {
+  const { world: w, project, other } = await world();
+  try {
+    writeClaudeSession(
+      w,
+      project,
+      "11111111-1111-4111-8111-111111111111",
+      [["old q", "old a"]],
+      "2026-01-01T00:00:00Z",
+    );
+    writeClaudeSession(
+      w,
+      project,
+      "22222222-2222-4222-8222-222222222222",
+      [["new q", "new a"]],
+      "2026-06-01T00:00:00Z",
+    );
+    writeClaudeSession(w, other, "33333333-3333-4333-8333-333333333333", [["elsewhere", "a"]]);
+    assert.equal(await reindex(["--quiet"], captureIo(), w.env), 0);
+    const ctx = loadContext({ env: w.env });
+    const sessions = new SessionStore(ctx.paths);
+    const mine = ownRecord(project, "2026-03-01T00:00:00Z");
+    const manifest = ownRecord(project, "2026-07-01T00:00:00Z", "manifest");
+    sessions.save(mine);
+    sessions.save(manifest);
+    sessions.save(ownRecord(other, "2026-08-01T00:00:00Z"));
+
+    const { rows, corrupt } = withHistoryStore(
+      ctx,
+      (store) => pickerRows(sessions, projectOf(project), store),
+    );
+    assert.deepEqual(corrupt, []);
+    assert.deepEqual(rows.map((r) => r.key), [
+      `logbook:${manifest.id}`,
+      "claude:22222222-2222-4222-8222-222222222222",
+      `logbook:${mine.id}`,
+      "claude:11111111-1111-4111-8111-111111111111",
+    ]);
+    assert.equal(rows[0]!.manifest, true);
+    assert.equal(newestContinuable(rows)!.key, "claude:22222222-2222-4222-8222-222222222222");
+    assert.equal(rows[1]!.cwd, project);
+    assert.ok(rows[1]!.size > 0);
+    const label = rowLabel(rows[0]!, Date.parse("2026-07-03T00:00:00Z"));
+    assert.match(label, /^logbook +\[manifest\] Upgrade the linter +2 d ago +\d+(\.\d)? KB$/);
+    // Without a history store, only logbook's own records.
+    assert.deepEqual(
+      pickerRows(sessions, projectOf(project)).rows.map((r) => r.agent),
+      ["logbook", "logbook"],
+    );
+  } finally {
+    await w.cleanup();
+  }
+});
+
+Deno.test("findRow takes a full key, a native id or a unique prefix, and says when it cannot", () => {
+  const row = (key: string): PickerRow => ({
+    key,
+    agent: key.split(":")[0] as PickerRow["agent"],
+    nativeId: key.split(":")[1]!,
+    title: "t",
+    updatedAt: 0,
+    size: 0,
+    messages: 0,
+    cwd: "/w",
+    manifest: false,
+  });
+  const rows = [
+    row("logbook:3f2a0000-0000-4000-8000-000000000000"),
+    row("claude:3f2b9999"),
+    row("codex:abc"),
+  ];
+  assert.equal(findRow(rows, "claude:3f2b9999"), rows[1]);
+  assert.equal(findRow(rows, "abc"), rows[2]);
+  assert.equal(findRow(rows, "3f2a"), rows[0]);
+  assert.equal(findRow(rows, "logbook:3f"), rows[0]);
+  assert.throws(
+    () => findRow(rows, "3f2"),
+    /^SessionNotFoundError: Session id "3f2" is ambiguous: it matches "logbook:3f2a/,
+  );
+  assert.throws(() => findRow(rows, "zz"), {
+    message: 'Cannot resume session "zz": no such id in this project',
+  });
+  assert.throws(() => findRow(rows, "zz", "fork"), /Cannot fork session "zz"/);
+});
+
+Deno.test("native commands: each agent's own resume, run in the session's directory", () => {
+  const base = { title: "t", updatedAt: 0, size: 0, messages: 0, manifest: false };
+  const cases: [PickerRow, string[]][] = [
+    [{ ...base, key: "claude:s1", agent: "claude", nativeId: "s1", cwd: "/w/a b" }, [
+      "claude",
+      "--resume",
+      "s1",
+    ]],
+    [{ ...base, key: "codex:u1", agent: "codex", nativeId: "u1", cwd: "/w/a b" }, [
+      "codex",
+      "resume",
+      "u1",
+    ]],
+    [{ ...base, key: "opencode:ses_1", agent: "opencode", nativeId: "ses_1", cwd: "/w/a b" }, [
+      "opencode",
+      "--session",
+      "ses_1",
+    ]],
+  ];
+  for (const [row, argv] of cases) {
+    const cmd = nativeCommand(row, "/fallback");
+    assert.deepEqual([cmd.command, ...cmd.args], argv);
+    assert.equal(cmd.cwd, "/w/a b");
+    assert.equal(commandLine(cmd, "/w/a b"), argv.join(" "));
+    assert.equal(commandLine(cmd, "/elsewhere"), `cd '/w/a b' && ${argv.join(" ")}`);
+  }
+  assert.equal(resumeHint("u-1", "/w", "/w"), "logbook resume u-1");
+  assert.equal(resumeHint("u-1", "/w/it's", "/w"), `cd '/w/it'\\''s' && logbook resume u-1`);
+});
+
+Deno.test("a manifest run is described by what it produced", () => {
+  const text = describeManifest(ownRecord("/w", "2026-07-01T00:00:00Z", "manifest"));
+  assert.match(text, /^Manifest run "Upgrade the linter" \(/);
+  assert.match(text, /Goal: Upgrade the linter to v9/);
+  assert.match(text, / {2}1\. bump the version\n {2}2\. fix the new warnings/);
+  assert.match(text, / {2}2\. \[failed\] fix the new warnings\n {7}3 left\n {7}in lib\/a\.ts/);
+});
+
+Deno.test("forking another agent's conversation builds a logbook session through the gate", async () => {
+  const { world: w, project } = await world();
+  try {
+    const sid = "44444444-4444-4444-8444-444444444444";
+    writeClaudeSession(w, project, sid, [
+      [`Deploy with ${KEY} on staging`, "Done, deployed."],
+      ["Now roll back", "Rolled back."],
+    ]);
+    assert.equal(await reindex(["--quiet"], captureIo(), w.env), 0);
+    const ctx = loadContext({ env: w.env });
+    for (const incognito of [true, false]) {
+      const sessions = new SessionStore(ctx.paths, { incognito });
+      const fork = withHistoryStore(ctx, (store) => {
+        const row = findRow(pickerRows(sessions, projectOf(project), store).rows, sid, "fork");
+        return forkConversation({
+          sessions,
+          store: store!,
+          row,
+          gate: createGate(),
+          now: Date.now(),
+        });
+      });
+      assert.equal(fork.forkedFrom, `claude:${sid}`);
+      assert.match(fork.title, /^Deploy with \[REDACTED:openai-key\] on staging \(fork\)$/);
+      assert.deepEqual(fork.messages.map((m) => [m.role, m.content]), [
+        ["user", "Deploy with [REDACTED:openai-key] on staging"],
+        ["assistant", "Done, deployed."],
+        ["user", "Now roll back"],
+        ["assistant", "Rolled back."],
+      ]);
+      assert.equal(fork.cwd, project);
+      const dir = join(ctx.paths.sessions, projectOf(project).key);
+      if (incognito) {
+        assert.throws(() => Deno.statSync(ctx.paths.sessions), Deno.errors.NotFound);
+        continue;
+      }
+      const files = [...Deno.readDirSync(dir)].map((e) => e.name).sort();
+      assert.deepEqual(files, [`${fork.id}.audit.jsonl`, `${fork.id}.json`]);
+      for (const f of files) assert.ok(!Deno.readTextFileSync(join(dir, f)).includes(KEY));
+      const trail = JSON.parse(Deno.readTextFileSync(join(dir, `${fork.id}.audit.jsonl`)));
+      assert.equal(trail.event, "fork");
+      assert.equal(trail.from, `claude:${sid}`);
+      assert.deepEqual(trail.disk.redacted, { "openai-key": 2 });
+    }
+  } finally {
+    await w.cleanup();
+  }
+});
