@@ -53,6 +53,10 @@ export const COMMANDS: Record<string, { summary: string; load: () => Promise<{ m
     summary: "show recent stage markers, or the steps that never finished",
     load: () => import("./stage_markers.ts"),
   },
+  dashboard: {
+    summary: "serve the local web dashboard (search, conversations, status) on 127.0.0.1",
+    load: () => import("./dashboard.ts"),
+  },
 };
 
 /** The dispatcher's help screen. */

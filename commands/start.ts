@@ -124,13 +124,17 @@ async function demo(io: Io, env: Env): Promise<number> {
   const s = styler(io.color);
   const dataDir = await Deno.makeTempDir({ prefix: "logbook-demo-" });
   const emptyHome = await Deno.makeTempDir({ prefix: "logbook-demo-home-" });
+  // A copy, because opening a database (OpenCode's) creates files beside it, and the fixtures
+  // are read-only input (embedded and unwritable in a compiled binary).
+  const sources = `${emptyHome}/fixtures`;
+  await copyTree(FIXTURES, sources);
   const demoEnv = envFrom({
     HOME: emptyHome,
     LOGBOOK_DATA_DIR: dataDir,
     LOGBOOK_CONFIG_DIR: `${emptyHome}/config`,
-    CLAUDE_CONFIG_DIR: `${FIXTURES}claude`,
-    CODEX_HOME: `${FIXTURES}codex`,
-    XDG_DATA_HOME: `${FIXTURES}opencode/xdg-data`,
+    CLAUDE_CONFIG_DIR: `${sources}/claude`,
+    CODEX_HOME: `${sources}/codex`,
+    XDG_DATA_HOME: `${sources}/opencode/xdg-data`,
     INIT_CWD: emptyHome,
     NO_COLOR: env.get("NO_COLOR"),
   });
@@ -157,11 +161,22 @@ async function demo(io: Io, env: Env): Promise<number> {
     }
     io.out(
       `\nThe demo store is ${dataDir} (${formatDuration(performance.now() - started)}); ` +
-        "delete it when you are done.\n",
+        `delete it and ${emptyHome} when you are done.\n`,
     );
     return EXIT.ok;
   } finally {
     store.close();
+  }
+}
+
+/** Copies a directory tree (regular files and folders only). */
+async function copyTree(from: string, to: string): Promise<void> {
+  await Deno.mkdir(to, { recursive: true });
+  for await (const entry of Deno.readDir(from)) {
+    const source = `${from.replace(/\/$/, "")}/${entry.name}`;
+    const target = `${to}/${entry.name}`;
+    if (entry.isDirectory) await copyTree(source, target);
+    else if (entry.isFile) await Deno.copyFile(source, target);
   }
 }
 

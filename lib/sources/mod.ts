@@ -3,9 +3,14 @@
 import type { Adapter, Agent } from "./adapter.ts";
 import { claudeCode } from "./claude_code.ts";
 import { codex } from "./codex.ts";
+import { opencode } from "./opencode.ts";
 
 /** Every adapter, in capture order. */
-export const ADAPTERS: readonly Adapter[] = [claudeCode as Adapter, codex as Adapter];
+export const ADAPTERS: readonly Adapter[] = [
+  claudeCode as Adapter,
+  codex as Adapter,
+  opencode as Adapter,
+];
 
 /** The adapter for `agent`, if logbook captures it. */
 export function adapterFor(agent: Agent | string): Adapter | undefined {

@@ -700,22 +700,35 @@ class Capture {
 
   /** The rows of the record whose first chunk is `headId`: the head and its continuations. */
   #lineRows(headId: number): { id: number; raw: Uint8Array; flags: number }[] {
-    type Row = { id: number; raw: Uint8Array; flags: number; seq: number; offset: number };
     const head = this.#store.stmt(
-      "SELECT id, source_id, generation, offset, raw, flags, seq FROM records WHERE id = ?",
-    ).get(headId) as (Row & { source_id: number; generation: number }) | undefined;
+      "SELECT id, source_id, generation, offset, raw, flags FROM records WHERE id = ?",
+    ).get(headId) as
+      | {
+        id: number;
+        source_id: number;
+        generation: number;
+        offset: number;
+        raw: Uint8Array;
+        flags: number;
+      }
+      | undefined;
     if (!head) return [];
-    const rows: Row[] = [head];
+    const rows: { id: number; raw: Uint8Array; flags: number }[] = [head];
+    // Continuations follow at contiguous offsets with seq > 0; look at ids and seq first, and
+    // read raw bytes only of the rows that belong.
     const next = this.#store.stmt(
-      `SELECT id, raw, flags, seq, offset FROM records
-       WHERE source_id = ? AND generation = ? AND offset > ? ORDER BY offset LIMIT 64`,
+      "SELECT id, seq, offset, length(raw) AS length FROM records WHERE source_id = ? AND generation = ? AND offset > ? ORDER BY offset LIMIT 1",
     );
+    const raw = this.#store.stmt("SELECT raw, flags FROM records WHERE id = ?");
+    let offset = head.offset;
     while (true) {
-      const page = next.all(head.source_id, head.generation, rows.at(-1)!.offset) as Row[];
-      const continuation = page.findIndex((r) => r.seq === 0);
-      const taken = continuation < 0 ? page : page.slice(0, continuation);
-      rows.push(...taken);
-      if (continuation >= 0 || page.length < 64) return rows;
+      const row = next.get(head.source_id, head.generation, offset) as
+        | { id: number; seq: number; offset: number; length: number }
+        | undefined;
+      if (!row || row.seq === 0) return rows;
+      const body = raw.get(row.id) as { raw: Uint8Array; flags: number };
+      rows.push({ id: row.id, raw: body.raw, flags: body.flags });
+      offset = row.offset;
     }
   }
 

@@ -88,7 +88,8 @@ function fileSize(path: string): number {
 
 /** One human line for a drift count: "codex 0.160.0: 212 lines of unknown type `foo` kept raw". */
 export function describeDrift(d: DriftCount): string {
-  const lines = d.count === 1 ? "1 line" : `${d.count} lines`;
+  const unit = d.agent === "opencode" ? "record" : "line";
+  const lines = d.count === 1 ? `1 ${unit}` : `${d.count} ${unit}s`;
   switch (d.category) {
     case "unknown_type":
       return `${d.agent} ${d.version}: ${lines} of unknown type "${d.detail}" kept raw, not indexed`;

@@ -1,0 +1,138 @@
+#!/usr/bin/env -S deno run -R -W -E --allow-net=127.0.0.1
+// `dashboard`: serves the local web dashboard on 127.0.0.1 and prints its URL with the access
+// token; Ctrl-C or SIGTERM stops it gracefully.
+
+import type { Env } from "../lib/env.ts";
+import {
+  defineCommand,
+  EXIT,
+  helpText,
+  type Io,
+  parseCommand,
+  runCommand,
+  stdio,
+  UsageError,
+} from "../lib/cli.ts";
+import { loadContext } from "../lib/context.ts";
+import { configureStageMarkers, stageMarkersFromEnv } from "../lib/stage_markers.ts";
+import { isLoopback, newToken, serveDashboard } from "../servers/dashboard.ts";
+
+/** The command's description: usage, options and example for `--help`. */
+export const spec = defineCommand({
+  name: "dashboard",
+  summary: "serve the local web dashboard (search, conversations, status) on 127.0.0.1",
+  usage: "logbook dashboard [--port N] [--host HOST] [--allow-remote]",
+  options: {
+    port: { type: "string" },
+    host: { type: "string" },
+    "allow-remote": { type: "boolean" },
+    help: { type: "boolean", short: "h" },
+  },
+  optionHelp: [
+    ["--port N", 'port to listen on (default 8787 or config "dashboard.port"; 0 picks a free one)'],
+    ["--host HOST", "address to listen on (default 127.0.0.1; others need --allow-remote)"],
+    ["--allow-remote", "allow a --host that is not loopback (anyone with the token gets in)"],
+    ["-h, --help", "show this help"],
+  ],
+  examples: ["logbook dashboard --port 8790"],
+  maxPositionals: 0,
+});
+
+/** Shortest `LOGBOOK_DASHBOARD_TOKEN` accepted. */
+const MIN_TOKEN = 16;
+
+/**
+ * Runs `dashboard` with `args` until `stop` is aborted (default: SIGINT or SIGTERM); returns the
+ * exit status.
+ */
+export async function main(
+  args: string[],
+  io: Io = stdio(),
+  env: Env = Deno.env,
+  stop?: AbortSignal,
+): Promise<number> {
+  return await runCommand(spec.name, io, async () => {
+    const { values } = parseCommand(spec, args);
+    if (values.help) {
+      io.out(helpText(spec));
+      return EXIT.ok;
+    }
+    const host = values.host ?? "127.0.0.1";
+    if (!isLoopback(host) && !values["allow-remote"]) {
+      throw new UsageError(
+        `Refusing to listen on "${host}": it is not a loopback address; add --allow-remote to serve other machines`,
+      );
+    }
+    let port: number | undefined;
+    if (values.port !== undefined) {
+      if (!/^\d{1,5}$/.test(values.port) || Number(values.port) > 65535) {
+        throw new UsageError(
+          `Option "--port" expects a port number from 0 to 65535, got "${values.port}"`,
+        );
+      }
+      port = Number(values.port);
+    }
+    const token = env.get("LOGBOOK_DASHBOARD_TOKEN") || newToken();
+    if (token.length < MIN_TOKEN) {
+      throw new Error(`LOGBOOK_DASHBOARD_TOKEN is too short: use at least ${MIN_TOKEN} characters`);
+    }
+    const ctx = loadContext({ env });
+    const markers = configureStageMarkers(stageMarkersFromEnv(env, { onStall: io.err }));
+    let dashboard;
+    try {
+      dashboard = serveDashboard({
+        ctx,
+        hostname: host,
+        port: port ?? ctx.config.dashboard.port,
+        token,
+        markers,
+        onError: (err) =>
+          io.err(`error: ${err instanceof Error ? err.stack ?? err.message : err}\n`),
+      });
+    } catch (err) {
+      if (err instanceof Deno.errors.AddrInUse) {
+        throw new Error(
+          `Cannot listen on ${host}:${
+            port ?? ctx.config.dashboard.port
+          }: the port is in use (choose another with --port)`,
+        );
+      }
+      if (err instanceof Deno.errors.NotCapable || err instanceof Deno.errors.PermissionDenied) {
+        throw new Error(
+          `Cannot listen on "${host}": Deno was not allowed to (run it with --allow-net=${host})`,
+        );
+      }
+      throw err;
+    }
+    io.out(`logbook dashboard: ${dashboard.urlWithToken}\n`);
+    io.err(
+      `Serving on ${dashboard.url} (open the link above; it sets a cookie). Ctrl-C stops it.\n`,
+    );
+    if (!isLoopback(host)) {
+      io.err(`warning: listening on "${host}": other machines can reach it with the token\n`);
+    }
+    await untilStopped(stop);
+    await dashboard.shutdown();
+    io.err("Dashboard stopped\n");
+    return EXIT.ok;
+  });
+}
+
+/** Resolves when `stop` aborts, or on SIGINT or SIGTERM when no signal is given. */
+function untilStopped(stop: AbortSignal | undefined): Promise<void> {
+  if (stop) {
+    return stop.aborted
+      ? Promise.resolve()
+      : new Promise((resolve) => stop.addEventListener("abort", () => resolve(), { once: true }));
+  }
+  const signals: Deno.Signal[] = Deno.build.os === "windows" ? ["SIGINT"] : ["SIGINT", "SIGTERM"];
+  return new Promise((resolve) => {
+    const done = () => {
+      for (const signal of signals) Deno.removeSignalListener(signal, done);
+      resolve();
+    };
+    for (const signal of signals) Deno.addSignalListener(signal, done);
+  });
+}
+
+if (import.meta.main) Deno.exit(await main(Deno.args));

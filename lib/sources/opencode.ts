@@ -1,0 +1,1001 @@
+// The OpenCode adapter: reads sessions, messages and parts from OpenCode's SQLite databases
+// (read-only, by per-table `(time_updated, id)` cursors) and its older JSON `storage/` tree.
+
+import { Buffer } from "node:buffer";
+import { createHash } from "node:crypto";
+import { basename, dirname, isAbsolute, join, relative } from "node:path";
+import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
+import type {
+  ConversationInfo,
+  Derived,
+  DiscoverContext,
+  Kind,
+  Lookup,
+  Role,
+  RowAdapter,
+  RowRead,
+  SourceRef,
+} from "./adapter.ts";
+import { homeDir } from "../paths.ts";
+import { looksLikeBase64, obj, str, stringLeaves, titleFrom } from "./_text.ts";
+import { walkFiles } from "./_walk.ts";
+
+/**
+ * Thrown when an OpenCode source cannot be read in this run (its database stayed busy, or is
+ * not readable). Its name is `SourceError`, which the capture engine reports for that source
+ * alone and retries on the next run, instead of failing the whole run.
+ */
+export class OpencodeSourceError extends Error {
+  override name = "SourceError";
+}
+
+/** What the adapter remembers between rows: the message last seen, so its parts skip a lookup. */
+export interface OpencodeState {
+  message: {
+    id: string;
+    role: Role | null;
+    /** True for the assistant message that holds a compaction summary. */
+    summary: boolean;
+  } | null;
+}
+
+/** How an OpenCode adapter reads its databases. */
+export interface OpencodeOptions {
+  /** How long a read waits for a lock held by OpenCode before the source is retried next run. */
+  busyTimeoutMs?: number;
+}
+
+type MessageInfo = NonNullable<OpencodeState["message"]>;
+
+/** The tables read, in this order, so a part's message and session are stored before it. */
+const TABLES = ["session", "message", "part"] as const;
+type Table = typeof TABLES[number];
+
+/** `opencode.db`, and `opencode-<channel>.db` for other release channels. */
+const DATABASE_NAME = /^opencode(?:-[^/\\]+)?\.db$/;
+
+/** OpenCode's own placeholder titles, replaced by a generated one after the first reply. */
+const PLACEHOLDER_TITLE = /^(?:New|Child) session - \d{4}-\d{2}-\d{2}T/;
+
+const SKIP_KEYS: ReadonlySet<string> = new Set([
+  "signature",
+  "reasoningEncryptedContent",
+  "encrypted_content",
+]);
+
+const PAGE = 256;
+const DEFAULT_BUSY_TIMEOUT_MS = 2000;
+const utf8 = new TextDecoder("utf-8", { fatal: false, ignoreBOM: true });
+const encoder = new TextEncoder();
+
+/**
+ * Makes an OpenCode adapter. Tests pass a short `busyTimeoutMs`; `opencode` is the one capture
+ * uses.
+ *
+ * Sources: one per database file (`opencode.db`, `opencode-<channel>.db`), whose records are
+ * its rows, one JSON object per row (`{"table":"part","id":…,…,"data":"{…}"}` and a newline: the
+ * table name, then every column in table order with its value exactly as read); and one per
+ * session of the older JSON storage (`storage/session/<projectID>/<id>.json`), whose records
+ * are the bytes of its session, message and part files, skipping ids the databases beside it
+ * hold (the database wins).
+ */
+export function createOpencodeAdapter(options: OpencodeOptions = {}): RowAdapter<OpencodeState> {
+  const busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
+  const roots = (ctx: DiscoverContext): string[] => {
+    const found: string[] = [];
+    const xdg = ctx.env.get("XDG_DATA_HOME");
+    const home = homeDir(ctx.env);
+    if (xdg && isAbsolute(xdg)) found.push(join(xdg, "opencode"));
+    else if (home) found.push(join(home, ".local", "share", "opencode"));
+    found.push(...(ctx.extraRoots.opencode ?? []));
+    return [...new Set(found)];
+  };
+  return {
+    agent: "opencode",
+    mode: "rows",
+    skipKeys: SKIP_KEYS,
+    roots,
+
+    async *discover(ctx: DiscoverContext): AsyncIterable<SourceRef> {
+      for (const root of roots(ctx)) {
+        for (const path of databasesIn(root, ctx.skipped)) {
+          yield { agent: "opencode", locator: path, path, format: "rows" };
+        }
+        // Sessions are `storage/session/<projectID>/<id>.json`.
+        const sessions = join(root, "storage", "session");
+        for await (const path of walkFiles(sessions, (n) => n.endsWith(".json"), ctx.skipped, 1)) {
+          if (dirname(dirname(path)) !== sessions) continue;
+          yield { agent: "opencode", locator: path, path, format: "rows" };
+        }
+      }
+    },
+
+    fingerprint(source: SourceRef): string {
+      return isStorageSource(source)
+        ? storageFingerprint(source.path)
+        : databaseFingerprint(source.path);
+    },
+
+    initialState(): OpencodeState {
+      return { message: null };
+    },
+
+    readRows(source: SourceRef, cursorKey: string | null, budgetBytes: number): Promise<RowRead> {
+      // The reads are synchronous; the promise carries their result or their error.
+      return new Promise((resolve) =>
+        resolve(
+          isStorageSource(source)
+            ? readStorage(source.path, cursorKey, budgetBytes, busyTimeoutMs)
+            : withDatabase(source.path, busyTimeoutMs, (db) =>
+              readTables(db, cursorKey, budgetBytes)),
+        )
+      );
+    },
+
+    parseRow(raw: Uint8Array, state: OpencodeState, source: SourceRef, lookup: Lookup): Derived {
+      return derive(entryOf(raw, source), state, source, lookup);
+    },
+
+    textOf(bytes: Uint8Array, source: SourceRef): string {
+      const entry = entryOf(bytes, source);
+      if ("bad" in entry) return "";
+      if (entry.table === "part") return partText(entry.data);
+      if (entry.table === "message") return messageText(entry.data);
+      return "";
+    },
+  };
+}
+
+/** OpenCode's sessions, as capture reads them. */
+export const opencode: RowAdapter<OpencodeState> = createOpencodeAdapter();
+
+// ---- discovery ----
+
+function isStorageSource(source: SourceRef): boolean {
+  return source.path.endsWith(".json");
+}
+
+/** The database files of an OpenCode data dir (or the root itself when it names one). */
+function databasesIn(root: string, skipped: Map<string, number>): string[] {
+  const count = (reason: string) => skipped.set(reason, (skipped.get(reason) ?? 0) + 1);
+  try {
+    if (Deno.lstatSync(root).isFile) return DATABASE_NAME.test(basename(root)) ? [root] : [];
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound || err instanceof Deno.errors.NotADirectory) return [];
+    if (err instanceof Deno.errors.PermissionDenied) return [];
+    throw err;
+  }
+  const found: string[] = [];
+  try {
+    for (const entry of Deno.readDirSync(root)) {
+      if (!DATABASE_NAME.test(entry.name)) continue;
+      if (entry.isSymlink) count("symlink");
+      else if (entry.isFile) found.push(join(root, entry.name));
+    }
+  } catch (err) {
+    if (err instanceof Deno.errors.PermissionDenied) count("unreadable folder");
+    else if (!(err instanceof Deno.errors.NotFound || err instanceof Deno.errors.NotADirectory)) {
+      throw err;
+    }
+  }
+  // opencode.db first, then the channels by name.
+  return found.sort((a, b) => a.length - b.length || (a < b ? -1 : a > b ? 1 : 0));
+}
+
+/** Size, mtime and inode of a file, or `-` when it does not exist or is empty. */
+function statSignature(path: string): string {
+  try {
+    const stat = Deno.statSync(path);
+    return stat.size > 0 ? `${stat.size}:${stat.mtime?.getTime() ?? ""}:${stat.ino ?? ""}` : "-";
+  } catch {
+    return "-";
+  }
+}
+
+/**
+ * The database and its WAL: WAL writes change the WAL, not the database file's mtime. An empty
+ * WAL (which a reader creates when OpenCode is not running) holds no rows: it counts as none.
+ */
+function databaseFingerprint(path: string): string {
+  return `${statSignature(path)}|${statSignature(`${path}-wal`)}`;
+}
+
+// ---- reading a database ----
+
+/**
+ * Opens an OpenCode database read-only (`query_only`, a busy timeout) and runs `read` on it.
+ * An ordinary read-only open sees rows still in the WAL; like any SQLite reader of a WAL
+ * database it uses the `-wal` and `-shm` files beside it, creating them (empty) when OpenCode
+ * is not running. The database file itself is never written. SQLite errors become
+ * OpencodeSourceError, so a busy database fails this source for this run only.
+ */
+function withDatabase<T>(path: string, busyTimeoutMs: number, read: (db: DatabaseSync) => T): T {
+  let db: DatabaseSync | null = null;
+  try {
+    // (A `file:…?immutable=1` URI would avoid the WAL files, but Deno turns URIs into relative
+    // paths unless every permission is granted.)
+    db = new DatabaseSync(path, { readOnly: true });
+    db.exec(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);
+    db.exec("PRAGMA query_only = ON");
+    return read(db);
+  } catch (err) {
+    throw sourceError(path, err, busyTimeoutMs);
+  } finally {
+    db?.close();
+  }
+}
+
+function sourceError(path: string, err: unknown, busyTimeoutMs: number): unknown {
+  const sqlite = err as { code?: unknown; errcode?: unknown; message?: unknown };
+  if (sqlite?.code !== "ERR_SQLITE_ERROR") return err;
+  const errcode = typeof sqlite.errcode === "number" ? sqlite.errcode & 0xff : null;
+  // Worded so the engine does not take it for its own store being locked.
+  const message = errcode === 5 || errcode === 6
+    ? `OpenCode database "${path}" stayed busy for ${busyTimeoutMs} ms: it is read again on the next run`
+    : `Cannot read OpenCode database "${path}": ${String(sqlite.message)}`;
+  return new OpencodeSourceError(message, { cause: err });
+}
+
+/** A value bound in SQL, kept in a cursor: integers exactly, as decimal strings. */
+type Encoded = ["i", string] | ["v", number | string | null];
+
+/** A row's place in the reading order: its `(time_updated, id)`. */
+type Key = [Encoded, string];
+
+/**
+ * Where reading one table stands. Rows are read in passes: a pass takes every row whose key is
+ * after `done` and at most `upTo`, among the rows that existed when it started (rowid up to
+ * `lastRowid`), in rowid order, so resuming it is a seek and a whole pass reads the table once
+ * (OpenCode has no index on `time_updated`).
+ */
+interface TableCursor {
+  /** The key up to which every row has been read (the end of the last finished pass). */
+  done: Key | null;
+  /**
+   * The highest rowid when the last pass started: rows inserted later with a key at or before
+   * `done` (an imported session, a late commit) are found by rowid.
+   */
+  seenRowid: string | null;
+  pass: { upTo: Key; lastRowid: string; position: string } | null;
+}
+
+type DatabaseCursor = Record<Table, TableCursor>;
+
+function parseDatabaseCursor(key: string | null): DatabaseCursor {
+  const fresh = (): TableCursor => ({ done: null, seenRowid: null, pass: null });
+  const cursor: DatabaseCursor = { session: fresh(), message: fresh(), part: fresh() };
+  if (!key) return cursor;
+  const saved = obj(JSON.parse(key));
+  for (const table of TABLES) {
+    const c = obj(saved?.[table]);
+    if (c) cursor[table] = c as unknown as TableCursor;
+  }
+  return cursor;
+}
+
+function encode(value: unknown): Encoded {
+  if (typeof value === "bigint") return ["i", value.toString()];
+  if (typeof value === "number" || typeof value === "string") return ["v", value];
+  return ["v", null];
+}
+
+function decode(value: Encoded): SQLInputValue {
+  return value[0] === "i" ? BigInt(value[1]) : value[1];
+}
+
+/**
+ * Reads the rows new since the cursor in one read transaction (one snapshot), until `budget`
+ * bytes. Passes already under way are finished first; then, for sessions, messages and parts in
+ * turn, rows inserted behind the cursor are read and a new pass takes everything after it. A
+ * pass of a table starts only once the tables before it are read up to the same snapshot, so a
+ * part never comes before its message.
+ */
+function readTables(db: DatabaseSync, cursorKey: string | null, budget: number): RowRead {
+  const cursor = parseDatabaseCursor(cursorKey);
+  const rows: Uint8Array[] = [];
+  let bytes = 0;
+  const take = (row: Uint8Array): boolean => {
+    rows.push(row);
+    bytes += row.length;
+    return bytes >= budget;
+  };
+  const result = (more: boolean): RowRead => ({ rows, cursorKey: JSON.stringify(cursor), more });
+  db.exec("BEGIN");
+  try {
+    const present = tablesOf(db);
+    const readers = TABLES.filter((t) => present.has(t)).map((t) => new TableReader(db, t));
+    for (const reader of readers) {
+      if (cursor[reader.table].pass && reader.continuePass(cursor[reader.table], take)) {
+        return result(true);
+      }
+    }
+    for (const reader of readers) {
+      const c = cursor[reader.table];
+      if (reader.readLate(c, take)) return result(true);
+      if (reader.startPass(c) && reader.continuePass(c, take)) return result(true);
+    }
+    return result(false);
+  } finally {
+    db.exec("COMMIT");
+  }
+}
+
+function tablesOf(db: DatabaseSync): Set<string> {
+  const rows = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all();
+  return new Set((rows as { name: string }[]).map((r) => r.name));
+}
+
+/** The reads of one table; each `take` returns true once the budget is reached. */
+class TableReader {
+  readonly table: Table;
+  #db: DatabaseSync;
+  #fetch: StatementSync;
+  #names: string[];
+
+  constructor(db: DatabaseSync, table: Table) {
+    this.table = table;
+    this.#db = db;
+    this.#fetch = db.prepare(`SELECT * FROM "${table}" WHERE rowid = ?`);
+    this.#fetch.setReadBigInts(true);
+    this.#names = this.#fetch.columns().map((c) => c.name);
+  }
+
+  /** Reads the rows inserted since the last pass started whose key is behind the cursor. */
+  readLate(c: TableCursor, take: (row: Uint8Array) => boolean): boolean {
+    if (c.done === null || c.seenRowid === null) return false;
+    const stmt = this.#prepare(
+      `SELECT rowid AS r FROM "${this.table}" WHERE rowid > ?3 AND NOT ${AFTER}
+       ORDER BY rowid LIMIT ${PAGE}`,
+    );
+    const [t, id] = [decode(c.done[0]), c.done[1]];
+    while (true) {
+      const page = stmt.all(t, id, BigInt(c.seenRowid)) as { r: bigint }[];
+      for (const { r } of page) {
+        c.seenRowid = r.toString();
+        if (take(this.row(r))) return true;
+      }
+      if (page.length < PAGE) return false;
+    }
+  }
+
+  /** Starts a pass over the rows after the cursor; false when there are none. */
+  startPass(c: TableCursor): boolean {
+    const highest = this.#prepare(`SELECT coalesce(max(rowid), 0) AS r FROM "${this.table}"`)
+      .get() as { r: bigint };
+    c.seenRowid = highest.r.toString();
+    const newest = (c.done === null
+      ? this.#prepare(
+        `SELECT time_updated AS t, id FROM "${this.table}"
+         ORDER BY time_updated DESC, id DESC LIMIT 1`,
+      ).get()
+      : this.#prepare(
+        `SELECT time_updated AS t, id FROM "${this.table}" WHERE ${AFTER}
+         ORDER BY time_updated DESC, id DESC LIMIT 1`,
+      ).get(decode(c.done[0]), c.done[1])) as { t: unknown; id: string } | undefined;
+    if (!newest) return false;
+    c.pass = { upTo: [encode(newest.t), newest.id], lastRowid: c.seenRowid, position: "0" };
+    return true;
+  }
+
+  /** Reads on in the pass under way; at its end the cursor moves to the pass's upper key. */
+  continuePass(c: TableCursor, take: (row: Uint8Array) => boolean): boolean {
+    const pass = c.pass!;
+    const stmt = c.done === null
+      ? this.#prepare(
+        `SELECT rowid AS r FROM "${this.table}" WHERE rowid > ?3 AND rowid <= ?4 AND ${UP_TO}
+         ORDER BY rowid LIMIT ${PAGE}`,
+      )
+      : this.#prepare(
+        `SELECT rowid AS r FROM "${this.table}" WHERE rowid > ?3 AND rowid <= ?4 AND ${UP_TO}
+           AND ${AFTER} ORDER BY rowid LIMIT ${PAGE}`,
+      );
+    // Numbered parameters: those a statement does not use are bound and ignored.
+    const done: SQLInputValue[] = c.done === null ? [null, null] : [decode(c.done[0]), c.done[1]];
+    const upTo: SQLInputValue[] = [decode(pass.upTo[0]), pass.upTo[1]];
+    while (true) {
+      const page = stmt.all(
+        done[0]!,
+        done[1]!,
+        BigInt(pass.position),
+        BigInt(pass.lastRowid),
+        upTo[0]!,
+        upTo[1]!,
+      ) as { r: bigint }[];
+      for (const { r } of page) {
+        pass.position = r.toString();
+        if (take(this.row(r))) {
+          if (r.toString() === pass.lastRowid) this.#finish(c);
+          return true;
+        }
+      }
+      if (page.length < PAGE) {
+        this.#finish(c);
+        return false;
+      }
+    }
+  }
+
+  #finish(c: TableCursor): void {
+    c.done = c.pass!.upTo;
+    c.pass = null;
+  }
+
+  #prepare(sql: string): StatementSync {
+    const stmt = this.#db.prepare(sql);
+    stmt.setReadBigInts(true);
+    return stmt;
+  }
+
+  /** One row as its raw record. */
+  row(rowid: bigint): Uint8Array {
+    // Column names of one table are distinct, so the row object holds every value; the order
+    // comes from the statement's columns.
+    const row = this.#fetch.get(rowid) as Record<string, unknown>;
+    return rowJson(this.table, this.#names, this.#names.map((name) => row[name]));
+  }
+}
+
+/** Keys after the cursor (`?1`, `?2`) and up to a pass's upper key (`?5`, `?6`). */
+const AFTER = "(time_updated > ?1 OR (time_updated = ?1 AND id > ?2))";
+const UP_TO = "(time_updated < ?5 OR (time_updated = ?5 AND id <= ?6))";
+
+/**
+ * A row's record: `{"table":<name>` then every column in table order with its value exactly
+ * as read (integers exactly, text as the string it is, BLOBs as `{"base64":…}`), `}` and a
+ * newline, so a source's stream reads as JSON Lines.
+ */
+function rowJson(table: string, names: string[], values: unknown[]): Uint8Array {
+  let out = `{"table":${JSON.stringify(table)}`;
+  names.forEach((name, i) => {
+    out += `,${JSON.stringify(name)}:${jsonValue(values[i])}`;
+  });
+  return encoder.encode(`${out}}\n`);
+}
+
+function jsonValue(value: unknown): string {
+  if (value === null || value === undefined) return "null";
+  if (typeof value === "bigint") return value.toString();
+  if (typeof value === "number") {
+    if (Number.isFinite(value)) return JSON.stringify(value);
+    return value > 0 ? "1e999" : "-1e999";
+  }
+  if (typeof value === "string") return JSON.stringify(value);
+  if (value instanceof Uint8Array) {
+    return JSON.stringify({ base64: Buffer.from(value).toString("base64") });
+  }
+  return JSON.stringify(String(value));
+}
+
+// ---- reading the older JSON storage ----
+
+interface StorageFile {
+  table: Table;
+  id: string;
+  path: string;
+  /** Path below the storage dir, the file's name in the cursor. */
+  rel: string;
+}
+
+/** The storage dir of a session file `storage/session/<projectID>/<id>.json`. */
+function storageDirOf(sessionPath: string): string {
+  return dirname(dirname(dirname(sessionPath)));
+}
+
+/** The session's files in reading order: the session, its messages, then each message's parts. */
+function storageFiles(sessionPath: string): StorageFile[] {
+  const storage = storageDirOf(sessionPath);
+  const file = (table: Table, path: string): StorageFile => ({
+    table,
+    id: basename(path, ".json"),
+    path,
+    rel: relative(storage, path),
+  });
+  const sessionId = basename(sessionPath, ".json");
+  const messages = jsonFilesIn(join(storage, "message", sessionId)).map((p) => file("message", p));
+  const parts = messages.flatMap((m) =>
+    jsonFilesIn(join(storage, "part", m.id)).map((p) => file("part", p))
+  );
+  return [file("session", sessionPath), ...messages, ...parts];
+}
+
+function jsonFilesIn(dir: string): string[] {
+  try {
+    return [...Deno.readDirSync(dir)]
+      .filter((e) => e.isFile && e.name.endsWith(".json"))
+      .map((e) => e.name)
+      .sort()
+      .map((name) => join(dir, name));
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound || err instanceof Deno.errors.NotADirectory) return [];
+    throw err;
+  }
+}
+
+function fileSignature(path: string): string | null {
+  try {
+    const stat = Deno.lstatSync(path);
+    return stat.isFile ? `${stat.size}:${stat.mtime?.getTime() ?? ""}` : null;
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return null;
+    throw err;
+  }
+}
+
+/** Names, sizes and mtimes of every file of the session. */
+function storageFingerprint(sessionPath: string): string {
+  try {
+    const hash = createHash("sha256");
+    for (const f of storageFiles(sessionPath)) hash.update(`${f.rel}\0${fileSignature(f.path)}\n`);
+    return hash.digest("hex").slice(0, 32);
+  } catch (err) {
+    return `unreadable: ${err instanceof Error ? err.message : String(err)}`;
+  }
+}
+
+/**
+ * Reads the session's files that are new or changed since the cursor (a map of each file's
+ * size, mtime and content hash: a file merely touched is not stored again), in order, until
+ * `budget` bytes. Files whose id one of the databases beside the storage dir holds are
+ * passed over: the database's copy is the one captured.
+ */
+function readStorage(
+  sessionPath: string,
+  cursorKey: string | null,
+  budget: number,
+  busyTimeoutMs: number,
+): RowRead {
+  const seen: Record<string, string> = cursorKey
+    ? (obj(obj(JSON.parse(cursorKey))?.files) as Record<string, string> | null) ?? {}
+    : {};
+  const changed: { file: StorageFile; signature: string }[] = [];
+  for (const file of storageFiles(sessionPath)) {
+    const signature = fileSignature(file.path);
+    if (signature === null) continue;
+    const previous = seen[file.rel];
+    if (previous !== undefined && previous.startsWith(`${signature}:`)) continue;
+    changed.push({ file, signature });
+  }
+  const inDatabase = idsInDatabases(
+    dirname(storageDirOf(sessionPath)),
+    changed.map((c) => c.file),
+    busyTimeoutMs,
+  );
+  const rows: Uint8Array[] = [];
+  let bytes = 0;
+  let more = false;
+  for (const { file, signature } of changed) {
+    if (inDatabase.has(`${file.table}:${file.id}`)) {
+      seen[file.rel] = `${signature}:db`;
+      continue;
+    }
+    let content: Uint8Array;
+    try {
+      content = Deno.readFileSync(file.path);
+    } catch (err) {
+      if (err instanceof Deno.errors.NotFound) continue;
+      throw err;
+    }
+    const hash = createHash("sha256").update(content).digest("hex").slice(0, 16);
+    const previous = seen[file.rel];
+    seen[file.rel] = `${signature}:${hash}`;
+    if (previous !== undefined && previous.endsWith(`:${hash}`)) continue;
+    rows.push(content);
+    bytes += content.length;
+    if (bytes >= budget) {
+      more = true;
+      break;
+    }
+  }
+  return { rows, cursorKey: JSON.stringify({ files: seen }), more };
+}
+
+/** Which of `files` (as `<table>:<id>`) the OpenCode databases in `dataDir` hold. */
+function idsInDatabases(dataDir: string, files: StorageFile[], busyTimeoutMs: number): Set<string> {
+  const found = new Set<string>();
+  if (!files.length) return found;
+  for (const path of databasesIn(dataDir, new Map())) {
+    withDatabase(path, busyTimeoutMs, (db) => {
+      const present = tablesOf(db);
+      const lookups = new Map<Table, StatementSync>();
+      for (const table of TABLES) {
+        if (present.has(table)) {
+          lookups.set(table, db.prepare(`SELECT 1 AS x FROM "${table}" WHERE id = ?`));
+        }
+      }
+      for (const file of files) {
+        if (lookups.get(file.table)?.get(file.id)) found.add(`${file.table}:${file.id}`);
+      }
+    });
+  }
+  return found;
+}
+
+// ---- deriving records ----
+
+/** A session, message or part, as either layout describes it. */
+type Entry =
+  | {
+    table: "session";
+    id: string;
+    parentId: string | null;
+    directory: string | null;
+    title: string | null;
+    version: string | null;
+    created: number | null;
+    updated: number | null;
+    archived: boolean;
+  }
+  | {
+    table: "message";
+    id: string;
+    sessionId: string;
+    created: number | null;
+    updated: number | null;
+    data: Record<string, unknown>;
+  }
+  | {
+    table: "part";
+    id: string;
+    messageId: string;
+    sessionId: string;
+    created: number | null;
+    updated: number | null;
+    data: Record<string, unknown>;
+  };
+
+/** A record that cannot be derived: why, and the session it belongs to when known. */
+interface Bad {
+  bad: { category: "unknown_type" | "unparsable" | "missing_fields"; detail: string };
+  sessionId: string | null;
+}
+
+function entryOf(raw: Uint8Array, source: SourceRef): Entry | Bad {
+  const fallback = isStorageSource(source) ? basename(source.path, ".json") : null;
+  let value: unknown;
+  try {
+    value = JSON.parse(utf8.decode(raw));
+  } catch {
+    return { bad: { category: "unparsable", detail: "invalid JSON" }, sessionId: fallback };
+  }
+  const record = obj(value);
+  if (!record) {
+    return { bad: { category: "unparsable", detail: "not a JSON object" }, sessionId: fallback };
+  }
+  return isStorageSource(source) ? storageEntry(record, fallback!) : databaseEntry(record);
+}
+
+function databaseEntry(row: Record<string, unknown>): Entry | Bad {
+  const table = str(row.table);
+  const id = str(row.id);
+  const sessionId = table === "session" ? id : str(row.session_id);
+  const created = epoch(row.time_created);
+  const updated = epoch(row.time_updated);
+  const missing = (detail: string): Bad => ({
+    bad: { category: "missing_fields", detail },
+    sessionId,
+  });
+  switch (table) {
+    case "session":
+      if (!id) return missing("session row without an id");
+      return {
+        table,
+        id,
+        parentId: str(row.parent_id),
+        directory: str(row.directory),
+        title: str(row.title),
+        version: str(row.version),
+        created,
+        updated,
+        archived: row.time_archived !== null && row.time_archived !== undefined,
+      };
+    case "message":
+    case "part": {
+      if (!id || !sessionId) return missing(`${table} row without an id or session_id`);
+      const data = parseData(row.data);
+      if (!data) {
+        return { bad: { category: "unparsable", detail: `${table} data is not JSON` }, sessionId };
+      }
+      if (table === "message") return { table, id, sessionId, created, updated, data };
+      const messageId = str(row.message_id);
+      if (!messageId) return missing("part row without a message_id");
+      return { table, id, messageId, sessionId, created, updated, data };
+    }
+    default:
+      return { bad: { category: "unknown_type", detail: `table/${table}` }, sessionId };
+  }
+}
+
+/** A file of the JSON storage: its table told by its fields (and OpenCode's id prefixes). */
+function storageEntry(file: Record<string, unknown>, sessionOfSource: string): Entry | Bad {
+  const id = str(file.id);
+  const time = obj(file.time) ?? {};
+  if (!id) {
+    return {
+      bad: { category: "missing_fields", detail: "storage file without an id" },
+      sessionId: sessionOfSource,
+    };
+  }
+  const sessionId = str(file.sessionID) ?? sessionOfSource;
+  if (str(file.messageID) || id.startsWith("prt_")) {
+    const messageId = str(file.messageID);
+    if (!messageId) {
+      return {
+        bad: { category: "missing_fields", detail: "part without a messageID" },
+        sessionId,
+      };
+    }
+    const start = epoch(time.start);
+    return {
+      table: "part",
+      id,
+      messageId,
+      sessionId,
+      created: start,
+      updated: epoch(time.end) ?? start,
+      data: file,
+    };
+  }
+  if (str(file.sessionID) || id.startsWith("msg_")) {
+    const created = epoch(time.created);
+    return {
+      table: "message",
+      id,
+      sessionId,
+      created,
+      updated: epoch(time.completed) ?? created,
+      data: file,
+    };
+  }
+  if (id.startsWith("ses_") || "projectID" in file) {
+    return {
+      table: "session",
+      id,
+      parentId: str(file.parentID),
+      directory: str(file.directory),
+      title: str(file.title),
+      version: str(file.version),
+      created: epoch(time.created),
+      updated: epoch(time.updated),
+      archived: time.archived !== null && time.archived !== undefined,
+    };
+  }
+  return {
+    bad: { category: "unknown_type", detail: "storage/unknown file" },
+    sessionId: sessionOfSource,
+  };
+}
+
+function parseData(value: unknown): Record<string, unknown> | null {
+  if (typeof value !== "string") return null;
+  try {
+    return obj(JSON.parse(value));
+  } catch {
+    return null;
+  }
+}
+
+function epoch(value: unknown): number | null {
+  return typeof value === "number" && Number.isFinite(value) ? value : null;
+}
+
+function conversationOf(
+  sessionId: string,
+  extra: Partial<ConversationInfo> = {},
+): ConversationInfo {
+  return { key: `opencode:${sessionId}`, nativeId: sessionId, ...extra };
+}
+
+function base(kind: Kind, role: Role | null, extra: Partial<Derived>): Derived {
+  return {
+    kind,
+    role,
+    ts: null,
+    conversation: null,
+    messageId: null,
+    partId: null,
+    text: "",
+    newMessage: false,
+    ...extra,
+  };
+}
+
+/** Kind, role, conversation, text and revision of one entry. */
+function derive(
+  entry: Entry | Bad,
+  state: OpencodeState,
+  source: SourceRef,
+  lookup: Lookup,
+): Derived {
+  if ("bad" in entry) {
+    return base("meta", null, {
+      conversation: entry.sessionId ? conversationOf(entry.sessionId) : null,
+      drift: entry.bad,
+      version: entry.sessionId ? sessionVersion(entry.sessionId, source, lookup) : null,
+    });
+  }
+  const key = `${entry.table}:${entry.id}`;
+  const earlier = lookup(key) !== null;
+  // A first revision is dated when it was made; a later one when it changed.
+  const ts = earlier ? entry.updated ?? entry.created : entry.created ?? entry.updated;
+  const revision = { key, supersedes: earlier, ts };
+  switch (entry.table) {
+    case "session": {
+      const title = entry.title && !PLACEHOLDER_TITLE.test(entry.title)
+        ? { text: titleFrom(entry.title), rank: 3 }
+        : null;
+      return base("meta", null, {
+        ...revision,
+        conversation: conversationOf(entry.id, {
+          parentKey: entry.parentId ? `opencode:${entry.parentId}` : null,
+          subagent: entry.parentId !== null,
+          cwd: entry.directory,
+          archived: entry.archived,
+        }),
+        title,
+        version: entry.version,
+      });
+    }
+    case "message": {
+      const info: MessageInfo = {
+        id: entry.id,
+        role: roleOf(entry.data.role),
+        summary: entry.data.summary === true,
+      };
+      state.message = info;
+      return base("meta", null, {
+        ...revision,
+        conversation: conversationOf(entry.sessionId, { cwd: str(obj(entry.data.path)?.cwd) }),
+        messageId: entry.id,
+        newMessage: !earlier,
+        text: messageText(entry.data),
+      });
+    }
+    case "part":
+      return derivePart(entry, state, source, lookup, revision);
+  }
+}
+
+function derivePart(
+  entry: Extract<Entry, { table: "part" }>,
+  state: OpencodeState,
+  source: SourceRef,
+  lookup: Lookup,
+  revision: Partial<Derived>,
+): Derived {
+  const conversation = conversationOf(entry.sessionId);
+  const ids = { conversation, messageId: entry.messageId, partId: entry.id };
+  const type = str(entry.data.type);
+  if (!type) {
+    return base("meta", null, {
+      ...ids,
+      ts: revision.ts ?? null,
+      drift: { category: "missing_fields", detail: "part without a type" },
+      version: sessionVersion(entry.sessionId, source, lookup),
+    });
+  }
+  const message = messageOf(entry.messageId, state, source, lookup);
+  const role = message?.role ?? null;
+  const text = partText(entry.data);
+  const record = (kind: Kind, withRole: boolean, extra: Partial<Derived> = {}) =>
+    base(kind, withRole ? role : null, { ...revision, ...ids, text, ...extra });
+  switch (type) {
+    case "text": {
+      if (message?.summary) return record("summary", false);
+      const prompt = role === "user" && entry.data.synthetic !== true &&
+        entry.data.ignored !== true && text.trim() !== "";
+      return record("message", true, { title: prompt ? { text: titleFrom(text), rank: 1 } : null });
+    }
+    case "reasoning":
+      return record("reasoning", true);
+    case "tool":
+    case "subtask":
+      return record("tool_call", true);
+    case "compaction":
+      return record("summary", false);
+    case "step-start":
+    case "step-finish":
+    case "retry":
+      return record("event", false);
+    case "file":
+    case "patch":
+    case "snapshot":
+    case "agent":
+      return record("meta", false);
+    default:
+      return base("meta", null, {
+        ...ids,
+        ts: revision.ts ?? null,
+        drift: { category: "unknown_type", detail: `part/${type}` },
+        version: sessionVersion(entry.sessionId, source, lookup),
+      });
+  }
+}
+
+/** The part's message: the one last seen when it is that one, else the stored one. */
+function messageOf(
+  id: string,
+  state: OpencodeState,
+  source: SourceRef,
+  lookup: Lookup,
+): MessageInfo | null {
+  if (state.message?.id === id) return state.message;
+  const raw = lookup(`message:${id}`);
+  if (!raw) return null;
+  const entry = entryOf(raw, source);
+  if ("bad" in entry || entry.table !== "message") return null;
+  state.message = { id, role: roleOf(entry.data.role), summary: entry.data.summary === true };
+  return state.message;
+}
+
+function sessionVersion(sessionId: string, source: SourceRef, lookup: Lookup): string | null {
+  const raw = lookup(`session:${sessionId}`);
+  if (!raw) return null;
+  const entry = entryOf(raw, source);
+  return "bad" in entry || entry.table !== "session" ? null : entry.version;
+}
+
+function roleOf(value: unknown): Role | null {
+  return value === "user" || value === "assistant" || value === "system" ? value : null;
+}
+
+// ---- searchable text ----
+
+/** Pieces joined by newlines, without empties, repeats or base64 payloads. */
+function joinText(pieces: unknown[]): string {
+  const kept: string[] = [];
+  for (const piece of pieces) {
+    if (typeof piece !== "string" || piece.trim() === "" || looksLikeBase64(piece)) continue;
+    if (!kept.includes(piece)) kept.push(piece);
+  }
+  return kept.join("\n");
+}
+
+/** What a part says: text, reasoning, a tool's name, input and output; never payloads. */
+function partText(data: Record<string, unknown>): string {
+  switch (data.type) {
+    case "text":
+    case "reasoning":
+      return joinText([data.text]);
+    case "tool": {
+      const state = obj(data.state) ?? {};
+      const output = typeof state.output === "string" ? [state.output] : [
+        state.error,
+        obj(state.metadata)?.output,
+      ];
+      return joinText([
+        data.tool,
+        state.title,
+        ...stringLeaves(state.input, SKIP_KEYS),
+        ...output,
+      ]);
+    }
+    case "subtask":
+      return joinText([data.description, data.prompt, data.agent, data.command]);
+    case "file": {
+      const source = obj(data.source);
+      const url = str(data.url);
+      return joinText([
+        data.filename,
+        source?.path,
+        url && !url.startsWith("data:") ? url : null,
+      ]);
+    }
+    case "patch":
+      return joinText(Array.isArray(data.files) ? data.files : []);
+    case "agent":
+      return joinText([data.name]);
+    case "retry": {
+      const error = obj(data.error);
+      return joinText([error?.name, obj(error?.data)?.message]);
+    }
+    default:
+      return "";
+  }
+}
+
+/** A message's own text: only the error it ended with (its words are in its parts). */
+function messageText(data: Record<string, unknown>): string {
+  const error = obj(data.error);
+  if (!error) return "";
+  return joinText([error.name, obj(error.data)?.message]);
+}

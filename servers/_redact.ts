@@ -1,0 +1,76 @@
+// Everything the dashboard shows passes the gate: every string of a response (titles, paths,
+// messages; snippets and texts are redacted already and stay as they are), and a record's raw
+// bytes, which are re-encoded only when the gate changed something in them.
+
+import { Buffer } from "node:buffer";
+import type { Page, RecordJson } from "../lib/store/conversations.ts";
+
+/** A record as the dashboard serves it: `rawRedacted` is set when the gate changed its bytes. */
+export type ShownRecord = RecordJson & { rawRedacted?: true };
+
+/** A conversation page as the dashboard serves it. */
+export type ShownPage = Omit<Page, "records"> & { records: ShownRecord[] };
+
+/** A deep copy of `value` with every string passed through `redact` (object keys are kept). */
+export function redactDeep<T>(value: T, redact: (text: string) => string): T {
+  return map(value, redact) as T;
+}
+
+function map(value: unknown, redact: (text: string) => string): unknown {
+  if (typeof value === "string") return redact(value);
+  if (Array.isArray(value)) return value.map((v) => map(v, redact));
+  if (value !== null && typeof value === "object") {
+    const out: Record<string, unknown> = {};
+    for (const [key, v] of Object.entries(value)) out[key] = map(v, redact);
+    return out;
+  }
+  return value;
+}
+
+const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+const encoder = new TextEncoder();
+
+/**
+ * `bytes` through the gate. Valid UTF-8 is redacted as text; anything else as Latin-1, so every
+ * byte that is not part of a secret stays exactly as it was. Unchanged bytes are returned as is.
+ */
+export function redactBytes(
+  bytes: Uint8Array,
+  redact: (text: string) => string,
+): { bytes: Uint8Array; changed: boolean } {
+  let text: string;
+  let latin1 = false;
+  try {
+    text = utf8.decode(bytes);
+  } catch {
+    text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("latin1");
+    latin1 = true;
+  }
+  const out = redact(text);
+  if (out === text) return { bytes, changed: false };
+  return {
+    bytes: latin1 ? new Uint8Array(Buffer.from(out, "latin1")) : encoder.encode(out),
+    changed: true,
+  };
+}
+
+/** A page of `show --json` with its strings and each record's raw bytes passed through the gate. */
+export function redactPage(page: Page, redact: (text: string) => string): ShownPage {
+  return {
+    conversation: redactDeep(page.conversation, redact),
+    next: page.next,
+    records: page.records.map((record) => {
+      const { raw, ...rest } = record;
+      const shown = redactDeep(rest, redact);
+      const passed = redactBytes(Buffer.from(raw, "base64"), redact);
+      return passed.changed
+        ? {
+          ...record,
+          ...shown,
+          raw: Buffer.from(passed.bytes).toString("base64"),
+          rawRedacted: true,
+        }
+        : { ...record, ...shown };
+    }),
+  };
+}

@@ -1,0 +1,69 @@
+// `GET /api/search`: the search of `search --json`, with the same filters, validated by the same
+// schema, as `{"hits": [...]}`; paged by `limit` and `offset` (pass `next` as `offset`).
+
+import { Hono } from "hono";
+import { z } from "zod";
+import { FilterError, resolveSearch, searchInput } from "../../lib/filters.ts";
+import { search, type SearchHit } from "../../lib/store/search.ts";
+import { type AppEnv, type Route, type Services, withStore } from "../_deps.ts";
+import { fromFilter } from "../_errors.ts";
+import { parseQuery, queryFlag, queryInt } from "../_input.ts";
+import { redactDeep } from "../_redact.ts";
+
+/** Hits per page when `limit` is not given (as `search`). */
+export const DEFAULT_LIMIT = 20;
+/** The deepest a search can be paged. */
+export const MAX_OFFSET = 5000;
+
+/** The query string of a search: `searchInput` with query-string flags, and `offset`. */
+export const searchQuery = searchInput.extend({
+  subagents: queryFlag.optional(),
+  limit: queryInt(1, 1000).optional(),
+  offset: queryInt(0, MAX_OFFSET).optional(),
+});
+/** A validated search query string. */
+export type SearchQuery = z.infer<typeof searchQuery>;
+
+/** One page of hits, with where each hit's matches are in its snippet. */
+export interface SearchPage {
+  hits: SearchHit[];
+  /** `[start, end)` ranges in each hit's snippet, in the order of `hits`. */
+  highlights: [number, number][][];
+  /** `fts`, or `literal` when the query was not valid FTS5 syntax. */
+  mode: "fts" | "literal";
+  offset: number;
+  limit: number;
+  /** The `offset` of the next page, or null on the last one. */
+  next: number | null;
+}
+
+/** Runs a validated search through `search()`, the gate and paging. */
+export function searchPage(svc: Services, query: SearchQuery): SearchPage {
+  const { offset = 0, ...input } = query;
+  const limit = input.limit ?? DEFAULT_LIMIT;
+  const result = withStore(svc, "search", (store) => {
+    // One more than the page, to know whether another follows.
+    let options;
+    try {
+      options = resolveSearch({ ...input, limit: offset + limit + 1 }, svc.ctx, store);
+    } catch (err) {
+      throw err instanceof FilterError ? fromFilter(err) : err;
+    }
+    return search(store, svc.adapters, svc.redact, options);
+  });
+  return {
+    hits: redactDeep(result.hits.slice(offset, offset + limit), svc.redact),
+    highlights: result.highlights.slice(offset, offset + limit),
+    mode: result.mode,
+    offset,
+    limit,
+    next: result.hits.length > offset + limit ? offset + limit : null,
+  };
+}
+
+/** The route. */
+export const searchApi: Route = (svc) =>
+  new Hono<AppEnv>().get("/api/search", (c) => {
+    const query = parseQuery(c, searchQuery, ["q"]);
+    return c.json(searchPage(svc, query));
+  });

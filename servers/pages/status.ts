@@ -1,0 +1,213 @@
+// The status page (`/status`): capture on or off, its progress with percentage and time left
+// while it runs, a button that starts one, the store's size and counts, format drift, snapshots,
+// and unclosed stage markers with stalls highlighted.
+
+import { Hono } from "hono";
+import { html } from "hono/html";
+import { formatBytes, formatDuration } from "../../lib/cli.ts";
+import type { LastRun } from "../../lib/capture.ts";
+import { homeDir } from "../../lib/paths.ts";
+import type { UnclosedStep } from "../../lib/stage_markers.ts";
+import type { CaptureSummary } from "../../lib/store/ingest.ts";
+import { startReindex } from "../api/reindex.ts";
+import type { RunView } from "../_capture.ts";
+import type { AppEnv, Route } from "../_deps.ts";
+import { ApiError } from "../_errors.ts";
+import { type ProgressView, type StatusView, statusView } from "../_status.ts";
+import { type Html, layout, notice, tilde, time } from "./_layout.ts";
+
+/** The routes: the page, and the form that starts a capture (then back to the page). */
+export const statusPageRoute: Route = (svc) =>
+  new Hono<AppEnv>()
+    .get("/status", async (c) => {
+      const status = await statusView(svc);
+      return c.html(layout("Status", "status", page(status, homeDir(svc.ctx.env))));
+    })
+    .post("/status/reindex", (c) => {
+      try {
+        startReindex(svc);
+      } catch (err) {
+        // Capture switched off: the page says so.
+        if (!(err instanceof ApiError) || err.status !== 409) throw err;
+      }
+      return c.redirect("/status", 303);
+    });
+
+function page(s: StatusView, home: string | undefined): Html {
+  return html`
+    <h1>Status</h1>
+    ${capture(s)}
+    ${store(s, home)}
+    ${drift(s)}
+    <section aria-labelledby="snapshots-h">
+      <h2 id="snapshots-h">Snapshots</h2>
+      <p>${s.snapshots.count} snapshot${s.snapshots.count === 1 ? "" : "s"}, ${formatBytes(
+        s.snapshots.bytes,
+      )} (plain-text copies taken before compaction)</p>
+    </section>
+    ${markers(s)}
+  `;
+}
+
+function capture(s: StatusView): Html {
+  const c = s.capture;
+  const state = c.on ? "Capture is on" : `Capture is switched off (${c.offReason})`;
+  return html`<section aria-labelledby="capture-h" data-running="${c.running ? "1" : "0"}">
+<h2 id="capture-h">Capture</h2>
+<p>${state}. Phase: <strong>${c.phase}</strong>.</p>
+${c.latched ? notice(`Capture stopped after a failure: ${c.latched.message}`, "error") : ""}
+${c.running ? progress(c.progress) : ""}
+${c.run ? runLine(c.run) : ""}
+${s.store?.lastRun ? lastRunLine(s.store.lastRun as LastRun) : ""}
+<form method="post" action="/status/reindex">
+<button type="submit"${
+    c.on && !c.running ? "" : html`
+      disabled
+    `
+  }>Capture now</button>
+</form>
+</section>`;
+}
+
+function progress(p: ProgressView | null): Html {
+  const percent = p?.percent ?? 0;
+  const text = p ? describeProgress(p) : "starting";
+  return html`<p><label for="capture-progress">Captured</label>
+<progress id="capture-progress" max="100" value="${percent}">${percent}%</progress>
+<span id="capture-progress-text" aria-live="polite">${text}</span></p>`;
+}
+
+/** `42% · 3 of 9 sources · about 12.0 s left`. */
+export function describeProgress(p: ProgressView): string {
+  const eta = p.etaMs === null ? "estimating time left" : `about ${formatDuration(p.etaMs)} left`;
+  return `${p.percent}% · ${p.sourcesDone} of ${p.sourcesTotal} sources · ${eta}`;
+}
+
+function runLine(run: RunView): Html {
+  const when = html`started ${time(run.startedAt)}`;
+  if (run.state === "running") return html`<p>A capture started here is running (${when}).</p>`;
+  const what = run.summary ? summaryText(run.summary) : run.message ?? run.outcome ?? "";
+  return html`<p${
+    run.state === "failed"
+      ? html`
+        class="warn"
+      `
+      : ""
+  }>The last capture started here ${
+    run.state === "failed" ? "failed" : "finished"
+  } (${when}): ${what}</p>`;
+}
+
+function lastRunLine(last: LastRun): Html {
+  const at = new Date(last.at).toISOString();
+  const what = last.summary ? summaryText(last.summary) : last.error ?? "";
+  return html`<p class="muted">Last run (any process): ${time(at)}, ${
+    last.ok ? "ok" : "with errors"
+  }. ${what}</p>`;
+}
+
+function summaryText(s: CaptureSummary): string {
+  const stopped = s.stoppedBy ? `; stopped (${s.stoppedBy}), the rest follows next run` : "";
+  return `${s.records} new records (${s.conversations} new conversations) from ${s.changed} of ${s.sources} sources, ${
+    formatBytes(s.bytes)
+  } in ${formatDuration(s.ms)}${stopped}`;
+}
+
+function store(s: StatusView, home: string | undefined): Html {
+  const st = s.store;
+  if (!st) {
+    return html`
+      <section aria-labelledby="store-h">
+        <h2 id="store-h">History store</h2>
+        <p>No history captured yet: start a capture above.</p>
+      </section>
+    `;
+  }
+  const ratio = `${Math.floor(st.captured.ratio * 1000) / 10}%`;
+  return html`<section aria-labelledby="store-h"><h2 id="store-h">History store</h2>
+<table>
+<tr><th scope="row">File</th><td>${tilde(st.path, home)}</td></tr>
+<tr><th scope="row">Size on disk</th><td>${formatBytes(st.storeBytes)} (raw bytes kept: ${
+    formatBytes(st.rawBytes)
+  })</td></tr>
+<tr><th scope="row">Records</th><td>${st.records.toLocaleString("en-US")}</td></tr>
+<tr><th scope="row">Sources</th><td>${st.sources}${
+    st.sourcesGone ? `, ${st.sourcesGone} gone upstream (records kept)` : ""
+  }${st.multiGeneration ? `, ${st.multiGeneration} replaced or rewritten` : ""}</td></tr>
+<tr><th scope="row">Captured</th><td>${ratio} of ${formatBytes(st.captured.of)}</td></tr>
+</table>
+<table><caption class="muted">Conversations by agent</caption>
+<tr><th scope="col">Agent</th><th scope="col">Conversations</th><th scope="col">Source gone</th></tr>
+${
+    st.conversations.map((c) =>
+      html`
+        <tr>
+          <td>${c.agent}</td>
+          <td>${c.count}</td>
+          <td>${c.gone}</td>
+        </tr>
+      `
+    )
+  }
+</table>
+${
+    st.errors.length
+      ? html`
+        <h3>Sources that could not be read</h3>
+        <ul>${st.errors.map((e) =>
+          html`<li class="warn">${tilde(e.locator, home)}: ${e.message}</li>`
+        )}</ul>
+      `
+      : ""
+  }
+${
+    st.empty.length
+      ? html`
+        <h3>Non-empty sources that yielded no conversation</h3>
+        <ul>${st.empty.map((p) => html`<li class="warn">${tilde(p, home)}</li>`)}</ul>
+      `
+      : ""
+  }
+</section>`;
+}
+
+function drift(s: StatusView): Html {
+  return html`<section aria-labelledby="drift-h"><h2 id="drift-h">Format drift</h2>${
+    s.drift.length
+      ? html`<ul>${s.drift.map((line) => html`<li class="warn">${line}</li>`)}</ul>`
+      : html`<p>No format drift: every record was of a known type.</p>`
+  }</section>`;
+}
+
+function markers(s: StatusView): Html {
+  const m = s.stageMarkers;
+  const off = m.enabled ? "" : notice(`Stage markers are off (${m.off ?? "turned off"})`);
+  const rows = m.unclosed.map(stepRow);
+  return html`<section aria-labelledby="markers-h"><h2 id="markers-h">Unclosed stage markers</h2>
+${off}${
+    rows.length
+      ? html`<table><tr><th scope="col">Step</th><th scope="col">Operation</th><th scope="col">Process</th><th scope="col">Open for</th><th scope="col">Since</th></tr>${rows}</table>`
+      : html`<p>No unclosed steps.</p>`
+  }</section>`;
+}
+
+function stepRow(step: UnclosedStep): Html {
+  const stalled = step.alive && (step.stalled || step.stallReported);
+  return html`
+    <tr${stalled
+      ? html`
+        class="stall"
+      `
+      : step.alive
+      ? ""
+      : html`
+        class="dead"
+      `}>
+      <td>${step.step}${stalled ? " (stall suspected)" : ""}</td>
+      <td>${step.op}</td>
+      <td>pid ${step.pid}, ${step.alive ? "alive" : "dead"}</td>
+      <td>${formatDuration(step.openMs)}</td>
+      <td>${time(step.started)}</td>
+      </tr>
+  `;
+}

@@ -1,0 +1,607 @@
+// Capture of OpenCode: sessions, messages and parts from its SQLite database (read-only, with
+// revisions, late inserts and a busy database) and its older JSON storage beside it.
+
+import assert from "node:assert/strict";
+import { Buffer } from "node:buffer";
+import { createHash } from "node:crypto";
+import { join, relative } from "node:path";
+import { DatabaseSync } from "node:sqlite";
+import { runCapture } from "../../../lib/capture.ts";
+import { type Context, loadContext, openStore, redactorFor } from "../../../lib/context.ts";
+import type { Adapter, SourceRef } from "../../../lib/sources/adapter.ts";
+import { ADAPTERS } from "../../../lib/sources/mod.ts";
+import { createOpencodeAdapter, opencode } from "../../../lib/sources/opencode.ts";
+import { findConversation, pageConversation } from "../../../lib/store/conversations.ts";
+import { capture, type CaptureSummary } from "../../../lib/store/ingest.ts";
+import { TextDeriver } from "../../../lib/store/records.ts";
+import { search } from "../../../lib/store/search.ts";
+import { projectOf } from "../../../lib/paths.ts";
+import { discoverContext } from "../../../lib/capture.ts";
+import { envFrom } from "../../../lib/env.ts";
+import {
+  fixtureIds,
+  insertPart,
+  openWriter,
+  updatePart,
+} from "../../../fixtures/opencode/make_db.ts";
+import { makeWorld, manifest, runCli, tempDir, type World } from "../../_helpers.ts";
+
+interface SessionEntry {
+  id: string;
+  conversation: string;
+  parent: string | null;
+  archived: boolean;
+  directory: string;
+  title: string;
+  phrases: string[];
+  in: ("db" | "json")[];
+  stalePhrases?: string[];
+  unindexedPhrases?: string[];
+}
+
+const SESSIONS = (manifest("opencode") as unknown as { sessions: SessionEntry[] }).sessions;
+const IDS = fixtureIds();
+
+function dbPath(world: World): string {
+  return join(world.xdgData, "opencode", "opencode.db");
+}
+
+async function captureWorld(
+  world: World,
+  extra: Partial<Parameters<typeof runCapture>[0]> = {},
+): Promise<CaptureSummary> {
+  const ctx = loadContext({ env: world.env });
+  const store = openStore(ctx);
+  try {
+    const result = await runCapture({ ctx, store, redact: redactorFor(ctx), ...extra });
+    assert.equal(result.status, "captured");
+    return (result as { summary: CaptureSummary }).summary;
+  } finally {
+    store.close();
+  }
+}
+
+function withStore<T>(
+  world: World,
+  fn: (store: ReturnType<typeof openStore>, ctx: Context) => T,
+): T {
+  const ctx = loadContext({ env: world.env });
+  const store = openStore(ctx);
+  try {
+    return fn(store, ctx);
+  } finally {
+    store.close();
+  }
+}
+
+function hits(world: World, query: string) {
+  return withStore(
+    world,
+    (store, ctx) => search(store, ADAPTERS, redactorFor(ctx), { query, limit: 50 }).hits,
+  );
+}
+
+/** Whole records of one source (chunks joined), in offset order. */
+function recordsOf(world: World, locator: string): { raw: Uint8Array; flags: number }[] {
+  return withStore(world, (store) => {
+    const rows = store.db.prepare(
+      `SELECT r.seq, r.raw, r.flags FROM records r JOIN sources s ON s.id = r.source_id
+       WHERE s.locator = ? ORDER BY r.generation, r.offset`,
+    ).all(locator) as { seq: number; raw: Uint8Array; flags: number }[];
+    const out: { raw: Uint8Array; flags: number }[] = [];
+    for (const row of rows) {
+      const last = out.at(-1);
+      if (row.seq > 0 && last) last.raw = new Uint8Array([...last.raw, ...row.raw]);
+      else out.push({ raw: new Uint8Array(row.raw), flags: row.flags });
+    }
+    return out;
+  });
+}
+
+function parseRaw(raw: Uint8Array): Record<string, unknown> {
+  return JSON.parse(new TextDecoder().decode(raw));
+}
+
+/** Every file under `dir` (but those matching `except`) with the sha256 of its bytes and its mtime. */
+function treeState(dir: string, except?: RegExp): Record<string, string> {
+  const out: Record<string, string> = {};
+  const walk = (path: string) => {
+    for (const entry of Deno.readDirSync(path)) {
+      const full = join(path, entry.name);
+      if (entry.isDirectory) walk(full);
+      else if (!except?.test(entry.name)) {
+        const bytes = Deno.readFileSync(full);
+        const mtime = Deno.statSync(full).mtime?.getTime();
+        out[relative(dir, full)] = `${createHash("sha256").update(bytes).digest("hex")} ${mtime}`;
+      }
+    }
+  };
+  walk(dir);
+  return out;
+}
+
+/** A new text part in the main session's last message. */
+function newPart(text: string, time: number) {
+  return {
+    messageId: IDS.mainLastMessage,
+    sessionId: IDS.sessions.main,
+    timeCreated: time,
+    timeUpdated: time,
+    data: { type: "text", text, time: { start: time, end: time } },
+  };
+}
+
+Deno.test("capture finds each OpenCode session by its own phrase, with its tree, title and archived flag", async () => {
+  const world = await makeWorld({ fixtures: ["opencode"] });
+  try {
+    const summary = await captureWorld(world);
+    assert.deepEqual(summary.errors, []);
+    assert.deepEqual(summary.empty, []);
+    for (const session of SESSIONS) {
+      for (const phrase of session.phrases) {
+        const found = hits(world, phrase);
+        assert.equal(found.length, 1, `one hit for ${phrase}`);
+        assert.equal(found[0]!.conversation, session.conversation, phrase);
+        assert.equal(found[0]!.agent, "opencode");
+      }
+      for (const phrase of [...session.stalePhrases ?? [], ...session.unindexedPhrases ?? []]) {
+        assert.equal(hits(world, phrase).length, 0, `no hit for ${phrase}`);
+      }
+      withStore(world, (store) => {
+        const row = findConversation(store, session.conversation);
+        assert.equal(row.key, session.conversation);
+        assert.equal(row.native_id, session.id);
+        assert.equal(row.parent_key, session.parent, `parent of ${session.id}`);
+        assert.equal(row.subagent, session.parent ? 1 : 0);
+        assert.equal(row.archived, session.archived ? 1 : 0, `archived flag of ${session.id}`);
+        assert.equal(row.title, session.title);
+        assert.equal(row.cwd, session.directory);
+        assert.equal(row.agent, "opencode");
+        assert.ok(row.message_count >= 2, `messages of ${session.id}`);
+      });
+    }
+    // The tree: main → child → grandchild, each a conversation of its own.
+    const { main, child, grandchild } = IDS.sessions;
+    withStore(world, (store) => {
+      assert.equal(
+        findConversation(store, `opencode:${grandchild}`).parent_key,
+        `opencode:${child}`,
+      );
+      assert.equal(findConversation(store, `opencode:${child}`).parent_key, `opencode:${main}`);
+      assert.equal(findConversation(store, `opencode:${main}`).parent_key, null);
+    });
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("parts get their message's role and a kind; payloads and unknown part types are not indexed", async () => {
+  const world = await makeWorld({ fixtures: ["opencode"] });
+  try {
+    const summary = await captureWorld(world);
+    const kindOf = (phrase: string) => {
+      const [hit] = hits(world, phrase);
+      return `${hit?.kind}/${hit?.role}`;
+    };
+    assert.equal(kindOf("copper-narwhal"), "message/user");
+    assert.equal(kindOf("sable-metronome"), "message/assistant");
+    assert.equal(kindOf("indigo-ratchet"), "tool_call/assistant");
+    assert.equal(kindOf("thistle-carousel"), "reasoning/assistant");
+    // The compaction summary is the text of the summary message.
+    assert.equal(kindOf('"was still running"'), "summary/null");
+    // Base64: the pasted PNG's data URL, the Anthropic signature, OpenAI's encrypted reasoning.
+    for (const payload of ["iVBORw0KGgoAAAANSUhEUgAAAAQAAAAE", "gAAAAABnpIH", "q4fXI5Z80"]) {
+      assert.equal(hits(world, payload).length, 0, payload);
+    }
+    assert.deepEqual(summary.drift, [{
+      agent: "opencode",
+      version: "1.17.4",
+      category: "unknown_type",
+      detail: "part/hologram",
+      count: 1,
+    }]);
+    withStore(world, (store) => {
+      const kinds = Object.fromEntries(
+        (store.db.prepare(
+          `SELECT json_extract(CAST(raw AS TEXT), '$.data') AS data, kind, role FROM records
+           WHERE json_extract(CAST(raw AS TEXT), '$.table') = 'part'`,
+        ).all() as { data: string; kind: string; role: string | null }[])
+          .map((r) => [JSON.parse(r.data).type, `${r.kind}/${r.role}`]),
+      );
+      assert.equal(kinds["step-start"], "event/null");
+      assert.equal(kinds["step-finish"], "event/null");
+      assert.equal(kinds["retry"], "event/null");
+      assert.equal(kinds["file"], "meta/null");
+      assert.equal(kinds["patch"], "meta/null");
+      assert.equal(kinds["snapshot"], "meta/null");
+      assert.equal(kinds["agent"], "meta/null");
+      assert.equal(kinds["compaction"], "summary/null");
+      assert.equal(kinds["subtask"], "tool_call/user");
+      assert.equal(kinds["hologram"], "meta/null");
+    });
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("the database wins over the JSON storage beside it: overlapping ids are indexed once", async () => {
+  const world = await makeWorld({ fixtures: ["opencode"] });
+  try {
+    await captureWorld(world);
+    const overlap = hits(world, "heron-tapestry");
+    assert.equal(overlap.length, 1);
+    assert.equal(overlap[0]!.conversation, `opencode:${IDS.sessions.overlap}`);
+    // stale-periscope is only in the JSON copy of a part the database holds a newer revision of.
+    assert.equal(hits(world, "stale-periscope").length, 0);
+    const jsonOnly = hits(world, "cobble-marzipan");
+    assert.equal(jsonOnly.length, 1);
+    assert.equal(jsonOnly[0]!.conversation, `opencode:${IDS.sessions.jsonOnly}`);
+
+    const storage = join(world.xdgData, "opencode", "storage");
+    const overlapFile = join(
+      storage,
+      "session",
+      IDS.projects.harbor,
+      `${IDS.sessions.overlap}.json`,
+    );
+    assert.deepEqual(recordsOf(world, overlapFile), [], "no record from the overlapping JSON copy");
+    withStore(world, (store) => {
+      const row = store.db.prepare(
+        `SELECT s.locator FROM records r JOIN sources s ON s.id = r.source_id WHERE r.id = ?`,
+      ).get(overlap[0]!.record) as { locator: string };
+      assert.equal(row.locator, dbPath(world));
+    });
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("each database record is one row as JSON, exactly the row in the database; JSON storage records are the files' bytes", async () => {
+  const world = await makeWorld({ fixtures: ["opencode"] });
+  try {
+    await captureWorld(world);
+    const records = recordsOf(world, dbPath(world)).map((r) => r.raw);
+    const decoder = new TextDecoder();
+    for (const raw of records) assert.ok(decoder.decode(raw).endsWith("}\n"));
+    const parsed = records.map(parseRaw);
+    const db = new DatabaseSync(dbPath(world), { readOnly: true });
+    try {
+      for (const table of ["session", "message", "part"]) {
+        const rows = (db.prepare(`SELECT * FROM ${table} ORDER BY id`).all() as Record<
+          string,
+          unknown
+        >[]).map((row) => ({ table, ...row }));
+        const captured = parsed.filter((p) => p.table === table)
+          .sort((a, b) => String(a.id) < String(b.id) ? -1 : 1);
+        // `data` is the column's string, not a parsed object.
+        if (table !== "session") assert.ok(captured.every((c) => typeof c.data === "string"));
+        assert.deepEqual(captured, rows, `rows of ${table}`);
+        for (const [i, row] of rows.entries()) {
+          assert.deepEqual(Object.keys(captured[i]!), Object.keys(row), "columns in table order");
+        }
+      }
+    } finally {
+      db.close();
+    }
+
+    const storage = join(world.xdgData, "opencode", "storage");
+    const { jsonOnly } = IDS.sessions;
+    const sessionFile = join(storage, "session", "global", `${jsonOnly}.json`);
+    const messages = [...Deno.readDirSync(join(storage, "message", jsonOnly))]
+      .map((e) => e.name).sort();
+    const files = [
+      sessionFile,
+      ...messages.map((m) => join(storage, "message", jsonOnly, m)),
+      ...messages.flatMap((m) => {
+        const dir = join(storage, "part", m.replace(/\.json$/, ""));
+        return [...Deno.readDirSync(dir)].map((e) => join(dir, e.name)).sort();
+      }),
+    ];
+    const stored = recordsOf(world, sessionFile).map((r) => decoder.decode(r.raw));
+    assert.deepEqual(stored, files.map((f) => Deno.readTextFileSync(f)));
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("a second capture stores nothing; an inserted part is captured exactly once", async () => {
+  const world = await makeWorld({ fixtures: ["opencode"] });
+  try {
+    const first = await captureWorld(world);
+    assert.ok(first.records > 0);
+    const second = await captureWorld(world);
+    assert.equal(second.records, 0);
+    assert.equal(second.changed, 0, "an unchanged database is not even opened");
+
+    insertPart(dbPath(world), newPart("Follow-up: ochre-bellwether noted.", Date.now()));
+    const third = await captureWorld(world);
+    assert.equal(third.records, 1);
+    assert.equal(hits(world, "ochre-bellwether").length, 1);
+    assert.equal((await captureWorld(world)).records, 0);
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("a part updated after capture is a new revision: the old one stays in show, search finds only the new text", async () => {
+  const world = await makeWorld({ fixtures: ["opencode"] });
+  try {
+    await captureWorld(world);
+    // OpenCode stamps an update with the current time: after every row already read.
+    const newTime = IDS.maxPartTimeUpdated + 60_000;
+    updatePart(
+      dbPath(world),
+      IDS.revisablePart,
+      "Done: the amber-quiver buckets now live in Redis (juniper-osprey), shared by every instance.",
+      newTime,
+    );
+    const summary = await captureWorld(world);
+    assert.equal(summary.records, 1);
+
+    assert.equal(hits(world, "juniper-osprey").length, 1, "the new text");
+    assert.equal(hits(world, "replicas").length, 0, "a word only the old revision had");
+    const shared = hits(world, "amber-quiver");
+    assert.equal(shared.length, 1, "a word of both revisions, found once");
+
+    withStore(world, (store, ctx) => {
+      const deriver = new TextDeriver(store, ADAPTERS, redactorFor(ctx));
+      const conversation = findConversation(store, `opencode:${IDS.sessions.main}`);
+      const revisions = [];
+      let after: number | undefined;
+      do {
+        const page = pageConversation(store, deriver, conversation, {
+          limit: 7,
+          ...(after === undefined ? {} : { after }),
+        });
+        revisions.push(...page.records.filter((r) => r.partId === IDS.revisablePart));
+        after = page.next ?? undefined;
+      } while (after !== undefined);
+      assert.equal(revisions.length, 2);
+      const [old, current] = revisions.map((r) => parseRaw(Buffer.from(r.raw, "base64")));
+      assert.equal(old!.time_updated, IDS.revisablePartTimeUpdated);
+      assert.match(String(old!.data), /two replicas allow twice the rate/);
+      assert.equal(current!.time_updated, newTime);
+      assert.match(String(current!.data), /juniper-osprey/);
+      assert.equal(shared[0]!.record, revisions[1]!.id);
+    });
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("a row inserted with a time behind the cursor (an imported session) is still captured", async () => {
+  const world = await makeWorld({ fixtures: ["opencode"] });
+  try {
+    await captureWorld(world);
+    const old = IDS.revisablePartTimeUpdated - 3_600_000;
+    insertPart(dbPath(world), newPart("Imported: pewter-gondola from an older export.", old));
+    const summary = await captureWorld(world);
+    assert.equal(summary.records, 1);
+    assert.equal(hits(world, "pewter-gondola").length, 1);
+    assert.equal((await captureWorld(world)).records, 0);
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("capture never changes OpenCode's files: the database's bytes and mtime stay the same", async () => {
+  const world = await makeWorld({ fixtures: ["opencode"] });
+  try {
+    // The shared-memory file is SQLite's lock and index area, written by every reader.
+    const before = treeState(world.xdgData, /-shm$/);
+    await captureWorld(world);
+    await captureWorld(world);
+    const after = treeState(world.xdgData, /-shm$/);
+    for (const [file, state] of Object.entries(before)) assert.equal(after[file], state, file);
+    // A read-only SQLite reader of a WAL database creates the (empty) WAL and shared-memory
+    // files when OpenCode is not running; nothing else appears.
+    const added = Object.keys(treeState(world.xdgData)).filter((f) => !(f in before));
+    for (const file of added) assert.match(file, /^opencode\/opencode\.db-(wal|shm)$/);
+    if (added.includes("opencode/opencode.db-wal")) {
+      assert.equal(Deno.statSync(`${dbPath(world)}-wal`).size, 0);
+    }
+    // Rows only in the WAL (OpenCode running) are read, and the database file stays as it was.
+    const writer = openWriter(dbPath(world));
+    try {
+      insertPart(writer, newPart("Still in the WAL: saffron-trellis.", Date.now()));
+      const withWal = treeState(world.xdgData);
+      assert.ok(Deno.statSync(`${dbPath(world)}-wal`).size > 0, "the writer keeps a WAL");
+      const summary = await captureWorld(world);
+      assert.equal(summary.records, 1);
+      assert.equal(hits(world, "saffron-trellis").length, 1);
+      assert.equal(
+        treeState(world.xdgData)["opencode/opencode.db"],
+        withWal["opencode/opencode.db"],
+      );
+    } finally {
+      writer.close();
+    }
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("while OpenCode holds a write transaction, capture reads what is committed and leaves the database as it was", async () => {
+  const world = await makeWorld({ fixtures: ["opencode"] });
+  try {
+    await captureWorld(world);
+    const writer = openWriter(dbPath(world));
+    try {
+      writer.exec("BEGIN IMMEDIATE");
+      insertPart(writer, newPart("Not yet committed: cobalt-wicket.", Date.now()));
+      const hash = () => treeState(world.xdgData)["opencode/opencode.db"];
+      const before = hash();
+      const during = await captureWorld(world);
+      assert.deepEqual(during.errors, []);
+      assert.equal(during.records, 0);
+      assert.equal(hits(world, "cobalt-wicket").length, 0);
+      assert.equal(hash(), before, "the database file's bytes and mtime");
+
+      writer.exec("COMMIT");
+      const after = await captureWorld(world);
+      assert.equal(after.records, 1);
+      assert.equal(hits(world, "cobalt-wicket").length, 1);
+      assert.equal(hash(), before);
+    } finally {
+      if (writer.isTransaction) writer.exec("ROLLBACK");
+      writer.close();
+    }
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("a database that stays locked is reported for that run and captured on the next one", async () => {
+  const world = await makeWorld({ fixtures: ["opencode"] });
+  try {
+    // A rollback-journal database: an exclusive lock keeps readers out.
+    const setup = new DatabaseSync(dbPath(world));
+    setup.exec("PRAGMA journal_mode = DELETE");
+    setup.close();
+    const before = treeState(world.xdgData, /-shm$/);
+    const holder = new DatabaseSync(dbPath(world));
+    const adapters: Adapter[] = [createOpencodeAdapter({ busyTimeoutMs: 50 }) as Adapter];
+    try {
+      holder.exec("BEGIN EXCLUSIVE");
+      const summary = await captureWorld(world, { adapters });
+      const failed = summary.errors.find((e) => e.locator === dbPath(world));
+      assert.ok(failed, "the database is named");
+      assert.match(failed.message, /stayed busy/);
+      assert.equal(hits(world, "copper-narwhal").length, 0);
+    } finally {
+      holder.exec("ROLLBACK");
+      holder.close();
+    }
+    assert.deepEqual(treeState(world.xdgData, /-shm$/), before);
+    const next = await captureWorld(world, { adapters });
+    assert.deepEqual(next.errors, []);
+    for (const phrase of ["copper-narwhal", "heron-tapestry", "cobble-marzipan"]) {
+      assert.equal(hits(world, phrase).length, 1, phrase);
+    }
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("reading in small budgets captures the same records, each part after its message", async () => {
+  const whole = await makeWorld({ fixtures: ["opencode"] });
+  const small = await makeWorld({ fixtures: ["opencode"] });
+  try {
+    await captureWorld(whole);
+    const ctx = loadContext({ env: small.env });
+    const store = openStore(ctx);
+    try {
+      await capture({
+        store,
+        adapters: ADAPTERS,
+        discover: discoverContext(ctx),
+        redact: redactorFor(ctx),
+        projectOf,
+        limits: { textBudget: 700 },
+      });
+    } finally {
+      store.close();
+    }
+    const rows = (world: World) =>
+      withStore(world, (store) => (store.db.prepare(
+        "SELECT CAST(raw AS TEXT) AS raw, kind, role FROM records ORDER BY raw",
+      ).all() as { raw: string; kind: string; role: string | null }[]));
+    const expected = rows(whole);
+    const got = rows(small);
+    assert.deepEqual(got, expected);
+    // A part read before its message would have no role.
+    assert.equal(got.filter((r) => r.kind === "message" && r.role === null).length, 0);
+  } finally {
+    await whole.cleanup();
+    await small.cleanup();
+  }
+});
+
+Deno.test("rebuild derives the same index and conversations again, revisions included", async () => {
+  const world = await makeWorld({ fixtures: ["opencode"] });
+  try {
+    await captureWorld(world);
+    updatePart(
+      dbPath(world),
+      IDS.revisablePart,
+      "amber-quiver, revised: juniper-osprey",
+      IDS.maxPartTimeUpdated + 1,
+    );
+    await captureWorld(world);
+    const snapshot = () =>
+      withStore(world, (store) => ({
+        conversations: store.db.prepare(
+          `SELECT key, title, message_count, record_count, first_ts, last_ts, parent_key, subagent,
+             archived, cwd, agent_version FROM conversations ORDER BY key`,
+        ).all(),
+        records: store.db.prepare(
+          "SELECT id, kind, role, ts, flags, message_id, part_id, conversation_id IS NOT NULL AS c FROM records ORDER BY id",
+        ).all(),
+        drift: store.db.prepare("SELECT * FROM drift ORDER BY source_id, detail").all(),
+        keys: store.db.prepare("SELECT * FROM record_keys ORDER BY source_id, key").all(),
+        hits: store.db.prepare(
+          `SELECT rowid FROM fts WHERE fts MATCH '"amber-quiver" OR "copper-narwhal" OR "heron-tapestry" OR "cobble-marzipan" OR replicas' ORDER BY rowid`,
+        ).all(),
+      }));
+    const before = snapshot();
+    assert.equal(before.hits.length, 4);
+    const summary = await captureWorld(world, { rebuild: true });
+    assert.equal(summary.records, 0);
+    assert.deepEqual(snapshot(), before);
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("discovery finds opencode.db, channel databases and JSON sessions under every root", async () => {
+  const dir = await tempDir();
+  try {
+    const data = join(dir, "xdg", "opencode");
+    const extra = join(dir, "extra");
+    Deno.mkdirSync(join(data, "storage", "session", "global"), { recursive: true });
+    Deno.mkdirSync(extra, { recursive: true });
+    for (const name of ["opencode.db", "opencode-beta.db", "opencode.db-wal", "other.db"]) {
+      Deno.writeTextFileSync(join(data, name), "");
+    }
+    Deno.writeTextFileSync(join(data, "storage", "session", "global", "ses_a.json"), "{}");
+    Deno.symlinkSync(join(data, "opencode.db"), join(extra, "opencode-link.db"));
+    Deno.writeTextFileSync(join(dir, "opencode-solo.db"), "");
+    const ctx = {
+      env: envFrom({ XDG_DATA_HOME: join(dir, "xdg"), HOME: join(dir, "home") }),
+      extraRoots: { opencode: [extra, join(dir, "opencode-solo.db")] },
+      skipped: new Map<string, number>(),
+    };
+    const found: SourceRef[] = [];
+    for await (const ref of opencode.discover(ctx)) found.push(ref);
+    assert.deepEqual(found.map((r) => relative(dir, r.locator)), [
+      "xdg/opencode/opencode.db",
+      "xdg/opencode/opencode-beta.db",
+      "xdg/opencode/storage/session/global/ses_a.json",
+      "opencode-solo.db",
+    ]);
+    assert.ok(found.every((r) => r.format === "rows" && r.path === r.locator));
+    assert.equal(ctx.skipped.get("symlink"), 1);
+    // A relative XDG_DATA_HOME is not a valid one (XDG base directory spec).
+    const fallback = opencode.roots({ ...ctx, env: envFrom({ XDG_DATA_HOME: "rel", HOME: "/h" }) });
+    assert.equal(fallback[0], "/h/.local/share/opencode");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("reindex and search capture OpenCode with the permissions the tasks grant", async () => {
+  const world = await makeWorld({ fixtures: ["opencode"] });
+  try {
+    const reindex = await runCli("reindex", [], world.vars);
+    assert.equal(reindex.code, 0, reindex.stderr);
+    assert.doesNotMatch(reindex.stderr, /error/);
+    const found = await runCli("search", ["opal-dirigible", "--json"], world.vars);
+    assert.equal(found.code, 0, found.stderr);
+    const lines = found.stdout.trim().split("\n").map((l) => JSON.parse(l));
+    assert.equal(lines.length, 1);
+    assert.equal(lines[0].conversation, `opencode:${IDS.sessions.grandchild}`);
+    assert.equal(lines[0].agent, "opencode");
+  } finally {
+    await world.cleanup();
+  }
+});

@@ -1,0 +1,676 @@
+// The dashboard's API through `app.request()`: each endpoint against a real captured store, what
+// a bad input gets back, auth, the Host check, the error shape and the gate.
+
+import assert from "node:assert/strict";
+import { Buffer } from "node:buffer";
+import { join } from "node:path";
+import { main as search } from "../../commands/search.ts";
+import { main as show } from "../../commands/show.ts";
+import { tryLock } from "../../lib/lock.ts";
+import { createStageMarkers } from "../../lib/stage_markers.ts";
+import { openStore } from "../../lib/context.ts";
+import { loadContext } from "../../lib/context.ts";
+import { captureIo, makeWorld } from "../_helpers.ts";
+import {
+  appFor,
+  assertError,
+  capturedWorld,
+  HOST,
+  PLANTED,
+  post,
+  request,
+  SECRET,
+  TOKEN,
+  withVars,
+} from "./_dashboard.ts";
+
+const FIXTURE_ID = "claude:f332cca8-0b9a-4244-835f-c44f31385301";
+
+Deno.test("GET /api/search returns the hits of search --json, paged by limit and offset", async (t) => {
+  const world = await capturedWorld();
+  try {
+    const { app } = appFor(world);
+    const io = captureIo();
+    assert.equal(await search(["export", "--json", "--limit", "50"], io, world.env), 0);
+    const expected = io.stdout().trim().split("\n").map((l) => JSON.parse(l));
+    assert.ok(expected.length >= 3, "the query finds several hits");
+
+    await t.step("all hits, in the same order with the same fields", async () => {
+      const response = await request(app, "/api/search?q=export&limit=50");
+      assert.equal(response.status, 200);
+      const body = await response.json();
+      assert.deepEqual(body.hits, expected);
+      assert.equal(body.highlights.length, expected.length);
+      assert.equal(body.next, null);
+      assert.equal(body.mode, "fts");
+    });
+
+    await t.step("pages of one, following next", async () => {
+      const seen = [];
+      let offset: number | null = 0;
+      while (offset !== null) {
+        const response = await request(app, `/api/search?q=export&limit=1&offset=${offset}`);
+        const body = await response.json();
+        assert.equal(body.hits.length, 1);
+        seen.push(body.hits[0]);
+        offset = body.next;
+      }
+      assert.deepEqual(seen, expected);
+    });
+
+    await t.step("filters narrow like the command's flags", async () => {
+      const io = captureIo();
+      await search(["export", "--role", "assistant", "--agent", "claude", "--json"], io, world.env);
+      const narrowed = io.stdout().trim().split("\n").filter(Boolean).map((l) => JSON.parse(l));
+      const body = await (await request(app, "/api/search?q=export&role=assistant&agent=claude"))
+        .json();
+      assert.deepEqual(body.hits, narrowed);
+      assert.ok(body.hits.every((h: { role: string }) => h.role === "assistant"));
+    });
+
+    await t.step("empty form fields count as absent", async () => {
+      const body = await (await request(app, "/api/search?q=export&agent=&kind=&limit=50"))
+        .json();
+      assert.deepEqual(body.hits, expected);
+    });
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("GET /api/search answers a bad filter with a 400 naming the field", async (t) => {
+  const world = await capturedWorld();
+  try {
+    const { app } = appFor(world);
+    const cases: [string, string][] = [
+      ["/api/search?q=export&limit=abc", "limit"],
+      ["/api/search?q=export&limit=0", "limit"],
+      ["/api/search?q=export&agent=emacs", "agent"],
+      ["/api/search?q=export&kind=poem", "kind"],
+      ["/api/search?q=export&since=the-other-day", "since"],
+      ["/api/search?q=export&subagents=maybe", "subagents"],
+      ["/api/search?q=export&offset=-1", "offset"],
+      ["/api/search?q=", "q"],
+    ];
+    for (const [path, field] of cases) {
+      await t.step(path, async () => {
+        await assertError(await request(app, path), 400, "bad_request", field);
+      });
+    }
+    await t.step("an unknown session is a 404 naming it", async () => {
+      await assertError(
+        await request(app, "/api/search?q=export&session=claude:nope"),
+        404,
+        "not_found",
+        "session",
+      );
+    });
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("GET /api/conversations/:id returns the object of show --json, page by page", async (t) => {
+  const world = await capturedWorld();
+  try {
+    const { app } = appFor(world);
+    const io = captureIo();
+    assert.equal(await show([FIXTURE_ID, "--json"], io, world.env), 0);
+    const expected = JSON.parse(io.stdout());
+
+    await t.step("the whole conversation", async () => {
+      const response = await request(app, `/api/conversations/${encodeURIComponent(FIXTURE_ID)}`);
+      assert.equal(response.status, 200);
+      assert.deepEqual(await response.json(), expected);
+    });
+
+    await t.step("pages of 7 joined give the same records", async () => {
+      const records = [];
+      let after: number | null = null;
+      let pages = 0;
+      do {
+        const query: string = after === null ? "limit=7" : `limit=7&after=${after}`;
+        const body = await (await request(app, `/api/conversations/f332cca8?${query}`)).json();
+        assert.ok(body.records.length <= 7);
+        records.push(...body.records);
+        after = body.next;
+        pages++;
+      } while (after !== null);
+      assert.ok(pages > 1);
+      assert.deepEqual(records, expected.records);
+    });
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("GET /api/conversations/:id refuses path characters and bad paging with a 400", async (t) => {
+  const world = await capturedWorld();
+  try {
+    const { app } = appFor(world);
+    for (
+      const id of [
+        "..%2F..%2Fetc%2Fpasswd",
+        "a%5Cb",
+        "claude%3Aabc%2F..%2Fx",
+        "%2Fetc%2Fpasswd",
+        "abc%00",
+      ]
+    ) {
+      await t.step(`id ${id}`, async () => {
+        await assertError(await request(app, `/api/conversations/${id}`), 400, "bad_request", "id");
+      });
+    }
+    await t.step("limit=0", async () => {
+      await assertError(
+        await request(app, `/api/conversations/f332cca8?limit=0`),
+        400,
+        "bad_request",
+        "limit",
+      );
+    });
+    await t.step("after=x", async () => {
+      await assertError(
+        await request(app, `/api/conversations/f332cca8?after=x`),
+        400,
+        "bad_request",
+        "after",
+      );
+    });
+    await t.step("an unknown id is a 404", async () => {
+      await assertError(await request(app, "/api/conversations/claude%3Anope"), 404, "not_found");
+    });
+    await t.step("a subagent id, which holds a slash, is accepted", async () => {
+      const response = await request(
+        app,
+        `/api/conversations/${
+          encodeURIComponent("claude:e6b87366-6fa9-42f4-8674-9b1edd6ba8df/agent-a7d93e1")
+        }`,
+      );
+      assert.equal(response.status, 200);
+      const body = await response.json();
+      assert.equal(body.conversation.subagent, true);
+    });
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("GET /api/status reports the store, capture, drift, snapshots and open steps", async (t) => {
+  const world = await capturedWorld();
+  try {
+    const now = Date.parse("2026-11-30T12:00:00Z");
+    const { app } = appFor(world, { now: () => now });
+
+    await t.step("idle, with counts and drift", async () => {
+      const response = await request(app, "/api/status");
+      assert.equal(response.status, 200);
+      const body = await response.json();
+      assert.equal(body.capture.on, true);
+      assert.equal(body.capture.phase, "idle");
+      assert.equal(body.capture.running, false);
+      assert.equal(body.capture.progress, null);
+      assert.ok(body.store.records > 0);
+      assert.ok(body.store.conversations.some((c: { agent: string }) => c.agent === "claude"));
+      assert.ok(body.drift.some((line: string) => /unknown type "hologram-sync"/.test(line)));
+      assert.deepEqual(body.snapshots, { count: 0, bytes: 0 });
+      assert.deepEqual(body.stageMarkers.unclosed, []);
+    });
+
+    await t.step("while a capture runs: percentage and time left from the progress", async () => {
+      const ctx = loadContext({ env: world.env });
+      const store = openStore(ctx);
+      store.setMeta("progress", {
+        phase: "capturing",
+        sourcesTotal: 8,
+        sourcesDone: 2,
+        bytesTotal: 4000,
+        bytesDone: 1000,
+        startedAt: now - 10_000,
+        pid: 1,
+      });
+      store.close();
+      const lock = tryLock(ctx.paths.run, ctx.paths.root, "capture", "test");
+      assert.ok("held" in lock);
+      try {
+        const body = await (await request(app, "/api/status")).json();
+        assert.equal(body.capture.running, true);
+        assert.equal(body.capture.phase, "capturing");
+        assert.equal(body.capture.progress.percent, 25);
+        assert.equal(body.capture.progress.etaMs, 30_000);
+        const page = await (await request(app, "/status")).text();
+        assert.match(page, /<progress id="capture-progress" max="100" value="25">/);
+        assert.match(page, /25% · 2 of 8 sources · about 30\.0 s left/);
+        assert.match(page, /data-running="1"/);
+      } finally {
+        lock.held.release();
+      }
+    });
+
+    await t.step("capture switched off", async () => {
+      withVars(world, { LOGBOOK_INGEST: "0" });
+      const off = appFor(world).app;
+      const body = await (await request(off, "/api/status")).json();
+      assert.equal(body.capture.on, false);
+      assert.equal(body.capture.offReason, "LOGBOOK_INGEST=0");
+    });
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("GET /api/status of a data dir without a store says it was never run", async () => {
+  const world = await makeWorld();
+  try {
+    const { app } = appFor(world);
+    const body = await (await request(app, "/api/status")).json();
+    assert.equal(body.store, null);
+    assert.equal(body.capture.phase, "never run");
+    await assertError(await request(app, "/api/search?q=anything"), 404, "no_store");
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("POST /api/reindex starts a capture in the background and answers 202", async (t) => {
+  const world = await makeWorld({ fixtures: ["claude"] });
+  try {
+    const { app, services } = appFor(world);
+    await t.step("a bad body is a 400 naming the field", async () => {
+      await assertError(
+        await post(app, "/api/reindex", { rebuild: "yes" }),
+        400,
+        "bad_request",
+        "rebuild",
+      );
+      await assertError(
+        await post(app, "/api/reindex", { everything: true }),
+        400,
+        "bad_request",
+      );
+      await assertError(
+        await request(app, "/api/reindex", {
+          method: "POST",
+          body: "{nope",
+          headers: { "Content-Type": "application/json" },
+        }),
+        400,
+        "bad_request",
+        "body",
+      );
+    });
+
+    await t.step("202 with the run, then the status shows it done", async () => {
+      const response = await post(app, "/api/reindex", {});
+      assert.equal(response.status, 202);
+      assert.equal(response.headers.get("location"), "/api/status");
+      const body = await response.json();
+      assert.equal(body.started, true);
+      assert.match(body.run.id, /^[0-9a-f-]{36}$/);
+      assert.equal(body.run.state, "running");
+      await services.capture.idle();
+      const status = await (await request(app, "/api/status")).json();
+      assert.equal(status.capture.run.id, body.run.id);
+      assert.equal(status.capture.run.state, "done");
+      assert.equal(status.capture.run.outcome, "captured");
+      assert.ok(status.capture.run.summary.records > 0);
+      assert.ok(status.store.records > 0);
+      const hits = await (await request(app, "/api/search?q=marmot+keyring")).json();
+      assert.equal(hits.hits.length, 2);
+    });
+
+    await t.step("while one runs: a second start returns it, and forget waits", async () => {
+      const first = await (await post(app, "/api/reindex", {})).json();
+      const second = await (await post(app, "/api/reindex", {})).json();
+      assert.equal(second.started, false);
+      assert.equal(second.run.id, first.run.id);
+      await assertError(
+        await post(app, "/api/forget", { ids: ["f332cca8"], dryRun: true }),
+        409,
+        "conflict",
+      );
+      await services.capture.idle();
+      assert.equal(
+        (await post(app, "/api/forget", { ids: ["f332cca8"], dryRun: true })).status,
+        200,
+      );
+      const markers = await (await request(app, "/api/stage-markers?tail=200")).json();
+      assert.ok(
+        markers.markers.some((m: { step: string; event: string }) =>
+          m.step === "dashboard.reindex" && m.event === "finish"
+        ),
+      );
+    });
+
+    await t.step("with capture switched off it is a 409", async () => {
+      withVars(world, { LOGBOOK_INGEST: "false" });
+      await assertError(await post(appFor(world).app, "/api/reindex", {}), 409, "conflict");
+    });
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("GET /api/stage-markers lists unclosed steps, stalls flagged, and the dashboard's own", async (t) => {
+  const world = await capturedWorld();
+  try {
+    const { app } = appFor(world);
+    await t.step("a bad flag is a 400", async () => {
+      await assertError(
+        await request(app, "/api/stage-markers?unclosed=maybe"),
+        400,
+        "bad_request",
+        "unclosed",
+      );
+      await assertError(
+        await request(app, "/api/stage-markers?tail=0"),
+        400,
+        "bad_request",
+        "tail",
+      );
+    });
+
+    await t.step("requests that touch the store leave finished dashboard steps", async () => {
+      await request(app, "/api/search?q=export");
+      await request(app, "/api/status");
+      const body = await (await request(app, "/api/stage-markers?tail=100")).json();
+      const steps = body.markers.map((m: { step: string; event: string }) =>
+        `${m.step} ${m.event}`
+      );
+      assert.ok(steps.includes("dashboard.search start"));
+      assert.ok(steps.includes("dashboard.search finish"));
+      assert.ok(steps.includes("dashboard.status finish"));
+      const open = await (await request(app, "/api/stage-markers?unclosed=1")).json();
+      assert.deepEqual(open.unclosed, []);
+    });
+
+    await t.step("a step open for 200 s shows as a stall, on the API and the page", async () => {
+      const ctx = loadContext({ env: world.env });
+      const writer = createStageMarkers({
+        path: join(ctx.paths.logs, "stage-markers.log"),
+        root: ctx.paths.root,
+        now: () => Date.now() - 200_000,
+        timers: { set: () => 0, clear: () => {} },
+      });
+      const step = writer.operation("capture").begin("capture.batch");
+      try {
+        const body = await (await request(app, "/api/stage-markers?unclosed=1")).json();
+        assert.equal(body.unclosed.length, 1);
+        assert.equal(body.unclosed[0].step, "capture.batch");
+        assert.equal(body.unclosed[0].alive, true);
+        assert.equal(body.unclosed[0].stalled, true);
+        const page = await (await request(app, "/status")).text();
+        assert.match(page, /<tr\s+class="stall"\s*>/);
+        assert.match(page, /capture\.batch \(stall suspected\)/);
+      } finally {
+        step.finish();
+      }
+    });
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("POST /api/forget removes conversations as forget does, after a dry run", async (t) => {
+  const world = await capturedWorld();
+  try {
+    const { app } = appFor(world);
+    await t.step("bad bodies are 400s naming the field", async () => {
+      await assertError(await post(app, "/api/forget", {}), 400, "bad_request", "ids");
+      await assertError(
+        await post(app, "/api/forget", { before: "someday" }),
+        400,
+        "bad_request",
+        "before",
+      );
+      await assertError(
+        await post(app, "/api/forget", { ids: ["../../etc/passwd"] }),
+        400,
+        "bad_request",
+        "ids.0",
+      );
+      await assertError(
+        await post(app, "/api/forget", { ids: [PLANTED.id], dryRun: "no" }),
+        400,
+        "bad_request",
+        "dryRun",
+      );
+    });
+
+    await t.step("a dry run lists and keeps", async () => {
+      const response = await post(app, "/api/forget", { ids: [PLANTED.id], dryRun: true });
+      assert.equal(response.status, 200);
+      const text = await response.text();
+      assert.ok(!text.includes(SECRET), "the title passes the gate");
+      const body = JSON.parse(text);
+      assert.equal(body.dryRun, true);
+      assert.deepEqual(body.conversations.map((c: { conversation: string }) => c.conversation), [
+        PLANTED.id,
+      ]);
+      assert.equal(
+        (await request(app, `/api/conversations/${encodeURIComponent(PLANTED.id)}`)).status,
+        200,
+      );
+    });
+
+    await t.step("then it is gone", async () => {
+      const body = await (await post(app, "/api/forget", { ids: [PLANTED.id] })).json();
+      assert.equal(body.dryRun, false);
+      assert.equal(body.records, 3);
+      await assertError(
+        await request(app, `/api/conversations/${encodeURIComponent(PLANTED.id)}`),
+        404,
+        "not_found",
+      );
+      const hits = await (await request(app, `/api/search?q=${PLANTED.phrase}`)).json();
+      assert.deepEqual(hits.hits, []);
+    });
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("every request needs the token: bearer, or the cookie a ?token= visit sets", async (t) => {
+  const world = await capturedWorld();
+  try {
+    const { app } = appFor(world);
+    const bare = (path: string, headers: Record<string, string> = {}) =>
+      app.request(`http://${HOST}${path}`, { headers: { Host: HOST, ...headers } });
+
+    await t.step("no token: 401 with the error shape", async () => {
+      const response = await bare("/api/status");
+      assert.equal(response.headers.get("www-authenticate"), 'Bearer realm="logbook dashboard"');
+      await assertError(response, 401, "unauthorized");
+      const page = await bare("/status");
+      assert.equal(page.status, 401);
+      assert.match(page.headers.get("content-type") ?? "", /^text\/html/);
+    });
+
+    await t.step("a wrong bearer token, cookie or ?token= is a 401", async () => {
+      await assertError(
+        await bare("/api/status", { Authorization: `Bearer ${TOKEN}x` }),
+        401,
+        "unauthorized",
+      );
+      await assertError(
+        await bare("/api/status", { Authorization: `Basic ${TOKEN}` }),
+        401,
+        "unauthorized",
+      );
+      await assertError(
+        await bare("/api/status", { Cookie: `logbook_token=${TOKEN.slice(1)}` }),
+        401,
+        "unauthorized",
+      );
+      await assertError(await bare("/api/status?token=nope"), 401, "unauthorized");
+    });
+
+    await t.step(
+      "?token= sets an HttpOnly, SameSite=Strict cookie and drops the token",
+      async () => {
+        const response = await bare(`/?q=export&token=${TOKEN}&limit=20`);
+        assert.equal(response.status, 303);
+        assert.equal(response.headers.get("location"), "/?q=export&limit=20");
+        const cookie = response.headers.get("set-cookie") ?? "";
+        assert.match(cookie, /^logbook_token=/);
+        assert.match(cookie, /HttpOnly/);
+        assert.match(cookie, /SameSite=Strict/);
+        assert.match(cookie, /Path=\//);
+        const pair = cookie.split(";")[0]!;
+
+        const follow = await bare("/?q=export&limit=20", { Cookie: pair });
+        assert.equal(follow.status, 200);
+        const api = await bare("/api/status", { Cookie: pair });
+        assert.equal(api.status, 200);
+      },
+    );
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("a foreign Host is refused with a 403, even with the token (DNS rebinding)", async () => {
+  const world = await capturedWorld();
+  try {
+    const { app } = appFor(world);
+    for (const host of ["evil.example", "evil.example:8787", "127.0.0.1:9999", "localhost"]) {
+      const response = await app.request(`http://${HOST}/api/status`, {
+        headers: { Host: host, Authorization: `Bearer ${TOKEN}` },
+      });
+      const error = await assertError(response, 403, "forbidden");
+      assert.ok(!error.message.includes("evil"), "the requested host is not echoed");
+    }
+    const local = await app.request(`http://${HOST}/api/status`, {
+      headers: { Host: "LOCALHOST:8787", Authorization: `Bearer ${TOKEN}` },
+    });
+    assert.equal(local.status, 200);
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("a POST from another origin is refused, even with the cookie", async () => {
+  const world = await makeWorld({ fixtures: ["claude"] });
+  try {
+    const { app, services } = appFor(world);
+    await assertError(
+      await request(app, "/api/reindex", {
+        method: "POST",
+        headers: { Origin: "http://127.0.0.1:3000" },
+      }),
+      403,
+      "forbidden",
+    );
+    const page = await request(app, "/status/reindex", {
+      method: "POST",
+      headers: { "Sec-Fetch-Site": "same-site" },
+    });
+    assert.equal(page.status, 403);
+    assert.equal(services.capture.current, null, "nothing was started");
+    const ok = await request(app, "/api/reindex", {
+      method: "POST",
+      headers: { Origin: `http://${HOST}` },
+    });
+    assert.equal(ok.status, 202);
+    await services.capture.idle();
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("errors keep one shape: unknown paths, oversized bodies, and a 500 without details", async (t) => {
+  const world = await capturedWorld();
+  try {
+    await t.step("an unknown API path is a JSON 404, a page path an HTML one", async () => {
+      const { app } = appFor(world);
+      await assertError(await request(app, "/api/nothing-here"), 404, "not_found");
+      const page = await request(app, "/nothing-here");
+      assert.equal(page.status, 404);
+      assert.match(await page.text(), /<h1>Not found<\/h1>/);
+    });
+
+    await t.step("a body over 64 KiB is a 413", async () => {
+      const { app } = appFor(world);
+      await assertError(
+        await post(app, "/api/forget", { ids: ["x".repeat(70_000)] }),
+        413,
+        "too_large",
+      );
+    });
+
+    await t.step("an unexpected failure is a 500 that names nothing inside", async () => {
+      const { app, errors } = appFor(world, {
+        openStore: () => {
+          throw new Error("secret internal detail at /var/private/thing");
+        },
+      });
+      const error = await assertError(await request(app, "/api/search?q=export"), 500, "internal");
+      assert.ok(!error.message.includes("secret internal detail"));
+      assert.equal(errors.length, 1, "the real error goes to the dashboard's own terminal");
+      const page = await request(app, `/conversations/${encodeURIComponent(FIXTURE_ID)}`);
+      assert.equal(page.status, 500);
+      const html = await page.text();
+      assert.ok(!html.includes("secret internal detail"));
+      assert.ok(!html.includes("    at "), "no stack trace");
+    });
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("every response carries the security headers, errors included", async () => {
+  const world = await capturedWorld();
+  try {
+    const { app } = appFor(world);
+    const responses = [
+      await request(app, "/"),
+      await request(app, "/api/status"),
+      await request(app, "/api/nothing"),
+      await app.request(`http://${HOST}/api/status`, { headers: { Host: HOST } }),
+      await app.request(`http://${HOST}/`, { headers: { Host: "evil.example" } }),
+    ];
+    for (const response of responses) {
+      const csp = response.headers.get("content-security-policy") ?? "";
+      assert.match(csp, /default-src 'self'/);
+      assert.match(csp, /script-src 'sha256-[A-Za-z0-9+/]+=*'/);
+      assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval|https?:/);
+      assert.equal(response.headers.get("x-frame-options"), "DENY");
+      assert.equal(response.headers.get("referrer-policy"), "no-referrer");
+      assert.equal(response.headers.get("x-content-type-options"), "nosniff");
+      assert.equal(response.headers.get("cache-control"), "no-store");
+      await response.body?.cancel();
+    }
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("a planted secret never leaves the dashboard: search, conversation and forget show it redacted", async (t) => {
+  const world = await capturedWorld();
+  try {
+    const { app } = appFor(world);
+    await t.step("search API", async () => {
+      const text = await (await request(app, `/api/search?q=${PLANTED.phrase}`)).text();
+      assert.ok(!text.includes(SECRET));
+      assert.ok(text.includes("[REDACTED:openai-key]"));
+      assert.equal(JSON.parse(text).hits.length, 2);
+    });
+    await t.step("conversation API: title, text and raw bytes", async () => {
+      const text = await (await request(
+        app,
+        `/api/conversations/${encodeURIComponent(PLANTED.id)}`,
+      )).text();
+      assert.ok(!text.includes(SECRET));
+      const body = JSON.parse(text);
+      assert.equal(body.conversation.title, `${PLANTED.phrase} rotation [REDACTED:openai-key]`);
+      for (const record of body.records) {
+        const raw = Buffer.from(record.raw, "base64").toString("utf8");
+        assert.ok(!raw.includes(SECRET), `record ${record.id} raw`);
+        assert.ok(raw.includes("[REDACTED:openai-key]"));
+        assert.equal(record.rawRedacted, true);
+      }
+    });
+  } finally {
+    await world.cleanup();
+  }
+});
