@@ -52,7 +52,7 @@ export async function main(
     if (values.prompt !== undefined && values.prompt.trim() === "") {
       throw new UsageError('Option "-p" expects a prompt, got an empty one');
     }
-    const ctx = loadContext({ env, agent: "logbook" });
+    const ctx = loadContext({ env, agent: "logbook", incognito: values.incognito === true });
     const setup = chatSetup(ctx, { incognito: values.incognito ?? false });
     const session = ChatSession.start({ ...setup.options, cwd: ctx.cwd });
     if (values.prompt !== undefined) {

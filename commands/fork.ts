@@ -57,7 +57,7 @@ export async function main(
     const id = positionals[0];
     if (id === undefined) throw new UsageError("Missing the id of the session to fork");
     const incognito = values.incognito ?? false;
-    const ctx = loadContext({ env, agent: "logbook" });
+    const ctx = loadContext({ env, agent: "logbook", incognito: values.incognito === true });
     const project = projectOf(ctx.cwd);
     const sessions = new SessionStore(ctx.paths, { incognito });
     const open = Deno.stdin.isTerminal();

@@ -41,6 +41,10 @@ export const COMMANDS: Record<string, { summary: string; load: () => Promise<{ m
     summary: "give a logbook session of this project a new title",
     load: () => import("./rename.ts"),
   },
+  compact: {
+    summary: "replace the oldest rounds of a logbook session by a summary (snapshot first)",
+    load: () => import("./compact.ts"),
+  },
   forget: {
     summary: "remove conversations from the history store for good",
     load: () => import("./forget.ts"),

@@ -51,7 +51,7 @@ export async function main(
     const title = cleanTitle(words.join(" "));
     if (title === "") throw new UsageError(`Cannot rename session "${id}": the title is empty`);
     const incognito = values.incognito ?? false;
-    const ctx = loadContext({ env, agent: "logbook" });
+    const ctx = loadContext({ env, agent: "logbook", incognito: values.incognito === true });
     const sessions = new SessionStore(ctx.paths, { incognito });
     const project = projectOf(ctx.cwd);
     const row = withHistoryStore(

@@ -76,7 +76,7 @@ export async function main(
       );
     }
     const incognito = values.incognito ?? false;
-    const ctx = loadContext({ env, agent: "logbook" });
+    const ctx = loadContext({ env, agent: "logbook", incognito: values.incognito === true });
     const project = projectOf(ctx.cwd);
     const sessions = new SessionStore(ctx.paths, { incognito });
     const listed = withHistoryStore(ctx, (store, problem): Rows => ({

@@ -28,6 +28,20 @@ import {
 } from "./store/sessions.ts";
 import { resumeHint } from "./resume.ts";
 import { VERSION } from "./version.ts";
+import {
+  CompactionError,
+  defaultBudget,
+  estimateTokens,
+  latestSummary,
+  planCut,
+  SnapshotError,
+  summarise,
+  type Summary,
+  summaryMessage,
+  writeSnapshot,
+} from "./compaction.ts";
+import type { DataPaths } from "./paths.ts";
+import { operation } from "./stage_markers.ts";
 
 /** The longest default title, in characters (graphemes), before it is cut. */
 export const TITLE_LENGTH = 72;
@@ -118,6 +132,11 @@ export class Persistence {
       }
       return undefined;
     }
+  }
+
+  /** Queues a warning to show (every call is shown once). */
+  note(warning: string): void {
+    this.#pending.push(warning);
   }
 
   /** Warnings not yet shown; each is returned once. */
@@ -271,9 +290,13 @@ export interface SessionOptions {
   now?: () => number;
   /** A monotonic clock for durations (ms). */
   clock?: () => number;
+  /** Where snapshots are written before a compaction (none: compaction needs --no-snapshot). */
+  paths?: DataPaths;
+  /** Tokens a request may hold before the session is compacted (default: per model). */
+  tokenBudget?: number;
   /**
-   * Runs before every request and may return a shorter request (compaction, in a later build).
-   * It must not change the record: the record keeps everything.
+   * Runs before every request and may return a different request. It must not change the
+   * record: the record keeps everything.
    */
   beforeRequest?: (
     request: ChatMessage[],
@@ -301,6 +324,20 @@ export type TurnResult =
   | { outcome: "ok"; text: string; completion: Completion; spend: TurnSpend }
   | { outcome: "failed"; error: ModelError; spend: TurnSpend }
   | { outcome: "cancelled" };
+
+/** What a compaction did. */
+export type CompactResult =
+  | { outcome: "nothing"; reason: string }
+  | {
+    outcome: "compacted";
+    /** Messages moved to the archive. */
+    replaced: number;
+    /** Messages still live after the summary. */
+    kept: number;
+    summaryBytes: number;
+    /** The snapshot written first, or null with --no-snapshot. */
+    snapshot: string | null;
+  };
 
 /** A session at a glance, as `/status` shows it. */
 export interface SessionStatus {
@@ -345,10 +382,22 @@ export class ChatSession {
     this.#o = options;
     this.#record = record;
     this.#written = written;
-    this.#wire = record.messages.map((m) => ({
-      role: m.role,
-      content: options.gate.redact(m.content, { destination: "model" }).text,
-    }));
+    this.#wire = this.#wireOf(record);
+  }
+
+  /** The request a record stands for: the newest compaction's summary, then live messages. */
+  #wireOf(record: SessionRecord): ChatMessage[] {
+    const gate = this.#o.gate;
+    const summary = latestSummary(record);
+    return [
+      ...(summary === null
+        ? []
+        : [summaryMessage(gate.redact(summary, { destination: "model" }).text)]),
+      ...record.messages.map((m) => ({
+        role: m.role,
+        content: gate.redact(m.content, { destination: "model" }).text,
+      })),
+    ];
   }
 
   /** A new session in `options.cwd` (nothing is written before its first turn or rename). */
@@ -426,6 +475,7 @@ export class ChatSession {
    * other turn (and the session kept); a cancelled one leaves the session as it was.
    */
   async turn(prompt: string, options: TurnOptions = {}): Promise<TurnResult> {
+    await this.#autoCompact(prompt, options.signal);
     const o = this.#o;
     const clock = o.clock ?? (() => performance.now());
     const now = o.now ?? Date.now;
@@ -434,7 +484,7 @@ export class ChatSession {
     const before = this.#snapshot();
     // The next turn beginning closes the window for undoing the previous one.
     this.#undo = undefined;
-    const turn = record.spend.turns.length + 1;
+    const turn = turnsOf(record) + 1;
     const at = new Date(now()).toISOString();
 
     const disk: GateDecision[] = [];
@@ -467,14 +517,15 @@ export class ChatSession {
     const modelStarted = clock();
     let completion: Completion;
     try {
-      completion = await o.model.complete(request, {
-        stream: o.stream ?? true,
-        ...(options.signal ? { signal: options.signal } : {}),
-        onText: (delta) => {
-          const visible = shown.push(delta);
-          if (visible) options.onText?.(visible);
-        },
-      });
+      completion = await operation("model").stage("model.request", () =>
+        o.model.complete(request, {
+          stream: o.stream ?? true,
+          ...(options.signal ? { signal: options.signal } : {}),
+          onText: (delta) => {
+            const visible = shown.push(delta);
+            if (visible) options.onText?.(visible);
+          },
+        }));
     } catch (err) {
       if (!(err instanceof ModelError)) throw err;
       if (err.reason === "cancelled" || options.signal?.aborted) {
@@ -527,11 +578,137 @@ export class ChatSession {
     return { outcome: "ok", text, completion, spend };
   }
 
+  /**
+   * Compacts the session: a plain-text snapshot of the whole conversation first (refused with
+   * the reason when it cannot be written, unless `noSnapshot`), then a summary from the model
+   * replaces the oldest rounds in requests; the replaced messages move to the record's archive.
+   * The record is written once, at the end, so a crash mid-way leaves it as it was.
+   */
+  async compact(
+    options: { noSnapshot?: boolean; auto?: boolean; signal?: AbortSignal } = {},
+  ): Promise<CompactResult> {
+    const o = this.#o;
+    const record = this.#record;
+    const cut = planCut(record.messages);
+    if (cut === 0) {
+      return { outcome: "nothing", reason: "the conversation is too short to compact" };
+    }
+    const op = operation("compaction");
+    const now = o.now ?? Date.now;
+    const clock = o.clock ?? (() => performance.now());
+    let snapshot: string | null = null;
+    if (!options.noSnapshot) {
+      const paths = o.paths;
+      if (!paths || o.persistence.incognito) {
+        throw new SnapshotError(
+          "Cannot write the snapshot before compacting " +
+            (paths ? "in an incognito session" : "without a data dir") +
+            ", so nothing was compacted; compact once without a snapshot (--no-snapshot) to go on",
+        );
+      }
+      snapshot = op.stageSync("snapshot.write", () => writeSnapshot(paths, record, now()));
+    }
+    const replaced = record.messages.slice(0, cut).map((m) => ({
+      role: m.role,
+      content: o.gate.redact(m.content, { destination: "model" }).text,
+    }));
+    const at = new Date(now()).toISOString();
+    let summary: Summary;
+    try {
+      summary = await op.stage(
+        "compaction.summary",
+        () =>
+          summarise(o.model, replaced, latestSummary(record), {
+            clock,
+            ...(options.signal ? { signal: options.signal } : {}),
+          }),
+      );
+    } catch (err) {
+      // Rejected summaries were still requests: they count towards the spend.
+      const attempts = (err as { completions?: Summary["completions"] }).completions;
+      if (err instanceof CompactionError && attempts) {
+        for (const a of attempts) record.spend.turns.push(this.#compactionSpend(at, a));
+        this.#commit({ at, event: "compaction", outcome: "rejected" });
+      }
+      throw err;
+    }
+    return op.stageSync("compaction.apply", () => {
+      const text = o.gate.redact(summary.text, { destination: "disk" }).text;
+      const accepted = summary.completions.at(-1)?.completion;
+      record.archive.push(...record.messages.slice(0, cut));
+      record.messages = record.messages.slice(cut);
+      record.compactions.push({
+        at,
+        summary: text,
+        replaced: cut,
+        snapshot,
+        auto: options.auto === true,
+        model: o.model.model,
+        answeredBy: accepted?.answeredBy ?? null,
+      });
+      for (const a of summary.completions) record.spend.turns.push(this.#compactionSpend(at, a));
+      this.#undo = undefined;
+      this.#wire = this.#wireOf(record);
+      this.#commit({
+        at,
+        event: "compaction",
+        outcome: "ok",
+        replaced: cut,
+        snapshot: snapshot !== null,
+        auto: options.auto === true,
+      });
+      return {
+        outcome: "compacted" as const,
+        replaced: cut,
+        kept: record.messages.length,
+        summaryBytes: new TextEncoder().encode(text).length,
+        snapshot,
+      };
+    });
+  }
+
+  /** Compacts before a turn when the request would go over the token budget. */
+  async #autoCompact(prompt: string, signal?: AbortSignal): Promise<void> {
+    const o = this.#o;
+    const budget = o.tokenBudget ?? defaultBudget(o.model.model);
+    if (estimateTokens([...this.#wire, { content: prompt }]) <= budget) return;
+    try {
+      await this.compact({ auto: true, ...(signal ? { signal } : {}) });
+    } catch (err) {
+      if (
+        !(err instanceof SnapshotError || err instanceof CompactionError ||
+          err instanceof ModelError)
+      ) throw err;
+      o.persistence.note(
+        `The session is over its token budget but was not compacted: ${err.message}`,
+      );
+    }
+  }
+
+  #compactionSpend(at: string, attempt: Summary["completions"][number]): TurnSpend {
+    const completion = attempt.completion;
+    return {
+      turn: turnsOf(this.#record),
+      at,
+      outcome: "compaction",
+      model: this.#o.model.model,
+      answeredBy: completion?.answeredBy ?? null,
+      tokensIn: completion?.tokensIn ?? null,
+      tokensOut: completion?.tokensOut ?? null,
+      ...splitWallTime({
+        wallMs: attempt.ms,
+        waitingModelMs: attempt.ms,
+        runningToolsMs: 0,
+        waitingUserMs: 0,
+      }),
+    };
+  }
+
   /** Takes the last turn back (conversation, spend, permissions); false when there is none. */
   undo(): boolean {
     const snapshot = this.#undo;
     if (snapshot === undefined) return false;
-    const turn = this.#record.spend.turns.length;
+    const turn = turnsOf(this.#record);
     this.#restore(snapshot);
     this.#undo = undefined;
     const at = new Date((this.#o.now ?? Date.now)()).toISOString();
@@ -655,6 +832,18 @@ export class ChatSession {
   }
 }
 
+/** One line saying what a compaction did. */
+export function describeCompaction(result: CompactResult): string {
+  if (result.outcome === "nothing") return `Nothing to compact: ${result.reason}\n`;
+  return `Compacted: ${result.replaced} messages replaced by a summary of ${result.summaryBytes} bytes` +
+    `; ${result.kept} kept${result.snapshot ? `; snapshot ${result.snapshot}` : "; no snapshot"}\n`;
+}
+
+/** The conversation turns of a record (compaction requests are in the spend but are not turns). */
+export function turnsOf(record: Pick<SessionRecord, "spend">): number {
+  return record.spend.turns.filter((t) => t.outcome !== "compaction").length;
+}
+
 /** `/status` as lines of text. */
 export function formatStatus(s: SessionStatus): string {
   const names = {
@@ -753,7 +942,7 @@ export async function runChatLoop(
     const command = slashCommand(line);
     if (command !== undefined) {
       if (command.name === "exit" || command.name === "quit") break;
-      const next = runSlash(current, command, ui);
+      const next = await runSlash(current, command, ui);
       if (next !== current) {
         earlier.push(current);
         current = next;
@@ -787,11 +976,11 @@ export async function runChatLoop(
 }
 
 /** Runs one in-session command; returns the session to continue with. */
-function runSlash(
+async function runSlash(
   session: ChatSession,
   command: { name: string; arg: string },
   ui: ChatUi,
-): ChatSession {
+): Promise<ChatSession> {
   switch (command.name) {
     case "rename":
       try {
@@ -817,12 +1006,28 @@ function runSlash(
     case "status":
       ui.note(formatStatus(session.status()));
       return session;
-    case "compact":
-      ui.note("Compaction is not available in this build yet: the session is unchanged\n");
+    case "compact": {
+      const noSnapshot = command.arg === "--no-snapshot" || command.arg === "no-snapshot";
+      if (command.arg !== "" && !noSnapshot) {
+        ui.note(`error: Unknown option "${command.arg}": try /compact or /compact --no-snapshot\n`);
+        return session;
+      }
+      try {
+        const result = await ui.interruptible((signal) => session.compact({ noSnapshot, signal }));
+        ui.note(describeCompaction(result));
+      } catch (err) {
+        if (
+          !(err instanceof SnapshotError || err instanceof CompactionError ||
+            err instanceof ModelError)
+        ) throw err;
+        ui.note(`error: ${err.message}\n`);
+      }
       return session;
+    }
     case "help":
       ui.note(
         "/rename NAME  rename this session\n/undo         take the last turn back\n" +
+          "/compact      replace the oldest rounds by a summary (a snapshot is written first)\n" +
           "/clear        start a new session (this one stays resumable)\n" +
           "/status       this session at a glance\n/exit         leave\n",
       );
@@ -908,7 +1113,17 @@ export function chatSetup(
     now: ctx.now,
   });
   const persistence = new Persistence(sessions, history);
-  return { persistence, options: { persistence, gate, model, now: ctx.now } };
+  return {
+    persistence,
+    options: {
+      persistence,
+      gate,
+      model,
+      now: ctx.now,
+      paths: ctx.paths,
+      ...(ctx.config.tokenBudget !== undefined ? { tokenBudget: ctx.config.tokenBudget } : {}),
+    },
+  };
 }
 
 /**

@@ -159,6 +159,34 @@ export async function runCli(
   };
 }
 
+/** Runs `commands/<file>.ts` like `runCli`, with `input` piped to its stdin. */
+export async function runCliWithInput(
+  file: string,
+  args: string[],
+  vars: Record<string, string>,
+  input: string,
+): Promise<RunResult> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", ...taskFlags(file), "--quiet", join(ROOT, "commands", `${file}.ts`), ...args],
+    env: { ...childBaseEnv(), NO_COLOR: "1", ...vars },
+    clearEnv: true,
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const writer = child.stdin.getWriter();
+  await writer.write(new TextEncoder().encode(input));
+  await writer.close();
+  const output = await child.output();
+  const decoder = new TextDecoder();
+  return {
+    code: output.code,
+    stdout: decoder.decode(output.stdout),
+    stderr: decoder.decode(output.stderr),
+    stdoutBytes: output.stdout,
+  };
+}
+
 /**
  * What a child Deno needs from this environment whatever the test's own variables: PATH, the
  * module cache (so nothing is downloaded again under a temp HOME), and TLS and proxy settings.

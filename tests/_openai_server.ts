@@ -23,6 +23,10 @@ export interface ServerOptions {
   failWith?: { status: number; message: string };
   /** Waits this long (ms) between streamed pieces, so a test can interrupt a reply. */
   pieceDelayMs?: number;
+  /** Waits this long (ms) before answering at all. */
+  delayMs?: number;
+  /** The finish reason of a reply (default `stop`; `length` means cut off by the provider). */
+  finishReason?: (request: ReceivedRequest["json"]) => string;
 }
 
 /** A running test server. */
@@ -52,6 +56,7 @@ export function startOpenAiServer(options: ServerOptions = {}): OpenAiServer {
       const received = { body, json, authorization: req.headers.get("authorization") };
       requests.push(received);
       const o = handle.options;
+      if (o.delayMs) await new Promise((r) => setTimeout(r, o.delayMs));
       if (o.failWith) {
         return Response.json(
           { error: { message: o.failWith.message, type: "invalid_request_error" } },
@@ -60,6 +65,7 @@ export function startOpenAiServer(options: ServerOptions = {}): OpenAiServer {
       }
       const last = [...json.messages].reverse().find((m) => m.role === "user");
       const text = o.reply ? o.reply(json) : `Echo: ${last?.content ?? ""}`;
+      const finish = o.finishReason ? o.finishReason(json) : "stop";
       const model = o.answeredBy ?? ANSWERED_BY;
       const tokensIn = json.messages.reduce((n, m) => n + words(m.content), 0);
       const usage = {
@@ -78,7 +84,7 @@ export function startOpenAiServer(options: ServerOptions = {}): OpenAiServer {
           choices: [{
             index: 0,
             message: { role: "assistant", content: text },
-            finish_reason: "stop",
+            finish_reason: finish,
           }],
           usage,
         });
@@ -103,7 +109,7 @@ export function startOpenAiServer(options: ServerOptions = {}): OpenAiServer {
               if (delay) await new Promise((r) => setTimeout(r, delay));
               send(chunk({ content: piece }, null));
             }
-            send(chunk({}, "stop"));
+            send(chunk({}, finish));
             if (json.stream_options?.include_usage) {
               send({ id, object: "chat.completion.chunk", created, model, choices: [], usage });
             }

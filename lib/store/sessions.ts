@@ -131,9 +131,13 @@ export type Plan = z.infer<typeof planSchema>;
 /** One line of a session's trail: what happened and the gates' decisions, never content. */
 export interface TrailLine {
   at: string;
-  event: "turn" | "undo" | "rename" | "fork";
+  event: "turn" | "undo" | "rename" | "fork" | "compaction";
   turn?: number;
   outcome?: string;
+  /** Compaction: how many messages went to the archive, and whether a snapshot was written. */
+  replaced?: number;
+  snapshot?: boolean;
+  auto?: boolean;
   /** Decisions for what was written (the record). */
   disk?: TrailEntry;
   /** Decisions for what was sent to the model. */
@@ -208,7 +212,8 @@ export function newRecord(options: NewRecord): SessionRecord {
 export function spendTotal(turns: readonly TurnSpend[]): SessionRecord["spend"]["total"] {
   const total = emptyTotal();
   for (const t of turns) {
-    total.turns++;
+    // Compaction requests count towards tokens and time, not towards the conversation's turns.
+    if (t.outcome !== "compaction") total.turns++;
     total.tokensIn += t.tokensIn ?? 0;
     total.tokensOut += t.tokensOut ?? 0;
     total.wallMs += t.wallMs;

@@ -1,0 +1,73 @@
+#!/usr/bin/env -S deno run -R -W -E --allow-net
+// `compact`: compacts one of this project's logbook sessions on demand, at any size: a
+// snapshot of the whole conversation first, then a summary from the model replaces the oldest
+// rounds in requests, the replaced messages kept in the record's archive.
+
+import {
+  defineCommand,
+  EXIT,
+  helpText,
+  type Io,
+  parseCommand,
+  runCommand,
+  stdio,
+  UsageError,
+} from "../lib/cli.ts";
+import { ChatSession, chatSetup, describeCompaction } from "../lib/chat.ts";
+import { loadContext } from "../lib/context.ts";
+import type { Env } from "../lib/env.ts";
+import { projectOf } from "../lib/paths.ts";
+import { findRow, pickerRows, withHistoryStore } from "../lib/resume.ts";
+
+export const spec = defineCommand({
+  name: "compact",
+  summary: "replace the oldest rounds of a logbook session by a summary (snapshot first)",
+  usage: "logbook compact <id> [--no-snapshot] [--json]",
+  options: {
+    "no-snapshot": { type: "boolean" },
+    json: { type: "boolean" },
+    help: { type: "boolean", short: "h" },
+  },
+  optionHelp: [
+    ["--no-snapshot", "this once, compact without writing the plain-text snapshot first"],
+    ["--json", "print what was done as JSON"],
+    ["-h, --help", "show this help"],
+  ],
+  examples: ["logbook compact 3f2a9c1e"],
+  maxPositionals: 1,
+});
+
+/** Runs `compact` with `args`; returns the exit status. */
+export async function main(
+  args: string[],
+  io: Io = stdio(),
+  env: Env = Deno.env,
+): Promise<number> {
+  return await runCommand(spec.name, io, async () => {
+    const { values, positionals } = parseCommand(spec, args);
+    if (values.help) {
+      io.out(helpText(spec));
+      return EXIT.ok;
+    }
+    const id = positionals[0];
+    if (id === undefined) throw new UsageError("Missing the id of the session to compact");
+    const ctx = loadContext({ env, agent: "logbook" });
+    const setup = chatSetup(ctx, { incognito: false });
+    const project = projectOf(ctx.cwd);
+    const row = withHistoryStore(ctx, (store) => {
+      const { rows, corrupt } = pickerRows(setup.persistence.store, project, store);
+      return findRow(rows, id, "compact", corrupt);
+    });
+    if (!row.record) {
+      throw new Error(`Cannot compact "${row.key}": only logbook's own sessions can be compacted`);
+    }
+    const { session } = ChatSession.resume({ ...setup.options, cwd: row.record.cwd }, row.record);
+    const result = await session.compact({ noSnapshot: values["no-snapshot"] === true });
+    for (const warning of setup.persistence.takeWarnings()) io.err(`warning: ${warning}\n`);
+    if (values.json) io.out(JSON.stringify({ session: session.id, ...result }) + "\n");
+    else io.out(describeCompaction(result));
+    return EXIT.ok;
+  });
+}
+
+if (import.meta.main) Deno.exit(await main(Deno.args));
