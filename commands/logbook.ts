@@ -45,6 +45,10 @@ export const COMMANDS: Record<string, { summary: string; load: () => Promise<{ m
     summary: "replace the oldest rounds of a logbook session by a summary (snapshot first)",
     load: () => import("./compact.ts"),
   },
+  status: {
+    summary: "logbook on this machine at a glance: store, capture, drift, snapshots, problems",
+    load: () => import("./status.ts"),
+  },
   forget: {
     summary: "remove conversations from the history store for good",
     load: () => import("./forget.ts"),

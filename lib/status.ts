@@ -1,0 +1,136 @@
+// Everything `status` and the dashboard report about logbook on this machine: capture on or off
+// and running, the store, drift, snapshots, unclosed stage markers, sessions and corrupt records.
+
+import { join } from "node:path";
+import { ingestOffReason, type LastRun, LATCH_KEY, type LatchedFailure } from "./capture.ts";
+import { snapshotStats } from "./compaction.ts";
+import { type Context, openStore, storeExists } from "./context.ts";
+import { isLockHeld } from "./lock.ts";
+import { stageMarkersLocation, unclosed, type UnclosedStep } from "./stage_markers.ts";
+import { HistoryStore } from "./store/db.ts";
+import type { Progress } from "./store/ingest.ts";
+import { type CorruptRecord, SessionStore } from "./store/sessions.ts";
+import { describeDrift, type StoreStatus, storeStatus } from "./store/status.ts";
+
+/** Capture progress with a percentage and an estimate of the time left. */
+export type ProgressView = Progress & {
+  /** Whole percent of the bytes captured. */
+  percent: number;
+  /** Estimated time left, or null while too little is done to tell. */
+  etaMs: number | null;
+};
+
+/** The whole status. */
+export interface Status {
+  dataDir: string;
+  capture: {
+    on: boolean;
+    offReason: string | null;
+    phase: "never run" | "idle" | "capturing" | "failed (latched)";
+    /** A capture runs now (in any process). */
+    running: boolean;
+    latched: LatchedFailure | null;
+    /** Progress of the running capture (null when none runs). */
+    progress: ProgressView | null;
+    lastRun: LastRun | null;
+  };
+  /** The store's status, or null before the first capture. */
+  store: StoreStatus | null;
+  /** Format drift, one human line each. */
+  drift: string[];
+  /** Plain-text snapshots taken before compaction. */
+  snapshots: { count: number; bytes: number };
+  stageMarkers: { enabled: boolean; off: string | null; unclosed: UnclosedStep[] };
+  sessions: { count: number; corrupt: CorruptRecord[] };
+}
+
+export interface StatusOptions {
+  /** Opens the store (default: `openStore(ctx)`), for callers that manage connections. */
+  open?: () => HistoryStore;
+  /** Wraps the store reading (the dashboard marks it as a stage). */
+  wrap?: <T>(fn: () => T) => T;
+  /** Also true when this process runs a capture that holds no lock file of its own. */
+  running?: boolean;
+  now?: number;
+}
+
+/** Gathers the status; reading never creates the store. */
+export async function gatherStatus(ctx: Context, options: StatusOptions = {}): Promise<Status> {
+  const now = options.now ?? ctx.now();
+  const off = ingestOffReason(ctx);
+  const running = options.running === true || isLockHeld(join(ctx.paths.run, "capture.lock"));
+  let store: StoreStatus | null = null;
+  let latched: LatchedFailure | null = null;
+  let lastRun: LastRun | null = null;
+  if (storeExists(ctx)) {
+    const read = () => {
+      const opened = options.open ? options.open() : openStore(ctx);
+      try {
+        store = storeStatus(opened);
+        latched = opened.getMeta<LatchedFailure>(LATCH_KEY) ?? null;
+        lastRun = opened.getMeta<LastRun>("last_run") ?? null;
+      } finally {
+        opened.close();
+      }
+    };
+    options.wrap ? options.wrap(read) : read();
+  }
+  const status = store as StoreStatus | null;
+  const health = ctx.markers.health();
+  const sessions = new SessionStore(ctx.paths, { incognito: true });
+  let sessionCount = 0;
+  const corrupt: CorruptRecord[] = [];
+  for (const key of sessions.projectKeys()) {
+    const listed = sessions.list(key);
+    sessionCount += listed.sessions.length;
+    corrupt.push(...listed.corrupt);
+  }
+  return {
+    dataDir: ctx.paths.root,
+    capture: {
+      on: off === null,
+      offReason: off,
+      phase: latched
+        ? "failed (latched)"
+        : running
+        ? "capturing"
+        : status === null
+        ? "never run"
+        : "idle",
+      running,
+      latched,
+      progress: running && status?.progress ? progressView(status.progress, now) : null,
+      lastRun,
+    },
+    store: status,
+    drift: (status?.drift ?? []).map(describeDrift),
+    snapshots: snapshotStats(ctx.paths.pruneArchives),
+    stageMarkers: {
+      enabled: health.enabled,
+      off: health.off ?? null,
+      unclosed: await openSteps(ctx, now),
+    },
+    sessions: { count: sessionCount, corrupt },
+  };
+}
+
+/** Percentage and time left of a capture's progress at `now`. */
+export function progressView(p: Progress, now: number): ProgressView {
+  const ratio = p.bytesTotal > 0 ? Math.min(1, p.bytesDone / p.bytesTotal) : 0;
+  const elapsed = Math.max(0, now - p.startedAt);
+  return {
+    ...p,
+    percent: Math.floor(ratio * 100),
+    etaMs: ratio > 0.02 && ratio < 1 ? Math.round((elapsed / ratio) * (1 - ratio)) : null,
+  };
+}
+
+async function openSteps(ctx: Context, now: number): Promise<UnclosedStep[]> {
+  let path: string;
+  try {
+    path = stageMarkersLocation(ctx.env).path;
+  } catch {
+    return [];
+  }
+  return await unclosed(path, { now });
+}
