@@ -4,12 +4,14 @@ import type { Adapter, Agent } from "./adapter.ts";
 import { claudeCode } from "./claude_code.ts";
 import { codex } from "./codex.ts";
 import { opencode } from "./opencode.ts";
+import { logbookSessions } from "./logbook.ts";
 
 /** Every adapter, in capture order. */
 export const ADAPTERS: readonly Adapter[] = [
   claudeCode as Adapter,
   codex as Adapter,
   opencode as Adapter,
+  logbookSessions as Adapter,
 ];
 
 /** The adapter for `agent`, if logbook captures it. */
