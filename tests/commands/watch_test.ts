@@ -93,3 +93,74 @@ Deno.test("reindex --watch captures appends and new files within seconds and sto
     await world.cleanup();
   }
 });
+
+Deno.test("reindex --watch captures a Codex append and an OpenCode part within seconds", async () => {
+  const world = await makeWorld({ fixtures: ["codex", "opencode"] });
+  const { fixtureIds, insertPart } = await import("../../fixtures/opencode/make_db.ts");
+  const ids = fixtureIds();
+  const process = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      ...taskFlags("reindex"),
+      "--quiet",
+      join(ROOT, "commands", "reindex.ts"),
+      "--watch",
+    ],
+    env: { ...childBaseEnv(), ...world.vars },
+    clearEnv: true,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  try {
+    await eventually(
+      "the first capture",
+      async () => (await hits(world, "glacier-tambourine")) === 1,
+    );
+    const rollouts = manifestFiles("codex") as { path: string; case: string }[];
+    const interrupted = join(world.codex, rollouts.find((e) => e.case === "interrupted")!.path);
+    appendFileSync(
+      interrupted,
+      JSON.stringify({
+        timestamp: "2026-06-16T12:00:00.000Z",
+        type: "response_item",
+        payload: {
+          type: "message",
+          role: "assistant",
+          content: [{ type: "output_text", text: "late answer about osprey-quadrant" }],
+        },
+      }) + "\n",
+    );
+    const now = Date.now();
+    insertPart(join(world.xdgData, "opencode", "opencode.db"), {
+      messageId: ids.mainLastMessage,
+      sessionId: ids.sessions.main,
+      timeCreated: now,
+      timeUpdated: now,
+      data: { type: "text", text: "a new part about kiwi-sextant", time: { start: now, end: now } },
+    });
+    await eventually("the Codex line", async () => (await hits(world, "osprey-quadrant")) === 1);
+    await eventually("the OpenCode part", async () => (await hits(world, "kiwi-sextant")) === 1);
+
+    process.kill("SIGTERM");
+    const out = await process.output();
+    assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+    const after = captureIo();
+    assert.equal(await reindex(["--json"], after, world.env), 0);
+    assert.equal(JSON.parse(after.stdout()).records, 0, "nothing captured twice");
+    assert.equal(await hits(world, "kiwi-sextant"), 1);
+  } finally {
+    try {
+      process.kill("SIGKILL");
+    } catch {
+      // already exited
+    }
+    await process.status;
+    await world.cleanup();
+  }
+});
+
+function manifestFiles(agent: string): unknown[] {
+  const parsed = JSON.parse(Deno.readTextFileSync(join(ROOT, "fixtures", agent, "MANIFEST.json")));
+  return Array.isArray(parsed) ? parsed : parsed.files;
+}
