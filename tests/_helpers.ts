@@ -6,6 +6,10 @@ import { fileURLToPath } from "node:url";
 import { cpSync } from "node:fs";
 import { type Env, envFrom } from "../lib/env.ts";
 import type { Io } from "../lib/cli.ts";
+import { runCapture } from "../lib/capture.ts";
+import { type Context, loadContext, openStore, redactorFor } from "../lib/context.ts";
+import type { HistoryStore } from "../lib/store/db.ts";
+import type { CaptureSummary } from "../lib/store/ingest.ts";
 
 /** The repository root and its fixtures. */
 export const ROOT = fileURLToPath(new URL("../", import.meta.url));
@@ -220,5 +224,32 @@ export function corpusPresent(): boolean {
     return Deno.statSync(CORPUS).isDirectory;
   } catch {
     return false;
+  }
+}
+
+/** Captures a world in-process with the real adapters; returns the summary. */
+export async function captureWorld(
+  world: World,
+  extra: Partial<Parameters<typeof runCapture>[0]> = {},
+): Promise<CaptureSummary> {
+  const ctx = loadContext({ env: world.env });
+  const store = openStore(ctx);
+  try {
+    const result = await runCapture({ ctx, store, redact: redactorFor(ctx), ...extra });
+    if (result.status !== "captured") throw new Error(`Capture did not run: ${result.status}`);
+    return result.summary;
+  } finally {
+    store.close();
+  }
+}
+
+/** Runs `fn` with the world's store open, closing it after. */
+export function withStore<T>(world: World, fn: (store: HistoryStore, ctx: Context) => T): T {
+  const ctx = loadContext({ env: world.env });
+  const store = openStore(ctx);
+  try {
+    return fn(store, ctx);
+  } finally {
+    store.close();
   }
 }

@@ -90,6 +90,26 @@ export interface Derived {
   supersedes?: boolean;
 }
 
+/** A derived record with every optional part empty: `makeDerived("message", "user", conv, { text })`. */
+export function makeDerived(
+  kind: Kind,
+  role: Role | null,
+  conversation: ConversationInfo | null,
+  extra: Partial<Derived> = {},
+): Derived {
+  return {
+    kind,
+    role,
+    ts: null,
+    conversation,
+    messageId: null,
+    partId: null,
+    text: "",
+    newMessage: false,
+    ...extra,
+  };
+}
+
 /** One complete line of a JSONL source, as the engine hands it to an adapter. */
 export interface LineInput {
   /** The line's bytes including its terminator. */

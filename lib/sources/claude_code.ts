@@ -2,15 +2,15 @@
 // subagents, and maps every record type to a kind, role, conversation and searchable text.
 
 import { basename, dirname, join } from "node:path";
-import type {
-  ConversationInfo,
-  Derived,
-  DiscoverContext,
-  LineAdapter,
-  LineInput,
-  Role,
-  Scalar,
-  SourceRef,
+import {
+  type ConversationInfo,
+  type Derived,
+  type DiscoverContext,
+  type LineAdapter,
+  type LineInput,
+  makeDerived,
+  type Scalar,
+  type SourceRef,
 } from "./adapter.ts";
 import { homeDir } from "../paths.ts";
 import { looksLikeBase64, obj, str, stringLeaves, titleFrom, toEpochMs } from "./_text.ts";
@@ -85,7 +85,7 @@ export const claudeCode: LineAdapter<ClaudeState> = {
 
   parseLine(line: LineInput, state: ClaudeState, source: SourceRef): Derived {
     const file = fileRole(source.path);
-    if (line.blank) return base("meta", null, conversationOf(file, state, null, source));
+    if (line.blank) return makeDerived("meta", null, conversationOf(file, state, null, source));
     const record = obj(line.value);
     if (!record) {
       return drift(
@@ -192,25 +192,6 @@ function conversationOf(
   return { key: `claude:${sessionId}`, nativeId: sessionId, cwd, branch };
 }
 
-function base(
-  kind: Derived["kind"],
-  role: Role | null,
-  conversation: ConversationInfo | null,
-  extra: Partial<Derived> = {},
-): Derived {
-  return {
-    kind,
-    role,
-    ts: null,
-    conversation,
-    messageId: null,
-    partId: null,
-    text: "",
-    newMessage: false,
-    ...extra,
-  };
-}
-
 function drift(
   category: "unknown_type" | "unparsable" | "missing_fields",
   detail: string,
@@ -218,7 +199,7 @@ function drift(
   state: ClaudeState,
   source: SourceRef,
 ): Derived {
-  return base("meta", null, conversationOf(file, state, null, source), {
+  return makeDerived("meta", null, conversationOf(file, state, null, source), {
     drift: { category, detail },
     version: state.version,
   });
@@ -239,17 +220,17 @@ function classify(
       if (!message) return missing("user record without a message", conversation, state, ts);
       const content = message.content;
       if (record.isCompactSummary === true) {
-        return base("summary", null, conversation, { ts, messageId: uuid });
+        return makeDerived("summary", null, conversation, { ts, messageId: uuid });
       }
       const blocks = Array.isArray(content) ? content.map(obj) : [];
       if (blocks.some((b) => b?.type === "tool_result")) {
-        return base("tool_result", null, conversation, { ts, messageId: uuid });
+        return makeDerived("tool_result", null, conversation, { ts, messageId: uuid });
       }
       const prompt = typeof content === "string"
         ? content
         : blocks.filter((b) => b?.type === "text").map((b) => str(b!.text) ?? "").join("\n");
       const titled = record.isMeta !== true && !/^\s*</.test(prompt) && prompt.trim() !== "";
-      return base("message", "user", conversation, {
+      return makeDerived("message", "user", conversation, {
         ts,
         messageId: uuid,
         newMessage: true,
@@ -272,18 +253,18 @@ function classify(
       const messageId = str(message.id) ?? uuid;
       const newMessage = kind === "message" && messageId !== state.lastMessageId;
       if (kind === "message" && messageId) state.lastMessageId = messageId;
-      return base(kind, "assistant", conversation, { ts, messageId, newMessage });
+      return makeDerived(kind, "assistant", conversation, { ts, messageId, newMessage });
     }
     case "system": {
       const kind = record.subtype === "compact_boundary" ? "summary" : "event";
-      return base(kind, kind === "summary" ? null : "system", conversation, {
+      return makeDerived(kind, kind === "summary" ? null : "system", conversation, {
         ts,
         messageId: uuid,
       });
     }
     case "summary": {
       const summary = str(record.summary);
-      return base("summary", null, conversation, {
+      return makeDerived("summary", null, conversation, {
         ts,
         title: summary ? { text: titleFrom(summary), rank: 2 } : null,
       });
@@ -291,14 +272,16 @@ function classify(
     case "custom-title":
     case "ai-title": {
       const title = str(record.customTitle) ?? str(record.aiTitle);
-      return base("meta", null, conversation, {
+      return makeDerived("meta", null, conversation, {
         ts,
         title: title ? { text: titleFrom(title), rank: type === "custom-title" ? 3 : 2 } : null,
       });
     }
     default:
-      if (META_TYPES.has(type)) return base("meta", null, conversation, { ts, messageId: uuid });
-      return base("meta", null, conversation, {
+      if (META_TYPES.has(type)) {
+        return makeDerived("meta", null, conversation, { ts, messageId: uuid });
+      }
+      return makeDerived("meta", null, conversation, {
         ts,
         drift: { category: "unknown_type", detail: type },
       });
@@ -311,7 +294,7 @@ function missing(
   state: ClaudeState,
   ts: number | null,
 ): Derived {
-  return base("meta", null, conversation, {
+  return makeDerived("meta", null, conversation, {
     ts,
     drift: { category: "missing_fields", detail },
     version: state.version,

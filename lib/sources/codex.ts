@@ -3,16 +3,17 @@
 
 import { basename, join, sep } from "node:path";
 import { existsSync } from "node:fs";
-import type {
-  ConversationInfo,
-  Derived,
-  DiscoverContext,
-  DriftCategory,
-  LineAdapter,
-  LineInput,
-  Role,
-  Scalar,
-  SourceRef,
+import {
+  type ConversationInfo,
+  type Derived,
+  type DiscoverContext,
+  type DriftCategory,
+  type LineAdapter,
+  type LineInput,
+  makeDerived,
+  type Role,
+  type Scalar,
+  type SourceRef,
 } from "./adapter.ts";
 import { homeDir } from "../paths.ts";
 import { zstdAvailable } from "../store/_readers.ts";
@@ -238,7 +239,7 @@ export function codexAdapter(options: CodexAdapterOptions = {}): LineAdapter<Cod
     },
 
     parseLine(line: LineInput, state: CodexState, source: SourceRef): Derived {
-      if (line.blank) return base("meta", null, conversationOf(state, source));
+      if (line.blank) return makeDerived("meta", null, conversationOf(state, source));
       const record = obj(line.value);
       if (!record) {
         const detail = line.value === undefined ? "invalid JSON" : "not a JSON object";
@@ -315,22 +316,37 @@ function classify(
       const id = str(payload.id);
       if (!state.id && id) adopt(state, payload, shape.line === "legacy_meta");
       else if (id && id !== state.id) state.copying = true; // a fork's copy of its parent's
-      return base("meta", null, conversationOf(state, source), { ts, version: state.version });
+      return makeDerived("meta", null, conversationOf(state, source), {
+        ts,
+        version: state.version,
+      });
     }
     case "state":
-      return base("meta", null, conversationOf(state, source), { version: state.version, ts });
+      return makeDerived("meta", null, conversationOf(state, source), {
+        version: state.version,
+        ts,
+      });
     case "turn_context": {
       if (payload) {
         endCopyAt(state, str(payload.turn_id));
         state.cwd ??= str(payload.cwd);
       }
-      return base("meta", null, conversationOf(state, source), { ts, version: state.version });
+      return makeDerived("meta", null, conversationOf(state, source), {
+        ts,
+        version: state.version,
+      });
     }
     case "world_state":
     case "inter_agent_communication_metadata":
-      return base("meta", null, conversationOf(state, source), { ts, version: state.version });
+      return makeDerived("meta", null, conversationOf(state, source), {
+        ts,
+        version: state.version,
+      });
     case "compacted":
-      return base("summary", null, conversationOf(state, source), { ts, version: state.version });
+      return makeDerived("summary", null, conversationOf(state, source), {
+        ts,
+        version: state.version,
+      });
     case "event_msg":
       return classifyEvent(payload, state, source, ts);
     case "response_item":
@@ -351,7 +367,7 @@ function classifyEvent(
   if (!EVENT_TYPES.has(type)) return drift("unknown_type", `event_msg/${type}`, state, source, ts);
   if (type === "task_started" || type === "turn_started") endCopyAt(state, str(payload.turn_id));
   const name = type === "thread_name_updated" ? str(payload.thread_name) : null;
-  return base("event", null, conversationOf(state, source), {
+  return makeDerived("event", null, conversationOf(state, source), {
     ts,
     version: state.version,
     title: name ? { text: titleFrom(name), rank: 3 } : null,
@@ -380,7 +396,7 @@ function classifyItem(
     if (!streamed && role === "user" && !state.cwd) state.cwd = cwdFromContext(texts);
     const prompt = texts.find((t) => t.trim() !== "" && !isInjected(t));
     const counted = role === "assistant" || (role === "user" && (streamed || prompt !== undefined));
-    return base("message", role && ROLES.has(role) ? role as Role : null, conversation, {
+    return makeDerived("message", role && ROLES.has(role) ? role as Role : null, conversation, {
       ...extra,
       messageId: str(payload.id),
       newMessage: counted,
@@ -388,22 +404,28 @@ function classifyItem(
     });
   }
   if (type === "reasoning") {
-    return base("reasoning", "assistant", conversation, { ...extra, messageId: str(payload.id) });
+    return makeDerived("reasoning", "assistant", conversation, {
+      ...extra,
+      messageId: str(payload.id),
+    });
   }
   if (type === "agent_message") {
     // A message between agents (multi-agent threads): what one agent told another.
-    return base("message", "assistant", conversation, { ...extra, messageId: str(payload.id) });
+    return makeDerived("message", "assistant", conversation, {
+      ...extra,
+      messageId: str(payload.id),
+    });
   }
   if (type === "compaction" || type === "compaction_summary") {
-    return base("summary", null, conversation, extra);
+    return makeDerived("summary", null, conversation, extra);
   }
   if (RESULT_ITEMS.has(type)) {
-    return base("tool_result", null, conversation, { ...extra, messageId: callId });
+    return makeDerived("tool_result", null, conversation, { ...extra, messageId: callId });
   }
   if (CALL_ITEMS.has(type)) {
-    return base("tool_call", "assistant", conversation, { ...extra, messageId: callId });
+    return makeDerived("tool_call", "assistant", conversation, { ...extra, messageId: callId });
   }
-  if (QUIET_ITEMS.has(type)) return base("meta", null, conversation, extra);
+  if (QUIET_ITEMS.has(type)) return makeDerived("meta", null, conversation, extra);
   return drift("unknown_type", `response_item/${type}`, state, source, ts);
 }
 
@@ -473,25 +495,6 @@ function cwdFromContext(texts: string[]): string | null {
   return null;
 }
 
-function base(
-  kind: Derived["kind"],
-  role: Role | null,
-  conversation: ConversationInfo | null,
-  extra: Partial<Derived> = {},
-): Derived {
-  return {
-    kind,
-    role,
-    ts: null,
-    conversation,
-    messageId: null,
-    partId: null,
-    text: "",
-    newMessage: false,
-    ...extra,
-  };
-}
-
 function drift(
   category: DriftCategory,
   detail: string,
@@ -499,7 +502,7 @@ function drift(
   source: SourceRef,
   ts: number | null = null,
 ): Derived {
-  return base("meta", null, conversationOf(state, source), {
+  return makeDerived("meta", null, conversationOf(state, source), {
     ts,
     drift: { category, detail },
     version: state.version,

@@ -2,7 +2,14 @@
 // with every other agent's conversations. Each session record is read as rows: its messages in
 // order (the archive of compacted ones first), and the session itself when its title changes.
 
-import type { Derived, DiscoverContext, RowAdapter, RowRead, SourceRef } from "./adapter.ts";
+import {
+  type Derived,
+  type DiscoverContext,
+  makeDerived,
+  type RowAdapter,
+  type RowRead,
+  type SourceRef,
+} from "./adapter.ts";
 import { dataDir, dataPaths } from "../paths.ts";
 import { obj, str, titleFrom, toEpochMs } from "./_text.ts";
 import { walkFiles } from "./_walk.ts";
@@ -108,54 +115,36 @@ export const logbookSessions: RowAdapter<Record<string, never>> = {
     const row = obj(JSON.parse(new TextDecoder().decode(raw)));
     const type = str(row?.type);
     if (!row || (type !== "session" && type !== "message")) {
-      return {
-        kind: "meta",
-        role: null,
-        ts: null,
-        conversation: null,
-        messageId: null,
-        partId: null,
-        text: "",
-        newMessage: false,
+      return makeDerived("meta", null, null, {
         drift: { category: "unknown_type", detail: type ?? "row without a type" },
-      };
+      });
     }
     if (type === "session") {
       const id = str(row.id)!;
       const forkedFrom = str(row.forkedFrom);
       const title = str(row.title);
-      return {
-        kind: "meta",
-        role: null,
+      return makeDerived("meta", null, {
+        key: `logbook:${id}`,
+        nativeId: id,
+        cwd: str(row.cwd),
+        branch: str(row.branch),
+        parentKey: forkedFrom,
+      }, {
         ts: toEpochMs(row.updatedAt),
-        conversation: {
-          key: `logbook:${id}`,
-          nativeId: id,
-          cwd: str(row.cwd),
-          branch: str(row.branch),
-          parentKey: forkedFrom,
-        },
-        messageId: null,
-        partId: null,
-        text: "",
-        newMessage: false,
         title: title ? { text: titleFrom(title), rank: 3 } : null,
-      };
+      });
     }
     const id = str(row.session)!;
     const role = str(row.role);
     const text = typeof row.content === "string" ? row.content : "";
-    return {
-      kind: "message",
-      role: role === "user" || role === "assistant" || role === "system" ? role : null,
+    const known = role === "user" || role === "assistant" || role === "system" ? role : null;
+    return makeDerived("message", known, { key: `logbook:${id}`, nativeId: id }, {
       ts: toEpochMs(row.at),
-      conversation: { key: `logbook:${id}`, nativeId: id },
       messageId: `${id}:${row.index}`,
-      partId: null,
       text,
       newMessage: true,
       title: role === "user" && text.trim() ? { text: titleFrom(text), rank: 1 } : null,
-    };
+    });
   },
 
   textOf(bytes: Uint8Array): string {

@@ -5,16 +5,17 @@ import { Buffer } from "node:buffer";
 import { createHash } from "node:crypto";
 import { basename, dirname, isAbsolute, join, relative } from "node:path";
 import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
-import type {
-  ConversationInfo,
-  Derived,
-  DiscoverContext,
-  Kind,
-  Lookup,
-  Role,
-  RowAdapter,
-  RowRead,
-  SourceRef,
+import {
+  type ConversationInfo,
+  type Derived,
+  type DiscoverContext,
+  type Kind,
+  type Lookup,
+  makeDerived,
+  type Role,
+  type RowAdapter,
+  type RowRead,
+  type SourceRef,
 } from "./adapter.ts";
 import { homeDir } from "../paths.ts";
 import { looksLikeBase64, obj, str, stringLeaves, titleFrom } from "./_text.ts";
@@ -786,17 +787,7 @@ function conversationOf(
 }
 
 function base(kind: Kind, role: Role | null, extra: Partial<Derived>): Derived {
-  return {
-    kind,
-    role,
-    ts: null,
-    conversation: null,
-    messageId: null,
-    partId: null,
-    text: "",
-    newMessage: false,
-    ...extra,
-  };
+  return makeDerived(kind, role, null, extra);
 }
 
 /** Kind, role, conversation, text and revision of one entry. */

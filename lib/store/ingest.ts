@@ -3,15 +3,16 @@
 // transaction per batch, so a crash at any point loses nothing and duplicates nothing.
 
 import { createHash } from "node:crypto";
-import type {
-  Adapter,
-  Agent,
-  ConversationInfo,
-  Derived,
-  DiscoverContext,
-  LineAdapter,
-  RowAdapter,
-  SourceRef,
+import {
+  type Adapter,
+  type Agent,
+  type ConversationInfo,
+  type Derived,
+  type DiscoverContext,
+  type LineAdapter,
+  makeDerived,
+  type RowAdapter,
+  type SourceRef,
 } from "../sources/adapter.ts";
 import type { Project } from "../paths.ts";
 import { HistoryStore, StoreFullError, StoreLockedError, translateError } from "./db.ts";
@@ -1416,18 +1417,7 @@ export function driftRecord(
   detail: string,
   base: Partial<Derived> = {},
 ): Derived {
-  return {
-    kind: "meta",
-    role: null,
-    ts: null,
-    conversation: null,
-    messageId: null,
-    partId: null,
-    text: "",
-    newMessage: false,
-    ...base,
-    drift: { category, detail },
-  };
+  return makeDerived("meta", null, null, { ...base, drift: { category, detail } });
 }
 
 function chunkSizes(length: number, chunk: number): number[] {

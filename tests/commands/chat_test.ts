@@ -7,45 +7,9 @@ import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { projectOf } from "../../lib/paths.ts";
 import { ANSWERED_BY, type OpenAiServer, startOpenAiServer } from "../_openai_server.ts";
-import {
-  childBaseEnv,
-  makeWorld,
-  ROOT,
-  runCli,
-  type RunResult,
-  taskFlags,
-  type World,
-} from "../_helpers.ts";
+import { makeWorld, runCli, runCliWithInput, type World } from "../_helpers.ts";
 
 const KEY = "sk-" + "Fa4Ke7Xy2Qz9Lm3Np8Rt5Vw6".repeat(2);
-
-/** Runs a command with `input` piped to its stdin. */
-async function runWithInput(
-  file: string,
-  args: string[],
-  vars: Record<string, string>,
-  input: string,
-): Promise<RunResult> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", ...taskFlags(file), "--quiet", join(ROOT, "commands", `${file}.ts`), ...args],
-    env: { ...childBaseEnv(), NO_COLOR: "1", ...vars },
-    clearEnv: true,
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const writer = child.stdin.getWriter();
-  await writer.write(new TextEncoder().encode(input));
-  await writer.close();
-  const output = await child.output();
-  const decoder = new TextDecoder();
-  return {
-    code: output.code,
-    stdout: decoder.decode(output.stdout),
-    stderr: decoder.decode(output.stderr),
-    stdoutBytes: output.stdout,
-  };
-}
 
 /** Every path under `dir` with its kind, mode and content hash, sorted; `absent` if missing. */
 function snapshot(dir: string): string[] {
@@ -162,7 +126,7 @@ Deno.test("in-session commands from piped input: /rename, /undo, /status, /clear
       "/exit",
       "never sent",
     ].join("\n") + "\n";
-    const result = await runWithInput("chat", [], s.vars, input);
+    const result = await runCliWithInput("chat", [], s.vars, input);
     assert.equal(result.code, 0, result.stderr);
     assert.equal(
       result.stdout,
@@ -204,7 +168,7 @@ Deno.test("a planted key reaches no file and no request unless its label is allo
             JSON.stringify({ allowedSecrets: ["openai-key"] }),
           );
         }
-        const result = await runWithInput(
+        const result = await runCliWithInput(
           "chat",
           [],
           s.vars,
@@ -274,7 +238,7 @@ Deno.test("without a model configured chat says so and writes nothing", async ()
 Deno.test("incognito: a whole chat, fork and rename leave the data dir byte for byte as it was", async (t) => {
   await t.step("an existing data dir", async () => {
     await withSetup(async (s) => {
-      assert.equal((await runWithInput("chat", [], s.vars, "earlier\n")).code, 0);
+      assert.equal((await runCliWithInput("chat", [], s.vars, "earlier\n")).code, 0);
       const [earlier] = records(s);
       // A captured Claude Code conversation in this project, so the history store exists too.
       const sid = "3c4d5e6f-7a8b-4c9d-8e0f-1a2b3c4d5e6f";
@@ -297,7 +261,7 @@ Deno.test("incognito: a whole chat, fork and rename leave the data dir byte for 
       assert.ok(before.some((line) => line.startsWith("history.db ")));
       assert.ok(before.some((line) => line.startsWith("prompt-history.jsonl ")));
 
-      const chat = await runWithInput(
+      const chat = await runCliWithInput(
         "chat",
         ["--incognito"],
         s.vars,
@@ -325,7 +289,7 @@ Deno.test("incognito: a whole chat, fork and rename leave the data dir byte for 
   });
   await t.step("no data dir yet: it is not created", async () => {
     await withSetup(async (s) => {
-      const chat = await runWithInput("chat", ["--incognito"], s.vars, "hello\n/rename x\n");
+      const chat = await runCliWithInput("chat", ["--incognito"], s.vars, "hello\n/rename x\n");
       assert.equal(chat.code, 0, chat.stderr);
       const oneShot = await runCli("chat", ["--incognito", "-p", "hi"], s.vars);
       assert.equal(oneShot.code, 0, oneShot.stderr);

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { Buffer } from "node:buffer";
 import { createHash } from "node:crypto";
 import { zstdDecompressSync } from "node:zlib";
-import { discoverContext, runCapture } from "../../../lib/capture.ts";
+import { discoverContext } from "../../../lib/capture.ts";
 import { loadContext, openStore, redactorFor } from "../../../lib/context.ts";
 import type { DiscoverContext, SourceRef } from "../../../lib/sources/adapter.ts";
 import { codex, codexAdapter, type CodexState } from "../../../lib/sources/codex.ts";
@@ -15,7 +15,6 @@ import { ADAPTERS } from "../../../lib/sources/mod.ts";
 import { findConversation, pageConversation } from "../../../lib/store/conversations.ts";
 import {
   capture,
-  type CaptureSummary,
   decodeLine,
   FLAG_INDEXED,
   FLAG_STREAMED,
@@ -24,7 +23,15 @@ import { projectOf } from "../../../lib/paths.ts";
 import type { RecordJson } from "../../../lib/store/conversations.ts";
 import { TextDeriver } from "../../../lib/store/records.ts";
 import { search } from "../../../lib/store/search.ts";
-import { CORPUS, corpusPresent, makeWorld, manifest, type World } from "../../_helpers.ts";
+import {
+  captureWorld,
+  CORPUS,
+  corpusPresent,
+  makeWorld,
+  manifest,
+  withStore,
+  type World,
+} from "../../_helpers.ts";
 
 interface CodexEntry {
   path: string;
@@ -49,34 +56,6 @@ function entry(name: string): CodexEntry {
   const found = ENTRIES.find((e) => e.case === name);
   if (!found) throw new Error(`No codex fixture case "${name}"`);
   return found;
-}
-
-async function captureWorld(
-  world: World,
-  extra: Partial<Parameters<typeof runCapture>[0]> = {},
-): Promise<CaptureSummary> {
-  const ctx = loadContext({ env: world.env });
-  const store = openStore(ctx);
-  try {
-    const result = await runCapture({ ctx, store, redact: redactorFor(ctx), ...extra });
-    assert.equal(result.status, "captured");
-    return (result as { summary: CaptureSummary }).summary;
-  } finally {
-    store.close();
-  }
-}
-
-function withStore<T>(
-  world: World,
-  fn: (store: ReturnType<typeof openStore>, ctx: ReturnType<typeof loadContext>) => T,
-): T {
-  const ctx = loadContext({ env: world.env });
-  const store = openStore(ctx);
-  try {
-    return fn(store, ctx);
-  } finally {
-    store.close();
-  }
 }
 
 function find(world: World, query: string) {

@@ -6,13 +6,12 @@ import { Buffer } from "node:buffer";
 import { createHash } from "node:crypto";
 import { join, relative } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { runCapture } from "../../../lib/capture.ts";
-import { type Context, loadContext, openStore, redactorFor } from "../../../lib/context.ts";
+import { loadContext, openStore, redactorFor } from "../../../lib/context.ts";
 import type { Adapter, SourceRef } from "../../../lib/sources/adapter.ts";
 import { ADAPTERS } from "../../../lib/sources/mod.ts";
 import { createOpencodeAdapter, opencode } from "../../../lib/sources/opencode.ts";
 import { findConversation, pageConversation } from "../../../lib/store/conversations.ts";
-import { capture, type CaptureSummary } from "../../../lib/store/ingest.ts";
+import { capture } from "../../../lib/store/ingest.ts";
 import { TextDeriver } from "../../../lib/store/records.ts";
 import { search } from "../../../lib/store/search.ts";
 import { projectOf } from "../../../lib/paths.ts";
@@ -24,7 +23,15 @@ import {
   openWriter,
   updatePart,
 } from "../../../fixtures/opencode/make_db.ts";
-import { makeWorld, manifest, runCli, tempDir, type World } from "../../_helpers.ts";
+import {
+  captureWorld,
+  makeWorld,
+  manifest,
+  runCli,
+  tempDir,
+  withStore,
+  type World,
+} from "../../_helpers.ts";
 
 interface SessionEntry {
   id: string;
@@ -44,34 +51,6 @@ const IDS = fixtureIds();
 
 function dbPath(world: World): string {
   return join(world.xdgData, "opencode", "opencode.db");
-}
-
-async function captureWorld(
-  world: World,
-  extra: Partial<Parameters<typeof runCapture>[0]> = {},
-): Promise<CaptureSummary> {
-  const ctx = loadContext({ env: world.env });
-  const store = openStore(ctx);
-  try {
-    const result = await runCapture({ ctx, store, redact: redactorFor(ctx), ...extra });
-    assert.equal(result.status, "captured");
-    return (result as { summary: CaptureSummary }).summary;
-  } finally {
-    store.close();
-  }
-}
-
-function withStore<T>(
-  world: World,
-  fn: (store: ReturnType<typeof openStore>, ctx: Context) => T,
-): T {
-  const ctx = loadContext({ env: world.env });
-  const store = openStore(ctx);
-  try {
-    return fn(store, ctx);
-  } finally {
-    store.close();
-  }
 }
 
 function hits(world: World, query: string) {

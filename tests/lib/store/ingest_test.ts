@@ -10,14 +10,14 @@ import { runCapture } from "../../../lib/capture.ts";
 import { loadContext, openStore, redactorFor } from "../../../lib/context.ts";
 import { ADAPTERS } from "../../../lib/sources/mod.ts";
 import { findConversation, pageConversation } from "../../../lib/store/conversations.ts";
-import { capture, type CaptureSummary } from "../../../lib/store/ingest.ts";
+import { capture } from "../../../lib/store/ingest.ts";
 import { TextDeriver } from "../../../lib/store/records.ts";
 import { search } from "../../../lib/store/search.ts";
 import { storeStatus } from "../../../lib/store/status.ts";
 import { projectOf } from "../../../lib/paths.ts";
 import { discoverContext } from "../../../lib/capture.ts";
 import { StoreFullError } from "../../../lib/store/db.ts";
-import { makeWorld, manifest, type World } from "../../_helpers.ts";
+import { captureWorld, makeWorld, manifest, withStore, type World } from "../../_helpers.ts";
 
 interface ClaudeEntry {
   path: string;
@@ -26,31 +26,6 @@ interface ClaudeEntry {
   parent: string | null;
   phrases: string[];
   lines: number;
-}
-
-async function captureWorld(world: World, extra: Partial<Parameters<typeof runCapture>[0]> = {}) {
-  const ctx = loadContext({ env: world.env });
-  const store = openStore(ctx);
-  try {
-    const result = await runCapture({ ctx, store, redact: redactorFor(ctx), ...extra });
-    assert.equal(result.status, "captured");
-    return (result as { summary: CaptureSummary }).summary;
-  } finally {
-    store.close();
-  }
-}
-
-function withStore<T>(
-  world: World,
-  fn: (store: ReturnType<typeof openStore>, ctx: ReturnType<typeof loadContext>) => T,
-): T {
-  const ctx = loadContext({ env: world.env });
-  const store = openStore(ctx);
-  try {
-    return fn(store, ctx);
-  } finally {
-    store.close();
-  }
 }
 
 /** Every record of every conversation, paged as `show --json` pages them, grouped by source. */
