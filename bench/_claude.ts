@@ -1,0 +1,536 @@
+// Claude Code transcripts for the benchmark corpus, shaped like fixtures/claude: one line per
+// content block (a reply split over lines sharing `message.id`), thinking with signatures, tool
+// calls whose results are large and repeated in `toolUseResult`, pasted base64 images, hook
+// progress lines, compactions, and subagents in `<sessionId>/subagents/agent-<id>.jsonl`.
+
+import { join } from "node:path";
+import {
+  type AgentPlan,
+  type AgentTally,
+  iso,
+  JsonlSink,
+  newTally,
+  pickProject,
+  type Project,
+  sessionSize,
+  toolRounds,
+} from "./_sink.ts";
+import type { TextGen } from "./_text.ts";
+
+const VERSIONS = ["2.0.76", "2.1.12", "2.1.40", "2.1.41", "2.1.50"];
+const MODELS = ["claude-opus-4-6", "claude-sonnet-4-5-20250929", "claude-opus-4-6"];
+const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+
+/** The folder name Claude Code gives a cwd (lossy: every odd character becomes `-`). */
+export function encodeCwd(cwd: string): string {
+  return cwd.replace(/[^A-Za-z0-9]/g, "-");
+}
+
+/** Writes Claude Code sessions until the plan's byte budget is spent. */
+export function writeClaude(plan: AgentPlan): AgentTally {
+  const { gen } = plan;
+  gen.agent = "claude";
+  const tally = newTally();
+  while (tally.bytes < plan.budget) {
+    const project = pickProject(plan);
+    const sessionId = gen.uuid();
+    const dir = join(plan.out, "claude", "projects", encodeCwd(project.cwd));
+    const start = Math.round(plan.start + plan.span * (tally.bytes / plan.budget)) +
+      gen.int(0, 3_600_000);
+    const session = new Session(gen, tally, {
+      dir,
+      sessionId,
+      project,
+      version: gen.pick(VERSIONS),
+      model: gen.pick(MODELS),
+      clock: start,
+      subagents: gen.chance(0.3),
+    });
+    session.write(join(dir, `${sessionId}.jsonl`), sessionSize(plan, 8_000), null);
+    tally.sessions++;
+  }
+  return tally;
+}
+
+interface SessionInfo {
+  dir: string;
+  sessionId: string;
+  project: Project;
+  version: string;
+  model: string;
+  clock: number;
+  subagents: boolean;
+}
+
+/** One transcript file (a session, or one of its subagents when `agentId` is set). */
+class Session {
+  readonly #gen: TextGen;
+  readonly #tally: AgentTally;
+  readonly #info: SessionInfo;
+  #sink: JsonlSink | null = null;
+  #parent: string | null = null;
+  #agentId: string | null = null;
+  #slug: string;
+
+  constructor(gen: TextGen, tally: AgentTally, info: SessionInfo) {
+    this.#gen = gen;
+    this.#tally = tally;
+    this.#info = info;
+    this.#slug = `${gen.name()}-${gen.name()}-${gen.name()}`;
+  }
+
+  /**
+   * Writes the transcript to `path` until it holds about `target` bytes. A subagent starts from
+   * `prompt` and ends with a report written without planted terms (its parent repeats it).
+   */
+  write(path: string, target: number, sub: { agentId: string; prompt: string } | null): string {
+    const gen = this.#gen;
+    const sink = new JsonlSink(path, gen.planter);
+    this.#sink = sink;
+    this.#agentId = sub?.agentId ?? null;
+    let report = "";
+    if (!sub) {
+      if (gen.chance(0.05)) {
+        sink.line({ type: "summary", summary: gen.sentence(4, 12), leafUuid: gen.uuid() });
+      }
+      if (gen.chance(0.5)) this.#hookProgress();
+    }
+    if (sub) {
+      // A subagent answers one prompt: tool rounds until its size, then its report.
+      report = this.#turn(sub.prompt, target);
+    } else {
+      let compactAt = 1_500_000 + gen.int(0, 500_000);
+      while (sink.lines === 0 || sink.bytes < target) {
+        if (sink.bytes > compactAt) {
+          this.#compaction();
+          compactAt += 1_500_000;
+        }
+        this.#turn(null, target);
+      }
+    }
+    sink.close();
+    this.#tally.files++;
+    this.#tally.bytes += sink.bytes;
+    this.#tally.conversations++;
+    if (sink.lines > this.#tally.longest.records) {
+      const id = `claude:${this.#info.sessionId}${sub ? `/agent-${sub.agentId}` : ""}`;
+      this.#tally.longest = { id, records: sink.lines };
+    }
+    return report;
+  }
+
+  #base(): Record<string, unknown> {
+    const info = this.#info;
+    const line: Record<string, unknown> = {
+      parentUuid: this.#parent,
+      isSidechain: this.#agentId !== null,
+      userType: "external",
+      cwd: info.project.cwd,
+      sessionId: info.sessionId,
+      version: info.version,
+      gitBranch: info.project.branch,
+    };
+    if (this.#agentId) line.agentId = this.#agentId;
+    return line;
+  }
+
+  #tick(min = 300, max = 15_000): string {
+    this.#info.clock += this.#gen.int(min, max);
+    return iso(this.#info.clock);
+  }
+
+  #emit(line: Record<string, unknown>, uuid: string): void {
+    this.#sink!.line(line);
+    this.#parent = uuid;
+  }
+
+  #hookProgress(): void {
+    const gen = this.#gen;
+    const uuid = gen.uuid();
+    this.#emit({
+      ...this.#base(),
+      type: "progress",
+      data: {
+        type: "hook_progress",
+        hookEvent: "SessionStart",
+        hookName: "SessionStart:startup",
+        command: "/home/dev/.claude/hooks/notify.sh clear",
+      },
+      parentToolUseID: gen.uuid(),
+      toolUseID: gen.uuid(),
+      timestamp: this.#tick(),
+      uuid,
+    }, uuid);
+  }
+
+  /**
+   * One user prompt and the reply to it; returns the reply's final text. A subagent's turn
+   * (`givenPrompt` set) runs tool rounds until the file holds about `target` bytes; a session's
+   * turn has more tool rounds the larger its `target`.
+   */
+  #turn(givenPrompt: string | null, target: number): string {
+    const gen = this.#gen;
+    const root = this.#info.project.cwd;
+    const promptUuid = gen.uuid();
+    if (!this.#agentId) {
+      this.#sink!.line({
+        type: "file-history-snapshot",
+        messageId: promptUuid,
+        snapshot: { messageId: promptUuid, trackedFileBackups: {}, timestamp: this.#tick() },
+        isSnapshotUpdate: false,
+      });
+    }
+    const text = givenPrompt ?? gen.reply(gen.lognormal(30, 0.9, 3, 600), root, 0.12);
+    let content: unknown = text;
+    if (!givenPrompt && gen.chance(0.02)) {
+      content = [
+        { type: "text", text },
+        {
+          type: "image",
+          source: {
+            type: "base64",
+            media_type: "image/png",
+            data: gen.base64(gen.lognormal(60_000, 0.7, 8_000, 400_000) & ~3),
+          },
+        },
+      ];
+    }
+    this.#emit({
+      ...this.#base(),
+      type: "user",
+      message: { role: "user", content },
+      uuid: promptUuid,
+      timestamp: this.#tick(),
+      ...(this.#agentId ? {} : { thinkingMetadata: { maxThinkingTokens: 31999 }, todos: [] }),
+      permissionMode: "default",
+    }, promptUuid);
+
+    const rounds = givenPrompt === null ? toolRounds({ gen }, target, 14) : 80;
+    for (let i = 0; i < rounds; i++) {
+      if (givenPrompt !== null && this.#sink!.bytes >= target - 3_000) break;
+      const messageId = this.#messageId();
+      if (gen.chance(i === 0 ? 0.6 : 0.3)) this.#thinking(messageId);
+      if (gen.chance(0.5)) {
+        this.#assistant(messageId, { type: "text", text: gen.prose(gen.int(6, 40), root) });
+      }
+      this.#toolCall(messageId);
+    }
+    const messageId = this.#messageId();
+    if (gen.chance(0.4)) this.#thinking(messageId);
+    // A subagent's final report is repeated in its parent's tool result: plant terms once.
+    const planting = gen.planting;
+    if (givenPrompt !== null) gen.planting = false;
+    const reply = gen.reply(gen.lognormal(90, 0.9, 8, 1500), root, 0.3);
+    gen.planting = planting;
+    this.#assistant(messageId, { type: "text", text: reply });
+    return reply;
+  }
+
+  #messageId(): string {
+    let id = "msg_01";
+    for (let i = 0; i < 22; i++) id += BASE62[this.#gen.int(0, 61)];
+    return id;
+  }
+
+  #thinking(messageId: string): void {
+    const gen = this.#gen;
+    this.#assistant(messageId, {
+      type: "thinking",
+      thinking: gen.prose(gen.lognormal(70, 0.8, 10, 900), this.#info.project.cwd),
+      signature: gen.base64(gen.int(300, 1600) & ~3),
+    });
+  }
+
+  #assistant(messageId: string, block: Record<string, unknown>): string {
+    const gen = this.#gen;
+    const uuid = gen.uuid();
+    this.#emit({
+      ...this.#base(),
+      slug: this.#slug,
+      message: {
+        model: this.#info.model,
+        id: messageId,
+        type: "message",
+        role: "assistant",
+        content: [block],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: {
+          input_tokens: gen.int(1, 9),
+          cache_creation_input_tokens: gen.int(0, 20_000),
+          cache_read_input_tokens: gen.int(10_000, 150_000),
+          cache_creation: {
+            ephemeral_5m_input_tokens: gen.int(0, 9000),
+            ephemeral_1h_input_tokens: 0,
+          },
+          output_tokens: gen.int(10, 4000),
+          service_tier: "standard",
+          inference_geo: "not_available",
+        },
+      },
+      requestId: `req_011C${gen.hex(18)}`,
+      type: "assistant",
+      uuid,
+      timestamp: this.#tick(800, 25_000),
+    }, uuid);
+    return uuid;
+  }
+
+  /** A tool_use line and the user line with its result. */
+  #toolCall(messageId: string): void {
+    const gen = this.#gen;
+    const root = this.#info.project.cwd;
+    const id = `toolu_01${gen.hex(22)}`;
+    const r = gen.random();
+    const taskAllowed = this.#info.subagents && this.#agentId === null;
+    let name: string;
+    let input: Record<string, unknown>;
+    let result: unknown;
+    let toolUseResult: unknown;
+    if (r < 0.3) {
+      const path = gen.path(root);
+      const { plain, numbered } = gen.fileLines(gen.lognormal(70, 1.2, 3, 2000), "arrow");
+      const lines = plain.split("\n").length - 1;
+      name = "Read";
+      input = { file_path: path };
+      result = numbered;
+      toolUseResult = {
+        type: "text",
+        file: { filePath: path, content: plain, numLines: lines, startLine: 1, totalLines: lines },
+      };
+    } else if (r < 0.6 || (r >= 0.95 && !taskAllowed)) {
+      const command = `${
+        gen.pick(["npm test", "deno test -A", "go test ./...", "rg -n", "git"])
+      } ${gen.name()} ${gen.path(root)}`;
+      const output = gen.commandOutput(gen.lognormal(25, 1.5, 1, 6000), root);
+      name = "Bash";
+      input = { command, description: gen.sentence(3, 8) };
+      result = output;
+      toolUseResult = { stdout: output, stderr: "", interrupted: false, isImage: false };
+    } else if (r < 0.75) {
+      const path = gen.path(root);
+      const oldString = gen.code(gen.lognormal(6, 0.8, 1, 120));
+      const newString = gen.code(gen.lognormal(8, 0.8, 1, 160));
+      name = "Edit";
+      input = { file_path: path, old_string: oldString, new_string: newString, replace_all: false };
+      const { numbered } = gen.fileLines(gen.int(5, 20), "arrow");
+      result = `The file ${path} has been updated. Here's the result of running \`cat -n\` on a ` +
+        `snippet of the edited file:\n${numbered}`;
+      toolUseResult = {
+        filePath: path,
+        oldString,
+        newString,
+        originalFile: null,
+        structuredPatch: [],
+        userModified: false,
+        replaceAll: false,
+      };
+    } else if (r < 0.85) {
+      const pattern = `${gen.name()}|${gen.ident()}`;
+      const output = gen.commandOutput(gen.lognormal(15, 1.2, 1, 800), root);
+      name = "Grep";
+      input = { pattern, path: root, output_mode: "content", "-n": true };
+      result = output;
+      toolUseResult = { mode: "content", numFiles: gen.int(1, 40), filenames: [], content: output };
+    } else if (r < 0.9) {
+      const files: string[] = [];
+      for (let i = gen.lognormal(10, 1, 1, 300); i > 0; i--) files.push(gen.path(root));
+      name = "Glob";
+      input = { pattern: `**/*.${gen.pick(["ts", "go", "py", "md"])}`, path: root };
+      result = files.join("\n");
+      toolUseResult = { filenames: files, durationMs: gen.int(2, 90), numFiles: files.length };
+    } else if (r < 0.95) {
+      const todos = [];
+      for (let i = gen.int(2, 8); i > 0; i--) {
+        todos.push({
+          content: gen.sentence(3, 10),
+          status: gen.pick(["pending", "in_progress", "completed"]),
+          activeForm: gen.sentence(2, 6),
+        });
+      }
+      name = "TodoWrite";
+      input = { todos };
+      result = "Todos have been modified successfully. Ensure that you continue to use the todo " +
+        "list to track your progress. Please proceed with the current tasks if applicable";
+      toolUseResult = { oldTodos: [], newTodos: todos };
+    } else {
+      this.#task(messageId, id);
+      return;
+    }
+    const assistantUuid = this.#assistant(messageId, {
+      type: "tool_use",
+      id,
+      name,
+      input,
+      caller: { type: "direct" },
+    });
+    this.#toolResult(id, result, toolUseResult, assistantUuid, gen.chance(0.04));
+  }
+
+  #toolResult(
+    id: string,
+    content: unknown,
+    toolUseResult: unknown,
+    assistantUuid: string,
+    isError: boolean,
+  ): void {
+    const uuid = this.#gen.uuid();
+    this.#emit({
+      ...this.#base(),
+      type: "user",
+      message: {
+        role: "user",
+        content: [{
+          tool_use_id: id,
+          type: "tool_result",
+          content,
+          ...(isError ? { is_error: true } : {}),
+        }],
+      },
+      uuid,
+      timestamp: this.#tick(100, 60_000),
+      toolUseResult,
+      sourceToolAssistantUUID: assistantUuid,
+    }, uuid);
+  }
+
+  /** A Task call: the subagent's own transcript, then its report as the tool result. */
+  #task(messageId: string, id: string): void {
+    const gen = this.#gen;
+    const info = this.#info;
+    const planting = gen.planting;
+    // The prompt is written three times (tool input, progress line, subagent's first line).
+    gen.planting = false;
+    const prompt = gen.prose(gen.int(30, 120), info.project.cwd);
+    gen.planting = planting;
+    const description = gen.sentence(3, 6);
+    const assistantUuid = this.#assistant(messageId, {
+      type: "tool_use",
+      id,
+      name: "Task",
+      input: { description, prompt, subagent_type: "general-purpose", model: "sonnet" },
+      caller: { type: "direct" },
+    });
+    const agentId = `a${gen.hex(16)}`;
+    const progressUuid = gen.uuid();
+    this.#emit({
+      ...this.#base(),
+      slug: this.#slug,
+      type: "progress",
+      data: {
+        message: {
+          type: "user",
+          message: { role: "user", content: [{ type: "text", text: prompt }] },
+          uuid: gen.uuid(),
+          timestamp: iso(info.clock),
+        },
+        normalizedMessages: [],
+        type: "agent_progress",
+        prompt,
+        agentId,
+      },
+      toolUseID: `agent_${messageId}`,
+      parentToolUseID: id,
+      uuid: progressUuid,
+      timestamp: this.#tick(),
+    }, progressUuid);
+    const child = new Session(gen, this.#tally, { ...info, clock: info.clock, subagents: false });
+    const path = join(info.dir, info.sessionId, "subagents", `agent-${agentId}.jsonl`);
+    const report = child.write(
+      path,
+      gen.lognormal(15_000, 1.0, 3_000, 300_000),
+      { agentId, prompt },
+    );
+    info.clock = Math.max(info.clock, child.#info.clock);
+    this.#toolResult(
+      id,
+      [{ type: "text", text: report }],
+      {
+        status: "completed",
+        prompt,
+        agentId,
+        content: [{ type: "text", text: report }],
+        totalDurationMs: gen.int(5_000, 400_000),
+        totalTokens: gen.int(5_000, 90_000),
+        totalToolUseCount: gen.int(1, 30),
+      },
+      assistantUuid,
+      false,
+    );
+  }
+
+  /** Claude Code's own compaction: a boundary, then the summary as a user line. */
+  #compaction(): void {
+    const gen = this.#gen;
+    const uuid = gen.uuid();
+    const previous = this.#parent;
+    this.#parent = null;
+    this.#emit({
+      ...this.#base(),
+      type: "system",
+      subtype: "compact_boundary",
+      content: "Conversation compacted",
+      isMeta: false,
+      level: "info",
+      compactMetadata: { trigger: "auto", preTokens: gen.int(150_000, 190_000) },
+      logicalParentUuid: previous,
+      timestamp: this.#tick(),
+      uuid,
+    }, uuid);
+    const summaryUuid = gen.uuid();
+    this.#emit({
+      ...this.#base(),
+      type: "user",
+      message: {
+        role: "user",
+        content: "This session is being continued from a previous conversation that ran out of " +
+          "context. The conversation is summarized below:\n" +
+          gen.prose(gen.int(200, 700), this.#info.project.cwd),
+      },
+      isCompactSummary: true,
+      isVisibleInTranscriptOnly: true,
+      uuid: summaryUuid,
+      timestamp: this.#tick(),
+    }, summaryUuid);
+  }
+}
+
+/**
+ * Appends about `bytes` bytes of new turns to the session transcript at `path` (as Claude Code
+ * does when a session continues), without planted terms. Returns the bytes appended.
+ */
+export function appendClaudeTurns(
+  gen: TextGen,
+  path: string,
+  sessionId: string,
+  cwd: string,
+  bytes: number,
+): number {
+  const planting = gen.planting;
+  gen.planting = false;
+  const scratch = `${path}.bench-append`;
+  try {
+    const session = new Session(gen, newTally(), {
+      dir: `${scratch}.d`,
+      sessionId,
+      project: { cwd, branch: "main", repo: "" },
+      version: VERSIONS[3]!,
+      model: MODELS[0]!,
+      clock: Date.UTC(2026, 5, 1),
+      subagents: false,
+    });
+    session.write(scratch, bytes, null);
+    const data = Deno.readFileSync(scratch);
+    const file = Deno.openSync(path, { append: true });
+    try {
+      let at = 0;
+      while (at < data.length) at += file.writeSync(data.subarray(at));
+    } finally {
+      file.close();
+    }
+    return data.length;
+  } finally {
+    gen.planting = planting;
+    Deno.removeSync(scratch);
+  }
+}

@@ -1,0 +1,1072 @@
+#!/usr/bin/env -S deno run -A
+// Issue 7's benchmark: generates a corpus in all three formats, captures it through the real
+// engine, and prints capture throughput against a bare FTS5 baseline, no-op and append reindex
+// times, search latency in-process and end to end against rg, the first page of show, peak
+// memory on a huge single-line transcript, and the store's size, each next to its target.
+
+import { basename, join, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { DatabaseSync } from "node:sqlite";
+import { discoverContext, runCapture } from "../lib/capture.ts";
+import { loadContext, openStore, redactorFor } from "../lib/context.ts";
+import { envFrom } from "../lib/env.ts";
+import type { Adapter, LineAdapter, SourceRef } from "../lib/sources/adapter.ts";
+import { ADAPTERS } from "../lib/sources/mod.ts";
+import { pageConversation } from "../lib/store/conversations.ts";
+import type { HistoryStore } from "../lib/store/db.ts";
+import type { CaptureSummary } from "../lib/store/ingest.ts";
+import { type ConversationRow, TextDeriver } from "../lib/store/records.ts";
+import { search, type SearchFilters } from "../lib/store/search.ts";
+import { appendClaudeTurns } from "./_claude.ts";
+import {
+  CORPUS_AGENTS,
+  type CorpusAgent,
+  corpusEnv,
+  type CorpusManifest,
+  DEFAULT_SEED,
+  generateCorpus,
+  readManifest,
+} from "./corpus.ts";
+import {
+  commandArgs,
+  commandEnv,
+  ensureRg,
+  peakRss,
+  runTimed,
+  summariseProfile,
+  timeRg,
+  writeHugeLine,
+} from "./_measure.ts";
+import {
+  type Ceiling,
+  ftsCeiling,
+  type LinePhases,
+  linePhases,
+  rawInsertCeiling,
+} from "./_phases.ts";
+import { mulberry32, Planter, TERM_CLASSES, type TermClass, TextGen, Vocabulary } from "./_text.ts";
+import {
+  fileSize,
+  formatBytes,
+  median,
+  parseSize,
+  quantile,
+  round,
+  taskFlags,
+  treeBytes,
+} from "./_util.ts";
+
+/** The figures of `--json`, in this order. */
+export const FIGURE_KEYS = [
+  "capture_mb_s",
+  "fts_ceiling_mb_s",
+  "noop_reindex_ms",
+  "append_reindex_ms",
+  "search_p50_ms",
+  "search_p95_ms",
+  "search_cli_ms",
+  "rg_ms",
+  "rg_over_search",
+  "show_first_page_ms",
+  "huge_line_peak_rss_mb",
+  "store_ratio",
+] as const;
+export type FigureKey = typeof FIGURE_KEYS[number];
+export type Figures = Record<FigureKey, number | null>;
+
+export interface BenchOptions {
+  size: number;
+  seed: number;
+  /** Keep the corpus and the store here (and reuse a corpus of the same size and seed). */
+  keep: string | null;
+  /** Size of the huge single-line transcript; 0 skips it. */
+  hugeLine: number;
+  /** Timed passes over the query set (after one warm-up pass). */
+  rounds: number;
+  /** Timed runs of the search command and of rg per term (after one warm-up run). */
+  cliRuns: number;
+  /** Write a CPU profile of a capture (the reindex command) into this dir and summarise it. */
+  cpuProf: string | null;
+  log: (message: string) => void;
+}
+
+/** Everything one run measured: the figures and the detail the human output shows. */
+export interface BenchReport {
+  figures: Figures;
+  notes: string[];
+  machine: {
+    cpus: number;
+    model: string;
+    memoryGb: number;
+    loadBefore: number[];
+    loadAfter: number[];
+  };
+  work: string;
+  corpus: CorpusManifest & { reused: boolean };
+  captured: { agent: string; sources: number; records: number; conversations: number }[];
+  capturedAgents: CorpusAgent[];
+  capturedBytes: number;
+  capture: { ms: number; summary: CaptureSummary };
+  ceiling: Ceiling;
+  /** The same inserts committed at least once per source, as capture commits. */
+  ceilingPerSource: Ceiling;
+  raw: { ms: number; rows: number; bytes: number };
+  phases: LinePhases;
+  noop: { runs: number[]; sources: number };
+  append: { runs: number[]; bytes: number[]; records: number[] };
+  search: {
+    queries: number;
+    byClass: { cls: TermClass; filtered: boolean; p50: number; p95: number; n: number }[];
+    found: { term: string; cls: TermClass; hits: number; planted: number }[];
+  };
+  cli: {
+    runs: number[];
+    flags: string[];
+    codes: number[];
+    /** The same command with --help, and an empty script with the same flags. */
+    help: number[];
+    empty: number[];
+  };
+  rg: { path: string | null; byClass: { cls: TermClass; ms: number }[]; roots: string[] };
+  show: { runs: number[]; conversation: string; records: number; page: number };
+  huge: {
+    bytes: number;
+    mib: number | null;
+    baselineMib: number | null;
+    ms: number;
+    how: string;
+    captured: number;
+  } | null;
+  store: { db: number; wal: number };
+  profile: ReturnType<typeof summariseProfile> | null;
+}
+
+const HUGE_DEFAULT = "1GiB";
+
+/** Runs the whole benchmark; see the file comment. */
+export async function runBench(options: BenchOptions): Promise<BenchReport> {
+  const { log } = options;
+  const notes: string[] = [];
+  const loadBefore = Deno.loadavg();
+  const work = options.keep
+    ? resolve(options.keep)
+    : await Deno.makeTempDir({ prefix: "logbook-bench-" });
+  const corpusDir = join(work, "corpus");
+  const data = join(work, "data");
+  const home = join(work, "home");
+  const config = join(work, "config");
+  const restore: { path: string; size: number }[] = [];
+  try {
+    for (const dir of [data, home, config]) {
+      await Deno.remove(dir, { recursive: true }).catch(() => {});
+      await Deno.mkdir(dir, { recursive: true });
+    }
+
+    // The corpus -----------------------------------------------------------------------------
+    let manifest = readManifest(corpusDir);
+    let reused = false;
+    if (
+      manifest && manifest.seed === options.seed && manifest.targetBytes === options.size &&
+      treeBytes(join(corpusDir, "claude")).bytes === manifest.bytes.claude &&
+      treeBytes(join(corpusDir, "codex")).bytes === manifest.bytes.codex
+    ) {
+      reused = true;
+      log(`reusing the corpus in ${corpusDir}`);
+    } else {
+      await Deno.remove(corpusDir, { recursive: true }).catch(() => {});
+      await Deno.mkdir(corpusDir, { recursive: true });
+      log(
+        `generating a ${formatBytes(options.size)} corpus (seed ${options.seed}) in ${corpusDir}`,
+      );
+      manifest = generateCorpus({
+        out: corpusDir,
+        size: options.size,
+        seed: options.seed,
+        onProgress: log,
+      });
+      log(`corpus: ${formatBytes(manifest.totalBytes)} in ${manifest.generationMs} ms`);
+    }
+
+    const rg = await ensureRg(log);
+    if (rg.note) notes.push(rg.note);
+
+    // Capture from empty, in-process through runCapture ----------------------------------------
+    const vars: Record<string, string> = {
+      ...corpusEnv(corpusDir, home),
+      LOGBOOK_DATA_DIR: data,
+      LOGBOOK_CONFIG_DIR: config,
+      INIT_CWD: home,
+      NO_COLOR: "1",
+    };
+    const ctx = loadContext({ env: envFrom(vars) });
+    const redact = redactorFor(ctx);
+    const store = openStore(ctx);
+    try {
+      log("capture from empty (runCapture, in-process)");
+      const t0 = performance.now();
+      const result = await runCapture({ ctx, store, redact, command: "bench" });
+      const captureMs = performance.now() - t0;
+      if (result.status !== "captured") throw new Error(`Capture did not run: ${result.status}`);
+      const summary = result.summary;
+      for (const error of summary.errors.slice(0, 5)) {
+        notes.push(`capture error in ${error.locator}: ${error.message}`);
+      }
+      if (summary.drift.length) {
+        notes.push(
+          `format drift: ${
+            summary.drift.map((d) => `${d.agent} ${d.version} ${d.detail} ×${d.count}`).join(", ")
+          }`,
+        );
+      }
+      const captured = capturedByAgent(store);
+      const capturedAgents = CORPUS_AGENTS.filter((a) =>
+        (captured.find((c) => c.agent === a)?.records ?? 0) > 0
+      );
+      for (const agent of CORPUS_AGENTS) {
+        if (!capturedAgents.includes(agent)) {
+          notes.push(
+            `${agent} was not captured (no adapter registered, or its source failed): its ` +
+              `${formatBytes(manifest.bytes[agent])} are left out of every figure`,
+          );
+        }
+      }
+      const capturedBytes = capturedAgents.reduce((n, a) => n + manifest!.bytes[a], 0);
+      log(
+        `captured ${formatBytes(capturedBytes)} (${capturedAgents.join(", ")}) in ${
+          Math.round(captureMs)
+        } ms: ${summary.records} records`,
+      );
+
+      // Store size after a checkpoint ----------------------------------------------------------
+      store.db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+      const storeSize = {
+        db: fileSize(ctx.paths.historyDb),
+        wal: fileSize(`${ctx.paths.historyDb}-wal`),
+      };
+
+      // The bare baselines --------------------------------------------------------------------
+      log("FTS ceiling: the same derived text into a fresh FTS5 table");
+      const ceiling = ftsCeiling(store, ADAPTERS, redact, join(work, "ceiling.db"));
+      await removeDb(join(work, "ceiling.db"));
+      const perSource = ftsCeiling(store, ADAPTERS, redact, join(work, "ceiling.db"), {
+        perSource: true,
+      });
+      log("raw ceiling: the same raw chunks into a fresh records table");
+      const raw = rawInsertCeiling(store, join(work, "raw-ceiling.db"));
+      await removeDb(join(work, "ceiling.db"));
+      await removeDb(join(work, "raw-ceiling.db"));
+      log("line phases: read, split, parse, derive, redact");
+      const phases = linePhases(await lineSources(ctx), redact);
+
+      // No-op reindex ------------------------------------------------------------------------
+      log("no-op reindex ×5");
+      const noop: number[] = [];
+      let sourcesSeen = 0;
+      for (let i = 0; i < 5; i++) {
+        const t = performance.now();
+        const again = await runCapture({ ctx, store, redact, command: "bench" });
+        noop.push(performance.now() - t);
+        if (again.status === "captured") {
+          sourcesSeen = again.summary.sources;
+          if (again.summary.records) {
+            notes.push(`a no-op reindex captured ${again.summary.records} records`);
+          }
+        }
+      }
+      if (sourcesSeen < 2000) {
+        notes.push(`the no-op reindex saw ${sourcesSeen} sources (the target is for 2,000)`);
+      }
+
+      // In-process search ----------------------------------------------------------------------
+      log(
+        `in-process search: ${manifest.terms.length} terms × 6 filters × ${options.rounds} rounds`,
+      );
+      const searchResult = measureSearch(store, redact, manifest, capturedAgents, options.rounds);
+
+      // The search command end to end -----------------------------------------------------------
+      const flags = taskFlags("search");
+      const env = commandEnv(vars);
+      const rare = manifest.terms.filter((t) => t.class === "rare").map((t) => t.term);
+      log(`search command ×${options.cliRuns} (deno run ${flags.join(" ")} commands/search.ts)`);
+      const cliRuns: number[] = [];
+      const cliCodes: number[] = [];
+      for (let i = 0; i <= options.cliRuns; i++) {
+        const run = await runTimed(
+          Deno.execPath(),
+          commandArgs(flags, "search.ts", [rare[i % rare.length]!]),
+          { env },
+        );
+        if (run.code > 1) throw new Error(`search failed (${run.code}): ${run.stderr.trim()}`);
+        if (i > 0) {
+          cliRuns.push(run.ms);
+          cliCodes.push(run.code);
+        }
+      }
+
+      // What a start costs without searching: the command's --help, and an empty script.
+      const emptyScript = join(work, "empty.ts");
+      await Deno.writeTextFile(emptyScript, "\n");
+      const startup = { help: [] as number[], empty: [] as number[] };
+      for (let i = 0; i <= options.cliRuns; i++) {
+        const help = await runTimed(Deno.execPath(), commandArgs(flags, "search.ts", ["--help"]), {
+          env,
+        });
+        const empty = await runTimed(Deno.execPath(), ["run", ...flags, emptyScript], { env });
+        if (i > 0) {
+          startup.help.push(help.ms);
+          startup.empty.push(empty.ms);
+        }
+      }
+
+      // rg over the same files ----------------------------------------------------------------
+      const roots = capturedAgents.map((a) =>
+        join(corpusDir, a === "claude" ? "claude" : a === "codex" ? "codex" : "xdg-data")
+      );
+      const rgByTerm = new Map<string, number>();
+      if (rg.path) {
+        log(`rg -l -F -i -a ×${options.cliRuns} per term`);
+        await timeRg(rg.path, rare[0]!, roots, 1);
+        for (const term of manifest.terms) {
+          rgByTerm.set(term.term, (await timeRg(rg.path, term.term, roots, options.cliRuns)).ms);
+        }
+      }
+
+      // show's first page ---------------------------------------------------------------------
+      const longest = store.db.prepare(
+        "SELECT * FROM conversations ORDER BY record_count DESC, id LIMIT 1",
+      ).get() as unknown as ConversationRow;
+      log(`show: first page of ${longest.key} (${longest.record_count} records) ×9`);
+      const showRuns: number[] = [];
+      let pageSize = 0;
+      for (let i = 0; i <= 9; i++) {
+        const t = performance.now();
+        const page = pageConversation(store, new TextDeriver(store, ADAPTERS, redact), longest);
+        if (i > 0) showRuns.push(performance.now() - t);
+        pageSize = page.records.length;
+      }
+
+      // Append 1 MB to one file, then reindex ----------------------------------------------------
+      const append = { runs: [] as number[], bytes: [] as number[], records: [] as number[] };
+      if (capturedAgents.includes("claude")) {
+        const targets = appendTargets(store, 3);
+        log(`append 1 MB to one file and reindex ×${targets.length}`);
+        const vocabulary = new Vocabulary(options.seed + 1, []);
+        const random = mulberry32(options.seed + 1);
+        const gen = new TextGen(random, vocabulary, new Planter(0, vocabulary, random));
+        for (const target of targets) {
+          restore.push({ path: target.path, size: fileSize(target.path) });
+          append.bytes.push(
+            appendClaudeTurns(gen, target.path, target.sessionId, target.cwd, 1_000_000),
+          );
+          const t = performance.now();
+          const after = await runCapture({ ctx, store, redact, command: "bench" });
+          append.runs.push(performance.now() - t);
+          append.records.push(after.status === "captured" ? after.summary.records : 0);
+        }
+      } else {
+        notes.push("append_reindex_ms was not measured: Claude Code transcripts were not captured");
+      }
+
+      // The huge single line, in a child process -------------------------------------------------
+      const huge = options.hugeLine > 0 ? await measureHugeLine(work, home, config, options) : null;
+      if (!huge) notes.push("huge_line_peak_rss_mb was not measured (--huge-line 0)");
+
+      // A CPU profile of a whole capture, when asked for ---------------------------------------
+      let profile: BenchReport["profile"] = null;
+      if (options.cpuProf) {
+        profile = await profileCapture(options.cpuProf, vars, work, log);
+      }
+
+      // Figures ---------------------------------------------------------------------------------
+      const mbs = (ms: number) => capturedBytes / 1e6 / (ms / 1000);
+      const all = searchResult.all;
+      const rareSearch = searchResult.byClass.find((c) => c.cls === "rare" && !c.filtered);
+      const rgRare = rare.map((t) => rgByTerm.get(t)).filter((v): v is number => v !== undefined);
+      const rgAll = [...rgByTerm.values()];
+      const figures: Figures = {
+        capture_mb_s: mbs(captureMs),
+        fts_ceiling_mb_s: mbs(ceiling.insertMs),
+        noop_reindex_ms: median(noop),
+        append_reindex_ms: append.runs.length ? median(append.runs) : null,
+        search_p50_ms: quantile(all, 0.5),
+        search_p95_ms: quantile(all, 0.95),
+        search_cli_ms: median(cliRuns),
+        rg_ms: rgAll.length ? median(rgAll) : null,
+        rg_over_search: rgRare.length && rareSearch ? median(rgRare) / rareSearch.p50 : null,
+        show_first_page_ms: median(showRuns),
+        huge_line_peak_rss_mb: huge?.mib ?? null,
+        store_ratio: (storeSize.db + storeSize.wal) / capturedBytes,
+      };
+      for (const key of FIGURE_KEYS) {
+        const value = figures[key];
+        if (value !== null) figures[key] = round(value);
+      }
+      return {
+        figures,
+        notes,
+        machine: machine(loadBefore),
+        work,
+        corpus: { ...manifest, reused },
+        captured,
+        capturedAgents,
+        capturedBytes,
+        capture: { ms: captureMs, summary },
+        ceiling,
+        ceilingPerSource: perSource,
+        raw,
+        phases,
+        noop: { runs: noop, sources: sourcesSeen },
+        append,
+        search: {
+          queries: searchResult.queries,
+          byClass: searchResult.byClass,
+          found: searchResult.found,
+        },
+        cli: { runs: cliRuns, flags, codes: cliCodes, help: startup.help, empty: startup.empty },
+        rg: {
+          path: rg.path,
+          roots,
+          byClass: TERM_CLASSES.map((cls) => ({
+            cls,
+            ms: median(
+              manifest!.terms.filter((t) => t.class === cls).map((t) => rgByTerm.get(t.term))
+                .filter((v): v is number => v !== undefined),
+            ),
+          })),
+        },
+        show: {
+          runs: showRuns,
+          conversation: longest.key,
+          records: longest.record_count,
+          page: pageSize,
+        },
+        huge,
+        store: storeSize,
+        profile,
+      };
+    } finally {
+      store.close();
+    }
+  } finally {
+    for (const { path, size } of restore) {
+      try {
+        Deno.truncateSync(path, size);
+      } catch {
+        // The corpus is being removed anyway, or the file is gone.
+      }
+    }
+    await Deno.remove(join(work, "huge"), { recursive: true }).catch(() => {});
+    if (!options.keep) await Deno.remove(work, { recursive: true }).catch(() => {});
+  }
+}
+
+async function removeDb(path: string): Promise<void> {
+  for (const suffix of ["", "-wal", "-shm"]) await Deno.remove(path + suffix).catch(() => {});
+}
+
+function capturedByAgent(store: HistoryStore): BenchReport["captured"] {
+  const rows = new Map<string, BenchReport["captured"][number]>();
+  const row = (agent: string) => {
+    let r = rows.get(agent);
+    if (!r) rows.set(agent, r = { agent, sources: 0, records: 0, conversations: 0 });
+    return r;
+  };
+  for (
+    const r of store.db.prepare("SELECT agent, count(*) AS n FROM sources GROUP BY agent").all()
+  ) {
+    row(String(r.agent)).sources = Number(r.n);
+  }
+  for (
+    const r of store.db.prepare(
+      "SELECT s.agent, count(*) AS n FROM records r JOIN sources s ON s.id = r.source_id GROUP BY s.agent",
+    ).all()
+  ) {
+    row(String(r.agent)).records = Number(r.n);
+  }
+  for (
+    const r of store.db.prepare("SELECT agent, count(*) AS n FROM conversations GROUP BY agent")
+      .all()
+  ) {
+    row(String(r.agent)).conversations = Number(r.n);
+  }
+  return [...rows.values()].sort((a, b) => a.agent.localeCompare(b.agent));
+}
+
+/** The line sources (Claude Code, Codex) the registered adapters discover in the corpus. */
+async function lineSources(
+  ctx: ReturnType<typeof loadContext>,
+): Promise<{ adapter: LineAdapter; ref: SourceRef }[]> {
+  const out: { adapter: LineAdapter; ref: SourceRef }[] = [];
+  for (const adapter of ADAPTERS as readonly Adapter[]) {
+    if (adapter.mode !== "lines") continue;
+    for await (const ref of adapter.discover(discoverContext(ctx))) {
+      if (ref.format === "jsonl") out.push({ adapter, ref });
+    }
+  }
+  return out;
+}
+
+/** Main-session Claude transcripts of middling size, spread over the corpus, to append to. */
+function appendTargets(
+  store: HistoryStore,
+  count: number,
+): { path: string; sessionId: string; cwd: string }[] {
+  const rows = store.db.prepare(
+    `SELECT s.locator, c.native_id, c.cwd FROM sources s
+     JOIN conversations c ON c.source_id = s.id AND c.subagent = 0
+     WHERE s.agent = 'claude' AND s.cursor BETWEEN 20000 AND 2000000 AND c.cwd IS NOT NULL
+     ORDER BY s.locator`,
+  ).all() as { locator: string; native_id: string; cwd: string }[];
+  const picked: { path: string; sessionId: string; cwd: string }[] = [];
+  for (let i = 0; i < count && rows.length; i++) {
+    const r = rows[Math.floor(((i + 0.5) / count) * rows.length)]!;
+    if (picked.some((p) => p.path === r.locator)) continue;
+    picked.push({ path: r.locator, sessionId: r.native_id, cwd: r.cwd });
+  }
+  return picked;
+}
+
+/** Search latencies over the planted terms, with and without filters. */
+function measureSearch(
+  store: HistoryStore,
+  redact: (text: string) => string,
+  manifest: CorpusManifest,
+  agents: CorpusAgent[],
+  rounds: number,
+): {
+  all: number[];
+  queries: number;
+  byClass: BenchReport["search"]["byClass"];
+  found: BenchReport["search"]["found"];
+} {
+  const project = store.db.prepare(
+    `SELECT project_root FROM conversations WHERE project_root IS NOT NULL
+     GROUP BY project_root ORDER BY count(*) DESC LIMIT 1`,
+  ).get() as { project_root: string } | undefined;
+  const since = store.db.prepare(
+    "SELECT ts FROM records WHERE ts IS NOT NULL ORDER BY ts LIMIT 1 OFFSET (SELECT count(*) / 2 FROM records WHERE ts IS NOT NULL)",
+  ).get() as { ts: number } | undefined;
+  const filters: SearchFilters[] = [
+    {},
+    { agent: agents[0] ?? "claude" },
+    project ? { project: project.project_root } : { agent: agents.at(-1) ?? "claude" },
+    { kind: "message", role: "assistant" },
+    since ? { since: since.ts } : { subagents: false },
+    { subagents: false },
+  ];
+  const queries: { term: string; cls: TermClass; query: string; filter: number }[] = [];
+  for (const term of manifest.terms) {
+    const query = term.class === "phrase" ? `"${term.term}"` : term.term;
+    filters.forEach((_, i) => queries.push({ term: term.term, cls: term.class, query, filter: i }));
+  }
+  const times = new Map<string, number[]>();
+  const all: number[] = [];
+  const found: BenchReport["search"]["found"] = [];
+  for (let round = 0; round <= rounds; round++) {
+    for (const q of queries) {
+      const t = performance.now();
+      search(store, ADAPTERS, redact, { query: q.query, ...filters[q.filter]!, limit: 20 });
+      const ms = performance.now() - t;
+      if (round === 0) continue; // warm-up pass
+      all.push(ms);
+      const key = `${q.cls}:${q.filter === 0 ? "none" : "filtered"}`;
+      times.set(key, [...(times.get(key) ?? []), ms]);
+    }
+  }
+  for (const term of manifest.terms.filter((t) => t.class === "rare" || t.class === "medium")) {
+    const hits = search(store, ADAPTERS, redact, { query: term.term, limit: 10_000 }).hits.length;
+    const planted = agents.reduce((n, a) => n + (term.byAgent[a] ?? 0), 0);
+    found.push({ term: term.term, cls: term.class, hits, planted });
+  }
+  const byClass = TERM_CLASSES.flatMap((cls) =>
+    [false, true].map((filtered) => {
+      const list = times.get(`${cls}:${filtered ? "filtered" : "none"}`) ?? [];
+      return { cls, filtered, p50: quantile(list, 0.5), p95: quantile(list, 0.95), n: list.length };
+    })
+  );
+  return { all, queries: queries.length, byClass, found };
+}
+
+/** Peak RSS of the reindex command capturing one huge line, against an empty capture. */
+async function measureHugeLine(
+  work: string,
+  home: string,
+  config: string,
+  options: BenchOptions,
+): Promise<NonNullable<BenchReport["huge"]>> {
+  const { log } = options;
+  const dir = join(work, "huge");
+  const empty = join(dir, "empty");
+  const claude = join(dir, "claude");
+  const project = join(claude, "projects", "-home-dev-src-huge");
+  await Deno.mkdir(project, { recursive: true });
+  await Deno.mkdir(empty, { recursive: true });
+  const flags = taskFlags("reindex");
+  const envFor = (data: string) =>
+    commandEnv({
+      HOME: home,
+      LOGBOOK_DATA_DIR: data,
+      LOGBOOK_CONFIG_DIR: config,
+      CLAUDE_CONFIG_DIR: claude,
+      CODEX_HOME: empty,
+      XDG_DATA_HOME: empty,
+      INIT_CWD: home,
+    });
+  const args = commandArgs(flags, "reindex.ts", ["--quiet"]);
+  log("peak RSS of an empty capture (the baseline of a deno process)");
+  const baseline = await peakRss(Deno.execPath(), args, envFor(join(dir, "data-empty")));
+  const path = join(project, "11111111-2222-4333-8444-555555555555.jsonl");
+  log(`writing a ${formatBytes(options.hugeLine)} single-line transcript`);
+  const bytes = await writeHugeLine(path, options.hugeLine, options.seed);
+  log(`capturing it in a child process (deno run ${flags.join(" ")} commands/reindex.ts)`);
+  const data = join(dir, "data");
+  const run = await peakRss(Deno.execPath(), args, envFor(data));
+  if (run.code !== 0) {
+    throw new Error(`reindex of the huge line failed (${run.code}): ${run.stderr.slice(-600)}`);
+  }
+  await Deno.remove(path);
+  const db = new DatabaseSync(join(data, "history.db"), { readOnly: true });
+  let captured = 0;
+  try {
+    const row = db.prepare("SELECT coalesce(sum(length(raw)), 0) AS n FROM records").get() as {
+      n: number;
+    };
+    captured = Number(row.n);
+  } finally {
+    db.close();
+  }
+  return { bytes, mib: run.mib, baselineMib: baseline.mib, ms: run.ms, how: run.how, captured };
+}
+
+/** Runs the reindex command over the corpus with `--cpu-prof` and summarises the profile. */
+async function profileCapture(
+  dir: string,
+  vars: Record<string, string>,
+  work: string,
+  log: (message: string) => void,
+): Promise<ReturnType<typeof summariseProfile>> {
+  const out = resolve(dir);
+  await Deno.mkdir(out, { recursive: true });
+  const data = join(work, "data-profile");
+  await Deno.remove(data, { recursive: true }).catch(() => {});
+  const before = new Set([...Deno.readDirSync(out)].map((e) => e.name));
+  log(`CPU profile of a capture from empty (reindex --cpu-prof) into ${out}`);
+  const run = await runTimed(
+    Deno.execPath(),
+    [
+      "run",
+      `--cpu-prof`,
+      `--cpu-prof-dir=${out}`,
+      ...commandArgs(taskFlags("reindex"), "reindex.ts", ["--quiet"]).slice(1),
+    ],
+    { env: commandEnv({ ...vars, LOGBOOK_DATA_DIR: data }) },
+  );
+  await Deno.remove(data, { recursive: true }).catch(() => {});
+  if (run.code !== 0) throw new Error(`reindex --cpu-prof failed: ${run.stderr.slice(-400)}`);
+  const made = [...Deno.readDirSync(out)].map((e) => e.name).filter((n) =>
+    n.endsWith(".cpuprofile") && !before.has(n)
+  );
+  if (!made.length) throw new Error(`No .cpuprofile written into "${out}"`);
+  log(`profile: ${join(out, made[0]!)}`);
+  return summariseProfile(join(out, made[0]!), 25);
+}
+
+function machine(loadBefore: number[]): BenchReport["machine"] {
+  let model = "unknown";
+  try {
+    model = /model name\s*:\s*(.+)/.exec(Deno.readTextFileSync("/proc/cpuinfo"))?.[1] ?? model;
+  } catch {
+    // Not Linux.
+  }
+  return {
+    cpus: navigator.hardwareConcurrency,
+    model,
+    memoryGb: Math.round(Deno.systemMemoryInfo().total / 1e9),
+    loadBefore,
+    loadAfter: Deno.loadavg(),
+  };
+}
+
+// ---- output ----------------------------------------------------------------------------------
+
+interface Target {
+  key: FigureKey;
+  unit: string;
+  target: (f: Figures) => string;
+  met: (f: Figures) => boolean | null;
+}
+
+const TARGETS: Target[] = [
+  {
+    key: "capture_mb_s",
+    unit: "MB/s",
+    target: (f) =>
+      `≥ 70% of the FTS ceiling (${num(f.fts_ceiling_mb_s && f.fts_ceiling_mb_s * 0.7)})`,
+    met: (f) =>
+      f.capture_mb_s === null || f.fts_ceiling_mb_s === null
+        ? null
+        : f.capture_mb_s >= 0.7 * f.fts_ceiling_mb_s,
+  },
+  { key: "fts_ceiling_mb_s", unit: "MB/s", target: () => "baseline", met: () => null },
+  {
+    key: "noop_reindex_ms",
+    unit: "ms",
+    target: () => "≤ 300 (2,000 files)",
+    met: (f) => le(f.noop_reindex_ms, 300),
+  },
+  {
+    key: "append_reindex_ms",
+    unit: "ms",
+    target: () => "≤ 500",
+    met: (f) => le(f.append_reindex_ms, 500),
+  },
+  { key: "search_p50_ms", unit: "ms", target: () => "≤ 2", met: (f) => le(f.search_p50_ms, 2) },
+  { key: "search_p95_ms", unit: "ms", target: () => "≤ 15", met: (f) => le(f.search_p95_ms, 15) },
+  { key: "search_cli_ms", unit: "ms", target: () => "≤ 150", met: (f) => le(f.search_cli_ms, 150) },
+  { key: "rg_ms", unit: "ms", target: () => "—", met: () => null },
+  {
+    key: "rg_over_search",
+    unit: "×",
+    target: () => "≥ 20 (rare terms)",
+    met: (f) => (f.rg_over_search === null ? null : f.rg_over_search >= 20),
+  },
+  { key: "show_first_page_ms", unit: "ms", target: () => "—", met: () => null },
+  {
+    key: "huge_line_peak_rss_mb",
+    unit: "MiB",
+    target: () => "≤ 200",
+    met: (f) => le(f.huge_line_peak_rss_mb, 200),
+  },
+  { key: "store_ratio", unit: "×", target: () => "≤ 1.3", met: (f) => le(f.store_ratio, 1.3) },
+];
+
+function le(value: number | null, limit: number): boolean | null {
+  return value === null ? null : value <= limit;
+}
+
+function num(value: number | null | undefined): string {
+  if (value === null || value === undefined || Number.isNaN(value)) return "n/a";
+  return String(round(value));
+}
+
+function table(rows: string[][], align: ("l" | "r")[]): string {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => [...(r[i] ?? "")].length)));
+  return rows.map((row) =>
+    row.map((cell, i) => {
+      const pad = " ".repeat(widths[i]! - [...cell].length);
+      return align[i] === "r" ? pad + cell : cell + pad;
+    }).join("  ").trimEnd()
+  ).join("\n");
+}
+
+/** The human report: the figures against their targets, then the detail behind them. */
+export function formatReport(r: BenchReport, options: BenchOptions): string {
+  const f = r.figures;
+  const out: string[] = [];
+  const m = r.machine;
+  out.push(
+    `logbook benchmark: ${formatBytes(r.corpus.totalBytes)} corpus (seed ${r.corpus.seed}${
+      r.corpus.reused ? ", reused" : ""
+    }), ${m.cpus} CPUs (${m.model}), ${m.memoryGb} GB RAM, load ${
+      m.loadBefore.map((l) => l.toFixed(2)).join(" ")
+    } before, ${m.loadAfter.map((l) => l.toFixed(2)).join(" ")} after`,
+    `targets are for the 2-core reference machine and a 200 MB corpus`,
+    "",
+  );
+  const rows = [["figure", "value", "unit", "target", "result"]];
+  for (const t of TARGETS) {
+    const met = t.met(f);
+    rows.push([
+      t.key,
+      num(f[t.key]),
+      t.unit,
+      t.target(f),
+      met === null ? "—" : met ? "met" : "MISSED",
+    ]);
+  }
+  out.push(table(rows, ["l", "r", "l", "l", "l"]), "");
+
+  out.push("Corpus and what was captured:");
+  const crow = [[
+    "agent",
+    "source bytes",
+    "files",
+    "conversations (gen.)",
+    "sources",
+    "records",
+    "conversations (store)",
+  ]];
+  for (const agent of CORPUS_AGENTS) {
+    const c = r.captured.find((x) => x.agent === agent);
+    crow.push([
+      agent,
+      formatBytes(r.corpus.bytes[agent]),
+      String(r.corpus.files[agent]),
+      String(r.corpus.conversations[agent]),
+      String(c?.sources ?? 0),
+      String(c?.records ?? 0),
+      String(c?.conversations ?? 0),
+    ]);
+  }
+  out.push(table(crow, ["l", "r", "r", "r", "r", "r", "r"]));
+  out.push(
+    `captured formats: ${r.capturedAgents.join(", ") || "none"} (${formatBytes(r.capturedBytes)} ` +
+      `of source; MB/s and the store ratio are over these bytes only)`,
+    "",
+  );
+
+  const s = r.capture.summary;
+  out.push(
+    "Capture (runCapture from lib/capture.ts, in-process, real ADAPTERS and redactorFor(ctx)):",
+    `  ${
+      Math.round(r.capture.ms)
+    } ms, ${s.records} records, ${s.conversations} new conversations, ` +
+      `${s.sources} sources, ${s.errors.length} errors, ${s.drift.length} drift kinds`,
+    `  store: history.db ${formatBytes(r.store.db)} + wal ${
+      formatBytes(r.store.wal)
+    } after a checkpoint`,
+    "",
+    "Where the time goes (each step timed on its own, same corpus):",
+  );
+  const p = r.phases;
+  const rate = (
+    bytes: number,
+    ms: number,
+  ) => (ms > 0 ? `${num(bytes / 1e6 / (ms / 1000))} MB/s` : "");
+  const prow = [["step", "ms", "throughput", "over"]];
+  prow.push([
+    "capture, end to end",
+    num(r.capture.ms),
+    rate(r.capturedBytes, r.capture.ms),
+    "captured source",
+  ]);
+  prow.push([
+    "read line sources (whole files)",
+    num(p.readMs),
+    rate(p.bytes, p.readMs),
+    `${formatBytes(p.bytes)} jsonl`,
+  ]);
+  prow.push(["split into lines", num(p.splitMs), rate(p.bytes, p.splitMs), `${p.lines} lines`]);
+  prow.push(["decode + JSON.parse", num(p.parseMs), rate(p.bytes, p.parseMs), "jsonl"]);
+  prow.push(["adapter parseLine (derive)", num(p.deriveMs), rate(p.bytes, p.deriveMs), "jsonl"]);
+  prow.push(["redact derived text", num(p.redactMs), rate(p.bytes, p.redactMs), "jsonl"]);
+  prow.push([
+    "raw inserts (records + indexes)",
+    num(r.raw.ms),
+    rate(r.capturedBytes, r.raw.ms),
+    `${r.raw.rows} rows, ${formatBytes(r.raw.bytes)}`,
+  ]);
+  prow.push([
+    "FTS inserts (the ceiling)",
+    num(r.ceiling.insertMs),
+    rate(r.capturedBytes, r.ceiling.insertMs),
+    `${r.ceiling.rows} rows, ${formatBytes(r.ceiling.textBytes)} text`,
+  ]);
+  prow.push([
+    "FTS inserts, ≥ 1 transaction per source",
+    num(r.ceilingPerSource.insertMs),
+    rate(r.capturedBytes, r.ceilingPerSource.insertMs),
+    "as capture commits",
+  ]);
+  prow.push([
+    "(derive text again from raw)",
+    num(r.ceiling.deriveMs),
+    "",
+    "TextDeriver, not in the ceiling",
+  ]);
+  out.push(table(prow, ["l", "r", "r", "l"]), "");
+
+  if (r.profile) {
+    out.push(
+      `CPU profile of a capture (reindex --cpu-prof), ${
+        num(r.profile.total)
+      } ms sampled, self time:`,
+    );
+    out.push(
+      table([
+        ["function", "ms", "share"],
+        ...r.profile.functions.slice(0, 20).map((
+          x,
+        ) => [x.name, num(x.ms), `${(x.share * 100).toFixed(1)}%`]),
+      ], ["l", "r", "r"]),
+    );
+    out.push("", "by file:");
+    out.push(
+      table([
+        ["file", "ms", "share"],
+        ...r.profile.files.slice(0, 12).map((
+          x,
+        ) => [x.name, num(x.ms), `${(x.share * 100).toFixed(1)}%`]),
+      ], ["l", "r", "r"]),
+      "",
+    );
+  }
+
+  out.push(
+    `Reindex: no-op over ${r.noop.sources} sources: ${
+      r.noop.runs.map((x) => Math.round(x)).join(", ")
+    } ms; ` +
+      `after appending ${r.append.bytes.map((b) => formatBytes(b)).join(", ")}: ${
+        r.append.runs.map((x) => Math.round(x)).join(", ")
+      } ms (${r.append.records.join(", ")} new records)`,
+    "",
+  );
+
+  out.push(
+    `Search: in-process search() over ${r.search.queries} queries (each planted term alone and with 5 ` +
+      `filters: agent, project, kind+role, since, no subagents), ${options.rounds} rounds after a warm-up; ` +
+      `rg -l -F -i -a over ${
+        r.rg.roots.map((x) => basename(x)).join(", ")
+      }, median of ${options.cliRuns}:`,
+  );
+  const srow = [[
+    "class",
+    "search p50",
+    "p95",
+    "filtered p50",
+    "filtered p95",
+    "rg",
+    "rg / search p50",
+  ]];
+  for (const cls of TERM_CLASSES) {
+    const plain = r.search.byClass.find((c) => c.cls === cls && !c.filtered)!;
+    const filtered = r.search.byClass.find((c) => c.cls === cls && c.filtered)!;
+    const rgMs = r.rg.byClass.find((c) => c.cls === cls)?.ms ?? NaN;
+    srow.push([
+      cls,
+      num(plain.p50),
+      num(plain.p95),
+      num(filtered.p50),
+      num(filtered.p95),
+      num(rgMs),
+      num(rgMs / plain.p50),
+    ]);
+  }
+  out.push(table(srow, ["l", "r", "r", "r", "r", "r", "r"]));
+  const terms = r.corpus.terms.map((t) => `${t.term} (${t.class}, ${t.count})`).join(", ");
+  out.push(`  planted terms (segments holding them): ${terms}`);
+  const found = r.search.found.map((x) => `${x.term} ${x.hits}/${x.planted}`).join(", ");
+  out.push(`  hits found / planted in captured formats: ${found}`);
+  out.push(
+    `  search command: deno run ${r.cli.flags.join(" ")} commands/search.ts <rare term>: ` +
+      `${r.cli.runs.map((x) => Math.round(x)).join(", ")} ms (exit ${
+        [...new Set(r.cli.codes)].join("/")
+      })`,
+    `  start-up alone, same flags: search --help ${num(median(r.cli.help))} ms, an empty script ` +
+      `${num(median(r.cli.empty))} ms (medians)`,
+    "",
+  );
+  out.push(
+    `Show: first page of ${r.show.conversation} (${r.show.records} records, ${r.show.page} on the page): ` +
+      `${r.show.runs.map((x) => x.toFixed(1)).join(", ")} ms`,
+  );
+  if (r.huge) {
+    out.push(
+      `Huge line: ${formatBytes(r.huge.bytes)} in one line, captured by reindex in ${
+        Math.round(r.huge.ms)
+      } ms (${num(r.huge.bytes / 1e6 / (r.huge.ms / 1000))} MB/s, ${
+        formatBytes(r.huge.captured)
+      } stored); ` +
+        `peak RSS ${num(r.huge.mib)} MiB against ${
+          num(r.huge.baselineMib)
+        } MiB for an empty capture (${r.huge.how})`,
+    );
+  }
+  if (r.notes.length) out.push("", "Notes:", ...r.notes.map((n) => `  - ${n}`));
+  if (options.keep) out.push("", `Kept: ${r.work} (corpus/, data/)`);
+  return out.join("\n") + "\n";
+}
+
+const HELP = `Usage: deno task bench [-- --size SIZE] [--json] [--keep DIR] [options]
+
+Generates a corpus of Claude Code, Codex and OpenCode histories (bench/corpus.ts), captures it
+through the real engine and prints, in one run: capture throughput against a bare FTS5 baseline,
+no-op and append reindex, search latency (in-process and the command end to end) against rg,
+the first page of show, peak memory on a huge single-line transcript, and the store's size.
+
+Options:
+  --size SIZE        corpus size, e.g. 20MB, 200MB (default 200MB; MB is 10^6 bytes)
+  --json             print one JSON object with the figures (null when not measured)
+  --keep DIR         work in DIR and keep it: DIR/corpus (reused when its size and seed match)
+                     and DIR/data (the store); DIR/data, DIR/home and DIR/config are replaced
+  --seed N           corpus seed (default ${DEFAULT_SEED})
+  --huge-line SIZE   size of the single-line transcript (default ${HUGE_DEFAULT}; 0 skips it)
+  --rounds N         timed passes over the search query set (default 5)
+  --cli-runs N       timed runs of the search command and of rg per term (default 7)
+  --cpu-prof DIR     also profile a capture with the reindex command and summarise where time goes
+  -h, --help         show this help
+
+Figures: capture_mb_s and fts_ceiling_mb_s are MB of captured source per second; search_*_ms
+cover every planted term alone and with filters; rg_ms is the median of rg -l -F -i -a over all
+terms, rg_over_search that of the rare terms over search's rare-term p50; huge_line_peak_rss_mb is
+in MiB; store_ratio is history.db plus its WAL after a checkpoint over the captured source bytes.
+
+Example:
+  deno task bench -- --size 200MB --keep /tmp/logbook-bench
+`;
+
+/** Command-line entry point. */
+export async function main(args: string[]): Promise<number> {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args,
+      strict: true,
+      allowPositionals: false,
+      options: {
+        size: { type: "string", default: "200MB" },
+        json: { type: "boolean" },
+        keep: { type: "string" },
+        seed: { type: "string" },
+        "huge-line": { type: "string", default: HUGE_DEFAULT },
+        rounds: { type: "string", default: "5" },
+        "cli-runs": { type: "string", default: "7" },
+        "cpu-prof": { type: "string" },
+        help: { type: "boolean", short: "h" },
+      },
+    }));
+  } catch (err) {
+    console.error(`error: ${(err as Error).message}\nRun with --help for usage.`);
+    return 2;
+  }
+  if (values.help) {
+    console.log(HELP);
+    return 0;
+  }
+  let options: BenchOptions;
+  try {
+    const count = (name: string, text: string) => {
+      const n = Number(text);
+      if (!Number.isInteger(n) || n < 1) {
+        throw new RangeError(`Expected a positive --${name}: got "${text}"`);
+      }
+      return n;
+    };
+    const started = performance.now();
+    options = {
+      size: parseSize(values.size),
+      seed: values.seed === undefined ? DEFAULT_SEED : count("seed", values.seed),
+      keep: values.keep ?? null,
+      hugeLine: parseSize(values["huge-line"]),
+      rounds: count("rounds", values.rounds),
+      cliRuns: count("cli-runs", values["cli-runs"]),
+      cpuProf: values["cpu-prof"] ?? null,
+      log: (message) =>
+        console.error(`[bench ${((performance.now() - started) / 1000).toFixed(1)}s] ${message}`),
+    };
+  } catch (err) {
+    if (!(err instanceof RangeError)) throw err;
+    console.error(`error: ${err.message}\nRun with --help for usage.`);
+    return 2;
+  }
+  const report = await runBench(options);
+  if (values.json) {
+    for (const note of report.notes) console.error(`note: ${note}`);
+    console.log(JSON.stringify(report.figures));
+  } else {
+    console.log(formatReport(report, options));
+  }
+  return 0;
+}
+
+if (import.meta.main) Deno.exit(await main(Deno.args));

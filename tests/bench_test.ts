@@ -1,0 +1,228 @@
+// The benchmark's corpus generator is deterministic and writes valid transcripts where the agents
+// keep them, and `bench/run.ts --json` runs end to end and prints exactly its figures. Shapes,
+// not speeds: this is not a timed test.
+
+import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
+import { join, relative } from "node:path";
+import { DatabaseSync } from "node:sqlite";
+import { corpusEnv, generateCorpus, SHARES } from "../bench/corpus.ts";
+import { FIGURE_KEYS } from "../bench/run.ts";
+import { which } from "../bench/_util.ts";
+import { runCapture } from "../lib/capture.ts";
+import { loadContext, openStore, redactorFor } from "../lib/context.ts";
+import { envFrom } from "../lib/env.ts";
+import { ADAPTERS } from "../lib/sources/mod.ts";
+import { search } from "../lib/store/search.ts";
+import { childBaseEnv, removeDir, ROOT, tempDir } from "./_helpers.ts";
+
+const SIZE = 2_000_000;
+
+/** Every file under `dir` with the SHA-256 of its bytes (the OpenCode database as its rows). */
+function fingerprint(dir: string): Map<string, string> {
+  const out = new Map<string, string>();
+  const walk = (path: string) => {
+    for (const entry of Deno.readDirSync(path)) {
+      const full = join(path, entry.name);
+      if (entry.isDirectory) walk(full);
+      else if (entry.name === "manifest.json") {
+        const manifest = JSON.parse(Deno.readTextFileSync(full));
+        delete manifest.generationMs;
+        out.set(relative(dir, full), JSON.stringify(manifest));
+      } else if (entry.name.endsWith(".db")) {
+        out.set(relative(dir, full), dbRows(full));
+      } else {
+        const hash = createHash("sha256").update(Deno.readFileSync(full)).digest("hex");
+        out.set(relative(dir, full), hash);
+      }
+    }
+  };
+  walk(dir);
+  return out;
+}
+
+function dbRows(path: string): string {
+  const db = new DatabaseSync(path, { readOnly: true });
+  try {
+    const hash = createHash("sha256");
+    for (const table of ["project", "session", "message", "part"]) {
+      for (const row of db.prepare(`SELECT * FROM ${table} ORDER BY id`).all()) {
+        hash.update(JSON.stringify(row));
+      }
+    }
+    return hash.digest("hex");
+  } finally {
+    db.close();
+  }
+}
+
+function jsonlFiles(dir: string): string[] {
+  const out: string[] = [];
+  const walk = (path: string) => {
+    for (const entry of Deno.readDirSync(path)) {
+      const full = join(path, entry.name);
+      if (entry.isDirectory) walk(full);
+      else if (entry.name.endsWith(".jsonl")) out.push(full);
+    }
+  };
+  walk(dir);
+  return out;
+}
+
+Deno.test("generateCorpus() writes the same valid corpus for the same seed, where capture finds it", async (t) => {
+  const dir = await tempDir("logbook-bench-test-");
+  try {
+    const a = join(dir, "a");
+    const b = join(dir, "b");
+    const manifest = generateCorpus({ out: a, size: SIZE, seed: 11 });
+    generateCorpus({ out: b, size: SIZE, seed: 11 });
+    const rare = manifest.terms.filter((term) => term.class === "rare");
+
+    await t.step("the same seed gives the same files and bytes", () => {
+      const fa = fingerprint(a);
+      assert.ok(fa.size > 10);
+      assert.deepEqual(fingerprint(b), fa);
+    });
+
+    await t.step("files are laid out as the agents keep them, lines are JSON", () => {
+      const claude = jsonlFiles(join(a, "claude"));
+      const codex = jsonlFiles(join(a, "codex"));
+      assert.ok(claude.length > 0 && codex.length > 0);
+      for (const path of claude) {
+        const rel = relative(join(a, "claude", "projects"), path);
+        assert.match(
+          rel,
+          /^-[A-Za-z0-9-]+\/([0-9a-f-]{36}\.jsonl|[0-9a-f-]{36}\/subagents\/agent-a[0-9a-f]{16}\.jsonl)$/,
+        );
+      }
+      for (const path of codex) {
+        const rel = relative(join(a, "codex"), path);
+        assert.match(
+          rel,
+          /^(sessions\/\d{4}\/\d{2}\/\d{2}|archived_sessions)\/rollout-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-[0-9a-f-]{36}\.jsonl$/,
+        );
+      }
+      for (const path of [...claude, ...codex]) {
+        const text = Deno.readTextFileSync(path);
+        assert.ok(text.endsWith("\n"));
+        for (const line of text.slice(0, -1).split("\n")) {
+          assert.equal(typeof JSON.parse(line).type, "string");
+        }
+      }
+      const db = new DatabaseSync(join(a, "xdg-data", "opencode", "opencode.db"), {
+        readOnly: true,
+      });
+      try {
+        const parts = db.prepare("SELECT count(*) AS n FROM part").get() as { n: number };
+        assert.ok(parts.n > 0);
+      } finally {
+        db.close();
+      }
+    });
+
+    await t.step("shares by bytes and planted terms are as the manifest says", () => {
+      for (const [agent, share] of Object.entries(SHARES)) {
+        const actual = manifest.bytes[agent as keyof typeof SHARES] / manifest.totalBytes;
+        assert.ok(Math.abs(actual - share) < 0.15, `${agent}: ${actual}`);
+      }
+      assert.ok(rare.length >= 5);
+      for (const term of rare) assert.equal(term.count, 3, term.term);
+      for (const cls of ["medium", "common", "phrase"]) {
+        assert.ok(manifest.terms.some((term) => term.class === cls), cls);
+      }
+    });
+
+    await t.step(
+      "the real engine captures it without drift and finds every rare term",
+      async () => {
+        const home = join(dir, "home");
+        Deno.mkdirSync(home);
+        const ctx = loadContext({
+          env: envFrom({
+            ...corpusEnv(a, home),
+            LOGBOOK_DATA_DIR: join(dir, "data"),
+            LOGBOOK_CONFIG_DIR: join(dir, "config"),
+            INIT_CWD: home,
+            LOGBOOK_STAGE_MARKERS: "0",
+          }),
+        });
+        const store = openStore(ctx);
+        try {
+          const redact = redactorFor(ctx);
+          const result = await runCapture({ ctx, store, redact });
+          assert.equal(result.status, "captured");
+          if (result.status !== "captured") return;
+          assert.deepEqual(result.summary.drift, []);
+          assert.deepEqual(result.summary.errors, []);
+          const agents = (store.db.prepare(
+            "SELECT DISTINCT s.agent FROM records r JOIN sources s ON s.id = r.source_id",
+          ).all() as { agent: string }[]).map((r) => r.agent).sort();
+          const registered = ADAPTERS.map((adapter) => adapter.agent)
+            .filter((agent) => agent in SHARES).sort();
+          assert.deepEqual(agents, registered);
+          for (const term of rare) {
+            const planted: number = agents.reduce(
+              (n: number, agent: string) => n + (term.byAgent[agent] ?? 0),
+              0,
+            );
+            const hits = search(store, ADAPTERS, redact, { query: term.term, limit: 100 }).hits;
+            assert.equal(hits.length, planted, term.term);
+          }
+        } finally {
+          store.close();
+        }
+      },
+    );
+  } finally {
+    await removeDir(dir);
+  }
+});
+
+Deno.test("bench/run.ts --size 2MB --json prints exactly the figures, as numbers", async () => {
+  const dir = await tempDir("logbook-bench-run-");
+  try {
+    const output = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "-A",
+        join(ROOT, "bench", "run.ts"),
+        "--size",
+        "2MB",
+        "--json",
+        "--huge-line",
+        "12MB",
+        "--rounds",
+        "1",
+        "--cli-runs",
+        "1",
+        "--keep",
+        dir,
+      ],
+      cwd: ROOT,
+      env: { ...childBaseEnv(), NO_COLOR: "1" },
+      clearEnv: true,
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const stderr = new TextDecoder().decode(output.stderr);
+    assert.equal(output.code, 0, stderr);
+    const lines = new TextDecoder().decode(output.stdout).trim().split("\n");
+    assert.equal(lines.length, 1);
+    const figures = JSON.parse(lines[0]!);
+    assert.deepEqual(Object.keys(figures), [...FIGURE_KEYS]);
+    const rgMissing = which("rg") === null;
+    for (const key of FIGURE_KEYS) {
+      const value = figures[key];
+      if (rgMissing && (key === "rg_ms" || key === "rg_over_search")) {
+        assert.ok(value === null || typeof value === "number", key);
+      } else {
+        assert.equal(typeof value, "number", `${key}: ${value}`);
+        assert.ok(Number.isFinite(value) && value >= 0, `${key}: ${value}`);
+      }
+    }
+    assert.match(stderr, /\[bench [\d.]+s\] capture from empty/);
+  } finally {
+    await removeDir(dir);
+  }
+});
