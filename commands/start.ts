@@ -1,7 +1,7 @@
-#!/usr/bin/env -S deno run -R -W -E
+#!/usr/bin/env -S deno run -R -W -E --allow-net=127.0.0.1
 // `start`: the first command a new user runs. Captures this machine's agent histories into the
-// default data dir and says what it found and how to search; with no histories, offers a demo
-// on the project's own fixtures in a temporary data dir.
+// default data dir, says what it found, and serves the dashboard on them until Ctrl-C; with no
+// histories, does the same for a demo on the project's own fixtures in a temporary data dir.
 
 import { fileURLToPath } from "node:url";
 import {
@@ -24,35 +24,70 @@ import { search } from "../lib/store/search.ts";
 import { storeStatus } from "../lib/store/status.ts";
 import { summaryLine, warnings } from "./reindex.ts";
 import { discoverContext } from "../lib/capture.ts";
+import { dashboardToken, listen, parsePort, serveUntilStopped } from "./dashboard.ts";
 
 export const spec = defineCommand({
   name: "start",
   summary: "capture this machine's agent histories and show how to search them",
-  usage: "logbook start [--demo]",
+  usage: "logbook start [--demo] [--no-dashboard] [--port N]",
   options: {
     demo: { type: "boolean" },
+    "no-dashboard": { type: "boolean" },
+    port: { type: "string" },
     help: { type: "boolean", short: "h" },
   },
   optionHelp: [
-    ["--demo", "capture the bundled fixtures into a temporary data dir and run a sample search"],
+    ["--demo", "use a temporary copy of the bundled sample transcripts, not this machine's"],
+    ["--no-dashboard", "capture (and for the demo, run a sample search), then exit"],
+    ["--port N", 'dashboard port (default 8787 or config "dashboard.port"; 0 picks a free one)'],
     ["-h, --help", "show this help"],
   ],
-  examples: ["deno task start"],
+  examples: ["deno task start", "deno task start --demo --port 0"],
   maxPositionals: 0,
 });
+
+/** What to do once the histories are captured. */
+interface Serve {
+  /** Serve the dashboard on them (false with --no-dashboard). */
+  on: boolean;
+  /** `--port`, when given. */
+  port: number | undefined;
+  /** The dashboard's access token (`LOGBOOK_DASHBOARD_TOKEN`, or a fresh one). */
+  token: string;
+  /** The user's environment (the demo takes `NO_COLOR` from it). */
+  env: Env;
+  stop: AbortSignal | undefined;
+}
 
 /** The project's fixtures, laid out as each agent keeps its files. */
 export const FIXTURES = fileURLToPath(new URL("../fixtures/", import.meta.url));
 
-/** Runs `start` with `args`; returns the exit status. */
-export async function main(args: string[], io: Io = stdio(), env: Env = Deno.env): Promise<number> {
+/**
+ * Runs `start` with `args`; returns the exit status. The dashboard serves until `stop` aborts
+ * (default: SIGINT or SIGTERM).
+ */
+export async function main(
+  args: string[],
+  io: Io = stdio(),
+  env: Env = Deno.env,
+  stop?: AbortSignal,
+): Promise<number> {
   return await runCommand(spec.name, io, async () => {
     const { values } = parseCommand(spec, args);
     if (values.help) {
       io.out(helpText(spec));
       return EXIT.ok;
     }
-    if (values.demo) return await demo(io, env);
+    const on = !values["no-dashboard"];
+    const serve: Serve = {
+      on,
+      port: parsePort(values.port),
+      // A bad LOGBOOK_DASHBOARD_TOKEN fails here, before any work.
+      token: on ? dashboardToken(env) : "",
+      env,
+      stop,
+    };
+    if (values.demo) return await demo(io, serve);
     const ctx = loadContext({ env });
     const roots = ADAPTERS.flatMap((a) => a.roots(discoverContext(ctx)));
     const found = await countSources(ctx);
@@ -60,12 +95,31 @@ export async function main(args: string[], io: Io = stdio(), env: Env = Deno.env
       io.out(
         "No Claude Code, Codex or OpenCode histories were found on this machine.\n" +
           `Looked in:\n${roots.map((r) => `  ${r}\n`).join("")}\n` +
-          "To try logbook on its bundled sample transcripts, run:\n  deno task start --demo\n",
+          "Running the demo on logbook's bundled sample transcripts instead.\n\n",
       );
-      return EXIT.ok;
+      return await demo(io, serve);
     }
-    return await captureAndReport(ctx, io, "deno task search");
+    const code = await captureAndReport(ctx, io, "deno task search");
+    if (code !== EXIT.ok || !serve.on) return code;
+    io.out("\nOr search, read, resume and fork them in the dashboard:\n");
+    await dashboardOn(ctx, io, serve);
+    return EXIT.ok;
   });
+}
+
+/** Serves the dashboard on `ctx`'s data dir until stopped. */
+async function dashboardOn(ctx: Context, io: Io, serve: Serve): Promise<void> {
+  const dashboard = listen({
+    ctx,
+    io,
+    host: "127.0.0.1",
+    port: serve.port ?? ctx.config.dashboard.port,
+    // A port nobody asked for must not stop a first run: another free one does as well.
+    anyPortIfBusy: serve.port === undefined,
+    token: serve.token,
+    markers: ctx.markers,
+  });
+  await serveUntilStopped(dashboard, io, serve.stop);
 }
 
 async function countSources(ctx: Context): Promise<number> {
@@ -119,8 +173,11 @@ async function captureAndReport(
   }
 }
 
-/** The demo: the fixtures captured into a fresh temporary data dir, and one sample search. */
-async function demo(io: Io, env: Env): Promise<number> {
+/**
+ * The demo: the fixtures captured into a fresh temporary data dir, one sample search, and the
+ * dashboard on that store (unless `serve.on` is false).
+ */
+async function demo(io: Io, serve: Serve): Promise<number> {
   const s = styler(io.color);
   const dataDir = await Deno.makeTempDir({ prefix: "logbook-demo-" });
   const emptyHome = await Deno.makeTempDir({ prefix: "logbook-demo-home-" });
@@ -136,7 +193,7 @@ async function demo(io: Io, env: Env): Promise<number> {
     CODEX_HOME: `${sources}/codex`,
     XDG_DATA_HOME: `${sources}/opencode/xdg-data`,
     INIT_CWD: emptyHome,
-    NO_COLOR: env.get("NO_COLOR"),
+    NO_COLOR: serve.env.get("NO_COLOR"),
   });
   const ctx = loadContext({ env: demoEnv });
   const started = performance.now();
@@ -159,14 +216,21 @@ async function demo(io: Io, env: Env): Promise<number> {
         }\n    ${hit.snippet}\n`,
       );
     }
-    io.out(
-      `\nThe demo store is ${dataDir} (${formatDuration(performance.now() - started)}); ` +
-        `delete it and ${emptyHome} when you are done.\n`,
-    );
-    return EXIT.ok;
   } finally {
     store.close();
   }
+  io.out(
+    `\nThe demo store is ${dataDir} (${formatDuration(performance.now() - started)}); ` +
+      `delete it and ${emptyHome} when you are done.\n`,
+  );
+  if (!serve.on) return EXIT.ok;
+  io.out(
+    `\n${s.bold("This is a demo")}: the dashboard below serves the bundled sample transcripts ` +
+      `from the temporary store\n${dataDir}, not your own histories (your data dir is ` +
+      `untouched).\nTry searching for "marmot keyring".\n`,
+  );
+  await dashboardOn(ctx, io, serve);
+  return EXIT.ok;
 }
 
 /** Copies a directory tree (regular files and folders only). */

@@ -7,6 +7,7 @@ import { conversationsApi } from "./api/conversations.ts";
 import { forgetApi } from "./api/forget.ts";
 import { reindexApi } from "./api/reindex.ts";
 import { searchApi } from "./api/search.ts";
+import { sessionsApi } from "./api/sessions.ts";
 import { stageMarkersApi } from "./api/stage_markers.ts";
 import { statusApi } from "./api/status.ts";
 import { tokenAuth } from "./_auth.ts";
@@ -19,6 +20,7 @@ import { CSP } from "./pages/_assets.ts";
 import { errorPage } from "./pages/_layout.ts";
 import { conversationPageRoute } from "./pages/conversation.ts";
 import { searchPageRoute } from "./pages/search.ts";
+import { sessionsPageRoute } from "./pages/sessions.ts";
 import { statusPageRoute } from "./pages/status.ts";
 
 export type { AppDeps } from "./_deps.ts";
@@ -27,12 +29,14 @@ export type { AppDeps } from "./_deps.ts";
 export const ROUTES: readonly Route[] = [
   searchApi,
   conversationsApi,
+  sessionsApi,
   statusApi,
   reindexApi,
   stageMarkersApi,
   forgetApi,
   searchPageRoute,
   conversationPageRoute,
+  sessionsPageRoute,
   statusPageRoute,
 ];
 

@@ -55,7 +55,10 @@ pre { background: var(--code); padding: .5em; overflow: auto; white-space: pre-w
 details > summary { cursor: pointer; }
 details.fold > summary, details.raw > summary { color: var(--muted); font-size: .9em; }
 .esc { color: var(--warn); }
-code.cmd { background: var(--code); padding: .2em .4em; border-radius: 3px; }
+code.cmd { background: var(--code); padding: .2em .4em; border-radius: 3px;
+  overflow-wrap: anywhere; }
+.actions { display: flex; gap: .6em 1.2em; flex-wrap: wrap; align-items: end; margin: .4em 0; }
+.actions form { display: flex; gap: .5em; align-items: end; }
 table { border-collapse: collapse; margin: .4em 0; }
 th, td { text-align: left; padding: .25em .9em .25em 0; border-bottom: 1px solid var(--line);
   vertical-align: top; }
@@ -88,10 +91,20 @@ export const SCRIPT = `
         button.textContent = label;
         setTimeout(function () { button.textContent = "Copy"; }, 2000);
       };
+      // Without the clipboard (or when it is refused), the command is selected for Ctrl+C.
+      var select = function () {
+        var code = document.getElementById(button.getAttribute("data-copy-for") || "");
+        var selection = window.getSelection();
+        if (!code || !selection) { done("Select and copy by hand"); return; }
+        var range = document.createRange();
+        range.selectNodeContents(code);
+        selection.removeAllRanges();
+        selection.addRange(range);
+        done("Selected: press Ctrl+C");
+      };
       if (navigator.clipboard && navigator.clipboard.writeText) {
-        navigator.clipboard.writeText(text).then(function () { done("Copied"); },
-          function () { done("Select and copy by hand"); });
-      } else done("Select and copy by hand");
+        navigator.clipboard.writeText(text).then(function () { done("Copied"); }, select);
+      } else select();
     });
   });
 

@@ -9,7 +9,7 @@ import { SCRIPT, STYLE } from "./_assets.ts";
 export type Html = HtmlEscapedString | Promise<HtmlEscapedString>;
 
 /** Which navigation entry is current. */
-export type Section = "search" | "status" | "conversation" | "error";
+export type Section = "search" | "sessions" | "status" | "conversation" | "error";
 
 /** A whole page: the frame around `body`. */
 export function layout(title: string, section: Section, body: Html): Html {
@@ -35,11 +35,11 @@ export function layout(title: string, section: Section, body: Html): Html {
         <header class="top">
           <span class="brand">logbook</span>
           <nav aria-label="Dashboard">${link("/", "Search", "s", "search")}${link(
-            "/status",
-            "Status",
-            "t",
-            "status",
-          )}</nav>
+            "/sessions",
+            "Sessions",
+            "r",
+            "sessions",
+          )}${link("/status", "Status", "t", "status")}</nav>
         </header>
         <main id="main" tabindex="-1">
     ${body}

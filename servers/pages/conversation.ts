@@ -1,6 +1,6 @@
 // The conversation page (`/conversations/:id`): a page of records in order with roles, tool calls
-// folded in `<details>`, each record's raw bytes viewable (through the gate, escaped), paging, and
-// the command that resumes the conversation in its agent, to copy.
+// folded in `<details>`, each record's raw bytes viewable (through the gate, escaped), paging, the
+// command that resumes the conversation in its agent, to copy, and a button that forks it.
 
 import { Buffer } from "node:buffer";
 import { Hono } from "hono";
@@ -65,9 +65,28 @@ ${conv.sourceGone ? row("Source", "deleted upstream; kept here") : ""}
 ${
     resume
       ? html`<p><span id="resume-label">Resume it:</span> <code class="cmd" id="resume-cmd">${resume}</code>
-<button type="button" data-copy="${resume}" aria-describedby="resume-label" hidden>Copy</button></p>`
+<button type="button" data-copy="${resume}" data-copy-for="resume-cmd" aria-describedby="resume-label" hidden>Copy</button></p>`
       : ""
-  }`;
+  }${forkForm(conv)}`;
+}
+
+/**
+ * A button that forks the conversation into a logbook session any model continues (through the
+ * gate, as `fork` does), then shows it among its project's sessions. Subagents are not sessions.
+ */
+function forkForm(conv: ConversationJson): Html | string {
+  const project = conv.project ?? conv.cwd;
+  if (conv.subagent || project === null) return "";
+  const action = `/sessions/${encodeURIComponent(conv.id)}/fork?${new URLSearchParams({
+    project,
+  })}`;
+  return html`
+    <form method="post" action="${action}" class="actions">
+      <button type="submit" aria-describedby="fork-note">Fork into a logbook session</button>
+      <span class="muted"
+        id="fork-note">a copy of its messages (secrets redacted) to continue with any model; this conversation is left as it is</span>
+    </form>
+  `;
 }
 
 /** The command that resumes the conversation in its own agent, with `cd` to its directory. */

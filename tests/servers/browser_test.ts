@@ -1,5 +1,6 @@
 // The dashboard in a real browser (headless Chromium through playwright-core): open the printed
-// URL, search with the keyboard, click a hit, page the conversation to its end, see the status.
+// URL, search with the keyboard, click a hit, page the conversation to its end, copy its resume
+// command, fork it and see the fork among its project's sessions, rename it, see the status.
 // Screenshots of each page go to tests/artifacts/. Skipped, saying why, without Chromium.
 
 import assert from "node:assert/strict";
@@ -32,7 +33,8 @@ async function browser(): Promise<{ playwright: Playwright } | { missing: string
 }
 
 const found = await browser();
-const NAME = "a browser opens the printed URL, searches, opens a hit and pages to the end";
+const NAME =
+  "a browser opens the printed URL, searches, opens a hit, pages to the end and forks it";
 
 Deno.test({
   name: "playwright" in found ? NAME : `${NAME} (skipped: ${found.missing})`,
@@ -129,6 +131,73 @@ Deno.test({
         assert.equal(seen.size, 40);
         assert.equal(await page.getByText("End of the conversation").first().isVisible(), true);
         await page.screenshot({ path: join(ARTIFACTS, "dashboard-conversation-end.png") });
+      });
+
+      await t.step("the resume command copies; without a clipboard it is selected", async () => {
+        // Located by what it copies: its name changes to say what happened.
+        const copy = page.locator("button[data-copy-for='resume-cmd']");
+        const command = await page.locator("#resume-cmd").textContent();
+        await copy.click();
+        await copy.filter({ hasText: /^(Copied|Selected: press Ctrl\+C)$/ }).waitFor();
+        if (await copy.textContent() === "Copied") {
+          // A browser without the clipboard API (or refusing it) gets the fallback.
+          await page.evaluate(
+            "Object.defineProperty(navigator, 'clipboard', { value: undefined })",
+          );
+          await copy.filter({ hasText: /^Copy$/ }).waitFor();
+          await copy.click();
+          await copy.filter({ hasText: "Selected: press Ctrl+C" }).waitFor();
+        }
+        assert.equal(await page.evaluate("getSelection().toString()"), command);
+      });
+
+      await t.step(
+        "fork from the conversation page; the fork is listed with its project",
+        async () => {
+          await page.getByRole("button", { name: "Fork into a logbook session" }).click();
+          await page.getByRole("heading", { level: 1, name: "Sessions" }).waitFor();
+          const notice = page.getByRole("status").filter({
+            hasText: "Forked into a new logbook session",
+          });
+          await notice.waitFor();
+          assert.match(
+            (await notice.textContent()) ?? "",
+            /“tundra-mosaic: nightly export batching \(fork\)”. Continue it with cd \/home\/dev\/src\/alpha && logbook resume [0-9a-f-]{36}/,
+          );
+          assert.equal(
+            await page.getByLabel("Project directory").inputValue(),
+            "/home/dev/src/alpha",
+          );
+          const first = page.locator("li.session").first();
+          assert.match(
+            (await first.locator(".meta-line").textContent()) ?? "",
+            /^logbook · .* · forked from claude:f332cca8-0b9a-4244-835f-c44f31385301$/,
+          );
+          assert.equal(
+            await first.locator("[id^='title-']").textContent(),
+            "tundra-mosaic: nightly export batching (fork)",
+          );
+          const original = page.locator("li.session").filter({
+            hasText: "claude --resume f332cca8-0b9a-4244-835f-c44f31385301",
+          });
+          assert.equal(await original.count(), 1, "the source conversation is listed too");
+          assert.equal(await original.getByRole("button", { name: "Rename" }).count(), 0);
+        },
+      );
+
+      await t.step("rename the fork on the sessions page", async () => {
+        const first = page.locator("li.session").first();
+        await first.getByLabel("New title").fill("export batching, continued");
+        await first.getByRole("button", { name: "Rename" }).click();
+        await page.getByRole("status").filter({
+          hasText: "Renamed to “export batching, continued”",
+        })
+          .waitFor();
+        assert.equal(
+          await page.locator("li.session").first().locator("[id^='title-']").textContent(),
+          "export batching, continued",
+        );
+        await page.screenshot({ path: join(ARTIFACTS, "dashboard-sessions.png"), fullPage: true });
       });
 
       await t.step("the status page", async () => {

@@ -1,6 +1,7 @@
 // The dashboard's pages through `app.request()`: search with marked snippets and links to the
-// hit, the conversation with folds, raw views, paging and the resume command, status, escaping,
-// the gate, and an inline script and style that the content security policy really allows.
+// hit, the conversation with folds, raw views, paging, the resume command and the fork button,
+// status, escaping, the gate, and an inline script and style that the content security policy
+// really allows.
 
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
@@ -112,7 +113,11 @@ Deno.test("the conversation page folds tool calls, shows raw bytes escaped, page
         html,
         /<button type="button" data-copy="cd \/home\/dev\/src\/alpha &amp;&amp; claude/,
       );
-      assert.doesNotMatch(html, /[Ff]ork/, "no fork button until sessions exist");
+      assert.match(
+        html,
+        /<form method="post"\s+action="\/sessions\/claude%3Af332cca8-0b9a-4244-835f-c44f31385301\/fork\?project=%2Fhome%2Fdev%2Fsrc%2Falpha"[^>]*>\s*<button type="submit"[^>]*>Fork into a logbook session<\/button>/,
+        "a fork button that posts to the sessions of its project",
+      );
       assert.match(html, /End of the conversation/);
     });
 

@@ -13,12 +13,7 @@ import type { DiscoverContext, SourceRef } from "../../../lib/sources/adapter.ts
 import { codex, codexAdapter, type CodexState } from "../../../lib/sources/codex.ts";
 import { ADAPTERS } from "../../../lib/sources/mod.ts";
 import { findConversation, pageConversation } from "../../../lib/store/conversations.ts";
-import {
-  capture,
-  decodeLine,
-  FLAG_INDEXED,
-  FLAG_STREAMED,
-} from "../../../lib/store/ingest.ts";
+import { capture, decodeLine, FLAG_INDEXED, FLAG_STREAMED } from "../../../lib/store/ingest.ts";
 import { projectOf } from "../../../lib/paths.ts";
 import type { RecordJson } from "../../../lib/store/conversations.ts";
 import { TextDeriver } from "../../../lib/store/records.ts";

@@ -1,0 +1,234 @@
+// The sessions page (`/sessions?project=…`): a project's sessions as `resume` lists them, each with
+// the command that resumes it to copy, a fork button and, for logbook's own, a rename form; the
+// forms post here and come back to the list (303), so a reload never posts twice.
+
+import { Hono } from "hono";
+import type { Context } from "hono";
+import { html } from "hono/html";
+import { formatBytes } from "../../lib/cli.ts";
+import { homeDir, type Project } from "../../lib/paths.ts";
+import {
+  forkSession,
+  projectFrom,
+  projectQuery,
+  renameBody,
+  renameSession,
+  type SessionJson,
+  type SessionsPage,
+  sessionsPage,
+  sessionsQuery,
+} from "../api/sessions.ts";
+import type { AppEnv, Route, Services } from "../_deps.ts";
+import { ApiError, fromZod } from "../_errors.ts";
+import { conversationId, parseId, parseQuery } from "../_input.ts";
+import { conversationHref, type Html, layout, notice, tilde, time } from "./_layout.ts";
+
+/** The link to a project's sessions page, with extra query parameters. */
+export function sessionsHref(project: string, extra: Record<string, string> = {}): string {
+  const params = new URLSearchParams({ project, ...extra });
+  return `/sessions?${params}`;
+}
+
+/** What the page says above the list after a fork or a rename. */
+type Outcome = { forked: string } | { renamed: string } | { error: ApiError } | null;
+
+/** The routes: the page, and the fork and rename forms (then back to the page). */
+export const sessionsPageRoute: Route = (svc) =>
+  new Hono<AppEnv>()
+    .get("/sessions", (c) => {
+      const raw = c.req.query("project") ?? "";
+      let query;
+      let project: Project;
+      try {
+        query = parseQuery(c, sessionsQuery);
+        project = projectFrom(svc, query.project);
+      } catch (err) {
+        if (!(err instanceof ApiError) || err.status >= 500) throw err;
+        return c.html(
+          layout("Sessions", "sessions", html`${projectForm(raw)}${notice(err.message, "error")}`),
+          err.status,
+        );
+      }
+      const outcome = outcomeOf(c.req.query("forked"), c.req.query("renamed"));
+      return c.html(page(svc, project, sessionsPage(svc, project, query), outcome));
+    })
+    .post("/sessions/:id/fork", (c) => {
+      const id = parseId(c);
+      const project = projectFrom(svc, parseQuery(c, projectQuery).project);
+      try {
+        const fork = forkSession(svc, project, id);
+        return c.redirect(
+          `${sessionsHref(project.root, { forked: fork.id })}#session-${fork.id}`,
+          303,
+        );
+      } catch (err) {
+        return failed(c, svc, project, err);
+      }
+    })
+    .post("/sessions/:id/rename", async (c) => {
+      const id = parseId(c);
+      const project = projectFrom(svc, parseQuery(c, projectQuery).project);
+      try {
+        const form = await c.req.parseBody();
+        const parsed = renameBody.safeParse({ title: form.title });
+        if (!parsed.success) throw fromZod(parsed.error);
+        const renamed = renameSession(svc, project, id, parsed.data.title);
+        return c.redirect(
+          `${sessionsHref(project.root, { renamed: renamed.id })}#session-${renamed.id}`,
+          303,
+        );
+      } catch (err) {
+        return failed(c, svc, project, err);
+      }
+    });
+
+/** The list again, saying what went wrong, with the error's status. */
+function failed(
+  c: Context<AppEnv>,
+  svc: Services,
+  project: Project,
+  err: unknown,
+): Response | Promise<Response> {
+  if (!(err instanceof ApiError) || err.status >= 500) throw err;
+  return c.html(page(svc, project, sessionsPage(svc, project, {}), { error: err }), err.status);
+}
+
+function outcomeOf(forked: string | undefined, renamed: string | undefined): Outcome {
+  if (forked !== undefined && conversationId.safeParse(forked).success) return { forked };
+  if (renamed !== undefined && conversationId.safeParse(renamed).success) return { renamed };
+  return null;
+}
+
+function page(svc: Services, project: Project, list: SessionsPage, outcome: Outcome): Html {
+  const home = homeDir(svc.ctx.env);
+  const body = html`${projectForm(tilde(list.project, home))}
+${outcomeNotice(list, outcome)}
+${
+    list.storeProblem
+      ? notice(
+        `The history store could not be read, so only logbook's own sessions are listed: ${list.storeProblem}`,
+        "error",
+      )
+      : ""
+  }
+${
+    list.corrupt.length
+      ? notice(
+        `${list.corrupt.length} session record${
+          list.corrupt.length === 1 ? "" : "s"
+        } of this project cannot be read and ${
+          list.corrupt.length === 1 ? "is" : "are"
+        } left out: ${list.corrupt.map((c) => `${tilde(c.path, home)} (${c.reason})`).join("; ")}`,
+      )
+      : ""
+  }
+${list.sessions.length ? sessionList(list, project) : empty(list)}`;
+  return layout("Sessions", "sessions", body);
+}
+
+function projectForm(project: string): Html {
+  return html`
+    <h1>Sessions</h1>
+    <form class="search" method="get" action="/sessions" aria-label="Choose a project">
+      <div
+        class="q"><label for="project"><span>Project directory</span><input id="project" name="project"
+    value="${project}" required maxlength="4096" autocomplete="off"></label>
+    <button type="submit">Show sessions</button></div>
+    </form>
+  `;
+}
+
+function outcomeNotice(list: SessionsPage, outcome: Outcome): Html | string {
+  if (outcome === null) return "";
+  if ("error" in outcome) return notice(outcome.error.message, "error");
+  const id = "forked" in outcome ? outcome.forked : outcome.renamed;
+  const row = list.sessions.find((s) => s.nativeId === id || s.id === id);
+  if (!row) return "";
+  return "forked" in outcome
+    ? html`
+      <p class="notice"
+        role="status">Forked into a new logbook session, “${row
+          .title}”. Continue it with <code class="cmd">${row.resume}</code></p>
+    `
+    : html`<p class="notice" role="status">Renamed to “${row.title}”.</p>`;
+}
+
+function empty(list: SessionsPage): Html {
+  return list.offset > 0
+    ? html`<p role="status">No more sessions</p>`
+    : html`<p role="status">No sessions in this project yet: logbook's own start with
+<code>logbook chat</code>, and the other agents' appear once they are captured.</p>`;
+}
+
+function sessionList(list: SessionsPage, project: Project): Html {
+  const first = list.offset + 1;
+  const last = list.offset + list.sessions.length;
+  const pageLink = (offset: number) =>
+    sessionsHref(project.root, {
+      ...(offset > 0 ? { offset: String(offset) } : {}),
+      ...(list.limit !== 50 ? { limit: String(list.limit) } : {}),
+    });
+  const pager = html`<nav class="pager" aria-label="Session pages">${
+    list.offset > 0
+      ? html`<a href="${pageLink(Math.max(0, list.offset - list.limit))}" rel="prev">← Newer</a>`
+      : ""
+  }${
+    list.next !== null ? html`<a href="${pageLink(list.next)}" rel="next">Older →</a>` : ""
+  }</nav>`;
+  return html`<p role="status">Sessions ${first} to ${last} of ${list.total}, newest first</p>
+<ol class="hits sessions" start="${first}">${
+    list.sessions.map((s, i) => sessionItem(s, list.offset + i, project))
+  }</ol>${pager}`;
+}
+
+function sessionItem(s: SessionJson, n: number, project: Project): Html {
+  const titleId = `title-${n}`;
+  const cmdId = `cmd-${n}`;
+  const action = (verb: string) =>
+    `/sessions/${encodeURIComponent(s.id)}/${verb}?${new URLSearchParams({
+      project: project.root,
+    })}`;
+  const title = s.conversation
+    ? html`<a href="${conversationHref(s.conversation)}" id="${titleId}">${s.title}</a>`
+    : html`<strong id="${titleId}">${s.title}</strong>`;
+  const facts = [
+    s.agent,
+    html`updated ${time(s.updatedAt)} (${s.age})`,
+    formatBytes(s.size),
+    `${s.messages} message${s.messages === 1 ? "" : "s"}`,
+    ...(s.forkedFrom ? [html`forked from ${forkedFrom(s.forkedFrom)}`] : []),
+  ];
+  const fork = s.canFork
+    ? html`<form method="post" action="${action("fork")}">
+<button type="submit" aria-describedby="${titleId}">Fork</button></form>`
+    : "";
+  const rename = s.canRename
+    ? html`<form method="post" action="${action("rename")}"><label>New title<input name="title"
+value="${s.title}" required maxlength="1000" autocomplete="off" aria-describedby="${titleId}"></label>
+<button type="submit" aria-describedby="${titleId}">Rename</button></form>`
+    : "";
+  const mark = s.manifest
+    ? html`
+      <span class="warn">[manifest run]</span>
+    `
+    : "";
+  const why = s.manifest
+    ? html`
+      <span class="muted">(no conversation: it cannot be forked or continued;
+      resume prints what it produced)</span>
+    `
+    : "";
+  const label = s.manifest ? "See what it produced:" : "Resume it:";
+  return html`<li class="hit session${s.manifest ? " manifest" : ""}" id="session-${s.nativeId}">
+<div class="meta-line">${facts.map((f, i) => html`${i ? " · " : ""}${f}`)}</div>
+<p>${mark}${title}${why}</p>
+<p><span class="muted">${label}</span> <code class="cmd" id="${cmdId}">${s.resume}</code>
+<button type="button" data-copy="${s.resume}" data-copy-for="${cmdId}" aria-describedby="${titleId}" hidden>Copy</button></p>
+${fork || rename ? html`<div class="actions">${fork}${rename}</div>` : ""}
+</li>`;
+}
+
+/** Where a fork came from: another agent's conversation links to its page. */
+function forkedFrom(key: string): Html | string {
+  return key.startsWith("logbook:") ? key : html`<a href="${conversationHref(key)}">${key}</a>`;
+}
