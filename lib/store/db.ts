@@ -152,6 +152,14 @@ export class HistoryStore {
   }
 
   #migrate(): void {
+    // A store that is up to date is only read here: a search never takes the write lock.
+    const known = this.db.prepare(
+      "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'migrations'",
+    ).get();
+    if (known) {
+      const applied = new Set(this.appliedMigrations());
+      if (MIGRATIONS.every((m) => applied.has(m.name))) return;
+    }
     this.db.exec(
       "CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)",
     );

@@ -146,6 +146,8 @@ interface Found {
 }
 
 interface PendingRecord {
+  /** The source the record comes from. */
+  ctx: SourceCtx;
   /** Set when re-deriving a stored record (rebuild): it is updated, not inserted. */
   existingId?: number;
   offset: number;
@@ -160,6 +162,8 @@ interface PendingRecord {
 interface ConversationDelta {
   info: ConversationInfo;
   agent: Agent;
+  /** The source of its first record in the batch. */
+  sourceId: number;
   firstTs: number | null;
   lastTs: number | null;
   messages: number;
@@ -206,6 +210,8 @@ class Capture {
   #lastProgressWrite = 0;
   #tombstones: Set<string> | null = null;
   #op: Operation;
+  /** Records of one or more sources waiting to be committed together. */
+  #batch = new Batch();
 
   constructor(options: CaptureOptions) {
     this.#o = options;
@@ -272,13 +278,17 @@ class Capture {
             throw translated;
           }
           if (!isSourceError(translated)) throw translated;
+          // What was read of it before the failure is complete lines: it is kept.
           this.#sourceFailed(item.ref, translated);
         }
         this.#progress.sourcesDone++;
         this.#report(false);
       }
+      await this.#flush();
     } catch (err) {
       if (!(err instanceof Stop)) throw err;
+      // Stopping happens at a batch boundary: what was read so far is committed first.
+      await this.#flush();
       this.#summary.complete = false;
       this.#summary.stoppedBy = err.reason;
     }
@@ -372,7 +382,7 @@ class Capture {
       if (ctx.adapter.mode === "rows") {
         this.#addRow(ctx, batch, line.offset, concat(line.parts, length), line);
       } else if (length > this.#limits.maxLine) {
-        this.#commit(ctx, batch, null);
+        this.#commit(batch);
         await this.#rederiveStreamed(ctx, line.offset, line.ids, line.parts);
       } else {
         this.#addLine(ctx, batch, line.offset, concat(line.parts, length), line);
@@ -380,7 +390,7 @@ class Capture {
       total += line.ids.length;
       line = null;
       if (batch.text >= this.#limits.textBudget || batch.raw >= this.#limits.rawBudget) {
-        this.#commit(ctx, batch, null);
+        this.#commit(batch);
         await yieldToEventLoop();
       }
     };
@@ -406,7 +416,7 @@ class Capture {
       }
     }
     await finish();
-    this.#commit(ctx, batch, null);
+    this.#commit(batch);
     return total;
   }
 
@@ -430,7 +440,7 @@ class Capture {
       if (i % 64 === 63) await yieldToEventLoop();
     }
     scanner.end();
-    this.#finishStreamed(ctx, scanner, offset, end, ids.length);
+    this.#finishStreamed(ctx, scanner, offset, end, ids);
   }
 
   #loadSources(): Map<string, SourceRow> {
@@ -605,16 +615,13 @@ class Capture {
     try {
       const reader = new LineReader(opened.reader, cursor, this.#limits.maxLine);
       await this.#readLines(ctx, reader);
-      await this.#rememberHead(ctx);
-      // Nothing new but the file changed (touched, or an incomplete tail grew): remember the
-      // file as seen, so an unchanged file is not opened again.
-      this.#store.stmt(
-        "UPDATE sources SET size = ?, mtime_ms = ?, dev = ?, ino = ?, error = NULL, last_read = ? WHERE id = ?",
-      ).run(stat.size, mtimeOf(stat), stat.dev, stat.ino, this.#now(), source.id);
     } finally {
       opened.close();
     }
-    this.#checkEmpty(ctx);
+    // Read to the end: with the batch that holds its last records, the file is remembered as
+    // seen (size, mtime, inode), so an unchanged file is not opened again.
+    this.#batch.source(ctx).seen = stat;
+    if (this.#batch.full(this.#limits)) await this.#flush();
   }
 
   // ---- one row source (another program's database) ----
@@ -641,32 +648,25 @@ class Capture {
     const fingerprint = adapter.fingerprint(ref);
     let offset = source.cursor;
     let cursorKey = source.cursor_key;
-    const batch = new Batch();
     while (true) {
       this.#checkStop();
       const read = await adapter.readRows(ref, cursorKey, this.#limits.textBudget);
       for (const raw of read.rows) {
-        this.#addRow(ctx, batch, offset, raw);
+        this.#addRow(ctx, this.#batch, offset, raw);
         offset += raw.length;
       }
       cursorKey = read.cursorKey;
-      this.#commit(ctx, batch, offset, cursorKey);
+      const update = this.#batch.source(ctx);
+      update.cursor = offset;
+      update.cursorKey = cursorKey;
+      if (!read.more) {
+        update.seen = stat;
+        update.fingerprint = fingerprint;
+      }
+      if (this.#batch.full(this.#limits)) await this.#flush();
       if (!read.more) break;
       await yieldToEventLoop();
     }
-    this.#store.stmt(
-      `UPDATE sources SET fingerprint = ?, cursor_key = ?, size = ?, mtime_ms = ?, dev = ?,
-         ino = ?, error = NULL, last_read = ? WHERE id = ?`,
-    ).run(
-      fingerprint,
-      cursorKey,
-      stat.size,
-      mtimeOf(stat),
-      stat.dev,
-      stat.ino,
-      this.#now(),
-      source.id,
-    );
   }
 
   #addRow(
@@ -688,7 +688,7 @@ class Capture {
 
   /** The raw bytes of the newest record stored (or pending) under `key` in this source. */
   #lookup(ctx: SourceCtx, batch: Batch, key: string): Uint8Array | null {
-    const pending = batch.keyed.get(key);
+    const pending = batch.keyed.get(keyOf(ctx, key));
     if (pending) return pending.raw;
     const row = this.#store.stmt(
       "SELECT record_id FROM record_keys WHERE source_id = ? AND key = ?",
@@ -761,26 +761,27 @@ class Capture {
   }
 
   async #readLines(ctx: SourceCtx, reader: LineReader): Promise<void> {
-    const batch = new Batch();
+    const batch = this.#batch;
     while (true) {
       const line = await reader.next();
       if (!line) break;
       // A line longer than the limit is streamed whether or not its end was already read, so
       // capture and rebuild always treat the same line the same way.
       if (line.oversized || line.bytes.length > this.#limits.maxLine) {
-        this.#commit(ctx, batch, line.offset);
+        await this.#flush();
         this.#checkStop();
         await this.#streamLine(ctx, reader, line.offset, line.bytes, !line.oversized);
         continue;
       }
       this.#addLine(ctx, batch, line.offset, line.bytes);
-      if (batch.text >= this.#limits.textBudget || batch.raw >= this.#limits.rawBudget) {
-        this.#commit(ctx, batch, reader.position);
-        await yieldToEventLoop();
+      batch.source(ctx).cursor = reader.position;
+      if (batch.full(this.#limits)) {
+        await this.#flush();
         this.#checkStop();
       }
     }
-    this.#commit(ctx, batch, reader.position);
+    // A source with nothing new still has its cursor in the batch (its file was seen).
+    batch.source(ctx).cursor ??= reader.position;
   }
 
   #addLine(
@@ -820,7 +821,6 @@ class Capture {
     existing?: Existing,
   ): void {
     this.#inheritTime(ctx, derived);
-    batch.consumed = true;
     if (this.#forgotten(derived.conversation?.key)) {
       batch.raw += bytes.length;
       return;
@@ -835,6 +835,7 @@ class Capture {
     let at = 0;
     sizes.forEach((size, seq) => {
       const record: PendingRecord = {
+        ctx,
         ...(existing ? { existingId: existing.ids[seq]! } : {}),
         offset: offset + at,
         seq,
@@ -849,16 +850,17 @@ class Capture {
     });
     const key = derived.key;
     if (key && !derived.drift) {
-      const previous = batch.keyed.get(key);
+      const composite = keyOf(ctx, key);
+      const previous = batch.keyed.get(composite);
       if (derived.supersedes) {
         if (previous) {
           for (const r of previous.records) {
             r.text = "";
             r.flags |= FLAG_SUPERSEDED;
           }
-        } else batch.supersede.add(key);
+        } else batch.supersede.set(composite, { ctx, key });
       }
-      batch.keyed.set(key, { raw: bytes, records: added });
+      batch.keyed.set(composite, { ctx, key, raw: bytes, records: added });
     }
     batch.text += text.length;
     batch.raw += bytes.length;
@@ -870,23 +872,29 @@ class Capture {
     else ctx.lastTs = derived.ts;
   }
 
-  /**
-   * Writes a batch: conversations, records, index entries, drift and the cursor, at once.
-   * With `cursor` null (rebuild) the records already exist and only their derived data is set.
-   */
-  #commit(ctx: SourceCtx, batch: Batch, cursor: number | null, cursorKey?: string | null): void {
-    if (!batch.records.length && !batch.consumed) {
-      if (cursorKey !== undefined && cursor !== null) {
-        this.#store.stmt("UPDATE sources SET cursor_key = ? WHERE id = ?").run(
-          cursorKey,
-          ctx.sourceId,
-        );
-      }
-      return;
+  /** Commits the pending batch, then looks at the sources it finished reading. */
+  async #flush(): Promise<void> {
+    const batch = this.#batch;
+    if (batch.empty) return;
+    const finished = [...batch.sources.values()].filter((u) => u.seen);
+    this.#commit(batch);
+    for (const update of finished) {
+      this.#rememberHead(update.ctx);
+      this.#checkEmpty(update.ctx);
     }
-    const deltas = this.#conversationDeltas(ctx, batch.records);
+    await yieldToEventLoop();
+  }
+
+  /**
+   * Writes a batch — records of one or more sources, their index entries, conversations, drift
+   * and every source's cursor — in one transaction. Records with an `existingId` (rebuild)
+   * already exist: only their derived data is set.
+   */
+  #commit(batch: Batch): void {
+    if (batch.empty) return;
+    const deltas = this.#conversationDeltas(batch.records);
     for (const delta of deltas.values()) this.#resolveProject(delta.info);
-    const state: SavedState = { a: ctx.state, t: ctx.lastTs };
+    let inserted = 0;
     this.#op.stageSync("capture.batch", () =>
       this.#store.transaction(() => {
         // A conversation forgotten while this batch was read (forget runs without the capture
@@ -898,12 +906,12 @@ class Capture {
           this.#tombstones?.add(key);
           batch.records = batch.records.filter((r) => r.derived.conversation?.key !== key);
         }
-        for (const key of batch.supersede) this.#supersede(ctx, key);
-        const ids = this.#writeConversations(ctx, deltas);
+        for (const { ctx, key } of batch.supersede.values()) this.#supersede(ctx, key);
+        const ids = this.#writeConversations(deltas);
         const headIds = new Map<PendingRecord, number>();
         const insert = this.#store.stmt(
           `INSERT INTO records (source_id, generation, offset, seq, raw, conversation_id, ts, kind,
-           role, message_id, part_id, flags) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+           role, message_id, part_id, flags) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         );
         const update = this.#store.stmt(
           `UPDATE records SET conversation_id = ?, ts = ?, kind = ?, role = ?, message_id = ?,
@@ -915,38 +923,31 @@ class Capture {
           const d = r.derived;
           const conversationId = d.conversation ? ids.get(d.conversation.key) ?? null : null;
           const flags = r.flags | (r.text ? FLAG_INDEXED : 0);
+          let id: number;
           if (r.existingId !== undefined) {
-            update.run(
-              conversationId,
-              d.ts,
-              d.kind,
-              d.role,
-              d.messageId,
-              d.partId,
-              flags,
-              r.existingId,
+            id = r.existingId;
+            update.run(conversationId, d.ts, d.kind, d.role, d.messageId, d.partId, flags, id);
+          } else {
+            id = Number(
+              insert.run(
+                r.ctx.sourceId,
+                r.ctx.generation,
+                r.offset,
+                r.seq,
+                r.raw,
+                conversationId,
+                d.ts,
+                d.kind,
+                d.role,
+                d.messageId,
+                d.partId,
+                flags,
+              ).lastInsertRowid,
             );
-            if (r.text) indexed.push([r.existingId, r.text]);
-            if (d.drift && r.seq === 0) this.#countDrift(ctx, d);
-            if (r.seq === 0) headIds.set(r, r.existingId);
-            continue;
+            inserted++;
           }
-          const { id } = insert.get(
-            ctx.sourceId,
-            ctx.generation,
-            r.offset,
-            r.seq,
-            r.raw,
-            conversationId,
-            d.ts,
-            d.kind,
-            d.role,
-            d.messageId,
-            d.partId,
-            flags,
-          ) as { id: number };
           if (r.text) indexed.push([id, r.text]);
-          if (d.drift && r.seq === 0) this.#countDrift(ctx, d);
+          if (d.drift && r.seq === 0) this.#countDrift(r.ctx, d);
           if (r.seq === 0) headIds.set(r, id);
         }
         this.#op.stageSync("index.write", () => {
@@ -954,25 +955,39 @@ class Capture {
         });
         const remember = this.#store.stmt(
           `INSERT INTO record_keys (source_id, key, record_id) VALUES (?, ?, ?)
-         ON CONFLICT DO UPDATE SET record_id = excluded.record_id`,
+           ON CONFLICT DO UPDATE SET record_id = excluded.record_id`,
         );
-        for (const [key, keyed] of batch.keyed) {
+        for (const keyed of batch.keyed.values()) {
           const headId = headIds.get(keyed.records[0]!);
-          if (headId !== undefined) remember.run(ctx.sourceId, key, headId);
+          if (headId !== undefined) remember.run(keyed.ctx.sourceId, keyed.key, headId);
         }
-        if (cursor !== null) {
-          this.#store.stmt(
-            `UPDATE sources SET cursor = ?, state = ?, cursor_key = coalesce(?, cursor_key),
-             last_read = ? WHERE id = ?`,
-          ).run(cursor, JSON.stringify(state), cursorKey ?? null, this.#now(), ctx.sourceId);
-        }
+        for (const u of batch.sources.values()) this.#writeSource(u);
         this.#writeProgress();
       }));
-    if (cursor !== null) this.#summary.records += batch.records.length;
+    this.#summary.records += inserted;
     this.#summary.bytes += batch.raw;
     this.#progress.bytesDone += batch.raw;
     batch.reset();
     this.#report(false);
+  }
+
+  /** A source's cursor and state, and once it was read to the end, the file as seen. */
+  #writeSource(u: SourceUpdate): void {
+    const { ctx } = u;
+    if (u.cursor !== null) {
+      const state: SavedState = { a: ctx.state, t: ctx.lastTs };
+      this.#store.stmt(
+        `UPDATE sources SET cursor = ?, state = ?, cursor_key = coalesce(?, cursor_key),
+           last_read = ? WHERE id = ?`,
+      ).run(u.cursor, JSON.stringify(state), u.cursorKey ?? null, this.#now(), ctx.sourceId);
+    }
+    if (u.seen) {
+      const stat = u.seen;
+      this.#store.stmt(
+        `UPDATE sources SET size = ?, mtime_ms = ?, dev = ?, ino = ?,
+           fingerprint = coalesce(?, fingerprint), error = NULL WHERE id = ?`,
+      ).run(stat.size, mtimeOf(stat), stat.dev, stat.ino, u.fingerprint ?? null, ctx.sourceId);
+    }
   }
 
   /** Takes the record stored under `key` out of the index: a newer revision replaces it. */
@@ -990,7 +1005,7 @@ class Capture {
     }
   }
 
-  #conversationDeltas(ctx: SourceCtx, records: PendingRecord[]): Map<string, ConversationDelta> {
+  #conversationDeltas(records: PendingRecord[]): Map<string, ConversationDelta> {
     const deltas = new Map<string, ConversationDelta>();
     for (const r of records) {
       const d = r.derived;
@@ -999,7 +1014,8 @@ class Capture {
       if (!delta) {
         delta = {
           info: { ...d.conversation },
-          agent: ctx.ref.agent,
+          agent: r.ctx.ref.agent,
+          sourceId: r.ctx.sourceId,
           firstTs: null,
           lastTs: null,
           messages: 0,
@@ -1044,7 +1060,7 @@ class Capture {
     (info as ConversationInfo & { project?: Project }).project = project;
   }
 
-  #writeConversations(ctx: SourceCtx, deltas: Map<string, ConversationDelta>): Map<string, number> {
+  #writeConversations(deltas: Map<string, ConversationDelta>): Map<string, number> {
     const ids = new Map<string, number>();
     const exists = this.#store.stmt("SELECT id FROM conversations WHERE key = ?");
     const upsert = this.#store.stmt(`
@@ -1079,7 +1095,7 @@ class Capture {
         key,
         delta.agent,
         info.nativeId,
-        ctx.sourceId,
+        delta.sourceId,
         info.project?.root ?? null,
         info.project?.key ?? null,
         info.cwd ?? null,
@@ -1137,7 +1153,7 @@ class Capture {
     const scanner = new JsonTextScanner(ctx.adapter.skipKeys);
     const insert = store.stmt(
       `INSERT INTO records (source_id, generation, offset, seq, raw, kind, flags)
-       VALUES (?, ?, ?, ?, ?, 'meta', ?) RETURNING id`,
+       VALUES (?, ?, ?, ?, ?, 'meta', ?)`,
     );
     const index = store.stmt("INSERT INTO fts (rowid, text) VALUES (?, ?)");
     let seq = 0;
@@ -1145,13 +1161,15 @@ class Capture {
     let total = 0;
     let pending: Uint8Array[] = [];
     let pendingLength = 0;
+    const rowIds: number[] = [];
     const writeRow = (bytes: Uint8Array) => {
       scanner.write(bytes);
       const text = this.#o.redact(scanner.takeText().trim());
       const flags = FLAG_STREAMED | (text ? FLAG_INDEXED : 0);
-      const { id } = insert.get(ctx.sourceId, ctx.generation, at, seq, bytes, flags) as {
-        id: number;
-      };
+      const id = Number(
+        insert.run(ctx.sourceId, ctx.generation, at, seq, bytes, flags).lastInsertRowid,
+      );
+      rowIds.push(id);
       if (text) index.run(id, text);
       at += bytes.length;
       total += bytes.length;
@@ -1194,7 +1212,7 @@ class Capture {
       }
       flush(true);
       scanner.end();
-      this.#finishStreamed(ctx, scanner, offset, at, seq);
+      this.#finishStreamed(ctx, scanner, offset, at, rowIds);
       store.stmt("UPDATE sources SET cursor = ?, state = ?, last_read = ? WHERE id = ?").run(
         at,
         JSON.stringify({ a: ctx.state, t: ctx.lastTs } satisfies SavedState),
@@ -1221,10 +1239,11 @@ class Capture {
     scanner: JsonTextScanner,
     offset: number,
     at: number,
-    seq: number,
+    rowIds: readonly number[],
   ): void {
     const store = this.#store;
     const total = at - offset;
+    const seq = rowIds.length;
     let derived: Derived;
     if (scanner.failed) derived = driftRecord("unparsable", "invalid JSON");
     else {
@@ -1240,18 +1259,16 @@ class Capture {
     }
     this.#inheritTime(ctx, derived);
     if (this.#forgotten(derived.conversation?.key)) {
-      const range = [ctx.sourceId, ctx.generation, offset, at] as const;
-      store.stmt(
-        `DELETE FROM fts WHERE rowid IN (SELECT id FROM records WHERE source_id = ? AND
-           generation = ? AND offset >= ? AND offset < ?)`,
-      ).run(...range);
-      store.stmt(
-        "DELETE FROM records WHERE source_id = ? AND generation = ? AND offset >= ? AND offset < ?",
-      )
-        .run(...range);
+      const unindex = store.stmt("DELETE FROM fts WHERE rowid = ?");
+      const drop = store.stmt("DELETE FROM records WHERE id = ?");
+      for (const id of rowIds) {
+        unindex.run(id);
+        drop.run(id);
+      }
       return;
     }
     const pendingRecord: PendingRecord = {
+      ctx,
       offset,
       seq: 0,
       raw: new Uint8Array(0),
@@ -1259,30 +1276,31 @@ class Capture {
       text: "",
       flags: 0,
     };
-    const deltas = this.#conversationDeltas(ctx, [pendingRecord]);
+    const deltas = this.#conversationDeltas([pendingRecord]);
     for (const delta of deltas.values()) {
       delta.records = seq;
       delta.bytes = total;
       this.#resolveProject(delta.info);
     }
-    const ids = this.#writeConversations(ctx, deltas);
+    const ids = this.#writeConversations(deltas);
     const conversationId = derived.conversation ? ids.get(derived.conversation.key) ?? null : null;
-    store.stmt(
+    // Row by row: one UPDATE over the whole range would hold every row of the line in memory.
+    const update = store.stmt(
       `UPDATE records SET conversation_id = ?, ts = ?, kind = ?, role = ?, message_id = ?,
-         part_id = ?, flags = flags | ? WHERE source_id = ? AND generation = ? AND offset >= ? AND offset < ?`,
-    ).run(
-      conversationId,
-      derived.ts,
-      derived.kind,
-      derived.role,
-      derived.messageId,
-      derived.partId,
-      derived.drift ? FLAG_DRIFT : 0,
-      ctx.sourceId,
-      ctx.generation,
-      offset,
-      at,
+         part_id = ?, flags = flags | ? WHERE id = ?`,
     );
+    for (const id of rowIds) {
+      update.run(
+        conversationId,
+        derived.ts,
+        derived.kind,
+        derived.role,
+        derived.messageId,
+        derived.partId,
+        derived.drift ? FLAG_DRIFT : 0,
+        id,
+      );
+    }
     if (derived.drift) this.#countDrift(ctx, derived);
     if (!derived.drift && derived.conversation) ctx.recognised = true;
   }
@@ -1302,14 +1320,31 @@ class Capture {
   }
 
   /** Remembers a hash of the source's first bytes (up to 4 KiB) once more of them are captured. */
-  async #rememberHead(ctx: SourceCtx): Promise<void> {
+  #rememberHead(ctx: SourceCtx): void {
+    if (ctx.ref.format !== "jsonl") return; // rows have no head; compressed files are not appended
     const row = this.#store.stmt("SELECT cursor, head_hash FROM sources WHERE id = ?")
       .get(ctx.sourceId) as { cursor: number; head_hash: string | null };
     const known = row.head_hash ? Number(row.head_hash.split(":")[0]) : 0;
     const length = Math.min(HEAD_BYTES, row.cursor);
     if (length <= known) return;
-    const bytes = await readPrefix(ctx.ref, length);
-    if (bytes.length !== length) return;
+    let bytes: Uint8Array;
+    try {
+      const file = Deno.openSync(ctx.ref.path, { read: true });
+      try {
+        bytes = new Uint8Array(length);
+        let filled = 0;
+        while (filled < length) {
+          const n = file.readSync(bytes.subarray(filled));
+          if (n === null || n === 0) break;
+          filled += n;
+        }
+        if (filled !== length) return;
+      } finally {
+        file.close();
+      }
+    } catch {
+      return; // gone or unreadable meanwhile: the next capture tries again
+    }
     this.#store.stmt("UPDATE sources SET head_hash = ? WHERE id = ?")
       .run(`${length}:${sha256(bytes)}`, ctx.sourceId);
   }
@@ -1377,23 +1412,63 @@ interface Existing {
   sizes: number[];
 }
 
+/** What a batch moves a source to: its cursor, and whether its file was read to the end. */
+interface SourceUpdate {
+  ctx: SourceCtx;
+  /** The stream position after the last record read (null: unchanged, as in rebuild). */
+  cursor: number | null;
+  cursorKey?: string;
+  /** The file as it was when read to the end. */
+  seen?: Deno.FileInfo;
+  fingerprint?: string;
+}
+
+/** A record key scoped to its source. */
+function keyOf(ctx: SourceCtx, key: string): string {
+  return `${ctx.sourceId} ${key}`;
+}
+
 class Batch {
   records: PendingRecord[] = [];
   text = 0;
   raw = 0;
   /** Keyed records of this batch (the newest per key), for lookups before they are stored. */
-  keyed = new Map<string, { raw: Uint8Array; records: PendingRecord[] }>();
-  /** Keys whose stored record a record of this batch supersedes. */
-  supersede = new Set<string>();
-  /** True once any line was consumed (even one whose records were not kept). */
-  consumed = false;
+  keyed = new Map<
+    string,
+    { ctx: SourceCtx; key: string; raw: Uint8Array; records: PendingRecord[] }
+  >();
+  /** Stored records that records of this batch supersede. */
+  supersede = new Map<string, { ctx: SourceCtx; key: string }>();
+  /** The sources this batch moves forward. */
+  sources = new Map<number, SourceUpdate>();
+
+  /** The update of `ctx`'s source, created on first use. */
+  source(ctx: SourceCtx): SourceUpdate {
+    let update = this.sources.get(ctx.sourceId);
+    if (!update) {
+      update = { ctx, cursor: null };
+      this.sources.set(ctx.sourceId, update);
+    }
+    return update;
+  }
+
+  /** True when there is nothing to write. */
+  get empty(): boolean {
+    return this.records.length === 0 && this.sources.size === 0;
+  }
+
+  /** True once the batch holds about as much as one transaction should. */
+  full(limits: Limits): boolean {
+    return this.text >= limits.textBudget || this.raw >= limits.rawBudget;
+  }
+
   reset(): void {
-    this.consumed = false;
     this.records = [];
     this.text = 0;
     this.raw = 0;
     this.keyed = new Map();
-    this.supersede = new Set();
+    this.supersede = new Map();
+    this.sources = new Map();
   }
 }
 

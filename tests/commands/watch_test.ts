@@ -15,13 +15,27 @@ async function hits(world: World, query: string): Promise<number> {
   return code === 0 ? io.stdout().trim().split("\n").length : 0;
 }
 
-async function eventually(what: string, check: () => Promise<boolean>, ms = 15_000): Promise<void> {
+async function eventually(what: string, check: () => Promise<boolean>, ms = 30_000): Promise<void> {
   const until = Date.now() + ms;
   while (Date.now() < until) {
     if (await check()) return;
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error(`timed out waiting for ${what}`);
+}
+
+/** A failure with what the watcher printed, so a timeout says why. */
+async function withWatcherOutput(err: unknown, child: Deno.ChildProcess): Promise<unknown> {
+  try {
+    child.kill("SIGKILL");
+  } catch {
+    // already exited
+  }
+  const out = await child.output().catch(() => null);
+  if (!out || !(err instanceof Error)) return err;
+  const decoder = new TextDecoder();
+  err.message += `\nwatcher exit ${out.code}; stderr:\n${decoder.decode(out.stderr).slice(-2000)}`;
+  return err;
 }
 
 function line(sessionId: string, text: string): string {
@@ -83,6 +97,8 @@ Deno.test("reindex --watch captures appends and new files within seconds and sto
     assert.equal(await reindex(["--json"], after, world.env), 0);
     assert.equal(JSON.parse(after.stdout()).records, 0, "nothing captured twice");
     assert.equal(await hits(world, "quetzal-harmonica"), 1);
+  } catch (err) {
+    throw await withWatcherOutput(err, child.process);
   } finally {
     try {
       child.process.kill("SIGKILL");
@@ -149,6 +165,8 @@ Deno.test("reindex --watch captures a Codex append and an OpenCode part within s
     assert.equal(await reindex(["--json"], after, world.env), 0);
     assert.equal(JSON.parse(after.stdout()).records, 0, "nothing captured twice");
     assert.equal(await hits(world, "kiwi-sextant"), 1);
+  } catch (err) {
+    throw await withWatcherOutput(err, process);
   } finally {
     try {
       process.kill("SIGKILL");
