@@ -157,4 +157,13 @@ export const MIGRATIONS: readonly Migration[] = [
       ) STRICT, WITHOUT ROWID;
     `,
   },
+  {
+    // Capture writes the index in many small transactions: merging segments less eagerly (16
+    // at a level instead of 4) makes capture about a fifth faster, for a few more segments
+    // per query (search stays well under its budget).
+    name: "0005_fts_merge_settings",
+    sql: `
+      INSERT INTO fts (fts, rank) VALUES ('automerge', 16);
+    `,
+  },
 ];
