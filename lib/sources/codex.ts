@@ -46,7 +46,7 @@ export interface CodexState {
 /** Options of `codexAdapter`, for tests. */
 export interface CodexAdapterOptions {
   /** Whether `.jsonl.zst` rollouts can be read here (default: the runtime's zstd decoder). */
-  zstdAvailable?: () => boolean;
+  zstdAvailable?: () => boolean | Promise<boolean>;
 }
 
 const UUID_AT_END =
@@ -207,7 +207,7 @@ export function codexAdapter(options: CodexAdapterOptions = {}): LineAdapter<Cod
 
     async *discover(ctx: DiscoverContext): AsyncIterable<SourceRef> {
       const skip = (reason: string) => ctx.skipped.set(reason, (ctx.skipped.get(reason) ?? 0) + 1);
-      const zstd = canReadZstd();
+      const zstd = await canReadZstd();
       for (const root of this.roots(ctx)) {
         for await (const path of walkFiles(root, (name) => ROLLOUT.test(name), ctx.skipped)) {
           if (!path.endsWith(".zst")) {

@@ -2,8 +2,6 @@
 // zstd-compressed file (decompress from the start and skip; offsets count decompressed bytes).
 // Sources are only ever opened read-only.
 
-import { createReadStream } from "node:fs";
-import * as zlib from "node:zlib";
 import type { SourceRef } from "../sources/adapter.ts";
 import type { ByteReader } from "./_lines.ts";
 
@@ -18,14 +16,24 @@ export class SourceError extends Error {
   override name = "SourceError";
 }
 
+type Zlib = typeof import("node:zlib");
+let zlibModule: Promise<Zlib> | undefined;
+
+/** node:zlib, loaded on first use: it costs a command's start-up ~25 ms it rarely needs. */
+function loadZlib(): Promise<Zlib> {
+  zlibModule ??= import("node:zlib");
+  return zlibModule;
+}
+
 /** True when this runtime can read `.jsonl.zst` sources. */
-export function zstdAvailable(): boolean {
+export async function zstdAvailable(): Promise<boolean> {
+  const zlib = await loadZlib();
   return typeof (zlib as { createZstdDecompress?: unknown }).createZstdDecompress === "function";
 }
 
 /** Opens `ref` read-only, positioned at `position`. */
 export function openSourceReader(ref: SourceRef, position: number): Promise<OpenedSource> {
-  if (ref.format === "jsonl.zst") return Promise.resolve(zstdReader(ref.path, position));
+  if (ref.format === "jsonl.zst") return zstdReader(ref.path, position);
   // Synchronous reads: a local transcript file answers in microseconds, and thousands of small
   // files read through the async thread pool left the capture waiting more than working.
   const file = Deno.openSync(ref.path, { read: true });
@@ -41,7 +49,9 @@ export function openSourceReader(ref: SourceRef, position: number): Promise<Open
   });
 }
 
-function zstdReader(path: string, skip: number): OpenedSource {
+async function zstdReader(path: string, skip: number): Promise<OpenedSource> {
+  const zlib = await loadZlib();
+  const { createReadStream } = await import("node:fs");
   const create = (zlib as { createZstdDecompress?: () => NodeJS.ReadWriteStream })
     .createZstdDecompress;
   if (!create) throw new SourceError("No zstd decoder in this runtime");

@@ -4,6 +4,7 @@
 import { Buffer } from "node:buffer";
 import type { Kind, Role } from "../sources/adapter.ts";
 import { HistoryStore } from "./db.ts";
+import { decodedRow } from "./_raw.ts";
 import {
   type ConversationJson,
   conversationJson,
@@ -101,11 +102,12 @@ export function pageRows(
   const iterator = store.stmt(
     "SELECT * FROM records WHERE conversation_id = ? AND id > ? ORDER BY id LIMIT ?",
   ).iterate(conversationId, options.after ?? 0, limit + 1) as Iterable<RecordRow>;
-  for (const row of iterator) {
+  for (const stored of iterator) {
     if (rows.length >= limit || (rows.length > 0 && bytes >= budget)) {
       more = true;
       break;
     }
+    const row = decodedRow(stored);
     rows.push(row);
     bytes += row.raw.length;
   }

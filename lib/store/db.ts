@@ -73,6 +73,9 @@ export class HistoryStore {
         db.exec("PRAGMA synchronous = NORMAL");
       }
       db.exec("PRAGMA temp_store = MEMORY");
+      // Content a page no longer holds is zeroed, not left in free space: so what `forget`
+      // removes (and what moved when pages split) is gone from the file.
+      db.exec("PRAGMA secure_delete = ON");
       db.exec("PRAGMA cache_size = -16000");
       if (!options.readOnly) {
         store.#migrate();

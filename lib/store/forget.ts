@@ -38,8 +38,8 @@ export interface ForgetResult {
 
 /**
  * Forgets the conversations the criteria select, with their subagents at every depth. With
- * `dryRun` nothing changes. Deleted pages are zeroed (secure_delete), the index is rewritten
- * without them, and freed pages are returned to the file system.
+ * `dryRun` nothing changes. Deleted pages are zeroed (the store runs with secure_delete on), the
+ * index is rewritten without them, and freed pages are returned to the file system.
  */
 export function forget(
   store: HistoryStore,
@@ -64,34 +64,30 @@ export function forget(
     };
   }
   const now = options.now ?? Date.now();
-  store.db.exec("PRAGMA secure_delete = ON");
-  try {
-    store.transaction(() => {
-      const ids = store.stmt("SELECT id FROM conversations WHERE key = ?");
-      const unindex = store.stmt(
-        `DELETE FROM fts WHERE rowid IN (SELECT id FROM records WHERE conversation_id = ? AND (flags & 1) != 0)`,
-      );
-      const drop = store.stmt("DELETE FROM records WHERE conversation_id = ?");
-      const row = store.stmt("DELETE FROM conversations WHERE id = ?");
-      const tomb = store.stmt(
-        "INSERT INTO tombstones (key, forgotten_at) VALUES (?, ?) ON CONFLICT DO UPDATE SET forgotten_at = excluded.forgotten_at",
-      );
-      for (const item of items) {
-        const { id } = ids.get(item.conversation) as { id: number };
-        unindex.run(id);
-        drop.run(id);
-        row.run(id);
-        tomb.run(item.conversation, now);
-      }
-      store.stmt("DELETE FROM record_keys WHERE record_id NOT IN (SELECT id FROM records)").run();
-    });
-    // Deleted documents linger in FTS segments until merged: rewrite the index without them.
-    store.db.exec("INSERT INTO fts (fts) VALUES ('optimize')");
-    store.db.exec("PRAGMA incremental_vacuum");
-    store.db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
-  } finally {
-    store.db.exec("PRAGMA secure_delete = OFF");
-  }
+  // The store runs with secure_delete on (db.ts): the pages these rows held are zeroed.
+  store.transaction(() => {
+    const ids = store.stmt("SELECT id FROM conversations WHERE key = ?");
+    const unindex = store.stmt(
+      `DELETE FROM fts WHERE rowid IN (SELECT id FROM records WHERE conversation_id = ? AND (flags & 1) != 0)`,
+    );
+    const drop = store.stmt("DELETE FROM records WHERE conversation_id = ?");
+    const row = store.stmt("DELETE FROM conversations WHERE id = ?");
+    const tomb = store.stmt(
+      "INSERT INTO tombstones (key, forgotten_at) VALUES (?, ?) ON CONFLICT DO UPDATE SET forgotten_at = excluded.forgotten_at",
+    );
+    for (const item of items) {
+      const { id } = ids.get(item.conversation) as { id: number };
+      unindex.run(id);
+      drop.run(id);
+      row.run(id);
+      tomb.run(item.conversation, now);
+    }
+    store.stmt("DELETE FROM record_keys WHERE record_id NOT IN (SELECT id FROM records)").run();
+  });
+  // Deleted documents linger in FTS segments until merged: rewrite the index without them.
+  store.db.exec("INSERT INTO fts (fts) VALUES ('optimize')");
+  store.db.exec("PRAGMA incremental_vacuum");
+  store.db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
   return {
     conversations: items,
     records,

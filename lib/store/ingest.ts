@@ -21,6 +21,7 @@ import { type ByteReader, LineReader } from "./_lines.ts";
 import { JsonTextScanner } from "./_json_stream.ts";
 import { splitFragments } from "./_text.ts";
 import { openSourceReader } from "./_readers.ts";
+import { decodedRow, decodeRaw, encodeRaw, FLAG_ZSTD } from "./_raw.ts";
 import type { Operation } from "../stage_markers.ts";
 
 /** Tunable bounds of the work one batch does. */
@@ -322,7 +323,7 @@ class Capture {
         DELETE FROM record_keys;
         INSERT INTO fts (fts) VALUES ('delete-all');
         UPDATE records SET conversation_id = NULL, ts = NULL, kind = 'meta', role = NULL,
-          message_id = NULL, part_id = NULL, flags = 0;`);
+          message_id = NULL, part_id = NULL, flags = flags & ${FLAG_ZSTD};`);
       const sources = store.stmt("SELECT * FROM sources ORDER BY id")
         .all() as unknown as SourceRow[];
       const adapters = new Map(this.#o.adapters.map((a) => [a.agent, a]));
@@ -370,7 +371,7 @@ class Capture {
   /** Re-derives one source generation from its stored chunks, line by line. */
   async #rederive(ctx: SourceCtx): Promise<number> {
     const page = this.#store.stmt(
-      `SELECT id, offset, seq, raw FROM records WHERE source_id = ? AND generation = ? AND offset > ?
+      `SELECT id, offset, seq, raw, flags FROM records WHERE source_id = ? AND generation = ? AND offset > ?
        ORDER BY offset LIMIT 128`,
     );
     const batch = new Batch();
@@ -396,14 +397,15 @@ class Capture {
       }
     };
     while (true) {
-      const rows = page.all(ctx.sourceId, ctx.generation, last) as {
+      const stored = page.all(ctx.sourceId, ctx.generation, last) as {
         id: number;
         offset: number;
         seq: number;
         raw: Uint8Array;
+        flags: number;
       }[];
-      if (!rows.length) break;
-      for (const row of rows) {
+      if (!stored.length) break;
+      for (const row of stored.map(decodedRow)) {
         // A new line starts at seq 0, or after a gap left by forgotten records.
         const contiguous = line !== null &&
           line.offset + line.sizes.reduce((a, b) => a + b, 0) === row.offset;
@@ -430,7 +432,9 @@ class Capture {
   ): Promise<void> {
     const scanner = new JsonTextScanner(ctx.adapter.skipKeys);
     const index = this.#store.stmt("INSERT INTO fts (rowid, text) VALUES (?, ?)");
-    const flag = this.#store.stmt("UPDATE records SET flags = ? WHERE id = ?");
+    const flag = this.#store.stmt(
+      `UPDATE records SET flags = (flags & ${FLAG_ZSTD}) | ? WHERE id = ?`,
+    );
     let end = offset;
     for (let i = 0; i < ids.length; i++) {
       scanner.write(parts[i]!);
@@ -715,21 +719,24 @@ class Capture {
       }
       | undefined;
     if (!head) return [];
-    const rows: { id: number; raw: Uint8Array; flags: number }[] = [head];
+    // Raw bytes decoded; flags as stored (a supersede keeps the storage flag).
+    const rows: { id: number; raw: Uint8Array; flags: number }[] = [
+      { id: head.id, raw: decodeRaw(head), flags: head.flags },
+    ];
     // Continuations follow at contiguous offsets with seq > 0; look at ids and seq first, and
     // read raw bytes only of the rows that belong.
     const next = this.#store.stmt(
-      "SELECT id, seq, offset, length(raw) AS length FROM records WHERE source_id = ? AND generation = ? AND offset > ? ORDER BY offset LIMIT 1",
+      "SELECT id, seq, offset FROM records WHERE source_id = ? AND generation = ? AND offset > ? ORDER BY offset LIMIT 1",
     );
     const raw = this.#store.stmt("SELECT raw, flags FROM records WHERE id = ?");
     let offset = head.offset;
     while (true) {
       const row = next.get(head.source_id, head.generation, offset) as
-        | { id: number; seq: number; offset: number; length: number }
+        | { id: number; seq: number; offset: number }
         | undefined;
       if (!row || row.seq === 0) return rows;
       const body = raw.get(row.id) as { raw: Uint8Array; flags: number };
-      rows.push({ id: row.id, raw: body.raw, flags: body.flags });
+      rows.push({ id: row.id, raw: decodeRaw(body), flags: body.flags });
       offset = row.offset;
     }
   }
@@ -912,7 +919,7 @@ class Capture {
         const headIds = new Map<PendingRecord, number>();
         const update = this.#store.stmt(
           `UPDATE records SET conversation_id = ?, ts = ?, kind = ?, role = ?, message_id = ?,
-           part_id = ?, flags = ? WHERE id = ?`,
+           part_id = ?, flags = (flags & ${FLAG_ZSTD}) | ? WHERE id = ?`,
         );
         const indexed: [number, string][] = [];
         // New records go in many rows per statement (rowids follow one another), which
@@ -948,19 +955,21 @@ class Capture {
           const values: SQLInputValue[] = [];
           for (const { r, conversationId, flags } of group) {
             const d = r.derived;
+            const { stored, flag } = encodeRaw(r.raw);
             values.push(
               r.ctx.sourceId,
               r.ctx.generation,
               r.offset,
               r.seq,
-              r.raw,
+              stored,
+              flag ? r.raw.length : null,
               conversationId,
               d.ts,
               d.kind,
               d.role,
               d.messageId,
               d.partId,
-              flags,
+              flags | flag,
             );
           }
           const last = Number(this.#insertRecords(group.length).run(...values).lastInsertRowid);
@@ -992,9 +1001,9 @@ class Capture {
   /** The statement inserting `n` records at once (prepared once per size). */
   #insertRecords(n: number) {
     return this.#store.stmt(
-      `INSERT INTO records (source_id, generation, offset, seq, raw, conversation_id, ts, kind,
-         role, message_id, part_id, flags) VALUES ${
-        Array(n).fill("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)").join(", ")
+      `INSERT INTO records (source_id, generation, offset, seq, raw, length, conversation_id, ts,
+         kind, role, message_id, part_id, flags) VALUES ${
+        Array(n).fill("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)").join(", ")
       }`,
     );
   }
@@ -1392,10 +1401,13 @@ class Capture {
     const opened = await openSourceReader(ref, 0);
     try {
       const rows = this.#store.stmt(
-        "SELECT offset, raw FROM records WHERE source_id = ? AND generation = ? ORDER BY offset",
-      ).iterate(source.id, source.generation) as Iterable<{ offset: number; raw: Uint8Array }>;
+        "SELECT offset, raw, flags FROM records WHERE source_id = ? AND generation = ? ORDER BY offset",
+      ).iterate(source.id, source.generation) as Iterable<
+        { offset: number; raw: Uint8Array; flags: number }
+      >;
       let expected = 0;
-      for (const row of rows) {
+      for (const stored of rows) {
+        const row = decodedRow(stored);
         if (row.offset !== expected) return false; // a gap (forgotten records): cannot compare
         const bytes = await readExactly(opened.reader, row.raw.length);
         if (!equalBytes(bytes, row.raw)) return false;

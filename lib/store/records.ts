@@ -5,6 +5,7 @@ import type { Adapter, Agent, Kind, Role, SourceRef } from "../sources/adapter.t
 import { HistoryStore } from "./db.ts";
 import { FLAG_STREAMED, pathOfLocator } from "./ingest.ts";
 import { looseText, splitFragments } from "./_text.ts";
+import { decodedRow } from "./_raw.ts";
 
 /** A stored record row, as the readers need it. */
 export interface RecordRow {
@@ -139,13 +140,16 @@ export class TextDeriver {
     return info;
   }
 
-  /** One record row by id. */
+  /** One record row by id, its raw bytes decoded. */
   recordById(id: number): RecordRow {
-    return this.#store.stmt("SELECT * FROM records WHERE id = ?").get(id) as unknown as RecordRow;
+    return decodedRow(
+      this.#store.stmt("SELECT * FROM records WHERE id = ?").get(id) as unknown as RecordRow,
+    );
   }
 
   /** The text of one record row (the fragment of its line's text that belongs to this chunk). */
-  textOf(row: RecordRow): string {
+  textOf(stored: RecordRow): string {
+    const row = decodedRow(stored);
     if (row.flags & FLAG_STREAMED) return this.#redact(looseText(row.raw).trim());
     const { adapter, ref } = this.source(row.source_id);
     if (!adapter) return "";
@@ -156,20 +160,23 @@ export class TextDeriver {
   }
 
   /** The whole line a chunk belongs to: its bytes and how many chunk rows it spans. */
-  lineOf(row: RecordRow): { bytes: Uint8Array; rows: number } {
+  lineOf(stored: RecordRow): { bytes: Uint8Array; rows: number } {
+    const row = decodedRow(stored);
     const head = row.seq === 0 ? row : this.#store.stmt(
       `SELECT * FROM records WHERE source_id = ? AND generation = ? AND offset < ? AND seq = 0
        ORDER BY offset DESC LIMIT 1`,
     ).get(row.source_id, row.generation, row.offset) as unknown as RecordRow | undefined;
     if (!head) return { bytes: row.raw, rows: 1 };
-    const rest = this.#store.stmt(
-      `SELECT raw FROM records WHERE source_id = ? AND generation = ? AND offset > ?
+    const headRaw = decodedRow(head).raw;
+    const rest = (this.#store.stmt(
+      `SELECT raw, flags FROM records WHERE source_id = ? AND generation = ? AND offset > ?
          AND seq > 0 AND offset < coalesce((SELECT min(offset) FROM records
            WHERE source_id = ?1 AND generation = ?2 AND offset > ?3 AND seq = 0), 9e18)
        ORDER BY offset`,
-    ).all(head.source_id, head.generation, head.offset) as { raw: Uint8Array }[];
-    if (!rest.length) return { bytes: head.raw, rows: 1 };
-    const parts = [head.raw, ...rest.map((r) => r.raw)];
+    ).all(head.source_id, head.generation, head.offset) as { raw: Uint8Array; flags: number }[])
+      .map(decodedRow);
+    if (!rest.length) return { bytes: headRaw, rows: 1 };
+    const parts = [headRaw, ...rest.map((r) => r.raw)];
     const length = parts.reduce((n, p) => n + p.length, 0);
     const bytes = new Uint8Array(length);
     let at = 0;

@@ -166,4 +166,10 @@ export const MIGRATIONS: readonly Migration[] = [
       INSERT INTO fts (fts, rank) VALUES ('automerge', 16);
     `,
   },
+  {
+    // Large chunks are stored zstd-compressed (flag 16): their captured length is kept here
+    // (null for a chunk stored as it is, whose length is length(raw)).
+    name: "0006_compressed_chunks",
+    sql: "ALTER TABLE records ADD COLUMN length INTEGER;",
+  },
 ];

@@ -5,6 +5,7 @@
 import type { Adapter, Agent, Kind, Role } from "../sources/adapter.ts";
 import { HistoryStore } from "./db.ts";
 import { FLAG_INDEXED } from "./ingest.ts";
+import { FLAG_ZSTD } from "./_raw.ts";
 import { iso, type RecordRow, TextDeriver } from "./records.ts";
 import { makeSnippet, queryTerms, type Snippet } from "./_text.ts";
 
@@ -256,7 +257,7 @@ function literalSearch(
     SELECT r.*, c.key, c.agent, c.project_root, c.cwd
     FROM records r JOIN conversations c ON c.id = r.conversation_id
     WHERE (r.flags & ${FLAG_INDEXED}) != 0${
-    prefilter ? " AND instr(lower(r.raw), ?) > 0" : ""
+    prefilter ? ` AND ((r.flags & ${FLAG_ZSTD}) != 0 OR instr(lower(r.raw), ?) > 0)` : ""
   }${where}
     ORDER BY r.id DESC`;
   const args = prefilter ? [needle, ...params] : params;

@@ -31,7 +31,7 @@ export interface StoreStatus {
 export function storeStatus(store: HistoryStore): StoreStatus {
   const one = <T>(sql: string): T => store.stmt(sql).get() as T;
   const totals = one<{ records: number; raw: number }>(
-    "SELECT count(*) AS records, coalesce(sum(length(raw)), 0) AS raw FROM records",
+    "SELECT count(*) AS records, coalesce(sum(coalesce(length, length(raw))), 0) AS raw FROM records",
   );
   const sources = one<{ n: number; gone: number; cursor: number; size: number; multi: number }>(`
     SELECT count(*) AS n, coalesce(sum(gone), 0) AS gone,

@@ -50,22 +50,36 @@ function storeFileHas(world: World, text: string): boolean {
 Deno.test("forget removes a conversation, its bytes from the file, and keeps it from coming back", async () => {
   const world = await captured();
   try {
-    const entry = manifest<Entry>("claude").find((e) => e.case === "long-line")!;
+    const entries = manifest<Entry>("claude");
+    const entry = entries.find((e) => e.case === "long-line")!;
+    // A small conversation too: its records are stored as they are, so its bytes can be
+    // looked for in the file (the long line's big chunks are stored compressed).
+    const small = entries.find((e) => e.case === "crlf")!;
     const phrase = "obsidian-tambourine";
     assert.equal(await hits(world, phrase), 1);
-    assert.ok(storeFileHas(world, phrase));
+    assert.ok(storeFileHas(world, "copper-marionette"));
     const sizeBefore = Deno.statSync(join(world.data, "history.db")).size;
 
-    const result = await runCli("forget", [entry.conversation, "--json"], world.vars);
+    const result = await runCli(
+      "forget",
+      [entry.conversation, small.conversation, "--json"],
+      world.vars,
+    );
     assert.equal(result.code, 0, result.stderr);
     const parsed = JSON.parse(result.stdout);
     assert.deepEqual(parsed.conversations.map((c: { conversation: string }) => c.conversation), [
       entry.conversation,
+      small.conversation,
     ]);
     assert.equal(parsed.dryRun, false);
     assert.equal(await hits(world, phrase), 0);
     assert.equal(await hits(world, "kestrel-bramble"), 0);
-    assert.equal(storeFileHas(world, phrase), false, "the forgotten bytes are gone from the file");
+    assert.equal(await hits(world, "copper-marionette"), 0);
+    assert.equal(
+      storeFileHas(world, "copper-marionette"),
+      false,
+      "the forgotten bytes are gone from the file",
+    );
     assert.ok(Deno.statSync(join(world.data, "history.db")).size < sizeBefore, "space given back");
 
     // Unchanged, appended to, or replaced: the source does not bring it back.

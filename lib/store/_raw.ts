@@ -1,0 +1,52 @@
+// How raw chunks are kept: the exact bytes, zstd-compressed when a chunk is large enough for it
+// to pay (flag FLAG_ZSTD); reading always gives back the bytes exactly as captured.
+
+import * as zlib from "node:zlib";
+
+/** The record flag of a chunk stored zstd-compressed. */
+export const FLAG_ZSTD = 16;
+/** Chunks from this size up are compressed (smaller ones gain little for the time it takes). */
+export const COMPRESS_FROM = 8192;
+
+type Zstd = {
+  zstdCompressSync?: (data: Uint8Array, options?: object) => Uint8Array;
+  zstdDecompressSync?: (data: Uint8Array) => Uint8Array;
+  constants: Record<string, number>;
+};
+const zstd = zlib as unknown as Zstd;
+const LEVEL = zstd.constants.ZSTD_c_compressionLevel;
+
+/**
+ * The bytes to store for a chunk and the flag to add: compressed at level 1 when the chunk is
+ * large and compression saves at least an eighth, else the chunk as it is.
+ */
+export function encodeRaw(bytes: Uint8Array): { stored: Uint8Array; flag: number } {
+  if (bytes.length < COMPRESS_FROM || !zstd.zstdCompressSync || LEVEL === undefined) {
+    return { stored: bytes, flag: 0 };
+  }
+  const packed = zstd.zstdCompressSync(bytes, { params: { [LEVEL]: 1 } });
+  return packed.length <= bytes.length - (bytes.length >> 3)
+    ? {
+      stored: new Uint8Array(packed.buffer, packed.byteOffset, packed.byteLength),
+      flag: FLAG_ZSTD,
+    }
+    : { stored: bytes, flag: 0 };
+}
+
+/** The captured bytes of a stored chunk. */
+export function decodeRaw(row: { raw: Uint8Array; flags: number }): Uint8Array {
+  if (!(row.flags & FLAG_ZSTD)) return row.raw;
+  if (!zstd.zstdDecompressSync) {
+    throw new Error(
+      "This history store holds zstd-compressed records, and this runtime has no zstd",
+    );
+  }
+  const bytes = zstd.zstdDecompressSync(row.raw);
+  return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+/** A row with its raw bytes decoded (and the compression flag cleared). */
+export function decodedRow<T extends { raw: Uint8Array; flags: number }>(row: T): T {
+  if (!(row.flags & FLAG_ZSTD)) return row;
+  return { ...row, raw: decodeRaw(row), flags: row.flags & ~FLAG_ZSTD };
+}
