@@ -89,12 +89,7 @@ export function makeSnippet(
   const ranges: [number, number][] = [];
   for (const term of terms) {
     if (!term.text) continue;
-    const pattern = term.text.split(" ").map(escapeRegExp).join("[^\\p{L}\\p{N}]+");
-    const re = new RegExp(
-      `(?<![\\p{L}\\p{N}])${pattern}${term.prefix ? "[\\p{L}\\p{N}]*" : "(?![\\p{L}\\p{N}])"}`,
-      "gu",
-    );
-    for (const m of lower.matchAll(re)) {
+    for (const m of lower.matchAll(termPattern(term))) {
       ranges.push([m.index, m.index + m[0].length]);
       if (ranges.length > 200) break;
     }
@@ -120,6 +115,24 @@ export function makeSnippet(
       .filter(([a, b]) => a >= start && b <= end)
       .map(([a, b]) => [a + shift, b + shift]),
   };
+}
+
+const patterns = new Map<string, RegExp>();
+
+/** The pattern matching a term as a whole word (or a prefix), compiled once per term. */
+function termPattern(term: { text: string; prefix: boolean }): RegExp {
+  const key = `${term.prefix ? "*" : "="}${term.text}`;
+  let re = patterns.get(key);
+  if (!re) {
+    const pattern = term.text.split(" ").map(escapeRegExp).join("[^\\p{L}\\p{N}]+");
+    re = new RegExp(
+      `(?<![\\p{L}\\p{N}])${pattern}${term.prefix ? "[\\p{L}\\p{N}]*" : "(?![\\p{L}\\p{N}])"}`,
+      "gu",
+    );
+    if (patterns.size > 256) patterns.clear();
+    patterns.set(key, re);
+  }
+  return re;
 }
 
 /** Applies `mark` to each range of a snippet. */

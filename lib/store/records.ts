@@ -3,7 +3,7 @@
 
 import type { Adapter, Agent, Kind, Role, SourceRef } from "../sources/adapter.ts";
 import { HistoryStore } from "./db.ts";
-import { FLAG_STREAMED, pathOfLocator } from "./ingest.ts";
+import { DEFAULT_LIMITS, FLAG_STREAMED, pathOfLocator } from "./ingest.ts";
 import { looseText, splitFragments } from "./_text.ts";
 import { decodedRow } from "./_raw.ts";
 
@@ -168,6 +168,8 @@ export class TextDeriver {
     ).get(row.source_id, row.generation, row.offset) as unknown as RecordRow | undefined;
     if (!head) return { bytes: row.raw, rows: 1 };
     const headRaw = decodedRow(head).raw;
+    // Lines are cut into rows of exactly the chunk size: a shorter head is the whole line.
+    if (headRaw.length < DEFAULT_LIMITS.chunkSize) return { bytes: headRaw, rows: 1 };
     const rest = (this.#store.stmt(
       `SELECT raw, flags FROM records WHERE source_id = ? AND generation = ? AND offset > ?
          AND seq > 0 AND offset < coalesce((SELECT min(offset) FROM records

@@ -172,4 +172,37 @@ export const MIGRATIONS: readonly Migration[] = [
     name: "0006_compressed_chunks",
     sql: "ALTER TABLE records ADD COLUMN length INTEGER;",
   },
+  {
+    // The raw bytes move to the last column: SQLite reads a row's columns in order, so every
+    // column after a large blob meant walking its overflow pages. Searching, paging and
+    // status read the derived columns of thousands of rows and never need the bytes.
+    name: "0007_raw_last",
+    sql: `
+      CREATE TABLE records_next (
+        id INTEGER PRIMARY KEY,
+        source_id INTEGER NOT NULL REFERENCES sources(id),
+        generation INTEGER NOT NULL,
+        offset INTEGER NOT NULL,
+        seq INTEGER NOT NULL DEFAULT 0,
+        conversation_id INTEGER,
+        ts INTEGER,
+        kind TEXT NOT NULL DEFAULT 'meta',
+        role TEXT,
+        message_id TEXT,
+        part_id TEXT,
+        flags INTEGER NOT NULL DEFAULT 0,
+        length INTEGER,
+        raw BLOB NOT NULL
+      ) STRICT;
+      INSERT INTO records_next (id, source_id, generation, offset, seq, conversation_id, ts, kind,
+        role, message_id, part_id, flags, length, raw)
+      SELECT id, source_id, generation, offset, seq, conversation_id, ts, kind, role,
+        message_id, part_id, flags, length, raw
+      FROM records;
+      DROP TABLE records;
+      ALTER TABLE records_next RENAME TO records;
+      CREATE UNIQUE INDEX records_identity ON records (source_id, generation, offset);
+      CREATE INDEX records_conversation ON records (conversation_id, id);
+    `,
+  },
 ];
