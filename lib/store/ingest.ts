@@ -266,6 +266,14 @@ class Capture {
     );
     // Progress is stored only when there is work, so an idle watcher does not write.
     this.#report(work.length > 0);
+    // New sources get their rows in one transaction (one each cost a commit per file).
+    const fresh = work.filter((f) => !rows.has(f.ref.locator));
+    if (fresh.length) {
+      const now = this.#now();
+      this.#store.transaction(() => {
+        for (const f of fresh) rows.set(f.ref.locator, this.#createSource(f.ref, now));
+      });
+    }
 
     try {
       for (const item of work) {
@@ -576,7 +584,7 @@ class Capture {
     if (found.adapter.mode === "rows") return await this.#captureRows(found, row);
     const { ref, stat } = found;
     const adapter = found.adapter;
-    const source = row ?? this.#createSource(ref, stat);
+    const source = row ?? this.#store.transaction(() => this.#createSource(ref));
     let generation = source.generation;
     let cursor = source.cursor;
     let saved = parseSaved(source.state);
@@ -638,7 +646,7 @@ class Capture {
   async #captureRows(found: Found, row: SourceRow | undefined): Promise<void> {
     const adapter = found.adapter as RowAdapter<unknown>;
     const { ref, stat } = found;
-    const source = row ?? this.#createSource(ref, stat);
+    const source = row ?? this.#store.transaction(() => this.#createSource(ref));
     const saved = parseSaved(source.state);
     const ctx: SourceCtx = {
       adapter,
@@ -741,19 +749,16 @@ class Capture {
     }
   }
 
-  #createSource(ref: SourceRef, stat: Deno.FileInfo): SourceRow {
-    const now = this.#now();
-    return this.#store.transaction(() => {
-      const row = this.#store.stmt(
-        `INSERT INTO sources (agent, locator, format, generation, cursor, first_seen)
-         VALUES (?, ?, ?, 1, 0, ?) RETURNING *`,
-      ).get(ref.agent, ref.locator, ref.format, now) as unknown as SourceRow;
-      this.#store.stmt(
-        "INSERT INTO generations (source_id, generation, started_at, reason) VALUES (?, 1, ?, ?)",
-      ).run(row.id, now, "first seen");
-      void stat;
-      return row;
-    });
+  /** A source row for a newly found source (call inside a transaction). */
+  #createSource(ref: SourceRef, now = this.#now()): SourceRow {
+    const row = this.#store.stmt(
+      `INSERT INTO sources (agent, locator, format, generation, cursor, first_seen)
+       VALUES (?, ?, ?, 1, 0, ?) RETURNING *`,
+    ).get(ref.agent, ref.locator, ref.format, now) as unknown as SourceRow;
+    this.#store.stmt(
+      "INSERT INTO generations (source_id, generation, started_at, reason) VALUES (?, 1, ?, ?)",
+    ).run(row.id, now, "first seen");
+    return row;
   }
 
   /** After a capture: a non-empty source with no recognised record is a warning. */
