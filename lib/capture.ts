@@ -121,9 +121,19 @@ export function discoverContext(ctx: Context): DiscoverContext {
 }
 
 /**
- * The ingest switch as capture sees it before each batch: the environment, and the config file
- * read again (at most once a second) so turning capture off takes effect without a restart.
+ * Why capture is off right now, reading the config file again (so an edit takes effect without
+ * a restart); a config being edited may be briefly invalid, and then the loaded one decides.
  */
+export function ingestOffNow(ctx: Context): string | null {
+  try {
+    const config = loadConfig({ env: ctx.env, configDir: ctx.configDir }).config;
+    return ingestOffReason({ ...ctx, config });
+  } catch {
+    return ingestOffReason(ctx);
+  }
+}
+
+/** The ingest switch as capture sees it before each batch: read at most once a second. */
 function ingestSwitch(ctx: Context): () => boolean {
   let checked = 0;
   let on = true;
@@ -131,13 +141,7 @@ function ingestSwitch(ctx: Context): () => boolean {
     const now = Date.now();
     if (now - checked < 1000) return on;
     checked = now;
-    const env = ctx.env.get("LOGBOOK_INGEST");
-    if (env !== undefined && isOff(env)) return (on = false);
-    try {
-      on = loadConfig({ env: ctx.env, configDir: ctx.configDir }).config.history.ingest;
-    } catch {
-      // A config being edited may be briefly invalid: keep the last known setting.
-    }
+    on = ingestOffNow(ctx) === null;
     return on;
   };
 }

@@ -2,9 +2,8 @@
 // dirty (polling is the fallback), discovery runs again every 30 s, batches follow every
 // 100 ms while there is a backlog and every 2 s when idle, and SQLite contention backs off 5 s.
 
-import { discoverContext, ingestOffReason } from "./capture.ts";
+import { discoverContext, ingestOffNow } from "./capture.ts";
 import { type Context } from "./context.ts";
-import { loadConfig } from "./config.ts";
 import { tryLock } from "./lock.ts";
 import { projectOf } from "./paths.ts";
 import type { Adapter, SourceRef } from "./sources/adapter.ts";
@@ -68,7 +67,7 @@ export async function watch(options: WatchOptions): Promise<void> {
 
   try {
     while (!signal.aborted) {
-      const off = ingestSwitchedOff(ctx);
+      const off = ingestOffNow(ctx);
       if (off) {
         if (!paused) note(`capture switched off (${off}); waiting, cursors kept`);
         paused = true;
@@ -91,7 +90,7 @@ export async function watch(options: WatchOptions): Promise<void> {
           projectOf,
           signal,
           deadline: Date.now() + timings.sliceMs,
-          ingestEnabled: () => !ingestSwitchedOff(ctx),
+          ingestEnabled: () => !ingestOffNow(ctx),
           ...(full
             ? { onDiscovered: (sources) => (known = sources) }
             // Between discoveries: the dirty sources when notifications work, all known ones
@@ -126,16 +125,6 @@ export async function watch(options: WatchOptions): Promise<void> {
   } finally {
     notifications.close();
     held.release();
-  }
-}
-
-/** The ingest switch, with the config file read again so an edit takes effect at once. */
-function ingestSwitchedOff(ctx: Context): string | null {
-  try {
-    const config = loadConfig({ env: ctx.env, configDir: ctx.configDir }).config;
-    return ingestOffReason({ ...ctx, config });
-  } catch {
-    return ingestOffReason(ctx);
   }
 }
 
