@@ -17,18 +17,12 @@ import {
   styler,
   UsageError,
 } from "../lib/cli.ts";
-import {
-  type CaptureRunResult,
-  ingestOffReason,
-  type LastRun,
-  runCapture,
-} from "../lib/capture.ts";
-import { type Context, loadContext, openStore, redactorFor, storeExists } from "../lib/context.ts";
+import { type CaptureRunResult, LATCH_KEY, runCapture } from "../lib/capture.ts";
+import { type Context, loadContext, openStore, redactorFor } from "../lib/context.ts";
 import type { CaptureSummary, Progress } from "../lib/store/ingest.ts";
-import { describeDrift, storeStatus } from "../lib/store/status.ts";
-import { isLockHeld } from "../lib/lock.ts";
+import { describeDrift } from "../lib/store/status.ts";
+import { captureState, progressView } from "../lib/status.ts";
 import { watch } from "../lib/watch.ts";
-import { join } from "node:path";
 
 export const spec = defineCommand({
   name: "reindex",
@@ -172,7 +166,7 @@ async function watchMode(
   options: { quiet?: boolean; json?: boolean; retry?: boolean },
 ): Promise<number> {
   const s = styler(io.color);
-  if (options.retry) store.deleteMeta("latched_failure");
+  if (options.retry) store.deleteMeta(LATCH_KEY);
   if (!options.quiet && !options.json) {
     io.err("Watching for new transcript records (Ctrl-C stops)\n");
   }
@@ -239,13 +233,12 @@ function progressBar(io: Io) {
       if (now - last < 100 || p.phase !== "capturing") return;
       last = now;
       shown = true;
-      const ratio = p.bytesTotal > 0 ? Math.min(1, p.bytesDone / p.bytesTotal) : 0;
+      const view = progressView(p, now);
       const width = 24;
-      const filled = Math.round(ratio * width);
-      const elapsed = now - p.startedAt;
-      const eta = ratio > 0.02 ? formatDuration((elapsed / ratio) * (1 - ratio)) : "…";
+      const filled = Math.round((view.percent / 100) * width);
+      const eta = view.etaMs !== null ? formatDuration(view.etaMs) : "…";
       io.err(
-        `\r[${"#".repeat(filled)}${".".repeat(width - filled)}] ${Math.floor(ratio * 100)}% ` +
+        `\r[${"#".repeat(filled)}${".".repeat(width - filled)}] ${view.percent}% ` +
           `${p.sourcesDone}/${p.sourcesTotal} sources ${formatBytes(p.bytesDone)}/${
             formatBytes(p.bytesTotal)
           } ${eta} left\x1b[K`,
@@ -259,77 +252,62 @@ function progressBar(io: Io) {
 }
 
 function printStatus(ctx: Context, io: Io, json: boolean): number {
-  const off = ingestOffReason(ctx);
-  const running = isLockHeld(join(ctx.paths.run, "capture.lock"));
-  if (!storeExists(ctx)) {
-    const empty = { store: null, capture: off ? "off" : "on", offReason: off, phase: "never run" };
+  const { capture, store: status } = captureState(ctx);
+  const on = capture.on ? "on" : "off";
+  if (status === null) {
+    const empty = { store: null, capture: on, offReason: capture.offReason, phase: "never run" };
     io.out(
       json ? JSON.stringify(empty) + "\n" : `No history captured yet in "${ctx.paths.root}"\n`,
     );
     return EXIT.ok;
   }
-  const store = openStore(ctx);
-  try {
-    const status = storeStatus(store);
-    const latched = store.getMeta<{ at: number; message: string }>("latched_failure") ?? null;
-    const phase = latched ? "failed (latched)" : running ? "capturing" : "idle";
-    if (json) {
-      io.out(
-        JSON.stringify({ phase, capture: off ? "off" : "on", offReason: off, latched, ...status }) +
-          "\n",
-      );
-      return EXIT.ok;
-    }
-    const lines: string[] = [];
-    let phaseLine = `phase: ${phase}`;
-    if (running && status.progress) {
-      const p = status.progress;
-      const ratio = p.bytesTotal ? p.bytesDone / p.bytesTotal : 0;
-      phaseLine += ` (pid ${p.pid}, ${
-        Math.floor(ratio * 100)
-      }%, ${p.sourcesDone}/${p.sourcesTotal} sources)`;
-    }
-    lines.push(phaseLine);
-    if (latched) lines.push(`failure: ${latched.message} (run "logbook reindex --retry")`);
-    lines.push(`capture: ${off ? `off (${off})` : "on"}`);
-    lines.push(
-      `store: ${status.path}, ${formatBytes(status.storeBytes)} on disk for ${
-        formatBytes(status.rawBytes)
-      } raw in ${count(status.records, "record")}`,
-    );
-    lines.push(
-      `sources: ${status.sources} (${status.sourcesGone} gone upstream), ${
-        (status.captured.ratio * 100).toFixed(1)
-      }% captured (${formatBytes(status.captured.bytes)} of ${formatBytes(status.captured.of)})`,
-    );
-    const convs = status.conversations.map((c) =>
-      `${c.agent} ${c.count}${c.gone ? ` (${c.gone} with source gone)` : ""}`
-    );
-    lines.push(`conversations: ${convs.length ? convs.join(", ") : "none"}`);
-    if (status.multiGeneration) {
-      lines.push(
-        `generations: ${
-          count(status.multiGeneration, "source")
-        } replaced or rewritten (old records kept)`,
-      );
-    }
-    for (const d of status.drift) lines.push(`drift: ${describeDrift(d)}`);
-    for (const path of status.empty) lines.push(`warning: "${path}" yielded no conversation`);
-    for (const e of status.errors) lines.push(`error: "${e.locator}": ${e.message}`);
-    const last = status.lastRun as LastRun | null;
-    if (last) {
-      const when = new Date(last.at).toISOString();
-      lines.push(
-        `last run: ${when} ${last.ok ? "ok" : "failed"}${
-          last.summary ? ` — ${summaryLine(last.summary)}` : last.error ? ` — ${last.error}` : ""
-        }`,
-      );
-    } else lines.push("last run: never");
-    io.out(lines.join("\n") + "\n");
+  const { phase, offReason, latched } = capture;
+  if (json) {
+    io.out(JSON.stringify({ phase, capture: on, offReason, latched, ...status }) + "\n");
     return EXIT.ok;
-  } finally {
-    store.close();
   }
+  const lines: string[] = [];
+  let phaseLine = `phase: ${phase}`;
+  const p = capture.progress;
+  if (p) phaseLine += ` (pid ${p.pid}, ${p.percent}%, ${p.sourcesDone}/${p.sourcesTotal} sources)`;
+  lines.push(phaseLine);
+  if (latched) lines.push(`failure: ${latched.message} (run "logbook reindex --retry")`);
+  lines.push(`capture: ${capture.on ? "on" : `off (${offReason})`}`);
+  lines.push(
+    `store: ${status.path}, ${formatBytes(status.storeBytes)} on disk for ${
+      formatBytes(status.rawBytes)
+    } raw in ${count(status.records, "record")}`,
+  );
+  lines.push(
+    `sources: ${status.sources} (${status.sourcesGone} gone upstream), ${
+      (status.captured.ratio * 100).toFixed(1)
+    }% captured (${formatBytes(status.captured.bytes)} of ${formatBytes(status.captured.of)})`,
+  );
+  const convs = status.conversations.map((c) =>
+    `${c.agent} ${c.count}${c.gone ? ` (${c.gone} with source gone)` : ""}`
+  );
+  lines.push(`conversations: ${convs.length ? convs.join(", ") : "none"}`);
+  if (status.multiGeneration) {
+    lines.push(
+      `generations: ${
+        count(status.multiGeneration, "source")
+      } replaced or rewritten (old records kept)`,
+    );
+  }
+  for (const d of status.drift) lines.push(`drift: ${describeDrift(d)}`);
+  for (const path of status.empty) lines.push(`warning: "${path}" yielded no conversation`);
+  for (const e of status.errors) lines.push(`error: "${e.locator}": ${e.message}`);
+  const last = capture.lastRun;
+  if (last) {
+    const when = new Date(last.at).toISOString();
+    lines.push(
+      `last run: ${when} ${last.ok ? "ok" : "failed"}${
+        last.summary ? ` — ${summaryLine(last.summary)}` : last.error ? ` — ${last.error}` : ""
+      }`,
+    );
+  } else lines.push("last run: never");
+  io.out(lines.join("\n") + "\n");
+  return EXIT.ok;
 }
 
 if (import.meta.main) Deno.exit(await main(Deno.args));

@@ -202,7 +202,7 @@ export function nativeCommand(row: PickerRow, fallbackCwd: string): NativeComman
 }
 
 /** Quotes a word for a POSIX shell when it needs it. */
-export function shellQuote(word: string): string {
+function shellQuote(word: string): string {
   if (/^[A-Za-z0-9_@%+=:,./-]+$/.test(word)) return word;
   return `'${word.replaceAll("'", `'\\''`)}'`;
 }
@@ -350,7 +350,7 @@ export function describeManifest(record: SessionRecord): string {
  * The user and assistant messages of a captured conversation, in order, through the gate for
  * disk: consecutive records of one speaker (a reply written as several lines) become one message.
  */
-export function conversationMessages(
+function conversationMessages(
   store: HistoryStore,
   conversation: ConversationRow,
   gate: Gate,

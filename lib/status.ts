@@ -54,21 +54,26 @@ export interface StatusOptions {
   now?: number;
 }
 
-/** Gathers the status; reading never creates the store. */
-export async function gatherStatus(ctx: Context, options: StatusOptions = {}): Promise<Status> {
+/** Capture's state and the store's status, without the rest of the status. */
+export interface CaptureState {
+  capture: Status["capture"];
+  /** The store's status, or null before the first capture. */
+  store: StoreStatus | null;
+}
+
+/** Reads capture's state and the store's status; reading never creates the store. */
+export function captureState(ctx: Context, options: StatusOptions = {}): CaptureState {
   const now = options.now ?? ctx.now();
   const off = ingestOffReason(ctx);
   const running = options.running === true || isLockHeld(join(ctx.paths.run, "capture.lock"));
   let store: StoreStatus | null = null;
   let latched: LatchedFailure | null = null;
-  let lastRun: LastRun | null = null;
   if (storeExists(ctx)) {
     const read = () => {
       const opened = options.open ? options.open() : openStore(ctx);
       try {
         store = storeStatus(opened);
         latched = opened.getMeta<LatchedFailure>(LATCH_KEY) ?? null;
-        lastRun = opened.getMeta<LastRun>("last_run") ?? null;
       } finally {
         opened.close();
       }
@@ -76,17 +81,7 @@ export async function gatherStatus(ctx: Context, options: StatusOptions = {}): P
     options.wrap ? options.wrap(read) : read();
   }
   const status = store as StoreStatus | null;
-  const health = ctx.markers.health();
-  const sessions = new SessionStore(ctx.paths, { incognito: true });
-  let sessionCount = 0;
-  const corrupt: CorruptRecord[] = [];
-  for (const key of sessions.projectKeys()) {
-    const listed = sessions.list(key);
-    sessionCount += listed.sessions.length;
-    corrupt.push(...listed.corrupt);
-  }
   return {
-    dataDir: ctx.paths.root,
     capture: {
       on: off === null,
       offReason: off,
@@ -100,8 +95,28 @@ export async function gatherStatus(ctx: Context, options: StatusOptions = {}): P
       running,
       latched,
       progress: running && status?.progress ? progressView(status.progress, now) : null,
-      lastRun,
+      lastRun: (status?.lastRun ?? null) as LastRun | null,
     },
+    store: status,
+  };
+}
+
+/** Gathers the status; reading never creates the store. */
+export async function gatherStatus(ctx: Context, options: StatusOptions = {}): Promise<Status> {
+  const now = options.now ?? ctx.now();
+  const { capture, store: status } = captureState(ctx, { ...options, now });
+  const health = ctx.markers.health();
+  const sessions = new SessionStore(ctx.paths, { incognito: true });
+  let sessionCount = 0;
+  const corrupt: CorruptRecord[] = [];
+  for (const key of sessions.projectKeys()) {
+    const listed = sessions.list(key);
+    sessionCount += listed.sessions.length;
+    corrupt.push(...listed.corrupt);
+  }
+  return {
+    dataDir: ctx.paths.root,
+    capture,
     store: status,
     drift: (status?.drift ?? []).map(describeDrift),
     snapshots: snapshotStats(ctx.paths.pruneArchives),

@@ -6,10 +6,12 @@ import { fileURLToPath } from "node:url";
 import { cpSync } from "node:fs";
 import { type Env, envFrom } from "../lib/env.ts";
 import type { Io } from "../lib/cli.ts";
-import { runCapture } from "../lib/capture.ts";
+import { discoverContext, runCapture } from "../lib/capture.ts";
 import { type Context, loadContext, openStore, redactorFor } from "../lib/context.ts";
+import { projectOf } from "../lib/paths.ts";
+import { ADAPTERS } from "../lib/sources/mod.ts";
 import type { HistoryStore } from "../lib/store/db.ts";
-import type { CaptureSummary } from "../lib/store/ingest.ts";
+import { capture, type CaptureOptions, type CaptureSummary } from "../lib/store/ingest.ts";
 
 /** The repository root and its fixtures. */
 export const ROOT = fileURLToPath(new URL("../", import.meta.url));
@@ -241,6 +243,25 @@ export async function captureWorld(
   } finally {
     store.close();
   }
+}
+
+/**
+ * Runs the ingest engine itself on `store` (no lock, latch or switch), for tests that set what
+ * `runCapture` does not expose, such as read limits.
+ */
+export async function ingest(
+  store: HistoryStore,
+  ctx: Context,
+  extra: Partial<CaptureOptions> = {},
+): Promise<CaptureSummary> {
+  return await capture({
+    store,
+    adapters: ADAPTERS,
+    discover: discoverContext(ctx),
+    redact: redactorFor(ctx),
+    projectOf,
+    ...extra,
+  });
 }
 
 /** Runs `fn` with the world's store open, closing it after. */

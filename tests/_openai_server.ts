@@ -1,6 +1,9 @@
 // A small OpenAI-compatible server for tests: `/v1/chat/completions` on loopback, streaming (SSE
 // `data:` lines and `[DONE]`) and not, answering as a model other than the one asked for.
 
+import { join } from "node:path";
+import { makeWorld, type World } from "./_helpers.ts";
+
 /** One request the server received, exactly as sent. */
 export interface ReceivedRequest {
   body: string;
@@ -138,4 +141,33 @@ export function startOpenAiServer(options: ServerOptions = {}): OpenAiServer {
 
 function words(text: string): number {
   return text.split(/\s+/).filter(Boolean).length;
+}
+
+/** A temp world with a project directory and a running server its variables point at. */
+export interface ModelWorld {
+  world: World;
+  server: OpenAiServer;
+  /** The world's variables with INIT_CWD, OPENAI_BASE_URL and LOGBOOK_MODEL set. */
+  vars: Record<string, string>;
+  project: string;
+}
+
+/** Runs `fn` in a fresh ModelWorld and cleans it up afterwards. */
+export async function withModelWorld(fn: (s: ModelWorld) => Promise<void>): Promise<void> {
+  const world = await makeWorld();
+  const server = startOpenAiServer();
+  try {
+    const project = join(world.dir, "project");
+    Deno.mkdirSync(project);
+    const vars = {
+      ...world.vars,
+      INIT_CWD: project,
+      OPENAI_BASE_URL: server.baseUrl,
+      LOGBOOK_MODEL: "asked-model",
+    };
+    await fn({ world, server, vars, project });
+  } finally {
+    await server.close();
+    await world.cleanup();
+  }
 }

@@ -1,6 +1,6 @@
 // The adapters logbook captures with, in the order their sources are read.
 
-import type { Adapter, Agent } from "./adapter.ts";
+import type { Adapter } from "./adapter.ts";
 import { claudeCode } from "./claude_code.ts";
 import { codex } from "./codex.ts";
 import { opencode } from "./opencode.ts";
@@ -13,8 +13,3 @@ export const ADAPTERS: readonly Adapter[] = [
   opencode as Adapter,
   logbookSessions as Adapter,
 ];
-
-/** The adapter for `agent`, if logbook captures it. */
-export function adapterFor(agent: Agent | string): Adapter | undefined {
-  return ADAPTERS.find((adapter) => adapter.agent === agent);
-}

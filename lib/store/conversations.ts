@@ -130,7 +130,7 @@ export function pageConversation(
 }
 
 /** The printable form of a record row. */
-export function recordJson(row: RecordRow, deriver: TextDeriver): RecordJson {
+function recordJson(row: RecordRow, deriver: TextDeriver): RecordJson {
   return {
     id: row.id,
     source: deriver.source(row.source_id).ref.locator,

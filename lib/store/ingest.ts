@@ -1541,7 +1541,7 @@ export function decodeLine(bytes: Uint8Array): import("../sources/adapter.ts").L
 }
 
 /** A record kept raw as `meta` and counted as drift. */
-export function driftRecord(
+function driftRecord(
   category: "unknown_type" | "unparsable" | "missing_fields",
   detail: string,
   base: Partial<Derived> = {},

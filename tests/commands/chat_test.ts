@@ -6,8 +6,13 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { projectOf } from "../../lib/paths.ts";
-import { ANSWERED_BY, type OpenAiServer, startOpenAiServer } from "../_openai_server.ts";
-import { makeWorld, runCli, runCliWithInput, type World } from "../_helpers.ts";
+import {
+  ANSWERED_BY,
+  type ModelWorld,
+  startOpenAiServer,
+  withModelWorld,
+} from "../_openai_server.ts";
+import { runCli, runCliWithInput } from "../_helpers.ts";
 
 const KEY = "sk-" + "Fa4Ke7Xy2Qz9Lm3Np8Rt5Vw6".repeat(2);
 
@@ -56,33 +61,7 @@ function filesUnder(dir: string): Map<string, string> {
   return out;
 }
 
-interface Setup {
-  world: World;
-  server: OpenAiServer;
-  vars: Record<string, string>;
-  project: string;
-}
-
-async function withSetup(fn: (s: Setup) => Promise<void>): Promise<void> {
-  const world = await makeWorld();
-  const server = startOpenAiServer();
-  try {
-    const project = join(world.dir, "project");
-    Deno.mkdirSync(project);
-    const vars = {
-      ...world.vars,
-      INIT_CWD: project,
-      OPENAI_BASE_URL: server.baseUrl,
-      LOGBOOK_MODEL: "asked-model",
-    };
-    await fn({ world, server, vars, project });
-  } finally {
-    await server.close();
-    await world.cleanup();
-  }
-}
-
-function sessionFiles(s: Setup): string[] {
+function sessionFiles(s: ModelWorld): string[] {
   const dir = join(s.world.data, "sessions", projectOf(s.project).key);
   try {
     return [...Deno.readDirSync(dir)].map((e) => join(dir, e.name)).sort();
@@ -92,14 +71,14 @@ function sessionFiles(s: Setup): string[] {
   }
 }
 
-function records(s: Setup) {
+function records(s: ModelWorld) {
   return sessionFiles(s).filter((p) => p.endsWith(".json")).map((p) =>
     JSON.parse(Deno.readTextFileSync(p))
   );
 }
 
 Deno.test("chat -p answers over HTTP, records the model that answered and prints how to resume", async () => {
-  await withSetup(async (s) => {
+  await withModelWorld(async (s) => {
     const result = await runCli("chat", ["-p", "What is in lib/http.ts?"], s.vars);
     assert.equal(result.code, 0, result.stderr);
     assert.equal(result.stdout, "Echo: What is in lib/http.ts?\n");
@@ -114,7 +93,7 @@ Deno.test("chat -p answers over HTTP, records the model that answered and prints
 });
 
 Deno.test("in-session commands from piped input: /rename, /undo, /status, /clear, /exit", async () => {
-  await withSetup(async (s) => {
+  await withModelWorld(async (s) => {
     const input = [
       "first question",
       "/rename Audit of deps",
@@ -160,7 +139,7 @@ Deno.test("in-session commands from piped input: /rename, /undo, /status, /clear
 Deno.test("a planted key reaches no file and no request unless its label is allowed", async (t) => {
   for (const allowed of [false, true]) {
     await t.step(allowed ? "allowed" : "not allowed", async () => {
-      await withSetup(async (s) => {
+      await withModelWorld(async (s) => {
         if (allowed) {
           Deno.mkdirSync(s.world.config, { recursive: true });
           Deno.writeTextFileSync(
@@ -187,7 +166,7 @@ Deno.test("a planted key reaches no file and no request unless its label is allo
 });
 
 Deno.test("with the data dir unwritable, chat -p still answers and warns once", async () => {
-  await withSetup(async (s) => {
+  await withModelWorld(async (s) => {
     const blocker = join(s.world.dir, "blocker");
     Deno.writeTextFileSync(blocker, "");
     const vars = { ...s.vars, LOGBOOK_DATA_DIR: join(blocker, "data") };
@@ -202,7 +181,7 @@ Deno.test("with the data dir unwritable, chat -p still answers and warns once", 
 });
 
 Deno.test("an unreachable endpoint: a clear error, no stack trace, no key, and the session kept", async () => {
-  await withSetup(async (s) => {
+  await withModelWorld(async (s) => {
     const down = startOpenAiServer();
     const baseUrl = down.baseUrl;
     await down.close();
@@ -223,7 +202,7 @@ Deno.test("an unreachable endpoint: a clear error, no stack trace, no key, and t
 });
 
 Deno.test("without a model configured chat says so and writes nothing", async () => {
-  await withSetup(async (s) => {
+  await withModelWorld(async (s) => {
     const { LOGBOOK_MODEL: _, ...vars } = s.vars;
     const result = await runCli("chat", ["-p", "hello"], vars);
     assert.equal(result.code, 1);
@@ -237,7 +216,7 @@ Deno.test("without a model configured chat says so and writes nothing", async ()
 
 Deno.test("incognito: a whole chat, fork and rename leave the data dir byte for byte as it was", async (t) => {
   await t.step("an existing data dir", async () => {
-    await withSetup(async (s) => {
+    await withModelWorld(async (s) => {
       assert.equal((await runCliWithInput("chat", [], s.vars, "earlier\n")).code, 0);
       const [earlier] = records(s);
       // A captured Claude Code conversation in this project, so the history store exists too.
@@ -288,7 +267,7 @@ Deno.test("incognito: a whole chat, fork and rename leave the data dir byte for 
     });
   });
   await t.step("no data dir yet: it is not created", async () => {
-    await withSetup(async (s) => {
+    await withModelWorld(async (s) => {
       const chat = await runCliWithInput("chat", ["--incognito"], s.vars, "hello\n/rename x\n");
       assert.equal(chat.code, 0, chat.stderr);
       const oneShot = await runCli("chat", ["--incognito", "-p", "hi"], s.vars);
@@ -299,7 +278,7 @@ Deno.test("incognito: a whole chat, fork and rename leave the data dir byte for 
 });
 
 Deno.test("usage errors: -p with a positional prompt, an empty -p", async () => {
-  await withSetup(async (s) => {
+  await withModelWorld(async (s) => {
     const both = await runCli("chat", ["-p", "a", "b"], s.vars);
     assert.equal(both.code, 2);
     assert.match(

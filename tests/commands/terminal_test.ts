@@ -8,34 +8,8 @@ import { main as reindex } from "../../commands/reindex.ts";
 import { loadContext } from "../../lib/context.ts";
 import { projectOf } from "../../lib/paths.ts";
 import { newRecord, SessionStore } from "../../lib/store/sessions.ts";
-import { type OpenAiServer, startOpenAiServer } from "../_openai_server.ts";
-import { captureIo, childBaseEnv, makeWorld, ROOT, taskFlags, type World } from "../_helpers.ts";
-
-interface Setup {
-  world: World;
-  server: OpenAiServer;
-  vars: Record<string, string>;
-  project: string;
-}
-
-async function withSetup(fn: (s: Setup) => Promise<void>): Promise<void> {
-  const world = await makeWorld();
-  const server = startOpenAiServer();
-  try {
-    const project = join(world.dir, "project");
-    Deno.mkdirSync(project);
-    const vars = {
-      ...world.vars,
-      INIT_CWD: project,
-      OPENAI_BASE_URL: server.baseUrl,
-      LOGBOOK_MODEL: "asked-model",
-    };
-    await fn({ world, server, vars, project });
-  } finally {
-    await server.close();
-    await world.cleanup();
-  }
-}
+import { withModelWorld } from "../_openai_server.ts";
+import { captureIo, childBaseEnv, ROOT, taskFlags, type World } from "../_helpers.ts";
 
 /** True when tmux can run here. */
 function tmuxAvailable(): boolean {
@@ -129,7 +103,7 @@ Deno.test("on a terminal, Up and Down walk the prompt history (tmux)", async (t)
     console.log("skipped: tmux is not installed, so the terminal test cannot run");
     return;
   }
-  await withSetup(async (s) => {
+  await withModelWorld(async (s) => {
     const { script, status } = terminalScript(s.world.dir, "chat", [], s.vars);
     const tmux = new Tmux(script);
     try {
@@ -190,7 +164,7 @@ Deno.test("the resume picker filters as you type, refuses a manifest run and res
     console.log("skipped: tmux is not installed, so the terminal test cannot run");
     return;
   }
-  await withSetup(async (s) => {
+  await withModelWorld(async (s) => {
     const sessionId = "6e1f2a3b-4c5d-4e6f-8a9b-0c1d2e3f4a5b";
     writeClaudeSession(s.world, s.project, sessionId, "Deploy the docs site to staging");
     assert.equal(await reindex(["--quiet"], captureIo(), s.world.env), 0);

@@ -7,14 +7,12 @@ import { join } from "node:path";
 import { Buffer } from "node:buffer";
 import { createHash } from "node:crypto";
 import { zstdDecompressSync } from "node:zlib";
-import { discoverContext } from "../../../lib/capture.ts";
 import { loadContext, openStore, redactorFor } from "../../../lib/context.ts";
 import type { DiscoverContext, SourceRef } from "../../../lib/sources/adapter.ts";
 import { codex, codexAdapter, type CodexState } from "../../../lib/sources/codex.ts";
 import { ADAPTERS } from "../../../lib/sources/mod.ts";
 import { findConversation, pageConversation } from "../../../lib/store/conversations.ts";
-import { capture, decodeLine, FLAG_INDEXED, FLAG_STREAMED } from "../../../lib/store/ingest.ts";
-import { projectOf } from "../../../lib/paths.ts";
+import { decodeLine, FLAG_INDEXED, FLAG_STREAMED } from "../../../lib/store/ingest.ts";
 import type { RecordJson } from "../../../lib/store/conversations.ts";
 import { TextDeriver } from "../../../lib/store/records.ts";
 import { search } from "../../../lib/store/search.ts";
@@ -22,6 +20,7 @@ import {
   captureWorld,
   CORPUS,
   corpusPresent,
+  ingest,
   makeWorld,
   manifest,
   withStore,
@@ -563,14 +562,7 @@ Deno.test("lines too long to hold in memory keep their conversation, parent and 
     const ctx = loadContext({ env: streamed.env });
     const store = openStore(ctx);
     try {
-      await capture({
-        store,
-        adapters: ADAPTERS,
-        discover: discoverContext(ctx),
-        redact: redactorFor(ctx),
-        projectOf,
-        limits: { maxLine: 600 },
-      });
+      await ingest(store, ctx, { limits: { maxLine: 600 } });
       const streamedLines = store.db.prepare(
         `SELECT count(*) AS n FROM records WHERE flags & ${FLAG_STREAMED}`,
       )

@@ -11,11 +11,8 @@ import type { Adapter, SourceRef } from "../../../lib/sources/adapter.ts";
 import { ADAPTERS } from "../../../lib/sources/mod.ts";
 import { createOpencodeAdapter, opencode } from "../../../lib/sources/opencode.ts";
 import { findConversation, pageConversation } from "../../../lib/store/conversations.ts";
-import { capture } from "../../../lib/store/ingest.ts";
 import { TextDeriver } from "../../../lib/store/records.ts";
 import { search } from "../../../lib/store/search.ts";
-import { projectOf } from "../../../lib/paths.ts";
-import { discoverContext } from "../../../lib/capture.ts";
 import { envFrom } from "../../../lib/env.ts";
 import {
   fixtureIds,
@@ -25,6 +22,7 @@ import {
 } from "../../../fixtures/opencode/make_db.ts";
 import {
   captureWorld,
+  ingest,
   makeWorld,
   manifest,
   runCli,
@@ -470,14 +468,7 @@ Deno.test("reading in small budgets captures the same records, each part after i
     const ctx = loadContext({ env: small.env });
     const store = openStore(ctx);
     try {
-      await capture({
-        store,
-        adapters: ADAPTERS,
-        discover: discoverContext(ctx),
-        redact: redactorFor(ctx),
-        projectOf,
-        limits: { textBudget: 700 },
-      });
+      await ingest(store, ctx, { limits: { textBudget: 700 } });
     } finally {
       store.close();
     }

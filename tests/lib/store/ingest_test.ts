@@ -10,14 +10,18 @@ import { runCapture } from "../../../lib/capture.ts";
 import { loadContext, openStore, redactorFor } from "../../../lib/context.ts";
 import { ADAPTERS } from "../../../lib/sources/mod.ts";
 import { findConversation, pageConversation } from "../../../lib/store/conversations.ts";
-import { capture } from "../../../lib/store/ingest.ts";
 import { TextDeriver } from "../../../lib/store/records.ts";
 import { search } from "../../../lib/store/search.ts";
 import { storeStatus } from "../../../lib/store/status.ts";
-import { projectOf } from "../../../lib/paths.ts";
-import { discoverContext } from "../../../lib/capture.ts";
 import { StoreFullError } from "../../../lib/store/db.ts";
-import { captureWorld, makeWorld, manifest, withStore, type World } from "../../_helpers.ts";
+import {
+  captureWorld,
+  ingest,
+  makeWorld,
+  manifest,
+  withStore,
+  type World,
+} from "../../_helpers.ts";
 
 interface ClaudeEntry {
   path: string;
@@ -277,14 +281,7 @@ Deno.test("an oversized line is streamed in chunks, stored whole and searchable 
     const store = openStore(ctx);
     try {
       // A 256 KiB in-memory limit makes the 300 KB fixture line take the streaming path.
-      const summary = await capture({
-        store,
-        adapters: ADAPTERS,
-        discover: discoverContext(ctx),
-        redact: redactorFor(ctx),
-        projectOf,
-        limits: { maxLine: 256 * 1024 },
-      });
+      const summary = await ingest(store, ctx, { limits: { maxLine: 256 * 1024 } });
       assert.ok(summary.records > 0);
       const redact = redactorFor(ctx);
       for (const phrase of ["kestrel-bramble", "obsidian-tambourine"]) {
@@ -314,16 +311,9 @@ Deno.test("a full disk fails the batch cleanly and the next run captures everyth
       const pages =
         (store.db.prepare("PRAGMA page_count").get() as { page_count: number }).page_count;
       store.db.exec(`PRAGMA max_page_count = ${pages + 40}`);
-      const options = {
-        store,
-        adapters: ADAPTERS,
-        discover: discoverContext(ctx),
-        redact: redactorFor(ctx),
-        projectOf,
-      };
-      await assert.rejects(() => capture(options), StoreFullError);
+      await assert.rejects(() => ingest(store, ctx), StoreFullError);
       store.db.exec("PRAGMA max_page_count = 1000000");
-      await capture({ ...options, discover: discoverContext(ctx) });
+      await ingest(store, ctx);
     } finally {
       store.close();
     }
