@@ -15,14 +15,29 @@ import {
   type SourceRef,
 } from "../sources/adapter.ts";
 import type { Project } from "../paths.ts";
-import type { SQLInputValue } from "node:sqlite";
 import { HistoryStore, StoreFullError, StoreLockedError, translateError } from "./db.ts";
 import { type ByteReader, LineReader } from "./_lines.ts";
 import { JsonTextScanner } from "./_json_stream.ts";
 import { splitFragments } from "./_text.ts";
 import { openSourceReader } from "./_readers.ts";
-import { decodedRow, decodeRaw, encodeRaw, FLAG_ZSTD } from "./_raw.ts";
+import { decodedRow, encodeRaw, FLAG_ZSTD } from "./_raw.ts";
+import {
+  type BatchPayload,
+  type BatchRecord,
+  type BatchResult,
+  type ConversationWrite,
+  countDrift,
+  FLAG_DRIFT,
+  FLAG_INDEXED,
+  FLAG_STREAMED,
+  FLAG_SUPERSEDED,
+  lineRows,
+  writeConversations,
+} from "./_batch_write.ts";
+import { type BatchWriter, InlineBatchWriter, WorkerBatchWriter } from "./_batch_writers.ts";
 import type { Operation } from "../stage_markers.ts";
+
+export { FLAG_DRIFT, FLAG_INDEXED, FLAG_STREAMED, FLAG_SUPERSEDED } from "./_batch_write.ts";
 
 /** Tunable bounds of the work one batch does. */
 export interface Limits {
@@ -34,6 +49,11 @@ export interface Limits {
   rawBudget: number;
   /** Lines longer than this are streamed instead of parsed in memory. */
   maxLine: number;
+  /**
+   * A capture with at least this many new source bytes writes its batches in a worker, so
+   * SQLite's work on one batch overlaps with reading and parsing the next.
+   */
+  workerFrom: number;
 }
 
 export const DEFAULT_LIMITS: Limits = {
@@ -41,14 +61,8 @@ export const DEFAULT_LIMITS: Limits = {
   textBudget: 512 * 1024,
   rawBudget: 8 * 1024 * 1024,
   maxLine: 8 * 1024 * 1024,
+  workerFrom: 16 * 1024 * 1024,
 };
-
-/** Record flags. */
-export const FLAG_INDEXED = 1;
-export const FLAG_STREAMED = 2;
-export const FLAG_DRIFT = 4;
-/** An older revision of a keyed record: kept raw, out of the index. */
-export const FLAG_SUPERSEDED = 8;
 
 /** Progress of a capture, reported after every batch. */
 export interface Progress {
@@ -87,6 +101,8 @@ export interface CaptureSummary {
   empty: string[];
   errors: { locator: string; message: string }[];
   skipped: Record<string, number>;
+  /** How batches were written: on the capture's connection, or by a worker beside it. */
+  writer: "inline" | "worker";
 }
 
 export interface CaptureOptions {
@@ -214,12 +230,20 @@ class Capture {
   #op: Operation;
   /** Records of one or more sources waiting to be committed together. */
   #batch = new Batch();
+  /** Writes on this connection; also the writer of rebuilds and small captures. */
+  #inline: InlineBatchWriter;
+  /** Where batches go: `#inline`, or a worker for a large capture (`Limits.workerFrom`). */
+  #writer: BatchWriter;
+  /** Batches handed to the writer and not yet committed, oldest first (worker only). */
+  #inflight: { job: Job; writing: Promise<BatchResult> }[] = [];
 
   constructor(options: CaptureOptions) {
     this.#o = options;
     this.#store = options.store;
     this.#limits = { ...DEFAULT_LIMITS, ...options.limits };
     this.#op = options.markers ?? NO_MARKERS;
+    this.#inline = new InlineBatchWriter(this.#store, this.#op);
+    this.#writer = this.#inline;
     this.#now = options.now ?? Date.now;
     this.#summary = {
       sources: 0,
@@ -236,6 +260,7 @@ class Capture {
       empty: [],
       errors: [],
       skipped: {},
+      writer: "inline",
     };
     this.#progress = {
       phase: "discovering",
@@ -274,7 +299,29 @@ class Capture {
         for (const f of fresh) rows.set(f.ref.locator, this.#createSource(f.ref, now));
       });
     }
+    if (this.#progress.bytesTotal >= this.#limits.workerFrom && !this.#store.db.isTransaction) {
+      this.#writer = (await WorkerBatchWriter.start(this.#store, this.#op)) ?? this.#inline;
+      if (this.#writer !== this.#inline) this.#summary.writer = "worker";
+    }
 
+    try {
+      await this.#captureAll(work, rows);
+    } finally {
+      // After a failure, the batches in flight still end (committed or rolled back) first.
+      for (const { writing } of this.#inflight) await writing.catch(() => {});
+      this.#inflight = [];
+      await this.#writer.close();
+      this.#writer = this.#inline;
+    }
+    this.#progress.phase = "done";
+    this.#report(work.length > 0);
+    this.#summary.drift = [...this.#drift.values()];
+    this.#summary.skipped = Object.fromEntries(this.#o.discover.skipped);
+    this.#summary.ms = Math.round(performance.now() - started);
+    return this.#summary;
+  }
+
+  async #captureAll(work: Found[], rows: Map<string, SourceRow>): Promise<void> {
     try {
       for (const item of work) {
         this.#checkStop();
@@ -289,25 +336,19 @@ class Capture {
           }
           if (!isSourceError(translated)) throw translated;
           // What was read of it before the failure is complete lines: it is kept.
-          this.#sourceFailed(item.ref, translated);
+          await this.#sourceFailed(item.ref, translated);
         }
         this.#progress.sourcesDone++;
         this.#report(false);
       }
-      await this.#flush();
+      await this.#drain();
     } catch (err) {
       if (!(err instanceof Stop)) throw err;
       // Stopping happens at a batch boundary: what was read so far is committed first.
-      await this.#flush();
+      await this.#drain();
       this.#summary.complete = false;
       this.#summary.stoppedBy = err.reason;
     }
-    this.#progress.phase = "done";
-    this.#report(work.length > 0);
-    this.#summary.drift = [...this.#drift.values()];
-    this.#summary.skipped = Object.fromEntries(this.#o.discover.skipped);
-    this.#summary.ms = Math.round(performance.now() - started);
-    return this.#summary;
   }
 
   /**
@@ -353,6 +394,7 @@ class Capture {
             ref,
             sourceId: source.id,
             generation,
+            headHash: source.head_hash,
             state: adapter.initialState(ref),
             lastTs: null,
             recognised: false,
@@ -572,9 +614,10 @@ class Capture {
     if (this.#o.ingestEnabled && !this.#o.ingestEnabled()) throw new Stop("ingest-off");
   }
 
-  #sourceFailed(ref: SourceRef, err: unknown): void {
+  async #sourceFailed(ref: SourceRef, err: unknown): Promise<void> {
     const message = err instanceof Error ? err.message : String(err);
     this.#summary.errors.push({ locator: ref.locator, message });
+    await this.#settle(); // this connection writes: the worker's batches first
     this.#store.stmt("UPDATE sources SET error = ? WHERE locator = ?").run(message, ref.locator);
   }
 
@@ -584,6 +627,8 @@ class Capture {
     if (found.adapter.mode === "rows") return await this.#captureRows(found, row);
     const { ref, stat } = found;
     const adapter = found.adapter;
+    // This connection writes below: the batch in flight is committed first.
+    if (!row) await this.#settle();
     const source = row ?? this.#store.transaction(() => this.#createSource(ref));
     let generation = source.generation;
     let cursor = source.cursor;
@@ -601,6 +646,7 @@ class Capture {
       }
     }
     if (newGeneration) {
+      await this.#settle();
       generation = source.generation + 1;
       cursor = 0;
       saved = null;
@@ -620,6 +666,7 @@ class Capture {
       ref,
       sourceId: source.id,
       generation,
+      headHash: newGeneration ? null : source.head_hash,
       state: saved ? saved.a : adapter.initialState(ref),
       lastTs: saved?.t ?? null,
       recognised: false,
@@ -646,6 +693,7 @@ class Capture {
   async #captureRows(found: Found, row: SourceRow | undefined): Promise<void> {
     const adapter = found.adapter as RowAdapter<unknown>;
     const { ref, stat } = found;
+    if (!row) await this.#settle();
     const source = row ?? this.#store.transaction(() => this.#createSource(ref));
     const saved = parseSaved(source.state);
     const ctx: SourceCtx = {
@@ -653,6 +701,7 @@ class Capture {
       ref,
       sourceId: source.id,
       generation: source.generation,
+      headHash: null,
       state: saved ? saved.a : adapter.initialState(ref),
       lastTs: saved?.t ?? null,
       recognised: false,
@@ -701,52 +750,19 @@ class Capture {
 
   /** The raw bytes of the newest record stored (or pending) under `key` in this source. */
   #lookup(ctx: SourceCtx, batch: Batch, key: string): Uint8Array | null {
-    const pending = batch.keyed.get(keyOf(ctx, key));
+    const composite = keyOf(ctx, key);
+    let pending = batch.keyed.get(composite);
+    for (let i = this.#inflight.length - 1; !pending && i >= 0; i--) {
+      pending = this.#inflight[i]!.job.keyed.get(composite);
+    }
     if (pending) return pending.raw;
     const row = this.#store.stmt(
       "SELECT record_id FROM record_keys WHERE source_id = ? AND key = ?",
     )
       .get(ctx.sourceId, key) as { record_id: number } | undefined;
     if (!row) return null;
-    const parts = this.#lineRows(row.record_id).map((r) => r.raw);
+    const parts = lineRows(this.#store, row.record_id).map((r) => r.raw);
     return concat(parts, parts.reduce((n, p) => n + p.length, 0));
-  }
-
-  /** The rows of the record whose first chunk is `headId`: the head and its continuations. */
-  #lineRows(headId: number): { id: number; raw: Uint8Array; flags: number }[] {
-    const head = this.#store.stmt(
-      "SELECT id, source_id, generation, offset, raw, flags FROM records WHERE id = ?",
-    ).get(headId) as
-      | {
-        id: number;
-        source_id: number;
-        generation: number;
-        offset: number;
-        raw: Uint8Array;
-        flags: number;
-      }
-      | undefined;
-    if (!head) return [];
-    // Raw bytes decoded; flags as stored (a supersede keeps the storage flag).
-    const rows: { id: number; raw: Uint8Array; flags: number }[] = [
-      { id: head.id, raw: decodeRaw(head), flags: head.flags },
-    ];
-    // Continuations follow at contiguous offsets with seq > 0; look at ids and seq first, and
-    // read raw bytes only of the rows that belong.
-    const next = this.#store.stmt(
-      "SELECT id, seq, offset FROM records WHERE source_id = ? AND generation = ? AND offset > ? ORDER BY offset LIMIT 1",
-    );
-    const raw = this.#store.stmt("SELECT raw, flags FROM records WHERE id = ?");
-    let offset = head.offset;
-    while (true) {
-      const row = next.get(head.source_id, head.generation, offset) as
-        | { id: number; seq: number; offset: number }
-        | undefined;
-      if (!row || row.seq === 0) return rows;
-      const body = raw.get(row.id) as { raw: Uint8Array; flags: number };
-      rows.push({ id: row.id, raw: decodeRaw(body), flags: body.flags });
-      offset = row.offset;
-    }
   }
 
   /** A source row for a newly found source (call inside a transaction). */
@@ -781,7 +797,7 @@ class Capture {
       // A line longer than the limit is streamed whether or not its end was already read, so
       // capture and rebuild always treat the same line the same way.
       if (line.oversized || line.bytes.length > this.#limits.maxLine) {
-        await this.#flush();
+        await this.#drain();
         this.#checkStop();
         await this.#streamLine(ctx, reader, line.offset, line.bytes, !line.oversized);
         continue;
@@ -885,173 +901,162 @@ class Capture {
     else ctx.lastTs = derived.ts;
   }
 
-  /** Commits the pending batch, then looks at the sources it finished reading. */
+  /**
+   * Hands the pending batch to the writer. With a worker, it is committed while the next ones
+   * are read; up to MAX_IN_FLIGHT batches wait there, which evens out batches that take longer
+   * to read than to write and the other way round.
+   */
   async #flush(): Promise<void> {
     const batch = this.#batch;
     if (batch.empty) return;
-    const finished = [...batch.sources.values()].filter((u) => u.seen);
-    this.#commit(batch);
-    for (const update of finished) {
-      this.#rememberHead(update.ctx);
-      this.#checkEmpty(update.ctx);
-    }
+    const job = this.#prepare(batch);
+    batch.reset();
+    while (this.#inflight.length >= MAX_IN_FLIGHT) await this.#settleOldest();
+    const writing = this.#writer.write(job.payload);
+    // A batch that fails while an older one is awaited is reported when its turn comes.
+    writing.catch(() => {});
+    this.#inflight.push({ job, writing });
+    if (this.#writer === this.#inline) await this.#settle();
     await yieldToEventLoop();
   }
 
-  /**
-   * Writes a batch — records of one or more sources, their index entries, conversations, drift
-   * and every source's cursor — in one transaction. Records with an `existingId` (rebuild)
-   * already exist: only their derived data is set.
-   */
+  /** Flushes the pending batch and waits until everything handed over is committed. */
+  async #drain(): Promise<void> {
+    await this.#flush();
+    await this.#settle();
+  }
+
+  /** Waits until every batch in flight is committed (this connection may write after). */
+  async #settle(): Promise<void> {
+    while (this.#inflight.length) await this.#settleOldest();
+  }
+
+  /** Waits for the oldest batch in flight; once committed, takes its result into the summary. */
+  async #settleOldest(): Promise<void> {
+    const oldest = this.#inflight.shift();
+    if (oldest) this.#committed(oldest.job, await oldest.writing);
+  }
+
+  /** Writes a batch now, on this connection (rebuild: inside its own transaction). */
   #commit(batch: Batch): void {
     if (batch.empty) return;
+    const job = this.#prepare(batch);
+    batch.reset();
+    this.#committed(job, this.#inline.writeNow(job.payload));
+  }
+
+  /** A batch as the writer takes it: plain data, its raw bytes compressed and packed. */
+  #prepare(batch: Batch): Job {
     const deltas = this.#conversationDeltas(batch.records);
     for (const delta of deltas.values()) this.#resolveProject(delta.info);
-    let inserted = 0;
-    this.#op.stageSync("capture.batch", () =>
-      this.#store.transaction(() => {
-        // A conversation forgotten while this batch was read (forget runs without the capture
-        // lock) is checked again inside the transaction, so it cannot come back.
-        const tombstoned = this.#store.stmt("SELECT 1 FROM tombstones WHERE key = ?");
-        for (const key of [...deltas.keys()]) {
-          if (!tombstoned.get(key)) continue;
-          deltas.delete(key);
-          this.#tombstones?.add(key);
-          batch.records = batch.records.filter((r) => r.derived.conversation?.key !== key);
-        }
-        for (const { ctx, key } of batch.supersede.values()) this.#supersede(ctx, key);
-        const ids = this.#writeConversations(deltas);
-        const headIds = new Map<PendingRecord, number>();
-        const update = this.#store.stmt(
-          `UPDATE records SET conversation_id = ?, ts = ?, kind = ?, role = ?, message_id = ?,
-           part_id = ?, flags = (flags & ${FLAG_ZSTD}) | ? WHERE id = ?`,
-        );
-        const indexed: [number, string][] = [];
-        // New records go in many rows per statement (rowids follow one another), which
-        // halves SQLite's per-call overhead at capture's rate of tens of thousands of rows.
-        const fresh: { r: PendingRecord; conversationId: number | null; flags: number }[] = [];
-        const placed = (r: PendingRecord, id: number) => {
-          if (r.text) indexed.push([id, r.text]);
-          if (r.derived.drift && r.seq === 0) this.#countDrift(r.ctx, r.derived);
-          if (r.seq === 0) headIds.set(r, id);
-        };
-        for (const r of batch.records) {
-          const d = r.derived;
-          const conversationId = d.conversation ? ids.get(d.conversation.key) ?? null : null;
-          const flags = r.flags | (r.text ? FLAG_INDEXED : 0);
-          if (r.existingId !== undefined) {
-            update.run(
-              conversationId,
-              d.ts,
-              d.kind,
-              d.role,
-              d.messageId,
-              d.partId,
-              flags,
-              r.existingId,
-            );
-            placed(r, r.existingId);
-          } else {
-            fresh.push({ r, conversationId, flags });
+    const records: BatchRecord[] = [];
+    const stored: Uint8Array[] = [];
+    const position = new Map<PendingRecord, number>();
+    const drift: PendingRecord[] = [];
+    let rawLength = 0;
+    for (const r of batch.records) {
+      const d = r.derived;
+      // A record derived again (rebuild) keeps its stored bytes: only derived columns change.
+      const { stored: bytes, flag } = r.existingId === undefined
+        ? encodeRaw(r.raw)
+        : { stored: EMPTY, flag: 0 };
+      const counted = d.drift && r.seq === 0 ? d.drift : null;
+      if (counted) drift.push(r);
+      position.set(r, records.length);
+      records.push({
+        existingId: r.existingId ?? null,
+        sourceId: r.ctx.sourceId,
+        generation: r.ctx.generation,
+        offset: r.offset,
+        seq: r.seq,
+        rawAt: rawLength,
+        rawLength: bytes.length,
+        length: flag ? r.raw.length : null,
+        conversationKey: d.conversation?.key ?? null,
+        ts: d.ts,
+        kind: d.kind,
+        role: d.role,
+        messageId: d.messageId,
+        partId: d.partId,
+        flags: r.flags | (r.text ? FLAG_INDEXED : 0) | flag,
+        text: r.text,
+        drift: counted
+          ? {
+            sourceId: r.ctx.sourceId,
+            generation: r.ctx.generation,
+            agent: r.ctx.ref.agent,
+            version: d.version ?? "unknown",
+            category: counted.category,
+            detail: counted.detail,
           }
-        }
-        for (let at = 0; at < fresh.length; at += ROWS_PER_INSERT) {
-          const group = fresh.slice(at, at + ROWS_PER_INSERT);
-          const values: SQLInputValue[] = [];
-          for (const { r, conversationId, flags } of group) {
-            const d = r.derived;
-            const { stored, flag } = encodeRaw(r.raw);
-            values.push(
-              r.ctx.sourceId,
-              r.ctx.generation,
-              r.offset,
-              r.seq,
-              stored,
-              flag ? r.raw.length : null,
-              conversationId,
-              d.ts,
-              d.kind,
-              d.role,
-              d.messageId,
-              d.partId,
-              flags | flag,
-            );
-          }
-          const last = Number(this.#insertRecords(group.length).run(...values).lastInsertRowid);
-          group.forEach(({ r }, i) => placed(r, last - group.length + 1 + i));
-          inserted += group.length;
-        }
-        this.#op.stageSync("index.write", () => {
-          const index = this.#indexRows(1);
-          for (const [id, text] of indexed) index.run(id, text);
-        });
-        const remember = this.#store.stmt(
-          `INSERT INTO record_keys (source_id, key, record_id) VALUES (?, ?, ?)
-           ON CONFLICT DO UPDATE SET record_id = excluded.record_id`,
-        );
-        for (const keyed of batch.keyed.values()) {
-          const headId = headIds.get(keyed.records[0]!);
-          if (headId !== undefined) remember.run(keyed.ctx.sourceId, keyed.key, headId);
-        }
-        for (const u of batch.sources.values()) this.#writeSource(u);
-        this.#writeProgress();
-      }));
-    this.#summary.records += inserted;
-    this.#summary.bytes += batch.raw;
-    this.#progress.bytesDone += batch.raw;
-    batch.reset();
+          : null,
+      });
+      stored.push(bytes);
+      rawLength += bytes.length;
+    }
+    // One fresh buffer (never a view of a reader's), so it can move to a worker.
+    const raw = new Uint8Array(rawLength);
+    let at = 0;
+    for (const bytes of stored) {
+      raw.set(bytes, at);
+      at += bytes.length;
+    }
+    const keys: BatchPayload["keys"] = [];
+    for (const keyed of batch.keyed.values()) {
+      const head = position.get(keyed.records[0]!);
+      if (head !== undefined) {
+        keys.push({ sourceId: keyed.ctx.sourceId, key: keyed.key, record: head });
+      }
+    }
+    const sources = [...batch.sources.values()];
+    return {
+      payload: {
+        records,
+        raw,
+        conversations: conversationWrites(deltas),
+        supersede: [...batch.supersede.values()].map(({ ctx, key }) => ({
+          sourceId: ctx.sourceId,
+          key,
+        })),
+        keys,
+        sources: sources.map((u) => ({
+          sourceId: u.ctx.sourceId,
+          cursor: u.cursor,
+          state: u.cursor === null
+            ? null
+            : JSON.stringify({ a: u.ctx.state, t: u.ctx.lastTs } satisfies SavedState),
+          cursorKey: u.cursorKey ?? null,
+          seen: u.seen
+            ? { size: u.seen.size, mtimeMs: mtimeOf(u.seen), dev: u.seen.dev, ino: u.seen.ino }
+            : null,
+          fingerprint: u.fingerprint ?? null,
+          // Once read to the end: the hash its next capture compares the file's head with.
+          headHash: u.seen && u.cursor !== null ? this.#headHash(u.ctx, u.cursor) : null,
+        })),
+        progress: this.#progressDue() ? { ...this.#progress } : null,
+        now: this.#now(),
+      },
+      drift,
+      raw: batch.raw,
+      finished: sources.filter((u) => u.seen).map((u) => u.ctx),
+      keyed: batch.keyed,
+    };
+  }
+
+  /** Takes a committed batch into the summary, then looks at the sources it finished. */
+  #committed(job: Job, result: BatchResult): void {
+    const dropped = new Set(result.tombstoned);
+    for (const key of dropped) this.#tombstones?.add(key);
+    for (const r of job.drift) {
+      const key = r.derived.conversation?.key;
+      if (key === undefined || !dropped.has(key)) this.#countDriftSeen(r.ctx, r.derived);
+    }
+    this.#summary.records += result.inserted;
+    this.#summary.conversations += result.newConversations;
+    this.#summary.bytes += job.raw;
+    this.#progress.bytesDone += job.raw;
+    for (const ctx of job.finished) this.#checkEmpty(ctx);
     this.#report(false);
-  }
-
-  /** The statement inserting `n` records at once (prepared once per size). */
-  #insertRecords(n: number) {
-    return this.#store.stmt(
-      `INSERT INTO records (source_id, generation, offset, seq, raw, length, conversation_id, ts,
-         kind, role, message_id, part_id, flags) VALUES ${
-        Array(n).fill("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)").join(", ")
-      }`,
-    );
-  }
-
-  /** The statement indexing `n` records at once. */
-  #indexRows(n: number) {
-    return this.#store.stmt(
-      `INSERT INTO fts (rowid, text) VALUES ${Array(n).fill("(?, ?)").join(", ")}`,
-    );
-  }
-
-  /** A source's cursor and state, and once it was read to the end, the file as seen. */
-  #writeSource(u: SourceUpdate): void {
-    const { ctx } = u;
-    if (u.cursor !== null) {
-      const state: SavedState = { a: ctx.state, t: ctx.lastTs };
-      this.#store.stmt(
-        `UPDATE sources SET cursor = ?, state = ?, cursor_key = coalesce(?, cursor_key),
-           last_read = ? WHERE id = ?`,
-      ).run(u.cursor, JSON.stringify(state), u.cursorKey ?? null, this.#now(), ctx.sourceId);
-    }
-    if (u.seen) {
-      const stat = u.seen;
-      this.#store.stmt(
-        `UPDATE sources SET size = ?, mtime_ms = ?, dev = ?, ino = ?,
-           fingerprint = coalesce(?, fingerprint), error = NULL WHERE id = ?`,
-      ).run(stat.size, mtimeOf(stat), stat.dev, stat.ino, u.fingerprint ?? null, ctx.sourceId);
-    }
-  }
-
-  /** Takes the record stored under `key` out of the index: a newer revision replaces it. */
-  #supersede(ctx: SourceCtx, key: string): void {
-    const row = this.#store.stmt(
-      "SELECT record_id FROM record_keys WHERE source_id = ? AND key = ?",
-    )
-      .get(ctx.sourceId, key) as { record_id: number } | undefined;
-    if (!row) return;
-    const unindex = this.#store.stmt("DELETE FROM fts WHERE rowid = ?");
-    const mark = this.#store.stmt("UPDATE records SET flags = ? WHERE id = ?");
-    for (const r of this.#lineRows(row.record_id)) {
-      if (r.flags & FLAG_INDEXED) unindex.run(r.id);
-      mark.run((r.flags & ~FLAG_INDEXED) | FLAG_SUPERSEDED, r.id);
-    }
   }
 
   #conversationDeltas(records: PendingRecord[]): Map<string, ConversationDelta> {
@@ -1109,71 +1114,10 @@ class Capture {
     (info as ConversationInfo & { project?: Project }).project = project;
   }
 
-  #writeConversations(deltas: Map<string, ConversationDelta>): Map<string, number> {
-    const ids = new Map<string, number>();
-    const exists = this.#store.stmt("SELECT id FROM conversations WHERE key = ?");
-    const upsert = this.#store.stmt(`
-      INSERT INTO conversations (key, agent, native_id, source_id, project_root, project_key, cwd,
-        branch, title, title_rank, first_ts, last_ts, message_count, record_count, bytes,
-        parent_key, subagent, archived, agent_version)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-      ON CONFLICT (key) DO UPDATE SET
-        first_ts = coalesce(min(first_ts, excluded.first_ts), first_ts, excluded.first_ts),
-        last_ts = coalesce(max(last_ts, excluded.last_ts), last_ts, excluded.last_ts),
-        message_count = message_count + excluded.message_count,
-        record_count = record_count + excluded.record_count,
-        bytes = bytes + excluded.bytes,
-        title = CASE WHEN excluded.title IS NOT NULL AND (excluded.title_rank > title_rank
-                  OR (excluded.title_rank >= 2 AND excluded.title_rank = title_rank))
-                THEN excluded.title ELSE title END,
-        title_rank = max(title_rank, excluded.title_rank),
-        cwd = coalesce(cwd, excluded.cwd),
-        project_root = coalesce(project_root, excluded.project_root),
-        project_key = coalesce(project_key, excluded.project_key),
-        branch = coalesce(excluded.branch, branch),
-        parent_key = coalesce(parent_key, excluded.parent_key),
-        subagent = max(subagent, excluded.subagent),
-        archived = coalesce(excluded.archived, archived),
-        agent_version = coalesce(excluded.agent_version, agent_version),
-        gone = 0
-      RETURNING id`);
-    for (const [key, delta] of deltas) {
-      const info = delta.info as ConversationInfo & { project?: Project };
-      if (!exists.get(key)) this.#summary.conversations++;
-      const { id } = upsert.get(
-        key,
-        delta.agent,
-        info.nativeId,
-        delta.sourceId,
-        info.project?.root ?? null,
-        info.project?.key ?? null,
-        info.cwd ?? null,
-        info.branch ?? null,
-        delta.title?.text ?? null,
-        delta.title?.rank ?? 0,
-        delta.firstTs,
-        delta.lastTs,
-        delta.messages,
-        delta.records,
-        delta.bytes,
-        info.parentKey ?? null,
-        info.subagent ? 1 : 0,
-        info.archived === undefined ? null : info.archived ? 1 : 0,
-        delta.version,
-      ) as { id: number };
-      ids.set(key, id);
-    }
-    return ids;
-  }
-
-  #countDrift(ctx: SourceCtx, d: Derived): void {
+  /** Counts a stored drift record in this run's report. */
+  #countDriftSeen(ctx: SourceCtx, d: Derived): void {
     const drift = d.drift!;
     const version = d.version ?? "unknown";
-    this.#store.stmt(`
-      INSERT INTO drift (source_id, generation, agent, version, category, detail, count)
-      VALUES (?, ?, ?, ?, ?, ?, 1)
-      ON CONFLICT DO UPDATE SET count = count + 1`)
-      .run(ctx.sourceId, ctx.generation, ctx.ref.agent, version, drift.category, drift.detail);
     const key = `${ctx.ref.agent}\0${version}\0${drift.category}\0${drift.detail}`;
     const seen = this.#drift.get(key);
     if (seen) seen.count++;
@@ -1268,7 +1212,7 @@ class Capture {
         this.#now(),
         ctx.sourceId,
       );
-      this.#writeProgress();
+      if (this.#progressDue()) store.setMeta("progress", this.#progress);
       store.db.exec("COMMIT");
       this.#summary.records += seq;
       this.#summary.bytes += total;
@@ -1331,7 +1275,8 @@ class Capture {
       delta.bytes = total;
       this.#resolveProject(delta.info);
     }
-    const ids = this.#writeConversations(deltas);
+    const { ids, created } = writeConversations(store, conversationWrites(deltas));
+    this.#summary.conversations += created;
     const conversationId = derived.conversation ? ids.get(derived.conversation.key) ?? null : null;
     // Row by row: one UPDATE over the whole range would hold every row of the line in memory.
     const update = store.stmt(
@@ -1350,7 +1295,17 @@ class Capture {
         id,
       );
     }
-    if (derived.drift) this.#countDrift(ctx, derived);
+    if (derived.drift) {
+      countDrift(store, {
+        sourceId: ctx.sourceId,
+        generation: ctx.generation,
+        agent: ctx.ref.agent,
+        version: derived.version ?? "unknown",
+        category: derived.drift.category,
+        detail: derived.drift.detail,
+      });
+      this.#countDriftSeen(ctx, derived);
+    }
     if (!derived.drift && derived.conversation) ctx.recognised = true;
   }
 
@@ -1368,14 +1323,15 @@ class Capture {
     return bytes.length === length && sha256(bytes) === hash;
   }
 
-  /** Remembers a hash of the source's first bytes (up to 4 KiB) once more of them are captured. */
-  #rememberHead(ctx: SourceCtx): void {
-    if (ctx.ref.format !== "jsonl") return; // rows have no head; compressed files are not appended
-    const row = this.#store.stmt("SELECT cursor, head_hash FROM sources WHERE id = ?")
-      .get(ctx.sourceId) as { cursor: number; head_hash: string | null };
-    const known = row.head_hash ? Number(row.head_hash.split(":")[0]) : 0;
-    const length = Math.min(HEAD_BYTES, row.cursor);
-    if (length <= known) return;
+  /**
+   * A hash of the source's first bytes (up to 4 KiB) to remember with a cursor at `cursor`, when
+   * it covers more of them than the one remembered; else null.
+   */
+  #headHash(ctx: SourceCtx, cursor: number): string | null {
+    if (ctx.ref.format !== "jsonl") return null; // rows have no head; compressed files are not appended
+    const known = ctx.headHash ? Number(ctx.headHash.split(":")[0]) : 0;
+    const length = Math.min(HEAD_BYTES, cursor);
+    if (length <= known) return null;
     let bytes: Uint8Array;
     try {
       const file = Deno.openSync(ctx.ref.path, { read: true });
@@ -1387,15 +1343,15 @@ class Capture {
           if (n === null || n === 0) break;
           filled += n;
         }
-        if (filled !== length) return;
+        if (filled !== length) return null;
       } finally {
         file.close();
       }
     } catch {
-      return; // gone or unreadable meanwhile: the next capture tries again
+      return null; // gone or unreadable meanwhile: the next capture tries again
     }
-    this.#store.stmt("UPDATE sources SET head_hash = ? WHERE id = ?")
-      .run(`${length}:${sha256(bytes)}`, ctx.sourceId);
+    ctx.headHash = `${length}:${sha256(bytes)}`;
+    return ctx.headHash;
   }
 
   /**
@@ -1432,11 +1388,11 @@ class Capture {
   }
 
   /** Progress is stored with each batch (cheap: one row), at most every 250 ms. */
-  #writeProgress(): void {
+  #progressDue(): boolean {
     const now = this.#now();
-    if (now - this.#lastProgressWrite < 250) return;
+    if (now - this.#lastProgressWrite < 250) return false;
     this.#lastProgressWrite = now;
-    this.#store.setMeta("progress", this.#progress);
+    return true;
   }
 
   #writeProgressNow(): void {
@@ -1453,6 +1409,8 @@ interface SourceCtx {
   ref: SourceRef;
   sourceId: number;
   generation: number;
+  /** The hash of the file's head remembered with the source (`<length>:<sha256>`). */
+  headHash: string | null;
   state: unknown;
   lastTs: number | null;
   recognised: boolean;
@@ -1473,6 +1431,49 @@ interface SourceUpdate {
   /** The file as it was when read to the end. */
   seen?: Deno.FileInfo;
   fingerprint?: string;
+}
+
+/** A batch handed to the writer, and what capture needs of it once it is committed. */
+interface Job {
+  payload: BatchPayload;
+  /** Its drift records, counted in the run's report once stored. */
+  drift: PendingRecord[];
+  /** Source bytes the batch covers. */
+  raw: number;
+  /** Sources the batch finished reading. */
+  finished: SourceCtx[];
+  /** Its keyed records, for lookups while it is in flight. */
+  keyed: Batch["keyed"];
+}
+
+const EMPTY = new Uint8Array(0);
+
+/** The conversation rows a batch's deltas upsert. */
+function conversationWrites(deltas: Map<string, ConversationDelta>): ConversationWrite[] {
+  return [...deltas].map(([key, delta]) => {
+    const info = delta.info as ConversationInfo & { project?: Project };
+    return {
+      key,
+      agent: delta.agent,
+      nativeId: info.nativeId,
+      sourceId: delta.sourceId,
+      projectRoot: info.project?.root ?? null,
+      projectKey: info.project?.key ?? null,
+      cwd: info.cwd ?? null,
+      branch: info.branch ?? null,
+      title: delta.title?.text ?? null,
+      titleRank: delta.title?.rank ?? 0,
+      firstTs: delta.firstTs,
+      lastTs: delta.lastTs,
+      messages: delta.messages,
+      records: delta.records,
+      bytes: delta.bytes,
+      parentKey: info.parentKey ?? null,
+      subagent: info.subagent ?? false,
+      archived: info.archived ?? null,
+      version: delta.version,
+    };
+  });
 }
 
 /** A record key scoped to its source. */
@@ -1525,8 +1526,8 @@ class Batch {
 }
 
 const HEAD_BYTES = 4096;
-/** Rows per multi-row INSERT (12 values each, well under SQLite's 32,766 variables). */
-const ROWS_PER_INSERT = 32;
+/** Batches a worker may hold at once: one being written, one waiting. */
+const MAX_IN_FLIGHT = 2;
 const utf8 = new TextDecoder("utf-8", { fatal: false, ignoreBOM: true });
 
 /** Decodes and parses one line for an adapter (invalid UTF-8 becomes U+FFFD). */

@@ -127,7 +127,10 @@ Deno.test("reindex killed with -9 at a random point, then rerun, equals an unint
     for (const world of [killed, clean]) {
       writeClaudeCorpus(world.claude, { sessions: 220, lines: 160 });
     }
-    assert.equal((await reindexOk(clean, ["--quiet"])).code, 0);
+    const cleanRun = await reindexOk(clean, ["--json"]);
+    assert.equal(cleanRun.code, 0, cleanRun.stderr);
+    // 21 MB of new transcripts: batches are written by a worker, two at a time in flight.
+    assert.equal(JSON.parse(cleanRun.stdout).writer, "worker");
     const expected = storeDigest(clean);
 
     const child = spawnReindex(killed, ["--quiet"]);
@@ -156,13 +159,15 @@ Deno.test("a second concurrent reindex exits 0 at once naming the running pid", 
   const world = await makeWorld();
   try {
     writeClaudeCorpus(world.claude, { sessions: 300, lines: 160 });
-    const child = spawnReindex(world);
+    const child = spawnReindex(world, ["--json"]);
     const pid = await waitForLockHolder(world);
     const started = performance.now();
     const second = await runCli("reindex", [], world.vars);
     const elapsed = performance.now() - started;
     const first = await child.output();
     assert.equal(first.code, 0, new TextDecoder().decode(first.stderr));
+    // With the task's own permissions, the worker that writes batches starts.
+    assert.equal(JSON.parse(new TextDecoder().decode(first.stdout)).writer, "worker");
     assert.equal(second.code, 0);
     assert.match(second.stdout, new RegExp(`Another capture is running \\(pid ${pid}\\)`));
     assert.ok(elapsed < 10_000);

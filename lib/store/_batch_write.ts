@@ -1,0 +1,377 @@
+// Writes one capture batch — records, index entries, conversations, drift, record keys and the
+// cursors they cover — in one transaction. A batch is plain data, so the same function runs on
+// the capture's own connection or in a worker with a connection of its own (`_batch_worker.ts`),
+// where it overlaps with reading and parsing the next batch.
+
+import type { SQLInputValue } from "node:sqlite";
+import type { HistoryStore } from "./db.ts";
+import { decodeRaw, FLAG_ZSTD } from "./_raw.ts";
+
+/** Record flags. */
+export const FLAG_INDEXED = 1;
+export const FLAG_STREAMED = 2;
+export const FLAG_DRIFT = 4;
+/** An older revision of a keyed record: kept raw, out of the index. */
+export const FLAG_SUPERSEDED = 8;
+
+/** One record row of a batch. */
+export interface BatchRecord {
+  /** Set when re-deriving a stored record (rebuild): it is updated, not inserted. */
+  existingId: number | null;
+  sourceId: number;
+  generation: number;
+  offset: number;
+  seq: number;
+  /** Where the bytes to store are in the batch's `raw` (compressed when flags has FLAG_ZSTD). */
+  rawAt: number;
+  rawLength: number;
+  /** The captured length of a compressed chunk (null when stored as captured). */
+  length: number | null;
+  conversationKey: string | null;
+  ts: number | null;
+  kind: string;
+  role: string | null;
+  messageId: string | null;
+  partId: string | null;
+  /** All flags to store, FLAG_ZSTD and FLAG_INDEXED included. */
+  flags: number;
+  /** The index text of this row ("" for none). */
+  text: string;
+  /** Counted as drift once the row is stored (head rows of drift records only). */
+  drift: DriftRow | null;
+}
+
+/** A drift count to add, by source generation, agent version, category and detail. */
+export interface DriftRow {
+  sourceId: number;
+  generation: number;
+  agent: string;
+  version: string;
+  category: string;
+  detail: string;
+}
+
+/** What a batch adds to one conversation row (upserted by key). */
+export interface ConversationWrite {
+  key: string;
+  agent: string;
+  nativeId: string;
+  sourceId: number;
+  projectRoot: string | null;
+  projectKey: string | null;
+  cwd: string | null;
+  branch: string | null;
+  title: string | null;
+  titleRank: number;
+  firstTs: number | null;
+  lastTs: number | null;
+  messages: number;
+  records: number;
+  bytes: number;
+  parentKey: string | null;
+  subagent: boolean;
+  archived: boolean | null;
+  version: string | null;
+}
+
+/** Where a batch moves one source. */
+export interface SourceWrite {
+  sourceId: number;
+  /** The stream position after the last record read (null: unchanged, as in rebuild). */
+  cursor: number | null;
+  /** The adapter's state saved with the cursor, as JSON. */
+  state: string | null;
+  cursorKey: string | null;
+  /** The file as it was when read to the end (null while it is still being read). */
+  seen: { size: number; mtimeMs: number | null; dev: number | null; ino: number | null } | null;
+  fingerprint: string | null;
+  /** A hash of the file's first bytes to remember (null: keep the one remembered). */
+  headHash: string | null;
+}
+
+/** One batch, as plain data (it crosses to a worker by structured clone). */
+export interface BatchPayload {
+  records: BatchRecord[];
+  /** Every record's stored bytes, one after another. */
+  raw: Uint8Array;
+  conversations: ConversationWrite[];
+  /** Stored records that records of this batch supersede, by source and key. */
+  supersede: { sourceId: number; key: string }[];
+  /** Keys to remember, each with the index in `records` of its head row. */
+  keys: { sourceId: number; key: string; record: number }[];
+  sources: SourceWrite[];
+  /** The progress to store with the batch (null: not this time). */
+  progress: unknown;
+  /** The time to record as each source's last read. */
+  now: number;
+}
+
+/** What writing a batch did. */
+export interface BatchResult {
+  /** Record rows inserted. */
+  inserted: number;
+  /** Conversations that did not exist before. */
+  newConversations: number;
+  /** Conversations `forget` tombstoned while the batch was read: their records were dropped. */
+  tombstoned: string[];
+}
+
+/** Called around the index inserts (the worker reports them; inline, a stage marker wraps them). */
+export type IndexHook = (write: () => void) => void;
+
+/** Rows per multi-row INSERT (13 values each, well under SQLite's 32,766 variables). */
+const ROWS_PER_INSERT = 32;
+
+/** Writes `batch` in one transaction (a savepoint inside an open one) and says what it did. */
+export function writeBatch(
+  store: HistoryStore,
+  batch: BatchPayload,
+  onIndex: IndexHook = (write) => write(),
+): BatchResult {
+  return store.transaction(() => {
+    const result: BatchResult = { inserted: 0, newConversations: 0, tombstoned: [] };
+    // A conversation forgotten while this batch was read (forget runs without the capture
+    // lock) is checked again inside the transaction, so it cannot come back.
+    const tombstoned = store.stmt("SELECT 1 FROM tombstones WHERE key = ?");
+    let conversations = batch.conversations;
+    let records = batch.records;
+    const dropped = new Set<string>();
+    for (const c of conversations) if (tombstoned.get(c.key)) dropped.add(c.key);
+    if (dropped.size) {
+      conversations = conversations.filter((c) => !dropped.has(c.key));
+      records = records.filter((r) =>
+        r.conversationKey === null || !dropped.has(r.conversationKey)
+      );
+      result.tombstoned = [...dropped];
+    }
+    for (const { sourceId, key } of batch.supersede) supersede(store, sourceId, key);
+    const written = writeConversations(store, conversations);
+    result.newConversations = written.created;
+    const ids = new Map<BatchRecord, number>();
+    const indexed: [number, string][] = [];
+    const update = store.stmt(
+      `UPDATE records SET conversation_id = ?, ts = ?, kind = ?, role = ?, message_id = ?,
+       part_id = ?, flags = (flags & ${FLAG_ZSTD}) | ? WHERE id = ?`,
+    );
+    const placed = (r: BatchRecord, id: number) => {
+      ids.set(r, id);
+      if (r.text) indexed.push([id, r.text]);
+      if (r.drift) countDrift(store, r.drift);
+    };
+    // New records go in many rows per statement (rowids follow one another), which halves
+    // SQLite's per-call overhead at capture's rate of tens of thousands of rows.
+    const fresh: BatchRecord[] = [];
+    for (const r of records) {
+      if (r.existingId === null) {
+        fresh.push(r);
+        continue;
+      }
+      const conversationId = r.conversationKey === null
+        ? null
+        : written.ids.get(r.conversationKey) ?? null;
+      update.run(
+        conversationId,
+        r.ts,
+        r.kind,
+        r.role,
+        r.messageId,
+        r.partId,
+        r.flags,
+        r.existingId,
+      );
+      placed(r, r.existingId);
+    }
+    for (let at = 0; at < fresh.length; at += ROWS_PER_INSERT) {
+      const group = fresh.slice(at, at + ROWS_PER_INSERT);
+      const values: SQLInputValue[] = [];
+      for (const r of group) {
+        values.push(
+          r.sourceId,
+          r.generation,
+          r.offset,
+          r.seq,
+          batch.raw.subarray(r.rawAt, r.rawAt + r.rawLength),
+          r.length,
+          r.conversationKey === null ? null : written.ids.get(r.conversationKey) ?? null,
+          r.ts,
+          r.kind,
+          r.role,
+          r.messageId,
+          r.partId,
+          r.flags,
+        );
+      }
+      const last = Number(insertRecords(store, group.length).run(...values).lastInsertRowid);
+      group.forEach((r, i) => placed(r, last - group.length + 1 + i));
+      result.inserted += group.length;
+    }
+    onIndex(() => {
+      const index = store.stmt("INSERT INTO fts (rowid, text) VALUES (?, ?)");
+      for (const [id, text] of indexed) index.run(id, text);
+    });
+    const remember = store.stmt(
+      `INSERT INTO record_keys (source_id, key, record_id) VALUES (?, ?, ?)
+       ON CONFLICT DO UPDATE SET record_id = excluded.record_id`,
+    );
+    for (const { sourceId, key, record } of batch.keys) {
+      const id = ids.get(batch.records[record]!);
+      if (id !== undefined) remember.run(sourceId, key, id);
+    }
+    for (const source of batch.sources) writeSource(store, source, batch.now);
+    if (batch.progress !== null) store.setMeta("progress", batch.progress);
+    return result;
+  });
+}
+
+/** Upserts conversation rows; returns their ids by key and how many are new. */
+export function writeConversations(
+  store: HistoryStore,
+  rows: readonly ConversationWrite[],
+): { ids: Map<string, number>; created: number } {
+  const ids = new Map<string, number>();
+  let created = 0;
+  const exists = store.stmt("SELECT id FROM conversations WHERE key = ?");
+  const upsert = store.stmt(`
+    INSERT INTO conversations (key, agent, native_id, source_id, project_root, project_key, cwd,
+      branch, title, title_rank, first_ts, last_ts, message_count, record_count, bytes,
+      parent_key, subagent, archived, agent_version)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+    ON CONFLICT (key) DO UPDATE SET
+      first_ts = coalesce(min(first_ts, excluded.first_ts), first_ts, excluded.first_ts),
+      last_ts = coalesce(max(last_ts, excluded.last_ts), last_ts, excluded.last_ts),
+      message_count = message_count + excluded.message_count,
+      record_count = record_count + excluded.record_count,
+      bytes = bytes + excluded.bytes,
+      title = CASE WHEN excluded.title IS NOT NULL AND (excluded.title_rank > title_rank
+                OR (excluded.title_rank >= 2 AND excluded.title_rank = title_rank))
+              THEN excluded.title ELSE title END,
+      title_rank = max(title_rank, excluded.title_rank),
+      cwd = coalesce(cwd, excluded.cwd),
+      project_root = coalesce(project_root, excluded.project_root),
+      project_key = coalesce(project_key, excluded.project_key),
+      branch = coalesce(excluded.branch, branch),
+      parent_key = coalesce(parent_key, excluded.parent_key),
+      subagent = max(subagent, excluded.subagent),
+      archived = coalesce(excluded.archived, archived),
+      agent_version = coalesce(excluded.agent_version, agent_version),
+      gone = 0
+    RETURNING id`);
+  for (const c of rows) {
+    if (!exists.get(c.key)) created++;
+    const { id } = upsert.get(
+      c.key,
+      c.agent,
+      c.nativeId,
+      c.sourceId,
+      c.projectRoot,
+      c.projectKey,
+      c.cwd,
+      c.branch,
+      c.title,
+      c.titleRank,
+      c.firstTs,
+      c.lastTs,
+      c.messages,
+      c.records,
+      c.bytes,
+      c.parentKey,
+      c.subagent ? 1 : 0,
+      c.archived === null ? null : c.archived ? 1 : 0,
+      c.version,
+    ) as { id: number };
+    ids.set(c.key, id);
+  }
+  return { ids, created };
+}
+
+/** Adds one to a drift count. */
+export function countDrift(store: HistoryStore, d: DriftRow): void {
+  store.stmt(`
+    INSERT INTO drift (source_id, generation, agent, version, category, detail, count)
+    VALUES (?, ?, ?, ?, ?, ?, 1)
+    ON CONFLICT DO UPDATE SET count = count + 1`)
+    .run(d.sourceId, d.generation, d.agent, d.version, d.category, d.detail);
+}
+
+/** The rows of the record whose first chunk is `headId`: the head and its continuations. */
+export function lineRows(
+  store: HistoryStore,
+  headId: number,
+): { id: number; raw: Uint8Array; flags: number }[] {
+  const head = store.stmt(
+    "SELECT id, source_id, generation, offset, raw, flags FROM records WHERE id = ?",
+  ).get(headId) as
+    | {
+      id: number;
+      source_id: number;
+      generation: number;
+      offset: number;
+      raw: Uint8Array;
+      flags: number;
+    }
+    | undefined;
+  if (!head) return [];
+  // Raw bytes decoded; flags as stored (a supersede keeps the storage flag).
+  const rows: { id: number; raw: Uint8Array; flags: number }[] = [
+    { id: head.id, raw: decodeRaw(head), flags: head.flags },
+  ];
+  // Continuations follow at contiguous offsets with seq > 0; look at ids and seq first, and
+  // read raw bytes only of the rows that belong.
+  const next = store.stmt(
+    "SELECT id, seq, offset FROM records WHERE source_id = ? AND generation = ? AND offset > ? ORDER BY offset LIMIT 1",
+  );
+  const raw = store.stmt("SELECT raw, flags FROM records WHERE id = ?");
+  let offset = head.offset;
+  while (true) {
+    const row = next.get(head.source_id, head.generation, offset) as
+      | { id: number; seq: number; offset: number }
+      | undefined;
+    if (!row || row.seq === 0) return rows;
+    const body = raw.get(row.id) as { raw: Uint8Array; flags: number };
+    rows.push({ id: row.id, raw: decodeRaw(body), flags: body.flags });
+    offset = row.offset;
+  }
+}
+
+/** Takes the record stored under `key` out of the index: a newer revision replaces it. */
+function supersede(store: HistoryStore, sourceId: number, key: string): void {
+  const row = store.stmt("SELECT record_id FROM record_keys WHERE source_id = ? AND key = ?")
+    .get(sourceId, key) as { record_id: number } | undefined;
+  if (!row) return;
+  const unindex = store.stmt("DELETE FROM fts WHERE rowid = ?");
+  const mark = store.stmt("UPDATE records SET flags = ? WHERE id = ?");
+  for (const r of lineRows(store, row.record_id)) {
+    if (r.flags & FLAG_INDEXED) unindex.run(r.id);
+    mark.run((r.flags & ~FLAG_INDEXED) | FLAG_SUPERSEDED, r.id);
+  }
+}
+
+/** A source's cursor and state, and once it was read to the end, the file as seen. */
+function writeSource(store: HistoryStore, u: SourceWrite, now: number): void {
+  if (u.cursor !== null) {
+    store.stmt(
+      `UPDATE sources SET cursor = ?, state = ?, cursor_key = coalesce(?, cursor_key),
+         last_read = ? WHERE id = ?`,
+    ).run(u.cursor, u.state, u.cursorKey, now, u.sourceId);
+  }
+  if (u.seen) {
+    const seen = u.seen;
+    store.stmt(
+      `UPDATE sources SET size = ?, mtime_ms = ?, dev = ?, ino = ?,
+         fingerprint = coalesce(?, fingerprint), error = NULL WHERE id = ?`,
+    ).run(seen.size, seen.mtimeMs, seen.dev, seen.ino, u.fingerprint, u.sourceId);
+  }
+  if (u.headHash !== null) {
+    store.stmt("UPDATE sources SET head_hash = ? WHERE id = ?").run(u.headHash, u.sourceId);
+  }
+}
+
+/** The statement inserting `n` records at once (prepared once per size). */
+function insertRecords(store: HistoryStore, n: number) {
+  return store.stmt(
+    `INSERT INTO records (source_id, generation, offset, seq, raw, length, conversation_id, ts,
+       kind, role, message_id, part_id, flags) VALUES ${
+      Array(n).fill("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)").join(", ")
+    }`,
+  );
+}

@@ -1,0 +1,301 @@
+// Batches written by a worker beside the capture: the store ends up exactly as when written
+// inline, a batch that cannot be written stops everything after it, stage markers pair up, and
+// a worker that cannot start leaves capture writing inline.
+
+import assert from "node:assert/strict";
+import { Buffer } from "node:buffer";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
+import { loadContext } from "../../../lib/context.ts";
+import { HistoryStore, StoreLockedError } from "../../../lib/store/db.ts";
+import type { Limits } from "../../../lib/store/ingest.ts";
+import { decodeRaw } from "../../../lib/store/_raw.ts";
+import { WorkerBatchWriter } from "../../../lib/store/_batch_writers.ts";
+import type { BatchPayload, BatchRecord } from "../../../lib/store/_batch_write.ts";
+import { createStageMarkers } from "../../../lib/stage_markers.ts";
+import { ingest, makeWorld, removeDir, tempDir, type World } from "../../_helpers.ts";
+
+const NOW = 1_767_000_000_000;
+/** Small batches, so every fixture set makes many of them. */
+const SMALL: Partial<Limits> = { textBudget: 2048, rawBudget: 16 * 1024 };
+const WORKER: Partial<Limits> = { ...SMALL, workerFrom: 0 };
+const INLINE: Partial<Limits> = { ...SMALL, workerFrom: Infinity };
+
+/** Everything capture writes, with the world's directory replaced so two worlds compare. */
+function dump(world: World): Record<string, unknown[]> {
+  const db = new DatabaseSync(join(world.data, "history.db"), { readOnly: true });
+  try {
+    const rows = (sql: string) =>
+      db.prepare(sql).all().map((row) =>
+        Object.fromEntries(
+          Object.entries(row).map((
+            [k, v],
+          ) => [k, typeof v === "string" ? v.replaceAll(world.dir, "<world>") : v]),
+        )
+      );
+    return {
+      records: rows("SELECT * FROM records ORDER BY id"),
+      conversations: rows("SELECT * FROM conversations ORDER BY id"),
+      // dev, ino, mtimes and the OpenCode fingerprint and JSON-storage cursor describe each
+      // world's own copy of the files.
+      sources: rows(
+        `SELECT id, agent, locator, format, generation, cursor, state, head_hash, size,
+           error, gone, first_seen, last_read FROM sources ORDER BY id`,
+      ),
+      recordKeys: rows("SELECT * FROM record_keys ORDER BY source_id, key"),
+      drift: rows("SELECT * FROM drift ORDER BY source_id, generation, version, category, detail"),
+      // The index itself, segment by segment: the same inserts in the same transactions.
+      index: rows("SELECT * FROM fts_data ORDER BY id"),
+    };
+  } finally {
+    db.close();
+  }
+}
+
+async function captureWith(
+  world: World,
+  limits: Partial<Limits>,
+  extra: Parameters<typeof ingest>[2] = {},
+) {
+  const ctx = loadContext({ env: world.env });
+  const store = HistoryStore.open({ path: join(world.data, "history.db"), root: world.data });
+  try {
+    return await ingest(store, ctx, { now: () => NOW, limits, ...extra });
+  } finally {
+    store.close();
+  }
+}
+
+function markerEvents(path: string): { step: string; event: string; seq: number }[] {
+  return readFileSync(path, "utf8").trim().split("\n").map((line) => JSON.parse(line));
+}
+
+Deno.test("a capture written by a worker stores exactly what one written inline stores", async () => {
+  const inline = await makeWorld({ fixtures: ["claude", "codex", "opencode"] });
+  const worker = await makeWorld({ fixtures: ["claude", "codex", "opencode"] });
+  try {
+    const markersPath = join(worker.dir, "markers.log");
+    const markers = createStageMarkers({ path: markersPath, root: worker.dir });
+    const a = await captureWith(inline, INLINE);
+    const b = await captureWith(worker, WORKER, { markers: markers.operation("capture") });
+    assert.equal(a.writer, "inline");
+    assert.equal(b.writer, "worker");
+    assert.ok(a.records > 100, `${a.records} records`);
+    for (const key of ["records", "conversations", "bytes", "changed"] as const) {
+      assert.equal(b[key], a[key], key);
+    }
+    assert.deepEqual(b.drift, a.drift);
+    assert.deepEqual(
+      b.empty.map((p) => p.replace(worker.dir, "")),
+      a.empty.map((p) => p.replace(inline.dir, "")),
+    );
+    const expected = dump(inline);
+    const actual = dump(worker);
+    for (const table of Object.keys(expected)) {
+      assert.deepEqual(actual[table], expected[table], table);
+    }
+
+    // Every batch handed to the worker is a capture.batch step with an index.write inside,
+    // each closed once the worker reported the commit.
+    const events = markerEvents(markersPath);
+    const count = (step: string, event: string) =>
+      events.filter((e) => e.step === step && e.event === event).length;
+    assert.ok(count("capture.batch", "start") > 10, `${count("capture.batch", "start")} batches`);
+    for (const step of ["capture.batch", "index.write"]) {
+      assert.equal(count(step, "finish"), count(step, "start"), step);
+      assert.equal(count(step, "fail"), 0, step);
+    }
+    assert.equal(count("index.write", "start"), count("capture.batch", "start"));
+
+    // Captured again, nothing is new: the worker left every cursor where inline capture does.
+    const again = await captureWith(worker, WORKER);
+    assert.equal(again.records, 0);
+    assert.equal(again.changed, 0);
+  } finally {
+    await inline.cleanup();
+    await worker.cleanup();
+  }
+});
+
+Deno.test("a batch the worker cannot write fails the capture, and no batch after it lands", async () => {
+  const reference = await makeWorld({ fixtures: ["claude", "codex"] });
+  const world = await makeWorld({ fixtures: ["claude", "codex"] });
+  try {
+    await captureWith(reference, INLINE);
+    const dbPath = join(world.data, "history.db");
+    const markersPath = join(world.dir, "markers.log");
+    const markers = createStageMarkers({ path: markersPath, root: world.dir });
+    // Another writer takes the store a few batches in and holds it: the worker's next batch
+    // times out on the lock while later ones are already handed over.
+    let holder: DatabaseSync | null = null;
+    let checks = 0;
+    const ctx = loadContext({ env: world.env });
+    const store = HistoryStore.open({ path: dbPath, root: world.data, busyTimeoutMs: 100 });
+    try {
+      await assert.rejects(
+        () =>
+          ingest(store, ctx, {
+            now: () => NOW,
+            limits: WORKER,
+            markers: markers.operation("capture"),
+            ingestEnabled: () => {
+              if (++checks === 6) {
+                holder = new DatabaseSync(dbPath);
+                holder.exec("PRAGMA busy_timeout = 10000"); // waits out the batch being written
+                holder.exec("BEGIN IMMEDIATE");
+              }
+              return true;
+            },
+          }),
+        StoreLockedError,
+      );
+    } finally {
+      store.close();
+      (holder as DatabaseSync | null)?.exec("ROLLBACK");
+      (holder as DatabaseSync | null)?.close();
+    }
+    assert.ok(checks >= 6, `the capture stopped after ${checks} batch checks`);
+    const events = markerEvents(markersPath);
+    assert.ok(events.some((e) => e.step === "capture.batch" && e.event === "fail"));
+
+    // What landed is whole: every source's records are exactly its file's bytes up to its cursor.
+    const db = new DatabaseSync(dbPath, { readOnly: true });
+    try {
+      const sources = db.prepare("SELECT id, locator, cursor FROM sources").all() as {
+        id: number;
+        locator: string;
+        cursor: number;
+      }[];
+      const chunks = db.prepare(
+        "SELECT offset, raw, flags FROM records WHERE source_id = ? ORDER BY offset",
+      );
+      let landed = 0;
+      for (const source of sources) {
+        if (!source.locator.endsWith(".jsonl")) continue; // compressed rollouts: stream offsets
+        const rows = chunks.all(source.id) as { offset: number; raw: Uint8Array; flags: number }[];
+        const bytes = rows.map((r) => decodeRaw(r));
+        const length = bytes.reduce((n, b) => n + b.length, 0);
+        assert.equal(length, source.cursor, source.locator);
+        const file = readFileSync(source.locator).subarray(0, source.cursor);
+        assert.deepEqual(
+          new Uint8Array(Buffer.concat(bytes)),
+          new Uint8Array(file),
+          source.locator,
+        );
+        landed += rows.length;
+      }
+      const total = (dump(reference).records as unknown[]).length;
+      assert.ok(landed < total, `${landed} of ${total} records landed before the failure`);
+    } finally {
+      db.close();
+    }
+
+    // The next capture takes up exactly where the last committed batch left off.
+    await captureWith(world, WORKER);
+    const expected = dump(reference);
+    const actual = dump(world);
+    for (const table of ["records", "conversations", "recordKeys", "drift"]) {
+      assert.equal(actual[table]!.length, expected[table]!.length, table);
+    }
+    assert.deepEqual(
+      (actual.records as { raw: Uint8Array }[]).map((r) => r.raw),
+      (expected.records as { raw: Uint8Array }[]).map((r) => r.raw),
+    );
+  } finally {
+    await reference.cleanup();
+    await world.cleanup();
+  }
+});
+
+Deno.test("after one batch fails, the worker refuses the batches handed over behind it", async () => {
+  const dir = await tempDir();
+  try {
+    const store = HistoryStore.open({ path: join(dir, "history.db"), root: dir });
+    try {
+      const { id: sourceId } = store.db.prepare(
+        `INSERT INTO sources (agent, locator, format, generation, cursor, first_seen)
+         VALUES ('claude', '/x.jsonl', 'jsonl', 1, 0, 0) RETURNING id`,
+      ).get() as { id: number };
+      const record = (offset: number): BatchRecord => ({
+        existingId: null,
+        sourceId,
+        generation: 1,
+        offset,
+        seq: 0,
+        rawAt: 0,
+        rawLength: 3,
+        length: null,
+        conversationKey: null,
+        ts: null,
+        kind: "meta",
+        role: null,
+        messageId: null,
+        partId: null,
+        flags: 0,
+        text: "",
+        drift: null,
+      });
+      const batch = (records: BatchRecord[], cursor: number): BatchPayload => ({
+        records,
+        raw: new TextEncoder().encode("{}\n"),
+        conversations: [],
+        supersede: [],
+        keys: [],
+        sources: [{
+          sourceId,
+          cursor,
+          state: null,
+          cursorKey: null,
+          seen: null,
+          fingerprint: null,
+          headHash: null,
+        }],
+        progress: null,
+        now: NOW,
+      });
+      const op = createStageMarkers({ enabled: false }).operation("capture");
+      const writer = await WorkerBatchWriter.start(store, op);
+      assert.ok(writer);
+      // Both are handed over before either settles, as capture does. The first breaks the
+      // records' identity (the same offset twice); the second alone would be valid.
+      const first = writer.write(batch([record(0), record(0)], 6));
+      const second = writer.write(batch([record(6)], 9));
+      second.catch(() => {});
+      await assert.rejects(first, /UNIQUE constraint failed/);
+      await assert.rejects(second, /UNIQUE constraint failed/);
+      await writer.close();
+      const count = store.db.prepare("SELECT count(*) AS n FROM records").get() as { n: number };
+      assert.equal(count.n, 0);
+      const source = store.db.prepare("SELECT cursor FROM sources WHERE id = ?").get(sourceId) as {
+        cursor: number;
+      };
+      assert.equal(source.cursor, 0);
+    } finally {
+      store.close();
+    }
+  } finally {
+    await removeDir(dir);
+  }
+});
+
+Deno.test("WorkerBatchWriter.start() gives null when the worker cannot open the store", async () => {
+  const dir = await tempDir();
+  try {
+    const store = HistoryStore.open({ path: join(dir, "history.db"), root: dir });
+    try {
+      // A store whose path lies under a regular file: the worker's connection cannot open it.
+      Deno.writeTextFileSync(join(dir, "file"), "");
+      const elsewhere = Object.create(store, { path: { value: join(dir, "file", "history.db") } });
+      const op = createStageMarkers({ enabled: false }).operation("capture");
+      assert.equal(await WorkerBatchWriter.start(elsewhere, op), null);
+      const writer = await WorkerBatchWriter.start(store, op);
+      assert.ok(writer, "a worker starts for the real store");
+      await writer.close();
+    } finally {
+      store.close();
+    }
+  } finally {
+    await removeDir(dir);
+  }
+});
