@@ -234,6 +234,8 @@ class Capture {
   #inline: InlineBatchWriter;
   /** Where batches go: `#inline`, or a worker for a large capture (`Limits.workerFrom`). */
   #writer: BatchWriter;
+  /** Whether starting a worker was considered (once per run). */
+  #workerConsidered = false;
   /** Batches handed to the writer and not yet committed, oldest first (worker only). */
   #inflight: { job: Job; writing: Promise<BatchResult> }[] = [];
 
@@ -298,10 +300,6 @@ class Capture {
       this.#store.transaction(() => {
         for (const f of fresh) rows.set(f.ref.locator, this.#createSource(f.ref, now));
       });
-    }
-    if (this.#progress.bytesTotal >= this.#limits.workerFrom && !this.#store.db.isTransaction) {
-      this.#writer = (await WorkerBatchWriter.start(this.#store, this.#op)) ?? this.#inline;
-      if (this.#writer !== this.#inline) this.#summary.writer = "worker";
     }
 
     try {
@@ -911,6 +909,7 @@ class Capture {
     if (batch.empty) return;
     const job = this.#prepare(batch);
     batch.reset();
+    if (!this.#workerConsidered) await this.#considerWorker();
     while (this.#inflight.length >= MAX_IN_FLIGHT) await this.#settleOldest();
     const writing = this.#writer.write(job.payload);
     // A batch that fails while an older one is awaited is reported when its turn comes.
@@ -918,6 +917,21 @@ class Capture {
     this.#inflight.push({ job, writing });
     if (this.#writer === this.#inline) await this.#settle();
     await yieldToEventLoop();
+  }
+
+  /**
+   * At the first batch: when enough is left to read (`Limits.workerFrom`), a worker writes the
+   * batches from here on. Decided at the first batch rather than at the start, so a capture
+   * that is one streamed giant line, or a handful of appends, never starts one.
+   */
+  async #considerWorker(): Promise<void> {
+    this.#workerConsidered = true;
+    const left = this.#progress.bytesTotal - this.#progress.bytesDone;
+    if (left < this.#limits.workerFrom || this.#store.db.isTransaction) return;
+    const worker = await WorkerBatchWriter.start(this.#store, this.#op);
+    if (!worker) return;
+    this.#writer = worker;
+    this.#summary.writer = "worker";
   }
 
   /** Flushes the pending batch and waits until everything handed over is committed. */

@@ -208,6 +208,38 @@ Deno.test("a batch the worker cannot write fails the capture, and no batch after
   }
 });
 
+Deno.test("a worker starts only when a batch is due with enough left to read", async () => {
+  const world = await makeWorld();
+  try {
+    const dir = join(world.claude, "projects", "-tmp-p");
+    Deno.mkdirSync(dir, { recursive: true });
+    const line = (id: string, text: string) =>
+      JSON.stringify({
+        type: "user",
+        sessionId: "s1",
+        uuid: id,
+        timestamp: "2026-01-01T00:00:00Z",
+        message: { role: "user", content: text },
+      }) + "\n";
+    // One line too long to parse in memory, streamed on the capture's own connection: however
+    // many bytes it has, no batch is left for a worker.
+    Deno.writeTextFileSync(join(dir, "s1.jsonl"), line("u0", "giant ".repeat(8000)));
+    const limits = { ...SMALL, maxLine: 4096, workerFrom: 16 * 1024 };
+    const streamed = await captureWith(world, limits);
+    assert.equal(streamed.records, 1); // one streamed line, in one chunk
+    assert.equal(streamed.writer, "inline");
+    // Many ordinary lines, more than workerFrom of them: a worker writes.
+    let many = "";
+    for (let i = 1; many.length < 64 * 1024; i++) many += line(`u${i}`, `ordinary line ${i}`);
+    Deno.writeTextFileSync(join(dir, "s1.jsonl"), many, { append: true });
+    const appended = await captureWith(world, limits);
+    assert.equal(appended.writer, "worker");
+    assert.ok(appended.records > 100);
+  } finally {
+    await world.cleanup();
+  }
+});
+
 Deno.test("after one batch fails, the worker refuses the batches handed over behind it", async () => {
   const dir = await tempDir();
   try {
