@@ -5,12 +5,12 @@
 import { DatabaseSync } from "node:sqlite";
 import type { Adapter, LineAdapter, SourceRef } from "../lib/sources/adapter.ts";
 import type { HistoryStore } from "../lib/store/db.ts";
-import { FLAG_INDEXED } from "../lib/store/ingest.ts";
+import { DEFAULT_LIMITS, FLAG_INDEXED } from "../lib/store/ingest.ts";
 import { type RecordRow, TextDeriver } from "../lib/store/records.ts";
 import { MIGRATIONS } from "../lib/store/schema.ts";
 
 /** A batch of the ceiling commits after this much text, as capture's batches do. */
-const TEXT_BATCH = 512 * 1024;
+const TEXT_BATCH = DEFAULT_LIMITS.textBudget;
 /** Raw inserts commit after this much raw, as capture's batches do at most. */
 const RAW_BATCH = 8 * 1024 * 1024;
 
@@ -26,6 +26,11 @@ function ddl(pattern: RegExp, what: string): string {
 /** `CREATE VIRTUAL TABLE fts …` exactly as the store creates it (same tokenizer and options). */
 export function ftsDdl(): string {
   return ddl(/CREATE VIRTUAL TABLE fts USING fts5\([\s\S]*?\);/, "fts table");
+}
+
+/** The FTS5 configuration the store's migrations set after creating the table (automerge). */
+export function ftsSettings(): string {
+  return ddl(/INSERT INTO fts \(fts, rank\) VALUES \([^)]*\);/g, "fts setting");
 }
 
 /** The `sources` and `records` tables and the records' indexes (its foreign key checks too). */
@@ -80,15 +85,16 @@ export interface Ceiling {
 /**
  * The bare FTS baseline: the text capture indexed, derived again from the stored raw bytes with
  * `TextDeriver` (untimed), inserted into a fresh FTS5 table created with the store's own DDL,
- * in transactions of about 512 KiB of text (with `perSource`, also one at least per source, as
- * capture commits). Only the inserts and commits are timed.
+ * in transactions of about 512 KiB of text, as capture's batches. Only the inserts and commits
+ * are timed. With `storeSettings`, the table also gets the FTS5 settings the store's migrations
+ * tune for capture (a larger automerge), for comparison.
  */
 export function ftsCeiling(
   store: HistoryStore,
   adapters: readonly Adapter[],
   redact: (text: string) => string,
   dbPath: string,
-  options: { perSource?: boolean } = {},
+  options: { storeSettings?: boolean } = {},
 ): Ceiling {
   const deriver = new TextDeriver(store, adapters, redact);
   const db = freshDb(dbPath);
@@ -96,6 +102,7 @@ export function ftsCeiling(
   const result: Ceiling = { insertMs: 0, deriveMs: 0, rows: 0, textBytes: 0 };
   try {
     db.exec(ftsDdl());
+    if (options.storeSettings) db.exec(ftsSettings());
     const insert = db.prepare("INSERT INTO fts (rowid, text) VALUES (?, ?)");
     let batch: [number, string][] = [];
     let batchChars = 0;
@@ -109,13 +116,8 @@ export function ftsCeiling(
       batch = [];
       batchChars = 0;
     };
-    let source = -1;
     for (const rows of recordPages(store, `AND (flags & ${FLAG_INDEXED}) != 0`)) {
       for (const row of rows) {
-        if (options.perSource && row.source_id !== source) {
-          flush();
-          source = row.source_id;
-        }
         const start = performance.now();
         const text = deriver.textOf(row);
         result.deriveMs += performance.now() - start;

@@ -178,7 +178,7 @@ Deno.test("generateCorpus() writes the same valid corpus for the same seed, wher
   }
 });
 
-Deno.test("bench/run.ts --size 2MB --json prints exactly the figures, as numbers", async () => {
+Deno.test("bench/run.ts -- --size 2MB --json (as `deno task bench -- …` passes it) prints exactly the figures, as numbers", async () => {
   const dir = await tempDir("logbook-bench-run-");
   try {
     const output = await new Deno.Command(Deno.execPath(), {
@@ -186,6 +186,7 @@ Deno.test("bench/run.ts --size 2MB --json prints exactly the figures, as numbers
         "run",
         "-A",
         join(ROOT, "bench", "run.ts"),
+        "--",
         "--size",
         "2MB",
         "--json",
@@ -195,6 +196,8 @@ Deno.test("bench/run.ts --size 2MB --json prints exactly the figures, as numbers
         "1",
         "--cli-runs",
         "1",
+        "--capture-rounds",
+        "2",
         "--keep",
         dir,
       ],
