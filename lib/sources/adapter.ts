@@ -203,3 +203,9 @@ export interface RowAdapter<State = unknown> {
 
 /** Any adapter the engine can run. */
 export type Adapter = LineAdapter<unknown> | RowAdapter<unknown>;
+
+/** The file a locator names (`<db>#<table>` names the database file). */
+export function pathOfLocator(locator: string): string {
+  const hash = locator.lastIndexOf("#");
+  return hash > 0 && !locator.slice(hash).includes("/") ? locator.slice(0, hash) : locator;
+}

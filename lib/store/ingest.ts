@@ -11,6 +11,7 @@ import {
   type DiscoverContext,
   type LineAdapter,
   makeDerived,
+  pathOfLocator,
   type RowAdapter,
   type SourceRef,
 } from "../sources/adapter.ts";
@@ -36,33 +37,11 @@ import {
 } from "./_batch_write.ts";
 import { type BatchWriter, InlineBatchWriter, WorkerBatchWriter } from "./_batch_writers.ts";
 import type { Operation } from "../stage_markers.ts";
+import { DEFAULT_LIMITS, type Limits } from "./_limits.ts";
 
 export { FLAG_DRIFT, FLAG_INDEXED, FLAG_STREAMED, FLAG_SUPERSEDED } from "./_batch_write.ts";
-
-/** Tunable bounds of the work one batch does. */
-export interface Limits {
-  /** Largest raw chunk stored in one record row; longer lines span several rows. */
-  chunkSize: number;
-  /** A batch commits after about this much derived text (one record may cross it). */
-  textBudget: number;
-  /** A batch also commits after this much raw (records without text still move the cursor). */
-  rawBudget: number;
-  /** Lines longer than this are streamed instead of parsed in memory. */
-  maxLine: number;
-  /**
-   * A capture with at least this many new source bytes writes its batches in a worker, so
-   * SQLite's work on one batch overlaps with reading and parsing the next.
-   */
-  workerFrom: number;
-}
-
-export const DEFAULT_LIMITS: Limits = {
-  chunkSize: 64 * 1024,
-  textBudget: 512 * 1024,
-  rawBudget: 8 * 1024 * 1024,
-  maxLine: 8 * 1024 * 1024,
-  workerFrom: 16 * 1024 * 1024,
-};
+export { DEFAULT_LIMITS, type Limits } from "./_limits.ts";
+export { pathOfLocator } from "../sources/adapter.ts";
 
 /** Progress of a capture, reported after every batch. */
 export interface Progress {
@@ -1606,12 +1585,6 @@ function pathExists(path: string): boolean {
 /** A source file's name without directories and without a compression suffix. */
 function baseName(locator: string): string {
   return (locator.split("/").at(-1) ?? locator).replace(/\.zst$/, "");
-}
-
-/** The file a locator names (`<db>#<table>` names the database file). */
-export function pathOfLocator(locator: string): string {
-  const hash = locator.lastIndexOf("#");
-  return hash > 0 && !locator.slice(hash).includes("/") ? locator.slice(0, hash) : locator;
 }
 
 function isSourceError(err: unknown): boolean {

@@ -1,9 +1,17 @@
 // Reading records back: the searchable text of a stored record derived again from its raw
 // bytes (for snippets and `show`), and the conversation rows in the shape commands print.
 
-import type { Adapter, Agent, Kind, Role, SourceRef } from "../sources/adapter.ts";
+import {
+  type Adapter,
+  type Agent,
+  type Kind,
+  pathOfLocator,
+  type Role,
+  type SourceRef,
+} from "../sources/adapter.ts";
 import { HistoryStore } from "./db.ts";
-import { DEFAULT_LIMITS, FLAG_STREAMED, pathOfLocator } from "./ingest.ts";
+import { FLAG_STREAMED } from "./_batch_write.ts";
+import { DEFAULT_LIMITS } from "./_limits.ts";
 import { looseText, splitFragments } from "./_text.ts";
 import { decodedRow } from "./_raw.ts";
 

@@ -4,7 +4,7 @@
 
 import type { Adapter, Agent, Kind, Role } from "../sources/adapter.ts";
 import { HistoryStore } from "./db.ts";
-import { FLAG_INDEXED } from "./ingest.ts";
+import { FLAG_INDEXED } from "./_batch_write.ts";
 import { FLAG_ZSTD } from "./_raw.ts";
 import { iso, type RecordRow, TextDeriver } from "./records.ts";
 import { makeSnippet, queryTerms, type Snippet } from "./_text.ts";
