@@ -115,15 +115,17 @@ export class WorkerBatchWriter implements BatchWriter {
     if (this.#dead) return Promise.reject(this.#dead);
     const id = this.#next++;
     return new Promise<BatchResult>((resolve, reject) => {
-      this.#pending.set(id, {
-        resolve,
-        reject,
-        batchStep: this.#op.begin("capture.batch"),
-        indexStep: null,
-      });
+      const batchStep = this.#op.begin("capture.batch");
       const message: ToWorker = { type: "write", id, batch };
-      // The raw bytes move to the worker instead of being copied.
-      this.#worker.postMessage(message, [batch.raw.buffer as ArrayBuffer]);
+      try {
+        // The raw bytes move to the worker instead of being copied.
+        this.#worker.postMessage(message, [batch.raw.buffer as ArrayBuffer]);
+      } catch (err) {
+        batchStep.fail(err);
+        reject(err);
+        return;
+      }
+      this.#pending.set(id, { resolve, reject, batchStep, indexStep: null });
     });
   }
 

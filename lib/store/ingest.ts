@@ -215,6 +215,8 @@ class Capture {
   #writer: BatchWriter;
   /** Whether starting a worker was considered (once per run). */
   #workerConsidered = false;
+  /** Source bytes read into batches so far (handed over or streamed). */
+  #bytesRead = 0;
   /** Batches handed to the writer and not yet committed, oldest first (worker only). */
   #inflight: { job: Job; writing: Promise<BatchResult> }[] = [];
 
@@ -776,7 +778,11 @@ class Capture {
       if (line.oversized || line.bytes.length > this.#limits.maxLine) {
         await this.#drain();
         this.#checkStop();
-        await this.#streamLine(ctx, reader, line.offset, line.bytes, !line.oversized);
+        if (!(await this.#streamLine(ctx, reader, line.offset, line.bytes, !line.oversized))) {
+          // Still being written: the cursor stays at its start until the whole line is there.
+          batch.source(ctx).cursor = line.offset;
+          return;
+        }
         continue;
       }
       this.#addLine(ctx, batch, line.offset, line.bytes);
@@ -883,14 +889,15 @@ class Capture {
    * are read; up to MAX_IN_FLIGHT batches wait there, which evens out batches that take longer
    * to read than to write and the other way round.
    */
-  async #flush(): Promise<void> {
+  async #flush(full = true): Promise<void> {
     const batch = this.#batch;
     if (batch.empty) return;
-    const job = this.#prepare(batch);
+    const { payload, job } = this.#prepare(batch);
     batch.reset();
-    if (!this.#workerConsidered) await this.#considerWorker();
+    this.#bytesRead += job.raw;
+    if (full && !this.#workerConsidered) await this.#considerWorker();
     while (this.#inflight.length >= MAX_IN_FLIGHT) await this.#settleOldest();
-    const writing = this.#writer.write(job.payload);
+    const writing = this.#writer.write(payload);
     // A batch that fails while an older one is awaited is reported when its turn comes.
     writing.catch(() => {});
     this.#inflight.push({ job, writing });
@@ -899,13 +906,14 @@ class Capture {
   }
 
   /**
-   * At the first batch: when enough is left to read (`Limits.workerFrom`), a worker writes the
-   * batches from here on. Decided at the first batch rather than at the start, so a capture
-   * that is one streamed giant line, or a handful of appends, never starts one.
+   * At the first full batch: when enough is left to read (`Limits.workerFrom`), a worker writes
+   * the batches from here on. Decided then rather than at the start, so a capture that is
+   * mostly one streamed giant line, a handful of appends, or a database that changed without
+   * new rows never starts one.
    */
   async #considerWorker(): Promise<void> {
     this.#workerConsidered = true;
-    const left = this.#progress.bytesTotal - this.#progress.bytesDone;
+    const left = this.#progress.bytesTotal - this.#bytesRead;
     if (left < this.#limits.workerFrom || this.#store.db.isTransaction) return;
     const worker = await WorkerBatchWriter.start(this.#store, this.#op);
     if (!worker) return;
@@ -915,7 +923,7 @@ class Capture {
 
   /** Flushes the pending batch and waits until everything handed over is committed. */
   async #drain(): Promise<void> {
-    await this.#flush();
+    await this.#flush(false);
     await this.#settle();
   }
 
@@ -933,13 +941,16 @@ class Capture {
   /** Writes a batch now, on this connection (rebuild: inside its own transaction). */
   #commit(batch: Batch): void {
     if (batch.empty) return;
-    const job = this.#prepare(batch);
+    const { payload, job } = this.#prepare(batch);
     batch.reset();
-    this.#committed(job, this.#inline.writeNow(job.payload));
+    this.#committed(job, this.#inline.writeNow(payload));
   }
 
-  /** A batch as the writer takes it: plain data, its raw bytes compressed and packed. */
-  #prepare(batch: Batch): Job {
+  /**
+   * A batch as the writer takes it (plain data, its raw bytes compressed and packed), and what
+   * capture keeps of it until it is committed.
+   */
+  #prepare(batch: Batch): { payload: BatchPayload; job: Job } {
     const deltas = this.#conversationDeltas(batch.records);
     for (const delta of deltas.values()) this.#resolveProject(delta.info);
     const records: BatchRecord[] = [];
@@ -1026,13 +1037,22 @@ class Capture {
           // Once read to the end: the hash its next capture compares the file's head with.
           headHash: u.seen && u.cursor !== null ? this.#headHash(u.ctx, u.cursor) : null,
         })),
-        progress: this.#progressDue() ? { ...this.#progress } : null,
+        // As it will be once this batch commits (after those in flight before it).
+        progress: this.#progressDue()
+          ? {
+            ...this.#progress,
+            bytesDone: this.#progress.bytesDone + batch.raw +
+              this.#inflight.reduce((n, i) => n + i.job.raw, 0),
+          }
+          : null,
         now: this.#now(),
       },
-      drift,
-      raw: batch.raw,
-      finished: sources.filter((u) => u.seen).map((u) => u.ctx),
-      keyed: batch.keyed,
+      job: {
+        drift,
+        raw: batch.raw,
+        finished: sources.filter((u) => u.seen).map((u) => u.ctx),
+        keyed: batch.keyed,
+      },
     };
   }
 
@@ -1133,7 +1153,7 @@ class Capture {
     offset: number,
     head: Uint8Array,
     headComplete: boolean,
-  ): Promise<void> {
+  ): Promise<boolean> {
     const store = this.#store;
     const chunkSize = this.#limits.chunkSize;
     const scanner = new JsonTextScanner(ctx.adapter.skipKeys);
@@ -1194,7 +1214,7 @@ class Capture {
         // The line is still being written: capture it once it is complete, not before.
         store.db.exec("ROLLBACK");
         step.finish();
-        return;
+        return false;
       }
       flush(true);
       scanner.end();
@@ -1210,7 +1230,9 @@ class Capture {
       this.#summary.records += seq;
       this.#summary.bytes += total;
       this.#progress.bytesDone += total;
+      this.#bytesRead += total;
       step.finish();
+      return true;
     } catch (err) {
       if (store.db.isTransaction) store.db.exec("ROLLBACK");
       const translated = translateError(err);
@@ -1426,9 +1448,8 @@ interface SourceUpdate {
   fingerprint?: string;
 }
 
-/** A batch handed to the writer, and what capture needs of it once it is committed. */
+/** What capture keeps of a batch handed to the writer, for when it is committed. */
 interface Job {
-  payload: BatchPayload;
   /** Its drift records, counted in the run's report once stored. */
   drift: PendingRecord[];
   /** Source bytes the batch covers. */

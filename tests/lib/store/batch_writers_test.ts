@@ -4,8 +4,10 @@
 
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
+import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { isDeepStrictEqual } from "node:util";
 import { DatabaseSync } from "node:sqlite";
 import { loadContext } from "../../../lib/context.ts";
 import { HistoryStore, StoreLockedError } from "../../../lib/store/db.ts";
@@ -18,7 +20,7 @@ import { ingest, makeWorld, removeDir, tempDir, type World } from "../../_helper
 
 const NOW = 1_767_000_000_000;
 /** Small batches, so every fixture set makes many of them. */
-const SMALL: Partial<Limits> = { textBudget: 2048, rawBudget: 16 * 1024 };
+const SMALL: Partial<Limits> = { textBudget: 2048, rawBudget: 16 * 1024, maxLine: 4096 };
 const WORKER: Partial<Limits> = { ...SMALL, workerFrom: 0 };
 const INLINE: Partial<Limits> = { ...SMALL, workerFrom: Infinity };
 
@@ -53,6 +55,26 @@ function dump(world: World): Record<string, unknown[]> {
   }
 }
 
+/** Asserts two tables hold the same rows, naming the first that differs (bytes as digests). */
+function sameRows(table: string, actual: unknown[], expected: unknown[]): void {
+  const shown = (row: unknown) =>
+    JSON.stringify(
+      row,
+      (_k, v) =>
+        v instanceof Uint8Array
+          ? `<${v.length} bytes ${createHash("sha256").update(v).digest("hex").slice(0, 12)}>`
+          : v,
+    );
+  assert.equal(actual.length, expected.length, `${table}: row count`);
+  for (let i = 0; i < expected.length; i++) {
+    if (!isDeepStrictEqual(actual[i], expected[i])) {
+      assert.fail(
+        `${table} row ${i}:\n  got      ${shown(actual[i])}\n  expected ${shown(expected[i])}`,
+      );
+    }
+  }
+}
+
 async function captureWith(
   world: World,
   limits: Partial<Limits>,
@@ -71,14 +93,68 @@ function markerEvents(path: string): { step: string; event: string; seq: number 
   return readFileSync(path, "utf8").trim().split("\n").map((line) => JSON.parse(line));
 }
 
+function claudeLine(id: string, text: string): string {
+  return JSON.stringify({
+    type: "user",
+    sessionId: "x1",
+    uuid: id,
+    timestamp: "2026-01-01T00:00:00Z",
+    message: { role: "user", content: text },
+  }) + "\n";
+}
+
+/** Extra transcripts: ordinary lines around one too long to parse in memory, and a short one. */
+function writeExtra(world: World): { giant: string; short: string } {
+  const dir = join(world.claude, "projects", "-tmp-extra");
+  Deno.mkdirSync(dir, { recursive: true });
+  const giant = join(dir, "a-giant.jsonl");
+  const short = join(dir, "b-short.jsonl");
+  let text = "";
+  for (let i = 0; i < 3; i++) text += claudeLine(`g${i}`, `before the giant line ${i}`);
+  text += claudeLine("g-big", `umberwick ${"shale ".repeat(3_000)} tallowmere`);
+  for (let i = 3; i < 6; i++) text += claudeLine(`g${i}`, `after the giant line ${i}`);
+  Deno.writeTextFileSync(giant, text);
+  let lines = "";
+  for (let i = 0; i < 5; i++) lines += claudeLine(`s${i}`, `a short transcript, line ${i}`);
+  Deno.writeTextFileSync(short, lines);
+  return { giant, short };
+}
+
+/**
+ * An `ingestEnabled` that, at its first call (or `atCall`), has another thread hold the store's write lock
+ * for `ms`: the worker's batches wait, so the capture reads on with two in flight, and lookups
+ * and writes of its own connection meet batches that are not committed yet.
+ */
+function holdWhenStarted(world: World, ms: number, atCall = 1): () => boolean {
+  let calls = 0;
+  return () => {
+    if (++calls !== atCall) return true;
+    const taken = new Int32Array(new SharedArrayBuffer(4));
+    const holder = new Worker(new URL("./_lock_holder.ts", import.meta.url).href, {
+      type: "module",
+    });
+    holder.postMessage({ path: join(world.data, "history.db"), ms, taken });
+    // Synchronously, as capture calls this: wait until the other thread has the lock.
+    if (Atomics.wait(taken, 0, 0, 10_000) === "timed-out") {
+      throw new Error("The lock holder never took the lock");
+    }
+    return true;
+  };
+}
+
 Deno.test("a capture written by a worker stores exactly what one written inline stores", async () => {
   const inline = await makeWorld({ fixtures: ["claude", "codex", "opencode"] });
   const worker = await makeWorld({ fixtures: ["claude", "codex", "opencode"] });
   try {
+    writeExtra(inline);
+    const extra = writeExtra(worker);
     const markersPath = join(worker.dir, "markers.log");
     const markers = createStageMarkers({ path: markersPath, root: worker.dir });
     const a = await captureWith(inline, INLINE);
-    const b = await captureWith(worker, WORKER, { markers: markers.operation("capture") });
+    const b = await captureWith(worker, WORKER, {
+      markers: markers.operation("capture"),
+      ingestEnabled: holdWhenStarted(worker, 300),
+    });
     assert.equal(a.writer, "inline");
     assert.equal(b.writer, "worker");
     assert.ok(a.records > 100, `${a.records} records`);
@@ -90,11 +166,12 @@ Deno.test("a capture written by a worker stores exactly what one written inline 
       b.empty.map((p) => p.replace(worker.dir, "")),
       a.empty.map((p) => p.replace(inline.dir, "")),
     );
-    const expected = dump(inline);
-    const actual = dump(worker);
-    for (const table of Object.keys(expected)) {
-      assert.deepEqual(actual[table], expected[table], table);
-    }
+    const same = () => {
+      const expected = dump(inline);
+      const actual = dump(worker);
+      for (const table of Object.keys(expected)) sameRows(table, actual[table]!, expected[table]!);
+    };
+    same();
 
     // Every batch handed to the worker is a capture.batch step with an index.write inside,
     // each closed once the worker reported the commit.
@@ -108,6 +185,22 @@ Deno.test("a capture written by a worker stores exactly what one written inline 
     }
     assert.equal(count("index.write", "start"), count("capture.batch", "start"));
 
+    // Appends, and a transcript rewritten shorter (a new generation, written by the capture's
+    // own connection while batches of the files before it are in flight).
+    for (const world of [inline, worker]) {
+      const { giant, short } = world === worker ? extra : writeExtraPaths(world);
+      let more = "";
+      for (let i = 10; i < 250; i++) more += claudeLine(`g${i}`, `appended afterwards ${i}`);
+      Deno.writeTextFileSync(giant, more, { append: true });
+      Deno.writeTextFileSync(short, claudeLine("s9", "rewritten"));
+    }
+    const c = await captureWith(inline, INLINE);
+    const d = await captureWith(worker, WORKER, { ingestEnabled: holdWhenStarted(worker, 300) });
+    assert.equal(d.writer, "worker");
+    assert.deepEqual(d.generations.map((g) => g.reason), c.generations.map((g) => g.reason));
+    assert.equal(d.generations.length, 1);
+    same();
+
     // Captured again, nothing is new: the worker left every cursor where inline capture does.
     const again = await captureWith(worker, WORKER);
     assert.equal(again.records, 0);
@@ -118,17 +211,25 @@ Deno.test("a capture written by a worker stores exactly what one written inline 
   }
 });
 
+function writeExtraPaths(world: World): { giant: string; short: string } {
+  const dir = join(world.claude, "projects", "-tmp-extra");
+  return { giant: join(dir, "a-giant.jsonl"), short: join(dir, "b-short.jsonl") };
+}
+
 Deno.test("a batch the worker cannot write fails the capture, and no batch after it lands", async () => {
   const reference = await makeWorld({ fixtures: ["claude", "codex"] });
   const world = await makeWorld({ fixtures: ["claude", "codex"] });
   try {
-    await captureWith(reference, INLINE);
+    // Every line parsed in memory: no streamed line writes on the capture's own connection.
+    const inMemory = { maxLine: 8 * 1024 * 1024 };
+    await captureWith(reference, { ...INLINE, ...inMemory });
     const dbPath = join(world.data, "history.db");
     const markersPath = join(world.dir, "markers.log");
     const markers = createStageMarkers({ path: markersPath, root: world.dir });
-    // Another writer takes the store a few batches in and holds it: the worker's next batch
-    // times out on the lock while later ones are already handed over.
-    let holder: DatabaseSync | null = null;
+    // Another writer takes the store a few batches in and holds it for 150 ms: the worker's
+    // next batch gives up on the lock after 100 ms; the one behind it would get the lock at
+    // 150 ms, and must be refused instead.
+    const hold = holdWhenStarted(world, 150, 6);
     let checks = 0;
     const ctx = loadContext({ env: world.env });
     const store = HistoryStore.open({ path: dbPath, root: world.data, busyTimeoutMs: 100 });
@@ -137,23 +238,14 @@ Deno.test("a batch the worker cannot write fails the capture, and no batch after
         () =>
           ingest(store, ctx, {
             now: () => NOW,
-            limits: WORKER,
+            limits: { ...WORKER, ...inMemory },
             markers: markers.operation("capture"),
-            ingestEnabled: () => {
-              if (++checks === 6) {
-                holder = new DatabaseSync(dbPath);
-                holder.exec("PRAGMA busy_timeout = 10000"); // waits out the batch being written
-                holder.exec("BEGIN IMMEDIATE");
-              }
-              return true;
-            },
+            ingestEnabled: () => hold() && ++checks > 0,
           }),
         StoreLockedError,
       );
     } finally {
       store.close();
-      (holder as DatabaseSync | null)?.exec("ROLLBACK");
-      (holder as DatabaseSync | null)?.close();
     }
     assert.ok(checks >= 6, `the capture stopped after ${checks} batch checks`);
     const events = markerEvents(markersPath);
@@ -192,16 +284,21 @@ Deno.test("a batch the worker cannot write fails the capture, and no batch after
     }
 
     // The next capture takes up exactly where the last committed batch left off.
-    await captureWith(world, WORKER);
+    await captureWith(world, { ...WORKER, ...inMemory });
     const expected = dump(reference);
     const actual = dump(world);
     for (const table of ["records", "conversations", "recordKeys", "drift"]) {
       assert.equal(actual[table]!.length, expected[table]!.length, table);
     }
-    assert.deepEqual(
-      (actual.records as { raw: Uint8Array }[]).map((r) => r.raw),
-      (expected.records as { raw: Uint8Array }[]).map((r) => r.raw),
-    );
+    // Compared by digest: a failing deepEqual would try to diff every chunk's bytes.
+    const digest = (rows: unknown[]) => {
+      const hash = createHash("sha256");
+      for (const row of rows as { source_id: number; offset: number; raw: Uint8Array }[]) {
+        hash.update(`${row.source_id}:${row.offset}:`).update(row.raw);
+      }
+      return hash.digest("hex");
+    };
+    assert.equal(digest(actual.records!), digest(expected.records!));
   } finally {
     await reference.cleanup();
     await world.cleanup();

@@ -302,6 +302,61 @@ Deno.test("an oversized line is streamed in chunks, stored whole and searchable 
   }
 });
 
+Deno.test("an oversized line still being written is streamed once whole, from its start", async () => {
+  const world = await makeWorld();
+  try {
+    const dir = join(world.claude, "projects", "-tmp-p");
+    Deno.mkdirSync(dir, { recursive: true });
+    const file = join(dir, "s1.jsonl");
+    const line = (id: string, text: string) =>
+      JSON.stringify({
+        type: "user",
+        sessionId: "s1",
+        uuid: id,
+        timestamp: "2026-01-01T00:00:00Z",
+        message: { role: "user", content: text },
+      }) + "\n";
+    const first = line("u1", "a first short question");
+    const giant = line("u2", `larkspur ${"gravel ".repeat(5_000)} quarrystone`);
+    // The giant line is half written: no newline yet.
+    writeFileSync(file, first + giant.slice(0, 20_000));
+    const limits = { maxLine: 4096 };
+    const ctx = loadContext({ env: world.env });
+    const run = async () => {
+      const store = openStore(ctx);
+      try {
+        return await ingest(store, ctx, { limits });
+      } finally {
+        store.close();
+      }
+    };
+    const before = await run();
+    assert.equal(before.records, 1);
+    const cursor = withStore(
+      world,
+      (store) =>
+        (store.db.prepare("SELECT cursor FROM sources WHERE locator = ?").get(file) as {
+          cursor: number;
+        }).cursor,
+    );
+    assert.equal(cursor, Buffer.byteLength(first), "the cursor waits at the unfinished line");
+
+    appendFileSync(file, giant.slice(20_000));
+    const after = await run();
+    assert.ok(after.records >= 1);
+    const gens = rawBySource(world).get(file)!;
+    assert.ok(Buffer.from(joinRaw(gens.get(1)!)).equals(readFileSync(file)));
+    const hits = withStore(
+      world,
+      (store, ctx) => search(store, ADAPTERS, redactorFor(ctx), { query: "quarrystone" }).hits,
+    );
+    assert.equal(hits.length, 1);
+    assert.equal((await run()).records, 0);
+  } finally {
+    await world.cleanup();
+  }
+});
+
 Deno.test("a full disk fails the batch cleanly and the next run captures everything once", async () => {
   const world = await makeWorld({ fixtures: ["claude"] });
   try {
