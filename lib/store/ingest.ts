@@ -108,6 +108,11 @@ export interface CaptureOptions {
   onDiscovered?: (sources: { adapter: Adapter; ref: SourceRef }[]) => void;
   /** Stage markers for discovery, each batch and each index write (none when absent). */
   markers?: Operation;
+  /**
+   * Starts the writer of a large capture (`Limits.workerFrom`), or gives null to write inline.
+   * Default: a worker with its own connection (`WorkerBatchWriter.start`).
+   */
+  startWriter?: (store: HistoryStore, op: Operation) => Promise<BatchWriter | null>;
 }
 
 /** Runs steps without markers. */
@@ -915,7 +920,8 @@ class Capture {
     this.#workerConsidered = true;
     const left = this.#progress.bytesTotal - this.#bytesRead;
     if (left < this.#limits.workerFrom || this.#store.db.isTransaction) return;
-    const worker = await WorkerBatchWriter.start(this.#store, this.#op);
+    const start = this.#o.startWriter ?? ((store, op) => WorkerBatchWriter.start(store, op));
+    const worker = await start(this.#store, this.#op);
     if (!worker) return;
     this.#writer = worker;
     this.#summary.writer = "worker";

@@ -13,12 +13,13 @@ import { loadContext } from "../../../lib/context.ts";
 import { HistoryStore, StoreLockedError } from "../../../lib/store/db.ts";
 import type { Limits } from "../../../lib/store/ingest.ts";
 import { decodeRaw } from "../../../lib/store/_raw.ts";
-import { WorkerBatchWriter } from "../../../lib/store/_batch_writers.ts";
+import { type BatchWriter, WorkerBatchWriter } from "../../../lib/store/_batch_writers.ts";
 import type { BatchPayload, BatchRecord } from "../../../lib/store/_batch_write.ts";
-import { createStageMarkers } from "../../../lib/stage_markers.ts";
+import { createStageMarkers, type Operation } from "../../../lib/stage_markers.ts";
 import { ingest, makeWorld, removeDir, tempDir, type World } from "../../_helpers.ts";
 
 const NOW = 1_767_000_000_000;
+const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** Small batches, so every fixture set makes many of them. */
 const SMALL: Partial<Limits> = { textBudget: 2048, rawBudget: 16 * 1024, maxLine: 4096 };
 const WORKER: Partial<Limits> = { ...SMALL, workerFrom: 0 };
@@ -215,6 +216,46 @@ function writeExtraPaths(world: World): { giant: string; short: string } {
   const dir = join(world.claude, "projects", "-tmp-extra");
   return { giant: join(dir, "a-giant.jsonl"), short: join(dir, "b-short.jsonl") };
 }
+
+Deno.test("with batches in flight, lookups and the capture's own writes wait their turn", async () => {
+  // The real worker, with every batch held back 15 ms before it is handed over: capture reads
+  // on with batches in flight, so OpenCode parts look up messages that are not committed yet,
+  // and a giant line (streamed on the capture's own connection) follows ordinary lines of its
+  // file that are still in flight.
+  const slow = async (store: HistoryStore, op: Operation): Promise<BatchWriter | null> => {
+    const real = await WorkerBatchWriter.start(store, op);
+    if (!real) return null;
+    let queue: Promise<unknown> = Promise.resolve();
+    return {
+      write: (batch) => {
+        const written = queue.then(() => delay(15)).then(() => real.write(batch));
+        queue = written.catch(() => {});
+        return written;
+      },
+      close: async () => {
+        await queue;
+        await real.close();
+      },
+    };
+  };
+  const inline = await makeWorld({ fixtures: ["claude", "codex", "opencode"] });
+  const worker = await makeWorld({ fixtures: ["claude", "codex", "opencode"] });
+  try {
+    writeExtra(inline);
+    writeExtra(worker);
+    const a = await captureWith(inline, INLINE);
+    const b = await captureWith(worker, WORKER, { startWriter: slow });
+    assert.equal(b.writer, "worker");
+    assert.equal(b.records, a.records);
+    const expected = dump(inline);
+    const actual = dump(worker);
+    for (const table of Object.keys(expected)) sameRows(table, actual[table]!, expected[table]!);
+    assert.equal((await captureWith(worker, WORKER, { startWriter: slow })).records, 0);
+  } finally {
+    await inline.cleanup();
+    await worker.cleanup();
+  }
+});
 
 Deno.test("a batch the worker cannot write fails the capture, and no batch after it lands", async () => {
   const reference = await makeWorld({ fixtures: ["claude", "codex"] });
