@@ -28,6 +28,7 @@ import {
   type BatchResult,
   type ConversationWrite,
   countDrift,
+  type DriftRow,
   FLAG_DRIFT,
   FLAG_INDEXED,
   FLAG_STREAMED,
@@ -41,7 +42,6 @@ import { DEFAULT_LIMITS, type Limits } from "./_limits.ts";
 
 export { FLAG_DRIFT, FLAG_INDEXED, FLAG_STREAMED, FLAG_SUPERSEDED } from "./_batch_write.ts";
 export { DEFAULT_LIMITS, type Limits } from "./_limits.ts";
-export { pathOfLocator } from "../sources/adapter.ts";
 
 /** Progress of a capture, reported after every batch. */
 export interface Progress {
@@ -990,16 +990,7 @@ class Capture {
         partId: d.partId,
         flags: r.flags | (r.text ? FLAG_INDEXED : 0) | flag,
         text: r.text,
-        drift: counted
-          ? {
-            sourceId: r.ctx.sourceId,
-            generation: r.ctx.generation,
-            agent: r.ctx.ref.agent,
-            version: d.version ?? "unknown",
-            category: counted.category,
-            detail: counted.detail,
-          }
-          : null,
+        drift: counted ? driftRow(r.ctx, d) : null,
       });
       stored.push(bytes);
       rawLength += bytes.length;
@@ -1317,14 +1308,7 @@ class Capture {
       );
     }
     if (derived.drift) {
-      countDrift(store, {
-        sourceId: ctx.sourceId,
-        generation: ctx.generation,
-        agent: ctx.ref.agent,
-        version: derived.version ?? "unknown",
-        category: derived.drift.category,
-        detail: derived.drift.detail,
-      });
+      countDrift(store, driftRow(ctx, derived));
       this.#countDriftSeen(ctx, derived);
     }
     if (!derived.drift && derived.conversation) ctx.recognised = true;
@@ -1467,6 +1451,18 @@ interface Job {
 }
 
 const EMPTY = new Uint8Array(0);
+
+/** The drift count a drift record adds to (by source generation, agent version and kind). */
+function driftRow(ctx: SourceCtx, d: Derived): DriftRow {
+  return {
+    sourceId: ctx.sourceId,
+    generation: ctx.generation,
+    agent: ctx.ref.agent,
+    version: d.version ?? "unknown",
+    category: d.drift!.category,
+    detail: d.drift!.detail,
+  };
+}
 
 /** The conversation rows a batch's deltas upsert. */
 function conversationWrites(deltas: Map<string, ConversationDelta>): ConversationWrite[] {
