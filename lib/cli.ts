@@ -112,6 +112,8 @@ export interface Io {
   err(text: string): void;
   /** True when stdout is a terminal that may show colour. */
   color: boolean;
+  /** True when stdout is a terminal (`show --raw` then shows its bytes through the filter). */
+  outIsTerminal: boolean;
   /** True when stderr is a terminal (progress bars go there). */
   errIsTerminal: boolean;
 }
@@ -125,6 +127,7 @@ export function stdio(): Io {
     outBytes: (bytes) => writeAll(Deno.stdout, bytes),
     err: (text) => writeAll(Deno.stderr, encoder.encode(text)),
     color: !noColor && Deno.stdout.isTerminal(),
+    outIsTerminal: Deno.stdout.isTerminal(),
     errIsTerminal: Deno.stderr.isTerminal(),
   };
 }

@@ -105,6 +105,7 @@ export function captureIo(): Io & {
     outBytes: (bytes) => chunks.push(bytes.slice()),
     err: (text) => (err += text),
     color: false,
+    outIsTerminal: false,
     errIsTerminal: false,
     stdout: () => out,
     stderr: () => err,
