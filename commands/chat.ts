@@ -16,6 +16,7 @@ import {
 } from "../lib/cli.ts";
 import { loadContext } from "../lib/context.ts";
 import { ChatSession, chatSetup, converse } from "../lib/chat.ts";
+import { safeIo } from "./_terminal/safe_io.ts";
 
 export const spec = defineCommand({
   name: "chat",
@@ -37,9 +38,11 @@ export const spec = defineCommand({
 /** Runs `chat` with `args`; returns the exit status. */
 export async function main(
   args: string[],
-  io: Io = stdio(),
+  terminal: Io = stdio(),
   env: Env = Deno.env,
 ): Promise<number> {
+  // Replies, titles and notes may carry what a model or a transcript wrote; nothing is styled.
+  const io = safeIo(terminal);
   return await runCommand(spec.name, io, async () => {
     const { values, positionals } = parseCommand(spec, args);
     if (values.help) {

@@ -14,10 +14,12 @@ import {
   UsageError,
 } from "../lib/cli.ts";
 import { ChatSession, chatSetup, describeCompaction } from "../lib/chat.ts";
-import { loadContext } from "../lib/context.ts";
+import { loadContext, redactorFor } from "../lib/context.ts";
 import type { Env } from "../lib/env.ts";
 import { projectOf } from "../lib/paths.ts";
 import { findRow, pickerRows, withHistoryStore } from "../lib/resume.ts";
+import { safeIo } from "./_terminal/safe_io.ts";
+import { safeJson } from "./_terminal/safe_json.ts";
 
 export const spec = defineCommand({
   name: "compact",
@@ -40,9 +42,11 @@ export const spec = defineCommand({
 /** Runs `compact` with `args`; returns the exit status. */
 export async function main(
   args: string[],
-  io: Io = stdio(),
+  terminal: Io = stdio(),
   env: Env = Deno.env,
 ): Promise<number> {
+  // Titles, ids and directories shown here may come from transcripts; nothing is styled.
+  const io = safeIo(terminal);
   return await runCommand(spec.name, io, async () => {
     const { values, positionals } = parseCommand(spec, args);
     if (values.help) {
@@ -55,7 +59,10 @@ export async function main(
     const setup = chatSetup(ctx, { incognito: false });
     const project = projectOf(ctx.cwd);
     const row = withHistoryStore(ctx, (store) => {
-      const { rows, corrupt } = pickerRows(setup.persistence.store, project, store);
+      const { rows, corrupt } = pickerRows(setup.persistence.store, project, {
+        store,
+        redact: redactorFor(ctx),
+      });
       return findRow(rows, id, "compact", corrupt);
     });
     if (!row.record) {
@@ -64,7 +71,7 @@ export async function main(
     const { session } = ChatSession.resume({ ...setup.options, cwd: row.record.cwd }, row.record);
     const result = await session.compact({ noSnapshot: values["no-snapshot"] === true });
     for (const warning of setup.persistence.takeWarnings()) io.err(`warning: ${warning}\n`);
-    if (values.json) io.out(JSON.stringify({ session: session.id, ...result }) + "\n");
+    if (values.json) io.out(safeJson({ session: session.id, ...result }) + "\n");
     else io.out(describeCompaction(result));
     return EXIT.ok;
   });

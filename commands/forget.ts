@@ -14,11 +14,14 @@ import {
   styler,
   UsageError,
 } from "../lib/cli.ts";
-import { loadContext, openStore } from "../lib/context.ts";
+import { loadContext, openStore, redactorFor } from "../lib/context.ts";
 import type { Env } from "../lib/env.ts";
 import { projectOf, resolveFromUser } from "../lib/paths.ts";
 import { forget, type ForgetCriteria } from "../lib/store/forget.ts";
 import { parseWhen } from "../lib/when.ts";
+import { safeIo } from "./_terminal/safe_io.ts";
+import { safeJson } from "./_terminal/safe_json.ts";
+import { safeText } from "./_terminal/safe_text.ts";
 
 export const spec = defineCommand({
   name: "forget",
@@ -48,7 +51,7 @@ export async function main(
   io: Io = stdio(),
   env: Env = Deno.env,
 ): Promise<number> {
-  return await runCommand(spec.name, io, () => {
+  return await runCommand(spec.name, safeIo(io), () => {
     const { values, positionals } = parseCommand(spec, args);
     if (values.help) {
       io.out(helpText(spec));
@@ -75,9 +78,10 @@ export async function main(
       const result = forget(store, criteria, {
         dryRun: values["dry-run"] === true,
         now: ctx.now(),
+        redact: redactorFor(ctx),
       });
       if (values.json) {
-        io.out(JSON.stringify(result) + "\n");
+        io.out(safeJson(result) + "\n");
         return EXIT.ok;
       }
       const s = styler(io.color);
@@ -86,10 +90,10 @@ export async function main(
         return EXIT.ok;
       }
       for (const item of result.conversations) {
-        const via = item.via ? s.dim(` (subagent of ${item.via})`) : "";
+        const via = item.via ? s.dim(` (subagent of ${safeText(item.via)})`) : "";
         io.out(
-          `${result.dryRun ? "would forget" : "forgot"}  ${s.cyan(item.conversation)}  ${
-            item.title ?? ""
+          `${result.dryRun ? "would forget" : "forgot"}  ${s.cyan(safeText(item.conversation))}  ${
+            safeText(item.title ?? "")
           }${via}\n`,
         );
       }

@@ -14,7 +14,7 @@ import {
   stdio,
   UsageError,
 } from "../lib/cli.ts";
-import { gateFor, loadContext } from "../lib/context.ts";
+import { gateFor, loadContext, redactorFor } from "../lib/context.ts";
 import { ChatSession, chatSetup, converse } from "../lib/chat.ts";
 import { projectOf } from "../lib/paths.ts";
 import {
@@ -25,6 +25,7 @@ import {
   withHistoryStore,
 } from "../lib/resume.ts";
 import { type SessionRecord, SessionStore } from "../lib/store/sessions.ts";
+import { safeIo } from "./_terminal/safe_io.ts";
 
 export const spec = defineCommand({
   name: "fork",
@@ -45,9 +46,11 @@ export const spec = defineCommand({
 /** Runs `fork` with `args`; returns the exit status. */
 export async function main(
   args: string[],
-  io: Io = stdio(),
+  terminal: Io = stdio(),
   env: Env = Deno.env,
 ): Promise<number> {
+  // Titles, ids and directories shown here may come from transcripts; nothing is styled.
+  const io = safeIo(terminal);
   return await runCommand(spec.name, io, async () => {
     const { values, positionals } = parseCommand(spec, args);
     if (values.help) {
@@ -65,7 +68,7 @@ export async function main(
     const setup = open ? chatSetup(ctx, { incognito }) : undefined;
 
     const fork = withHistoryStore(ctx, (store): SessionRecord => {
-      const { rows, corrupt } = pickerRows(sessions, project, store);
+      const { rows, corrupt } = pickerRows(sessions, project, { store, redact: redactorFor(ctx) });
       const row = findRow(rows, id, "fork", corrupt);
       if (row.manifest) {
         throw new Error(

@@ -23,6 +23,9 @@ import type { CaptureSummary, Progress } from "../lib/store/ingest.ts";
 import { describeDrift } from "../lib/store/status.ts";
 import { captureState, progressView } from "../lib/status.ts";
 import { watch } from "../lib/watch.ts";
+import { safeIo } from "./_terminal/safe_io.ts";
+import { safeJson } from "./_terminal/safe_json.ts";
+import { safeText } from "./_terminal/safe_text.ts";
 
 export const spec = defineCommand({
   name: "reindex",
@@ -61,7 +64,7 @@ export async function main(
   io: Io = stdio(),
   env: Env = Deno.env,
 ): Promise<number> {
-  return await runCommand(spec.name, io, async () => {
+  return await runCommand(spec.name, safeIo(io), async () => {
     const { values } = parseCommand(spec, args);
     if (values.help) {
       io.out(helpText(spec));
@@ -133,16 +136,16 @@ function report(
       return EXIT.ok;
     case "latched":
       io.err(
-        `error: capture stopped after a failure on ${
-          new Date(result.failure.at).toISOString()
-        }: ${result.failure.message}\n` +
+        `error: capture stopped after a failure on ${new Date(result.failure.at).toISOString()}: ${
+          safeText(result.failure.message)
+        }\n` +
           `Fix the cause, then run "logbook reindex --retry".\n`,
       );
       return EXIT.failure;
     case "captured": {
       const { summary } = result;
       if (options.json) {
-        io.out(JSON.stringify({ status: "captured", rebuilt: result.rebuilt, ...summary }) + "\n");
+        io.out(safeJson({ status: "captured", rebuilt: result.rebuilt, ...summary }) + "\n");
       } else if (!options.quiet) {
         if (result.rebuilt !== null) {
           io.out(`Rebuilt the index and conversations from ${result.rebuilt} raw records\n`);
@@ -151,7 +154,7 @@ function report(
       }
       for (const line of warnings(summary)) io.err(`${s.yellow("warning:")} ${line}\n`);
       for (const e of summary.errors) {
-        io.err(`${s.red("error:")} cannot read "${e.locator}": ${e.message}\n`);
+        io.err(`${s.red("error:")} ${sourceError(e)}\n`);
       }
       return summary.errors.length ? EXIT.failure : EXIT.ok;
     }
@@ -176,15 +179,15 @@ async function watchMode(
     redact: redactorFor(ctx),
     signal,
     onCapture: (summary) => {
-      if (options.json) io.out(JSON.stringify({ status: "captured", ...summary }) + "\n");
+      if (options.json) io.out(safeJson({ status: "captured", ...summary }) + "\n");
       else if (!options.quiet && summary.records) io.out(summaryLine(summary) + "\n");
       for (const line of warnings(summary)) io.err(`${s.yellow("warning:")} ${line}\n`);
       for (const e of summary.errors) {
-        io.err(`${s.red("error:")} cannot read "${e.locator}": ${e.message}\n`);
+        io.err(`${s.red("error:")} ${sourceError(e)}\n`);
       }
     },
     onNote: (note) => {
-      if (!options.quiet) io.err(`${note}\n`);
+      if (!options.quiet) io.err(`${safeText(note)}\n`);
     },
   });
   return EXIT.ok;
@@ -208,7 +211,10 @@ export function summaryLine(summary: CaptureSummary): string {
   return line;
 }
 
-/** Warning lines for a capture: drift, empty sources, new generations, skipped files. */
+/**
+ * Warning lines for a capture: drift, empty sources, new generations, skipped files. Ready for a
+ * terminal: drift names and paths come from the transcripts, so each line passes the filter.
+ */
 export function warnings(summary: CaptureSummary): string[] {
   const lines = summary.drift.map(describeDrift);
   for (const path of summary.empty) {
@@ -217,7 +223,12 @@ export function warnings(summary: CaptureSummary): string[] {
   for (const skipped of Object.entries(summary.skipped)) {
     lines.push(`${count(skipped[1], "file")} skipped: ${skipped[0]}`);
   }
-  return lines;
+  return lines.map((line) => safeText(line));
+}
+
+/** The line for a source that could not be read, its parts filtered. */
+export function sourceError(e: { locator: string; message: string }): string {
+  return `cannot read "${safeText(e.locator)}": ${safeText(e.message)}`;
 }
 
 function count(n: number, noun: string): string {
@@ -263,7 +274,7 @@ function printStatus(ctx: Context, io: Io, json: boolean): number {
   }
   const { phase, offReason, latched } = capture;
   if (json) {
-    io.out(JSON.stringify({ phase, capture: on, offReason, latched, ...status }) + "\n");
+    io.out(safeJson({ phase, capture: on, offReason, latched, ...status }) + "\n");
     return EXIT.ok;
   }
   const lines: string[] = [];
@@ -306,7 +317,8 @@ function printStatus(ctx: Context, io: Io, json: boolean): number {
       }`,
     );
   } else lines.push("last run: never");
-  io.out(lines.join("\n") + "\n");
+  // No styling here, and every line may carry transcript text: the whole report is filtered.
+  io.out(safeText(lines.join("\n"), { multiline: true }) + "\n");
   return EXIT.ok;
 }
 

@@ -14,10 +14,11 @@ import {
   stdio,
   UsageError,
 } from "../lib/cli.ts";
-import { gateFor, loadContext } from "../lib/context.ts";
+import { gateFor, loadContext, redactorFor } from "../lib/context.ts";
 import { projectOf } from "../lib/paths.ts";
 import { findRow, pickerRows, withHistoryStore } from "../lib/resume.ts";
 import { cleanTitle, SessionStore } from "../lib/store/sessions.ts";
+import { safeIo } from "./_terminal/safe_io.ts";
 
 export const spec = defineCommand({
   name: "rename",
@@ -37,9 +38,11 @@ export const spec = defineCommand({
 /** Runs `rename` with `args`; returns the exit status. */
 export async function main(
   args: string[],
-  io: Io = stdio(),
+  terminal: Io = stdio(),
   env: Env = Deno.env,
 ): Promise<number> {
+  // Titles, ids and directories shown here may come from transcripts; nothing is styled.
+  const io = safeIo(terminal);
   return await runCommand(spec.name, io, () => {
     const { values, positionals } = parseCommand(spec, args);
     if (values.help) {
@@ -57,7 +60,10 @@ export async function main(
     const row = withHistoryStore(
       ctx,
       (store) => {
-        const { rows, corrupt } = pickerRows(sessions, project, store);
+        const { rows, corrupt } = pickerRows(sessions, project, {
+          store,
+          redact: redactorFor(ctx),
+        });
         return findRow(rows, id, "rename", corrupt);
       },
     );

@@ -14,7 +14,7 @@ import {
   stdio,
   UsageError,
 } from "../lib/cli.ts";
-import { type Context, gateFor, loadContext } from "../lib/context.ts";
+import { type Context, gateFor, loadContext, redactorFor } from "../lib/context.ts";
 import { ChatSession, chatSetup, converse } from "../lib/chat.ts";
 import { projectOf } from "../lib/paths.ts";
 import {
@@ -32,6 +32,8 @@ import {
   withHistoryStore,
 } from "../lib/resume.ts";
 import { SessionStore } from "../lib/store/sessions.ts";
+import { safeIo } from "./_terminal/safe_io.ts";
+import { safeText } from "./_terminal/safe_text.ts";
 
 export const spec = defineCommand({
   name: "resume",
@@ -57,9 +59,11 @@ export const spec = defineCommand({
 /** Runs `resume` with `args`; returns the exit status. */
 export async function main(
   args: string[],
-  io: Io = stdio(),
+  terminal: Io = stdio(),
   env: Env = Deno.env,
 ): Promise<number> {
+  // Titles, ids and directories shown here come from transcripts; nothing is styled.
+  const io = safeIo(terminal);
   return await runCommand(spec.name, io, async () => {
     const { values, positionals } = parseCommand(spec, args);
     if (values.help) {
@@ -80,7 +84,7 @@ export async function main(
     const project = projectOf(ctx.cwd);
     const sessions = new SessionStore(ctx.paths, { incognito });
     const listed = withHistoryStore(ctx, (store, problem): Rows => ({
-      ...pickerRows(sessions, project, store),
+      ...pickerRows(sessions, project, { store, redact: redactorFor(ctx) }),
       ...(problem ? { storeProblem: problem } : {}),
     }));
     reportLeftOut(io, listed);
@@ -99,7 +103,7 @@ export async function main(
       if (listed.rows.length === 0) throw new Error(`No sessions to resume in "${project.root}"`);
       const gate = gateFor(ctx);
       row = await pickRow(listed.rows, ctx.now(), {
-        redact: (text) => gate.redact(text, { destination: "display" }).text,
+        shown: (text) => safeText(gate.redact(text, { destination: "display" }).text),
       });
       if (!row) {
         io.err("Nothing resumed\n");

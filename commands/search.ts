@@ -20,6 +20,9 @@ import { homeDir } from "../lib/paths.ts";
 import { ADAPTERS } from "../lib/sources/mod.ts";
 import { search, type SearchHit } from "../lib/store/search.ts";
 import { markSnippet } from "../lib/store/_text.ts";
+import { safeIo } from "./_terminal/safe_io.ts";
+import { safeJson } from "./_terminal/safe_json.ts";
+import { safeText } from "./_terminal/safe_text.ts";
 
 export const spec = defineCommand({
   name: "search",
@@ -65,7 +68,7 @@ export async function main(
   io: Io = stdio(),
   env: Env = Deno.env,
 ): Promise<number> {
-  return await runCommand(spec.name, io, () => {
+  return await runCommand(spec.name, safeIo(io), () => {
     const { values, positionals } = parseCommand(spec, args);
     if (values.help) {
       io.out(helpText(spec));
@@ -112,7 +115,7 @@ export async function main(
         io.err("note: the query is not valid FTS5 syntax; used a literal substring scan\n");
       }
       if (values.json) {
-        for (const hit of result.hits) io.out(JSON.stringify(hit) + "\n");
+        for (const hit of result.hits) io.out(safeJson(hit) + "\n");
       } else {
         const home = homeDir(env);
         result.hits.forEach((hit, i) =>
@@ -133,10 +136,15 @@ function renderHit(hit: SearchHit, ranges: [number, number][], io: Io, home?: st
   let project = hit.project ?? hit.cwd ?? "-";
   if (home && project.startsWith(home + "/")) project = "~" + project.slice(home.length);
   const what = hit.role ? `${hit.kind}/${hit.role}` : hit.kind;
-  const header = `${s.dim(when)}  ${hit.agent}  ${project}  ${s.cyan(hit.conversation)}  ${
-    s.dim(`${what} #${hit.record}`)
-  }`;
-  const snippet = markSnippet({ text: hit.snippet, ranges }, s.highlight);
+  // Every part that came from a transcript is filtered before it is styled.
+  const header = `${s.dim(safeText(when))}  ${safeText(hit.agent)}  ${safeText(project)}  ${
+    s.cyan(safeText(hit.conversation))
+  }  ${s.dim(safeText(`${what} #${hit.record}`))}`;
+  const snippet = markSnippet(
+    { text: hit.snippet, ranges },
+    (text) => s.highlight(safeText(text)),
+    safeText,
+  );
   return `${header}\n  ${snippet}\n\n`;
 }
 

@@ -24,6 +24,9 @@ import {
   type RecordJson,
 } from "../lib/store/conversations.ts";
 import { TextDeriver } from "../lib/store/records.ts";
+import { safeIo } from "./_terminal/safe_io.ts";
+import { safeJson } from "./_terminal/safe_json.ts";
+import { safeText } from "./_terminal/safe_text.ts";
 
 export const spec = defineCommand({
   name: "show",
@@ -39,7 +42,7 @@ export const spec = defineCommand({
   optionHelp: [
     ["--after RECORD", "start after this record id (the `next` of the previous page)"],
     ["--limit N", "at most N records per page (default 100; a page also stops near 512 KiB)"],
-    ["--raw", "print the exact captured bytes of the page instead"],
+    ["--raw", "print the exact captured bytes instead (on a terminal, controls shown visibly)"],
     ["--json", 'one object: {"conversation", "records" (raw in base64), "next"}'],
     ["-h, --help", "show this help"],
   ],
@@ -53,7 +56,7 @@ export async function main(
   io: Io = stdio(),
   env: Env = Deno.env,
 ): Promise<number> {
-  return await runCommand(spec.name, io, () => {
+  return await runCommand(spec.name, safeIo(io), () => {
     const { values, positionals } = parseCommand(spec, args);
     if (values.help) {
       io.out(helpText(spec));
@@ -76,27 +79,32 @@ export async function main(
       const paging = { ...(after !== undefined ? { after } : {}), ...(limit ? { limit } : {}) };
       if (values.raw) {
         const { rows, next } = pageRows(store, conversation.id, paging);
-        for (const row of rows) io.outBytes(row.raw);
-        if (next !== null) io.err(`more: logbook show ${conversation.key} --raw --after ${next}\n`);
+        if (io.outIsTerminal) printRawOnTerminal(rows.map((row) => row.raw), io);
+        else for (const row of rows) io.outBytes(row.raw);
+        if (next !== null) {
+          io.err(`more: logbook show ${safeText(conversation.key)} --raw --after ${next}\n`);
+        }
         return EXIT.ok;
       }
       const deriver = new TextDeriver(store, ADAPTERS, redactorFor(ctx));
       const page = pageConversation(store, deriver, conversation, paging);
       if (values.json) {
-        io.out(JSON.stringify(page) + "\n");
+        io.out(safeJson(page) + "\n");
         return EXIT.ok;
       }
       const s = styler(io.color);
       const c = page.conversation;
       if (after === undefined) {
         io.out(
-          `${s.bold(c.title ?? c.id)}\n${
-            s.dim(`${c.id}  ${c.agent}  ${c.cwd ?? c.project ?? ""}`)
+          `${s.bold(safeText(c.title ?? c.id))}\n${
+            s.dim(safeText(`${c.id}  ${c.agent}  ${c.cwd ?? c.project ?? ""}`))
           }\n\n`,
         );
       }
       for (const record of page.records) io.out(renderRecord(record, io));
-      if (page.next !== null) io.err(`more: logbook show ${c.id} --after ${page.next}\n`);
+      if (page.next !== null) {
+        io.err(`more: logbook show ${safeText(c.id)} --after ${page.next}\n`);
+      }
       return EXIT.ok;
     } finally {
       store.close();
@@ -112,7 +120,7 @@ function renderRecord(record: RecordJson, io: Io): string {
   const s = styler(io.color);
   const when = record.timestamp ? record.timestamp.slice(11, 16) : "     ";
   if (FOLDED.has(record.kind)) {
-    const line = record.text.replace(/\s+/g, " ").trim();
+    const line = safeText(record.text.replace(/\s+/g, " ").trim());
     const cut = line.length > 110 ? `${line.slice(0, 109)}…` : line;
     const mark = record.kind === "tool_call" ? "▸" : record.kind === "tool_result" ? "◂" : "·";
     return s.dim(`${when} ${mark} ${record.kind}: ${cut}`) + "\n";
@@ -123,8 +131,22 @@ function renderRecord(record: RecordJson, io: Io): string {
     ? "thinking"
     : record.kind;
   const label = who === "assistant" ? s.green(who) : who === "user" ? s.cyan(who) : s.yellow(who);
-  const body = record.kind === "reasoning" ? s.dim(record.text.trim()) : record.text.trim();
+  const text = safeText(record.text.trim(), { multiline: true });
+  const body = record.kind === "reasoning" ? s.dim(text) : text;
   return `${s.dim(when)} ${s.bold(label)}\n${body}\n\n`;
+}
+
+/**
+ * A page's raw bytes meant for a terminal: decoded as UTF-8 as one text (a character or a CRLF
+ * split between two records stays whole; a page is bounded) and shown through the filter, so a
+ * transcript cannot drive the terminal. A pipe or a file gets the exact bytes.
+ */
+function printRawOnTerminal(chunks: Uint8Array[], io: Io): void {
+  const decoder = new TextDecoder();
+  let text = "";
+  for (const chunk of chunks) text += decoder.decode(chunk, { stream: true });
+  text += decoder.decode();
+  io.out(safeText(text, { multiline: true }));
 }
 
 if (import.meta.main) Deno.exit(await main(Deno.args));

@@ -25,6 +25,8 @@ import { storeStatus } from "../lib/store/status.ts";
 import { summaryLine, warnings } from "./reindex.ts";
 import { discoverContext } from "../lib/capture.ts";
 import { dashboardToken, listen, parsePort, serveUntilStopped } from "./dashboard.ts";
+import { safeIo } from "./_terminal/safe_io.ts";
+import { safeText } from "./_terminal/safe_text.ts";
 
 export const spec = defineCommand({
   name: "start",
@@ -72,7 +74,7 @@ export async function main(
   env: Env = Deno.env,
   stop?: AbortSignal,
 ): Promise<number> {
-  return await runCommand(spec.name, io, async () => {
+  return await runCommand(spec.name, safeIo(io), async () => {
     const { values } = parseCommand(spec, args);
     if (values.help) {
       io.out(helpText(spec));
@@ -149,7 +151,7 @@ async function captureAndReport(
     } else if (result.status === "off") {
       io.out(`Capture is switched off (${result.reason}); showing what is stored\n`);
     } else if (result.status === "latched") {
-      io.err(`error: capture is stopped after a failure: ${result.failure.message}\n`);
+      io.err(`error: capture is stopped after a failure: ${safeText(result.failure.message)}\n`);
       return EXIT.failure;
     } else {
       io.out(summaryLine(result.summary) + "\n");
@@ -211,9 +213,9 @@ async function demo(io: Io, serve: Serve): Promise<number> {
     io.out(`\nA sample search for ${s.bold(`"${query}"`)}:\n`);
     for (const hit of result.hits) {
       io.out(
-        `  ${s.cyan(hit.conversation)} ${
-          s.dim(`${hit.kind}/${hit.role ?? "-"}`)
-        }\n    ${hit.snippet}\n`,
+        `  ${s.cyan(safeText(hit.conversation))} ${s.dim(`${hit.kind}/${hit.role ?? "-"}`)}\n    ${
+          safeText(hit.snippet)
+        }\n`,
       );
     }
   } finally {

@@ -18,6 +18,9 @@ import { loadContext } from "../lib/context.ts";
 import type { Env } from "../lib/env.ts";
 import { gatherStatus } from "../lib/status.ts";
 import { summaryLine } from "./reindex.ts";
+import { safeIo } from "./_terminal/safe_io.ts";
+import { safeJson } from "./_terminal/safe_json.ts";
+import { safeText } from "./_terminal/safe_text.ts";
 
 export const spec = defineCommand({
   name: "status",
@@ -41,7 +44,7 @@ export async function main(
   io: Io = stdio(),
   env: Env = Deno.env,
 ): Promise<number> {
-  return await runCommand(spec.name, io, async () => {
+  return await runCommand(spec.name, safeIo(io), async () => {
     const { values } = parseCommand(spec, args);
     if (values.help) {
       io.out(helpText(spec));
@@ -50,7 +53,7 @@ export async function main(
     const ctx = loadContext({ env });
     const status = await gatherStatus(ctx);
     if (values.json) {
-      io.out(JSON.stringify(status) + "\n");
+      io.out(safeJson(status) + "\n");
       return EXIT.ok;
     }
     const s = styler(io.color);
@@ -66,11 +69,13 @@ export async function main(
       }`,
     );
     if (c.latched) {
-      lines.push(s.red(`failure: ${c.latched.message} (run "logbook reindex --retry")`));
+      lines.push(s.red(`failure: ${safeText(c.latched.message)} (run "logbook reindex --retry")`));
     }
     if (c.lastRun) {
       const when = new Date(c.lastRun.at).toISOString();
-      const what = c.lastRun.summary ? summaryLine(c.lastRun.summary) : c.lastRun.error ?? "";
+      const what = c.lastRun.summary
+        ? summaryLine(c.lastRun.summary)
+        : safeText(c.lastRun.error ?? "");
       lines.push(`last capture: ${when} ${c.lastRun.ok ? "ok" : s.red("failed")} — ${what}`);
     }
     const store = status.store;
@@ -89,12 +94,15 @@ export async function main(
     } else {
       lines.push('store: none yet (run "logbook reindex")');
     }
-    for (const d of status.drift) lines.push(s.yellow(`drift: ${d}`));
+    // Drift names, paths and messages come from transcripts: filtered before they are styled.
+    for (const d of status.drift) lines.push(s.yellow(`drift: ${safeText(d)}`));
     for (const path of store?.empty ?? []) {
-      lines.push(s.yellow(`warning: "${path}" yielded no conversation from a non-empty file`));
+      lines.push(
+        s.yellow(`warning: "${safeText(path)}" yielded no conversation from a non-empty file`),
+      );
     }
     for (const e of store?.errors ?? []) {
-      lines.push(s.red(`source error: "${e.locator}": ${e.message}`));
+      lines.push(s.red(`source error: "${safeText(e.locator)}": ${safeText(e.message)}`));
     }
     lines.push(
       `snapshots: ${status.snapshots.count} (${
@@ -103,7 +111,7 @@ export async function main(
     );
     lines.push(`sessions: ${status.sessions.count}`);
     for (const bad of status.sessions.corrupt) {
-      lines.push(s.red(`corrupt session record: "${bad.path}": ${bad.reason}`));
+      lines.push(s.red(`corrupt session record: "${safeText(bad.path)}": ${safeText(bad.reason)}`));
     }
     const markers = status.stageMarkers;
     lines.push(

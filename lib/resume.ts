@@ -58,19 +58,21 @@ export interface Rows {
 /**
  * Every session of `project`, newest first: logbook's own records and, when `store` is given,
  * the history store's top-level conversations of the other agents (subagents are not resumable
- * on their own, and logbook's own captured copies are the records themselves).
+ * on their own, and logbook's own captured copies are the records themselves). Titles pass
+ * `redact` (the gate's redaction of anything shown): another agent's is its first prompt.
  */
 export function pickerRows(
   sessions: SessionStore,
   project: Project,
-  store?: HistoryStore,
+  options: { store?: HistoryStore | undefined; redact: (text: string) => string },
 ): Rows {
+  const { store, redact } = options;
   const { sessions: records, corrupt } = sessions.list(project.key);
   const rows: PickerRow[] = records.map((record) => ({
     key: `logbook:${record.id}`,
     agent: "logbook",
     nativeId: record.id,
-    title: record.title || "Untitled session",
+    title: redact(record.title || "Untitled session"),
     updatedAt: Date.parse(record.updatedAt),
     size: new TextEncoder().encode(JSON.stringify(record, null, 2) + "\n").length,
     messages: record.messages.length,
@@ -88,7 +90,7 @@ export function pickerRows(
         key: c.key,
         agent: c.agent,
         nativeId: c.native_id,
-        title: c.title ?? "(untitled)",
+        title: c.title === null ? "(untitled)" : redact(c.title),
         updatedAt: c.last_ts ?? c.first_ts ?? 0,
         size: c.bytes,
         messages: c.message_count,
@@ -201,10 +203,27 @@ export function nativeCommand(row: PickerRow, fallbackCwd: string): NativeComman
   }
 }
 
-/** Quotes a word for a POSIX shell when it needs it. */
+// Characters a terminal acts on (C0, DEL, C1, bidi controls): never printed raw in a command.
+// deno-lint-ignore no-control-regex -- control characters are exactly what is escaped
+const CONTROL = /[\0-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/;
+
+/**
+ * Quotes a word for a POSIX shell when it needs it. A word with control characters (a directory
+ * named by a transcript) is written in `$'…'` quoting with escapes, which bash and zsh read back
+ * exactly and which prints nothing a terminal would act on.
+ */
 function shellQuote(word: string): string {
   if (/^[A-Za-z0-9_@%+=:,./-]+$/.test(word)) return word;
-  return `'${word.replaceAll("'", `'\\''`)}'`;
+  if (!CONTROL.test(word)) return `'${word.replaceAll("'", `'\\''`)}'`;
+  const escaped = [...word].map((c) => {
+    if (c === "\\" || c === "'") return `\\${c}`;
+    if (!CONTROL.test(c)) return c;
+    const code = c.charCodeAt(0);
+    return code < 0x80
+      ? `\\x${code.toString(16).padStart(2, "0")}`
+      : `\\u${code.toString(16).padStart(4, "0")}`;
+  }).join("");
+  return `$'${escaped}'`;
 }
 
 /** The command as a line to paste into a shell, with `cd <dir> &&` when run elsewhere. */
@@ -281,16 +300,17 @@ export const MANIFEST_MARK = "(a manifest run: it cannot be continued; resume <i
 
 /**
  * The interactive picker (filter as you type, Enter picks). Manifest runs are marked and cannot
- * be picked; `redact` passes each row through the gate before it is shown. Resolves to undefined
- * when the user cancels (Ctrl-C, Escape).
+ * be picked. Everything of a row that reaches the terminal passes `shown` first: the caller's
+ * gate and terminal filter (titles and keys come from transcripts). Resolves to undefined when
+ * the user cancels (Ctrl-C, Escape).
  */
 export async function pickRow(
   rows: readonly PickerRow[],
   now: number,
-  options: { message?: string; redact?: (text: string) => string } = {},
+  options: { message?: string; shown: (text: string) => string },
 ): Promise<PickerRow | undefined> {
   const message = options.message ?? "Resume which session? (type to filter)";
-  const shown = options.redact ?? ((text: string) => text);
+  const { shown } = options;
   // Loaded here, so that commands which never show the picker do not load it.
   const { default: search } = await import("@inquirer/search");
   try {
@@ -300,7 +320,8 @@ export async function pickRow(
       source: (term) => {
         const words = (term ?? "").toLowerCase().split(/\s+/).filter(Boolean);
         return rows
-          .map((row) => ({ row, label: shown(rowLabel(row, now)) }))
+          // The title is shown before the label cuts and pads it, so the columns line up.
+          .map((row) => ({ row, label: shown(rowLabel({ ...row, title: shown(row.title) }, now)) }))
           .filter(({ row, label }) => {
             const hay = `${label} ${row.key}`.toLowerCase();
             return words.every((w) => hay.includes(w));
@@ -308,7 +329,7 @@ export async function pickRow(
           .map(({ row, label }) => ({
             value: row,
             name: label,
-            short: row.key,
+            short: shown(row.key),
             ...(row.manifest ? { disabled: MANIFEST_MARK } : {}),
           }));
       },

@@ -9,13 +9,18 @@ export function looksLikeBase64(text: string): boolean {
   return BASE64_RUN.test(text.length > 4096 ? text.slice(0, 4096) : text);
 }
 
-/** The first non-empty line of `text`, cut (at a word where possible) to at most `max` characters. */
-export function titleFrom(text: string, max = 80): string {
+// A title candidate is bounded so that redacting it stays cheap; what the bound cuts off lies far
+// beyond the 80 characters a title keeps, whatever redaction shortens before it.
+const TITLE_LINE_MAX = 4096;
+
+/**
+ * The first non-empty line of `text`, trimmed: a title candidate. Capture redacts it and only
+ * then cuts it (`cutTitle` in the store), so a cut never leaves part of a secret the gate cannot
+ * recognise.
+ */
+export function titleFrom(text: string): string {
   const line = text.split(/\r?\n/).map((l) => l.trim()).find((l) => l.length > 0) ?? "";
-  if (line.length <= max) return line;
-  const cut = line.slice(0, max - 1);
-  const space = cut.lastIndexOf(" ");
-  return `${space > max * 0.6 ? cut.slice(0, space) : cut}…`;
+  return line.length > TITLE_LINE_MAX ? line.slice(0, TITLE_LINE_MAX) : line;
 }
 
 /**

@@ -1,5 +1,5 @@
 // Text the store derives from raw records: index fragments of long text, readable text of a
-// streamed chunk, and snippets with the matched terms marked.
+// streamed chunk, conversation titles, and snippets with the matched terms marked.
 
 /**
  * Splits `text` into exactly `parts` fragments of similar length, cutting at whitespace when
@@ -24,6 +24,16 @@ export function splitFragments(text: string, parts: number): string[] {
   }
   fragments.push(text.slice(start));
   return fragments;
+}
+
+/** A title cut (at a word where possible, never inside a surrogate pair) to at most `max` characters. */
+export function cutTitle(line: string, max = 80): string {
+  if (line.length <= max) return line;
+  let cut = line.slice(0, max - 1);
+  const space = cut.lastIndexOf(" ");
+  if (space > max * 0.6) cut = cut.slice(0, space);
+  else if (/[\ud800-\udbff]$/.test(cut)) cut = cut.slice(0, -1);
+  return `${cut}…`;
 }
 
 const ESCAPES: Record<string, string> = { n: "\n", t: "\t", r: "", '"': '"', "\\": "\\", "/": "/" };
@@ -135,15 +145,19 @@ function termPattern(term: { text: string; prefix: boolean }): RegExp {
   return re;
 }
 
-/** Applies `mark` to each range of a snippet. */
-export function markSnippet(snippet: Snippet, mark: (text: string) => string): string {
+/** Applies `mark` to each range of a snippet, and `plain` to the text between them. */
+export function markSnippet(
+  snippet: Snippet,
+  mark: (text: string) => string,
+  plain: (text: string) => string = (text) => text,
+): string {
   let out = "";
   let at = 0;
   for (const [a, b] of mergeRanges(snippet.ranges)) {
-    out += snippet.text.slice(at, a) + mark(snippet.text.slice(a, b));
+    out += plain(snippet.text.slice(at, a)) + mark(snippet.text.slice(a, b));
     at = b;
   }
-  return out + snippet.text.slice(at);
+  return out + plain(snippet.text.slice(at));
 }
 
 function mergeRanges(ranges: [number, number][]): [number, number][] {

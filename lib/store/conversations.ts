@@ -114,7 +114,10 @@ export function pageRows(
   return { rows, next: more ? rows.at(-1)!.id : null };
 }
 
-/** A page of `conversation` with each record's text derived again from its bytes. */
+/**
+ * A page of `conversation` with each record's text derived again from its bytes; the texts and
+ * the conversation's title pass the deriver's redaction.
+ */
 export function pageConversation(
   store: HistoryStore,
   deriver: TextDeriver,
@@ -123,7 +126,7 @@ export function pageConversation(
 ): Page {
   const { rows, next } = pageRows(store, conversation.id, options);
   return {
-    conversation: conversationJson(conversation),
+    conversation: conversationJson(conversation, (text) => deriver.redact(text)),
     records: rows.map((row) => recordJson(row, deriver)),
     next,
   };

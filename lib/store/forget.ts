@@ -39,18 +39,19 @@ export interface ForgetResult {
 /**
  * Forgets the conversations the criteria select, with their subagents at every depth. With
  * `dryRun` nothing changes. Deleted pages are zeroed (the store runs with secure_delete on), the
- * index is rewritten without them, and freed pages are returned to the file system.
+ * index is rewritten without them, and freed pages are returned to the file system. The titles
+ * listed pass `redact` (the gate's redaction of anything shown).
  */
 export function forget(
   store: HistoryStore,
   criteria: ForgetCriteria,
-  options: { dryRun?: boolean; now?: number } = {},
+  options: { dryRun?: boolean; now?: number; redact: (text: string) => string },
 ): ForgetResult {
   if (!criteria.ids?.length && criteria.project === undefined && criteria.before === undefined) {
     throw new RangeError("Nothing chosen to forget: give conversation ids, a project or a time");
   }
   const selected = select(store, criteria);
-  const items = withDescendants(store, selected);
+  const items = withDescendants(store, selected, options.redact);
   const records = items.reduce((n, i) => n + i.records, 0);
   const bytes = items.reduce((n, i) => n + i.bytes, 0);
   const before = fileBytes(store);
@@ -111,7 +112,11 @@ function select(store: HistoryStore, criteria: ForgetCriteria): ConversationRow[
 }
 
 /** The selected conversations and, at every depth, their subagents (forks stay: they are their own). */
-function withDescendants(store: HistoryStore, selected: ConversationRow[]): ForgetItem[] {
+function withDescendants(
+  store: HistoryStore,
+  selected: ConversationRow[],
+  redact: (text: string) => string,
+): ForgetItem[] {
   const items = new Map<string, ForgetItem>();
   const children = store.stmt("SELECT * FROM conversations WHERE parent_key = ? AND subagent = 1");
   const queue: { row: ConversationRow; via: string | null }[] = selected.map((row) => ({
@@ -124,7 +129,7 @@ function withDescendants(store: HistoryStore, selected: ConversationRow[]): Forg
     items.set(row.key, {
       conversation: row.key,
       agent: row.agent,
-      title: row.title,
+      title: row.title === null ? null : redact(row.title),
       project: row.project_root,
       records: row.record_count,
       bytes: row.bytes,

@@ -19,7 +19,7 @@ import type { Project } from "../paths.ts";
 import { HistoryStore, StoreFullError, StoreLockedError, translateError } from "./db.ts";
 import { type ByteReader, LineReader } from "./_lines.ts";
 import { JsonTextScanner } from "./_json_stream.ts";
-import { splitFragments } from "./_text.ts";
+import { cutTitle, splitFragments } from "./_text.ts";
 import { openSourceReader } from "./_readers.ts";
 import { decodedRow, encodeRaw, FLAG_ZSTD } from "./_raw.ts";
 import {
@@ -1107,7 +1107,8 @@ class Capture {
           !current || d.title.rank > current.rank ||
           (d.title.rank >= 2 && d.title.rank === current.rank)
         ) {
-          delta.title = d.title;
+          // Redacted before it is cut: a cut through a secret would leave a part no shape matches.
+          delta.title = { text: cutTitle(this.#o.redact(d.title.text)), rank: d.title.rank };
         }
       }
     }

@@ -78,13 +78,19 @@ export interface ConversationJson {
   agentVersion: string | null;
 }
 
-/** The printable form of a conversation row. */
-export function conversationJson(row: ConversationRow): ConversationJson {
+/**
+ * The printable form of a conversation row. The title is a transcript's first prompt or summary,
+ * so it passes `redact` (the gate's redaction of anything shown) like every derived text.
+ */
+export function conversationJson(
+  row: ConversationRow,
+  redact: (text: string) => string,
+): ConversationJson {
   return {
     id: row.key,
     agent: row.agent,
     nativeId: row.native_id,
-    title: row.title,
+    title: row.title === null ? null : redact(row.title),
     project: row.project_root,
     projectKey: row.project_key,
     cwd: row.cwd,
@@ -126,6 +132,11 @@ export class TextDeriver {
     this.#store = store;
     this.#adapters = new Map(adapters.map((a) => [a.agent, a]));
     this.#redact = redact;
+  }
+
+  /** `text` through the same redaction as the records' text (for titles shown beside them). */
+  redact(text: string): string {
+    return this.#redact(text);
   }
 
   /** The source a record came from. */

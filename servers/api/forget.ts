@@ -47,7 +47,12 @@ export const forgetApi: Route = (svc) =>
     const result = withStore(
       svc,
       "forget",
-      (store) => forget(store, criteria, { dryRun: body.dryRun === true, now: svc.now() }),
+      (store) =>
+        forget(store, criteria, {
+          dryRun: body.dryRun === true,
+          now: svc.now(),
+          redact: svc.redact,
+        }),
     );
     return c.json(redactDeep(result, svc.redact));
   });

@@ -145,7 +145,7 @@ function withRows<T>(
       }
     }
     try {
-      const rows = pickerRows(sessions, project, store);
+      const rows = pickerRows(sessions, project, { store, redact: svc.redact });
       if (problem !== undefined) rows.storeProblem = problem;
       return fn(rows, store, sessions);
     } finally {

@@ -238,6 +238,37 @@ Deno.test("the resume picker filters as you type, refuses a manifest run and res
   });
 });
 
+Deno.test("the resume picker shows a hostile title visibly and without its key (tmux)", async () => {
+  if (!tmuxAvailable()) {
+    console.log("skipped: tmux is not installed, so the terminal test cannot run");
+    return;
+  }
+  await withModelWorld(async (s) => {
+    const aws = "AKIA" + "Z3MQW7Q2JX4HB7ND";
+    const planted = "\x1b]0;pwned\x07\u009b7m";
+    writeClaudeSession(
+      s.world,
+      s.project,
+      "8f1e2d3c-4b5a-4968-8776-655443322110",
+      `${planted} set AWS_ACCESS_KEY_ID=${aws} and deploy the docs`,
+    );
+    assert.equal(await reindex(["--quiet"], captureIo(), s.world.env), 0);
+    const { script } = terminalScript(s.world.dir, "resume", [], s.vars);
+    const tmux = new Tmux(script);
+    try {
+      // Shown, not obeyed: the sequences are on the screen as text, and nothing cleared it.
+      const screen = await tmux.waitFor(/]0;pwned\\x07/, "the hostile row");
+      assert.match(screen, /\(type to filter\)/);
+      assert.match(screen, /]0;pwned\\x07\\x9b7m set AWS_ACCESS_KEY_ID=\[REDACTED:/);
+      // The label is cut at 60 characters, inside the key's place: it was redacted before.
+      assert.ok(!screen.includes("AKIA"), screen);
+      tmux.keys("Escape");
+    } finally {
+      tmux.kill();
+    }
+  });
+});
+
 /** A Claude Code transcript in its real format: one question and answer, run in `cwd`. */
 function writeClaudeSession(world: World, cwd: string, sessionId: string, question: string) {
   const dir = join(world.claude, "projects", cwd.replace(/[^A-Za-z0-9]/g, "-"));

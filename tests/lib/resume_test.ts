@@ -25,6 +25,8 @@ import { newRecord, type SessionRecord, SessionStore } from "../../lib/store/ses
 import { captureIo, makeWorld, type World } from "../_helpers.ts";
 
 const KEY = "sk-" + "Fa4Ke7Xy2Qz9Lm3Np8Rt5Vw6".repeat(2);
+const gate = createGate();
+const redact = (text: string) => gate.redactText(text);
 
 /** Writes a Claude Code transcript in its real format for a session run in `cwd`. */
 function writeClaudeSession(
@@ -140,7 +142,7 @@ Deno.test("picker rows: this project's records and captured conversations, newes
 
     const { rows, corrupt } = withHistoryStore(
       ctx,
-      (store) => pickerRows(sessions, projectOf(project), store),
+      (store) => pickerRows(sessions, projectOf(project), { store, redact }),
     );
     assert.deepEqual(corrupt, []);
     assert.deepEqual(rows.map((r) => r.key), [
@@ -157,9 +159,40 @@ Deno.test("picker rows: this project's records and captured conversations, newes
     assert.match(label, /^logbook +\[manifest\] Upgrade the linter +2 d ago +\d+(\.\d)? KB$/);
     // Without a history store, only logbook's own records.
     assert.deepEqual(
-      pickerRows(sessions, projectOf(project)).rows.map((r) => r.agent),
+      pickerRows(sessions, projectOf(project), { redact }).rows.map((r) => r.agent),
       ["logbook", "logbook"],
     );
+  } finally {
+    await w.cleanup();
+  }
+});
+
+Deno.test("picker rows show titles through the gate, so a cut label never shows part of a key", async () => {
+  const { world: w, project } = await world();
+  try {
+    const aws = "AKIA" + "Z3MQW7Q2JX4HB7ND";
+    const sid = "55555555-5555-4555-8555-555555555555";
+    // The key straddles the label's 60-character cut.
+    writeClaudeSession(w, project, sid, [[
+      `${"x".repeat(44)} set AWS_ACCESS_KEY_ID=${aws} and deploy`,
+      "ok",
+    ]]);
+    assert.equal(await reindex(["--quiet"], captureIo(), w.env), 0);
+    const ctx = loadContext({ env: w.env });
+    const sessions = new SessionStore(ctx.paths);
+    const own = ownRecord(project, "2026-03-01T00:00:00Z");
+    own.title = `deploy with ${aws}`;
+    sessions.save(own);
+    const { rows } = withHistoryStore(
+      ctx,
+      (store) => pickerRows(sessions, projectOf(project), { store, redact }),
+    );
+    assert.equal(rows.length, 2);
+    for (const row of rows) {
+      assert.match(row.title, /\[REDACTED:/);
+      assert.doesNotMatch(row.title, /AKIA/);
+      assert.doesNotMatch(rowLabel(row, Date.now()), /AKIA/);
+    }
   } finally {
     await w.cleanup();
   }
@@ -226,6 +259,28 @@ Deno.test("native commands: each agent's own resume, run in the session's direct
   assert.equal(resumeHint("u-1", "/w/it's", "/w"), `cd '/w/it'\\''s' && logbook resume u-1`);
 });
 
+Deno.test("a directory with control characters is quoted so bash reads it back exactly and nothing raw prints", async () => {
+  const dir = "/w/it's \x1b]0;t\x07 \u009b2J \u202e\\x";
+  const line = resumeHint("u-1", dir, "/w");
+  assert.equal(line, `cd $'/w/it\\'s \\x1b]0;t\\x07 \\u009b2J \\u202e\\\\x' && logbook resume u-1`);
+  // deno-lint-ignore no-control-regex -- control characters are exactly what is looked for
+  assert.doesNotMatch(line, /[\0-\x1f\x7f-\x9f\u202a-\u202e]/);
+  let bash: Deno.CommandOutput;
+  try {
+    const word = line.slice("cd ".length, line.indexOf(" && "));
+    bash = await new Deno.Command("bash", {
+      args: ["-c", `printf %s ${word}`],
+      env: { LC_ALL: "C.UTF-8" },
+      stdout: "piped",
+    }).output();
+  } catch (err) {
+    if (!(err instanceof Deno.errors.NotFound)) throw err;
+    console.log("skipped the read-back: bash is not installed");
+    return;
+  }
+  assert.equal(new TextDecoder().decode(bash.stdout), dir);
+});
+
 Deno.test("a manifest run is described by what it produced", () => {
   const text = describeManifest(ownRecord("/w", "2026-07-01T00:00:00Z", "manifest"));
   assert.match(text, /^Manifest run "Upgrade the linter" \(/);
@@ -247,7 +302,11 @@ Deno.test("forking another agent's conversation builds a logbook session through
     for (const incognito of [true, false]) {
       const sessions = new SessionStore(ctx.paths, { incognito });
       const fork = withHistoryStore(ctx, (store) => {
-        const row = findRow(pickerRows(sessions, projectOf(project), store).rows, sid, "fork");
+        const row = findRow(
+          pickerRows(sessions, projectOf(project), { store, redact }).rows,
+          sid,
+          "fork",
+        );
         return forkConversation({
           sessions,
           store: store!,
@@ -276,7 +335,8 @@ Deno.test("forking another agent's conversation builds a logbook session through
       const trail = JSON.parse(Deno.readTextFileSync(join(dir, `${fork.id}.audit.jsonl`)));
       assert.equal(trail.event, "fork");
       assert.equal(trail.from, `claude:${sid}`);
-      assert.deepEqual(trail.disk.redacted, { "openai-key": 2 });
+      // The message's key; the title's was redacted when the conversation was captured.
+      assert.deepEqual(trail.disk.redacted, { "openai-key": 1 });
     }
   } finally {
     await w.cleanup();
