@@ -16,7 +16,8 @@ import {
 } from "../lib/cli.ts";
 import { loadContext } from "../lib/context.ts";
 import type { Env } from "../lib/env.ts";
-import { gatherStatus } from "../lib/status.ts";
+import { describeRun, describeUnfinished, gatherStatus } from "../lib/status.ts";
+import { sharePercent } from "../lib/store/present_sources.ts";
 import { summaryLine } from "./reindex.ts";
 
 export const spec = defineCommand({
@@ -58,11 +59,7 @@ export async function main(
     const c = status.capture;
     lines.push(
       `capture: ${c.on ? "on" : `off (${c.offReason})`}, ${c.phase}${
-        c.progress
-          ? ` — ${c.progress.percent}%${
-            c.progress.etaMs !== null ? `, ${formatDuration(c.progress.etaMs)} left` : ""
-          }`
-          : ""
+        c.progress ? ` — ${describeRun(c.progress, status.store?.captured ?? null)}` : ""
       }`,
     );
     if (c.latched) {
@@ -78,7 +75,9 @@ export async function main(
       lines.push(
         `store: ${formatBytes(store.storeBytes)} (${formatBytes(store.rawBytes)} raw in ${
           store.records.toLocaleString("en-US")
-        } records), ${(store.captured.ratio * 100).toFixed(1)}% of present sources captured`,
+        } records), ${sharePercent(store.captured.ratio)} of present sources captured (${
+          formatBytes(store.captured.bytes)
+        } of ${formatBytes(store.captured.of)})`,
       );
       const agents = store.conversations.map((a) => `${a.agent} ${a.count}`).join(", ");
       lines.push(`conversations: ${agents || "none"}`);
@@ -92,6 +91,9 @@ export async function main(
     for (const d of status.drift) lines.push(s.yellow(`drift: ${d}`));
     for (const path of store?.empty ?? []) {
       lines.push(s.yellow(`warning: "${path}" yielded no conversation from a non-empty file`));
+    }
+    for (const u of store?.unfinished ?? []) {
+      lines.push(s.yellow(`warning: ${describeUnfinished(u)}`));
     }
     for (const e of store?.errors ?? []) {
       lines.push(s.red(`source error: "${e.locator}": ${e.message}`));

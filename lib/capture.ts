@@ -88,7 +88,12 @@ export async function runCapture(options: CaptureRunOptions): Promise<CaptureRun
     };
     let rebuilt: number | null = null;
     try {
-      if (options.rebuild) rebuilt = await rebuildDerived(ingestOptions);
+      if (options.rebuild) {
+        announce(store, "rebuilding", ctx.now(), options.onProgress);
+        rebuilt = await rebuildDerived(ingestOptions);
+        // Capture stores its progress only once it finds work: until then it is discovering.
+        announce(store, "discovering", ctx.now(), options.onProgress);
+      }
       const summary = await capture(ingestOptions);
       store.setMeta("last_run", { at: ctx.now(), ok: summary.errors.length === 0, summary });
       return { status: "captured", summary, rebuilt };
@@ -107,6 +112,29 @@ export async function runCapture(options: CaptureRunOptions): Promise<CaptureRun
   } finally {
     lock.held.release();
   }
+}
+
+/**
+ * Stores a phase as the capture's progress, for other processes' `status`. The rebuild runs in
+ * one transaction, which they cannot see into: this is committed before it starts.
+ */
+function announce(
+  store: HistoryStore,
+  phase: Progress["phase"],
+  now: number,
+  onProgress: ((progress: Progress) => void) | undefined,
+): void {
+  const progress: Progress = {
+    phase,
+    sourcesTotal: 0,
+    sourcesDone: 0,
+    bytesTotal: 0,
+    bytesDone: 0,
+    startedAt: now,
+    pid: Deno.pid,
+  };
+  store.setMeta("progress", progress);
+  onProgress?.(progress);
 }
 
 /** Where adapters look: the environment and config's extra roots. */

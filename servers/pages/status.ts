@@ -9,6 +9,7 @@ import type { LastRun } from "../../lib/capture.ts";
 import { homeDir } from "../../lib/paths.ts";
 import type { UnclosedStep } from "../../lib/stage_markers.ts";
 import type { CaptureSummary } from "../../lib/store/ingest.ts";
+import { type CapturedShare, sharePercent } from "../../lib/store/present_sources.ts";
 import { startReindex } from "../api/reindex.ts";
 import type { RunView } from "../_capture.ts";
 import type { AppEnv, Route } from "../_deps.ts";
@@ -56,7 +57,7 @@ function capture(s: StatusView): Html {
 <h2 id="capture-h">Capture</h2>
 <p>${state}. Phase: <strong>${c.phase}</strong>.</p>
 ${c.latched ? notice(`Capture stopped after a failure: ${c.latched.message}`, "error") : ""}
-${c.running ? progress(c.progress) : ""}
+${c.running ? progress(c.progress, s.store?.captured ?? null) : ""}
 ${c.run ? runLine(c.run) : ""}
 ${s.store?.lastRun ? lastRunLine(s.store.lastRun as LastRun) : ""}
 <form method="post" action="/status/reindex">
@@ -69,18 +70,29 @@ ${s.store?.lastRun ? lastRunLine(s.store.lastRun as LastRun) : ""}
 </section>`;
 }
 
-function progress(p: ProgressView | null): Html {
-  const percent = p?.percent ?? 0;
-  const text = p ? describeProgress(p) : "starting";
+function progress(p: ProgressView | null, captured: CapturedShare | null): Html {
+  if (p?.phase === "rebuilding") {
+    // A rebuild is one transaction that other connections cannot see into: no percentage.
+    return html`<p><label for="capture-progress">Rebuilding</label>
+<progress id="capture-progress" max="100"></progress>
+<span id="capture-progress-text" aria-live="polite">${describeProgress(p, captured)}</span></p>`;
+  }
+  // The bar shows the share of everything captured, the figure the store's table shows.
+  const value = captured ? Math.floor(captured.ratio * 1000 + 1e-9) / 10 : 0;
   return html`<p><label for="capture-progress">Captured</label>
-<progress id="capture-progress" max="100" value="${percent}">${percent}%</progress>
-<span id="capture-progress-text" aria-live="polite">${text}</span></p>`;
+<progress id="capture-progress" max="100" value="${value}">${value}%</progress>
+<span id="capture-progress-text" aria-live="polite">${describeProgress(p, captured)}</span></p>`;
 }
 
-/** `42% · 3 of 9 sources · about 12.0 s left`. */
-export function describeProgress(p: ProgressView): string {
+/** `97.3% captured · 3 of 9 sources · about 12.0 s left` (the script writes the same). */
+export function describeProgress(p: ProgressView | null, captured: CapturedShare | null): string {
+  if (p?.phase === "rebuilding") {
+    return "deriving the index and conversations again from the raw records";
+  }
+  const share = captured ? `${sharePercent(captured.ratio)} captured` : "starting";
+  if (!p) return share;
   const eta = p.etaMs === null ? "estimating time left" : `about ${formatDuration(p.etaMs)} left`;
-  return `${p.percent}% · ${p.sourcesDone} of ${p.sourcesTotal} sources · ${eta}`;
+  return `${share} · ${p.sourcesDone} of ${p.sourcesTotal} sources · ${eta}`;
 }
 
 function runLine(run: RunView): Html {
@@ -123,7 +135,6 @@ function store(s: StatusView, home: string | undefined): Html {
       </section>
     `;
   }
-  const ratio = `${Math.floor(st.captured.ratio * 1000) / 10}%`;
   return html`<section aria-labelledby="store-h"><h2 id="store-h">History store</h2>
 <table>
 <tr><th scope="row">File</th><td>${tilde(st.path, home)}</td></tr>
@@ -134,7 +145,7 @@ function store(s: StatusView, home: string | undefined): Html {
 <tr><th scope="row">Sources</th><td>${st.sources}${
     st.sourcesGone ? `, ${st.sourcesGone} gone upstream (records kept)` : ""
   }${st.multiGeneration ? `, ${st.multiGeneration} replaced or rewritten` : ""}</td></tr>
-<tr><th scope="row">Captured</th><td>${ratio} of ${formatBytes(st.captured.of)}</td></tr>
+<tr><th scope="row">Captured</th><td id="captured-share">${capturedText(st.captured)}</td></tr>
 </table>
 <table><caption class="muted">Conversations by agent</caption>
 <tr><th scope="col">Agent</th><th scope="col">Conversations</th><th scope="col">Source gone</th></tr>
@@ -150,6 +161,18 @@ ${
     )
   }
 </table>
+${
+    st.unfinished.length
+      ? html`
+        <h3>Sources that end in an unfinished line</h3>
+        <ul>${st.unfinished.map((u) =>
+          html`<li class="warn">${tilde(u.locator, home)}: ${
+            formatBytes(u.bytes)
+          } without a newline, last written ${time(new Date(u.writtenAt).toISOString())}</li>`
+        )}</ul>
+      `
+      : ""
+  }
 ${
     st.errors.length
       ? html`
@@ -169,6 +192,11 @@ ${
       : ""
   }
 </section>`;
+}
+
+/** `97.3% (14 MB of 104 MB)`: what the store's table and the script show. */
+function capturedText(c: CapturedShare): string {
+  return `${sharePercent(c.ratio)} (${formatBytes(c.bytes)} of ${formatBytes(c.of)})`;
 }
 
 function drift(s: StatusView): Html {
