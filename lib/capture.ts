@@ -9,7 +9,15 @@ import { projectOf } from "./paths.ts";
 import type { Adapter, Agent, DiscoverContext } from "./sources/adapter.ts";
 import { ADAPTERS } from "./sources/mod.ts";
 import { HistoryStore } from "./store/db.ts";
-import { capture, type CaptureSummary, type Progress, rebuildDerived } from "./store/ingest.ts";
+import { checkStore, StoreDamagedError } from "./store/check.ts";
+import {
+  capture,
+  type CaptureOptions,
+  type CaptureSummary,
+  type Progress,
+  rebuildDerived,
+} from "./store/ingest.ts";
+import { rebuildByCopy } from "./store/rebuild_by_copy.ts";
 
 /** The meta key of a failure that stops capture until `reindex --retry`. */
 export const LATCH_KEY = "latched_failure";
@@ -90,7 +98,7 @@ export async function runCapture(options: CaptureRunOptions): Promise<CaptureRun
     try {
       if (options.rebuild) {
         announce(store, "rebuilding", ctx.now(), options.onProgress);
-        rebuilt = await rebuildDerived(ingestOptions);
+        rebuilt = await rebuild(ingestOptions, ctx.paths.root);
         // Capture stores its progress only once it finds work: until then it is discovering.
         announce(store, "discovering", ctx.now(), options.onProgress);
       }
@@ -112,6 +120,24 @@ export async function runCapture(options: CaptureRunOptions): Promise<CaptureRun
   } finally {
     lock.held.release();
   }
+}
+
+/**
+ * Derives everything again from the raw records: in place when the store is sound, through a
+ * new file when derived data is damaged (SQLite cannot clear a damaged b-tree). Damaged raw
+ * data is an error that says what to do: a rebuild cannot bring lost records back.
+ */
+async function rebuild(options: CaptureOptions, root: string): Promise<number> {
+  const check = checkStore(options.store);
+  if (check.ok) return await rebuildDerived(options);
+  if (check.damaged.some((d) => d.kind === "raw")) {
+    throw new StoreDamagedError(
+      `The history store is damaged in ${
+        check.damaged.map((d) => d.label).join(", ")
+      }: ${check.recovery}`,
+    );
+  }
+  return await rebuildByCopy(options, root);
 }
 
 /**

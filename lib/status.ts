@@ -12,6 +12,7 @@ import { HistoryStore } from "./store/db.ts";
 import type { Progress } from "./store/ingest.ts";
 import { type CorruptRecord, SessionStore } from "./store/sessions.ts";
 import { describeDrift, type StoreStatus, storeStatus } from "./store/status.ts";
+import { checkStoreInWorker, isCorruption, type StoreCheck } from "./store/check.ts";
 import { type CapturedShare, sharePercent, type UnfinishedLine } from "./store/present_sources.ts";
 
 /**
@@ -40,8 +41,10 @@ export interface Status {
     progress: ProgressView | null;
     lastRun: LastRun | null;
   };
-  /** The store's status, or null before the first capture. */
+  /** The store's status, or null before the first capture (or when damage hides it). */
   store: StoreStatus | null;
+  /** What the store check found, when one was asked for. */
+  check: StoreCheck | null;
   /** Format drift, one human line each. */
   drift: string[];
   /** Plain-text snapshots taken before compaction. */
@@ -57,13 +60,20 @@ export interface StatusOptions {
   wrap?: <T>(fn: () => T) => T;
   /** Also true when this process runs a capture that holds no lock file of its own. */
   running?: boolean;
+  /**
+   * Also check the store for damage (`gatherStatus`). It reads every page (seconds on a large
+   * store), in a worker, so a dashboard keeps answering meanwhile.
+   */
+  check?: boolean;
+  /** A check found damage: a store that cannot be read is left out instead of failing. */
+  damaged?: boolean;
   now?: number;
 }
 
 /** Capture's state and the store's status, without the rest of the status. */
 export interface CaptureState {
   capture: Status["capture"];
-  /** The store's status, or null before the first capture. */
+  /** The store's status, or null before the first capture (or when damage hides it). */
   store: StoreStatus | null;
 }
 
@@ -74,14 +84,19 @@ export function captureState(ctx: Context, options: StatusOptions = {}): Capture
   const running = options.running === true || isLockHeld(join(ctx.paths.run, "capture.lock"));
   let store: StoreStatus | null = null;
   let latched: LatchedFailure | null = null;
-  if (storeExists(ctx)) {
+  const exists = storeExists(ctx);
+  if (exists) {
     const read = () => {
-      const opened = options.open ? options.open() : openStore(ctx);
+      let opened: HistoryStore | null = null;
       try {
+        opened = options.open ? options.open() : openStore(ctx);
         store = storeStatus(opened, now);
         latched = opened.getMeta<LatchedFailure>(LATCH_KEY) ?? null;
+      } catch (err) {
+        // The damage a check found may be what cannot be read: the check names it.
+        if (!options.damaged || !isCorruption(err)) throw err;
       } finally {
-        opened.close();
+        opened?.close();
       }
     };
     options.wrap ? options.wrap(read) : read();
@@ -98,9 +113,9 @@ export function captureState(ctx: Context, options: StatusOptions = {}): Capture
         ? "rebuilding"
         : running
         ? "capturing"
-        : status === null
-        ? "never run"
-        : "idle",
+        : exists
+        ? "idle"
+        : "never run",
       running,
       latched,
       progress: running && status?.progress ? progressView(status.progress, now) : null,
@@ -113,7 +128,14 @@ export function captureState(ctx: Context, options: StatusOptions = {}): Capture
 /** Gathers the status; reading never creates the store. */
 export async function gatherStatus(ctx: Context, options: StatusOptions = {}): Promise<Status> {
   const now = options.now ?? ctx.now();
-  const { capture, store: status } = captureState(ctx, { ...options, now });
+  const check = options.check && storeExists(ctx)
+    ? await checkStoreInWorker(ctx.paths.historyDb, ctx.paths.root)
+    : null;
+  const { capture, store: status } = captureState(ctx, {
+    ...options,
+    now,
+    damaged: check?.ok === false,
+  });
   const health = ctx.markers.health();
   const sessions = new SessionStore(ctx.paths, { incognito: true });
   let sessionCount = 0;
@@ -127,6 +149,7 @@ export async function gatherStatus(ctx: Context, options: StatusOptions = {}): P
     dataDir: ctx.paths.root,
     capture,
     store: status,
+    check,
     drift: (status?.drift ?? []).map(describeDrift),
     snapshots: snapshotStats(ctx.paths.pruneArchives),
     stageMarkers: {

@@ -1,27 +1,36 @@
 // The status page (`/status`): capture on or off, its progress with percentage and time left
-// while it runs, a button that starts one, the store's size and counts, format drift, snapshots,
-// and unclosed stage markers with stalls highlighted.
+// while it runs, a button that starts one, the store's size and counts, a check of the store for
+// damage on request, format drift, snapshots, and unclosed stage markers with stalls highlighted.
 
 import { Hono } from "hono";
+import { z } from "zod";
 import { html } from "hono/html";
 import { formatBytes, formatDuration } from "../../lib/cli.ts";
 import type { LastRun } from "../../lib/capture.ts";
 import { homeDir } from "../../lib/paths.ts";
 import type { UnclosedStep } from "../../lib/stage_markers.ts";
+import type { StoreCheck } from "../../lib/store/check.ts";
 import type { CaptureSummary } from "../../lib/store/ingest.ts";
 import { type CapturedShare, sharePercent } from "../../lib/store/present_sources.ts";
 import { startReindex } from "../api/reindex.ts";
 import type { RunView } from "../_capture.ts";
 import type { AppEnv, Route } from "../_deps.ts";
 import { ApiError } from "../_errors.ts";
+import { parseQuery, queryFlag } from "../_input.ts";
 import { type ProgressView, type StatusView, statusView } from "../_status.ts";
 import { type Html, layout, notice, tilde, time } from "./_layout.ts";
 
-/** The routes: the page, and the form that starts a capture (then back to the page). */
+const query = z.object({ check: queryFlag.optional() });
+
+/**
+ * The routes: the page (`?check=1` also checks the store for damage), and the form that starts
+ * a capture (then back to the page).
+ */
 export const statusPageRoute: Route = (svc) =>
   new Hono<AppEnv>()
     .get("/status", async (c) => {
-      const status = await statusView(svc);
+      const { check } = parseQuery(c, query);
+      const status = await statusView(svc, { check: check === true });
       return c.html(layout("Status", "status", page(status, homeDir(svc.ctx.env))));
     })
     .post("/status/reindex", (c) => {
@@ -39,6 +48,7 @@ function page(s: StatusView, home: string | undefined): Html {
     <h1>Status</h1>
     ${capture(s)}
     ${store(s, home)}
+    ${checkSection(s.check)}
     ${drift(s)}
     <section aria-labelledby="snapshots-h">
       <h2 id="snapshots-h">Snapshots</h2>
@@ -127,6 +137,14 @@ function summaryText(s: CaptureSummary): string {
 
 function store(s: StatusView, home: string | undefined): Html {
   const st = s.store;
+  if (!st && s.check?.ok === false) {
+    return html`
+      <section aria-labelledby="store-h">
+        <h2 id="store-h">History store</h2>
+        ${notice("The store cannot be read: it is damaged (see the check below).", "error")}
+      </section>
+    `;
+  }
   if (!st) {
     return html`
       <section aria-labelledby="store-h">
@@ -197,6 +215,37 @@ ${
 /** `97.3% (14 MB of 104 MB)`: what the store's table and the script show. */
 function capturedText(c: CapturedShare): string {
   return `${sharePercent(c.ratio)} (${formatBytes(c.bytes)} of ${formatBytes(c.of)})`;
+}
+
+/** The store check: a button that runs it, or what it found and how to recover. */
+function checkSection(check: StoreCheck | null): Html {
+  const button = html`
+    <form method="get" action="/status">
+      <input type="hidden" name="check" value="1">
+      <button type="submit">${check ? "Check again" : "Check the store for damage"}</button>
+    </form>
+  `;
+  if (!check) {
+    return html`<section aria-labelledby="check-h"><h2 id="check-h">Store check</h2>
+<p class="muted">Reads every page of the store and its text index (a few seconds on a large store).</p>
+${button}</section>`;
+  }
+  if (check.ok) {
+    return html`<section aria-labelledby="check-h"><h2 id="check-h">Store check</h2>
+<p id="check-result">No damage found (${check.ran}, ${formatDuration(check.ms)}).</p>
+${button}</section>`;
+  }
+  return html`<section aria-labelledby="check-h"><h2 id="check-h">Store check</h2>
+${notice("The store is damaged.", "error")}
+<ul id="check-result">${
+    check.damaged.map((part) =>
+      html`<li class="warn">${part.label}<ul>${
+        part.messages.slice(0, 5).map((m) => html`<li><code>${m}</code></li>`)
+      }</ul></li>`
+    )
+  }</ul>
+<p><strong>How to recover:</strong> ${check.recovery}</p>
+${button}</section>`;
 }
 
 function drift(s: StatusView): Html {

@@ -11,6 +11,7 @@ import { createStageMarkers } from "../../lib/stage_markers.ts";
 import { sharePercent } from "../../lib/store/present_sources.ts";
 import { openStore } from "../../lib/context.ts";
 import { loadContext } from "../../lib/context.ts";
+import { zeroLeafPage } from "../_damage.ts";
 import { captureIo, makeWorld } from "../_helpers.ts";
 import {
   appFor,
@@ -284,6 +285,38 @@ Deno.test("GET /api/status of a data dir without a store says it was never run",
     assert.equal(body.store, null);
     assert.equal(body.capture.phase, "never run");
     await assertError(await request(app, "/api/search?q=anything"), 404, "no_store");
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("GET /api/status?check=1 checks the store on request and names the damage", async (t) => {
+  const world = await capturedWorld();
+  try {
+    const { app } = appFor(world);
+    await t.step("healthy: no check unless asked, then ok", async () => {
+      assert.equal((await (await request(app, "/api/status")).json()).check, null);
+      const body = await (await request(app, "/api/status?check=1")).json();
+      assert.equal(body.check.ok, true);
+      const page = await (await request(app, "/status")).text();
+      assert.match(page, /<button type="submit">Check the store for damage<\/button>/);
+      assert.match(await (await request(app, "/status?check=1")).text(), /No damage found/);
+      await assertError(await request(app, "/api/status?check=maybe"), 400, "bad_request", "check");
+    });
+    await t.step("a zeroed page of the text index", async () => {
+      zeroLeafPage(join(world.data, "history.db"), "fts_data", 0);
+      const body = await (await request(app, "/api/status?check=1")).json();
+      assert.equal(body.check.ok, false);
+      assert.deepEqual(
+        body.check.damaged.map((d: { label: string; kind: string }) => [d.label, d.kind]),
+        [['the text index (table "fts")', "derived"]],
+      );
+      assert.match(body.check.recovery, /logbook reindex --rebuild/);
+      const page = await (await request(app, "/status?check=1")).text();
+      assert.match(page, /The store is damaged\./);
+      assert.match(page, /the text index \(table &quot;fts&quot;\)/);
+      assert.match(page, /How to recover:<\/strong> Only data derived/);
+    });
   } finally {
     await world.cleanup();
   }
