@@ -9,7 +9,7 @@ import { projectOf } from "./paths.ts";
 import type { Adapter, Agent, DiscoverContext } from "./sources/adapter.ts";
 import { ADAPTERS } from "./sources/mod.ts";
 import { HistoryStore } from "./store/db.ts";
-import { checkStore, StoreDamagedError } from "./store/check.ts";
+import { checkStore, checkStoreInWorker, StoreDamagedError } from "./store/check.ts";
 import {
   capture,
   type CaptureOptions,
@@ -128,7 +128,10 @@ export async function runCapture(options: CaptureRunOptions): Promise<CaptureRun
  * data is an error that says what to do: a rebuild cannot bring lost records back.
  */
 async function rebuild(options: CaptureOptions, root: string): Promise<number> {
-  const check = checkStore(options.store);
+  // In a worker: it reads every page, and a dashboard that runs the rebuild keeps answering.
+  // Where a worker cannot open the store (read-only), this connection checks it.
+  const check = await checkStoreInWorker(options.store.path, root)
+    .catch(() => checkStore(options.store));
   if (check.ok) return await rebuildDerived(options);
   if (check.damaged.some((d) => d.kind === "raw")) {
     throw new StoreDamagedError(
