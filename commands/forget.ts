@@ -107,6 +107,13 @@ export async function main(
             formatBytes(result.storeBytes.after)
           }. They will not be captured again while their sources exist\n`,
       );
+      if (!result.dryRun && !result.walEmptied) {
+        io.err(
+          `${
+            s.yellow("warning:")
+          } another process was reading the store: old copies of the forgotten pages stay in "history.db-wal" until the last process using the store closes it\n`,
+        );
+      }
       return EXIT.ok;
     } finally {
       store.close();

@@ -21,7 +21,8 @@ import { type CaptureRunResult, LATCH_KEY, runCapture } from "../lib/capture.ts"
 import { type Context, loadContext, openStore, redactorFor } from "../lib/context.ts";
 import type { CaptureSummary, Progress } from "../lib/store/ingest.ts";
 import { describeDrift } from "../lib/store/status.ts";
-import { captureState, progressView } from "../lib/status.ts";
+import { captureState, describeRun, describeUnfinished, progressView } from "../lib/status.ts";
+import { sharePercent } from "../lib/store/present_sources.ts";
 import { watch } from "../lib/watch.ts";
 import { safeIo } from "./_terminal/safe_io.ts";
 import { safeJson } from "./_terminal/safe_json.ts";
@@ -240,6 +241,11 @@ function progressBar(io: Io) {
   let shown = false;
   return {
     update(p: Progress) {
+      if (p.phase === "rebuilding") {
+        shown = true;
+        io.err("\rRebuilding the index and conversations from the raw records…\x1b[K");
+        return;
+      }
       const now = Date.now();
       if (now - last < 100 || p.phase !== "capturing") return;
       last = now;
@@ -280,7 +286,7 @@ function printStatus(ctx: Context, io: Io, json: boolean): number {
   const lines: string[] = [];
   let phaseLine = `phase: ${phase}`;
   const p = capture.progress;
-  if (p) phaseLine += ` (pid ${p.pid}, ${p.percent}%, ${p.sourcesDone}/${p.sourcesTotal} sources)`;
+  if (p) phaseLine += ` (${describeRun(p, status.captured)})`;
   lines.push(phaseLine);
   if (latched) lines.push(`failure: ${latched.message} (run "logbook reindex --retry")`);
   lines.push(`capture: ${capture.on ? "on" : `off (${offReason})`}`);
@@ -291,8 +297,8 @@ function printStatus(ctx: Context, io: Io, json: boolean): number {
   );
   lines.push(
     `sources: ${status.sources} (${status.sourcesGone} gone upstream), ${
-      (status.captured.ratio * 100).toFixed(1)
-    }% captured (${formatBytes(status.captured.bytes)} of ${formatBytes(status.captured.of)})`,
+      sharePercent(status.captured.ratio)
+    } captured (${formatBytes(status.captured.bytes)} of ${formatBytes(status.captured.of)})`,
   );
   const convs = status.conversations.map((c) =>
     `${c.agent} ${c.count}${c.gone ? ` (${c.gone} with source gone)` : ""}`
@@ -307,6 +313,7 @@ function printStatus(ctx: Context, io: Io, json: boolean): number {
   }
   for (const d of status.drift) lines.push(`drift: ${describeDrift(d)}`);
   for (const path of status.empty) lines.push(`warning: "${path}" yielded no conversation`);
+  for (const u of status.unfinished) lines.push(`warning: ${describeUnfinished(u)}`);
   for (const e of status.errors) lines.push(`error: "${e.locator}": ${e.message}`);
   const last = capture.lastRun;
   if (last) {

@@ -16,7 +16,9 @@ import {
 } from "../lib/cli.ts";
 import { loadContext } from "../lib/context.ts";
 import type { Env } from "../lib/env.ts";
-import { gatherStatus } from "../lib/status.ts";
+import { describeRun, describeUnfinished, gatherStatus } from "../lib/status.ts";
+import type { StoreCheck } from "../lib/store/check.ts";
+import { sharePercent } from "../lib/store/present_sources.ts";
 import { summaryLine } from "./reindex.ts";
 import { safeIo } from "./_terminal/safe_io.ts";
 import { safeJson } from "./_terminal/safe_json.ts";
@@ -25,16 +27,18 @@ import { safeText } from "./_terminal/safe_text.ts";
 export const spec = defineCommand({
   name: "status",
   summary: "logbook on this machine at a glance: store, capture, drift, snapshots, problems",
-  usage: "logbook status [--json]",
+  usage: "logbook status [--check] [--json]",
   options: {
+    check: { type: "boolean" },
     json: { type: "boolean" },
     help: { type: "boolean", short: "h" },
   },
   optionHelp: [
+    ["--check", "also check the store for damage, name it and say how to recover (exit 1)"],
     ["--json", "print the status as one JSON object"],
     ["-h, --help", "show this help"],
   ],
-  examples: ["logbook status"],
+  examples: ["logbook status --check"],
   maxPositionals: 0,
 });
 
@@ -51,21 +55,18 @@ export async function main(
       return EXIT.ok;
     }
     const ctx = loadContext({ env });
-    const status = await gatherStatus(ctx);
+    const status = await gatherStatus(ctx, { check: values.check === true });
+    const damaged = status.check?.ok === false;
     if (values.json) {
       io.out(safeJson(status) + "\n");
-      return EXIT.ok;
+      return damaged ? EXIT.failure : EXIT.ok;
     }
     const s = styler(io.color);
     const lines: string[] = [`data dir: ${status.dataDir}`];
     const c = status.capture;
     lines.push(
       `capture: ${c.on ? "on" : `off (${c.offReason})`}, ${c.phase}${
-        c.progress
-          ? ` — ${c.progress.percent}%${
-            c.progress.etaMs !== null ? `, ${formatDuration(c.progress.etaMs)} left` : ""
-          }`
-          : ""
+        c.progress ? ` — ${describeRun(c.progress, status.store?.captured ?? null)}` : ""
       }`,
     );
     if (c.latched) {
@@ -83,7 +84,9 @@ export async function main(
       lines.push(
         `store: ${formatBytes(store.storeBytes)} (${formatBytes(store.rawBytes)} raw in ${
           store.records.toLocaleString("en-US")
-        } records), ${(store.captured.ratio * 100).toFixed(1)}% of present sources captured`,
+        } records), ${sharePercent(store.captured.ratio)} of present sources captured (${
+          formatBytes(store.captured.bytes)
+        } of ${formatBytes(store.captured.of)})`,
       );
       const agents = store.conversations.map((a) => `${a.agent} ${a.count}`).join(", ");
       lines.push(`conversations: ${agents || "none"}`);
@@ -91,6 +94,8 @@ export async function main(
       lines.push(
         `sources: ${store.sources}, ${store.sourcesGone} gone upstream (${gone} conversations kept whose source is gone)`,
       );
+    } else if (damaged) {
+      lines.push(s.red("store: cannot be read, it is damaged (see check below)"));
     } else {
       lines.push('store: none yet (run "logbook reindex")');
     }
@@ -100,6 +105,9 @@ export async function main(
       lines.push(
         s.yellow(`warning: "${safeText(path)}" yielded no conversation from a non-empty file`),
       );
+    }
+    for (const u of store?.unfinished ?? []) {
+      lines.push(s.yellow(`warning: ${safeText(describeUnfinished(u))}`));
     }
     for (const e of store?.errors ?? []) {
       lines.push(s.red(`source error: "${safeText(e.locator)}": ${safeText(e.message)}`));
@@ -125,9 +133,31 @@ export async function main(
       }${step.stalled ? " — stall suspected" : ""}`;
       lines.push(step.stalled ? s.red(line) : line);
     }
+    if (status.check) lines.push(...checkLines(status.check, s));
+    else if (values.check) lines.push("check: no store yet, nothing to check");
     io.out(lines.join("\n") + "\n");
+    if (damaged) {
+      io.err(
+        `error: the history store is damaged; see "check" above for what and how to recover\n`,
+      );
+      return EXIT.failure;
+    }
     return EXIT.ok;
   });
+}
+
+/** The check's result: `check: ok (…)`, or each damaged part and the way to recover. */
+function checkLines(check: StoreCheck, s: ReturnType<typeof styler>): string[] {
+  const took = formatDuration(check.ms);
+  if (check.ok) return [`check: ok (${check.ran}, ${took})`];
+  const lines = [s.red(`check: the store is damaged (${check.ran}, ${took})`)];
+  for (const part of check.damaged) {
+    lines.push(s.red(`  damaged: ${part.label}`));
+    for (const message of part.messages.slice(0, 5)) lines.push(`    ${message}`);
+    if (part.messages.length > 5) lines.push(`    … ${part.messages.length - 5} more`);
+  }
+  lines.push(`recovery: ${check.recovery}`);
+  return lines;
 }
 
 if (import.meta.main) Deno.exit(await main(Deno.args));

@@ -9,7 +9,15 @@ import { projectOf } from "./paths.ts";
 import type { Adapter, Agent, DiscoverContext } from "./sources/adapter.ts";
 import { ADAPTERS } from "./sources/mod.ts";
 import { HistoryStore } from "./store/db.ts";
-import { capture, type CaptureSummary, type Progress, rebuildDerived } from "./store/ingest.ts";
+import { checkStore, checkStoreInWorker, StoreDamagedError } from "./store/check.ts";
+import {
+  capture,
+  type CaptureOptions,
+  type CaptureSummary,
+  type Progress,
+  rebuildDerived,
+} from "./store/ingest.ts";
+import { rebuildByCopy } from "./store/rebuild_by_copy.ts";
 
 /** The meta key of a failure that stops capture until `reindex --retry`. */
 export const LATCH_KEY = "latched_failure";
@@ -88,7 +96,12 @@ export async function runCapture(options: CaptureRunOptions): Promise<CaptureRun
     };
     let rebuilt: number | null = null;
     try {
-      if (options.rebuild) rebuilt = await rebuildDerived(ingestOptions);
+      if (options.rebuild) {
+        announce(store, "rebuilding", ctx.now(), options.onProgress);
+        rebuilt = await rebuild(ingestOptions, ctx.paths.root);
+        // Capture stores its progress only once it finds work: until then it is discovering.
+        announce(store, "discovering", ctx.now(), options.onProgress);
+      }
       const summary = await capture(ingestOptions);
       store.setMeta("last_run", { at: ctx.now(), ok: summary.errors.length === 0, summary });
       return { status: "captured", summary, rebuilt };
@@ -107,6 +120,50 @@ export async function runCapture(options: CaptureRunOptions): Promise<CaptureRun
   } finally {
     lock.held.release();
   }
+}
+
+/**
+ * Derives everything again from the raw records: in place when the store is sound, through a
+ * new file when derived data is damaged (SQLite cannot clear a damaged b-tree). Damaged raw
+ * data is an error that says what to do: a rebuild cannot bring lost records back.
+ */
+async function rebuild(options: CaptureOptions, root: string): Promise<number> {
+  // In a worker: it reads every page, and a dashboard that runs the rebuild keeps answering.
+  // Where a worker cannot open the store (read-only), this connection checks it.
+  const check = await checkStoreInWorker(options.store.path, root)
+    .catch(() => checkStore(options.store));
+  if (check.ok) return await rebuildDerived(options);
+  if (check.damaged.some((d) => d.kind === "raw")) {
+    throw new StoreDamagedError(
+      `The history store is damaged in ${
+        check.damaged.map((d) => d.label).join(", ")
+      }: ${check.recovery}`,
+    );
+  }
+  return await rebuildByCopy(options, root);
+}
+
+/**
+ * Stores a phase as the capture's progress, for other processes' `status`. The rebuild runs in
+ * one transaction, which they cannot see into: this is committed before it starts.
+ */
+function announce(
+  store: HistoryStore,
+  phase: Progress["phase"],
+  now: number,
+  onProgress: ((progress: Progress) => void) | undefined,
+): void {
+  const progress: Progress = {
+    phase,
+    sourcesTotal: 0,
+    sourcesDone: 0,
+    bytesTotal: 0,
+    bytesDone: 0,
+    startedAt: now,
+    pid: Deno.pid,
+  };
+  store.setMeta("progress", progress);
+  onProgress?.(progress);
 }
 
 /** Where adapters look: the environment and config's extra roots. */

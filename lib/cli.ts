@@ -2,6 +2,7 @@
 // Commands stay thin shells around the library; this file keeps them uniform.
 
 import { parseArgs, type ParseArgsOptionsConfig } from "node:util";
+import { isCorruption } from "./store/check.ts";
 
 /** Exit status of a command: 0 success, 1 a failure the command explains, 2 a usage error. */
 export const EXIT = { ok: 0, failure: 1, usage: 2 } as const;
@@ -178,6 +179,11 @@ export async function runCommand(
     }
     const message = err instanceof Error ? err.message : String(err);
     io.err(`error: ${message}\n`);
+    if (isCorruption(err)) {
+      io.err(
+        'The history store is damaged: run "logbook status --check" to see what and how to recover.\n',
+      );
+    }
     if (Deno.env.get("LOGBOOK_DEBUG") && err instanceof Error && err.stack) {
       io.err(`${err.stack}\n`);
     }

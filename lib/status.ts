@@ -2,6 +2,7 @@
 // and running, the store, drift, snapshots, unclosed stage markers, sessions and corrupt records.
 
 import { join } from "node:path";
+import { formatBytes, formatDuration } from "./cli.ts";
 import { ingestOffReason, type LastRun, LATCH_KEY, type LatchedFailure } from "./capture.ts";
 import { snapshotStats } from "./compaction.ts";
 import { type Context, openStore, storeExists } from "./context.ts";
@@ -11,10 +12,15 @@ import { HistoryStore } from "./store/db.ts";
 import type { Progress } from "./store/ingest.ts";
 import { type CorruptRecord, SessionStore } from "./store/sessions.ts";
 import { describeDrift, type StoreStatus, storeStatus } from "./store/status.ts";
+import { checkStoreInWorker, isCorruption, type StoreCheck } from "./store/check.ts";
+import { type CapturedShare, sharePercent, type UnfinishedLine } from "./store/present_sources.ts";
 
-/** Capture progress with a percentage and an estimate of the time left. */
+/**
+ * A running capture's progress with a percentage and an estimate of the time left. The
+ * percentage is of this run's work; the share of everything captured is `store.captured`.
+ */
 export type ProgressView = Progress & {
-  /** Whole percent of the bytes captured. */
+  /** Whole percent of the bytes this run set out to read. */
   percent: number;
   /** Estimated time left, or null while too little is done to tell. */
   etaMs: number | null;
@@ -26,7 +32,8 @@ export interface Status {
   capture: {
     on: boolean;
     offReason: string | null;
-    phase: "never run" | "idle" | "capturing" | "failed (latched)";
+    /** "rebuilding" while `reindex --rebuild` derives the index and conversations again. */
+    phase: "never run" | "idle" | "capturing" | "rebuilding" | "failed (latched)";
     /** A capture runs now (in any process). */
     running: boolean;
     latched: LatchedFailure | null;
@@ -34,8 +41,10 @@ export interface Status {
     progress: ProgressView | null;
     lastRun: LastRun | null;
   };
-  /** The store's status, or null before the first capture. */
+  /** The store's status, or null before the first capture (or when damage hides it). */
   store: StoreStatus | null;
+  /** What the store check found, when one was asked for. */
+  check: StoreCheck | null;
   /** Format drift, one human line each. */
   drift: string[];
   /** Plain-text snapshots taken before compaction. */
@@ -51,13 +60,20 @@ export interface StatusOptions {
   wrap?: <T>(fn: () => T) => T;
   /** Also true when this process runs a capture that holds no lock file of its own. */
   running?: boolean;
+  /**
+   * Also check the store for damage (`gatherStatus`). It reads every page (seconds on a large
+   * store), in a worker, so a dashboard keeps answering meanwhile.
+   */
+  check?: boolean;
+  /** A check found damage: a store that cannot be read is left out instead of failing. */
+  damaged?: boolean;
   now?: number;
 }
 
 /** Capture's state and the store's status, without the rest of the status. */
 export interface CaptureState {
   capture: Status["capture"];
-  /** The store's status, or null before the first capture. */
+  /** The store's status, or null before the first capture (or when damage hides it). */
   store: StoreStatus | null;
 }
 
@@ -68,30 +84,38 @@ export function captureState(ctx: Context, options: StatusOptions = {}): Capture
   const running = options.running === true || isLockHeld(join(ctx.paths.run, "capture.lock"));
   let store: StoreStatus | null = null;
   let latched: LatchedFailure | null = null;
-  if (storeExists(ctx)) {
+  const exists = storeExists(ctx);
+  if (exists) {
     const read = () => {
-      const opened = options.open ? options.open() : openStore(ctx);
+      let opened: HistoryStore | null = null;
       try {
-        store = storeStatus(opened);
+        opened = options.open ? options.open() : openStore(ctx);
+        store = storeStatus(opened, now);
         latched = opened.getMeta<LatchedFailure>(LATCH_KEY) ?? null;
+      } catch (err) {
+        // The damage a check found may be what cannot be read: the check names it.
+        if (!options.damaged || !isCorruption(err)) throw err;
       } finally {
-        opened.close();
+        opened?.close();
       }
     };
     options.wrap ? options.wrap(read) : read();
   }
   const status = store as StoreStatus | null;
+  const rebuilding = running && status?.progress?.phase === "rebuilding";
   return {
     capture: {
       on: off === null,
       offReason: off,
       phase: latched
         ? "failed (latched)"
+        : rebuilding
+        ? "rebuilding"
         : running
         ? "capturing"
-        : status === null
-        ? "never run"
-        : "idle",
+        : exists
+        ? "idle"
+        : "never run",
       running,
       latched,
       progress: running && status?.progress ? progressView(status.progress, now) : null,
@@ -104,7 +128,14 @@ export function captureState(ctx: Context, options: StatusOptions = {}): Capture
 /** Gathers the status; reading never creates the store. */
 export async function gatherStatus(ctx: Context, options: StatusOptions = {}): Promise<Status> {
   const now = options.now ?? ctx.now();
-  const { capture, store: status } = captureState(ctx, { ...options, now });
+  const check = options.check && storeExists(ctx)
+    ? await checkStoreInWorker(ctx.paths.historyDb, ctx.paths.root)
+    : null;
+  const { capture, store: status } = captureState(ctx, {
+    ...options,
+    now,
+    damaged: check?.ok === false,
+  });
   const health = ctx.markers.health();
   const sessions = new SessionStore(ctx.paths, { incognito: true });
   let sessionCount = 0;
@@ -118,6 +149,7 @@ export async function gatherStatus(ctx: Context, options: StatusOptions = {}): P
     dataDir: ctx.paths.root,
     capture,
     store: status,
+    check,
     drift: (status?.drift ?? []).map(describeDrift),
     snapshots: snapshotStats(ctx.paths.pruneArchives),
     stageMarkers: {
@@ -138,6 +170,32 @@ export function progressView(p: Progress, now: number): ProgressView {
     percent: Math.floor(ratio * 100),
     etaMs: ratio > 0.02 && ratio < 1 ? Math.round((elapsed / ratio) * (1 - ratio)) : null,
   };
+}
+
+/** A running capture: `pid 42, 97.3% captured, 3 of 9 sources, 12.0 s left`, or what a rebuild does. */
+export function describeRun(p: ProgressView, captured: CapturedShare | null): string {
+  if (p.phase === "rebuilding") {
+    return `pid ${p.pid}, deriving the index and conversations again from the raw records`;
+  }
+  const share = captured ? `${sharePercent(captured.ratio)} captured, ` : "";
+  const eta = p.etaMs !== null ? `, ${formatDuration(p.etaMs)} left` : "";
+  return `pid ${p.pid}, ${share}${p.sourcesDone} of ${p.sourcesTotal} sources${eta}`;
+}
+
+/** `"path" ends in an unfinished line (312 B without a newline, last written 3 d ago)`. */
+export function describeUnfinished(u: UnfinishedLine): string {
+  return `"${u.locator}" ends in an unfinished line (${
+    formatBytes(u.bytes)
+  } without a newline, last written ${ago(u.ageMs)} ago)`;
+}
+
+/** A coarse age: `40 s`, `12 min`, `5 h`, `3 d`. */
+function ago(ms: number): string {
+  const s = Math.floor(ms / 1000);
+  if (s < 60) return `${s} s`;
+  if (s < 3600) return `${Math.floor(s / 60)} min`;
+  if (s < 86400) return `${Math.floor(s / 3600)} h`;
+  return `${Math.floor(s / 86400)} d`;
 }
 
 async function openSteps(ctx: Context, now: number): Promise<UnclosedStep[]> {

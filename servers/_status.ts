@@ -11,9 +11,17 @@ export { type ProgressView, progressView } from "../lib/status.ts";
 /** The dashboard's status: the whole status, and the last capture started here. */
 export type StatusView = Status & { capture: Status["capture"] & { run: RunView | null } };
 
-/** Gathers the status (the store part as stage `dashboard.status`). */
-export async function statusView(svc: Services): Promise<StatusView> {
+/**
+ * Gathers the status (the store part as stage `dashboard.status`); with `check`, the store is
+ * also checked for damage, in a worker (it reads every page: seconds on a large store, which is
+ * why it runs only when asked, not on every refresh of the page).
+ */
+export async function statusView(
+  svc: Services,
+  options: { check?: boolean } = {},
+): Promise<StatusView> {
   const status = await gatherStatus(svc.ctx, {
+    check: options.check === true,
     open: () => svc.openStore({ mustExist: true }),
     wrap: (fn) => svc.op.stageSync("dashboard.status", fn),
     running: svc.capture.running,

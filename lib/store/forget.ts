@@ -34,6 +34,13 @@ export interface ForgetResult {
   /** Bytes of the store file before and after (equal for a dry run). */
   storeBytes: { before: number; after: number };
   dryRun: boolean;
+  /** Pages returned to the file system. */
+  pagesFreed: number;
+  /**
+   * False when another connection was reading, so the write-ahead log could not be emptied:
+   * the old copies of the forgotten pages stay in `history.db-wal` until the next checkpoint.
+   */
+  walEmptied: boolean;
 }
 
 /**
@@ -62,6 +69,8 @@ export function forget(
       bytes,
       storeBytes: { before, after: before },
       dryRun: true,
+      pagesFreed: 0,
+      walEmptied: true,
     };
   }
   const now = options.now ?? Date.now();
@@ -87,14 +96,14 @@ export function forget(
   });
   // Deleted documents linger in FTS segments until merged: rewrite the index without them.
   store.db.exec("INSERT INTO fts (fts) VALUES ('optimize')");
-  store.db.exec("PRAGMA incremental_vacuum");
-  store.db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  const freed = giveSpaceBack(store);
   return {
     conversations: items,
     records,
     bytes,
     storeBytes: { before, after: fileBytes(store) },
     dryRun: false,
+    ...freed,
   };
 }
 
@@ -140,6 +149,23 @@ function withDescendants(
     }
   }
   return [...items.values()];
+}
+
+/**
+ * Returns the free pages to the file system and empties the write-ahead log. `incremental_vacuum`
+ * frees one page per step of its statement, so `exec` (one step) would free a single page: the
+ * statement is stepped to the end. The checkpoint then copies the zeroed pages into the file and
+ * truncates the log, which still holds the pages as they were before the forget.
+ */
+function giveSpaceBack(store: HistoryStore): { pagesFreed: number; walEmptied: boolean } {
+  const free = () =>
+    (store.db.prepare("PRAGMA freelist_count").get() as { freelist_count: number })
+      .freelist_count;
+  const before = free();
+  store.db.prepare("PRAGMA incremental_vacuum").all();
+  const pagesFreed = before - free();
+  const checkpoint = store.db.prepare("PRAGMA wal_checkpoint(TRUNCATE)").get() as { busy: number };
+  return { pagesFreed, walEmptied: checkpoint.busy === 0 };
 }
 
 function fileBytes(store: HistoryStore): number {

@@ -45,7 +45,7 @@ export { DEFAULT_LIMITS, type Limits } from "./_limits.ts";
 
 /** Progress of a capture, reported after every batch. */
 export interface Progress {
-  phase: "discovering" | "capturing" | "done";
+  phase: "rebuilding" | "discovering" | "capturing" | "done";
   sourcesTotal: number;
   sourcesDone: number;
   bytesTotal: number;

@@ -5,6 +5,7 @@
 import { statSync } from "node:fs";
 import { HistoryStore } from "./db.ts";
 import type { DriftCount, Progress } from "./ingest.ts";
+import { type CapturedShare, presentSources, type UnfinishedLine } from "./present_sources.ts";
 
 export interface StoreStatus {
   path: string;
@@ -14,8 +15,13 @@ export interface StoreStatus {
   records: number;
   sources: number;
   sourcesGone: number;
-  /** Bytes captured over bytes present, over sources still present (1 when there are none). */
-  captured: { bytes: number; of: number; ratio: number };
+  /**
+   * Bytes captured over the bytes on disk now of every source still present, those never read
+   * to the end included (1 when there are none).
+   */
+  captured: CapturedShare;
+  /** Sources that end in a line without its newline, with how long ago they were written. */
+  unfinished: UnfinishedLine[];
   conversations: { agent: string; count: number; gone: number }[];
   /** Sources that have started more than one generation. */
   multiGeneration: number;
@@ -27,18 +33,19 @@ export interface StoreStatus {
   lastRun: unknown;
 }
 
-/** Reads the status of the store (cheap: aggregate queries over small tables). */
-export function storeStatus(store: HistoryStore): StoreStatus {
+/**
+ * Reads the status of the store: aggregate queries over small tables, and one `lstat` per
+ * source for the share captured.
+ */
+export function storeStatus(store: HistoryStore, now: number = Date.now()): StoreStatus {
   const one = <T>(sql: string): T => store.stmt(sql).get() as T;
   const totals = one<{ records: number; raw: number }>(
     "SELECT count(*) AS records, coalesce(sum(coalesce(length, length(raw))), 0) AS raw FROM records",
   );
-  const sources = one<{ n: number; gone: number; cursor: number; size: number; multi: number }>(`
-    SELECT count(*) AS n, coalesce(sum(gone), 0) AS gone,
-           coalesce(sum(CASE WHEN gone = 0 AND format != 'rows' THEN min(cursor, size) END), 0) AS cursor,
-           coalesce(sum(CASE WHEN gone = 0 AND format != 'rows' THEN size END), 0) AS size,
-           coalesce(sum(generation > 1), 0) AS multi
+  const sources = one<{ n: number; gone: number; multi: number }>(`
+    SELECT count(*) AS n, coalesce(sum(gone), 0) AS gone, coalesce(sum(generation > 1), 0) AS multi
     FROM sources`);
+  const present = presentSources(store, now);
   const conversations = store.stmt(
     `SELECT agent, count(*) AS count, coalesce(sum(gone), 0) AS gone
      FROM conversations GROUP BY agent ORDER BY agent`,
@@ -63,11 +70,8 @@ export function storeStatus(store: HistoryStore): StoreStatus {
     records: totals.records,
     sources: sources.n,
     sourcesGone: sources.gone,
-    captured: {
-      bytes: sources.cursor,
-      of: sources.size,
-      ratio: sources.size > 0 ? sources.cursor / sources.size : 1,
-    },
+    captured: present.captured,
+    unfinished: present.unfinished,
     conversations,
     multiGeneration: sources.multi,
     drift,

@@ -117,19 +117,36 @@ export const SCRIPT = `
           if (!status) return;
           if (!status.capture.running) { location.reload(); return; }
           var p = status.capture.progress;
+          var captured = status.store ? status.store.captured : null;
           var bar = document.getElementById("capture-progress");
           var text = document.getElementById("capture-progress-text");
-          if (p && bar) bar.value = p.percent;
-          if (p && text) text.textContent = describe(p);
+          var cell = document.getElementById("captured-share");
+          var rebuilding = p && p.phase === "rebuilding";
+          if (bar && captured && !rebuilding) bar.value = tenths(captured.ratio);
+          if (text) text.textContent = describe(p, captured);
+          if (cell && captured) {
+            cell.textContent = share(captured.ratio) + " (" + bytes(captured.bytes) + " of " + bytes(captured.of) + ")";
+          }
           setTimeout(tick, 1000);
         }, function () { setTimeout(tick, 3000); });
     };
     setTimeout(tick, 1000);
   }
 
-  function describe(p) {
+  // These mirror describeProgress, sharePercent and formatBytes on the server.
+  function describe(p, captured) {
+    if (p && p.phase === "rebuilding") return "deriving the index and conversations again from the raw records";
+    var head = captured ? share(captured.ratio) + " captured" : "starting";
+    if (!p) return head;
     var eta = p.etaMs === null ? "estimating time left" : "about " + duration(p.etaMs) + " left";
-    return p.percent + "% \\u00b7 " + p.sourcesDone + " of " + p.sourcesTotal + " sources \\u00b7 " + eta;
+    return head + " \\u00b7 " + p.sourcesDone + " of " + p.sourcesTotal + " sources \\u00b7 " + eta;
+  }
+  function tenths(ratio) { return Math.floor(ratio * 1000 + 1e-9) / 10; }
+  function share(ratio) { return tenths(ratio).toFixed(1) + "%"; }
+  function bytes(n) {
+    var units = ["B", "KB", "MB", "GB", "TB"], value = n, unit = 0;
+    while (value >= 1000 && unit < units.length - 1) { value /= 1000; unit++; }
+    return unit === 0 ? n + " B" : value.toFixed(value < 10 ? 1 : 0) + " " + units[unit];
   }
   function duration(ms) {
     if (ms < 1000) return "1 s";

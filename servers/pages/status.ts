@@ -1,26 +1,36 @@
 // The status page (`/status`): capture on or off, its progress with percentage and time left
-// while it runs, a button that starts one, the store's size and counts, format drift, snapshots,
-// and unclosed stage markers with stalls highlighted.
+// while it runs, a button that starts one, the store's size and counts, a check of the store for
+// damage on request, format drift, snapshots, and unclosed stage markers with stalls highlighted.
 
 import { Hono } from "hono";
+import { z } from "zod";
 import { html } from "hono/html";
 import { formatBytes, formatDuration } from "../../lib/cli.ts";
 import type { LastRun } from "../../lib/capture.ts";
 import { homeDir } from "../../lib/paths.ts";
 import type { UnclosedStep } from "../../lib/stage_markers.ts";
+import type { StoreCheck } from "../../lib/store/check.ts";
 import type { CaptureSummary } from "../../lib/store/ingest.ts";
+import { type CapturedShare, sharePercent } from "../../lib/store/present_sources.ts";
 import { startReindex } from "../api/reindex.ts";
 import type { RunView } from "../_capture.ts";
 import type { AppEnv, Route } from "../_deps.ts";
 import { ApiError } from "../_errors.ts";
+import { parseQuery, queryFlag } from "../_input.ts";
 import { type ProgressView, type StatusView, statusView } from "../_status.ts";
 import { type Html, layout, notice, tilde, time } from "./_layout.ts";
 
-/** The routes: the page, and the form that starts a capture (then back to the page). */
+const query = z.object({ check: queryFlag.optional() });
+
+/**
+ * The routes: the page (`?check=1` also checks the store for damage), and the form that starts
+ * a capture (then back to the page).
+ */
 export const statusPageRoute: Route = (svc) =>
   new Hono<AppEnv>()
     .get("/status", async (c) => {
-      const status = await statusView(svc);
+      const { check } = parseQuery(c, query);
+      const status = await statusView(svc, { check: check === true });
       return c.html(layout("Status", "status", page(status, homeDir(svc.ctx.env))));
     })
     .post("/status/reindex", (c) => {
@@ -38,6 +48,7 @@ function page(s: StatusView, home: string | undefined): Html {
     <h1>Status</h1>
     ${capture(s)}
     ${store(s, home)}
+    ${checkSection(s.check)}
     ${drift(s)}
     <section aria-labelledby="snapshots-h">
       <h2 id="snapshots-h">Snapshots</h2>
@@ -56,7 +67,7 @@ function capture(s: StatusView): Html {
 <h2 id="capture-h">Capture</h2>
 <p>${state}. Phase: <strong>${c.phase}</strong>.</p>
 ${c.latched ? notice(`Capture stopped after a failure: ${c.latched.message}`, "error") : ""}
-${c.running ? progress(c.progress) : ""}
+${c.running ? progress(c.progress, s.store?.captured ?? null) : ""}
 ${c.run ? runLine(c.run) : ""}
 ${s.store?.lastRun ? lastRunLine(s.store.lastRun as LastRun) : ""}
 <form method="post" action="/status/reindex">
@@ -69,18 +80,29 @@ ${s.store?.lastRun ? lastRunLine(s.store.lastRun as LastRun) : ""}
 </section>`;
 }
 
-function progress(p: ProgressView | null): Html {
-  const percent = p?.percent ?? 0;
-  const text = p ? describeProgress(p) : "starting";
+function progress(p: ProgressView | null, captured: CapturedShare | null): Html {
+  if (p?.phase === "rebuilding") {
+    // A rebuild is one transaction that other connections cannot see into: no percentage.
+    return html`<p><label for="capture-progress">Rebuilding</label>
+<progress id="capture-progress" max="100"></progress>
+<span id="capture-progress-text" aria-live="polite">${describeProgress(p, captured)}</span></p>`;
+  }
+  // The bar shows the share of everything captured, the figure the store's table shows.
+  const value = captured ? Math.floor(captured.ratio * 1000 + 1e-9) / 10 : 0;
   return html`<p><label for="capture-progress">Captured</label>
-<progress id="capture-progress" max="100" value="${percent}">${percent}%</progress>
-<span id="capture-progress-text" aria-live="polite">${text}</span></p>`;
+<progress id="capture-progress" max="100" value="${value}">${value}%</progress>
+<span id="capture-progress-text" aria-live="polite">${describeProgress(p, captured)}</span></p>`;
 }
 
-/** `42% · 3 of 9 sources · about 12.0 s left`. */
-export function describeProgress(p: ProgressView): string {
+/** `97.3% captured · 3 of 9 sources · about 12.0 s left` (the script writes the same). */
+export function describeProgress(p: ProgressView | null, captured: CapturedShare | null): string {
+  if (p?.phase === "rebuilding") {
+    return "deriving the index and conversations again from the raw records";
+  }
+  const share = captured ? `${sharePercent(captured.ratio)} captured` : "starting";
+  if (!p) return share;
   const eta = p.etaMs === null ? "estimating time left" : `about ${formatDuration(p.etaMs)} left`;
-  return `${p.percent}% · ${p.sourcesDone} of ${p.sourcesTotal} sources · ${eta}`;
+  return `${share} · ${p.sourcesDone} of ${p.sourcesTotal} sources · ${eta}`;
 }
 
 function runLine(run: RunView): Html {
@@ -115,6 +137,14 @@ function summaryText(s: CaptureSummary): string {
 
 function store(s: StatusView, home: string | undefined): Html {
   const st = s.store;
+  if (!st && s.check?.ok === false) {
+    return html`
+      <section aria-labelledby="store-h">
+        <h2 id="store-h">History store</h2>
+        ${notice("The store cannot be read: it is damaged (see the check below).", "error")}
+      </section>
+    `;
+  }
   if (!st) {
     return html`
       <section aria-labelledby="store-h">
@@ -123,7 +153,6 @@ function store(s: StatusView, home: string | undefined): Html {
       </section>
     `;
   }
-  const ratio = `${Math.floor(st.captured.ratio * 1000) / 10}%`;
   return html`<section aria-labelledby="store-h"><h2 id="store-h">History store</h2>
 <table>
 <tr><th scope="row">File</th><td>${tilde(st.path, home)}</td></tr>
@@ -134,7 +163,7 @@ function store(s: StatusView, home: string | undefined): Html {
 <tr><th scope="row">Sources</th><td>${st.sources}${
     st.sourcesGone ? `, ${st.sourcesGone} gone upstream (records kept)` : ""
   }${st.multiGeneration ? `, ${st.multiGeneration} replaced or rewritten` : ""}</td></tr>
-<tr><th scope="row">Captured</th><td>${ratio} of ${formatBytes(st.captured.of)}</td></tr>
+<tr><th scope="row">Captured</th><td id="captured-share">${capturedText(st.captured)}</td></tr>
 </table>
 <table><caption class="muted">Conversations by agent</caption>
 <tr><th scope="col">Agent</th><th scope="col">Conversations</th><th scope="col">Source gone</th></tr>
@@ -150,6 +179,18 @@ ${
     )
   }
 </table>
+${
+    st.unfinished.length
+      ? html`
+        <h3>Sources that end in an unfinished line</h3>
+        <ul>${st.unfinished.map((u) =>
+          html`<li class="warn">${tilde(u.locator, home)}: ${
+            formatBytes(u.bytes)
+          } without a newline, last written ${time(new Date(u.writtenAt).toISOString())}</li>`
+        )}</ul>
+      `
+      : ""
+  }
 ${
     st.errors.length
       ? html`
@@ -169,6 +210,42 @@ ${
       : ""
   }
 </section>`;
+}
+
+/** `97.3% (14 MB of 104 MB)`: what the store's table and the script show. */
+function capturedText(c: CapturedShare): string {
+  return `${sharePercent(c.ratio)} (${formatBytes(c.bytes)} of ${formatBytes(c.of)})`;
+}
+
+/** The store check: a button that runs it, or what it found and how to recover. */
+function checkSection(check: StoreCheck | null): Html {
+  const button = html`
+    <form method="get" action="/status">
+      <input type="hidden" name="check" value="1">
+      <button type="submit">${check ? "Check again" : "Check the store for damage"}</button>
+    </form>
+  `;
+  if (!check) {
+    return html`<section aria-labelledby="check-h"><h2 id="check-h">Store check</h2>
+<p class="muted">Reads every page of the store and its text index (a few seconds on a large store).</p>
+${button}</section>`;
+  }
+  if (check.ok) {
+    return html`<section aria-labelledby="check-h"><h2 id="check-h">Store check</h2>
+<p id="check-result">No damage found (${check.ran}, ${formatDuration(check.ms)}).</p>
+${button}</section>`;
+  }
+  return html`<section aria-labelledby="check-h"><h2 id="check-h">Store check</h2>
+${notice("The store is damaged.", "error")}
+<ul id="check-result">${
+    check.damaged.map((part) =>
+      html`<li class="warn">${part.label}<ul>${
+        part.messages.slice(0, 5).map((m) => html`<li><code>${m}</code></li>`)
+      }</ul></li>`
+    )
+  }</ul>
+<p><strong>How to recover:</strong> ${check.recovery}</p>
+${button}</section>`;
 }
 
 function drift(s: StatusView): Html {

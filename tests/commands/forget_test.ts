@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { main as forgetCommand } from "../../commands/forget.ts";
 import { main as reindex } from "../../commands/reindex.ts";
 import { main as search } from "../../commands/search.ts";
+import { writeClaudeCorpus } from "../_corpus.ts";
 import { captureIo, makeWorld, manifest, runCli, type World } from "../_helpers.ts";
 
 interface Entry {
@@ -167,6 +168,61 @@ Deno.test("forget --project and --before choose by project and by age", async ()
     const none = captureIo();
     assert.equal(await forgetCommand([], none, world.env), 2);
     assert.match(none.stderr(), /Say what to forget/);
+  } finally {
+    await world.cleanup();
+  }
+});
+
+/** Every file under `dir` (the store, its -wal and -shm, logs) whose bytes hold `text`. */
+function filesHolding(dir: string, texts: string[]): Map<string, string[]> {
+  const found = new Map<string, string[]>();
+  const walk = (at: string) => {
+    for (const entry of Deno.readDirSync(at)) {
+      const path = join(at, entry.name);
+      if (entry.isDirectory) walk(path);
+      if (!entry.isFile) continue;
+      // latin1 maps each byte to one character, so an ASCII word is found at any byte offset.
+      const bytes = readFileSync(path).toString("latin1");
+      const hits = texts.filter((t) => bytes.includes(t));
+      if (hits.length) found.set(path, hits);
+    }
+  };
+  walk(dir);
+  return found;
+}
+
+Deno.test("forgetting half a store shrinks the file by a third and leaves its words in no file", async () => {
+  const world = await makeWorld();
+  try {
+    const sessions = 120;
+    writeClaudeCorpus(world.claude, { sessions, lines: 40 });
+    assert.equal(await reindex(["--quiet"], captureIo(), world.env), 0);
+    const sizeBefore = Deno.statSync(join(world.data, "history.db")).size;
+    // Session N starts N hours after the first: the first half ended before this instant.
+    const cutoff = new Date(Date.parse("2026-05-01T09:00:00Z") + (sessions / 2) * 3_600_000);
+    // Each session's first prompt opens with "marker<N> " (the space keeps marker1 from
+    // matching marker10).
+    const forgotten = Array.from({ length: sessions / 2 }, (_, n) => `marker${n} `);
+    const kept = Array.from({ length: sessions / 2 }, (_, n) => `marker${n + sessions / 2} `);
+    assert.equal(filesHolding(world.data, forgotten).size, 1, "each word is in the store first");
+
+    const result = await runCli("forget", ["--before", cutoff.toISOString(), "--json"], world.vars);
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal(JSON.parse(result.stdout).conversations.length, sessions / 2);
+
+    const sizeAfter = Deno.statSync(join(world.data, "history.db")).size;
+    assert.ok(
+      sizeAfter <= sizeBefore * 2 / 3,
+      `the store shrank from ${sizeBefore} to ${sizeAfter} bytes, less than a third`,
+    );
+    assert.deepEqual(
+      [...filesHolding(world.data, forgotten)],
+      [],
+      "no file holds a forgotten word",
+    );
+    assert.equal(await hits(world, "marker0"), 0);
+    assert.equal(await hits(world, `marker${sessions - 1}`), 1, "the other half stays");
+    assert.equal(filesHolding(world.data, kept).size, 1);
   } finally {
     await world.cleanup();
   }

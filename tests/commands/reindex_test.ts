@@ -322,3 +322,50 @@ Deno.test("a capture leaves stage markers for discovery, batches and index write
     await world.cleanup();
   }
 });
+
+Deno.test("reindex --status says rebuilding while a rebuild runs, with no percentage", async () => {
+  const world = await makeWorld();
+  try {
+    writeClaudeCorpus(world.claude, { sessions: 5, lines: 20 });
+    assert.equal((await reindexOk(world, ["--quiet"])).code, 0);
+    const ctx = loadContext({ env: world.env });
+    const store = openStore(ctx);
+    const seen: string[] = [];
+    try {
+      const result = await runCapture({
+        ctx,
+        store,
+        redact: redactorFor(ctx),
+        rebuild: true,
+        onProgress: (progress) => {
+          if (progress.phase !== "rebuilding") return;
+          // What another process sees from here until the rebuild commits (its one
+          // transaction shows them nothing before): a synchronous child, so the rebuild waits.
+          const child = new Deno.Command(Deno.execPath(), {
+            args: [
+              "run",
+              ...taskFlags("reindex"),
+              "--quiet",
+              join(ROOT, "commands", "reindex.ts"),
+              "--status",
+            ],
+            env: { ...childBaseEnv(), ...world.vars },
+            clearEnv: true,
+            stdin: "null",
+          }).outputSync();
+          seen.push(new TextDecoder().decode(child.stdout));
+        },
+      });
+      assert.equal(result.status, "captured");
+    } finally {
+      store.close();
+    }
+    assert.equal(seen.length, 1, "the rebuild announced itself once");
+    assert.match(seen[0]!, /^phase: rebuilding \(pid \d+, deriving the index and conversations/m);
+    assert.doesNotMatch(seen[0]!, /^phase: .*%/m);
+    const after = await runCli("reindex", ["--status"], world.vars);
+    assert.match(after.stdout, /^phase: idle$/m);
+  } finally {
+    await world.cleanup();
+  }
+});

@@ -8,8 +8,10 @@ import { main as search } from "../../commands/search.ts";
 import { main as show } from "../../commands/show.ts";
 import { tryLock } from "../../lib/lock.ts";
 import { createStageMarkers } from "../../lib/stage_markers.ts";
+import { sharePercent } from "../../lib/store/present_sources.ts";
 import { openStore } from "../../lib/context.ts";
 import { loadContext } from "../../lib/context.ts";
+import { zeroLeafPage } from "../_damage.ts";
 import { captureIo, makeWorld } from "../_helpers.ts";
 import {
   appFor,
@@ -220,7 +222,7 @@ Deno.test("GET /api/status reports the store, capture, drift, snapshots and open
     await t.step("while a capture runs: percentage and time left from the progress", async () => {
       const ctx = loadContext({ env: world.env });
       const store = openStore(ctx);
-      store.setMeta("progress", {
+      const progress = {
         phase: "capturing",
         sourcesTotal: 8,
         sourcesDone: 2,
@@ -228,7 +230,8 @@ Deno.test("GET /api/status reports the store, capture, drift, snapshots and open
         bytesDone: 1000,
         startedAt: now - 10_000,
         pid: 1,
-      });
+      };
+      store.setMeta("progress", progress);
       store.close();
       const lock = tryLock(ctx.paths.run, ctx.paths.root, "capture", "test");
       assert.ok("held" in lock);
@@ -236,12 +239,27 @@ Deno.test("GET /api/status reports the store, capture, drift, snapshots and open
         const body = await (await request(app, "/api/status")).json();
         assert.equal(body.capture.running, true);
         assert.equal(body.capture.phase, "capturing");
-        assert.equal(body.capture.progress.percent, 25);
+        assert.equal(body.capture.progress.percent, 25, "a quarter of this run's work");
         assert.equal(body.capture.progress.etaMs, 30_000);
+        // The bar and the store's table show one figure: the share of everything captured.
+        const share = sharePercent(body.store.captured.ratio);
         const page = await (await request(app, "/status")).text();
-        assert.match(page, /<progress id="capture-progress" max="100" value="25">/);
-        assert.match(page, /25% · 2 of 8 sources · about 30\.0 s left/);
+        assert.match(
+          page,
+          new RegExp(`<progress id="capture-progress" max="100" value="${parseFloat(share)}">`),
+        );
+        assert.ok(page.includes(`${share} captured · 2 of 8 sources · about 30.0 s left`));
+        assert.ok(page.includes(`<td id="captured-share">${share} (`));
         assert.match(page, /data-running="1"/);
+
+        const again = openStore(ctx);
+        again.setMeta("progress", { ...progress, phase: "rebuilding" });
+        again.close();
+        const rebuilding = await (await request(app, "/api/status")).json();
+        assert.equal(rebuilding.capture.phase, "rebuilding");
+        const rebuildPage = await (await request(app, "/status")).text();
+        assert.match(rebuildPage, /Phase: <strong>rebuilding<\/strong>/);
+        assert.match(rebuildPage, /<progress id="capture-progress" max="100"><\/progress>/);
       } finally {
         lock.held.release();
       }
@@ -267,6 +285,38 @@ Deno.test("GET /api/status of a data dir without a store says it was never run",
     assert.equal(body.store, null);
     assert.equal(body.capture.phase, "never run");
     await assertError(await request(app, "/api/search?q=anything"), 404, "no_store");
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("GET /api/status?check=1 checks the store on request and names the damage", async (t) => {
+  const world = await capturedWorld();
+  try {
+    const { app } = appFor(world);
+    await t.step("healthy: no check unless asked, then ok", async () => {
+      assert.equal((await (await request(app, "/api/status")).json()).check, null);
+      const body = await (await request(app, "/api/status?check=1")).json();
+      assert.equal(body.check.ok, true);
+      const page = await (await request(app, "/status")).text();
+      assert.match(page, /<button type="submit">Check the store for damage<\/button>/);
+      assert.match(await (await request(app, "/status?check=1")).text(), /No damage found/);
+      await assertError(await request(app, "/api/status?check=maybe"), 400, "bad_request", "check");
+    });
+    await t.step("a zeroed page of the text index", async () => {
+      zeroLeafPage(join(world.data, "history.db"), "fts_data", 0);
+      const body = await (await request(app, "/api/status?check=1")).json();
+      assert.equal(body.check.ok, false);
+      assert.deepEqual(
+        body.check.damaged.map((d: { label: string; kind: string }) => [d.label, d.kind]),
+        [['the text index (table "fts")', "derived"]],
+      );
+      assert.match(body.check.recovery, /logbook reindex --rebuild/);
+      const page = await (await request(app, "/status?check=1")).text();
+      assert.match(page, /The store is damaged\./);
+      assert.match(page, /the text index \(table &quot;fts&quot;\)/);
+      assert.match(page, /How to recover:<\/strong> Only data derived/);
+    });
   } finally {
     await world.cleanup();
   }
