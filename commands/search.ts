@@ -96,7 +96,7 @@ export async function main(
       );
     }
     const ctx = loadContext({ env });
-    const store = openStore(ctx, { mustExist: true });
+    const store = openStore(ctx, { mustExist: true, readOnly: true });
     try {
       let options;
       try {

@@ -70,7 +70,7 @@ export async function main(
       throw new UsageError('Options "--raw" and "--json" cannot be used together');
     }
     const ctx = loadContext({ env });
-    const store = openStore(ctx, { mustExist: true });
+    const store = openStore(ctx, { mustExist: true, readOnly: true });
     try {
       const conversation = findConversation(store, id);
       const paging = { ...(after !== undefined ? { after } : {}), ...(limit ? { limit } : {}) };

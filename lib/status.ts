@@ -45,7 +45,7 @@ export interface Status {
 }
 
 export interface StatusOptions {
-  /** Opens the store (default: `openStore(ctx)`), for callers that manage connections. */
+  /** Opens the store (default: read-only `openStore`), for callers that manage connections. */
   open?: () => HistoryStore;
   /** Wraps the store reading (the dashboard marks it as a stage). */
   wrap?: <T>(fn: () => T) => T;
@@ -70,7 +70,7 @@ export function captureState(ctx: Context, options: StatusOptions = {}): Capture
   let latched: LatchedFailure | null = null;
   if (storeExists(ctx)) {
     const read = () => {
-      const opened = options.open ? options.open() : openStore(ctx);
+      const opened = options.open ? options.open() : openStore(ctx, { readOnly: true });
       try {
         store = storeStatus(opened);
         latched = opened.getMeta<LatchedFailure>(LATCH_KEY) ?? null;

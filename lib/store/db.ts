@@ -5,6 +5,7 @@ import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlit
 import { dirname } from "node:path";
 import { ensurePrivateDir, ensurePrivateFile, tightenMode } from "../private_fs.ts";
 import { MIGRATIONS } from "./schema.ts";
+import { explainUnreadable } from "./_unreadable.ts";
 
 /** Thrown when the store is busy beyond the busy timeout (another writer holds the lock). */
 export class StoreLockedError extends Error {
@@ -28,7 +29,10 @@ export interface OpenStoreOptions {
   root: string;
   /** How long a statement waits for another writer before failing (default 5000 ms). */
   busyTimeoutMs?: number;
-  /** Open without creating or migrating (commands that only read). */
+  /**
+   * Open as it is, for commands that only read: nothing is created, migrated, tightened or
+   * written, so a read-only data dir (or mount) can still be read.
+   */
   readOnly?: boolean;
 }
 
@@ -46,7 +50,10 @@ export class HistoryStore {
     this.path = path;
   }
 
-  /** Opens (creating and migrating when needed) the store at `options.path`. */
+  /**
+   * Opens (creating and migrating when needed) the store at `options.path`; with `readOnly`, opens
+   * it as it is and says why when SQLite cannot read it there.
+   */
   static open(options: OpenStoreOptions): HistoryStore {
     const { path, root } = options;
     if (!options.readOnly) {
@@ -66,7 +73,10 @@ export class HistoryStore {
     const store = new HistoryStore(db, path);
     try {
       db.exec(`PRAGMA busy_timeout = ${Math.max(0, options.busyTimeoutMs ?? 5000)}`);
-      if (!options.readOnly) {
+      if (options.readOnly) {
+        // The first read opens the -wal and -shm: a store SQLite cannot read fails here.
+        db.prepare("SELECT count(*) FROM sqlite_schema").get();
+      } else {
         // Before anything writes the first page (journal_mode does): see migration 0001.
         if (!db.prepare("SELECT 1 FROM sqlite_schema LIMIT 1").get()) db.exec(MIGRATIONS[0]!.sql);
         db.exec("PRAGMA journal_mode = WAL");
@@ -83,7 +93,7 @@ export class HistoryStore {
       }
     } catch (err) {
       db.close();
-      throw translateError(err);
+      throw (options.readOnly ? explainUnreadable(path, err) : undefined) ?? translateError(err);
     }
     return store;
   }
@@ -142,6 +152,15 @@ export class HistoryStore {
     this.stmt("DELETE FROM meta WHERE key = ?").run(key);
   }
 
+  /** Names of the migrations this store still lacks, in order (all of them for an empty file). */
+  pendingMigrations(): string[] {
+    const known = this.db.prepare(
+      "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'migrations'",
+    ).get();
+    const applied = new Set(known ? this.appliedMigrations() : []);
+    return MIGRATIONS.filter((m) => !applied.has(m.name)).map((m) => m.name);
+  }
+
   /** Names of the migrations applied to this store, in order. */
   appliedMigrations(): string[] {
     return (this.db.prepare("SELECT name FROM migrations ORDER BY rowid").all() as {
@@ -156,13 +175,7 @@ export class HistoryStore {
 
   #migrate(): void {
     // A store that is up to date is only read here: a search never takes the write lock.
-    const known = this.db.prepare(
-      "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'migrations'",
-    ).get();
-    if (known) {
-      const applied = new Set(this.appliedMigrations());
-      if (MIGRATIONS.every((m) => applied.has(m.name))) return;
-    }
+    if (!this.pendingMigrations().length) return;
     this.db.exec(
       "CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)",
     );
