@@ -49,9 +49,9 @@ export function tokenAuth(options: { token: string; cookieName: string }): Middl
  * `GET //evil.example/x?token=…` must not send the visitor there.
  */
 export function sameOriginTarget(target: string): string {
-  const local = target.startsWith("/") && !/^\/[/\\]/.test(target) &&
-    !/[\\\x00-\x20\x7f]/.test(target);
-  return local ? target : "/";
+  if (!target.startsWith("/") || /^\/[/\\]/.test(target)) return "/";
+  // deno-lint-ignore no-control-regex -- control characters are exactly what is refused
+  return /[\\\x00-\x20\x7f]/.test(target) ? "/" : target;
 }
 
 function unauthorized(why: "missing" | "wrong"): ApiError {
