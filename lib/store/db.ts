@@ -31,7 +31,7 @@ export interface OpenStoreOptions {
   busyTimeoutMs?: number;
   /**
    * Open as it is, for commands that only read: nothing is created, migrated, tightened or
-   * written, so a read-only data dir (or mount) can still be read.
+   * written (`PRAGMA query_only`), so a read-only data dir (or mount) can still be read.
    */
   readOnly?: boolean;
 }
@@ -56,7 +56,12 @@ export class HistoryStore {
    */
   static open(options: OpenStoreOptions): HistoryStore {
     const { path, root } = options;
-    if (!options.readOnly) {
+    if (options.readOnly) {
+      // SQLite would create a missing file: reading never does.
+      if (!isPresent(path)) {
+        throw new Error(`Cannot open the history store "${path}": it is missing`);
+      }
+    } else {
       ensurePrivateDir(dirname(path), root);
       // SQLite gives -wal and -shm the mode of the database file, so creating it 0600 first
       // keeps all three owner-only whatever the umask.
@@ -64,7 +69,11 @@ export class HistoryStore {
     }
     let db: DatabaseSync;
     try {
-      db = new DatabaseSync(path, { readOnly: options.readOnly ?? false });
+      // Even a reader opens the file for writing where it may (SQLite falls back to reading alone
+      // where it may not): only such a connection, when it closes last, removes the -wal and
+      // -shm that reading needed, so a reading command leaves the data dir as it found it.
+      // `query_only` below keeps it from writing anything else.
+      db = new DatabaseSync(path);
     } catch (err) {
       throw new Error(`Cannot open the history store "${path}": ${messageOf(err)}`, {
         cause: err,
@@ -74,6 +83,7 @@ export class HistoryStore {
     try {
       db.exec(`PRAGMA busy_timeout = ${Math.max(0, options.busyTimeoutMs ?? 5000)}`);
       if (options.readOnly) {
+        db.exec("PRAGMA query_only = ON");
         // The first read opens the -wal and -shm: a store SQLite cannot read fails here.
         db.prepare("SELECT count(*) FROM sqlite_schema").get();
       } else {
@@ -201,6 +211,16 @@ export class HistoryStore {
         );
       }
     }
+  }
+}
+
+function isPresent(path: string): boolean {
+  try {
+    Deno.statSync(path);
+    return true;
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return false;
+    throw err;
   }
 }
 

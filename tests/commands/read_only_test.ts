@@ -4,6 +4,7 @@
 // the machine cannot switch users or mount.
 
 import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { captureWorld, makeWorld, type World } from "../_helpers.ts";
@@ -223,6 +224,38 @@ Deno.test({
       await world.cleanup();
     }
   },
+});
+
+Deno.test("a store opened for reading writes nothing and leaves the data dir as it found it", async () => {
+  const world = await capturedWorld();
+  try {
+    const ctx = loadContext({ env: world.env });
+    const before = treeState(world.data);
+    const store = openStore(ctx, { mustExist: true, readOnly: true });
+    try {
+      assert.ok(store.stmt("SELECT count(*) AS n FROM records").get()!.n as number > 0);
+      assert.throws(() => store.setMeta("written", true), /readonly/);
+    } finally {
+      store.close();
+    }
+    assert.deepEqual(treeState(world.data), before, "no -wal or -shm is left behind");
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("a store opened for reading is never created", async () => {
+  const world = await makeWorld();
+  try {
+    const ctx = loadContext({ env: world.env });
+    assert.throws(
+      () => openStore(ctx, { readOnly: true }),
+      /Cannot open the history store .*missing/,
+    );
+    assert.equal(existsSync(ctx.paths.historyDb), false);
+  } finally {
+    await world.cleanup();
+  }
 });
 
 Deno.test("a reading command brings a store that lacks its migrations up to date when it can write", async () => {
