@@ -86,9 +86,9 @@ function treeState(path: string): string[] {
 }
 
 /**
- * Leaves `history.db-wal` and `-shm` beside the store, as any read-only connection does (it cannot
- * checkpoint, so it never removes them): the state after a reading command ran while the data
- * dir was writable, or while a capture held the store open.
+ * Leaves `history.db-wal` and `-shm` beside the store, as a connection opened read-only at the
+ * SQLite level does (it cannot checkpoint, so it never removes them): the state while a capture
+ * or the dashboard holds the store open, or after one was killed.
  */
 function leaveWalFiles(world: World): void {
   const db = new DatabaseSync(join(world.data, "history.db"), { readOnly: true });
