@@ -12,6 +12,7 @@ import {
   runCommand,
   stdio,
   UsageError,
+  wholeNumber,
 } from "../lib/cli.ts";
 import { type Context, loadContext } from "../lib/context.ts";
 import {
@@ -91,11 +92,7 @@ const MIN_TOKEN = 16;
 
 /** `--port`: a port number from 0 to 65535 (0 picks a free one), or undefined when not given. */
 export function parsePort(value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  if (!/^\d{1,5}$/.test(value) || Number(value) > 65535) {
-    throw new UsageError(`Option "--port" expects a port number from 0 to 65535, got "${value}"`);
-  }
-  return Number(value);
+  return wholeNumber(value, "port", { min: 0, max: 65535, what: "port number" });
 }
 
 /** The access token: `LOGBOOK_DASHBOARD_TOKEN` when set (16 characters at least), else a fresh one. */

@@ -73,7 +73,7 @@ export async function main(
     if (!criteria.ids && criteria.project === undefined && criteria.before === undefined) {
       throw new UsageError("Say what to forget: conversation ids, --project or --before");
     }
-    const store = openStore(ctx, { mustExist: true });
+    const store = openStore(ctx, { mustExist: true, readOnly: values["dry-run"] === true });
     try {
       const result = forget(store, criteria, {
         dryRun: values["dry-run"] === true,

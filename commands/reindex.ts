@@ -11,11 +11,11 @@ import {
   helpText,
   type Io,
   parseCommand,
-  positiveInt,
   runCommand,
   stdio,
   styler,
   UsageError,
+  wholeNumber,
 } from "../lib/cli.ts";
 import { type CaptureRunResult, LATCH_KEY, runCapture } from "../lib/capture.ts";
 import { type Context, loadContext, openStore, redactorFor } from "../lib/context.ts";
@@ -71,7 +71,7 @@ export async function main(
       io.out(helpText(spec));
       return EXIT.ok;
     }
-    const maxSeconds = positiveInt(values["max-seconds"] as string | undefined, "max-seconds");
+    const maxSeconds = wholeNumber(values["max-seconds"] as string | undefined, "max-seconds");
     const ctx = loadContext({ env });
     if (values.status) return printStatus(ctx, io, values.json === true);
 

@@ -13,9 +13,16 @@ import {
   stdio,
   styler,
   UsageError,
+  wholeNumber,
 } from "../lib/cli.ts";
 import { loadContext, openStore, redactorFor } from "../lib/context.ts";
-import { describeIssue, FilterError, resolveSearch, searchInput } from "../lib/filters.ts";
+import {
+  describeIssue,
+  FilterError,
+  MAX_SEARCH_LIMIT,
+  resolveSearch,
+  searchInput,
+} from "../lib/filters.ts";
 import { homeDir } from "../lib/paths.ts";
 import { ADAPTERS } from "../lib/sources/mod.ts";
 import { search, type SearchHit } from "../lib/store/search.ts";
@@ -90,7 +97,7 @@ export async function main(
       since: values.since,
       until: values.until,
       subagents: values["no-subagents"] ? false : values.subagents ? true : undefined,
-      limit: values.limit,
+      limit: wholeNumber(values.limit, "limit", { max: MAX_SEARCH_LIMIT }),
     });
     if (!parsed.success) {
       const { field, message } = describeIssue(parsed.error);
@@ -99,7 +106,7 @@ export async function main(
       );
     }
     const ctx = loadContext({ env });
-    const store = openStore(ctx, { mustExist: true });
+    const store = openStore(ctx, { mustExist: true, readOnly: true });
     try {
       let options;
       try {

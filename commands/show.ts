@@ -9,11 +9,11 @@ import {
   helpText,
   type Io,
   parseCommand,
-  positiveInt,
   runCommand,
   stdio,
   styler,
   UsageError,
+  wholeNumber,
 } from "../lib/cli.ts";
 import { loadContext, openStore, redactorFor } from "../lib/context.ts";
 import { ADAPTERS } from "../lib/sources/mod.ts";
@@ -64,16 +64,13 @@ export async function main(
     }
     const id = positionals[0];
     if (!id) throw new UsageError("Missing the conversation id");
-    const after = values.after === undefined ? undefined : Number(values.after);
-    if (after !== undefined && !(Number.isInteger(after) && after >= 0)) {
-      throw new UsageError(`Option "--after" expects a record id, got "${values.after}"`);
-    }
-    const limit = positiveInt(values.limit, "limit");
+    const after = wholeNumber(values.after, "after", { min: 0, what: "record id" });
+    const limit = wholeNumber(values.limit, "limit");
     if (values.raw && values.json) {
       throw new UsageError('Options "--raw" and "--json" cannot be used together');
     }
     const ctx = loadContext({ env });
-    const store = openStore(ctx, { mustExist: true });
+    const store = openStore(ctx, { mustExist: true, readOnly: true });
     try {
       const conversation = findConversation(store, id);
       const paging = { ...(after !== undefined ? { after } : {}), ...(limit ? { limit } : {}) };

@@ -11,10 +11,10 @@ import {
   helpText,
   type Io,
   parseCommand,
-  positiveInt,
   runCommand,
   stdio,
   styler,
+  wholeNumber,
 } from "../lib/cli.ts";
 import {
   type Marker,
@@ -63,7 +63,7 @@ export async function main(
       io.out(helpText(spec));
       return EXIT.ok;
     }
-    const tail = positiveInt(values.tail, "tail");
+    const tail = wholeNumber(values.tail, "tail");
     const { path } = stageMarkersLocation(env);
     if (isOff(env.get("LOGBOOK_STAGE_MARKERS"))) {
       io.err("note: stage markers are off (LOGBOOK_STAGE_MARKERS=0): nothing new is recorded\n");

@@ -191,13 +191,34 @@ export async function runCommand(
   }
 }
 
-/** Parses a positive integer option value, naming the option in the usage error. */
-export function positiveInt(value: string | undefined, option: string): number | undefined {
+/**
+ * Parses a whole-number option value: decimal digits only (no sign, exponent, hex or spaces),
+ * from `min` (default 1) to `max` (default the largest integer a number holds exactly). Anything
+ * else is a UsageError naming the option, so every numeric option is checked the same way.
+ * `what` names the value in that message (default "whole number").
+ *
+ * @example
+ * const tail = wholeNumber(values.tail, "tail"); // "20" → 20; "1e3", "-1", "99…9" → exit 2
+ */
+export function wholeNumber(
+  value: string | undefined,
+  option: string,
+  range: { min?: number; max?: number; what?: string } = {},
+): number | undefined {
   if (value === undefined) return undefined;
-  if (!/^\d+$/.test(value) || Number(value) <= 0) {
-    throw new UsageError(`Option "--${option}" expects a positive whole number, got "${value}"`);
+  const { min = 1, max = Number.MAX_SAFE_INTEGER, what = "whole number" } = range;
+  const number = /^\d+$/.test(value) ? Number(value) : NaN;
+  if (!Number.isSafeInteger(number) || number < min || number > max) {
+    const expected = max < Number.MAX_SAFE_INTEGER
+      ? `a ${what} from ${min} to ${max}`
+      : min === 1
+      ? `a positive ${what}`
+      : min === 0
+      ? `a ${what}`
+      : `a ${what} of at least ${min}`;
+    throw new UsageError(`Option "--${option}" expects ${expected}, got "${value}"`);
   }
-  return Number(value);
+  return number;
 }
 
 /** Human-readable byte size: `532 B`, `1.4 MB`. */

@@ -13,7 +13,7 @@ import {
   projectOf,
   userCwd,
 } from "./paths.ts";
-import { HistoryStore } from "./store/db.ts";
+import { HistoryStore, StoreLockedError } from "./store/db.ts";
 import { createGate, type Gate } from "./gate.ts";
 import { configureStageMarkers, type StageMarkers, stageMarkersFromEnv } from "./stage_markers.ts";
 
@@ -96,19 +96,50 @@ export function storeExists(ctx: Context): boolean {
   return existsSync(ctx.paths.historyDb);
 }
 
+/** How `openStore` opens the store. */
+export interface OpenStoreOptions {
+  /** Fail with a hint to run `reindex` instead of creating a missing store. */
+  mustExist?: boolean;
+  /**
+   * For commands that only read: open without writing anything, so a read-only data dir can be
+   * read. A store that still lacks a migration is opened for writing once to bring it up to date.
+   */
+  readOnly?: boolean;
+}
+
 /** Opens the history store, creating it unless `mustExist` is set and it is missing. */
-export function openStore(ctx: Context, options: { mustExist?: boolean } = {}): HistoryStore {
+export function openStore(ctx: Context, options: OpenStoreOptions = {}): HistoryStore {
   if (options.mustExist && !storeExists(ctx)) {
     throw new Error(
       `No history captured yet in "${ctx.paths.root}": run "logbook reindex" first`,
     );
   }
   const busy = Number(ctx.env.get("LOGBOOK_BUSY_TIMEOUT_MS") ?? "");
-  return HistoryStore.open({
+  const open = {
     path: ctx.paths.historyDb,
     root: ctx.paths.root,
     ...(Number.isFinite(busy) && busy > 0 ? { busyTimeoutMs: busy } : {}),
-  });
+  };
+  if (!options.readOnly) return HistoryStore.open(open);
+  const store = HistoryStore.open({ ...open, readOnly: true });
+  const pending = store.pendingMigrations();
+  if (!pending.length) return store;
+  store.close();
+  try {
+    return HistoryStore.open(open);
+  } catch (err) {
+    if (err instanceof StoreLockedError) throw err;
+    throw new Error(
+      `The history store "${open.path}" needs an upgrade ("${pending[0]}") before it can be ` +
+        `read, and it cannot be written here: ${messageOf(err)}; run "logbook reindex" once ` +
+        `with write access to "${open.root}"`,
+      { cause: err },
+    );
+  }
+}
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
 }
 
 /** The gate configured with the user's labelled secrets and allowed labels. */

@@ -10,6 +10,9 @@ import { findConversation } from "./store/conversations.ts";
 import type { SearchOptions } from "./store/search.ts";
 import { parseWhen } from "./when.ts";
 
+/** The most hits one search returns. */
+export const MAX_SEARCH_LIMIT = 1000;
+
 /** A search request as a user writes it. */
 export const searchInput = z.object({
   q: z.string().trim().min(1, "the query is empty").max(4096, "the query is too long"),
@@ -21,7 +24,7 @@ export const searchInput = z.object({
   since: z.string().min(1).optional(),
   until: z.string().min(1).optional(),
   subagents: z.boolean().optional(),
-  limit: z.coerce.number().int().min(1).max(1000).optional(),
+  limit: z.coerce.number().int().min(1).max(MAX_SEARCH_LIMIT).optional(),
 });
 export type SearchInput = z.infer<typeof searchInput>;
 

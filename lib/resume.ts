@@ -114,7 +114,7 @@ export function withHistoryStore<T>(
   if (!storeExists(ctx)) return fn(undefined, undefined);
   let store: HistoryStore;
   try {
-    store = openStore(ctx, { mustExist: true });
+    store = openStore(ctx, { mustExist: true, readOnly: true });
   } catch (err) {
     return fn(undefined, err instanceof Error ? err.message : String(err));
   }

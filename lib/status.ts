@@ -54,7 +54,7 @@ export interface Status {
 }
 
 export interface StatusOptions {
-  /** Opens the store (default: `openStore(ctx)`), for callers that manage connections. */
+  /** Opens the store (default: read-only `openStore`), for callers that manage connections. */
   open?: () => HistoryStore;
   /** Wraps the store reading (the dashboard marks it as a stage). */
   wrap?: <T>(fn: () => T) => T;
@@ -89,7 +89,7 @@ export function captureState(ctx: Context, options: StatusOptions = {}): Capture
     const read = () => {
       let opened: HistoryStore | null = null;
       try {
-        opened = options.open ? options.open() : openStore(ctx);
+        opened = options.open ? options.open() : openStore(ctx, { readOnly: true });
         store = storeStatus(opened, now);
         latched = opened.getMeta<LatchedFailure>(LATCH_KEY) ?? null;
       } catch (err) {

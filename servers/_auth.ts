@@ -34,13 +34,24 @@ export function tokenAuth(options: { token: string; cookieName: string }): Middl
       if (!sameToken(query, token)) throw unauthorized("wrong");
       setCookie(c, cookieName, token, { httpOnly: true, sameSite: "Strict", path: "/" });
       url.searchParams.delete("token");
-      return c.redirect(`${url.pathname}${url.search}`, 303);
+      return c.redirect(sameOriginTarget(`${url.pathname}${url.search}`), 303);
     }
     const cookie = getCookie(c, cookieName);
     if (cookie === undefined) throw unauthorized("missing");
     if (!sameToken(cookie, token)) throw unauthorized("wrong");
     await next();
   };
+}
+
+/**
+ * `target` when a browser reads it as a path on this origin, else `/`. A path that starts with
+ * `//` (or `/\`, which browsers read the same) is a link to another host: the request line
+ * `GET //evil.example/x?token=…` must not send the visitor there.
+ */
+export function sameOriginTarget(target: string): string {
+  if (!target.startsWith("/") || /^\/[/\\]/.test(target)) return "/";
+  // deno-lint-ignore no-control-regex -- control characters are exactly what is refused
+  return /[\\\x00-\x20\x7f]/.test(target) ? "/" : target;
 }
 
 function unauthorized(why: "missing" | "wrong"): ApiError {

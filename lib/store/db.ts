@@ -5,6 +5,7 @@ import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlit
 import { dirname } from "node:path";
 import { ensurePrivateDir, ensurePrivateFile, tightenMode } from "../private_fs.ts";
 import { MIGRATIONS } from "./schema.ts";
+import { explainUnreadable } from "./_unreadable.ts";
 
 /** Thrown when the store is busy beyond the busy timeout (another writer holds the lock). */
 export class StoreLockedError extends Error {
@@ -28,7 +29,10 @@ export interface OpenStoreOptions {
   root: string;
   /** How long a statement waits for another writer before failing (default 5000 ms). */
   busyTimeoutMs?: number;
-  /** Open without creating or migrating (commands that only read). */
+  /**
+   * Open as it is, for commands that only read: nothing is created, migrated, tightened or
+   * written (`PRAGMA query_only`), so a read-only data dir (or mount) can still be read.
+   */
   readOnly?: boolean;
 }
 
@@ -46,10 +50,18 @@ export class HistoryStore {
     this.path = path;
   }
 
-  /** Opens (creating and migrating when needed) the store at `options.path`. */
+  /**
+   * Opens (creating and migrating when needed) the store at `options.path`; with `readOnly`, opens
+   * it as it is and says why when SQLite cannot read it there.
+   */
   static open(options: OpenStoreOptions): HistoryStore {
     const { path, root } = options;
-    if (!options.readOnly) {
+    if (options.readOnly) {
+      // SQLite would create a missing file: reading never does.
+      if (!isPresent(path)) {
+        throw new Error(`Cannot open the history store "${path}": it is missing`);
+      }
+    } else {
       ensurePrivateDir(dirname(path), root);
       // SQLite gives -wal and -shm the mode of the database file, so creating it 0600 first
       // keeps all three owner-only whatever the umask.
@@ -57,7 +69,11 @@ export class HistoryStore {
     }
     let db: DatabaseSync;
     try {
-      db = new DatabaseSync(path, { readOnly: options.readOnly ?? false });
+      // Even a reader opens the file for writing where it may (SQLite falls back to reading alone
+      // where it may not): only such a connection, when it closes last, removes the -wal and
+      // -shm that reading needed, so a reading command leaves the data dir as it found it.
+      // `query_only` below keeps it from writing anything else.
+      db = new DatabaseSync(path);
     } catch (err) {
       throw new Error(`Cannot open the history store "${path}": ${messageOf(err)}`, {
         cause: err,
@@ -66,7 +82,11 @@ export class HistoryStore {
     const store = new HistoryStore(db, path);
     try {
       db.exec(`PRAGMA busy_timeout = ${Math.max(0, options.busyTimeoutMs ?? 5000)}`);
-      if (!options.readOnly) {
+      if (options.readOnly) {
+        db.exec("PRAGMA query_only = ON");
+        // The first read opens the -wal and -shm: a store SQLite cannot read fails here.
+        db.prepare("SELECT count(*) FROM sqlite_schema").get();
+      } else {
         // Before anything writes the first page (journal_mode does): see migration 0001.
         if (!db.prepare("SELECT 1 FROM sqlite_schema LIMIT 1").get()) db.exec(MIGRATIONS[0]!.sql);
         db.exec("PRAGMA journal_mode = WAL");
@@ -83,7 +103,7 @@ export class HistoryStore {
       }
     } catch (err) {
       db.close();
-      throw translateError(err);
+      throw (options.readOnly ? explainUnreadable(path, err) : undefined) ?? translateError(err);
     }
     return store;
   }
@@ -142,6 +162,15 @@ export class HistoryStore {
     this.stmt("DELETE FROM meta WHERE key = ?").run(key);
   }
 
+  /** Names of the migrations this store still lacks, in order (all of them for an empty file). */
+  pendingMigrations(): string[] {
+    const known = this.db.prepare(
+      "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'migrations'",
+    ).get();
+    const applied = new Set(known ? this.appliedMigrations() : []);
+    return MIGRATIONS.filter((m) => !applied.has(m.name)).map((m) => m.name);
+  }
+
   /** Names of the migrations applied to this store, in order. */
   appliedMigrations(): string[] {
     return (this.db.prepare("SELECT name FROM migrations ORDER BY rowid").all() as {
@@ -156,13 +185,7 @@ export class HistoryStore {
 
   #migrate(): void {
     // A store that is up to date is only read here: a search never takes the write lock.
-    const known = this.db.prepare(
-      "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'migrations'",
-    ).get();
-    if (known) {
-      const applied = new Set(this.appliedMigrations());
-      if (MIGRATIONS.every((m) => applied.has(m.name))) return;
-    }
+    if (!this.pendingMigrations().length) return;
     this.db.exec(
       "CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)",
     );
@@ -188,6 +211,16 @@ export class HistoryStore {
         );
       }
     }
+  }
+}
+
+function isPresent(path: string): boolean {
+  try {
+    Deno.statSync(path);
+    return true;
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return false;
+    throw err;
   }
 }
 

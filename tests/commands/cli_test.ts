@@ -41,6 +41,33 @@ Deno.test("every command rejects an unknown flag with exit 2 and error: on stder
   }
 });
 
+Deno.test("every numeric option refuses what is not a whole number in range with exit 2", async (t) => {
+  const world = await makeWorld();
+  try {
+    const cases: [string, string[], string][] = [
+      ["stage_markers", ["--tail", "999999999999999999999"], "tail"],
+      ["stage_markers", ["--tail", "9007199254740992"], "tail"],
+      ["search", ["x", "--limit", "99999999999999999999"], "limit"],
+      ["search", ["x", "--limit", "1e3"], "limit"],
+      ["show", ["x", "--limit", "99999999999999999999"], "limit"],
+      ["show", ["x", "--after", "1e3"], "after"],
+      ["reindex", ["--max-seconds", "99999999999999999999"], "max-seconds"],
+      ["dashboard", ["--port", "0x50"], "port"],
+    ];
+    for (const [file, args, option] of cases) {
+      await t.step(`${file} ${args.join(" ")}`, async () => {
+        const result = await runCli(file, args, world.vars);
+        assert.equal(result.code, 2, result.stderr);
+        assert.match(result.stderr, new RegExp(`^error: Option "--${option}" expects `));
+        assert.ok(result.stderr.includes(`got "${args.at(-1)}"`), result.stderr);
+        assert.match(result.stderr, /--help/);
+      });
+    }
+  } finally {
+    await world.cleanup();
+  }
+});
+
 Deno.test("the logbook dispatcher runs commands and reports unknown ones", async () => {
   const world = await makeWorld();
   try {

@@ -574,6 +574,14 @@ Deno.test("every request needs the token: bearer, or the cookie a ?token= visit 
         assert.equal(api.status, 200);
       },
     );
+
+    await t.step("?token= never redirects to another host", async () => {
+      for (const path of ["//evil.example/x", "/\\evil.example/x"]) {
+        const response = await bare(`${path}?token=${TOKEN}`);
+        assert.equal(response.status, 303);
+        assert.equal(response.headers.get("location"), "/");
+      }
+    });
   } finally {
     await world.cleanup();
   }

@@ -1,0 +1,54 @@
+// `wholeNumber`: the one check every numeric option goes through.
+
+import assert from "node:assert/strict";
+import { UsageError, wholeNumber } from "../../lib/cli.ts";
+
+Deno.test("wholeNumber() takes decimal digits within range and nothing else", () => {
+  assert.equal(wholeNumber(undefined, "tail"), undefined);
+  assert.equal(wholeNumber("20", "tail"), 20);
+  assert.equal(wholeNumber("007", "tail"), 7);
+  assert.equal(wholeNumber("9007199254740991", "tail"), Number.MAX_SAFE_INTEGER);
+  assert.equal(wholeNumber("0", "after", { min: 0 }), 0);
+  assert.equal(wholeNumber("1000", "limit", { max: 1000 }), 1000);
+  for (
+    const value of [
+      "0",
+      "",
+      " 5",
+      "5 ",
+      "-1",
+      "+1",
+      "1e3",
+      "0x10",
+      "1.5",
+      "1_000",
+      "Infinity",
+      "9007199254740992",
+      "999999999999999999999",
+    ]
+  ) {
+    assert.throws(() => wholeNumber(value, "tail"), UsageError, JSON.stringify(value));
+  }
+  assert.throws(() => wholeNumber("1001", "limit", { max: 1000 }), UsageError);
+});
+
+Deno.test("wholeNumber() names the option, the range and the value it refuses", () => {
+  const message = (value: string, range?: Parameters<typeof wholeNumber>[2]) => {
+    try {
+      wholeNumber(value, "opt", range);
+    } catch (err) {
+      return (err as Error).message;
+    }
+    return "";
+  };
+  assert.equal(message("x"), 'Option "--opt" expects a positive whole number, got "x"');
+  assert.equal(message("x", { min: 0 }), 'Option "--opt" expects a whole number, got "x"');
+  assert.equal(
+    message("1", { min: 2 }),
+    'Option "--opt" expects a whole number of at least 2, got "1"',
+  );
+  assert.equal(
+    message("99999", { min: 0, max: 65535, what: "port number" }),
+    'Option "--opt" expects a port number from 0 to 65535, got "99999"',
+  );
+});
