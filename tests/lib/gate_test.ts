@@ -421,6 +421,10 @@ Deno.test("redact() copes with inputs built to make a regex backtrack", () => {
     "-----BEGIN RSA PRIVATE KEY----- ".repeat(10_000),
     " eyJ" + "a".repeat(300_000),
     "Bearer ".repeat(50_000),
+    "A".repeat(200_000) + "\n-----END PRIVATE KEY-----".repeat(20_000),
+    ("0123456789abcdef".repeat(2) + "-").repeat(50_000),
+    "npm_".repeat(100_000) + "abc8Q~".repeat(50_000),
+    "aws_secret_access_key ".repeat(40_000),
   ];
   for (const text of inputs) {
     // Not a timing test: it only guards against a pattern that would hang.
