@@ -3,6 +3,7 @@
 // raw chunks and of the derived text (the FTS ceiling) into fresh databases.
 
 import { DatabaseSync } from "node:sqlite";
+import type { Redactor } from "../lib/gate.ts";
 import type { Adapter, LineAdapter, SourceRef } from "../lib/sources/adapter.ts";
 import type { HistoryStore } from "../lib/store/db.ts";
 import { DEFAULT_LIMITS, FLAG_INDEXED } from "../lib/store/ingest.ts";
@@ -92,7 +93,7 @@ export interface Ceiling {
 export function ftsCeiling(
   store: HistoryStore,
   adapters: readonly Adapter[],
-  redact: (text: string) => string,
+  redact: Redactor,
   dbPath: string,
   options: { storeSettings?: boolean } = {},
 ): Ceiling {

@@ -9,6 +9,7 @@ import { parseArgs } from "node:util";
 import { DatabaseSync } from "node:sqlite";
 import { discoverContext, runCapture } from "../lib/capture.ts";
 import { loadContext, openStore, redactorFor } from "../lib/context.ts";
+import type { Redactor } from "../lib/gate.ts";
 import { envFrom } from "../lib/env.ts";
 import type { Adapter, LineAdapter, SourceRef } from "../lib/sources/adapter.ts";
 import { ADAPTERS } from "../lib/sources/mod.ts";
@@ -564,7 +565,7 @@ function appendTargets(
 /** Search latencies over the planted terms, with and without filters. */
 function measureSearch(
   store: HistoryStore,
-  redact: (text: string) => string,
+  redact: Redactor,
   manifest: CorpusManifest,
   agents: CorpusAgent[],
   rounds: number,

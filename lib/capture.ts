@@ -2,6 +2,7 @@
 // lock that keeps cron runs from overlapping, a latched failure, and the last run's result.
 
 import { loadConfig } from "./config.ts";
+import type { Redactor } from "./gate.ts";
 import type { Context } from "./context.ts";
 import { isOff } from "./env.ts";
 import { type LockInfo, tryLock } from "./lock.ts";
@@ -25,7 +26,7 @@ export const LATCH_KEY = "latched_failure";
 export interface CaptureRunOptions {
   ctx: Context;
   store: HistoryStore;
-  redact: (text: string) => string;
+  redact: Redactor;
   adapters?: readonly Adapter[];
   maxSeconds?: number;
   signal?: AbortSignal;

@@ -14,7 +14,7 @@ import {
   userCwd,
 } from "./paths.ts";
 import { HistoryStore, StoreLockedError } from "./store/db.ts";
-import { createGate, type Gate } from "./gate.ts";
+import { createGate, type Gate, type Redactor, redactorOf } from "./gate.ts";
 import { configureStageMarkers, type StageMarkers, stageMarkersFromEnv } from "./stage_markers.ts";
 
 /** The resolved surroundings of one command run. */
@@ -147,8 +147,7 @@ export function gateFor(ctx: Context): Gate {
   return createGate({ labelled: ctx.config.secrets, allowed: ctx.config.allowedSecrets });
 }
 
-/** A redaction function for derived text, snippets and anything shown. */
-export function redactorFor(ctx: Context): (text: string) => string {
-  const gate = gateFor(ctx);
-  return (text) => gate.redactText(text);
+/** The redaction of derived text, snippets and anything shown (see `Redactor`). */
+export function redactorFor(ctx: Context): Redactor {
+  return redactorOf(gateFor(ctx));
 }

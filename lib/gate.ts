@@ -1,6 +1,8 @@
 // The gate every message passes before it is kept in a record, written, sent to a model or shown:
 // it redacts secrets and labelled values, and withholds quarantined untrusted content.
 
+import { PREFIXED, SEPARATED_PREFIXES } from "./_secret_prefixes.ts";
+
 /** Where a text is going. Allowed labels only ever apply to `"model"`. */
 export type Destination = "disk" | "model" | "display";
 
@@ -28,6 +30,49 @@ export const SECRET_LABELS = [
   "basic-auth",
   "password",
   "secret",
+  "age-secret-key",
+  "atlassian-token",
+  "azure-client-secret",
+  "azure-storage-key",
+  "brevo-key",
+  "databricks-token",
+  "digitalocean-token",
+  "docker-token",
+  "doppler-token",
+  "fcm-server-key",
+  "figma-token",
+  "google-oauth-secret",
+  "google-oauth-token",
+  "grafana-token",
+  "groq-key",
+  "heroku-key",
+  "huggingface-token",
+  "langsmith-key",
+  "linear-key",
+  "mailchimp-key",
+  "mailgun-key",
+  "newrelic-key",
+  "notion-token",
+  "npm-token",
+  "onepassword-token",
+  "openrouter-key",
+  "perplexity-key",
+  "planetscale-token",
+  "postman-key",
+  "pulumi-token",
+  "pypi-token",
+  "replicate-token",
+  "rubygems-token",
+  "sendgrid-key",
+  "sentry-token",
+  "shopify-token",
+  "square-token",
+  "supabase-token",
+  "telegram-bot-token",
+  "terraform-token",
+  "twilio-key",
+  "vault-token",
+  "xai-key",
 ] as const;
 
 /** The shape of a label, the same rule config applies to the keys of `secrets`. */
@@ -101,36 +146,74 @@ export interface GateOptions {
 // ---------------------------------------------------------------------------------------------
 // Finding secrets.
 //
-// Two global regexes find the candidates: provider key shapes and anchors (`TOKEN_FINDER`), and
-// key words followed by a separator (`KEY_FINDER`). Each alternative starts with a character that
-// is rarer than the secret's first one, with lookbehinds checking the prefix, so the common case
-// (no secret) is a linear scan with no work per character in JavaScript. What needs context
-// (private keys, assignments, bearer tokens, credentials in URLs) is decided by a handler.
+// Three global regexes find the candidates: provider key shapes and anchors (`TOKEN_FINDER`),
+// provider prefixes that end in `_`, `-`, `.` or `~` (`PREFIX_FINDER`), and key words followed by
+// a separator (`KEY_FINDER`). Each alternative starts with a character that is rarer than the
+// secret's first one, with lookbehinds checking the prefix, so the common case (no secret) is a
+// linear scan with no work per character in JavaScript. What needs context (private keys,
+// assignments, bearer tokens, credentials in URLs) is decided by a handler, and prefixed tokens
+// are checked against the body their provider uses (`_secret_prefixes.ts`).
+//
+// Keep the first characters of `TOKEN_FINDER`'s alternatives few: V8 skips ahead over text that
+// cannot start a match only while that set is small, and past it the scan is several times slower.
+// That is why prefixes ending in a separator are found from the separator, in their own regex.
 //
 // Near misses, on purpose left alone:
 // - provider prefixes inside words or with short bodies: `task-sk-learn`, `sk-learn`, `ghp_` with
 //   fewer than 36 characters, `AKIA` with fewer than 16 upper-case characters after it, and `sk-`
-//   or Slack bodies without a digit;
+//   or Slack bodies without a digit; a prefixed body of the wrong length or alphabet
+//   (`npm_install`, `hf_hub_download`, `SG.` with short parts);
 // - hashes, UUIDs and base64 payloads (no prefix, and the prefixes need a word boundary);
 // - `-----BEGIN PUBLIC KEY-----`, certificates, and a private key header named in prose with
 //   neither key material after it nor an END line (a header with material but no END is redacted
-//   to the end of the text);
+//   to the end of the text, and an END line with key material before it and no header, as in a
+//   piece cut from a longer text, is redacted back to where the material starts);
 // - `Bearer` followed by a short word; without an `Authorization:` before it, the token must be
 //   20 or more characters with letters and digits;
 // - assignments whose value is empty, a placeholder (`${TOKEN}`, `<token>`, `***`, `{{ x }}`),
 //   an earlier `[REDACTED:…]`, or code: a call, a member path (`process.env.TOKEN`), a type or
 //   keyword (`string`, `None`, `await`), a camelCase or snake_case identifier without digits
-//   (`getPassword`, `user_token`), or the key's own name (`password=password`);
+//   (`getPassword`, `user_token`), or the key's own name (`password=password`); except that 40
+//   base64 characters after an AWS secret access key's name are always its value;
 // - a key word mid-line in prose or code (`the password: must be…`, `token = tok`) unless the
 //   value has six or more characters with both letters and digits. A quoted value, a quoted key
 //   (`"password": …`), `KEY=value` with nothing around `=`, a `--flag`, or a key alone at the start
 //   of its line (`password: hunter2`) is taken as a real assignment.
+
+/** `text` with the characters that are special in a regular expression escaped. */
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+/**
+ * A pattern matching any of `words`, factored on their endings (`(?:np|…)m_` rather than
+ * `npm_|…`): in a lookbehind, which is matched backwards, it rules a word out at its first
+ * differing character instead of trying every word in turn.
+ */
+function suffixAlternation(words: readonly string[]): string {
+  const byLast = new Map<string, string[]>();
+  let ended = false;
+  for (const word of words) {
+    if (word === "") {
+      ended = true;
+      continue;
+    }
+    const last = word.at(-1)!;
+    byLast.set(last, [...(byLast.get(last) ?? []), word.slice(0, -1)]);
+  }
+  const branches = [...byLast].map(([last, rests]) =>
+    (rests.every((rest) => rest === "") ? "" : suffixAlternation(rests)) + escapeRegExp(last)
+  );
+  const pattern = branches.length === 1 ? branches[0]! : `(?:${branches.join("|")})`;
+  return ended ? `(?:${pattern})?` : pattern;
+}
 
 /** Lower rank loses to higher rank when spans start at the same place. */
 const RANK_GENERIC = 1;
 const RANK_PROVIDER = 2;
 const RANK_LABELLED = 3;
 const RANK_MARKER = 4;
+const RANK_QUARANTINE = 5;
 
 /** A stretch of text to redact (or, for an existing marker, to keep as it is). */
 interface Span {
@@ -139,40 +222,69 @@ interface Span {
   /** The label, or `""` for an existing `[REDACTED:…]` marker, which is kept. */
   label: string;
   rank: number;
+  /** What replaces the stretch when it is not `[REDACTED:<label>]` (quarantine references). */
+  replacement?: string | undefined;
 }
 
 /** Group numbers of `TOKEN_FINDER`, in the order of its alternatives. */
 const G_SK = 1;
 const G_STRIPE = 2;
-const G_AWS_GOOGLE = 3;
+const G_A = 3;
 const G_JWT = 4;
 const G_SLACK = 5;
 const G_GIT = 6;
-const G_PRIVATE_KEY = 7;
-const G_URL = 8;
-const G_AUTH = 9;
+const G_LETTERED = 7;
+const G_PRIVATE_KEY = 8;
+const G_COLON = 9;
+const G_AUTH = 10;
 
 // Character classes of key bodies: base64url, alphanumeric, AWS's upper case and digits.
 const B64URL = "[A-Za-z0-9_-]";
 const ALNUM = "[A-Za-z0-9]";
-const NOT_B64URL_BEFORE = "(?<![A-Za-z0-9_-]";
+// Left boundaries: a token may not continue a word, but it may follow a JSON escape (`\n`, `\t`)
+// in raw JSON bytes, whose letter is preceded by a backslash.
+const UNESCAPED = "(?<!\\\\)";
+const NOT_B64URL_BEFORE = `(?<!${UNESCAPED}[A-Za-z0-9_-]`;
 
-// Two regexes rather than one: past a certain size V8 stops computing the skip tables that make
-// the scan fast, and one regex holding both families would be over it (about 2.5 times slower).
+// Separate regexes rather than one: past a certain size V8 stops computing the skip tables that
+// make the scan fast, and one regex holding every family would be over it (several times slower).
 const TOKEN_FINDER = new RegExp(
   [
     // sk-…, sk-proj-…, sk-ant-…: found at "k-", then "sk" checked behind with a left boundary.
     `(k-(?<=${NOT_B64URL_BEFORE})sk-)${B64URL}{20,})`,
-    `(k_(?<=(?<![A-Za-z0-9_])[sr]k_)(?:live|test)_${ALNUM}{16,})`,
-    `(A(?<!${ALNUM}A)(?:(?:KIA|SIA)[A-Z0-9]{16}(?!${ALNUM})|Iza${B64URL}{35}(?!${B64URL})))`,
+    `(k_(?<=(?<!${UNESCAPED}[A-Za-z0-9_])[sr]k_)(?:live|test)_${ALNUM}{16,})`,
+    `(A(?<!${UNESCAPED}${ALNUM}A)(?:(?:KIA|SIA)[A-Z0-9]{16}(?!${ALNUM})|Iza${B64URL}{35}(?!${B64URL})|` +
+    "TATT3|GE-SECRET-KEY-1|ccountKey=))",
     `(J(?<=${NOT_B64URL_BEFORE})eyJ)${B64URL}{8,}\\.eyJ${B64URL}{8,}\\.${B64URL}{16,})`,
-    `(xox[baprs]-${NOT_B64URL_BEFORE}xox[baprs]-)[A-Za-z0-9-]{10,})`,
-    `(g(?<![A-Za-z0-9_]g)(?:h[pousr]_${ALNUM}{36,}|ithub_pat_[A-Za-z0-9_]{30,}|` +
-    `l(?:pat|dt|rt|ptt|cbt|oas|soat|ft|imt)-${B64URL}{20,}))`,
-    "(-----BEGIN )",
-    "(:\\/\\/)",
+    `(xox[abeoprs]-${NOT_B64URL_BEFORE}xox[abeoprs]-)[A-Za-z0-9-]{10,})`,
+    `(g(?<!${UNESCAPED}[A-Za-z0-9_]g)(?:h[pousr]_${ALNUM}{36,}|ithub_pat_[A-Za-z0-9_]{30,}|` +
+    `l(?:pat|dt|rt|ptt|cbt|oas|soat|ft|imt|agent|wt|ffct)-${B64URL}{20,}))`,
+    // Prefixes of `_secret_prefixes.ts` that end in a letter or digit.
+    `(d(?<!${UNESCAPED}${B64URL}d)api|E(?<!${UNESCAPED}[A-Za-z0-9_+/-]E)AAA|` +
+    `S(?<!${UNESCAPED}${B64URL}S)K)`,
+    "(-----(?:BEGIN|END) )",
+    // `scheme://`, a Firebase server key's `:APA91b`, a Telegram bot token's `:AA`.
+    "(:(?:\\/\\/|APA91b|AA))",
     "((?:[Bb]earer|BEARER|[Bb]asic|BASIC)[ \\t]+)",
   ].join("|"),
+  "g",
+);
+
+/** Group numbers of `PREFIX_FINDER`: a prefix from `SEPARATED_PREFIXES`, and the others. */
+const G_SEPARATED = 1;
+const G_TERRAFORM = 2;
+const G_MAILCHIMP = 3;
+const G_AZURE = 4;
+
+// Found at the separator that ends the prefix, the prefix checked behind with a left boundary.
+// Read backwards, the alternation branches on one character at a time (`suffixAlternation`),
+// so a separator that ends no prefix costs a comparison or two.
+const PREFIX_FINDER = new RegExp(
+  `[_.~-](?<=${NOT_B64URL_BEFORE})(?:(${suffixAlternation(SEPARATED_PREFIXES)})|` +
+    // Terraform Cloud: `<14>.atlasv1.<body>`; Mailchimp: 32 hex digits, `-us` and a number.
+    `([A-Za-z0-9]{14}\\.atlasv1\\.)|([0-9a-f]{32}-)(?=us[0-9]))|` +
+    // An Azure AD client secret: three characters, a digit and `Q~`.
+    `(?<!${UNESCAPED}[A-Za-z0-9_~.-])([A-Za-z0-9_~.]{3}[0-9]Q~))`,
   "g",
 );
 
@@ -182,7 +294,7 @@ const G_KEY_QUOTE = 2;
 
 // A key word is found from a letter rarer than its first (the `k` of `token`, the `w` of
 // `password`) and checked backwards, then must be followed by a separator: `=`, `:`, `=>`, `:=`,
-// or spaces after a `--flag`.
+// or spaces after a `--flag` or before an AWS secret access key's 40 characters.
 const KEY_WORDS = [
   "[kK](?:en|EN|ey|EY)(?<=[Tt]oken|TOKEN|(?:[Aa]pi|API)[_-]?[kK]ey|API[_-]?KEY|" +
   "(?:[Ss]ecret|SECRET)[_-]?(?:(?:[Aa]ccess|ACCESS)[_-]?)?[kK](?:ey|EY))",
@@ -192,13 +304,21 @@ const KEY_WORDS = [
 ];
 const KEY_FINDER = new RegExp(
   `(${KEY_WORDS.join("|")})(\\\\{0,3}["'\`])?` +
-    "(?:[ \\t]*(?:=>|:=|[:=])|(?<=(?:^|\\s)--[A-Za-z0-9_.-]{0,64})[ \\t]+(?=[^\\s-]))[ \\t]*",
+    "(?:[ \\t]*(?:=>|:=|[:=])|(?<=(?:^|\\s)--[A-Za-z0-9_.-]{0,64})[ \\t]+(?=[^\\s-])|" +
+    "(?<=[Aa]ccess[_-]?[Kk]ey|ACCESS[_-]?KEY)[ \\t]+(?=[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+])))" +
+    "[ \\t]*",
   "g",
 );
+
+/** An AWS secret access key: 40 base64 characters (after one of its names). */
+const AWS_SECRET_VALUE = /^[A-Za-z0-9/+]{40}$/;
 
 const MARKER = /\[REDACTED:[A-Za-z0-9_.-]{1,64}\]/g;
 const PRIVATE_KEY_HEADER = /-----BEGIN (?:[A-Z0-9]+ ){0,4}PRIVATE KEY(?: BLOCK)?-----/y;
 const PRIVATE_KEY_FOOTER = /-----END (?:[A-Z0-9]+ ){0,4}PRIVATE KEY(?: BLOCK)?-----/y;
+/** Key material before a footer, read backwards: base64 and (JSON-escaped) line breaks. */
+const KEY_MATERIAL_CHAR = /[A-Za-z0-9+/=\r\n\\]/;
+const LINE_BREAK = /\n|\\n/;
 /** Key material (or PEM headers) right after a BEGIN line, allowing JSON-escaped line breaks. */
 const PRIVATE_KEY_BODY = /(?:\s|\\+[rn])*(?:[A-Za-z0-9+/=]{16}|Proc-Type:|Comment:)/y;
 const SLACK_WEBHOOK = /hooks\.slack\.com\/(?:services|workflows|triggers)\/[A-Za-z0-9_/-]{8,}/y;
@@ -290,10 +410,13 @@ function findSecrets(text: string, spans: Span[]): void {
     const found = m[0];
     if (m[G_SK] !== undefined) {
       const body = found.slice(2);
-      const anthropic = body.startsWith("ant-");
-      const rest = body.replace(/^(?:ant|proj|svcacct|admin|None)-/, "");
+      const rest = body.replace(/^(?:ant|proj|svcacct|admin|None|or-v1)-/, "");
       if (rest.length >= 20 && hasDigit(rest) && hasLetter(rest)) {
-        const label = anthropic ? "anthropic-key" : "openai-key";
+        const label = body.startsWith("ant-")
+          ? "anthropic-key"
+          : body.startsWith("or-v1-")
+          ? "openrouter-key"
+          : "openai-key";
         spans.push({ start: at - 1, end: at + found.length, label, rank: RANK_PROVIDER });
       }
     } else if (m[G_STRIPE] !== undefined) {
@@ -303,9 +426,22 @@ function findSecrets(text: string, spans: Span[]): void {
         label: "stripe-key",
         rank: RANK_PROVIDER,
       });
-    } else if (m[G_AWS_GOOGLE] !== undefined) {
-      const label = found.startsWith("AIza") ? "google-api-key" : "aws-access-key-id";
-      spans.push({ start: at, end: at + found.length, label, rank: RANK_PROVIDER });
+    } else if (m[G_A] !== undefined) {
+      if (found.startsWith("AKIA") || found.startsWith("ASIA")) {
+        spans.push({
+          start: at,
+          end: at + found.length,
+          label: "aws-access-key-id",
+          rank: RANK_PROVIDER,
+        });
+      } else if (found.startsWith("AIza")) {
+        spans.push({
+          start: at,
+          end: at + found.length,
+          label: "google-api-key",
+          rank: RANK_PROVIDER,
+        });
+      } else findPrefixed(text, at, found, spans);
     } else if (m[G_JWT] !== undefined) {
       spans.push({ start: at - 2, end: at + found.length, label: "jwt", rank: RANK_PROVIDER });
     } else if (m[G_SLACK] !== undefined) {
@@ -320,7 +456,13 @@ function findSecrets(text: string, spans: Span[]): void {
     } else if (m[G_GIT] !== undefined) {
       const label = found.startsWith("gl") ? "gitlab-token" : "github-token";
       spans.push({ start: at, end: at + found.length, label, rank: RANK_PROVIDER });
+    } else if (m[G_LETTERED] !== undefined) {
+      findPrefixed(text, at, found, spans);
     } else if (m[G_PRIVATE_KEY] !== undefined) {
+      if (found[5] === "E") {
+        findKeyTail(text, at, spans);
+        continue;
+      }
       PRIVATE_KEY_HEADER.lastIndex = at;
       if (!PRIVATE_KEY_HEADER.test(text)) continue;
       const headerEnd = PRIVATE_KEY_HEADER.lastIndex;
@@ -337,11 +479,25 @@ function findSecrets(text: string, spans: Span[]): void {
       }
       spans.push({ start: at, end, label: "private-key", rank: RANK_PROVIDER });
       tokens.lastIndex = end;
-    } else if (m[G_URL] !== undefined) {
-      findInUrl(text, at, spans);
+    } else if (m[G_COLON] !== undefined) {
+      if (found === "://") findInUrl(text, at, spans);
+      else findAfterColon(text, at, found, spans);
     } else if (m[G_AUTH] !== undefined) {
       findAuthToken(text, at, found, spans);
     }
+  }
+  const prefixes = PREFIX_FINDER;
+  prefixes.lastIndex = 0;
+  while ((m = prefixes.exec(text)) !== null) {
+    const after = m.index + 1;
+    const prefix = m[G_SEPARATED] ?? m[G_TERRAFORM] ?? m[G_MAILCHIMP] ?? m[G_AZURE] ?? "";
+    const start = after - prefix.length;
+    if (m[G_SEPARATED] !== undefined) findPrefixed(text, start, prefix, spans);
+    else if (m[G_MAILCHIMP] !== undefined) {
+      pushMatch(text, start, after, MAILCHIMP_REST, "mailchimp-key", spans);
+    } else if (m[G_TERRAFORM] !== undefined) {
+      pushMatch(text, start, after, TERRAFORM_REST, "terraform-token", spans);
+    } else pushMatch(text, start, after, AZURE_SECRET_REST, "azure-client-secret", spans);
   }
   const keys = KEY_FINDER;
   keys.lastIndex = 0;
@@ -349,6 +505,93 @@ function findSecrets(text: string, spans: Span[]): void {
     // Going on after the value keeps `token=token=token=…` linear.
     keys.lastIndex = Math.max(keys.lastIndex, findAssignedValue(text, m, spans));
   }
+}
+
+/** What follows a Mailchimp key's 32 hex digits and `-`: `us` and its data centre. */
+const MAILCHIMP_REST = /us[0-9]{1,2}(?![A-Za-z0-9_-])/y;
+/** What follows `<14 characters>.atlasv1.` in a Terraform Cloud token. */
+const TERRAFORM_REST = /[A-Za-z0-9_=-]{60,70}(?![A-Za-z0-9_=-])/y;
+/** What follows `<3 characters><digit>Q~` in an Azure AD client secret. */
+const AZURE_SECRET_REST = /[A-Za-z0-9_~.-]{31,34}/y;
+/** A Firebase Cloud Messaging server key's start, before its `:APA91b`. */
+const FCM_START = /(?<!(?<!\\)[A-Za-z0-9_-])AAAA[A-Za-z0-9_-]{7}$/;
+/** What follows a Firebase Cloud Messaging server key's `:APA91b`. */
+const FCM_REST = /[A-Za-z0-9_-]{100,}/y;
+/** A Telegram bot token's bot id, before its `:AA`. */
+const TELEGRAM_START = /(?<!(?<!\\)[A-Za-z0-9_-])[0-9]{8,10}$/;
+/** What follows a Telegram bot token's `:AA`. */
+const TELEGRAM_REST = /[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])/y;
+
+/** A provider token whose prefix (from `_secret_prefixes.ts`) starts at `start`. */
+function findPrefixed(text: string, start: number, prefix: string, spans: Span[]): void {
+  const known = PREFIXED.get(prefix);
+  if (known === undefined) return;
+  const bodyStart = start + prefix.length;
+  known.body.lastIndex = bodyStart;
+  const m = known.body.exec(text);
+  if (m === null || (known.check !== undefined && !known.check(m[0]))) return;
+  spans.push({
+    start: known.valueOnly ? bodyStart : start,
+    end: bodyStart + m[0].length,
+    label: known.label,
+    rank: RANK_PROVIDER,
+  });
+}
+
+/** Pushes `[start, end of rest)` under `label` when `rest` (sticky) matches at `after`. */
+function pushMatch(
+  text: string,
+  start: number,
+  after: number,
+  rest: RegExp,
+  label: string,
+  spans: Span[],
+): void {
+  rest.lastIndex = after;
+  if (rest.test(text)) spans.push({ start, end: rest.lastIndex, label, rank: RANK_PROVIDER });
+}
+
+/** A Firebase server key (`AAAA…:APA91b…`) or a Telegram bot token (`123456789:AA…`). */
+function findAfterColon(text: string, at: number, found: string, spans: Span[]): void {
+  const before = text.slice(Math.max(0, at - 12), at);
+  const fcm = found === ":APA91b";
+  const head = (fcm ? FCM_START : TELEGRAM_START).exec(before);
+  if (head === null) return;
+  const start = at - head[0].length;
+  pushMatch(
+    text,
+    start,
+    at + found.length,
+    fcm ? FCM_REST : TELEGRAM_REST,
+    fcm ? "fcm-server-key" : "telegram-bot-token",
+    spans,
+  );
+}
+
+/**
+ * A private key's END line with key material before it and no BEGIN line (a key whose start was
+ * cut off): redacted back to where the material starts. A footer alone is left as it is.
+ */
+function findKeyTail(text: string, at: number, spans: Span[]): void {
+  PRIVATE_KEY_FOOTER.lastIndex = at;
+  if (!PRIVATE_KEY_FOOTER.test(text)) return;
+  const end = PRIVATE_KEY_FOOTER.lastIndex;
+  // Walking back stops at the first character that cannot be key material, and footers hold
+  // such characters, so the walks of several footers never cover the same text.
+  let start = at;
+  while (start > 0 && KEY_MATERIAL_CHAR.test(text[start - 1]!)) start--;
+  // Stopped by prose rather than the start of the text, with a short word before the first line
+  // break (`the key is\n…`): that word is prose, and the material starts on the next line.
+  let material = text.slice(start, at);
+  if (start > 0) {
+    const m = LINE_BREAK.exec(material);
+    if (m !== null && m.index < 16) {
+      start += m.index + m[0].length;
+      material = material.slice(m.index + m[0].length);
+    }
+  }
+  if (material.replace(/\\[rn]|\s/g, "").length < 16) return;
+  spans.push({ start, end, label: "private-key", rank: RANK_PROVIDER });
 }
 
 /** Adds the `[REDACTED:…]` markers already in `text`, to be kept as they are. */
@@ -456,7 +699,10 @@ function findAssignedValue(text: string, m: RegExpExecArray, spans: Span[]): num
   const keyword = m[G_KEYWORD] ?? "";
   // The anchor sits inside the key word; walk back to where the whole key name starts.
   let keyStart = at;
-  while (keyStart > 0 && at - keyStart < 128 && isKeyChar(text.charCodeAt(keyStart - 1))) {
+  while (
+    keyStart > 0 && at - keyStart < 128 && isKeyChar(text.charCodeAt(keyStart - 1)) &&
+    !(keyStart > 1 && text.charCodeAt(keyStart - 2) === BACKSLASH)
+  ) {
     keyStart--;
   }
   const keywordEnd = at + keyword.length;
@@ -480,6 +726,12 @@ function findAssignedValue(text: string, m: RegExpExecArray, spans: Span[]): num
   if (v === null) return valueStart;
   const value = v[0];
   const valueEnd = valueStart + value.length;
+
+  // An AWS secret access key after its name is its value, whatever it looks like.
+  if (label === "aws-secret-key" && AWS_SECRET_VALUE.test(value)) {
+    spans.push({ start: valueStart, end: valueEnd, label, rank: RANK_GENERIC });
+    return valueEnd;
+  }
 
   const quotedKey = m[G_KEY_QUOTE] !== undefined && isQuote(text.charCodeAt(keyStart - 1));
   const glued = !/[ \t]/.test(found);
@@ -565,32 +817,36 @@ interface Tally {
 /**
  * Rebuilds `text` with the spans replaced. Overlapping spans merge so nothing leaks between them;
  * the first (or, at the same start, highest-ranked) span names the result, except that a merged
- * stretch is only let through if every part of it is allowed.
+ * stretch is only let through if every part of it is allowed. With `from` and `to`, only that
+ * part of the result is built: a stretch running over either edge is replaced in the part inside.
  */
 function applySpans(
   text: string,
   spans: Span[],
   allowed: ReadonlySet<string> | undefined,
   tally: Tally | undefined,
+  from = 0,
+  to = text.length,
 ): string {
-  if (spans.length === 0) return text;
+  const whole = from === 0 && to === text.length;
+  if (spans.length === 0) return whole ? text : text.slice(from, to);
   // Markers only matter when something might overlap one, so they are looked for only then.
   findMarkers(text, spans);
   spans.sort((a, b) => a.start - b.start || b.rank - a.rank || b.end - a.end);
   const isAllowed = (label: string) => allowed !== undefined && allowed.has(label);
   const out: string[] = [];
-  let last = 0;
+  let last = from;
   let cur: Span | undefined;
   const flush = (s: Span) => {
-    if (s.label === "") return;
+    if (s.label === "" || s.end <= from || s.start >= to) return;
     const bump = (map: Map<string, number>) => map.set(s.label, (map.get(s.label) ?? 0) + 1);
     if (isAllowed(s.label)) {
       if (tally !== undefined) bump(tally.passed);
       return;
     }
     if (tally !== undefined) bump(tally.counts);
-    out.push(text.slice(last, s.start), `[REDACTED:${s.label}]`);
-    last = s.end;
+    out.push(text.slice(last, Math.max(last, s.start)), s.replacement ?? `[REDACTED:${s.label}]`);
+    last = Math.min(s.end, to);
   };
   for (const s of spans) {
     if (cur === undefined) {
@@ -600,7 +856,10 @@ function applySpans(
     if (s.start < cur.end) {
       if (s.end <= cur.end) continue;
       // A secret running out of a kept marker, or out of an allowed value, is redacted whole.
-      if (cur.label === "" || (isAllowed(cur.label) && !isAllowed(s.label))) cur.label = s.label;
+      if (cur.label === "" || (isAllowed(cur.label) && !isAllowed(s.label))) {
+        cur.label = s.label;
+        cur.replacement = s.replacement;
+      }
       cur.end = s.end;
       continue;
     }
@@ -608,8 +867,8 @@ function applySpans(
     cur = { ...s };
   }
   if (cur !== undefined) flush(cur);
-  if (out.length === 0) return text;
-  out.push(text.slice(last));
+  if (out.length === 0) return whole ? text : text.slice(from, to);
+  out.push(text.slice(last, to));
   return out.join("");
 }
 
@@ -675,7 +934,26 @@ export class Quarantine {
 
   /** Replaces every quarantined content in `text` by its reference. */
   withholdText(text: string): Withheld<string> {
-    if (this.#entries.size === 0 || text.length === 0) return { message: text, refs: [] };
+    const found = this.find(text);
+    if (found.length === 0) return { message: text, refs: [] };
+    const out: string[] = [];
+    const refs = new Set<string>();
+    let last = 0;
+    for (const { start, end, refs: group } of found) {
+      for (const ref of group) refs.add(ref);
+      out.push(text.slice(last, start), group.join(" "));
+      last = end;
+    }
+    out.push(text.slice(last));
+    return { message: out.join(""), refs: [...refs] };
+  }
+
+  /**
+   * Where quarantined content occurs in `text`, in order; overlapping contents are one stretch
+   * with all their references, so no part of either survives when it is replaced.
+   */
+  find(text: string): { start: number; end: number; refs: string[] }[] {
+    if (this.#entries.size === 0 || text.length === 0) return [];
     const hits: { start: number; end: number; ref: string }[] = [];
     const seen = new Set<string>();
     for (const [ref, { content }] of this.#entries) {
@@ -686,28 +964,21 @@ export class Quarantine {
         hits.push({ start: i, end: i + content.length, ref });
       }
     }
-    if (hits.length === 0) return { message: text, refs: [] };
     hits.sort((a, b) => a.start - b.start || b.end - a.end);
-    const out: string[] = [];
-    const refs = new Set<string>();
-    let last = 0;
+    const found: { start: number; end: number; refs: string[] }[] = [];
     let i = 0;
     while (i < hits.length) {
       const first = hits[i]!;
       let end = first.end;
-      const group = [first.ref];
-      // Overlapping contents are replaced together, so no part of either survives.
+      const refs = [first.ref];
       for (i++; i < hits.length && hits[i]!.start < end; i++) {
         const h = hits[i]!;
         end = Math.max(end, h.end);
-        if (!group.includes(h.ref)) group.push(h.ref);
+        if (!refs.includes(h.ref)) refs.push(h.ref);
       }
-      for (const ref of group) refs.add(ref);
-      out.push(text.slice(last, first.start), group.join(" "));
-      last = end;
+      found.push({ start: first.start, end, refs });
     }
-    out.push(text.slice(last));
-    return { message: out.join(""), refs: [...refs] };
+    return found;
   }
 
   /**
@@ -847,6 +1118,43 @@ export class Gate {
   }
 
   /**
+   * Redacts `text` as the middle of `before + text + after`, for derived text as `redactText`
+   * does: a secret running over an edge into a neighbour is still found, and its part inside
+   * `text` is redacted. This is how a text cut in pieces (a long line's chunks) is redacted one
+   * piece at a time without showing a secret in two halves.
+   *
+   * @example
+   * gate.redactBetween("key sk-pro", "j-abc…", " done"); // "[REDACTED:openai-key]"
+   */
+  redactBetween(before: string, text: string, after: string): string {
+    for (const [name, value] of [["before", before], ["text", text], ["after", after]]) {
+      if (typeof value !== "string") {
+        throw new TypeError(`Cannot redact "${name}": expected a string, got ${typeof value}`);
+      }
+    }
+    const whole = before + text + after;
+    const spans: Span[] = [];
+    for (const { start, end, refs } of this.quarantine.find(whole)) {
+      spans.push({
+        start,
+        end,
+        label: refs[0]!,
+        rank: RANK_QUARANTINE,
+        replacement: refs.join(" "),
+      });
+    }
+    this.#findAll(whole, spans);
+    return applySpans(
+      whole,
+      spans,
+      undefined,
+      undefined,
+      before.length,
+      before.length + text.length,
+    );
+  }
+
+  /**
    * Passes every string of a JSON-like value (a message, a tool call) through the gate and
    * returns a redacted copy. A string under a key that names a secret (`password`, `apiKey`,
    * `token`, …) is redacted whole unless it is empty or a placeholder.
@@ -888,20 +1196,21 @@ export class Gate {
       if (quarantined !== undefined) { for (const ref of w.refs) quarantined.add(ref); }
     }
     const spans: Span[] = [];
-    findSecrets(input, spans);
+    this.#findAll(input, spans);
+    const allowed = destination === "model" && this.#allowed.size > 0 ? this.#allowed : undefined;
+    return applySpans(input, spans, allowed, tally);
+  }
+
+  /** Collects the spans of built-in secrets and labelled values in `text`. */
+  #findAll(text: string, spans: Span[]): void {
+    findSecrets(text, spans);
     for (const { label, needles } of this.#labelled) {
       for (const needle of needles) {
-        for (
-          let i = input.indexOf(needle);
-          i !== -1;
-          i = input.indexOf(needle, i + needle.length)
-        ) {
+        for (let i = text.indexOf(needle); i !== -1; i = text.indexOf(needle, i + needle.length)) {
           spans.push({ start: i, end: i + needle.length, label, rank: RANK_LABELLED });
         }
       }
     }
-    const allowed = destination === "model" && this.#allowed.size > 0 ? this.#allowed : undefined;
-    return applySpans(input, spans, allowed, tally);
   }
 
   #result<E extends object>(
@@ -956,15 +1265,49 @@ export function createGate(options: GateOptions = {}): Gate {
   return new Gate(options);
 }
 
-/** Redacts built-in secret shapes only (no labelled values, no quarantine). */
-export function redactSecrets(text: string): string {
-  if (typeof text !== "string") {
-    throw new TypeError(`Cannot redact: expected a string, got ${typeof text}`);
-  }
-  const spans: Span[] = [];
-  findSecrets(text, spans);
-  return applySpans(text, spans, undefined, undefined);
+/**
+ * A redaction of derived text: called on a text, or through `between` on a piece of a longer text
+ * seen with its neighbours (see `Gate.redactBetween`).
+ */
+export interface Redactor {
+  (text: string): string;
+  /** Redacts `text` as the middle of `before + text + after`. */
+  between(before: string, text: string, after: string): string;
 }
+
+/**
+ * How much of each neighbour a piece of a longer text is redacted with: longer than any built-in
+ * shape but a private key (whose middle is still hidden: see `findKeyTail`), so a secret cut by
+ * a piece's edge is seen whole.
+ */
+export const REDACTION_OVERLAP = 8192;
+
+/** The redaction of derived text by `gate` (destination `"disk"`), as a `Redactor`. */
+export function redactorOf(gate: Gate): Redactor {
+  return Object.assign((text: string) => gate.redactText(text), {
+    between: (before: string, text: string, after: string) =>
+      gate.redactBetween(before, text, after),
+  });
+}
+
+/** Redacts built-in secret shapes only (no labelled values, no quarantine). */
+export const redactSecrets: Redactor = Object.assign(
+  (text: string): string => {
+    if (typeof text !== "string") {
+      throw new TypeError(`Cannot redact: expected a string, got ${typeof text}`);
+    }
+    const spans: Span[] = [];
+    findSecrets(text, spans);
+    return applySpans(text, spans, undefined, undefined);
+  },
+  {
+    between: (before: string, text: string, after: string) =>
+      BUILT_IN.redactBetween(before, text, after),
+  },
+);
+
+/** A gate with nothing labelled and an empty quarantine: the built-in shapes only. */
+const BUILT_IN = new Gate();
 
 /**
  * The audit trail's record of one pass: which gates ran and what they decided, as gate names,

@@ -5,7 +5,7 @@
 import { formatBytes } from "./cli.ts";
 import type { Context } from "./context.ts";
 import { openStore, storeExists } from "./context.ts";
-import { type Gate, type GateDecision, trailEntry } from "./gate.ts";
+import { type Gate, type GateDecision, type Redactor, trailEntry } from "./gate.ts";
 import type { Project } from "./paths.ts";
 import { ADAPTERS } from "./sources/mod.ts";
 import { pageRows } from "./store/conversations.ts";
@@ -367,6 +367,11 @@ export function describeManifest(record: SessionRecord): string {
   return lines.join("\n") + "\n";
 }
 
+/** Derived text as captured: `conversationMessages` passes it through the gate itself. */
+const AS_CAPTURED: Redactor = Object.assign((text: string) => text, {
+  between: (_before: string, text: string, _after: string) => text,
+});
+
 /**
  * The user and assistant messages of a captured conversation, in order, through the gate for
  * disk: consecutive records of one speaker (a reply written as several lines) become one message.
@@ -376,9 +381,27 @@ function conversationMessages(
   conversation: ConversationRow,
   gate: Gate,
 ): { messages: SessionMessage[]; decisions: GateDecision[] } {
-  const deriver = new TextDeriver(store, ADAPTERS, (text) => text);
+  const deriver = new TextDeriver(store, ADAPTERS, AS_CAPTURED);
   const messages: SessionMessage[] = [];
   const decisions: GateDecision[] = [];
+  // The chunks of a long line (rows with seq 1, 2, … after its first) are one text: it passes
+  // the gate whole, so a secret cut by a chunk boundary is not kept in two halves.
+  let line: { role: "user" | "assistant"; ts: number | null; text: string } | undefined;
+  const add = () => {
+    if (line === undefined) return;
+    const { role, ts, text } = line;
+    line = undefined;
+    if (text.trim() === "") return;
+    const gated = gate.redact(text.trim(), { destination: "disk" });
+    decisions.push(gated);
+    const last = messages.at(-1);
+    if (last && last.role === role) last.content += `\n\n${gated.text}`;
+    else {
+      const message: SessionMessage = { role, content: gated.text };
+      if (ts !== null) message.at = new Date(ts).toISOString();
+      messages.push(message);
+    }
+  };
   let after: number | undefined;
   do {
     const page = pageRows(store, conversation.id, {
@@ -387,20 +410,16 @@ function conversationMessages(
     });
     for (const row of page.rows) {
       if (row.kind !== "message" || (row.role !== "user" && row.role !== "assistant")) continue;
-      const text = deriver.textOf(row).trim();
-      if (text === "") continue;
-      const gated = gate.redact(text, { destination: "disk" });
-      decisions.push(gated);
-      const last = messages.at(-1);
-      if (last && last.role === row.role) last.content += `\n\n${gated.text}`;
+      const text = deriver.textOf(row);
+      if (row.seq > 0 && line !== undefined) line.text += text;
       else {
-        const message: SessionMessage = { role: row.role, content: gated.text };
-        if (row.ts !== null) message.at = new Date(row.ts).toISOString();
-        messages.push(message);
+        add();
+        line = { role: row.role, ts: row.ts, text };
       }
     }
     after = page.next ?? undefined;
   } while (after !== undefined);
+  add();
   return { messages, decisions };
 }
 

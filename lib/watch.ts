@@ -4,6 +4,7 @@
 
 import { discoverContext, ingestOffNow } from "./capture.ts";
 import { type Context } from "./context.ts";
+import type { Redactor } from "./gate.ts";
 import { tryLock } from "./lock.ts";
 import { projectOf } from "./paths.ts";
 import type { Adapter, SourceRef } from "./sources/adapter.ts";
@@ -32,7 +33,7 @@ export const WATCH_TIMINGS: WatchTimings = {
 export interface WatchOptions {
   ctx: Context;
   store: HistoryStore;
-  redact: (text: string) => string;
+  redact: Redactor;
   signal: AbortSignal;
   adapters?: readonly Adapter[];
   timings?: Partial<WatchTimings>;

@@ -3,6 +3,7 @@
 
 import { type CaptureRunResult, runCapture } from "../lib/capture.ts";
 import type { Context } from "../lib/context.ts";
+import type { Redactor } from "../lib/gate.ts";
 import type { Adapter } from "../lib/sources/adapter.ts";
 import type { HistoryStore } from "../lib/store/db.ts";
 import type { CaptureSummary } from "../lib/store/ingest.ts";
@@ -32,7 +33,7 @@ export interface StartOptions {
 export interface CaptureRunnerOptions {
   ctx: Context;
   openStore: () => HistoryStore;
-  redact: (text: string) => string;
+  redact: Redactor;
   now: () => number;
   adapters: readonly Adapter[];
 }

@@ -8,6 +8,7 @@ import {
   redactorFor,
   storeExists,
 } from "../lib/context.ts";
+import type { Redactor } from "../lib/gate.ts";
 import type { Adapter } from "../lib/sources/adapter.ts";
 import { ADAPTERS } from "../lib/sources/mod.ts";
 import type { HistoryStore } from "../lib/store/db.ts";
@@ -49,7 +50,7 @@ export interface Services {
   /** The operation the dashboard's stage markers belong to. */
   op: Operation;
   /** The gate's redaction of anything shown. */
-  redact: (text: string) => string;
+  redact: Redactor;
   capture: CaptureRunner;
   openStore: (options?: { mustExist?: boolean }) => HistoryStore;
   onError: (err: unknown) => void;

@@ -43,12 +43,29 @@ const ESCAPES: Record<string, string> = { n: "\n", t: "\t", r: "", '"': '"', "\\
  * structure dropped. Used only for snippets of streamed records.
  */
 export function looseText(bytes: Uint8Array): string {
+  return plainText(unescapedText(bytes));
+}
+
+/**
+ * The first step of `looseText`: the chunk decoded and its JSON escapes undone, its structure
+ * still there, so the gate can see keys and quoted values (`"password": "…"`) before
+ * `plainText` drops them.
+ */
+export function unescapedText(bytes: Uint8Array): string {
   const raw = new TextDecoder("utf-8", { fatal: false }).decode(bytes);
   return raw
     .replace(/\\u([0-9a-fA-F]{4})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)))
-    .replace(/\\(.)/g, (_, c: string) => ESCAPES[c] ?? c)
+    .replace(/\\(.)/g, (_, c: string) => ESCAPES[c] ?? c);
+}
+
+/** The second step of `looseText`: JSON structure dropped, `[REDACTED:…]` markers kept. */
+export function plainText(text: string): string {
+  return text
     .replace(/"\s*[,:]\s*"/g, "\n")
-    .replace(/[{}[\]]+/g, " ");
+    .replace(
+      /\[REDACTED:[A-Za-z0-9_.-]{1,64}\]|[{}[\]]+/g,
+      (m) => (m.startsWith("[REDACTED:") ? m : " "),
+    );
 }
 
 /** The words and phrases of a search query, lowercased, for marking matches in snippets. */

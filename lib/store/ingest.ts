@@ -16,10 +16,12 @@ import {
   type SourceRef,
 } from "../sources/adapter.ts";
 import type { Project } from "../paths.ts";
+import type { Redactor } from "../gate.ts";
 import { HistoryStore, StoreFullError, StoreLockedError, translateError } from "./db.ts";
 import { type ByteReader, LineReader } from "./_lines.ts";
 import { JsonTextScanner } from "./_json_stream.ts";
 import { cutTitle, splitFragments } from "./_text.ts";
+import { PieceRedactor, type RedactedPiece } from "./_pieces.ts";
 import { openSourceReader } from "./_readers.ts";
 import { decodedRow, encodeRaw, FLAG_ZSTD } from "./_raw.ts";
 import {
@@ -88,8 +90,8 @@ export interface CaptureOptions {
   store: HistoryStore;
   adapters: readonly Adapter[];
   discover: DiscoverContext;
-  /** Redacts secrets from derived text before it is indexed. */
-  redact: (text: string) => string;
+  /** Redacts secrets from derived text before it is indexed (a long line's piece by piece). */
+  redact: Redactor;
   /** Project identity of a transcript's cwd. */
   projectOf: (cwd: string) => Project;
   now?: () => number;
@@ -469,15 +471,21 @@ class Capture {
     const flag = this.#store.stmt(
       `UPDATE records SET flags = (flags & ${FLAG_ZSTD}) | ? WHERE id = ?`,
     );
+    // Each chunk's text is indexed once the text after it is known (see `PieceRedactor`).
+    const pieces = new PieceRedactor(this.#o.redact);
+    const indexed = (ready: RedactedPiece[]) => {
+      for (const { id, text } of ready) if (text) index.run(id, text);
+    };
     let end = offset;
     for (let i = 0; i < ids.length; i++) {
       scanner.write(parts[i]!);
-      const text = this.#o.redact(scanner.takeText().trim());
-      flag.run(FLAG_STREAMED | (text ? FLAG_INDEXED : 0), ids[i]!);
-      if (text) index.run(ids[i]!, text);
+      const text = scanner.takeText();
+      flag.run(FLAG_STREAMED | (text.trim() ? FLAG_INDEXED : 0), ids[i]!);
+      indexed(pieces.push(ids[i]!, text));
       end += parts[i]!.length;
       if (i % 64 === 63) await yieldToEventLoop();
     }
+    indexed(pieces.end());
     scanner.end();
     this.#finishStreamed(ctx, scanner, offset, end, ids);
   }
@@ -1166,15 +1174,20 @@ class Capture {
     let pending: Uint8Array[] = [];
     let pendingLength = 0;
     const rowIds: number[] = [];
+    // Each chunk's text is indexed once the text after it is known (see `PieceRedactor`).
+    const pieces = new PieceRedactor(this.#o.redact);
+    const indexed = (ready: RedactedPiece[]) => {
+      for (const { id, text } of ready) if (text) index.run(id, text);
+    };
     const writeRow = (bytes: Uint8Array) => {
       scanner.write(bytes);
-      const text = this.#o.redact(scanner.takeText().trim());
-      const flags = FLAG_STREAMED | (text ? FLAG_INDEXED : 0);
+      const text = scanner.takeText();
+      const flags = FLAG_STREAMED | (text.trim() ? FLAG_INDEXED : 0);
       const id = Number(
         insert.run(ctx.sourceId, ctx.generation, at, seq, bytes, flags).lastInsertRowid,
       );
       rowIds.push(id);
-      if (text) index.run(id, text);
+      indexed(pieces.push(id, text));
       at += bytes.length;
       total += bytes.length;
       seq++;
@@ -1215,6 +1228,7 @@ class Capture {
         return false;
       }
       flush(true);
+      indexed(pieces.end());
       scanner.end();
       this.#finishStreamed(ctx, scanner, offset, at, rowIds);
       store.stmt("UPDATE sources SET cursor = ?, state = ?, last_read = ? WHERE id = ?").run(

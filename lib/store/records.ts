@@ -12,8 +12,9 @@ import {
 import { HistoryStore } from "./db.ts";
 import { FLAG_STREAMED } from "./_batch_write.ts";
 import { DEFAULT_LIMITS } from "./_limits.ts";
-import { looseText, splitFragments } from "./_text.ts";
+import { plainText, splitFragments, unescapedText } from "./_text.ts";
 import { decodedRow } from "./_raw.ts";
+import { REDACTION_OVERLAP, type Redactor } from "../gate.ts";
 
 /** A stored record row, as the readers need it. */
 export interface RecordRow {
@@ -113,10 +114,35 @@ export function iso(ms: number | null): string | null {
   return ms === null ? null : new Date(ms).toISOString();
 }
 
+/** Where a chunk sits: its source generation, offset, place in its line and captured size. */
+export interface ChunkPlace {
+  source_id: number;
+  generation: number;
+  offset: number;
+  seq: number;
+  size: number;
+}
+
+/** A chunk next to another in its line. */
+interface Neighbour {
+  id: number;
+  offset: number;
+  raw: Uint8Array;
+  flags: number;
+}
+
 interface SourceInfo {
   ref: SourceRef;
   adapter: Adapter | undefined;
 }
+
+/** The bytes of a chunk's line just before and just after it (empty where the line ends). */
+export interface ChunkNeighbours {
+  before: Uint8Array;
+  after: Uint8Array;
+}
+
+const NO_BYTES: Uint8Array = new Uint8Array(0);
 
 /**
  * Derives the text of stored records again from their raw bytes, exactly as capture indexed it
@@ -125,10 +151,12 @@ interface SourceInfo {
 export class TextDeriver {
   #store: HistoryStore;
   #adapters: Map<string, Adapter>;
-  #redact: (text: string) => string;
+  #redact: Redactor;
   #sources = new Map<number, SourceInfo>();
+  /** The last few chunks decoded, as pages read each chunk's neighbours too. */
+  #recent = new Map<number, Uint8Array>();
 
-  constructor(store: HistoryStore, adapters: readonly Adapter[], redact: (text: string) => string) {
+  constructor(store: HistoryStore, adapters: readonly Adapter[], redact: Redactor) {
     this.#store = store;
     this.#adapters = new Map(adapters.map((a) => [a.agent, a]));
     this.#redact = redact;
@@ -166,16 +194,77 @@ export class TextDeriver {
     );
   }
 
-  /** The text of one record row (the fragment of its line's text that belongs to this chunk). */
+  /**
+   * The text of one record row (the fragment of its line's text that belongs to this chunk). A
+   * chunk of a streamed line is redacted with the ends of its neighbours in view, so a secret
+   * cut by a chunk boundary is redacted in both chunks rather than shown in two halves.
+   */
   textOf(stored: RecordRow): string {
     const row = decodedRow(stored);
-    if (row.flags & FLAG_STREAMED) return this.#redact(looseText(row.raw).trim());
+    if (row.flags & FLAG_STREAMED) {
+      const { before, after } = this.neighbours({ ...row, size: row.raw.length });
+      const text = this.#redact.between(
+        unescapedText(before),
+        unescapedText(row.raw),
+        unescapedText(after),
+      );
+      return plainText(text).trim();
+    }
     const { adapter, ref } = this.source(row.source_id);
     if (!adapter) return "";
     const line = this.lineOf(row);
     const text = this.#redact(adapter.textOf(line.bytes, ref));
     if (line.rows === 1) return text;
     return splitFragments(text, line.rows)[row.seq] ?? "";
+  }
+
+  /**
+   * Up to `REDACTION_OVERLAP` bytes of the chunks before and after a chunk in its line (a line
+   * longer than the chunk size is stored as several rows); empty where the line starts or ends.
+   */
+  neighbours(chunk: ChunkPlace): ChunkNeighbours {
+    let before: Uint8Array = NO_BYTES;
+    if (chunk.seq > 0) {
+      const previous = this.#store.stmt(
+        `SELECT id, offset, raw, flags FROM records WHERE source_id = ? AND generation = ?
+           AND offset < ? ORDER BY offset DESC LIMIT 1`,
+      ).get(chunk.source_id, chunk.generation, chunk.offset) as Neighbour | undefined;
+      const raw = previous && this.#rawOf(previous);
+      if (raw && previous.offset + raw.length === chunk.offset) {
+        before = raw.subarray(Math.max(0, raw.length - REDACTION_OVERLAP));
+      }
+    }
+    let after: Uint8Array = NO_BYTES;
+    const next = this.#store.stmt(
+      `SELECT id, offset, seq, raw, flags FROM records WHERE source_id = ? AND generation = ?
+         AND offset > ? ORDER BY offset LIMIT 1`,
+    ).get(chunk.source_id, chunk.generation, chunk.offset) as
+      | (Neighbour & { seq: number })
+      | undefined;
+    if (next && next.seq > 0 && chunk.offset + chunk.size === next.offset) {
+      after = this.#rawOf(next).subarray(0, REDACTION_OVERLAP);
+    }
+    return { before, after };
+  }
+
+  /** `neighbours` of the record with id `id` (none when there is no such record). */
+  neighboursOf(id: number): ChunkNeighbours {
+    const chunk = this.#store.stmt(
+      `SELECT source_id, generation, offset, seq, coalesce(length, length(raw)) AS size
+       FROM records WHERE id = ?`,
+    ).get(id) as ChunkPlace | undefined;
+    return chunk ? this.neighbours(chunk) : { before: NO_BYTES, after: NO_BYTES };
+  }
+
+  /** The captured bytes of a neighbouring chunk, decoded once for a page. */
+  #rawOf(row: Neighbour): Uint8Array {
+    let raw = this.#recent.get(row.id);
+    if (!raw) {
+      raw = decodedRow(row).raw;
+      if (this.#recent.size >= 4) this.#recent.delete(this.#recent.keys().next().value!);
+      this.#recent.set(row.id, raw);
+    }
+    return raw;
   }
 
   /** The whole line a chunk belongs to: its bytes and how many chunk rows it spans. */

@@ -2,6 +2,7 @@
 // questions that asked for them, every filter of `search`, snippets derived from raw bytes, and
 // a literal substring scan when the query is not valid FTS5 syntax.
 
+import type { Redactor } from "../gate.ts";
 import type { Adapter, Agent, Kind, Role } from "../sources/adapter.ts";
 import { HistoryStore } from "./db.ts";
 import { FLAG_INDEXED } from "./_batch_write.ts";
@@ -77,7 +78,7 @@ interface Candidate {
 export function search(
   store: HistoryStore,
   adapters: readonly Adapter[],
-  redact: (text: string) => string,
+  redact: Redactor,
   options: SearchOptions,
 ): SearchResult {
   const limit = Math.max(1, Math.min(options.limit ?? 20, 10_000));

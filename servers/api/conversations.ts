@@ -19,15 +19,20 @@ export type PageQuery = z.infer<typeof pageQuery>;
 
 /** A page of conversation `id` (full id, native id or unique prefix), through the gate. */
 export function conversationPage(svc: Services, id: string, query: PageQuery): ShownPage {
-  const page = withStore(svc, "conversation", (store) => {
+  return withStore(svc, "conversation", (store) => {
     const conversation = findConversation(store, id);
     const deriver = new TextDeriver(store, svc.adapters, svc.redact);
-    return pageConversation(store, deriver, conversation, {
+    const page = pageConversation(store, deriver, conversation, {
       ...(query.after === undefined ? {} : { after: query.after }),
       ...(query.limit === undefined ? {} : { limit: query.limit }),
     });
+    // A chunk's raw bytes are redacted with its neighbours' in view (see `redactBytes`).
+    return redactPage(
+      page,
+      svc.redact,
+      (record) => deriver.neighboursOf(record.id),
+    );
   });
-  return redactPage(page, svc.redact);
 }
 
 /** The route. */

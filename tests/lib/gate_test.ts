@@ -1,242 +1,22 @@
-// Tests for lib/gate.ts: secret shapes and near misses, labelled and allowed values, the
-// quarantine, and trail entries. Every secret is fake and assembled at run time.
+// Tests for lib/gate.ts: secret shapes and near misses, redaction of a text cut in pieces,
+// labelled and allowed values, the quarantine, and trail entries. Every secret is fake and
+// assembled at run time (the table of shapes is in `_secret_shapes.ts`).
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { createGate, type GateName, redactSecrets, trailEntry } from "../../lib/gate.ts";
+import {
+  createGate,
+  type GateName,
+  REDACTION_OVERLAP,
+  redactorOf,
+  redactSecrets,
+  SECRET_LABELS,
+  trailEntry,
+} from "../../lib/gate.ts";
+import { fake, fakeUpper, SECRET_SHAPES } from "./_secret_shapes.ts";
 
-/** `n` characters from a repeating mixed alphabet, obviously fake but shaped like a key. */
-function fake(n: number, alphabet = "Fa4Ke7Xy2Qz9Lm3Np8Rt5Vw6"): string {
-  return alphabet.repeat(Math.ceil(n / alphabet.length)).slice(0, n);
-}
-
-/** `n` upper-case letters and digits, as in AWS access key ids. */
-function fakeUpper(n: number): string {
-  return fake(n, "FAKE2345KEY67QZ");
-}
-
-const UNRESERVED = fake(60) + "-_" + fake(38);
-
-interface SecretCase {
-  name: string;
-  before: string;
-  secret: string;
-  after: string;
-  label: string;
-}
-
-const SECRETS: SecretCase[] = [
-  {
-    name: "OpenAI legacy key in an export",
-    before: "export OPENAI_API_KEY=",
-    secret: "sk-" + fake(48),
-    after: "\nnext line",
-    label: "openai-key",
-  },
-  {
-    name: "OpenAI project key in prose",
-    before: "I set the key to ",
-    secret: "sk-" + "proj-" + UNRESERVED,
-    after: " and ran it.",
-    label: "openai-key",
-  },
-  {
-    name: "Anthropic key",
-    before: "ANTHROPIC_API_KEY: ",
-    secret: "sk-" + "ant-api03-" + fake(93) + "AA",
-    after: "",
-    label: "anthropic-key",
-  },
-  {
-    name: "GitHub classic token",
-    before: "token ",
-    secret: "ghp" + "_" + fake(36),
-    after: " expired",
-    label: "github-token",
-  },
-  {
-    name: "GitHub app token inside a clone URL",
-    before: "git clone https://x-access-token:",
-    secret: "ghs" + "_" + fake(36),
-    after: "@github.com/o/r.git",
-    label: "github-token",
-  },
-  {
-    name: "GitHub fine-grained token",
-    before: "(",
-    secret: "github" + "_pat_" + fake(22) + "_" + fake(59),
-    after: ")",
-    label: "github-token",
-  },
-  {
-    name: "GitLab token",
-    before: "GITLAB=",
-    secret: "glpat" + "-" + fake(20),
-    after: "",
-    label: "gitlab-token",
-  },
-  {
-    name: "Slack bot token",
-    before: "slack: ",
-    secret: "xoxb" + "-123456789012-1234567890123-" + fake(24),
-    after: ".",
-    label: "slack-token",
-  },
-  {
-    name: "Slack webhook URL",
-    before: "POST to ",
-    secret: "https://hooks.slack.com/services/" + "T0FAKE000/B0FAKE000/" + fake(24),
-    after: " now",
-    label: "slack-webhook",
-  },
-  {
-    name: "AWS access key id",
-    before: "aws_access_key_id = ",
-    secret: "AKIA" + fakeUpper(16),
-    after: "\n",
-    label: "aws-access-key-id",
-  },
-  {
-    name: "AWS temporary access key id",
-    before: "id ",
-    secret: "ASIA" + fakeUpper(16),
-    after: ", region eu-west-1",
-    label: "aws-access-key-id",
-  },
-  {
-    name: "AWS secret access key assignment",
-    before: "aws_secret_access_key = ",
-    secret: fake(36) + "+/Ab",
-    after: "\n",
-    label: "aws-secret-key",
-  },
-  {
-    name: "AWS secret access key in JSON",
-    before: '{"SecretAccessKey": "',
-    secret: fake(40),
-    after: '"}',
-    label: "aws-secret-key",
-  },
-  {
-    name: "Google API key",
-    before: "?key=",
-    secret: "AIza" + fake(35),
-    after: "&q=1",
-    label: "google-api-key",
-  },
-  {
-    name: "Stripe live key",
-    before: "stripe ",
-    secret: "sk" + "_live_" + fake(24),
-    after: "",
-    label: "stripe-key",
-  },
-  {
-    name: "JWT",
-    before: "cookie session=",
-    secret: "eyJ" + fake(30) + ".eyJ" + fake(50) + "." + fake(43),
-    after: "; Path=/",
-    label: "jwt",
-  },
-  {
-    name: "private key block",
-    before: "key:\n",
-    secret: "-----BEGIN RSA PRIVATE KEY-----\nMIIE" + fake(60) + "\n" + fake(64) +
-      "\n-----END RSA PRIVATE KEY-----",
-    after: "\ndone",
-    label: "private-key",
-  },
-  {
-    name: "private key block in JSON-escaped text",
-    before: '{"content":"',
-    secret: "-----BEGIN OPENSSH PRIVATE KEY-----\\nb3Bl" + fake(64) +
-      "\\n-----END OPENSSH PRIVATE KEY-----",
-    after: '\\n"}',
-    label: "private-key",
-  },
-  {
-    name: "Authorization header with a short bearer token",
-    before: "Authorization: Bearer ",
-    secret: "abc123def",
-    after: "\r\n",
-    label: "bearer-token",
-  },
-  {
-    name: "long bearer token without a header",
-    before: "use Bearer ",
-    secret: fake(32) + ".x~y",
-    after: " for this",
-    label: "bearer-token",
-  },
-  {
-    name: "Basic auth header",
-    before: '-H "Authorization: Basic ',
-    secret: "ZmFrZTpmYWtlLXBhc3M=",
-    after: '"',
-    label: "basic-auth",
-  },
-  { name: "password=", before: "password=", secret: "hunter2", after: " ok", label: "password" },
-  {
-    name: "passwd: at the start of a line",
-    before: "user: me\npasswd: ",
-    secret: "letmein",
-    after: "\n",
-    label: "password",
-  },
-  {
-    name: "JSON password",
-    before: '{"user": "me", "password": "',
-    secret: "correct horse",
-    after: '"}',
-    label: "password",
-  },
-  {
-    name: "JSON-escaped password with an escaped quote",
-    before: '{\\"password\\": \\"',
-    secret: 'pa\\\\\\"ss',
-    after: '\\"}',
-    label: "password",
-  },
-  {
-    name: "env file password",
-    before: "DB_PASSWORD=",
-    secret: "letmein",
-    after: "\nDB_USER=me",
-    label: "password",
-  },
-  { name: "secret=", before: "client_secret=", secret: "abc123", after: "&x=1", label: "secret" },
-  { name: "api_key=", before: "api_key=", secret: "xyz", after: "", label: "secret" },
-  { name: "token=", before: "?access_token=", secret: "t0k3n", after: "&page=2", label: "secret" },
-  {
-    name: "header-style API key with letters and digits",
-    before: 'curl -H "X-Api-Key: ',
-    secret: "abcdef123456",
-    after: '"',
-    label: "secret",
-  },
-  {
-    name: "--password flag",
-    before: "mysql -u root --password ",
-    secret: "s3cret!",
-    after: " db",
-    label: "password",
-  },
-  {
-    name: "typed Python assignment",
-    before: "password: str = '",
-    secret: "hunter2",
-    after: "'",
-    label: "password",
-  },
-  {
-    name: "password in a database URL",
-    before: "postgres://app:",
-    secret: "s3cret",
-    after: "@localhost:5432/db",
-    label: "password",
-  },
-];
+const SECRETS = SECRET_SHAPES;
 
 const NEAR_MISSES: [name: string, text: string][] = [
   ["sk- inside a word", "we ran task-sk-learn, not sk-learn"],
@@ -282,6 +62,37 @@ Deno.test("redact() replaces each secret shape with its label and keeps the text
       assert.equal(r.text, `${c.before}[REDACTED:${c.label}]${c.after}`);
       assert.deepEqual(r.labels, [c.label]);
       assert.deepEqual(r.counts, { [c.label]: 1 });
+    });
+  }
+});
+
+Deno.test("redact() finds each shape in raw JSON bytes, after an escaped line break", async (t) => {
+  const gate = createGate();
+  for (const c of SECRETS) {
+    await t.step(c.name, () => {
+      const raw = JSON.stringify({ content: `first line\n${c.before}${c.secret}${c.after}\nlast` });
+      const r = gate.redact(raw);
+      assert.ok(!r.text.includes(JSON.stringify(c.secret).slice(1, -1)), r.text);
+      assert.ok(r.labels.length > 0, r.text);
+    });
+  }
+});
+
+Deno.test("the table has at least 40 shapes and a shape for every built-in label", () => {
+  assert.ok(SECRET_SHAPES.length >= 40, `${SECRET_SHAPES.length} shapes`);
+  const used = new Set(SECRET_SHAPES.map((c) => c.label));
+  assert.deepEqual([...used].filter((l) => !(SECRET_LABELS as readonly string[]).includes(l)), []);
+  assert.deepEqual(SECRET_LABELS.filter((l) => !used.has(l)), []);
+  assert.equal(new Set(SECRET_SHAPES.map((c) => c.name)).size, SECRET_SHAPES.length);
+});
+
+Deno.test("redact() leaves each shape's near miss unchanged", async (t) => {
+  const gate = createGate();
+  for (const c of SECRETS) {
+    await t.step(c.name, () => {
+      const r = gate.redact(c.nearMiss);
+      assert.equal(r.text, c.nearMiss);
+      assert.deepEqual(r.labels, []);
     });
   }
 });
@@ -333,6 +144,68 @@ Deno.test("a private key without an END line is redacted to the end of the text"
   assert.equal(gate.redactText(text), "before\n[REDACTED:private-key]");
   const escaped = 'x "-----BEGIN PRIVATE KEY-----\\nMIIE' + fake(64) + "\\n" + fake(20);
   assert.equal(gate.redactText(escaped), 'x "[REDACTED:private-key]');
+});
+
+Deno.test("redactBetween() redacts each shape cut in two, in both pieces", async (t) => {
+  const gate = createGate();
+  for (const c of SECRETS) {
+    await t.step(c.name, () => {
+      const cut = Math.floor(c.secret.length / 2);
+      const head = c.before + c.secret.slice(0, cut);
+      const tail = c.secret.slice(cut) + c.after;
+      assert.equal(gate.redactBetween("", head, tail), `${c.before}[REDACTED:${c.label}]`);
+      assert.equal(gate.redactBetween(head, tail, ""), `[REDACTED:${c.label}]${c.after}`);
+      // Alone, each piece may show its half: that is what the neighbours are for.
+      assert.equal(redactSecrets.between("", head, tail), `${c.before}[REDACTED:${c.label}]`);
+    });
+  }
+});
+
+Deno.test("redactBetween() keeps text outside the piece out of the result", () => {
+  const gate = createGate();
+  const key = "sk-" + "proj-" + fake(70);
+  assert.equal(gate.redactBetween(`a ${key} b `, "middle", ` c ${key}`), "middle");
+  assert.equal(gate.redactBetween("", "", key), "");
+  assert.equal(
+    gate.redactBetween("password=", "hunter2 and more", ""),
+    "[REDACTED:password] and more",
+  );
+  const redactor = redactorOf(gate);
+  assert.equal(redactor(`x ${key}`), "x [REDACTED:openai-key]");
+  assert.equal(redactor.between("x sk-", "proj-" + fake(70), ""), "[REDACTED:openai-key]");
+  assert.throws(() => gate.redactBetween("", 42 as unknown as string, ""), TypeError);
+});
+
+Deno.test("a private key longer than the overlap is hidden in every piece of its text", () => {
+  const gate = createGate();
+  const lines = Array.from({ length: 320 }, (_, i) => fake(64, `Ke${i % 10}yMaterial`));
+  const key = `-----BEGIN RSA PRIVATE KEY-----\n${lines.join("\n")}\n-----END RSA PRIVATE KEY-----`;
+  const text = `before ${key} after`;
+  assert.ok(key.length > 2 * REDACTION_OVERLAP);
+  const piece = 8000;
+  const shown: string[] = [];
+  for (let at = 0; at < text.length; at += piece) {
+    shown.push(gate.redactBetween(
+      text.slice(Math.max(0, at - REDACTION_OVERLAP), at),
+      text.slice(at, at + piece),
+      text.slice(at + piece, at + piece + REDACTION_OVERLAP),
+    ));
+  }
+  const joined = shown.join("|");
+  for (const line of new Set(lines)) assert.ok(!joined.includes(line.slice(0, 16)), line);
+  assert.ok(shown[0]!.startsWith("before [REDACTED:private-key]"));
+  assert.ok(shown.at(-1)!.endsWith("[REDACTED:private-key] after"));
+});
+
+Deno.test("labelled values and quarantined content cut in two are withheld in both pieces", () => {
+  const value = "Fake-Labelled-Value-9";
+  const page = "untrusted page text that is long";
+  const gate = createGate({ labelled: { mine: value } });
+  const ref = gate.quarantine.put(page);
+  assert.equal(gate.redactBetween("", "a Fake-Lab", "elled-Value-9 b"), "a [REDACTED:mine]");
+  assert.equal(gate.redactBetween("a Fake-Lab", "elled-Value-9 b", ""), "[REDACTED:mine] b");
+  assert.equal(gate.redactBetween("", "see untrusted page", " text that is long."), `see ${ref}`);
+  assert.equal(gate.redactBetween("see untrusted page", " text that is long.", ""), `${ref}.`);
 });
 
 Deno.test("labelled values are redacted under their label, regex characters and all", () => {
@@ -548,6 +421,10 @@ Deno.test("redact() copes with inputs built to make a regex backtrack", () => {
     "-----BEGIN RSA PRIVATE KEY----- ".repeat(10_000),
     " eyJ" + "a".repeat(300_000),
     "Bearer ".repeat(50_000),
+    "A".repeat(200_000) + "\n-----END PRIVATE KEY-----".repeat(20_000),
+    ("0123456789abcdef".repeat(2) + "-").repeat(50_000),
+    "npm_".repeat(100_000) + "abc8Q~".repeat(50_000),
+    "aws_secret_access_key ".repeat(40_000),
   ];
   for (const text of inputs) {
     // Not a timing test: it only guards against a pattern that would hang.
