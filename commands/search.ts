@@ -18,7 +18,13 @@ import { loadContext, openStore, redactorFor } from "../lib/context.ts";
 import { describeIssue, FilterError, resolveSearch, searchInput } from "../lib/filters.ts";
 import { homeDir } from "../lib/paths.ts";
 import { ADAPTERS } from "../lib/sources/mod.ts";
-import { search, type SearchHit } from "../lib/store/search.ts";
+import {
+  budgetMsFrom,
+  search,
+  type SearchHit,
+  SearchLimitError,
+  SearchStoppedError,
+} from "../lib/store/search.ts";
 import { markSnippet } from "../lib/store/_text.ts";
 
 export const spec = defineCommand({
@@ -65,6 +71,7 @@ export async function main(
   io: Io = stdio(),
   env: Env = Deno.env,
 ): Promise<number> {
+  const startedAt = Date.now();
   return await runCommand(spec.name, io, () => {
     const { values, positionals } = parseCommand(spec, args);
     if (values.help) {
@@ -91,9 +98,9 @@ export async function main(
     });
     if (!parsed.success) {
       const { field, message } = describeIssue(parsed.error);
-      throw new UsageError(
-        field === "q" ? `Missing query: ${message}` : `Invalid value for "--${field}": ${message}`,
-      );
+      if (field !== "q") throw new UsageError(`Invalid value for "--${field}": ${message}`);
+      const missing = !positionals.join(" ").trim();
+      throw new UsageError(`${missing ? "Missing query" : "Invalid query"}: ${message}`);
     }
     const ctx = loadContext({ env });
     const store = openStore(ctx, { mustExist: true });
@@ -107,7 +114,18 @@ export async function main(
         }
         throw err;
       }
-      const result = search(store, ADAPTERS, redactorFor(ctx), options);
+      options.budgetMs = budgetMsFrom(env);
+      options.startedAt = startedAt;
+      let result;
+      try {
+        result = search(store, ADAPTERS, redactorFor(ctx), options);
+      } catch (err) {
+        // Both say what to change in the query, as a usage error does.
+        if (err instanceof SearchLimitError || err instanceof SearchStoppedError) {
+          throw new UsageError(err.message);
+        }
+        throw err;
+      }
       if (result.mode === "literal") {
         io.err("note: the query is not valid FTS5 syntax; used a literal substring scan\n");
       }
