@@ -4,6 +4,7 @@
 // query by `_search_bounds.ts`, its time by `_search_budget.ts`.
 
 import type { Adapter, Agent, Kind, Role } from "../sources/adapter.ts";
+import type { StatementSync } from "node:sqlite";
 import { HistoryStore } from "./db.ts";
 import { FLAG_INDEXED } from "./_batch_write.ts";
 import { FLAG_ZSTD } from "./_raw.ts";
@@ -189,10 +190,22 @@ function ftsCandidates(
     WHERE fts MATCH ? AND ${budgetCheck("fts.rowid")}${where}
     ORDER BY score, r.id DESC
     LIMIT ?`;
-  // Prepared afresh and iterated: node:sqlite's all() never returns when a function called by
-  // the statement throws, and a cached statement that was aborted fails once more on reuse.
-  const statement = store.db.prepare(sql);
-  return [...statement.iterate(query, ...params, limit)] as unknown as Candidate[];
+  // Iterated: node:sqlite's all() never returns when a function called by the statement throws.
+  return budgeted(
+    store,
+    sql,
+    (statement) => [...statement.iterate(query, ...params, limit)],
+  ) as unknown as Candidate[];
+}
+
+/** Runs a statement the budget may abort; an aborted one is prepared afresh next time. */
+function budgeted<T>(store: HistoryStore, sql: string, run: (statement: StatementSync) => T): T {
+  try {
+    return run(store.stmt(sql));
+  } catch (err) {
+    store.dropStmt(sql);
+    throw err;
+  }
 }
 
 function filterSql(filters: SearchFilters): { where: string; params: (string | number)[] } {
@@ -314,29 +327,30 @@ function literalSearch(
   const hits: SearchHit[] = [];
   const highlights: Snippet["ranges"][] = [];
   const terms = [{ text: needle, prefix: false }];
-  // Prepared afresh: a cached statement the budget aborted fails once more on reuse.
-  const rows = store.db.prepare(sql).iterate(...args) as Iterable<Candidate & RecordRow>;
-  for (const row of rows) {
-    budget.check();
-    const text = deriver.textOf(row);
-    if (!text.toLowerCase().includes(needle)) continue;
-    const snippet = makeSnippet(text, terms);
-    // The literal needle may hold punctuation the word matcher skips: mark it directly.
-    const at = snippet.text.toLowerCase().indexOf(needle);
-    hits.push({
-      conversation: row.key,
-      record: row.id,
-      agent: row.agent,
-      project: row.project_root,
-      cwd: row.cwd,
-      timestamp: iso(row.ts),
-      kind: row.kind,
-      role: row.role,
-      snippet: snippet.text,
-      score: 0,
-    });
-    highlights.push(at >= 0 ? [[at, at + needle.length]] : []);
-    if (hits.length >= limit) break;
-  }
+  const scan = (statement: StatementSync) => {
+    for (const row of statement.iterate(...args) as Iterable<Candidate & RecordRow>) {
+      budget.check();
+      const text = deriver.textOf(row);
+      if (!text.toLowerCase().includes(needle)) continue;
+      const snippet = makeSnippet(text, terms);
+      // The literal needle may hold punctuation the word matcher skips: mark it directly.
+      const at = snippet.text.toLowerCase().indexOf(needle);
+      hits.push({
+        conversation: row.key,
+        record: row.id,
+        agent: row.agent,
+        project: row.project_root,
+        cwd: row.cwd,
+        timestamp: iso(row.ts),
+        kind: row.kind,
+        role: row.role,
+        snippet: snippet.text,
+        score: 0,
+      });
+      highlights.push(at >= 0 ? [[at, at + needle.length]] : []);
+      if (hits.length >= limit) break;
+    }
+  };
+  budgeted(store, sql, scan);
   return { hits, highlights, mode: "literal", ftsQuery: null };
 }

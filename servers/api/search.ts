@@ -3,6 +3,7 @@
 
 import { Hono } from "hono";
 import { z } from "zod";
+import { busyTimeoutMs, gateOptionsFor } from "../../lib/context.ts";
 import { FilterError, resolveSearch, searchInput } from "../../lib/filters.ts";
 import {
   type SearchHit,
@@ -64,11 +65,12 @@ export async function searchPage(
     });
     options.budgetMs = svc.searchBudgetMs;
     options.startedAt = startedAt;
+    const busy = busyTimeoutMs(svc.ctx.env);
     return svc.searches.run({
       path: svc.ctx.paths.historyDb,
       root: svc.ctx.paths.root,
-      ...busyTimeout(svc),
-      gate: { labelled: svc.ctx.config.secrets, allowed: svc.ctx.config.allowedSecrets },
+      ...(busy === undefined ? {} : { busyTimeoutMs: busy }),
+      gate: gateOptionsFor(svc.ctx),
       options,
     }).catch((err): SearchResult => {
       // Both are about the query: what to change in it.
@@ -95,12 +97,6 @@ export const searchApi: Route = (svc) =>
     const query = parseQuery(c, searchQuery, ["q"]);
     return c.json(await searchPage(svc, query, startedAt));
   });
-
-/** The store's busy timeout as `openStore` takes it from the environment, when set. */
-function busyTimeout(svc: Services): { busyTimeoutMs?: number } {
-  const busy = Number(svc.ctx.env.get("LOGBOOK_BUSY_TIMEOUT_MS") ?? "");
-  return Number.isFinite(busy) && busy > 0 ? { busyTimeoutMs: busy } : {};
-}
 
 function lowerFirst(text: string): string {
   return text.charAt(0).toLowerCase() + text.slice(1);

@@ -143,6 +143,23 @@ Deno.test("the budget stops a search inside SQLite, with a message saying how to
       assert.deepEqual(full.hits, [], "ends with none");
     });
 
+    await t.step("the same connection searches again after a stop", () => {
+      withStore(world, (store) => {
+        for (const query of ["walrus", "no record says (this"]) {
+          // Stopped inside the statement, which the next search runs again.
+          const clock = tickingClock();
+          assert.throws(
+            () => search(store, ADAPTERS, (t) => t, { query, budgetMs: 5 }, clock.now),
+            SearchStoppedError,
+          );
+          assert.ok(clock.reads < 10, "stopped inside SQLite");
+          const again = search(store, ADAPTERS, (t) => t, { query, budgetMs: 60_000 });
+          assert.equal(again.mode, query === "walrus" ? "fts" : "literal");
+          if (query === "walrus") assert.equal(again.hits.length, 20);
+        }
+      });
+    });
+
     await t.step("a budget spent before the search starts stops it at once", () => {
       const options = { query: "walrus", budgetMs: 1000, startedAt: Date.now() - 5000 };
       assert.throws(() => run(world, options), SearchStoppedError);
