@@ -18,6 +18,7 @@ import type { HistoryStore } from "../lib/store/db.ts";
 import type { CaptureSummary } from "../lib/store/ingest.ts";
 import { type ConversationRow, TextDeriver } from "../lib/store/records.ts";
 import { search, type SearchFilters } from "../lib/store/search.ts";
+import { type AdversarialReport, formatAdversarial, measureAdversarial } from "./_adversarial.ts";
 import { appendClaudeTurns } from "./_claude.ts";
 import {
   CORPUS_AGENTS,
@@ -71,6 +72,9 @@ export const FIGURE_KEYS = [
   "show_first_page_ms",
   "huge_line_peak_rss_mb",
   "store_ratio",
+  "adversarial_search_max_ms",
+  "status_during_search_ms",
+  "request_during_search_ms",
 ] as const;
 export type FigureKey = typeof FIGURE_KEYS[number];
 export type Figures = Record<FigureKey, number | null>;
@@ -145,6 +149,7 @@ export interface BenchReport {
   } | null;
   store: { db: number; wal: number };
   profile: ReturnType<typeof summariseProfile> | null;
+  adversarial: AdversarialReport;
 }
 
 const HUGE_DEFAULT = "1GiB";
@@ -385,6 +390,10 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         notes.push("append_reindex_ms was not measured: Claude Code transcripts were not captured");
       }
 
+      // Adversarial searches, through the command and a dashboard process ------------------------
+      const adversarial = await measureAdversarial({ vars, historyDb: ctx.paths.historyDb, log });
+      notes.push(...adversarial.notes);
+
       // The huge single line, in a child process -------------------------------------------------
       const huge = options.hugeLine > 0 ? await measureHugeLine(work, home, config, options) : null;
       if (!huge) notes.push("huge_line_peak_rss_mb was not measured (--huge-line 0)");
@@ -414,6 +423,9 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         show_first_page_ms: median(showRuns),
         huge_line_peak_rss_mb: huge?.mib ?? null,
         store_ratio: (storeSize.db + storeSize.wal) / capturedBytes,
+        adversarial_search_max_ms: adversarial.maxMs,
+        status_during_search_ms: adversarial.statusMaxMs,
+        request_during_search_ms: adversarial.otherMaxMs,
       };
       for (const key of FIGURE_KEYS) {
         const value = figures[key];
@@ -462,6 +474,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         huge,
         store: storeSize,
         profile,
+        adversarial,
       };
     } finally {
       store.close();
@@ -774,6 +787,24 @@ const TARGETS: Target[] = [
     met: (f) => le(f.huge_line_peak_rss_mb, 200),
   },
   { key: "store_ratio", unit: "×", target: () => "≤ 1.3", met: (f) => le(f.store_ratio, 1.3) },
+  {
+    key: "adversarial_search_max_ms",
+    unit: "ms",
+    target: () => "≤ 2000",
+    met: (f) => le(f.adversarial_search_max_ms, 2000),
+  },
+  {
+    key: "status_during_search_ms",
+    unit: "ms",
+    target: () => "≤ 100",
+    met: (f) => le(f.status_during_search_ms, 100),
+  },
+  {
+    key: "request_during_search_ms",
+    unit: "ms",
+    target: () => "≤ 100",
+    met: (f) => le(f.request_during_search_ms, 100),
+  },
 ];
 
 function le(value: number | null, limit: number): boolean | null {
@@ -1012,6 +1043,7 @@ export function formatReport(r: BenchReport, options: BenchOptions): string {
         } MiB for an empty capture (${r.huge.how})`,
     );
   }
+  out.push("", ...formatAdversarial(r.adversarial));
   if (r.notes.length) out.push("", "Notes:", ...r.notes.map((n) => `  - ${n}`));
   if (options.keep) out.push("", `Kept: ${r.work} (corpus/, data/)`);
   return out.join("\n") + "\n";
@@ -1041,7 +1073,10 @@ Options:
 Figures: capture_mb_s and fts_ceiling_mb_s are MB of captured source per second; search_*_ms
 cover every planted term alone and with filters; rg_ms is the median of rg -l -F -i -a over all
 terms, rg_over_search that of the rare terms over search's rare-term p50; huge_line_peak_rss_mb is
-in MiB; store_ratio is history.db plus its WAL after a checkpoint over the captured source bytes.
+in MiB; store_ratio is history.db plus its WAL after a checkpoint over the captured source bytes;
+adversarial_search_max_ms is the slowest of issue 11's adversarial searches end to end (the search
+command and a dashboard process), status_during_search_ms the slowest /api/status meanwhile and
+request_during_search_ms the slowest request that does no work of its own (auth, then a 404).
 
 Example:
   deno task bench -- --size 200MB --keep /tmp/logbook-bench

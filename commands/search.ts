@@ -25,7 +25,13 @@ import {
 } from "../lib/filters.ts";
 import { homeDir } from "../lib/paths.ts";
 import { ADAPTERS } from "../lib/sources/mod.ts";
-import { search, type SearchHit } from "../lib/store/search.ts";
+import {
+  budgetMsFrom,
+  search,
+  type SearchHit,
+  SearchLimitError,
+  SearchStoppedError,
+} from "../lib/store/search.ts";
 import { markSnippet } from "../lib/store/_text.ts";
 import { safeIo } from "./_terminal/safe_io.ts";
 import { safeJson } from "./_terminal/safe_json.ts";
@@ -75,6 +81,7 @@ export async function main(
   io: Io = stdio(),
   env: Env = Deno.env,
 ): Promise<number> {
+  const startedAt = Date.now();
   return await runCommand(spec.name, safeIo(io), () => {
     const { values, positionals } = parseCommand(spec, args);
     if (values.help) {
@@ -101,9 +108,9 @@ export async function main(
     });
     if (!parsed.success) {
       const { field, message } = describeIssue(parsed.error);
-      throw new UsageError(
-        field === "q" ? `Missing query: ${message}` : `Invalid value for "--${field}": ${message}`,
-      );
+      if (field !== "q") throw new UsageError(`Invalid value for "--${field}": ${message}`);
+      const missing = !positionals.join(" ").trim();
+      throw new UsageError(`${missing ? "Missing query" : "Invalid query"}: ${message}`);
     }
     const ctx = loadContext({ env });
     const store = openStore(ctx, { mustExist: true, readOnly: true });
@@ -117,7 +124,18 @@ export async function main(
         }
         throw err;
       }
-      const result = search(store, ADAPTERS, redactorFor(ctx), options);
+      options.budgetMs = budgetMsFrom(env);
+      options.startedAt = startedAt;
+      let result;
+      try {
+        result = search(store, ADAPTERS, redactorFor(ctx), options);
+      } catch (err) {
+        // Both say what to change in the query, as a usage error does.
+        if (err instanceof SearchLimitError || err instanceof SearchStoppedError) {
+          throw new UsageError(err.message);
+        }
+        throw err;
+      }
       if (result.mode === "literal") {
         io.err("note: the query is not valid FTS5 syntax; used a literal substring scan\n");
       }

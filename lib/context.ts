@@ -114,11 +114,11 @@ export function openStore(ctx: Context, options: OpenStoreOptions = {}): History
       `No history captured yet in "${ctx.paths.root}": run "logbook reindex" first`,
     );
   }
-  const busy = Number(ctx.env.get("LOGBOOK_BUSY_TIMEOUT_MS") ?? "");
+  const busy = busyTimeoutMs(ctx.env);
   const open = {
     path: ctx.paths.historyDb,
     root: ctx.paths.root,
-    ...(Number.isFinite(busy) && busy > 0 ? { busyTimeoutMs: busy } : {}),
+    ...(busy === undefined ? {} : { busyTimeoutMs: busy }),
   };
   if (!options.readOnly) return HistoryStore.open(open);
   const store = HistoryStore.open({ ...open, readOnly: true });
@@ -142,9 +142,22 @@ function messageOf(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
+/** `LOGBOOK_BUSY_TIMEOUT_MS` when it is a positive number, else undefined (the store's own). */
+export function busyTimeoutMs(env: Env): number | undefined {
+  const busy = Number(env.get("LOGBOOK_BUSY_TIMEOUT_MS") ?? "");
+  return Number.isFinite(busy) && busy > 0 ? busy : undefined;
+}
+
+/** The gate's configuration: the user's labelled secrets and allowed labels. */
+export function gateOptionsFor(
+  ctx: Context,
+): { labelled: Record<string, string>; allowed: string[] } {
+  return { labelled: ctx.config.secrets, allowed: ctx.config.allowedSecrets };
+}
+
 /** The gate configured with the user's labelled secrets and allowed labels. */
 export function gateFor(ctx: Context): Gate {
-  return createGate({ labelled: ctx.config.secrets, allowed: ctx.config.allowedSecrets });
+  return createGate(gateOptionsFor(ctx));
 }
 
 /** The redaction of derived text, snippets and anything shown (see `Redactor`). */

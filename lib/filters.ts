@@ -13,9 +13,15 @@ import { parseWhen } from "./when.ts";
 /** The most hits one search returns. */
 export const MAX_SEARCH_LIMIT = 1000;
 
+/** The longest query accepted, in characters. */
+export const MAX_QUERY_CHARS = 4096;
+
 /** A search request as a user writes it. */
 export const searchInput = z.object({
-  q: z.string().trim().min(1, "the query is empty").max(4096, "the query is too long"),
+  q: z.string().trim().min(1, "the query is empty").max(
+    MAX_QUERY_CHARS,
+    `the query is over ${MAX_QUERY_CHARS} characters`,
+  ),
   project: z.string().min(1).optional(),
   agent: z.enum(AGENTS).optional(),
   session: z.string().min(1).max(300).optional(),

@@ -12,6 +12,8 @@ import type { Redactor } from "../lib/gate.ts";
 import type { Adapter } from "../lib/sources/adapter.ts";
 import { ADAPTERS } from "../lib/sources/mod.ts";
 import type { HistoryStore } from "../lib/store/db.ts";
+import { budgetMsFrom } from "../lib/store/search.ts";
+import { SearchWorkers, sharedSearchWorkers } from "../lib/store/search_workers.ts";
 import { type Operation, type StageMarkers, stageMarkers } from "../lib/stage_markers.ts";
 import { CaptureRunner } from "./_capture.ts";
 import { ApiError } from "./_errors.ts";
@@ -36,6 +38,8 @@ export interface AppDeps {
   adapters?: readonly Adapter[];
   /** Receives unexpected errors, which clients only see as a 500 (default: stderr). */
   onError?: (err: unknown) => void;
+  /** Starts a search worker (default: the real one); a test wraps it to hold a search. */
+  startSearchWorker?: () => Worker;
 }
 
 /** The resolved dependencies every route gets. */
@@ -54,6 +58,10 @@ export interface Services {
   capture: CaptureRunner;
   openStore: (options?: { mustExist?: boolean }) => HistoryStore;
   onError: (err: unknown) => void;
+  /** Where searches run, off the event loop (the process's own workers unless a test's). */
+  searches: SearchWorkers;
+  /** How long a search may take from its request's arrival (`LOGBOOK_SEARCH_BUDGET_MS`). */
+  searchBudgetMs: number;
 }
 
 /** The Hono environment of the dashboard's apps. */
@@ -84,6 +92,13 @@ export function services(deps: AppDeps): Services {
     capture: new CaptureRunner({ ctx, openStore: () => open(), redact, now, adapters }),
     openStore: open,
     onError: deps.onError ?? ((err) => console.error(err)),
+    searches: deps.startSearchWorker || deps.adapters
+      ? new SearchWorkers({
+        ...(deps.startSearchWorker ? { start: deps.startSearchWorker } : {}),
+        ...(deps.adapters ? { adapters: deps.adapters } : {}),
+      })
+      : sharedSearchWorkers(),
+    searchBudgetMs: budgetMsFrom(ctx.env),
   };
 }
 
@@ -93,15 +108,18 @@ export function services(deps: AppDeps): Services {
  */
 export function withStore<T>(svc: Services, route: string, fn: (store: HistoryStore) => T): T {
   // Store work is synchronous (node:sqlite), so the step has no stall timer: nothing could fire.
-  return svc.op.stageSync(`dashboard.${route}`, () => {
-    if (!storeExists(svc.ctx)) throw noStore();
-    const store = svc.openStore({ mustExist: true });
-    try {
-      return fn(store);
-    } finally {
-      store.close();
-    }
-  });
+  return svc.op.stageSync(`dashboard.${route}`, () => usingStore(svc, fn));
+}
+
+/** Runs `fn` with an open store, closing it after; a missing store is the 404 `no_store`. */
+export function usingStore<T>(svc: Services, fn: (store: HistoryStore) => T): T {
+  if (!storeExists(svc.ctx)) throw noStore();
+  const store = svc.openStore({ mustExist: true });
+  try {
+    return fn(store);
+  } finally {
+    store.close();
+  }
 }
 
 /** The 404 for a data dir without a history store. */

@@ -100,6 +100,7 @@ export function serveDashboard(options: ServeOptions): RunningDashboard {
     ...(options.onError ? { onError: options.onError } : {}),
   });
   fetch = (request) => app.fetch(request);
+  services.searches.warm();
   const host = bind.includes(":") ? `[${bind}]` : bind;
   const url = `http://${host}:${port}/`;
   let closing: Promise<void> | undefined;
@@ -114,6 +115,7 @@ export function serveDashboard(options: ServeOptions): RunningDashboard {
       closing ??= (async () => {
         try {
           await services.capture.stop();
+          services.searches.close();
           await server.shutdown();
         } finally {
           lock.held.release();

@@ -119,6 +119,14 @@ export class HistoryStore {
   }
 
   /**
+   * Drops the statement for `sql`, so the next `stmt(sql)` prepares it afresh: node:sqlite's
+   * statement that a function aborted fails once more when it is next run.
+   */
+  dropStmt(sql: string): void {
+    this.#statements.delete(sql);
+  }
+
+  /**
    * Runs `fn` in one `BEGIN IMMEDIATE` transaction, or in a savepoint when a transaction is
    * already open (so a step can be part of a larger all-or-nothing operation). Rolls back and
    * rethrows on any error.

@@ -1,14 +1,27 @@
 // Full-text search over the history store: FTS5 with bm25 ranking that prefers answers to the
 // questions that asked for them, every filter of `search`, snippets derived from raw bytes, and
-// a literal substring scan when the query is not valid FTS5 syntax.
+// a literal substring scan when the query is not valid FTS5 syntax. Every search is bounded: its
+// query by `_search_bounds.ts`, its time by `_search_budget.ts`.
 
 import type { Redactor } from "../gate.ts";
 import type { Adapter, Agent, Kind, Role } from "../sources/adapter.ts";
+import type { StatementSync } from "node:sqlite";
 import { HistoryStore } from "./db.ts";
 import { FLAG_INDEXED } from "./_batch_write.ts";
 import { FLAG_ZSTD } from "./_raw.ts";
 import { iso, type RecordRow, TextDeriver } from "./records.ts";
 import { makeSnippet, queryTerms, type Snippet } from "./_text.ts";
+import { checkBounds, isFtsSyntax, isFtsSyntaxError } from "./_search_bounds.ts";
+import { budgetCheck, DEFAULT_BUDGET_MS, SearchBudget, useBudget } from "./_search_budget.ts";
+
+export {
+  MAX_NEAR_DISTANCE,
+  MAX_PREFIXES,
+  MAX_TERMS,
+  MIN_PREFIX_CHARS,
+  SearchLimitError,
+} from "./_search_bounds.ts";
+export { budgetMsFrom, DEFAULT_BUDGET_MS, SearchStoppedError } from "./_search_budget.ts";
 
 /** Narrowing a search. Every field is optional; an empty object searches everything. */
 export interface SearchFilters {
@@ -30,6 +43,10 @@ export interface SearchFilters {
 export interface SearchOptions extends SearchFilters {
   query: string;
   limit?: number;
+  /** How long the search may take before it stops with SearchStoppedError (default 1200 ms). */
+  budgetMs?: number;
+  /** When the user asked (epoch ms; default: now): the budget counts from here. */
+  startedAt?: number;
 }
 
 /** One hit, with the fields of `search --json`. */
@@ -74,36 +91,71 @@ interface Candidate {
   cwd: string | null;
 }
 
-/** Searches the store; see the file comment. Never writes and never calls the network. */
+/**
+ * Searches the store; see the file comment. Never writes and never calls the network. Throws
+ * SearchLimitError for a query over a bound (before any work) and SearchStoppedError when the
+ * budget is spent; `now` is the budget's clock (epoch ms).
+ */
 export function search(
   store: HistoryStore,
   adapters: readonly Adapter[],
   redact: Redactor,
   options: SearchOptions,
+  now?: () => number,
 ): SearchResult {
   const limit = Math.max(1, Math.min(options.limit ?? 20, 10_000));
-  const deriver = new TextDeriver(store, adapters, redact);
-  const terms = queryTerms(options.query);
   if (!options.query.trim()) throw new RangeError("The search query is empty");
-
-  for (const candidateQuery of ftsForms(options.query)) {
-    let rows: Candidate[];
-    try {
-      rows = ftsCandidates(store, candidateQuery, options, Math.min(limit * 4, limit + 400));
-    } catch (err) {
-      if (isFtsSyntaxError(err)) continue;
-      throw err;
+  const budget = new SearchBudget(options.budgetMs ?? DEFAULT_BUDGET_MS, options.startedAt, now);
+  const release = useBudget(store, budget);
+  try {
+    const deriver = new TextDeriver(store, adapters, redact);
+    const terms = queryTerms(options.query);
+    for (const candidateQuery of ftsForms(options.query)) {
+      if (!isFtsSyntax(candidateQuery)) continue;
+      checkBounds(candidateQuery);
+      budget.check();
+      let rows: Candidate[];
+      try {
+        rows = withBudget(
+          budget,
+          () => ftsCandidates(store, candidateQuery, options, Math.min(limit * 4, limit + 400)),
+        );
+      } catch (err) {
+        // The empty table parses as the store's does; this only keeps the old way safe.
+        if (isFtsSyntaxError(err)) continue;
+        throw err;
+      }
+      const ranked = preferAnswers(dedupeLines(store, rows, budget)).slice(0, limit);
+      const built = ranked.map((row) => {
+        budget.check();
+        return buildHit(row, deriver, terms, row.score);
+      });
+      return {
+        hits: built.map((b) => b.hit),
+        highlights: built.map((b) => b.ranges),
+        mode: "fts",
+        ftsQuery: candidateQuery,
+      };
     }
-    const ranked = preferAnswers(dedupeLines(store, rows)).slice(0, limit);
-    const built = ranked.map((row) => buildHit(row, deriver, terms, row.score));
-    return {
-      hits: built.map((b) => b.hit),
-      highlights: built.map((b) => b.ranges),
-      mode: "fts",
-      ftsQuery: candidateQuery,
-    };
+    budget.literal = true;
+    budget.check();
+    return withBudget(budget, () => literalSearch(store, deriver, options, limit, budget));
+  } finally {
+    release();
   }
-  return literalSearch(store, deriver, options, limit);
+}
+
+/**
+ * Runs `fn`, turning a statement the budget aborted into the budget's own error (whatever SQLite
+ * made of the exception thrown inside it).
+ */
+function withBudget<T>(budget: SearchBudget, fn: () => T): T {
+  try {
+    return fn();
+  } catch (err) {
+    if (budget.spent()) throw budget.stopped();
+    throw err;
+  }
 }
 
 /** The query as typed, then with punctuated words quoted as phrases (`phx.server`). */
@@ -117,12 +169,6 @@ function ftsForms(query: string): string[] {
     return `"${body.replaceAll('"', '""')}"${star}`;
   });
   return quoted === query ? [query] : [query, quoted];
-}
-
-function isFtsSyntaxError(err: unknown): boolean {
-  const message = err instanceof Error ? err.message : "";
-  return /fts5: syntax error|unterminated string|unknown special query|no such column|fts5: /i
-    .test(message);
 }
 
 const ANSWER_BOOST = 1.25;
@@ -142,10 +188,25 @@ function ftsCandidates(
     FROM fts
     JOIN records r ON r.id = fts.rowid
     JOIN conversations c ON c.id = r.conversation_id
-    WHERE fts MATCH ?${where}
+    WHERE fts MATCH ? AND ${budgetCheck("fts.rowid")}${where}
     ORDER BY score, r.id DESC
     LIMIT ?`;
-  return store.stmt(sql).all(query, ...params, limit) as unknown as Candidate[];
+  // Iterated: node:sqlite's all() never returns when a function called by the statement throws.
+  return budgeted(
+    store,
+    sql,
+    (statement) => [...statement.iterate(query, ...params, limit)],
+  ) as unknown as Candidate[];
+}
+
+/** Runs a statement the budget may abort; an aborted one is prepared afresh next time. */
+function budgeted<T>(store: HistoryStore, sql: string, run: (statement: StatementSync) => T): T {
+  try {
+    return run(store.stmt(sql));
+  } catch (err) {
+    store.dropStmt(sql);
+    throw err;
+  }
 }
 
 function filterSql(filters: SearchFilters): { where: string; params: (string | number)[] } {
@@ -167,7 +228,7 @@ function filterSql(filters: SearchFilters): { where: string; params: (string | n
 }
 
 /** Keeps the best-ranked chunk of each long record (its chunks are indexed separately). */
-function dedupeLines(store: HistoryStore, rows: Candidate[]): Candidate[] {
+function dedupeLines(store: HistoryStore, rows: Candidate[], budget: SearchBudget): Candidate[] {
   const seen = new Set<string>();
   const kept: Candidate[] = [];
   const head = store.stmt(
@@ -175,6 +236,7 @@ function dedupeLines(store: HistoryStore, rows: Candidate[]): Candidate[] {
      ORDER BY offset DESC LIMIT 1`,
   );
   for (const row of rows) {
+    budget.check();
     let lineOffset = row.offset;
     if (row.seq > 0) {
       const found = head.get(row.source_id, row.generation, row.offset) as
@@ -248,6 +310,7 @@ function literalSearch(
   deriver: TextDeriver,
   options: SearchOptions,
   limit: number,
+  budget: SearchBudget,
 ): SearchResult {
   const needle = options.query.trim().toLowerCase();
   const { where, params } = filterSql(options);
@@ -257,7 +320,7 @@ function literalSearch(
   const sql = `
     SELECT r.*, c.key, c.agent, c.project_root, c.cwd
     FROM records r JOIN conversations c ON c.id = r.conversation_id
-    WHERE (r.flags & ${FLAG_INDEXED}) != 0${
+    WHERE ${budgetCheck("r.id")} AND (r.flags & ${FLAG_INDEXED}) != 0${
     prefilter ? ` AND ((r.flags & ${FLAG_ZSTD}) != 0 OR instr(lower(r.raw), ?) > 0)` : ""
   }${where}
     ORDER BY r.id DESC`;
@@ -265,26 +328,30 @@ function literalSearch(
   const hits: SearchHit[] = [];
   const highlights: Snippet["ranges"][] = [];
   const terms = [{ text: needle, prefix: false }];
-  for (const row of store.stmt(sql).iterate(...args) as Iterable<Candidate & RecordRow>) {
-    const text = deriver.textOf(row);
-    if (!text.toLowerCase().includes(needle)) continue;
-    const snippet = makeSnippet(text, terms);
-    // The literal needle may hold punctuation the word matcher skips: mark it directly.
-    const at = snippet.text.toLowerCase().indexOf(needle);
-    hits.push({
-      conversation: row.key,
-      record: row.id,
-      agent: row.agent,
-      project: row.project_root,
-      cwd: row.cwd,
-      timestamp: iso(row.ts),
-      kind: row.kind,
-      role: row.role,
-      snippet: snippet.text,
-      score: 0,
-    });
-    highlights.push(at >= 0 ? [[at, at + needle.length]] : []);
-    if (hits.length >= limit) break;
-  }
+  const scan = (statement: StatementSync) => {
+    for (const row of statement.iterate(...args) as Iterable<Candidate & RecordRow>) {
+      budget.check();
+      const text = deriver.textOf(row);
+      if (!text.toLowerCase().includes(needle)) continue;
+      const snippet = makeSnippet(text, terms);
+      // The literal needle may hold punctuation the word matcher skips: mark it directly.
+      const at = snippet.text.toLowerCase().indexOf(needle);
+      hits.push({
+        conversation: row.key,
+        record: row.id,
+        agent: row.agent,
+        project: row.project_root,
+        cwd: row.cwd,
+        timestamp: iso(row.ts),
+        kind: row.kind,
+        role: row.role,
+        snippet: snippet.text,
+        score: 0,
+      });
+      highlights.push(at >= 0 ? [[at, at + needle.length]] : []);
+      if (hits.length >= limit) break;
+    }
+  };
+  budgeted(store, sql, scan);
   return { hits, highlights, mode: "literal", ftsQuery: null };
 }

@@ -3,10 +3,16 @@
 
 import { Hono } from "hono";
 import { z } from "zod";
+import { busyTimeoutMs, gateOptionsFor } from "../../lib/context.ts";
 import { FilterError, resolveSearch, searchInput } from "../../lib/filters.ts";
-import { search, type SearchHit } from "../../lib/store/search.ts";
-import { type AppEnv, type Route, type Services, withStore } from "../_deps.ts";
-import { fromFilter } from "../_errors.ts";
+import {
+  type SearchHit,
+  SearchLimitError,
+  type SearchResult,
+  SearchStoppedError,
+} from "../../lib/store/search.ts";
+import { type AppEnv, type Route, type Services, usingStore } from "../_deps.ts";
+import { badRequest, fromFilter } from "../_errors.ts";
 import { parseQuery, queryFlag, queryInt } from "../_input.ts";
 import { redactDeep } from "../_redact.ts";
 
@@ -37,19 +43,42 @@ export interface SearchPage {
   next: number | null;
 }
 
-/** Runs a validated search through `search()`, the gate and paging. */
-export function searchPage(svc: Services, query: SearchQuery): SearchPage {
+/**
+ * Runs a validated search through `search()` on a search worker, the gate and paging, within
+ * the search budget counted from `startedAt` (when the request arrived).
+ */
+export async function searchPage(
+  svc: Services,
+  query: SearchQuery,
+  startedAt = Date.now(),
+): Promise<SearchPage> {
   const { offset = 0, ...input } = query;
   const limit = input.limit ?? DEFAULT_LIMIT;
-  const result = withStore(svc, "search", (store) => {
-    // One more than the page, to know whether another follows.
-    let options;
-    try {
-      options = resolveSearch({ ...input, limit: offset + limit + 1 }, svc.ctx, store);
-    } catch (err) {
-      throw err instanceof FilterError ? fromFilter(err) : err;
-    }
-    return search(store, svc.adapters, svc.redact, options);
+  const result = await svc.op.stage("dashboard.search", () => {
+    const options = usingStore(svc, (store) => {
+      try {
+        // One more than the page, to know whether another follows.
+        return resolveSearch({ ...input, limit: offset + limit + 1 }, svc.ctx, store);
+      } catch (err) {
+        throw err instanceof FilterError ? fromFilter(err) : err;
+      }
+    });
+    options.budgetMs = svc.searchBudgetMs;
+    options.startedAt = startedAt;
+    const busy = busyTimeoutMs(svc.ctx.env);
+    return svc.searches.run({
+      path: svc.ctx.paths.historyDb,
+      root: svc.ctx.paths.root,
+      ...(busy === undefined ? {} : { busyTimeoutMs: busy }),
+      gate: gateOptionsFor(svc.ctx),
+      options,
+    }).catch((err): SearchResult => {
+      // Both are about the query: what to change in it.
+      if (err instanceof SearchLimitError || err instanceof SearchStoppedError) {
+        throw badRequest("q", `Invalid value for "q": ${lowerFirst(err.message)}`);
+      }
+      throw err;
+    });
   });
   return {
     hits: redactDeep(result.hits.slice(offset, offset + limit), svc.redact),
@@ -63,7 +92,12 @@ export function searchPage(svc: Services, query: SearchQuery): SearchPage {
 
 /** The route. */
 export const searchApi: Route = (svc) =>
-  new Hono<AppEnv>().get("/api/search", (c) => {
+  new Hono<AppEnv>().get("/api/search", async (c) => {
+    const startedAt = Date.now();
     const query = parseQuery(c, searchQuery, ["q"]);
-    return c.json(searchPage(svc, query));
+    return c.json(await searchPage(svc, query, startedAt));
   });
+
+function lowerFirst(text: string): string {
+  return text.charAt(0).toLowerCase() + text.slice(1);
+}

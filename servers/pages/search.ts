@@ -16,7 +16,8 @@ type Form = Record<string, string>;
 
 /** The route. */
 export const searchPageRoute: Route = (svc) =>
-  new Hono<AppEnv>().get("/", (c) => {
+  new Hono<AppEnv>().get("/", async (c) => {
+    const startedAt = Date.now();
     const form: Form = {};
     for (const [key, value] of Object.entries(c.req.query())) form[key] = value;
     const home = homeDir(svc.ctx.env);
@@ -25,7 +26,7 @@ export const searchPageRoute: Route = (svc) =>
     }
     let page: SearchPage;
     try {
-      page = searchPage(svc, parseQuery(c, searchQuery, ["q"]));
+      page = await searchPage(svc, parseQuery(c, searchQuery, ["q"]), startedAt);
     } catch (err) {
       if (!(err instanceof ApiError) || err.status >= 500) throw err;
       return c.html(

@@ -213,3 +213,63 @@ Deno.test("search on a machine with no store says to run reindex", async () => {
     await world.cleanup();
   }
 });
+
+Deno.test("search refuses a query over a bound with exit 2, naming the bound", async () => {
+  const world = await capturedWorld();
+  try {
+    const prefixes = [..."abcdefghijklmnopqrstuvwxyz".repeat(6)].map((c) => `${c}*`).join(" OR ");
+    const shown = await runCli("search", [prefixes], world.vars);
+    assert.equal(shown.code, 2, shown.stderr);
+    assert.equal(shown.stdout, "");
+    assert.match(
+      shown.stderr,
+      /^error: The prefix "a\*" is too short: a prefix needs at least 3 characters before "\*"\n/,
+    );
+    const cases: [string[], RegExp][] = [
+      [["marmot", ..."abcdefghijklmnopqrstuvwxyzabcdefg"], /The query has 34 words: at most 32/],
+      [["NEAR(marmot keyring, 100000)"], /The NEAR distance 100000 is over the limit of 1000/],
+      [[Array.from({ length: 9 }, () => "mar*").join(" OR ")], /has 9 prefixes: at most 8/],
+    ];
+    for (const [args, message] of cases) {
+      const io = captureIo();
+      assert.equal(await search(args, io, world.env), 2, args.join(" "));
+      assert.match(io.stderr(), message);
+    }
+    assert.equal((await searchJson(world, ["NEAR(marmot keyring, 1000)"])).code, 0);
+    assert.equal((await searchJson(world, ["marm*"])).code, 0);
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("a query over 4096 characters is invalid, not missing", async () => {
+  const world = await capturedWorld();
+  try {
+    const io = captureIo();
+    assert.equal(await search(["x".repeat(4097)], io, world.env), 2);
+    assert.match(io.stderr(), /^error: Invalid query: the query is over 4096 characters\n/);
+    const empty = captureIo();
+    assert.equal(await search(["  "], empty, world.env), 2);
+    assert.match(empty.stderr(), /^error: Missing query: the query is empty\n/);
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("search stops with exit 2 once its time budget is spent, the literal scan too", async () => {
+  const world = await capturedWorld();
+  try {
+    // A budget of 0 ms is spent before the first check: deterministic, whatever the machine.
+    const vars = { ...world.vars, LOGBOOK_SEARCH_BUDGET_MS: "0" };
+    const fts = await runCli("search", ["marmot keyring"], vars);
+    assert.equal(fts.code, 2, fts.stderr);
+    assert.equal(fts.stdout, "");
+    assert.match(fts.stderr, /^error: The search was stopped after 0 ms: .*filters\n/);
+    const literal = await runCli("search", ['marmot "keyring'], vars);
+    assert.equal(literal.code, 2, literal.stderr);
+    assert.match(literal.stderr, /^error: The literal substring scan was stopped after 0 ms/);
+    assert.equal((await runCli("search", ["marmot keyring"], world.vars)).code, 0);
+  } finally {
+    await world.cleanup();
+  }
+});

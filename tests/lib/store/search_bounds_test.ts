@@ -1,0 +1,172 @@
+// search() is bounded: a query over a bound is refused before any work with a message naming
+// the bound, and the time budget stops a statement inside SQLite, FTS5 and literal scan alike.
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import {
+  MAX_NEAR_DISTANCE,
+  MAX_PREFIXES,
+  MAX_TERMS,
+  search,
+  SearchLimitError,
+  type SearchOptions,
+  SearchStoppedError,
+} from "../../../lib/store/search.ts";
+import { redactSecrets } from "../../../lib/gate.ts";
+import { ADAPTERS } from "../../../lib/sources/mod.ts";
+import { captureWorld, makeWorld, withStore, type World } from "../../_helpers.ts";
+
+const SESSION = "0b0b0b0b-1111-4222-8333-444444444444";
+/** Records in the many-record world: enough that a scan passes the budget check many times. */
+const RECORDS = 1500;
+
+/** A world with one Claude session of `RECORDS` user messages, each saying "walrus". */
+async function manyRecords(): Promise<World> {
+  const world = await makeWorld();
+  const dir = join(world.claude, "projects", "-home-dev-src-many");
+  await Deno.mkdir(dir, { recursive: true });
+  const lines = [];
+  for (let i = 0; i < RECORDS; i++) {
+    lines.push(JSON.stringify({
+      type: "user",
+      uuid: `00000000-0000-4000-8000-${String(i).padStart(12, "0")}`,
+      parentUuid: i ? `00000000-0000-4000-8000-${String(i - 1).padStart(12, "0")}` : null,
+      sessionId: SESSION,
+      cwd: "/home/dev/src/many",
+      version: "2.1.40",
+      timestamp: new Date(Date.UTC(2026, 8, 1) + i * 1000).toISOString(),
+      message: { role: "user", content: `walrus number ${i} sees the tide` },
+    }));
+  }
+  await Deno.writeTextFile(join(dir, `${SESSION}.jsonl`), lines.join("\n") + "\n");
+  await captureWorld(world);
+  return world;
+}
+
+function run(world: World, options: SearchOptions, now?: () => number) {
+  return withStore(world, (store) => search(store, ADAPTERS, redactSecrets, options, now));
+}
+
+/** A clock that moves 1 ms each time it is read, counting the reads. */
+function tickingClock() {
+  const clock = { reads: 0, now: () => ++clock.reads };
+  return clock;
+}
+
+Deno.test("search() refuses a query over a bound before any work, naming the bound", async (t) => {
+  const world = await manyRecords();
+  try {
+    const words = (n: number) => Array.from({ length: n }, (_, i) => `word${i}`).join(" ");
+    const refused: [string, string, RegExp][] = [
+      ["too many words", words(MAX_TERMS + 1), /has 33 words: at most 32/],
+      ["too many words in a phrase", `"${words(MAX_TERMS + 1)}"`, /has 33 words/],
+      ["a one-letter prefix", "a*", /prefix "a\*" is too short/],
+      ["a two-letter prefix among words", "walrus OR ti*", /prefix "ti\*" is too short/],
+      ["a short prefix ending a phrase", '"walrus n"*', /prefix "n\*" is too short/],
+      [
+        "the issue's 26 × 6 prefixes",
+        [..."abcdefghijklmnopqrstuvwxyz".repeat(6)].map((c) => `${c}*`).join(" OR "),
+        /prefix "a\*" is too short/,
+      ],
+      [
+        "too many prefixes",
+        Array.from({ length: MAX_PREFIXES + 1 }, (_, i) => `wal${i}*`).join(" OR "),
+        /has 9 prefixes: at most 8/,
+      ],
+      ["a wide NEAR", `NEAR(walrus tide, ${MAX_NEAR_DISTANCE + 1})`, /NEAR distance 1001/],
+      ["the issue's NEAR", `NEAR(${"a* ".repeat(20)}, 100000)`, /NEAR distance 100000/],
+    ];
+    for (const [name, query, message] of refused) {
+      await t.step(name, () => {
+        const clock = tickingClock();
+        assert.throws(() => run(world, { query }, clock.now), (err: Error) => {
+          assert.ok(err instanceof SearchLimitError, `${err.name}: ${err.message}`);
+          assert.match(err.message, message);
+          return true;
+        });
+        assert.equal(clock.reads, 1, "refused before the budget's first check");
+      });
+    }
+
+    await t.step("queries at the bounds run", () => {
+      const accepted = [
+        `walrus ${words(MAX_TERMS - 1)}`,
+        `"walrus number" ${words(MAX_TERMS - 2)}`,
+        Array.from({ length: MAX_PREFIXES }, () => "wal*").join(" OR "),
+        "tid*",
+        `NEAR(walrus tide, ${MAX_NEAR_DISTANCE})`,
+        "text:walrus",
+        "{text}: walrus",
+      ];
+      for (const query of accepted) {
+        assert.doesNotThrow(() => run(world, { query, budgetMs: 60_000 }), query);
+      }
+      assert.ok(run(world, { query: "tid*", budgetMs: 60_000 }).hits.length > 0);
+    });
+
+    await t.step("a query FTS5 cannot parse is scanned literally, however many words", () => {
+      const result = run(world, { query: `walrus number 7 sees "${words(40)}`, budgetMs: 60_000 });
+      assert.equal(result.mode, "literal");
+    });
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("the budget stops a search inside SQLite, with a message saying how to narrow it", async (t) => {
+  const world = await manyRecords();
+  try {
+    await t.step("an FTS5 statement whose rows all fail a later filter", () => {
+      // Every record matches, and the date filter drops each one inside SQLite: only a check in
+      // the statement itself can stop it before it ends with no hits.
+      const clock = tickingClock();
+      const options = { query: "walrus", since: Date.UTC(2030, 0, 1), budgetMs: 5 };
+      assert.throws(() => run(world, options, clock.now), (err: Error) => {
+        assert.ok(err instanceof SearchStoppedError, `${err.name}: ${err.message}`);
+        assert.match(err.message, /^The search was stopped after 5 ms: .*more specific words/);
+        return true;
+      });
+      assert.deepEqual(run(world, { ...options, budgetMs: 60_000 }).hits, [], "ends with none");
+    });
+
+    await t.step("the literal scan of a needle no record holds", () => {
+      const clock = tickingClock();
+      // Printable and without quotes: SQLite itself skips the records that lack it.
+      const options = { query: "no record says (this", budgetMs: 5 };
+      assert.throws(() => run(world, options, clock.now), (err: Error) => {
+        assert.ok(err instanceof SearchStoppedError, `${err.name}: ${err.message}`);
+        assert.match(err.message, /^The literal substring scan was stopped after 5 ms/);
+        assert.match(err.message, /check its quotes and parentheses/);
+        return true;
+      });
+      const full = run(world, { ...options, budgetMs: 60_000 });
+      assert.equal(full.mode, "literal");
+      assert.deepEqual(full.hits, [], "ends with none");
+    });
+
+    await t.step("the same connection searches again after a stop", () => {
+      withStore(world, (store) => {
+        for (const query of ["walrus", "no record says (this"]) {
+          // Stopped inside the statement, which the next search runs again.
+          const clock = tickingClock();
+          assert.throws(
+            () => search(store, ADAPTERS, redactSecrets, { query, budgetMs: 5 }, clock.now),
+            SearchStoppedError,
+          );
+          assert.ok(clock.reads < 10, "stopped inside SQLite");
+          const again = search(store, ADAPTERS, redactSecrets, { query, budgetMs: 60_000 });
+          assert.equal(again.mode, query === "walrus" ? "fts" : "literal");
+          if (query === "walrus") assert.equal(again.hits.length, 20);
+        }
+      });
+    });
+
+    await t.step("a budget spent before the search starts stops it at once", () => {
+      const options = { query: "walrus", budgetMs: 1000, startedAt: Date.now() - 5000 };
+      assert.throws(() => run(world, options), SearchStoppedError);
+      assert.equal(run(world, { query: "walrus", limit: 3 }).hits.length, 3);
+    });
+  } finally {
+    await world.cleanup();
+  }
+});
