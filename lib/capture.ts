@@ -19,6 +19,7 @@ import {
   rebuildDerived,
 } from "./store/ingest.ts";
 import { rebuildByCopy } from "./store/rebuild_by_copy.ts";
+import { refreshTotals } from "./store/status.ts";
 
 /** The meta key of a failure that stops capture until `reindex --retry`. */
 export const LATCH_KEY = "latched_failure";
@@ -104,7 +105,10 @@ export async function runCapture(options: CaptureRunOptions): Promise<CaptureRun
         announce(store, "discovering", ctx.now(), options.onProgress);
       }
       const summary = await capture(ingestOptions);
-      store.setMeta("last_run", { at: ctx.now(), ok: summary.errors.length === 0, summary });
+      store.transaction(() => {
+        store.setMeta("last_run", { at: ctx.now(), ok: summary.errors.length === 0, summary });
+        refreshTotals(store);
+      });
       return { status: "captured", summary, rebuilt };
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);

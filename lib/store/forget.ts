@@ -4,6 +4,7 @@
 import { HistoryStore } from "./db.ts";
 import { findConversation } from "./conversations.ts";
 import type { ConversationRow } from "./records.ts";
+import { refreshTotals } from "./status.ts";
 
 /** Which conversations to forget. Criteria combine: every one given must hold. */
 export interface ForgetCriteria {
@@ -93,6 +94,7 @@ export function forget(
       tomb.run(item.conversation, now);
     }
     store.stmt("DELETE FROM record_keys WHERE record_id NOT IN (SELECT id FROM records)").run();
+    refreshTotals(store, { recount: true });
   });
   // Deleted documents linger in FTS segments until merged: rewrite the index without them.
   store.db.exec("INSERT INTO fts (fts) VALUES ('optimize')");

@@ -39,9 +39,7 @@ export interface StoreStatus {
  */
 export function storeStatus(store: HistoryStore, now: number = Date.now()): StoreStatus {
   const one = <T>(sql: string): T => store.stmt(sql).get() as T;
-  const totals = one<{ records: number; raw: number }>(
-    "SELECT count(*) AS records, coalesce(sum(coalesce(length, length(raw))), 0) AS raw FROM records",
-  );
+  const totals = storeTotals(store);
   const sources = one<{ n: number; gone: number; multi: number }>(`
     SELECT count(*) AS n, coalesce(sum(gone), 0) AS gone, coalesce(sum(generation > 1), 0) AS multi
     FROM sources`);
@@ -80,6 +78,41 @@ export function storeStatus(store: HistoryStore, now: number = Date.now()): Stor
     progress: store.getMeta<Progress>("progress") ?? null,
     lastRun: store.getMeta("last_run") ?? null,
   };
+}
+
+/** Records and their raw bytes, as `meta` keeps them up to a record id (see `refreshTotals`). */
+interface Totals {
+  /** The highest record id counted. */
+  upTo: number;
+  records: number;
+  raw: number;
+}
+
+const TOTALS_KEY = "totals";
+
+/**
+ * How many records the store holds and their raw bytes. Summing a large records table takes
+ * longer than a dashboard request may, so capture keeps the sums in `meta` up to a record id, and
+ * only rows added since are read here. Rows are deleted only by `forget`, which recounts.
+ */
+export function storeTotals(store: HistoryStore): Totals {
+  const kept = store.getMeta<Totals>(TOTALS_KEY) ?? { upTo: 0, records: 0, raw: 0 };
+  const added = store.stmt(
+    `SELECT count(*) AS records, coalesce(sum(coalesce(length, length(raw))), 0) AS raw,
+            coalesce(max(id), 0) AS upTo
+     FROM records WHERE id > ?`,
+  ).get(kept.upTo) as unknown as Totals;
+  return {
+    upTo: Math.max(kept.upTo, added.upTo),
+    records: kept.records + added.records,
+    raw: kept.raw + added.raw,
+  };
+}
+
+/** Brings the kept sums of `storeTotals` up to date (`recount`: from scratch, after deletes). */
+export function refreshTotals(store: HistoryStore, options: { recount?: boolean } = {}): void {
+  if (options.recount) store.deleteMeta(TOTALS_KEY);
+  store.setMeta(TOTALS_KEY, storeTotals(store));
 }
 
 function fileSize(path: string): number {

@@ -1,7 +1,7 @@
 // `wholeNumber`: the one check every numeric option goes through.
 
 import assert from "node:assert/strict";
-import { UsageError, wholeNumber } from "../../lib/cli.ts";
+import { type Io, runCommand, UsageError, wholeNumber } from "../../lib/cli.ts";
 
 Deno.test("wholeNumber() takes decimal digits within range and nothing else", () => {
   assert.equal(wholeNumber(undefined, "tail"), undefined);
@@ -51,4 +51,22 @@ Deno.test("wholeNumber() names the option, the range and the value it refuses", 
     message("99999", { min: 0, max: 65535, what: "port number" }),
     'Option "--opt" expects a port number from 0 to 65535, got "99999"',
   );
+});
+
+Deno.test("runCommand() points a damaged store at status --check", async () => {
+  let err = "";
+  const io: Io = {
+    out: () => {},
+    outBytes: () => {},
+    err: (text) => err += text,
+    color: false,
+    errIsTerminal: false,
+    outIsTerminal: false,
+  };
+  const code = await runCommand("show", io, () => {
+    throw new Error("database disk image is malformed");
+  });
+  assert.equal(code, 1);
+  assert.match(err, /^error: database disk image is malformed$/m);
+  assert.match(err, /run "logbook status --check" to see what and how to recover/);
 });
