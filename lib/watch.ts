@@ -4,7 +4,7 @@
 // A backlog (sources found with unread bytes, or a capture that stopped before the end) is read
 // in full-speed runs, as `reindex` reads it, until it is drained; then only what changed is read.
 
-import { discoverContext, ingestOffNow } from "./capture.ts";
+import { discoverContext, ingestOffNow, ingestSwitch } from "./capture.ts";
 import { type Context } from "./context.ts";
 import { tryLock } from "./lock.ts";
 import { projectOf } from "./paths.ts";
@@ -104,7 +104,7 @@ export async function watch(options: WatchOptions): Promise<void> {
           projectOf,
           signal,
           deadline: drain ? Math.max(nextDiscovery, now + timings.sliceMs) : now + timings.sliceMs,
-          ingestEnabled: () => !ingestOffNow(ctx),
+          ingestEnabled: ingestSwitch(ctx),
           ...(full
             ? { onDiscovered: (sources) => (known = sources) }
             // Between discoveries: every known source while draining or polling (a stat each,
