@@ -2,7 +2,8 @@
 // Issue 7's benchmark: generates a corpus in all three formats, captures it through the real
 // engine, and prints capture throughput against a bare FTS5 baseline, no-op and append reindex
 // times, search latency in-process and end to end against rg, the first page of show, peak
-// memory on a huge single-line transcript, and the store's size, each next to its target.
+// memory on a huge single-line transcript (captured and rebuilt), the store's size, and a
+// watcher's drain of the corpus against reindex, each next to its target.
 
 import { basename, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
@@ -45,6 +46,7 @@ import {
   rawInsertCeiling,
 } from "./_phases.ts";
 import { mulberry32, Planter, TERM_CLASSES, type TermClass, TextGen, Vocabulary } from "./_text.ts";
+import { measureWatchBacklog, type WatchBacklog } from "./_watch.ts";
 import {
   fileSize,
   formatBytes,
@@ -70,6 +72,8 @@ export const FIGURE_KEYS = [
   "show_first_page_ms",
   "huge_line_peak_rss_mb",
   "store_ratio",
+  "watch_backlog_over_reindex",
+  "huge_line_rebuild_peak_rss_mb",
 ] as const;
 export type FigureKey = typeof FIGURE_KEYS[number];
 export type Figures = Record<FigureKey, number | null>;
@@ -141,7 +145,10 @@ export interface BenchReport {
     ms: number;
     how: string;
     captured: number;
+    /** `reindex --rebuild` of the store holding it. */
+    rebuild: { mib: number; ms: number };
   } | null;
+  watch: WatchBacklog;
   store: { db: number; wal: number };
   profile: ReturnType<typeof summariseProfile> | null;
 }
@@ -384,6 +391,10 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         notes.push("append_reindex_ms was not measured: Claude Code transcripts were not captured");
       }
 
+      // A watcher draining the whole corpus, against reindex --------------------------------------
+      const watch = await measureWatchBacklog(vars, work, log);
+      if (watch.watchMs === null) notes.push("reindex --watch did not capture the whole corpus");
+
       // The huge single line, in a child process -------------------------------------------------
       const huge = options.hugeLine > 0 ? await measureHugeLine(work, home, config, options) : null;
       if (!huge) notes.push("huge_line_peak_rss_mb was not measured (--huge-line 0)");
@@ -413,6 +424,8 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         show_first_page_ms: median(showRuns),
         huge_line_peak_rss_mb: huge?.mib ?? null,
         store_ratio: (storeSize.db + storeSize.wal) / capturedBytes,
+        watch_backlog_over_reindex: watch.watchMs === null ? null : watch.watchMs / watch.reindexMs,
+        huge_line_rebuild_peak_rss_mb: huge?.rebuild.mib ?? null,
       };
       for (const key of FIGURE_KEYS) {
         const value = figures[key];
@@ -459,6 +472,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
           page: pageSize,
         },
         huge,
+        watch,
         store: storeSize,
         profile,
       };
@@ -659,6 +673,17 @@ async function measureHugeLine(
   if (run.code !== 0) {
     throw new Error(`reindex of the huge line failed (${run.code}): ${run.stderr.slice(-600)}`);
   }
+  log("rebuilding its derived data in a child process (reindex --rebuild)");
+  const rebuild = await peakRss(
+    Deno.execPath(),
+    commandArgs(flags, "reindex.ts", ["--quiet", "--rebuild"]),
+    envFor(data),
+  );
+  if (rebuild.code !== 0) {
+    throw new Error(
+      `rebuild of the huge line failed (${rebuild.code}): ${rebuild.stderr.slice(-600)}`,
+    );
+  }
   await Deno.remove(path);
   const db = new DatabaseSync(join(data, "history.db"), { readOnly: true });
   let captured = 0;
@@ -670,7 +695,15 @@ async function measureHugeLine(
   } finally {
     db.close();
   }
-  return { bytes, mib: run.mib, baselineMib: baseline.mib, ms: run.ms, how: run.how, captured };
+  return {
+    bytes,
+    mib: run.mib,
+    baselineMib: baseline.mib,
+    ms: run.ms,
+    how: run.how,
+    captured,
+    rebuild: { mib: rebuild.mib, ms: rebuild.ms },
+  };
 }
 
 /** Runs the reindex command over the corpus with `--cpu-prof` and summarises the profile. */
@@ -773,6 +806,18 @@ const TARGETS: Target[] = [
     met: (f) => le(f.huge_line_peak_rss_mb, 200),
   },
   { key: "store_ratio", unit: "×", target: () => "≤ 1.3", met: (f) => le(f.store_ratio, 1.3) },
+  {
+    key: "watch_backlog_over_reindex",
+    unit: "×",
+    target: () => "≤ 1.5",
+    met: (f) => le(f.watch_backlog_over_reindex, 1.5),
+  },
+  {
+    key: "huge_line_rebuild_peak_rss_mb",
+    unit: "MiB",
+    target: () => "≤ 200",
+    met: (f) => le(f.huge_line_rebuild_peak_rss_mb, 200),
+  },
 ];
 
 function le(value: number | null, limit: number): boolean | null {
@@ -1008,9 +1053,16 @@ export function formatReport(r: BenchReport, options: BenchOptions): string {
       } stored); ` +
         `peak RSS ${num(r.huge.mib)} MiB against ${
           num(r.huge.baselineMib)
-        } MiB for an empty capture (${r.huge.how})`,
+        } MiB for an empty capture (${r.huge.how}); reindex --rebuild of it: peak RSS ${
+          num(r.huge.rebuild.mib)
+        } MiB in ${Math.round(r.huge.rebuild.ms)} ms`,
     );
   }
+  out.push(
+    `Watch: reindex --watch from empty stored the whole corpus (${r.watch.sources} sources) in ${
+      r.watch.watchMs === null ? "(not within the limit)" : `${Math.round(r.watch.watchMs)} ms`
+    }; reindex from empty: ${Math.round(r.watch.reindexMs)} ms (both spawn to done)`,
+  );
   if (r.notes.length) out.push("", "Notes:", ...r.notes.map((n) => `  - ${n}`));
   if (options.keep) out.push("", `Kept: ${r.work} (corpus/, data/)`);
   return out.join("\n") + "\n";
@@ -1021,7 +1073,8 @@ const HELP = `Usage: deno task bench [-- --size SIZE] [--json] [--keep DIR] [opt
 Generates a corpus of Claude Code, Codex and OpenCode histories (bench/corpus.ts), captures it
 through the real engine and prints, in one run: capture throughput against a bare FTS5 baseline,
 no-op and append reindex, search latency (in-process and the command end to end) against rg,
-the first page of show, peak memory on a huge single-line transcript, and the store's size.
+the first page of show, peak memory capturing and rebuilding a huge single-line transcript, the
+store's size, and how fast reindex --watch drains the corpus against reindex.
 
 Options:
   --size SIZE        corpus size, e.g. 20MB, 200MB (default 200MB; MB is 10^6 bytes)
@@ -1040,7 +1093,10 @@ Options:
 Figures: capture_mb_s and fts_ceiling_mb_s are MB of captured source per second; search_*_ms
 cover every planted term alone and with filters; rg_ms is the median of rg -l -F -i -a over all
 terms, rg_over_search that of the rare terms over search's rare-term p50; huge_line_peak_rss_mb is
-in MiB; store_ratio is history.db plus its WAL after a checkpoint over the captured source bytes.
+in MiB; store_ratio is history.db plus its WAL after a checkpoint over the captured source bytes;
+watch_backlog_over_reindex is the time reindex --watch takes to store the whole corpus from empty
+over that of reindex; huge_line_rebuild_peak_rss_mb is the peak RSS of reindex --rebuild over the
+huge line's store.
 
 Example:
   deno task bench -- --size 200MB --keep /tmp/logbook-bench
