@@ -86,8 +86,9 @@ export async function watch(options: WatchOptions): Promise<void> {
 
       const now = Date.now();
       const full = rediscoverSoon || now - lastDiscovery >= timings.rediscoverMs;
-      // A discovery may find new sources, and a backlog is known to be there: both are read at
-      // full speed until the next discovery is due (the next tick goes on if that was not enough).
+      // A discovery may find unread sources, and a capture that stopped early left some: either
+      // way they are read at full speed until the next discovery is due (then the next tick goes
+      // on with what is left).
       const drain = full || backlog;
       const nextDiscovery = (full ? now : lastDiscovery) + timings.rediscoverMs;
       // Changes noted while this capture runs are for the next tick.
