@@ -407,7 +407,7 @@ class Capture {
   /**
    * Re-derives one source generation from its stored chunks, line by line. A line that grows
    * past `Limits.maxLine` is streamed from then on, as capture streamed it: its chunks go through
-   * the JSON scanner as they are read, so rebuild never holds more than that of one line.
+   * the JSON scanner as they are read, so rebuild holds no more of one line than that and a page.
    */
   async #rederive(ctx: SourceCtx): Promise<number> {
     const page = this.#store.stmt(
