@@ -410,9 +410,11 @@ class Capture {
    * the JSON scanner as they are read, so rebuild holds no more of one line than that and a page.
    */
   async #rederive(ctx: SourceCtx): Promise<number> {
+    // Small pages: chunks kept past a young-generation GC are promoted, and their buffers then
+    // wait for a full GC (a giant line's 64 KiB chunks added tens of MiB to the peak).
     const page = this.#store.stmt(
       `SELECT id, offset, seq, raw, flags FROM records WHERE source_id = ? AND generation = ? AND offset > ?
-       ORDER BY offset LIMIT 128`,
+       ORDER BY offset LIMIT 16`,
     );
     const batch = new Batch();
     let line: StoredLine | null = null;
