@@ -410,11 +410,9 @@ class Capture {
    * the JSON scanner as they are read, so rebuild holds no more of one line than that and a page.
    */
   async #rederive(ctx: SourceCtx): Promise<number> {
-    // Small pages: chunks kept past a young-generation GC are promoted, and their buffers then
-    // wait for a full GC (a giant line's 64 KiB chunks added tens of MiB to the peak).
     const page = this.#store.stmt(
       `SELECT id, offset, seq, raw, flags FROM records WHERE source_id = ? AND generation = ? AND offset > ?
-       ORDER BY offset LIMIT 16`,
+       ORDER BY offset LIMIT ?`,
     );
     const batch = new Batch();
     let line: StoredLine | null = null;
@@ -436,7 +434,10 @@ class Capture {
       }
     };
     while (true) {
-      const stored = page.all(ctx.sourceId, ctx.generation, last) as {
+      // A streamed line's chunks a few at a time: chunks kept past a young-generation GC are
+      // promoted, and their buffers then wait for a full GC (tens of MiB at the peak).
+      const rows = line?.stream ? 16 : 128;
+      const stored = page.all(ctx.sourceId, ctx.generation, last, rows) as {
         id: number;
         offset: number;
         seq: number;
