@@ -2,7 +2,8 @@
 // Issue 7's benchmark: generates a corpus in all three formats, captures it through the real
 // engine, and prints capture throughput against a bare FTS5 baseline, no-op and append reindex
 // times, search latency in-process and end to end against rg, the first page of show, peak
-// memory on a huge single-line transcript, and the store's size, each next to its target.
+// memory on a huge single-line transcript (captured and rebuilt), the store's size, and a
+// watcher's drain of the corpus against reindex, each next to its target.
 
 import { basename, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
@@ -47,6 +48,7 @@ import {
   rawInsertCeiling,
 } from "./_phases.ts";
 import { mulberry32, Planter, TERM_CLASSES, type TermClass, TextGen, Vocabulary } from "./_text.ts";
+import { measureWatchBacklog, type WatchBacklog } from "./_watch.ts";
 import {
   fileSize,
   formatBytes,
@@ -75,6 +77,8 @@ export const FIGURE_KEYS = [
   "adversarial_search_max_ms",
   "status_during_search_ms",
   "request_during_search_ms",
+  "watch_backlog_over_reindex",
+  "huge_line_rebuild_peak_rss_mb",
 ] as const;
 export type FigureKey = typeof FIGURE_KEYS[number];
 export type Figures = Record<FigureKey, number | null>;
@@ -146,7 +150,10 @@ export interface BenchReport {
     ms: number;
     how: string;
     captured: number;
+    /** `reindex --rebuild` of the store holding it. */
+    rebuild: { mib: number; ms: number };
   } | null;
+  watch: WatchBacklog;
   store: { db: number; wal: number };
   profile: ReturnType<typeof summariseProfile> | null;
   adversarial: AdversarialReport;
@@ -393,6 +400,9 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       // Adversarial searches, through the command and a dashboard process ------------------------
       const adversarial = await measureAdversarial({ vars, historyDb: ctx.paths.historyDb, log });
       notes.push(...adversarial.notes);
+      // A watcher draining the whole corpus, against reindex --------------------------------------
+      const watch = await measureWatchBacklog(vars, work, options.captureRounds, log);
+      if (watch.ratio === null) notes.push("reindex --watch did not capture the whole corpus");
 
       // The huge single line, in a child process -------------------------------------------------
       const huge = options.hugeLine > 0 ? await measureHugeLine(work, home, config, options) : null;
@@ -426,6 +436,8 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         adversarial_search_max_ms: adversarial.maxMs,
         status_during_search_ms: adversarial.statusMaxMs,
         request_during_search_ms: adversarial.otherMaxMs,
+        watch_backlog_over_reindex: watch.ratio,
+        huge_line_rebuild_peak_rss_mb: huge?.rebuild.mib ?? null,
       };
       for (const key of FIGURE_KEYS) {
         const value = figures[key];
@@ -472,6 +484,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
           page: pageSize,
         },
         huge,
+        watch,
         store: storeSize,
         profile,
         adversarial,
@@ -673,6 +686,17 @@ async function measureHugeLine(
   if (run.code !== 0) {
     throw new Error(`reindex of the huge line failed (${run.code}): ${run.stderr.slice(-600)}`);
   }
+  log("rebuilding its derived data in a child process (reindex --rebuild)");
+  const rebuild = await peakRss(
+    Deno.execPath(),
+    commandArgs(flags, "reindex.ts", ["--quiet", "--rebuild"]),
+    envFor(data),
+  );
+  if (rebuild.code !== 0) {
+    throw new Error(
+      `rebuild of the huge line failed (${rebuild.code}): ${rebuild.stderr.slice(-600)}`,
+    );
+  }
   await Deno.remove(path);
   const db = new DatabaseSync(join(data, "history.db"), { readOnly: true });
   let captured = 0;
@@ -684,7 +708,15 @@ async function measureHugeLine(
   } finally {
     db.close();
   }
-  return { bytes, mib: run.mib, baselineMib: baseline.mib, ms: run.ms, how: run.how, captured };
+  return {
+    bytes,
+    mib: run.mib,
+    baselineMib: baseline.mib,
+    ms: run.ms,
+    how: run.how,
+    captured,
+    rebuild: { mib: rebuild.mib, ms: rebuild.ms },
+  };
 }
 
 /** Runs the reindex command over the corpus with `--cpu-prof` and summarises the profile. */
@@ -804,6 +836,18 @@ const TARGETS: Target[] = [
     unit: "ms",
     target: () => "≤ 100",
     met: (f) => le(f.request_during_search_ms, 100),
+  },
+  {
+    key: "watch_backlog_over_reindex",
+    unit: "×",
+    target: () => "≤ 1.5",
+    met: (f) => le(f.watch_backlog_over_reindex, 1.5),
+  },
+  {
+    key: "huge_line_rebuild_peak_rss_mb",
+    unit: "MiB",
+    target: () => "≤ 200",
+    met: (f) => le(f.huge_line_rebuild_peak_rss_mb, 200),
   },
 ];
 
@@ -1040,10 +1084,21 @@ export function formatReport(r: BenchReport, options: BenchOptions): string {
       } stored); ` +
         `peak RSS ${num(r.huge.mib)} MiB against ${
           num(r.huge.baselineMib)
-        } MiB for an empty capture (${r.huge.how})`,
+        } MiB for an empty capture (${r.huge.how}); reindex --rebuild of it: peak RSS ${
+          num(r.huge.rebuild.mib)
+        } MiB in ${Math.round(r.huge.rebuild.ms)} ms`,
     );
   }
   out.push("", ...formatAdversarial(r.adversarial));
+  const ms = (runs: number[]) => runs.map((x) => Math.round(x)).join(", ");
+  out.push(
+    `Watch: reindex --watch from empty until its store held the whole corpus (${r.watch.sources} ` +
+      `sources): ${
+        r.watch.ratio === null ? "not within the limit" : `${ms(r.watch.watchRuns)} ms`
+      }; reindex from empty: ` +
+      `${ms(r.watch.reindexRuns)} ms (spawn to done, rounds alternating; the figure is median ` +
+      `over median)`,
+  );
   if (r.notes.length) out.push("", "Notes:", ...r.notes.map((n) => `  - ${n}`));
   if (options.keep) out.push("", `Kept: ${r.work} (corpus/, data/)`);
   return out.join("\n") + "\n";
@@ -1054,7 +1109,8 @@ const HELP = `Usage: deno task bench [-- --size SIZE] [--json] [--keep DIR] [opt
 Generates a corpus of Claude Code, Codex and OpenCode histories (bench/corpus.ts), captures it
 through the real engine and prints, in one run: capture throughput against a bare FTS5 baseline,
 no-op and append reindex, search latency (in-process and the command end to end) against rg,
-the first page of show, peak memory on a huge single-line transcript, and the store's size.
+the first page of show, peak memory capturing and rebuilding a huge single-line transcript, the
+store's size, and how fast reindex --watch drains the corpus against reindex.
 
 Options:
   --size SIZE        corpus size, e.g. 20MB, 200MB (default 200MB; MB is 10^6 bytes)
@@ -1065,8 +1121,8 @@ Options:
   --huge-line SIZE   size of the single-line transcript (default ${HUGE_DEFAULT}; 0 skips it)
   --rounds N         timed passes over the search query set (default 5)
   --cli-runs N       timed runs of the search command and of rg per term (default 7)
-  --capture-rounds N captures from empty, alternating with as many FTS ceilings; the figures are
-                     the medians (default 3)
+  --capture-rounds N captures from empty, alternating with as many FTS ceilings, and as many
+                     reindex and reindex --watch runs; the figures are the medians (default 3)
   --cpu-prof DIR     also profile a capture with the reindex command and summarise where time goes
   -h, --help         show this help
 
@@ -1077,6 +1133,9 @@ in MiB; store_ratio is history.db plus its WAL after a checkpoint over the captu
 adversarial_search_max_ms is the slowest of issue 11's adversarial searches end to end (the search
 command and a dashboard process), status_during_search_ms the slowest /api/status meanwhile and
 request_during_search_ms the slowest request that does no work of its own (auth, then a 404).
+watch_backlog_over_reindex is the time reindex --watch takes to store the whole corpus from empty
+over that of reindex; huge_line_rebuild_peak_rss_mb is the peak RSS of reindex --rebuild over the
+huge line's store.
 
 Example:
   deno task bench -- --size 200MB --keep /tmp/logbook-bench

@@ -196,7 +196,7 @@ export function ingestOffNow(ctx: Context): string | null {
 }
 
 /** The ingest switch as capture sees it before each batch: read at most once a second. */
-function ingestSwitch(ctx: Context): () => boolean {
+export function ingestSwitch(ctx: Context): () => boolean {
   let checked = 0;
   let on = true;
   return () => {

@@ -1,8 +1,10 @@
 // `reindex --watch`: keeps the store current. File-system notifications mark known sources
 // dirty (polling is the fallback), discovery runs again every 30 s, batches follow every
 // 100 ms while there is a backlog and every 2 s when idle, and SQLite contention backs off 5 s.
+// A backlog (sources found with unread bytes, or a capture that stopped before the end) is read
+// in full-speed runs, as `reindex` reads it, until it is drained; then only what changed is read.
 
-import { discoverContext, ingestOffNow } from "./capture.ts";
+import { discoverContext, ingestOffNow, ingestSwitch } from "./capture.ts";
 import { type Context } from "./context.ts";
 import type { Redactor } from "./gate.ts";
 import { tryLock } from "./lock.ts";
@@ -18,7 +20,10 @@ export interface WatchTimings {
   backlogMs: number;
   idleMs: number;
   backoffMs: number;
-  /** How long one capture may run before yielding to the next tick. */
+  /**
+   * How long a capture of changed sources may run before yielding to the next tick; one that
+   * drains a backlog runs until the next rediscovery is due.
+   */
   sliceMs: number;
 }
 
@@ -63,6 +68,8 @@ export async function watch(options: WatchOptions): Promise<void> {
   const dirty = new Set<string>();
   let lastDiscovery = 0;
   let rediscoverSoon = true;
+  // The last capture stopped before reading everything it found: what is left is read next.
+  let backlog = false;
   let paused = false;
   const notifications = startNotifications(adapters, ctx, dirty, () => (rediscoverSoon = true));
 
@@ -80,6 +87,14 @@ export async function watch(options: WatchOptions): Promise<void> {
 
       const now = Date.now();
       const full = rediscoverSoon || now - lastDiscovery >= timings.rediscoverMs;
+      // A discovery may find unread sources, and a capture that stopped early left some: either
+      // way they are read at full speed until the next discovery is due (then the next tick goes
+      // on with what is left).
+      const drain = full || backlog;
+      const nextDiscovery = (full ? now : lastDiscovery) + timings.rediscoverMs;
+      // Changes noted while this capture runs are for the next tick.
+      const changed = new Set(dirty);
+      dirty.clear();
       let summary: CaptureSummary;
       try {
         summary = await capture({
@@ -90,20 +105,21 @@ export async function watch(options: WatchOptions): Promise<void> {
           redact: options.redact,
           projectOf,
           signal,
-          deadline: Date.now() + timings.sliceMs,
-          ingestEnabled: () => !ingestOffNow(ctx),
+          deadline: drain ? Math.max(nextDiscovery, now + timings.sliceMs) : now + timings.sliceMs,
+          ingestEnabled: ingestSwitch(ctx),
           ...(full
             ? { onDiscovered: (sources) => (known = sources) }
-            // Between discoveries: the dirty sources when notifications work, all known ones
-            // (a stat each, nothing read unless changed) as the polling fallback.
+            // Between discoveries: every known source while draining or polling (a stat each,
+            // nothing read unless unread), else only those notifications named.
             : {
-              sources: notifications.working
-                ? known.filter((k) => dirty.has(k.ref.locator))
-                : known,
+              sources: drain || !notifications.working
+                ? known
+                : known.filter((k) => changed.has(k.ref.locator)),
             }),
         });
       } catch (err) {
         if (!(err instanceof StoreLockedError)) throw err;
+        for (const locator of changed) dirty.add(locator);
         note("the history store is busy; backing off");
         if (!(await sleep(timings.backoffMs, signal))) break;
         continue;
@@ -112,14 +128,14 @@ export async function watch(options: WatchOptions): Promise<void> {
         lastDiscovery = now;
         rediscoverSoon = false;
       }
-      if (summary.complete) dirty.clear();
+      backlog = !summary.complete;
       if (
         summary.records || summary.drift.length || summary.errors.length || summary.empty.length
       ) {
         options.onCapture?.(summary);
       }
-      const backlog = !summary.complete || dirty.size > 0;
-      if (!(await sleep(backlog ? timings.backlogMs : timings.idleMs, signal, notifications))) {
+      const busy = backlog || dirty.size > 0;
+      if (!(await sleep(busy ? timings.backlogMs : timings.idleMs, signal, notifications))) {
         break;
       }
     }

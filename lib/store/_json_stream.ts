@@ -27,6 +27,8 @@ const MAX_SCALAR = 512;
 const MAX_DEPTH = 5;
 /** A string whose first this-many bytes are all base64 characters is treated as a payload. */
 const BASE64_PROBE = 200;
+/** Emitted text is handed on in pieces of at most this many bytes. */
+const OUT_PIECE = 16384;
 
 const encoder = new TextEncoder();
 
@@ -48,7 +50,9 @@ export class JsonTextScanner {
   #uni = "";
   #highSurrogate = 0;
   #out: Uint8Array[] = [];
-  #outPiece: number[] = [];
+  // Emitted bytes gather in one reused buffer: per-byte pushes to an array made the heap grow.
+  #outPiece = new Uint8Array(OUT_PIECE);
+  #outLength = 0;
   #decoder = new TextDecoder("utf-8", { fatal: false, ignoreBOM: true });
   #failed = false;
 
@@ -77,10 +81,15 @@ export class JsonTextScanner {
   }
 
   #flushPiece(): void {
-    if (this.#outPiece.length) {
-      this.#out.push(Uint8Array.from(this.#outPiece));
-      this.#outPiece = [];
+    if (this.#outLength) {
+      this.#out.push(this.#outPiece.slice(0, this.#outLength));
+      this.#outLength = 0;
     }
+  }
+
+  #emitByte(b: number): void {
+    this.#outPiece[this.#outLength++] = b;
+    if (this.#outLength === OUT_PIECE) this.#flushPiece();
   }
 
   #byte(b: number): void {
@@ -226,13 +235,12 @@ export class JsonTextScanner {
       }
       return;
     }
-    this.#outPiece.push(b);
-    if (this.#outPiece.length >= 16384) this.#flushPiece();
+    this.#emitByte(b);
   }
 
   #releasePending(): void {
-    if (this.#outPiece.length || this.#out.length) this.#outPiece.push(0x0a);
-    for (const p of this.#pending) this.#outPiece.push(p);
+    if (this.#outLength || this.#out.length) this.#emitByte(0x0a);
+    for (const p of this.#pending) this.#emitByte(p);
     this.#pending = [];
   }
 

@@ -357,7 +357,9 @@ class Capture {
         DELETE FROM drift;
         DELETE FROM record_keys;
         INSERT INTO fts (fts) VALUES ('delete-all');
-        UPDATE records SET conversation_id = NULL, ts = NULL, kind = 'meta', role = NULL,
+        -- OR FAIL: no statement journal (with temp_store = MEMORY, a copy in memory of every
+        -- page it changes, the whole table); this transaction is rolled back whole on failure.
+        UPDATE OR FAIL records SET conversation_id = NULL, ts = NULL, kind = 'meta', role = NULL,
           message_id = NULL, part_id = NULL, flags = flags & ${FLAG_ZSTD};`);
       const sources = store.stmt("SELECT * FROM sources ORDER BY id")
         .all() as unknown as SourceRow[];
@@ -404,36 +406,40 @@ class Capture {
     return count;
   }
 
-  /** Re-derives one source generation from its stored chunks, line by line. */
+  /**
+   * Re-derives one source generation from its stored chunks, line by line. A line that grows
+   * past `Limits.maxLine` is streamed from then on, as capture streamed it: its chunks go through
+   * the JSON scanner as they are read, so rebuild holds no more of one line than that and a page.
+   */
   async #rederive(ctx: SourceCtx): Promise<number> {
     const page = this.#store.stmt(
       `SELECT id, offset, seq, raw, flags FROM records WHERE source_id = ? AND generation = ? AND offset > ?
-       ORDER BY offset LIMIT 128`,
+       ORDER BY offset LIMIT ?`,
     );
     const batch = new Batch();
-    let line: { offset: number; ids: number[]; sizes: number[]; parts: Uint8Array[] } | null = null;
+    let line: StoredLine | null = null;
     let total = 0;
     let last = -1;
     const finish = async () => {
       if (!line) return;
-      const length = line.sizes.reduce((a, b) => a + b, 0);
-      if (ctx.adapter.mode === "rows") {
-        this.#addRow(ctx, batch, line.offset, concat(line.parts, length), line);
-      } else if (length > this.#limits.maxLine) {
-        this.#commit(batch);
-        await this.#rederiveStreamed(ctx, line.offset, line.ids, line.parts);
+      if (line.stream) line.stream.end(line.ids);
+      else if (ctx.adapter.mode === "rows") {
+        this.#addRow(ctx, batch, line.offset, concat(line.parts, line.length), line);
       } else {
-        this.#addLine(ctx, batch, line.offset, concat(line.parts, length), line);
+        this.#addLine(ctx, batch, line.offset, concat(line.parts, line.length), line);
       }
       total += line.ids.length;
       line = null;
-      if (batch.text >= this.#limits.textBudget || batch.raw >= this.#limits.rawBudget) {
+      if (batch.full(this.#limits)) {
         this.#commit(batch);
         await yieldToEventLoop();
       }
     };
     while (true) {
-      const stored = page.all(ctx.sourceId, ctx.generation, last) as {
+      // A streamed line's chunks a few at a time: chunks kept past a young-generation GC are
+      // promoted, and their buffers then wait for a full GC (tens of MiB at the peak).
+      const rows = line?.stream ? 16 : 128;
+      const stored = page.all(ctx.sourceId, ctx.generation, last, rows) as {
         id: number;
         offset: number;
         seq: number;
@@ -441,31 +447,42 @@ class Capture {
         flags: number;
       }[];
       if (!stored.length) break;
-      for (const row of stored.map(decodedRow)) {
+      for (const packed of stored) {
+        // Decoded one at a time: a page of a giant line is megabytes once decompressed.
+        const row = decodedRow(packed);
         // A new line starts at seq 0, or after a gap left by forgotten records.
-        const contiguous = line !== null &&
-          line.offset + line.sizes.reduce((a, b) => a + b, 0) === row.offset;
+        const contiguous = line !== null && line.offset + line.length === row.offset;
         if (row.seq === 0 || !contiguous) await finish();
-        if (!line) line = { offset: row.offset, ids: [], sizes: [], parts: [] };
-        const current: { ids: number[]; sizes: number[]; parts: Uint8Array[] } = line;
-        current.ids.push(row.id);
-        current.sizes.push(row.raw.length);
-        current.parts.push(row.raw);
+        line ??= { offset: row.offset, length: 0, ids: [], sizes: [], parts: [], stream: null };
+        line.ids.push(row.id);
+        line.sizes.push(row.raw.length);
+        line.length += row.raw.length;
         last = row.offset;
+        if (line.stream) line.stream.write(row.id, row.raw);
+        else {
+          line.parts.push(row.raw);
+          if (ctx.adapter.mode === "lines" && line.length > this.#limits.maxLine) {
+            // Too long to derive in memory: the lines before it are written first, in order.
+            this.#commit(batch);
+            const stream = this.#rederiveStream(ctx, line.offset);
+            for (let i = 0; i < line.parts.length; i++) stream.write(line.ids[i]!, line.parts[i]!);
+            line.parts = [];
+            line.stream = stream;
+          }
+        }
       }
+      await yieldToEventLoop();
     }
     await finish();
     this.#commit(batch);
     return total;
   }
 
-  /** Re-derives a line too long to hold in memory from its stored chunks. */
-  async #rederiveStreamed(
-    ctx: SourceCtx,
-    offset: number,
-    ids: number[],
-    parts: Uint8Array[],
-  ): Promise<void> {
+  /**
+   * Re-derives a line too long to hold in memory, chunk by chunk as its stored rows are read:
+   * each chunk's text is indexed as capture indexed it, and `end` classifies the line.
+   */
+  #rederiveStream(ctx: SourceCtx, offset: number): RederiveStream {
     const scanner = new JsonTextScanner(ctx.adapter.skipKeys);
     const index = this.#store.stmt("INSERT INTO fts (rowid, text) VALUES (?, ?)");
     const flag = this.#store.stmt(
@@ -477,17 +494,20 @@ class Capture {
       for (const { id, text } of ready) if (text) index.run(id, text);
     };
     let end = offset;
-    for (let i = 0; i < ids.length; i++) {
-      scanner.write(parts[i]!);
-      const text = scanner.takeText();
-      flag.run(FLAG_STREAMED | (text.trim() ? FLAG_INDEXED : 0), ids[i]!);
-      indexed(pieces.push(ids[i]!, text));
-      end += parts[i]!.length;
-      if (i % 64 === 63) await yieldToEventLoop();
-    }
-    indexed(pieces.end());
-    scanner.end();
-    this.#finishStreamed(ctx, scanner, offset, end, ids);
+    return {
+      write: (id, bytes) => {
+        scanner.write(bytes);
+        const text = scanner.takeText();
+        flag.run(FLAG_STREAMED | (text.trim() ? FLAG_INDEXED : 0), id);
+        indexed(pieces.push(id, text));
+        end += bytes.length;
+      },
+      end: (ids) => {
+        indexed(pieces.end());
+        scanner.end();
+        this.#finishStreamed(ctx, scanner, offset, end, ids);
+      },
+    };
   }
 
   #loadSources(): Map<string, SourceRow> {
@@ -1440,6 +1460,22 @@ interface SourceCtx {
 interface Existing {
   ids: number[];
   sizes: number[];
+}
+
+/** A stored line being re-derived (rebuild): its chunk rows so far, held or streamed. */
+interface StoredLine extends Existing {
+  offset: number;
+  length: number;
+  /** Its chunks, until it is known to be too long to hold (then `stream` has them). */
+  parts: Uint8Array[];
+  stream: RederiveStream | null;
+}
+
+/** A long stored line's chunks, re-derived as they are read. */
+interface RederiveStream {
+  write(id: number, bytes: Uint8Array): void;
+  /** Classifies the line once all its chunk rows (`ids`) were written. */
+  end(ids: readonly number[]): void;
 }
 
 /** What a batch moves a source to: its cursor, and whether its file was read to the end. */

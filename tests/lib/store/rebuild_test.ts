@@ -1,0 +1,198 @@
+// `reindex --rebuild` over a line too long to hold in memory: it derives exactly what capture
+// derived, reading the line's chunks as it indexes them, and SQLite keeps no copy of the table.
+
+import assert from "node:assert/strict";
+import { Buffer } from "node:buffer";
+import { createHash } from "node:crypto";
+import { join } from "node:path";
+import type { StatementSync } from "node:sqlite";
+import { discoverContext } from "../../../lib/capture.ts";
+import { loadContext, openStore, redactorFor } from "../../../lib/context.ts";
+import { projectOf } from "../../../lib/paths.ts";
+import { ADAPTERS } from "../../../lib/sources/mod.ts";
+import type { HistoryStore } from "../../../lib/store/db.ts";
+import { FLAG_STREAMED, type Limits, rebuildDerived } from "../../../lib/store/ingest.ts";
+import { rng } from "../../_corpus.ts";
+import { childBaseEnv, ingest, makeWorld, ROOT } from "../../_helpers.ts";
+
+/** Small chunks and a 1 MiB in-memory limit: a line of a few MiB already spans many pages. */
+const LIMITS: Partial<Limits> = { chunkSize: 16 * 1024, maxLine: 1024 * 1024 };
+const PAYLOAD = 24 * 1024 * 1024;
+
+function line(sessionId: string, uuid: string, content: unknown): string {
+  return JSON.stringify({
+    type: "user",
+    sessionId,
+    uuid,
+    cwd: "/home/dev/src/huge",
+    timestamp: "2026-03-01T10:00:00.000Z",
+    message: { role: "user", content },
+  }) + "\n";
+}
+
+/**
+ * A transcript whose middle line is a tool result of about 512 KiB of words followed by a
+ * screenshot of `payload` base64 bytes, between two ordinary lines.
+ */
+function giantTranscript(sessionId: string, payload: number): string {
+  const random = rng(5);
+  const words = Array.from({ length: 400 }, (_, i) => `w${i.toString(36)}x`);
+  const text: string[] = [];
+  for (let n = 0; n < 512 * 1024; n += 8) {
+    text.push(words[Math.floor(random() * words.length)]!);
+  }
+  text.push("tailmark-quokka");
+  const bytes = new Uint8Array(Math.ceil(payload * 3 / 4));
+  for (let i = 0; i < bytes.length; i++) bytes[i] = Math.floor(random() * 256);
+  return line(sessionId, "u1", "a first question about larkspur") +
+    line(sessionId, "u2", [{
+      type: "tool_result",
+      tool_use_id: "toolu_01",
+      content: [
+        { type: "text", text: text.join(" ") },
+        {
+          type: "image",
+          source: {
+            type: "base64",
+            media_type: "image/png",
+            data: Buffer.from(bytes).toString("base64"),
+          },
+        },
+      ],
+    }]) +
+    line(sessionId, "u3", "and a last one about quarrystone");
+}
+
+/** The derived data of a store: conversations, records' derived columns, drift, the index. */
+function derived(store: HistoryStore): Record<string, unknown> {
+  const all = (sql: string) => store.db.prepare(sql).all();
+  store.db.exec(
+    "CREATE VIRTUAL TABLE IF NOT EXISTS temp.fts_instances USING fts5vocab(main, fts, 'instance')",
+  );
+  const index = createHash("sha256");
+  for (
+    const row of store.db.prepare(
+      "SELECT doc, term, offset FROM temp.fts_instances ORDER BY doc, offset, term",
+    ).iterate()
+  ) {
+    index.update(JSON.stringify(row));
+  }
+  return {
+    conversations: all(
+      `SELECT key, agent, source_id, project_root, title, first_ts, last_ts, message_count,
+              record_count FROM conversations ORDER BY key`,
+    ),
+    records: all(
+      `SELECT r.id, c.key, r.ts, r.kind, r.role, r.message_id, r.part_id, r.flags
+       FROM records r LEFT JOIN conversations c ON c.id = r.conversation_id ORDER BY r.id`,
+    ),
+    drift: all("SELECT * FROM drift ORDER BY source_id, generation, detail"),
+    instances: (all("SELECT count(*) AS n FROM temp.fts_instances")[0] as { n: number }).n,
+    index: index.digest("hex"),
+  };
+}
+
+/** Every statement `store` prepares that reads raw chunks counts the rows it returns. */
+function countingReads(store: HistoryStore, counter: { rows: number }): HistoryStore {
+  const counting = (statement: StatementSync): StatementSync =>
+    new Proxy(statement, {
+      get(target, prop) {
+        const value = Reflect.get(target, prop, target);
+        if (prop !== "all" || typeof value !== "function") {
+          return typeof value === "function" ? value.bind(target) : value;
+        }
+        return (...args: Parameters<StatementSync["all"]>) => {
+          const rows = target.all(...args);
+          counter.rows += rows.length;
+          return rows;
+        };
+      },
+    });
+  return new Proxy(store, {
+    get(target, prop) {
+      if (prop === "stmt") {
+        return (sql: string) => {
+          const statement = target.stmt(sql);
+          return /\braw\b/.test(sql) && /FROM records/.test(sql) ? counting(statement) : statement;
+        };
+      }
+      const value = Reflect.get(target, prop, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
+
+Deno.test("rebuild derives a giant line again exactly, without holding it whole", async (t) => {
+  const world = await makeWorld();
+  const ctx = loadContext({ env: world.env });
+  const store = openStore(ctx);
+  try {
+    const dir = join(world.claude, "projects", "-home-dev-src-huge");
+    Deno.mkdirSync(dir, { recursive: true });
+    const sessionId = "6d1e0c52-8a8e-4f0e-9a55-1f3f4b1a2c3d";
+    Deno.writeTextFileSync(join(dir, `${sessionId}.jsonl`), giantTranscript(sessionId, PAYLOAD));
+    const summary = await ingest(store, ctx, { limits: LIMITS });
+    assert.deepEqual(summary.errors, []);
+    const chunks = (store.db.prepare(
+      `SELECT count(*) AS n FROM records WHERE (flags & ${FLAG_STREAMED}) != 0`,
+    ).get() as { n: number }).n;
+    assert.ok(chunks * LIMITS.chunkSize! > PAYLOAD, "the giant line is stored in chunks");
+    const captured = derived(store);
+    assert.ok((captured.instances as number) > 50_000, "its words are indexed");
+
+    const rebuild = (redact = redactorFor(ctx), on = store) =>
+      rebuildDerived({
+        store: on,
+        adapters: ADAPTERS,
+        discover: discoverContext(ctx),
+        redact,
+        projectOf,
+        limits: LIMITS,
+      });
+
+    await t.step(
+      "its chunks are read as they are indexed, never the whole line first",
+      async () => {
+        const read = { rows: 0 };
+        const redact = redactorFor(ctx);
+        let indexed = 0;
+        let ahead = 0;
+        await rebuild((text) => {
+          // Called once per chunk of the streamed line: how far reading ran ahead of indexing.
+          ahead = Math.max(ahead, read.rows - indexed);
+          indexed++;
+          return redact(text);
+        }, countingReads(store, read));
+        assert.ok(indexed >= chunks, "every chunk went through the stream");
+        assert.ok(
+          ahead * LIMITS.chunkSize! <= PAYLOAD / 4,
+          `read ${ahead} chunks ahead of the index (the line is ${chunks} chunks)`,
+        );
+        assert.deepEqual(derived(store), captured);
+      },
+    );
+
+    await t.step("SQLite needs far less memory than the line's size", async () => {
+      // SQLite fails an allocation past the cap with "out of memory": a statement journal of
+      // the records table (the rebuild rewrites every row) would need about the line's size.
+      const out = await new Deno.Command(Deno.execPath(), {
+        args: [
+          "run",
+          "-A",
+          join(ROOT, "tests", "lib", "store", "_rebuild_in_heap.ts"),
+          String(PAYLOAD / 3),
+          JSON.stringify(LIMITS),
+        ],
+        cwd: ROOT,
+        env: { ...childBaseEnv(), ...world.vars },
+        clearEnv: true,
+        stdin: "null",
+      }).output();
+      assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+      assert.deepEqual(derived(store), captured);
+    });
+  } finally {
+    store.close();
+    await world.cleanup();
+  }
+});

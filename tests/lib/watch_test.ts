@@ -1,0 +1,77 @@
+// The watcher's cadence with a backlog: sources found unread, or grown past their cursors, are
+// read in full-speed runs until drained, not left to wait for the next rediscovery.
+
+import assert from "node:assert/strict";
+import { appendFileSync } from "node:fs";
+import { loadContext, openStore, redactorFor } from "../../lib/context.ts";
+import type { CaptureSummary } from "../../lib/store/ingest.ts";
+import { watch } from "../../lib/watch.ts";
+import { writeClaudeCorpus } from "../_corpus.ts";
+import { makeWorld, withStore, type World } from "../_helpers.ts";
+
+/** Waits until `check` holds; a watcher that leaves work undone fails here, naming it. */
+async function eventually(what: string, check: () => boolean, ms = 30_000): Promise<void> {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    if (check()) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+/** True when every file's bytes are captured: its source's cursor is at its end. */
+function allCaptured(world: World, paths: string[]): boolean {
+  return withStore(world, (store) => {
+    const cursor = store.db.prepare("SELECT cursor FROM sources WHERE locator = ?");
+    return paths.every((path) =>
+      (cursor.get(path) as { cursor: number } | undefined)?.cursor === Deno.statSync(path).size
+    );
+  });
+}
+
+function records(world: World): number {
+  return withStore(
+    world,
+    (store) => (store.db.prepare("SELECT count(*) AS n FROM records").get() as { n: number }).n,
+  );
+}
+
+Deno.test("watch() drains a backlog of many sources without waiting for a rediscovery", async (t) => {
+  const world = await makeWorld();
+  const sessions = 40;
+  const lines = 30;
+  const paths = writeClaudeCorpus(world.claude, { sessions, lines });
+  const ctx = loadContext({ env: world.env });
+  const store = openStore(ctx);
+  const controller = new AbortController();
+  const summaries: CaptureSummary[] = [];
+  const watching = watch({
+    ctx,
+    store,
+    redact: redactorFor(ctx),
+    signal: controller.signal,
+    // No rediscovery within the test, and captures of changes cut short at once: whatever is
+    // read is read by draining a backlog.
+    timings: { rediscoverMs: 3_600_000, sliceMs: 0 },
+    onCapture: (summary) => summaries.push(summary),
+  });
+  try {
+    await t.step("the sources found at start are all read", async () => {
+      await eventually("every source found at start", () => allCaptured(world, paths));
+      assert.equal(records(world), sessions * lines);
+    });
+
+    await t.step("sources grown past their cursors are read to the end", async () => {
+      const grown = writeClaudeCorpus(world.dir, { sessions: 5, lines: 20, seed: 9 });
+      grown.forEach((from, i) => appendFileSync(paths[i]!, Deno.readFileSync(from)));
+      await eventually("every grown source", () => allCaptured(world, paths));
+      assert.equal(records(world), sessions * lines + 5 * 20);
+    });
+    assert.deepEqual(summaries.flatMap((s) => s.errors), []);
+  } finally {
+    controller.abort();
+    await watching;
+    store.close();
+    await world.cleanup();
+  }
+});
