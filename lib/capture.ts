@@ -107,7 +107,7 @@ export async function runCapture(options: CaptureRunOptions): Promise<CaptureRun
       const summary = await capture(ingestOptions);
       store.transaction(() => {
         store.setMeta("last_run", { at: ctx.now(), ok: summary.errors.length === 0, summary });
-        refreshTotals(store);
+        refreshTotals(store, { sources: summary.records > 0 || rebuilt !== null });
       });
       return { status: "captured", summary, rebuilt };
     } catch (err) {

@@ -94,7 +94,7 @@ export function forget(
       tomb.run(item.conversation, now);
     }
     store.stmt("DELETE FROM record_keys WHERE record_id NOT IN (SELECT id FROM records)").run();
-    refreshTotals(store, { recount: true });
+    refreshTotals(store, { recount: true, sources: true });
   });
   // Deleted documents linger in FTS segments until merged: rewrite the index without them.
   store.db.exec("INSERT INTO fts (fts) VALUES ('optimize')");

@@ -289,6 +289,12 @@ Deno.test("reindex names the agent, version and count of format drift on stderr 
     const quiet = await runCli("reindex", ["--quiet"], world.vars);
     assert.equal(quiet.stdout, "", "nothing new: quiet");
     assert.equal(quiet.stderr, "", "drift is reported when it is captured, not on every run");
+    // status names it from what capture kept, after a run that wrote nothing
+    const status = JSON.parse((await runCli("status", ["--json"], world.vars)).stdout);
+    assert.equal(
+      status.store.empty.filter((path: string) => /6196747f-[^/]*\.jsonl$/.test(path)).length,
+      1,
+    );
   } finally {
     await world.cleanup();
   }
