@@ -24,7 +24,7 @@ import {
   resumeHint,
   withHistoryStore,
 } from "../lib/resume.ts";
-import { type SessionRecord, SessionStore } from "../lib/store/sessions.ts";
+import { type SessionRecord, SessionStore } from "../lib/sessions/records.ts";
 import { safeIo } from "./_terminal/safe_io.ts";
 
 export const spec = defineCommand({

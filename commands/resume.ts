@@ -31,7 +31,7 @@ import {
   runNative,
   withHistoryStore,
 } from "../lib/resume.ts";
-import { SessionStore } from "../lib/store/sessions.ts";
+import { SessionStore } from "../lib/sessions/records.ts";
 import { safeIo } from "./_terminal/safe_io.ts";
 import { safeText } from "./_terminal/safe_text.ts";
 

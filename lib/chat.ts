@@ -7,8 +7,8 @@ import type { Io } from "./cli.ts";
 import { formatDuration } from "./cli.ts";
 import { type Context, gateFor } from "./context.ts";
 import { type Gate, type GateDecision, trailEntry } from "./gate.ts";
-import type { ChatMessage, Completion, ModelClient } from "./model.ts";
-import { createModelClient, ModelError, modelSettings } from "./model.ts";
+import type { ChatMessage, Completion, ModelClient } from "./sessions/model.ts";
+import { createModelClient, ModelError, modelSettings } from "./sessions/model.ts";
 import { projectOf } from "./paths.ts";
 import {
   HistoryWalker,
@@ -25,7 +25,7 @@ import {
   spendTotal,
   type TrailLine,
   type TurnSpend,
-} from "./store/sessions.ts";
+} from "./sessions/records.ts";
 import { resumeHint } from "./resume.ts";
 import { VERSION } from "./version.ts";
 import {
@@ -39,7 +39,7 @@ import {
   type Summary,
   summaryMessage,
   writeSnapshot,
-} from "./compaction.ts";
+} from "./sessions/compaction.ts";
 import type { DataPaths } from "./paths.ts";
 import { operation } from "./stage_markers.ts";
 

@@ -20,7 +20,7 @@ import {
   SessionNotFoundError,
   type SessionRecord,
   type SessionStore,
-} from "./store/sessions.ts";
+} from "./sessions/records.ts";
 import { VERSION } from "./version.ts";
 
 /** The agents a picker row can belong to. */

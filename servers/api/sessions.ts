@@ -25,7 +25,7 @@ import {
   SessionNotFoundError,
   type SessionRecord,
   SessionStore,
-} from "../../lib/store/sessions.ts";
+} from "../../lib/sessions/records.ts";
 import type { AppEnv, Route, Services } from "../_deps.ts";
 import { ApiError, badRequest } from "../_errors.ts";
 import { parseBody, parseId, parseQuery, queryInt } from "../_input.ts";

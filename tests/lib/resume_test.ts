@@ -21,7 +21,7 @@ import {
   rowLabel,
   withHistoryStore,
 } from "../../lib/resume.ts";
-import { newRecord, type SessionRecord, SessionStore } from "../../lib/store/sessions.ts";
+import { newRecord, type SessionRecord, SessionStore } from "../../lib/sessions/records.ts";
 import { captureIo, makeWorld, type World } from "../_helpers.ts";
 
 const KEY = "sk-" + "Fa4Ke7Xy2Qz9Lm3Np8Rt5Vw6".repeat(2);

@@ -8,7 +8,7 @@ import { main as search } from "../../../commands/search.ts";
 import { ChatSession, chatSetup } from "../../../lib/chat.ts";
 import { loadContext } from "../../../lib/context.ts";
 import { envFrom } from "../../../lib/env.ts";
-import { createModelClient } from "../../../lib/model.ts";
+import { createModelClient } from "../../../lib/sessions/model.ts";
 import { captureIo, makeWorld, type World } from "../../_helpers.ts";
 import { startOpenAiServer } from "../../_openai_server.ts";
 

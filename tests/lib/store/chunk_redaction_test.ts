@@ -15,7 +15,7 @@ import { findRow, forkConversation, pickerRows, withHistoryStore } from "../../.
 import { ADAPTERS } from "../../../lib/sources/mod.ts";
 import { DEFAULT_LIMITS, FLAG_STREAMED } from "../../../lib/store/ingest.ts";
 import { search } from "../../../lib/store/search.ts";
-import { SessionStore } from "../../../lib/store/sessions.ts";
+import { SessionStore } from "../../../lib/sessions/records.ts";
 import { captureIo, captureWorld, makeWorld, type World } from "../../_helpers.ts";
 import { appFor, request } from "../../servers/_dashboard.ts";
 import { SECRET_SHAPES, type SecretShape } from "../_secret_shapes.ts";
