@@ -10,13 +10,8 @@ import { type Gate, type GateDecision, trailEntry } from "./gate.ts";
 import type { ChatMessage, Completion, ModelClient } from "./sessions/model.ts";
 import { createModelClient, ModelError, modelSettings } from "./sessions/model.ts";
 import { projectOf } from "./paths.ts";
-import {
-  HistoryWalker,
-  lineReader,
-  PromptHistory,
-  readLine,
-  stdinTerminal,
-} from "./prompt_history.ts";
+import { HistoryWalker, PromptHistory } from "./sessions/prompt_history.ts";
+import { lineReader, readLine, stdinTerminal } from "../commands/_terminal/line_editor.ts";
 import {
   cleanTitle,
   newRecord,
