@@ -17,7 +17,7 @@ import { ChatSession, chatSetup, describeCompaction } from "../lib/chat.ts";
 import { loadContext, redactorFor } from "../lib/context.ts";
 import type { Env } from "../lib/env.ts";
 import { projectOf } from "../lib/paths.ts";
-import { findRow, pickerRows, withHistoryStore } from "../lib/resume.ts";
+import { findRow, pickerRows, withHistoryStore } from "../lib/sessions/resume.ts";
 import { safeIo } from "./_terminal/safe_io.ts";
 import { safeJson } from "./_terminal/safe_json.ts";
 

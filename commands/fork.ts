@@ -17,13 +17,8 @@ import {
 import { gateFor, loadContext, redactorFor } from "../lib/context.ts";
 import { ChatSession, chatSetup, converse } from "../lib/chat.ts";
 import { projectOf } from "../lib/paths.ts";
-import {
-  findRow,
-  forkConversation,
-  pickerRows,
-  resumeHint,
-  withHistoryStore,
-} from "../lib/resume.ts";
+import { forkConversation } from "../lib/sessions/fork.ts";
+import { findRow, pickerRows, resumeHint, withHistoryStore } from "../lib/sessions/resume.ts";
 import { type SessionRecord, SessionStore } from "../lib/sessions/records.ts";
 import { safeIo } from "./_terminal/safe_io.ts";
 

@@ -25,13 +25,13 @@ import {
   newestContinuable,
   type PickerRow,
   pickerRows,
-  pickRow,
   resumeHint,
   type Rows,
-  runNative,
   withHistoryStore,
-} from "../lib/resume.ts";
+} from "../lib/sessions/resume.ts";
 import { SessionStore } from "../lib/sessions/records.ts";
+import { runNative } from "./_terminal/native.ts";
+import { pickRow } from "./_terminal/picker.ts";
 import { safeIo } from "./_terminal/safe_io.ts";
 import { safeText } from "./_terminal/safe_text.ts";
 

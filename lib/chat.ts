@@ -21,7 +21,7 @@ import {
   type TrailLine,
   type TurnSpend,
 } from "./sessions/records.ts";
-import { resumeHint } from "./resume.ts";
+import { resumeHint } from "./sessions/resume.ts";
 import { VERSION } from "./version.ts";
 import {
   CompactionError,

@@ -20,7 +20,7 @@ import { createGate, type Gate } from "../../lib/gate.ts";
 import { createModelClient } from "../../lib/sessions/model.ts";
 import { dataPaths, projectOf } from "../../lib/paths.ts";
 import { envFrom } from "../../lib/env.ts";
-import { PromptHistory } from "../../lib/prompt_history.ts";
+import { PromptHistory } from "../../lib/sessions/prompt_history.ts";
 import { SessionStore } from "../../lib/sessions/records.ts";
 import { ANSWERED_BY, type OpenAiServer, startOpenAiServer } from "../_openai_server.ts";
 import { removeDir, tempDir } from "../_helpers.ts";
