@@ -13,7 +13,9 @@ import {
   snapshotStats,
   SUMMARY_MAX_BYTES,
 } from "../../../lib/sessions/compaction.ts";
-import { ChatSession, chatSetup, turnsOf } from "../../../lib/chat.ts";
+import { chatSetup } from "../../../lib/sessions/setup.ts";
+import { turnsOf } from "../../../lib/sessions/spend.ts";
+import { ChatSession } from "../../../lib/sessions/turn.ts";
 import { loadContext } from "../../../lib/context.ts";
 import { envFrom } from "../../../lib/env.ts";
 import { createModelClient } from "../../../lib/sessions/model.ts";
