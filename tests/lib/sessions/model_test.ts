@@ -1,5 +1,6 @@
-// Tests for lib/sessions/model.ts: the openai client over real loopback HTTP, streamed and not, the model
-// that answered, usage, and clear errors (never the key) when the endpoint is down or refuses.
+// Tests for lib/sessions/model.ts: the openai client over real loopback HTTP, streamed and not,
+// the model that answered, usage, and clear errors (never the key) when the endpoint is down or
+// refuses.
 
 import assert from "node:assert/strict";
 import { createModelClient, ModelError, publicEndpoint } from "../../../lib/sessions/model.ts";

@@ -46,7 +46,7 @@ Deno.test("a turn runs with no terminal: nothing printed, the record and its tra
     ]);
     const trail = new TextDecoder().decode(store.readTrail(record)).trimEnd().split("\n");
     assert.deepEqual(trail.map((line) => JSON.parse(line).event), ["turn"]);
-    // The prompt history is the chat loop's to keep (commands/_terminal/chat_loop.ts), not a turn's.
+    // The prompt history is kept by the chat loop (commands/_terminal/chat_loop.ts), not by a turn.
     assert.throws(() => Deno.statSync(ctx.paths.promptHistory), Deno.errors.NotFound);
   });
 });
