@@ -15,7 +15,9 @@ import {
   UsageError,
 } from "../lib/cli.ts";
 import { loadContext } from "../lib/context.ts";
-import { ChatSession, chatSetup, converse } from "../lib/chat.ts";
+import { chatSetup } from "../lib/sessions/setup.ts";
+import { ChatSession } from "../lib/sessions/turn.ts";
+import { converse } from "./_terminal/chat_loop.ts";
 import { safeIo } from "./_terminal/safe_io.ts";
 
 export const spec = defineCommand({

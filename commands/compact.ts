@@ -13,11 +13,13 @@ import {
   stdio,
   UsageError,
 } from "../lib/cli.ts";
-import { ChatSession, chatSetup, describeCompaction } from "../lib/chat.ts";
 import { loadContext, redactorFor } from "../lib/context.ts";
 import type { Env } from "../lib/env.ts";
 import { projectOf } from "../lib/paths.ts";
-import { findRow, pickerRows, withHistoryStore } from "../lib/resume.ts";
+import { describeCompaction } from "../lib/sessions/describe.ts";
+import { findRow, pickerRows, withHistoryStore } from "../lib/sessions/resume.ts";
+import { chatSetup } from "../lib/sessions/setup.ts";
+import { ChatSession } from "../lib/sessions/turn.ts";
 import { safeIo } from "./_terminal/safe_io.ts";
 import { safeJson } from "./_terminal/safe_json.ts";
 

@@ -15,16 +15,13 @@ import {
   UsageError,
 } from "../lib/cli.ts";
 import { gateFor, loadContext, redactorFor } from "../lib/context.ts";
-import { ChatSession, chatSetup, converse } from "../lib/chat.ts";
+import { chatSetup } from "../lib/sessions/setup.ts";
+import { ChatSession } from "../lib/sessions/turn.ts";
 import { projectOf } from "../lib/paths.ts";
-import {
-  findRow,
-  forkConversation,
-  pickerRows,
-  resumeHint,
-  withHistoryStore,
-} from "../lib/resume.ts";
-import { type SessionRecord, SessionStore } from "../lib/store/sessions.ts";
+import { forkConversation } from "../lib/sessions/fork.ts";
+import { findRow, pickerRows, resumeHint, withHistoryStore } from "../lib/sessions/resume.ts";
+import { type SessionRecord, SessionStore } from "../lib/sessions/records.ts";
+import { converse } from "./_terminal/chat_loop.ts";
 import { safeIo } from "./_terminal/safe_io.ts";
 
 export const spec = defineCommand({

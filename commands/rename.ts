@@ -16,8 +16,8 @@ import {
 } from "../lib/cli.ts";
 import { gateFor, loadContext, redactorFor } from "../lib/context.ts";
 import { projectOf } from "../lib/paths.ts";
-import { findRow, pickerRows, withHistoryStore } from "../lib/resume.ts";
-import { cleanTitle, SessionStore } from "../lib/store/sessions.ts";
+import { findRow, pickerRows, withHistoryStore } from "../lib/sessions/resume.ts";
+import { cleanTitle, SessionStore } from "../lib/sessions/records.ts";
 import { safeIo } from "./_terminal/safe_io.ts";
 
 export const spec = defineCommand({

@@ -15,7 +15,8 @@ import {
   UsageError,
 } from "../lib/cli.ts";
 import { type Context, gateFor, loadContext, redactorFor } from "../lib/context.ts";
-import { ChatSession, chatSetup, converse } from "../lib/chat.ts";
+import { chatSetup } from "../lib/sessions/setup.ts";
+import { ChatSession } from "../lib/sessions/turn.ts";
 import { projectOf } from "../lib/paths.ts";
 import {
   commandLine,
@@ -25,13 +26,14 @@ import {
   newestContinuable,
   type PickerRow,
   pickerRows,
-  pickRow,
   resumeHint,
   type Rows,
-  runNative,
   withHistoryStore,
-} from "../lib/resume.ts";
-import { SessionStore } from "../lib/store/sessions.ts";
+} from "../lib/sessions/resume.ts";
+import { SessionStore } from "../lib/sessions/records.ts";
+import { runNative } from "./_terminal/native.ts";
+import { pickRow } from "./_terminal/picker.ts";
+import { converse } from "./_terminal/chat_loop.ts";
 import { safeIo } from "./_terminal/safe_io.ts";
 import { safeText } from "./_terminal/safe_text.ts";
 

@@ -6,10 +6,10 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { gateFor, storeExists } from "../../lib/context.ts";
 import { type Project, projectOf, resolveFromUser } from "../../lib/paths.ts";
+import { forkConversation } from "../../lib/sessions/fork.ts";
 import {
   commandLine,
   findRow,
-  forkConversation,
   formatAge,
   nativeCommand,
   type PickerRow,
@@ -17,7 +17,7 @@ import {
   resumeHint,
   type RowAgent,
   type Rows,
-} from "../../lib/resume.ts";
+} from "../../lib/sessions/resume.ts";
 import type { HistoryStore } from "../../lib/store/db.ts";
 import {
   cleanTitle,
@@ -25,7 +25,7 @@ import {
   SessionNotFoundError,
   type SessionRecord,
   SessionStore,
-} from "../../lib/store/sessions.ts";
+} from "../../lib/sessions/records.ts";
 import type { AppEnv, Route, Services } from "../_deps.ts";
 import { ApiError, badRequest } from "../_errors.ts";
 import { parseBody, parseId, parseQuery, queryInt } from "../_input.ts";

@@ -7,7 +7,7 @@ import { Hono } from "hono";
 import { html } from "hono/html";
 import { formatBytes } from "../../lib/cli.ts";
 import { homeDir } from "../../lib/paths.ts";
-import { commandLine, nativeCommand, type RowAgent } from "../../lib/resume.ts";
+import { commandLine, nativeCommand, type RowAgent } from "../../lib/sessions/resume.ts";
 import type { ConversationJson } from "../../lib/store/records.ts";
 import { conversationPage, pageQuery } from "../api/conversations.ts";
 import type { AppEnv, Route } from "../_deps.ts";

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { main as reindex } from "../../commands/reindex.ts";
 import { loadContext } from "../../lib/context.ts";
 import { projectOf } from "../../lib/paths.ts";
-import { newRecord, type SessionRecord, SessionStore } from "../../lib/store/sessions.ts";
+import { newRecord, type SessionRecord, SessionStore } from "../../lib/sessions/records.ts";
 import { captureIo, makeWorld, runCli, type World } from "../_helpers.ts";
 
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;

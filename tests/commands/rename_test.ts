@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { main as reindex } from "../../commands/reindex.ts";
 import { loadContext } from "../../lib/context.ts";
 import { projectOf } from "../../lib/paths.ts";
-import { newRecord, type SessionRecord, SessionStore } from "../../lib/store/sessions.ts";
+import { newRecord, type SessionRecord, SessionStore } from "../../lib/sessions/records.ts";
 import { captureIo, makeWorld, runCli, type World } from "../_helpers.ts";
 
 async function projectWorld(): Promise<{ world: World; project: string; store: SessionStore }> {

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { main as reindex } from "../../commands/reindex.ts";
 import { loadContext, openStore } from "../../lib/context.ts";
 import { projectOf } from "../../lib/paths.ts";
-import { corruptRecords, newRecord, SessionStore } from "../../lib/store/sessions.ts";
+import { corruptRecords, newRecord, SessionStore } from "../../lib/sessions/records.ts";
 import { startOpenAiServer } from "../_openai_server.ts";
 import { captureIo, makeWorld, runCli, type World } from "../_helpers.ts";
 

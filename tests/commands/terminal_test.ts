@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { main as reindex } from "../../commands/reindex.ts";
 import { loadContext } from "../../lib/context.ts";
 import { projectOf } from "../../lib/paths.ts";
-import { newRecord, SessionStore } from "../../lib/store/sessions.ts";
+import { newRecord, SessionStore } from "../../lib/sessions/records.ts";
 import { withModelWorld } from "../_openai_server.ts";
 import { captureIo, childBaseEnv, ROOT, taskFlags, type World } from "../_helpers.ts";
 

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { loadContext } from "../../lib/context.ts";
 import { projectOf } from "../../lib/paths.ts";
-import { newRecord, type SessionRecord, SessionStore } from "../../lib/store/sessions.ts";
+import { newRecord, type SessionRecord, SessionStore } from "../../lib/sessions/records.ts";
 import type { World } from "../_helpers.ts";
 import {
   appFor,

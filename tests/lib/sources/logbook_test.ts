@@ -5,10 +5,11 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { main as reindex } from "../../../commands/reindex.ts";
 import { main as search } from "../../../commands/search.ts";
-import { ChatSession, chatSetup } from "../../../lib/chat.ts";
+import { chatSetup } from "../../../lib/sessions/setup.ts";
+import { ChatSession } from "../../../lib/sessions/turn.ts";
 import { loadContext } from "../../../lib/context.ts";
 import { envFrom } from "../../../lib/env.ts";
-import { createModelClient } from "../../../lib/model.ts";
+import { createModelClient } from "../../../lib/sessions/model.ts";
 import { captureIo, makeWorld, type World } from "../../_helpers.ts";
 import { startOpenAiServer } from "../../_openai_server.ts";
 

@@ -12,14 +12,16 @@ import {
   SnapshotError,
   snapshotStats,
   SUMMARY_MAX_BYTES,
-} from "../../lib/compaction.ts";
-import { ChatSession, chatSetup, turnsOf } from "../../lib/chat.ts";
-import { loadContext } from "../../lib/context.ts";
-import { envFrom } from "../../lib/env.ts";
-import { createModelClient } from "../../lib/model.ts";
-import { projectKey } from "../../lib/paths.ts";
-import { makeWorld, type World } from "../_helpers.ts";
-import { type OpenAiServer, startOpenAiServer } from "../_openai_server.ts";
+} from "../../../lib/sessions/compaction.ts";
+import { chatSetup } from "../../../lib/sessions/setup.ts";
+import { turnsOf } from "../../../lib/sessions/spend.ts";
+import { ChatSession } from "../../../lib/sessions/turn.ts";
+import { loadContext } from "../../../lib/context.ts";
+import { envFrom } from "../../../lib/env.ts";
+import { createModelClient } from "../../../lib/sessions/model.ts";
+import { projectKey } from "../../../lib/paths.ts";
+import { makeWorld, type World } from "../../_helpers.ts";
+import { type OpenAiServer, startOpenAiServer } from "../../_openai_server.ts";
 
 Deno.test("planCut keeps the newest rounds whole and never separates a tool call from its result", () => {
   const m = (role: string, extra: Omit<CutMessage, "role"> = {}): CutMessage => ({

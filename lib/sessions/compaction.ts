@@ -3,10 +3,10 @@
 // summary from the model that is never accepted cut off, empty or oversized.
 
 import { join } from "node:path";
-import type { DataPaths } from "./paths.ts";
-import { writeFileAtomic } from "./private_fs.ts";
+import type { DataPaths } from "../paths.ts";
+import { writeFileAtomic } from "../private_fs.ts";
 import type { ChatMessage, Completion, ModelClient } from "./model.ts";
-import type { SessionMessage, SessionRecord } from "./store/sessions.ts";
+import type { SessionMessage, SessionRecord } from "./records.ts";
 
 /** The largest summary accepted, in bytes of UTF-8. */
 export const SUMMARY_MAX_BYTES = 65_536;

@@ -1,18 +1,15 @@
-// Tests for lib/resume.ts: picker rows from records and the history store (this project only,
-// newest first), finding a row by id or prefix, native resume commands, manifest runs, and a
-// logbook session forked from another agent's conversation through the gate.
+// Tests for lib/sessions/resume.ts: picker rows from records and the history store (this project
+// only, newest first), finding a row by id or prefix, native resume commands and manifest runs.
 
 import assert from "node:assert/strict";
-import { join } from "node:path";
-import { main as reindex } from "../../commands/reindex.ts";
-import { loadContext } from "../../lib/context.ts";
-import { createGate } from "../../lib/gate.ts";
-import { projectOf } from "../../lib/paths.ts";
+import { main as reindex } from "../../../commands/reindex.ts";
+import { loadContext } from "../../../lib/context.ts";
+import { createGate } from "../../../lib/gate.ts";
+import { projectOf } from "../../../lib/paths.ts";
 import {
   commandLine,
   describeManifest,
   findRow,
-  forkConversation,
   nativeCommand,
   newestContinuable,
   type PickerRow,
@@ -20,64 +17,13 @@ import {
   resumeHint,
   rowLabel,
   withHistoryStore,
-} from "../../lib/resume.ts";
-import { newRecord, type SessionRecord, SessionStore } from "../../lib/store/sessions.ts";
-import { captureIo, makeWorld, type World } from "../_helpers.ts";
+} from "../../../lib/sessions/resume.ts";
+import { newRecord, type SessionRecord, SessionStore } from "../../../lib/sessions/records.ts";
+import { captureIo } from "../../_helpers.ts";
+import { world, writeClaudeSession } from "./_world.ts";
 
-const KEY = "sk-" + "Fa4Ke7Xy2Qz9Lm3Np8Rt5Vw6".repeat(2);
 const gate = createGate();
 const redact = (text: string) => gate.redactText(text);
-
-/** Writes a Claude Code transcript in its real format for a session run in `cwd`. */
-function writeClaudeSession(
-  world: World,
-  cwd: string,
-  sessionId: string,
-  turns: [string, string][],
-  start = "2026-04-01T09:00:00.000Z",
-): void {
-  const dir = join(world.claude, "projects", cwd.replace(/[^A-Za-z0-9]/g, "-"));
-  Deno.mkdirSync(dir, { recursive: true });
-  const lines: string[] = [];
-  let parent: string | null = null;
-  let t = Date.parse(start);
-  turns.forEach(([question, answer], i) => {
-    const base = {
-      isSidechain: false,
-      userType: "external",
-      cwd,
-      sessionId,
-      version: "2.1.40",
-      gitBranch: "main",
-    };
-    const u = crypto.randomUUID();
-    lines.push(JSON.stringify({
-      ...base,
-      parentUuid: parent,
-      type: "user",
-      message: { role: "user", content: question },
-      uuid: u,
-      timestamp: new Date(t += 1000).toISOString(),
-    }));
-    const a = crypto.randomUUID();
-    lines.push(JSON.stringify({
-      ...base,
-      parentUuid: u,
-      type: "assistant",
-      message: {
-        model: "claude-opus-4-6",
-        id: `msg_${i}`,
-        type: "message",
-        role: "assistant",
-        content: [{ type: "text", text: answer }],
-      },
-      uuid: a,
-      timestamp: new Date(t += 1000).toISOString(),
-    }));
-    parent = a;
-  });
-  Deno.writeTextFileSync(join(dir, `${sessionId}.jsonl`), lines.join("\n") + "\n");
-}
 
 function ownRecord(cwd: string, updatedAt: string, kind: "chat" | "manifest" = "chat") {
   const record: SessionRecord = newRecord({
@@ -101,16 +47,6 @@ function ownRecord(cwd: string, updatedAt: string, kind: "chat" | "manifest" = "
     };
   }
   return record;
-}
-
-async function world(): Promise<{ world: World; project: string; other: string }> {
-  const w = await makeWorld();
-  const project = join(w.dir, "proj");
-  const other = join(w.dir, "proj-other");
-  Deno.mkdirSync(project);
-  Deno.mkdirSync(other);
-  w.vars.INIT_CWD = project;
-  return { world: w, project, other };
 }
 
 Deno.test("picker rows: this project's records and captured conversations, newest first", async () => {
@@ -287,58 +223,4 @@ Deno.test("a manifest run is described by what it produced", () => {
   assert.match(text, /Goal: Upgrade the linter to v9/);
   assert.match(text, / {2}1\. bump the version\n {2}2\. fix the new warnings/);
   assert.match(text, / {2}2\. \[failed\] fix the new warnings\n {7}3 left\n {7}in lib\/a\.ts/);
-});
-
-Deno.test("forking another agent's conversation builds a logbook session through the gate", async () => {
-  const { world: w, project } = await world();
-  try {
-    const sid = "44444444-4444-4444-8444-444444444444";
-    writeClaudeSession(w, project, sid, [
-      [`Deploy with ${KEY} on staging`, "Done, deployed."],
-      ["Now roll back", "Rolled back."],
-    ]);
-    assert.equal(await reindex(["--quiet"], captureIo(), w.env), 0);
-    const ctx = loadContext({ env: w.env });
-    for (const incognito of [true, false]) {
-      const sessions = new SessionStore(ctx.paths, { incognito });
-      const fork = withHistoryStore(ctx, (store) => {
-        const row = findRow(
-          pickerRows(sessions, projectOf(project), { store, redact }).rows,
-          sid,
-          "fork",
-        );
-        return forkConversation({
-          sessions,
-          store: store!,
-          row,
-          gate: createGate(),
-          now: Date.now(),
-        });
-      });
-      assert.equal(fork.forkedFrom, `claude:${sid}`);
-      assert.match(fork.title, /^Deploy with \[REDACTED:openai-key\] on staging \(fork\)$/);
-      assert.deepEqual(fork.messages.map((m) => [m.role, m.content]), [
-        ["user", "Deploy with [REDACTED:openai-key] on staging"],
-        ["assistant", "Done, deployed."],
-        ["user", "Now roll back"],
-        ["assistant", "Rolled back."],
-      ]);
-      assert.equal(fork.cwd, project);
-      const dir = join(ctx.paths.sessions, projectOf(project).key);
-      if (incognito) {
-        assert.throws(() => Deno.statSync(ctx.paths.sessions), Deno.errors.NotFound);
-        continue;
-      }
-      const files = [...Deno.readDirSync(dir)].map((e) => e.name).sort();
-      assert.deepEqual(files, [`${fork.id}.audit.jsonl`, `${fork.id}.json`]);
-      for (const f of files) assert.ok(!Deno.readTextFileSync(join(dir, f)).includes(KEY));
-      const trail = JSON.parse(Deno.readTextFileSync(join(dir, `${fork.id}.audit.jsonl`)));
-      assert.equal(trail.event, "fork");
-      assert.equal(trail.from, `claude:${sid}`);
-      // The message's key; the title's was redacted when the conversation was captured.
-      assert.deepEqual(trail.disk.redacted, { "openai-key": 1 });
-    }
-  } finally {
-    await w.cleanup();
-  }
 });

@@ -1,9 +1,10 @@
-// Tests for lib/model.ts: the openai client over real loopback HTTP, streamed and not, the model
-// that answered, usage, and clear errors (never the key) when the endpoint is down or refuses.
+// Tests for lib/sessions/model.ts: the openai client over real loopback HTTP, streamed and not,
+// the model that answered, usage, and clear errors (never the key) when the endpoint is down or
+// refuses.
 
 import assert from "node:assert/strict";
-import { createModelClient, ModelError, publicEndpoint } from "../../lib/model.ts";
-import { ANSWERED_BY, startOpenAiServer } from "../_openai_server.ts";
+import { createModelClient, ModelError, publicEndpoint } from "../../../lib/sessions/model.ts";
+import { ANSWERED_BY, startOpenAiServer } from "../../_openai_server.ts";
 
 const KEY = "sk-" + "Fa4Ke7Xy2Qz9Lm3Np8Rt5Vw6".repeat(2);
 

@@ -1,5 +1,40 @@
 // logbook's own sessions on disk: one zod-validated record and one append-only trail per session
 // under `sessions/<project-key>/`, written owner-only and atomically, listed newest first.
+//
+// The session files, under the data dir:
+//
+//   sessions/<project-key>/<id>.json         the record: everything the session is
+//   sessions/<project-key>/<id>.audit.jsonl  its audit trail: what happened, never what was said
+//
+// `<project-key>` is the project's slug and the start of the SHA-256 of its canonical root
+// (lib/paths.ts `projectKey`), so `/a/b`, `/a-b` and `/a b` keep their sessions apart; `<id>` is
+// a version 4 UUID.
+//
+// The record (`sessionRecordSchema`) is one JSON object, pretty-printed: the session's title,
+// directory, project and Git branch, the build that last wrote it, the live conversation
+// (`messages`, each with its time and turn), the messages a compaction replaced in requests
+// (`archive`) and the summaries that replaced them (`compactions`), the spend of every turn and
+// its total, the trust map, side questions, the session it was forked from, and a manifest run's
+// plan. Every text in it has already passed the gate for disk. It is rewritten whole after every
+// turn, rename, undo or compaction; it is validated before each write and on each read. Fields
+// this build does not know, at any level, are kept through a rewrite (records of a newer build
+// stay whole). A record that cannot be read (not UTF-8, not JSON, failing the schema, a name that
+// does not match its id, a symbolic link) is left out of lists and reported with the reason.
+//
+// The trail (`TrailLine`) has one JSON object per line, appended: a turn, an undo, a rename, a
+// fork or a compaction, with the gates' decisions as gate names, labels and counts (lib/gate.ts
+// `trailEntry`), never content. A fork copies its source's trail byte for byte.
+//
+// Writes are owner-only and atomic (lib/private_fs.ts): directories 0700, files 0600; a record is
+// written to an fsynced temp file renamed over it, so a crash leaves the old record or the new one,
+// never half of either; trail lines are appended (not fsynced: a lost last line is acceptable). No
+// symbolic link inside the data dir is followed. An incognito store writes nothing at all, not
+// even its directories.
+//
+// Beside these, a session's prompts go to `prompt-history.jsonl` (./prompt_history.ts) and the
+// snapshot taken before a compaction to `prune-archives/` (./compaction.ts). Capture reads the
+// records as the `logbook` source (lib/sources/logbook.ts), so they are searched with everything
+// else.
 
 import { join } from "node:path";
 import { z } from "zod";

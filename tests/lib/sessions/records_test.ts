@@ -1,4 +1,4 @@
-// Tests for lib/store/sessions.ts: records and trails on disk, owner-only and atomic, listed
+// Tests for lib/sessions/records.ts: records and trails on disk, owner-only and atomic, listed
 // newest first, unknown fields kept, corrupt records left out and reported, forks and renames.
 
 import assert from "node:assert/strict";
@@ -11,7 +11,7 @@ import {
   type SessionRecord,
   SessionStore,
   spendTotal,
-} from "../../../lib/store/sessions.ts";
+} from "../../../lib/sessions/records.ts";
 import { envFrom } from "../../../lib/env.ts";
 import { removeDir, tempDir } from "../../_helpers.ts";
 

@@ -1,27 +1,19 @@
-// Choosing a session to pick back up: picker rows from logbook's own records and the history
-// store's conversations of this project, the native command that resumes another agent's session,
-// and a logbook session built from another agent's conversation (for `fork`).
+// Choosing a session to pick back up, as data: picker rows from logbook's own records and the
+// history store's conversations of this project, and the native command that resumes a row.
 
-import { formatBytes } from "./cli.ts";
-import type { Context } from "./context.ts";
-import { openStore, storeExists } from "./context.ts";
-import { type Gate, type GateDecision, type Redactor, trailEntry } from "./gate.ts";
-import type { Project } from "./paths.ts";
-import { ADAPTERS } from "./sources/mod.ts";
-import { pageRows } from "./store/conversations.ts";
-import type { HistoryStore } from "./store/db.ts";
-import { type ConversationRow, TextDeriver } from "./store/records.ts";
+import { formatBytes } from "../cli.ts";
+import type { Context } from "../context.ts";
+import { openStore, storeExists } from "../context.ts";
+import type { Project } from "../paths.ts";
+import type { HistoryStore } from "../store/db.ts";
+import type { ConversationRow } from "../store/records.ts";
 import {
   type CorruptRecord,
   CorruptRecordError,
-  forkTitle,
-  newRecord,
-  type SessionMessage,
   SessionNotFoundError,
   type SessionRecord,
   type SessionStore,
-} from "./store/sessions.ts";
-import { VERSION } from "./version.ts";
+} from "./records.ts";
 
 /** The agents a picker row can belong to. */
 export type RowAgent = "logbook" | "claude" | "codex" | "opencode";
@@ -178,13 +170,6 @@ export interface NativeCommand {
   cwd: string;
 }
 
-const AGENT_NAMES: Record<RowAgent, string> = {
-  logbook: "logbook",
-  claude: "Claude Code",
-  codex: "Codex",
-  opencode: "OpenCode",
-};
-
 /**
  * The command that resumes a row: the agent's own (`claude --resume <sessionId>`,
  * `codex resume <uuid>`, `opencode --session <id>`) or `logbook resume <uuid>`, in its cwd.
@@ -237,44 +222,6 @@ export function resumeHint(sessionId: string, sessionCwd: string, userCwd: strin
   return commandLine({ command: "logbook", args: ["resume", sessionId], cwd: sessionCwd }, userCwd);
 }
 
-/**
- * Runs another agent's resume command in the session's directory, with this terminal, and
- * returns its exit status. Throws when the directory is gone or the program is not on PATH.
- */
-export async function runNative(cmd: NativeCommand, agent: RowAgent): Promise<number> {
-  try {
-    if (!Deno.statSync(cmd.cwd).isDirectory) throw new Deno.errors.NotFound();
-  } catch (err) {
-    if (!(err instanceof Deno.errors.NotFound || err instanceof Deno.errors.NotADirectory)) {
-      throw err;
-    }
-    throw new Error(
-      `Cannot resume in ${
-        AGENT_NAMES[agent]
-      }: the session's directory "${cmd.cwd}" no longer exists`,
-    );
-  }
-  let child: Deno.ChildProcess;
-  try {
-    child = new Deno.Command(cmd.command, {
-      args: cmd.args,
-      cwd: cmd.cwd,
-      stdin: "inherit",
-      stdout: "inherit",
-      stderr: "inherit",
-    }).spawn();
-  } catch (err) {
-    if (err instanceof Deno.errors.NotFound) {
-      throw new Error(
-        `Cannot resume in ${AGENT_NAMES[agent]}: "${cmd.command}" is not on PATH`,
-      );
-    }
-    throw err;
-  }
-  const status = await child.status;
-  return status.code;
-}
-
 /** How long ago, briefly: `just now`, `5 min ago`, `3 h ago`, `2 d ago`, or a date. */
 export function formatAge(then: number, now: number): string {
   const s = Math.max(0, (now - then) / 1000);
@@ -293,55 +240,6 @@ export function rowLabel(row: PickerRow, now: number, width = 60): string {
   return `${row.agent.padEnd(8)} ${cut.padEnd(width)}  ${
     formatAge(row.updatedAt, now).padStart(10)
   }  ${formatBytes(row.size).padStart(8)}`;
-}
-
-/** What the picker says beside a manifest run, which Enter cannot pick. */
-export const MANIFEST_MARK = "(a manifest run: it cannot be continued; resume <id> prints it)";
-
-/**
- * The interactive picker (filter as you type, Enter picks). Manifest runs are marked and cannot
- * be picked. Everything of a row that reaches the terminal passes `shown` first: the caller's
- * gate and terminal filter (titles and keys come from transcripts). Resolves to undefined when
- * the user cancels (Ctrl-C, Escape).
- */
-export async function pickRow(
-  rows: readonly PickerRow[],
-  now: number,
-  options: { message?: string; shown: (text: string) => string },
-): Promise<PickerRow | undefined> {
-  const message = options.message ?? "Resume which session? (type to filter)";
-  const { shown } = options;
-  // Loaded here, so that commands which never show the picker do not load it.
-  const { default: search } = await import("@inquirer/search");
-  try {
-    return await search<PickerRow>({
-      message,
-      pageSize: 12,
-      source: (term) => {
-        const words = (term ?? "").toLowerCase().split(/\s+/).filter(Boolean);
-        return rows
-          // The title is shown before the label cuts and pads it, so the columns line up.
-          .map((row) => ({ row, label: shown(rowLabel({ ...row, title: shown(row.title) }, now)) }))
-          .filter(({ row, label }) => {
-            const hay = `${label} ${row.key}`.toLowerCase();
-            return words.every((w) => hay.includes(w));
-          })
-          .map(({ row, label }) => ({
-            value: row,
-            name: label,
-            short: shown(row.key),
-            ...(row.manifest ? { disabled: MANIFEST_MARK } : {}),
-          }));
-      },
-    });
-  } catch (err) {
-    if (
-      err instanceof Error && (err.name === "ExitPromptError" || err.name === "AbortPromptError")
-    ) {
-      return undefined;
-    }
-    throw err;
-  }
 }
 
 /** What a manifest run produced, as `resume <id>` prints it. */
@@ -365,105 +263,4 @@ export function describeManifest(record: SessionRecord): string {
     });
   }
   return lines.join("\n") + "\n";
-}
-
-/** Derived text as captured: `conversationMessages` passes it through the gate itself. */
-const AS_CAPTURED: Redactor = Object.assign((text: string) => text, {
-  between: (_before: string, text: string, _after: string) => text,
-});
-
-/**
- * The user and assistant messages of a captured conversation, in order, through the gate for
- * disk: consecutive records of one speaker (a reply written as several lines) become one message.
- */
-function conversationMessages(
-  store: HistoryStore,
-  conversation: ConversationRow,
-  gate: Gate,
-): { messages: SessionMessage[]; decisions: GateDecision[] } {
-  const deriver = new TextDeriver(store, ADAPTERS, AS_CAPTURED);
-  const messages: SessionMessage[] = [];
-  const decisions: GateDecision[] = [];
-  // The chunks of a long line (rows with seq 1, 2, … after its first) are one text: it passes
-  // the gate whole, so a secret cut by a chunk boundary is not kept in two halves.
-  let line: { role: "user" | "assistant"; ts: number | null; text: string } | undefined;
-  const add = () => {
-    if (line === undefined) return;
-    const { role, ts, text } = line;
-    line = undefined;
-    if (text.trim() === "") return;
-    const gated = gate.redact(text.trim(), { destination: "disk" });
-    decisions.push(gated);
-    const last = messages.at(-1);
-    if (last && last.role === role) last.content += `\n\n${gated.text}`;
-    else {
-      const message: SessionMessage = { role, content: gated.text };
-      if (ts !== null) message.at = new Date(ts).toISOString();
-      messages.push(message);
-    }
-  };
-  let after: number | undefined;
-  do {
-    const page = pageRows(store, conversation.id, {
-      limit: 500,
-      ...(after !== undefined ? { after } : {}),
-    });
-    for (const row of page.rows) {
-      if (row.kind !== "message" || (row.role !== "user" && row.role !== "assistant")) continue;
-      const text = deriver.textOf(row);
-      if (row.seq > 0 && line !== undefined) line.text += text;
-      else {
-        add();
-        line = { role: row.role, ts: row.ts, text };
-      }
-    }
-    after = page.next ?? undefined;
-  } while (after !== undefined);
-  add();
-  return { messages, decisions };
-}
-
-/**
- * A new logbook session from another agent's conversation (`fork` of a `claude:`/`codex:`/
- * `opencode:` row): its messages through the gate, the title marked `(fork)`, `forkedFrom` naming
- * it. Written (record and a first trail line) unless the session store is incognito.
- */
-export function forkConversation(options: {
-  sessions: SessionStore;
-  store: HistoryStore;
-  row: PickerRow;
-  gate: Gate;
-  now: number;
-  build?: string;
-}): SessionRecord {
-  const { sessions, store, row, gate, now } = options;
-  const conversation = store.stmt("SELECT * FROM conversations WHERE key = ?").get(row.key) as
-    | ConversationRow
-    | undefined;
-  if (!conversation) {
-    throw new SessionNotFoundError(`Cannot fork "${row.key}": it is not in the history store`);
-  }
-  const { messages, decisions } = conversationMessages(store, conversation, gate);
-  const title = gate.redact(forkTitle(conversation.title ?? "Untitled"), { destination: "disk" });
-  const cwd = conversation.cwd ?? conversation.project_root ?? row.cwd;
-  if (cwd === null) throw new Error(`Cannot fork "${row.key}": its directory is not known`);
-  const record = newRecord({
-    cwd,
-    project: conversation.project_root ?? cwd,
-    branch: conversation.branch,
-    build: options.build ?? VERSION,
-    now,
-    title: title.text,
-  });
-  record.messages = messages;
-  record.forkedFrom = conversation.key;
-  if (sessions.save(record)) {
-    sessions.appendTrail(record, [{
-      at: record.createdAt,
-      event: "fork",
-      from: conversation.key,
-      disk: trailEntry([title, ...decisions]),
-    }]);
-  }
-  return record;
 }

@@ -1,79 +1,22 @@
-// Tests for lib/chat.ts: turns against a real loopback endpoint, every message through the gate,
-// spend that adds up, /undo, /rename, /clear, failed and cancelled turns, what a resume restores,
-// a data dir that cannot be written, and the loop's in-session commands.
+// Tests for lib/sessions/turn.ts: turns against a real loopback endpoint with no terminal, every
+// message through the gate, spend that adds up, /undo, /rename, /clear, failed and cancelled
+// turns, what a resume restores, and a data dir that cannot be written.
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { createGate } from "../../../lib/gate.ts";
+import { projectOf } from "../../../lib/paths.ts";
+import { restoredState } from "../../../lib/sessions/restore.ts";
+import { splitWallTime } from "../../../lib/sessions/spend.ts";
 import {
   ChatSession,
   type ChatSession as Session,
-  type ChatUi,
   defaultTitle,
-  Persistence,
-  restoredState,
-  runChatLoop,
-  type SessionOptions,
-  splitWallTime,
-  StreamRedactor,
-} from "../../lib/chat.ts";
-import { createGate, type Gate } from "../../lib/gate.ts";
-import { createModelClient } from "../../lib/model.ts";
-import { dataPaths, projectOf } from "../../lib/paths.ts";
-import { envFrom } from "../../lib/env.ts";
-import { PromptHistory } from "../../lib/prompt_history.ts";
-import { SessionStore } from "../../lib/store/sessions.ts";
-import { ANSWERED_BY, type OpenAiServer, startOpenAiServer } from "../_openai_server.ts";
-import { removeDir, tempDir } from "../_helpers.ts";
+} from "../../../lib/sessions/turn.ts";
+import { ANSWERED_BY } from "../../_openai_server.ts";
+import { type Rig, withRig } from "../../_chat_rig.ts";
 
 const KEY = "sk-" + "Fa4Ke7Xy2Qz9Lm3Np8Rt5Vw6".repeat(2);
-
-interface Rig {
-  dir: string;
-  root: string;
-  cwd: string;
-  server: OpenAiServer;
-  store: SessionStore;
-  persistence: Persistence;
-  history: PromptHistory;
-  options: SessionOptions;
-}
-
-async function withRig(
-  fn: (rig: Rig) => Promise<void>,
-  setup: {
-    gate?: Gate;
-    incognito?: boolean;
-    root?: (dir: string) => string;
-    server?: Parameters<typeof startOpenAiServer>[0];
-  } = {},
-): Promise<void> {
-  const dir = await tempDir();
-  const server = startOpenAiServer(setup.server ?? {});
-  try {
-    const root = setup.root ? setup.root(dir) : join(dir, "data");
-    const cwd = join(dir, "project");
-    Deno.mkdirSync(cwd);
-    const paths = dataPaths(root, envFrom({}));
-    const store = new SessionStore(paths, { incognito: setup.incognito ?? false });
-    const gate = setup.gate ?? createGate();
-    const history = new PromptHistory({
-      path: paths.promptHistory,
-      root,
-      project: cwd,
-      redact: (t) => gate.redactText(t),
-      incognito: setup.incognito ?? false,
-    });
-    const persistence = new Persistence(store, history);
-    const model = createModelClient({ baseUrl: server.baseUrl, model: "asked-model" }, {
-      maxRetries: 0,
-    });
-    const options: SessionOptions = { persistence, gate, model, cwd, branch: "main" };
-    await fn({ dir, root, cwd, server, store, persistence, history, options });
-  } finally {
-    await server.close();
-    await removeDir(dir);
-  }
-}
 
 /** Every file under `dir`, as text, with its path. */
 function filesUnder(dir: string): Map<string, string> {
@@ -375,24 +318,6 @@ Deno.test("with the data dir unwritable the session still answers and warns once
   });
 });
 
-Deno.test("the display gate never shows a key split across streamed pieces", () => {
-  const redactor = new StreamRedactor(createGate());
-  const pieces = [
-    "Your key is sk-",
-    "Fa4Ke7Xy2Qz9",
-    "Lm3Np8Rt5Vw6Fa4Ke7Xy2Qz9Lm3Np8Rt5Vw6",
-    " ok\nnext",
-    " line",
-  ];
-  const shown = pieces.map((p) => redactor.push(p)).join("") + redactor.flush();
-  assert.equal(shown, "Your key is [REDACTED:openai-key] ok\nnext line");
-  const pem = new StreamRedactor(createGate());
-  const key =
-    "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n-----END PRIVATE KEY-----\n";
-  const out = [...key].map((c) => pem.push(c)).join("") + pem.flush();
-  assert.ok(!out.includes("MIIEvQIBADANBgkqhkiG9w0BAQEFAASC"));
-});
-
 Deno.test("default titles: the first line, cut at a word and never inside a character", () => {
   assert.equal(defaultTitle("Fix the flaky test\nin lib/http.ts"), "Fix the flaky test");
   assert.equal(defaultTitle("\n\n   \n  second line counts  "), "second line counts");
@@ -406,53 +331,4 @@ Deno.test("default titles: the first line, cut at a word and never inside a char
   const emoji = "👩‍👩‍👧".repeat(80);
   const cutEmoji = defaultTitle(emoji, 10);
   assert.equal(cutEmoji, "👩‍👩‍👧".repeat(9) + "…");
-});
-
-/** A UI fed from a script of lines, collecting what it is told. */
-function scriptedUi(lines: string[], onRead?: (line: string) => void) {
-  const replies: string[] = [];
-  const notes: string[] = [];
-  const ui: ChatUi = {
-    read: () => {
-      const line = lines.shift();
-      if (line !== undefined) onRead?.(line);
-      return Promise.resolve(line);
-    },
-    reply: (t) => void replies.push(t),
-    note: (t) => void notes.push(t),
-    interruptible: (fn) => fn(new AbortController().signal),
-  };
-  return { ui, replies, notes };
-}
-
-Deno.test("the loop runs prompts and in-session commands and records the prompt history", async () => {
-  await withRig(async (rig) => {
-    const session = ChatSession.start(rig.options);
-    const { ui, replies, notes } = scriptedUi([
-      "hello",
-      "/rename My session",
-      "/status",
-      "/undo",
-      "/undo",
-      "/nonsense",
-      "/clear",
-      "after clearing",
-      "/exit",
-      "never read",
-    ]);
-    const result = await runChatLoop(session, ui, { persistence: rig.persistence });
-    assert.equal(result.earlier.length, 1);
-    assert.equal(result.earlier[0]!.title, "My session");
-    assert.equal(result.session.title, "after clearing");
-    assert.match(replies.join(""), /Echo: hello\n/);
-    const said = notes.join("");
-    assert.match(said, /Renamed to "My session"/);
-    assert.match(said, /Turns {5}1 \(2 messages\)/);
-    assert.match(said, /answered by loopback-answerer-7b/);
-    assert.match(said, /Nothing to undo/);
-    assert.match(said, /Unknown command "\/nonsense"/);
-    assert.match(said, /stays resumable/);
-    assert.equal(rig.history.texts().at(-1), "/exit");
-    assert.ok(rig.history.texts().includes("after clearing"));
-  });
 });

@@ -1,0 +1,259 @@
+// The chat on a terminal: the loop that turns typed lines into turns and in-session commands
+// (/rename, /compact, /undo, /clear, /status, /help, /exit), the UI on the process's own stdin,
+// and `converse`, which runs a session there and says how to resume it.
+
+import type { Io } from "../../lib/cli.ts";
+import type { Context } from "../../lib/context.ts";
+import { CompactionError, SnapshotError } from "../../lib/sessions/compaction.ts";
+import { describeCompaction, formatStatus } from "../../lib/sessions/describe.ts";
+import { ModelError } from "../../lib/sessions/model.ts";
+import type { Persistence } from "../../lib/sessions/persistence.ts";
+import { HistoryWalker, type PromptHistory } from "../../lib/sessions/prompt_history.ts";
+import { resumeHint } from "../../lib/sessions/resume.ts";
+import type { ChatSetup } from "../../lib/sessions/setup.ts";
+import type { ChatSession } from "../../lib/sessions/turn.ts";
+import { lineReader, readLine, stdinTerminal } from "./line_editor.ts";
+
+/** What the loop reads from and writes to: a terminal, or piped input. */
+export interface ChatUi {
+  /** The next line, or undefined when the user leaves (end of input, Ctrl-D). */
+  read(): Promise<string | undefined>;
+  /** Reply text as it streams (stdout). */
+  reply(text: string): void;
+  /** Notes, warnings and command output (stderr). */
+  note(text: string): void;
+  /** Runs `fn` with a signal that aborts when the user interrupts (Ctrl-C). */
+  interruptible<T>(fn: (signal: AbortSignal) => Promise<T>): Promise<T>;
+}
+
+/** The in-session commands. */
+export const SLASH_COMMANDS = ["rename", "compact", "undo", "clear", "status", "exit", "help"];
+
+/** A line's in-session command (`/rename NAME`), or undefined for an ordinary prompt. */
+export function slashCommand(line: string): { name: string; arg: string } | undefined {
+  const m = /^\/([a-z]+)(?:\s+([\s\S]*))?$/.exec(line.trim());
+  if (!m) return undefined;
+  return { name: m[1]!, arg: (m[2] ?? "").trim() };
+}
+
+/** How the loop ended: the session in use at the end, and any it left behind with /clear. */
+export interface LoopResult {
+  session: ChatSession;
+  earlier: ChatSession[];
+  /** True when the last turn failed (for one-shot runs). */
+  failed: boolean;
+}
+
+/**
+ * Drives sessions from `ui` until the user leaves: prompts become turns, `/…` lines in-session
+ * commands. Every prompt is recorded in the prompt history (a cancelled one removed again).
+ * With `once`, runs `firstPrompt` as a single turn and returns.
+ */
+export async function runChatLoop(
+  session: ChatSession,
+  ui: ChatUi,
+  options: { persistence: Persistence; firstPrompt?: string; once?: boolean },
+): Promise<LoopResult> {
+  const { persistence } = options;
+  let current = session;
+  const earlier: ChatSession[] = [];
+  let pending = options.firstPrompt;
+  let failed = false;
+  const warn = () => {
+    for (const w of persistence.takeWarnings()) ui.note(`warning: ${w}\n`);
+  };
+  while (true) {
+    warn();
+    const line = pending ?? (options.once ? undefined : await ui.read());
+    pending = undefined;
+    if (line === undefined) break;
+    if (line.trim() === "") continue;
+    const history = persistence.history;
+    const mark = options.once || history === undefined
+      ? undefined
+      : persistence.attempt(() => history.add(line));
+
+    const command = slashCommand(line);
+    if (command !== undefined) {
+      if (command.name === "exit" || command.name === "quit") break;
+      const next = await runSlash(current, command, ui);
+      if (next !== current) {
+        earlier.push(current);
+        current = next;
+      }
+      continue;
+    }
+
+    const result = await ui.interruptible((signal) =>
+      current.turn(line, { signal, onText: (text) => ui.reply(text) })
+    );
+    if (result.outcome === "cancelled") {
+      if (mark && history) persistence.attempt(() => history.remove(mark));
+      ui.note("\nCancelled: the turn was not kept\n");
+      failed = false;
+    } else if (result.outcome === "failed") {
+      ui.note(
+        `error: ${result.error.message}\n` +
+          (options.once
+            ? "The session is kept: resume it to try again.\n"
+            : "The prompt is kept in the session: send another, or leave and resume later.\n"),
+      );
+      failed = true;
+    } else {
+      ui.reply(result.text.endsWith("\n") ? "" : "\n");
+      failed = false;
+    }
+    if (options.once) break;
+  }
+  warn();
+  return { session: current, earlier, failed };
+}
+
+/** Runs one in-session command; returns the session to continue with. */
+async function runSlash(
+  session: ChatSession,
+  command: { name: string; arg: string },
+  ui: ChatUi,
+): Promise<ChatSession> {
+  switch (command.name) {
+    case "rename":
+      try {
+        session.rename(command.arg);
+        ui.note(`Renamed to "${session.title}"\n`);
+      } catch (err) {
+        if (!(err instanceof RangeError)) throw err;
+        ui.note(`error: ${err.message}\n`);
+      }
+      return session;
+    case "undo":
+      ui.note(session.undo() ? "Took the last turn back\n" : "Nothing to undo\n");
+      return session;
+    case "clear": {
+      const next = session.clear();
+      ui.note(
+        session.written
+          ? `New session started; the previous one ("${session.title}", ${session.id}) stays resumable\n`
+          : "New session started\n",
+      );
+      return next;
+    }
+    case "status":
+      ui.note(formatStatus(session.status()));
+      return session;
+    case "compact": {
+      const noSnapshot = command.arg === "--no-snapshot" || command.arg === "no-snapshot";
+      if (command.arg !== "" && !noSnapshot) {
+        ui.note(`error: Unknown option "${command.arg}": try /compact or /compact --no-snapshot\n`);
+        return session;
+      }
+      try {
+        const result = await ui.interruptible((signal) => session.compact({ noSnapshot, signal }));
+        ui.note(describeCompaction(result));
+      } catch (err) {
+        if (
+          !(err instanceof SnapshotError || err instanceof CompactionError ||
+            err instanceof ModelError)
+        ) throw err;
+        ui.note(`error: ${err.message}\n`);
+      }
+      return session;
+    }
+    case "help":
+      ui.note(
+        "/rename NAME  rename this session\n/undo         take the last turn back\n" +
+          "/compact      replace the oldest rounds by a summary (a snapshot is written first)\n" +
+          "/clear        start a new session (this one stays resumable)\n" +
+          "/status       this session at a glance\n/exit         leave\n",
+      );
+      return session;
+    default:
+      ui.note(
+        `error: Unknown command "/${command.name}": try ${
+          SLASH_COMMANDS.map((c) => `/${c}`).join(", ")
+        }\n`,
+      );
+      return session;
+  }
+}
+
+/**
+ * The chat UI on the process's own stdin: a line editor with Up/Down history on a terminal,
+ * plain lines from piped input. Replies go to `io.out`, notes to `io.err`; Ctrl-C interrupts a
+ * reply being streamed.
+ */
+export function consoleUi(
+  io: Io,
+  options: { history?: PromptHistory; prompt?: string } = {},
+): ChatUi {
+  const terminal = Deno.stdin.isTerminal();
+  const readPiped = terminal ? undefined : lineReader(Deno.stdin.readable);
+  const raw = terminal ? stdinTerminal() : undefined;
+  const prompt = options.prompt ?? "> ";
+  return {
+    read: async () => {
+      if (readPiped) return await readPiped();
+      const walker = new HistoryWalker(options.history?.texts() ?? []);
+      const result = await readLine(raw!, prompt, walker);
+      return "line" in result ? result.line : undefined;
+    },
+    reply: (text) => io.out(text),
+    note: (text) => io.err(text),
+    interruptible: async (fn) => {
+      const controller = new AbortController();
+      const onInterrupt = () => controller.abort();
+      let listening = false;
+      try {
+        Deno.addSignalListener("SIGINT", onInterrupt);
+        listening = true;
+      } catch {
+        // Signals are not available everywhere (Windows without a console): no interrupting.
+      }
+      try {
+        return await fn(controller.signal);
+      } finally {
+        if (listening) Deno.removeSignalListener("SIGINT", onInterrupt);
+      }
+    },
+  };
+}
+
+/**
+ * Runs a session on this process's terminal (or piped input) until the user leaves, then, with
+ * the terminal restored, prints the command that resumes each session that was written. Returns
+ * the exit status: 1 when a one-shot turn failed.
+ */
+export async function converse(
+  io: Io,
+  ctx: Context,
+  session: ChatSession,
+  setup: ChatSetup,
+  options: { firstPrompt?: string; once?: boolean; notes?: string[] } = {},
+): Promise<number> {
+  const { persistence } = setup;
+  for (const note of options.notes ?? []) io.err(`note: ${note}\n`);
+  if (!options.once && Deno.stdin.isTerminal()) {
+    const model = setup.options.model;
+    io.err(
+      `logbook chat with ${model.model} at ${model.endpoint}${
+        persistence.incognito ? " (incognito: nothing is written)" : ""
+      }. /help for commands, /exit or Ctrl-D to leave.\n`,
+    );
+  }
+  const ui = consoleUi(io, persistence.history ? { history: persistence.history } : {});
+  const result = await runChatLoop(session, ui, {
+    persistence,
+    ...(options.firstPrompt !== undefined ? { firstPrompt: options.firstPrompt } : {}),
+    ...(options.once ? { once: true } : {}),
+  });
+  for (const earlier of result.earlier) {
+    if (earlier.written) {
+      io.err(
+        `Earlier session "${earlier.title}": ${resumeHint(earlier.id, earlier.cwd, ctx.cwd)}\n`,
+      );
+    }
+  }
+  if (result.session.written) {
+    io.err(`Resume with: ${resumeHint(result.session.id, result.session.cwd, ctx.cwd)}\n`);
+  }
+  return result.failed ? 1 : 0;
+}
