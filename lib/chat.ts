@@ -3,8 +3,8 @@
 // loop that drives it from a terminal or piped input.
 
 import { dirname, join, resolve } from "node:path";
-import type { Io } from "./cli.ts";
-import { formatDuration } from "./cli.ts";
+import type { Io } from "../commands/_terminal/io.ts";
+import { formatDuration } from "./format.ts";
 import { type Context, gateFor } from "./context.ts";
 import { type Gate, type GateDecision, trailEntry } from "./gate.ts";
 import type { ChatMessage, Completion, ModelClient } from "./model.ts";

@@ -2,7 +2,7 @@
 // store's conversations of this project, the native command that resumes another agent's session,
 // and a logbook session built from another agent's conversation (for `fork`).
 
-import { formatBytes } from "./cli.ts";
+import { formatBytes } from "./format.ts";
 import type { Context } from "./context.ts";
 import { openStore, storeExists } from "./context.ts";
 import { type Gate, type GateDecision, type Redactor, trailEntry } from "./gate.ts";

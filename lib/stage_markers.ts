@@ -3,7 +3,7 @@
 
 import { realpathSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, sep } from "node:path";
-import { formatDuration } from "./cli.ts";
+import { formatDuration } from "./format.ts";
 import { type Env, isOff } from "./env.ts";
 import { dataDir, dataPaths } from "./paths.ts";
 import {

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { cpSync } from "node:fs";
 import { type Env, envFrom } from "../lib/env.ts";
-import type { Io } from "../lib/cli.ts";
+import type { Io } from "../commands/_terminal/io.ts";
 import { discoverContext, runCapture } from "../lib/capture.ts";
 import { type Context, loadContext, openStore, redactorFor } from "../lib/context.ts";
 import { projectOf } from "../lib/paths.ts";

@@ -3,7 +3,7 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { helpText } from "../lib/cli.ts";
+import { helpText } from "../commands/_command.ts";
 import { COMMANDS } from "../commands/logbook.ts";
 import { ROOT } from "./_helpers.ts";
 

@@ -5,7 +5,7 @@
 import { Buffer } from "node:buffer";
 import { Hono } from "hono";
 import { html } from "hono/html";
-import { formatBytes } from "../../lib/cli.ts";
+import { formatBytes } from "../../lib/format.ts";
 import { homeDir } from "../../lib/paths.ts";
 import { commandLine, nativeCommand, type RowAgent } from "../../lib/resume.ts";
 import type { ConversationJson } from "../../lib/store/records.ts";

@@ -5,7 +5,7 @@
 import { Hono } from "hono";
 import type { Context } from "hono";
 import { html } from "hono/html";
-import { formatBytes } from "../../lib/cli.ts";
+import { formatBytes } from "../../lib/format.ts";
 import { homeDir, type Project } from "../../lib/paths.ts";
 import {
   forkSession,

@@ -5,7 +5,7 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import { html } from "hono/html";
-import { formatBytes, formatDuration } from "../../lib/cli.ts";
+import { formatBytes, formatDuration } from "../../lib/format.ts";
 import type { LastRun } from "../../lib/capture.ts";
 import { homeDir } from "../../lib/paths.ts";
 import type { UnclosedStep } from "../../lib/stage_markers.ts";

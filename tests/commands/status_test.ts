@@ -17,7 +17,8 @@ Deno.test("status on a fresh machine says there is no store yet and creates noth
     const result = await runCli("status", [], world.vars);
     assert.equal(result.code, 0, result.stderr);
     assert.match(result.stdout, /^store: none yet/m);
-    assert.match(result.stdout, /^capture: on, never run$/m);
+    assert.match(result.stdout, /^phase: never run$/m);
+    assert.match(result.stdout, /^capture: on$/m);
     assert.equal(await Deno.stat(world.data).catch(() => null), null);
   } finally {
     await world.cleanup();
@@ -123,7 +124,7 @@ Deno.test("after a partial capture the share counts every present source whole, 
     const percent = sharePercent(expected.ratio);
     assert.notEqual(percent, "100.0%");
     const human = await runCli("status", [], world.vars);
-    assert.match(human.stdout, new RegExp(` ${percent.replace(".", "\\.")} of present sources`));
+    assert.match(human.stdout, new RegExp(` ${percent.replace(".", "\\.")} captured`));
     const reindexHuman = await runCli("reindex", ["--status"], world.vars);
     assert.match(reindexHuman.stdout, new RegExp(` ${percent.replace(".", "\\.")} captured`));
 

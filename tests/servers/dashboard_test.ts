@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { loadContext } from "../../lib/context.ts";
 import { isLockHeld, readLock } from "../../lib/lock.ts";
 import { stageMarkersFromEnv } from "../../lib/stage_markers.ts";
-import { helpText } from "../../lib/cli.ts";
+import { helpText } from "../../commands/_command.ts";
 import { spec } from "../../commands/dashboard.ts";
 import {
   DashboardRunningError,

@@ -1,7 +1,8 @@
 // `wholeNumber`: the one check every numeric option goes through.
 
 import assert from "node:assert/strict";
-import { type Io, runCommand, UsageError, wholeNumber } from "../../lib/cli.ts";
+import { runCommand, UsageError, wholeNumber } from "../../commands/_command.ts";
+import type { Io } from "../../commands/_terminal/io.ts";
 
 Deno.test("wholeNumber() takes decimal digits within range and nothing else", () => {
   assert.equal(wholeNumber(undefined, "tail"), undefined);
