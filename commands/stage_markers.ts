@@ -7,13 +7,8 @@ import { isOff } from "../lib/env.ts";
 import { defineCommand, EXIT, run, shared, wholeNumber } from "./_command.ts";
 import { type Io, stdio, styler } from "./_terminal/io.ts";
 import { formatDuration } from "../lib/format.ts";
-import {
-  type Marker,
-  readMarkers,
-  stageMarkersLocation,
-  unclosed,
-  type UnclosedStep,
-} from "../lib/stage_markers.ts";
+import { type Marker, stageMarkersLocation } from "../lib/stage_markers.ts";
+import { readMarkers, unclosed, type UnclosedStep } from "../lib/stage_markers_read.ts";
 
 /** Markers shown when `--tail` is not given. */
 const DEFAULT_TAIL = 20;

@@ -6,7 +6,8 @@ import { ingestOffReason, type LastRun, LATCH_KEY, type LatchedFailure } from ".
 import { snapshotStats } from "./compaction.ts";
 import { type Context, openStore, storeExists } from "./context.ts";
 import { isLockHeld } from "./lock.ts";
-import { stageMarkersLocation, unclosed, type UnclosedStep } from "./stage_markers.ts";
+import { stageMarkersLocation } from "./stage_markers.ts";
+import { unclosed, type UnclosedStep } from "./stage_markers_read.ts";
 import { HistoryStore } from "./store/db.ts";
 import type { Progress } from "./store/ingest.ts";
 import { type CorruptRecord, SessionStore } from "./store/sessions.ts";

@@ -8,7 +8,7 @@ import { html } from "hono/html";
 import { formatBytes, formatDuration } from "../../lib/format.ts";
 import type { LastRun } from "../../lib/capture.ts";
 import { homeDir } from "../../lib/paths.ts";
-import type { UnclosedStep } from "../../lib/stage_markers.ts";
+import type { UnclosedStep } from "../../lib/stage_markers_read.ts";
 import type { StoreCheck } from "../../lib/store/check.ts";
 import type { CaptureSummary } from "../../lib/store/ingest.ts";
 import { type CapturedShare, sharePercent } from "../../lib/store/present_sources.ts";
