@@ -24,10 +24,10 @@
 // understand, per agent version. `tombstones` names what `forget` removed, so capture does not
 // bring it back.
 //
-// fts. The text index is FTS5 and contentless: it stores the index only, not the text. A
-// search finds record ids in it, then derives the text of the few records it shows again from
-// their raw bytes (through the source's adapter and the gate), so the text is never stored
-// twice and never stored unredacted.
+// fts. The text index is FTS5 and contentless: it holds the index of each record's text (after
+// the gate redacted it), not the text. A search finds record ids in it, then derives the text
+// of the few records it shows again from their raw bytes, through the source's adapter and the
+// gate, so the text is never stored a second time.
 //
 // meta. Small JSON values by key: `totals` (record count and raw bytes up to a record id, so
 // status needs no scan), `progress` (the running capture's), `last_run`, `last_rebuild`, and
