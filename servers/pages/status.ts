@@ -18,7 +18,7 @@ import type { AppEnv, Route } from "../_deps.ts";
 import { ApiError } from "../_errors.ts";
 import { parseQuery, queryFlag } from "../_input.ts";
 import { type ProgressView, type StatusView, statusView } from "../_status.ts";
-import { type Html, layout, notice, tilde, time } from "./_layout.ts";
+import { type Html, layout, notice, tilde, time } from "./layout.ts";
 
 const query = z.object({ check: queryFlag.optional() });
 
