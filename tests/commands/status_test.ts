@@ -266,3 +266,29 @@ Deno.test("status --check names a damaged text index and index; reindex --rebuil
     await world.cleanup();
   }
 });
+
+Deno.test("status opens with exactly the lines of reindex --status: one rendering of capture's state", async () => {
+  const world = await makeWorld({ fixtures: ["claude"] });
+  try {
+    for (const stage of ["before any capture", "after a capture"]) {
+      if (stage === "after a capture") {
+        assert.equal((await runCli("reindex", ["--quiet"], world.vars)).code, 0);
+      }
+      const reindexed = await runCli("reindex", ["--status"], world.vars);
+      const status = await runCli("status", [], world.vars);
+      assert.equal(reindexed.code, 0, reindexed.stderr);
+      assert.equal(status.code, 0, status.stderr);
+      const capture = reindexed.stdout.trimEnd().split("\n");
+      assert.ok(capture.length >= 4, `${stage}: ${reindexed.stdout}`);
+      assert.deepEqual(
+        status.stdout.split("\n").slice(0, capture.length),
+        capture,
+        `${stage}: status shows what reindex --status shows`,
+      );
+      assert.match(status.stdout, /^snapshots: /m);
+      assert.doesNotMatch(reindexed.stdout, /^snapshots: /m);
+    }
+  } finally {
+    await world.cleanup();
+  }
+});
