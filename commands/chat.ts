@@ -3,17 +3,8 @@
 // replies or one-shot with `-p`, kept as a logbook session unless `--incognito`.
 
 import type { Env } from "../lib/env.ts";
-import {
-  COMMON_OPTIONS,
-  defineCommand,
-  EXIT,
-  helpText,
-  type Io,
-  parseCommand,
-  runCommand,
-  stdio,
-  UsageError,
-} from "../lib/cli.ts";
+import { defineCommand, run, shared, UsageError } from "./_command.ts";
+import { type Io, stdio } from "./_terminal/io.ts";
 import { loadContext } from "../lib/context.ts";
 import { chatSetup } from "../lib/sessions/setup.ts";
 import { ChatSession } from "../lib/sessions/turn.ts";
@@ -26,14 +17,13 @@ export const spec = defineCommand({
   usage: "logbook chat [PROMPT] [-p PROMPT] [--incognito]",
   options: {
     prompt: { type: "string", short: "p" },
-    incognito: COMMON_OPTIONS.incognito,
-    help: COMMON_OPTIONS.help,
+    ...shared("incognito"),
   },
   optionHelp: [
     ["-p, --prompt PROMPT", "one-shot: answer PROMPT, print the reply and leave"],
     ["--incognito", "write nothing under the data dir: no record, trail or prompt history"],
-    ["-h, --help", "show this help (in a session, /help lists /rename, /undo, /clear, …)"],
   ],
+  helpNote: "show this help (in a session, /help lists /rename, /undo, /clear, …)",
   examples: ['logbook chat -p "What does the retry helper in lib/http.ts do?"'],
 });
 
@@ -45,19 +35,19 @@ export async function main(
 ): Promise<number> {
   // Replies, titles and notes may carry what a model or a transcript wrote; nothing is styled.
   const io = safeIo(terminal);
-  return await runCommand(spec.name, io, async () => {
-    const { values, positionals } = parseCommand(spec, args);
-    if (values.help) {
-      io.out(helpText(spec));
-      return EXIT.ok;
-    }
+  return await run(spec, args, io, async ({ values, positionals }) => {
     if (values.prompt !== undefined && positionals.length > 0) {
       throw new UsageError('Give the prompt either as an argument or with "-p", not both');
     }
     if (values.prompt !== undefined && values.prompt.trim() === "") {
       throw new UsageError('Option "-p" expects a prompt, got an empty one');
     }
-    const ctx = loadContext({ env, agent: "logbook", incognito: values.incognito === true });
+    const ctx = loadContext({
+      env,
+      agent: "logbook",
+      incognito: values.incognito === true,
+      onStall: io.err,
+    });
     const setup = chatSetup(ctx, { incognito: values.incognito ?? false });
     const session = ChatSession.start({ ...setup.options, cwd: ctx.cwd });
     if (values.prompt !== undefined) {

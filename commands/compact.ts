@@ -3,16 +3,8 @@
 // snapshot of the whole conversation first, then a summary from the model replaces the oldest
 // rounds in requests, the replaced messages kept in the record's archive.
 
-import {
-  defineCommand,
-  EXIT,
-  helpText,
-  type Io,
-  parseCommand,
-  runCommand,
-  stdio,
-  UsageError,
-} from "../lib/cli.ts";
+import { defineCommand, EXIT, run, shared, UsageError } from "./_command.ts";
+import { type Io, stdio } from "./_terminal/io.ts";
 import { loadContext, redactorFor } from "../lib/context.ts";
 import type { Env } from "../lib/env.ts";
 import { projectOf } from "../lib/paths.ts";
@@ -29,13 +21,11 @@ export const spec = defineCommand({
   usage: "logbook compact <id> [--no-snapshot] [--json]",
   options: {
     "no-snapshot": { type: "boolean" },
-    json: { type: "boolean" },
-    help: { type: "boolean", short: "h" },
+    ...shared("json"),
   },
   optionHelp: [
     ["--no-snapshot", "this once, compact without writing the plain-text snapshot first"],
     ["--json", "print what was done as JSON"],
-    ["-h, --help", "show this help"],
   ],
   examples: ["logbook compact 3f2a9c1e"],
   maxPositionals: 1,
@@ -49,15 +39,10 @@ export async function main(
 ): Promise<number> {
   // Titles, ids and directories shown here may come from transcripts; nothing is styled.
   const io = safeIo(terminal);
-  return await runCommand(spec.name, io, async () => {
-    const { values, positionals } = parseCommand(spec, args);
-    if (values.help) {
-      io.out(helpText(spec));
-      return EXIT.ok;
-    }
+  return await run(spec, args, io, async ({ values, positionals }) => {
     const id = positionals[0];
     if (id === undefined) throw new UsageError("Missing the id of the session to compact");
-    const ctx = loadContext({ env, agent: "logbook" });
+    const ctx = loadContext({ env, agent: "logbook", onStall: io.err });
     const setup = chatSetup(ctx, { incognito: false });
     const project = projectOf(ctx.cwd);
     const row = withHistoryStore(ctx, (store) => {

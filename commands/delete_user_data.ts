@@ -2,16 +2,8 @@
 // `delete-user-data`: after confirmation, stops logbook's running work and deletes all user
 // data, reporting path by path. Exit 0 only when everything is gone; config is kept.
 
-import {
-  defineCommand,
-  EXIT,
-  helpText,
-  type Io,
-  parseCommand,
-  runCommand,
-  stdio,
-  styler,
-} from "../lib/cli.ts";
+import { defineCommand, EXIT, run, shared } from "./_command.ts";
+import { type Io, stdio, styler } from "./_terminal/io.ts";
 import { type DeleteStep, deleteUserData } from "../lib/delete_data.ts";
 import type { Env } from "../lib/env.ts";
 import { configDir, dataDir, dataPaths } from "../lib/paths.ts";
@@ -22,13 +14,11 @@ export const spec = defineCommand({
   usage: "logbook delete-user-data [--yes] [--json]",
   options: {
     yes: { type: "boolean", short: "y" },
-    json: { type: "boolean" },
-    help: { type: "boolean", short: "h" },
+    ...shared("json"),
   },
   optionHelp: [
     ["-y, --yes", "do not ask (for scripts); without a terminal it is required"],
     ["--json", "print the report as JSON"],
-    ["-h, --help", "show this help"],
   ],
   examples: ["logbook delete-user-data"],
   maxPositionals: 0,
@@ -44,12 +34,7 @@ export async function main(
   env: Env = Deno.env,
   ask: Ask | null = Deno.stdin.isTerminal() ? (q) => prompt(q) : null,
 ): Promise<number> {
-  return await runCommand(spec.name, io, async () => {
-    const { values } = parseCommand(spec, args);
-    if (values.help) {
-      io.out(helpText(spec));
-      return EXIT.ok;
-    }
+  return await run(spec, args, io, async ({ values }) => {
     const paths = dataPaths(dataDir(env), env);
     if (!values.yes) {
       if (!ask) {

@@ -2,18 +2,9 @@
 // `forget`: removes chosen conversations from the history store for good — records, index
 // entries and conversation rows — and leaves a tombstone so capture does not bring them back.
 
-import {
-  defineCommand,
-  EXIT,
-  formatBytes,
-  helpText,
-  type Io,
-  parseCommand,
-  runCommand,
-  stdio,
-  styler,
-  UsageError,
-} from "../lib/cli.ts";
+import { defineCommand, EXIT, run, shared, UsageError } from "./_command.ts";
+import { type Io, stdio, styler } from "./_terminal/io.ts";
+import { formatBytes } from "../lib/format.ts";
 import { loadContext, openStore, redactorFor } from "../lib/context.ts";
 import type { Env } from "../lib/env.ts";
 import { projectOf, resolveFromUser } from "../lib/paths.ts";
@@ -29,18 +20,16 @@ export const spec = defineCommand({
   usage:
     "logbook forget [<conversation-id>...] [--project DIR] [--before WHEN] [--dry-run] [--json]",
   options: {
-    project: { type: "string" },
+    ...shared("project"),
     before: { type: "string" },
     "dry-run": { type: "boolean", short: "n" },
-    json: { type: "boolean" },
-    help: { type: "boolean", short: "h" },
+    ...shared("json"),
   },
   optionHelp: [
     ["--project DIR", "every conversation of this directory's project (`.` for yours)"],
     ["--before WHEN", "conversations whose last record is older than WHEN (ISO, 30d, 2w, …)"],
     ["-n, --dry-run", "list what would go and change nothing"],
     ["--json", "print the result as JSON"],
-    ["-h, --help", "show this help"],
   ],
   examples: ["logbook forget --project . --before 90d --dry-run"],
 });
@@ -51,13 +40,8 @@ export async function main(
   io: Io = stdio(),
   env: Env = Deno.env,
 ): Promise<number> {
-  return await runCommand(spec.name, safeIo(io), () => {
-    const { values, positionals } = parseCommand(spec, args);
-    if (values.help) {
-      io.out(helpText(spec));
-      return EXIT.ok;
-    }
-    const ctx = loadContext({ env });
+  return await run(spec, args, safeIo(io), ({ values, positionals }) => {
+    const ctx = loadContext({ env, onStall: io.err });
     const criteria: ForgetCriteria = {};
     if (positionals.length) criteria.ids = positionals;
     if (values.project !== undefined) {

@@ -3,17 +3,8 @@
 // conversation) and opens it; another agent's conversation becomes a session any model continues.
 
 import type { Env } from "../lib/env.ts";
-import {
-  COMMON_OPTIONS,
-  defineCommand,
-  EXIT,
-  helpText,
-  type Io,
-  parseCommand,
-  runCommand,
-  stdio,
-  UsageError,
-} from "../lib/cli.ts";
+import { defineCommand, EXIT, run, shared, UsageError } from "./_command.ts";
+import { type Io, stdio } from "./_terminal/io.ts";
 import { gateFor, loadContext, redactorFor } from "../lib/context.ts";
 import { chatSetup } from "../lib/sessions/setup.ts";
 import { ChatSession } from "../lib/sessions/turn.ts";
@@ -29,12 +20,10 @@ export const spec = defineCommand({
   summary: "copy a session into a new one and open it (the source is left as it was)",
   usage: "logbook fork <id> [--incognito]",
   options: {
-    incognito: COMMON_OPTIONS.incognito,
-    help: COMMON_OPTIONS.help,
+    ...shared("incognito"),
   },
   optionHelp: [
     ["--incognito", "open the copy without writing anything"],
-    ["-h, --help", "show this help"],
   ],
   examples: ["logbook fork claude:3f2a9c1e"],
   maxPositionals: 1,
@@ -48,16 +37,16 @@ export async function main(
 ): Promise<number> {
   // Titles, ids and directories shown here may come from transcripts; nothing is styled.
   const io = safeIo(terminal);
-  return await runCommand(spec.name, io, async () => {
-    const { values, positionals } = parseCommand(spec, args);
-    if (values.help) {
-      io.out(helpText(spec));
-      return EXIT.ok;
-    }
+  return await run(spec, args, io, async ({ values, positionals }) => {
     const id = positionals[0];
     if (id === undefined) throw new UsageError("Missing the id of the session to fork");
     const incognito = values.incognito ?? false;
-    const ctx = loadContext({ env, agent: "logbook", incognito: values.incognito === true });
+    const ctx = loadContext({
+      env,
+      agent: "logbook",
+      incognito: values.incognito === true,
+      onStall: io.err,
+    });
     const project = projectOf(ctx.cwd);
     const sessions = new SessionStore(ctx.paths, { incognito });
     const open = Deno.stdin.isTerminal();

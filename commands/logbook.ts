@@ -2,81 +2,50 @@
 // `logbook <command>`: one entry point for every command, so `deno install -g` (or the compiled
 // binary) puts all of them on PATH as `logbook search …`, `logbook reindex …`.
 
-import { EXIT, type Io, stdio } from "../lib/cli.ts";
+import type { ParseArgsOptionsConfig } from "node:util";
+import { type CommandSpec, EXIT } from "./_command.ts";
+import { type Io, stdio } from "./_terminal/io.ts";
 import { VERSION } from "../lib/version.ts";
 
-type Main = (args: string[], io?: Io) => Promise<number>;
+/** What a command module offers the dispatcher: its `main` and its spec (for the summary). */
+interface CommandModule {
+  main: (args: string[], io?: Io) => Promise<number>;
+  spec: CommandSpec<ParseArgsOptionsConfig>;
+}
 
-/** Every command: its summary and how to load it (static imports, so `deno compile` sees them). */
-export const COMMANDS: Record<string, { summary: string; load: () => Promise<{ main: Main }> }> = {
-  start: {
-    summary: "capture this machine's agent histories and show how to search them",
-    load: () => import("./start.ts"),
-  },
-  reindex: {
-    summary: "capture new transcript records into the history store",
-    load: () => import("./reindex.ts"),
-  },
-  search: {
-    summary: "find records across every captured conversation",
-    load: () => import("./search.ts"),
-  },
-  show: {
-    summary: "page through a whole conversation, byte-exact",
-    load: () => import("./show.ts"),
-  },
-  chat: {
-    summary: "talk with the configured model; the session is kept to resume or fork",
-    load: () => import("./chat.ts"),
-  },
-  resume: {
-    summary: "pick a session of this project back up, in logbook or in its own agent",
-    load: () => import("./resume.ts"),
-  },
-  fork: {
-    summary: "copy a session into a new one and open it (the source is left as it was)",
-    load: () => import("./fork.ts"),
-  },
-  rename: {
-    summary: "give a logbook session of this project a new title",
-    load: () => import("./rename.ts"),
-  },
-  compact: {
-    summary: "replace the oldest rounds of a logbook session by a summary (snapshot first)",
-    load: () => import("./compact.ts"),
-  },
-  status: {
-    summary: "logbook on this machine at a glance: store, capture, drift, snapshots, problems",
-    load: () => import("./status.ts"),
-  },
-  forget: {
-    summary: "remove conversations from the history store for good",
-    load: () => import("./forget.ts"),
-  },
-  "delete-user-data": {
-    summary: "stop logbook's running work and delete all its user data (config is kept)",
-    load: () => import("./delete_user_data.ts"),
-  },
-  "stage-markers": {
-    summary: "show recent stage markers, or the steps that never finished",
-    load: () => import("./stage_markers.ts"),
-  },
-  dashboard: {
-    summary: "serve the local web dashboard (search, conversations, status) on 127.0.0.1",
-    load: () => import("./dashboard.ts"),
-  },
+/**
+ * Every command and how to load it (literal imports, so `deno compile` sees them). A command is
+ * loaded only when it runs, or for `logbook --help`, which lists each one with its spec's summary.
+ */
+export const COMMANDS: Record<string, () => Promise<CommandModule>> = {
+  start: () => import("./start.ts"),
+  reindex: () => import("./reindex.ts"),
+  search: () => import("./search.ts"),
+  show: () => import("./show.ts"),
+  chat: () => import("./chat.ts"),
+  resume: () => import("./resume.ts"),
+  fork: () => import("./fork.ts"),
+  rename: () => import("./rename.ts"),
+  compact: () => import("./compact.ts"),
+  status: () => import("./status.ts"),
+  forget: () => import("./forget.ts"),
+  "delete-user-data": () => import("./delete_user_data.ts"),
+  "stage-markers": () => import("./stage_markers.ts"),
+  dashboard: () => import("./dashboard.ts"),
 };
 
-/** The dispatcher's help screen. */
-export function usage(): string {
-  const width = Math.max(...Object.keys(COMMANDS).map((n) => n.length));
+/** The dispatcher's help screen (it loads every command, to take each one's summary). */
+export async function usage(): Promise<string> {
+  const names = Object.keys(COMMANDS);
+  const specs = await Promise.all(names.map(async (name) => (await COMMANDS[name]!()).spec));
+  const width = Math.max(...names.map((n) => n.length));
   return [
     `logbook ${VERSION} — capture, search and keep your AI coding agents' conversations`,
     "",
     "Usage: logbook <command> [options]",
     "",
     "Commands:",
-    ...Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`),
+    ...specs.map((spec, i) => `  ${names[i]!.padEnd(width)}  ${spec.summary}`),
     "",
     'Run "logbook <command> --help" for a command\'s options.',
     "",
@@ -94,19 +63,19 @@ export async function main(args: string[], io: Io = stdio()): Promise<number> {
   const [name, ...after] = args.slice(leading.length);
   const rest = [...leading, ...after];
   if (name === undefined || name === "--help" || name === "-h" || name === "help") {
-    io.out(usage());
+    io.out(await usage());
     return name === undefined ? EXIT.usage : EXIT.ok;
   }
   if (name === "--version" || name === "-V") {
     io.out(`logbook ${VERSION}\n`);
     return EXIT.ok;
   }
-  const command = COMMANDS[name];
-  if (!command) {
+  const load = COMMANDS[name];
+  if (!load) {
     io.err(`error: Unknown command "${name}"\nRun "logbook --help" for the list of commands.\n`);
     return EXIT.usage;
   }
-  const module = await command.load();
+  const module = await load();
   return await module.main(rest, io);
 }
 

@@ -3,17 +3,8 @@
 // once. An empty title is refused.
 
 import type { Env } from "../lib/env.ts";
-import {
-  COMMON_OPTIONS,
-  defineCommand,
-  EXIT,
-  helpText,
-  type Io,
-  parseCommand,
-  runCommand,
-  stdio,
-  UsageError,
-} from "../lib/cli.ts";
+import { defineCommand, EXIT, run, shared, UsageError } from "./_command.ts";
+import { type Io, stdio } from "./_terminal/io.ts";
 import { gateFor, loadContext, redactorFor } from "../lib/context.ts";
 import { projectOf } from "../lib/paths.ts";
 import { findRow, pickerRows, withHistoryStore } from "../lib/sessions/resume.ts";
@@ -25,12 +16,10 @@ export const spec = defineCommand({
   summary: "give a logbook session of this project a new title",
   usage: "logbook rename <id> <title> [--incognito]",
   options: {
-    incognito: COMMON_OPTIONS.incognito,
-    help: COMMON_OPTIONS.help,
+    ...shared("incognito"),
   },
   optionHelp: [
     ["--incognito", "check the rename but write nothing"],
-    ["-h, --help", "show this help"],
   ],
   examples: ['logbook rename 3f2a "dependency audit"'],
 });
@@ -43,18 +32,18 @@ export async function main(
 ): Promise<number> {
   // Titles, ids and directories shown here may come from transcripts; nothing is styled.
   const io = safeIo(terminal);
-  return await runCommand(spec.name, io, () => {
-    const { values, positionals } = parseCommand(spec, args);
-    if (values.help) {
-      io.out(helpText(spec));
-      return EXIT.ok;
-    }
+  return await run(spec, args, io, ({ values, positionals }) => {
     const [id, ...words] = positionals;
     if (id === undefined) throw new UsageError("Missing the id of the session to rename");
     const title = cleanTitle(words.join(" "));
     if (title === "") throw new UsageError(`Cannot rename session "${id}": the title is empty`);
     const incognito = values.incognito ?? false;
-    const ctx = loadContext({ env, agent: "logbook", incognito: values.incognito === true });
+    const ctx = loadContext({
+      env,
+      agent: "logbook",
+      incognito: values.incognito === true,
+      onStall: io.err,
+    });
     const sessions = new SessionStore(ctx.paths, { incognito });
     const project = projectOf(ctx.cwd);
     const row = withHistoryStore(

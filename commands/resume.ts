@@ -3,17 +3,8 @@
 // agent's run that agent's own resume command in the session's directory.
 
 import type { Env } from "../lib/env.ts";
-import {
-  COMMON_OPTIONS,
-  defineCommand,
-  EXIT,
-  helpText,
-  type Io,
-  parseCommand,
-  runCommand,
-  stdio,
-  UsageError,
-} from "../lib/cli.ts";
+import { defineCommand, EXIT, run, shared, UsageError } from "./_command.ts";
+import { type Io, stdio } from "./_terminal/io.ts";
 import { type Context, gateFor, loadContext, redactorFor } from "../lib/context.ts";
 import { chatSetup } from "../lib/sessions/setup.ts";
 import { ChatSession } from "../lib/sessions/turn.ts";
@@ -44,15 +35,13 @@ export const spec = defineCommand({
   options: {
     continue: { type: "boolean", short: "c" },
     print: { type: "boolean" },
-    incognito: COMMON_OPTIONS.incognito,
-    help: COMMON_OPTIONS.help,
+    ...shared("incognito"),
   },
   optionHelp: [
     ["ID", "a session id or a unique prefix (without one, a picker opens)"],
     ["-c, --continue", "the newest session that can be continued (manifest runs are passed over)"],
     ["--print", "print the command that resumes it instead of running it"],
     ["--incognito", "continue a logbook session without writing anything"],
-    ["-h, --help", "show this help"],
   ],
   examples: ["logbook resume 3f2a", "logbook resume --continue --print"],
   maxPositionals: 1,
@@ -66,12 +55,7 @@ export async function main(
 ): Promise<number> {
   // Titles, ids and directories shown here come from transcripts; nothing is styled.
   const io = safeIo(terminal);
-  return await runCommand(spec.name, io, async () => {
-    const { values, positionals } = parseCommand(spec, args);
-    if (values.help) {
-      io.out(helpText(spec));
-      return EXIT.ok;
-    }
+  return await run(spec, args, io, async ({ values, positionals }) => {
     const id = positionals[0];
     if (id !== undefined && values.continue) {
       throw new UsageError('Give a session id or "--continue", not both');
@@ -82,7 +66,12 @@ export async function main(
       );
     }
     const incognito = values.incognito ?? false;
-    const ctx = loadContext({ env, agent: "logbook", incognito: values.incognito === true });
+    const ctx = loadContext({
+      env,
+      agent: "logbook",
+      incognito: values.incognito === true,
+      onStall: io.err,
+    });
     const project = projectOf(ctx.cwd);
     const sessions = new SessionStore(ctx.paths, { incognito });
     const listed = withHistoryStore(ctx, (store, problem): Rows => ({

@@ -3,18 +3,8 @@
 // hits, 1 with none (as grep does), 2 for a usage error. Never writes to a source.
 
 import type { Env } from "../lib/env.ts";
-import {
-  defineCommand,
-  EXIT,
-  helpText,
-  type Io,
-  parseCommand,
-  runCommand,
-  stdio,
-  styler,
-  UsageError,
-  wholeNumber,
-} from "../lib/cli.ts";
+import { defineCommand, EXIT, run, shared, UsageError, wholeNumber } from "./_command.ts";
+import { type Io, stdio, styler } from "./_terminal/io.ts";
 import { loadContext, openStore, redactorFor } from "../lib/context.ts";
 import {
   describeIssue,
@@ -32,7 +22,7 @@ import {
   SearchLimitError,
   SearchStoppedError,
 } from "../lib/store/search.ts";
-import { markSnippet } from "../lib/store/_text.ts";
+import { markRanges } from "./_terminal/highlight.ts";
 import { safeIo } from "./_terminal/safe_io.ts";
 import { safeJson } from "./_terminal/safe_json.ts";
 import { safeText } from "./_terminal/safe_text.ts";
@@ -44,7 +34,7 @@ export const spec = defineCommand({
     "[--kind K] [--role R] [--since WHEN] [--until WHEN] [--subagents|--no-subagents] " +
     "[--limit N] [--json]",
   options: {
-    project: { type: "string" },
+    ...shared("project"),
     "all-projects": { type: "boolean" },
     agent: { type: "string" },
     session: { type: "string" },
@@ -55,8 +45,7 @@ export const spec = defineCommand({
     subagents: { type: "boolean" },
     "no-subagents": { type: "boolean" },
     limit: { type: "string" },
-    json: { type: "boolean" },
-    help: { type: "boolean", short: "h" },
+    ...shared("json"),
   },
   optionHelp: [
     ["--project DIR", "only this directory's project (`.` for the one you are in)"],
@@ -70,7 +59,6 @@ export const spec = defineCommand({
     ["--no-subagents", "leave out subagent conversations (--subagents keeps them, the default)"],
     ["--limit N", "at most N hits (default 20)"],
     ["--json", "one JSON object per hit, one per line"],
-    ["-h, --help", "show this help"],
   ],
   examples: ['logbook search "rotate credentials" --project . --since 7d'],
 });
@@ -82,12 +70,7 @@ export async function main(
   env: Env = Deno.env,
 ): Promise<number> {
   const startedAt = Date.now();
-  return await runCommand(spec.name, safeIo(io), () => {
-    const { values, positionals } = parseCommand(spec, args);
-    if (values.help) {
-      io.out(helpText(spec));
-      return EXIT.ok;
-    }
+  return await run(spec, args, safeIo(io), ({ values, positionals }) => {
     if (values.project !== undefined && values["all-projects"]) {
       throw new UsageError('Options "--project" and "--all-projects" cannot be used together');
     }
@@ -112,7 +95,7 @@ export async function main(
       const missing = !positionals.join(" ").trim();
       throw new UsageError(`${missing ? "Missing query" : "Invalid query"}: ${message}`);
     }
-    const ctx = loadContext({ env });
+    const ctx = loadContext({ env, onStall: io.err });
     const store = openStore(ctx, { mustExist: true, readOnly: true });
     try {
       let options;
@@ -165,11 +148,7 @@ function renderHit(hit: SearchHit, ranges: [number, number][], io: Io, home?: st
   const header = `${s.dim(safeText(when))}  ${safeText(hit.agent)}  ${safeText(project)}  ${
     s.cyan(safeText(hit.conversation))
   }  ${s.dim(safeText(`${what} #${hit.record}`))}`;
-  const snippet = markSnippet(
-    { text: hit.snippet, ranges },
-    (text) => s.highlight(safeText(text)),
-    safeText,
-  );
+  const snippet = markRanges(hit.snippet, ranges, (text) => s.highlight(safeText(text)), safeText);
   return `${header}\n  ${snippet}\n\n`;
 }
 

@@ -3,18 +3,8 @@
 // bytes in base64, or as the raw captured bytes themselves.
 
 import type { Env } from "../lib/env.ts";
-import {
-  defineCommand,
-  EXIT,
-  helpText,
-  type Io,
-  parseCommand,
-  runCommand,
-  stdio,
-  styler,
-  UsageError,
-  wholeNumber,
-} from "../lib/cli.ts";
+import { defineCommand, EXIT, run, shared, UsageError, wholeNumber } from "./_command.ts";
+import { type Io, stdio, styler } from "./_terminal/io.ts";
 import { loadContext, openStore, redactorFor } from "../lib/context.ts";
 import { ADAPTERS } from "../lib/sources/mod.ts";
 import {
@@ -36,15 +26,13 @@ export const spec = defineCommand({
     after: { type: "string" },
     limit: { type: "string" },
     raw: { type: "boolean" },
-    json: { type: "boolean" },
-    help: { type: "boolean", short: "h" },
+    ...shared("json"),
   },
   optionHelp: [
     ["--after RECORD", "start after this record id (the `next` of the previous page)"],
     ["--limit N", "at most N records per page (default 100; a page also stops near 512 KiB)"],
     ["--raw", "print the exact captured bytes instead (on a terminal, controls shown visibly)"],
     ["--json", 'one object: {"conversation", "records" (raw in base64), "next"}'],
-    ["-h, --help", "show this help"],
   ],
   examples: ["logbook show claude:3f2a9c1e --after 1200 --json"],
   maxPositionals: 1,
@@ -56,12 +44,7 @@ export async function main(
   io: Io = stdio(),
   env: Env = Deno.env,
 ): Promise<number> {
-  return await runCommand(spec.name, safeIo(io), () => {
-    const { values, positionals } = parseCommand(spec, args);
-    if (values.help) {
-      io.out(helpText(spec));
-      return EXIT.ok;
-    }
+  return await run(spec, args, safeIo(io), ({ values, positionals }) => {
     const id = positionals[0];
     if (!id) throw new UsageError("Missing the conversation id");
     const after = wholeNumber(values.after, "after", { min: 0, what: "record id" });
@@ -69,7 +52,7 @@ export async function main(
     if (values.raw && values.json) {
       throw new UsageError('Options "--raw" and "--json" cannot be used together');
     }
-    const ctx = loadContext({ env });
+    const ctx = loadContext({ env, onStall: io.err });
     const store = openStore(ctx, { mustExist: true, readOnly: true });
     try {
       const conversation = findConversation(store, id);

@@ -4,25 +4,11 @@
 
 import type { Env } from "../lib/env.ts";
 import { isOff } from "../lib/env.ts";
-import {
-  defineCommand,
-  EXIT,
-  formatDuration,
-  helpText,
-  type Io,
-  parseCommand,
-  runCommand,
-  stdio,
-  styler,
-  wholeNumber,
-} from "../lib/cli.ts";
-import {
-  type Marker,
-  readMarkers,
-  stageMarkersLocation,
-  unclosed,
-  type UnclosedStep,
-} from "../lib/stage_markers.ts";
+import { defineCommand, EXIT, run, shared, wholeNumber } from "./_command.ts";
+import { type Io, stdio, styler } from "./_terminal/io.ts";
+import { formatDuration } from "../lib/format.ts";
+import { type Marker, stageMarkersLocation } from "../lib/stage_markers.ts";
+import { readMarkers, unclosed, type UnclosedStep } from "../lib/stage_markers_read.ts";
 
 /** Markers shown when `--tail` is not given. */
 const DEFAULT_TAIL = 20;
@@ -34,8 +20,7 @@ export const spec = defineCommand({
   options: {
     unclosed: { type: "boolean" },
     tail: { type: "string" },
-    json: { type: "boolean" },
-    help: { type: "boolean", short: "h" },
+    ...shared("json"),
   },
   optionHelp: [
     ["--unclosed", "steps that started and never finished: pid, alive or dead, open how long"],
@@ -44,7 +29,6 @@ export const spec = defineCommand({
       `the last N markers (default ${DEFAULT_TAIL}); with --unclosed, the N latest steps`,
     ],
     ["--json", "one JSON object per marker (or open step), one per line"],
-    ["-h, --help", "show this help"],
   ],
   examples: ["logbook stage-markers --unclosed"],
   maxPositionals: 0,
@@ -57,12 +41,7 @@ export async function main(
   env: Env = Deno.env,
   now: () => number = Date.now,
 ): Promise<number> {
-  return await runCommand(spec.name, io, async () => {
-    const { values } = parseCommand(spec, args);
-    if (values.help) {
-      io.out(helpText(spec));
-      return EXIT.ok;
-    }
+  return await run(spec, args, io, async ({ values }) => {
     const tail = wholeNumber(values.tail, "tail");
     const { path } = stageMarkersLocation(env);
     if (isOff(env.get("LOGBOOK_STAGE_MARKERS"))) {

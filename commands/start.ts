@@ -4,29 +4,20 @@
 // histories, does the same for a demo on the project's own fixtures in a temporary data dir.
 
 import { fileURLToPath } from "node:url";
-import {
-  defineCommand,
-  EXIT,
-  formatBytes,
-  formatDuration,
-  helpText,
-  type Io,
-  parseCommand,
-  runCommand,
-  stdio,
-  styler,
-} from "../lib/cli.ts";
-import { runCapture } from "../lib/capture.ts";
+import { discoverContext, runCapture } from "../lib/capture.ts";
 import { type Context, loadContext, openStore, redactorFor } from "../lib/context.ts";
 import { type Env, envFrom } from "../lib/env.ts";
+import { formatBytes, formatDuration } from "../lib/format.ts";
 import { ADAPTERS } from "../lib/sources/mod.ts";
 import { search } from "../lib/store/search.ts";
 import { storeStatus } from "../lib/store/status.ts";
-import { summaryLine, warnings } from "./reindex.ts";
-import { discoverContext } from "../lib/capture.ts";
-import { dashboardToken, listen, parsePort, serveUntilStopped } from "./dashboard.ts";
+import { dashboardToken } from "../servers/dashboard.ts";
+import { defineCommand, EXIT, parsePort, run, shared } from "./_command.ts";
+import { summaryLine, warnings } from "./_terminal/capture_report.ts";
+import { type Io, stdio, styler } from "./_terminal/io.ts";
 import { safeIo } from "./_terminal/safe_io.ts";
 import { safeText } from "./_terminal/safe_text.ts";
+import { listen, serveUntilStopped } from "./_terminal/serve.ts";
 
 export const spec = defineCommand({
   name: "start",
@@ -35,14 +26,12 @@ export const spec = defineCommand({
   options: {
     demo: { type: "boolean" },
     "no-dashboard": { type: "boolean" },
-    port: { type: "string" },
-    help: { type: "boolean", short: "h" },
+    ...shared("port"),
   },
   optionHelp: [
     ["--demo", "use a temporary copy of the bundled sample transcripts, not this machine's"],
     ["--no-dashboard", "capture (and for the demo, run a sample search), then exit"],
     ["--port N", 'dashboard port (default 8787 or config "dashboard.port"; 0 picks a free one)'],
-    ["-h, --help", "show this help"],
   ],
   examples: ["deno task start", "deno task start --demo --port 0"],
   maxPositionals: 0,
@@ -74,12 +63,7 @@ export async function main(
   env: Env = Deno.env,
   stop?: AbortSignal,
 ): Promise<number> {
-  return await runCommand(spec.name, safeIo(io), async () => {
-    const { values } = parseCommand(spec, args);
-    if (values.help) {
-      io.out(helpText(spec));
-      return EXIT.ok;
-    }
+  return await run(spec, args, safeIo(io), async ({ values }) => {
     const on = !values["no-dashboard"];
     const serve: Serve = {
       on,
@@ -90,7 +74,7 @@ export async function main(
       stop,
     };
     if (values.demo) return await demo(io, serve);
-    const ctx = loadContext({ env });
+    const ctx = loadContext({ env, onStall: io.err });
     const roots = ADAPTERS.flatMap((a) => a.roots(discoverContext(ctx)));
     const found = await countSources(ctx);
     if (found === 0) {
@@ -197,7 +181,7 @@ async function demo(io: Io, serve: Serve): Promise<number> {
     INIT_CWD: emptyHome,
     NO_COLOR: serve.env.get("NO_COLOR"),
   });
-  const ctx = loadContext({ env: demoEnv });
+  const ctx = loadContext({ env: demoEnv, onStall: io.err });
   const started = performance.now();
   const code = await captureAndReport(
     ctx,

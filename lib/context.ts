@@ -38,7 +38,7 @@ export interface ContextOptions {
   now?: () => number;
   /** Incognito: nothing is written under the data dir, not even stage markers. */
   incognito?: boolean;
-  /** Where a `stall suspected` line goes (default: stderr). */
+  /** Where a `stall suspected` line goes: the command's stderr (without it, only the log has it). */
   onStall?: (line: string) => void;
 }
 

@@ -1006,8 +1006,15 @@ export class Quarantine {
   }
 }
 
-/** Applies `fn` to every string in a JSON-like value, copying arrays and plain objects. */
-function mapStrings<T>(value: T, fn: (s: string, key: string | undefined) => string): T {
+/**
+ * Applies `fn` to every string in a JSON-like value, copying arrays and plain objects (other
+ * objects are kept as they are). The walk of `redactValue`, and of anything that passes a whole
+ * response through a `Redactor`.
+ *
+ * @example
+ * mapStrings(hit, (s) => redact(s)); // every string of `hit` through the gate
+ */
+export function mapStrings<T>(value: T, fn: (s: string, key: string | undefined) => string): T {
   const walk = (v: unknown, key: string | undefined): unknown => {
     if (typeof v === "string") return fn(v, key);
     if (Array.isArray(v)) return v.map((item) => walk(item, undefined));

@@ -2,18 +2,17 @@
 // and running, the store, drift, snapshots, unclosed stage markers, sessions and corrupt records.
 
 import { join } from "node:path";
-import { formatBytes, formatDuration } from "./cli.ts";
 import { ingestOffReason, type LastRun, LATCH_KEY, type LatchedFailure } from "./capture.ts";
 import { snapshotStats } from "./sessions/compaction.ts";
 import { type Context, openStore, storeExists } from "./context.ts";
 import { isLockHeld } from "./lock.ts";
-import { stageMarkersLocation, unclosed, type UnclosedStep } from "./stage_markers.ts";
+import { stageMarkersLocation } from "./stage_markers.ts";
+import { unclosed, type UnclosedStep } from "./stage_markers_read.ts";
 import { HistoryStore } from "./store/db.ts";
 import type { Progress } from "./store/ingest.ts";
 import { type CorruptRecord, SessionStore } from "./sessions/records.ts";
 import { describeDrift, type StoreStatus, storeStatus } from "./store/status.ts";
 import { checkStoreInWorker, isCorruption, type StoreCheck } from "./store/check.ts";
-import { type CapturedShare, sharePercent, type UnfinishedLine } from "./store/present_sources.ts";
 
 /**
  * A running capture's progress with a percentage and an estimate of the time left. The
@@ -170,32 +169,6 @@ export function progressView(p: Progress, now: number): ProgressView {
     percent: Math.floor(ratio * 100),
     etaMs: ratio > 0.02 && ratio < 1 ? Math.round((elapsed / ratio) * (1 - ratio)) : null,
   };
-}
-
-/** A running capture: `pid 42, 97.3% captured, 3 of 9 sources, 12.0 s left`, or what a rebuild does. */
-export function describeRun(p: ProgressView, captured: CapturedShare | null): string {
-  if (p.phase === "rebuilding") {
-    return `pid ${p.pid}, deriving the index and conversations again from the raw records`;
-  }
-  const share = captured ? `${sharePercent(captured.ratio)} captured, ` : "";
-  const eta = p.etaMs !== null ? `, ${formatDuration(p.etaMs)} left` : "";
-  return `pid ${p.pid}, ${share}${p.sourcesDone} of ${p.sourcesTotal} sources${eta}`;
-}
-
-/** `"path" ends in an unfinished line (312 B without a newline, last written 3 d ago)`. */
-export function describeUnfinished(u: UnfinishedLine): string {
-  return `"${u.locator}" ends in an unfinished line (${
-    formatBytes(u.bytes)
-  } without a newline, last written ${ago(u.ageMs)} ago)`;
-}
-
-/** A coarse age: `40 s`, `12 min`, `5 h`, `3 d`. */
-function ago(ms: number): string {
-  const s = Math.floor(ms / 1000);
-  if (s < 60) return `${s} s`;
-  if (s < 3600) return `${Math.floor(s / 60)} min`;
-  if (s < 86400) return `${Math.floor(s / 3600)} h`;
-  return `${Math.floor(s / 86400)} d`;
 }
 
 async function openSteps(ctx: Context, now: number): Promise<UnclosedStep[]> {

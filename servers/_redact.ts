@@ -1,10 +1,10 @@
 // Everything the dashboard shows passes the gate: every string of a response (titles, paths,
-// messages; snippets and texts are redacted already and stay as they are), and a record's raw
-// bytes, which are re-encoded only when the gate changed something in them (a chunk of a long
-// line with its neighbours' bytes in view).
+// messages), walked as the gate walks a value, and a record's raw bytes, which are re-encoded
+// only when the gate changed something in them (a chunk of a long line with its neighbours'
+// bytes in view). Search hits need none of this: `search()` returns them through the gate.
 
 import { Buffer } from "node:buffer";
-import type { Redactor } from "../lib/gate.ts";
+import { mapStrings, type Redactor } from "../lib/gate.ts";
 import type { Page, RecordJson } from "../lib/store/conversations.ts";
 
 /** A record as the dashboard serves it: `rawRedacted` is set when the gate changed its bytes. */
@@ -13,20 +13,12 @@ export type ShownRecord = RecordJson & { rawRedacted?: true };
 /** A conversation page as the dashboard serves it. */
 export type ShownPage = Omit<Page, "records"> & { records: ShownRecord[] };
 
-/** A deep copy of `value` with every string passed through `redact` (object keys are kept). */
+/**
+ * A deep copy of `value` with every string passed through `redact` (object keys are kept), by
+ * the gate's own walk (`mapStrings`).
+ */
 export function redactDeep<T>(value: T, redact: (text: string) => string): T {
-  return map(value, redact) as T;
-}
-
-function map(value: unknown, redact: (text: string) => string): unknown {
-  if (typeof value === "string") return redact(value);
-  if (Array.isArray(value)) return value.map((v) => map(v, redact));
-  if (value !== null && typeof value === "object") {
-    const out: Record<string, unknown> = {};
-    for (const [key, v] of Object.entries(value)) out[key] = map(v, redact);
-    return out;
-  }
-  return value;
+  return mapStrings(value, (text) => redact(text));
 }
 
 const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });

@@ -3,6 +3,7 @@
 
 import { Buffer } from "node:buffer";
 import type { Context } from "../lib/context.ts";
+import type { Env } from "../lib/env.ts";
 import { type LockInfo, tryLock } from "../lib/lock.ts";
 import type { StageMarkers } from "../lib/stage_markers.ts";
 import { createApp } from "./app.ts";
@@ -55,6 +56,18 @@ export function isLoopback(host: string): boolean {
 /** A fresh access token: 32 random bytes, base64url. */
 export function newToken(): string {
   return Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64url");
+}
+
+/** Shortest `LOGBOOK_DASHBOARD_TOKEN` accepted. */
+const MIN_TOKEN = 16;
+
+/** The access token: `LOGBOOK_DASHBOARD_TOKEN` when set (16 characters at least), else a fresh one. */
+export function dashboardToken(env: Env): string {
+  const token = env.get("LOGBOOK_DASHBOARD_TOKEN") || newToken();
+  if (token.length < MIN_TOKEN) {
+    throw new Error(`LOGBOOK_DASHBOARD_TOKEN is too short: use at least ${MIN_TOKEN} characters`);
+  }
+  return token;
 }
 
 /** The `Host` values a dashboard bound to `hostname:port` answers to. */

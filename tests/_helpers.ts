@@ -5,7 +5,6 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { cpSync } from "node:fs";
 import { type Env, envFrom } from "../lib/env.ts";
-import type { Io } from "../lib/cli.ts";
 import { discoverContext, runCapture } from "../lib/capture.ts";
 import { type Context, loadContext, openStore, redactorFor } from "../lib/context.ts";
 import { projectOf } from "../lib/paths.ts";
@@ -91,36 +90,8 @@ export async function makeWorld(options: { fixtures?: ("claude" | "codex" | "ope
   return world;
 }
 
-/** An Io that collects what a command prints. */
-export function captureIo(): Io & {
-  stdout: () => string;
-  stderr: () => string;
-  bytes: () => Uint8Array;
-} {
-  let out = "";
-  let err = "";
-  const chunks: Uint8Array[] = [];
-  return {
-    out: (text) => (out += text),
-    outBytes: (bytes) => chunks.push(bytes.slice()),
-    err: (text) => (err += text),
-    color: false,
-    outIsTerminal: false,
-    errIsTerminal: false,
-    stdout: () => out,
-    stderr: () => err,
-    bytes: () => {
-      const total = chunks.reduce((n, c) => n + c.length, 0);
-      const all = new Uint8Array(total);
-      let at = 0;
-      for (const c of chunks) {
-        all.set(c, at);
-        at += c.length;
-      }
-      return all;
-    },
-  };
-}
+// The fake terminal sits with the commands' tests, beside the Io it implements.
+export { captureIo } from "./commands/_io.ts";
 
 /** What a subprocess did. */
 export interface RunResult {

@@ -2,7 +2,7 @@
 // (/rename, /compact, /undo, /clear, /status, /help, /exit), the UI on the process's own stdin,
 // and `converse`, which runs a session there and says how to resume it.
 
-import type { Io } from "../../lib/cli.ts";
+import type { Io } from "./io.ts";
 import type { Context } from "../../lib/context.ts";
 import { CompactionError, SnapshotError } from "../../lib/sessions/compaction.ts";
 import { describeCompaction, formatStatus } from "../../lib/sessions/describe.ts";

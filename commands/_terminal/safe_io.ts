@@ -1,7 +1,7 @@
 // An Io for commands whose every line may carry transcript text and which print no colour:
 // everything written as text passes the terminal filter, errors included.
 
-import type { Io } from "../../lib/cli.ts";
+import type { Io } from "./io.ts";
 import { safeText } from "./safe_text.ts";
 
 /**

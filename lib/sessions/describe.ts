@@ -1,7 +1,7 @@
 // A session and what was done to it, as the text a user reads: `/status`, and the one line a
 // compaction ends with (shown by the chat's /compact and by the `compact` command).
 
-import { formatDuration } from "../cli.ts";
+import { formatDuration } from "../format.ts";
 import type { CompactResult, SessionStatus } from "./turn.ts";
 
 /** One line saying what a compaction did. */

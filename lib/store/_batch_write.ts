@@ -6,13 +6,10 @@
 import type { SQLInputValue } from "node:sqlite";
 import type { HistoryStore } from "./db.ts";
 import { decodeRaw, FLAG_ZSTD } from "./_raw.ts";
+import { FLAG_INDEXED, FLAG_SUPERSEDED } from "./schema.ts";
 
-/** Record flags. */
-export const FLAG_INDEXED = 1;
-export const FLAG_STREAMED = 2;
-export const FLAG_DRIFT = 4;
-/** An older revision of a keyed record: kept raw, out of the index. */
-export const FLAG_SUPERSEDED = 8;
+// Defined beside the records table in schema.ts; re-exported while the engine moves.
+export { FLAG_DRIFT, FLAG_INDEXED, FLAG_STREAMED, FLAG_SUPERSEDED } from "./schema.ts";
 
 /** One record row of a batch. */
 export interface BatchRecord {

@@ -2,9 +2,10 @@
 // to pay (flag FLAG_ZSTD); reading always gives back the bytes exactly as captured.
 
 import * as zlib from "node:zlib";
+import { FLAG_ZSTD } from "./schema.ts";
 
-/** The record flag of a chunk stored zstd-compressed. */
-export const FLAG_ZSTD = 16;
+/** The record flag of a chunk stored zstd-compressed (defined with the others in schema.ts). */
+export { FLAG_ZSTD };
 /** Chunks from this size up are compressed (smaller ones gain little for the time it takes). */
 export const COMPRESS_FROM = 8192;
 

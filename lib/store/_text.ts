@@ -162,31 +162,6 @@ function termPattern(term: { text: string; prefix: boolean }): RegExp {
   return re;
 }
 
-/** Applies `mark` to each range of a snippet, and `plain` to the text between them. */
-export function markSnippet(
-  snippet: Snippet,
-  mark: (text: string) => string,
-  plain: (text: string) => string = (text) => text,
-): string {
-  let out = "";
-  let at = 0;
-  for (const [a, b] of mergeRanges(snippet.ranges)) {
-    out += plain(snippet.text.slice(at, a)) + mark(snippet.text.slice(a, b));
-    at = b;
-  }
-  return out + plain(snippet.text.slice(at));
-}
-
-function mergeRanges(ranges: [number, number][]): [number, number][] {
-  const merged: [number, number][] = [];
-  for (const [a, b] of [...ranges].sort((x, y) => x[0] - y[0])) {
-    const last = merged.at(-1);
-    if (last && a <= last[1]) last[1] = Math.max(last[1], b);
-    else merged.push([a, b]);
-  }
-  return merged;
-}
-
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }

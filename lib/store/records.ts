@@ -10,7 +10,7 @@ import {
   type SourceRef,
 } from "../sources/adapter.ts";
 import { HistoryStore } from "./db.ts";
-import { FLAG_STREAMED } from "./_batch_write.ts";
+import { FLAG_STREAMED } from "./schema.ts";
 import { DEFAULT_LIMITS } from "./_limits.ts";
 import { plainText, splitFragments, unescapedText } from "./_text.ts";
 import { decodedRow } from "./_raw.ts";

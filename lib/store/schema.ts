@@ -1,5 +1,57 @@
-// The history store's schema as an ordered list of named migrations. Applied names are kept
-// in the `migrations` table; a migration runs once, in its own transaction, in list order.
+// The history store's schema: the record flags and the ordered list of named migrations that
+// build `history.db`. The storage model, for a newcomer:
+//
+// records. Every byte capture reads from a transcript is kept, exactly as read, in `records.raw`:
+// one row per line (or per database row of a row source such as OpenCode's), keyed by (source,
+// generation, offset). A line longer than the chunk size (64 KiB) spans several rows, `seq` 0, 1,
+// …, at the offsets of its chunks. A chunk of 8 KiB or more is stored zstd-compressed when that
+// saves an eighth (FLAG_ZSTD, its captured length in `length`); reading always gives back the
+// exact bytes. Beside the bytes, each row holds what was derived from them: its conversation,
+// time, kind, role, the ids of its message and part, and its flags (below). Raw is never
+// rewritten; everything else can be derived again from it (`reindex --rebuild`).
+//
+// sources and generations. `sources` has one row per captured file or table: where it is, how
+// far it was read (`cursor`, moved in the same transaction as the records it covers), and what
+// identifies it (device and inode, size, mtime, a hash of its head, or a fingerprint for a
+// database). When a file is replaced or rewritten rather than appended to, capture starts a new
+// generation and keeps the old one's records; `generations` says when and why. `gone` marks a
+// source that disappeared upstream (its records stay).
+//
+// conversations. Derived: one row per conversation (`<agent>:<native id>`), with its project,
+// cwd, title, first and last times and counts, updated as records arrive. `record_keys` lets a
+// newer revision of a keyed record (an OpenCode part) find the one it replaces; the older one
+// is kept raw and leaves the index (FLAG_SUPERSEDED). `drift` counts what capture could not
+// understand, per agent version. `tombstones` names what `forget` removed, so capture does not
+// bring it back.
+//
+// fts. The text index is FTS5 and contentless: it holds the index of each record's text (after
+// the gate redacted it), not the text. A search finds record ids in it, then derives the text
+// of the few records it shows again from their raw bytes, through the source's adapter and the
+// gate, so the text is never stored a second time.
+//
+// meta. Small JSON values by key: `totals` (record count and raw bytes up to a record id, so
+// status needs no scan), `progress` (the running capture's), `last_run`, `last_rebuild`, and
+// `latched_failure`, the latch that stops capture after a failed migration or rebuild until
+// `reindex --retry`.
+//
+// migrations. The schema below is applied step by step: each migration runs once, in its own
+// transaction, in list order, and its name is kept in the `migrations` table.
+
+// Record flags (`records.flags`), one bit each.
+
+/** The record's text is in the index (`fts`). */
+export const FLAG_INDEXED = 1;
+/**
+ * A chunk of a line longer than `Limits.maxLine`, which capture streamed instead of parsing:
+ * its text is derived from its own bytes, read with its neighbours.
+ */
+export const FLAG_STREAMED = 2;
+/** Kept raw, not understood: an unknown type or an unparsable line (format drift). */
+export const FLAG_DRIFT = 4;
+/** An older revision of a keyed record: kept raw, out of the index. */
+export const FLAG_SUPERSEDED = 8;
+/** The chunk is stored zstd-compressed (`length` holds its captured length). */
+export const FLAG_ZSTD = 16;
 
 /** One named schema step. `sql` runs inside a transaction unless `outsideTransaction` is set. */
 export interface Migration {

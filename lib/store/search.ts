@@ -1,14 +1,14 @@
 // Full-text search over the history store: FTS5 with bm25 ranking that prefers answers to the
 // questions that asked for them, every filter of `search`, snippets derived from raw bytes, and
-// a literal substring scan when the query is not valid FTS5 syntax. Every search is bounded: its
-// query by `_search_bounds.ts`, its time by `_search_budget.ts`.
+// a literal substring scan when the query is not valid FTS5 syntax. Paged here, and every hit
+// through the gate here, so the CLI, the dashboard and the search workers use it as it is.
+// Every search is bounded: its query by `_search_bounds.ts`, its time by `_search_budget.ts`.
 
-import type { Redactor } from "../gate.ts";
+import { mapStrings, type Redactor } from "../gate.ts";
 import type { Adapter, Agent, Kind, Role } from "../sources/adapter.ts";
 import type { StatementSync } from "node:sqlite";
 import { HistoryStore } from "./db.ts";
-import { FLAG_INDEXED } from "./_batch_write.ts";
-import { FLAG_ZSTD } from "./_raw.ts";
+import { FLAG_INDEXED, FLAG_ZSTD } from "./schema.ts";
 import { iso, type RecordRow, TextDeriver } from "./records.ts";
 import { makeSnippet, queryTerms, type Snippet } from "./_text.ts";
 import { checkBounds, isFtsSyntax, isFtsSyntaxError } from "./_search_bounds.ts";
@@ -42,7 +42,10 @@ export interface SearchFilters {
 
 export interface SearchOptions extends SearchFilters {
   query: string;
+  /** Hits on the page (default 20, at most 10,000). */
   limit?: number;
+  /** Ranked hits to skip before the page (default 0): the `next` of the page before. */
+  offset?: number;
   /** How long the search may take before it stops with SearchStoppedError (default 1200 ms). */
   budgetMs?: number;
   /** When the user asked (epoch ms; default: now): the budget counts from here. */
@@ -64,6 +67,7 @@ export interface SearchHit {
 }
 
 export interface SearchResult {
+  /** The page of hits, every string through the gate. */
   hits: SearchHit[];
   /** Where each hit's matches are in its snippet, for highlighting (same order as hits). */
   highlights: Snippet["ranges"][];
@@ -71,6 +75,8 @@ export interface SearchResult {
   mode: "fts" | "literal";
   /** The FTS5 query actually run (after quoting punctuated words). */
   ftsQuery: string | null;
+  /** The `offset` of the next page, or null when no hit follows this page. */
+  next: number | null;
 }
 
 interface Candidate {
@@ -92,9 +98,11 @@ interface Candidate {
 }
 
 /**
- * Searches the store; see the file comment. Never writes and never calls the network. Throws
- * SearchLimitError for a query over a bound (before any work) and SearchStoppedError when the
- * budget is spent; `now` is the budget's clock (epoch ms).
+ * Searches the store; see the file comment. Returns the page of `limit` hits after `offset`, each
+ * passed through `redact` whole (snippet, conversation, project, cwd), and where the next page
+ * starts. Never writes and never calls the network. Throws SearchLimitError for a query over a
+ * bound (before any work) and SearchStoppedError when the budget is spent; `now` is the
+ * budget's clock (epoch ms).
  */
 export function search(
   store: HistoryStore,
@@ -104,7 +112,13 @@ export function search(
   now?: () => number,
 ): SearchResult {
   const limit = Math.max(1, Math.min(options.limit ?? 20, 10_000));
+  const offset = options.offset ?? 0;
+  if (!Number.isSafeInteger(offset) || offset < 0) {
+    throw new RangeError(`Expected an offset of zero or more hits: got "${offset}"`);
+  }
   if (!options.query.trim()) throw new RangeError("The search query is empty");
+  // One hit past the page says whether another page follows.
+  const window = offset + limit + 1;
   const budget = new SearchBudget(options.budgetMs ?? DEFAULT_BUDGET_MS, options.startedAt, now);
   const release = useBudget(store, budget);
   try {
@@ -118,31 +132,44 @@ export function search(
       try {
         rows = withBudget(
           budget,
-          () => ftsCandidates(store, candidateQuery, options, Math.min(limit * 4, limit + 400)),
+          () => ftsCandidates(store, candidateQuery, options, Math.min(window * 4, window + 400)),
         );
       } catch (err) {
         // The empty table parses as the store's does; this only keeps the old way safe.
         if (isFtsSyntaxError(err)) continue;
         throw err;
       }
-      const ranked = preferAnswers(dedupeLines(store, rows, budget)).slice(0, limit);
-      const built = ranked.map((row) => {
+      const ranked = preferAnswers(dedupeLines(store, rows, budget)).slice(0, window);
+      const built = ranked.slice(offset, offset + limit).map((row) => {
         budget.check();
         return buildHit(row, deriver, terms, row.score);
       });
       return {
-        hits: built.map((b) => b.hit),
+        hits: built.map((b) => throughGate(b.hit, redact)),
         highlights: built.map((b) => b.ranges),
         mode: "fts",
         ftsQuery: candidateQuery,
+        next: ranked.length > offset + limit ? offset + limit : null,
       };
     }
     budget.literal = true;
     budget.check();
-    return withBudget(budget, () => literalSearch(store, deriver, options, limit, budget));
+    const found = withBudget(
+      budget,
+      () => literalSearch(store, deriver, options, { offset, limit }, budget),
+    );
+    return { ...found, hits: found.hits.map((hit) => throughGate(hit, redact)) };
   } finally {
     release();
   }
+}
+
+/**
+ * `hit` with every string passed through the gate. The snippet was cut from redacted text, and
+ * is passed again so that a cut cannot leave part of a secret the whole text hid.
+ */
+function throughGate(hit: SearchHit, redact: Redactor): SearchHit {
+  return mapStrings(hit, (text) => redact(text));
 }
 
 /**
@@ -304,12 +331,15 @@ function buildHit(
   };
 }
 
-/** A substring scan of the derived text, newest first, for queries FTS5 cannot parse. */
+/**
+ * A substring scan of the derived text, newest first, for queries FTS5 cannot parse: the page
+ * after `offset`, with snippets only for the hits on it.
+ */
 function literalSearch(
   store: HistoryStore,
   deriver: TextDeriver,
   options: SearchOptions,
-  limit: number,
+  page: { offset: number; limit: number },
   budget: SearchBudget,
 ): SearchResult {
   const needle = options.query.trim().toLowerCase();
@@ -328,11 +358,19 @@ function literalSearch(
   const hits: SearchHit[] = [];
   const highlights: Snippet["ranges"][] = [];
   const terms = [{ text: needle, prefix: false }];
+  const end = page.offset + page.limit;
+  let matched = 0;
+  let more = false;
   const scan = (statement: StatementSync) => {
     for (const row of statement.iterate(...args) as Iterable<Candidate & RecordRow>) {
       budget.check();
       const text = deriver.textOf(row);
       if (!text.toLowerCase().includes(needle)) continue;
+      if (matched++ < page.offset) continue;
+      if (matched > end) {
+        more = true;
+        break;
+      }
       const snippet = makeSnippet(text, terms);
       // The literal needle may hold punctuation the word matcher skips: mark it directly.
       const at = snippet.text.toLowerCase().indexOf(needle);
@@ -349,9 +387,8 @@ function literalSearch(
         score: 0,
       });
       highlights.push(at >= 0 ? [[at, at + needle.length]] : []);
-      if (hits.length >= limit) break;
     }
   };
   budgeted(store, sql, scan);
-  return { hits, highlights, mode: "literal", ftsQuery: null };
+  return { hits, highlights, mode: "literal", ftsQuery: null, next: more ? end : null };
 }

@@ -14,7 +14,6 @@ import {
 import { type AppEnv, type Route, type Services, usingStore } from "../_deps.ts";
 import { badRequest, fromFilter } from "../_errors.ts";
 import { parseQuery, queryFlag, queryInt } from "../_input.ts";
-import { redactDeep } from "../_redact.ts";
 
 /** Hits per page when `limit` is not given (as `search`). */
 export const DEFAULT_LIMIT = 20;
@@ -44,8 +43,9 @@ export interface SearchPage {
 }
 
 /**
- * Runs a validated search through `search()` on a search worker, the gate and paging, within
- * the search budget counted from `startedAt` (when the request arrived).
+ * Runs a validated search through `search()` on a search worker, which pages it and passes its
+ * hits through the gate, within the search budget counted from `startedAt` (when the request
+ * arrived).
  */
 export async function searchPage(
   svc: Services,
@@ -57,12 +57,12 @@ export async function searchPage(
   const result = await svc.op.stage("dashboard.search", () => {
     const options = usingStore(svc, (store) => {
       try {
-        // One more than the page, to know whether another follows.
-        return resolveSearch({ ...input, limit: offset + limit + 1 }, svc.ctx, store);
+        return resolveSearch({ ...input, limit }, svc.ctx, store);
       } catch (err) {
         throw err instanceof FilterError ? fromFilter(err) : err;
       }
     });
+    options.offset = offset;
     options.budgetMs = svc.searchBudgetMs;
     options.startedAt = startedAt;
     const busy = busyTimeoutMs(svc.ctx.env);
@@ -81,12 +81,12 @@ export async function searchPage(
     });
   });
   return {
-    hits: redactDeep(result.hits.slice(offset, offset + limit), svc.redact),
-    highlights: result.highlights.slice(offset, offset + limit),
+    hits: result.hits,
+    highlights: result.highlights,
     mode: result.mode,
     offset,
     limit,
-    next: result.hits.length > offset + limit ? offset + limit : null,
+    next: result.next,
   };
 }
 

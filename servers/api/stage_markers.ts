@@ -3,7 +3,8 @@
 
 import { Hono } from "hono";
 import { z } from "zod";
-import { readMarkers, stageMarkersLocation, unclosed } from "../../lib/stage_markers.ts";
+import { stageMarkersLocation } from "../../lib/stage_markers.ts";
+import { readMarkers, unclosed } from "../../lib/stage_markers_read.ts";
 import type { AppEnv, Route } from "../_deps.ts";
 import { parseQuery, queryFlag, queryInt } from "../_input.ts";
 

@@ -5,7 +5,7 @@
 import { Buffer } from "node:buffer";
 import { Hono } from "hono";
 import { html } from "hono/html";
-import { formatBytes } from "../../lib/cli.ts";
+import { formatBytes } from "../../lib/format.ts";
 import { homeDir } from "../../lib/paths.ts";
 import { commandLine, nativeCommand, type RowAgent } from "../../lib/sessions/resume.ts";
 import type { ConversationJson } from "../../lib/store/records.ts";
@@ -13,7 +13,7 @@ import { conversationPage, pageQuery } from "../api/conversations.ts";
 import type { AppEnv, Route } from "../_deps.ts";
 import { parseId, parseQuery } from "../_input.ts";
 import type { ShownPage, ShownRecord } from "../_redact.ts";
-import { conversationHref, type Html, layout, tilde, time } from "./_layout.ts";
+import { conversationHref, type Html, layout, tilde, time } from "./layout.ts";
 
 /** The page sizes offered (records per page). */
 const PAGE_SIZES = [10, 25, 50, 100, 200];

@@ -10,7 +10,7 @@ import { type SearchPage, searchPage, searchQuery } from "../api/search.ts";
 import type { AppEnv, Route } from "../_deps.ts";
 import { ApiError } from "../_errors.ts";
 import { parseQuery } from "../_input.ts";
-import { conversationHref, type Html, layout, marked, notice, tilde, time } from "./_layout.ts";
+import { conversationHref, type Html, layout, marked, notice, tilde, time } from "./layout.ts";
 
 type Form = Record<string, string>;
 

@@ -5,7 +5,7 @@
 import { Hono } from "hono";
 import type { Context } from "hono";
 import { html } from "hono/html";
-import { formatBytes } from "../../lib/cli.ts";
+import { formatBytes } from "../../lib/format.ts";
 import { homeDir, type Project } from "../../lib/paths.ts";
 import {
   forkSession,
@@ -21,7 +21,7 @@ import {
 import type { AppEnv, Route, Services } from "../_deps.ts";
 import { ApiError, fromZod } from "../_errors.ts";
 import { conversationId, parseId, parseQuery } from "../_input.ts";
-import { conversationHref, type Html, layout, notice, tilde, time } from "./_layout.ts";
+import { conversationHref, type Html, layout, notice, tilde, time } from "./layout.ts";
 
 /** The link to a project's sessions page, with extra query parameters. */
 export function sessionsHref(project: string, extra: Record<string, string> = {}): string {

@@ -5,10 +5,10 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import { html } from "hono/html";
-import { formatBytes, formatDuration } from "../../lib/cli.ts";
+import { formatBytes, formatDuration } from "../../lib/format.ts";
 import type { LastRun } from "../../lib/capture.ts";
 import { homeDir } from "../../lib/paths.ts";
-import type { UnclosedStep } from "../../lib/stage_markers.ts";
+import type { UnclosedStep } from "../../lib/stage_markers_read.ts";
 import type { StoreCheck } from "../../lib/store/check.ts";
 import type { CaptureSummary } from "../../lib/store/ingest.ts";
 import { type CapturedShare, sharePercent } from "../../lib/store/present_sources.ts";
@@ -18,7 +18,7 @@ import type { AppEnv, Route } from "../_deps.ts";
 import { ApiError } from "../_errors.ts";
 import { parseQuery, queryFlag } from "../_input.ts";
 import { type ProgressView, type StatusView, statusView } from "../_status.ts";
-import { type Html, layout, notice, tilde, time } from "./_layout.ts";
+import { type Html, layout, notice, tilde, time } from "./layout.ts";
 
 const query = z.object({ check: queryFlag.optional() });
 

@@ -86,3 +86,22 @@ Deno.test("the logbook dispatcher runs commands and reports unknown ones", async
     await world.cleanup();
   }
 });
+
+Deno.test("logbook --help lists each command with the summary its own spec gives", async () => {
+  const world = await makeWorld();
+  try {
+    const help = await runCli("logbook", ["--help"], world.vars);
+    assert.equal(help.code, 0, help.stderr);
+    const listed = new Map(
+      help.stdout.split("\n").filter((line) => /^ {2}[a-z]/.test(line)).map((line) => {
+        const [, name, summary] = /^ {2}(\S+) +(.*)$/.exec(line)!;
+        return [name!, summary!];
+      }),
+    );
+    for (const [name, load] of Object.entries(COMMANDS)) {
+      assert.equal(listed.get(name), (await load()).spec.summary, name);
+    }
+  } finally {
+    await world.cleanup();
+  }
+});

@@ -3,7 +3,8 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { createStageMarkers, readMarkers, type StallTimers } from "../../lib/stage_markers.ts";
+import { createStageMarkers, type StallTimers } from "../../lib/stage_markers.ts";
+import { readMarkers } from "../../lib/stage_markers_read.ts";
 import { childBaseEnv, makeWorld, runCli, type World } from "../_helpers.ts";
 
 const T0 = Date.parse("2025-03-01T10:00:00.000Z");

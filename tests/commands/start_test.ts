@@ -4,7 +4,7 @@
 
 import assert from "node:assert/strict";
 import { main as start, spec } from "../../commands/start.ts";
-import { helpText } from "../../lib/cli.ts";
+import { helpText } from "../../commands/_command.ts";
 import { captureIo, makeWorld, removeDir, runCli } from "../_helpers.ts";
 
 /** The demo's temporary data dir and home, as it prints them. */

@@ -17,7 +17,8 @@ Deno.test("status on a fresh machine says there is no store yet and creates noth
     const result = await runCli("status", [], world.vars);
     assert.equal(result.code, 0, result.stderr);
     assert.match(result.stdout, /^store: none yet/m);
-    assert.match(result.stdout, /^capture: on, never run$/m);
+    assert.match(result.stdout, /^phase: never run$/m);
+    assert.match(result.stdout, /^capture: on$/m);
     assert.equal(await Deno.stat(world.data).catch(() => null), null);
   } finally {
     await world.cleanup();
@@ -123,7 +124,7 @@ Deno.test("after a partial capture the share counts every present source whole, 
     const percent = sharePercent(expected.ratio);
     assert.notEqual(percent, "100.0%");
     const human = await runCli("status", [], world.vars);
-    assert.match(human.stdout, new RegExp(` ${percent.replace(".", "\\.")} of present sources`));
+    assert.match(human.stdout, new RegExp(` ${percent.replace(".", "\\.")} captured`));
     const reindexHuman = await runCli("reindex", ["--status"], world.vars);
     assert.match(reindexHuman.stdout, new RegExp(` ${percent.replace(".", "\\.")} captured`));
 
@@ -261,6 +262,32 @@ Deno.test("status --check names a damaged text index and index; reindex --rebuil
       [],
       "the rebuild's working file is gone",
     );
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("status opens with exactly the lines of reindex --status: one rendering of capture's state", async () => {
+  const world = await makeWorld({ fixtures: ["claude"] });
+  try {
+    for (const stage of ["before any capture", "after a capture"]) {
+      if (stage === "after a capture") {
+        assert.equal((await runCli("reindex", ["--quiet"], world.vars)).code, 0);
+      }
+      const reindexed = await runCli("reindex", ["--status"], world.vars);
+      const status = await runCli("status", [], world.vars);
+      assert.equal(reindexed.code, 0, reindexed.stderr);
+      assert.equal(status.code, 0, status.stderr);
+      const capture = reindexed.stdout.trimEnd().split("\n");
+      assert.ok(capture.length >= 4, `${stage}: ${reindexed.stdout}`);
+      assert.deepEqual(
+        status.stdout.split("\n").slice(0, capture.length),
+        capture,
+        `${stage}: status shows what reindex --status shows`,
+      );
+      assert.match(status.stdout, /^snapshots: /m);
+      assert.doesNotMatch(reindexed.stdout, /^snapshots: /m);
+    }
   } finally {
     await world.cleanup();
   }

@@ -13,14 +13,13 @@ import {
   liveDirOf,
   type Marker,
   operation,
-  readMarkers,
   rotatedPath,
   stage,
   stageMarkersFromEnv,
   stageMarkersLocation,
   type StallTimers,
-  unclosed,
 } from "../../lib/stage_markers.ts";
+import { readMarkers, unclosed } from "../../lib/stage_markers_read.ts";
 import { childBaseEnv } from "../_helpers.ts";
 
 const T0 = Date.parse("2025-03-01T10:00:00.000Z");
@@ -738,6 +737,36 @@ console.log(JSON.stringify(stageMarkers().health()));
     assert.equal(exists(join(dir, "data")), false);
     assert.equal(exists(join(dir, "off")), false);
   } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
+Deno.test("a writer given no stall sink logs the stall and writes nothing to stderr", async () => {
+  const dir = tempDir();
+  const path = join(dir, "markers.log");
+  const child = spawnScript(
+    dir,
+    `import { createStageMarkers } from ${JSON.stringify(LIB)};
+const markers = createStageMarkers({ path: ${JSON.stringify(path)}, stallAfterMs: 10 });
+const open = markers.begin("slow.step");
+while (!Deno.readTextFileSync(${JSON.stringify(path)}).includes('"event":"stall"')) {
+  await new Promise((resolve) => setTimeout(resolve, 10));
+}
+open.finish();
+console.log("done");
+`,
+    {},
+  );
+  // Only a guard against a hung test, should the stall never be logged.
+  const guard = setTimeout(() => child.kill("SIGKILL"), 30_000);
+  try {
+    const output = await child.output();
+    assert.equal(output.code, 0, new TextDecoder().decode(output.stderr));
+    assert.equal(new TextDecoder().decode(output.stdout), "done\n");
+    assert.equal(new TextDecoder().decode(output.stderr), "", "the library printed the stall");
+    assert.deepEqual(linesOf(path).map((m) => m.event), ["start", "stall", "finish"]);
+  } finally {
+    clearTimeout(guard);
     Deno.removeSync(dir, { recursive: true });
   }
 });

@@ -2,7 +2,7 @@
 
 import assert from "node:assert/strict";
 import { securityHeaders } from "../../servers/_security_headers.ts";
-import { CSP, SCRIPT, STYLE } from "../../servers/pages/_assets.ts";
+import { CSP, SCRIPT, STYLE } from "../../servers/pages/assets.ts";
 import { createHash } from "node:crypto";
 import { around } from "./_middleware.ts";
 

@@ -6,15 +6,13 @@ import { join } from "node:path";
 import { loadContext } from "../../lib/context.ts";
 import { isLockHeld, readLock } from "../../lib/lock.ts";
 import { stageMarkersFromEnv } from "../../lib/stage_markers.ts";
-import { helpText } from "../../lib/cli.ts";
-import { spec } from "../../commands/dashboard.ts";
 import {
   DashboardRunningError,
   isLoopback,
   serveDashboard,
   servedHosts,
 } from "../../servers/dashboard.ts";
-import { childBaseEnv, makeWorld, ROOT, runCli, taskFlags } from "../_helpers.ts";
+import { childBaseEnv, ROOT, taskFlags } from "../_helpers.ts";
 import { capturedWorld, TOKEN } from "./_dashboard.ts";
 
 /** Other local addresses this machine has: 127.0.0.2 on Linux, and its non-loopback IPv4s. */
@@ -95,36 +93,6 @@ Deno.test("servedHosts() lists the loopback names of the bound port", () => {
   }
   for (const host of ["0.0.0.0", "192.168.1.5", "::", "example.com", "128.0.0.1"]) {
     assert.equal(isLoopback(host), false, host);
-  }
-});
-
-Deno.test("dashboard --help, and bad options are usage errors with exit 2", async (t) => {
-  const world = await makeWorld();
-  try {
-    await t.step("--help", async () => {
-      const result = await runCli("dashboard", ["--help"], world.vars);
-      assert.equal(result.code, 0, result.stderr);
-      assert.equal(result.stdout, helpText(spec));
-    });
-    await t.step("a non-loopback --host without --allow-remote", async () => {
-      const result = await runCli("dashboard", ["--host", "0.0.0.0", "--port", "0"], world.vars);
-      assert.equal(result.code, 2);
-      assert.equal(result.stdout, "");
-      assert.match(result.stderr, /^error: Refusing to listen on "0\.0\.0\.0".*--allow-remote/);
-      assert.match(result.stderr, /Run "dashboard --help" for usage/);
-    });
-    await t.step("a bad --port", async () => {
-      const result = await runCli("dashboard", ["--port", "http"], world.vars);
-      assert.equal(result.code, 2);
-      assert.match(result.stderr, /^error: Option "--port" expects a port number/);
-    });
-    await t.step("an unknown option", async () => {
-      const result = await runCli("dashboard", ["--public"], world.vars);
-      assert.equal(result.code, 2);
-      assert.match(result.stderr, /^error: .*--public/);
-    });
-  } finally {
-    await world.cleanup();
   }
 });
 

@@ -11,9 +11,12 @@ function gate() {
   const slots = new Int32Array(buffer);
   return {
     start: () => {
-      const worker = new Worker(new URL("./_held_search_worker.ts", import.meta.url).href, {
-        type: "module",
-      });
+      const worker = new Worker(
+        new URL("../lib/store/_held_search_worker.ts", import.meta.url).href,
+        {
+          type: "module",
+        },
+      );
       worker.postMessage({ hold: buffer });
       return worker;
     },

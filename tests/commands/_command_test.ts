@@ -1,7 +1,18 @@
-// `wholeNumber`: the one check every numeric option goes through.
+// The commands' shared opening: `run` (help, usage errors, exit codes), the options declared
+// once, and `wholeNumber`, the one check every numeric option goes through.
 
 import assert from "node:assert/strict";
-import { type Io, runCommand, UsageError, wholeNumber } from "../../lib/cli.ts";
+import {
+  defineCommand,
+  helpText,
+  run,
+  runCommand,
+  shared,
+  UsageError,
+  wholeNumber,
+} from "../../commands/_command.ts";
+import type { Io } from "../../commands/_terminal/io.ts";
+import { captureIo } from "../_helpers.ts";
 
 Deno.test("wholeNumber() takes decimal digits within range and nothing else", () => {
   assert.equal(wholeNumber(undefined, "tail"), undefined);
@@ -69,4 +80,44 @@ Deno.test("runCommand() points a damaged store at status --check", async () => {
   assert.equal(code, 1);
   assert.match(err, /^error: database disk image is malformed$/m);
   assert.match(err, /run "logbook status --check" to see what and how to recover/);
+});
+
+Deno.test("run() answers --help, turns a bad flag into exit 2, and runs the body otherwise", async () => {
+  const spec = defineCommand({
+    name: "frob",
+    summary: "frobnicate things",
+    usage: "logbook frob [--json] [--level N]",
+    options: { level: { type: "string" }, ...shared("json") },
+    optionHelp: [["--json", "print JSON"], ["--level N", "how hard"]],
+    helpNote: "show this help (and nothing else)",
+    examples: ["logbook frob --level 2"],
+    maxPositionals: 0,
+  });
+  assert.deepEqual(Object.keys(spec.options).sort(), ["help", "json", "level"]);
+  const calls: unknown[] = [];
+  const body = ({ values }: { values: { json?: boolean; level?: string } }) => {
+    calls.push({ ...values });
+    return 0;
+  };
+
+  const help = captureIo();
+  assert.equal(await run(spec, ["--help", "--json"], help, body), 0);
+  assert.equal(help.stdout(), helpText(spec));
+  assert.match(help.stdout(), /^ {2}-h, --help {2}show this help \(and nothing else\)$/m);
+  assert.deepEqual(calls, []);
+
+  const bad = captureIo();
+  assert.equal(await run(spec, ["--loud"], bad, body), 2);
+  assert.match(bad.stderr(), /^error: .*--loud.*\nRun "frob --help" for usage\.\n$/);
+  assert.equal(await run(spec, ["extra"], captureIo(), body), 2);
+
+  assert.equal(await run(spec, ["--json", "--level", "3"], captureIo(), body), 0);
+  assert.deepEqual(calls, [{ json: true, level: "3" }]);
+});
+
+Deno.test("shared() spreads the options several commands declare once", () => {
+  assert.deepEqual(shared("json", "project"), {
+    json: { type: "boolean" },
+    project: { type: "string" },
+  });
 });

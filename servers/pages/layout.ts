@@ -3,7 +3,7 @@
 
 import { html, raw } from "hono/html";
 import type { HtmlEscapedString } from "hono/utils/html";
-import { SCRIPT, STYLE } from "./_assets.ts";
+import { SCRIPT, STYLE } from "./assets.ts";
 
 /** A piece of HTML as `html` builds it. */
 export type Html = HtmlEscapedString | Promise<HtmlEscapedString>;

@@ -2,8 +2,8 @@
 // search keeps its worker busy. Told where its gate is by a first message `{ hold: buffer }`:
 // slot 0 is the gate (0 holds, 1 opens), slot 1 counts the jobs that reached it.
 
-import { answer } from "../../lib/store/_search_worker.ts";
-import type { SearchJob } from "../../lib/store/_search_job.ts";
+import { answer } from "../../../lib/store/_search_worker.ts";
+import type { SearchJob } from "../../../lib/store/_search_job.ts";
 
 interface Scope {
   onmessage: ((event: MessageEvent<SearchJob | { hold: SharedArrayBuffer }>) => void) | null;

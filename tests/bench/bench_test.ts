@@ -6,15 +6,15 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { join, relative } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { corpusEnv, generateCorpus, SHARES } from "../bench/corpus.ts";
-import { FIGURE_KEYS } from "../bench/run.ts";
-import { which } from "../bench/_util.ts";
-import { runCapture } from "../lib/capture.ts";
-import { loadContext, openStore, redactorFor } from "../lib/context.ts";
-import { envFrom } from "../lib/env.ts";
-import { ADAPTERS } from "../lib/sources/mod.ts";
-import { search } from "../lib/store/search.ts";
-import { childBaseEnv, removeDir, ROOT, tempDir } from "./_helpers.ts";
+import { corpusEnv, generateCorpus, SHARES } from "../../bench/corpus.ts";
+import { FIGURE_KEYS } from "../../bench/run.ts";
+import { which } from "../../bench/_util.ts";
+import { runCapture } from "../../lib/capture.ts";
+import { loadContext, openStore, redactorFor } from "../../lib/context.ts";
+import { envFrom } from "../../lib/env.ts";
+import { ADAPTERS } from "../../lib/sources/mod.ts";
+import { search } from "../../lib/store/search.ts";
+import { childBaseEnv, removeDir, ROOT, tempDir } from "../_helpers.ts";
 
 const SIZE = 2_000_000;
 

@@ -1,8 +1,10 @@
-// What every command shares: strict argument parsing, `--help`, exit codes, colour and errors.
-// Commands stay thin shells around the library; this file keeps them uniform.
+// What every command shares: its spec (usage, options, one example), strict parsing, `--help`,
+// usage errors and exit codes, and the options several commands take, declared once here. A
+// command file states only what is its own and calls `run`.
 
 import { parseArgs, type ParseArgsOptionsConfig } from "node:util";
-import { isCorruption } from "./store/check.ts";
+import { isCorruption } from "../lib/store/check.ts";
+import type { Io } from "./_terminal/io.ts";
 
 /** Exit status of a command: 0 success, 1 a failure the command explains, 2 a usage error. */
 export const EXIT = { ok: 0, failure: 1, usage: 2 } as const;
@@ -12,44 +14,71 @@ export class UsageError extends Error {
   override name = "UsageError";
 }
 
-/** Options shared by many commands, defined once. */
-export const COMMON_OPTIONS = {
-  help: { type: "boolean", short: "h" },
+/** `-h, --help`, which every command takes: `defineCommand` adds it to each spec. */
+const HELP_OPTION = { help: { type: "boolean", short: "h" } } as const;
+
+/**
+ * Options several commands take, declared once: a spec spreads in the ones it needs with
+ * `shared(…)`. Their help rows stay in each spec, which says what the option means there.
+ */
+export const SHARED_OPTIONS = {
   json: { type: "boolean" },
   incognito: { type: "boolean" },
+  project: { type: "string" },
+  port: { type: "string" },
 } as const satisfies ParseArgsOptionsConfig;
+
+/**
+ * The shared options named, to spread into a spec's options.
+ *
+ * @example
+ * options: { rebuild: { type: "boolean" }, ...shared("json") }
+ */
+export function shared<const K extends keyof typeof SHARED_OPTIONS>(
+  ...names: K[]
+): Pick<typeof SHARED_OPTIONS, K> {
+  const picked = {} as Pick<typeof SHARED_OPTIONS, K>;
+  for (const name of names) picked[name] = SHARED_OPTIONS[name];
+  return picked;
+}
 
 /** A command's description: its name, usage lines, option help and one example. */
 export interface CommandSpec<O extends ParseArgsOptionsConfig> {
   name: string;
+  /** One line; `logbook --help` lists every command with it. */
   summary: string;
   usage: string;
   options: O;
-  /** `[flag text, description]` rows for the help screen, in order. */
+  /** `[flag text, description]` rows for the help screen, in order (`-h, --help` comes last). */
   optionHelp: [string, string][];
+  /** What the `-h, --help` row says (default "show this help"). */
+  helpNote?: string;
   examples: string[];
   /** Most positionals the command accepts (default: unlimited). */
   maxPositionals?: number;
 }
 
-/** Declares a command (an identity function that keeps the option types precise). */
+/** Declares a command, adding `--help` to its options (and keeping their types precise). */
 export function defineCommand<const O extends ParseArgsOptionsConfig>(
   spec: CommandSpec<O>,
-): CommandSpec<O> {
-  return spec;
+): CommandSpec<O & typeof HELP_OPTION> {
+  return { ...spec, options: { ...spec.options, ...HELP_OPTION } };
 }
 
 /** The help screen of a command, exactly as `--help` prints it (README blocks are checked against it). */
 export function helpText<O extends ParseArgsOptionsConfig>(spec: CommandSpec<O>): string {
-  const width = Math.max(...spec.optionHelp.map(([flag]) => flag.length));
-  const rows = spec.optionHelp.map(([flag, text]) => `  ${flag.padEnd(width)}  ${text}`);
+  const rows: [string, string][] = [
+    ...spec.optionHelp,
+    ["-h, --help", spec.helpNote ?? "show this help"],
+  ];
+  const width = Math.max(...rows.map(([flag]) => flag.length));
   return [
     `${spec.name} — ${spec.summary}`,
     "",
     ...wrapUsage(`Usage: ${spec.usage}`),
     "",
     "Options:",
-    ...rows,
+    ...rows.map(([flag, text]) => `  ${flag.padEnd(width)}  ${text}`),
     "",
     spec.examples.length > 1 ? "Examples:" : "Example:",
     ...spec.examples.map((e) => `  ${e}`),
@@ -105,60 +134,28 @@ function cleanParseError(message: string): string {
   return first.replace(/\.$/, "");
 }
 
-/** Where a command writes; injected so tests can capture output without spawning. */
-export interface Io {
-  out(text: string): void;
-  /** Writes bytes to stdout exactly as given (for `show --raw`). */
-  outBytes(bytes: Uint8Array): void;
-  err(text: string): void;
-  /** True when stdout is a terminal that may show colour. */
-  color: boolean;
-  /** True when stdout is a terminal (`show --raw` then shows its bytes through the filter). */
-  outIsTerminal: boolean;
-  /** True when stderr is a terminal (progress bars go there). */
-  errIsTerminal: boolean;
-}
-
-/** The real terminal: colour only on a TTY and never with `NO_COLOR`. */
-export function stdio(): Io {
-  const encoder = new TextEncoder();
-  const noColor = (Deno.env.get("NO_COLOR") ?? "") !== "";
-  return {
-    out: (text) => writeAll(Deno.stdout, encoder.encode(text)),
-    outBytes: (bytes) => writeAll(Deno.stdout, bytes),
-    err: (text) => writeAll(Deno.stderr, encoder.encode(text)),
-    color: !noColor && Deno.stdout.isTerminal(),
-    outIsTerminal: Deno.stdout.isTerminal(),
-    errIsTerminal: Deno.stderr.isTerminal(),
-  };
-}
-
-function writeAll(stream: typeof Deno.stdout, bytes: Uint8Array): void {
-  let offset = 0;
-  while (offset < bytes.length) {
-    try {
-      offset += stream.writeSync(bytes.subarray(offset));
-    } catch (err) {
-      // A closed pipe (`logbook search x | head`) is not an error worth a stack trace.
-      if (err instanceof Deno.errors.BrokenPipe) return;
-      throw err;
+/**
+ * The opening every command shares: parses `args` against `spec` (a usage error exits 2),
+ * prints the help screen for `--help` (exit 0), else runs `body` with the parsed arguments,
+ * under `runCommand`'s conventions for failures.
+ *
+ * @example
+ * return await run(spec, args, io, ({ values, positionals }) => { …; return EXIT.ok; });
+ */
+export async function run<O extends ParseArgsOptionsConfig>(
+  spec: CommandSpec<O>,
+  args: string[],
+  io: Io,
+  body: (parsed: Parsed<O>) => Promise<number> | number,
+): Promise<number> {
+  return await runCommand(spec.name, io, async () => {
+    const parsed = parseCommand(spec, args);
+    if ((parsed.values as { help?: boolean }).help) {
+      io.out(helpText(spec));
+      return EXIT.ok;
     }
-  }
-}
-
-/** ANSI styling that turns into plain text when colour is off. */
-export function styler(color: boolean) {
-  const wrap = (open: string, close: string) => (text: string) =>
-    color ? `\x1b[${open}m${text}\x1b[${close}m` : text;
-  return {
-    bold: wrap("1", "22"),
-    dim: wrap("2", "22"),
-    red: wrap("31", "39"),
-    green: wrap("32", "39"),
-    yellow: wrap("33", "39"),
-    cyan: wrap("36", "39"),
-    highlight: wrap("1;33", "22;39"),
-  };
+    return await body(parsed);
+  });
 }
 
 /**
@@ -221,23 +218,7 @@ export function wholeNumber(
   return number;
 }
 
-/** Human-readable byte size: `532 B`, `1.4 MB`. */
-export function formatBytes(bytes: number): string {
-  const units = ["B", "KB", "MB", "GB", "TB"];
-  let value = bytes;
-  let unit = 0;
-  while (value >= 1000 && unit < units.length - 1) {
-    value /= 1000;
-    unit++;
-  }
-  return unit === 0 ? `${bytes} B` : `${value.toFixed(value < 10 ? 1 : 0)} ${units[unit]}`;
-}
-
-/** Human-readable duration: `850 ms`, `12.3 s`, `4 min 05 s`. */
-export function formatDuration(ms: number): string {
-  if (ms < 1000) return `${Math.round(ms)} ms`;
-  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
-  const total = Math.round(ms / 1000);
-  const minutes = Math.floor(total / 60);
-  return `${minutes} min ${String(total % 60).padStart(2, "0")} s`;
+/** `--port`: a port number from 0 to 65535 (0 picks a free one), or undefined when not given. */
+export function parsePort(value: string | undefined): number | undefined {
+  return wholeNumber(value, "port", { min: 0, max: 65535, what: "port number" });
 }

@@ -1,0 +1,51 @@
+// What a capture run says on a terminal: its one-line summary, its warnings (drift, empty
+// sources, skipped files) and the line for a source it could not read; used by `reindex` (once
+// and in --watch), `start`, and `status` for the last run.
+
+import { formatBytes, formatDuration } from "../../lib/format.ts";
+import type { CaptureSummary } from "../../lib/store/ingest.ts";
+import { describeDrift } from "../../lib/store/status.ts";
+import { safeText } from "./safe_text.ts";
+
+/** The one-line summary printed after a capture. */
+export function summaryLine(summary: CaptureSummary): string {
+  const parts = [
+    `Captured ${count(summary.records, "new record")}`,
+    `(${count(summary.conversations, "new conversation")})`,
+    `from ${summary.changed} of ${count(summary.sources, "source")},`,
+    `${formatBytes(summary.bytes)} in ${formatDuration(summary.ms)}`,
+  ];
+  let line = parts.join(" ");
+  if (summary.stoppedBy === "deadline") {
+    line += "; stopped at the time limit, the rest follows next run";
+  }
+  if (summary.stoppedBy === "signal") line += "; stopped on request, the rest follows next run";
+  if (summary.stoppedBy === "ingest-off") line += "; stopped because capture was switched off";
+  if (summary.gone) line += `; ${count(summary.gone, "source")} gone upstream (records kept)`;
+  return line;
+}
+
+/**
+ * Warning lines for a capture: drift, empty sources, new generations, skipped files. Ready for a
+ * terminal: drift names and paths come from the transcripts, so each line passes the filter.
+ */
+export function warnings(summary: CaptureSummary): string[] {
+  const lines = summary.drift.map(describeDrift);
+  for (const path of summary.empty) {
+    lines.push(`"${path}" yielded no conversation from a non-empty file`);
+  }
+  for (const skipped of Object.entries(summary.skipped)) {
+    lines.push(`${count(skipped[1], "file")} skipped: ${skipped[0]}`);
+  }
+  return lines.map((line) => safeText(line));
+}
+
+/** The line for a source that could not be read, its parts filtered. */
+export function sourceError(e: { locator: string; message: string }): string {
+  return `cannot read "${safeText(e.locator)}": ${safeText(e.message)}`;
+}
+
+/** `1 record`, `1,204 records`. */
+export function count(n: number, noun: string): string {
+  return `${n.toLocaleString("en-US")} ${noun}${n === 1 ? "" : "s"}`;
+}

@@ -1,0 +1,97 @@
+// Serving the dashboard from a terminal, for `dashboard` and `start`: binding errors turned into
+// what to do, the URL with its token printed, and serving until Ctrl-C or SIGTERM.
+
+import type { Context } from "../../lib/context.ts";
+import type { StageMarkers } from "../../lib/stage_markers.ts";
+import { isLoopback, type RunningDashboard, serveDashboard } from "../../servers/dashboard.ts";
+import type { Io } from "./io.ts";
+
+/** Where and how `listen` serves. */
+export interface ListenOptions {
+  ctx: Context;
+  io: Io;
+  host: string;
+  port: number;
+  token: string;
+  markers: StageMarkers;
+  /** When the port is in use, serve on a free one instead (for a port nobody asked for). */
+  anyPortIfBusy?: boolean;
+}
+
+/**
+ * Starts serving the dashboard (see `serveDashboard`), with the errors of binding turned into
+ * messages that say what to do; unexpected errors of requests go to `io.err`.
+ */
+export function listen(options: ListenOptions): RunningDashboard {
+  const { ctx, io, host, port } = options;
+  const serve = (on: number) =>
+    serveDashboard({
+      ctx,
+      hostname: host,
+      port: on,
+      token: options.token,
+      markers: options.markers,
+      onError: (err) => io.err(`error: ${err instanceof Error ? err.stack ?? err.message : err}\n`),
+    });
+  try {
+    try {
+      return serve(port);
+    } catch (err) {
+      if (!(err instanceof Deno.errors.AddrInUse && options.anyPortIfBusy && port !== 0)) throw err;
+      io.err(`Port ${port} is in use: serving on a free port instead\n`);
+      return serve(0);
+    }
+  } catch (err) {
+    if (err instanceof Deno.errors.AddrInUse) {
+      throw new Error(
+        `Cannot listen on ${host}:${port}: the port is in use (choose another with --port)`,
+      );
+    }
+    if (err instanceof Deno.errors.NotCapable || err instanceof Deno.errors.PermissionDenied) {
+      throw new Error(
+        `Cannot listen on "${host}": Deno was not allowed to (run it with --allow-net=${host})`,
+      );
+    }
+    throw err;
+  }
+}
+
+/**
+ * Prints the dashboard's URL with the token (stdout) and how to stop it (stderr), serves until
+ * `stop` aborts (default: SIGINT or SIGTERM), then shuts it down.
+ */
+export async function serveUntilStopped(
+  dashboard: RunningDashboard,
+  io: Io,
+  stop?: AbortSignal,
+): Promise<void> {
+  io.out(`logbook dashboard: ${dashboard.urlWithToken}\n`);
+  io.err(
+    `Serving on ${dashboard.url} (open the link above; it sets a cookie). Ctrl-C stops it.\n`,
+  );
+  if (!isLoopback(dashboard.hostname)) {
+    io.err(
+      `warning: listening on "${dashboard.hostname}": other machines can reach it with the token\n`,
+    );
+  }
+  await untilStopped(stop);
+  await dashboard.shutdown();
+  io.err("Dashboard stopped\n");
+}
+
+/** Resolves when `stop` aborts, or on SIGINT or SIGTERM when no signal is given. */
+function untilStopped(stop: AbortSignal | undefined): Promise<void> {
+  if (stop) {
+    return stop.aborted
+      ? Promise.resolve()
+      : new Promise((resolve) => stop.addEventListener("abort", () => resolve(), { once: true }));
+  }
+  const signals: Deno.Signal[] = Deno.build.os === "windows" ? ["SIGINT"] : ["SIGINT", "SIGTERM"];
+  return new Promise((resolve) => {
+    const done = () => {
+      for (const signal of signals) Deno.removeSignalListener(signal, done);
+      resolve();
+    };
+    for (const signal of signals) Deno.addSignalListener(signal, done);
+  });
+}

@@ -1,0 +1,168 @@
+// The one rendering of logbook's state on a terminal. `reindex --status` prints the capture part
+// (phase, switch, last run, store, sources, conversations, drift, problems); `status` prints the
+// same lines and then snapshots, sessions, stage markers and the store check.
+
+import { formatBytes, formatDuration } from "../../lib/format.ts";
+import type { CaptureState, ProgressView, Status } from "../../lib/status.ts";
+import type { StoreCheck } from "../../lib/store/check.ts";
+import {
+  type CapturedShare,
+  sharePercent,
+  type UnfinishedLine,
+} from "../../lib/store/present_sources.ts";
+import { describeDrift } from "../../lib/store/status.ts";
+import { count, summaryLine } from "./capture_report.ts";
+import type { Styles } from "./io.ts";
+import { safeText } from "./safe_text.ts";
+
+/** What the capture part shows: capture's state and the store, and where they are. */
+export interface CaptureView extends CaptureState {
+  dataDir: string;
+  /** A check found the store damaged (the store line then says it cannot be read). */
+  damaged?: boolean;
+}
+
+/**
+ * The capture part, one line each. Every part that came from a transcript or the environment
+ * is filtered before it is styled, so the lines are ready for a terminal.
+ */
+export function captureLines(view: CaptureView, s: Styles): string[] {
+  const { capture: c, store } = view;
+  const lines = [`data dir: ${safeText(view.dataDir)}`];
+  lines.push(
+    `phase: ${c.phase}${
+      c.progress ? ` (${describeRun(c.progress, store?.captured ?? null)})` : ""
+    }`,
+  );
+  lines.push(`capture: ${c.on ? "on" : `off (${safeText(c.offReason ?? "")})`}`);
+  if (c.latched) {
+    lines.push(s.red(`failure: ${safeText(c.latched.message)} (run "logbook reindex --retry")`));
+  }
+  if (c.lastRun) {
+    const when = new Date(c.lastRun.at).toISOString();
+    const what = c.lastRun.summary
+      ? summaryLine(c.lastRun.summary)
+      : safeText(c.lastRun.error ?? "");
+    lines.push(`last capture: ${when} ${c.lastRun.ok ? "ok" : s.red("failed")} — ${what}`);
+  } else if (store) lines.push("last capture: never");
+  if (!store) {
+    lines.push(
+      view.damaged
+        ? s.red("store: cannot be read, it is damaged (see check below)")
+        : 'store: none yet (run "logbook reindex")',
+    );
+    return lines;
+  }
+  lines.push(
+    `store: ${formatBytes(store.storeBytes)} (${formatBytes(store.rawBytes)} raw in ${
+      count(store.records, "record")
+    })`,
+  );
+  lines.push(
+    `sources: ${store.sources} (${store.sourcesGone} gone upstream), ${
+      sharePercent(store.captured.ratio)
+    } captured (${formatBytes(store.captured.bytes)} of ${formatBytes(store.captured.of)})`,
+  );
+  const agents = store.conversations.map((a) =>
+    `${safeText(a.agent)} ${a.count}${a.gone ? ` (${a.gone} with source gone)` : ""}`
+  );
+  lines.push(`conversations: ${agents.join(", ") || "none"}`);
+  if (store.multiGeneration) {
+    lines.push(
+      `generations: ${
+        count(store.multiGeneration, "source")
+      } replaced or rewritten (old records kept)`,
+    );
+  }
+  // Drift names, paths and messages come from transcripts: filtered before they are styled.
+  for (const d of store.drift) lines.push(s.yellow(`drift: ${safeText(describeDrift(d))}`));
+  for (const path of store.empty) {
+    lines.push(
+      s.yellow(`warning: "${safeText(path)}" yielded no conversation from a non-empty file`),
+    );
+  }
+  for (const u of store.unfinished) {
+    lines.push(s.yellow(`warning: ${safeText(describeUnfinished(u))}`));
+  }
+  for (const e of store.errors) {
+    lines.push(s.red(`source error: "${safeText(e.locator)}": ${safeText(e.message)}`));
+  }
+  return lines;
+}
+
+/**
+ * The whole status: the capture part, then snapshots, sessions, stage markers and, when one
+ * ran (or was asked for: `checkAsked`), the store check.
+ */
+export function statusLines(status: Status, s: Styles, checkAsked = false): string[] {
+  const lines = captureLines({
+    dataDir: status.dataDir,
+    capture: status.capture,
+    store: status.store,
+    damaged: status.check?.ok === false,
+  }, s);
+  lines.push(
+    `snapshots: ${status.snapshots.count} (${
+      formatBytes(status.snapshots.bytes)
+    }) in prune-archives/`,
+  );
+  lines.push(`sessions: ${status.sessions.count}`);
+  for (const bad of status.sessions.corrupt) {
+    lines.push(s.red(`corrupt session record: "${safeText(bad.path)}": ${safeText(bad.reason)}`));
+  }
+  const markers = status.stageMarkers;
+  lines.push(
+    `stage markers: ${
+      markers.enabled ? "on" : `off (${safeText(markers.off ?? "off")})`
+    }, ${markers.unclosed.length} unclosed`,
+  );
+  for (const step of markers.unclosed) {
+    const line = `  ${safeText(step.step)} (pid ${step.pid}, ${
+      step.alive ? "alive" : "dead"
+    }) open ${formatDuration(step.openMs)}${step.stalled ? " — stall suspected" : ""}`;
+    lines.push(step.stalled ? s.red(line) : line);
+  }
+  if (status.check) lines.push(...checkLines(status.check, s));
+  else if (checkAsked) lines.push("check: no store yet, nothing to check");
+  return lines;
+}
+
+/** The check's result: `check: ok (…)`, or each damaged part and the way to recover. */
+function checkLines(check: StoreCheck, s: Styles): string[] {
+  const took = formatDuration(check.ms);
+  if (check.ok) return [`check: ok (${check.ran}, ${took})`];
+  const lines = [s.red(`check: the store is damaged (${check.ran}, ${took})`)];
+  for (const part of check.damaged) {
+    lines.push(s.red(`  damaged: ${part.label}`));
+    for (const message of part.messages.slice(0, 5)) lines.push(`    ${safeText(message)}`);
+    if (part.messages.length > 5) lines.push(`    … ${part.messages.length - 5} more`);
+  }
+  lines.push(`recovery: ${check.recovery}`);
+  return lines;
+}
+
+/** A running capture: `pid 42, 97.3% captured, 3 of 9 sources, 12.0 s left`, or what a rebuild does. */
+export function describeRun(p: ProgressView, captured: CapturedShare | null): string {
+  if (p.phase === "rebuilding") {
+    return `pid ${p.pid}, deriving the index and conversations again from the raw records`;
+  }
+  const share = captured ? `${sharePercent(captured.ratio)} captured, ` : "";
+  const eta = p.etaMs !== null ? `, ${formatDuration(p.etaMs)} left` : "";
+  return `pid ${p.pid}, ${share}${p.sourcesDone} of ${p.sourcesTotal} sources${eta}`;
+}
+
+/** `"path" ends in an unfinished line (312 B without a newline, last written 3 d ago)`. */
+export function describeUnfinished(u: UnfinishedLine): string {
+  return `"${u.locator}" ends in an unfinished line (${
+    formatBytes(u.bytes)
+  } without a newline, last written ${ago(u.ageMs)} ago)`;
+}
+
+/** A coarse age: `40 s`, `12 min`, `5 h`, `3 d`. */
+function ago(ms: number): string {
+  const sec = Math.floor(ms / 1000);
+  if (sec < 60) return `${sec} s`;
+  if (sec < 3600) return `${Math.floor(sec / 60)} min`;
+  if (sec < 86400) return `${Math.floor(sec / 3600)} h`;
+  return `${Math.floor(sec / 86400)} d`;
+}

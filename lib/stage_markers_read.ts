@@ -1,0 +1,246 @@
+// Stage markers, the reader: the log and its `.1` read back (the last markers, every marker), and
+// the steps that started and never finished, with whether their process is still alive. Used by
+// `stage-markers`, `status` and the dashboard; writing is `stage_markers.ts`.
+
+import { join } from "node:path";
+import { isPidAlive } from "./private_fs.ts";
+import {
+  DEFAULT_STALL_AFTER_MS,
+  liveDirOf,
+  liveLockName,
+  type Marker,
+  type MarkerEvent,
+  rotatedPath,
+} from "./stage_markers.ts";
+
+const EVENTS: ReadonlySet<string> = new Set(["start", "finish", "fail", "stall"]);
+/** The form of an operation id, `<name>:<8 hex>`: only such an id names a lock file. */
+const OP_ID = /^[a-z][a-z0-9_.-]{0,63}:[0-9a-f]{8}$/;
+
+/** An open step as the log shows it. */
+export interface UnclosedStep {
+  op: string;
+  seq: number;
+  step: string;
+  pid: number;
+  /** When it started (ISO 8601). */
+  started: string;
+  /** How long it has been open, by the injected clock. */
+  openMs: number;
+  /** Whether process `pid` is still running (a reused pid can make a dead step look alive). */
+  alive: boolean;
+  /** Open longer than the stall threshold. */
+  stalled: boolean;
+  /** The writer logged a `stall` line for it. */
+  stallReported: boolean;
+}
+
+/**
+ * The markers of the log at `path` and its `.1`, oldest first, lines that are not markers
+ * skipped. With `tail`, only the last `tail` (holding no more than that many in memory, and
+ * reading `.1` only when the current file has fewer). A missing log has none.
+ */
+export async function readMarkers(
+  path: string,
+  options: { tail?: number } = {},
+): Promise<Marker[]> {
+  const { tail } = options;
+  if (tail !== undefined && (!Number.isSafeInteger(tail) || tail < 0)) {
+    throw new RangeError(`Expected a tail of zero or more markers: got "${tail}"`);
+  }
+  if (tail === undefined) {
+    const all: Marker[] = [];
+    for await (const marker of eachMarker(path)) all.push(marker);
+    return all;
+  }
+  if (tail === 0) return [];
+  const recent = await lastOf(path, tail);
+  if (recent.length >= tail) return recent;
+  return [...await lastOf(rotatedPath(path), tail - recent.length), ...recent];
+}
+
+/** Every marker of the log at `path`, `.1` first, streamed line by line. */
+export async function* eachMarker(path: string): AsyncGenerator<Marker> {
+  for (const file of [rotatedPath(path), path]) {
+    for await (const line of linesOf(file)) {
+      const marker = parseMarker(line);
+      if (marker) yield marker;
+    }
+  }
+}
+
+/**
+ * The steps of the log at `path` (and its `.1`) that started and never finished or failed,
+ * oldest first, with whether their process is alive and how long they have been open. Holds only
+ * the open set in memory.
+ */
+export async function unclosed(
+  path: string,
+  options: {
+    now?: number;
+    stallAfterMs?: number;
+    /** Replaces the liveness check (default: the operation's live lock, else the pid). */
+    isAlive?: (pid: number, op: string) => boolean;
+  } = {},
+): Promise<UnclosedStep[]> {
+  const now = options.now ?? Date.now();
+  const stallAfterMs = options.stallAfterMs ?? DEFAULT_STALL_AFTER_MS;
+  const isAlive = options.isAlive ??
+    ((pid: number, op: string) => liveLockState(path, op) ?? pidAlive(pid));
+  const open = new Map<string, { marker: Marker; stallReported: boolean }>();
+  for await (const marker of eachMarker(path)) {
+    const key = `${marker.pid} ${marker.op} ${marker.seq}`;
+    if (marker.event === "start") open.set(key, { marker, stallReported: false });
+    else if (marker.event === "stall") {
+      const entry = open.get(key);
+      if (entry) entry.stallReported = true;
+    } else open.delete(key);
+  }
+  const alive = new Map<string, boolean>();
+  return [...open.values()].map(({ marker, stallReported }) => {
+    const who = `${marker.pid} ${marker.op}`;
+    if (!alive.has(who)) alive.set(who, isAlive(marker.pid, marker.op));
+    const openMs = Math.max(0, now - Date.parse(marker.time));
+    return {
+      op: marker.op,
+      seq: marker.seq,
+      step: marker.step,
+      pid: marker.pid,
+      started: marker.time,
+      openMs,
+      alive: alive.get(who)!,
+      stalled: openMs > stallAfterMs,
+      stallReported,
+    };
+  });
+}
+
+/**
+ * Whether the operation `op` of the log at `path` has a live process: true while its lock is
+ * held, false once released by a dead process, undefined when there is no lock file to ask.
+ */
+function liveLockState(path: string, op: string): boolean | undefined {
+  if (!OP_ID.test(op)) return undefined;
+  let file: Deno.FsFile;
+  try {
+    file = Deno.openSync(join(liveDirOf(path), liveLockName(op)), { read: true });
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound || err instanceof Deno.errors.NotADirectory) {
+      return undefined;
+    }
+    throw err;
+  }
+  try {
+    return !file.tryLockSync(true);
+  } finally {
+    file.close();
+  }
+}
+
+/** `isPidAlive` where the process may ask; without the permission a lockless step reads dead. */
+function pidAlive(pid: number): boolean {
+  try {
+    return isPidAlive(pid);
+  } catch (err) {
+    if (err instanceof Deno.errors.NotCapable || err instanceof Deno.errors.PermissionDenied) {
+      return false;
+    }
+    throw err;
+  }
+}
+
+/** The last `count` markers of one file, through a ring buffer. */
+async function lastOf(file: string, count: number): Promise<Marker[]> {
+  const ring: Marker[] = [];
+  let next = 0;
+  for await (const line of linesOf(file)) {
+    const marker = parseMarker(line);
+    if (!marker) continue;
+    if (ring.length < count) ring.push(marker);
+    else ring[next] = marker;
+    next = (next + 1) % count;
+  }
+  return ring.length < count ? ring : [...ring.slice(next), ...ring.slice(0, next)];
+}
+
+const READ_SIZE = 64 * 1024;
+/** Markers are a few hundred bytes; anything longer is not one and is skipped unread. */
+const MAX_LINE = 16 * 1024;
+
+/** The complete lines of `file` (a torn last line is left out); none when it is missing. */
+async function* linesOf(file: string): AsyncGenerator<string> {
+  let handle: Deno.FsFile;
+  try {
+    handle = await Deno.open(file, { read: true });
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound || err instanceof Deno.errors.NotADirectory) return;
+    throw err;
+  }
+  const decoder = new TextDecoder();
+  const buffer = new Uint8Array(READ_SIZE);
+  let pending: Uint8Array = new Uint8Array(0);
+  let skipping = false;
+  try {
+    while (true) {
+      const n = await handle.read(buffer);
+      if (n === null) return;
+      let chunk = buffer.subarray(0, n);
+      while (chunk.length > 0) {
+        const newline = chunk.indexOf(0x0a);
+        if (newline < 0) {
+          if (!skipping && pending.length + chunk.length <= MAX_LINE) {
+            pending = concat(pending, chunk);
+          } else {
+            skipping = true;
+            pending = new Uint8Array(0);
+          }
+          break;
+        }
+        if (!skipping) yield decoder.decode(concat(pending, chunk.subarray(0, newline)));
+        pending = new Uint8Array(0);
+        skipping = false;
+        chunk = chunk.subarray(newline + 1);
+      }
+    }
+  } finally {
+    handle.close();
+  }
+}
+
+function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
+  if (a.length === 0) return b.slice();
+  const out = new Uint8Array(a.length + b.length);
+  out.set(a);
+  out.set(b, a.length);
+  return out;
+}
+
+/** A line as a marker, or undefined when it is not a well-formed one. */
+function parseMarker(line: string): Marker | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== "object" || value === null) return undefined;
+  const v = value as Record<string, unknown>;
+  if (
+    typeof v.time !== "string" || Number.isNaN(Date.parse(v.time)) ||
+    !Number.isSafeInteger(v.pid) || (v.pid as number) <= 0 ||
+    typeof v.op !== "string" || !Number.isSafeInteger(v.seq) ||
+    typeof v.step !== "string" || typeof v.event !== "string" || !EVENTS.has(v.event)
+  ) return undefined;
+  const marker: Marker = {
+    time: v.time,
+    pid: v.pid as number,
+    op: v.op,
+    seq: v.seq as number,
+    step: v.step,
+    event: v.event as MarkerEvent,
+  };
+  if (typeof v.ms === "number" && Number.isFinite(v.ms)) marker.ms = v.ms;
+  if (typeof v.error === "string") marker.error = v.error;
+  if (typeof v.code === "string") marker.code = v.code;
+  return marker;
+}

@@ -1,0 +1,41 @@
+// The capture's progress bar on stderr: redrawn in place at most every 100 ms, a note while a
+// rebuild runs, and cleared so the summary line starts clean.
+
+import assert from "node:assert/strict";
+import { progressBar } from "../../../commands/_terminal/progress.ts";
+import type { Progress } from "../../../lib/store/ingest.ts";
+import { captureIo } from "../../_helpers.ts";
+
+const BASE: Progress = {
+  phase: "capturing",
+  sourcesTotal: 4,
+  sourcesDone: 1,
+  bytesTotal: 2_000_000,
+  bytesDone: 1_000_000,
+  startedAt: 0,
+  pid: 42,
+};
+
+Deno.test("progressBar() draws the share, sources, bytes and time left, then clears", () => {
+  const io = captureIo();
+  let now = 10_000;
+  const bar = progressBar(io, () => now);
+  bar.update(BASE);
+  assert.equal(
+    io.stderr(),
+    "\r[############............] 50% 1/4 sources 1.0 MB/2.0 MB 10.0 s left\x1b[K",
+  );
+  now += 50;
+  bar.update({ ...BASE, bytesDone: 1_500_000 });
+  assert.equal(io.stderr().split("\r").length, 2, "no redraw within 100 ms");
+  bar.update({ ...BASE, phase: "rebuilding" });
+  assert.match(
+    io.stderr(),
+    // deno-lint-ignore no-control-regex -- the bar ends its line with ESC [K
+    /\rRebuilding the index and conversations from the raw records…\x1b\[K$/,
+  );
+  bar.clear();
+  assert.ok(io.stderr().endsWith("\r\x1b[K"));
+  bar.clear();
+  assert.ok(!io.stderr().endsWith("\r\x1b[K\r\x1b[K"), "cleared once");
+});

@@ -1,0 +1,91 @@
+// search() pages and redacts in one place: `offset` and `limit` give one page with the offset of
+// the next, in FTS5 and literal mode alike, and every string of a hit comes through the gate.
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { createGate, redactorOf } from "../../../lib/gate.ts";
+import { ADAPTERS } from "../../../lib/sources/mod.ts";
+import { search, type SearchOptions, type SearchResult } from "../../../lib/store/search.ts";
+import { captureWorld, makeWorld, withStore, type World } from "../../_helpers.ts";
+
+const SESSION = "5ea5ea5e-1111-4222-8333-444444444444";
+const CWD = "/home/dev/src/secret-cove";
+const MESSAGES = 7;
+
+/** A world with one captured Claude session of `MESSAGES` user messages about a walrus. */
+async function walrusWorld(): Promise<World> {
+  const world = await makeWorld();
+  const dir = join(world.claude, "projects", CWD.replaceAll("/", "-"));
+  await Deno.mkdir(dir, { recursive: true });
+  const lines = [];
+  for (let i = 0; i < MESSAGES; i++) {
+    lines.push(JSON.stringify({
+      type: "user",
+      uuid: `00000000-0000-4000-8000-${String(i).padStart(12, "0")}`,
+      parentUuid: i ? `00000000-0000-4000-8000-${String(i - 1).padStart(12, "0")}` : null,
+      sessionId: SESSION,
+      cwd: CWD,
+      version: "2.1.40",
+      timestamp: new Date(Date.UTC(2026, 8, 1) + i * 1000).toISOString(),
+      message: { role: "user", content: `she said "walrus number ${i} at the shore` },
+    }));
+  }
+  Deno.writeTextFileSync(join(dir, `${SESSION}.jsonl`), lines.join("\n") + "\n");
+  await captureWorld(world);
+  return world;
+}
+
+/** The gate of these tests: the project's directory name is a labelled value. */
+const redact = redactorOf(createGate({ labelled: { cove: "secret-cove" } }));
+
+function run(world: World, options: SearchOptions): SearchResult {
+  return withStore(world, (store) => search(store, ADAPTERS, redact, options));
+}
+
+Deno.test("search() pages by offset and limit, saying where the next page starts", async (t) => {
+  const world = await walrusWorld();
+  try {
+    for (const [mode, query] of [["fts", "walrus"], ["literal", '"walrus']] as const) {
+      await t.step(mode, () => {
+        const all = run(world, { query, limit: MESSAGES });
+        assert.equal(all.mode, mode);
+        assert.equal(all.hits.length, MESSAGES);
+        assert.equal(all.next, null);
+        const paged: number[] = [];
+        const nexts: (number | null)[] = [];
+        let offset: number | null = 0;
+        while (offset !== null) {
+          const page: SearchResult = run(world, { query, limit: 3, offset });
+          assert.equal(page.highlights.length, page.hits.length);
+          paged.push(...page.hits.map((hit) => hit.record));
+          nexts.push(page.next);
+          offset = page.next;
+        }
+        assert.deepEqual(nexts, [3, 6, null]);
+        assert.deepEqual(paged, all.hits.map((hit) => hit.record));
+        assert.deepEqual(run(world, { query, limit: 3, offset: MESSAGES }).hits, []);
+      });
+    }
+    assert.throws(() => run(world, { query: "walrus", offset: -1 }), RangeError);
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("search() returns every string of a hit through the gate", async () => {
+  const world = await walrusWorld();
+  try {
+    for (const query of ["walrus", '"walrus']) {
+      const { hits } = run(world, { query, limit: 3 });
+      assert.equal(hits.length, 3);
+      for (const hit of hits) {
+        assert.equal(hit.cwd, "/home/dev/src/[REDACTED:cove]");
+        assert.equal(hit.project, "/home/dev/src/[REDACTED:cove]");
+        assert.equal(hit.conversation, `claude:${SESSION}`);
+        assert.match(hit.snippet, /walrus number \d at the shore/);
+      }
+    }
+  } finally {
+    await world.cleanup();
+  }
+});
