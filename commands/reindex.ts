@@ -17,13 +17,13 @@ import {
   UsageError,
   wholeNumber,
 } from "../lib/cli.ts";
-import { type CaptureRunResult, LATCH_KEY, runCapture } from "../lib/capture.ts";
+import { type CaptureRunResult, LATCH_KEY, runCapture } from "../lib/capture/run.ts";
 import { type Context, loadContext, openStore, redactorFor } from "../lib/context.ts";
-import type { CaptureSummary, Progress } from "../lib/store/ingest.ts";
+import type { CaptureSummary, Progress } from "../lib/capture/engine.ts";
 import { describeDrift } from "../lib/store/status.ts";
 import { captureState, describeRun, describeUnfinished, progressView } from "../lib/status.ts";
 import { sharePercent } from "../lib/store/present_sources.ts";
-import { watch } from "../lib/watch.ts";
+import { watch } from "../lib/capture/watch.ts";
 import { safeIo } from "./_terminal/safe_io.ts";
 import { safeJson } from "./_terminal/safe_json.ts";
 import { safeText } from "./_terminal/safe_text.ts";

@@ -16,14 +16,14 @@ import {
   stdio,
   styler,
 } from "../lib/cli.ts";
-import { runCapture } from "../lib/capture.ts";
+import { runCapture } from "../lib/capture/run.ts";
 import { type Context, loadContext, openStore, redactorFor } from "../lib/context.ts";
 import { type Env, envFrom } from "../lib/env.ts";
 import { ADAPTERS } from "../lib/sources/mod.ts";
 import { search } from "../lib/store/search.ts";
 import { storeStatus } from "../lib/store/status.ts";
 import { summaryLine, warnings } from "./reindex.ts";
-import { discoverContext } from "../lib/capture.ts";
+import { discoverContext } from "../lib/capture/run.ts";
 import { dashboardToken, listen, parsePort, serveUntilStopped } from "./dashboard.ts";
 import { safeIo } from "./_terminal/safe_io.ts";
 import { safeText } from "./_terminal/safe_text.ts";

@@ -3,13 +3,13 @@
 
 import { join } from "node:path";
 import { formatBytes, formatDuration } from "./cli.ts";
-import { ingestOffReason, type LastRun, LATCH_KEY, type LatchedFailure } from "./capture.ts";
+import { ingestOffReason, type LastRun, LATCH_KEY, type LatchedFailure } from "./capture/run.ts";
 import { snapshotStats } from "./sessions/compaction.ts";
 import { type Context, openStore, storeExists } from "./context.ts";
 import { isLockHeld } from "./lock.ts";
 import { stageMarkersLocation, unclosed, type UnclosedStep } from "./stage_markers.ts";
 import { HistoryStore } from "./store/db.ts";
-import type { Progress } from "./store/ingest.ts";
+import type { Progress } from "./capture/engine.ts";
 import { type CorruptRecord, SessionStore } from "./sessions/records.ts";
 import { describeDrift, type StoreStatus, storeStatus } from "./store/status.ts";
 import { checkStoreInWorker, isCorruption, type StoreCheck } from "./store/check.ts";

@@ -1,12 +1,12 @@
 // A capture started from the dashboard runs in the server process, in the background: one at a
 // time, under the same capture lock as `reindex`, and its state is kept for the status page.
 
-import { type CaptureRunResult, runCapture } from "../lib/capture.ts";
+import { type CaptureRunResult, runCapture } from "../lib/capture/run.ts";
 import type { Context } from "../lib/context.ts";
 import type { Redactor } from "../lib/gate.ts";
 import type { Adapter } from "../lib/sources/adapter.ts";
 import type { HistoryStore } from "../lib/store/db.ts";
-import type { CaptureSummary } from "../lib/store/ingest.ts";
+import type { CaptureSummary } from "../lib/capture/engine.ts";
 
 /** What a dashboard capture run is doing or did. */
 export interface RunView {

@@ -6,12 +6,12 @@ import { fileURLToPath } from "node:url";
 import { cpSync } from "node:fs";
 import { type Env, envFrom } from "../lib/env.ts";
 import type { Io } from "../lib/cli.ts";
-import { discoverContext, runCapture } from "../lib/capture.ts";
+import { discoverContext, runCapture } from "../lib/capture/run.ts";
 import { type Context, loadContext, openStore, redactorFor } from "../lib/context.ts";
 import { projectOf } from "../lib/paths.ts";
 import { ADAPTERS } from "../lib/sources/mod.ts";
 import type { HistoryStore } from "../lib/store/db.ts";
-import { capture, type CaptureOptions, type CaptureSummary } from "../lib/store/ingest.ts";
+import { capture, type CaptureOptions, type CaptureSummary } from "../lib/capture/engine.ts";
 
 /** The repository root and its fixtures. */
 export const ROOT = fileURLToPath(new URL("../", import.meta.url));

@@ -10,8 +10,8 @@ import {
   type SourceRef,
 } from "../sources/adapter.ts";
 import { HistoryStore } from "./db.ts";
-import { FLAG_STREAMED } from "./_batch_write.ts";
-import { DEFAULT_LIMITS } from "./_limits.ts";
+import { FLAG_STREAMED } from "../capture/batch_write.ts";
+import { DEFAULT_LIMITS } from "../capture/limits.ts";
 import { plainText, splitFragments, unescapedText } from "./_text.ts";
 import { decodedRow } from "./_raw.ts";
 import { REDACTION_OVERLAP, type Redactor } from "../gate.ts";

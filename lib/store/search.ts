@@ -7,7 +7,7 @@ import type { Redactor } from "../gate.ts";
 import type { Adapter, Agent, Kind, Role } from "../sources/adapter.ts";
 import type { StatementSync } from "node:sqlite";
 import { HistoryStore } from "./db.ts";
-import { FLAG_INDEXED } from "./_batch_write.ts";
+import { FLAG_INDEXED } from "../capture/batch_write.ts";
 import { FLAG_ZSTD } from "./_raw.ts";
 import { iso, type RecordRow, TextDeriver } from "./records.ts";
 import { makeSnippet, queryTerms, type Snippet } from "./_text.ts";

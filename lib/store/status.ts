@@ -4,7 +4,7 @@
 
 import { statSync } from "node:fs";
 import { HistoryStore } from "./db.ts";
-import type { DriftCount, Progress } from "./ingest.ts";
+import type { DriftCount, Progress } from "../capture/engine.ts";
 import { type CapturedShare, presentSources, type UnfinishedLine } from "./present_sources.ts";
 
 export interface StoreStatus {

@@ -4,8 +4,8 @@
 import assert from "node:assert/strict";
 import { appendFileSync } from "node:fs";
 import { loadContext, openStore, redactorFor } from "../../lib/context.ts";
-import type { CaptureSummary } from "../../lib/store/ingest.ts";
-import { watch } from "../../lib/watch.ts";
+import type { CaptureSummary } from "../../lib/capture/engine.ts";
+import { watch } from "../../lib/capture/watch.ts";
 import { writeClaudeCorpus } from "../_corpus.ts";
 import { makeWorld, withStore, type World } from "../_helpers.ts";
 

@@ -12,7 +12,7 @@ import type { DiscoverContext, SourceRef } from "../../../lib/sources/adapter.ts
 import { codex, codexAdapter, type CodexState } from "../../../lib/sources/codex.ts";
 import { ADAPTERS } from "../../../lib/sources/mod.ts";
 import { findConversation, pageConversation } from "../../../lib/store/conversations.ts";
-import { decodeLine, FLAG_INDEXED, FLAG_STREAMED } from "../../../lib/store/ingest.ts";
+import { decodeLine, FLAG_INDEXED, FLAG_STREAMED } from "../../../lib/capture/engine.ts";
 import type { RecordJson } from "../../../lib/store/conversations.ts";
 import { TextDeriver } from "../../../lib/store/records.ts";
 import { search } from "../../../lib/store/search.ts";

@@ -11,10 +11,10 @@ import { isDeepStrictEqual } from "node:util";
 import { DatabaseSync } from "node:sqlite";
 import { loadContext } from "../../../lib/context.ts";
 import { HistoryStore, StoreLockedError } from "../../../lib/store/db.ts";
-import type { Limits } from "../../../lib/store/ingest.ts";
+import type { Limits } from "../../../lib/capture/engine.ts";
 import { decodeRaw } from "../../../lib/store/_raw.ts";
-import { type BatchWriter, WorkerBatchWriter } from "../../../lib/store/_batch_writers.ts";
-import type { BatchPayload, BatchRecord } from "../../../lib/store/_batch_write.ts";
+import { type BatchWriter, WorkerBatchWriter } from "../../../lib/capture/batch_writer.ts";
+import type { BatchPayload, BatchRecord } from "../../../lib/capture/batch_write.ts";
 import { createStageMarkers, type Operation } from "../../../lib/stage_markers.ts";
 import { ingest, makeWorld, removeDir, tempDir, type World } from "../../_helpers.ts";
 

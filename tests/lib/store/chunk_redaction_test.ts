@@ -14,7 +14,7 @@ import { projectOf } from "../../../lib/paths.ts";
 import { forkConversation } from "../../../lib/sessions/fork.ts";
 import { findRow, pickerRows, withHistoryStore } from "../../../lib/sessions/resume.ts";
 import { ADAPTERS } from "../../../lib/sources/mod.ts";
-import { DEFAULT_LIMITS, FLAG_STREAMED } from "../../../lib/store/ingest.ts";
+import { DEFAULT_LIMITS, FLAG_STREAMED } from "../../../lib/capture/engine.ts";
 import { search } from "../../../lib/store/search.ts";
 import { SessionStore } from "../../../lib/sessions/records.ts";
 import { captureIo, captureWorld, makeWorld, type World } from "../../_helpers.ts";

@@ -6,7 +6,7 @@ import { appendFileSync, readFileSync, renameSync, truncateSync, writeFileSync }
 import { join } from "node:path";
 import { Buffer } from "node:buffer";
 import { DatabaseSync } from "node:sqlite";
-import { runCapture } from "../../../lib/capture.ts";
+import { runCapture } from "../../../lib/capture/run.ts";
 import { loadContext, openStore, redactorFor } from "../../../lib/context.ts";
 import { ADAPTERS } from "../../../lib/sources/mod.ts";
 import { findConversation, pageConversation } from "../../../lib/store/conversations.ts";

@@ -2,8 +2,8 @@
 // fragments, snippets and relative times.
 
 import assert from "node:assert/strict";
-import { type ByteReader, LineReader } from "../../../lib/store/_lines.ts";
-import { JsonTextScanner } from "../../../lib/store/_json_stream.ts";
+import { type ByteReader, LineReader } from "../../../lib/capture/lines.ts";
+import { JsonTextScanner } from "../../../lib/capture/json_stream.ts";
 import { makeSnippet, queryTerms, splitFragments } from "../../../lib/store/_text.ts";
 import { parseWhen } from "../../../lib/when.ts";
 

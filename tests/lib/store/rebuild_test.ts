@@ -6,12 +6,12 @@ import { Buffer } from "node:buffer";
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import type { StatementSync } from "node:sqlite";
-import { discoverContext } from "../../../lib/capture.ts";
+import { discoverContext } from "../../../lib/capture/run.ts";
 import { loadContext, openStore, redactorFor } from "../../../lib/context.ts";
 import { projectOf } from "../../../lib/paths.ts";
 import { ADAPTERS } from "../../../lib/sources/mod.ts";
 import type { HistoryStore } from "../../../lib/store/db.ts";
-import { FLAG_STREAMED, type Limits, rebuildDerived } from "../../../lib/store/ingest.ts";
+import { FLAG_STREAMED, type Limits, rebuildDerived } from "../../../lib/capture/engine.ts";
 import { rng } from "../../_corpus.ts";
 import { childBaseEnv, ingest, makeWorld, ROOT } from "../../_helpers.ts";
 

@@ -1,11 +1,11 @@
 // Writes one capture batch — records, index entries, conversations, drift, record keys and the
 // cursors they cover — in one transaction. A batch is plain data, so the same function runs on
-// the capture's own connection or in a worker with a connection of its own (`_batch_worker.ts`),
+// the capture's own connection or in a worker with a connection of its own (`batch_worker.ts`),
 // where it overlaps with reading and parsing the next batch.
 
 import type { SQLInputValue } from "node:sqlite";
-import type { HistoryStore } from "./db.ts";
-import { decodeRaw, FLAG_ZSTD } from "./_raw.ts";
+import type { HistoryStore } from "../store/db.ts";
+import { decodeRaw, FLAG_ZSTD } from "../store/_raw.ts";
 
 /** Record flags. */
 export const FLAG_INDEXED = 1;

@@ -1,25 +1,25 @@
 // The capture operation behind `reindex`, `start` and the dashboard: the ingest switch, the
 // lock that keeps cron runs from overlapping, a latched failure, and the last run's result.
 
-import { loadConfig } from "./config.ts";
-import type { Redactor } from "./gate.ts";
-import type { Context } from "./context.ts";
-import { isOff } from "./env.ts";
-import { type LockInfo, tryLock } from "./lock.ts";
-import { projectOf } from "./paths.ts";
-import type { Adapter, Agent, DiscoverContext } from "./sources/adapter.ts";
-import { ADAPTERS } from "./sources/mod.ts";
-import { HistoryStore } from "./store/db.ts";
-import { checkStore, checkStoreInWorker, StoreDamagedError } from "./store/check.ts";
+import { loadConfig } from "../config.ts";
+import type { Redactor } from "../gate.ts";
+import type { Context } from "../context.ts";
+import { isOff } from "../env.ts";
+import { type LockInfo, tryLock } from "../lock.ts";
+import { projectOf } from "../paths.ts";
+import type { Adapter, Agent, DiscoverContext } from "../sources/adapter.ts";
+import { ADAPTERS } from "../sources/mod.ts";
+import { HistoryStore } from "../store/db.ts";
+import { checkStore, checkStoreInWorker, StoreDamagedError } from "../store/check.ts";
 import {
   capture,
   type CaptureOptions,
   type CaptureSummary,
   type Progress,
   rebuildDerived,
-} from "./store/ingest.ts";
-import { rebuildByCopy } from "./store/rebuild_by_copy.ts";
-import { refreshTotals } from "./store/status.ts";
+} from "./engine.ts";
+import { rebuildByCopy } from "./rebuild_by_copy.ts";
+import { refreshTotals } from "../store/status.ts";
 
 /** The meta key of a failure that stops capture until `reindex --retry`. */
 export const LATCH_KEY = "latched_failure";

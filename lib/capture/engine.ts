@@ -17,13 +17,13 @@ import {
 } from "../sources/adapter.ts";
 import type { Project } from "../paths.ts";
 import type { Redactor } from "../gate.ts";
-import { HistoryStore, StoreFullError, StoreLockedError, translateError } from "./db.ts";
-import { type ByteReader, LineReader } from "./_lines.ts";
-import { JsonTextScanner } from "./_json_stream.ts";
-import { cutTitle, splitFragments } from "./_text.ts";
-import { PieceRedactor, type RedactedPiece } from "./_pieces.ts";
-import { openSourceReader } from "./_readers.ts";
-import { decodedRow, encodeRaw, FLAG_ZSTD } from "./_raw.ts";
+import { HistoryStore, StoreFullError, StoreLockedError, translateError } from "../store/db.ts";
+import { type ByteReader, LineReader } from "./lines.ts";
+import { JsonTextScanner } from "./json_stream.ts";
+import { cutTitle, splitFragments } from "../store/_text.ts";
+import { PieceRedactor, type RedactedPiece } from "./pieces.ts";
+import { openSourceReader } from "./source_reader.ts";
+import { decodedRow, encodeRaw, FLAG_ZSTD } from "../store/_raw.ts";
 import {
   type BatchPayload,
   type BatchRecord,
@@ -37,13 +37,13 @@ import {
   FLAG_SUPERSEDED,
   lineRows,
   writeConversations,
-} from "./_batch_write.ts";
-import { type BatchWriter, InlineBatchWriter, WorkerBatchWriter } from "./_batch_writers.ts";
+} from "./batch_write.ts";
+import { type BatchWriter, InlineBatchWriter, WorkerBatchWriter } from "./batch_writer.ts";
 import type { Operation } from "../stage_markers.ts";
-import { DEFAULT_LIMITS, type Limits } from "./_limits.ts";
+import { DEFAULT_LIMITS, type Limits } from "./limits.ts";
 
-export { FLAG_DRIFT, FLAG_INDEXED, FLAG_STREAMED, FLAG_SUPERSEDED } from "./_batch_write.ts";
-export { DEFAULT_LIMITS, type Limits } from "./_limits.ts";
+export { FLAG_DRIFT, FLAG_INDEXED, FLAG_STREAMED, FLAG_SUPERSEDED } from "./batch_write.ts";
+export { DEFAULT_LIMITS, type Limits } from "./limits.ts";
 
 /** Progress of a capture, reported after every batch. */
 export interface Progress {

@@ -5,9 +5,9 @@
 // backup, which is safe while other connections have the store open (a rename would not be).
 
 import { backup } from "node:sqlite";
-import { HistoryStore } from "./db.ts";
-import { FLAG_ZSTD } from "./_raw.ts";
-import { type CaptureOptions, rebuildDerived } from "./ingest.ts";
+import { HistoryStore } from "../store/db.ts";
+import { FLAG_ZSTD } from "../store/_raw.ts";
+import { type CaptureOptions, rebuildDerived } from "./engine.ts";
 
 /** The raw tables in copy order, with what is copied of each (records: its raw columns only). */
 const RAW_COPIES: readonly { table: string; columns: readonly string[] | null }[] = [

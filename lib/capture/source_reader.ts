@@ -3,7 +3,7 @@
 // Sources are only ever opened read-only.
 
 import type { SourceRef } from "../sources/adapter.ts";
-import type { ByteReader } from "./_lines.ts";
+import type { ByteReader } from "./lines.ts";
 
 /** An open source: its bytes from the requested position, and how to close it. */
 export interface OpenedSource {

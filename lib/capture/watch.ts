@@ -4,15 +4,15 @@
 // A backlog (sources found with unread bytes, or a capture that stopped before the end) is read
 // in full-speed runs, as `reindex` reads it, until it is drained; then only what changed is read.
 
-import { discoverContext, ingestOffNow, ingestSwitch } from "./capture.ts";
-import { type Context } from "./context.ts";
-import type { Redactor } from "./gate.ts";
-import { tryLock } from "./lock.ts";
-import { projectOf } from "./paths.ts";
-import type { Adapter, SourceRef } from "./sources/adapter.ts";
-import { ADAPTERS } from "./sources/mod.ts";
-import { HistoryStore, StoreLockedError } from "./store/db.ts";
-import { capture, type CaptureSummary } from "./store/ingest.ts";
+import { discoverContext, ingestOffNow, ingestSwitch } from "./run.ts";
+import { type Context } from "../context.ts";
+import type { Redactor } from "../gate.ts";
+import { tryLock } from "../lock.ts";
+import { projectOf } from "../paths.ts";
+import type { Adapter, SourceRef } from "../sources/adapter.ts";
+import { ADAPTERS } from "../sources/mod.ts";
+import { HistoryStore, StoreLockedError } from "../store/db.ts";
+import { capture, type CaptureSummary } from "./engine.ts";
 
 /** The cadence of the watcher (injectable so tests need not wait 30 s). */
 export interface WatchTimings {
