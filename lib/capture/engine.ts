@@ -13,6 +13,7 @@ import {
   makeDerived,
   pathOfLocator,
   type RowAdapter,
+  SourceError,
   type SourceRef,
 } from "../sources/adapter.ts";
 import type { Project } from "../paths.ts";
@@ -1665,7 +1666,7 @@ function isSourceError(err: unknown): boolean {
   return err instanceof Deno.errors.NotFound || err instanceof Deno.errors.PermissionDenied ||
     err instanceof Deno.errors.NotCapable || err instanceof Deno.errors.IsADirectory ||
     err instanceof Deno.errors.InvalidData || err instanceof Deno.errors.UnexpectedEof ||
-    (err instanceof Error && err.name === "SourceError");
+    err instanceof SourceError;
 }
 
 async function readPrefix(ref: SourceRef, length: number): Promise<Uint8Array> {
