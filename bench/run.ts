@@ -16,7 +16,7 @@ import type { Adapter, LineAdapter, SourceRef } from "../lib/sources/adapter.ts"
 import { ADAPTERS } from "../lib/sources/mod.ts";
 import { pageConversation } from "../lib/store/conversations.ts";
 import type { HistoryStore } from "../lib/store/db.ts";
-import type { CaptureSummary } from "../lib/capture/engine.ts";
+import type { CaptureSummary } from "../lib/capture/summary.ts";
 import { type ConversationRow, TextDeriver } from "../lib/store/records.ts";
 import { search, type SearchFilters } from "../lib/store/search.ts";
 import { type AdversarialReport, formatAdversarial, measureAdversarial } from "./_adversarial.ts";

@@ -17,9 +17,10 @@ import {
   UsageError,
   wholeNumber,
 } from "../lib/cli.ts";
-import { type CaptureRunResult, LATCH_KEY, runCapture } from "../lib/capture/run.ts";
+import { type CaptureRunResult, runCapture } from "../lib/capture/run.ts";
 import { type Context, loadContext, openStore, redactorFor } from "../lib/context.ts";
-import type { CaptureSummary, Progress } from "../lib/capture/engine.ts";
+import type { Progress } from "../lib/capture/progress.ts";
+import type { CaptureSummary } from "../lib/capture/summary.ts";
 import { describeDrift } from "../lib/store/status.ts";
 import { captureState, describeRun, describeUnfinished, progressView } from "../lib/status.ts";
 import { sharePercent } from "../lib/store/present_sources.ts";
@@ -170,7 +171,6 @@ async function watchMode(
   options: { quiet?: boolean; json?: boolean; retry?: boolean },
 ): Promise<number> {
   const s = styler(io.color);
-  if (options.retry) store.deleteMeta(LATCH_KEY);
   if (!options.quiet && !options.json) {
     io.err("Watching for new transcript records (Ctrl-C stops)\n");
   }
@@ -179,6 +179,7 @@ async function watchMode(
     store,
     redact: redactorFor(ctx),
     signal,
+    retry: options.retry === true,
     onCapture: (summary) => {
       if (options.json) io.out(safeJson({ status: "captured", ...summary }) + "\n");
       else if (!options.quiet && summary.records) io.out(summaryLine(summary) + "\n");

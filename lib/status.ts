@@ -3,13 +3,13 @@
 
 import { join } from "node:path";
 import { formatBytes, formatDuration } from "./cli.ts";
-import { ingestOffReason, type LastRun, LATCH_KEY, type LatchedFailure } from "./capture/run.ts";
+import { captureOffReason, type LastRun, LATCH_KEY, type LatchedFailure } from "./capture/run.ts";
 import { snapshotStats } from "./sessions/compaction.ts";
 import { type Context, openStore, storeExists } from "./context.ts";
 import { isLockHeld } from "./lock.ts";
 import { stageMarkersLocation, unclosed, type UnclosedStep } from "./stage_markers.ts";
 import { HistoryStore } from "./store/db.ts";
-import type { Progress } from "./capture/engine.ts";
+import type { Progress } from "./capture/progress.ts";
 import { type CorruptRecord, SessionStore } from "./sessions/records.ts";
 import { describeDrift, type StoreStatus, storeStatus } from "./store/status.ts";
 import { checkStoreInWorker, isCorruption, type StoreCheck } from "./store/check.ts";
@@ -80,7 +80,7 @@ export interface CaptureState {
 /** Reads capture's state and the store's status; reading never creates the store. */
 export function captureState(ctx: Context, options: StatusOptions = {}): CaptureState {
   const now = options.now ?? ctx.now();
-  const off = ingestOffReason(ctx);
+  const off = captureOffReason(ctx);
   const running = options.running === true || isLockHeld(join(ctx.paths.run, "capture.lock"));
   let store: StoreStatus | null = null;
   let latched: LatchedFailure | null = null;

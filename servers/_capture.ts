@@ -6,7 +6,7 @@ import type { Context } from "../lib/context.ts";
 import type { Redactor } from "../lib/gate.ts";
 import type { Adapter } from "../lib/sources/adapter.ts";
 import type { HistoryStore } from "../lib/store/db.ts";
-import type { CaptureSummary } from "../lib/capture/engine.ts";
+import type { CaptureSummary } from "../lib/capture/summary.ts";
 
 /** What a dashboard capture run is doing or did. */
 export interface RunView {

@@ -1,25 +1,21 @@
-// The capture operation behind `reindex`, `start` and the dashboard: the ingest switch, the
-// lock that keeps cron runs from overlapping, a latched failure, and the last run's result.
+// A capture run, the one way into capture for `reindex`, `reindex --watch`, `start` and the
+// dashboard: the capture switch, the lock that keeps cron runs from overlapping, the failure
+// latch, the engine's options (built here and nowhere else) and the last run's result.
 
 import { loadConfig } from "../config.ts";
 import type { Redactor } from "../gate.ts";
 import type { Context } from "../context.ts";
 import { isOff } from "../env.ts";
-import { type LockInfo, tryLock } from "../lock.ts";
+import { type HeldLock, type LockInfo, tryLock } from "../lock.ts";
 import { projectOf } from "../paths.ts";
 import type { Adapter, Agent, DiscoverContext } from "../sources/adapter.ts";
 import { ADAPTERS } from "../sources/mod.ts";
-import { HistoryStore } from "../store/db.ts";
-import { checkStore, checkStoreInWorker, StoreDamagedError } from "../store/check.ts";
-import {
-  capture,
-  type CaptureOptions,
-  type CaptureSummary,
-  type Progress,
-  rebuildDerived,
-} from "./engine.ts";
-import { rebuildByCopy } from "./rebuild_by_copy.ts";
+import type { HistoryStore } from "../store/db.ts";
 import { refreshTotals } from "../store/status.ts";
+import { capturePass, type PassOptions } from "./engine.ts";
+import { announce, type Progress } from "./progress.ts";
+import { rebuild } from "./rebuild.ts";
+import type { CaptureSummary } from "./summary.ts";
 
 /** The meta key of a failure that stops capture until `reindex --retry`. */
 export const LATCH_KEY = "latched_failure";
@@ -32,6 +28,7 @@ export interface CaptureRunOptions {
   maxSeconds?: number;
   signal?: AbortSignal;
   rebuild?: boolean;
+  /** Clears a latched failure first (`reindex --retry`). */
   retry?: boolean;
   onProgress?: (progress: Progress) => void;
   /** Only these source locators (watch mode). */
@@ -62,35 +59,86 @@ export interface LastRun {
 }
 
 /** Why capture is switched off, or null when it is on (`LOGBOOK_INGEST`, then config). */
-export function ingestOffReason(ctx: Context): string | null {
+export function captureOffReason(ctx: Context): string | null {
   const env = ctx.env.get("LOGBOOK_INGEST");
   if (env !== undefined && isOff(env)) return `LOGBOOK_INGEST=${env}`;
   if (!ctx.config.history.ingest) return 'config "history.ingest" is false';
   return null;
 }
 
+/**
+ * Why capture is off right now, reading the config file again (so an edit takes effect without
+ * a restart); a config being edited may be briefly invalid, and then the loaded one decides.
+ */
+export function captureOffNow(ctx: Context): string | null {
+  try {
+    const config = loadConfig({ env: ctx.env, configDir: ctx.configDir }).config;
+    return captureOffReason({ ...ctx, config });
+  } catch {
+    return captureOffReason(ctx);
+  }
+}
+
+/** Where adapters look: the environment and config's extra roots. */
+export function discoverContext(ctx: Context): DiscoverContext {
+  const roots = ctx.config.history.roots;
+  const extraRoots: Partial<Record<Agent, string[]>> = {
+    claude: roots.claude,
+    codex: roots.codex,
+    opencode: roots.opencode,
+  };
+  return { env: ctx.env, extraRoots, skipped: new Map() };
+}
+
+/**
+ * The engine's options for one pass in `ctx`: its adapters and where they look, the gate, the
+ * projects, the clock, the capture switch (read before every batch) and the stage markers.
+ */
+export function passOptions(
+  ctx: Context,
+  store: HistoryStore,
+  redact: Redactor,
+  adapters: readonly Adapter[] = ADAPTERS,
+): PassOptions {
+  return {
+    markers: ctx.markers.operation("capture"),
+    store,
+    adapters,
+    discover: discoverContext(ctx),
+    redact,
+    projectOf,
+    now: ctx.now,
+    captureEnabled: captureSwitch(ctx),
+  };
+}
+
+/** Takes the capture lock for `command` without waiting, or names who holds it. */
+export function tryCaptureLock(
+  ctx: Context,
+  command: string,
+): { held: HeldLock } | { holder: LockInfo | null } {
+  return tryLock(ctx.paths.run, ctx.paths.root, "capture", command);
+}
+
+/** Clears a latched failure, so capture runs again (`reindex --retry`). */
+export function clearLatch(store: HistoryStore): void {
+  store.deleteMeta(LATCH_KEY);
+}
+
 /** Runs one capture under the capture lock; see CaptureRunResult for the outcomes. */
 export async function runCapture(options: CaptureRunOptions): Promise<CaptureRunResult> {
   const { ctx, store } = options;
-  if (options.retry) store.deleteMeta(LATCH_KEY);
+  if (options.retry) clearLatch(store);
   const latched = store.getMeta<LatchedFailure>(LATCH_KEY);
   if (latched) return { status: "latched", failure: latched };
-  const off = ingestOffReason(ctx);
+  const off = captureOffReason(ctx);
   if (off) return { status: "off", reason: off };
 
-  const lock = tryLock(ctx.paths.run, ctx.paths.root, "capture", options.command ?? "reindex");
+  const lock = tryCaptureLock(ctx, options.command ?? "reindex");
   if ("holder" in lock) return { status: "busy", holder: lock.holder };
   try {
-    const adapters = options.adapters ?? ADAPTERS;
-    const ingestOptions = {
-      markers: ctx.markers.operation("capture"),
-      store,
-      adapters,
-      discover: discoverContext(ctx),
-      redact: options.redact,
-      projectOf,
-      now: ctx.now,
-      ingestEnabled: ingestSwitch(ctx),
+    const pass: PassOptions = {
+      ...passOptions(ctx, store, options.redact, options.adapters),
       ...(options.maxSeconds ? { deadline: ctx.now() + options.maxSeconds * 1000 } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
       ...(options.onProgress ? { onProgress: options.onProgress } : {}),
@@ -100,11 +148,11 @@ export async function runCapture(options: CaptureRunOptions): Promise<CaptureRun
     try {
       if (options.rebuild) {
         announce(store, "rebuilding", ctx.now(), options.onProgress);
-        rebuilt = await rebuild(ingestOptions, ctx.paths.root);
+        rebuilt = await rebuild(pass, ctx.paths.root);
         // Capture stores its progress only once it finds work: until then it is discovering.
         announce(store, "discovering", ctx.now(), options.onProgress);
       }
-      const summary = await capture(ingestOptions);
+      const summary = await capturePass(pass);
       store.transaction(() => {
         store.setMeta("last_run", { at: ctx.now(), ok: summary.errors.length === 0, summary });
         refreshTotals(store, { sources: summary.records > 0 || rebuilt !== null });
@@ -127,83 +175,15 @@ export async function runCapture(options: CaptureRunOptions): Promise<CaptureRun
   }
 }
 
-/**
- * Derives everything again from the raw records: in place when the store is sound, through a
- * new file when derived data is damaged (SQLite cannot clear a damaged b-tree). Damaged raw
- * data is an error that says what to do: a rebuild cannot bring lost records back.
- */
-async function rebuild(options: CaptureOptions, root: string): Promise<number> {
-  // In a worker: it reads every page, and a dashboard that runs the rebuild keeps answering.
-  // Where a worker cannot open the store (read-only), this connection checks it.
-  const check = await checkStoreInWorker(options.store.path, root)
-    .catch(() => checkStore(options.store));
-  if (check.ok) return await rebuildDerived(options);
-  if (check.damaged.some((d) => d.kind === "raw")) {
-    throw new StoreDamagedError(
-      `The history store is damaged in ${
-        check.damaged.map((d) => d.label).join(", ")
-      }: ${check.recovery}`,
-    );
-  }
-  return await rebuildByCopy(options, root);
-}
-
-/**
- * Stores a phase as the capture's progress, for other processes' `status`. The rebuild runs in
- * one transaction, which they cannot see into: this is committed before it starts.
- */
-function announce(
-  store: HistoryStore,
-  phase: Progress["phase"],
-  now: number,
-  onProgress: ((progress: Progress) => void) | undefined,
-): void {
-  const progress: Progress = {
-    phase,
-    sourcesTotal: 0,
-    sourcesDone: 0,
-    bytesTotal: 0,
-    bytesDone: 0,
-    startedAt: now,
-    pid: Deno.pid,
-  };
-  store.setMeta("progress", progress);
-  onProgress?.(progress);
-}
-
-/** Where adapters look: the environment and config's extra roots. */
-export function discoverContext(ctx: Context): DiscoverContext {
-  const roots = ctx.config.history.roots;
-  const extraRoots: Partial<Record<Agent, string[]>> = {
-    claude: roots.claude,
-    codex: roots.codex,
-    opencode: roots.opencode,
-  };
-  return { env: ctx.env, extraRoots, skipped: new Map() };
-}
-
-/**
- * Why capture is off right now, reading the config file again (so an edit takes effect without
- * a restart); a config being edited may be briefly invalid, and then the loaded one decides.
- */
-export function ingestOffNow(ctx: Context): string | null {
-  try {
-    const config = loadConfig({ env: ctx.env, configDir: ctx.configDir }).config;
-    return ingestOffReason({ ...ctx, config });
-  } catch {
-    return ingestOffReason(ctx);
-  }
-}
-
-/** The ingest switch as capture sees it before each batch: read at most once a second. */
-export function ingestSwitch(ctx: Context): () => boolean {
+/** The capture switch as a pass sees it before each batch: read at most once a second. */
+function captureSwitch(ctx: Context): () => boolean {
   let checked = 0;
   let on = true;
   return () => {
     const now = Date.now();
     if (now - checked < 1000) return on;
     checked = now;
-    on = ingestOffNow(ctx) === null;
+    on = captureOffNow(ctx) === null;
     return on;
   };
 }

@@ -10,7 +10,7 @@ import type { LastRun } from "../../lib/capture/run.ts";
 import { homeDir } from "../../lib/paths.ts";
 import type { UnclosedStep } from "../../lib/stage_markers.ts";
 import type { StoreCheck } from "../../lib/store/check.ts";
-import type { CaptureSummary } from "../../lib/capture/engine.ts";
+import type { CaptureSummary } from "../../lib/capture/summary.ts";
 import { type CapturedShare, sharePercent } from "../../lib/store/present_sources.ts";
 import { startReindex } from "../api/reindex.ts";
 import type { RunView } from "../_capture.ts";

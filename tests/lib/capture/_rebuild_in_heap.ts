@@ -6,7 +6,7 @@ import { discoverContext } from "../../../lib/capture/run.ts";
 import { loadContext, openStore, redactorFor } from "../../../lib/context.ts";
 import { projectOf } from "../../../lib/paths.ts";
 import { ADAPTERS } from "../../../lib/sources/mod.ts";
-import { rebuildDerived } from "../../../lib/capture/engine.ts";
+import { rebuildDerived } from "../../../lib/capture/rebuild.ts";
 
 const [heap, limits] = Deno.args;
 const ctx = loadContext({ env: Deno.env });
