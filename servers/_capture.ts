@@ -29,8 +29,8 @@ export interface StartOptions {
   retry?: boolean;
 }
 
-/** What a runner needs: where to capture, how to open the store, the gate and the clock. */
-export interface CaptureRunnerOptions {
+/** What background captures need: where to capture, how to open the store, the gate and the clock. */
+export interface BackgroundCaptureOptions {
   ctx: Context;
   openStore: () => HistoryStore;
   redact: Redactor;
@@ -39,13 +39,13 @@ export interface CaptureRunnerOptions {
 }
 
 /** Starts captures in the background, one at a time, and remembers the last one. */
-export class CaptureRunner {
-  #options: CaptureRunnerOptions;
+export class BackgroundCapture {
+  #options: BackgroundCaptureOptions;
   #current: RunView | null = null;
   #running: Promise<void> | null = null;
   #abort = new AbortController();
 
-  constructor(options: CaptureRunnerOptions) {
+  constructor(options: BackgroundCaptureOptions) {
     this.#options = options;
   }
 

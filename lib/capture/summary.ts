@@ -21,6 +21,10 @@ export interface CaptureSummary {
   bytes: number;
   ms: number;
   complete: boolean;
+  /**
+   * Why the pass stopped before the end; "ingest-off" is the capture switch, named as users set
+   * it (`LOGBOOK_INGEST`, config `history.ingest`) and as `reindex --json` has always printed it.
+   */
   stoppedBy: "deadline" | "signal" | "ingest-off" | null;
   generations: { locator: string; generation: number; reason: string }[];
   gone: number;
