@@ -31,7 +31,7 @@ export interface CaptureRunOptions {
   /** Clears a latched failure first (`reindex --retry`). */
   retry?: boolean;
   onProgress?: (progress: Progress) => void;
-  /** Only these source locators (watch mode). */
+  /** Only these source locators. */
   only?: ReadonlySet<string>;
   /** The command name written into the lock file. */
   command?: string;

@@ -1,14 +1,14 @@
 // `reindex --watch`: keeps the store current. File-system notifications mark known sources
 // dirty (polling is the fallback), discovery runs again every 30 s, batches follow every
 // 100 ms while there is a backlog and every 2 s when idle, and SQLite contention backs off 5 s.
-// A backlog (sources found with unread bytes, or a capture that stopped before the end) is read
-// in full-speed runs, as `reindex` reads it, until it is drained; then only what changed is read.
+// A backlog (sources found with unread bytes, or a pass that stopped before the end) is read in
+// full-speed passes, as `reindex` reads it, until it is drained; then only what changed is read.
 
 import { type Context } from "../context.ts";
 import type { Redactor } from "../gate.ts";
 import type { Adapter, SourceRef } from "../sources/adapter.ts";
 import { ADAPTERS } from "../sources/mod.ts";
-import { HistoryStore, StoreLockedError } from "../store/db.ts";
+import { type HistoryStore, StoreLockedError } from "../store/db.ts";
 import { capturePass } from "./engine.ts";
 import { captureOffNow, clearLatch, discoverContext, passOptions, tryCaptureLock } from "./run.ts";
 import type { CaptureSummary } from "./summary.ts";
@@ -43,7 +43,7 @@ export interface WatchOptions {
   timings?: Partial<WatchTimings>;
   /** Clears a latched failure first (`reindex --watch --retry`). */
   retry?: boolean;
-  /** Called after every capture that stored something or warned. */
+  /** Called after every pass that stored something or warned. */
   onCapture?: (summary: CaptureSummary) => void;
   /** Called for state changes worth a line: waiting for a lock, backing off, paused, resumed. */
   onNote?: (note: string) => void;
