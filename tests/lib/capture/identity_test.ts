@@ -1,12 +1,16 @@
 // A transcript that moves (Codex archives a rollout, or compresses it to .jsonl.zst) keeps its
-// source: nothing is captured twice, and what is appended after the move is captured once.
+// source: nothing is captured twice, and what is appended after the move is captured once. And
+// the rules that say when a file no longer continues what was captured of it.
 
 import assert from "node:assert/strict";
-import { appendFileSync, renameSync } from "node:fs";
+import { appendFileSync, renameSync, truncateSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { main as reindex } from "../../../commands/reindex.ts";
 import { main as search } from "../../../commands/search.ts";
-import { captureIo, makeWorld, manifest, type World } from "../../_helpers.ts";
+import { generationChange, loadSources } from "../../../lib/capture/identity.ts";
+import { loadContext, openStore } from "../../../lib/context.ts";
+import type { SourceRef } from "../../../lib/sources/adapter.ts";
+import { captureIo, makeWorld, manifest, runPass, type World } from "../../_helpers.ts";
 
 interface Entry {
   path: string;
@@ -71,6 +75,67 @@ Deno.test("a rollout compressed to .jsonl.zst in place is not captured twice", a
     assert.equal(again.records, 0);
     assert.equal(await hits(world, `"${entry.phrases[0]}"`), 1);
   } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("generationChange() says why a file no longer continues its captured bytes", async (t) => {
+  const world = await makeWorld();
+  const ctx = loadContext({ env: world.env });
+  const store = openStore(ctx);
+  try {
+    const dir = join(world.claude, "projects", "-tmp-identity");
+    Deno.mkdirSync(dir, { recursive: true });
+    const path = join(dir, "5b0c1a52-0d3e-4c8a-9f1e-2a7c3d4e5f60.jsonl");
+    const line = (n: number) =>
+      JSON.stringify({
+        type: "user",
+        sessionId: "5b0c1a52-0d3e-4c8a-9f1e-2a7c3d4e5f60",
+        uuid: `u${n}`,
+        timestamp: "2026-01-01T00:00:00Z",
+        message: { role: "user", content: `line number ${n}` },
+      }) + "\n";
+    const captured = line(1) + line(2) + line(3);
+    writeFileSync(path, captured);
+    await runPass(store, ctx);
+    const ref: SourceRef = { agent: "claude", locator: path, path, format: "jsonl" };
+    // Written beside it and renamed over it: another inode (a freed one could be reused).
+    const replace = (text: string) => {
+      const before = Deno.lstatSync(path).ino;
+      writeFileSync(`${path}.new`, text);
+      renameSync(`${path}.new`, path);
+      assert.notEqual(Deno.lstatSync(path).ino, before, "another file");
+    };
+    const change = () =>
+      generationChange(store, ref, Deno.lstatSync(path), loadSources(store).get(path)!);
+
+    await t.step("the same file, appended to: it continues", async () => {
+      appendFileSync(path, line(4));
+      assert.equal(await change(), null);
+    });
+    await t.step("the same file, its first bytes rewritten", async () => {
+      writeFileSync(path, captured.replace("line number 1", "LINE NUMBER 1"));
+      assert.equal(await change(), "its first bytes changed");
+    });
+    await t.step("the same file, shortened below its cursor", async () => {
+      writeFileSync(path, captured);
+      truncateSync(path, 10);
+      assert.equal(await change(), "shortened below its cursor");
+    });
+    await t.step(
+      "another file holding exactly the captured bytes, then more: it continues",
+      async () => {
+        Deno.removeSync(path);
+        writeFileSync(path, captured + line(4));
+        assert.equal(await change(), null);
+      },
+    );
+    await t.step("another file with other bytes", async () => {
+      replace(line(7) + line(8) + line(9));
+      assert.equal(await change(), "replaced by another file");
+    });
+  } finally {
+    store.close();
     await world.cleanup();
   }
 });
