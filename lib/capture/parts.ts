@@ -28,7 +28,6 @@ export interface Parts {
   now: () => number;
   tally: Tally;
   progress: ProgressTracker;
-  tombstones: Tombstones;
   deriver: Deriver;
   pipeline: BatchPipeline;
   giantLines: GiantLines;
@@ -72,5 +71,5 @@ export function partsOf(options: PassOptions): Parts {
     progress,
     tombstones,
   });
-  return { store, limits, op, now, tally, progress, tombstones, deriver, pipeline, giantLines };
+  return { store, limits, op, now, tally, progress, deriver, pipeline, giantLines };
 }
