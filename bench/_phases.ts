@@ -6,7 +6,8 @@ import { DatabaseSync } from "node:sqlite";
 import type { Redactor } from "../lib/gate.ts";
 import type { Adapter, LineAdapter, SourceRef } from "../lib/sources/adapter.ts";
 import type { HistoryStore } from "../lib/store/db.ts";
-import { DEFAULT_LIMITS, FLAG_INDEXED } from "../lib/store/ingest.ts";
+import { FLAG_INDEXED } from "../lib/store/schema.ts";
+import { DEFAULT_LIMITS } from "../lib/capture/limits.ts";
 import { type RecordRow, TextDeriver } from "../lib/store/records.ts";
 import { MIGRATIONS } from "../lib/store/schema.ts";
 

@@ -8,7 +8,7 @@
 import { basename, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { DatabaseSync } from "node:sqlite";
-import { discoverContext, runCapture } from "../lib/capture.ts";
+import { discoverContext, runCapture } from "../lib/capture/run.ts";
 import { loadContext, openStore, redactorFor } from "../lib/context.ts";
 import type { Redactor } from "../lib/gate.ts";
 import { envFrom } from "../lib/env.ts";
@@ -16,7 +16,7 @@ import type { Adapter, LineAdapter, SourceRef } from "../lib/sources/adapter.ts"
 import { ADAPTERS } from "../lib/sources/mod.ts";
 import { pageConversation } from "../lib/store/conversations.ts";
 import type { HistoryStore } from "../lib/store/db.ts";
-import type { CaptureSummary } from "../lib/store/ingest.ts";
+import type { CaptureSummary } from "../lib/capture/summary.ts";
 import { type ConversationRow, TextDeriver } from "../lib/store/records.ts";
 import { search, type SearchFilters } from "../lib/store/search.ts";
 import { type AdversarialReport, formatAdversarial, measureAdversarial } from "./_adversarial.ts";
@@ -928,7 +928,7 @@ export function formatReport(r: BenchReport, options: BenchOptions): string {
 
   const s = r.capture.summary;
   out.push(
-    "Capture (runCapture from lib/capture.ts, in-process, real ADAPTERS and redactorFor(ctx)):",
+    "Capture (runCapture from lib/capture/run.ts, in-process, real ADAPTERS and redactorFor(ctx)):",
     `  ${
       Math.round(r.capture.ms)
     } ms, ${s.records} records, ${s.conversations} new conversations, ` +

@@ -3,10 +3,10 @@
 // under cron (a lock, a time limit, silence when all is well).
 
 import type { Env } from "../lib/env.ts";
-import { type CaptureRunResult, LATCH_KEY, runCapture } from "../lib/capture.ts";
+import { type CaptureRunResult, runCapture } from "../lib/capture/run.ts";
 import { type Context, loadContext, openStore, redactorFor } from "../lib/context.ts";
 import { captureState } from "../lib/status.ts";
-import { watch } from "../lib/watch.ts";
+import { watch } from "../lib/capture/watch.ts";
 import { defineCommand, EXIT, run, shared, UsageError, wholeNumber } from "./_command.ts";
 import { sourceError, summaryLine, warnings } from "./_terminal/capture_report.ts";
 import { type Io, stdio, styler } from "./_terminal/io.ts";
@@ -151,7 +151,6 @@ async function watchMode(
   options: { quiet?: boolean; json?: boolean; retry?: boolean },
 ): Promise<number> {
   const s = styler(io.color);
-  if (options.retry) store.deleteMeta(LATCH_KEY);
   if (!options.quiet && !options.json) {
     io.err("Watching for new transcript records (Ctrl-C stops)\n");
   }
@@ -160,6 +159,7 @@ async function watchMode(
     store,
     redact: redactorFor(ctx),
     signal,
+    retry: options.retry === true,
     onCapture: (summary) => {
       if (options.json) io.out(safeJson({ status: "captured", ...summary }) + "\n");
       else if (!options.quiet && summary.records) io.out(summaryLine(summary) + "\n");

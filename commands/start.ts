@@ -4,7 +4,7 @@
 // histories, does the same for a demo on the project's own fixtures in a temporary data dir.
 
 import { fileURLToPath } from "node:url";
-import { discoverContext, runCapture } from "../lib/capture.ts";
+import { discoverContext, runCapture } from "../lib/capture/run.ts";
 import { type Context, loadContext, openStore, redactorFor } from "../lib/context.ts";
 import { type Env, envFrom } from "../lib/env.ts";
 import { formatBytes, formatDuration } from "../lib/format.ts";

@@ -2,14 +2,14 @@
 // and running, the store, drift, snapshots, unclosed stage markers, sessions and corrupt records.
 
 import { join } from "node:path";
-import { ingestOffReason, type LastRun, LATCH_KEY, type LatchedFailure } from "./capture.ts";
+import { captureOffReason, type LastRun, LATCH_KEY, type LatchedFailure } from "./capture/run.ts";
 import { snapshotStats } from "./sessions/compaction.ts";
 import { type Context, openStore, storeExists } from "./context.ts";
 import { isLockHeld } from "./lock.ts";
 import { stageMarkersLocation } from "./stage_markers.ts";
 import { unclosed, type UnclosedStep } from "./stage_markers_read.ts";
 import { HistoryStore } from "./store/db.ts";
-import type { Progress } from "./store/ingest.ts";
+import type { Progress } from "./capture/progress.ts";
 import { type CorruptRecord, SessionStore } from "./sessions/records.ts";
 import { describeDrift, type StoreStatus, storeStatus } from "./store/status.ts";
 import { checkStoreInWorker, isCorruption, type StoreCheck } from "./store/check.ts";
@@ -79,7 +79,7 @@ export interface CaptureState {
 /** Reads capture's state and the store's status; reading never creates the store. */
 export function captureState(ctx: Context, options: StatusOptions = {}): CaptureState {
   const now = options.now ?? ctx.now();
-  const off = ingestOffReason(ctx);
+  const off = captureOffReason(ctx);
   const running = options.running === true || isLockHeld(join(ctx.paths.run, "capture.lock"));
   let store: StoreStatus | null = null;
   let latched: LatchedFailure | null = null;

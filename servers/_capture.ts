@@ -1,12 +1,12 @@
 // A capture started from the dashboard runs in the server process, in the background: one at a
 // time, under the same capture lock as `reindex`, and its state is kept for the status page.
 
-import { type CaptureRunResult, runCapture } from "../lib/capture.ts";
+import { type CaptureRunResult, runCapture } from "../lib/capture/run.ts";
 import type { Context } from "../lib/context.ts";
 import type { Redactor } from "../lib/gate.ts";
 import type { Adapter } from "../lib/sources/adapter.ts";
 import type { HistoryStore } from "../lib/store/db.ts";
-import type { CaptureSummary } from "../lib/store/ingest.ts";
+import type { CaptureSummary } from "../lib/capture/summary.ts";
 
 /** What a dashboard capture run is doing or did. */
 export interface RunView {
@@ -29,8 +29,8 @@ export interface StartOptions {
   retry?: boolean;
 }
 
-/** What a runner needs: where to capture, how to open the store, the gate and the clock. */
-export interface CaptureRunnerOptions {
+/** What background captures need: where to capture, how to open the store, the gate and the clock. */
+export interface BackgroundCaptureOptions {
   ctx: Context;
   openStore: () => HistoryStore;
   redact: Redactor;
@@ -39,13 +39,13 @@ export interface CaptureRunnerOptions {
 }
 
 /** Starts captures in the background, one at a time, and remembers the last one. */
-export class CaptureRunner {
-  #options: CaptureRunnerOptions;
+export class BackgroundCapture {
+  #options: BackgroundCaptureOptions;
   #current: RunView | null = null;
   #running: Promise<void> | null = null;
   #abort = new AbortController();
 
-  constructor(options: CaptureRunnerOptions) {
+  constructor(options: BackgroundCaptureOptions) {
     this.#options = options;
   }
 

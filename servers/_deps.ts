@@ -15,7 +15,7 @@ import type { HistoryStore } from "../lib/store/db.ts";
 import { budgetMsFrom } from "../lib/store/search.ts";
 import { SearchWorkers, sharedSearchWorkers } from "../lib/store/search_workers.ts";
 import { type Operation, type StageMarkers, stageMarkers } from "../lib/stage_markers.ts";
-import { CaptureRunner } from "./_capture.ts";
+import { BackgroundCapture } from "./_capture.ts";
 import { ApiError } from "./_errors.ts";
 
 /** What `createApp` needs; everything but `ctx`, `token` and `hosts` has a default. */
@@ -55,7 +55,7 @@ export interface Services {
   op: Operation;
   /** The gate's redaction of anything shown. */
   redact: Redactor;
-  capture: CaptureRunner;
+  capture: BackgroundCapture;
   openStore: (options?: { mustExist?: boolean }) => HistoryStore;
   onError: (err: unknown) => void;
   /** Where searches run, off the event loop (the process's own workers unless a test's). */
@@ -89,7 +89,7 @@ export function services(deps: AppDeps): Services {
     markers,
     op,
     redact,
-    capture: new CaptureRunner({ ctx, openStore: () => open(), redact, now, adapters }),
+    capture: new BackgroundCapture({ ctx, openStore: () => open(), redact, now, adapters }),
     openStore: open,
     onError: deps.onError ?? ((err) => console.error(err)),
     searches: deps.startSearchWorker || deps.adapters

@@ -5,12 +5,13 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { cpSync } from "node:fs";
 import { type Env, envFrom } from "../lib/env.ts";
-import { discoverContext, runCapture } from "../lib/capture.ts";
+import { discoverContext, runCapture } from "../lib/capture/run.ts";
 import { type Context, loadContext, openStore, redactorFor } from "../lib/context.ts";
 import { projectOf } from "../lib/paths.ts";
 import { ADAPTERS } from "../lib/sources/mod.ts";
 import type { HistoryStore } from "../lib/store/db.ts";
-import { capture, type CaptureOptions, type CaptureSummary } from "../lib/store/ingest.ts";
+import { capturePass, type PassOptions } from "../lib/capture/engine.ts";
+import type { CaptureSummary } from "../lib/capture/summary.ts";
 
 /** The repository root and its fixtures. */
 export const ROOT = fileURLToPath(new URL("../", import.meta.url));
@@ -218,15 +219,15 @@ export async function captureWorld(
 }
 
 /**
- * Runs the ingest engine itself on `store` (no lock, latch or switch), for tests that set what
+ * Runs one capture pass itself on `store` (no lock, latch or switch), for tests that set what
  * `runCapture` does not expose, such as read limits.
  */
-export async function ingest(
+export async function runPass(
   store: HistoryStore,
   ctx: Context,
-  extra: Partial<CaptureOptions> = {},
+  extra: Partial<PassOptions> = {},
 ): Promise<CaptureSummary> {
-  return await capture({
+  return await capturePass({
     store,
     adapters: ADAPTERS,
     discover: discoverContext(ctx),

@@ -3,7 +3,7 @@
 // and in --watch), `start`, and `status` for the last run.
 
 import { formatBytes, formatDuration } from "../../lib/format.ts";
-import type { CaptureSummary } from "../../lib/store/ingest.ts";
+import type { CaptureSummary } from "../../lib/capture/summary.ts";
 import { describeDrift } from "../../lib/store/status.ts";
 import { safeText } from "./safe_text.ts";
 

@@ -3,7 +3,7 @@
 
 import { formatBytes, formatDuration } from "../../lib/format.ts";
 import { progressView } from "../../lib/status.ts";
-import type { Progress } from "../../lib/store/ingest.ts";
+import type { Progress } from "../../lib/capture/progress.ts";
 import type { Io } from "./io.ts";
 
 /** A bar redrawn in place on `io.err`: `update` at most every 100 ms, `clear` when done. */

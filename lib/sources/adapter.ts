@@ -33,6 +33,15 @@ export const ROLES: readonly Role[] = ["user", "assistant", "system", "developer
 /** Kinds of format drift, counted per source and agent version. */
 export type DriftCategory = "unknown_type" | "unparsable" | "missing_fields";
 
+/**
+ * Thrown when one source cannot be read in this run (its database stayed busy, a compressed
+ * file this runtime cannot decompress): capture reports it for that source alone and reads the
+ * source again on the next run, instead of failing the whole run.
+ */
+export class SourceError extends Error {
+  override name = "SourceError";
+}
+
 /** A place records come from: a transcript file, or one table of another program's database. */
 export interface SourceRef {
   agent: Agent;

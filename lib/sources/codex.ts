@@ -16,7 +16,7 @@ import {
   type SourceRef,
 } from "./adapter.ts";
 import { homeDir } from "../paths.ts";
-import { zstdAvailable } from "../store/_readers.ts";
+import { zstdAvailable } from "./zstd.ts";
 import { looksLikeBase64, obj, str, stringLeaves, titleFrom, toEpochMs } from "./_text.ts";
 import { walkFiles } from "./_walk.ts";
 

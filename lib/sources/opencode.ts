@@ -15,20 +15,12 @@ import {
   type Role,
   type RowAdapter,
   type RowRead,
+  SourceError,
   type SourceRef,
 } from "./adapter.ts";
 import { homeDir } from "../paths.ts";
 import { looksLikeBase64, obj, str, stringLeaves, titleFrom } from "./_text.ts";
 import { walkFiles } from "./_walk.ts";
-
-/**
- * Thrown when an OpenCode source cannot be read in this run (its database stayed busy, or is
- * not readable). Its name is `SourceError`, which the capture engine reports for that source
- * alone and retries on the next run, instead of failing the whole run.
- */
-export class OpencodeSourceError extends Error {
-  override name = "SourceError";
-}
 
 /** What the adapter remembers between rows: the message last seen, so its parts skip a lookup. */
 export interface OpencodeState {
@@ -207,8 +199,8 @@ function databaseFingerprint(path: string): string {
  * Opens an OpenCode database read-only (`query_only`, a busy timeout) and runs `read` on it.
  * An ordinary read-only open sees rows still in the WAL; like any SQLite reader of a WAL
  * database it uses the `-wal` and `-shm` files beside it, creating them (empty) when OpenCode
- * is not running. The database file itself is never written. SQLite errors become
- * OpencodeSourceError, so a busy database fails this source for this run only.
+ * is not running. The database file itself is never written. SQLite errors become a
+ * SourceError, so a busy database fails this source for this run only.
  */
 function withDatabase<T>(path: string, busyTimeoutMs: number, read: (db: DatabaseSync) => T): T {
   let db: DatabaseSync | null = null;
@@ -234,7 +226,7 @@ function sourceError(path: string, err: unknown, busyTimeoutMs: number): unknown
   const message = errcode === 5 || errcode === 6
     ? `OpenCode database "${path}" stayed busy for ${busyTimeoutMs} ms: it is read again on the next run`
     : `Cannot read OpenCode database "${path}": ${String(sqlite.message)}`;
-  return new OpencodeSourceError(message, { cause: err });
+  return new SourceError(message, { cause: err });
 }
 
 /** A value bound in SQL, kept in a cursor: integers exactly, as decimal strings. */

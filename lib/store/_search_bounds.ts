@@ -3,7 +3,7 @@
 // interrupt, so prefixes are bounded here; every other cost is cut by the budget as rows arrive.
 
 import { DatabaseSync } from "node:sqlite";
-import { tokenize } from "./_text.ts";
+import { tokenize } from "./text.ts";
 
 /** At most this many words (each word of a phrase counts) in one query. */
 export const MAX_TERMS = 32;

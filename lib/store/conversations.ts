@@ -4,7 +4,7 @@
 import { Buffer } from "node:buffer";
 import type { Kind, Role } from "../sources/adapter.ts";
 import { HistoryStore } from "./db.ts";
-import { decodedRow } from "./_raw.ts";
+import { decodedRow } from "./raw.ts";
 import {
   type ConversationJson,
   conversationJson,

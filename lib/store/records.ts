@@ -11,9 +11,9 @@ import {
 } from "../sources/adapter.ts";
 import { HistoryStore } from "./db.ts";
 import { FLAG_STREAMED } from "./schema.ts";
-import { DEFAULT_LIMITS } from "./_limits.ts";
-import { plainText, splitFragments, unescapedText } from "./_text.ts";
-import { decodedRow } from "./_raw.ts";
+import { DEFAULT_LIMITS } from "../capture/limits.ts";
+import { plainText, splitFragments, unescapedText } from "./text.ts";
+import { decodedRow } from "./raw.ts";
 import { REDACTION_OVERLAP, type Redactor } from "../gate.ts";
 
 /** A stored record row, as the readers need it. */

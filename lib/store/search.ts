@@ -10,7 +10,7 @@ import type { StatementSync } from "node:sqlite";
 import { HistoryStore } from "./db.ts";
 import { FLAG_INDEXED, FLAG_ZSTD } from "./schema.ts";
 import { iso, type RecordRow, TextDeriver } from "./records.ts";
-import { makeSnippet, queryTerms, type Snippet } from "./_text.ts";
+import { makeSnippet, queryTerms, type Snippet } from "./text.ts";
 import { checkBounds, isFtsSyntax, isFtsSyntaxError } from "./_search_bounds.ts";
 import { budgetCheck, DEFAULT_BUDGET_MS, SearchBudget, useBudget } from "./_search_budget.ts";
 

@@ -4,7 +4,8 @@
 
 import { statSync } from "node:fs";
 import { HistoryStore } from "./db.ts";
-import type { DriftCount, Progress } from "./ingest.ts";
+import type { Progress } from "../capture/progress.ts";
+import type { DriftCount } from "../capture/summary.ts";
 import { type CapturedShare, presentSources, type UnfinishedLine } from "./present_sources.ts";
 
 export interface StoreStatus {

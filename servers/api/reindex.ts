@@ -3,7 +3,7 @@
 
 import { Hono } from "hono";
 import { z } from "zod";
-import { ingestOffReason } from "../../lib/capture.ts";
+import { captureOffReason } from "../../lib/capture/run.ts";
 import type { RunView } from "../_capture.ts";
 import type { AppEnv, Route, Services } from "../_deps.ts";
 import { ApiError } from "../_errors.ts";
@@ -24,7 +24,7 @@ export function startReindex(
   svc: Services,
   options: z.infer<typeof reindexBody> = {},
 ): { run: RunView; started: boolean } {
-  const off = ingestOffReason(svc.ctx);
+  const off = captureOffReason(svc.ctx);
   if (off) {
     throw new ApiError(409, "conflict", svc.redact(`Capture is switched off (${off})`));
   }

@@ -9,7 +9,7 @@ import { DatabaseSync } from "node:sqlite";
 import { corpusEnv, generateCorpus, SHARES } from "../../bench/corpus.ts";
 import { FIGURE_KEYS } from "../../bench/run.ts";
 import { which } from "../../bench/_util.ts";
-import { runCapture } from "../../lib/capture.ts";
+import { runCapture } from "../../lib/capture/run.ts";
 import { loadContext, openStore, redactorFor } from "../../lib/context.ts";
 import { envFrom } from "../../lib/env.ts";
 import { ADAPTERS } from "../../lib/sources/mod.ts";

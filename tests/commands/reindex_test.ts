@@ -8,7 +8,7 @@ import { DatabaseSync } from "node:sqlite";
 import { main as reindex } from "../../commands/reindex.ts";
 import { main as search } from "../../commands/search.ts";
 import { loadContext, openStore, redactorFor } from "../../lib/context.ts";
-import { runCapture } from "../../lib/capture.ts";
+import { runCapture } from "../../lib/capture/run.ts";
 import {
   captureIo,
   childBaseEnv,

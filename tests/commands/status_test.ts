@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { main as reindex } from "../../commands/reindex.ts";
-import { runCapture } from "../../lib/capture.ts";
+import { runCapture } from "../../lib/capture/run.ts";
 import { loadContext, openStore, redactorFor } from "../../lib/context.ts";
 import { sharePercent } from "../../lib/store/present_sources.ts";
 import { writeClaudeCorpus } from "../_corpus.ts";

@@ -3,7 +3,7 @@
 
 import assert from "node:assert/strict";
 import { progressBar } from "../../../commands/_terminal/progress.ts";
-import type { Progress } from "../../../lib/store/ingest.ts";
+import type { Progress } from "../../../lib/capture/progress.ts";
 import { captureIo } from "../../_helpers.ts";
 
 const BASE: Progress = {

@@ -12,7 +12,8 @@ import type { DiscoverContext, SourceRef } from "../../../lib/sources/adapter.ts
 import { codex, codexAdapter, type CodexState } from "../../../lib/sources/codex.ts";
 import { ADAPTERS } from "../../../lib/sources/mod.ts";
 import { findConversation, pageConversation } from "../../../lib/store/conversations.ts";
-import { decodeLine, FLAG_INDEXED, FLAG_STREAMED } from "../../../lib/store/ingest.ts";
+import { FLAG_INDEXED, FLAG_STREAMED } from "../../../lib/store/schema.ts";
+import { decodeLine } from "../../../lib/capture/derive.ts";
 import type { RecordJson } from "../../../lib/store/conversations.ts";
 import { TextDeriver } from "../../../lib/store/records.ts";
 import { search } from "../../../lib/store/search.ts";
@@ -20,9 +21,9 @@ import {
   captureWorld,
   CORPUS,
   corpusPresent,
-  ingest,
   makeWorld,
   manifest,
+  runPass,
   withStore,
   type World,
 } from "../../_helpers.ts";
@@ -562,7 +563,7 @@ Deno.test("lines too long to hold in memory keep their conversation, parent and 
     const ctx = loadContext({ env: streamed.env });
     const store = openStore(ctx);
     try {
-      await ingest(store, ctx, { limits: { maxLine: 600 } });
+      await runPass(store, ctx, { limits: { maxLine: 600 } });
       const streamedLines = store.db.prepare(
         `SELECT count(*) AS n FROM records WHERE flags & ${FLAG_STREAMED}`,
       )

@@ -22,10 +22,10 @@ import {
 } from "../../../fixtures/opencode/make_db.ts";
 import {
   captureWorld,
-  ingest,
   makeWorld,
   manifest,
   runCli,
+  runPass,
   tempDir,
   withStore,
   type World,
@@ -468,7 +468,7 @@ Deno.test("reading in small budgets captures the same records, each part after i
     const ctx = loadContext({ env: small.env });
     const store = openStore(ctx);
     try {
-      await ingest(store, ctx, { limits: { textBudget: 700 } });
+      await runPass(store, ctx, { limits: { textBudget: 700 } });
     } finally {
       store.close();
     }

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { join, relative } from "node:path";
 import { symlinkSync, writeFileSync } from "node:fs";
-import { runCapture } from "../../../lib/capture.ts";
+import { runCapture } from "../../../lib/capture/run.ts";
 import { loadContext, openStore, redactorFor } from "../../../lib/context.ts";
 import { SymlinkRefusedError } from "../../../lib/private_fs.ts";
 import { ADAPTERS } from "../../../lib/sources/mod.ts";

@@ -3,11 +3,11 @@
 
 import assert from "node:assert/strict";
 import { appendFileSync } from "node:fs";
-import { loadContext, openStore, redactorFor } from "../../lib/context.ts";
-import type { CaptureSummary } from "../../lib/store/ingest.ts";
-import { watch } from "../../lib/watch.ts";
-import { writeClaudeCorpus } from "../_corpus.ts";
-import { makeWorld, withStore, type World } from "../_helpers.ts";
+import { loadContext, openStore, redactorFor } from "../../../lib/context.ts";
+import type { CaptureSummary } from "../../../lib/capture/summary.ts";
+import { watch } from "../../../lib/capture/watch.ts";
+import { writeClaudeCorpus } from "../../_corpus.ts";
+import { makeWorld, withStore, type World } from "../../_helpers.ts";
 
 /** Waits until `check` holds; a watcher that leaves work undone fails here, naming it. */
 async function eventually(what: string, check: () => boolean, ms = 30_000): Promise<void> {

@@ -5,9 +5,8 @@
 // backup, which is safe while other connections have the store open (a rename would not be).
 
 import { backup } from "node:sqlite";
-import { HistoryStore } from "./db.ts";
-import { FLAG_ZSTD } from "./_raw.ts";
-import { type CaptureOptions, rebuildDerived } from "./ingest.ts";
+import { HistoryStore } from "../store/db.ts";
+import { FLAG_ZSTD } from "../store/raw.ts";
 
 /** The raw tables in copy order, with what is copied of each (records: its raw columns only). */
 const RAW_COPIES: readonly { table: string; columns: readonly string[] | null }[] = [
@@ -25,19 +24,23 @@ const RAW_COPIES: readonly { table: string; columns: readonly string[] | null }[
 const COPY_BATCH_BYTES = 8 * 1024 * 1024;
 
 /**
- * Copies the raw tables of `options.store` into a new file in `root`, derives everything else
- * there, and writes the result over the store. Returns the number of records derived again.
- * Throws (leaving the store as it was) when a raw table cannot be read whole.
+ * Copies the raw tables of `store` into a new file in `root`, derives everything else there
+ * with `derive`, and writes the result over the store. Returns the number of records derived
+ * again. Throws (leaving the store as it was) when a raw table cannot be read whole.
  */
-export async function rebuildByCopy(options: CaptureOptions, root: string): Promise<number> {
-  const path = `${options.store.path}.rebuild`;
+export async function rebuildByCopy(
+  store: HistoryStore,
+  root: string,
+  derive: (fresh: HistoryStore) => Promise<number>,
+): Promise<number> {
+  const path = `${store.path}.rebuild`;
   removeStore(path);
   const fresh = HistoryStore.open({ path, root });
   try {
-    for (const { table, columns } of RAW_COPIES) copyTable(options.store, fresh, table, columns);
-    const count = await rebuildDerived({ ...options, store: fresh });
+    for (const { table, columns } of RAW_COPIES) copyTable(store, fresh, table, columns);
+    const count = await derive(fresh);
     fresh.db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
-    await backup(fresh.db, options.store.path);
+    await backup(fresh.db, store.path);
     return count;
   } finally {
     fresh.close();

@@ -2,11 +2,11 @@
 // process of its own (the cap is process-wide and cannot be lifted). Started by rebuild_test.ts
 // with the cap in bytes and the capture limits as JSON; exits 1 with the error on stderr.
 
-import { discoverContext } from "../../../lib/capture.ts";
+import { discoverContext } from "../../../lib/capture/run.ts";
 import { loadContext, openStore, redactorFor } from "../../../lib/context.ts";
 import { projectOf } from "../../../lib/paths.ts";
 import { ADAPTERS } from "../../../lib/sources/mod.ts";
-import { rebuildDerived } from "../../../lib/store/ingest.ts";
+import { rebuildDerived } from "../../../lib/capture/rebuild.ts";
 
 const [heap, limits] = Deno.args;
 const ctx = loadContext({ env: Deno.env });

@@ -2,33 +2,14 @@
 // zstd-compressed file (decompress from the start and skip; offsets count decompressed bytes).
 // Sources are only ever opened read-only.
 
-import type { SourceRef } from "../sources/adapter.ts";
-import type { ByteReader } from "./_lines.ts";
+import { SourceError, type SourceRef } from "../sources/adapter.ts";
+import { zstdDecompressor } from "../sources/zstd.ts";
+import type { ByteReader } from "./lines.ts";
 
 /** An open source: its bytes from the requested position, and how to close it. */
 export interface OpenedSource {
   reader: ByteReader;
   close(): void;
-}
-
-/** Thrown when a compressed source cannot be read here (no decoder in this runtime). */
-export class SourceError extends Error {
-  override name = "SourceError";
-}
-
-type Zlib = typeof import("node:zlib");
-let zlibModule: Promise<Zlib> | undefined;
-
-/** node:zlib, loaded on first use: it costs a command's start-up ~25 ms it rarely needs. */
-function loadZlib(): Promise<Zlib> {
-  zlibModule ??= import("node:zlib");
-  return zlibModule;
-}
-
-/** True when this runtime can read `.jsonl.zst` sources. */
-export async function zstdAvailable(): Promise<boolean> {
-  const zlib = await loadZlib();
-  return typeof (zlib as { createZstdDecompress?: unknown }).createZstdDecompress === "function";
 }
 
 /** Opens `ref` read-only, positioned at `position`. */
@@ -50,10 +31,8 @@ export function openSourceReader(ref: SourceRef, position: number): Promise<Open
 }
 
 async function zstdReader(path: string, skip: number): Promise<OpenedSource> {
-  const zlib = await loadZlib();
+  const create = await zstdDecompressor();
   const { createReadStream } = await import("node:fs");
-  const create = (zlib as { createZstdDecompress?: () => NodeJS.ReadWriteStream })
-    .createZstdDecompress;
   if (!create) throw new SourceError("No zstd decoder in this runtime");
   const input = createReadStream(path);
   const decompress = create();

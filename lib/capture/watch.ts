@@ -1,18 +1,17 @@
 // `reindex --watch`: keeps the store current. File-system notifications mark known sources
 // dirty (polling is the fallback), discovery runs again every 30 s, batches follow every
 // 100 ms while there is a backlog and every 2 s when idle, and SQLite contention backs off 5 s.
-// A backlog (sources found with unread bytes, or a capture that stopped before the end) is read
-// in full-speed runs, as `reindex` reads it, until it is drained; then only what changed is read.
+// A backlog (sources found with unread bytes, or a pass that stopped before the end) is read in
+// full-speed passes, as `reindex` reads it, until it is drained; then only what changed is read.
 
-import { discoverContext, ingestOffNow, ingestSwitch } from "./capture.ts";
-import { type Context } from "./context.ts";
-import type { Redactor } from "./gate.ts";
-import { tryLock } from "./lock.ts";
-import { projectOf } from "./paths.ts";
-import type { Adapter, SourceRef } from "./sources/adapter.ts";
-import { ADAPTERS } from "./sources/mod.ts";
-import { HistoryStore, StoreLockedError } from "./store/db.ts";
-import { capture, type CaptureSummary } from "./store/ingest.ts";
+import { type Context } from "../context.ts";
+import type { Redactor } from "../gate.ts";
+import type { Adapter, SourceRef } from "../sources/adapter.ts";
+import { ADAPTERS } from "../sources/mod.ts";
+import { type HistoryStore, StoreLockedError } from "../store/db.ts";
+import { capturePass } from "./engine.ts";
+import { captureOffNow, clearLatch, discoverContext, passOptions, tryCaptureLock } from "./run.ts";
+import type { CaptureSummary } from "./summary.ts";
 
 /** The cadence of the watcher (injectable so tests need not wait 30 s). */
 export interface WatchTimings {
@@ -42,7 +41,9 @@ export interface WatchOptions {
   signal: AbortSignal;
   adapters?: readonly Adapter[];
   timings?: Partial<WatchTimings>;
-  /** Called after every capture that stored something or warned. */
+  /** Clears a latched failure first (`reindex --watch --retry`). */
+  retry?: boolean;
+  /** Called after every pass that stored something or warned. */
   onCapture?: (summary: CaptureSummary) => void;
   /** Called for state changes worth a line: waiting for a lock, backing off, paused, resumed. */
   onNote?: (note: string) => void;
@@ -54,13 +55,14 @@ export async function watch(options: WatchOptions): Promise<void> {
   const { ctx, store, signal } = options;
   const note = options.onNote ?? (() => {});
   const adapters = options.adapters ?? ADAPTERS;
+  if (options.retry) clearLatch(store);
 
   // The capture lock is held for the whole watch: cron runs meanwhile exit at once.
-  let lock = tryLock(ctx.paths.run, ctx.paths.root, "capture", "reindex --watch");
+  let lock = tryCaptureLock(ctx, "reindex --watch");
   while ("holder" in lock) {
     note(`another capture is running (pid ${lock.holder?.pid ?? "?"}); waiting`);
     if (!(await sleep(timings.backoffMs, signal))) return;
-    lock = tryLock(ctx.paths.run, ctx.paths.root, "capture", "reindex --watch");
+    lock = tryCaptureLock(ctx, "reindex --watch");
   }
   const held = lock.held;
 
@@ -75,7 +77,7 @@ export async function watch(options: WatchOptions): Promise<void> {
 
   try {
     while (!signal.aborted) {
-      const off = ingestOffNow(ctx);
+      const off = captureOffNow(ctx);
       if (off) {
         if (!paused) note(`capture switched off (${off}); waiting, cursors kept`);
         paused = true;
@@ -97,16 +99,10 @@ export async function watch(options: WatchOptions): Promise<void> {
       dirty.clear();
       let summary: CaptureSummary;
       try {
-        summary = await capture({
-          markers: ctx.markers.operation("capture"),
-          store,
-          adapters,
-          discover: discoverContext(ctx),
-          redact: options.redact,
-          projectOf,
+        summary = await capturePass({
+          ...passOptions(ctx, store, options.redact, adapters),
           signal,
           deadline: drain ? Math.max(nextDiscovery, now + timings.sliceMs) : now + timings.sliceMs,
-          ingestEnabled: ingestSwitch(ctx),
           ...(full
             ? { onDiscovered: (sources) => (known = sources) }
             // Between discoveries: every known source while draining or polling (a stat each,

@@ -11,12 +11,12 @@ import { isDeepStrictEqual } from "node:util";
 import { DatabaseSync } from "node:sqlite";
 import { loadContext } from "../../../lib/context.ts";
 import { HistoryStore, StoreLockedError } from "../../../lib/store/db.ts";
-import type { Limits } from "../../../lib/store/ingest.ts";
-import { decodeRaw } from "../../../lib/store/_raw.ts";
-import { type BatchWriter, WorkerBatchWriter } from "../../../lib/store/_batch_writers.ts";
-import type { BatchPayload, BatchRecord } from "../../../lib/store/_batch_write.ts";
+import type { Limits } from "../../../lib/capture/limits.ts";
+import { decodeRaw } from "../../../lib/store/raw.ts";
+import { type BatchWriter, WorkerBatchWriter } from "../../../lib/capture/batch_writer.ts";
+import type { BatchPayload, BatchRecord } from "../../../lib/capture/batch_write.ts";
 import { createStageMarkers, type Operation } from "../../../lib/stage_markers.ts";
-import { ingest, makeWorld, removeDir, tempDir, type World } from "../../_helpers.ts";
+import { makeWorld, removeDir, runPass, tempDir, type World } from "../../_helpers.ts";
 
 const NOW = 1_767_000_000_000;
 const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -79,12 +79,12 @@ function sameRows(table: string, actual: unknown[], expected: unknown[]): void {
 async function captureWith(
   world: World,
   limits: Partial<Limits>,
-  extra: Parameters<typeof ingest>[2] = {},
+  extra: Parameters<typeof runPass>[2] = {},
 ) {
   const ctx = loadContext({ env: world.env });
   const store = HistoryStore.open({ path: join(world.data, "history.db"), root: world.data });
   try {
-    return await ingest(store, ctx, { now: () => NOW, limits, ...extra });
+    return await runPass(store, ctx, { now: () => NOW, limits, ...extra });
   } finally {
     store.close();
   }
@@ -122,7 +122,7 @@ function writeExtra(world: World): { giant: string; short: string } {
 }
 
 /**
- * An `ingestEnabled` that, at its first call (or `atCall`), has another thread hold the store's write lock
+ * A `captureEnabled` that, at its first call (or `atCall`), has another thread hold the store's write lock
  * for `ms`: the worker's batches wait, so the capture reads on with two in flight, and lookups
  * and writes of its own connection meet batches that are not committed yet.
  */
@@ -154,7 +154,7 @@ Deno.test("a capture written by a worker stores exactly what one written inline 
     const a = await captureWith(inline, INLINE);
     const b = await captureWith(worker, WORKER, {
       markers: markers.operation("capture"),
-      ingestEnabled: holdWhenStarted(worker, 300),
+      captureEnabled: holdWhenStarted(worker, 300),
     });
     assert.equal(a.writer, "inline");
     assert.equal(b.writer, "worker");
@@ -196,7 +196,7 @@ Deno.test("a capture written by a worker stores exactly what one written inline 
       Deno.writeTextFileSync(short, claudeLine("s9", "rewritten"));
     }
     const c = await captureWith(inline, INLINE);
-    const d = await captureWith(worker, WORKER, { ingestEnabled: holdWhenStarted(worker, 300) });
+    const d = await captureWith(worker, WORKER, { captureEnabled: holdWhenStarted(worker, 300) });
     assert.equal(d.writer, "worker");
     assert.deepEqual(d.generations.map((g) => g.reason), c.generations.map((g) => g.reason));
     assert.equal(d.generations.length, 1);
@@ -277,11 +277,11 @@ Deno.test("a batch the worker cannot write fails the capture, and no batch after
     try {
       await assert.rejects(
         () =>
-          ingest(store, ctx, {
+          runPass(store, ctx, {
             now: () => NOW,
             limits: { ...WORKER, ...inMemory },
             markers: markers.operation("capture"),
-            ingestEnabled: () => hold() && ++checks > 0,
+            captureEnabled: () => hold() && ++checks > 0,
           }),
         StoreLockedError,
       );

@@ -3,9 +3,9 @@
 // batch overlaps with reading and parsing the next (large captures, on a second core).
 
 import type { OpenStep, Operation } from "../stage_markers.ts";
-import { HistoryStore, MigrationError, StoreFullError, StoreLockedError } from "./db.ts";
-import { type BatchPayload, type BatchResult, writeBatch } from "./_batch_write.ts";
-import type { FromWorker, ToWorker, WireError } from "./_batch_worker.ts";
+import { HistoryStore, MigrationError, StoreFullError, StoreLockedError } from "../store/db.ts";
+import { type BatchPayload, type BatchResult, writeBatch } from "./batch_write.ts";
+import type { FromWorker, ToWorker, WireError } from "./batch_worker.ts";
 
 /** Writes batches, one transaction each, in the order they are given. */
 export interface BatchWriter {
@@ -80,7 +80,7 @@ export class WorkerBatchWriter implements BatchWriter {
   static async start(store: HistoryStore, op: Operation): Promise<WorkerBatchWriter | null> {
     let worker: Worker;
     try {
-      worker = new Worker(new URL("./_batch_worker.ts", import.meta.url).href, { type: "module" });
+      worker = new Worker(new URL("./batch_worker.ts", import.meta.url).href, { type: "module" });
     } catch {
       return null;
     }

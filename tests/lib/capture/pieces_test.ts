@@ -3,7 +3,7 @@
 
 import assert from "node:assert/strict";
 import { createGate, redactorOf } from "../../../lib/gate.ts";
-import { PieceRedactor, type RedactedPiece } from "../../../lib/store/_pieces.ts";
+import { PieceRedactor, type RedactedPiece } from "../../../lib/capture/pieces.ts";
 import { fake } from "../_secret_shapes.ts";
 
 Deno.test("a secret across three pieces is redacted in each, and the ids keep their order", () => {

@@ -6,8 +6,14 @@ import { appendFileSync, readFileSync, renameSync, truncateSync, writeFileSync }
 import { join } from "node:path";
 import { Buffer } from "node:buffer";
 import { DatabaseSync } from "node:sqlite";
-import { runCapture } from "../../../lib/capture.ts";
+import { runCapture } from "../../../lib/capture/run.ts";
 import { loadContext, openStore, redactorFor } from "../../../lib/context.ts";
+import {
+  type Adapter,
+  makeDerived,
+  type RowAdapter,
+  SourceError,
+} from "../../../lib/sources/adapter.ts";
 import { ADAPTERS } from "../../../lib/sources/mod.ts";
 import { findConversation, pageConversation } from "../../../lib/store/conversations.ts";
 import { TextDeriver } from "../../../lib/store/records.ts";
@@ -16,9 +22,9 @@ import { storeStatus } from "../../../lib/store/status.ts";
 import { StoreFullError } from "../../../lib/store/db.ts";
 import {
   captureWorld,
-  ingest,
   makeWorld,
   manifest,
+  runPass,
   withStore,
   type World,
 } from "../../_helpers.ts";
@@ -281,7 +287,7 @@ Deno.test("an oversized line is streamed in chunks, stored whole and searchable 
     const store = openStore(ctx);
     try {
       // A 256 KiB in-memory limit makes the 300 KB fixture line take the streaming path.
-      const summary = await ingest(store, ctx, { limits: { maxLine: 256 * 1024 } });
+      const summary = await runPass(store, ctx, { limits: { maxLine: 256 * 1024 } });
       assert.ok(summary.records > 0);
       const redact = redactorFor(ctx);
       for (const phrase of ["kestrel-bramble", "obsidian-tambourine"]) {
@@ -325,7 +331,7 @@ Deno.test("an oversized line still being written is streamed once whole, from it
     const run = async () => {
       const store = openStore(ctx);
       try {
-        return await ingest(store, ctx, { limits });
+        return await runPass(store, ctx, { limits });
       } finally {
         store.close();
       }
@@ -366,9 +372,9 @@ Deno.test("a full disk fails the batch cleanly and the next run captures everyth
       const pages =
         (store.db.prepare("PRAGMA page_count").get() as { page_count: number }).page_count;
       store.db.exec(`PRAGMA max_page_count = ${pages + 40}`);
-      await assert.rejects(() => ingest(store, ctx), StoreFullError);
+      await assert.rejects(() => runPass(store, ctx), StoreFullError);
       store.db.exec("PRAGMA max_page_count = 1000000");
-      await ingest(store, ctx);
+      await runPass(store, ctx);
     } finally {
       store.close();
     }
@@ -437,6 +443,50 @@ Deno.test("a history store locked by another writer fails clearly and loses noth
     }
     const summary = await captureWorld(world);
     assert.equal(summary.records, 1);
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("a SourceError fails its source alone; another error of that name fails the run", async (t) => {
+  const world = await makeWorld();
+  try {
+    const path = join(world.dir, "rows.db");
+    writeFileSync(path, "");
+    // A row source whose every read fails with `error`, captured in a pass of its own.
+    const capture = async (error: Error) => {
+      const adapter: RowAdapter<null> = {
+        agent: "opencode",
+        mode: "rows",
+        skipKeys: new Set(),
+        roots: () => [],
+        async *discover() {
+          yield { agent: "opencode", locator: `${path}#rows`, path, format: "rows" };
+        },
+        fingerprint: () => crypto.randomUUID(),
+        initialState: () => null,
+        readRows: () => Promise.reject(error),
+        parseRow: () => makeDerived("meta", null, null),
+        textOf: () => "",
+      };
+      const ctx = loadContext({ env: world.env });
+      const store = openStore(ctx);
+      try {
+        return await runPass(store, ctx, { adapters: [adapter as Adapter] });
+      } finally {
+        store.close();
+      }
+    };
+    await t.step("a SourceError is reported for its source", async () => {
+      const summary = await capture(new SourceError("The rows stayed busy"));
+      assert.deepEqual(summary.errors, [
+        { locator: `${path}#rows`, message: "The rows stayed busy" },
+      ]);
+    });
+    await t.step("an Error merely named SourceError is not taken for one", async () => {
+      const impostor = Object.assign(new Error("The rows stayed busy"), { name: "SourceError" });
+      await assert.rejects(() => capture(impostor), (err) => err === impostor);
+    });
   } finally {
     await world.cleanup();
   }

@@ -1,15 +1,12 @@
 // Writes one capture batch — records, index entries, conversations, drift, record keys and the
 // cursors they cover — in one transaction. A batch is plain data, so the same function runs on
-// the capture's own connection or in a worker with a connection of its own (`_batch_worker.ts`),
+// the capture's own connection or in a worker with a connection of its own (`batch_worker.ts`),
 // where it overlaps with reading and parsing the next batch.
 
 import type { SQLInputValue } from "node:sqlite";
-import type { HistoryStore } from "./db.ts";
-import { decodeRaw, FLAG_ZSTD } from "./_raw.ts";
-import { FLAG_INDEXED, FLAG_SUPERSEDED } from "./schema.ts";
-
-// Defined beside the records table in schema.ts; re-exported while the engine moves.
-export { FLAG_DRIFT, FLAG_INDEXED, FLAG_STREAMED, FLAG_SUPERSEDED } from "./schema.ts";
+import type { HistoryStore } from "../store/db.ts";
+import { decodeRaw, FLAG_ZSTD } from "../store/raw.ts";
+import { FLAG_INDEXED, FLAG_SUPERSEDED } from "../store/schema.ts";
 
 /** One record row of a batch. */
 export interface BatchRecord {

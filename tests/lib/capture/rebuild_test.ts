@@ -6,14 +6,16 @@ import { Buffer } from "node:buffer";
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import type { StatementSync } from "node:sqlite";
-import { discoverContext } from "../../../lib/capture.ts";
+import { discoverContext } from "../../../lib/capture/run.ts";
 import { loadContext, openStore, redactorFor } from "../../../lib/context.ts";
 import { projectOf } from "../../../lib/paths.ts";
 import { ADAPTERS } from "../../../lib/sources/mod.ts";
 import type { HistoryStore } from "../../../lib/store/db.ts";
-import { FLAG_STREAMED, type Limits, rebuildDerived } from "../../../lib/store/ingest.ts";
+import { FLAG_STREAMED } from "../../../lib/store/schema.ts";
+import type { Limits } from "../../../lib/capture/limits.ts";
+import { rebuildDerived } from "../../../lib/capture/rebuild.ts";
 import { rng } from "../../_corpus.ts";
-import { childBaseEnv, ingest, makeWorld, ROOT } from "../../_helpers.ts";
+import { childBaseEnv, makeWorld, ROOT, runPass } from "../../_helpers.ts";
 
 /** Small chunks and a 1 MiB in-memory limit: a line of a few MiB already spans many pages. */
 const LIMITS: Partial<Limits> = { chunkSize: 16 * 1024, maxLine: 1024 * 1024 };
@@ -147,7 +149,7 @@ Deno.test("rebuild derives a giant line again exactly, without holding it whole"
     Deno.mkdirSync(dir, { recursive: true });
     const sessionId = "6d1e0c52-8a8e-4f0e-9a55-1f3f4b1a2c3d";
     Deno.writeTextFileSync(join(dir, `${sessionId}.jsonl`), giantTranscript(sessionId, PAYLOAD));
-    const summary = await ingest(store, ctx, { limits: LIMITS });
+    const summary = await runPass(store, ctx, { limits: LIMITS });
     assert.deepEqual(summary.errors, []);
     const chunks = (store.db.prepare(
       `SELECT count(*) AS n FROM records WHERE (flags & ${FLAG_STREAMED}) != 0`,
@@ -188,7 +190,7 @@ Deno.test("rebuild derives a giant line again exactly, without holding it whole"
         args: [
           "run",
           "-A",
-          join(ROOT, "tests", "lib", "store", "_rebuild_in_heap.ts"),
+          join(ROOT, "tests", "lib", "capture", "_rebuild_in_heap.ts"),
           String(PAYLOAD / 3),
           JSON.stringify(LIMITS),
         ],

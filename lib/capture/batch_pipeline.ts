@@ -1,0 +1,187 @@
+// Batches on their way to SQLite: each is planned, handed to the writer (on this connection, or
+// to a worker once a pass proves large), kept in flight until committed (two at most), and then
+// taken into the pass's tally. Rebuild writes here too: inline, inside its own transaction.
+
+import type { Operation } from "../stage_markers.ts";
+import type { HistoryStore } from "../store/db.ts";
+import { concat } from "./_bytes.ts";
+import { yieldToEventLoop } from "./_yield.ts";
+import { type Batch, type BatchPlanner, type Job, keyOf } from "./batch_plan.ts";
+import { type BatchResult, lineRows } from "./batch_write.ts";
+import { FLAG_DRIFT } from "../store/schema.ts";
+import { type BatchWriter, InlineBatchWriter, WorkerBatchWriter } from "./batch_writer.ts";
+import type { Tombstones } from "./derive.ts";
+import type { Limits } from "./limits.ts";
+import type { ProgressTracker } from "./progress.ts";
+import type { SourceCtx } from "./source.ts";
+import type { Tally } from "./summary.ts";
+
+/** Batches a worker may hold at once: one being written, one waiting. */
+const MAX_IN_FLIGHT = 2;
+
+/** Starts the writer of a large capture, or gives null to write inline. */
+export type StartWriter = (store: HistoryStore, op: Operation) => Promise<BatchWriter | null>;
+
+/** What a pipeline writes with and reports to. */
+export interface PipelineParts {
+  store: HistoryStore;
+  op: Operation;
+  limits: Limits;
+  now: () => number;
+  planner: BatchPlanner;
+  tally: Tally;
+  progress: ProgressTracker;
+  tombstones: Tombstones;
+  /** Default: a worker with its own connection (`WorkerBatchWriter.start`). */
+  startWriter?: StartWriter | undefined;
+}
+
+/** Hands batches to the writer in order and takes each commit into the tally. */
+export class BatchPipeline {
+  readonly #parts: PipelineParts;
+  /** Writes on this connection; also the writer of rebuilds and small captures. */
+  readonly #inline: InlineBatchWriter;
+  /** Where batches go: `#inline`, or a worker for a large capture (`Limits.workerFrom`). */
+  #writer: BatchWriter;
+  /** Whether starting a worker was considered (once per pass). */
+  #workerConsidered = false;
+  /** Batches handed to the writer and not yet committed, oldest first (worker only). */
+  #inflight: { job: Job; writing: Promise<BatchResult> }[] = [];
+
+  constructor(parts: PipelineParts) {
+    this.#parts = parts;
+    this.#inline = new InlineBatchWriter(parts.store, parts.op);
+    this.#writer = this.#inline;
+  }
+
+  /**
+   * Hands the pending batch to the writer (and empties it). With a worker, it is committed while
+   * the next ones are read; up to MAX_IN_FLIGHT batches wait there, which evens out batches that
+   * take longer to read than to write and the other way round.
+   */
+  async flush(batch: Batch, full = true): Promise<void> {
+    if (batch.empty) return;
+    const { payload, job } = this.#plan(batch);
+    batch.reset();
+    this.#parts.progress.bytesRead += job.raw;
+    if (full && !this.#workerConsidered) await this.#considerWorker();
+    while (this.#inflight.length >= MAX_IN_FLIGHT) await this.#settleOldest();
+    const writing = this.#writer.write(payload);
+    // A batch that fails while an older one is awaited is reported when its turn comes.
+    writing.catch(() => {});
+    this.#inflight.push({ job, writing });
+    if (this.#writer === this.#inline) await this.settle();
+    await yieldToEventLoop();
+  }
+
+  /** Flushes the pending batch and waits until everything handed over is committed. */
+  async drain(batch: Batch): Promise<void> {
+    await this.flush(batch, false);
+    await this.settle();
+  }
+
+  /** Waits until every batch in flight is committed (this connection may write after). */
+  async settle(): Promise<void> {
+    while (this.#inflight.length) await this.#settleOldest();
+  }
+
+  /** Writes a batch now, on this connection (rebuild: inside its own transaction). */
+  commit(batch: Batch): void {
+    if (batch.empty) return;
+    const { payload, job } = this.#plan(batch);
+    batch.reset();
+    this.#committed(job, this.#inline.writeNow(payload));
+  }
+
+  /** The raw bytes of the newest record stored (or pending) under `key` in `ctx`'s source. */
+  lookup(ctx: SourceCtx, batch: Batch, key: string): Uint8Array | null {
+    const composite = keyOf(ctx, key);
+    let pending = batch.keyed.get(composite);
+    for (let i = this.#inflight.length - 1; !pending && i >= 0; i--) {
+      pending = this.#inflight[i]!.job.keyed.get(composite);
+    }
+    if (pending) return pending.raw;
+    const { store } = this.#parts;
+    const row = store.stmt(
+      "SELECT record_id FROM record_keys WHERE source_id = ? AND key = ?",
+    )
+      .get(ctx.sourceId, key) as { record_id: number } | undefined;
+    if (!row) return null;
+    const parts = lineRows(store, row.record_id).map((r) => r.raw);
+    return concat(parts, parts.reduce((n, p) => n + p.length, 0));
+  }
+
+  /**
+   * Ends the pass's writing: the batches in flight end first (committed, or rolled back after
+   * a failure), then a worker is closed and this connection writes again.
+   */
+  async close(): Promise<void> {
+    for (const { writing } of this.#inflight) await writing.catch(() => {});
+    this.#inflight = [];
+    await this.#writer.close();
+    this.#writer = this.#inline;
+  }
+
+  /** The batch as the writer takes it, with the progress as it will be once it commits. */
+  #plan(batch: Batch) {
+    const { planner, progress, now } = this.#parts;
+    // As it will be once this batch commits (after those in flight before it).
+    const due = progress.due()
+      ? progress.ahead(batch.raw + this.#inflight.reduce((n, i) => n + i.job.raw, 0))
+      : null;
+    return planner.plan(batch, due, now());
+  }
+
+  /**
+   * At the first full batch: when enough is left to read (`Limits.workerFrom`), a worker writes
+   * the batches from here on. Decided then rather than at the start, so a capture that is
+   * mostly one streamed giant line, a handful of appends, or a database that changed without
+   * new rows never starts one.
+   */
+  async #considerWorker(): Promise<void> {
+    this.#workerConsidered = true;
+    const { store, op, limits, progress, tally } = this.#parts;
+    const left = progress.current.bytesTotal - progress.bytesRead;
+    if (left < limits.workerFrom || store.db.isTransaction) return;
+    const start = this.#parts.startWriter ?? ((store, op) => WorkerBatchWriter.start(store, op));
+    const worker = await start(store, op);
+    if (!worker) return;
+    this.#writer = worker;
+    tally.summary.writer = "worker";
+  }
+
+  /** Waits for the oldest batch in flight; once committed, takes its result into the tally. */
+  async #settleOldest(): Promise<void> {
+    const oldest = this.#inflight.shift();
+    if (oldest) this.#committed(oldest.job, await oldest.writing);
+  }
+
+  /** Takes a committed batch into the tally, then looks at the sources it finished. */
+  #committed(job: Job, result: BatchResult): void {
+    const { tally, progress, tombstones } = this.#parts;
+    const dropped = new Set(result.tombstoned);
+    for (const key of dropped) tombstones.add(key);
+    for (const r of job.drift) {
+      const key = r.derived.conversation?.key;
+      if (key === undefined || !dropped.has(key)) tally.drift(r.ctx.ref.agent, r.derived);
+    }
+    tally.summary.records += result.inserted;
+    tally.summary.conversations += result.newConversations;
+    tally.summary.bytes += job.raw;
+    progress.current.bytesDone += job.raw;
+    for (const ctx of job.finished) this.#checkEmpty(ctx);
+    progress.report(false);
+  }
+
+  /** After a capture: a non-empty source with no recognised record is a warning. */
+  #checkEmpty(ctx: SourceCtx): void {
+    if (ctx.recognised) return;
+    const row = this.#parts.store.stmt(
+      `SELECT s.cursor AS cursor,
+              EXISTS (SELECT 1 FROM records WHERE source_id = s.id AND generation = s.generation
+                      AND conversation_id IS NOT NULL AND (flags & ${FLAG_DRIFT}) = 0) AS any
+       FROM sources s WHERE s.id = ?`,
+    ).get(ctx.sourceId) as { cursor: number; any: number } | undefined;
+    if (row && row.cursor > 0 && !row.any) this.#parts.tally.summary.empty.push(ctx.ref.locator);
+  }
+}

@@ -1,0 +1,267 @@
+// Lines too long to hold in memory (over `Limits.maxLine`): a pass streams one into chunk rows
+// as it is read, in a transaction of its own, its text taken out by the JSON scanner piece by
+// piece and redacted with its neighbours in view; once the line ends, the adapter classifies it
+// from the scalars the scanner kept. Rebuild re-derives such a stored line the same way.
+
+import type { Derived, LineAdapter } from "../sources/adapter.ts";
+import type { Redactor } from "../gate.ts";
+import type { Operation } from "../stage_markers.ts";
+import { type HistoryStore, translateError } from "../store/db.ts";
+import { FLAG_ZSTD } from "../store/raw.ts";
+import { concat } from "./_bytes.ts";
+import {
+  type BatchPlanner,
+  conversationWrites,
+  driftRow,
+  type PendingRecord,
+} from "./batch_plan.ts";
+import { countDrift, writeConversations } from "./batch_write.ts";
+import { FLAG_DRIFT, FLAG_INDEXED, FLAG_STREAMED } from "../store/schema.ts";
+import { driftRecord, inheritTime, type Tombstones } from "./derive.ts";
+import { JsonTextScanner } from "./json_stream.ts";
+import type { LineReader } from "./lines.ts";
+import { PieceRedactor, type RedactedPiece } from "./pieces.ts";
+import type { ProgressTracker } from "./progress.ts";
+import { savedState, type SourceCtx } from "./source.ts";
+import type { Tally } from "./summary.ts";
+
+/** A long stored line's chunks, re-derived as they are read (rebuild). */
+export interface RederiveStream {
+  write(id: number, bytes: Uint8Array): void;
+  /** Classifies the line once all its chunk rows (`ids`) were written. */
+  end(ids: readonly number[]): void;
+}
+
+/** What giant lines are written with and reported to. */
+export interface GiantLineParts {
+  store: HistoryStore;
+  op: Operation;
+  redact: Redactor;
+  chunkSize: number;
+  now: () => number;
+  planner: BatchPlanner;
+  tally: Tally;
+  progress: ProgressTracker;
+  tombstones: Tombstones;
+}
+
+/** Streams lines too long to hold in memory, and re-derives them. */
+export class GiantLines {
+  readonly #parts: GiantLineParts;
+
+  constructor(parts: GiantLineParts) {
+    this.#parts = parts;
+  }
+
+  /**
+   * Streams the line that starts at `offset` with `head` (the whole line when `headComplete`)
+   * from `reader` into chunk rows, and moves the source's cursor past it, in one transaction.
+   * Returns false, writing nothing, when the line is not complete yet (still being written).
+   */
+  async stream(
+    ctx: SourceCtx,
+    reader: LineReader,
+    offset: number,
+    head: Uint8Array,
+    headComplete: boolean,
+  ): Promise<boolean> {
+    const { store, op, redact, chunkSize, now, tally, progress } = this.#parts;
+    const scanner = new JsonTextScanner(ctx.adapter.skipKeys);
+    const insert = store.stmt(
+      `INSERT INTO records (source_id, generation, offset, seq, raw, kind, flags)
+       VALUES (?, ?, ?, ?, ?, 'meta', ?)`,
+    );
+    const index = store.stmt("INSERT INTO fts (rowid, text) VALUES (?, ?)");
+    let seq = 0;
+    let at = offset;
+    let total = 0;
+    let pending: Uint8Array[] = [];
+    let pendingLength = 0;
+    const rowIds: number[] = [];
+    // Each chunk's text is indexed once the text after it is known (see `PieceRedactor`).
+    const pieces = new PieceRedactor(redact);
+    const indexed = (ready: RedactedPiece[]) => {
+      for (const { id, text } of ready) if (text) index.run(id, text);
+    };
+    const writeRow = (bytes: Uint8Array) => {
+      scanner.write(bytes);
+      const text = scanner.takeText();
+      const flags = FLAG_STREAMED | (text.trim() ? FLAG_INDEXED : 0);
+      const id = Number(
+        insert.run(ctx.sourceId, ctx.generation, at, seq, bytes, flags).lastInsertRowid,
+      );
+      rowIds.push(id);
+      indexed(pieces.push(id, text));
+      at += bytes.length;
+      total += bytes.length;
+      seq++;
+    };
+    const flush = (all: boolean) => {
+      let joined = concat(pending, pendingLength);
+      while (joined.length >= chunkSize || (all && joined.length > 0)) {
+        writeRow(joined.subarray(0, chunkSize));
+        joined = joined.subarray(Math.min(chunkSize, joined.length));
+      }
+      pending = joined.length ? [joined.slice()] : [];
+      pendingLength = joined.length;
+    };
+
+    const step = op.begin("capture.long-line");
+    store.db.exec("BEGIN IMMEDIATE");
+    try {
+      pending.push(head);
+      pendingLength = head.length;
+      flush(false);
+      let complete = headComplete;
+      while (!complete) {
+        const piece = await reader.nextPiece();
+        if (!piece) break;
+        pending.push(piece.bytes);
+        pendingLength += piece.bytes.length;
+        if (piece.done) {
+          complete = true;
+          break;
+        }
+        flush(false);
+        if (seq % 64 === 0) progress.reportAhead(total);
+      }
+      if (!complete) {
+        // The line is still being written: capture it once it is complete, not before.
+        store.db.exec("ROLLBACK");
+        step.finish();
+        return false;
+      }
+      flush(true);
+      indexed(pieces.end());
+      scanner.end();
+      this.#finish(ctx, scanner, offset, at, rowIds);
+      store.stmt("UPDATE sources SET cursor = ?, state = ?, last_read = ? WHERE id = ?").run(
+        at,
+        savedState(ctx),
+        now(),
+        ctx.sourceId,
+      );
+      if (progress.due()) store.setMeta("progress", progress.current);
+      store.db.exec("COMMIT");
+      tally.summary.records += seq;
+      tally.summary.bytes += total;
+      progress.current.bytesDone += total;
+      progress.bytesRead += total;
+      step.finish();
+      return true;
+    } catch (err) {
+      if (store.db.isTransaction) store.db.exec("ROLLBACK");
+      const translated = translateError(err);
+      step.fail(translated);
+      throw translated;
+    }
+  }
+
+  /**
+   * Re-derives a stored line too long to hold in memory, chunk by chunk as its stored rows are
+   * read: each chunk's text is indexed as capture indexed it, and `end` classifies the line.
+   */
+  rederive(ctx: SourceCtx, offset: number): RederiveStream {
+    const { store, redact } = this.#parts;
+    const scanner = new JsonTextScanner(ctx.adapter.skipKeys);
+    const index = store.stmt("INSERT INTO fts (rowid, text) VALUES (?, ?)");
+    const flag = store.stmt(
+      `UPDATE records SET flags = (flags & ${FLAG_ZSTD}) | ? WHERE id = ?`,
+    );
+    // Each chunk's text is indexed once the text after it is known (see `PieceRedactor`).
+    const pieces = new PieceRedactor(redact);
+    const indexed = (ready: RedactedPiece[]) => {
+      for (const { id, text } of ready) if (text) index.run(id, text);
+    };
+    let end = offset;
+    return {
+      write: (id, bytes) => {
+        scanner.write(bytes);
+        const text = scanner.takeText();
+        flag.run(FLAG_STREAMED | (text.trim() ? FLAG_INDEXED : 0), id);
+        indexed(pieces.push(id, text));
+        end += bytes.length;
+      },
+      end: (ids) => {
+        indexed(pieces.end());
+        scanner.end();
+        this.#finish(ctx, scanner, offset, end, ids);
+      },
+    };
+  }
+
+  /** Classifies a streamed line from its scalars and sets the derived columns of its rows. */
+  #finish(
+    ctx: SourceCtx,
+    scanner: JsonTextScanner,
+    offset: number,
+    at: number,
+    rowIds: readonly number[],
+  ): void {
+    const { store, planner, tally, tombstones } = this.#parts;
+    const total = at - offset;
+    const seq = rowIds.length;
+    let derived: Derived;
+    if (scanner.failed) derived = driftRecord("unparsable", "invalid JSON");
+    else {
+      try {
+        derived = (ctx.adapter as LineAdapter<unknown>).parseStreamed(
+          scanner.scalars,
+          ctx.state,
+          ctx.ref,
+        );
+      } catch (err) {
+        derived = driftRecord("unparsable", `adapter error: ${(err as Error).message}`);
+      }
+    }
+    inheritTime(ctx, derived);
+    if (tombstones.has(derived.conversation?.key)) {
+      const unindex = store.stmt("DELETE FROM fts WHERE rowid = ?");
+      const drop = store.stmt("DELETE FROM records WHERE id = ?");
+      for (const id of rowIds) {
+        unindex.run(id);
+        drop.run(id);
+      }
+      return;
+    }
+    const pendingRecord: PendingRecord = {
+      ctx,
+      offset,
+      seq: 0,
+      raw: new Uint8Array(0),
+      derived,
+      text: "",
+      flags: 0,
+    };
+    const deltas = planner.conversations([pendingRecord]);
+    for (const delta of deltas.values()) {
+      delta.records = seq;
+      delta.bytes = total;
+    }
+    const { ids, created } = writeConversations(store, conversationWrites(deltas));
+    tally.summary.conversations += created;
+    const conversationId = derived.conversation ? ids.get(derived.conversation.key) ?? null : null;
+    // Row by row: one UPDATE over the whole range would hold every row of the line in memory.
+    const update = store.stmt(
+      `UPDATE records SET conversation_id = ?, ts = ?, kind = ?, role = ?, message_id = ?,
+         part_id = ?, flags = flags | ? WHERE id = ?`,
+    );
+    for (const id of rowIds) {
+      update.run(
+        conversationId,
+        derived.ts,
+        derived.kind,
+        derived.role,
+        derived.messageId,
+        derived.partId,
+        derived.drift ? FLAG_DRIFT : 0,
+        id,
+      );
+    }
+    if (derived.drift) {
+      countDrift(store, driftRow(ctx, derived));
+      tally.drift(ctx.ref.agent, derived);
+    }
+    if (!derived.drift && derived.conversation) ctx.recognised = true;
+  }
+}

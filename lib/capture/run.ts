@@ -1,0 +1,189 @@
+// A capture run, the one way into capture for `reindex`, `reindex --watch`, `start` and the
+// dashboard: the capture switch, the lock that keeps cron runs from overlapping, the failure
+// latch, the engine's options (built here and nowhere else) and the last run's result.
+
+import { loadConfig } from "../config.ts";
+import type { Redactor } from "../gate.ts";
+import type { Context } from "../context.ts";
+import { isOff } from "../env.ts";
+import { type HeldLock, type LockInfo, tryLock } from "../lock.ts";
+import { projectOf } from "../paths.ts";
+import type { Adapter, Agent, DiscoverContext } from "../sources/adapter.ts";
+import { ADAPTERS } from "../sources/mod.ts";
+import type { HistoryStore } from "../store/db.ts";
+import { refreshTotals } from "../store/status.ts";
+import { capturePass, type PassOptions } from "./engine.ts";
+import { announce, type Progress } from "./progress.ts";
+import { rebuild } from "./rebuild.ts";
+import type { CaptureSummary } from "./summary.ts";
+
+/** The meta key of a failure that stops capture until `reindex --retry`. */
+export const LATCH_KEY = "latched_failure";
+
+export interface CaptureRunOptions {
+  ctx: Context;
+  store: HistoryStore;
+  redact: Redactor;
+  adapters?: readonly Adapter[];
+  maxSeconds?: number;
+  signal?: AbortSignal;
+  rebuild?: boolean;
+  /** Clears a latched failure first (`reindex --retry`). */
+  retry?: boolean;
+  onProgress?: (progress: Progress) => void;
+  /** Only these source locators. */
+  only?: ReadonlySet<string>;
+  /** The command name written into the lock file. */
+  command?: string;
+}
+
+/** What a capture run did, or why it did not run. */
+export type CaptureRunResult =
+  | { status: "captured"; summary: CaptureSummary; rebuilt: number | null }
+  | { status: "busy"; holder: LockInfo | null }
+  | { status: "off"; reason: string }
+  | { status: "latched"; failure: LatchedFailure };
+
+/** A failure kept until the user retries (a failed migration or rebuild). */
+export interface LatchedFailure {
+  at: number;
+  message: string;
+}
+
+/** The result of the last capture run, kept in the store for `--status`. */
+export interface LastRun {
+  at: number;
+  ok: boolean;
+  summary?: CaptureSummary;
+  error?: string;
+}
+
+/** Why capture is switched off, or null when it is on (`LOGBOOK_INGEST`, then config). */
+export function captureOffReason(ctx: Context): string | null {
+  const env = ctx.env.get("LOGBOOK_INGEST");
+  if (env !== undefined && isOff(env)) return `LOGBOOK_INGEST=${env}`;
+  if (!ctx.config.history.ingest) return 'config "history.ingest" is false';
+  return null;
+}
+
+/**
+ * Why capture is off right now, reading the config file again (so an edit takes effect without
+ * a restart); a config being edited may be briefly invalid, and then the loaded one decides.
+ */
+export function captureOffNow(ctx: Context): string | null {
+  try {
+    const config = loadConfig({ env: ctx.env, configDir: ctx.configDir }).config;
+    return captureOffReason({ ...ctx, config });
+  } catch {
+    return captureOffReason(ctx);
+  }
+}
+
+/** Where adapters look: the environment and config's extra roots. */
+export function discoverContext(ctx: Context): DiscoverContext {
+  const roots = ctx.config.history.roots;
+  const extraRoots: Partial<Record<Agent, string[]>> = {
+    claude: roots.claude,
+    codex: roots.codex,
+    opencode: roots.opencode,
+  };
+  return { env: ctx.env, extraRoots, skipped: new Map() };
+}
+
+/**
+ * The engine's options for one pass in `ctx`: its adapters and where they look, the gate, the
+ * projects, the clock, the capture switch (read before every batch) and the stage markers.
+ */
+export function passOptions(
+  ctx: Context,
+  store: HistoryStore,
+  redact: Redactor,
+  adapters: readonly Adapter[] = ADAPTERS,
+): PassOptions {
+  return {
+    markers: ctx.markers.operation("capture"),
+    store,
+    adapters,
+    discover: discoverContext(ctx),
+    redact,
+    projectOf,
+    now: ctx.now,
+    captureEnabled: captureSwitch(ctx),
+  };
+}
+
+/** Takes the capture lock for `command` without waiting, or names who holds it. */
+export function tryCaptureLock(
+  ctx: Context,
+  command: string,
+): { held: HeldLock } | { holder: LockInfo | null } {
+  return tryLock(ctx.paths.run, ctx.paths.root, "capture", command);
+}
+
+/** Clears a latched failure, so capture runs again (`reindex --retry`). */
+export function clearLatch(store: HistoryStore): void {
+  store.deleteMeta(LATCH_KEY);
+}
+
+/** Runs one capture under the capture lock; see CaptureRunResult for the outcomes. */
+export async function runCapture(options: CaptureRunOptions): Promise<CaptureRunResult> {
+  const { ctx, store } = options;
+  if (options.retry) clearLatch(store);
+  const latched = store.getMeta<LatchedFailure>(LATCH_KEY);
+  if (latched) return { status: "latched", failure: latched };
+  const off = captureOffReason(ctx);
+  if (off) return { status: "off", reason: off };
+
+  const lock = tryCaptureLock(ctx, options.command ?? "reindex");
+  if ("holder" in lock) return { status: "busy", holder: lock.holder };
+  try {
+    const pass: PassOptions = {
+      ...passOptions(ctx, store, options.redact, options.adapters),
+      ...(options.maxSeconds ? { deadline: ctx.now() + options.maxSeconds * 1000 } : {}),
+      ...(options.signal ? { signal: options.signal } : {}),
+      ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+      ...(options.only ? { only: options.only } : {}),
+    };
+    let rebuilt: number | null = null;
+    try {
+      if (options.rebuild) {
+        announce(store, "rebuilding", ctx.now(), options.onProgress);
+        rebuilt = await rebuild(pass, ctx.paths.root);
+        // Capture stores its progress only once it finds work: until then it is discovering.
+        announce(store, "discovering", ctx.now(), options.onProgress);
+      }
+      const summary = await capturePass(pass);
+      store.transaction(() => {
+        store.setMeta("last_run", { at: ctx.now(), ok: summary.errors.length === 0, summary });
+        refreshTotals(store, { sources: summary.records > 0 || rebuilt !== null });
+      });
+      return { status: "captured", summary, rebuilt };
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      try {
+        store.setMeta("last_run", { at: ctx.now(), ok: false, error: message } satisfies LastRun);
+        if (options.rebuild) {
+          store.setMeta(LATCH_KEY, { at: ctx.now(), message } satisfies LatchedFailure);
+        }
+      } catch {
+        // The store itself failing (locked, full) is what is being reported.
+      }
+      throw err;
+    }
+  } finally {
+    lock.held.release();
+  }
+}
+
+/** The capture switch as a pass sees it before each batch: read at most once a second. */
+function captureSwitch(ctx: Context): () => boolean {
+  let checked = 0;
+  let on = true;
+  return () => {
+    const now = Date.now();
+    if (now - checked < 1000) return on;
+    checked = now;
+    on = captureOffNow(ctx) === null;
+    return on;
+  };
+}

@@ -1,0 +1,83 @@
+// A capture run: a latched failure stops capture until a retry clears it, for `reindex` and
+// `reindex --watch` alike, and a pass's options come from the context in one place.
+
+import assert from "node:assert/strict";
+import { loadContext, openStore, redactorFor } from "../../../lib/context.ts";
+import {
+  LATCH_KEY,
+  type LatchedFailure,
+  passOptions,
+  runCapture,
+} from "../../../lib/capture/run.ts";
+import { watch } from "../../../lib/capture/watch.ts";
+import { envFrom } from "../../../lib/env.ts";
+import { ADAPTERS } from "../../../lib/sources/mod.ts";
+import { makeWorld, withStore } from "../../_helpers.ts";
+
+const FAILURE: LatchedFailure = { at: 1_700_000_000_000, message: "The rebuild failed" };
+
+Deno.test("a latched failure stops every run until one with retry clears it", async () => {
+  const world = await makeWorld({ fixtures: ["claude"] });
+  try {
+    const ctx = loadContext({ env: world.env });
+    const store = openStore(ctx);
+    try {
+      store.setMeta(LATCH_KEY, FAILURE);
+      const redact = redactorFor(ctx);
+      assert.deepEqual(await runCapture({ ctx, store, redact }), {
+        status: "latched",
+        failure: FAILURE,
+      });
+      const retried = await runCapture({ ctx, store, redact, retry: true });
+      assert.equal(retried.status, "captured");
+      assert.equal(store.getMeta(LATCH_KEY), undefined);
+      assert.ok(retried.status === "captured" && retried.summary.records > 0);
+    } finally {
+      store.close();
+    }
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("watch() clears a latched failure only when asked to retry", async (t) => {
+  const world = await makeWorld();
+  try {
+    // An aborted signal: the watcher takes the lock and stops before its first pass.
+    const signal = AbortSignal.abort();
+    for (const retry of [false, true]) {
+      await t.step(`retry: ${retry}`, async () => {
+        const ctx = loadContext({ env: world.env });
+        const store = openStore(ctx);
+        try {
+          store.setMeta(LATCH_KEY, FAILURE);
+          await watch({ ctx, store, redact: redactorFor(ctx), signal, retry });
+          assert.deepEqual(store.getMeta(LATCH_KEY), retry ? undefined : FAILURE);
+        } finally {
+          store.close();
+        }
+      });
+    }
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("passOptions() gives a pass the context's adapters, clock and capture switch", async () => {
+  const world = await makeWorld();
+  try {
+    withStore(world, (store, ctx) => {
+      const options = passOptions(ctx, store, redactorFor(ctx));
+      assert.equal(options.adapters, ADAPTERS);
+      assert.equal(options.now, ctx.now);
+      assert.equal(options.store, store);
+      assert.equal(options.captureEnabled?.(), true);
+    });
+    const off = loadContext({ env: envFrom({ ...world.vars, LOGBOOK_INGEST: "0" }) });
+    withStore(world, (store) => {
+      assert.equal(passOptions(off, store, redactorFor(off)).captureEnabled?.(), false);
+    });
+  } finally {
+    await world.cleanup();
+  }
+});
