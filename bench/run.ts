@@ -20,6 +20,7 @@ import type { CaptureSummary } from "../lib/capture/summary.ts";
 import { type ConversationRow, TextDeriver } from "../lib/store/records.ts";
 import { search, type SearchFilters } from "../lib/store/search.ts";
 import { type AdversarialReport, formatAdversarial, measureAdversarial } from "./_adversarial.ts";
+import { measureMcpSearch } from "./_mcp.ts";
 import { appendClaudeTurns } from "./_claude.ts";
 import {
   CORPUS_AGENTS,
@@ -79,6 +80,7 @@ export const FIGURE_KEYS = [
   "request_during_search_ms",
   "watch_backlog_over_reindex",
   "huge_line_rebuild_peak_rss_mb",
+  "mcp_search_ms",
 ] as const;
 export type FigureKey = typeof FIGURE_KEYS[number];
 export type Figures = Record<FigureKey, number | null>;
@@ -398,6 +400,13 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       }
 
       // Adversarial searches, through the command and a dashboard process ------------------------
+      // Searches over an open MCP session, as an agent makes them ------------------------------
+      log(
+        `MCP search_history over stdio: ${manifest.terms.length} terms × ${options.rounds} rounds`,
+      );
+      const mcp = await measureMcpSearch(vars, manifest.terms.map((t) => t.term), options.rounds);
+      if (mcp.errors) notes.push(`${mcp.errors} MCP searches answered with a tool error`);
+
       const adversarial = await measureAdversarial({ vars, historyDb: ctx.paths.historyDb, log });
       notes.push(...adversarial.notes);
       // A watcher draining the whole corpus, against reindex --------------------------------------
@@ -438,6 +447,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         request_during_search_ms: adversarial.otherMaxMs,
         watch_backlog_over_reindex: watch.ratio,
         huge_line_rebuild_peak_rss_mb: huge?.rebuild.mib ?? null,
+        mcp_search_ms: mcp.p50,
       };
       for (const key of FIGURE_KEYS) {
         const value = figures[key];
@@ -849,6 +859,12 @@ const TARGETS: Target[] = [
     target: () => "≤ 200",
     met: (f) => le(f.huge_line_rebuild_peak_rss_mb, 200),
   },
+  {
+    key: "mcp_search_ms",
+    unit: "ms",
+    target: () => "≤ 10 (p50)",
+    met: (f) => le(f.mcp_search_ms, 10),
+  },
 ];
 
 function le(value: number | null, limit: number): boolean | null {
@@ -1135,7 +1151,8 @@ command and a dashboard process), status_during_search_ms the slowest /api/statu
 request_during_search_ms the slowest request that does no work of its own (auth, then a 404).
 watch_backlog_over_reindex is the time reindex --watch takes to store the whole corpus from empty
 over that of reindex; huge_line_rebuild_peak_rss_mb is the peak RSS of reindex --rebuild over the
-huge line's store.
+huge line's store. mcp_search_ms is the p50 of search_history calls over one open logbook mcp
+session (the SDK's client over stdio), every term, all projects.
 
 Example:
   deno task bench -- --size 200MB --keep /tmp/logbook-bench

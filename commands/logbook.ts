@@ -32,6 +32,7 @@ export const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   "delete-user-data": () => import("./delete_user_data.ts"),
   "stage-markers": () => import("./stage_markers.ts"),
   dashboard: () => import("./dashboard.ts"),
+  mcp: () => import("./mcp.ts"),
 };
 
 /** The dispatcher's help screen (it loads every command, to take each one's summary). */

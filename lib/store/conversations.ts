@@ -2,7 +2,7 @@
 // with a record limit and a raw-byte budget, exactly as `show` and the dashboard need them.
 
 import { Buffer } from "node:buffer";
-import type { Kind, Role } from "../sources/adapter.ts";
+import type { Agent, Kind, Role } from "../sources/adapter.ts";
 import { HistoryStore } from "./db.ts";
 import { decodedRow } from "./raw.ts";
 import {
@@ -147,4 +147,40 @@ function recordJson(row: RecordRow, deriver: TextDeriver): RecordJson {
     messageId: row.message_id,
     partId: row.part_id,
   };
+}
+
+export interface RecentOptions {
+  /** Canonical project root (see `projectOf`); all projects when absent. */
+  project?: string;
+  agent?: Agent;
+  /** Include subagent conversations (default false). */
+  subagents?: boolean;
+  /** At most this many (default 20). */
+  limit?: number;
+  /** Skip this many of the most recent first (default 0). */
+  offset?: number;
+}
+
+/** Conversations by last activity, newest first; the title passes `redact`. */
+export function recentConversations(
+  store: HistoryStore,
+  redact: (text: string) => string,
+  options: RecentOptions = {},
+): ConversationJson[] {
+  const where: string[] = [];
+  const params: (string | number)[] = [];
+  if (options.project !== undefined) {
+    where.push("project_root = ?");
+    params.push(options.project);
+  }
+  if (options.agent !== undefined) {
+    where.push("agent = ?");
+    params.push(options.agent);
+  }
+  if (!options.subagents) where.push("subagent = 0");
+  const rows = store.db.prepare(
+    `SELECT * FROM conversations ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
+     ORDER BY last_ts IS NULL, last_ts DESC, id DESC LIMIT ? OFFSET ?`,
+  ).all(...params, options.limit ?? 20, options.offset ?? 0) as unknown as ConversationRow[];
+  return rows.map((row) => conversationJson(row, redact));
 }

@@ -1,0 +1,56 @@
+#!/usr/bin/env -S deno run -R -W -E
+// `mcp`: a stdio MCP server that lets an agent search and read the history logbook keeps (the
+// same search, the same gate, read-only). stdout carries only the protocol; a stall line goes to
+// stderr. Runs until the client closes stdin.
+
+import type { Env } from "../lib/env.ts";
+import { loadContext, openStore } from "../lib/context.ts";
+import { defineCommand, EXIT, run } from "./_command.ts";
+import { type Io, stdio } from "./_terminal/io.ts";
+
+export const spec = defineCommand({
+  name: "mcp",
+  summary: "serve your history to agents over MCP (stdio): search, read and list conversations",
+  usage: "logbook mcp",
+  options: {},
+  optionHelp: [],
+  examples: ["claude mcp add logbook -- logbook mcp"],
+  maxPositionals: 0,
+});
+
+/** Runs `mcp` until the client closes stdin (or `stop` aborts); returns the exit status. */
+export async function main(
+  args: string[],
+  io: Io = stdio(),
+  env: Env = Deno.env,
+  stop?: AbortSignal,
+): Promise<number> {
+  return await run(spec, args, io, async () => {
+    const ctx = loadContext({ env, onStall: io.err });
+    // The SDK is loaded only here: no other command pays for it.
+    const [{ StdioServerTransport }, { createMcpServer }, { HistoryTools }] = await Promise.all([
+      import("@modelcontextprotocol/sdk/server/stdio.js"),
+      import("../servers/mcp/server.ts"),
+      import("../servers/mcp/tools.ts"),
+    ]);
+    const tools = new HistoryTools(ctx, () => openStore(ctx, { mustExist: true, readOnly: true }));
+    const server = createMcpServer(tools);
+    const closed = Promise.withResolvers<void>();
+    const transport = new StdioServerTransport();
+    transport.onclose = () => closed.resolve();
+    stop?.addEventListener("abort", () => closed.resolve(), { once: true });
+    // The transport ends when stdin does; the SDK does not notice that on its own.
+    const { stdin } = await import("node:process");
+    stdin.once("end", () => closed.resolve());
+    await server.connect(transport);
+    try {
+      await closed.promise;
+    } finally {
+      await server.close().catch(() => {});
+      tools.close();
+    }
+    return EXIT.ok;
+  });
+}
+
+if (import.meta.main) Deno.exit(await main(Deno.args));

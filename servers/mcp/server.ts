@@ -1,0 +1,142 @@
+// The MCP server of `logbook mcp`: the three history tools registered with the official SDK, each
+// with a JSON schema and a description written for a model. Any failure inside a tool becomes a
+// tool error with a plain message; the server keeps serving.
+
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { z } from "zod";
+import { AGENTS, KINDS, ROLES } from "../../lib/sources/adapter.ts";
+import { VERSION } from "../../lib/version.ts";
+import {
+  type HistoryTools,
+  type ListArgs,
+  type ReadArgs,
+  type SearchArgs,
+  type ToolAnswer,
+  ToolError,
+} from "./tools.ts";
+
+const agent = z.enum(AGENTS as [string, ...string[]], {
+  error: `"agent" must be one of ${AGENTS.join(", ")}`,
+}).optional();
+
+const project = z.string().min(1).optional().describe(
+  "A directory of the project to look in; defaults to the directory this server runs in " +
+    "(the agent's working directory).",
+);
+const allProjects = z.boolean().optional().describe("Look in every project instead.");
+const limit = (max: number, fallback: number) =>
+  z.number({ error: '"limit" must be a whole number' }).int().min(1, '"limit" must be at least 1')
+    .max(max, `"limit" can be at most ${max}`).optional().describe(
+      `How many to return (default ${fallback}, at most ${max}).`,
+    );
+
+const SEARCH = {
+  query: z.string({ error: '"query" must be text' }).describe(
+    "Words to find. Words are matched whole; end a word with * for a prefix (cach*); " +
+      'quote a phrase ("cache eviction"); OR, NOT and NEAR work as in SQLite FTS5.',
+  ),
+  project,
+  all_projects: allProjects,
+  agent: agent.describe("Only conversations of this agent: claude, codex, opencode or logbook."),
+  session: z.string().min(1).optional().describe(
+    "Only this conversation (an id as search_history returns it, or a unique prefix).",
+  ),
+  kind: z.enum(KINDS as [string, ...string[]], {
+    error: `"kind" must be one of ${KINDS.join(", ")}`,
+  }).optional().describe(`Only records of this kind: ${KINDS.join(", ")}.`),
+  role: z.enum(ROLES as [string, ...string[]], {
+    error: `"role" must be one of ${ROLES.join(", ")}`,
+  }).optional().describe(`Only records of this role: ${ROLES.join(", ")}.`),
+  since: z.string().min(1).optional().describe(
+    "At or after this time: an ISO date or time, or 30m, 12h, 7d, 2w, today, yesterday.",
+  ),
+  until: z.string().min(1).optional().describe("Before this time (same forms as since)."),
+  subagents: z.boolean().optional().describe(
+    "Include subagent conversations (default true); false leaves them out.",
+  ),
+  limit: limit(50, 10),
+};
+
+const READ = {
+  conversation: z.string({ error: '"conversation" must be an id' }).min(1).describe(
+    "The conversation's id as search_history or list_conversations gives it " +
+      "(for example claude:3f2a9c1e-…), or a unique prefix of it.",
+  ),
+  around: z.number({ error: '"around" must be a record number' }).int().min(1).optional()
+    .describe(
+      "Open the page at this record (the record number of a search hit), with the few " +
+        "records before it, so the question before an answer is there.",
+    ),
+  cursor: z.string().optional().describe(
+    'Continue where the previous page ended: pass that page\'s "next".',
+  ),
+};
+
+const LIST = {
+  project,
+  all_projects: allProjects,
+  agent: agent.describe("Only conversations of this agent."),
+  subagents: z.boolean().optional().describe("Include subagent conversations (default false)."),
+  limit: limit(100, 20),
+};
+
+// The SDK validated the arguments against these schemas before a handler runs.
+
+/** An MCP server answering with `tools` (over a store the caller opens read-only). */
+export function createMcpServer(tools: HistoryTools): McpServer {
+  const server = new McpServer({ name: "logbook", version: VERSION });
+  server.registerTool(
+    "search_history",
+    {
+      title: "Search past agent conversations",
+      description: "Full-text search over every conversation this machine's coding agents " +
+        "(Claude Code, Codex, OpenCode, logbook) have had, ranked by relevance, secrets redacted. " +
+        "Use it to recall what was decided, how an error was fixed before, or where a topic came " +
+        "up. By default it searches the current project only; set all_projects to look " +
+        "everywhere. Each hit gives the conversation id, title, agent, date, role, kind, record " +
+        "number and a snippet; open one with read_conversation (conversation + around).",
+      inputSchema: SEARCH,
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    (args: unknown) => answer(() => tools.searchHistory(args as SearchArgs)),
+  );
+  server.registerTool("read_conversation", {
+    title: "Read a past conversation",
+    description: "Reads one captured conversation in order as plain text: user and assistant " +
+      "messages in full, tool calls and results summarised, secrets redacted. A page holds " +
+      "about 24,000 characters; when more follows, the answer ends with a cursor to pass back. " +
+      "Give around (a record number from search_history) to open at a hit with the turns " +
+      "just before it.",
+    inputSchema: READ,
+    annotations: { readOnlyHint: true, openWorldHint: false },
+  }, (args: unknown) => answer(() => tools.readConversation(args as ReadArgs)));
+  server.registerTool(
+    "list_conversations",
+    {
+      title: "List recent conversations",
+      description: "Lists the most recent captured conversations of a project (default: the " +
+        "current one), newest first, with id, title, agent, first and last dates and message " +
+        "count. Use it to see what was worked on lately before searching or reading.",
+      inputSchema: LIST,
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    (args: unknown) => answer(() => tools.listConversations(args as ListArgs)),
+  );
+  return server;
+}
+
+/** A tool's answer in MCP's shape; a ToolError (or anything else) becomes a tool error. */
+function answer(run: () => ToolAnswer) {
+  try {
+    const { text, data } = run();
+    return {
+      content: [{ type: "text" as const, text }],
+      ...(data ? { structuredContent: data } : {}),
+    };
+  } catch (err) {
+    const message = err instanceof ToolError
+      ? err.message
+      : `logbook could not answer: ${(err as Error).message ?? String(err)}`;
+    return { content: [{ type: "text" as const, text: message }], isError: true };
+  }
+}

@@ -1,0 +1,355 @@
+// What `logbook mcp` offers an agent: search its history, read a conversation a page at a time,
+// list a project's recent conversations. Each tool takes its arguments as the model sends them,
+// answers with text a model reads well (and the same data as structured content), and reads the
+// store only through the gate: nothing it returns holds a secret the gate redacts.
+
+import type { Context } from "../../lib/context.ts";
+import { redactorFor } from "../../lib/context.ts";
+import { FilterError, resolveSearch, type SearchInput } from "../../lib/filters.ts";
+import { projectOf, resolveFromUser } from "../../lib/paths.ts";
+import type { Agent, Kind, Role } from "../../lib/sources/adapter.ts";
+import { ADAPTERS } from "../../lib/sources/mod.ts";
+import {
+  findConversation,
+  pageConversation,
+  recentConversations,
+  type RecordJson,
+} from "../../lib/store/conversations.ts";
+import type { HistoryStore } from "../../lib/store/db.ts";
+import { type ConversationJson, conversationJson, TextDeriver } from "../../lib/store/records.ts";
+import {
+  budgetMsFrom,
+  search,
+  SearchLimitError,
+  SearchStoppedError,
+} from "../../lib/store/search.ts";
+
+/** Most characters of conversation text one `read_conversation` page returns. */
+export const PAGE_CHARS = 24_000;
+/** Most characters of one record shown on a page; the rest is cut, with a note. */
+export const RECORD_CHARS = 8_000;
+/** Records shown before the one `around` names, so the question before an answer is there. */
+export const CONTEXT_BEFORE = 4;
+
+/** A tool's answer: text for the model, the same facts as data, and whether it is an error. */
+export interface ToolAnswer {
+  text: string;
+  data?: Record<string, unknown>;
+  isError?: boolean;
+}
+
+/** A mistake in a tool's arguments or an id that names nothing: a tool error, never a crash. */
+export class ToolError extends Error {
+  override name = "ToolError";
+}
+
+export interface SearchArgs {
+  query: string;
+  project?: string | undefined;
+  all_projects?: boolean | undefined;
+  agent?: Agent | undefined;
+  session?: string | undefined;
+  kind?: Kind | undefined;
+  role?: Role | undefined;
+  since?: string | undefined;
+  until?: string | undefined;
+  subagents?: boolean | undefined;
+  limit?: number | undefined;
+}
+
+export interface ReadArgs {
+  conversation: string;
+  around?: number | undefined;
+  cursor?: string | undefined;
+}
+
+export interface ListArgs {
+  project?: string | undefined;
+  all_projects?: boolean | undefined;
+  agent?: Agent | undefined;
+  subagents?: boolean | undefined;
+  limit?: number | undefined;
+}
+
+/**
+ * The three tools over the store `open` returns (called at each tool call until it succeeds, so
+ * a server started before the first capture answers once there is one); `ctx.cwd` is the agent's
+ * working directory.
+ */
+export class HistoryTools {
+  readonly #ctx: Context;
+  readonly #open: () => HistoryStore;
+  #opened: HistoryStore | undefined;
+
+  constructor(ctx: Context, open: () => HistoryStore) {
+    this.#ctx = ctx;
+    this.#open = open;
+  }
+
+  /** Closes the store, if it was opened. */
+  close(): void {
+    this.#opened?.close();
+    this.#opened = undefined;
+  }
+
+  get #store(): HistoryStore {
+    if (!this.#opened) {
+      try {
+        this.#opened = this.#open();
+      } catch (err) {
+        throw new ToolError((err as Error).message);
+      }
+    }
+    return this.#opened;
+  }
+
+  /** `search_history`: ranked hits, each with what `read_conversation` needs to open it. */
+  searchHistory(args: SearchArgs): ToolAnswer {
+    const startedAt = Date.now();
+    if (args.project !== undefined && args.all_projects) {
+      throw new ToolError('Give either "project" or "all_projects", not both');
+    }
+    const input: SearchInput = {
+      q: args.query.trim(),
+      ...(args.all_projects ? {} : { project: args.project ?? "." }),
+      ...(args.agent ? { agent: args.agent } : {}),
+      ...(args.session ? { session: args.session } : {}),
+      ...(args.kind ? { kind: args.kind } : {}),
+      ...(args.role ? { role: args.role } : {}),
+      ...(args.since ? { since: args.since } : {}),
+      ...(args.until ? { until: args.until } : {}),
+      ...(args.subagents !== undefined ? { subagents: args.subagents } : {}),
+      limit: args.limit ?? 10,
+    };
+    if (!input.q) throw new ToolError('"query" is empty: give the words to look for');
+    let options;
+    try {
+      options = resolveSearch(input, this.#ctx, this.#store);
+    } catch (err) {
+      if (err instanceof FilterError) throw new ToolError(`"${err.field}": ${err.message}`);
+      throw err;
+    }
+    options.budgetMs = budgetMsFrom(this.#ctx.env);
+    options.startedAt = startedAt;
+    const scope = options.project ? `in project ${options.project}` : "in all projects";
+    let result;
+    try {
+      result = search(this.#store, ADAPTERS, redactorFor(this.#ctx), options);
+    } catch (err) {
+      if (err instanceof SearchLimitError) throw new ToolError(err.message);
+      if (err instanceof SearchStoppedError) {
+        return {
+          text: `No hits in time ${scope}. ${err.message}.`,
+          data: { hits: [], stopped: true, note: err.message },
+        };
+      }
+      throw err;
+    }
+    const titles = new Map<string, string | null>();
+    const hits = result.hits.map((hit) => {
+      if (!titles.has(hit.conversation)) {
+        titles.set(hit.conversation, this.#title(hit.conversation));
+      }
+      return {
+        conversation: hit.conversation,
+        record: hit.record,
+        title: titles.get(hit.conversation) ?? null,
+        agent: hit.agent,
+        project: hit.project,
+        date: hit.timestamp,
+        role: hit.role,
+        kind: hit.kind,
+        snippet: hit.snippet,
+      };
+    });
+    const lines = hits.map((hit, i) =>
+      `${i + 1}. ${hit.conversation} · ${quoted(hit.title)} · ${hit.agent} · ${
+        hit.date ?? "undated"
+      } · ${hit.role ? `${hit.role} ` : ""}${hit.kind} · record ${hit.record}\n   ${
+        oneLine(hit.snippet)
+      }`
+    );
+    const note = result.mode === "literal"
+      ? "The query is not FTS5 syntax, so it was matched as a literal substring.\n"
+      : "";
+    const more = result.next !== null ? " (more exist: raise limit or narrow the query)" : "";
+    const text = hits.length
+      ? `${note}${hits.length} hit${hits.length === 1 ? "" : "s"} ${scope}${more}:\n\n${
+        lines.join("\n")
+      }\n\nOpen one with read_conversation {"conversation": "<id>", "around": <record>}.`
+      : `${note}No hits for that query ${scope}.${
+        options.project ? ' Try "all_projects": true.' : ""
+      }`;
+    return { text, data: { hits, more: result.next !== null, mode: result.mode } };
+  }
+
+  /** `read_conversation`: one page as readable text, and the cursor of the next page. */
+  readConversation(args: ReadArgs): ToolAnswer {
+    if (args.around !== undefined && args.cursor !== undefined) {
+      throw new ToolError('Give either "around" or "cursor", not both');
+    }
+    const conversation = this.#find(args.conversation);
+    let after = 0;
+    if (args.cursor !== undefined) {
+      if (!/^\d{1,15}$/.test(args.cursor)) {
+        throw new ToolError('"cursor" is not one this tool gave: pass the "next" of a page');
+      }
+      after = Number(args.cursor);
+    } else if (args.around !== undefined) {
+      const found = this.#store.db.prepare(
+        "SELECT 1 AS ok FROM records WHERE id = ? AND conversation_id = ?",
+      ).get(args.around, conversation.id);
+      if (!found) {
+        throw new ToolError(
+          `Record ${args.around} is not in conversation ${conversation.key}: use the record ` +
+            "number of a search hit of that conversation",
+        );
+      }
+      const before = this.#store.db.prepare(
+        `SELECT id FROM records WHERE conversation_id = ? AND id < ? AND kind != 'meta'
+         ORDER BY id DESC LIMIT 1 OFFSET ?`,
+      ).get(conversation.id, args.around, CONTEXT_BEFORE - 1) as { id: number } | undefined;
+      after = before ? before.id - 1 : 0;
+    }
+    const deriver = new TextDeriver(this.#store, ADAPTERS, redactorFor(this.#ctx));
+    const parts: string[] = [];
+    let chars = 0;
+    let next: number | null = after;
+    let shown = 0;
+    // Pages of the store are bounded in records and bytes; the text is bounded here.
+    while (next !== null && chars < PAGE_CHARS) {
+      const page = pageConversation(this.#store, deriver, conversation, {
+        after: next,
+        limit: 50,
+      });
+      next = page.next;
+      for (const [i, record] of page.records.entries()) {
+        if (chars >= PAGE_CHARS) {
+          next = page.records[i - 1]!.id;
+          break;
+        }
+        const text = recordText(record, args.around);
+        if (text) {
+          parts.push(text);
+          chars += text.length;
+          shown++;
+        }
+      }
+    }
+    const c = conversationJson(conversation, (text) => deriver.redact(text));
+    const header = describe(c);
+    const footer = next === null
+      ? "(end of conversation)"
+      : `(more follows: call read_conversation with "cursor": "${next}")`;
+    return {
+      text: `${header}\n\n${
+        parts.join("\n\n") || "(no readable records on this page)"
+      }\n\n${footer}`,
+      data: { conversation: c, records: shown, next: next === null ? null : String(next) },
+    };
+  }
+
+  /** `list_conversations`: a project's recent conversations, newest first. */
+  listConversations(args: ListArgs): ToolAnswer {
+    if (args.project !== undefined && args.all_projects) {
+      throw new ToolError('Give either "project" or "all_projects", not both');
+    }
+    const project = args.all_projects
+      ? undefined
+      : projectOf(resolveFromUser(args.project ?? ".", this.#ctx.env)).root;
+    const redact = redactorFor(this.#ctx);
+    const list = recentConversations(this.#store, redact, {
+      ...(project !== undefined ? { project } : {}),
+      ...(args.agent ? { agent: args.agent } : {}),
+      ...(args.subagents ? { subagents: true } : {}),
+      limit: args.limit ?? 20,
+    });
+    const scope = project ? `in project ${project}` : "in all projects";
+    const rows = list.map((c, i) =>
+      `${i + 1}. ${c.id} · ${quoted(c.title)} · ${c.agent} · ${c.firstTimestamp ?? "?"} → ${
+        c.lastTimestamp ?? "?"
+      } · ${c.messages} message${c.messages === 1 ? "" : "s"}${
+        project ? "" : ` · ${c.project ?? c.cwd ?? "no project"}`
+      }`
+    );
+    return {
+      text: list.length
+        ? `${list.length} recent conversation${list.length === 1 ? "" : "s"} ${scope}:\n\n${
+          rows.join("\n")
+        }`
+        : `No conversations ${scope}.${project ? ' Try "all_projects": true.' : ""}`,
+      data: {
+        conversations: list.map((c) => ({
+          id: c.id,
+          title: c.title,
+          agent: c.agent,
+          project: c.project,
+          first: c.firstTimestamp,
+          last: c.lastTimestamp,
+          messages: c.messages,
+        })),
+      },
+    };
+  }
+
+  #find(id: string) {
+    try {
+      return findConversation(this.#store, id);
+    } catch (err) {
+      throw new ToolError((err as Error).message);
+    }
+  }
+
+  #title(key: string): string | null {
+    const row = this.#store.stmt("SELECT title FROM conversations WHERE key = ?").get(key) as
+      | { title: string | null }
+      | undefined;
+    return row?.title ? redactorFor(this.#ctx)(row.title) : null;
+  }
+}
+
+function describe(c: ConversationJson): string {
+  const span = `${c.firstTimestamp ?? "?"} → ${c.lastTimestamp ?? "?"}`;
+  return `Conversation ${c.id} · ${quoted(c.title)} · ${c.agent} · project ${
+    c.project ?? c.cwd ?? "unknown"
+  }${c.branch ? ` · branch ${c.branch}` : ""} · ${span} · ${c.messages} messages${
+    c.parent ? ` · child of ${c.parent}` : ""
+  }`;
+}
+
+/** One record as a model reads it; meta records and empty texts are left out. */
+function recordText(record: RecordJson, around: number | undefined): string {
+  const text = record.text.trim();
+  if (record.kind === "meta" || !text) return "";
+  const mark = record.id === around ? " ← the hit" : "";
+  const when = record.timestamp ? ` ${record.timestamp.slice(0, 16).replace("T", " ")}` : "";
+  if (record.kind === "tool_call") {
+    return `[#${record.id}${when} tool call${mark}] ${cut(firstLines(text, 3), 600)}`;
+  }
+  if (record.kind === "tool_result") {
+    return `[#${record.id}${when} tool result, ${text.length} chars${mark}] ${
+      cut(firstLines(text, 6), 800)
+    }`;
+  }
+  const who = record.kind === "message" ? (record.role ?? "message") : record.kind;
+  return `[#${record.id}${when} ${who}${mark}]\n${cut(text, RECORD_CHARS)}`;
+}
+
+function cut(text: string, max: number): string {
+  return text.length <= max
+    ? text
+    : `${text.slice(0, max)}… (${text.length - max} more characters not shown)`;
+}
+
+function firstLines(text: string, n: number): string {
+  const lines = text.split("\n");
+  return lines.length <= n ? text : `${lines.slice(0, n).join("\n")}\n…`;
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\s+/g, " ").trim();
+}
+
+function quoted(title: string | null): string {
+  return title ? `"${oneLine(title)}"` : "(untitled)";
+}
