@@ -4,7 +4,7 @@
 
 import { defineCommand, EXIT, run, shared } from "./_command.ts";
 import { type Io, stdio, styler } from "./_terminal/io.ts";
-import { type DeleteStep, deleteUserData } from "../lib/delete_data.ts";
+import { type DeleteStep, deleteUserData, projectMirrors } from "../lib/delete_data.ts";
 import type { Env } from "../lib/env.ts";
 import { configDir, dataDir, dataPaths } from "../lib/paths.ts";
 
@@ -36,6 +36,7 @@ export async function main(
 ): Promise<number> {
   return await run(spec, args, io, async ({ values }) => {
     const paths = dataPaths(dataDir(env), env);
+    const mirrors = projectMirrors(paths.historyDb);
     if (!values.yes) {
       if (!ask) {
         io.err(
@@ -47,6 +48,11 @@ export async function main(
       io.err(
         `This stops logbook's running work and deletes everything it keeps in ${paths.root}:\n` +
           "captured history, sessions, snapshots, stage markers and prompt history.\n" +
+          (mirrors.length
+            ? `It also deletes ${mirrors.length} project mirror${
+              mirrors.length === 1 ? "" : "s"
+            }:\n${mirrors.map((path) => `  ${path}\n`).join("")}`
+            : "") +
           `Your config in ${configDir(env)} is kept.\n`,
       );
       const answer = ask('Type "delete" to confirm:');
@@ -55,7 +61,7 @@ export async function main(
         return EXIT.failure;
       }
     }
-    const report = await deleteUserData({ paths });
+    const report = await deleteUserData({ paths, mirrors });
     if (values.json) io.out(JSON.stringify(report) + "\n");
     else {
       const s = styler(io.color);

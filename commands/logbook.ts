@@ -32,6 +32,7 @@ export const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   "delete-user-data": () => import("./delete_user_data.ts"),
   "stage-markers": () => import("./stage_markers.ts"),
   dashboard: () => import("./dashboard.ts"),
+  mirror: () => import("./mirror.ts"),
   mcp: () => import("./mcp.ts"),
 };
 

@@ -5,15 +5,19 @@
 
 import type { Env } from "../lib/env.ts";
 import { loadContext, openStore } from "../lib/context.ts";
+import { projectOf } from "../lib/paths.ts";
+import { openMirror } from "../lib/store/mirror.ts";
 import { defineCommand, EXIT, run } from "./_command.ts";
 import { type Io, stdio } from "./_terminal/io.ts";
 
 export const spec = defineCommand({
   name: "mcp",
   summary: "serve your history to agents over MCP (stdio): search, read and list conversations",
-  usage: "logbook mcp",
-  options: {},
-  optionHelp: [],
+  usage: "logbook mcp [--mirror]",
+  options: { mirror: { type: "boolean" } },
+  optionHelp: [
+    ["--mirror", "answer from this project's mirror (.logbook/) instead of the history store"],
+  ],
   examples: ["claude mcp add logbook -- logbook mcp"],
   maxPositionals: 0,
 });
@@ -25,7 +29,7 @@ export async function main(
   env: Env = Deno.env,
   stop?: AbortSignal,
 ): Promise<number> {
-  return await run(spec, args, io, async () => {
+  return await run(spec, args, io, async ({ values }) => {
     const ctx = loadContext({ env, onStall: io.err });
     // The SDK is loaded only here: no other command pays for it.
     const [{ StdioServerTransport }, { createMcpServer }, { HistoryTools }] = await Promise.all([
@@ -33,7 +37,13 @@ export async function main(
       import("../servers/mcp/server.ts"),
       import("../servers/mcp/tools.ts"),
     ]);
-    const tools = new HistoryTools(ctx, () => openStore(ctx, { mustExist: true, readOnly: true }));
+    const here = projectOf(ctx.cwd);
+    const tools = new HistoryTools(
+      ctx,
+      values.mirror
+        ? () => openMirror(here.root, here.key)
+        : () => openStore(ctx, { mustExist: true, readOnly: true }),
+    );
     const server = createMcpServer(tools);
     const closed = Promise.withResolvers<void>();
     const transport = new StdioServerTransport();

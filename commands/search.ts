@@ -13,7 +13,8 @@ import {
   resolveSearch,
   searchInput,
 } from "../lib/filters.ts";
-import { homeDir } from "../lib/paths.ts";
+import { homeDir, projectOf } from "../lib/paths.ts";
+import { openMirror } from "../lib/store/mirror.ts";
 import { ADAPTERS } from "../lib/sources/mod.ts";
 import {
   budgetMsFrom,
@@ -32,7 +33,7 @@ export const spec = defineCommand({
   summary: "find records across every captured conversation",
   usage: "logbook search <query> [--project DIR|--all-projects] [--agent A] [--session ID] " +
     "[--kind K] [--role R] [--since WHEN] [--until WHEN] [--subagents|--no-subagents] " +
-    "[--limit N] [--json]",
+    "[--limit N] [--mirror] [--json]",
   options: {
     ...shared("project"),
     "all-projects": { type: "boolean" },
@@ -45,6 +46,7 @@ export const spec = defineCommand({
     subagents: { type: "boolean" },
     "no-subagents": { type: "boolean" },
     limit: { type: "string" },
+    mirror: { type: "boolean" },
     ...shared("json"),
   },
   optionHelp: [
@@ -58,6 +60,7 @@ export const spec = defineCommand({
     ["--until WHEN", "before WHEN (same forms)"],
     ["--no-subagents", "leave out subagent conversations (--subagents keeps them, the default)"],
     ["--limit N", "at most N hits (default 20)"],
+    ["--mirror", "search this project's mirror (.logbook/) instead of the history store"],
     ["--json", "one JSON object per hit, one per line"],
   ],
   examples: ['logbook search "rotate credentials" --project . --since 7d'],
@@ -96,7 +99,10 @@ export async function main(
       throw new UsageError(`${missing ? "Missing query" : "Invalid query"}: ${message}`);
     }
     const ctx = loadContext({ env, onStall: io.err });
-    const store = openStore(ctx, { mustExist: true, readOnly: true });
+    const here = values.mirror ? projectOf(ctx.cwd) : undefined;
+    const store = here
+      ? openMirror(here.root, here.key)
+      : openStore(ctx, { mustExist: true, readOnly: true });
     try {
       let options;
       try {

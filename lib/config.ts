@@ -43,6 +43,7 @@ const settingsShape = {
     { error: "expected an object mapping labels to values" },
   ).optional(),
   allowedSecrets: z.array(label, { error: "expected an array of labels" }).optional(),
+  mirror: z.boolean({ error: "expected a boolean" }).optional(),
   dashboard: z.strictObject({
     port: z.int({ error: "expected a port number from 1 to 65535" })
       .min(1, { error: "expected a port number from 1 to 65535" })
@@ -85,6 +86,8 @@ export interface Config {
   /** Labels whose values may be sent to a model. */
   allowedSecrets: string[];
   dashboard: { port: number };
+  /** A project's own file asks for a mirror of its conversations (see `projectWantsMirror`). */
+  mirror?: boolean;
 }
 
 /** The settings in force when no file or variable sets them. */
@@ -186,6 +189,16 @@ export function loadConfig(opts: LoadConfigOptions): LoadedConfig {
   const result: LoadedConfig = { config: merged as Config, files, warnings };
   if (projectConfigDir !== undefined) result.projectConfigDir = projectConfigDir;
   return result;
+}
+
+/**
+ * Whether the project at `projectRoot` asks for a mirror of its conversations: `"mirror": true`
+ * at the top of its own `.logbook/config.json` (the global file cannot ask for every project).
+ *
+ * @throws {ConfigError} when that file exists but cannot be used.
+ */
+export function projectWantsMirror(projectRoot: string): boolean {
+  return readConfigFile(join(projectRoot, ".logbook", "config.json"), [])?.mirror === true;
 }
 
 /** Reads, parses and validates one file; `undefined` when it does not exist. */

@@ -2,7 +2,8 @@
 // data path (the store with its WAL and SHM, sessions, snapshots, markers, history, run dir),
 // sweep stragglers, and report path by path what went and what could not go, and why.
 
-import { join } from "node:path";
+import { basename, join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
 import type { DataPaths } from "./paths.ts";
 import { isLockHeld, readLock } from "./lock.ts";
 import { isPidAlive, removePath, type RemoveResult } from "./private_fs.ts";
@@ -38,8 +39,35 @@ const OURS = new Set([
 
 const TEMP = /^\..+\.tmp-\d+-[0-9a-f]+$/;
 
+/** A project mirror's file name (see `lib/store/mirror.ts`): nothing else is removed as one. */
+const MIRROR_FILE = /^conversations-[0-9a-f]{12}\.db$/;
+
+/**
+ * The project mirrors the store at `historyDb` lists (its `meta.mirrors`), read without writing;
+ * none when the store is missing or cannot be read.
+ */
+export function projectMirrors(historyDb: string): string[] {
+  let db: DatabaseSync | undefined;
+  try {
+    db = new DatabaseSync(historyDb, { readOnly: true });
+    const row = db.prepare("SELECT value FROM meta WHERE key = 'mirrors'").get() as
+      | { value: string }
+      | undefined;
+    const states = row
+      ? Object.values(JSON.parse(row.value) as Record<string, { path: string }>)
+      : [];
+    return states.map((state) => state.path).filter((path) => MIRROR_FILE.test(basename(path)));
+  } catch {
+    return [];
+  } finally {
+    db?.close();
+  }
+}
+
 export interface DeleteOptions {
   paths: DataPaths;
+  /** Project mirrors to remove too (`projectMirrors` lists them from the store). */
+  mirrors?: readonly string[];
   /** Removal, injectable so a test can make one path fail. */
   remove?: (path: string) => RemoveResult;
   /** Sends a signal to a pid (default Deno.kill). */
@@ -74,6 +102,14 @@ export async function deleteUserData(options: DeleteOptions): Promise<DeleteRepo
     paths.run,
     paths.logs,
   ];
+  // The mirrors first: their list is in the store, which goes next.
+  for (const mirror of options.mirrors ?? []) {
+    if (!MIRROR_FILE.test(basename(mirror))) continue;
+    for (const suffix of ["", "-wal", "-shm"]) {
+      const result = remove(mirror + suffix);
+      if (suffix === "" || result.removed || result.error) report(steps, mirror + suffix, result);
+    }
+  }
   for (const path of targets) report(steps, path, remove(path));
   sweep(paths.root, steps, remove);
 

@@ -106,6 +106,16 @@ export function statusLines(status: Status, s: Styles, checkAsked = false): stri
       formatBytes(status.snapshots.bytes)
     }) in prune-archives/`,
   );
+  const mirrors = status.store?.mirrors.filter((m) => m.state !== "off") ?? [];
+  if (mirrors.length) {
+    lines.push(`mirrors: ${mirrors.length}`);
+    for (const m of mirrors) {
+      const line = `  ${safeText(m.project)}: ${
+        m.state === "waiting" ? `waiting: ${safeText(m.reason ?? "")}` : m.state
+      }, ${m.conversations} conversations`;
+      lines.push(m.state === "waiting" ? s.red(line) : line);
+    }
+  }
   lines.push(`sessions: ${status.sessions.count}`);
   for (const bad of status.sessions.corrupt) {
     lines.push(s.red(`corrupt session record: "${safeText(bad.path)}": ${safeText(bad.reason)}`));

@@ -11,11 +11,15 @@ import { projectOf } from "../paths.ts";
 import type { Adapter, Agent, DiscoverContext } from "../sources/adapter.ts";
 import { ADAPTERS } from "../sources/mod.ts";
 import type { HistoryStore } from "../store/db.ts";
+import { syncMirrors } from "./mirrors.ts";
 import { refreshTotals } from "../store/status.ts";
 import { capturePass, type PassOptions } from "./engine.ts";
 import { announce, type Progress } from "./progress.ts";
 import { rebuild } from "./rebuild.ts";
 import type { CaptureSummary } from "./summary.ts";
+
+/** How long one run spends bringing project mirrors up to date at most (the rest waits). */
+const MIRROR_BUDGET_MS = 2000;
 
 /** The meta key of a failure that stops capture until `reindex --retry`. */
 export const LATCH_KEY = "latched_failure";
@@ -156,6 +160,14 @@ export async function runCapture(options: CaptureRunOptions): Promise<CaptureRun
       store.transaction(() => {
         store.setMeta("last_run", { at: ctx.now(), ok: summary.errors.length === 0, summary });
         refreshTotals(store, { sources: summary.records > 0 || rebuilt !== null });
+      });
+      // Mirrors follow the store, in small batches, within what is left of the run's time.
+      const left = options.maxSeconds ? pass.deadline! - ctx.now() : MIRROR_BUDGET_MS;
+      syncMirrors(store, {
+        adapters: options.adapters ?? ADAPTERS,
+        redact: options.redact,
+        now: ctx.now,
+        budgetMs: Math.max(200, Math.min(MIRROR_BUDGET_MS, left)),
       });
       return { status: "captured", summary, rebuilt };
     } catch (err) {

@@ -3,6 +3,7 @@
 
 import { HistoryStore } from "./db.ts";
 import { findConversation } from "./conversations.ts";
+import { forgetInMirrors } from "./mirror.ts";
 import type { ConversationRow } from "./records.ts";
 import { refreshTotals } from "./status.ts";
 
@@ -42,6 +43,8 @@ export interface ForgetResult {
    * the old copies of the forgotten pages stay in `history.db-wal` until the next checkpoint.
    */
   walEmptied: boolean;
+  /** Conversations removed from project mirrors too (see `mirror.ts`). */
+  fromMirrors: number;
 }
 
 /**
@@ -72,6 +75,7 @@ export function forget(
       dryRun: true,
       pagesFreed: 0,
       walEmptied: true,
+      fromMirrors: 0,
     };
   }
   const now = options.now ?? Date.now();
@@ -99,6 +103,8 @@ export function forget(
   // Deleted documents linger in FTS segments until merged: rewrite the index without them.
   store.db.exec("INSERT INTO fts (fts) VALUES ('optimize')");
   const freed = giveSpaceBack(store);
+  // What was forgotten leaves the project mirrors too.
+  const fromMirrors = forgetInMirrors(store, items.map((item) => item.conversation));
   return {
     conversations: items,
     records,
@@ -106,6 +112,7 @@ export function forget(
     storeBytes: { before, after: fileBytes(store) },
     dryRun: false,
     ...freed,
+    fromMirrors,
   };
 }
 

@@ -2,6 +2,7 @@
 // sources gone upstream, format drift, and the last run. Shared by `reindex --status`,
 // `status` and the dashboard.
 
+import { listMirrors, type MirrorState } from "./mirror.ts";
 import { statSync } from "node:fs";
 import { HistoryStore } from "./db.ts";
 import type { Progress } from "../capture/progress.ts";
@@ -32,6 +33,8 @@ export interface StoreStatus {
   errors: { locator: string; message: string }[];
   progress: Progress | null;
   lastRun: unknown;
+  /** Project mirrors and where each stands. */
+  mirrors: MirrorState[];
 }
 
 /**
@@ -68,6 +71,7 @@ export function storeStatus(store: HistoryStore, now: number = Date.now()): Stor
     unfinished: present.unfinished,
     conversations,
     multiGeneration: sources.multi,
+    mirrors: listMirrors(store),
     drift,
     empty,
     errors,

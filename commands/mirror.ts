@@ -1,0 +1,119 @@
+#!/usr/bin/env -S deno run -R -W -E
+// `mirror`: a project's read-only copy of its own conversations inside the repository
+// (`<project>/.logbook/conversations-<hash>.db`). `enable` asks for it and fills it now,
+// `disable` stops it and removes the file, `status` (the default) lists every mirror.
+
+import type { Env } from "../lib/env.ts";
+import { runCapture } from "../lib/capture/run.ts";
+import { loadContext, openStore, redactorFor, storeExists } from "../lib/context.ts";
+import { projectOf, resolveFromUser } from "../lib/paths.ts";
+import { setMirror } from "../lib/capture/mirrors.ts";
+import { listMirrors, mirrorPath, type MirrorState } from "../lib/store/mirror.ts";
+import { defineCommand, EXIT, run, shared, UsageError } from "./_command.ts";
+import { type Io, stdio } from "./_terminal/io.ts";
+import { safeIo } from "./_terminal/safe_io.ts";
+import { safeJson } from "./_terminal/safe_json.ts";
+
+export const spec = defineCommand({
+  name: "mirror",
+  summary: "keep a read-only copy of a project's conversations in its .logbook/ folder",
+  usage: "logbook mirror [enable|disable|status] [--project DIR] [--json]",
+  options: {
+    ...shared("project"),
+    ...shared("json"),
+  },
+  optionHelp: [
+    ["enable", "ask for this project's mirror and fill it now (a capture runs)"],
+    ["disable", "stop mirroring this project and remove its mirror file"],
+    ["status", "list every mirror: project, state, size, path (the default)"],
+    ["--project DIR", "the project (default: the one you are in)"],
+    ["--json", "print the mirrors as JSON"],
+  ],
+  examples: ["logbook mirror enable", "logbook search --mirror cache"],
+  maxPositionals: 1,
+});
+
+/** Runs `mirror` with `args`; returns the exit status. */
+export async function main(
+  args: string[],
+  terminal: Io = stdio(),
+  env: Env = Deno.env,
+): Promise<number> {
+  // Project paths and titles may come from transcripts: everything shown is filtered.
+  const io = safeIo(terminal);
+  return await run(spec, args, io, async ({ values, positionals }) => {
+    const action = positionals[0] ?? "status";
+    if (!["enable", "disable", "status"].includes(action)) {
+      throw new UsageError(`Unknown action "${action}": use enable, disable or status`);
+    }
+    const ctx = loadContext({ env, onStall: io.err });
+    const project = projectOf(resolveFromUser(values.project ?? ".", env));
+    if (action === "status") {
+      const mirrors = storeExists(ctx) ? withStore(ctx, listMirrors) : [];
+      if (values.json) io.out(safeJson({ mirrors }) + "\n");
+      else if (!mirrors.length) {
+        io.out('No project mirrors. Run "logbook mirror enable" in a project to make one.\n');
+      } else for (const mirror of mirrors) io.out(describe(mirror));
+      return EXIT.ok;
+    }
+    const path = mirrorPath(project.root, project.key);
+    if (action === "disable") {
+      const { removed } = setMirror(project.root, project.key, false);
+      io.out(
+        `Mirroring is off for ${project.root}${removed ? `; removed ${path}` : ""}.\n`,
+      );
+      if (storeExists(ctx)) {
+        withStore(ctx, (store) => {
+          const all = store.getMeta<Record<string, MirrorState>>("mirrors") ?? {};
+          if (all[project.root]) {
+            all[project.root] = { ...all[project.root]!, state: "off", records: 0 };
+            store.setMeta("mirrors", all);
+          }
+        }, false);
+      }
+      return EXIT.ok;
+    }
+    setMirror(project.root, project.key, true);
+    io.out(`Mirroring is on for ${project.root}: ${path}\n`);
+    if (!storeExists(ctx)) {
+      io.out('Nothing is captured yet: "logbook reindex" captures and fills the mirror.\n');
+      return EXIT.ok;
+    }
+    const store = openStore(ctx);
+    try {
+      const result = await runCapture({ ctx, store, redact: redactorFor(ctx), command: "mirror" });
+      if (result.status !== "captured") {
+        io.out(`The next capture fills it (capture did not run now: ${result.status}).\n`);
+        return EXIT.ok;
+      }
+      const state = listMirrors(store).find((m) => m.project === project.root);
+      if (state) io.out(describe(state));
+      return state?.state === "waiting" ? EXIT.failure : EXIT.ok;
+    } finally {
+      store.close();
+    }
+  });
+}
+
+function withStore<T>(
+  ctx: ReturnType<typeof loadContext>,
+  fn: (store: ReturnType<typeof openStore>) => T,
+  readOnly = true,
+): T {
+  const store = openStore(ctx, { mustExist: true, readOnly });
+  try {
+    return fn(store);
+  } finally {
+    store.close();
+  }
+}
+
+function describe(m: MirrorState): string {
+  const counts = `${m.conversations} conversation${m.conversations === 1 ? "" : "s"}, ${
+    m.records.toLocaleString("en-US")
+  } record${m.records === 1 ? "" : "s"}`;
+  const state = m.state === "waiting" ? `waiting: ${m.reason ?? "unknown reason"}` : m.state;
+  return `${m.project}\n  ${state} · ${counts}\n  ${m.path}\n`;
+}
+
+if (import.meta.main) Deno.exit(await main(Deno.args));

@@ -1,0 +1,115 @@
+// Project mirrors: a read-only copy of one project's conversations inside its repository,
+// `<project>/.logbook/conversations-<12 hex>.db`, for tools and people working in that checkout.
+// A mirror is a history store of its own (same schema) holding only that project's sources,
+// conversations and records, under the same ids as the main store, so `search` and `show` read it
+// as they read the main store. Capture keeps it current in small batches (at most 8 raw records,
+// 32 conversation rows each); a record once copied is not read again. The folder stays out of Git
+// through the repository's `.git/info/exclude`, never `.gitignore`; a link on the way is refused.
+// The main store's `meta.mirrors` lists every mirror and its state, for `status`, `forget` and
+// `delete-user-data`.
+
+import { join } from "node:path";
+import { SymlinkRefusedError } from "../private_fs.ts";
+import { HistoryStore } from "./db.ts";
+
+/** The main store's meta key listing the mirrors. */
+export const MIRRORS_KEY = "mirrors";
+/** Most raw records copied in one transaction. */
+export const RECORDS_PER_BATCH = 8;
+/** Most conversation rows compared and copied in one transaction. */
+export const CONVERSATIONS_PER_BATCH = 32;
+
+/** Where a mirror stands, as `status` shows it. */
+export interface MirrorState {
+  /** The project root (canonical). */
+  project: string;
+  /** The mirror file. */
+  path: string;
+  /** `current`; `copying` (a pass ran out of time); `waiting` (see `reason`); `off`. */
+  state: "current" | "copying" | "waiting" | "off";
+  /** Why a mirror waits, in a sentence. */
+  reason?: string;
+  conversations: number;
+  records: number;
+  /** When it was last brought up to date (epoch ms). */
+  syncedAt: number | null;
+}
+
+/** The mirror file of the project with root `root` and key `key` (`<slug>-<12 hex>`). */
+export function mirrorPath(root: string, key: string): string {
+  return join(root, ".logbook", `conversations-${key.slice(-12)}.db`);
+}
+
+/** The mirrors the main store knows of, by project root. */
+export function listMirrors(store: HistoryStore): MirrorState[] {
+  return Object.values(store.getMeta<Record<string, MirrorState>>(MIRRORS_KEY) ?? {});
+}
+
+/** Removes one conversation, its records and their index entries from a mirror. */
+export function dropConversation(mirror: HistoryStore, id: number): void {
+  mirror.stmt(
+    "DELETE FROM fts WHERE rowid IN (SELECT id FROM records WHERE conversation_id = ? AND (flags & 1) != 0)",
+  ).run(id);
+  mirror.stmt("DELETE FROM records WHERE conversation_id = ?").run(id);
+  mirror.stmt("DELETE FROM conversations WHERE id = ?").run(id);
+}
+
+/**
+ * Removes conversations (by key) from every mirror the main store lists, as `forget` removes them
+ * from the main store. Returns how many mirror rows went; a mirror that cannot be opened is skipped.
+ */
+export function forgetInMirrors(store: HistoryStore, keys: readonly string[]): number {
+  if (!keys.length) return 0;
+  let removed = 0;
+  for (const state of listMirrors(store)) {
+    let mirror: HistoryStore;
+    try {
+      mirror = HistoryStore.open({ path: state.path, root: join(state.project, ".logbook") });
+    } catch {
+      continue;
+    }
+    try {
+      mirror.transaction(() => {
+        for (const key of keys) {
+          const row = mirror.stmt("SELECT id FROM conversations WHERE key = ?").get(key) as
+            | { id: number }
+            | undefined;
+          if (!row) continue;
+          dropConversation(mirror, row.id);
+          removed++;
+        }
+      });
+      if (removed) mirror.db.exec("INSERT INTO fts (fts) VALUES ('optimize')");
+    } finally {
+      mirror.close();
+    }
+  }
+  return removed;
+}
+
+/** `lstat`, or undefined where nothing is. */
+export function lstatOrUndefined(path: string): Deno.FileInfo | undefined {
+  try {
+    return Deno.lstatSync(path);
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound || err instanceof Deno.errors.NotADirectory) {
+      return undefined;
+    }
+    throw err;
+  }
+}
+
+/** Opens the mirror of the project (root, key) read-only, as its consumers do. */
+export function openMirror(root: string, key: string): HistoryStore {
+  const dir = join(root, ".logbook");
+  const path = mirrorPath(root, key);
+  for (const place of [dir, path]) {
+    if (lstatOrUndefined(place)?.isSymlink) throw new SymlinkRefusedError(place);
+  }
+  if (!lstatOrUndefined(path)) {
+    throw new Error(
+      `No mirror for the project "${root}": run "logbook mirror enable" there, then capture`,
+    );
+  }
+  return HistoryStore.open({ path, root: dir, readOnly: true });
+}

@@ -1,0 +1,276 @@
+// Project mirrors end to end: `mirror enable` in a Git project, capture keeping the copy current,
+// `search --mirror` from the project and from a linked worktree, the exclude entry written once,
+// a linked `.logbook` refused, `forget` and `delete-user-data` reaching the mirror.
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { childBaseEnv, makeWorld, ROOT, runCli, taskFlags, type World } from "../_helpers.ts";
+
+const ALPHA = "7d3c1a52-6f0e-4b8d-9a21-3e5f7c9b1d04";
+const BETA = "c81f4e26-2b7a-4d39-8e05-6a1d9f3c7b52";
+const OTHER = "1e9a7c35-4d2b-4f68-b0c1-8d5e2a6f9c73";
+
+/** A short Claude Code transcript in `cwd` whose prompt and answer carry `word`. */
+function transcript(session: string, cwd: string, word: string, turns = 1): string {
+  const lines: string[] = [];
+  let parent: string | null = null;
+  for (let i = 0; i < turns; i++) {
+    const at = new Date(Date.UTC(2026, 10, 2, 10, i)).toISOString();
+    const ask = `${session.slice(0, 24)}${(i * 2).toString(16).padStart(12, "0")}`;
+    const reply = `${session.slice(0, 24)}${(i * 2 + 1).toString(16).padStart(12, "0")}`;
+    const base = { isSidechain: false, userType: "external", cwd, sessionId: session };
+    lines.push(JSON.stringify({
+      parentUuid: parent,
+      ...base,
+      version: "2.1.40",
+      type: "user",
+      message: { role: "user", content: `How do we handle the ${word} step ${i}?` },
+      uuid: ask,
+      timestamp: at,
+    }));
+    lines.push(JSON.stringify({
+      parentUuid: ask,
+      ...base,
+      version: "2.1.40",
+      type: "assistant",
+      message: {
+        id: `msg_${reply.slice(-12)}`,
+        type: "message",
+        role: "assistant",
+        model: "claude-sonnet-4-5",
+        content: [{ type: "text", text: `The ${word} step ${i} runs after the build.` }],
+        stop_reason: "end_turn",
+        usage: { input_tokens: 5, output_tokens: 9 },
+      },
+      uuid: reply,
+      timestamp: at,
+    }));
+    parent = reply;
+  }
+  return lines.join("\n") + "\n";
+}
+
+async function git(cwd: string, ...args: string[]): Promise<void> {
+  const out = await new Deno.Command("git", {
+    args: ["-c", "user.name=t", "-c", "user.email=t@example.invalid", ...args],
+    cwd,
+    stdout: "null",
+    stderr: "piped",
+  }).output();
+  if (!out.success) {
+    throw new Error(`git ${args.join(" ")}: ${new TextDecoder().decode(out.stderr)}`);
+  }
+}
+
+async function writeTranscript(world: World, cwd: string, session: string, text: string) {
+  const folder = join(world.claude, "projects", cwd.replaceAll("/", "-"));
+  await Deno.mkdir(folder, { recursive: true });
+  await Deno.writeTextFile(join(folder, `${session}.jsonl`), text);
+  return join(folder, `${session}.jsonl`);
+}
+
+function mirrorFile(project: string): string {
+  const found = [...Deno.readDirSync(join(project, ".logbook"))].find((e) =>
+    /^conversations-[0-9a-f]{12}\.db$/.test(e.name)
+  );
+  assert.ok(found, "the mirror file is there");
+  return join(project, ".logbook", found.name);
+}
+
+function keysIn(db: string): string[] {
+  const conn = new DatabaseSync(db, { readOnly: true });
+  try {
+    return (conn.prepare("SELECT key FROM conversations ORDER BY key").all() as { key: string }[])
+      .map((r) => r.key);
+  } finally {
+    conn.close();
+  }
+}
+
+Deno.test("project mirrors: enable, capture, search --mirror, worktree, exclude, forget, delete", async (t) => {
+  const world = await makeWorld({ fixtures: ["claude"] });
+  const project = join(world.dir, "repo");
+  const other = join(world.dir, "elsewhere");
+  await Deno.mkdir(project, { recursive: true });
+  await Deno.mkdir(other, { recursive: true });
+  await git(project, "init", "-q");
+  await git(project, "commit", "-q", "--allow-empty", "-m", "start");
+  const alpha = await writeTranscript(world, project, ALPHA, transcript(ALPHA, project, "kestrel"));
+  await writeTranscript(world, project, BETA, transcript(BETA, project, "lynx"));
+  await writeTranscript(world, other, OTHER, transcript(OTHER, other, "kestrel"));
+  const inProject = { ...world.vars, INIT_CWD: project };
+  try {
+    assert.equal((await runCli("reindex", ["--quiet"], world.vars)).code, 0);
+
+    await t.step(
+      "enable writes the config, the exclude entry and a mirror of this project only",
+      async () => {
+        const enabled = await runCli("mirror", ["enable"], inProject);
+        assert.equal(enabled.code, 0, enabled.stderr);
+        assert.match(enabled.stdout, /Mirroring is on for .*repo/);
+        assert.match(enabled.stdout, /current · 2 conversations/);
+        const config = JSON.parse(
+          await Deno.readTextFile(join(project, ".logbook", "config.json")),
+        );
+        assert.deepEqual(config, { mirror: true });
+        const db = mirrorFile(project);
+        assert.equal(Deno.statSync(db).mode! & 0o777, 0o600);
+        assert.equal(Deno.statSync(join(project, ".logbook")).mode! & 0o777, 0o700);
+        assert.deepEqual(keysIn(db), [`claude:${ALPHA}`, `claude:${BETA}`].sort());
+        // The raw bytes are the main store's, row for row.
+        const main = new DatabaseSync(join(world.data, "history.db"), { readOnly: true });
+        const copy = new DatabaseSync(db, { readOnly: true });
+        try {
+          const sql =
+            "SELECT r.id, r.raw FROM records r JOIN conversations c ON c.id = r.conversation_id WHERE c.key = ? ORDER BY r.id";
+          for (const key of [`claude:${ALPHA}`, `claude:${BETA}`]) {
+            assert.deepEqual(copy.prepare(sql).all(key), main.prepare(sql).all(key));
+          }
+        } finally {
+          main.close();
+          copy.close();
+        }
+      },
+    );
+
+    await t.step("search --mirror finds this project's words, and only them", async () => {
+      const found = await runCli("search", ["--mirror", "kestrel", "--json"], inProject);
+      assert.equal(found.code, 0, found.stderr);
+      const hits = found.stdout.trim().split("\n").map((l) => JSON.parse(l));
+      assert.ok(hits.length >= 1);
+      assert.ok(hits.every((h) => h.conversation === `claude:${ALPHA}`), found.stdout);
+      const fixture = await runCli("search", ["--mirror", "quokka-lantern"], inProject);
+      assert.equal(fixture.code, 1, "another project's words are not in the mirror");
+    });
+
+    await t.step("logbook mcp --mirror answers from the mirror", async () => {
+      const transport = new StdioClientTransport({
+        command: Deno.execPath(),
+        args: ["run", ...taskFlags("mcp"), "--quiet", join(ROOT, "commands", "mcp.ts"), "--mirror"],
+        env: { ...childBaseEnv(), ...inProject },
+        stderr: "pipe",
+      });
+      const client = new Client({ name: "logbook-test", version: "1.0.0" });
+      await client.connect(transport);
+      try {
+        const listed = await client.callTool({
+          name: "list_conversations",
+          arguments: { all_projects: true },
+        });
+        const ids = (listed.structuredContent as { conversations: { id: string }[] })
+          .conversations.map((c) => c.id).sort();
+        assert.deepEqual(ids, [`claude:${ALPHA}`, `claude:${BETA}`].sort());
+      } finally {
+        await client.close();
+      }
+    });
+
+    await t.step("capture keeps it current; the exclude entry is written once", async () => {
+      await Deno.writeTextFile(alpha, transcript(ALPHA, project, "kestrel", 3));
+      assert.equal((await runCli("reindex", ["--quiet"], world.vars)).code, 0);
+      assert.equal((await runCli("reindex", ["--quiet"], world.vars)).code, 0);
+      const found = await runCli("search", ["--mirror", "kestrel", "step", "2"], inProject);
+      assert.equal(found.code, 0, "the appended turn is in the mirror");
+      const exclude = await Deno.readTextFile(join(project, ".git", "info", "exclude"));
+      assert.equal(exclude.split("\n").filter((l) => l.trim() === ".logbook/").length, 1);
+      const status = await runCli("mirror", ["status", "--json"], world.vars);
+      const mirrors = JSON.parse(status.stdout).mirrors;
+      assert.equal(mirrors.length, 1);
+      assert.equal(mirrors[0].state, "current");
+    });
+
+    await t.step("a linked worktree reads the same mirror", async () => {
+      const tree = join(world.dir, "repo-feature");
+      await git(project, "worktree", "add", "-q", tree);
+      const found = await runCli("search", ["--mirror", "lynx", "--json"], {
+        ...world.vars,
+        INIT_CWD: tree,
+      });
+      assert.equal(found.code, 0, found.stderr);
+      assert.match(found.stdout, new RegExp(BETA));
+      assert.ok(!Deno.statSync(tree).isFile);
+      assert.throws(
+        () => Deno.statSync(join(tree, ".logbook")),
+        "no second mirror in the worktree",
+      );
+    });
+
+    await t.step("forget removes the conversation from the mirror too", async () => {
+      const forgot = await runCli("forget", [`claude:${BETA}`], world.vars);
+      assert.equal(forgot.code, 0, forgot.stderr);
+      assert.deepEqual(keysIn(mirrorFile(project)), [`claude:${ALPHA}`]);
+      const gone = await runCli("search", ["--mirror", "lynx"], inProject);
+      assert.equal(gone.code, 1);
+    });
+
+    await t.step("delete-user-data lists the mirror and removes it", async () => {
+      const db = mirrorFile(project);
+      const deleted = await runCli("delete_user_data", ["--yes"], world.vars);
+      assert.equal(deleted.code, 0, deleted.stdout + deleted.stderr);
+      assert.match(deleted.stdout, new RegExp(`removed +${db.replaceAll(".", "\\.")}`));
+      assert.throws(() => Deno.statSync(db));
+      // The project's own config stays: it is the user's.
+      assert.ok(Deno.statSync(join(project, ".logbook", "config.json")).isFile);
+    });
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("project mirrors: a linked .logbook is refused and mirroring waits, saying why", async () => {
+  const world = await makeWorld();
+  const project = join(world.dir, "linked");
+  const target = join(world.dir, "somewhere-else");
+  await Deno.mkdir(project, { recursive: true });
+  await Deno.mkdir(target, { recursive: true });
+  await Deno.writeTextFile(join(target, "config.json"), '{"mirror": true}\n');
+  await Deno.symlink(target, join(project, ".logbook"));
+  await writeTranscript(world, project, ALPHA, transcript(ALPHA, project, "heron"));
+  try {
+    assert.equal((await runCli("reindex", ["--quiet"], world.vars)).code, 0);
+    assert.deepEqual([...Deno.readDirSync(target)].map((e) => e.name), ["config.json"]);
+    const status = await runCli("mirror", ["status"], world.vars);
+    assert.match(status.stdout, /waiting: a link is on the way/);
+    const enable = await runCli("mirror", ["enable"], { ...world.vars, INIT_CWD: project });
+    assert.equal(enable.code, 1);
+    assert.match(enable.stderr, /link/);
+    const search = await runCli("search", ["--mirror", "heron"], {
+      ...world.vars,
+      INIT_CWD: project,
+    });
+    assert.equal(search.code, 1);
+    assert.match(search.stderr, /link/);
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("mirror: disable removes the file; a bad action is a usage error", async () => {
+  const world = await makeWorld();
+  const project = join(world.dir, "plain");
+  await Deno.mkdir(project, { recursive: true });
+  await writeTranscript(world, project, ALPHA, transcript(ALPHA, project, "osprey"));
+  const vars = { ...world.vars, INIT_CWD: project };
+  try {
+    assert.equal((await runCli("reindex", ["--quiet"], world.vars)).code, 0);
+    assert.equal((await runCli("mirror", ["enable"], vars)).code, 0);
+    const db = mirrorFile(project);
+    const off = await runCli("mirror", ["disable"], vars);
+    assert.equal(off.code, 0, off.stderr);
+    assert.throws(() => Deno.statSync(db));
+    assert.deepEqual(
+      JSON.parse(await Deno.readTextFile(join(project, ".logbook", "config.json"))),
+      {},
+    );
+    assert.equal((await runCli("reindex", ["--quiet"], world.vars)).code, 0);
+    assert.throws(() => Deno.statSync(db), "capture does not bring it back");
+    const bad = await runCli("mirror", ["sideways"], vars);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /Unknown action "sideways"/);
+  } finally {
+    await world.cleanup();
+  }
+});
