@@ -34,6 +34,7 @@ export const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   dashboard: () => import("./dashboard.ts"),
   mirror: () => import("./mirror.ts"),
   mcp: () => import("./mcp.ts"),
+  push: () => import("./push.ts"),
 };
 
 /** The dispatcher's help screen (it loads every command, to take each one's summary). */

@@ -11,6 +11,7 @@ import {
   FilterError,
   MAX_SEARCH_LIMIT,
   resolveSearch,
+  resolveTeamSearch,
   searchInput,
 } from "../lib/filters.ts";
 import { homeDir, projectOf } from "../lib/paths.ts";
@@ -33,7 +34,7 @@ export const spec = defineCommand({
   summary: "find records across every captured conversation",
   usage: "logbook search <query> [--project DIR|--all-projects] [--agent A] [--session ID] " +
     "[--kind K] [--role R] [--since WHEN] [--until WHEN] [--subagents|--no-subagents] " +
-    "[--limit N] [--mirror] [--json]",
+    "[--limit N] [--mirror|--team [--machine M]] [--json]",
   options: {
     ...shared("project"),
     "all-projects": { type: "boolean" },
@@ -47,6 +48,8 @@ export const spec = defineCommand({
     "no-subagents": { type: "boolean" },
     limit: { type: "string" },
     mirror: { type: "boolean" },
+    team: { type: "boolean" },
+    machine: { type: "string" },
     ...shared("json"),
   },
   optionHelp: [
@@ -61,6 +64,8 @@ export const spec = defineCommand({
     ["--no-subagents", "leave out subagent conversations (--subagents keeps them, the default)"],
     ["--limit N", "at most N hits (default 20)"],
     ["--mirror", "search this project's mirror (.logbook/) instead of the history store"],
+    ["--team", "search the team's PostgreSQL history (see push) instead"],
+    ["--machine M", "with --team: only what machine M pushed"],
     ["--json", "one JSON object per hit, one per line"],
   ],
   examples: ['logbook search "rotate credentials" --project . --since 7d'],
@@ -73,7 +78,7 @@ export async function main(
   env: Env = Deno.env,
 ): Promise<number> {
   const startedAt = Date.now();
-  return await run(spec, args, safeIo(io), ({ values, positionals }) => {
+  return await run(spec, args, safeIo(io), async ({ values, positionals }) => {
     if (values.project !== undefined && values["all-projects"]) {
       throw new UsageError('Options "--project" and "--all-projects" cannot be used together');
     }
@@ -98,7 +103,25 @@ export async function main(
       const missing = !positionals.join(" ").trim();
       throw new UsageError(`${missing ? "Missing query" : "Invalid query"}: ${message}`);
     }
+    if (values.machine !== undefined && !values.team) {
+      throw new UsageError('Option "--machine" needs "--team"');
+    }
+    if (values.team && (values.mirror || values.session !== undefined)) {
+      throw new UsageError(
+        `Option "--team" cannot be used with "--${values.mirror ? "mirror" : "session"}"`,
+      );
+    }
     const ctx = loadContext({ env, onStall: io.err });
+    if (values.team) {
+      const { searchTeam } = await import("./_team.ts");
+      const options = resolveTeamSearch(parsed.data, ctx);
+      return await searchTeam(
+        ctx,
+        { ...options, ...(values.machine ? { machine: values.machine } : {}) },
+        io,
+        values.json === true,
+      );
+    }
     const here = values.mirror ? projectOf(ctx.cwd) : undefined;
     const store = here
       ? openMirror(here.root, here.key)

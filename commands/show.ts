@@ -21,11 +21,14 @@ import { safeText } from "./_terminal/safe_text.ts";
 export const spec = defineCommand({
   name: "show",
   summary: "page through a whole conversation, byte-exact",
-  usage: "logbook show <conversation-id> [--after RECORD] [--limit N] [--raw] [--json]",
+  usage:
+    "logbook show <conversation-id> [--after RECORD] [--limit N] [--raw] [--team [--machine M]] [--json]",
   options: {
     after: { type: "string" },
     limit: { type: "string" },
     raw: { type: "boolean" },
+    team: { type: "boolean" },
+    machine: { type: "string" },
     ...shared("json"),
   },
   optionHelp: [
@@ -33,6 +36,8 @@ export const spec = defineCommand({
     ["--limit N", "at most N records per page (default 100; a page also stops near 512 KiB)"],
     ["--raw", "print the exact captured bytes instead (on a terminal, controls shown visibly)"],
     ["--json", 'one object: {"conversation", "records" (raw in base64), "next"}'],
+    ["--team", "page a conversation pushed to the team's PostgreSQL history (see push)"],
+    ["--machine M", "with --team: the machine that pushed it, when several did"],
   ],
   examples: ["logbook show claude:3f2a9c1e --after 1200 --json"],
   maxPositionals: 1,
@@ -44,7 +49,7 @@ export async function main(
   io: Io = stdio(),
   env: Env = Deno.env,
 ): Promise<number> {
-  return await run(spec, args, safeIo(io), ({ values, positionals }) => {
+  return await run(spec, args, safeIo(io), async ({ values, positionals }) => {
     const id = positionals[0];
     if (!id) throw new UsageError("Missing the conversation id");
     const after = wholeNumber(values.after, "after", { min: 0, what: "record id" });
@@ -52,7 +57,22 @@ export async function main(
     if (values.raw && values.json) {
       throw new UsageError('Options "--raw" and "--json" cannot be used together');
     }
+    if (values.machine !== undefined && !values.team) {
+      throw new UsageError('Option "--machine" needs "--team"');
+    }
+    if (values.team && values.raw) {
+      throw new UsageError('Options "--team" and "--raw" cannot be used together');
+    }
     const ctx = loadContext({ env, onStall: io.err });
+    if (values.team) {
+      const { showTeam } = await import("./_team.ts");
+      return await showTeam(ctx, id, {
+        json: values.json === true,
+        ...(values.machine ? { machine: values.machine } : {}),
+        ...(after !== undefined ? { after } : {}),
+        ...(limit ? { limit } : {}),
+      }, io);
+    }
     const store = openStore(ctx, { mustExist: true, readOnly: true });
     try {
       const conversation = findConversation(store, id);

@@ -44,6 +44,21 @@ const settingsShape = {
   ).optional(),
   allowedSecrets: z.array(label, { error: "expected an array of labels" }).optional(),
   mirror: z.boolean({ error: "expected a boolean" }).optional(),
+  team: z.strictObject({
+    url: z.string({ error: "expected a postgres:// URL" }).regex(/^postgres(ql)?:\/\//, {
+      error: "expected a postgres:// URL",
+    }).optional(),
+    projects: z.array(
+      z.string({ error: "expected a project directory" }).min(1, {
+        error: "expected a non-empty path",
+      }),
+      { error: "expected an array of project directories" },
+    ).optional(),
+    machine: z.string({ error: "expected a machine name" }).regex(/^[A-Za-z0-9._-]{1,64}$/, {
+      error: "expected a machine name of letters, digits, dot, dash or underscore",
+    }).optional(),
+    raw: z.boolean({ error: "expected a boolean" }).optional(),
+  }, { error: "expected an object" }).optional(),
   dashboard: z.strictObject({
     port: z.int({ error: "expected a port number from 1 to 65535" })
       .min(1, { error: "expected a port number from 1 to 65535" })
@@ -88,6 +103,8 @@ export interface Config {
   dashboard: { port: number };
   /** A project's own file asks for a mirror of its conversations (see `projectWantsMirror`). */
   mirror?: boolean;
+  /** The shared team database `logbook push` sends to (see `lib/team/`). */
+  team?: { url?: string; projects?: string[]; machine?: string; raw?: boolean };
 }
 
 /** The settings in force when no file or variable sets them. */
@@ -321,6 +338,14 @@ function settingsFromEnv(env: Env): Settings {
         `expected one of 1, true, yes, on, 0, false, no, off, got ${JSON.stringify(ingest)}`,
       );
     }
+  }
+
+  const teamUrl = get("LOGBOOK_TEAM_URL");
+  if (teamUrl !== undefined) {
+    if (!/^postgres(ql)?:\/\//.test(teamUrl)) {
+      throw envError("LOGBOOK_TEAM_URL", "expected a postgres:// URL");
+    }
+    out.team = { url: teamUrl };
   }
 
   const model = get("LOGBOOK_MODEL");

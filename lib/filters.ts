@@ -49,6 +49,11 @@ export function describeIssue(error: z.ZodError): { field: string; message: stri
   return { field, message: issue?.message ?? "invalid" };
 }
 
+/** Resolves a search of the team database: the filters of `resolveSearch` but a session. */
+export function resolveTeamSearch(input: SearchInput, ctx: Context): SearchOptions {
+  return resolveSearch(input, ctx, null);
+}
+
 /**
  * Resolves a validated search input: `project` is a directory (relative to where the user
  * stands; `.` is this project) turned into its project identity, `session` a conversation id
@@ -57,7 +62,7 @@ export function describeIssue(error: z.ZodError): { field: string; message: stri
 export function resolveSearch(
   input: SearchInput,
   ctx: Context,
-  store: HistoryStore,
+  store: HistoryStore | null,
 ): SearchOptions {
   const options: SearchOptions = { query: input.q };
   if (input.project !== undefined) {
@@ -69,6 +74,9 @@ export function resolveSearch(
   if (input.subagents !== undefined) options.subagents = input.subagents;
   if (input.limit !== undefined) options.limit = input.limit;
   if (input.session !== undefined) {
+    if (!store) {
+      throw new FilterError("session", "a session is looked up in the history store only");
+    }
     try {
       options.conversationId = findConversation(store, input.session).id;
     } catch (err) {

@@ -1,0 +1,147 @@
+// The team side of `search --team` and `show --team`: the team database from the config (or
+// LOGBOOK_TEAM_URL), searched or paged, each hit marked with its machine. Every string that came
+// from a transcript passes the terminal filter; `--json` stays exact.
+
+import type { Context } from "../lib/context.ts";
+import { redactorFor } from "../lib/context.ts";
+import { join } from "node:path";
+import { connectTeam, safeUrl, teamError } from "../lib/team/db.ts";
+import { type TeamHit, teamMachinesOf, teamPage, teamSearch } from "../lib/team/search.ts";
+import type { SearchOptions } from "../lib/store/search.ts";
+import { EXIT } from "./_command.ts";
+import { type Io, styler } from "./_terminal/io.ts";
+import { safeJson } from "./_terminal/safe_json.ts";
+import { safeText } from "./_terminal/safe_text.ts";
+
+/** The team database's URL, or an error saying where to set it. */
+export function teamUrl(ctx: Context): string {
+  const url = ctx.config.team?.url;
+  if (url) return url;
+  throw new Error(
+    `No team database is configured: add {"team": {"url": "postgres://user@host/db", ` +
+      `"projects": ["~/src/app"], "machine": "laptop"}} to ${
+        join(ctx.configDir, "config.json")
+      }, or set LOGBOOK_TEAM_URL`,
+  );
+}
+
+/** `search --team`: the same filters as a local search, plus `machine`. */
+export async function searchTeam(
+  ctx: Context,
+  options: SearchOptions & { machine?: string },
+  io: Io,
+  json: boolean,
+): Promise<number> {
+  const url = teamUrl(ctx);
+  const sql = await connectTeam(url);
+  try {
+    let result;
+    try {
+      result = await teamSearch(sql, redactorFor(ctx), {
+        query: options.query,
+        ...(options.machine ? { machine: options.machine } : {}),
+        ...(options.project ? { project: options.project } : {}),
+        ...(options.agent ? { agent: options.agent } : {}),
+        ...(options.kind ? { kind: options.kind } : {}),
+        ...(options.role ? { role: options.role } : {}),
+        ...(options.since !== undefined ? { since: options.since } : {}),
+        ...(options.until !== undefined ? { until: options.until } : {}),
+        ...(options.limit !== undefined ? { limit: options.limit } : {}),
+        ...(options.offset !== undefined ? { offset: options.offset } : {}),
+      });
+    } catch (err) {
+      throw teamError(err, url);
+    }
+    if (result.mode === "substring") {
+      io.err("note: no word of the query is indexed as a word; matched it as a substring\n");
+    }
+    if (json) { for (const hit of result.hits) io.out(safeJson(hit) + "\n"); }
+    else {
+      for (const hit of result.hits) io.out(renderTeamHit(hit, io));
+      if (!result.hits.length) io.err(`No matches in the team database ${safeUrl(url)}\n`);
+    }
+    return result.hits.length ? EXIT.ok : EXIT.failure;
+  } finally {
+    await sql.end({ timeout: 5 });
+  }
+}
+
+function renderTeamHit(hit: TeamHit, io: Io): string {
+  const s = styler(io.color);
+  const when = hit.timestamp ? hit.timestamp.slice(0, 16).replace("T", " ") : "-";
+  const what = hit.role ? `${hit.kind}/${hit.role}` : hit.kind;
+  const header = `${s.dim(when)}  ${s.yellow(safeText(hit.machine))}  ${safeText(hit.agent)}  ${
+    safeText(hit.project ?? hit.cwd ?? "-")
+  }  ${s.cyan(safeText(hit.conversation))}  ${s.dim(safeText(`${what} #${hit.record}`))}`;
+  const title = hit.title
+    ? `  ${s.bold(safeText(hit.title.replace(/\s+/g, " ").slice(0, 76)))}\n`
+    : "";
+  return `${header}\n${title}  ${safeText(hit.snippet)}\n\n`;
+}
+
+/** `show --team <id>`: a page of a pushed conversation. */
+export async function showTeam(
+  ctx: Context,
+  id: string,
+  options: { machine?: string; after?: number; limit?: number; json: boolean },
+  io: Io,
+): Promise<number> {
+  const url = teamUrl(ctx);
+  const sql = await connectTeam(url);
+  try {
+    try {
+      let machine = options.machine;
+      if (!machine) {
+        const machines = await teamMachinesOf(sql, id);
+        if (machines.length > 1) {
+          throw new Error(
+            `Conversation "${id}" was pushed from ${machines.length} machines (${
+              machines.join(", ")
+            }): name one with --machine`,
+          );
+        }
+        machine = machines[0];
+      }
+      const page = machine
+        ? await teamPage(sql, redactorFor(ctx), machine, id, {
+          ...(options.after !== undefined ? { after: options.after } : {}),
+          ...(options.limit ? { limit: options.limit } : {}),
+        })
+        : null;
+      if (!page) {
+        io.err(`error: No conversation "${safeText(id)}" in the team database\n`);
+        return EXIT.failure;
+      }
+      if (options.json) {
+        io.out(safeJson({ machine, conversation: id, ...page }) + "\n");
+        return EXIT.ok;
+      }
+      const s = styler(io.color);
+      if (options.after === undefined) {
+        io.out(
+          `${s.bold(safeText(page.title ?? id))}\n${s.dim(safeText(`${id}  from ${machine}`))}\n\n`,
+        );
+      }
+      for (const record of page.records) {
+        if (record.kind === "meta" || !record.text.trim()) continue;
+        const who = record.kind === "message" ? (record.role ?? "message") : record.kind;
+        io.out(
+          `${s.dim(record.timestamp?.slice(11, 16) ?? "     ")} ${s.bold(safeText(who))}\n${
+            safeText(record.text.trim(), { multiline: true })
+          }\n\n`,
+        );
+      }
+      if (page.next !== null) {
+        io.err(
+          `more: logbook show --team ${safeText(id)} --machine ${machine} --after ${page.next}\n`,
+        );
+      }
+      return EXIT.ok;
+    } catch (err) {
+      if (err instanceof Error && err.message.startsWith("Conversation ")) throw err;
+      throw teamError(err, url);
+    }
+  } finally {
+    await sql.end({ timeout: 5 });
+  }
+}
