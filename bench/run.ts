@@ -21,6 +21,7 @@ import { type ConversationRow, TextDeriver } from "../lib/store/records.ts";
 import { search, type SearchFilters } from "../lib/store/search.ts";
 import { type AdversarialReport, formatAdversarial, measureAdversarial } from "./_adversarial.ts";
 import { measureMcpSearch } from "./_mcp.ts";
+import { measureTeam } from "./_team.ts";
 import { appendClaudeTurns } from "./_claude.ts";
 import {
   CORPUS_AGENTS,
@@ -81,6 +82,8 @@ export const FIGURE_KEYS = [
   "watch_backlog_over_reindex",
   "huge_line_rebuild_peak_rss_mb",
   "mcp_search_ms",
+  "push_mb_s",
+  "team_search_ms",
 ] as const;
 export type FigureKey = typeof FIGURE_KEYS[number];
 export type Figures = Record<FigureKey, number | null>;
@@ -407,6 +410,18 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       const mcp = await measureMcpSearch(vars, manifest.terms.map((t) => t.term), options.rounds);
       if (mcp.errors) notes.push(`${mcp.errors} MCP searches answered with a tool error`);
 
+      // The team history: push as two machines, then search the team database ---------------
+      const team = await measureTeam({
+        store,
+        redact,
+        vars,
+        work,
+        terms: manifest.terms.map((t) => t.term),
+        rounds: options.rounds,
+        log,
+      });
+      notes.push(...team.notes);
+
       const adversarial = await measureAdversarial({ vars, historyDb: ctx.paths.historyDb, log });
       notes.push(...adversarial.notes);
       // A watcher draining the whole corpus, against reindex --------------------------------------
@@ -448,6 +463,8 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         watch_backlog_over_reindex: watch.ratio,
         huge_line_rebuild_peak_rss_mb: huge?.rebuild.mib ?? null,
         mcp_search_ms: mcp.p50,
+        push_mb_s: team.pushMbS,
+        team_search_ms: team.searchP50,
       };
       for (const key of FIGURE_KEYS) {
         const value = figures[key];
@@ -865,6 +882,8 @@ const TARGETS: Target[] = [
     target: () => "≤ 10 (p50)",
     met: (f) => le(f.mcp_search_ms, 10),
   },
+  { key: "push_mb_s", unit: "MB/s", target: () => "—", met: () => null },
+  { key: "team_search_ms", unit: "ms", target: () => "—", met: () => null },
 ];
 
 function le(value: number | null, limit: number): boolean | null {
@@ -1152,7 +1171,9 @@ request_during_search_ms the slowest request that does no work of its own (auth,
 watch_backlog_over_reindex is the time reindex --watch takes to store the whole corpus from empty
 over that of reindex; huge_line_rebuild_peak_rss_mb is the peak RSS of reindex --rebuild over the
 huge line's store. mcp_search_ms is the p50 of search_history calls over one open logbook mcp
-session (the SDK's client over stdio), every term, all projects.
+session (the SDK's client over stdio), every term, all projects. push_mb_s is logbook push end to
+end into a local PostgreSQL (MB of the pushed records' raw transcript per second); team_search_ms
+the p50 of team searches over one connection after the corpus was pushed from two machines.
 
 Example:
   deno task bench -- --size 200MB --keep /tmp/logbook-bench

@@ -1,6 +1,7 @@
-// A real PostgreSQL server for the team tests: its own cluster in a temp dir (initdb, pg_ctl) on
-// a free loopback port, run as the `postgres` user when the tests run as root. `startPostgres`
-// returns null with the reason when the machine has no PostgreSQL, so tests skip saying why.
+// A real PostgreSQL server for the team tests and the bench: its own cluster in a temp dir
+// (initdb, pg_ctl) on a free loopback port, run as the `postgres` user when running as root.
+// `startPostgres` returns the reason instead when the machine has no PostgreSQL, so tests skip
+// and the bench leaves its team figures out, saying why.
 
 import { join } from "node:path";
 
