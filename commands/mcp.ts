@@ -57,7 +57,7 @@ export async function main(
       await closed.promise;
     } finally {
       await server.close().catch(() => {});
-      tools.close();
+      await tools.close();
     }
     return EXIT.ok;
   });

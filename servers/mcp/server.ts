@@ -55,6 +55,11 @@ const SEARCH = {
     "Include subagent conversations (default true); false leaves them out.",
   ),
   limit: limit(50, 10),
+  team: z.boolean().optional().describe(
+    "Search the team's shared history (conversations pushed from every machine) instead; " +
+      "hits say which machine they came from. Needs a team database in logbook's config.",
+  ),
+  machine: z.string().min(1).optional().describe("With team: only what this machine pushed."),
 };
 
 const READ = {
@@ -98,7 +103,10 @@ export function createMcpServer(tools: HistoryTools): McpServer {
       inputSchema: SEARCH,
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
-    (args: unknown) => answer(() => tools.searchHistory(args as SearchArgs)),
+    (args: unknown) =>
+      (args as SearchArgs).team
+        ? answerAsync(() => tools.searchTeamHistory(args as SearchArgs))
+        : answer(() => tools.searchHistory(args as SearchArgs)),
   );
   server.registerTool("read_conversation", {
     title: "Read a past conversation",
@@ -123,6 +131,18 @@ export function createMcpServer(tools: HistoryTools): McpServer {
     (args: unknown) => answer(() => tools.listConversations(args as ListArgs)),
   );
   return server;
+}
+
+/** `answer` for a tool that waits (the team database). */
+async function answerAsync(run: () => Promise<ToolAnswer>) {
+  try {
+    const done = await run();
+    return answer(() => done);
+  } catch (err) {
+    return answer(() => {
+      throw err;
+    });
+  }
 }
 
 /** A tool's answer in MCP's shape; a ToolError (or anything else) becomes a tool error. */

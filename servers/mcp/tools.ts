@@ -5,7 +5,15 @@
 
 import type { Context } from "../../lib/context.ts";
 import { redactorFor } from "../../lib/context.ts";
-import { FilterError, resolveSearch, type SearchInput } from "../../lib/filters.ts";
+import type { Sql } from "postgres";
+import {
+  FilterError,
+  resolveSearch,
+  resolveTeamSearch,
+  type SearchInput,
+} from "../../lib/filters.ts";
+import { connectTeam, teamError } from "../../lib/team/db.ts";
+import { teamSearch } from "../../lib/team/search.ts";
 import { projectOf, resolveFromUser } from "../../lib/paths.ts";
 import type { Agent, Kind, Role } from "../../lib/sources/adapter.ts";
 import { ADAPTERS } from "../../lib/sources/mod.ts";
@@ -55,6 +63,8 @@ export interface SearchArgs {
   until?: string | undefined;
   subagents?: boolean | undefined;
   limit?: number | undefined;
+  team?: boolean | undefined;
+  machine?: string | undefined;
 }
 
 export interface ReadArgs {
@@ -86,10 +96,66 @@ export class HistoryTools {
     this.#open = open;
   }
 
-  /** Closes the store, if it was opened. */
-  close(): void {
+  #team: Sql | undefined;
+
+  /** Closes the store and the team connection, if they were opened. */
+  async close(): Promise<void> {
     this.#opened?.close();
     this.#opened = undefined;
+    await this.#team?.end({ timeout: 5 });
+    this.#team = undefined;
+  }
+
+  /** `search_history` with `team`: the team database (see `logbook push`), hits marked by machine. */
+  async searchTeamHistory(args: SearchArgs): Promise<ToolAnswer> {
+    const url = this.#ctx.config.team?.url;
+    if (!url) {
+      throw new ToolError(
+        'No team database is configured: add "team": {"url": "postgres://…"} to logbook\'s ' +
+          "config, or set LOGBOOK_TEAM_URL",
+      );
+    }
+    if (args.session !== undefined) throw new ToolError('"session" cannot be used with "team"');
+    let options;
+    try {
+      options = resolveTeamSearch({
+        q: args.query.trim(),
+        ...(args.all_projects ? {} : { project: args.project ?? "." }),
+        ...(args.since ? { since: args.since } : {}),
+        ...(args.until ? { until: args.until } : {}),
+      }, this.#ctx);
+    } catch (err) {
+      if (err instanceof FilterError) throw new ToolError(`"${err.field}": ${err.message}`);
+      throw err;
+    }
+    this.#team ??= await connectTeam(url);
+    let result;
+    try {
+      result = await teamSearch(this.#team, redactorFor(this.#ctx), {
+        query: options.query,
+        limit: args.limit ?? 10,
+        ...(options.project ? { project: options.project } : {}),
+        ...(options.since !== undefined ? { since: options.since } : {}),
+        ...(options.until !== undefined ? { until: options.until } : {}),
+        ...(args.agent ? { agent: args.agent } : {}),
+        ...(args.kind ? { kind: args.kind } : {}),
+        ...(args.role ? { role: args.role } : {}),
+        ...(args.machine ? { machine: args.machine } : {}),
+      });
+    } catch (err) {
+      throw new ToolError(teamError(err, url).message);
+    }
+    const lines = result.hits.map((hit, i) =>
+      `${i + 1}. [${hit.machine}] ${hit.conversation} · ${quoted(hit.title)} · ${hit.agent} · ${
+        hit.timestamp ?? "undated"
+      } · ${hit.role ? `${hit.role} ` : ""}${hit.kind}\n   ${oneLine(hit.snippet)}`
+    );
+    return {
+      text: lines.length
+        ? `${lines.length} hits in the team database:\n\n${lines.join("\n")}`
+        : "No hits in the team database.",
+      data: { hits: result.hits, mode: result.mode },
+    };
   }
 
   get #store(): HistoryStore {

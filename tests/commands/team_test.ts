@@ -6,6 +6,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { childBaseEnv, makeWorld, ROOT, runCli, taskFlags, type World } from "../_helpers.ts";
 import { startPostgres } from "../postgres_server.ts";
 import { fakeUpper } from "../lib/_secret_shapes.ts";
@@ -168,6 +170,28 @@ Deno.test({
         assert.match(text.stdout, /desk/);
       },
     );
+
+    await t.step("the MCP server searches the team history too", async () => {
+      const transport = new StdioClientTransport({
+        command: Deno.execPath(),
+        args: ["run", ...taskFlags("mcp"), "--quiet", join(ROOT, "commands", "mcp.ts")],
+        env: { ...childBaseEnv(), ...desk.vars },
+        stderr: "pipe",
+      });
+      const client = new Client({ name: "logbook-test", version: "1.0.0" });
+      await client.connect(transport);
+      try {
+        const result = await client.callTool({
+          name: "search_history",
+          arguments: { query: "cormorant", team: true, all_projects: true },
+        });
+        assert.notEqual(result.isError, true, JSON.stringify(result.content));
+        const hits = (result.structuredContent as { hits: { machine: string }[] }).hits;
+        assert.deepEqual([...new Set(hits.map((h) => h.machine))].sort(), ["desk", "laptop"]);
+      } finally {
+        await client.close();
+      }
+    });
 
     await t.step("a fixture's project was not allowed: none of it left", async () => {
       const none = await runCli("search", ["--team", "quokka-lantern"], laptop.vars);
