@@ -147,3 +147,98 @@ Deno.test("show explains an unknown or ambiguous id", async () => {
     await world.cleanup();
   }
 });
+
+/** A subagent transcript in Claude Code's current layout (2.1.x), as the agent writes it. */
+function subagentLines(sid: string, agentId: string, cwd: string, prompt: string, answer: string) {
+  const base = {
+    isSidechain: true,
+    userType: "external",
+    cwd,
+    sessionId: sid,
+    version: "2.1.44",
+    gitBranch: "main",
+    agentId,
+  };
+  const question = "5d0c2a8e-1f3b-4c6d-8e9f-0a1b2c3d4e5f".replace("5d0c", agentId.slice(1, 5));
+  return [
+    {
+      parentUuid: null,
+      ...base,
+      type: "user",
+      message: { role: "user", content: prompt },
+      uuid: question,
+      timestamp: "2026-10-02T09:14:03.112Z",
+    },
+    {
+      parentUuid: question,
+      ...base,
+      message: {
+        model: "claude-haiku-4-5-20251001",
+        id: `msg_01${agentId}Xq`,
+        type: "message",
+        role: "assistant",
+        content: [{ type: "text", text: answer }],
+        stop_reason: "end_turn",
+        stop_sequence: null,
+        usage: { input_tokens: 12, output_tokens: 40 },
+      },
+      requestId: `req_01${agentId}Yz`,
+      type: "assistant",
+      uuid: question.replace(/.$/, "a"),
+      timestamp: "2026-10-02T09:14:09.540Z",
+    },
+  ].map((line) => JSON.stringify(line)).join("\n") + "\n";
+}
+
+Deno.test("show of a parent that is not captured says so and names its captured children", async () => {
+  const world = await makeWorld();
+  try {
+    // The session's own file is gone (Claude Code deleted it); its two subagents' files remain.
+    const sid = "7b1e4c2a-9d3f-4e8a-b6c5-2f1a0e9d8c7b";
+    const dir = join(world.claude, "projects", "-home-dev-src-orphan", sid, "subagents");
+    await Deno.mkdir(dir, { recursive: true });
+    const cwd = "/home/dev/src/orphan";
+    Deno.writeTextFileSync(
+      join(dir, "agent-a3f9c21.jsonl"),
+      subagentLines(sid, "a3f9c21", cwd, "Find the cron entries", "Two entries: lichen-harbor."),
+    );
+    Deno.writeTextFileSync(
+      join(dir, "agent-a8d0e47.jsonl"),
+      subagentLines(sid, "a8d0e47", cwd, "Read the Makefile", "It builds flint-meadow."),
+    );
+    assert.equal(await reindex(["--quiet"], captureIo(), world.env), 0);
+
+    for (const id of [`claude:${sid}`, sid]) {
+      const result = await runCli("show", [id], world.vars);
+      assert.equal(result.code, 1, `show ${id}: ${result.stdout}`);
+      assert.equal(result.stdout, "", "no child's records are shown");
+      assert.match(result.stderr, new RegExp(`^error: Conversation "${id}" is not captured`));
+      assert.match(result.stderr, new RegExp(`"claude:${sid}/agent-a3f9c21"`));
+      assert.match(result.stderr, new RegExp(`"claude:${sid}/agent-a8d0e47"`));
+    }
+
+    // A session with one captured child: its full id still does not resolve to that child.
+    const lone = "c40d8e1f-6a2b-4f7c-9e3d-5b8a1c0f2e4d";
+    const loneDir = join(world.claude, "projects", "-home-dev-src-orphan", lone, "subagents");
+    await Deno.mkdir(loneDir, { recursive: true });
+    Deno.writeTextFileSync(
+      join(loneDir, "agent-a51b7e0.jsonl"),
+      subagentLines(lone, "a51b7e0", cwd, "Check the lockfile", "It pins moss-lantern."),
+    );
+    assert.equal(await reindex(["--quiet"], captureIo(), world.env), 0);
+    const alone = await runCli("show", [`claude:${lone}`], world.vars);
+    assert.equal(alone.code, 1, alone.stdout);
+    assert.match(alone.stderr, /is not captured: only its children are, "claude:c40d.*a51b7e0"$/m);
+    const child = `claude:${sid}/agent-a3f9c21`;
+    const shown = await runCli("show", [child, "--json"], world.vars);
+    assert.equal(shown.code, 0, shown.stderr);
+    assert.equal(JSON.parse(shown.stdout).conversation.id, child);
+
+    // A whole UUID that names nothing is not found, not taken as a prefix.
+    const none = await runCli("show", [`claude:${sid.replace("7b1e", "7b1f")}`], world.vars);
+    assert.equal(none.code, 1);
+    assert.match(none.stderr, /^error: No conversation "claude:7b1f/);
+  } finally {
+    await world.cleanup();
+  }
+});
