@@ -8,7 +8,7 @@
 // its WAL (never `-shm`) into a private directory and opening the copy lets SQLite recover the
 // WAL there: every committed row is seen, and only logbook's own files are written.
 
-import { basename, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 
 /** A database copied with its WAL, and the state of the originals it was copied from. */
 interface Snapshot {
@@ -22,6 +22,8 @@ export class SnapshotChangingError extends Error {
 }
 
 const COPY_ATTEMPTS = 3;
+const PREFIX = "logbook-snapshot-";
+const OWNER = "owner.lock";
 
 /**
  * Copies of databases in one private directory (0700, created on first use, removed with
@@ -31,6 +33,8 @@ const COPY_ATTEMPTS = 3;
 export class Snapshots {
   readonly #parent: () => string | undefined;
   #dir: string | null = null;
+  #owner: Deno.FsFile | null = null;
+  #listening = false;
   readonly #kept = new Map<string, Snapshot>();
   readonly #names = new Map<string, string>();
 
@@ -48,7 +52,7 @@ export class Snapshots {
     for (let attempt = 0; attempt < COPY_ATTEMPTS; attempt++) {
       const before = signatureOf(path);
       const kept = this.#kept.get(path);
-      if (kept && kept.signature === before) return kept.file;
+      if (kept && kept.signature === before && exists(kept.file)) return kept.file;
       const file = this.#fileFor(path);
       this.#drop(path);
       copyDatabase(path, file);
@@ -73,14 +77,17 @@ export class Snapshots {
     }
   }
 
-  /** Removes the copy of `path` (the next `of` copies it again). */
+  /** Removes the copy of `path` (the next `of` copies it again), and the directory once empty. */
   release(path: string): void {
     this.#drop(path);
+    if (this.#kept.size === 0) this.releaseAll();
   }
 
   /** Removes every copy and the private directory. */
   releaseAll(): void {
     for (const path of [...this.#kept.keys()]) this.#drop(path);
+    this.#owner?.close();
+    this.#owner = null;
     if (this.#dir !== null) {
       try {
         Deno.removeSync(this.#dir, { recursive: true });
@@ -116,19 +123,30 @@ export class Snapshots {
         if (!(err instanceof Deno.errors.NotFound)) throw err;
       }
     }
+    // Copies kept in a directory that is gone (removed under this process) are gone with it.
+    this.#kept.clear();
     const parent = this.#parent();
     let dir: string;
     try {
-      dir = Deno.makeTempDirSync({
-        prefix: "logbook-snapshot-",
-        ...(parent ? { dir: parent } : {}),
-      });
+      dir = Deno.makeTempDirSync({ prefix: PREFIX, ...(parent ? { dir: parent } : {}) });
     } catch (err) {
       if (parent === undefined || !(err instanceof Deno.errors.NotFound)) throw err;
-      dir = Deno.makeTempDirSync({ prefix: "logbook-snapshot-" });
+      dir = Deno.makeTempDirSync({ prefix: PREFIX });
     }
     Deno.chmodSync(dir, 0o700);
-    if (this.#dir === null) addEventListener("unload", () => this.releaseAll());
+    // The directory is this process's while it holds the lock on its owner file: the lock dies
+    // with the process, so a copy left by a killed run is found and removed by the next.
+    this.#owner?.close();
+    // Locked before it has its name, so no other run ever sees it free while this one lives.
+    const pending = join(dir, `${OWNER}.new`);
+    this.#owner = Deno.openSync(pending, { read: true, write: true, create: true, mode: 0o600 });
+    this.#owner.lockSync(true);
+    Deno.renameSync(pending, join(dir, OWNER));
+    removeAbandoned(dirname(dir), dir);
+    if (!this.#listening) {
+      this.#listening = true;
+      addEventListener("unload", () => this.releaseAll());
+    }
     this.#dir = dir;
     this.#names.clear();
     return dir;
@@ -181,5 +199,50 @@ function removeCopy(file: string): void {
     } catch (err) {
       if (!(err instanceof Deno.errors.NotFound)) throw err;
     }
+  }
+}
+
+/** Removes the private directories beside `own` whose process is gone (their lock is free). */
+function removeAbandoned(parent: string, own: string): void {
+  let entries: Deno.DirEntry[];
+  try {
+    entries = [...Deno.readDirSync(parent)];
+  } catch {
+    return;
+  }
+  for (const entry of entries) {
+    const dir = join(parent, entry.name);
+    if (!entry.isDirectory || !entry.name.startsWith(PREFIX) || dir === own) continue;
+    let owner: Deno.FsFile;
+    try {
+      // Not created: a directory without its owner file is still being set up by another run.
+      owner = Deno.openSync(join(dir, OWNER), { read: true, write: true });
+    } catch {
+      continue;
+    }
+    let free = false;
+    try {
+      free = owner.tryLockSync(true);
+      if (free) owner.unlockSync();
+    } finally {
+      owner.close();
+    }
+    if (free) {
+      try {
+        Deno.removeSync(dir, { recursive: true });
+      } catch {
+        // Another run removed it first, or it is not ours to remove: it stays.
+      }
+    }
+  }
+}
+
+function exists(path: string): boolean {
+  try {
+    Deno.statSync(path);
+    return true;
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return false;
+    throw err;
   }
 }
