@@ -3,11 +3,11 @@
 
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
-import { readFileSync } from "node:fs";
+import { cpSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { main as reindex } from "../../commands/reindex.ts";
 import { main as show } from "../../commands/show.ts";
-import { captureIo, makeWorld, manifest, runCli, type World } from "../_helpers.ts";
+import { captureIo, FIXTURES, makeWorld, manifest, runCli, type World } from "../_helpers.ts";
 
 interface Entry {
   path: string;
@@ -148,64 +148,13 @@ Deno.test("show explains an unknown or ambiguous id", async () => {
   }
 });
 
-/** A subagent transcript in Claude Code's current layout (2.1.x), as the agent writes it. */
-function subagentLines(sid: string, agentId: string, cwd: string, prompt: string, answer: string) {
-  const base = {
-    isSidechain: true,
-    userType: "external",
-    cwd,
-    sessionId: sid,
-    version: "2.1.44",
-    gitBranch: "main",
-    agentId,
-  };
-  const question = "5d0c2a8e-1f3b-4c6d-8e9f-0a1b2c3d4e5f".replace("5d0c", agentId.slice(1, 5));
-  return [
-    {
-      parentUuid: null,
-      ...base,
-      type: "user",
-      message: { role: "user", content: prompt },
-      uuid: question,
-      timestamp: "2026-10-02T09:14:03.112Z",
-    },
-    {
-      parentUuid: question,
-      ...base,
-      message: {
-        model: "claude-haiku-4-5-20251001",
-        id: `msg_01${agentId}Xq`,
-        type: "message",
-        role: "assistant",
-        content: [{ type: "text", text: answer }],
-        stop_reason: "end_turn",
-        stop_sequence: null,
-        usage: { input_tokens: 12, output_tokens: 40 },
-      },
-      requestId: `req_01${agentId}Yz`,
-      type: "assistant",
-      uuid: question.replace(/.$/, "a"),
-      timestamp: "2026-10-02T09:14:09.540Z",
-    },
-  ].map((line) => JSON.stringify(line)).join("\n") + "\n";
-}
-
 Deno.test("show of a parent that is not captured says so and names its captured children", async () => {
   const world = await makeWorld();
   try {
-    // The session's own file is gone (Claude Code deleted it); its two subagents' files remain.
+    // The sessions' own files are gone (Claude Code removed them); their subagents' remain.
+    const orphans = join(FIXTURES, "orphan_subagents", "claude", "projects");
+    cpSync(orphans, join(world.claude, "projects"), { recursive: true });
     const sid = "7b1e4c2a-9d3f-4e8a-b6c5-2f1a0e9d8c7b";
-    const dir = join(world.claude, "projects", "-home-dev-src-orphan", sid, "subagents");
-    await Deno.mkdir(dir, { recursive: true });
-    const cwd = "/home/dev/src/orphan";
-    Deno.writeTextFileSync(
-      join(dir, "agent-a3f9c21.jsonl"),
-      subagentLines(sid, "a3f9c21", cwd, "Find the cron entries", "Two entries: lichen-harbor."),
-    );
-    Deno.writeTextFileSync(
-      join(dir, "agent-a8d0e47.jsonl"),
-      subagentLines(sid, "a8d0e47", cwd, "Read the Makefile", "It builds flint-meadow."),
-    );
     assert.equal(await reindex(["--quiet"], captureIo(), world.env), 0);
 
     for (const id of [`claude:${sid}`, sid]) {
@@ -219,13 +168,6 @@ Deno.test("show of a parent that is not captured says so and names its captured 
 
     // A session with one captured child: its full id still does not resolve to that child.
     const lone = "c40d8e1f-6a2b-4f7c-9e3d-5b8a1c0f2e4d";
-    const loneDir = join(world.claude, "projects", "-home-dev-src-orphan", lone, "subagents");
-    await Deno.mkdir(loneDir, { recursive: true });
-    Deno.writeTextFileSync(
-      join(loneDir, "agent-a51b7e0.jsonl"),
-      subagentLines(lone, "a51b7e0", cwd, "Check the lockfile", "It pins moss-lantern."),
-    );
-    assert.equal(await reindex(["--quiet"], captureIo(), world.env), 0);
     const alone = await runCli("show", [`claude:${lone}`], world.vars);
     assert.equal(alone.code, 1, alone.stdout);
     assert.match(alone.stderr, /is not captured: only its children are, "claude:c40d.*a51b7e0"$/m);
