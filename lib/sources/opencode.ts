@@ -236,7 +236,7 @@ function withDatabase<T>(
   let db: DatabaseSync | null = null;
   let finished = false;
   try {
-    const copy = reader.snapshots.of(path);
+    const copy = copyOf(path, reader.snapshots);
     // A journal copied with a write in progress is rolled back, which a read-only open cannot.
     db = new DatabaseSync(copy, { readOnly: !reader.snapshots.hasJournal(copy) });
     db.exec(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(reader.busyTimeoutMs))}`);
@@ -246,16 +246,25 @@ function withDatabase<T>(
     return result;
   } catch (err) {
     finished = true;
-    if (err instanceof SnapshotChangingError) {
-      throw new SourceError(
-        `OpenCode database "${path}" kept changing while it was copied: it is read again on the next run`,
-        { cause: err },
-      );
-    }
     throw sourceError(path, err, reader.busyTimeoutMs);
   } finally {
     db?.close();
     if (finished) reader.snapshots.release(path);
+  }
+}
+
+/** The private copy of the database at `path`; a copy that fails fails this source alone. */
+function copyOf(path: string, snapshots: Snapshots): string {
+  try {
+    return snapshots.of(path);
+  } catch (err) {
+    const why = err instanceof SnapshotChangingError
+      ? "it kept changing while it was copied"
+      : `it could not be copied to be read (${(err as Error).message})`;
+    throw new SourceError(
+      `OpenCode database "${path}" was not read: ${why}; it is read again on the next run`,
+      { cause: err },
+    );
   }
 }
 
