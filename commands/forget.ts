@@ -7,7 +7,7 @@ import { type Io, stdio, styler } from "./_terminal/io.ts";
 import { formatBytes } from "../lib/format.ts";
 import { loadContext, openStore, redactorFor } from "../lib/context.ts";
 import type { Env } from "../lib/env.ts";
-import { projectOf, resolveFromUser } from "../lib/paths.ts";
+import { projectOfUserPath } from "../lib/paths.ts";
 import { forget, type ForgetCriteria } from "../lib/store/forget.ts";
 import { parseWhen } from "../lib/when.ts";
 import { safeIo } from "./_terminal/safe_io.ts";
@@ -45,7 +45,7 @@ export async function main(
     const criteria: ForgetCriteria = {};
     if (positionals.length) criteria.ids = positionals;
     if (values.project !== undefined) {
-      criteria.project = projectOf(resolveFromUser(values.project, env)).root;
+      criteria.project = projectOfUserPath(values.project, env).root;
     }
     if (values.before !== undefined) {
       try {

@@ -3,7 +3,7 @@
 
 import { z } from "zod";
 import { type Context } from "./context.ts";
-import { projectOf, resolveFromUser } from "./paths.ts";
+import { projectOfUserPath } from "./paths.ts";
 import { AGENTS, KINDS, ROLES } from "./sources/adapter.ts";
 import { HistoryStore } from "./store/db.ts";
 import { findConversation } from "./store/conversations.ts";
@@ -66,7 +66,7 @@ export function resolveSearch(
 ): SearchOptions {
   const options: SearchOptions = { query: input.q };
   if (input.project !== undefined) {
-    options.project = projectOf(resolveFromUser(input.project, ctx.env)).root;
+    options.project = projectOfUserPath(input.project, ctx.env).root;
   }
   if (input.agent) options.agent = input.agent;
   if (input.kind) options.kind = input.kind;

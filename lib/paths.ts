@@ -3,7 +3,7 @@
 
 import fs from "node:fs";
 import { createHash } from "node:crypto";
-import { basename, dirname, isAbsolute, join, resolve, sep } from "node:path";
+import { basename, dirname, isAbsolute, join, posix, resolve, sep, win32 } from "node:path";
 import type { Env } from "./env.ts";
 import { SymlinkRefusedError } from "./private_fs.ts";
 
@@ -117,12 +117,65 @@ export function projectOf(dir: string): Project {
 }
 
 /**
+ * The project of a cwd recorded in a transcript, which may come from another machine (an old
+ * laptop's files added as a root, a synced folder). A path that exists here is judged as
+ * `projectOf` judges it, Git root included. One that does not exist here is its own identity,
+ * normalised and never resolved against this process's working directory, so the answer is the
+ * same wherever capture runs: a Windows path (`c:/Users/dana\src\vault\`) becomes
+ * `C:\Users\dana\src\vault` (drive letter upper case, backslashes, no `.`, `..` or trailing
+ * separator); a missing POSIX path is its nearest existing ancestor's realpath plus the rest.
+ * Git roots are looked up only for paths that exist. Never throws.
+ */
+export function projectOfRecorded(cwd: string): Project {
+  if (Deno.build.os !== "windows" && isWindowsPath(cwd)) {
+    const root = windowsRoot(cwd);
+    return { root, key: projectKey(root) };
+  }
+  if (!isAbsolute(cwd)) {
+    // A relative cwd names no place: keep it as written, not under this process's directory.
+    const root = posix.normalize(cwd.replaceAll("\\", "/")).replace(/(?<=.)\/+$/, "");
+    return { root, key: projectKey(root) };
+  }
+  if (attempt(() => Deno.statSync(cwd))) return projectOf(cwd);
+  const place = nearestExisting(cwd);
+  const root = place === undefined ? resolve(cwd) : join(place.real, ...place.missing);
+  return { root, key: projectKey(root) };
+}
+
+/**
+ * The project of a directory the user names (`--project DIR`): a path resolved as
+ * `resolveFromUser` does, or a Windows path recorded on another machine, taken as the
+ * transcripts' cwd is (see `projectOfRecorded`), so `--project 'C:\Users\dana\src\vault'` finds
+ * what was captured under it.
+ */
+export function projectOfUserPath(path: string, env: Env): Project {
+  if (Deno.build.os !== "windows" && isWindowsPath(path)) return projectOfRecorded(path);
+  return projectOf(resolveFromUser(path, env));
+}
+
+/** True for a Windows absolute path: `C:\…`, `C:/…`, a UNC `\\server\share`, or `\\?\C:\…`. */
+export function isWindowsPath(path: string): boolean {
+  return /^[A-Za-z]:[\\/]/.test(path) || /^[\\/][\\/][^\\/]/.test(path) && path.includes("\\");
+}
+
+/** A Windows path in one spelling: drive letter upper case, backslashes, no trailing separator. */
+function windowsRoot(path: string): string {
+  const plain = path.replace(/^[\\/][\\/][?.][\\/](?=[A-Za-z]:)/, "");
+  const normal = win32.normalize(plain).replace(/^[a-z](?=:)/, (d) => d.toUpperCase());
+  const { root } = win32.parse(normal);
+  return normal.length > root.length ? normal.replace(/\\+$/, "") : normal;
+}
+
+/**
  * `<slug>-<12 hex>`: a readable slug of the last path component and the start of the SHA-256 of
  * the whole canonical path, so that paths which slug alike (`/a/b`, `/a-b`, `/a b`) never share
  * a key.
  */
 export function projectKey(canonicalPath: string): string {
-  const slug = basename(canonicalPath).toLowerCase().replace(/[^a-z0-9]+/g, "-")
+  const last = isWindowsPath(canonicalPath)
+    ? win32.basename(canonicalPath)
+    : basename(canonicalPath);
+  const slug = last.toLowerCase().replace(/[^a-z0-9]+/g, "-")
     .replace(/^-+|-+$/g, "").slice(0, 40).replace(/-+$/, "") || "root";
   const hash = createHash("sha256").update(canonicalPath).digest("hex").slice(0, 12);
   return `${slug}-${hash}`;

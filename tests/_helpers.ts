@@ -7,7 +7,7 @@ import { cpSync } from "node:fs";
 import { type Env, envFrom } from "../lib/env.ts";
 import { discoverContext, runCapture } from "../lib/capture/run.ts";
 import { type Context, loadContext, openStore, redactorFor } from "../lib/context.ts";
-import { projectOf } from "../lib/paths.ts";
+import { projectOfRecorded } from "../lib/paths.ts";
 import { ADAPTERS } from "../lib/sources/mod.ts";
 import type { HistoryStore } from "../lib/store/db.ts";
 import { capturePass, type PassOptions } from "../lib/capture/engine.ts";
@@ -232,7 +232,7 @@ export async function runPass(
     adapters: ADAPTERS,
     discover: discoverContext(ctx),
     redact: redactorFor(ctx),
-    projectOf,
+    projectOf: projectOfRecorded,
     ...extra,
   });
 }

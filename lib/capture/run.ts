@@ -7,7 +7,7 @@ import type { Redactor } from "../gate.ts";
 import type { Context } from "../context.ts";
 import { isOff } from "../env.ts";
 import { type HeldLock, type LockInfo, tryLock } from "../lock.ts";
-import { projectOf } from "../paths.ts";
+import { projectOfRecorded } from "../paths.ts";
 import type { Adapter, Agent, DiscoverContext } from "../sources/adapter.ts";
 import { ADAPTERS } from "../sources/mod.ts";
 import type { HistoryStore } from "../store/db.ts";
@@ -110,7 +110,7 @@ export function passOptions(
     adapters,
     discover: discoverContext(ctx),
     redact,
-    projectOf,
+    projectOf: projectOfRecorded,
     now: ctx.now,
     captureEnabled: captureSwitch(ctx),
   };

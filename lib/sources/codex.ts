@@ -41,6 +41,21 @@ export interface CodexState {
    * conversation already holds them.
    */
   copying: boolean;
+  /**
+   * The assistant's words in the current turn that one line said and its twin has not repeated
+   * yet (Codex writes each reply as a `response_item` message and an `event_msg` agent_message,
+   * in either order; an interrupted turn writes only the event). See `pairAgentMessage`.
+   */
+  replies?: PendingReply[];
+  /** Agent messages seen in this rollout: numbers their record keys. */
+  agentMessages?: number;
+}
+
+/** One reply said by one of its two lines: `event` with its record key, or the response item. */
+interface PendingReply {
+  print: string;
+  by: "event" | "item";
+  key?: string;
 }
 
 /** Options of `codexAdapter`, for tests. */
@@ -87,8 +102,9 @@ const RESULT_ITEMS = new Set([
 
 /**
  * Every `event_msg` type Codex is known to write. They are kind `event` and unindexed: the
- * conversational ones (`user_message`, `agent_message`, `agent_reasoning`, `item_completed`,
- * `task_complete.last_agent_message`…) repeat a `response_item` that is indexed once.
+ * conversational ones (`user_message`, `agent_reasoning`, `item_completed`,
+ * `task_complete.last_agent_message`…) repeat a `response_item` that is indexed once. An
+ * `agent_message` is the exception: see `pairAgentMessage`.
  */
 const EVENT_TYPES = new Set([
   "error",
@@ -181,6 +197,9 @@ const EVENT_TYPES = new Set([
   "realtime_conversation_closed",
 ]);
 
+/** At most this many unpaired replies are remembered (a turn has a few; state stays small). */
+const MAX_PENDING_REPLIES = 16;
+
 /** Base64 payloads and data URLs: never indexed, also when a line is streamed. */
 const SKIP_KEYS: ReadonlySet<string> = new Set(["encrypted_content", "image_url", "images"]);
 
@@ -247,11 +266,12 @@ export function codexAdapter(options: CodexAdapterOptions = {}): LineAdapter<Cod
       }
       const derived = classify(record, state, source, false);
       if (derived.drift) return derived;
+      const repeats = pairAgentMessage(record, derived, state);
       if (state.copying) {
         derived.title = null;
         return derived;
       }
-      derived.text = textOfRecord(record);
+      derived.text = repeats ? "" : textOfRecord(record);
       return derived;
     },
 
@@ -365,7 +385,10 @@ function classifyEvent(
   const type = payload && str(payload.type);
   if (!payload || !type) return missing("event_msg without a payload type", state, source, ts);
   if (!EVENT_TYPES.has(type)) return drift("unknown_type", `event_msg/${type}`, state, source, ts);
-  if (type === "task_started" || type === "turn_started") endCopyAt(state, str(payload.turn_id));
+  if (type === "task_started" || type === "turn_started") {
+    endCopyAt(state, str(payload.turn_id));
+    delete state.replies;
+  }
   const name = type === "thread_name_updated" ? str(payload.thread_name) : null;
   return makeDerived("event", null, conversationOf(state, source), {
     ts,
@@ -427,6 +450,75 @@ function classifyItem(
   }
   if (QUIET_ITEMS.has(type)) return makeDerived("meta", null, conversation, extra);
   return drift("unknown_type", `response_item/${type}`, state, source, ts);
+}
+
+/**
+ * An agent message is indexed once, whichever of its two lines comes first, and also when only
+ * the event exists (a turn aborted before the response item was written):
+ * - the event after its response item is a copy: kind `meta`, not indexed;
+ * - an event no response item has said yet is the assistant's message, indexed under a record
+ *   key; when its response item follows, that item supersedes it (the event leaves the index and
+ *   is shown no more) and is not counted as a second message.
+ * Replies are matched by their words (whitespace aside) within a turn. Returns true for a line
+ * whose words are already indexed.
+ */
+function pairAgentMessage(
+  record: Record<string, unknown>,
+  derived: Derived,
+  state: CodexState,
+): boolean {
+  const payload = obj(record.payload);
+  if (!payload) return false;
+  const line = str(record.type);
+  let by: PendingReply["by"];
+  let words: string;
+  if (line === "event_msg" && payload.type === "agent_message") {
+    by = "event";
+    words = str(payload.message) ?? "";
+  } else if (
+    line === "response_item" && payload.type === "message" && payload.role === "assistant"
+  ) {
+    by = "item";
+    words = joinParts(contentParts(payload.content));
+  } else return false;
+  const print = fingerprint(words);
+  if (print === null) {
+    if (by === "event") derived.kind = "meta";
+    return by === "event";
+  }
+  const replies = state.replies ?? [];
+  const twin = replies.findIndex((r) => r.print === print && r.by !== by);
+  let repeats = false;
+  if (twin >= 0) {
+    const [said] = replies.splice(twin, 1);
+    if (by === "event") {
+      derived.kind = "meta";
+      repeats = true;
+    } else {
+      derived.key = said!.key ?? null;
+      derived.supersedes = true;
+      derived.newMessage = false;
+    }
+  } else if (by === "event") {
+    const key = `agent_message:${(state.agentMessages ?? 0) + 1}`;
+    state.agentMessages = (state.agentMessages ?? 0) + 1;
+    Object.assign(derived, { kind: "message", role: "assistant", newMessage: true, key });
+    replies.push({ print, by, key });
+  } else replies.push({ print, by });
+  state.replies = replies.slice(-MAX_PENDING_REPLIES);
+  return repeats;
+}
+
+/** The words of a reply, whitespace aside, as a short comparable print; null when empty. */
+function fingerprint(text: string): string | null {
+  const words = text.replace(/\s+/g, "");
+  if (!words) return null;
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < words.length; i++) {
+    hash ^= words.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return `${words.length}:${(hash >>> 0).toString(36)}`;
 }
 
 /** Takes the canonical session's identity from the first `session_meta` (or older header). */
@@ -592,8 +684,13 @@ function itemText(item: Record<string, unknown> | null): string {
   }
 }
 
-/** Events repeat indexed items; a review's findings are the one thing only an event holds. */
+/**
+ * Events repeat indexed items. An agent message's words are its text (indexed only when no
+ * response item repeats them, see `pairAgentMessage`); a review's findings exist only in an
+ * event.
+ */
 function eventText(event: Record<string, unknown> | null): string {
+  if (event?.type === "agent_message") return str(event.message) ?? "";
   if (!event || event.type !== "exited_review_mode") return "";
   const review = obj(event.review_output);
   if (!review) return "";

@@ -18,7 +18,8 @@ import {
   SourceError,
   type SourceRef,
 } from "./adapter.ts";
-import { homeDir } from "../paths.ts";
+import { dataDir, dataPaths, homeDir } from "../paths.ts";
+import { SnapshotChangingError, Snapshots } from "./_snapshot.ts";
 import { looksLikeBase64, obj, str, stringLeaves, titleFrom } from "./_text.ts";
 import { walkFiles } from "./_walk.ts";
 
@@ -74,6 +75,10 @@ const encoder = new TextEncoder();
  */
 export function createOpencodeAdapter(options: OpencodeOptions = {}): RowAdapter<OpencodeState> {
   const busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
+  // Databases are read from private copies in the data dir's `run/` (see _snapshot.ts).
+  let snapshotParent: string | undefined;
+  const snapshots = new Snapshots(() => snapshotParent);
+  const reader: DatabaseReader = { snapshots, busyTimeoutMs };
   const roots = (ctx: DiscoverContext): string[] => {
     const found: string[] = [];
     const xdg = ctx.env.get("XDG_DATA_HOME");
@@ -90,6 +95,7 @@ export function createOpencodeAdapter(options: OpencodeOptions = {}): RowAdapter
     roots,
 
     async *discover(ctx: DiscoverContext): AsyncIterable<SourceRef> {
+      snapshotParent = runDirOf(ctx);
       for (const root of roots(ctx)) {
         for (const path of databasesIn(root, ctx.skipped)) {
           yield { agent: "opencode", locator: path, path, format: "rows" };
@@ -118,9 +124,13 @@ export function createOpencodeAdapter(options: OpencodeOptions = {}): RowAdapter
       return new Promise((resolve) =>
         resolve(
           isStorageSource(source)
-            ? readStorage(source.path, cursorKey, budgetBytes, busyTimeoutMs)
-            : withDatabase(source.path, busyTimeoutMs, (db) =>
-              readTables(db, cursorKey, budgetBytes)),
+            ? readStorage(source.path, cursorKey, budgetBytes, reader)
+            : withDatabase(
+              source.path,
+              reader,
+              (db) => readTables(db, cursorKey, budgetBytes),
+              (read) => !read.more,
+            ),
         )
       );
     },
@@ -195,26 +205,66 @@ function databaseFingerprint(path: string): string {
 
 // ---- reading a database ----
 
-/**
- * Opens an OpenCode database read-only (`query_only`, a busy timeout) and runs `read` on it.
- * An ordinary read-only open sees rows still in the WAL; like any SQLite reader of a WAL
- * database it uses the `-wal` and `-shm` files beside it, creating them (empty) when OpenCode
- * is not running. The database file itself is never written. SQLite errors become a
- * SourceError, so a busy database fails this source for this run only.
- */
-function withDatabase<T>(path: string, busyTimeoutMs: number, read: (db: DatabaseSync) => T): T {
-  let db: DatabaseSync | null = null;
+/** How databases are opened: from private copies, with a busy timeout. */
+interface DatabaseReader {
+  snapshots: Snapshots;
+  busyTimeoutMs: number;
+}
+
+/** The data dir's `run/`, where the private copies go; undefined when it cannot be located. */
+function runDirOf(ctx: DiscoverContext): string | undefined {
   try {
-    // (A `file:…?immutable=1` URI would avoid the WAL files, but Deno turns URIs into relative
-    // paths unless every permission is granted.)
-    db = new DatabaseSync(path, { readOnly: true });
-    db.exec(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);
+    return dataPaths(dataDir(ctx.env), ctx.env).run;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Runs `read` on a private copy of an OpenCode database (see _snapshot.ts): the database and
+ * its WAL are copied, never opened where they are, so nothing beside them is created or
+ * written, and rows still in the WAL are seen. The copy is opened read-only (`query_only`) and
+ * kept while the original is unchanged; it is removed once a read reached the end (`done`).
+ * SQLite errors become a SourceError, so this source alone is retried next run.
+ */
+function withDatabase<T>(
+  path: string,
+  reader: DatabaseReader,
+  read: (db: DatabaseSync) => T,
+  done: (result: T) => boolean = () => true,
+): T {
+  let db: DatabaseSync | null = null;
+  let finished = false;
+  try {
+    const copy = copyOf(path, reader.snapshots);
+    // A journal copied with a write in progress is rolled back, which a read-only open cannot.
+    db = new DatabaseSync(copy, { readOnly: !reader.snapshots.hasJournal(copy) });
+    db.exec(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(reader.busyTimeoutMs))}`);
     db.exec("PRAGMA query_only = ON");
-    return read(db);
+    const result = read(db);
+    finished = done(result);
+    return result;
   } catch (err) {
-    throw sourceError(path, err, busyTimeoutMs);
+    finished = true;
+    throw sourceError(path, err, reader.busyTimeoutMs);
   } finally {
     db?.close();
+    if (finished) reader.snapshots.release(path);
+  }
+}
+
+/** The private copy of the database at `path`; a copy that fails fails this source alone. */
+function copyOf(path: string, snapshots: Snapshots): string {
+  try {
+    return snapshots.of(path);
+  } catch (err) {
+    const why = err instanceof SnapshotChangingError
+      ? "it kept changing while it was copied"
+      : `it could not be copied to be read (${(err as Error).message})`;
+    throw new SourceError(
+      `OpenCode database "${path}" was not read: ${why}; it is read again on the next run`,
+      { cause: err },
+    );
   }
 }
 
@@ -535,7 +585,7 @@ function readStorage(
   sessionPath: string,
   cursorKey: string | null,
   budget: number,
-  busyTimeoutMs: number,
+  reader: DatabaseReader,
 ): RowRead {
   const seen: Record<string, string> = cursorKey
     ? (obj(obj(JSON.parse(cursorKey))?.files) as Record<string, string> | null) ?? {}
@@ -551,7 +601,7 @@ function readStorage(
   const inDatabase = idsInDatabases(
     dirname(storageDirOf(sessionPath)),
     changed.map((c) => c.file),
-    busyTimeoutMs,
+    reader,
   );
   const rows: Uint8Array[] = [];
   let bytes = 0;
@@ -583,11 +633,15 @@ function readStorage(
 }
 
 /** Which of `files` (as `<table>:<id>`) the OpenCode databases in `dataDir` hold. */
-function idsInDatabases(dataDir: string, files: StorageFile[], busyTimeoutMs: number): Set<string> {
+function idsInDatabases(
+  dataDir: string,
+  files: StorageFile[],
+  reader: DatabaseReader,
+): Set<string> {
   const found = new Set<string>();
   if (!files.length) return found;
   for (const path of databasesIn(dataDir, new Map())) {
-    withDatabase(path, busyTimeoutMs, (db) => {
+    withDatabase(path, reader, (db) => {
       const present = tablesOf(db);
       const lookups = new Map<Table, StatementSync>();
       for (const table of TABLES) {
@@ -598,7 +652,8 @@ function idsInDatabases(dataDir: string, files: StorageFile[], busyTimeoutMs: nu
       for (const file of files) {
         if (lookups.get(file.table)?.get(file.id)) found.add(`${file.table}:${file.id}`);
       }
-    });
+      // Kept for the next session file of this storage (each is a source of its own).
+    }, () => false);
   }
   return found;
 }

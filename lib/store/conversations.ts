@@ -2,7 +2,7 @@
 // with a record limit and a raw-byte budget, exactly as `show` and the dashboard need them.
 
 import { Buffer } from "node:buffer";
-import type { Agent, Kind, Role } from "../sources/adapter.ts";
+import { type Agent, AGENTS, type Kind, type Role } from "../sources/adapter.ts";
 import { HistoryStore } from "./db.ts";
 import { decodedRow } from "./raw.ts";
 import {
@@ -21,7 +21,9 @@ export class ConversationNotFoundError extends Error {
 
 /**
  * The conversation `id` names: a full id (`claude:<sessionId>`), a native id, or a unique
- * prefix of either.
+ * prefix of either. A complete id (a whole UUID, or the id its captured children name as their
+ * parent) is never taken as a prefix of another conversation's id: when it is not captured
+ * itself, the error says so and names its captured children.
  */
 export function findConversation(store: HistoryStore, id: string): ConversationRow {
   const wanted = id.trim();
@@ -29,6 +31,7 @@ export function findConversation(store: HistoryStore, id: string): ConversationR
   const exact = store.stmt("SELECT * FROM conversations WHERE key = ? OR native_id = ?")
     .all(wanted, wanted) as unknown as ConversationRow[];
   if (exact.length === 1) return exact[0]!;
+  if (!exact.length) refuseMissingParent(store, wanted);
   const pattern = wanted.replace(/[\\%_]/g, (c) => `\\${c}`) + "%";
   const matches = exact.length > 1 ? exact : store.stmt(
     `SELECT * FROM conversations WHERE key LIKE ?1 ESCAPE '\\' OR native_id LIKE ?1 ESCAPE '\\'
@@ -52,6 +55,33 @@ export function findConversation(store: HistoryStore, id: string): ConversationR
       matches.length > 5 ? " and more" : ""
     }`,
   );
+}
+
+const COMPLETE_ID = /^(?:[a-z]+:)?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * Throws for a complete id that names no captured conversation: the parent its children name
+ * (`claude:<sessionId>` of captured subagents), or a whole UUID. Such an id is a prefix of its
+ * children's ids (`claude:<sessionId>/agent-…`), and resolving it to one of them would show a
+ * subagent as if it were the session asked for.
+ */
+function refuseMissingParent(store: HistoryStore, wanted: string): void {
+  const parents = wanted.includes(":") ? [wanted] : AGENTS.map((agent) => `${agent}:${wanted}`);
+  const children = store.stmt(
+    `SELECT key FROM conversations WHERE parent_key IN (${parents.map(() => "?").join(", ")})
+     ORDER BY first_ts, key LIMIT 6`,
+  ).all(...parents) as { key: string }[];
+  if (children.length) {
+    const names = children.slice(0, 5).map((c) => `"${c.key}"`).join(", ");
+    throw new ConversationNotFoundError(
+      `Conversation "${wanted}" is not captured: only its children are, ${names}${
+        children.length > 5 ? " and more" : ""
+      }`,
+    );
+  }
+  if (COMPLETE_ID.test(wanted)) {
+    throw new ConversationNotFoundError(`No conversation "${wanted}" in the history store`);
+  }
 }
 
 /** One record as `show --json` prints it; `raw` is the exact captured bytes in base64. */

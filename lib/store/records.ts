@@ -10,7 +10,7 @@ import {
   type SourceRef,
 } from "../sources/adapter.ts";
 import { HistoryStore } from "./db.ts";
-import { FLAG_STREAMED } from "./schema.ts";
+import { FLAG_STREAMED, FLAG_SUPERSEDED } from "./schema.ts";
 import { DEFAULT_LIMITS } from "../capture/limits.ts";
 import { plainText, splitFragments, unescapedText } from "./text.ts";
 import { decodedRow } from "./raw.ts";
@@ -200,6 +200,9 @@ export class TextDeriver {
    * cut by a chunk boundary is redacted in both chunks rather than shown in two halves.
    */
   textOf(stored: RecordRow): string {
+    // A superseded record's words live in the record that replaced it (a newer revision, a
+    // response item repeating an agent message): shown, forked and scanned once, there.
+    if (stored.flags & FLAG_SUPERSEDED) return "";
     const row = decodedRow(stored);
     if (row.flags & FLAG_STREAMED) {
       const { before, after } = this.neighbours({ ...row, size: row.raw.length });

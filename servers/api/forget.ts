@@ -3,7 +3,7 @@
 
 import { Hono } from "hono";
 import { z } from "zod";
-import { projectOf, resolveFromUser } from "../../lib/paths.ts";
+import { projectOfUserPath } from "../../lib/paths.ts";
 import { forget, type ForgetCriteria } from "../../lib/store/forget.ts";
 import { parseWhen } from "../../lib/when.ts";
 import { type AppEnv, type Route, withStore } from "../_deps.ts";
@@ -28,7 +28,7 @@ export const forgetApi: Route = (svc) =>
     const criteria: ForgetCriteria = {};
     if (body.ids) criteria.ids = body.ids;
     if (body.project !== undefined) {
-      criteria.project = projectOf(resolveFromUser(body.project, svc.ctx.env)).root;
+      criteria.project = projectOfUserPath(body.project, svc.ctx.env).root;
     }
     if (body.before !== undefined) {
       try {

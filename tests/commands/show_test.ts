@@ -3,11 +3,11 @@
 
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
-import { readFileSync } from "node:fs";
+import { cpSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { main as reindex } from "../../commands/reindex.ts";
 import { main as show } from "../../commands/show.ts";
-import { captureIo, makeWorld, manifest, runCli, type World } from "../_helpers.ts";
+import { captureIo, FIXTURES, makeWorld, manifest, runCli, type World } from "../_helpers.ts";
 
 interface Entry {
   path: string;
@@ -143,6 +143,43 @@ Deno.test("show explains an unknown or ambiguous id", async () => {
     assert.match(io2.stderr(), /is ambiguous/);
     const io3 = captureIo();
     assert.equal(await show([], io3, world.env), 2);
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("show of a parent that is not captured says so and names its captured children", async () => {
+  const world = await makeWorld();
+  try {
+    // The sessions' own files are gone (Claude Code removed them); their subagents' remain.
+    const orphans = join(FIXTURES, "orphan_subagents", "claude", "projects");
+    cpSync(orphans, join(world.claude, "projects"), { recursive: true });
+    const sid = "7b1e4c2a-9d3f-4e8a-b6c5-2f1a0e9d8c7b";
+    assert.equal(await reindex(["--quiet"], captureIo(), world.env), 0);
+
+    for (const id of [`claude:${sid}`, sid]) {
+      const result = await runCli("show", [id], world.vars);
+      assert.equal(result.code, 1, `show ${id}: ${result.stdout}`);
+      assert.equal(result.stdout, "", "no child's records are shown");
+      assert.match(result.stderr, new RegExp(`^error: Conversation "${id}" is not captured`));
+      assert.match(result.stderr, new RegExp(`"claude:${sid}/agent-a3f9c21"`));
+      assert.match(result.stderr, new RegExp(`"claude:${sid}/agent-a8d0e47"`));
+    }
+
+    // A session with one captured child: its full id still does not resolve to that child.
+    const lone = "c40d8e1f-6a2b-4f7c-9e3d-5b8a1c0f2e4d";
+    const alone = await runCli("show", [`claude:${lone}`], world.vars);
+    assert.equal(alone.code, 1, alone.stdout);
+    assert.match(alone.stderr, /is not captured: only its children are, "claude:c40d.*a51b7e0"$/m);
+    const child = `claude:${sid}/agent-a3f9c21`;
+    const shown = await runCli("show", [child, "--json"], world.vars);
+    assert.equal(shown.code, 0, shown.stderr);
+    assert.equal(JSON.parse(shown.stdout).conversation.id, child);
+
+    // A whole UUID that names nothing is not found, not taken as a prefix.
+    const none = await runCli("show", [`claude:${sid.replace("7b1e", "7b1f")}`], world.vars);
+    assert.equal(none.code, 1);
+    assert.match(none.stderr, /^error: No conversation "claude:7b1f/);
   } finally {
     await world.cleanup();
   }

@@ -14,6 +14,7 @@ import {
   NoHomeError,
   projectKey,
   projectOf,
+  projectOfRecorded,
   resolveFromUser,
   userCwd,
 } from "../../lib/paths.ts";
@@ -239,6 +240,50 @@ Deno.test("projectOf() a worktree whose Git dir lives elsewhere is the worktree 
     assert.equal(gitCommonDir(work), join(base, "store", "work.git"));
   } finally {
     Deno.removeSync(base, { recursive: true });
+  }
+});
+
+Deno.test("projectOfRecorded() a Windows cwd is one identity, however it was spelled", () => {
+  const vault = "C:\\Users\\dana\\src\\vault";
+  for (
+    const spelled of [
+      vault,
+      "c:\\Users\\dana\\src\\vault\\",
+      "C:/Users/dana/src/vault",
+      "c:\\Users\\dana\\.\\src\\old\\..\\vault",
+      "C:\\Users\\\\dana\\src\\vault",
+      "\\\\?\\C:\\Users\\dana\\src\\vault",
+    ]
+  ) {
+    const project = projectOfRecorded(spelled);
+    assert.equal(project.root, vault, spelled);
+    assert.equal(project.key, projectKey(vault));
+  }
+  assert.match(projectKey(vault), /^vault-[0-9a-f]{12}$/);
+  assert.equal(projectOfRecorded("d:\\").root, "D:\\");
+  assert.equal(projectOfRecorded("\\\\nas\\share\\vault\\").root, "\\\\nas\\share\\vault");
+});
+
+Deno.test("projectOfRecorded() looks up Git only for a path that exists here", () => {
+  const base = tempDir();
+  try {
+    const repo = makeRepo(base);
+    assert.equal(projectOfRecorded(join(repo, "src")).root, repo, "an existing subdirectory");
+    // A path that does not exist here (another machine's, or since deleted) is its own identity.
+    const gone = join(repo, "src", "gone");
+    assert.equal(projectOfRecorded(gone).root, gone);
+    assert.equal(projectOfRecorded(`${gone}/`).root, gone);
+    assert.equal(projectOfRecorded("/Users/dana/src/quill").root, "/Users/dana/src/quill");
+  } finally {
+    Deno.removeSync(base, { recursive: true });
+  }
+});
+
+Deno.test("projectOfRecorded() never resolves against the working directory", () => {
+  assert.equal(projectOfRecorded("src/vault").root, "src/vault");
+  assert.notEqual(projectOfRecorded(".").root, Deno.cwd());
+  for (const odd of ["", "bad\0name", "/", "C:", "\\\\"]) {
+    assert.match(projectOfRecorded(odd).key, /-[0-9a-f]{12}$/, JSON.stringify(odd));
   }
 });
 

@@ -242,7 +242,7 @@ Deno.test("every line of a current rollout has the kind and role its type means"
       "tool_result", // function_call_output
       "event", // exec_command_end
       "message/assistant",
-      "event", // agent_message
+      "meta", // agent_message: a copy of the message above
       "event", // token_count
       "event", // task_complete
       "event", // task_started
@@ -266,7 +266,7 @@ Deno.test("every line of a current rollout has the kind and role its type means"
       "event", // collab_agent_spawn_end
       "tool_result",
       "message/assistant",
-      "event", // agent_message
+      "meta", // agent_message: a copy of the message above
       "event", // token_count with info null
       "meta", // hologram_state: unknown, kept raw
       "event", // task_complete
@@ -682,4 +682,124 @@ Deno.test({
       await world.cleanup();
     }
   },
+});
+
+/** A world holding the rollouts of interrupted turns (fixtures/codex_interrupted). */
+async function interruptedWorld(): Promise<World> {
+  const world = await makeWorld();
+  cpSync(
+    join(import.meta.dirname!, "../../../fixtures/codex_interrupted/sessions"),
+    join(world.codex, "sessions"),
+    { recursive: true },
+  );
+  return world;
+}
+
+const EVENT_FIRST = "codex:019e2a41-6c3d-7b80-9f12-3e4d5c6b7a89";
+const ITEM_FIRST = "codex:019f3b52-7d4e-7c91-a023-4f5e6d7c8b9a";
+
+Deno.test("an interrupted turn's reply, only in an agent_message event, is found once; a reply in both lines is found once", async () => {
+  const world = await interruptedWorld();
+  try {
+    await captureWorld(world);
+    // Only in the event (the turn was aborted before the response item was written).
+    for (
+      const [phrase, conversation] of [["amber-lattice", EVENT_FIRST], [
+        "indigo-moraine",
+        ITEM_FIRST,
+      ]] as const
+    ) {
+      const hits = find(world, phrase);
+      assert.equal(hits.length, 1, phrase);
+      assert.equal(hits[0]!.conversation, conversation);
+      assert.deepEqual([hits[0]!.kind, hits[0]!.role], ["message", "assistant"], phrase);
+      assert.match(hits[0]!.snippet, new RegExp(phrase));
+    }
+    // In both lines, event first (0.125) or response item first (0.146): the item is the hit.
+    for (
+      const [phrase, conversation] of [["quartz-heron", EVENT_FIRST], [
+        "cedar-pylon",
+        ITEM_FIRST,
+      ]] as const
+    ) {
+      const hits = find(world, phrase);
+      assert.equal(hits.length, 1, phrase);
+      const shown = records(world, conversation);
+      const hit = shown.find((r) => r.id === hits[0]!.record)!;
+      const line = JSON.parse(Buffer.from(hit.raw, "base64").toString("utf8"));
+      assert.equal(line.type, "response_item", `${phrase}: the response item is indexed`);
+    }
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("an interrupted reply is shown and counted once, and rebuild derives the same", async () => {
+  const world = await interruptedWorld();
+  try {
+    await captureWorld(world);
+    for (
+      const [conversation, phrases] of [
+        [EVENT_FIRST, ["quartz-heron", "amber-lattice"]],
+        [ITEM_FIRST, ["cedar-pylon", "indigo-moraine"]],
+      ] as const
+    ) {
+      const shown = records(world, conversation);
+      for (const phrase of phrases) {
+        // `show` renders no `meta` record: the event that repeats a response item is one.
+        const with_ = shown.filter((r) => r.kind !== "meta" && r.text.includes(phrase));
+        assert.deepEqual(
+          with_.map((r) => `${r.kind}/${r.role}`),
+          ["message/assistant"],
+          `${phrase} has one record with text in show`,
+        );
+      }
+      const counted = withStore(
+        world,
+        (store) =>
+          store.db.prepare("SELECT message_count AS n FROM conversations WHERE key = ?")
+            .get(conversation) as { n: number },
+      );
+      // Two prompts and two replies (the environment context is not a message).
+      assert.equal(counted.n, 4, conversation);
+    }
+    const snapshot = () =>
+      withStore(world, (store) => ({
+        conversations: store.db.prepare(
+          "SELECT key, message_count, record_count FROM conversations ORDER BY key",
+        ).all(),
+        records: store.db.prepare("SELECT id, kind, role, flags FROM records ORDER BY id").all(),
+      }));
+    const before = snapshot();
+    await captureWorld(world, { rebuild: true });
+    assert.deepEqual(snapshot(), before);
+    for (const phrase of ["quartz-heron", "amber-lattice", "cedar-pylon", "indigo-moraine"]) {
+      assert.equal(find(world, phrase).length, 1, `${phrase} after rebuild`);
+    }
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("an event-first reply read in two captures is still indexed once", async () => {
+  const world = await interruptedWorld();
+  try {
+    // The first capture ends right after the agent_message event: its response item arrives
+    // in the next capture and must take the event's place in the index.
+    const path = join(
+      world.codex,
+      "sessions/2026/05/20/rollout-2026-05-20T10-14-03-019e2a41-6c3d-7b80-9f12-3e4d5c6b7a89.jsonl",
+    );
+    const lines = readFileSync(path, "utf8").split(/(?<=\n)/);
+    const cut = lines.findIndex((l) => l.includes('"type":"agent_message"')) + 1;
+    writeFileSync(path, lines.slice(0, cut).join(""));
+    await captureWorld(world);
+    assert.equal(find(world, "quartz-heron").length, 1, "the event, while it is alone");
+    appendFileSync(path, lines.slice(cut).join(""));
+    await captureWorld(world);
+    assert.equal(find(world, "quartz-heron").length, 1, "the response item, not both");
+    assert.equal(find(world, "amber-lattice").length, 1);
+  } finally {
+    await world.cleanup();
+  }
 });

@@ -4,12 +4,13 @@
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import { createHash } from "node:crypto";
+import { cpSync } from "node:fs";
 import { join, relative } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { loadContext, openStore, redactorFor } from "../../../lib/context.ts";
-import type { Adapter, SourceRef } from "../../../lib/sources/adapter.ts";
+import type { SourceRef } from "../../../lib/sources/adapter.ts";
 import { ADAPTERS } from "../../../lib/sources/mod.ts";
-import { createOpencodeAdapter, opencode } from "../../../lib/sources/opencode.ts";
+import { opencode } from "../../../lib/sources/opencode.ts";
 import { findConversation, pageConversation } from "../../../lib/store/conversations.ts";
 import { TextDeriver } from "../../../lib/store/records.ts";
 import { search } from "../../../lib/store/search.ts";
@@ -22,6 +23,7 @@ import {
 } from "../../../fixtures/opencode/make_db.ts";
 import {
   captureWorld,
+  FIXTURES,
   makeWorld,
   manifest,
   runCli,
@@ -361,38 +363,83 @@ Deno.test("a row inserted with a time behind the cursor (an imported session) is
   }
 });
 
-Deno.test("capture never changes OpenCode's files: the database's bytes and mtime stay the same", async () => {
+Deno.test("capture never creates or changes a file beside OpenCode's database, and reads rows only in its WAL", async () => {
   const world = await makeWorld({ fixtures: ["opencode"] });
   try {
-    // The shared-memory file is SQLite's lock and index area, written by every reader.
-    const before = treeState(world.xdgData, /-shm$/);
+    // OpenCode not running: a checkpointed database alone. Nothing appears beside it.
+    const before = treeState(world.xdgData);
     await captureWorld(world);
     await captureWorld(world);
-    const after = treeState(world.xdgData, /-shm$/);
-    for (const [file, state] of Object.entries(before)) assert.equal(after[file], state, file);
-    // A read-only SQLite reader of a WAL database creates the (empty) WAL and shared-memory
-    // files when OpenCode is not running; nothing else appears.
-    const added = Object.keys(treeState(world.xdgData)).filter((f) => !(f in before));
-    for (const file of added) assert.match(file, /^opencode\/opencode\.db-(wal|shm)$/);
-    if (added.includes("opencode/opencode.db-wal")) {
-      assert.equal(Deno.statSync(`${dbPath(world)}-wal`).size, 0);
-    }
-    // Rows only in the WAL (OpenCode running) are read, and the database file stays as it was.
+    assert.deepEqual(treeState(world.xdgData), before, "names, bytes and mtimes");
+
+    // OpenCode running: its rows are still in the WAL and it keeps -wal and -shm open.
     const writer = openWriter(dbPath(world));
     try {
       insertPart(writer, newPart("Still in the WAL: saffron-trellis.", Date.now()));
-      const withWal = treeState(world.xdgData);
+      const running = treeState(world.xdgData);
       assert.ok(Deno.statSync(`${dbPath(world)}-wal`).size > 0, "the writer keeps a WAL");
+      assert.ok("opencode/opencode.db-shm" in running);
       const summary = await captureWorld(world);
+      assert.deepEqual(summary.errors, []);
       assert.equal(summary.records, 1);
       assert.equal(hits(world, "saffron-trellis").length, 1);
-      assert.equal(
-        treeState(world.xdgData)["opencode/opencode.db"],
-        withWal["opencode/opencode.db"],
-      );
+      assert.deepEqual(treeState(world.xdgData), running, "-shm included");
     } finally {
       writer.close();
     }
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("a database whose rows are only in its WAL, with no -shm and no OpenCode running, is read and left as found", async () => {
+  const world = await makeWorld();
+  try {
+    // As a copied or synced data folder holds it: opencode.db and opencode.db-wal, the WAL
+    // holding rows the database file does not (OpenCode stopped before checkpointing).
+    const live = join(world.dir, "live");
+    Deno.mkdirSync(live);
+    cpSync(
+      join(FIXTURES, "opencode", "xdg-data", "opencode", "opencode.db"),
+      join(live, "opencode.db"),
+    );
+    const writer = openWriter(join(live, "opencode.db"));
+    const folder = join(world.xdgData, "opencode");
+    Deno.mkdirSync(folder, { recursive: true });
+    try {
+      insertPart(writer, newPart("Only in the WAL: lichen-gazebo.", Date.now()));
+      for (const name of ["opencode.db", "opencode.db-wal"]) {
+        Deno.copyFileSync(join(live, name), join(folder, name));
+      }
+    } finally {
+      writer.close();
+    }
+    const walOnly = new DatabaseSync(`file:${join(folder, "opencode.db")}?immutable=1`, {
+      readOnly: true,
+    });
+    try {
+      const inFile = walOnly.prepare("SELECT count(*) AS n FROM part WHERE data LIKE ?")
+        .get("%lichen-gazebo%") as { n: number };
+      assert.equal(inFile.n, 0, "the row is not in the database file itself");
+    } finally {
+      walOnly.close();
+    }
+
+    const before = treeState(world.xdgData);
+    assert.deepEqual(Object.keys(before).sort(), [
+      "opencode/opencode.db",
+      "opencode/opencode.db-wal",
+    ]);
+    const summary = await captureWorld(world);
+    assert.deepEqual(summary.errors, []);
+    assert.equal(hits(world, "lichen-gazebo").length, 1, "the WAL-only row");
+    assert.equal(hits(world, "copper-narwhal").length, 1, "a row of the database file");
+    assert.deepEqual(treeState(world.xdgData), before, "no -shm created, nothing changed");
+    // The private copy is gone once the database was read to its end.
+    const left = [...Deno.readDirSync(join(world.data, "run"))].filter((e) =>
+      e.name.startsWith("logbook-snapshot-")
+    ).flatMap((e) => [...Deno.readDirSync(join(world.data, "run", e.name))]);
+    assert.deepEqual(left, []);
   } finally {
     await world.cleanup();
   }
@@ -428,32 +475,36 @@ Deno.test("while OpenCode holds a write transaction, capture reads what is commi
   }
 });
 
-Deno.test("a database that stays locked is reported for that run and captured on the next one", async () => {
+Deno.test("a rollback-journal database mid-write is read at its last commit and left as found", async () => {
   const world = await makeWorld({ fixtures: ["opencode"] });
   try {
-    // A rollback-journal database: an exclusive lock keeps readers out.
     const setup = new DatabaseSync(dbPath(world));
     setup.exec("PRAGMA journal_mode = DELETE");
     setup.close();
-    const before = treeState(world.xdgData, /-shm$/);
     const holder = new DatabaseSync(dbPath(world));
-    const adapters: Adapter[] = [createOpencodeAdapter({ busyTimeoutMs: 50 }) as Adapter];
     try {
+      // A small cache makes the writer spill changed pages into the database file, its
+      // journal holding the originals: a copy taken now is rolled back to the last commit.
+      holder.exec("PRAGMA cache_size = 1");
       holder.exec("BEGIN EXCLUSIVE");
-      const summary = await captureWorld(world, { adapters });
-      const failed = summary.errors.find((e) => e.locator === dbPath(world));
-      assert.ok(failed, "the database is named");
-      assert.match(failed.message, /stayed busy/);
-      assert.equal(hits(world, "copper-narwhal").length, 0);
+      for (let i = 0; i < 40; i++) {
+        insertPart(
+          holder,
+          newPart(`Uncommitted ${i}: marble-kestrel ${"x".repeat(2000)}`, Date.now()),
+        );
+      }
+      const during = treeState(world.xdgData);
+      assert.ok(Deno.statSync(`${dbPath(world)}-journal`).size > 0, "a write is in progress");
+      const summary = await captureWorld(world);
+      assert.deepEqual(summary.errors, []);
+      for (const phrase of ["copper-narwhal", "heron-tapestry", "cobble-marzipan"]) {
+        assert.equal(hits(world, phrase).length, 1, phrase);
+      }
+      assert.equal(hits(world, "marble-kestrel").length, 0, "nothing uncommitted");
+      assert.deepEqual(treeState(world.xdgData), during, "the journal and database untouched");
     } finally {
       holder.exec("ROLLBACK");
       holder.close();
-    }
-    assert.deepEqual(treeState(world.xdgData, /-shm$/), before);
-    const next = await captureWorld(world, { adapters });
-    assert.deepEqual(next.errors, []);
-    for (const phrase of ["copper-narwhal", "heron-tapestry", "cobble-marzipan"]) {
-      assert.equal(hits(world, phrase).length, 1, phrase);
     }
   } finally {
     await world.cleanup();
