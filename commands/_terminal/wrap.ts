@@ -126,3 +126,14 @@ export function wrapText(text: string, width: number): string {
       .join("\n");
   }).join("\n");
 }
+
+/** The terminal's width in columns: `$COLUMNS` when set, else what the terminal says, else 80. */
+export function terminalColumns(env: { get(name: string): string | undefined }): number {
+  const given = Number(env.get("COLUMNS"));
+  if (Number.isSafeInteger(given) && given > 0) return given;
+  try {
+    return Deno.consoleSize().columns || 80;
+  } catch {
+    return 80;
+  }
+}
