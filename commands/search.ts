@@ -229,9 +229,10 @@ interface Layout {
 }
 
 /**
- * One hit in at most `width` columns: the title and project, then the conversation id whole
- * (it can be copied into `show`, `resume` or `fork`) with the local time, kind and record,
- * then the snippet wrapped (a grouped hit: its hit count, and the snippet on one line).
+ * One hit in at most `width` columns: the local date and time, the title and the project; then
+ * the conversation id alone on its line, whole (the line can be copied into `show`, `resume` or
+ * `fork`); then the record (for `show --around`), its kind and the snippet, wrapped. A grouped
+ * hit says its hit count and keeps the snippet to one line.
  */
 function renderHit(
   hit: SearchHit & { hits?: number },
@@ -244,30 +245,30 @@ function renderHit(
     project = "~" + project.slice(home.length);
   }
   // Every part that came from a transcript is filtered before it is measured or styled.
+  const when = formatLocalTime(hit.timestamp);
   const title = safeText((hit.title ?? "(untitled)").replace(/\s+/g, " ").trim());
-  const facts = [
-    ...(hit.hits !== undefined ? [`${formatCount(hit.hits)} hit${hit.hits === 1 ? "" : "s"}`] : []),
-    ...(project ? [safeText(project)] : []),
-  ].join(" · ");
-  const titleRoom = facts ? Math.max(20, width - displayWidth(facts) - 2) : width;
+  const where = safeText(project);
+  const room = width - displayWidth(when) - 2;
+  const titleRoom = where ? Math.max(20, room - displayWidth(where) - 2) : room;
   const shownTitle = cutToWidth(title, titleRoom);
-  const factRoom = width - displayWidth(shownTitle) - 2;
-  const head = facts
-    ? `${s.bold(shownTitle)}  ${s.dim(cutStartToWidth(facts, Math.max(1, factRoom)))}`
-    : s.bold(shownTitle);
+  const whereRoom = room - displayWidth(shownTitle) - 2;
+  const head = `${s.dim(when)}  ${s.bold(shownTitle)}${
+    where && whereRoom > 1 ? `  ${s.dim(cutStartToWidth(where, whereRoom))}` : ""
+  }`;
 
-  const id = safeText(hit.conversation);
   const what = hit.kind === "message" && hit.role
     ? hit.role
     : hit.role
     ? `${hit.kind}/${hit.role}`
     : hit.kind;
-  const detail = `${formatLocalTime(hit.timestamp)}  ${safeText(what)} #${hit.record}`;
-  const idLine = displayWidth(id) + 2 + displayWidth(detail) <= width
-    ? `${s.cyan(id)}  ${s.dim(detail)}`
-    : `${s.cyan(id)}\n${s.dim(cutToWidth(detail, width))}`;
-
-  const spans: Span[] = [];
+  const count = hit.hits === undefined
+    ? ""
+    : `${formatCount(hit.hits)} hit${hit.hits === 1 ? "" : "s"}, best `;
+  const spans: Span[] = [{
+    text: `${count}#${hit.record} ${safeText(what)}: `,
+    mark: false,
+    dim: true,
+  }];
   markRanges(hit.snippet, ranges, (text) => {
     spans.push({ text: safeText(text), mark: true });
     return "";
@@ -279,9 +280,12 @@ function renderHit(
   let lines = wrapSpans(spans, width - (grouped ? 4 : 2));
   if (grouped && lines.length > 1) lines = [[...lines[0]!, { text: " …", mark: false }]];
   const snippet = lines
-    .map((line) => "  " + line.map((p) => p.mark ? s.highlight(p.text) : p.text).join(""))
+    .map((line) =>
+      "  " +
+      line.map((p) => p.mark ? s.highlight(p.text) : p.dim ? s.dim(p.text) : p.text).join("")
+    )
     .join("\n");
-  return `${head}\n${idLine}\n${snippet}\n\n`;
+  return `${head}\n${s.cyan(safeText(hit.conversation))}\n${snippet}\n\n`;
 }
 
 if (import.meta.main) Deno.exit(await main(Deno.args));

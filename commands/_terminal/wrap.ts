@@ -53,10 +53,11 @@ export function cutStartToWidth(text: string, width: number): string {
   return "…" + out;
 }
 
-/** A piece of text, marked (a search match) or not. */
+/** A piece of text, marked (a search match) or not, and dimmed (a label) or not. */
 export interface Span {
   text: string;
   mark: boolean;
+  dim?: boolean;
 }
 
 /**
@@ -71,7 +72,7 @@ export function wrapSpans(spans: readonly Span[], width: number): Span[][] {
     const parts = span.text.split(" ");
     parts.forEach((part, i) => {
       if (i > 0) words.push([]);
-      if (part) words.at(-1)!.push({ text: part, mark: span.mark });
+      if (part) words.at(-1)!.push({ ...span, text: part });
     });
   }
   const lines: Span[][] = [];
@@ -101,8 +102,8 @@ export function wrapSpans(spans: readonly Span[], width: number): Span[][] {
         const cw = charWidth(char.codePointAt(0)!);
         if (used + cw > max && used > 0) flush();
         const last = line.at(-1);
-        if (last && last.mark === span.mark) last.text += char;
-        else line.push({ text: char, mark: span.mark });
+        if (last && last.mark === span.mark && last.dim === span.dim) last.text += char;
+        else line.push({ ...span, text: char });
         used += cw;
       }
     }

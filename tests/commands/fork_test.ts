@@ -140,7 +140,7 @@ Deno.test("forking a Claude Code conversation creates a logbook session from its
     Deno.mkdirSync(elsewhere);
     const there = { ...world.vars, INIT_CWD: elsewhere };
     const found = await runCli("search", ["jitter"], there);
-    const id = found.stdout.split("\n").find((l) => l.startsWith("claude:"))!.split(/\s+/)[0]!;
+    const id = found.stdout.split("\n").find((l) => l.startsWith("claude:"))!;
     assert.equal(id, `claude:${sid}`);
     const result = await runCli("fork", [id], there);
     assert.equal(result.code, 0, result.stderr);

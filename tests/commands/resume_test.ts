@@ -222,10 +222,9 @@ Deno.test("an id copied from a search hit line resumes from any directory, in th
     const there = { ...vars, INIT_CWD: elsewhere };
     const found = await runCli("search", ["lighthouse-quokka"], there);
     assert.equal(found.code, 0, found.stderr);
-    const line = found.stdout.split("\n").find((l) => l.startsWith("claude:"));
-    assert.ok(line, found.stdout);
-    const id = line.split(/\s+/)[0]!;
-    assert.equal(id, `claude:${claudeId}`);
+    // The hit's id line, copied whole.
+    const id = found.stdout.split("\n").find((l) => l.startsWith("claude:"));
+    assert.equal(id, `claude:${claudeId}`, found.stdout);
 
     const printed = await runCli("resume", [id, "--print"], there);
     assert.equal(printed.code, 0, printed.stderr);

@@ -22,6 +22,10 @@ async function searchJson(world: World, args: string[]) {
   return { code, hits, stderr: io.stderr() };
 }
 
+function escape(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
 async function capturedWorld(): Promise<World> {
   const world = await makeWorld({ fixtures: ["claude"] });
   const io = captureIo();
@@ -290,11 +294,20 @@ Deno.test("search shows each hit's title, local time and whole id in 80 columns,
     assert.equal(lines.at(-1), `20 of ${total} hits · more: --offset 20`);
     const first = json.hits[0];
     assert.ok(tokyo.stdout.includes(first.title), "the first hit's title");
-    // The id stands whole at the start of a line, with the local (Tokyo) date and time.
+    // The hit opens with the local (Tokyo) date and time and its title; the id stands whole,
+    // alone on its line, so the line can be copied as it is.
     const local = new Date(Date.parse(first.timestamp) + 9 * 3600_000).toISOString()
       .slice(0, 16).replace("T", " ");
-    assert.match(tokyo.stdout, new RegExp(`^${first.conversation}  ${local}  `, "m"));
-    const ids = tokyo.stdout.match(/^(claude|codex|opencode):\S+/gm) ?? [];
+    assert.match(
+      tokyo.stdout,
+      new RegExp(
+        `^${local}  ${
+          escape(first.title.slice(0, 20))
+        }.*\\n${first.conversation}\\n  #${first.record} `,
+        "m",
+      ),
+    );
+    const ids = tokyo.stdout.match(/^(claude|codex|opencode):\S+$/gm) ?? [];
     assert.equal(ids.length, 20);
     for (const id of ids) {
       assert.ok(json.hits.some((h: { conversation: string }) => h.conversation === id), id);
@@ -370,7 +383,10 @@ Deno.test("search --group gives one entry per conversation with its hit count", 
     const lines = shown.stdout.trimEnd().split("\n");
     for (const line of lines) assert.ok([...line].length <= 80, `over 80 columns: ${line}`);
     assert.equal(lines.at(-1), `3 of ${counts.size} conversations · more: --offset 3`);
-    assert.match(shown.stdout, new RegExp(`  ${groups[0].hits} hits · `));
+    assert.match(
+      shown.stdout,
+      new RegExp(`^  ${groups[0].hits} hits, best #${groups[0].record} `, "m"),
+    );
     const newest =
       (await searchJson(world, ["the", "--group", "--sort", "newest", "--limit", "1000"]))
         .hits;
