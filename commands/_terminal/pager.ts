@@ -47,6 +47,10 @@ export function startPager(env: Env): Pager | null {
   }
   const writer = child.stdin.getWriter();
   const encoder = new TextEncoder();
+  // Ctrl-C belongs to the pager while it runs (less stops a search with it), as under git: this
+  // process must not die and leave the pager reading from a closed pipe.
+  const ignore = () => {};
+  Deno.addSignalListener("SIGINT", ignore);
   let open = true;
   return {
     async write(text) {
@@ -65,7 +69,11 @@ export function startPager(env: Env): Pager | null {
         open = false;
         await writer.close().catch(() => {});
       }
-      await child.status;
+      try {
+        await child.status;
+      } finally {
+        Deno.removeSignalListener("SIGINT", ignore);
+      }
     },
   };
 }

@@ -252,6 +252,13 @@ Deno.test("an id copied from a search hit line resumes from any directory, in th
       `claude|${project}|--resume ${claudeId}`,
     ]);
 
+    // A logbook session of that project, once captured, by its id from elsewhere.
+    const own = saveRecord(world, project, "2026-05-01T00:00:00Z");
+    assert.equal(await reindex(["--quiet"], captureIo(), world.env), 0);
+    const ownPrinted = await runCli("resume", [`logbook:${own.id}`, "--print"], there);
+    assert.equal(ownPrinted.code, 0, ownPrinted.stderr);
+    assert.equal(ownPrinted.stdout, `cd '${project}' && logbook resume ${own.id}\n`);
+
     const unknown = await runCli("resume", ["claude:0000dead", "--print"], there);
     assert.equal(unknown.code, 1);
     assert.match(unknown.stderr, /no such id in this project, and no captured conversation has it/);
