@@ -168,7 +168,7 @@ export async function main(
           offset > 0
             ? `No matches after the first ${formatCount(offset)}\n`
             : suggested
-            ? `No matches. Words begin so: try "${suggested}"\n`
+            ? `No matches. Indexed words begin with it: try "${suggested}"\n`
             : "No matches\n",
         );
       }

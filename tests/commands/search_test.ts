@@ -402,7 +402,7 @@ Deno.test("search suggests a prefix when a word begins indexed words but matches
     const result = await runCli("search", ["marm"], world.vars);
     assert.equal(result.code, 1);
     assert.equal(result.stdout, "");
-    assert.match(result.stderr, /No matches\. Words begin so: try "marm\*"/);
+    assert.match(result.stderr, /No matches\. Indexed words begin with it: try "marm\*"/);
     assert.equal((await searchJson(world, ["marm*"])).code, 0);
     const none = await runCli("search", ["zzzqx"], world.vars);
     assert.equal(none.stderr, "No matches\n");
