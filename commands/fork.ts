@@ -1,6 +1,7 @@
 #!/usr/bin/env -S deno run -R -W -E --allow-net
-// `fork`: copies a session of this project into a new logbook session (its own id, the same
-// conversation) and opens it; another agent's conversation becomes a session any model continues.
+// `fork`: copies a session (this project's, or any captured one by its id from anywhere) into a new
+// logbook session (its own id, the same conversation) and opens it; another agent's conversation
+// becomes a session any model continues.
 
 import type { Env } from "../lib/env.ts";
 import { defineCommand, EXIT, run, shared, UsageError } from "./_command.ts";
@@ -10,7 +11,12 @@ import { chatSetup } from "../lib/sessions/setup.ts";
 import { ChatSession } from "../lib/sessions/turn.ts";
 import { projectOf } from "../lib/paths.ts";
 import { forkConversation } from "../lib/sessions/fork.ts";
-import { findRow, pickerRows, resumeHint, withHistoryStore } from "../lib/sessions/resume.ts";
+import {
+  findRowAnywhere,
+  pickerRows,
+  resumeHint,
+  withHistoryStore,
+} from "../lib/sessions/resume.ts";
 import { type SessionRecord, SessionStore } from "../lib/sessions/records.ts";
 import { converse } from "./_terminal/chat_loop.ts";
 import { safeIo } from "./_terminal/safe_io.ts";
@@ -23,6 +29,7 @@ export const spec = defineCommand({
     ...shared("incognito"),
   },
   optionHelp: [
+    ["ID", "a session id or unique prefix, from any project once captured"],
     ["--incognito", "open the copy without writing anything"],
   ],
   examples: ["logbook fork claude:3f2a9c1e"],
@@ -54,8 +61,9 @@ export async function main(
     const setup = open ? chatSetup(ctx, { incognito }) : undefined;
 
     const fork = withHistoryStore(ctx, (store): SessionRecord => {
-      const { rows, corrupt } = pickerRows(sessions, project, { store, redact: redactorFor(ctx) });
-      const row = findRow(rows, id, "fork", corrupt);
+      const redact = redactorFor(ctx);
+      const listed = pickerRows(sessions, project, { store, redact });
+      const row = findRowAnywhere(listed, id, "fork", { sessions, store, redact });
       if (row.manifest) {
         throw new Error(
           `Cannot fork session "${id}": it is a manifest run, which has no conversation`,

@@ -1,6 +1,7 @@
 #!/usr/bin/env -S deno run -R -W -E --allow-net --allow-run
-// `resume`: picks a session of this project back up — logbook's own continue in chat, another
-// agent's run that agent's own resume command in the session's directory.
+// `resume`: picks a session back up (this project's, or any captured one by its id from anywhere):
+// logbook's own continue in chat, another agent's run that agent's own resume command in the
+// session's directory (its nearest existing parent when it is gone).
 
 import type { Env } from "../lib/env.ts";
 import { defineCommand, EXIT, run, shared, UsageError } from "./_command.ts";
@@ -12,8 +13,9 @@ import { projectOf } from "../lib/paths.ts";
 import {
   commandLine,
   describeManifest,
-  findRow,
+  findRowAnywhere,
   nativeCommand,
+  nearestExistingDir,
   newestContinuable,
   type PickerRow,
   pickerRows,
@@ -30,7 +32,7 @@ import { safeText } from "./_terminal/safe_text.ts";
 
 export const spec = defineCommand({
   name: "resume",
-  summary: "pick a session of this project back up, in logbook or in its own agent",
+  summary: "pick a session back up, in logbook or in its own agent",
   usage: "logbook resume [ID] [-c|--continue] [--print] [--incognito]",
   options: {
     continue: { type: "boolean", short: "c" },
@@ -38,7 +40,7 @@ export const spec = defineCommand({
     ...shared("incognito"),
   },
   optionHelp: [
-    ["ID", "a session id or a unique prefix (without one, a picker opens)"],
+    ["ID", "a session id or unique prefix, from any project once captured (none: a picker)"],
     ["-c, --continue", "the newest session that can be continued (manifest runs are passed over)"],
     ["--print", "print the command that resumes it instead of running it"],
     ["--incognito", "continue a logbook session without writing anything"],
@@ -74,10 +76,24 @@ export async function main(
     });
     const project = projectOf(ctx.cwd);
     const sessions = new SessionStore(ctx.paths, { incognito });
-    const listed = withHistoryStore(ctx, (store, problem): Rows => ({
-      ...pickerRows(sessions, project, { store, redact: redactorFor(ctx) }),
-      ...(problem ? { storeProblem: problem } : {}),
-    }));
+    const redact = redactorFor(ctx);
+    // An id is looked for here first, then among every captured conversation (the id says
+    // which project), while the store is open.
+    const { listed, named } = withHistoryStore(ctx, (store, problem) => {
+      const listed: Rows = {
+        ...pickerRows(sessions, project, { store, redact }),
+        ...(problem ? { storeProblem: problem } : {}),
+      };
+      if (id === undefined) return { listed, named: undefined };
+      try {
+        return {
+          listed,
+          named: { row: findRowAnywhere(listed, id, "resume", { sessions, store, redact }) },
+        };
+      } catch (err) {
+        return { listed, named: { err } };
+      }
+    });
     reportLeftOut(io, listed);
 
     let row: PickerRow | undefined;
@@ -88,8 +104,9 @@ export async function main(
           `Nothing to continue in "${project.root}": this project has no session that can be continued`,
         );
       }
-    } else if (id !== undefined) {
-      row = findRow(listed.rows, id, "resume", listed.corrupt);
+    } else if (named) {
+      if ("err" in named) throw named.err;
+      row = named.row;
     } else {
       if (listed.rows.length === 0) throw new Error(`No sessions to resume in "${project.root}"`);
       const gate = gateFor(ctx);
@@ -108,12 +125,13 @@ export async function main(
     }
     if (row.agent === "logbook" && row.record) {
       if (values.print) {
-        io.out(resumeHint(row.nativeId, row.record.cwd, ctx.cwd) + "\n");
+        io.out(resumeHint(row.nativeId, existingCwd(io, row.record.cwd, ctx.cwd), ctx.cwd) + "\n");
         return EXIT.ok;
       }
       return await continueInChat(io, ctx, row, incognito);
     }
-    const command = nativeCommand(row, project.root);
+    const native = nativeCommand(row, project.root);
+    const command = { ...native, cwd: existingCwd(io, native.cwd, ctx.cwd) };
     if (values.print) {
       io.out(commandLine(command, ctx.cwd) + "\n");
       return EXIT.ok;
@@ -121,6 +139,23 @@ export async function main(
     io.err(`Resuming ${row.key} with: ${commandLine(command, ctx.cwd)}\n`);
     return await runNative(command, row.agent);
   });
+}
+
+/**
+ * `cwd`, or its nearest existing parent when it is gone (saying so): where the session's own
+ * command runs.
+ */
+function existingCwd(io: Io, cwd: string, userCwd: string): string {
+  // Where the user stands is there (whatever a stat says of a directory given by INIT_CWD).
+  if (cwd === userCwd) return cwd;
+  const existing = nearestExistingDir(cwd);
+  if (existing !== cwd) {
+    io.err(
+      `note: the session's directory "${cwd}" no longer exists; using "${existing}", the ` +
+        "nearest that does\n",
+    );
+  }
+  return existing;
 }
 
 /** Continues a logbook session in chat, after the notes a resume owes (build, branch). */

@@ -14,12 +14,16 @@ import {
   resolveTeamSearch,
   searchInput,
 } from "../lib/filters.ts";
+import { formatCount, formatLocalTime } from "../lib/format.ts";
 import { homeDir, projectOf } from "../lib/paths.ts";
 import { openMirror } from "../lib/store/mirror.ts";
 import { ADAPTERS } from "../lib/sources/mod.ts";
 import {
   budgetMsFrom,
+  prefixSuggestion,
   search,
+  SEARCH_SORTS,
+  searchGroups,
   type SearchHit,
   SearchLimitError,
   SearchStoppedError,
@@ -28,13 +32,24 @@ import { markRanges } from "./_terminal/highlight.ts";
 import { safeIo } from "./_terminal/safe_io.ts";
 import { safeJson } from "./_terminal/safe_json.ts";
 import { safeText } from "./_terminal/safe_text.ts";
+import {
+  cutStartToWidth,
+  cutToWidth,
+  displayWidth,
+  type Span,
+  wrapSpans,
+} from "./_terminal/wrap.ts";
+
+/** The widest a search result is printed (narrower on a narrower terminal). */
+const MAX_WIDTH = 80;
 
 export const spec = defineCommand({
   name: "search",
   summary: "find records across every captured conversation",
   usage: "logbook search <query> [--project DIR|--all-projects] [--agent A] [--session ID] " +
     "[--kind K] [--role R] [--since WHEN] [--until WHEN] [--subagents|--no-subagents] " +
-    "[--limit N] [--mirror|--team [--machine M]] [--json]",
+    "[--limit N] [--offset N] [--sort relevance|newest|oldest] [--group] " +
+    "[--mirror|--team [--machine M]] [--json]",
   options: {
     ...shared("project"),
     "all-projects": { type: "boolean" },
@@ -47,6 +62,9 @@ export const spec = defineCommand({
     subagents: { type: "boolean" },
     "no-subagents": { type: "boolean" },
     limit: { type: "string" },
+    offset: { type: "string" },
+    sort: { type: "string" },
+    group: { type: "boolean" },
     mirror: { type: "boolean" },
     team: { type: "boolean" },
     machine: { type: "string" },
@@ -63,12 +81,18 @@ export const spec = defineCommand({
     ["--until WHEN", "before WHEN (same forms)"],
     ["--no-subagents", "leave out subagent conversations (--subagents keeps them, the default)"],
     ["--limit N", "at most N hits (default 20)"],
+    ["--offset N", "skip the first N hits: the next page (the count line says where it starts)"],
+    ["--sort S", "relevance (best match first, the default), newest or oldest"],
+    ["--group", "one entry per conversation: title, project, hit count and its best snippet"],
     ["--mirror", "search this project's mirror (.logbook/) instead of the history store"],
     ["--team", "search the team's PostgreSQL history (see push) instead"],
     ["--machine M", "with --team: only what machine M pushed"],
-    ["--json", "one JSON object per hit, one per line"],
+    ["--json", "one JSON object per hit (per conversation with --group), one per line"],
   ],
-  examples: ['logbook search "rotate credentials" --project . --since 7d'],
+  examples: [
+    'logbook search "rotate credentials" --project . --since 7d',
+    "logbook search keyring --group --sort newest",
+  ],
 });
 
 /** Runs `search` with `args`; returns the exit status. */
@@ -96,9 +120,18 @@ export async function main(
       until: values.until,
       subagents: values["no-subagents"] ? false : values.subagents ? true : undefined,
       limit: wholeNumber(values.limit, "limit", { max: MAX_SEARCH_LIMIT }),
+      sort: values.sort,
     });
+    const offset = wholeNumber(values.offset, "offset", { min: 0 }) ?? 0;
     if (!parsed.success) {
       const { field, message } = describeIssue(parsed.error);
+      if (field === "sort") {
+        throw new UsageError(
+          `Invalid value for "--sort": expected one of ${
+            SEARCH_SORTS.join(", ")
+          }, got "${values.sort}"`,
+        );
+      }
       if (field !== "q") throw new UsageError(`Invalid value for "--${field}": ${message}`);
       const missing = !positionals.join(" ").trim();
       throw new UsageError(`${missing ? "Missing query" : "Invalid query"}: ${message}`);
@@ -106,10 +139,17 @@ export async function main(
     if (values.machine !== undefined && !values.team) {
       throw new UsageError('Option "--machine" needs "--team"');
     }
-    if (values.team && (values.mirror || values.session !== undefined)) {
-      throw new UsageError(
-        `Option "--team" cannot be used with "--${values.mirror ? "mirror" : "session"}"`,
-      );
+    const clash = values.mirror
+      ? "mirror"
+      : values.session !== undefined
+      ? "session"
+      : values.group
+      ? "group"
+      : values.sort !== undefined
+      ? "sort"
+      : null;
+    if (values.team && clash) {
+      throw new UsageError(`Option "--team" cannot be used with "--${clash}"`);
     }
     const ctx = loadContext({ env, onStall: io.err });
     if (values.team) {
@@ -117,7 +157,7 @@ export async function main(
       const options = resolveTeamSearch(parsed.data, ctx);
       return await searchTeam(
         ctx,
-        { ...options, ...(values.machine ? { machine: values.machine } : {}) },
+        { ...options, offset, ...(values.machine ? { machine: values.machine } : {}) },
         io,
         values.json === true,
       );
@@ -136,49 +176,153 @@ export async function main(
         }
         throw err;
       }
+      options.offset = offset;
       options.budgetMs = budgetMsFrom(env);
       options.startedAt = startedAt;
-      let result;
-      try {
-        result = search(store, ADAPTERS, redactorFor(ctx), options);
-      } catch (err) {
-        // Both say what to change in the query, as a usage error does.
-        if (err instanceof SearchLimitError || err instanceof SearchStoppedError) {
-          throw new UsageError(err.message);
-        }
-        throw err;
-      }
-      if (result.mode === "literal") {
+      const page = stopsAsUsage(() =>
+        values.group
+          ? searchGroups(store, ADAPTERS, redactorFor(ctx), options)
+          : search(store, ADAPTERS, redactorFor(ctx), options)
+      );
+      if (page.mode === "literal") {
         io.err("note: the query is not valid FTS5 syntax; used a literal substring scan\n");
       }
+      const hits: (SearchHit & { hits?: number })[] = "groups" in page ? page.groups : page.hits;
       if (values.json) {
-        for (const hit of result.hits) io.out(safeJson(hit) + "\n");
+        for (const hit of hits) io.out(safeJson(hit) + "\n");
       } else {
-        const home = homeDir(env);
-        result.hits.forEach((hit, i) =>
-          io.out(renderHit(hit, result.highlights[i] ?? [], io, home))
-        );
-        if (!result.hits.length) io.err("No matches\n");
+        const layout = { io, home: homeDir(env), width: widthOf(io) };
+        hits.forEach((hit, i) => io.out(renderHit(hit, page.highlights[i] ?? [], layout)));
+        if (hits.length) {
+          io.out(countLine(hits.length, offset, page, values.group ? "conversation" : "hit"));
+        }
       }
-      return result.hits.length ? EXIT.ok : EXIT.failure;
+      if (!hits.length) {
+        const suggested = page.mode === "fts" && offset === 0
+          ? prefixSuggestion(store, options)
+          : null;
+        io.err(
+          offset > 0
+            ? `No matches after the first ${formatCount(offset)}\n`
+            : suggested
+            ? `No matches. Indexed words begin with it: try "${suggested}"\n`
+            : "No matches\n",
+        );
+      }
+      return hits.length ? EXIT.ok : EXIT.failure;
     } finally {
       store.close();
     }
   });
 }
 
-function renderHit(hit: SearchHit, ranges: [number, number][], io: Io, home?: string): string {
+/** Runs a search; a query over a bound or out of time is a usage error (change the query). */
+function stopsAsUsage<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (err) {
+    if (err instanceof SearchLimitError || err instanceof SearchStoppedError) {
+      throw new UsageError(err.message);
+    }
+    throw err;
+  }
+}
+
+/** The columns a result may use: 80, or the terminal's width when it is narrower. */
+function widthOf(io: Io): number {
+  if (!io.outIsTerminal) return MAX_WIDTH;
+  try {
+    return Math.max(40, Math.min(MAX_WIDTH, Deno.consoleSize().columns));
+  } catch {
+    return MAX_WIDTH;
+  }
+}
+
+/**
+ * The line after the hits: `20 of 1,214 hits · more: --offset 20` (from the second page on,
+ * the range shown: `21–40 of 1,214 hits`).
+ */
+function countLine(
+  shown: number,
+  offset: number,
+  page: { next: number | null; total: number | null },
+  noun: string,
+): string {
+  const range = offset > 0
+    ? `${formatCount(offset + 1)}–${formatCount(offset + shown)}`
+    : formatCount(shown);
+  const total = page.total === null || (offset === 0 && page.total === shown)
+    ? ""
+    : ` of ${formatCount(page.total)}`;
+  const plural = (page.total ?? shown) === 1 && offset === 0 ? noun : `${noun}s`;
+  const more = page.next === null ? "" : ` · more: --offset ${page.next}`;
+  return `${range}${total} ${plural}${more}\n`;
+}
+
+interface Layout {
+  io: Io;
+  home: string | undefined;
+  width: number;
+}
+
+/**
+ * One hit in at most `width` columns: the local date and time, the title and the project; then
+ * the conversation id alone on its line, whole (the line can be copied into `show`, `resume` or
+ * `fork`); then the record (for `show --around`), its kind and the snippet, wrapped. A grouped
+ * hit says its hit count and keeps the snippet to one line.
+ */
+function renderHit(
+  hit: SearchHit & { hits?: number },
+  ranges: [number, number][],
+  { io, home, width }: Layout,
+): string {
   const s = styler(io.color);
-  const when = hit.timestamp ? hit.timestamp.slice(0, 16).replace("T", " ") : "-";
-  let project = hit.project ?? hit.cwd ?? "-";
-  if (home && project.startsWith(home + "/")) project = "~" + project.slice(home.length);
-  const what = hit.role ? `${hit.kind}/${hit.role}` : hit.kind;
-  // Every part that came from a transcript is filtered before it is styled.
-  const header = `${s.dim(safeText(when))}  ${safeText(hit.agent)}  ${safeText(project)}  ${
-    s.cyan(safeText(hit.conversation))
-  }  ${s.dim(safeText(`${what} #${hit.record}`))}`;
-  const snippet = markRanges(hit.snippet, ranges, (text) => s.highlight(safeText(text)), safeText);
-  return `${header}\n  ${snippet}\n\n`;
+  let project = hit.project ?? hit.cwd ?? "";
+  if (home && (project === home || project.startsWith(home + "/"))) {
+    project = "~" + project.slice(home.length);
+  }
+  // Every part that came from a transcript is filtered before it is measured or styled.
+  const when = formatLocalTime(hit.timestamp);
+  const title = safeText((hit.title ?? "(untitled)").replace(/\s+/g, " ").trim());
+  const where = safeText(project);
+  const room = width - displayWidth(when) - 2;
+  const titleRoom = where ? Math.max(20, room - displayWidth(where) - 2) : room;
+  const shownTitle = cutToWidth(title, titleRoom);
+  const whereRoom = room - displayWidth(shownTitle) - 2;
+  const head = `${s.dim(when)}  ${s.bold(shownTitle)}${
+    where && whereRoom > 1 ? `  ${s.dim(cutStartToWidth(where, whereRoom))}` : ""
+  }`;
+
+  const what = hit.kind === "message" && hit.role
+    ? hit.role
+    : hit.role
+    ? `${hit.kind}/${hit.role}`
+    : hit.kind;
+  const count = hit.hits === undefined
+    ? ""
+    : `${formatCount(hit.hits)} hit${hit.hits === 1 ? "" : "s"}, best `;
+  const spans: Span[] = [{
+    text: `${count}#${hit.record} ${safeText(what)}: `,
+    mark: false,
+    dim: true,
+  }];
+  markRanges(hit.snippet, ranges, (text) => {
+    spans.push({ text: safeText(text), mark: true });
+    return "";
+  }, (text) => {
+    spans.push({ text: safeText(text), mark: false });
+    return "";
+  });
+  const grouped = hit.hits !== undefined;
+  let lines = wrapSpans(spans, width - (grouped ? 4 : 2));
+  if (grouped && lines.length > 1) lines = [[...lines[0]!, { text: " …", mark: false }]];
+  const snippet = lines
+    .map((line) =>
+      "  " +
+      line.map((p) => p.mark ? s.highlight(p.text) : p.dim ? s.dim(p.text) : p.text).join("")
+    )
+    .join("\n");
+  return `${head}\n${s.cyan(safeText(hit.conversation))}\n${snippet}\n\n`;
 }
 
 if (import.meta.main) Deno.exit(await main(Deno.args));

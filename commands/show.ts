@@ -1,45 +1,71 @@
-#!/usr/bin/env -S deno run -R -W -E
-// `show`: pages through a whole conversation in record order, readably, as JSON with the exact
-// bytes in base64, or as the raw captured bytes themselves.
+#!/usr/bin/env -S deno run -R -W -E --allow-run
+// `show`: pages through a whole conversation in record order, readably (through a pager on a
+// terminal), as JSON with the exact bytes in base64, as the raw captured bytes themselves, or
+// exported whole as Markdown, HTML, JSON or text.
 
 import type { Env } from "../lib/env.ts";
 import { defineCommand, EXIT, run, shared, UsageError, wholeNumber } from "./_command.ts";
 import { type Io, stdio, styler } from "./_terminal/io.ts";
 import { loadContext, openStore, redactorFor } from "../lib/context.ts";
+import { formatLocalTime } from "../lib/format.ts";
 import { ADAPTERS } from "../lib/sources/mod.ts";
 import {
+  contextStart,
   findConversation,
+  type Page,
   pageConversation,
   pageRows,
   type RecordJson,
 } from "../lib/store/conversations.ts";
+import type { HistoryStore } from "../lib/store/db.ts";
+import type { ConversationRow } from "../lib/store/records.ts";
 import { TextDeriver } from "../lib/store/records.ts";
+import { startPager } from "./_terminal/pager.ts";
 import { safeIo } from "./_terminal/safe_io.ts";
 import { safeJson } from "./_terminal/safe_json.ts";
 import { safeText } from "./_terminal/safe_text.ts";
+import { cutToWidth, displayWidth, terminalColumns, wrapText } from "./_terminal/wrap.ts";
+
+/** The formats of `--format` (as `lib/export.ts` has them; that module loads only for an export). */
+const FORMATS = ["md", "html", "json", "text"] as const;
+type Format = typeof FORMATS[number];
 
 export const spec = defineCommand({
   name: "show",
-  summary: "page through a whole conversation, byte-exact",
-  usage:
-    "logbook show <conversation-id> [--after RECORD] [--limit N] [--raw] [--team [--machine M]] [--json]",
+  summary: "page through a whole conversation, byte-exact, or export it",
+  usage: "logbook show <conversation-id> [--after RECORD|--around RECORD] [--limit N] [--all] " +
+    "[--no-pager] [--raw] [--json] [--format md|html|json|text] [-o FILE] " +
+    "[--team [--machine M]]",
   options: {
     after: { type: "string" },
+    around: { type: "string" },
     limit: { type: "string" },
+    all: { type: "boolean" },
+    "no-pager": { type: "boolean" },
     raw: { type: "boolean" },
+    format: { type: "string" },
+    output: { type: "string", short: "o" },
     team: { type: "boolean" },
     machine: { type: "string" },
     ...shared("json"),
   },
   optionHelp: [
     ["--after RECORD", "start after this record id (the `next` of the previous page)"],
+    ["--around RECORD", "open at this record (a search hit's #) with the records before it"],
     ["--limit N", "at most N records per page (default 100; a page also stops near 512 KiB)"],
+    ["--all", "show `meta` records and records without text too (hidden by default)"],
+    ["--no-pager", "on a terminal, print one page instead of the whole conversation in $PAGER"],
     ["--raw", "print the exact captured bytes instead (on a terminal, controls shown visibly)"],
     ["--json", 'one object: {"conversation", "records" (raw in base64), "next"}'],
+    ["--format F", "export the whole conversation: md, html (one self-contained file), json, text"],
+    ["-o, --output FILE", "with --format: write FILE (owner-only, replaced atomically)"],
     ["--team", "page a conversation pushed to the team's PostgreSQL history (see push)"],
     ["--machine M", "with --team: the machine that pushed it, when several did"],
   ],
-  examples: ["logbook show claude:3f2a9c1e --after 1200 --json"],
+  examples: [
+    "logbook show claude:3f2a9c1e --around 1234",
+    "logbook show claude:3f2a9c1e --format html -o session.html",
+  ],
   maxPositionals: 1,
 });
 
@@ -53,15 +79,34 @@ export async function main(
     const id = positionals[0];
     if (!id) throw new UsageError("Missing the conversation id");
     const after = wholeNumber(values.after, "after", { min: 0, what: "record id" });
+    const around = wholeNumber(values.around, "around", { what: "record id" });
     const limit = wholeNumber(values.limit, "limit");
-    if (values.raw && values.json) {
-      throw new UsageError('Options "--raw" and "--json" cannot be used together');
+    const format = formatOf(values.format);
+    refuseTogether([
+      ["--raw", values.raw],
+      ["--json", values.json],
+      ["--format", format !== undefined],
+    ]);
+    refuseTogether([["--after", after !== undefined], ["--around", around !== undefined]]);
+    if (format !== undefined) {
+      refuseTogether([["--format", true], ["--after", after !== undefined]]);
+      refuseTogether([["--format", true], ["--around", around !== undefined]]);
+    }
+    if (values.output !== undefined && format === undefined) {
+      throw new UsageError('Option "-o, --output" needs "--format"');
     }
     if (values.machine !== undefined && !values.team) {
       throw new UsageError('Option "--machine" needs "--team"');
     }
-    if (values.team && values.raw) {
-      throw new UsageError('Options "--team" and "--raw" cannot be used together');
+    const teamClash = values.raw
+      ? "--raw"
+      : format !== undefined
+      ? "--format"
+      : around !== undefined
+      ? "--around"
+      : null;
+    if (values.team && teamClash) {
+      throw new UsageError(`Options "--team" and "${teamClash}" cannot be used together`);
     }
     const ctx = loadContext({ env, onStall: io.err });
     if (values.team) {
@@ -76,7 +121,11 @@ export async function main(
     const store = openStore(ctx, { mustExist: true, readOnly: true });
     try {
       const conversation = findConversation(store, id);
-      const paging = { ...(after !== undefined ? { after } : {}), ...(limit ? { limit } : {}) };
+      const start = around === undefined ? after : contextStart(store, conversation, around);
+      const paging = {
+        ...(start !== undefined ? { after: start } : {}),
+        ...(limit ? { limit } : {}),
+      };
       if (values.raw) {
         const { rows, next } = pageRows(store, conversation.id, paging);
         if (io.outIsTerminal) printRawOnTerminal(rows.map((row) => row.raw), io);
@@ -87,23 +136,45 @@ export async function main(
         return EXIT.ok;
       }
       const deriver = new TextDeriver(store, ADAPTERS, redactorFor(ctx));
+      if (format !== undefined) {
+        return await exportAll(store, deriver, conversation, format, {
+          all: values.all === true,
+          output: values.output,
+          io,
+        });
+      }
       const page = pageConversation(store, deriver, conversation, paging);
       if (values.json) {
         io.out(safeJson(page) + "\n");
         return EXIT.ok;
       }
-      const s = styler(io.color);
-      const c = page.conversation;
-      if (after === undefined) {
-        io.out(
-          `${s.bold(safeText(c.title ?? c.id))}\n${
-            s.dim(safeText(`${c.id}  ${c.agent}  ${c.cwd ?? c.project ?? ""}`))
-          }\n\n`,
-        );
+      const view: View = {
+        io,
+        all: values.all === true,
+        width: io.outIsTerminal ? terminalColumns(env) : null,
+        hit: around ?? null,
+      };
+      const pager = io.outIsTerminal && !values["no-pager"] ? startPager(env) : null;
+      if (pager) {
+        // Paged as git pages: the rest of the conversation, until the reader quits.
+        try {
+          let current: Page = page;
+          let open = await pager.write(renderPage(current, view, after === undefined));
+          while (open && current.next !== null) {
+            current = pageConversation(store, deriver, conversation, {
+              ...paging,
+              after: current.next,
+            });
+            open = await pager.write(renderPage(current, view, false));
+          }
+        } finally {
+          await pager.close();
+        }
+        return EXIT.ok;
       }
-      for (const record of page.records) io.out(renderRecord(record, io));
+      io.out(renderPage(page, view, after === undefined));
       if (page.next !== null) {
-        io.err(`more: logbook show ${safeText(c.id)} --after ${page.next}\n`);
+        io.err(`more: logbook show ${safeText(page.conversation.id)} --after ${page.next}\n`);
       }
       return EXIT.ok;
     } finally {
@@ -112,18 +183,100 @@ export async function main(
   });
 }
 
-const FOLDED = new Set(["tool_call", "tool_result", "event"]);
+function formatOf(value: string | undefined): Format | undefined {
+  if (value === undefined) return undefined;
+  if ((FORMATS as readonly string[]).includes(value)) return value as Format;
+  throw new UsageError(
+    `Invalid value for "--format": expected one of ${FORMATS.join(", ")}, got "${value}"`,
+  );
+}
+
+/** A usage error when more than one of the named options is given. */
+function refuseTogether(options: [string, boolean | undefined][]): void {
+  const given = options.filter(([, on]) => on).map(([name]) => `"${name}"`);
+  if (given.length > 1) {
+    throw new UsageError(`Options ${given.join(" and ")} cannot be used together`);
+  }
+}
+
+/**
+ * Writes the whole conversation in `format` to `output` (owner-only, atomically) or to stdout (on
+ * a terminal through the filter). The export formats load only here.
+ */
+async function exportAll(
+  store: HistoryStore,
+  deriver: TextDeriver,
+  conversation: ConversationRow,
+  format: Format,
+  options: { all: boolean; output: string | undefined; io: Io },
+): Promise<number> {
+  const { exportConversation } = await import("../lib/export.ts");
+  const records: RecordJson[] = [];
+  let page = pageConversation(store, deriver, conversation, { limit: 500 });
+  records.push(...page.records);
+  while (page.next !== null) {
+    page = pageConversation(store, deriver, conversation, { limit: 500, after: page.next });
+    records.push(...page.records);
+  }
+  const document = exportConversation(format, page.conversation, records, { all: options.all });
+  const { io, output } = options;
+  if (output !== undefined) {
+    const { writeOwnerOnlyAtomic } = await import("../lib/private_fs.ts");
+    writeOwnerOnlyAtomic(output, document);
+    io.err(`Wrote ${records.length} records to ${output}\n`);
+    return EXIT.ok;
+  }
+  if (io.outIsTerminal) io.out(safeText(document, { multiline: true }));
+  else io.outBytes(new TextEncoder().encode(document));
+  return EXIT.ok;
+}
+
+/** How the readable view is drawn. */
+interface View {
+  io: Io;
+  /** Show `meta` records and records without text too. */
+  all: boolean;
+  /** Columns to wrap to (a terminal's), or null to leave lines as they are. */
+  width: number | null;
+  /** The record `--around` opened at, marked. */
+  hit: number | null;
+}
+
+/** A page as the reader sees it, the conversation's heading first when `heading`. */
+function renderPage(page: Page, view: View, heading: boolean): string {
+  const s = styler(view.io.color);
+  const c = page.conversation;
+  let out = "";
+  if (heading) {
+    const title = safeText((c.title ?? c.id).replace(/\s+/g, " ").trim());
+    const id = safeText(c.id);
+    const where = safeText(`${c.agent}  ${c.cwd ?? c.project ?? ""}`.trim());
+    // The id is never broken: what follows it goes to the next line when the line is full.
+    const idLine = view.width === null || displayWidth(`${id}  ${where}`) <= view.width
+      ? `${id}  ${where}`
+      : `${id}\n${cutToWidth(where, view.width)}`;
+    out += `${s.bold(view.width === null ? title : wrapText(title, view.width))}\n${
+      s.dim(idLine)
+    }\n\n`;
+  }
+  for (const record of page.records) out += renderRecord(record, view);
+  return out;
+}
+
+const FOLDED = new Set(["tool_call", "tool_result", "event", "meta"]);
 
 /** A record as the reader sees it: roles, full messages, tool calls folded to one line. */
-function renderRecord(record: RecordJson, io: Io): string {
-  if (record.kind === "meta" || !record.text.trim()) return "";
-  const s = styler(io.color);
-  const when = record.timestamp ? record.timestamp.slice(11, 16) : "     ";
+function renderRecord(record: RecordJson, view: View): string {
+  if (!view.all && (record.kind === "meta" || !record.text.trim())) return "";
+  const s = styler(view.io.color);
+  const when = formatLocalTime(record.timestamp);
+  const mark = record.id === view.hit ? ` ${s.yellow(`◀ #${record.id}`)}` : "";
   if (FOLDED.has(record.kind)) {
     const line = safeText(record.text.replace(/\s+/g, " ").trim());
-    const cut = line.length > 110 ? `${line.slice(0, 109)}…` : line;
-    const mark = record.kind === "tool_call" ? "▸" : record.kind === "tool_result" ? "◂" : "·";
-    return s.dim(`${when} ${mark} ${record.kind}: ${cut}`) + "\n";
+    const sign = record.kind === "tool_call" ? "▸" : record.kind === "tool_result" ? "◂" : "·";
+    const head = `${when.slice(11)} ${sign} ${record.kind}: `;
+    const cut = cutToWidth(line, Math.max(8, (view.width ?? 120) - head.length - 1));
+    return s.dim(head + cut) + mark + "\n";
   }
   const who = record.kind === "message"
     ? (record.role ?? "message")
@@ -131,9 +284,10 @@ function renderRecord(record: RecordJson, io: Io): string {
     ? "thinking"
     : record.kind;
   const label = who === "assistant" ? s.green(who) : who === "user" ? s.cyan(who) : s.yellow(who);
-  const text = safeText(record.text.trim(), { multiline: true });
+  let text = safeText(record.text.trim(), { multiline: true });
+  if (view.width !== null) text = wrapText(text, view.width);
   const body = record.kind === "reasoning" ? s.dim(text) : text;
-  return `${s.dim(when)} ${s.bold(label)}\n${body}\n\n`;
+  return `${s.dim(when)} ${s.bold(label)}${mark}\n${body}\n\n`;
 }
 
 /**

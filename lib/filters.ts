@@ -7,7 +7,7 @@ import { projectOfUserPath } from "./paths.ts";
 import { AGENTS, KINDS, ROLES } from "./sources/adapter.ts";
 import { HistoryStore } from "./store/db.ts";
 import { findConversation } from "./store/conversations.ts";
-import type { SearchOptions } from "./store/search.ts";
+import { SEARCH_SORTS, type SearchOptions } from "./store/search.ts";
 import { parseWhen } from "./when.ts";
 
 /** The most hits one search returns. */
@@ -31,6 +31,7 @@ export const searchInput = z.object({
   until: z.string().min(1).optional(),
   subagents: z.boolean().optional(),
   limit: z.coerce.number().int().min(1).max(MAX_SEARCH_LIMIT).optional(),
+  sort: z.enum(SEARCH_SORTS).optional(),
 });
 export type SearchInput = z.infer<typeof searchInput>;
 
@@ -73,6 +74,7 @@ export function resolveSearch(
   if (input.role) options.role = input.role;
   if (input.subagents !== undefined) options.subagents = input.subagents;
   if (input.limit !== undefined) options.limit = input.limit;
+  if (input.sort !== undefined) options.sort = input.sort;
   if (input.session !== undefined) {
     if (!store) {
       throw new FilterError("session", "a session is looked up in the history store only");

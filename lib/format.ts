@@ -21,3 +21,19 @@ export function formatDuration(ms: number): string {
   const minutes = Math.floor(total / 60);
   return `${minutes} min ${String(total % 60).padStart(2, "0")} s`;
 }
+
+/** A moment as local date and time to the minute, `2026-03-04 14:22`; `-` for none. */
+export function formatLocalTime(when: string | number | null): string {
+  if (when === null) return "-";
+  const date = new Date(when);
+  if (Number.isNaN(date.getTime())) return "-";
+  const two = (n: number) => String(n).padStart(2, "0");
+  return `${date.getFullYear()}-${two(date.getMonth() + 1)}-${two(date.getDate())} ${
+    two(date.getHours())
+  }:${two(date.getMinutes())}`;
+}
+
+/** A count with thousands separators, as people read it: `1,214`. */
+export function formatCount(n: number): string {
+  return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+}

@@ -350,3 +350,36 @@ function codeOf(err: unknown): string | undefined {
 function messageOf(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
+
+/**
+ * Writes a file the user named (an export, outside the data dir) owner-only and atomically: a
+ * 0600 temp file beside it is written, fsynced and renamed over it, so a reader never sees half
+ * a file and a failure leaves what was there. The user's directory is used as it is (never
+ * created or re-moded); a link at `path` is replaced, not written through.
+ */
+export function writeOwnerOnlyAtomic(path: string, data: string | Uint8Array): void {
+  const target = resolve(path);
+  const dir = dirname(target);
+  const bytes = typeof data === "string" ? encoder.encode(data) : data;
+  const temp = join(
+    dir,
+    `.${basename(target).slice(0, 200)}.tmp-${Deno.pid}-${randomBytes(6).toString("hex")}`,
+  );
+  let renamed = false;
+  try {
+    const file = Deno.openSync(temp, { write: true, createNew: true, mode: FILE_MODE });
+    try {
+      if (POSIX) Deno.chmodSync(temp, FILE_MODE);
+      let at = 0;
+      while (at < bytes.length) at += file.writeSync(bytes.subarray(at));
+      file.syncSync();
+    } finally {
+      file.close();
+    }
+    Deno.renameSync(temp, target);
+    renamed = true;
+  } finally {
+    if (!renamed) removeQuietly(temp);
+  }
+  syncDir(dir);
+}

@@ -1,10 +1,12 @@
 // Choosing a session to pick back up, as data: picker rows from logbook's own records and the
 // history store's conversations of this project, and the native command that resumes a row.
 
+import { dirname } from "node:path";
 import { formatBytes } from "../format.ts";
 import type { Context } from "../context.ts";
 import { openStore, storeExists } from "../context.ts";
-import type { Project } from "../paths.ts";
+import { type Project, projectKey } from "../paths.ts";
+import { ConversationNotFoundError, findConversation } from "../store/conversations.ts";
 import type { HistoryStore } from "../store/db.ts";
 import type { ConversationRow } from "../store/records.ts";
 import {
@@ -77,22 +79,101 @@ export function pickerRows(
       `SELECT * FROM conversations WHERE project_root = ? AND subagent = 0 AND agent != 'logbook'
        ORDER BY last_ts DESC`,
     ).all(project.root) as unknown as ConversationRow[];
-    for (const c of found) {
-      rows.push({
-        key: c.key,
-        agent: c.agent,
-        nativeId: c.native_id,
-        title: c.title === null ? "(untitled)" : redact(c.title),
-        updatedAt: c.last_ts ?? c.first_ts ?? 0,
-        size: c.bytes,
-        messages: c.message_count,
-        cwd: c.cwd ?? c.project_root,
-        manifest: false,
-      });
-    }
+    for (const c of found) rows.push(conversationRow(c, redact));
   }
   rows.sort((a, b) => b.updatedAt - a.updatedAt || (a.key < b.key ? -1 : 1));
   return { rows, corrupt };
+}
+
+/** The picker row of another agent's captured conversation. */
+function conversationRow(c: ConversationRow, redact: (text: string) => string): PickerRow {
+  return {
+    key: c.key,
+    agent: c.agent,
+    nativeId: c.native_id,
+    title: c.title === null ? "(untitled)" : redact(c.title),
+    updatedAt: c.last_ts ?? c.first_ts ?? 0,
+    size: c.bytes,
+    messages: c.message_count,
+    cwd: c.cwd ?? c.project_root,
+    manifest: false,
+  };
+}
+
+/**
+ * The row `query` names: first among `listed` (this project's rows, where a prefix is enough),
+ * else the captured conversation it names in the history store, whatever its project (the id
+ * says which): another agent's conversation as it was captured, a logbook session as its
+ * project's record. Throws as `findRow` does, and when the id names a subagent conversation
+ * (resumed through its session).
+ */
+export function findRowAnywhere(
+  listed: Rows,
+  query: string,
+  verb: string,
+  options: {
+    sessions: SessionStore;
+    store: HistoryStore | undefined;
+    redact: (t: string) => string;
+  },
+): PickerRow {
+  const q = query.trim().toLowerCase();
+  const here = listed.rows.some((r) =>
+    r.key.toLowerCase().startsWith(q) || r.nativeId.toLowerCase().startsWith(q)
+  );
+  try {
+    return findRow(listed.rows, query, verb, listed.corrupt);
+  } catch (err) {
+    if (here || !(err instanceof SessionNotFoundError)) throw err;
+  }
+  const nowhere = () =>
+    new SessionNotFoundError(
+      `Cannot ${verb} session "${query.trim()}": no such id in this project, and no captured ` +
+        "conversation has it",
+    );
+  if (!options.store) throw nowhere();
+  let conversation: ConversationRow;
+  try {
+    conversation = findConversation(options.store, query);
+  } catch (err) {
+    if (!(err instanceof ConversationNotFoundError) || / is ambiguous: /.test(err.message)) {
+      throw err;
+    }
+    throw nowhere();
+  }
+  if (conversation.subagent) {
+    throw new SessionNotFoundError(
+      `Cannot ${verb} "${conversation.key}": it is a subagent's conversation; ${verb} its ` +
+        `session "${conversation.parent_key ?? "(unknown)"}"`,
+    );
+  }
+  if (conversation.agent !== "logbook") return conversationRow(conversation, options.redact);
+  const root = conversation.project_root ?? conversation.cwd;
+  const key = conversation.project_key ?? (root === null ? null : projectKey(root));
+  const { rows, corrupt } = key === null
+    ? { rows: [], corrupt: [] }
+    : pickerRows(options.sessions, { root: root!, key }, { redact: options.redact });
+  return findRow(rows, conversation.key, verb, corrupt);
+}
+
+/**
+ * `dir` when it is a directory, else its nearest ancestor that is (the root at worst): where a
+ * command recorded in a directory since removed can still run.
+ */
+export function nearestExistingDir(dir: string): string {
+  let at = dir;
+  for (;;) {
+    try {
+      if (Deno.statSync(at).isDirectory) return at;
+    } catch (err) {
+      if (!(err instanceof Deno.errors.NotFound || err instanceof Deno.errors.NotADirectory)) {
+        throw err;
+      }
+    }
+    const parent = dirname(at);
+    if (parent === at) return at;
+    at = parent;
+  }
 }
 
 /**

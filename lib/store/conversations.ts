@@ -214,3 +214,37 @@ export function recentConversations(
   ).all(...params, options.limit ?? 20, options.offset ?? 0) as unknown as ConversationRow[];
   return rows.map((row) => conversationJson(row, redact));
 }
+
+/** The most records shown before a record opened with `show --around`. */
+export const AROUND_CONTEXT = 6;
+
+/**
+ * Where to start a page that opens at `record` with what led to it: the `after` that begins with
+ * up to `before` shown records (not `meta`) before it, reaching back at most to the nearest user
+ * message (the question before the answer). Throws RangeError when `record` is not a record of
+ * `conversation`.
+ */
+export function contextStart(
+  store: HistoryStore,
+  conversation: ConversationRow,
+  record: number,
+  before = AROUND_CONTEXT,
+): number {
+  const found = store.stmt("SELECT 1 FROM records WHERE id = ? AND conversation_id = ?")
+    .get(record, conversation.id);
+  if (found === undefined) {
+    throw new RangeError(`Record ${record} is not in conversation "${conversation.key}"`);
+  }
+  let start = record;
+  let shown = 0;
+  const earlier = store.stmt(
+    `SELECT id, kind, role FROM records
+     WHERE conversation_id = ? AND id < ? AND kind != 'meta' ORDER BY id DESC LIMIT ?`,
+  ).iterate(conversation.id, record, before) as Iterable<{ id: number; kind: Kind; role: Role }>;
+  for (const row of earlier) {
+    start = row.id;
+    shown++;
+    if ((row.kind === "message" && row.role === "user") || shown >= before) break;
+  }
+  return start - 1;
+}

@@ -11,7 +11,13 @@ import { HistoryStore } from "./db.ts";
 import { FLAG_INDEXED, FLAG_ZSTD } from "./schema.ts";
 import { iso, type RecordRow, TextDeriver } from "./records.ts";
 import { makeSnippet, queryTerms, type Snippet } from "./text.ts";
-import { checkBounds, isFtsSyntax, isFtsSyntaxError } from "./_search_bounds.ts";
+import {
+  checkBounds,
+  isFtsSyntax,
+  isFtsSyntaxError,
+  MIN_PREFIX_CHARS,
+  SearchLimitError,
+} from "./_search_bounds.ts";
 import { budgetCheck, DEFAULT_BUDGET_MS, SearchBudget, useBudget } from "./_search_budget.ts";
 
 export {
@@ -40,8 +46,15 @@ export interface SearchFilters {
   subagents?: boolean;
 }
 
+/** The orders `search` knows: best match first (answers above their questions), or by time. */
+export const SEARCH_SORTS = ["relevance", "newest", "oldest"] as const;
+/** The order of hits. */
+export type SearchSort = typeof SEARCH_SORTS[number];
+
 export interface SearchOptions extends SearchFilters {
   query: string;
+  /** The order of hits (default `relevance`). */
+  sort?: SearchSort;
   /** Hits on the page (default 20, at most 10,000). */
   limit?: number;
   /** Ranked hits to skip before the page (default 0): the `next` of the page before. */
@@ -55,6 +68,8 @@ export interface SearchOptions extends SearchFilters {
 /** One hit, with the fields of `search --json`. */
 export interface SearchHit {
   conversation: string;
+  /** The conversation's title (its first prompt or summary), through the gate. */
+  title: string | null;
   record: number;
   agent: Agent;
   project: string | null;
@@ -77,6 +92,12 @@ export interface SearchResult {
   ftsQuery: string | null;
   /** The `offset` of the next page, or null when no hit follows this page. */
   next: number | null;
+  /**
+   * How many hits the whole search has (a line longer than 64 KiB counts once per matching
+   * chunk until the last page, where the count is exact), or null when it was not counted (a
+   * literal scan stops at the page).
+   */
+  total: number | null;
 }
 
 interface Candidate {
@@ -92,6 +113,7 @@ interface Candidate {
   flags: number;
   score: number;
   key: string;
+  title: string | null;
   agent: Agent;
   project_root: string | null;
   cwd: string | null;
@@ -139,17 +161,27 @@ export function search(
         if (isFtsSyntaxError(err)) continue;
         throw err;
       }
-      const ranked = preferAnswers(dedupeLines(store, rows, budget)).slice(0, window);
+      const deduped = dedupeLines(store, rows, budget);
+      const sorted = (options.sort ?? "relevance") === "relevance"
+        ? preferAnswers(deduped)
+        : deduped;
+      const ranked = sorted.slice(0, window);
       const built = ranked.slice(offset, offset + limit).map((row) => {
         budget.check();
         return buildHit(row, deriver, terms, row.score);
       });
+      const next = ranked.length > offset + limit ? offset + limit : null;
+      const total = next === null ? Math.min(ranked.length, offset + limit) : Math.max(
+        withBudget(budget, () => ftsCount(store, candidateQuery, options)),
+        offset + limit + 1,
+      );
       return {
         hits: built.map((b) => throughGate(b.hit, redact)),
         highlights: built.map((b) => b.ranges),
         mode: "fts",
         ftsQuery: candidateQuery,
-        next: ranked.length > offset + limit ? offset + limit : null,
+        next,
+        total,
       };
     }
     budget.literal = true;
@@ -200,23 +232,32 @@ function ftsForms(query: string): string[] {
 
 const ANSWER_BOOST = 1.25;
 
+/** bm25, with answers (assistant messages, summaries) weighted up. */
+const SCORE = `bm25(fts) * CASE WHEN (r.kind = 'message' AND r.role = 'assistant')
+                              OR r.kind = 'summary' THEN ${ANSWER_BOOST} ELSE 1.0 END`;
+
+/** Each sort as an ORDER BY over the candidates (records without a time sort last). */
+const ORDER: Record<SearchSort, string> = {
+  relevance: "score, r.id DESC",
+  newest: "r.ts IS NULL, r.ts DESC, r.id DESC",
+  oldest: "r.ts IS NULL, r.ts, r.id",
+};
+
 function ftsCandidates(
   store: HistoryStore,
   query: string,
-  filters: SearchFilters,
+  filters: SearchFilters & { sort?: SearchSort },
   limit: number,
 ): Candidate[] {
   const { where, params } = filterSql(filters);
   const sql = `
     SELECT r.id, r.conversation_id, r.source_id, r.generation, r.offset, r.seq, r.ts, r.kind,
-           r.role, r.flags, c.key, c.agent, c.project_root, c.cwd,
-           bm25(fts) * CASE WHEN (r.kind = 'message' AND r.role = 'assistant')
-                              OR r.kind = 'summary' THEN ${ANSWER_BOOST} ELSE 1.0 END AS score
+           r.role, r.flags, c.key, c.title, c.agent, c.project_root, c.cwd, ${SCORE} AS score
     FROM fts
     JOIN records r ON r.id = fts.rowid
     JOIN conversations c ON c.id = r.conversation_id
     WHERE fts MATCH ? AND ${budgetCheck("fts.rowid")}${where}
-    ORDER BY score, r.id DESC
+    ORDER BY ${ORDER[filters.sort ?? "relevance"]}
     LIMIT ?`;
   // Iterated: node:sqlite's all() never returns when a function called by the statement throws.
   return budgeted(
@@ -224,6 +265,23 @@ function ftsCandidates(
     sql,
     (statement) => [...statement.iterate(query, ...params, limit)],
   ) as unknown as Candidate[];
+}
+
+/** How many records match `query` under `filters` (each chunk of a long line counts). */
+function ftsCount(store: HistoryStore, query: string, filters: SearchFilters): number {
+  const { where, params } = filterSql(filters);
+  // Without a filter the index alone answers; a filter needs the rows it names.
+  const sql = where
+    ? `SELECT count(*) AS n FROM fts
+       JOIN records r ON r.id = fts.rowid
+       JOIN conversations c ON c.id = r.conversation_id
+       WHERE fts MATCH ? AND ${budgetCheck("fts.rowid")}${where}`
+    : `SELECT count(*) AS n FROM fts WHERE fts MATCH ? AND ${budgetCheck("fts.rowid")}`;
+  return budgeted(
+    store,
+    sql,
+    (statement) => Number((statement.get(query, ...params) as { n: number }).n),
+  );
 }
 
 /** Runs a statement the budget may abort; an aborted one is prepared afresh next time. */
@@ -317,6 +375,7 @@ function buildHit(
   return {
     hit: {
       conversation: row.key,
+      title: row.title,
       record: row.id,
       agent: row.agent,
       project: row.project_root,
@@ -332,8 +391,8 @@ function buildHit(
 }
 
 /**
- * A substring scan of the derived text, newest first, for queries FTS5 cannot parse: the page
- * after `offset`, with snippets only for the hits on it.
+ * A substring scan of the derived text, newest first (oldest with that sort), for queries FTS5
+ * cannot parse: the page after `offset`, with snippets only for the hits on it.
  */
 function literalSearch(
   store: HistoryStore,
@@ -348,12 +407,12 @@ function literalSearch(
   // SQLite can skip most records before any text is derived.
   const prefilter = /^[\x20-\x7e]+$/.test(needle) && !/["\\]/.test(needle);
   const sql = `
-    SELECT r.*, c.key, c.agent, c.project_root, c.cwd
+    SELECT r.*, c.key, c.title, c.agent, c.project_root, c.cwd
     FROM records r JOIN conversations c ON c.id = r.conversation_id
     WHERE ${budgetCheck("r.id")} AND (r.flags & ${FLAG_INDEXED}) != 0${
     prefilter ? ` AND ((r.flags & ${FLAG_ZSTD}) != 0 OR instr(lower(r.raw), ?) > 0)` : ""
   }${where}
-    ORDER BY r.id DESC`;
+    ORDER BY ${options.sort === "oldest" ? "r.id" : "r.id DESC"}`;
   const args = prefilter ? [needle, ...params] : params;
   const hits: SearchHit[] = [];
   const highlights: Snippet["ranges"][] = [];
@@ -376,6 +435,7 @@ function literalSearch(
       const at = snippet.text.toLowerCase().indexOf(needle);
       hits.push({
         conversation: row.key,
+        title: row.title,
         record: row.id,
         agent: row.agent,
         project: row.project_root,
@@ -390,5 +450,199 @@ function literalSearch(
     }
   };
   budgeted(store, sql, scan);
-  return { hits, highlights, mode: "literal", ftsQuery: null, next: more ? end : null };
+  return {
+    hits,
+    highlights,
+    mode: "literal",
+    ftsQuery: null,
+    next: more ? end : null,
+    total: more ? null : page.offset + hits.length,
+  };
+}
+
+/** One conversation of a grouped search: its best hit, and how many hits it has. */
+export interface SearchGroup extends SearchHit {
+  /** Hits in this conversation (each chunk of a line longer than 64 KiB counts). */
+  hits: number;
+}
+
+/** A page of conversations, best first (or by their newest or oldest hit). */
+export interface GroupResult {
+  groups: SearchGroup[];
+  /** Where each group's matches are in its snippet, for highlighting. */
+  highlights: Snippet["ranges"][];
+  mode: "fts" | "literal";
+  /** The `offset` of the next page of conversations, or null. */
+  next: number | null;
+  /** How many conversations have a hit, or null when not counted. */
+  total: number | null;
+}
+
+/** The most hits a literal scan reads to group them (it has no index to count with). */
+const LITERAL_GROUP_SCAN = 10_000;
+
+/**
+ * Searches like `search`, one result per conversation: its best hit (best ranked, whatever the
+ * sort), how many hits it has, and the page of conversations after `offset` (in conversations),
+ * ordered by best hit, newest hit or oldest hit.
+ */
+export function searchGroups(
+  store: HistoryStore,
+  adapters: readonly Adapter[],
+  redact: Redactor,
+  options: SearchOptions,
+  now?: () => number,
+): GroupResult {
+  const limit = Math.max(1, Math.min(options.limit ?? 20, 10_000));
+  const offset = options.offset ?? 0;
+  if (!Number.isSafeInteger(offset) || offset < 0) {
+    throw new RangeError(`Expected an offset of zero or more conversations: got "${offset}"`);
+  }
+  if (!options.query.trim()) throw new RangeError("The search query is empty");
+  const budget = new SearchBudget(options.budgetMs ?? DEFAULT_BUDGET_MS, options.startedAt, now);
+  const release = useBudget(store, budget);
+  try {
+    const deriver = new TextDeriver(store, adapters, redact);
+    const terms = queryTerms(options.query);
+    for (const candidateQuery of ftsForms(options.query)) {
+      if (!isFtsSyntax(candidateQuery)) continue;
+      checkBounds(candidateQuery);
+      budget.check();
+      let rows: (Candidate & { hits: number; total: number })[];
+      try {
+        rows = withBudget(
+          budget,
+          () => ftsGroups(store, candidateQuery, options, { offset, limit: limit + 1 }),
+        );
+      } catch (err) {
+        if (isFtsSyntaxError(err)) continue;
+        throw err;
+      }
+      const page = rows.slice(0, limit);
+      const built = page.map((row) => {
+        budget.check();
+        return buildHit(row, deriver, terms, row.score);
+      });
+      return {
+        groups: built.map((b, i) => ({ ...throughGate(b.hit, redact), hits: page[i]!.hits })),
+        highlights: built.map((b) => b.ranges),
+        mode: "fts",
+        next: rows.length > limit ? offset + limit : null,
+        total: rows[0]?.total ?? (offset === 0 ? 0 : null),
+      };
+    }
+    budget.literal = true;
+    budget.check();
+    const found = withBudget(
+      budget,
+      () =>
+        literalSearch(store, deriver, options, { offset: 0, limit: LITERAL_GROUP_SCAN }, budget),
+    );
+    const byConversation = new Map<string, { group: SearchGroup; ranges: Snippet["ranges"] }>();
+    found.hits.forEach((hit, i) => {
+      const seen = byConversation.get(hit.conversation);
+      if (seen) seen.group.hits++;
+      else {
+        byConversation.set(hit.conversation, {
+          group: { ...throughGate(hit, redact), hits: 1 },
+          ranges: found.highlights[i] ?? [],
+        });
+      }
+    });
+    const all = [...byConversation.values()];
+    const page = all.slice(offset, offset + limit);
+    return {
+      groups: page.map((g) => g.group),
+      highlights: page.map((g) => g.ranges),
+      mode: "literal",
+      next: all.length > offset + limit ? offset + limit : null,
+      total: found.next === null ? all.length : null,
+    };
+  } finally {
+    release();
+  }
+}
+
+/** Each group sort as an ORDER BY over the grouped conversations. */
+const GROUP_ORDER: Record<SearchSort, string> = {
+  relevance: "g.best, g.conversation_id DESC",
+  newest: "g.newest IS NULL, g.newest DESC, g.conversation_id DESC",
+  oldest: "g.oldest IS NULL, g.oldest, g.conversation_id",
+};
+
+/** The page of conversations with a hit, each with its best-ranked record and hit count. */
+function ftsGroups(
+  store: HistoryStore,
+  query: string,
+  filters: SearchFilters & { sort?: SearchSort },
+  page: { offset: number; limit: number },
+): (Candidate & { hits: number; total: number })[] {
+  const { where, params } = filterSql(filters);
+  const sql = `
+    WITH matched AS MATERIALIZED (
+      SELECT r.id, r.conversation_id, r.ts, ${SCORE} AS score
+      FROM fts
+      JOIN records r ON r.id = fts.rowid
+      JOIN conversations c ON c.id = r.conversation_id
+      WHERE fts MATCH ? AND ${budgetCheck("fts.rowid")}${where}
+    ),
+    g AS (
+      SELECT conversation_id, count(*) AS hits, min(score) AS best, max(ts) AS newest,
+             min(ts) AS oldest
+      FROM matched GROUP BY conversation_id
+    ),
+    paged AS (
+      SELECT g.*, count(*) OVER () AS total FROM g
+      ORDER BY ${GROUP_ORDER[filters.sort ?? "relevance"]}
+      LIMIT ? OFFSET ?
+    )
+    SELECT r.id, r.conversation_id, r.source_id, r.generation, r.offset, r.seq, r.ts, r.kind,
+           r.role, r.flags, c.key, c.title, c.agent, c.project_root, c.cwd, p.best AS score,
+           p.hits, p.total
+    FROM paged p
+    JOIN records r ON r.id = (
+      SELECT m.id FROM matched m WHERE m.conversation_id = p.conversation_id
+      ORDER BY m.score, m.id DESC LIMIT 1
+    )
+    JOIN conversations c ON c.id = p.conversation_id
+    ORDER BY ${GROUP_ORDER[filters.sort ?? "relevance"].replaceAll("g.", "p.")}`;
+  return budgeted(
+    store,
+    sql,
+    (statement) => [...statement.iterate(query, ...params, page.limit, page.offset)],
+  ) as unknown as (Candidate & { hits: number; total: number })[];
+}
+
+/**
+ * For a search that found nothing: the query with each bare word that matches no indexed word
+ * but begins some (`marm` for `marmot`) written as a prefix (`marm*`), when that query finds
+ * something under the same filters; else null. Words shorter than a prefix may be are left.
+ */
+export function prefixSuggestion(store: HistoryStore, options: SearchOptions): string | null {
+  const { where, params } = filterSql(options);
+  const probe = (query: string): boolean => {
+    const sql = `SELECT 1 FROM fts JOIN records r ON r.id = fts.rowid
+      JOIN conversations c ON c.id = r.conversation_id WHERE fts MATCH ?${where} LIMIT 1`;
+    try {
+      return store.stmt(sql).get(query, ...params) !== undefined;
+    } catch (err) {
+      if (isFtsSyntaxError(err)) return false;
+      throw err;
+    }
+  };
+  let changed = false;
+  const suggested = options.query.replace(/"[^"]*"|[^\s()"]+/g, (token) => {
+    if (!/^[\p{L}\p{N}_]+$/u.test(token) || /^(AND|OR|NOT|NEAR)$/.test(token)) return token;
+    if ([...token].length < MIN_PREFIX_CHARS || probe(token) || !probe(`${token}*`)) return token;
+    changed = true;
+    return `${token}*`;
+  });
+  if (!changed || !isFtsSyntax(suggested)) return null;
+  try {
+    checkBounds(suggested);
+  } catch (err) {
+    if (err instanceof SearchLimitError) return null;
+    throw err;
+  }
+  return probe(suggested) ? suggested : null;
 }

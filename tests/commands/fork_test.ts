@@ -90,7 +90,8 @@ Deno.test("fork refuses a manifest run and an unknown id", async () => {
     assert.equal(unknown.code, 1);
     assert.equal(
       unknown.stderr,
-      'error: Cannot fork session "feedface": no such id in this project\n',
+      'error: Cannot fork session "feedface": no such id in this project, and no captured ' +
+        "conversation has it\n",
     );
     const missing = await runCli("fork", [], world.vars);
     assert.equal(missing.code, 2);
@@ -134,7 +135,14 @@ Deno.test("forking a Claude Code conversation creates a logbook session from its
       ].map((l) => JSON.stringify(l)).join("\n") + "\n",
     );
     assert.equal(await reindex(["--quiet"], captureIo(), world.env), 0);
-    const result = await runCli("fork", [`claude:${sid}`], world.vars);
+    // The id as a search hit line shows it, forked from another directory.
+    const elsewhere = join(world.dir, "elsewhere");
+    Deno.mkdirSync(elsewhere);
+    const there = { ...world.vars, INIT_CWD: elsewhere };
+    const found = await runCli("search", ["jitter"], there);
+    const id = found.stdout.split("\n").find((l) => l.startsWith("claude:"))!;
+    assert.equal(id, `claude:${sid}`);
+    const result = await runCli("fork", [id], there);
     assert.equal(result.code, 0, result.stderr);
     const fork = store.read(projectOf(project).key, result.stdout.trim());
     assert.equal(fork.forkedFrom, `claude:${sid}`);

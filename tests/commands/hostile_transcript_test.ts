@@ -253,7 +253,8 @@ Deno.test("with colour on a terminal, only logbook's own colour codes reach it",
     assert.equal(await reindex(["--quiet"], captureIo(), world.env), 0);
     const runs: [string, (io: ReturnType<typeof captureIo>) => Promise<number>][] = [
       ["search", (io) => search(["quokka"], io, world.env)],
-      ["show", (io) => show([SID], io, world.env)],
+      // Without the pager, so that what reaches the terminal is what the Io collects.
+      ["show", (io) => show([SID, "--no-pager"], io, world.env)],
       ["show --raw", (io) => show([SID, "--raw"], io, world.env)],
       ["status", (io) => status([], io, world.env)],
       ["forget --dry-run", (io) => forget([SID, "--dry-run"], io, world.env)],

@@ -142,7 +142,8 @@ Deno.test("/a/b, /a-b and /a b each see only their own sessions", async () => {
         assert.equal(foreign.code, 1);
         assert.equal(
           foreign.stderr,
-          `error: Cannot resume session "${otherId}": no such id in this project\n`,
+          `error: Cannot resume session "${otherId}": no such id in this project, and no ` +
+            "captured conversation has it\n",
         );
       }
     }
@@ -204,6 +205,64 @@ Deno.test("resuming a record from another build, on another branch, says both", 
     assert.match(result.stderr, new RegExp(`Resume with: logbook resume ${old.id}\\n$`));
   } finally {
     await server.close();
+    await world.cleanup();
+  }
+});
+
+Deno.test("an id copied from a search hit line resumes from any directory, in the recorded cwd", async () => {
+  const { world, project, vars } = await projectWorld();
+  try {
+    const elsewhere = join(world.dir, "somewhere else");
+    Deno.mkdirSync(elsewhere);
+    const work = join(project, "service");
+    Deno.mkdirSync(work);
+    const claudeId = "8e1f2a3b-4c5d-4e6f-8a7b-9c0d1e2f3a4b";
+    writeClaudeSession(world, work, claudeId, "Tune the lighthouse-quokka cache");
+    assert.equal(await reindex(["--quiet"], captureIo(), world.env), 0);
+    const there = { ...vars, INIT_CWD: elsewhere };
+    const found = await runCli("search", ["lighthouse-quokka"], there);
+    assert.equal(found.code, 0, found.stderr);
+    // The hit's id line, copied whole.
+    const id = found.stdout.split("\n").find((l) => l.startsWith("claude:"));
+    assert.equal(id, `claude:${claudeId}`, found.stdout);
+
+    const printed = await runCli("resume", [id, "--print"], there);
+    assert.equal(printed.code, 0, printed.stderr);
+    assert.equal(printed.stdout, `cd '${work}' && claude --resume ${claudeId}\n`);
+    assert.equal(printed.stderr, "");
+
+    const { path, calls } = fakeAgents(world);
+    const ran = await runCli("resume", [id], { ...there, PATH: path });
+    assert.equal(ran.code, 3, ran.stderr);
+
+    // The recorded directory is gone: the nearest existing parent, said so.
+    Deno.removeSync(work);
+    const moved = await runCli("resume", [id, "--print"], there);
+    assert.equal(moved.code, 0, moved.stderr);
+    assert.equal(moved.stdout, `cd '${project}' && claude --resume ${claudeId}\n`);
+    assert.equal(
+      moved.stderr,
+      `note: the session's directory "${work}" no longer exists; using "${project}", the ` +
+        "nearest that does\n",
+    );
+    const ranMoved = await runCli("resume", [id], { ...there, PATH: path });
+    assert.equal(ranMoved.code, 3, ranMoved.stderr);
+    assert.deepEqual(Deno.readTextFileSync(calls).trimEnd().split("\n"), [
+      `claude|${work}|--resume ${claudeId}`,
+      `claude|${project}|--resume ${claudeId}`,
+    ]);
+
+    // A logbook session of that project, once captured, by its id from elsewhere.
+    const own = saveRecord(world, project, "2026-05-01T00:00:00Z");
+    assert.equal(await reindex(["--quiet"], captureIo(), world.env), 0);
+    const ownPrinted = await runCli("resume", [`logbook:${own.id}`, "--print"], there);
+    assert.equal(ownPrinted.code, 0, ownPrinted.stderr);
+    assert.equal(ownPrinted.stdout, `cd '${project}' && logbook resume ${own.id}\n`);
+
+    const unknown = await runCli("resume", ["claude:0000dead", "--print"], there);
+    assert.equal(unknown.code, 1);
+    assert.match(unknown.stderr, /no such id in this project, and no captured conversation has it/);
+  } finally {
     await world.cleanup();
   }
 });

@@ -22,6 +22,10 @@ async function searchJson(world: World, args: string[]) {
   return { code, hits, stderr: io.stderr() };
 }
 
+function escape(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
 async function capturedWorld(): Promise<World> {
   const world = await makeWorld({ fixtures: ["claude"] });
   const io = captureIo();
@@ -39,6 +43,7 @@ Deno.test("search ranks the answer above the question that asked for it", async 
     assert.equal(hits[1].role, "user");
     assert.deepEqual(Object.keys(hits[0]), [
       "conversation",
+      "title",
       "record",
       "agent",
       "project",
@@ -269,6 +274,138 @@ Deno.test("search stops with exit 2 once its time budget is spent, the literal s
     assert.equal(literal.code, 2, literal.stderr);
     assert.match(literal.stderr, /^error: The literal substring scan was stopped after 0 ms/);
     assert.equal((await runCli("search", ["marmot keyring"], world.vars)).code, 0);
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("search shows each hit's title, local time and whole id in 80 columns, then a count line", async () => {
+  const world = await makeWorld({ fixtures: ["claude", "codex", "opencode"] });
+  try {
+    const io = captureIo();
+    assert.equal(await reindex(["--quiet"], io, world.env), 0, io.stderr());
+    const json = await searchJson(world, ["the", "--limit", "1000"]);
+    const total = json.hits.length;
+    assert.ok(total > 25, "enough hits for two pages");
+    const tokyo = await runCli("search", ["the"], { ...world.vars, TZ: "Asia/Tokyo" });
+    assert.equal(tokyo.code, 0, tokyo.stderr);
+    const lines = tokyo.stdout.trimEnd().split("\n");
+    for (const line of lines) assert.ok([...line].length <= 80, `over 80 columns: ${line}`);
+    assert.equal(lines.at(-1), `20 of ${total} hits · more: --offset 20`);
+    const first = json.hits[0];
+    assert.ok(tokyo.stdout.includes(first.title), "the first hit's title");
+    // The hit opens with the local (Tokyo) date and time and its title; the id stands whole,
+    // alone on its line, so the line can be copied as it is.
+    const local = new Date(Date.parse(first.timestamp) + 9 * 3600_000).toISOString()
+      .slice(0, 16).replace("T", " ");
+    assert.match(
+      tokyo.stdout,
+      new RegExp(
+        `^${local}  ${
+          escape(first.title.slice(0, 20))
+        }.*\\n${first.conversation}\\n  #${first.record} `,
+        "m",
+      ),
+    );
+    const ids = tokyo.stdout.match(/^(claude|codex|opencode):\S+$/gm) ?? [];
+    assert.equal(ids.length, 20);
+    for (const id of ids) {
+      assert.ok(json.hits.some((h: { conversation: string }) => h.conversation === id), id);
+    }
+
+    const next = await runCli("search", ["the", "--offset", "20"], world.vars);
+    assert.equal(next.code, 0, next.stderr);
+    assert.match(next.stdout, new RegExp(`\n21–40 of ${total} hits · more: --offset 40\n$`));
+    const last = await runCli("search", ["the", "--offset", String(total - 2)], world.vars);
+    assert.match(last.stdout, new RegExp(`\n${total - 1}–${total} of ${total} hits\n$`));
+    const past = await runCli("search", ["the", "--offset", String(total)], world.vars);
+    assert.equal(past.code, 1);
+    assert.match(past.stderr, /No matches after the first/);
+    const bad = await runCli("search", ["the", "--offset", "-1"], world.vars);
+    assert.equal(bad.code, 2);
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("search --offset pages through the same ranking, and --sort orders by time", async () => {
+  const world = await makeWorld({ fixtures: ["claude", "codex", "opencode"] });
+  try {
+    const io = captureIo();
+    assert.equal(await reindex(["--quiet"], io, world.env), 0, io.stderr());
+    const key = (h: { record: number }) => h.record;
+    const all = (await searchJson(world, ["the", "--limit", "30"])).hits.map(key);
+    const one = (await searchJson(world, ["the", "--limit", "15"])).hits.map(key);
+    const two = (await searchJson(world, ["the", "--limit", "15", "--offset", "15"])).hits.map(key);
+    assert.deepEqual([...one, ...two], all);
+    for (const [sort, sign] of [["newest", -1], ["oldest", 1]] as const) {
+      const { hits } = await searchJson(world, ["the", "--sort", sort, "--limit", "1000"]);
+      const times = hits.map((h: { timestamp: string | null }) => h.timestamp)
+        .filter((t: string | null): t is string => t !== null).map(Date.parse);
+      assert.ok(times.length > 10);
+      for (let i = 1; i < times.length; i++) {
+        assert.ok(sign * (times[i]! - times[i - 1]!) >= 0, `${sort} at ${i}`);
+      }
+    }
+    const rel = await searchJson(world, ["the", "--sort", "relevance", "--limit", "30"]);
+    assert.deepEqual(rel.hits.map(key), all);
+    const bad = await runCli("search", ["the", "--sort", "best"], world.vars);
+    assert.equal(bad.code, 2);
+    assert.match(
+      bad.stderr,
+      /Invalid value for "--sort": expected one of relevance, newest, oldest/,
+    );
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("search --group gives one entry per conversation with its hit count", async () => {
+  const world = await makeWorld({ fixtures: ["claude", "codex", "opencode"] });
+  try {
+    const io = captureIo();
+    assert.equal(await reindex(["--quiet"], io, world.env), 0, io.stderr());
+    const hits = (await searchJson(world, ["the", "--limit", "1000"])).hits;
+    const counts = new Map<string, number>();
+    for (const h of hits) counts.set(h.conversation, (counts.get(h.conversation) ?? 0) + 1);
+    const groups = (await searchJson(world, ["the", "--group", "--limit", "1000"])).hits;
+    assert.equal(groups.length, counts.size);
+    for (const g of groups) {
+      assert.equal(g.hits, counts.get(g.conversation), g.conversation);
+      assert.ok("title" in g && "snippet" in g && "agent" in g && "project" in g);
+    }
+    assert.equal(
+      new Set(groups.map((g: { conversation: string }) => g.conversation)).size,
+      groups.length,
+    );
+    const shown = await runCli("search", ["the", "--group", "--limit", "3"], world.vars);
+    assert.equal(shown.code, 0, shown.stderr);
+    const lines = shown.stdout.trimEnd().split("\n");
+    for (const line of lines) assert.ok([...line].length <= 80, `over 80 columns: ${line}`);
+    assert.equal(lines.at(-1), `3 of ${counts.size} conversations · more: --offset 3`);
+    assert.match(
+      shown.stdout,
+      new RegExp(`^  ${groups[0].hits} hits, best #${groups[0].record} `, "m"),
+    );
+    const newest =
+      (await searchJson(world, ["the", "--group", "--sort", "newest", "--limit", "1000"]))
+        .hits;
+    assert.equal(newest.length, groups.length);
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("search suggests a prefix when a word begins indexed words but matches none", async () => {
+  const world = await capturedWorld();
+  try {
+    const result = await runCli("search", ["marm"], world.vars);
+    assert.equal(result.code, 1);
+    assert.equal(result.stdout, "");
+    assert.match(result.stderr, /No matches\. Indexed words begin with it: try "marm\*"/);
+    assert.equal((await searchJson(world, ["marm*"])).code, 0);
+    const none = await runCli("search", ["zzzqx"], world.vars);
+    assert.equal(none.stderr, "No matches\n");
   } finally {
     await world.cleanup();
   }

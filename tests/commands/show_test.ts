@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { main as reindex } from "../../commands/reindex.ts";
 import { main as show } from "../../commands/show.ts";
 import { captureIo, FIXTURES, makeWorld, manifest, runCli, type World } from "../_helpers.ts";
+import { fake } from "../lib/_secret_shapes.ts";
 
 interface Entry {
   path: string;
@@ -121,8 +122,8 @@ Deno.test("show renders roles and folds tool calls to one line", async () => {
       /^tundra-mosaic: nightly export batching$/m,
       "the custom title heads the page",
     );
-    assert.match(out, /^\d\d:\d\d user$/m);
-    assert.match(out, /^\d\d:\d\d assistant$/m);
+    assert.match(out, /^\d{4}-\d\d-\d\d \d\d:\d\d user$/m);
+    assert.match(out, /^\d{4}-\d\d-\d\d \d\d:\d\d assistant$/m);
     const toolLines = out.split("\n").filter((l) => / ▸ tool_call: /.test(l));
     assert.ok(toolLines.length >= 1);
     for (const line of toolLines) assert.ok(line.length < 140);
@@ -180,6 +181,296 @@ Deno.test("show of a parent that is not captured says so and names its captured 
     const none = await runCli("show", [`claude:${sid.replace("7b1e", "7b1f")}`], world.vars);
     assert.equal(none.code, 1);
     assert.match(none.stderr, /^error: No conversation "claude:7b1f/);
+  } finally {
+    await world.cleanup();
+  }
+});
+
+const SECRET = "ghp" + "_" + fake(36);
+const HOSTILE =
+  `Render <script>alert("x")</script> & </details> and \`\`\`fences\`\`\` <img src="https://example.com/x.png">`;
+
+/** A Claude Code transcript in its real format: questions, answers, a tool call and its result. */
+function writeConversation(world: World, cwd: string, sessionId: string): string[] {
+  const dir = join(world.claude, "projects", cwd.replace(/[^A-Za-z0-9]/g, "-"));
+  Deno.mkdirSync(dir, { recursive: true });
+  const base = { isSidechain: false, cwd, sessionId, version: "2.1.40", gitBranch: "main" };
+  const texts = [
+    "Why does the heron-ledger import drop rows?",
+    `It trims the last batch. ${HOSTILE}`,
+    `Here is my token ${SECRET}, does it matter?`,
+    "Never paste tokens: rotate it. The fix is in import.ts, line 40.\n\nSecond paragraph.",
+  ];
+  let parent: string | null = null;
+  const lines: unknown[] = [];
+  const at = (i: number) => new Date(Date.parse("2026-04-01T09:00:00Z") + i * 60_000).toISOString();
+  texts.forEach((text, i) => {
+    const uuid = crypto.randomUUID();
+    const user = i % 2 === 0;
+    lines.push({
+      ...base,
+      parentUuid: parent,
+      type: user ? "user" : "assistant",
+      uuid,
+      timestamp: at(i * 3),
+      message: user ? { role: "user", content: text } : {
+        id: `msg_${i}`,
+        type: "message",
+        role: "assistant",
+        model: "claude-x",
+        content: [{ type: "text", text }],
+      },
+    });
+    parent = uuid;
+    if (i === 1) {
+      const call = crypto.randomUUID();
+      lines.push({
+        ...base,
+        parentUuid: parent,
+        type: "assistant",
+        uuid: call,
+        timestamp: at(i * 3 + 1),
+        message: {
+          id: "msg_tool",
+          type: "message",
+          role: "assistant",
+          model: "claude-x",
+          content: [{
+            type: "tool_use",
+            id: "toolu_1",
+            name: "Read",
+            input: { file_path: "import.ts" },
+          }],
+        },
+      });
+      const result = crypto.randomUUID();
+      lines.push({
+        ...base,
+        parentUuid: call,
+        type: "user",
+        uuid: result,
+        timestamp: at(i * 3 + 2),
+        message: {
+          role: "user",
+          content: [{
+            type: "tool_result",
+            tool_use_id: "toolu_1",
+            content: "export function importRows() {}",
+          }],
+        },
+      });
+      parent = result;
+    }
+  });
+  Deno.writeTextFileSync(
+    join(dir, `${sessionId}.jsonl`),
+    lines.map((l) => JSON.stringify(l)).join("\n") + "\n",
+  );
+  return texts;
+}
+
+async function conversationWorld(): Promise<{ world: World; id: string; texts: string[] }> {
+  const world = await makeWorld({ fixtures: ["claude"] });
+  const sid = "3c4d5e6f-7a8b-4c9d-8e0f-1a2b3c4d5e6f";
+  const texts = writeConversation(world, join(world.dir, "work"), sid);
+  assert.equal(await reindex(["--quiet"], captureIo(), world.env), 0);
+  return { world, id: `claude:${sid}`, texts };
+}
+
+/** Every record of a conversation, through `show --json` page by page. */
+async function allRecords(world: World, id: string) {
+  const records: { id: number; kind: string; role: string | null; text: string }[] = [];
+  let after: number | null = null;
+  do {
+    const io = captureIo();
+    assert.equal(
+      await show(
+        [id, "--json", "--limit", "2", ...(after ? ["--after", String(after)] : [])],
+        io,
+        world.env,
+      ),
+      0,
+      io.stderr(),
+    );
+    const page = JSON.parse(io.stdout());
+    records.push(...page.records);
+    after = page.next;
+  } while (after !== null);
+  return records;
+}
+
+function unescapeHtml(text: string): string {
+  return text.replace(/&#(\d+);/g, (_m, code) => String.fromCharCode(Number(code)));
+}
+
+Deno.test("show --format exports every message text of the conversation in each format", async () => {
+  const { world, id, texts } = await conversationWorld();
+  try {
+    const records = await allRecords(world, id);
+    const messages = records.filter((r) => r.kind === "message");
+    assert.equal(messages.length, 4);
+    const redacted = messages.map((m) => m.text.trim());
+    assert.ok(redacted[2]!.includes("[REDACTED:"), "the gate ran on the token");
+    assert.ok(redacted.some((t) => t.includes("<script>")));
+    for (const format of ["md", "html", "json", "text"]) {
+      const result = await runCli("show", [id, "--format", format], world.vars);
+      assert.equal(result.code, 0, result.stderr);
+      const out = result.stdout;
+      assert.ok(!out.includes(SECRET), `${format}: no secret`);
+      if (format === "json") {
+        const page = JSON.parse(out);
+        assert.equal(page.next, null);
+        assert.deepEqual(page.records.map((r: { id: number }) => r.id), records.map((r) => r.id));
+        assert.deepEqual(
+          page.records.filter((r: { kind: string }) => r.kind === "message").map((
+            r: { text: string },
+          ) => r.text.trim()),
+          redacted,
+        );
+        continue;
+      }
+      const readable = format === "html" ? unescapeHtml(out) : out;
+      for (const text of redacted) assert.ok(readable.includes(text), `${format}: ${text}`);
+      assert.ok(readable.includes("importRows"), `${format}: the tool result`);
+    }
+    assert.equal(texts.length, 4);
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("show --format md folds tool calls; html is one self-contained, escaped file", async () => {
+  const { world, id } = await conversationWorld();
+  try {
+    const md = await runCli("show", [id, "--format", "md"], world.vars);
+    assert.match(
+      md.stdout,
+      /<details>\n<summary>tool_call · [^<]*<\/summary>\n\n```+text\n[^]*Read[^]*\n```+\n\n<\/details>/,
+    );
+    assert.match(md.stdout, /^### user · 2026-04-01 \d\d:\d\d$/m);
+    const html = await runCli("show", [id, "--format", "html"], world.vars);
+    const page = html.stdout;
+    assert.match(page, /^<!doctype html>/);
+    assert.doesNotMatch(
+      page,
+      /<(script|img|link|iframe|object|embed)\b|<[^>]*\s(src|href)=|url\(/i,
+    );
+    assert.ok(page.includes("&#60;script&#62;alert("), "message markup is escaped");
+    assert.match(page, /<details class="tool_call"><summary>/);
+    assert.match(page, /Content-Security-Policy" content="default-src 'none'/);
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("show --format -o writes the file owner-only, replacing it atomically", async () => {
+  const { world, id } = await conversationWorld();
+  try {
+    const out = join(world.dir, "export.md");
+    Deno.writeTextFileSync(out, "old", { mode: 0o644 });
+    Deno.chmodSync(out, 0o644);
+    const result = await runCli("show", [id, "--format", "md", "-o", out], world.vars);
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal(result.stdout, "");
+    assert.match(result.stderr, /^Wrote \d+ records to /);
+    assert.equal(Deno.statSync(out).mode! & 0o777, 0o600);
+    const printed = await runCli("show", [id, "--format", "md"], world.vars);
+    assert.equal(Deno.readTextFileSync(out), printed.stdout);
+    assert.deepEqual(
+      [...Deno.readDirSync(world.dir)].map((e) => e.name).filter((n) => n.includes(".tmp-")),
+      [],
+    );
+    const usage = await runCli("show", [id, "-o", out], world.vars);
+    assert.equal(usage.code, 2);
+    const both = await runCli("show", [id, "--format", "md", "--json"], world.vars);
+    assert.equal(both.code, 2);
+    const bad = await runCli("show", [id, "--format", "pdf"], world.vars);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /expected one of md, html, json, text/);
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("show --around opens at a search hit with the question before it, marked", async () => {
+  const { world, id } = await conversationWorld();
+  try {
+    const hit = await runCli("search", ["rotate", "--session", id, "--json"], world.vars);
+    const { record, conversation } = JSON.parse(hit.stdout.split("\n")[0]!);
+    assert.equal(conversation, id);
+    const result = await runCli("show", [id, "--around", String(record)], {
+      ...world.vars,
+      TZ: "Asia/Tokyo",
+    });
+    assert.equal(result.code, 0, result.stderr);
+    const out = result.stdout;
+    assert.ok(!out.includes("It trims the last batch"), "it opens at the hit, not the start");
+    assert.match(out, /^Why does the heron-ledger import drop rows\?\n/, "under the heading");
+    const question = out.indexOf("Here is my token");
+    const answer = out.indexOf("Never paste tokens");
+    assert.ok(question >= 0 && answer > question, out);
+    // Local date-times: 09:09 UTC is 18:09 in Tokyo.
+    assert.match(out, new RegExp(`^2026-04-01 18:09 assistant ◀ #${record}$`, "m"));
+    const other = await runCli("show", [id, "--around", "1"], world.vars);
+    assert.equal(other.code, 1);
+    assert.match(other.stderr, /Record 1 is not in conversation/);
+    const both = await runCli("show", [id, "--around", "5", "--after", "2"], world.vars);
+    assert.equal(both.code, 2);
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("show hides meta records unless --all", async () => {
+  const world = await capturedWorld();
+  try {
+    const entry = manifest<Entry>("claude").find((e) => e.case === "main")!;
+    const records = await allRecords(world, entry.conversation);
+    assert.ok(records.some((r) => r.kind === "meta"), "the fixture has meta records");
+    const plain = captureIo();
+    assert.equal(await show([entry.conversation, "--limit", "500"], plain, world.env), 0);
+    assert.doesNotMatch(plain.stdout(), / · meta: /);
+    const all = captureIo();
+    assert.equal(await show([entry.conversation, "--limit", "500", "--all"], all, world.env), 0);
+    assert.match(all.stdout(), / · meta: /);
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("on a terminal show pages the whole conversation through $PAGER, wrapped to its width", async () => {
+  const { world, id, texts } = await conversationWorld();
+  try {
+    const paged = join(world.dir, "paged.txt");
+    const terminal = { ...captureIo(), outIsTerminal: true };
+    const env = {
+      get: (k: string) =>
+        ({ ...world.vars, PAGER: `cat > '${paged}'`, COLUMNS: "30" } as Record<string, string>)[k],
+    };
+    assert.equal(await show([id, "--limit", "2"], terminal, env), 0);
+    assert.equal(terminal.stdout(), "", "everything went to the pager");
+    const out = Deno.readTextFileSync(paged);
+    for (const line of out.split("\n")) {
+      // The id is the one thing never broken.
+      if (!line.startsWith(id)) assert.ok([...line].length <= 30, line);
+    }
+    assert.ok(
+      out.replace(/\s+/g, " ").includes("Never paste tokens: rotate it."),
+      "the last page too",
+    );
+    assert.ok(out.includes(texts[0]!.split(" ")[0]!));
+
+    const direct = { ...captureIo(), outIsTerminal: true };
+    assert.equal(await show([id, "--limit", "2", "--no-pager"], direct, env), 0);
+    assert.match(direct.stderr(), /^more: logbook show /);
+    assert.ok(!direct.stdout().includes("Never paste tokens"));
+
+    // Not a terminal: no pager runs.
+    const marker = join(world.dir, "pager-ran");
+    const piped = await runCli("show", [id], { ...world.vars, PAGER: `touch '${marker}'` });
+    assert.equal(piped.code, 0, piped.stderr);
+    assert.ok(piped.stdout.includes("heron-ledger"));
+    assert.throws(() => Deno.statSync(marker));
   } finally {
     await world.cleanup();
   }

@@ -9,7 +9,7 @@ import { loadContext } from "../../lib/context.ts";
 import { projectOf } from "../../lib/paths.ts";
 import { newRecord, SessionStore } from "../../lib/sessions/records.ts";
 import { withModelWorld } from "../_openai_server.ts";
-import { captureIo, childBaseEnv, ROOT, taskFlags, type World } from "../_helpers.ts";
+import { captureIo, childBaseEnv, makeWorld, ROOT, taskFlags, type World } from "../_helpers.ts";
 
 /** True when tmux can run here. */
 function tmuxAvailable(): boolean {
@@ -304,3 +304,45 @@ function writeClaudeSession(world: World, cwd: string, sessionId: string, questi
     lines.map((l) => JSON.stringify(l)).join("\n") + "\n",
   );
 }
+
+Deno.test("on a terminal, show pages through less, wrapped to the terminal, and q quits (tmux)", async () => {
+  if (!tmuxAvailable()) {
+    console.log("skipped: tmux is not installed, so the terminal test cannot run");
+    return;
+  }
+  try {
+    new Deno.Command("less", { args: ["--version"], stdout: "null" }).outputSync();
+  } catch {
+    console.log("skipped: less is not installed, so the pager test cannot run");
+    return;
+  }
+  const world = await makeWorld({ fixtures: ["claude"] });
+  try {
+    assert.equal(await reindex(["--quiet"], captureIo(), world.env), 0);
+    const vars: Record<string, string> = { ...world.vars };
+    delete vars.NO_COLOR;
+    const { script, status } = terminalScript(
+      world.dir,
+      "show",
+      ["claude:f332cca8"],
+      { ...vars, INIT_CWD: world.dir },
+    );
+    const tmux = new Tmux(script);
+    try {
+      // less shows the first screen and waits at its prompt: the whole conversation is paged.
+      const screen = await tmux.waitFor(/^:\s*$/m, "the pager's prompt");
+      assert.match(screen, /tundra-mosaic: nightly export batching/);
+      assert.match(screen, /^\d{4}-\d\d-\d\d \d\d:\d\d user\s*$/m);
+      for (const line of screen.split("\n")) assert.ok([...line].length <= 160, line);
+      tmux.keys("q");
+      for (let i = 0; i < 200 && !existsFile(status); i++) {
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      assert.equal(Deno.readTextFileSync(status).trim(), "0");
+    } finally {
+      tmux.kill();
+    }
+  } finally {
+    await world.cleanup();
+  }
+});

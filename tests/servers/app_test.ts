@@ -70,6 +70,15 @@ Deno.test("GET /api/search returns the hits of search --json, paged by limit and
       assert.ok(body.hits.every((h: { role: string }) => h.role === "assistant"));
     });
 
+    await t.step("sort, optional, orders as the command's --sort does", async () => {
+      const io = captureIo();
+      await search(["export", "--sort", "oldest", "--limit", "50", "--json"], io, world.env);
+      const oldest = io.stdout().trim().split("\n").filter(Boolean).map((l) => JSON.parse(l));
+      const body = await (await request(app, "/api/search?q=export&sort=oldest&limit=50")).json();
+      assert.deepEqual(body.hits, oldest);
+      assert.ok(body.hits.every((h: { title: unknown }) => "title" in h));
+    });
+
     await t.step("empty form fields count as absent", async () => {
       const body = await (await request(app, "/api/search?q=export&agent=&kind=&limit=50"))
         .json();
@@ -92,6 +101,7 @@ Deno.test("GET /api/search answers a bad filter with a 400 naming the field", as
       ["/api/search?q=export&since=the-other-day", "since"],
       ["/api/search?q=export&subagents=maybe", "subagents"],
       ["/api/search?q=export&offset=-1", "offset"],
+      ["/api/search?q=export&sort=best", "sort"],
       ["/api/search?q=", "q"],
     ];
     for (const [path, field] of cases) {

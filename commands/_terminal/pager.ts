@@ -1,0 +1,79 @@
+// Paging long output as git does: `$PAGER` (default `less -R`, with `LESS=FRX` unless the user set
+// LESS, so a short text prints and exits) reads what the command writes, and the command stops
+// writing when the reader quits it. Without permission to run a program, there is no pager.
+
+import type { Env } from "../../lib/env.ts";
+
+/** Where paged text is written; `write` resolves false once the pager has quit. */
+export interface Pager {
+  write(text: string): Promise<boolean>;
+  /** Closes the pager's input and waits for the reader to quit it. */
+  close(): Promise<void>;
+}
+
+/** The pager command `env` names: `$PAGER`, else `less -R`; none for an empty one or `cat`. */
+export function pagerCommand(env: Env): string | null {
+  const chosen = env.get("PAGER");
+  if (chosen === undefined) return "less -R";
+  const trimmed = chosen.trim();
+  return trimmed === "" || trimmed === "cat" ? null : trimmed;
+}
+
+/**
+ * Starts the pager `env` names, reading from a pipe and showing on this terminal, or returns
+ * null when there is none, when this process may not run programs, or when it cannot start.
+ */
+export function startPager(env: Env): Pager | null {
+  const command = pagerCommand(env);
+  if (command === null) return null;
+  if (Deno.permissions.querySync({ name: "run", command: "sh" }).state !== "granted") return null;
+  let child: Deno.ChildProcess;
+  try {
+    child = new Deno.Command("sh", {
+      args: ["-c", command],
+      stdin: "piped",
+      stdout: "inherit",
+      stderr: "inherit",
+      env: {
+        ...(env.get("LESS") === undefined ? { LESS: "FRX" } : {}),
+        ...(env.get("LV") === undefined ? { LV: "-c" } : {}),
+      },
+    }).spawn();
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound || err instanceof Deno.errors.PermissionDenied) {
+      return null;
+    }
+    throw err;
+  }
+  const writer = child.stdin.getWriter();
+  const encoder = new TextEncoder();
+  // Ctrl-C belongs to the pager while it runs (less stops a search with it), as under git: this
+  // process must not die and leave the pager reading from a closed pipe.
+  const ignore = () => {};
+  Deno.addSignalListener("SIGINT", ignore);
+  let open = true;
+  return {
+    async write(text) {
+      if (!open) return false;
+      try {
+        await writer.write(encoder.encode(text));
+      } catch (err) {
+        // The reader quit before the end: stop writing, as git does.
+        if (!(err instanceof Deno.errors.BrokenPipe || err instanceof TypeError)) throw err;
+        open = false;
+      }
+      return open;
+    },
+    async close() {
+      if (open) {
+        open = false;
+        await writer.close().catch(() => {});
+      }
+      try {
+        await child.status;
+      } finally {
+        Deno.removeSignalListener("SIGINT", ignore);
+      }
+    },
+  };
+}
