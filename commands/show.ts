@@ -81,7 +81,12 @@ export async function main(
           }\n\n`,
         );
       }
-      for (const record of page.records) io.out(renderRecord(record, io));
+      // Typed prompts from a history file repeat the transcript's user messages where there is
+      // one: the readable view shows them only for a session without transcript messages.
+      const prompts = c.messages === 0;
+      for (const record of page.records) {
+        if (record.kind !== "prompt" || prompts) io.out(renderRecord(record, io));
+      }
       if (page.next !== null) {
         io.err(`more: logbook show ${safeText(c.id)} --after ${page.next}\n`);
       }
@@ -107,10 +112,16 @@ function renderRecord(record: RecordJson, io: Io): string {
   }
   const who = record.kind === "message"
     ? (record.role ?? "message")
+    : record.kind === "prompt"
+    ? "user (typed)"
     : record.kind === "reasoning"
     ? "thinking"
     : record.kind;
-  const label = who === "assistant" ? s.green(who) : who === "user" ? s.cyan(who) : s.yellow(who);
+  const label = who === "assistant"
+    ? s.green(who)
+    : record.role === "user"
+    ? s.cyan(who)
+    : s.yellow(who);
   const text = safeText(record.text.trim(), { multiline: true });
   const body = record.kind === "reasoning" ? s.dim(text) : text;
   return `${s.dim(when)} ${s.bold(label)}\n${body}\n\n`;
