@@ -158,6 +158,15 @@ function historyAdapter(format: HistoryFormat): LineAdapter<NoState> {
 
     async *discover(ctx: DiscoverContext): AsyncIterable<SourceRef> {
       for (const path of format.files(ctx)) {
+        // Only a file that is there is a source (the start command counts what is found).
+        try {
+          Deno.lstatSync(path);
+        } catch (err) {
+          if (err instanceof Deno.errors.NotFound || err instanceof Deno.errors.NotADirectory) {
+            continue;
+          }
+          throw err;
+        }
         yield { agent: format.agent, locator: path, path, format: "jsonl" };
       }
     },
