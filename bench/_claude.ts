@@ -2,8 +2,11 @@
 // content block (a reply split over lines sharing `message.id`), thinking with signatures, tool
 // calls whose results are large and repeated in `toolUseResult`, pasted base64 images, hook
 // progress lines, compactions, and subagents in `<sessionId>/subagents/agent-<id>.jsonl`.
+// Newer versions' large Bash outputs are persisted to `<sessionId>/tool-results/<id>.txt`
+// with a `<persisted-output>` preview in the transcript, and every prompt typed in a session is
+// also a line of `claude/history.jsonl` (with a few prompts of sessions whose transcripts are gone).
 
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import {
   type AgentPlan,
   type AgentTally,
@@ -26,12 +29,20 @@ export function encodeCwd(cwd: string): string {
   return cwd.replace(/[^A-Za-z0-9]/g, "-");
 }
 
+/** Versions that persist a large tool output to `tool-results/` (2.1.x and later). */
+const PERSISTS_OUTPUT = /^2\.(?:[1-9]|\d{2,})\./;
+/** Outputs longer than this many characters are persisted (Claude Code's Bash limit). */
+const PERSIST_FROM = 30_000;
+/** The preview the transcript keeps of a persisted output. */
+const PREVIEW_CHARS = 2_000;
+
 /** Writes Claude Code sessions until the plan's byte budget is spent. */
 export function writeClaude(plan: AgentPlan): AgentTally {
   const { gen } = plan;
   gen.agent = "claude";
   const tally = newTally();
-  while (tally.bytes < plan.budget) {
+  const history = new JsonlSink(join(plan.out, "claude", "history.jsonl"), gen.planter);
+  while (tally.bytes + history.bytes < plan.budget) {
     const project = pickProject(plan);
     const sessionId = gen.uuid();
     const dir = join(plan.out, "claude", "projects", encodeCwd(project.cwd));
@@ -45,10 +56,32 @@ export function writeClaude(plan: AgentPlan): AgentTally {
       model: gen.pick(MODELS),
       clock: start,
       subagents: gen.chance(0.3),
+      history,
     });
     session.write(join(dir, `${sessionId}.jsonl`), sessionSize(plan, 8_000), null);
     tally.sessions++;
   }
+  // Prompts of sessions whose transcripts Claude Code has since deleted: only the history
+  // keeps them, so their planted terms are found there once.
+  for (let i = Math.ceil(tally.sessions / 10); i > 0; i--) {
+    const project = pickProject(plan);
+    const sessionId = gen.uuid();
+    let clock = Math.round(plan.start + gen.random() * plan.span);
+    for (let n = gen.int(1, 3); n > 0; n--) {
+      clock += gen.int(20_000, 600_000);
+      history.line({
+        display: gen.reply(gen.lognormal(30, 0.9, 3, 600), project.cwd, 0.12),
+        pastedContents: {},
+        timestamp: clock,
+        project: project.cwd,
+        sessionId,
+      });
+    }
+  }
+  history.close();
+  tally.files++;
+  tally.bytes += history.bytes;
+  tally.prompts = history.lines;
   return tally;
 }
 
@@ -60,6 +93,8 @@ interface SessionInfo {
   model: string;
   clock: number;
   subagents: boolean;
+  /** `claude/history.jsonl`: every prompt typed in a session gets a line. */
+  history: JsonlSink;
 }
 
 /** One transcript file (a session, or one of its subagents when `agentId` is set). */
@@ -195,12 +230,23 @@ class Session {
         },
       ];
     }
+    const typedAt = this.#tick();
+    if (!givenPrompt && !this.#agentId) {
+      // The same text as the transcript's prompt: search shows the transcript's copy.
+      this.#info.history.line({
+        display: text,
+        pastedContents: {},
+        timestamp: Date.parse(typedAt),
+        project: this.#info.project.cwd,
+        sessionId: this.#info.sessionId,
+      });
+    }
     this.#emit({
       ...this.#base(),
       type: "user",
       message: { role: "user", content },
       uuid: promptUuid,
-      timestamp: this.#tick(),
+      timestamp: typedAt,
       ...(this.#agentId ? {} : { thinkingMetadata: { maxThinkingTokens: 31999 }, todos: [] }),
       permissionMode: "default",
     }, promptUuid);
@@ -302,11 +348,17 @@ class Session {
       const command = `${
         gen.pick(["npm test", "deno test -A", "go test ./...", "rg -n", "git"])
       } ${gen.name()} ${gen.path(root)}`;
-      const output = gen.commandOutput(gen.lognormal(25, 1.5, 1, 6000), root);
       name = "Bash";
       input = { command, description: gen.sentence(3, 8) };
-      result = output;
-      toolUseResult = { stdout: output, stderr: "", interrupted: false, isImage: false };
+      if (PERSISTS_OUTPUT.test(this.#info.version) && gen.chance(0.05)) {
+        const preview = this.#persistedOutput(root);
+        result = preview;
+        toolUseResult = { stdout: preview, stderr: "", interrupted: false, isImage: false };
+      } else {
+        const output = gen.commandOutput(gen.lognormal(25, 1.5, 1, 6000), root);
+        result = output;
+        toolUseResult = { stdout: output, stderr: "", interrupted: false, isImage: false };
+      }
     } else if (r < 0.75) {
       const path = gen.path(root);
       const oldString = gen.code(gen.lognormal(6, 0.8, 1, 120));
@@ -365,6 +417,38 @@ class Session {
       caller: { type: "direct" },
     });
     this.#toolResult(id, result, toolUseResult, assistantUuid, gen.chance(0.04));
+  }
+
+  /**
+   * A Bash output too large for the transcript: written whole to the session's `tool-results/`
+   * folder; returns the `<persisted-output>` preview the transcript keeps. Terms are planted only
+   * past the preview (the preview repeats the output's start).
+   */
+  #persistedOutput(root: string): string {
+    const gen = this.#gen;
+    const info = this.#info;
+    const planting = gen.planting;
+    gen.planting = false;
+    const head = gen.commandOutput(400, root, PREVIEW_CHARS + 400);
+    gen.planting = planting;
+    const tail = gen.commandOutput(gen.int(600, 4000), root, gen.int(PERSIST_FROM, 150_000));
+    const output = `${head}\n${tail}`;
+    const name = `b${gen.hex(8)}.txt`;
+    const path = join(info.dir, info.sessionId, "tool-results", name);
+    const bytes = new TextEncoder().encode(output);
+    Deno.mkdirSync(dirname(path), { recursive: true });
+    Deno.writeFileSync(path, bytes);
+    gen.planter.position += bytes.length;
+    this.#tally.files++;
+    this.#tally.sidecars++;
+    this.#tally.bytes += bytes.length;
+    let preview = output.slice(0, PREVIEW_CHARS);
+    const end = preview.lastIndexOf("\n");
+    if (end > PREVIEW_CHARS / 2) preview = preview.slice(0, end);
+    const home = "/home/dev/.claude/projects";
+    const saved = `${home}/${encodeCwd(info.project.cwd)}/${info.sessionId}/tool-results/${name}`;
+    return `<persisted-output>\nOutput too large (${(bytes.length / 1024).toFixed(1)}KB). ` +
+      `Full output saved to: ${saved}\n\nPreview (first 2KB):\n${preview}\n...\n</persisted-output>`;
   }
 
   #toolResult(
@@ -509,6 +593,7 @@ export function appendClaudeTurns(
   const planting = gen.planting;
   gen.planting = false;
   const scratch = `${path}.bench-append`;
+  const history = new JsonlSink(`${scratch}.history`, gen.planter);
   try {
     const session = new Session(gen, newTally(), {
       dir: `${scratch}.d`,
@@ -518,6 +603,7 @@ export function appendClaudeTurns(
       model: MODELS[0]!,
       clock: Date.UTC(2026, 5, 1),
       subagents: false,
+      history,
     });
     session.write(scratch, bytes, null);
     const data = Deno.readFileSync(scratch);
@@ -531,6 +617,14 @@ export function appendClaudeTurns(
     return data.length;
   } finally {
     gen.planting = planting;
+    history.close();
     Deno.removeSync(scratch);
+    Deno.removeSync(`${scratch}.history`);
+    try {
+      // Persisted outputs of the scratch session, if it wrote any.
+      Deno.removeSync(`${scratch}.d`, { recursive: true });
+    } catch (err) {
+      if (!(err instanceof Deno.errors.NotFound)) throw err;
+    }
   }
 }

@@ -25,6 +25,9 @@ export function writeCodex(plan: AgentPlan): AgentTally {
   const { gen } = plan;
   gen.agent = "codex";
   const tally = newTally();
+  // Every prompt typed in a session, and a few of sessions whose rollouts are gone.
+  const history = new JsonlSink(join(plan.out, "codex", "history.jsonl"), gen.planter);
+
   // The same long instructions open every rollout of a version, as in reality.
   const planting = gen.planting;
   gen.planting = false;
@@ -33,13 +36,30 @@ export function writeCodex(plan: AgentPlan): AgentTally {
       gen.prose(1_700)
     }`;
   gen.planting = planting;
-  while (tally.bytes < plan.budget) {
+  while (tally.bytes + history.bytes < plan.budget) {
     const start = Math.round(plan.start + plan.span * (tally.bytes / plan.budget)) +
       gen.int(0, 3_600_000);
-    const rollout = new Rollout(plan, tally, instructions, pickProject(plan), start);
+    const rollout = new Rollout(plan, tally, instructions, pickProject(plan), start, history);
     rollout.write(sessionSize(plan, 10_000), null);
     tally.sessions++;
   }
+  for (let i = Math.ceil(tally.sessions / 10); i > 0; i--) {
+    let clock = Math.round(plan.start + gen.random() * plan.span);
+    const sessionId = gen.uuid7(clock);
+    const cwd = pickProject(plan).cwd;
+    for (let n = gen.int(1, 3); n > 0; n--) {
+      clock += gen.int(20_000, 600_000);
+      history.line({
+        session_id: sessionId,
+        ts: Math.floor(clock / 1000),
+        text: gen.reply(gen.lognormal(30, 0.9, 3, 600), cwd, 0.12),
+      });
+    }
+  }
+  history.close();
+  tally.files++;
+  tally.bytes += history.bytes;
+  tally.prompts = history.lines;
   return tally;
 }
 
@@ -53,6 +73,8 @@ class Rollout {
   readonly #version: string;
   #clock: number;
   #sink: JsonlSink | null = null;
+  /** `codex/history.jsonl`: every prompt typed in a session gets a line. */
+  readonly #history: JsonlSink;
   #id = "";
 
   constructor(
@@ -61,7 +83,9 @@ class Rollout {
     instructions: string,
     project: Project,
     clock: number,
+    history: JsonlSink,
   ) {
+    this.#history = history;
     this.#plan = plan;
     this.#gen = plan.gen;
     this.#tally = tally;
@@ -270,6 +294,13 @@ class Rollout {
       ],
     });
     this.#event({ type: "user_message", message: prompt, images, local_images: [] });
+    if (!givenPrompt) {
+      this.#history.line({
+        session_id: this.#id,
+        ts: Math.floor(this.#clock / 1000),
+        text: prompt,
+      });
+    }
 
     const rounds = givenPrompt === null ? toolRounds({ gen }, target, 16) : 80;
     for (let i = 0; i < rounds; i++) {
@@ -426,6 +457,7 @@ class Rollout {
       this.#instructions,
       this.#project,
       this.#clock + 50,
+      this.#history,
     );
     child.write(gen.lognormal(20_000, 1.0, 4_000, 300_000), { parent: this.#id, prompt });
     this.#clock = Math.max(this.#clock, child.#clock);

@@ -101,11 +101,23 @@ export interface AgentTally {
   conversations: number;
   /** The largest conversation written, by records. */
   longest: { id: string; records: number };
+  /** Tool outputs persisted beside the transcripts (Claude Code's `tool-results/`). */
+  sidecars: number;
+  /** Lines of the agent's prompt history file. */
+  prompts: number;
 }
 
 /** An empty tally. */
 export function newTally(): AgentTally {
-  return { files: 0, bytes: 0, sessions: 0, conversations: 0, longest: { id: "", records: 0 } };
+  return {
+    files: 0,
+    bytes: 0,
+    sessions: 0,
+    conversations: 0,
+    longest: { id: "", records: 0 },
+    sidecars: 0,
+    prompts: 0,
+  };
 }
 
 /** A project, most sessions in a few of them (as in reality). */

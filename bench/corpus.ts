@@ -2,7 +2,10 @@
 // Generates the benchmark corpus: Claude Code, Codex and OpenCode histories of a chosen size,
 // laid out where the agents keep them, deterministic from a seed, with planted query terms.
 //
-//   <out>/claude/projects/<encoded cwd>/<uuid>.jsonl (+ <uuid>/subagents/agent-*.jsonl)
+//   <out>/claude/projects/<encoded cwd>/<uuid>.jsonl (+ <uuid>/subagents/agent-*.jsonl and
+//     <uuid>/tool-results/<id>.txt, persisted large tool outputs)
+//   <out>/claude/history.jsonl, <out>/codex/history.jsonl (every typed prompt, and a few of
+//     sessions whose transcripts are gone)
 //   <out>/codex/sessions/YYYY/MM/DD/rollout-…jsonl (and a few in codex/archived_sessions/)
 //   <out>/xdg-data/opencode/opencode.db
 //   <out>/manifest.json     sizes, file counts and the planted terms with their frequencies
@@ -55,6 +58,10 @@ export interface CorpusManifest {
   conversations: Record<CorpusAgent, number>;
   /** The conversation with the most records, per agent. */
   longest: Record<CorpusAgent, { id: string; records: number }>;
+  /** Persisted tool outputs (Claude Code's `tool-results/` files), per agent. */
+  sidecars: Record<CorpusAgent, number>;
+  /** Lines of the prompt history files, per agent. */
+  historyPrompts: Record<CorpusAgent, number>;
   terms: PlantedTerm[];
   /** Paths relative to the corpus dir. */
   roots: { claude: string; codex: string; xdgData: string; opencodeDb: string };
@@ -126,6 +133,8 @@ export function generateCorpus(options: CorpusOptions): CorpusManifest {
     sessions: per((t) => t.sessions),
     conversations: per((t) => t.conversations),
     longest: per((t) => t.longest),
+    sidecars: per((t) => t.sidecars),
+    historyPrompts: per((t) => t.prompts),
     terms: planter.terms,
     roots: {
       claude: "claude",

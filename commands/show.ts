@@ -259,7 +259,12 @@ function renderPage(page: Page, view: View, heading: boolean): string {
       s.dim(idLine)
     }\n\n`;
   }
-  for (const record of page.records) out += renderRecord(record, view);
+  // Typed prompts from a history file repeat the transcript's user messages where there is one:
+  // the readable view shows them only for a session without transcript messages.
+  const prompts = c.messages === 0;
+  for (const record of page.records) {
+    if (record.kind !== "prompt" || prompts || view.all) out += renderRecord(record, view);
+  }
   return out;
 }
 
@@ -280,10 +285,16 @@ function renderRecord(record: RecordJson, view: View): string {
   }
   const who = record.kind === "message"
     ? (record.role ?? "message")
+    : record.kind === "prompt"
+    ? "user (typed)"
     : record.kind === "reasoning"
     ? "thinking"
     : record.kind;
-  const label = who === "assistant" ? s.green(who) : who === "user" ? s.cyan(who) : s.yellow(who);
+  const label = who === "assistant"
+    ? s.green(who)
+    : record.role === "user"
+    ? s.cyan(who)
+    : s.yellow(who);
   let text = safeText(record.text.trim(), { multiline: true });
   if (view.width !== null) text = wrapText(text, view.width);
   const body = record.kind === "reasoning" ? s.dim(text) : text;

@@ -75,7 +75,7 @@ export async function main(
     };
     if (values.demo) return await demo(io, serve);
     const ctx = loadContext({ env, onStall: io.err });
-    const roots = ADAPTERS.flatMap((a) => a.roots(discoverContext(ctx)));
+    const roots = [...new Set(ADAPTERS.flatMap((a) => a.roots(discoverContext(ctx))))];
     const found = await countSources(ctx);
     if (found === 0) {
       io.out(

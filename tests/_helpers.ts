@@ -67,11 +67,13 @@ export async function makeWorld(options: { fixtures?: ("claude" | "codex" | "ope
       cpSync(join(FIXTURES, "claude", "projects"), join(world.claude, "projects"), {
         recursive: true,
       });
+      cpSync(join(FIXTURES, "claude", "history.jsonl"), join(world.claude, "history.jsonl"));
     }
     if (agent === "codex") {
       for (const sub of ["sessions", "archived_sessions"]) {
         cpSync(join(FIXTURES, "codex", sub), join(world.codex, sub), { recursive: true });
       }
+      cpSync(join(FIXTURES, "codex", "history.jsonl"), join(world.codex, "history.jsonl"));
     }
     if (agent === "opencode") {
       cpSync(join(FIXTURES, "opencode", "xdg-data"), world.xdgData, { recursive: true });

@@ -3,7 +3,7 @@
 // data in place. A store whose derived data is damaged is rebuilt through a copy
 // (`rebuild_by_copy.ts`); damaged raw data cannot be rebuilt, and the error says what to do.
 
-import { type Agent, pathOfLocator, type SourceRef } from "../sources/adapter.ts";
+import { adapterOf, pathOfLocator, type SourceRef } from "../sources/adapter.ts";
 import { translateError } from "../store/db.ts";
 import { checkStore, checkStoreInWorker, StoreDamagedError } from "../store/check.ts";
 import { decodedRow, FLAG_ZSTD } from "../store/raw.ts";
@@ -86,9 +86,8 @@ class Rebuild {
           message_id = NULL, part_id = NULL, flags = flags & ${FLAG_ZSTD};`);
       const sources = store.stmt("SELECT * FROM sources ORDER BY id")
         .all() as unknown as SourceRow[];
-      const adapters = new Map(this.#options.adapters.map((a) => [a.agent, a]));
       for (const source of sources) {
-        const adapter = adapters.get(source.agent as Agent);
+        const adapter = adapterOf(this.#options.adapters, source.agent, source.locator);
         if (!adapter) continue;
         const generations = store.stmt(
           "SELECT DISTINCT generation FROM records WHERE source_id = ? ORDER BY generation",

@@ -149,7 +149,10 @@ interface Notifications {
   close(): void;
 }
 
-/** Watches every existing root; events mark known sources (or their database) dirty. */
+/**
+ * Watches every existing root (a folder, or a single file such as a prompt history); events mark
+ * known sources (or their database) dirty.
+ */
 function startNotifications(
   adapters: readonly Adapter[],
   ctx: Context,
@@ -159,7 +162,8 @@ function startNotifications(
   const roots = [...new Set(adapters.flatMap((a) => a.roots(discoverContext(ctx))))]
     .filter((root) => {
       try {
-        return Deno.statSync(root).isDirectory;
+        const info = Deno.statSync(root);
+        return info.isDirectory || info.isFile;
       } catch {
         return false;
       }

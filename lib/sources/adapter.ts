@@ -7,9 +7,13 @@ import type { Env } from "../env.ts";
 export type Agent = "claude" | "codex" | "opencode" | "logbook";
 export const AGENTS: readonly Agent[] = ["claude", "codex", "opencode", "logbook"];
 
-/** What a record is. Anything unrecognised is `meta`. */
+/**
+ * What a record is. Anything unrecognised is `meta`. A `prompt` is what the person typed, kept in
+ * an agent's prompt history file (role `user`): search treats it as a user message.
+ */
 export type Kind =
   | "message"
+  | "prompt"
   | "tool_call"
   | "tool_result"
   | "reasoning"
@@ -18,6 +22,7 @@ export type Kind =
   | "meta";
 export const KINDS: readonly Kind[] = [
   "message",
+  "prompt",
   "tool_call",
   "tool_result",
   "reasoning",
@@ -144,6 +149,8 @@ export interface DiscoverContext {
 export interface LineAdapter<State = unknown> {
   readonly agent: Agent;
   readonly mode: "lines";
+  /** True for the locators this adapter owns when its agent has several adapters (see `adapterOf`). */
+  claims?(locator: string): boolean;
   /** Roots this adapter reads by default, for status and for the start command. */
   roots(ctx: DiscoverContext): string[];
   /** Lists the sources under the roots. Must not follow symlinks inside a root. */
@@ -189,6 +196,8 @@ export type Lookup = (key: string) => Uint8Array | null;
 export interface RowAdapter<State = unknown> {
   readonly agent: Agent;
   readonly mode: "rows";
+  /** True for the locators this adapter owns when its agent has several adapters (see `adapterOf`). */
+  claims?(locator: string): boolean;
   readonly skipKeys: ReadonlySet<string>;
   roots(ctx: DiscoverContext): string[];
   /** Lists the sources (format `rows`); `path` is the file whose existence means the source exists. */
@@ -212,6 +221,24 @@ export interface RowAdapter<State = unknown> {
 
 /** Any adapter the engine can run. */
 export type Adapter = LineAdapter<unknown> | RowAdapter<unknown>;
+
+/**
+ * The adapter that reads a stored source: of the adapters of its agent, the one that `claims` its
+ * locator, else the agent's adapter that claims nothing (its transcripts).
+ */
+export function adapterOf(
+  adapters: readonly Adapter[],
+  agent: string,
+  locator: string,
+): Adapter | undefined {
+  let general: Adapter | undefined;
+  for (const adapter of adapters) {
+    if (adapter.agent !== agent) continue;
+    if (!adapter.claims) general ??= adapter;
+    else if (adapter.claims(locator)) return adapter;
+  }
+  return general;
+}
 
 /** The file a locator names (`<db>#<table>` names the database file). */
 export function pathOfLocator(locator: string): string {

@@ -3,6 +3,7 @@
 
 import {
   type Adapter,
+  adapterOf,
   type Agent,
   type Kind,
   pathOfLocator,
@@ -150,7 +151,7 @@ const NO_BYTES: Uint8Array = new Uint8Array(0);
  */
 export class TextDeriver {
   #store: HistoryStore;
-  #adapters: Map<string, Adapter>;
+  #adapters: readonly Adapter[];
   #redact: Redactor;
   #sources = new Map<number, SourceInfo>();
   /** The last few chunks decoded, as pages read each chunk's neighbours too. */
@@ -158,7 +159,7 @@ export class TextDeriver {
 
   constructor(store: HistoryStore, adapters: readonly Adapter[], redact: Redactor) {
     this.#store = store;
-    this.#adapters = new Map(adapters.map((a) => [a.agent, a]));
+    this.#adapters = adapters;
     this.#redact = redact;
   }
 
@@ -180,7 +181,7 @@ export class TextDeriver {
           path: pathOfLocator(row.locator),
           format: row.format,
         },
-        adapter: this.#adapters.get(row.agent),
+        adapter: adapterOf(this.#adapters, row.agent, row.locator),
       };
       this.#sources.set(sourceId, info);
     }

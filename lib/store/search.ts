@@ -304,7 +304,11 @@ function filterSql(filters: SearchFilters): { where: string; params: (string | n
   if (filters.project !== undefined) add("c.project_root = ?", filters.project);
   if (filters.agent !== undefined) add("c.agent = ?", filters.agent);
   if (filters.conversationId !== undefined) add("c.id = ?", filters.conversationId);
-  if (filters.kind !== undefined) add("r.kind = ?", filters.kind);
+  // A typed prompt from a history file is a user message where its session's transcript is
+  // missing; where the transcript was captured, its own copy of the prompt is the hit.
+  where += " AND (r.kind != 'prompt' OR c.message_count = 0)";
+  if (filters.kind === "message") where += " AND r.kind IN ('message', 'prompt')";
+  else if (filters.kind !== undefined) add("r.kind = ?", filters.kind);
   if (filters.role !== undefined) add("r.role = ?", filters.role);
   if (filters.since !== undefined) add("r.ts >= ?", filters.since);
   if (filters.until !== undefined) add("r.ts < ?", filters.until);
@@ -345,7 +349,8 @@ function preferAnswers(rows: Candidate[]): Candidate[] {
   const order = [...rows];
   const isAnswer = (r: Candidate) =>
     (r.kind === "message" && r.role === "assistant") || r.kind === "summary";
-  const isQuestion = (r: Candidate) => r.kind === "message" && r.role === "user";
+  const isQuestion = (r: Candidate) =>
+    (r.kind === "message" || r.kind === "prompt") && r.role === "user";
   for (const answer of rows.filter(isAnswer)) {
     const question = rows
       .filter((r) =>

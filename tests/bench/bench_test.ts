@@ -85,8 +85,11 @@ Deno.test("generateCorpus() writes the same valid corpus for the same seed, wher
     });
 
     await t.step("files are laid out as the agents keep them, lines are JSON", () => {
-      const claude = jsonlFiles(join(a, "claude"));
-      const codex = jsonlFiles(join(a, "codex"));
+      const claude = jsonlFiles(join(a, "claude", "projects"));
+      const codex = [
+        ...jsonlFiles(join(a, "codex", "sessions")),
+        ...jsonlFiles(join(a, "codex", "archived_sessions")),
+      ];
       assert.ok(claude.length > 0 && codex.length > 0);
       for (const path of claude) {
         const rel = relative(join(a, "claude", "projects"), path);
@@ -108,6 +111,27 @@ Deno.test("generateCorpus() writes the same valid corpus for the same seed, wher
         for (const line of text.slice(0, -1).split("\n")) {
           assert.equal(typeof JSON.parse(line).type, "string");
         }
+      }
+      // Persisted tool outputs beside their sessions, and the prompt history files.
+      const sidecars = Deno.readDirSync(join(a, "claude", "projects")).toArray().flatMap((p) =>
+        Deno.readDirSync(join(a, "claude", "projects", p.name)).toArray()
+          .filter((e) => e.isDirectory)
+          .flatMap((e) => {
+            const folder = join(a, "claude", "projects", p.name, e.name, "tool-results");
+            try {
+              return Deno.readDirSync(folder).toArray().map((f) => join(folder, f.name));
+            } catch {
+              return [];
+            }
+          })
+      );
+      assert.equal(sidecars.length, manifest.sidecars.claude);
+      for (const path of sidecars) assert.match(path, /\/tool-results\/b[0-9a-f]{8}\.txt$/);
+      for (const [agent, field] of [["claude", "display"], ["codex", "text"]] as const) {
+        const lines = Deno.readTextFileSync(join(a, agent, "history.jsonl")).split("\n");
+        assert.equal(lines.pop(), "");
+        assert.equal(lines.length, manifest.historyPrompts[agent]);
+        for (const line of lines) assert.equal(typeof JSON.parse(line)[field], "string");
       }
       const db = new DatabaseSync(join(a, "xdg-data", "opencode", "opencode.db"), {
         readOnly: true,
@@ -157,7 +181,7 @@ Deno.test("generateCorpus() writes the same valid corpus for the same seed, wher
           const agents = (store.db.prepare(
             "SELECT DISTINCT s.agent FROM records r JOIN sources s ON s.id = r.source_id",
           ).all() as { agent: string }[]).map((r) => r.agent).sort();
-          const registered = ADAPTERS.map((adapter) => adapter.agent)
+          const registered = [...new Set(ADAPTERS.map((adapter) => adapter.agent))]
             .filter((agent) => agent in SHARES).sort();
           assert.deepEqual(agents, registered);
           for (const term of rare) {

@@ -157,6 +157,23 @@ Deno.test("reindex --watch captures a Codex append and an OpenCode part within s
     });
     await eventually("the Codex line", async () => (await hits(world, "osprey-quadrant")) === 1);
     await eventually("the OpenCode part", async () => (await hits(world, "kiwi-sextant")) === 1);
+    // A prompt typed for a session without a rollout, once the watcher is idle (the database's
+    // new files above start a discovery): the history file itself is watched, so the prompt
+    // comes well before the next full discovery (30 s).
+    await new Promise((r) => setTimeout(r, 2_500));
+    appendFileSync(
+      join(world.codex, "history.jsonl"),
+      JSON.stringify({
+        session_id: "019f1c2d-3e4f-7a5b-8c6d-7e8f9a0b1c2d",
+        ts: Math.floor(now / 1000),
+        text: "what became of the heron-spinnaker build",
+      }) + "\n",
+    );
+    await eventually(
+      "the typed prompt",
+      async () => (await hits(world, "heron-spinnaker")) === 1,
+      10_000,
+    );
 
     process.kill("SIGTERM");
     const out = await process.output();
