@@ -3,7 +3,15 @@
 // hits, 1 with none (as grep does), 2 for a usage error. Never writes to a source.
 
 import type { Env } from "../lib/env.ts";
-import { defineCommand, EXIT, run, shared, UsageError, wholeNumber } from "./_command.ts";
+import {
+  defineCommand,
+  EXIT,
+  invalidOption,
+  run,
+  shared,
+  UsageError,
+  wholeNumber,
+} from "./_command.ts";
 import { type Io, stdio, styler } from "./_terminal/io.ts";
 import { loadContext, openStore, redactorFor } from "../lib/context.ts";
 import {
@@ -90,8 +98,11 @@ export async function main(
       limit: wholeNumber(values.limit, "limit", { max: MAX_SEARCH_LIMIT }),
     });
     if (!parsed.success) {
-      const { field, message } = describeIssue(parsed.error);
-      if (field !== "q") throw new UsageError(`Invalid value for "--${field}": ${message}`);
+      const issue = describeIssue(parsed.error);
+      const { field, message } = issue;
+      if (field !== "q") {
+        throw invalidOption(field, (values as Record<string, unknown>)[field], issue);
+      }
       const missing = !positionals.join(" ").trim();
       throw new UsageError(`${missing ? "Missing query" : "Invalid query"}: ${message}`);
     }

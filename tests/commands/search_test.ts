@@ -60,7 +60,10 @@ Deno.test("search exits 1 with no hits and 2 for a usage error", async () => {
     assert.equal((await searchJson(world, ["zzzz-no-such-words"])).code, 1);
     const io = captureIo();
     assert.equal(await search(["x", "--kind", "bogus"], io, world.env), 2);
-    assert.match(io.stderr(), /^error: Invalid value for "--kind"/);
+    assert.match(
+      io.stderr(),
+      /^error: Option "--kind" expects message, tool_call, .* or meta, got "bogus"\n/,
+    );
     const io2 = captureIo();
     assert.equal(await search(["x", "--since", "last tuesday"], io2, world.env), 2);
     assert.match(io2.stderr(), /Invalid value for "--since"/);
