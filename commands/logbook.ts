@@ -1,4 +1,4 @@
-#!/usr/bin/env -S deno run -R -W -E
+#!/usr/bin/env -S deno run -R -W -E --allow-net --allow-run
 // `logbook <command>`: one entry point for every command, so `deno install -g` (or the compiled
 // binary) puts all of them on PATH as `logbook search …`, `logbook reindex …`.
 
