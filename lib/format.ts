@@ -21,3 +21,8 @@ export function formatDuration(ms: number): string {
   const minutes = Math.floor(total / 60);
   return `${minutes} min ${String(total % 60).padStart(2, "0")} s`;
 }
+
+/** A count with its noun, singular for one: `1 conversation`, `3 conversations`. */
+export function plural(count: number, noun: string, nouns = `${noun}s`): string {
+  return `${count} ${count === 1 ? noun : nouns}`;
+}

@@ -201,14 +201,28 @@ Deno.test("an unreachable endpoint: a clear error, no stack trace, no key, and t
   });
 });
 
-Deno.test("without a model configured chat says so and writes nothing", async () => {
+Deno.test("without a model configured chat says so, where and what to add, and writes nothing", async () => {
   await withModelWorld(async (s) => {
-    const { LOGBOOK_MODEL: _, ...vars } = s.vars;
+    const { LOGBOOK_MODEL: _, OPENAI_BASE_URL: __, ...vars } = s.vars;
     const result = await runCli("chat", ["-p", "hello"], vars);
     assert.equal(result.code, 1);
-    assert.match(
+    const file = join(s.world.config, "config.json");
+    assert.equal(
       result.stderr,
-      /^error: No model configured: set "model" in config\.json or the LOGBOOK_MODEL variable\n$/,
+      `error: No model configured: add these two lines to ${file} (inside its { }):\n` +
+        '  "baseUrl": "http://127.0.0.1:8080/v1",\n' +
+        '  "model": "<the model\'s name at that endpoint>"\n' +
+        "with your endpoint's address, or set the variables OPENAI_BASE_URL and LOGBOOK_MODEL\n",
+    );
+    // With an endpoint already set, only the model's line is missing.
+    const endpointOnly = await runCli("chat", ["-p", "hello"], {
+      ...vars,
+      OPENAI_BASE_URL: s.server.baseUrl,
+    });
+    assert.equal(endpointOnly.code, 1);
+    assert.match(
+      endpointOnly.stderr,
+      new RegExp(`add this line to ${file.replaceAll("/", "\\/")} `),
     );
     assert.deepEqual(snapshot(s.world.data), ["absent"]);
   });
