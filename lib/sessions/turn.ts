@@ -523,7 +523,10 @@ export class ChatSession {
     return true;
   }
 
-  /** Renames the session and rewrites the record at once; an empty title is refused. */
+  /**
+   * Renames the session and rewrites the record at once; an empty title is refused. The last
+   * turn can still be undone afterwards.
+   */
   rename(title: string): void {
     const clean = cleanTitle(title);
     if (clean === "") {
@@ -531,7 +534,7 @@ export class ChatSession {
     }
     const gated = this.#o.gate.redact(clean, { destination: "disk" });
     this.#record.title = gated.text;
-    this.#undo = undefined;
+    // A rename is not a turn: /undo after it still takes the last turn back (the title stays).
     const at = new Date((this.#o.now ?? Date.now)()).toISOString();
     this.#commit({ at, event: "rename", disk: trailEntry(gated) });
   }

@@ -208,6 +208,20 @@ Deno.test("/undo takes the last turn back: conversation, spend and permissions, 
   });
 });
 
+Deno.test("/undo after /rename takes the last turn back and keeps the new title", async () => {
+  await withRig(async (rig) => {
+    const session = ChatSession.start(rig.options);
+    await session.turn("first");
+    const afterFirst = session.record;
+    await session.turn("second");
+    session.rename("Named by hand");
+    assert.equal(session.undo(), true);
+    const undone = readRecord(rig, session);
+    assert.deepEqual(undone.messages, afterFirst.messages);
+    assert.equal(undone.title, "Named by hand");
+  });
+});
+
 Deno.test("/rename rewrites at once and survives the next turn; /clear keeps the old session", async () => {
   await withRig(async (rig) => {
     const session = ChatSession.start(rig.options);
