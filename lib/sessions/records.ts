@@ -43,6 +43,7 @@ import { projectKey } from "../paths.ts";
 import {
   appendPrivate,
   assertNoSymlinkInside,
+  removePath,
   SymlinkRefusedError,
   writeFileAtomic,
 } from "../private_fs.ts";
@@ -352,6 +353,20 @@ export class SessionStore {
     const text = lines.map((line) => JSON.stringify(line) + "\n").join("");
     appendPrivate(this.trailPath(record), text, this.root);
     return true;
+  }
+
+  /**
+   * Removes a record and its trail (a one-shot session whose only turn failed). Returns false
+   * when incognito, or when either file could not be removed.
+   */
+  remove(record: Pick<SessionRecord, "project" | "id">): boolean {
+    if (this.incognito) return false;
+    let ok = true;
+    for (const path of [this.recordPath(record), this.trailPath(record)]) {
+      assertNoSymlinkInside(path, this.root);
+      if (removePath(path).error !== undefined) ok = false;
+    }
+    return ok;
   }
 
   /** The bytes of a record's trail (empty when it has none). */

@@ -539,6 +539,19 @@ export class ChatSession {
     this.#commit({ at, event: "rename", disk: trailEntry(gated) });
   }
 
+  /**
+   * Removes this session's record and trail, as if it had never been written (a one-shot run
+   * whose only turn failed leaves no session without an answer behind). Returns true when the
+   * files are gone.
+   */
+  discard(): boolean {
+    if (!this.#written) return true;
+    const p = this.#o.persistence;
+    const removed = p.attempt(() => p.store.remove(this.#record)) === true;
+    if (removed) this.#written = false;
+    return removed;
+  }
+
   /** A new session in the same directory; this one stays as it is, resumable. */
   clear(): ChatSession {
     this.#undo = undefined;

@@ -180,7 +180,7 @@ Deno.test("with the data dir unwritable, chat -p still answers and warns once", 
   });
 });
 
-Deno.test("an unreachable endpoint: a clear error, no stack trace, no key, and the session kept", async () => {
+Deno.test("an unreachable endpoint: a clear error, no stack trace, no key, and no session left", async () => {
   await withModelWorld(async (s) => {
     const down = startOpenAiServer();
     const baseUrl = down.baseUrl;
@@ -194,10 +194,11 @@ Deno.test("an unreachable endpoint: a clear error, no stack trace, no key, and t
     );
     assert.ok(!/^\s+at /m.test(result.stderr), result.stderr);
     assert.ok(!result.stderr.includes(KEY));
-    const [record] = records(s);
-    assert.equal(record.spend.turns[0].outcome, "failed");
-    assert.equal(record.messages[0].content, "anyone?");
-    assert.match(result.stderr, new RegExp(`Resume with: logbook resume ${record.id}\\n$`));
+    // A one-shot run whose only turn failed keeps no session without an answer.
+    assert.deepEqual(records(s), []);
+    assert.deepEqual(sessionFiles(s), []);
+    assert.match(result.stderr, /\nNothing was kept: run it again when the endpoint answers\n$/);
+    assert.ok(!result.stderr.includes("Resume with"), result.stderr);
   });
 });
 
