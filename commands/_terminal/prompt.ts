@@ -164,7 +164,7 @@ export class KeyFilter {
         const end = text.indexOf(PASTE_END);
         const body = end === -1 ? this.#holdPartial(text, PASTE_END) : text.slice(0, end);
         // Pasted text is text: its controls other than line breaks and tabs are dropped.
-        await this.#text(toEditable(body).replace(/[\x00-\x1f\x7f]/g, ""));
+        await this.#text(withoutControls(toEditable(body)));
         if (end === -1) break;
         this.#pasting = false;
         text = text.slice(end + PASTE_END.length);
@@ -236,7 +236,9 @@ export class KeyFilter {
         // Any other key (Enter too) takes the match into the line, then does what it does there.
         this.#close(true);
       } else {
-        const run = /^[^\x00-\x1f\x7f]+/.exec(text.slice(i))![0];
+        let end = i;
+        while (end < text.length && !isControl(text[end]!)) end++;
+        const run = text.slice(i, end);
         await this.#text(run);
         i += run.length;
       }
@@ -292,6 +294,14 @@ export class KeyFilter {
     } else rl.cursor = Math.min(rl.cursor, rl.line.length);
     rl.prompt(true);
   }
+}
+
+function isControl(c: string): boolean {
+  return c < " " || c === "\x7f";
+}
+
+function withoutControls(text: string): string {
+  return [...text].filter((c) => !isControl(c)).join("");
 }
 
 /** Reads lines one at a time from a stream (piped input): undefined at the end. */
