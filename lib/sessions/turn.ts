@@ -14,7 +14,8 @@
 //    may see a label the user allowed). Untrusted content goes to the quarantine: the model sees
 //    it, the record only its reference.
 // 4. The model (lib/sessions/model.ts, the `openai` client) streams the reply; every piece passes
-//    the gate for display, a line at a time (`StreamRedactor`), before the caller's `onText`.
+//    the gate for display, word by word or a line at a time (`StreamRedactor`), before the
+//    caller's `onText`.
 // 5. The whole reply passes the gate for disk and for the model, and the turn's spend (tokens, the
 //    model that answered, the wall time split four ways) is added to the record.
 // 6. The record is validated and rewritten whole, atomically and owner-only
