@@ -90,9 +90,14 @@ async function readOnce(options: PromptOptions, history: string[]): Promise<stri
   process.stdout.write("\x1b[?2004h"); // bracketed paste on
   try {
     return await new Promise<string | undefined>((resolve) => {
-      rl.once("line", (line: string) => resolve(line));
+      let done = false;
+      rl.once("line", (line: string) => {
+        done = true;
+        resolve(line);
+      });
+      // Closed by the user (Ctrl-D, Ctrl-C on nothing): the cursor goes below the prompt.
       rl.once("close", () => {
-        process.stdout.write("\n");
+        if (!done) process.stdout.write("\n");
         resolve(undefined);
       });
       rl.on("SIGINT", () => {

@@ -37,6 +37,13 @@ class Tmux {
     this.#tmux(["send-keys", "-t", this.name, "-l", text]);
   }
 
+  /** Pastes `text` as a terminal does when a person pastes (bracketed paste). */
+  paste(text: string): void {
+    const buffer = `${this.name}-paste`;
+    this.#tmux(["set-buffer", "-b", buffer, text]);
+    this.#tmux(["paste-buffer", "-p", "-d", "-b", buffer, "-t", this.name]);
+  }
+
   screen(): string {
     return this.#tmux(["capture-pane", "-p", "-t", this.name]);
   }
@@ -145,6 +152,100 @@ Deno.test("on a terminal, Up and Down walk the prompt history (tmux)", async (t)
       const history = Deno.readTextFileSync(join(s.world.data, "prompt-history.jsonl"))
         .trimEnd().split("\n").map((l) => JSON.parse(l).text);
       assert.deepEqual(history, ["alpha question", "beta question", "alpha question", "/exit"]);
+    } finally {
+      tmux.kill();
+    }
+  });
+});
+
+Deno.test("the chat prompt: a paste kept whole, Ctrl-R, Tab, word motions, waiting (tmux)", async (t) => {
+  if (!tmuxAvailable()) {
+    console.log("skipped: tmux is not installed, so the terminal test cannot run");
+    return;
+  }
+  await withModelWorld(async (s) => {
+    const { script, status } = terminalScript(s.world.dir, "chat", [], s.vars);
+    const tmux = new Tmux(script);
+    const sent = () => s.server.requests.map((r) => r.json.messages.at(-1)!.content);
+    const answered = async (count: number, what: string) => {
+      for (let i = 0; i < 600 && s.server.requests.length < count; i++) {
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      assert.equal(s.server.requests.length, count, what);
+    };
+    try {
+      await tmux.waitFor(/^>\s*$/m, "the prompt");
+      await t.step("the model's name shows until the first piece of the reply", async () => {
+        s.server.options.delayMs = 1500;
+        tmux.literal("first question");
+        tmux.keys("Enter");
+        await tmux.waitFor(/waiting for asked-model…/, "the waiting line");
+        const after = await tmux.waitFor(/Echo: first question/, "the reply");
+        assert.ok(!after.includes("waiting for"), after);
+        s.server.options.delayMs = 0;
+      });
+      await t.step("a multi-line paste is one prompt, sent whole", async () => {
+        await tmux.waitFor(/^>\s*$/m, "the prompt again");
+        tmux.paste("line one\nline two\n\tindented three");
+        await tmux.waitFor(/^> line one␤line two␤␉indented three\s*$/m, "the paste on one line");
+        tmux.keys("Enter");
+        await answered(2, "one request for the paste");
+        assert.equal(sent()[1], "line one\nline two\n\tindented three");
+      });
+      await t.step("Ctrl-R finds an earlier prompt and Enter sends it", async () => {
+        await tmux.waitFor(/Echo: line one/, "the paste's reply");
+        tmux.keys("C-r");
+        tmux.literal("first q");
+        await tmux.waitFor(/\(reverse-i-search\)`first q': first question/, "the match");
+        tmux.keys("Enter");
+        await answered(3, "the found prompt sent");
+        assert.equal(sent()[2], "first question");
+      });
+      await t.step("Alt-b moves back a word; Tab completes a slash command", async () => {
+        await tmux.waitFor(/Echo: first question[\s\S]*Echo: first question/, "the reply");
+        tmux.literal("alpha beta");
+        tmux.keys("M-b");
+        tmux.literal("X");
+        tmux.keys("Enter");
+        await answered(4, "the edited prompt sent");
+        assert.equal(sent()[3], "alpha Xbeta");
+        await tmux.waitFor(/Echo: alpha Xbeta/, "its reply");
+        tmux.literal("/ren");
+        tmux.keys("Tab");
+        await tmux.waitFor(/^> \/rename\s*$/m, "the completed command");
+        tmux.literal("Named by hand");
+        tmux.keys("Enter");
+        await tmux.waitFor(/Renamed to "Named by hand"/, "the rename");
+      });
+      await t.step("/undo after /rename takes the last turn back", async () => {
+        tmux.literal("/undo");
+        tmux.keys("Enter");
+        await tmux.waitFor(/Took the last turn back/, "the undo");
+      });
+      tmux.keys("C-d");
+      const end = await tmux.waitFor(
+        /Resume with: logbook resume [0-9a-f-]{36}/,
+        "the resume line",
+      );
+      for (let i = 0; i < 200 && !existsFile(status); i++) {
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      assert.equal(Deno.readTextFileSync(status).trim(), "0");
+      const id = /Resume with: logbook resume ([0-9a-f-]{36})/.exec(end)![1]!;
+
+      await t.step("resume shows the last exchange before the prompt", async () => {
+        const resumed = terminalScript(s.world.dir, "resume", [id], s.vars);
+        const again = new Tmux(resumed.script);
+        try {
+          const screen = await again.waitFor(/^>\s*$/m, "the resumed prompt");
+          assert.match(screen, /Resuming "Named by hand"/);
+          assert.match(screen, /^> first question\nEcho: first question\n/m);
+          assert.ok(!screen.includes("alpha Xbeta"), "the undone turn is not shown");
+          again.keys("C-d");
+        } finally {
+          again.kill();
+        }
+      });
     } finally {
       tmux.kill();
     }
