@@ -12,7 +12,7 @@ import type { Persistence } from "../../lib/sessions/persistence.ts";
 import type { PromptHistory } from "../../lib/sessions/prompt_history.ts";
 import { resumeHint } from "../../lib/sessions/resume.ts";
 import type { ChatSetup } from "../../lib/sessions/setup.ts";
-import type { ChatSession } from "../../lib/sessions/turn.ts";
+import type { ChatSession, SideQuestion } from "../../lib/sessions/turn.ts";
 import { lineReader, terminalPrompt } from "./prompt.ts";
 
 /** What the loop reads from and writes to: a terminal, or piped input. */
@@ -30,7 +30,16 @@ export interface ChatUi {
 }
 
 /** The in-session commands. */
-export const SLASH_COMMANDS = ["rename", "compact", "undo", "clear", "status", "exit", "help"];
+export const SLASH_COMMANDS = [
+  "rename",
+  "compact",
+  "undo",
+  "clear",
+  "status",
+  "btw",
+  "exit",
+  "help",
+];
 
 /** What Tab completes at the start of a prompt. */
 export const SLASH_COMPLETIONS: readonly string[] = SLASH_COMMANDS.map((name) => `/${name}`);
@@ -58,7 +67,14 @@ export interface LoopResult {
 export async function runChatLoop(
   session: ChatSession,
   ui: ChatUi,
-  options: { persistence: Persistence; firstPrompt?: string; once?: boolean; model?: string },
+  options: {
+    persistence: Persistence;
+    firstPrompt?: string;
+    once?: boolean;
+    model?: string;
+    /** Kept pointing at the session in use (for the side-question view). */
+    track?: { session: ChatSession };
+  },
 ): Promise<LoopResult> {
   const { persistence } = options;
   let current = session;
@@ -82,10 +98,15 @@ export async function runChatLoop(
     const command = slashCommand(line);
     if (command !== undefined) {
       if (command.name === "exit" || command.name === "quit") break;
+      if (command.name === "btw") {
+        await sideQuestion(current, command.arg, ui, options.model ?? "the model");
+        continue;
+      }
       const next = await runSlash(current, command, ui);
       if (next !== current) {
         earlier.push(current);
         current = next;
+        if (options.track) options.track.session = current;
       }
       continue;
     }
@@ -125,6 +146,57 @@ export async function runChatLoop(
   }
   warn();
   return { session: current, earlier, failed };
+}
+
+/** `/btw QUESTION`: a side question, answered but kept out of the conversation; alone, the list. */
+async function sideQuestion(
+  session: ChatSession,
+  question: string,
+  ui: ChatUi,
+  model: string,
+): Promise<void> {
+  if (question === "") {
+    ui.note(formatSideQuestions(session.sideQuestions));
+    return;
+  }
+  let stopWaiting = ui.waiting?.(model);
+  const quiet = () => {
+    stopWaiting?.();
+    stopWaiting = undefined;
+  };
+  const result = await ui.interruptible((signal) =>
+    session.btw(question, {
+      signal,
+      onText: (text) => {
+        quiet();
+        ui.reply(text);
+      },
+    })
+  ).finally(quiet);
+  if (result.outcome === "cancelled") ui.note("\nCancelled: the side question was not kept\n");
+  else if (result.outcome === "failed") ui.note(`error: ${result.error.message}\n`);
+  else {
+    ui.reply(result.text.endsWith("\n") ? "" : "\n");
+    ui.note(
+      result.kept
+        ? "(a side question: kept apart from the conversation; Ctrl-L lists them)\n"
+        : "(a side question: the conversation holds untrusted content, so this answer is not " +
+          "kept; it stays in this window only)\n",
+    );
+  }
+}
+
+/** The side questions of a session, as the Ctrl-L view and `/btw` alone show them. */
+export function formatSideQuestions(list: SideQuestion[]): string {
+  if (list.length === 0) return "No side questions yet: ask one with /btw QUESTION\n";
+  const lines = [`Side questions (${list.length}):`];
+  list.forEach((item, i) => {
+    lines.push(`${String(i + 1).padStart(3)}. ${item.question.replaceAll("\n", "\n     ")}`);
+    const answer = item.answer === null ? "(no answer kept)" : item.answer +
+      (item.windowOnly ? "\n(this answer is not kept: it met untrusted content)" : "");
+    lines.push(`     ${answer.replaceAll("\n", "\n     ")}`);
+  });
+  return lines.join("\n") + "\n";
 }
 
 /** Runs one in-session command; returns the session to continue with. */
@@ -181,7 +253,9 @@ async function runSlash(
         "/rename NAME  rename this session\n/undo         take the last turn back\n" +
           "/compact      replace the oldest rounds by a summary (a snapshot is written first)\n" +
           "/clear        start a new session (this one stays resumable)\n" +
-          "/status       this session at a glance\n/exit         leave\n",
+          "/status       this session at a glance\n" +
+          "/btw QUESTION ask aside: not added to the conversation (Ctrl-L or /btw lists them)\n" +
+          "/exit         leave\n",
       );
       return session;
     default:
@@ -201,7 +275,7 @@ async function runSlash(
  */
 export function consoleUi(
   io: Io,
-  options: { history?: PromptHistory; prompt?: string } = {},
+  options: { history?: PromptHistory; prompt?: string; sideQuestions?: () => SideQuestion[] } = {},
 ): ChatUi {
   const terminal = Deno.stdin.isTerminal();
   const readPiped = terminal ? undefined : lineReader(Deno.stdin.readable);
@@ -210,6 +284,12 @@ export function consoleUi(
       prompt: options.prompt ?? "> ",
       history: options.history?.texts() ?? [],
       completions: SLASH_COMPLETIONS,
+      // Ctrl-L: the side questions, through the filter (the prompt writes past the Io).
+      ...(options.sideQuestions
+        ? {
+          view: () => safeText(formatSideQuestions(options.sideQuestions!()), { multiline: true }),
+        }
+        : {}),
     })
     : undefined;
   return {
@@ -287,11 +367,8 @@ export async function converse(
 ): Promise<number> {
   const { persistence } = setup;
   const model = setup.options.model;
+  const gate = setup.options.gate;
   for (const note of options.notes ?? []) io.err(`note: ${note}\n`);
-  if (options.recap) {
-    const gate = setup.options.gate;
-    io.out(lastExchange(session, (text) => gate.redact(text, { destination: "display" }).text));
-  }
   if (!options.once && Deno.stdin.isTerminal()) {
     io.err(
       `logbook chat with ${model.model} at ${model.endpoint}${
@@ -299,11 +376,26 @@ export async function converse(
       }. /help for commands, /exit or Ctrl-D to leave.\n`,
     );
   }
-  const ui = consoleUi(io, persistence.history ? { history: persistence.history } : {});
+  if (options.recap) {
+    io.out(lastExchange(session, (text) => gate.redact(text, { destination: "display" }).text));
+  }
+  const track = { session };
+  const ui = consoleUi(io, {
+    ...(persistence.history ? { history: persistence.history } : {}),
+    sideQuestions: () =>
+      track.session.sideQuestions.map((item) => ({
+        ...item,
+        question: gate.redact(item.question, { destination: "display" }).text,
+        answer: item.answer === null
+          ? null
+          : gate.redact(item.answer, { destination: "display" }).text,
+      })),
+  });
   const fresh = !session.written;
   const result = await runChatLoop(session, ui, {
     persistence,
     model: model.model,
+    track,
     ...(options.firstPrompt !== undefined ? { firstPrompt: options.firstPrompt } : {}),
     ...(options.once ? { once: true } : {}),
   });

@@ -30,6 +30,8 @@ export interface PromptOptions {
   history: string[];
   /** Words Tab completes at the start of the line (`/rename`, `/undo`, …). */
   completions: readonly string[];
+  /** What Ctrl-L shows above the prompt (terminal-safe text); without it Ctrl-L clears. */
+  view?: () => string;
 }
 
 /** Reads prompts on the terminal; undefined when the user leaves (Ctrl-D, Ctrl-C on nothing). */
@@ -77,9 +79,19 @@ async function readOnce(options: PromptOptions, history: string[]): Promise<stri
     },
   });
   const editable = rl as unknown as EditableLine;
-  const filter = new KeyFilter(editable, options.prompt, () => editable.history, (text) => {
-    input.write(text);
-  });
+  const filter = new KeyFilter(
+    editable,
+    options.prompt,
+    () => editable.history,
+    (text) => void input.write(text),
+    options.view
+      ? () => {
+        // Shown above the prompt, which is drawn again below it with the line as it was.
+        process.stdout.write(`\r\x1b[K${options.view!().replaceAll("\n", "\r\n")}`);
+        editable.prompt(true);
+      }
+      : undefined,
+  );
   const decoder = new TextDecoder();
   // Chunks are filtered one after another: a search must see the line as readline has it.
   let queue = Promise.resolve();
@@ -146,18 +158,21 @@ export class KeyFilter {
   readonly #prompt: string;
   readonly #history: () => string[];
   readonly #write: (text: string) => void;
+  readonly #view: (() => void) | undefined;
 
-  /** `write` hands text to readline; `history` is readline's, newest first. */
+  /** `write` hands text to readline; `history` is readline's, newest first; `view` is Ctrl-L. */
   constructor(
     rl: EditableLine,
     prompt: string,
     history: () => string[],
     write: (text: string) => void,
+    view?: () => void,
   ) {
     this.#rl = rl;
     this.#prompt = prompt;
     this.#history = history;
     this.#write = write;
+    this.#view = view;
   }
 
   /** Takes what the terminal sent and hands readline what it should see. */
@@ -222,7 +237,10 @@ export class KeyFilter {
       const search = this.#search;
       if (search === undefined) {
         if (c === "\x12") await this.#open();
-        else this.#out += c;
+        else if (c === "\x0c" && this.#view) {
+          await this.#flush();
+          this.#view();
+        } else this.#out += c;
         i++;
         continue;
       }

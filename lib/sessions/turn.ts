@@ -133,6 +133,21 @@ export type TurnResult =
   | { outcome: "failed"; error: ModelError; spend: TurnSpend }
   | { outcome: "cancelled" };
 
+/** How a side question ended; `kept` says whether its answer is in the record. */
+export type BtwResult =
+  | { outcome: "ok"; text: string; kept: boolean; spend: TurnSpend }
+  | { outcome: "failed"; error: ModelError; spend: TurnSpend }
+  | { outcome: "cancelled" };
+
+/** A side question as the window shows it: the answer held in memory when the record has none. */
+export interface SideQuestion {
+  question: string;
+  answer: string | null;
+  at: string | null;
+  /** True when the answer lives only in this window (it met untrusted content). */
+  windowOnly: boolean;
+}
+
 /** What a compaction did. */
 export type CompactResult =
   | { outcome: "nothing"; reason: string }
@@ -185,6 +200,8 @@ export class ChatSession {
   #wire: ChatMessage[];
   #undo: Snapshot | undefined;
   #written: boolean;
+  /** Answers to side questions kept only while this window is open, by index in `btw`. */
+  readonly #windowAnswers = new Map<number, string>();
 
   private constructor(options: SessionOptions, record: SessionRecord, written: boolean) {
     this.#o = options;
@@ -387,6 +404,93 @@ export class ChatSession {
   }
 
   /**
+   * Asks the model a side question over the conversation as it stands, without adding either
+   * to it: later requests never carry it. The question is kept in the record's `btw` list, and
+   * the answer too unless the exchange met untrusted content (then it lives only in this
+   * window: a resume brings back the question alone). The request counts in the spend.
+   */
+  async btw(question: string, options: Omit<TurnOptions, "untrusted"> = {}): Promise<BtwResult> {
+    const o = this.#o;
+    const clock = o.clock ?? (() => performance.now());
+    const now = o.now ?? Date.now;
+    const started = clock();
+    const record = this.#record;
+    const at = new Date(now()).toISOString();
+    const forDisk = o.gate.redact(question, { destination: "disk" });
+    const forModel = o.gate.redact(question, { destination: "model" });
+    const request = [...this.request, { role: "user" as const, content: forModel.text }];
+    // Untrusted content in the request may have steered the answer: it is not written down.
+    const untrusted = request.some((m) => m.content.includes("\n<untrusted source="));
+    const shown = new StreamRedactor(o.gate);
+    const modelStarted = clock();
+    const turn = turnsOf(record);
+    let completion: Completion;
+    try {
+      completion = await operation("model").stage("model.request", () =>
+        o.model.complete(request, {
+          stream: o.stream ?? true,
+          ...(options.signal ? { signal: options.signal } : {}),
+          onText: (delta) => {
+            const visible = shown.push(delta);
+            if (visible) options.onText?.(visible);
+          },
+        }));
+    } catch (err) {
+      if (!(err instanceof ModelError)) throw err;
+      if (err.reason === "cancelled" || options.signal?.aborted) return { outcome: "cancelled" };
+      const spend = this.#spend(
+        turn,
+        at,
+        null,
+        clock() - started,
+        clock() - modelStarted,
+        "btw-failed",
+      );
+      record.spend.turns.push(spend);
+      record.btw.push({ question: forDisk.text, answer: null, at });
+      this.#commit({
+        at,
+        event: "btw",
+        outcome: "failed",
+        disk: trailEntry(forDisk),
+        model: trailEntry(forModel),
+      });
+      return { outcome: "failed", error: err, spend };
+    }
+    const rest = shown.flush();
+    if (rest) options.onText?.(rest);
+    const waitingModelMs = clock() - modelStarted;
+    const answerDisk = o.gate.redact(completion.text, { destination: "disk" });
+    const spend = this.#spend(turn, at, completion, clock() - started, waitingModelMs, "btw");
+    record.spend.turns.push(spend);
+    const index = record.btw.length;
+    record.btw.push({ question: forDisk.text, answer: untrusted ? null : answerDisk.text, at });
+    if (untrusted) this.#windowAnswers.set(index, answerDisk.text);
+    this.#commit({
+      at,
+      event: "btw",
+      outcome: untrusted ? "answer-not-kept" : "ok",
+      disk: trailEntry(untrusted ? [forDisk] : [forDisk, answerDisk]),
+      model: trailEntry(forModel),
+    });
+    const text = o.gate.redact(completion.text, { destination: "display" }).text;
+    return { outcome: "ok", text, kept: !untrusted, spend };
+  }
+
+  /** The side questions of this session, with the answers this window holds. */
+  get sideQuestions(): SideQuestion[] {
+    return this.#record.btw.map((item, i) => {
+      const windowAnswer = this.#windowAnswers.get(i);
+      return {
+        question: item.question,
+        answer: item.answer ?? windowAnswer ?? null,
+        at: item.at ?? null,
+        windowOnly: windowAnswer !== undefined,
+      };
+    });
+  }
+
+  /**
    * Compacts the session: a plain-text snapshot of the whole conversation first (refused with
    * the reason when it cannot be written, unless `noSnapshot`), then a summary from the model
    * replaces the oldest rounds in requests; the replaced messages move to the record's archive.
@@ -517,7 +621,11 @@ export class ChatSession {
     const snapshot = this.#undo;
     if (snapshot === undefined) return false;
     const turn = turnsOf(this.#record);
+    // Side questions asked since are not part of the turn: their spend stays.
+    const asides = this.#record.spend.turns.slice(snapshot.spend.turns.length)
+      .filter((t) => t.outcome === "btw" || t.outcome === "btw-failed");
     this.#restore(snapshot);
+    this.#record.spend.turns.push(...asides);
     this.#undo = undefined;
     const at = new Date((this.#o.now ?? Date.now)()).toISOString();
     this.#commit({ at, event: "undo", turn });

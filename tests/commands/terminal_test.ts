@@ -58,16 +58,28 @@ class Tmux {
     throw new Error(`Timed out waiting for ${what}; the screen shows:\n${this.screen()}`);
   }
 
+  /** Waits until the prompt is open again: the last line shown is the bare prompt. */
+  async ready(what: string): Promise<void> {
+    await this.waitFor(/\n>\s*$/, what);
+    // readline takes the terminal a moment after it draws the prompt.
+    await new Promise((r) => setTimeout(r, 100));
+  }
+
   kill(): void {
     try {
-      this.#tmux(["kill-session", "-t", this.name]);
+      this.#tmux(["kill-server"]);
     } catch {
       // Already gone with its program.
     }
   }
 
   #tmux(args: string[]): string {
-    const out = new Deno.Command("tmux", { args, stdout: "piped", stderr: "piped" }).outputSync();
+    // A server of its own: nothing another tmux user does on this machine reaches it.
+    const out = new Deno.Command("tmux", {
+      args: ["-L", this.name, ...args],
+      stdout: "piped",
+      stderr: "piped",
+    }).outputSync();
     if (!out.success) {
       throw new Error(`tmux ${args[0]} failed: ${new TextDecoder().decode(out.stderr)}`);
     }
@@ -194,6 +206,7 @@ Deno.test("the chat prompt: a paste kept whole, Ctrl-R, Tab, word motions, waiti
       });
       await t.step("Ctrl-R finds an earlier prompt and Enter sends it", async () => {
         await tmux.waitFor(/Echo: line one/, "the paste's reply");
+        await tmux.ready("the prompt");
         tmux.keys("C-r");
         tmux.literal("first q");
         await tmux.waitFor(/\(reverse-i-search\)`first q': first question/, "the match");
@@ -203,6 +216,7 @@ Deno.test("the chat prompt: a paste kept whole, Ctrl-R, Tab, word motions, waiti
       });
       await t.step("Alt-b moves back a word; Tab completes a slash command", async () => {
         await tmux.waitFor(/Echo: first question[\s\S]*Echo: first question/, "the reply");
+        await tmux.ready("the prompt");
         tmux.literal("alpha beta");
         tmux.keys("M-b");
         tmux.literal("X");
@@ -210,18 +224,46 @@ Deno.test("the chat prompt: a paste kept whole, Ctrl-R, Tab, word motions, waiti
         await answered(4, "the edited prompt sent");
         assert.equal(sent()[3], "alpha Xbeta");
         await tmux.waitFor(/Echo: alpha Xbeta/, "its reply");
+        await tmux.ready("the prompt");
         tmux.literal("/ren");
         tmux.keys("Tab");
         await tmux.waitFor(/^> \/rename\s*$/m, "the completed command");
         tmux.literal("Named by hand");
         tmux.keys("Enter");
         await tmux.waitFor(/Renamed to "Named by hand"/, "the rename");
+        await tmux.ready("the prompt");
       });
       await t.step("/undo after /rename takes the last turn back", async () => {
         tmux.literal("/undo");
         tmux.keys("Enter");
         await tmux.waitFor(/Took the last turn back/, "the undo");
+        await tmux.ready("the prompt");
       });
+      await t.step(
+        "/btw answers aside; Ctrl-L shows the side questions above the prompt",
+        async () => {
+          tmux.literal("/btw a quick aside");
+          tmux.keys("Enter");
+          await tmux.waitFor(/Echo: a quick aside\n\(a side question/, "the aside's answer");
+          await tmux.ready("the prompt");
+          const count = s.server.requests.length;
+          tmux.literal("half typed");
+          tmux.keys("C-l");
+          const view = await tmux.waitFor(/Side questions \(1\):/, "the view");
+          assert.match(view, / {2}1\. a quick aside\n {5}Echo: a quick aside\n> half typed/);
+          tmux.keys("C-u");
+          tmux.literal("after the aside");
+          tmux.keys("Enter");
+          await answered(count + 1, "the next turn");
+          const messages = s.server.requests.at(-1)!.json.messages.map((m) => m.content);
+          assert.ok(
+            !messages.some((m) => m.includes("quick aside")),
+            "the aside is not sent again",
+          );
+          await tmux.waitFor(/Echo: after the aside/, "its reply");
+          await tmux.ready("the prompt");
+        },
+      );
       tmux.keys("C-d");
       const end = await tmux.waitFor(
         /Resume with: logbook resume [0-9a-f-]{36}/,
@@ -239,7 +281,7 @@ Deno.test("the chat prompt: a paste kept whole, Ctrl-R, Tab, word motions, waiti
         try {
           const screen = await again.waitFor(/^>\s*$/m, "the resumed prompt");
           assert.match(screen, /Resuming "Named by hand"/);
-          assert.match(screen, /^> first question\nEcho: first question\n/m);
+          assert.match(screen, /^> after the aside\nEcho: after the aside\n/m);
           assert.ok(!screen.includes("alpha Xbeta"), "the undone turn is not shown");
           again.keys("C-d");
         } finally {
