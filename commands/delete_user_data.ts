@@ -3,6 +3,7 @@
 // data, reporting path by path. Exit 0 only when everything is gone; config is kept.
 
 import { defineCommand, EXIT, run, shared } from "./_command.ts";
+import { type Ask, terminalAsk } from "./_terminal/ask.ts";
 import { type Io, stdio, styler } from "./_terminal/io.ts";
 import {
   type DeleteReport,
@@ -30,15 +31,12 @@ export const spec = defineCommand({
   maxPositionals: 0,
 });
 
-/** Asks on the terminal; returns the line typed (null at end of input). */
-export type Ask = (question: string) => string | null;
-
 /** Runs `delete-user-data` with `args`; returns the exit status. */
 export async function main(
   args: string[],
   io: Io = stdio(),
   env: Env = Deno.env,
-  ask: Ask | null = Deno.stdin.isTerminal() ? (q) => prompt(q) : null,
+  ask: Ask | null = terminalAsk(),
 ): Promise<number> {
   return await run(spec, args, io, async ({ values }) => {
     const paths = dataPaths(dataDir(env), env);

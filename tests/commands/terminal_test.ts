@@ -1,5 +1,6 @@
-// Commands on a real terminal, driven under tmux: Up and Down walking the prompt history in
-// `chat`, and the `resume` picker filtering as you type, refusing a manifest run and resuming.
+// Commands on a real terminal, driven under tmux: the chat prompt (Up and Down, a paste, Ctrl-R,
+// Tab, /btw and Ctrl-L, resume's recap), forget asking first, and the `resume` picker filtering
+// as you type, refusing a manifest run and resuming.
 // Skipped, with a message, where tmux is not installed.
 
 import assert from "node:assert/strict";
@@ -447,3 +448,36 @@ function writeClaudeSession(world: World, cwd: string, sessionId: string, questi
     lines.map((l) => JSON.stringify(l)).join("\n") + "\n",
   );
 }
+
+Deno.test("forget on a terminal lists what goes, asks, and forgets on y (tmux)", async () => {
+  if (!tmuxAvailable()) {
+    console.log("skipped: tmux is not installed, so the terminal test cannot run");
+    return;
+  }
+  await withModelWorld(async (s) => {
+    const sessionId = "7a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d";
+    writeClaudeSession(s.world, s.project, sessionId, "Rotate the staging credentials");
+    assert.equal(await reindex(["--quiet"], captureIo(), s.world.env), 0);
+    const { script, status } = terminalScript(
+      s.world.dir,
+      "forget",
+      [`claude:${sessionId}`],
+      s.vars,
+    );
+    const tmux = new Tmux(script);
+    try {
+      const asked = await tmux.waitFor(/for good\? \[y\/N\]/, "the question");
+      assert.match(asked, new RegExp(`would forget  claude:${sessionId}  Rotate the staging`));
+      assert.match(asked, /Forget 1 conversation \(2 records, [^)]*\) for good\? \[y\/N\]/);
+      tmux.literal("y");
+      tmux.keys("Enter");
+      await tmux.waitFor(/Forgot 1 conversation \(2 records/, "the result");
+      for (let i = 0; i < 200 && !existsFile(status); i++) {
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      assert.equal(Deno.readTextFileSync(status).trim(), "0");
+    } finally {
+      tmux.kill();
+    }
+  });
+});
