@@ -6,6 +6,7 @@
 // with a `<persisted-output>` preview in the transcript, and every prompt typed in a session is
 // also a line of `claude/history.jsonl` (with a few prompts of sessions whose transcripts are gone).
 
+import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import {
   type AgentPlan,
@@ -620,11 +621,7 @@ export function appendClaudeTurns(
     history.close();
     Deno.removeSync(scratch);
     Deno.removeSync(`${scratch}.history`);
-    try {
-      // Persisted outputs of the scratch session, if it wrote any.
-      Deno.removeSync(`${scratch}.d`, { recursive: true });
-    } catch (err) {
-      if (!(err instanceof Deno.errors.NotFound)) throw err;
-    }
+    // Persisted outputs of the scratch session, if it wrote any.
+    if (existsSync(`${scratch}.d`)) Deno.removeSync(`${scratch}.d`, { recursive: true });
   }
 }

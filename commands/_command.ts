@@ -65,6 +65,9 @@ export function defineCommand<const O extends ParseArgsOptionsConfig>(
   return { ...spec, options: { ...spec.options, ...HELP_OPTION } };
 }
 
+/** The widest a help screen gets, so it reads in an 80-column terminal. */
+export const HELP_WIDTH = 80;
+
 /** The help screen of a command, exactly as `--help` prints it (README blocks are checked against it). */
 export function helpText<O extends ParseArgsOptionsConfig>(spec: CommandSpec<O>): string {
   const rows: [string, string][] = [
@@ -72,22 +75,23 @@ export function helpText<O extends ParseArgsOptionsConfig>(spec: CommandSpec<O>)
     ["-h, --help", spec.helpNote ?? "show this help"],
   ];
   const width = Math.max(...rows.map(([flag]) => flag.length));
+  const indent = " ".repeat(2 + width + 2);
   return [
-    `${spec.name} — ${spec.summary}`,
+    ...wrap(`${spec.name} — ${spec.summary}`, ""),
     "",
     ...wrapUsage(`Usage: ${spec.usage}`),
     "",
     "Options:",
-    ...rows.map(([flag, text]) => `  ${flag.padEnd(width)}  ${text}`),
+    ...rows.flatMap(([flag, text]) => wrap(`  ${flag.padEnd(width)}  ${text}`, indent)),
     "",
     spec.examples.length > 1 ? "Examples:" : "Example:",
-    ...spec.examples.map((e) => `  ${e}`),
+    ...spec.examples.flatMap((e) => wrap(`  ${e}`, "      ")),
     "",
   ].join("\n");
 }
 
 /** Breaks a long usage line at option boundaries, continuation lines indented. */
-function wrapUsage(line: string, width = 96): string[] {
+function wrapUsage(line: string, width = HELP_WIDTH): string[] {
   const lines: string[] = [];
   let current = "";
   for (const word of line.split(/ (?=\[|<|--)/)) {
@@ -97,6 +101,20 @@ function wrapUsage(line: string, width = 96): string[] {
     } else current = current ? `${current} ${word}` : word;
   }
   lines.push(current);
+  return lines;
+}
+
+/** Breaks `line` at spaces to fit `width`, continuation lines starting with `indent`. */
+export function wrap(line: string, indent: string, width = HELP_WIDTH): string[] {
+  const lines: string[] = [];
+  let rest = line;
+  while (rest.length > width) {
+    const cut = rest.lastIndexOf(" ", width);
+    if (cut <= indent.length) break;
+    lines.push(rest.slice(0, cut).trimEnd());
+    rest = indent + rest.slice(cut + 1).trimStart();
+  }
+  lines.push(rest);
   return lines;
 }
 
@@ -117,21 +135,76 @@ export function parseCommand<O extends ParseArgsOptionsConfig>(
   try {
     parsed = parseArgs({ args, options: spec.options, strict: true, allowPositionals: true });
   } catch (err) {
-    if (err instanceof TypeError) throw new UsageError(cleanParseError(err.message));
+    if (err instanceof TypeError) throw new UsageError(plainParseError(err, spec.options));
     throw err;
   }
   const max = spec.maxPositionals ?? Infinity;
   if (parsed.positionals.length > max) {
     const extra = parsed.positionals[max];
-    throw new UsageError(`Unexpected argument "${extra}"`);
+    throw new UsageError(
+      max === 0
+        ? `Unexpected argument "${extra}": this command takes options only`
+        : `Unexpected argument "${extra}"`,
+    );
   }
   return parsed as Parsed<O>;
 }
 
-function cleanParseError(message: string): string {
-  // node's messages end with advice about `--` that does not apply here; keep the first sentence.
-  const first = message.split(/\.\s/)[0] ?? message;
+/** node's parseArgs messages as plain sentences, with a guess for a mistyped option. */
+function plainParseError(err: TypeError, options: ParseArgsOptionsConfig): string {
+  const code = (err as { code?: string }).code;
+  const option = /'(-{1,2}[^' ]+)/.exec(err.message)?.[1];
+  if (code === "ERR_PARSE_ARGS_UNKNOWN_OPTION" && option) {
+    const names = Object.keys(options).map((name) => `--${name}`);
+    const guess = option.startsWith("--") ? didYouMean(option, names) : undefined;
+    return `Unknown option "${option}"${guess ? `: did you mean "${guess}"?` : ""}`;
+  }
+  if (code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE" && option) {
+    if (/does not take an argument/.test(err.message)) {
+      return `Option "${option}" takes no value`;
+    }
+    return `Option "${option}" needs a value`;
+  }
+  // Anything else: node's first sentence, without its advice about `--`.
+  const first = err.message.split(/\.\s/)[0] ?? err.message;
   return first.replace(/\.$/, "");
+}
+
+/**
+ * The candidate closest to a mistyped `word`, when one is close enough to be what was meant
+ * (a few letters off, or the start of it), else undefined.
+ *
+ * @example
+ * didYouMean("serch", ["search", "show"]); // "search"
+ */
+export function didYouMean(word: string, candidates: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestDistance = Infinity;
+  for (const candidate of candidates) {
+    const distance = candidate.startsWith(word) && word.length >= 3
+      ? 1
+      : editDistance(word, candidate);
+    if (distance < bestDistance) [best, bestDistance] = [candidate, distance];
+  }
+  const allowed = Math.max(1, Math.min(3, Math.floor(word.replace(/^-+/, "").length / 3)));
+  return bestDistance <= allowed ? best : undefined;
+}
+
+/** Levenshtein distance, with a swap of two neighbours counted as one edit. */
+function editDistance(a: string, b: string): number {
+  const d = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array(b.length).fill(0)]);
+  for (let j = 1; j <= b.length; j++) d[0]![j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let best = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
+        best = Math.min(best, d[i - 2]![j - 2]! + 1);
+      }
+      d[i]![j] = best;
+    }
+  }
+  return d[a.length]![b.length]!;
 }
 
 /**
@@ -158,6 +231,11 @@ export async function run<O extends ParseArgsOptionsConfig>(
   });
 }
 
+/** The line after a usage error: where the command's help is. */
+export function helpHint(name: string): string {
+  return `Run "logbook ${name} --help" for usage.`;
+}
+
 /**
  * Runs a command body with the conventions of every command: `error: …` on stderr and exit 1
  * for failures, `error: …` plus a hint and exit 2 for usage errors.
@@ -171,7 +249,7 @@ export async function runCommand(
     return await body();
   } catch (err) {
     if (err instanceof UsageError) {
-      io.err(`error: ${err.message}\nRun "${name} --help" for usage.\n`);
+      io.err(`error: ${err.message}\n${helpHint(name)}\n`);
       return EXIT.usage;
     }
     const message = err instanceof Error ? err.message : String(err);
@@ -216,6 +294,22 @@ export function wholeNumber(
     throw new UsageError(`Option "--${option}" expects ${expected}, got "${value}"`);
   }
   return number;
+}
+
+/**
+ * The usage error for an option's bad value, one sentence naming it:
+ * `Option "--agent" expects claude, codex, opencode or logbook, got "claud"`, or, when the
+ * problem is not the value's form, `Invalid value for "--since": <what is wrong>`.
+ */
+export function invalidOption(
+  option: string,
+  value: unknown,
+  problem: { message: string; expected?: string },
+): UsageError {
+  if (problem.expected !== undefined && typeof value === "string") {
+    return new UsageError(`Option "--${option}" expects ${problem.expected}, got "${value}"`);
+  }
+  return new UsageError(`Invalid value for "--${option}": ${problem.message}`);
 }
 
 /** `--port`: a port number from 0 to 65535 (0 picks a free one), or undefined when not given. */

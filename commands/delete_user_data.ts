@@ -3,8 +3,16 @@
 // data, reporting path by path. Exit 0 only when everything is gone; config is kept.
 
 import { defineCommand, EXIT, run, shared } from "./_command.ts";
+import { type Ask, terminalAsk } from "./_terminal/ask.ts";
 import { type Io, stdio, styler } from "./_terminal/io.ts";
-import { type DeleteStep, deleteUserData, projectMirrors } from "../lib/delete_data.ts";
+import {
+  type DeleteReport,
+  type DeleteStep,
+  deleteUserData,
+  projectMirrors,
+  userDataSize,
+} from "../lib/delete_data.ts";
+import { formatBytes, plural } from "../lib/format.ts";
 import type { Env } from "../lib/env.ts";
 import { configDir, dataDir, dataPaths } from "../lib/paths.ts";
 
@@ -24,15 +32,12 @@ export const spec = defineCommand({
   maxPositionals: 0,
 });
 
-/** Asks on the terminal; returns the line typed (null at end of input). */
-export type Ask = (question: string) => string | null;
-
 /** Runs `delete-user-data` with `args`; returns the exit status. */
 export async function main(
   args: string[],
   io: Io = stdio(),
   env: Env = Deno.env,
-  ask: Ask | null = Deno.stdin.isTerminal() ? (q) => prompt(q) : null,
+  ask: Ask | null = terminalAsk(),
 ): Promise<number> {
   return await run(spec, args, io, async ({ values }) => {
     const paths = dataPaths(dataDir(env), env);
@@ -45,13 +50,15 @@ export async function main(
         );
         return EXIT.failure;
       }
+      const size = userDataSize(paths);
       io.err(
         `This stops logbook's running work and deletes everything it keeps in ${paths.root}:\n` +
-          "captured history, sessions, snapshots, stage markers and prompt history.\n" +
+          "captured history, sessions, snapshots, stage markers and prompt history " +
+          `(${formatBytes(size.bytes)} in ${plural(size.files, "file")}).\n` +
           (mirrors.length
-            ? `It also deletes ${mirrors.length} project mirror${
-              mirrors.length === 1 ? "" : "s"
-            }:\n${mirrors.map((path) => `  ${path}\n`).join("")}`
+            ? `It also deletes ${plural(mirrors.length, "project mirror")}:\n${
+              mirrors.map((path) => `  ${path}\n`).join("")
+            }`
             : "") +
           `Your config in ${configDir(env)} is kept.\n`,
       );
@@ -66,14 +73,27 @@ export async function main(
     else {
       const s = styler(io.color);
       for (const step of report.steps) io.out(describe(step, s) + "\n");
-      io.out(
-        report.complete
-          ? `All logbook data is gone. Your config in ${configDir(env)} was kept.\n`
-          : "Some data could not be deleted (see above); fix what stopped it and run this again.\n",
-      );
+      io.out(advice(report, paths.root, configDir(env)));
     }
     return report.complete ? EXIT.ok : EXIT.failure;
   });
+}
+
+/** The closing line: what is gone, and what to do about what is not. */
+function advice(report: DeleteReport, root: string, config: string): string {
+  if (report.complete) return `All logbook data is gone. Your config in ${config} was kept.\n`;
+  const left = report.steps.filter((step) => step.action === "left").length;
+  const failed = report.steps.some((s) => s.action === "not removed" || s.action === "not stopped");
+  const foreign = left
+    ? `${root} still holds ${plural(left, "entry", "entries")} logbook did not create (see ` +
+      '"left" above); they were not touched: move or delete them yourself, then remove the ' +
+      "directory.\n"
+    : "";
+  if (!failed) {
+    return `Everything logbook created is gone. Your config in ${config} was kept.\n${foreign}`;
+  }
+  return "Some of logbook's data could not be deleted (see above); fix what stopped it and run " +
+    `this again.\n${foreign}`;
 }
 
 function describe(step: DeleteStep, s: ReturnType<typeof styler>): string {

@@ -3,12 +3,13 @@
 // entries and conversation rows — and leaves a tombstone so capture does not bring them back.
 
 import { defineCommand, EXIT, run, shared, UsageError } from "./_command.ts";
+import { type Ask, terminalAsk } from "./_terminal/ask.ts";
 import { type Io, stdio, styler } from "./_terminal/io.ts";
-import { formatBytes } from "../lib/format.ts";
+import { formatBytes, plural } from "../lib/format.ts";
 import { loadContext, openStore, redactorFor } from "../lib/context.ts";
 import type { Env } from "../lib/env.ts";
 import { projectOfUserPath } from "../lib/paths.ts";
-import { forget, type ForgetCriteria } from "../lib/store/forget.ts";
+import { forget, type ForgetCriteria, type ForgetResult } from "../lib/store/forget.ts";
 import { parseWhen } from "../lib/when.ts";
 import { safeIo } from "./_terminal/safe_io.ts";
 import { safeJson } from "./_terminal/safe_json.ts";
@@ -18,17 +19,20 @@ export const spec = defineCommand({
   name: "forget",
   summary: "remove conversations from the history store for good",
   usage:
-    "logbook forget [<conversation-id>...] [--project DIR] [--before WHEN] [--dry-run] [--json]",
+    "logbook forget [<conversation-id>...] [--project DIR] [--before WHEN] [--dry-run] [--yes] " +
+    "[--json]",
   options: {
     ...shared("project"),
     before: { type: "string" },
     "dry-run": { type: "boolean", short: "n" },
+    yes: { type: "boolean", short: "y" },
     ...shared("json"),
   },
   optionHelp: [
     ["--project DIR", "every conversation of this directory's project (`.` for yours)"],
     ["--before WHEN", "conversations whose last record is older than WHEN (ISO, 30d, 2w, …)"],
     ["-n, --dry-run", "list what would go and change nothing"],
+    ["-y, --yes", "do not ask first (on a terminal forget lists what goes and asks)"],
     ["--json", "print the result as JSON"],
   ],
   examples: ["logbook forget --project . --before 90d --dry-run"],
@@ -39,6 +43,7 @@ export async function main(
   args: string[],
   io: Io = stdio(),
   env: Env = Deno.env,
+  ask: Ask | null = terminalAsk(),
 ): Promise<number> {
   return await run(spec, args, safeIo(io), ({ values, positionals }) => {
     const ctx = loadContext({ env, onStall: io.err });
@@ -57,37 +62,42 @@ export async function main(
     if (!criteria.ids && criteria.project === undefined && criteria.before === undefined) {
       throw new UsageError("Say what to forget: conversation ids, --project or --before");
     }
-    const store = openStore(ctx, { mustExist: true, readOnly: values["dry-run"] === true });
+    const dryRun = values["dry-run"] === true;
+    // On a terminal, a person sees what goes before it goes; a script says --yes or has no terminal.
+    const confirm = !dryRun && !values.yes && ask !== null;
+    const store = openStore(ctx, { mustExist: true, readOnly: dryRun });
     try {
-      const result = forget(store, criteria, {
-        dryRun: values["dry-run"] === true,
-        now: ctx.now(),
-        redact: redactorFor(ctx),
-      });
+      const options = { now: ctx.now(), redact: redactorFor(ctx) };
+      let result = forget(store, criteria, { ...options, dryRun: dryRun || confirm });
+      const s = styler(io.color);
+      let shown = false;
+      if (confirm && result.conversations.length) {
+        for (const line of itemLines(result, s)) io.err(line);
+        const answer = ask(`\nForget ${total(result)} for good? [y/N]`);
+        if (!/^\s*y(es)?\s*$/i.test(answer ?? "")) {
+          io.err("Nothing was forgotten\n");
+          return EXIT.failure;
+        }
+        // Exactly what was listed goes, even if a capture added a match since.
+        const ids = result.conversations.map((item) => item.conversation);
+        result = forget(store, { ids }, { ...options, dryRun: false });
+        shown = io.outIsTerminal;
+      }
       if (values.json) {
         io.out(safeJson(result) + "\n");
         return EXIT.ok;
       }
-      const s = styler(io.color);
       if (!result.conversations.length) {
         io.out("Nothing to forget: no conversation matches\n");
         return EXIT.ok;
       }
-      for (const item of result.conversations) {
-        const via = item.via ? s.dim(` (subagent of ${safeText(item.via)})`) : "";
-        io.out(
-          `${result.dryRun ? "would forget" : "forgot"}  ${s.cyan(safeText(item.conversation))}  ${
-            safeText(item.title ?? "")
-          }${via}\n`,
-        );
-      }
-      const total = `${result.conversations.length} conversations (${result.records} records, ${
-        formatBytes(result.bytes)
-      })`;
+      if (!shown) { for (const line of itemLines(result, s)) io.out(line); }
       io.out(
         result.dryRun
-          ? `\nWould forget ${total}; run again without --dry-run to do it\n`
-          : `\nForgot ${total}; the store went from ${formatBytes(result.storeBytes.before)} to ${
+          ? `\nWould forget ${total(result)}; run again without --dry-run to do it\n`
+          : `\nForgot ${total(result)}; the store went from ${
+            formatBytes(result.storeBytes.before)
+          } to ${
             formatBytes(result.storeBytes.after)
           }. They will not be captured again while their sources exist\n`,
       );
@@ -103,6 +113,22 @@ export async function main(
       store.close();
     }
   });
+}
+
+function itemLines(result: ForgetResult, s: ReturnType<typeof styler>): string[] {
+  return result.conversations.map((item) => {
+    const via = item.via ? s.dim(` (subagent of ${safeText(item.via)})`) : "";
+    return `${result.dryRun ? "would forget" : "forgot"}  ${s.cyan(safeText(item.conversation))}  ${
+      safeText(item.title ?? "")
+    }${via}\n`;
+  });
+}
+
+/** `3 conversations (120 records, 1.2 MB)`, singular where there is one. */
+function total(result: ForgetResult): string {
+  return `${plural(result.conversations.length, "conversation")} (${
+    plural(result.records, "record")
+  }, ${formatBytes(result.bytes)})`;
 }
 
 if (import.meta.main) Deno.exit(await main(Deno.args));

@@ -1,9 +1,10 @@
-#!/usr/bin/env -S deno run -R -W -E
+#!/usr/bin/env -S deno run -R -W -E --allow-net --allow-run
 // `logbook <command>`: one entry point for every command, so `deno install -g` (or the compiled
 // binary) puts all of them on PATH as `logbook search …`, `logbook reindex …`.
 
 import type { ParseArgsOptionsConfig } from "node:util";
-import { type CommandSpec, EXIT } from "./_command.ts";
+import { type CommandSpec, didYouMean, EXIT, helpText, run, wrap } from "./_command.ts";
+import { completionScript, spec as completionsSpec } from "./_completions.ts";
 import { type Io, stdio } from "./_terminal/io.ts";
 import { VERSION } from "../lib/version.ts";
 
@@ -37,18 +38,31 @@ export const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   push: () => import("./push.ts"),
 };
 
+/** Every command's spec, in the order `logbook --help` lists them (each module is loaded). */
+async function allSpecs(): Promise<{ name: string; spec: CommandSpec<ParseArgsOptionsConfig> }[]> {
+  const names = Object.keys(COMMANDS);
+  return await Promise.all(
+    names.map(async (name) => ({ name, spec: (await COMMANDS[name]!()).spec })),
+  );
+}
+
 /** The dispatcher's help screen (it loads every command, to take each one's summary). */
 export async function usage(): Promise<string> {
-  const names = Object.keys(COMMANDS);
-  const specs = await Promise.all(names.map(async (name) => (await COMMANDS[name]!()).spec));
-  const width = Math.max(...names.map((n) => n.length));
+  const commands = [
+    ...await allSpecs(),
+    { name: "completions", spec: completionsSpec },
+    { name: "help", spec: { summary: "show a command's help: logbook help <command>" } },
+  ];
+  const width = Math.max(...commands.map((c) => c.name.length));
   return [
     `logbook ${VERSION} — capture, search and keep your AI coding agents' conversations`,
     "",
     "Usage: logbook <command> [options]",
     "",
     "Commands:",
-    ...specs.map((spec, i) => `  ${names[i]!.padEnd(width)}  ${spec.summary}`),
+    ...commands.flatMap(({ name, spec }) =>
+      wrap(`  ${name.padEnd(width)}  ${spec.summary}`, " ".repeat(width + 4))
+    ),
     "",
     'Run "logbook <command> --help" for a command\'s options.',
     "",
@@ -65,21 +79,61 @@ export async function main(args: string[], io: Io = stdio()): Promise<number> {
   while (args[leading.length] === "--incognito") leading.push("--incognito");
   const [name, ...after] = args.slice(leading.length);
   const rest = [...leading, ...after];
-  if (name === undefined || name === "--help" || name === "-h" || name === "help") {
+  if (name === undefined || name === "--help" || name === "-h") {
     io.out(await usage());
     return name === undefined ? EXIT.usage : EXIT.ok;
+  }
+  if (name === "help") return await help(after, io);
+  if (name === "completions") {
+    return await run(completionsSpec, after, io, async ({ positionals }) => {
+      io.out(completionScript(positionals[0], await allSpecs()));
+      return EXIT.ok;
+    });
   }
   if (name === "--version" || name === "-V") {
     io.out(`logbook ${VERSION}\n`);
     return EXIT.ok;
   }
   const load = COMMANDS[name];
-  if (!load) {
-    io.err(`error: Unknown command "${name}"\nRun "logbook --help" for the list of commands.\n`);
-    return EXIT.usage;
-  }
+  if (!load) return unknownCommand(name, io);
   const module = await load();
   return await module.main(rest, io);
+}
+
+/** `logbook help [<command>]`: the command's help screen, or the list of commands. */
+async function help(args: string[], io: Io): Promise<number> {
+  const [name, extra] = args;
+  if (name === undefined) {
+    io.out(await usage());
+    return EXIT.ok;
+  }
+  if (extra !== undefined) {
+    io.err(
+      `error: Unexpected argument "${extra}"\nRun "logbook help <command>" for one command's help.\n`,
+    );
+    return EXIT.usage;
+  }
+  if (name === "completions") {
+    io.out(helpText(completionsSpec));
+    return EXIT.ok;
+  }
+  if (name === "help") {
+    io.out(await usage());
+    return EXIT.ok;
+  }
+  const load = COMMANDS[name];
+  if (!load) return unknownCommand(name, io);
+  io.out(helpText((await load()).spec));
+  return EXIT.ok;
+}
+
+function unknownCommand(name: string, io: Io): number {
+  const guess = didYouMean(name, [...Object.keys(COMMANDS), "completions", "help"]);
+  io.err(
+    `error: Unknown command "${name}"${guess ? `: did you mean "${guess}"?` : ""}\n` +
+      'Run "logbook --help" for the list of commands.\n',
+  );
+  return EXIT.usage;
 }
 
 if (import.meta.main) Deno.exit(await main(Deno.args));

@@ -173,7 +173,8 @@ async function continueInChat(
     { written: !incognito },
   );
   io.err(`Resuming "${session.title}" (${session.id})\n`);
-  return await converse(io, ctx, session, setup, { notes });
+  // The last exchange, so the conversation picks up where the user left it.
+  return await converse(io, ctx, session, setup, { notes, recap: true });
 }
 
 function reportLeftOut(io: Io, listed: Rows): void {

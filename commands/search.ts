@@ -3,7 +3,15 @@
 // hits, 1 with none (as grep does), 2 for a usage error. Never writes to a source.
 
 import type { Env } from "../lib/env.ts";
-import { defineCommand, EXIT, run, shared, UsageError, wholeNumber } from "./_command.ts";
+import {
+  defineCommand,
+  EXIT,
+  invalidOption,
+  run,
+  shared,
+  UsageError,
+  wholeNumber,
+} from "./_command.ts";
 import { type Io, stdio, styler } from "./_terminal/io.ts";
 import { loadContext, openStore, redactorFor } from "../lib/context.ts";
 import {
@@ -22,7 +30,6 @@ import {
   budgetMsFrom,
   prefixSuggestion,
   search,
-  SEARCH_SORTS,
   searchGroups,
   type SearchHit,
   SearchLimitError,
@@ -125,15 +132,11 @@ export async function main(
     });
     const offset = wholeNumber(values.offset, "offset", { min: 0 }) ?? 0;
     if (!parsed.success) {
-      const { field, message } = describeIssue(parsed.error);
-      if (field === "sort") {
-        throw new UsageError(
-          `Invalid value for "--sort": expected one of ${
-            SEARCH_SORTS.join(", ")
-          }, got "${values.sort}"`,
-        );
+      const issue = describeIssue(parsed.error);
+      const { field, message } = issue;
+      if (field !== "q") {
+        throw invalidOption(field, (values as Record<string, unknown>)[field], issue);
       }
-      if (field !== "q") throw new UsageError(`Invalid value for "--${field}": ${message}`);
       const missing = !positionals.join(" ").trim();
       throw new UsageError(`${missing ? "Missing query" : "Invalid query"}: ${message}`);
     }

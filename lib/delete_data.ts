@@ -88,20 +88,7 @@ export async function deleteUserData(options: DeleteOptions): Promise<DeleteRepo
   // Deleting under a process that still runs would let it write everything again.
   if (steps.some((s) => s.action === "not stopped")) return { steps, complete: false };
 
-  const targets = [
-    paths.sessions,
-    paths.historyDb,
-    `${paths.historyDb}-wal`,
-    `${paths.historyDb}-shm`,
-    `${paths.historyDb}-journal`,
-    paths.pruneArchives,
-    paths.stageMarkers,
-    rotatedPath(paths.stageMarkers),
-    liveDirOf(paths.stageMarkers),
-    paths.promptHistory,
-    paths.run,
-    paths.logs,
-  ];
+  const targets = targetsOf(paths);
   // The mirrors first: their list is in the store, which goes next.
   for (const mirror of options.mirrors ?? []) {
     if (!MIRROR_FILE.test(basename(mirror))) continue;
@@ -135,6 +122,51 @@ export async function deleteUserData(options: DeleteOptions): Promise<DeleteRepo
     s.action === "not removed" || s.action === "not stopped" || s.action === "left"
   );
   return { steps, complete };
+}
+
+/** Every path `deleteUserData` removes by name (the data dir itself comes last, if empty). */
+function targetsOf(paths: DataPaths): string[] {
+  return [
+    paths.sessions,
+    paths.historyDb,
+    `${paths.historyDb}-wal`,
+    `${paths.historyDb}-shm`,
+    `${paths.historyDb}-journal`,
+    paths.pruneArchives,
+    paths.stageMarkers,
+    rotatedPath(paths.stageMarkers),
+    liveDirOf(paths.stageMarkers),
+    paths.promptHistory,
+    paths.run,
+    paths.logs,
+  ];
+}
+
+/** How much `deleteUserData` would remove: bytes and files, symlinks counted, never followed. */
+export function userDataSize(paths: DataPaths): { bytes: number; files: number } {
+  const total = { bytes: 0, files: 0 };
+  // A target may sit inside another (the stage markers in `logs/`): each path counts once.
+  const seen = new Set<string>();
+  const add = (path: string) => {
+    if (seen.has(path)) return;
+    seen.add(path);
+    let info: Deno.FileInfo;
+    try {
+      info = Deno.lstatSync(path);
+    } catch {
+      return;
+    }
+    if (!info.isDirectory) {
+      total.bytes += info.size;
+      total.files++;
+      return;
+    }
+    try {
+      for (const entry of Deno.readDirSync(path)) add(join(path, entry.name));
+    } catch { /* unreadable: deleting it will say so */ }
+  };
+  for (const path of targetsOf(paths)) add(path);
+  return total;
 }
 
 function report(steps: DeleteStep[], path: string, result: RemoveResult): void {

@@ -43,11 +43,49 @@ export class FilterError extends Error {
   }
 }
 
-/** The first problem zod found, as `field: message`. */
-export function describeIssue(error: z.ZodError): { field: string; message: string } {
+/** The first problem zod found: the field, a plain message and, when known, what it takes. */
+export interface InputIssue {
+  field: string;
+  /** A plain phrase: `expected claude, codex, opencode or logbook`. */
+  message: string;
+  /** What the field takes, when the problem is the value's form: `a whole number from 1 to 1000`. */
+  expected?: string;
+}
+
+/** The first problem zod found, in plain words (never zod's `received NaN` or `"a"|"b"`). */
+export function describeIssue(error: z.ZodError): InputIssue {
   const issue = error.issues[0];
   const field = issue?.path.join(".") || "input";
-  return { field, message: issue?.message ?? "invalid" };
+  // The query's own messages are already plain sentences.
+  const expected = issue && field !== "q" ? expectedOf(issue) : undefined;
+  if (expected === undefined) return { field, message: issue?.message ?? "invalid" };
+  return { field, message: `expected ${expected}`, expected };
+}
+
+function expectedOf(issue: z.core.$ZodIssue): string | undefined {
+  if (issue.path.join(".") === "limit") return `a whole number from 1 to ${MAX_SEARCH_LIMIT}`;
+  switch (issue.code) {
+    case "invalid_value":
+      return oneOf(issue.values.map(String));
+    case "invalid_type":
+      return issue.expected === "number" || issue.expected === "int"
+        ? "a number"
+        : `a ${issue.expected}`;
+    case "too_small":
+      if (issue.origin === "string" && Number(issue.minimum) === 1) return "a value, not nothing";
+      return issue.origin === "number" ? `a number of at least ${issue.minimum}` : undefined;
+    case "too_big":
+      if (issue.origin === "string") return `at most ${issue.maximum} characters`;
+      return issue.origin === "number" ? `a number of at most ${issue.maximum}` : undefined;
+    default:
+      return undefined;
+  }
+}
+
+/** `claude, codex, opencode or logbook`. */
+export function oneOf(values: readonly string[]): string {
+  if (values.length < 2) return values.join("");
+  return `${values.slice(0, -1).join(", ")} or ${values.at(-1)}`;
 }
 
 /** Resolves a search of the team database: the filters of `resolveSearch` but a session. */

@@ -37,3 +37,8 @@ export function formatLocalTime(when: string | number | null): string {
 export function formatCount(n: number): string {
   return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
 }
+
+/** A count with its noun, singular for one: `1 conversation`, `3 conversations`. */
+export function plural(count: number, noun: string, nouns = `${noun}s`): string {
+  return `${count} ${count === 1 ? noun : nouns}`;
+}

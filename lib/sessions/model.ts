@@ -82,6 +82,8 @@ export interface ModelClientOptions {
   maxRetries?: number;
   /** Milliseconds before a request is given up (default 10 minutes). */
   timeoutMs?: number;
+  /** The config file a missing model should be set in, named by the error that says so. */
+  configFile?: string;
 }
 
 const OPENAI_ENDPOINT = "https://api.openai.com/v1";
@@ -93,6 +95,18 @@ export function modelSettings(config: Config): ModelSettings {
   if (config.apiKey !== undefined) out.apiKey = config.apiKey;
   if (config.model !== undefined) out.model = config.model;
   return out;
+}
+
+/** What to add where when no model is named: the lines, ready to paste. */
+function noModelMessage(settings: ModelSettings, configFile: string): string {
+  const model = '  "model": "<the model\'s name at that endpoint>"';
+  if (settings.baseUrl !== undefined) {
+    return `No model configured: add this line to ${configFile} (inside its { }):\n${model}\n` +
+      "or set the variable LOGBOOK_MODEL";
+  }
+  return `No model configured: add these two lines to ${configFile} (inside its { }):\n` +
+    `  "baseUrl": "http://127.0.0.1:8080/v1",\n${model}\n` +
+    "with your endpoint's address, or set the variables OPENAI_BASE_URL and LOGBOOK_MODEL";
 }
 
 /**
@@ -109,10 +123,7 @@ export function createModelClient(
 ): ModelClient {
   const model = settings.model?.trim();
   if (!model) {
-    throw new ModelError(
-      'No model configured: set "model" in config.json or the LOGBOOK_MODEL variable',
-      "config",
-    );
+    throw new ModelError(noModelMessage(settings, options.configFile ?? "config.json"), "config");
   }
   const baseURL = settings.baseUrl ?? OPENAI_ENDPOINT;
   const apiKey = settings.apiKey;

@@ -1,5 +1,5 @@
 // What was typed at logbook's prompts (`prompt-history.jsonl`: capped, consecutive duplicates
-// collapsed, each entry with its time and project) and the walk Up/Down take through it.
+// collapsed, each entry with its time and project), which the chat prompt walks and searches.
 
 import { assertNoSymlinkInside, SymlinkRefusedError, writeFileAtomic } from "../private_fs.ts";
 
@@ -67,7 +67,7 @@ export class PromptHistory {
     return this.#read().map((s) => s.entry);
   }
 
-  /** The texts, oldest first, as the line editor walks them. */
+  /** The texts, oldest first, as the prompt's history walks them. */
   texts(): string[] {
     return this.entries().map((e) => e.text);
   }
@@ -154,43 +154,4 @@ function parseLine(line: string): HistoryEntry | undefined {
   if (typeof o.at === "string") entry.at = o.at;
   if (typeof o.project === "string") entry.project = o.project;
   return entry;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Walking the history.
-
-/**
- * Up and Down over a fixed list of prompts. Up walks back from the newest and stops at the oldest;
- * Down walks forward, and leaving the newest puts back the half-written line.
- */
-export class HistoryWalker {
-  readonly #entries: readonly string[];
-  #index: number;
-  #draft = "";
-
-  constructor(entries: readonly string[]) {
-    // A snapshot: prompts recorded while browsing do not shift the view.
-    this.#entries = [...entries];
-    this.#index = this.#entries.length;
-  }
-
-  /** True while an entry (not the half-written line) is shown. */
-  get browsing(): boolean {
-    return this.#index < this.#entries.length;
-  }
-
-  /** The line to show after Up, or undefined when already at the oldest (or there is none). */
-  up(current: string): string | undefined {
-    if (this.#index === 0 || this.#entries.length === 0) return undefined;
-    if (!this.browsing) this.#draft = current;
-    this.#index--;
-    return this.#entries[this.#index];
-  }
-
-  /** The line to show after Down, or undefined when not browsing. */
-  down(): string | undefined {
-    if (!this.browsing) return undefined;
-    this.#index++;
-    return this.browsing ? this.#entries[this.#index] : this.#draft;
-  }
 }

@@ -43,6 +43,7 @@ import { projectKey } from "../paths.ts";
 import {
   appendPrivate,
   assertNoSymlinkInside,
+  removePath,
   SymlinkRefusedError,
   writeFileAtomic,
 } from "../private_fs.ts";
@@ -107,7 +108,10 @@ export const trustSchema = z.looseObject({
   allowedCommands: z.array(z.string()),
 });
 
-/** A side question, and its answer where it could be kept. */
+/**
+ * A side question (`/btw`), and its answer where it could be kept: null when the exchange met
+ * untrusted content (the answer lasted only while the window was open) or the request failed.
+ */
 export const btwSchema = z.looseObject({
   question: z.string(),
   answer: z.string().nullable().optional(),
@@ -166,7 +170,7 @@ export type Plan = z.infer<typeof planSchema>;
 /** One line of a session's trail: what happened and the gates' decisions, never content. */
 export interface TrailLine {
   at: string;
-  event: "turn" | "undo" | "rename" | "fork" | "compaction";
+  event: "turn" | "undo" | "rename" | "fork" | "compaction" | "btw";
   turn?: number;
   outcome?: string;
   /** Compaction: how many messages went to the archive, and whether a snapshot was written. */
@@ -247,8 +251,10 @@ export function newRecord(options: NewRecord): SessionRecord {
 export function spendTotal(turns: readonly TurnSpend[]): SessionRecord["spend"]["total"] {
   const total = emptyTotal();
   for (const t of turns) {
-    // Compaction requests count towards tokens and time, not towards the conversation's turns.
-    if (t.outcome !== "compaction") total.turns++;
+    // Compaction requests and side questions count towards tokens and time, not turns.
+    if (t.outcome !== "compaction" && t.outcome !== "btw" && t.outcome !== "btw-failed") {
+      total.turns++;
+    }
     total.tokensIn += t.tokensIn ?? 0;
     total.tokensOut += t.tokensOut ?? 0;
     total.wallMs += t.wallMs;
@@ -352,6 +358,20 @@ export class SessionStore {
     const text = lines.map((line) => JSON.stringify(line) + "\n").join("");
     appendPrivate(this.trailPath(record), text, this.root);
     return true;
+  }
+
+  /**
+   * Removes a record and its trail (a one-shot session whose only turn failed). Returns false
+   * when incognito, or when either file could not be removed.
+   */
+  remove(record: Pick<SessionRecord, "project" | "id">): boolean {
+    if (this.incognito) return false;
+    let ok = true;
+    for (const path of [this.recordPath(record), this.trailPath(record)]) {
+      assertNoSymlinkInside(path, this.root);
+      if (removePath(path).error !== undefined) ok = false;
+    }
+    return ok;
   }
 
   /** The bytes of a record's trail (empty when it has none). */

@@ -2,6 +2,7 @@
 // session store, the prompt history and the model client of its context.
 
 import { type Context, gateFor } from "../context.ts";
+import { join } from "node:path";
 import { projectOf } from "../paths.ts";
 import { createModelClient, type ModelClient, modelSettings } from "./model.ts";
 import { Persistence } from "./persistence.ts";
@@ -24,7 +25,10 @@ export function chatSetup(
   ctx: Context,
   options: { incognito: boolean; model?: ModelClient },
 ): ChatSetup {
-  const model = options.model ?? createModelClient(modelSettings(ctx.config));
+  const model = options.model ??
+    createModelClient(modelSettings(ctx.config), {
+      configFile: join(ctx.configDir, "config.json"),
+    });
   const gate = gateFor(ctx);
   const sessions = new SessionStore(ctx.paths, { incognito: options.incognito });
   const history = new PromptHistory({

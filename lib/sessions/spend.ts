@@ -32,7 +32,15 @@ export function splitWallTime(times: TurnTimes): {
   return { wallMs, waitingModelMs, runningToolsMs, waitingUserMs, otherMs: wallMs - measured };
 }
 
-/** The conversation turns of a record (compaction requests are in the spend but are not turns). */
+/**
+ * The conversation turns of a record: compaction requests and side questions (`/btw`) are in
+ * the spend but are not turns.
+ */
 export function turnsOf(record: Pick<SessionRecord, "spend">): number {
-  return record.spend.turns.filter((t) => t.outcome !== "compaction").length;
+  return record.spend.turns.filter((t) => isTurn(t.outcome)).length;
+}
+
+/** Whether a spend entry with this outcome is a conversation turn. */
+export function isTurn(outcome: string): boolean {
+  return outcome !== "compaction" && outcome !== "btw" && outcome !== "btw-failed";
 }

@@ -14,7 +14,8 @@
 //    may see a label the user allowed). Untrusted content goes to the quarantine: the model sees
 //    it, the record only its reference.
 // 4. The model (lib/sessions/model.ts, the `openai` client) streams the reply; every piece passes
-//    the gate for display, a line at a time (`StreamRedactor`), before the caller's `onText`.
+//    the gate for display, word by word or a line at a time (`StreamRedactor`), before the
+//    caller's `onText`.
 // 5. The whole reply passes the gate for disk and for the model, and the turn's spend (tokens, the
 //    model that answered, the wall time split four ways) is added to the record.
 // 6. The record is validated and rewritten whole, atomically and owner-only
@@ -132,6 +133,21 @@ export type TurnResult =
   | { outcome: "failed"; error: ModelError; spend: TurnSpend }
   | { outcome: "cancelled" };
 
+/** How a side question ended; `kept` says whether its answer is in the record. */
+export type BtwResult =
+  | { outcome: "ok"; text: string; kept: boolean; spend: TurnSpend }
+  | { outcome: "failed"; error: ModelError; spend: TurnSpend }
+  | { outcome: "cancelled" };
+
+/** A side question as the window shows it: the answer held in memory when the record has none. */
+export interface SideQuestion {
+  question: string;
+  answer: string | null;
+  at: string | null;
+  /** True when the answer lives only in this window (it met untrusted content). */
+  windowOnly: boolean;
+}
+
 /** What a compaction did. */
 export type CompactResult =
   | { outcome: "nothing"; reason: string }
@@ -184,6 +200,8 @@ export class ChatSession {
   #wire: ChatMessage[];
   #undo: Snapshot | undefined;
   #written: boolean;
+  /** Answers to side questions kept only while this window is open, by index in `btw`. */
+  readonly #windowAnswers = new Map<number, string>();
 
   private constructor(options: SessionOptions, record: SessionRecord, written: boolean) {
     this.#o = options;
@@ -386,6 +404,93 @@ export class ChatSession {
   }
 
   /**
+   * Asks the model a side question over the conversation as it stands, without adding either
+   * to it: later requests never carry it. The question is kept in the record's `btw` list, and
+   * the answer too unless the exchange met untrusted content (then it lives only in this
+   * window: a resume brings back the question alone). The request counts in the spend.
+   */
+  async btw(question: string, options: Omit<TurnOptions, "untrusted"> = {}): Promise<BtwResult> {
+    const o = this.#o;
+    const clock = o.clock ?? (() => performance.now());
+    const now = o.now ?? Date.now;
+    const started = clock();
+    const record = this.#record;
+    const at = new Date(now()).toISOString();
+    const forDisk = o.gate.redact(question, { destination: "disk" });
+    const forModel = o.gate.redact(question, { destination: "model" });
+    const request = [...this.request, { role: "user" as const, content: forModel.text }];
+    // Untrusted content in the request may have steered the answer: it is not written down.
+    const untrusted = request.some((m) => m.content.includes("\n<untrusted source="));
+    const shown = new StreamRedactor(o.gate);
+    const modelStarted = clock();
+    const turn = turnsOf(record);
+    let completion: Completion;
+    try {
+      completion = await operation("model").stage("model.request", () =>
+        o.model.complete(request, {
+          stream: o.stream ?? true,
+          ...(options.signal ? { signal: options.signal } : {}),
+          onText: (delta) => {
+            const visible = shown.push(delta);
+            if (visible) options.onText?.(visible);
+          },
+        }));
+    } catch (err) {
+      if (!(err instanceof ModelError)) throw err;
+      if (err.reason === "cancelled" || options.signal?.aborted) return { outcome: "cancelled" };
+      const spend = this.#spend(
+        turn,
+        at,
+        null,
+        clock() - started,
+        clock() - modelStarted,
+        "btw-failed",
+      );
+      record.spend.turns.push(spend);
+      record.btw.push({ question: forDisk.text, answer: null, at });
+      this.#commit({
+        at,
+        event: "btw",
+        outcome: "failed",
+        disk: trailEntry(forDisk),
+        model: trailEntry(forModel),
+      });
+      return { outcome: "failed", error: err, spend };
+    }
+    const rest = shown.flush();
+    if (rest) options.onText?.(rest);
+    const waitingModelMs = clock() - modelStarted;
+    const answerDisk = o.gate.redact(completion.text, { destination: "disk" });
+    const spend = this.#spend(turn, at, completion, clock() - started, waitingModelMs, "btw");
+    record.spend.turns.push(spend);
+    const index = record.btw.length;
+    record.btw.push({ question: forDisk.text, answer: untrusted ? null : answerDisk.text, at });
+    if (untrusted) this.#windowAnswers.set(index, answerDisk.text);
+    this.#commit({
+      at,
+      event: "btw",
+      outcome: untrusted ? "answer-not-kept" : "ok",
+      disk: trailEntry(untrusted ? [forDisk] : [forDisk, answerDisk]),
+      model: trailEntry(forModel),
+    });
+    const text = o.gate.redact(completion.text, { destination: "display" }).text;
+    return { outcome: "ok", text, kept: !untrusted, spend };
+  }
+
+  /** The side questions of this session, with the answers this window holds. */
+  get sideQuestions(): SideQuestion[] {
+    return this.#record.btw.map((item, i) => {
+      const windowAnswer = this.#windowAnswers.get(i);
+      return {
+        question: item.question,
+        answer: item.answer ?? windowAnswer ?? null,
+        at: item.at ?? null,
+        windowOnly: windowAnswer !== undefined,
+      };
+    });
+  }
+
+  /**
    * Compacts the session: a plain-text snapshot of the whole conversation first (refused with
    * the reason when it cannot be written, unless `noSnapshot`), then a summary from the model
    * replaces the oldest rounds in requests; the replaced messages move to the record's archive.
@@ -516,14 +621,21 @@ export class ChatSession {
     const snapshot = this.#undo;
     if (snapshot === undefined) return false;
     const turn = turnsOf(this.#record);
+    // Side questions asked since are not part of the turn: their spend stays.
+    const asides = this.#record.spend.turns.slice(snapshot.spend.turns.length)
+      .filter((t) => t.outcome === "btw" || t.outcome === "btw-failed");
     this.#restore(snapshot);
+    this.#record.spend.turns.push(...asides);
     this.#undo = undefined;
     const at = new Date((this.#o.now ?? Date.now)()).toISOString();
     this.#commit({ at, event: "undo", turn });
     return true;
   }
 
-  /** Renames the session and rewrites the record at once; an empty title is refused. */
+  /**
+   * Renames the session and rewrites the record at once; an empty title is refused. The last
+   * turn can still be undone afterwards.
+   */
   rename(title: string): void {
     const clean = cleanTitle(title);
     if (clean === "") {
@@ -531,9 +643,22 @@ export class ChatSession {
     }
     const gated = this.#o.gate.redact(clean, { destination: "disk" });
     this.#record.title = gated.text;
-    this.#undo = undefined;
+    // A rename is not a turn: /undo after it still takes the last turn back (the title stays).
     const at = new Date((this.#o.now ?? Date.now)()).toISOString();
     this.#commit({ at, event: "rename", disk: trailEntry(gated) });
+  }
+
+  /**
+   * Removes this session's record and trail, as if it had never been written (a one-shot run
+   * whose only turn failed leaves no session without an answer behind). Returns true when the
+   * files are gone.
+   */
+  discard(): boolean {
+    if (!this.#written) return true;
+    const p = this.#o.persistence;
+    const removed = p.attempt(() => p.store.remove(this.#record)) === true;
+    if (removed) this.#written = false;
+    return removed;
   }
 
   /** A new session in the same directory; this one stays as it is, resumable. */

@@ -4,7 +4,9 @@
 import assert from "node:assert/strict";
 import {
   defineCommand,
+  didYouMean,
   helpText,
+  invalidOption,
   run,
   runCommand,
   shared,
@@ -108,7 +110,7 @@ Deno.test("run() answers --help, turns a bad flag into exit 2, and runs the body
 
   const bad = captureIo();
   assert.equal(await run(spec, ["--loud"], bad, body), 2);
-  assert.match(bad.stderr(), /^error: .*--loud.*\nRun "frob --help" for usage\.\n$/);
+  assert.match(bad.stderr(), /^error: .*--loud.*\nRun "logbook frob --help" for usage\.\n$/);
   assert.equal(await run(spec, ["extra"], captureIo(), body), 2);
 
   assert.equal(await run(spec, ["--json", "--level", "3"], captureIo(), body), 0);
@@ -120,4 +122,69 @@ Deno.test("shared() spreads the options several commands declare once", () => {
     json: { type: "boolean" },
     project: { type: "string" },
   });
+});
+
+Deno.test("didYouMean() guesses a close candidate and nothing from far away", () => {
+  const commands = ["search", "show", "status", "start", "stage-markers", "delete-user-data"];
+  assert.equal(didYouMean("serch", commands), "search");
+  assert.equal(didYouMean("stauts", commands), "status");
+  assert.equal(didYouMean("delete", commands), "delete-user-data");
+  assert.equal(didYouMean("frobnicate", commands), undefined);
+  assert.equal(didYouMean("--lmit", ["--limit", "--json"]), "--limit");
+  assert.equal(didYouMean("--jsno", ["--limit", "--json"]), "--json");
+  assert.equal(didYouMean("--x", ["--limit", "--json"]), undefined);
+});
+
+Deno.test("parse errors are plain sentences naming the option, with a guess for a typo", async () => {
+  const spec = defineCommand({
+    name: "frob",
+    summary: "frobnicate",
+    usage: "logbook frob [--limit N] [--json]",
+    options: { limit: { type: "string" }, json: { type: "boolean" } },
+    optionHelp: [["--limit N", "at most N"], ["--json", "JSON"]],
+    examples: ["logbook frob"],
+    maxPositionals: 0,
+  });
+  const said = async (args: string[]) => {
+    const io = captureIo();
+    assert.equal(await run(spec, args, io, () => 0), 2);
+    return io.stderr().split("\n")[0];
+  };
+  assert.equal(
+    await said(["--lmit", "3"]),
+    'error: Unknown option "--lmit": did you mean "--limit"?',
+  );
+  assert.equal(await said(["--zzz"]), 'error: Unknown option "--zzz"');
+  assert.equal(await said(["--limit"]), 'error: Option "--limit" needs a value');
+  assert.equal(await said(["--json=yes"]), 'error: Option "--json" takes no value');
+  assert.equal(
+    await said(["extra"]),
+    'error: Unexpected argument "extra": this command takes options only',
+  );
+});
+
+Deno.test("invalidOption() says what the option takes and what it got", () => {
+  assert.equal(
+    invalidOption("agent", "claud", { message: "", expected: "claude or codex" }).message,
+    'Option "--agent" expects claude or codex, got "claud"',
+  );
+  assert.equal(
+    invalidOption("since", "soon", { message: "cannot read the time" }).message,
+    'Invalid value for "--since": cannot read the time',
+  );
+});
+
+Deno.test("helpText() wraps long rows to fit 80 columns, continuing under the description", () => {
+  const spec = defineCommand({
+    name: "frob",
+    summary: "frobnicate",
+    usage: "logbook frob [--level N]",
+    options: { level: { type: "string" } },
+    optionHelp: [["--level N", "word ".repeat(30).trim()]],
+    examples: ["logbook frob"],
+  });
+  const lines = helpText(spec).split("\n");
+  assert.ok(lines.every((line) => line.length <= 80), lines.join("\n"));
+  const at = lines.findIndex((line) => line.startsWith("  --level N"));
+  assert.match(lines[at + 1]!, /^ {14}word/);
 });

@@ -180,7 +180,7 @@ Deno.test("with the data dir unwritable, chat -p still answers and warns once", 
   });
 });
 
-Deno.test("an unreachable endpoint: a clear error, no stack trace, no key, and the session kept", async () => {
+Deno.test("an unreachable endpoint: a clear error, no stack trace, no key, and no session left", async () => {
   await withModelWorld(async (s) => {
     const down = startOpenAiServer();
     const baseUrl = down.baseUrl;
@@ -194,21 +194,36 @@ Deno.test("an unreachable endpoint: a clear error, no stack trace, no key, and t
     );
     assert.ok(!/^\s+at /m.test(result.stderr), result.stderr);
     assert.ok(!result.stderr.includes(KEY));
-    const [record] = records(s);
-    assert.equal(record.spend.turns[0].outcome, "failed");
-    assert.equal(record.messages[0].content, "anyone?");
-    assert.match(result.stderr, new RegExp(`Resume with: logbook resume ${record.id}\\n$`));
+    // A one-shot run whose only turn failed keeps no session without an answer.
+    assert.deepEqual(records(s), []);
+    assert.deepEqual(sessionFiles(s), []);
+    assert.match(result.stderr, /\nNothing was kept: run it again when the endpoint answers\n$/);
+    assert.ok(!result.stderr.includes("Resume with"), result.stderr);
   });
 });
 
-Deno.test("without a model configured chat says so and writes nothing", async () => {
+Deno.test("without a model configured chat says so, where and what to add, and writes nothing", async () => {
   await withModelWorld(async (s) => {
-    const { LOGBOOK_MODEL: _, ...vars } = s.vars;
+    const { LOGBOOK_MODEL: _, OPENAI_BASE_URL: __, ...vars } = s.vars;
     const result = await runCli("chat", ["-p", "hello"], vars);
     assert.equal(result.code, 1);
-    assert.match(
+    const file = join(s.world.config, "config.json");
+    assert.equal(
       result.stderr,
-      /^error: No model configured: set "model" in config\.json or the LOGBOOK_MODEL variable\n$/,
+      `error: No model configured: add these two lines to ${file} (inside its { }):\n` +
+        '  "baseUrl": "http://127.0.0.1:8080/v1",\n' +
+        '  "model": "<the model\'s name at that endpoint>"\n' +
+        "with your endpoint's address, or set the variables OPENAI_BASE_URL and LOGBOOK_MODEL\n",
+    );
+    // With an endpoint already set, only the model's line is missing.
+    const endpointOnly = await runCli("chat", ["-p", "hello"], {
+      ...vars,
+      OPENAI_BASE_URL: s.server.baseUrl,
+    });
+    assert.equal(endpointOnly.code, 1);
+    assert.match(
+      endpointOnly.stderr,
+      new RegExp(`add this line to ${file.replaceAll("/", "\\/")} `),
     );
     assert.deepEqual(snapshot(s.world.data), ["absent"]);
   });

@@ -3,7 +3,7 @@
 
 import assert from "node:assert/strict";
 import { COMMANDS } from "../../commands/logbook.ts";
-import { makeWorld, runCli } from "../_helpers.ts";
+import { captureIo, makeWorld, runCli } from "../_helpers.ts";
 
 const FILES = Object.keys(COMMANDS).map((name) => name.replaceAll("-", "_"));
 
@@ -93,14 +93,59 @@ Deno.test("logbook --help lists each command with the summary its own spec gives
     const help = await runCli("logbook", ["--help"], world.vars);
     assert.equal(help.code, 0, help.stderr);
     const listed = new Map(
-      help.stdout.split("\n").filter((line) => /^ {2}[a-z]/.test(line)).map((line) => {
-        const [, name, summary] = /^ {2}(\S+) +(.*)$/.exec(line)!;
-        return [name!, summary!];
-      }),
+      // A summary too long for 80 columns goes on under itself.
+      help.stdout.replace(/\n {6,}/g, " ").split("\n").filter((line) => /^ {2}[a-z]/.test(line))
+        .map((line) => {
+          const [, name, summary] = /^ {2}(\S+) +(.*)$/.exec(line)!;
+          return [name!, summary!];
+        }),
     );
     for (const [name, load] of Object.entries(COMMANDS)) {
       assert.equal(listed.get(name), (await load()).spec.summary, name);
     }
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("every help screen fits 80 columns", async () => {
+  const { main: logbook } = await import("../../commands/logbook.ts");
+  for (const name of [undefined, ...Object.keys(COMMANDS), "completions"]) {
+    const io = captureIo();
+    const args = name === undefined ? ["--help"] : [name, "--help"];
+    assert.equal(await logbook(args, io), 0, io.stderr());
+    for (const line of io.stdout().split("\n")) {
+      assert.ok(line.length <= 80, `${name ?? "logbook"}: ${line.length} columns: ${line}`);
+    }
+  }
+});
+
+Deno.test("logbook help <command> shows its help; a mistyped command gets a guess", async () => {
+  const world = await makeWorld();
+  try {
+    const help = await runCli("logbook", ["help", "forget"], world.vars);
+    assert.equal(help.code, 0, help.stderr);
+    const direct = await runCli("logbook", ["forget", "--help"], world.vars);
+    assert.equal(help.stdout, direct.stdout);
+    const typo = await runCli("logbook", ["serch", "x"], world.vars);
+    assert.equal(typo.code, 2);
+    assert.match(typo.stderr, /^error: Unknown command "serch": did you mean "search"\?\n/);
+    const helpTypo = await runCli("logbook", ["help", "stauts"], world.vars);
+    assert.equal(helpTypo.code, 2);
+    assert.match(helpTypo.stderr, /did you mean "status"\?/);
+    const option = await runCli("logbook", ["search", "x", "--lmit", "3"], world.vars);
+    assert.equal(option.code, 2);
+    assert.equal(
+      option.stderr,
+      'error: Unknown option "--lmit": did you mean "--limit"?\n' +
+        'Run "logbook search --help" for usage.\n',
+    );
+    const agent = await runCli("logbook", ["search", "x", "--agent", "claud"], world.vars);
+    assert.equal(agent.code, 2);
+    assert.match(
+      agent.stderr,
+      /^error: Option "--agent" expects claude, codex, opencode or logbook, got "claud"\n/,
+    );
   } finally {
     await world.cleanup();
   }

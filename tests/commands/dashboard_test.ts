@@ -19,7 +19,7 @@ Deno.test("dashboard --help, and bad options are usage errors with exit 2", asyn
       assert.equal(result.code, 2);
       assert.equal(result.stdout, "");
       assert.match(result.stderr, /^error: Refusing to listen on "0\.0\.0\.0".*--allow-remote/);
-      assert.match(result.stderr, /Run "dashboard --help" for usage/);
+      assert.match(result.stderr, /Run "logbook dashboard --help" for usage/);
     });
     await t.step("a bad --port", async () => {
       const result = await runCli("dashboard", ["--port", "http"], world.vars);

@@ -5,7 +5,8 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { main as reindex } from "../../commands/reindex.ts";
 import { main as deleteCommand } from "../../commands/delete_user_data.ts";
-import { deleteUserData } from "../../lib/delete_data.ts";
+import { deleteUserData, userDataSize } from "../../lib/delete_data.ts";
+import { formatBytes } from "../../lib/format.ts";
 import { dataPaths } from "../../lib/paths.ts";
 import { removePath } from "../../lib/private_fs.ts";
 import {
@@ -116,7 +117,14 @@ Deno.test("delete-user-data refuses without a terminal and without --yes, and on
     assert.ok(exists(join(world.data, "history.db")));
 
     const io = captureIo();
+    const size = userDataSize(dataPaths(world.data, world.env));
+    assert.ok(size.bytes > 0 && size.files > 5, JSON.stringify(size));
     assert.equal(await deleteCommand([], io, world.env, () => "yes please"), 1);
+    // What goes, and how much, is said before the question.
+    assert.ok(
+      io.stderr().includes(`(${formatBytes(size.bytes)} in ${size.files} files)`),
+      io.stderr(),
+    );
     assert.match(io.stderr(), /Nothing was deleted/);
     assert.ok(exists(join(world.data, "history.db")));
 
@@ -155,7 +163,28 @@ Deno.test("delete-user-data reports what it could not remove and exits 1", async
     const io = captureIo();
     assert.equal(await deleteCommand(["--yes"], io, world.env), 1);
     assert.match(io.stdout(), /^left +.*my-notes\.txt: not created by logbook, so not deleted$/m);
-    assert.match(io.stdout(), /Some data could not be deleted/);
+    assert.match(io.stdout(), /Everything logbook created is gone/);
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("delete-user-data leaving only a foreign file says so, not to run it again", async () => {
+  const world = await populated();
+  try {
+    Deno.writeTextFileSync(join(world.data, "my-notes.txt"), "mine");
+    const io = captureIo();
+    assert.equal(await deleteCommand(["--yes"], io, world.env), 1);
+    assert.doesNotMatch(io.stdout(), /run this again/);
+    assert.match(
+      io.stdout(),
+      /^Everything logbook created is gone\. Your config in .* was kept\.$/m,
+    );
+    assert.match(
+      io.stdout(),
+      /still holds 1 entry logbook did not create .*: move or delete them yourself/,
+    );
+    assert.equal(Deno.readTextFileSync(join(world.data, "my-notes.txt")), "mine");
   } finally {
     await world.cleanup();
   }

@@ -227,3 +227,44 @@ Deno.test("forgetting half a store shrinks the file by a third and leaves its wo
     await world.cleanup();
   }
 });
+
+Deno.test("forget on a terminal lists what goes and asks; only yes forgets, --yes skips it", async (t) => {
+  const world = await captured();
+  try {
+    const all = manifest<Entry>("claude");
+    const parents = new Set(all.map((e) => e.parent));
+    const [first, second] = all.filter((e) => !e.parent && !parents.has(e.conversation))
+      .map((e) => e.conversation);
+    const count = async (id: string) => {
+      const io = captureIo();
+      // A forgotten id is no longer found (exit 1).
+      if (await forgetCommand([id, "--dry-run", "--json"], io, world.env, null) !== 0) return 0;
+      return JSON.parse(io.stdout()).conversations.length;
+    };
+    await t.step("no keeps everything, exit 1", async () => {
+      const asked: string[] = [];
+      const io = captureIo();
+      const code = await forgetCommand([first!], io, world.env, (q) => (asked.push(q), "n"));
+      assert.equal(code, 1);
+      assert.equal(asked.length, 1);
+      assert.match(asked[0]!, /Forget 1 conversation \(\d+ records?, .*\) for good\? \[y\/N\]$/);
+      assert.match(io.stderr(), new RegExp(`would forget  ${first}`));
+      assert.match(io.stderr(), /Nothing was forgotten\n$/);
+      assert.equal(await count(first!), 1, "still there");
+    });
+    await t.step("yes forgets what was listed, singular where one", async () => {
+      const io = captureIo();
+      assert.equal(await forgetCommand([first!], io, world.env, () => "yes"), 0, io.stderr());
+      assert.match(io.stdout(), /^Forgot 1 conversation \(/m);
+      assert.equal(await count(first!), 0);
+    });
+    await t.step("--yes does not ask", async () => {
+      const io = captureIo();
+      const never = () => assert.fail("asked despite --yes");
+      assert.equal(await forgetCommand([second!, "--yes"], io, world.env, never), 0);
+      assert.match(io.stdout(), /^Forgot 1 conversation/m);
+    });
+  } finally {
+    await world.cleanup();
+  }
+});

@@ -65,7 +65,10 @@ Deno.test("search exits 1 with no hits and 2 for a usage error", async () => {
     assert.equal((await searchJson(world, ["zzzz-no-such-words"])).code, 1);
     const io = captureIo();
     assert.equal(await search(["x", "--kind", "bogus"], io, world.env), 2);
-    assert.match(io.stderr(), /^error: Invalid value for "--kind"/);
+    assert.match(
+      io.stderr(),
+      /^error: Option "--kind" expects message, .* or meta, got "bogus"\n/,
+    );
     const io2 = captureIo();
     assert.equal(await search(["x", "--since", "last tuesday"], io2, world.env), 2);
     assert.match(io2.stderr(), /Invalid value for "--since"/);
@@ -353,7 +356,7 @@ Deno.test("search --offset pages through the same ranking, and --sort orders by 
     assert.equal(bad.code, 2);
     assert.match(
       bad.stderr,
-      /Invalid value for "--sort": expected one of relevance, newest, oldest/,
+      /Option "--sort" expects relevance, newest or oldest, got "/,
     );
   } finally {
     await world.cleanup();

@@ -1,5 +1,6 @@
-// Commands on a real terminal, driven under tmux: Up and Down walking the prompt history in
-// `chat`, and the `resume` picker filtering as you type, refusing a manifest run and resuming.
+// Commands on a real terminal, driven under tmux: the chat prompt (Up and Down, a paste, Ctrl-R,
+// Tab, /btw and Ctrl-L, resume's recap), forget asking first, and the `resume` picker filtering
+// as you type, refusing a manifest run and resuming.
 // Skipped, with a message, where tmux is not installed.
 
 import assert from "node:assert/strict";
@@ -37,6 +38,13 @@ class Tmux {
     this.#tmux(["send-keys", "-t", this.name, "-l", text]);
   }
 
+  /** Pastes `text` as a terminal does when a person pastes (bracketed paste). */
+  paste(text: string): void {
+    const buffer = `${this.name}-paste`;
+    this.#tmux(["set-buffer", "-b", buffer, text]);
+    this.#tmux(["paste-buffer", "-p", "-d", "-b", buffer, "-t", this.name]);
+  }
+
   screen(): string {
     return this.#tmux(["capture-pane", "-p", "-t", this.name]);
   }
@@ -51,16 +59,28 @@ class Tmux {
     throw new Error(`Timed out waiting for ${what}; the screen shows:\n${this.screen()}`);
   }
 
+  /** Waits until the prompt is open again: the last line shown is the bare prompt. */
+  async ready(what: string): Promise<void> {
+    await this.waitFor(/\n>\s*$/, what);
+    // readline takes the terminal a moment after it draws the prompt.
+    await new Promise((r) => setTimeout(r, 100));
+  }
+
   kill(): void {
     try {
-      this.#tmux(["kill-session", "-t", this.name]);
+      this.#tmux(["kill-server"]);
     } catch {
       // Already gone with its program.
     }
   }
 
   #tmux(args: string[]): string {
-    const out = new Deno.Command("tmux", { args, stdout: "piped", stderr: "piped" }).outputSync();
+    // A server of its own: nothing another tmux user does on this machine reaches it.
+    const out = new Deno.Command("tmux", {
+      args: ["-L", this.name, ...args],
+      stdout: "piped",
+      stderr: "piped",
+    }).outputSync();
     if (!out.success) {
       throw new Error(`tmux ${args[0]} failed: ${new TextDecoder().decode(out.stderr)}`);
     }
@@ -145,6 +165,130 @@ Deno.test("on a terminal, Up and Down walk the prompt history (tmux)", async (t)
       const history = Deno.readTextFileSync(join(s.world.data, "prompt-history.jsonl"))
         .trimEnd().split("\n").map((l) => JSON.parse(l).text);
       assert.deepEqual(history, ["alpha question", "beta question", "alpha question", "/exit"]);
+    } finally {
+      tmux.kill();
+    }
+  });
+});
+
+Deno.test("the chat prompt: a paste kept whole, Ctrl-R, Tab, word motions, waiting (tmux)", async (t) => {
+  if (!tmuxAvailable()) {
+    console.log("skipped: tmux is not installed, so the terminal test cannot run");
+    return;
+  }
+  await withModelWorld(async (s) => {
+    const { script, status } = terminalScript(s.world.dir, "chat", [], s.vars);
+    const tmux = new Tmux(script);
+    const sent = () => s.server.requests.map((r) => r.json.messages.at(-1)!.content);
+    const answered = async (count: number, what: string) => {
+      for (let i = 0; i < 600 && s.server.requests.length < count; i++) {
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      assert.equal(s.server.requests.length, count, what);
+    };
+    try {
+      await tmux.waitFor(/^>\s*$/m, "the prompt");
+      await t.step("the model's name shows until the first piece of the reply", async () => {
+        s.server.options.delayMs = 1500;
+        tmux.literal("first question");
+        tmux.keys("Enter");
+        await tmux.waitFor(/waiting for asked-model…/, "the waiting line");
+        const after = await tmux.waitFor(/Echo: first question/, "the reply");
+        assert.ok(!after.includes("waiting for"), after);
+        s.server.options.delayMs = 0;
+      });
+      await t.step("a multi-line paste is one prompt, sent whole", async () => {
+        await tmux.waitFor(/^>\s*$/m, "the prompt again");
+        tmux.paste("line one\nline two\n\tindented three");
+        await tmux.waitFor(/^> line one␤line two␤␉indented three\s*$/m, "the paste on one line");
+        tmux.keys("Enter");
+        await answered(2, "one request for the paste");
+        assert.equal(sent()[1], "line one\nline two\n\tindented three");
+      });
+      await t.step("Ctrl-R finds an earlier prompt and Enter sends it", async () => {
+        await tmux.waitFor(/Echo: line one/, "the paste's reply");
+        await tmux.ready("the prompt");
+        tmux.keys("C-r");
+        tmux.literal("first q");
+        await tmux.waitFor(/\(reverse-i-search\)`first q': first question/, "the match");
+        tmux.keys("Enter");
+        await answered(3, "the found prompt sent");
+        assert.equal(sent()[2], "first question");
+      });
+      await t.step("Alt-b moves back a word; Tab completes a slash command", async () => {
+        await tmux.waitFor(/Echo: first question[\s\S]*Echo: first question/, "the reply");
+        await tmux.ready("the prompt");
+        tmux.literal("alpha beta");
+        tmux.keys("M-b");
+        tmux.literal("X");
+        tmux.keys("Enter");
+        await answered(4, "the edited prompt sent");
+        assert.equal(sent()[3], "alpha Xbeta");
+        await tmux.waitFor(/Echo: alpha Xbeta/, "its reply");
+        await tmux.ready("the prompt");
+        tmux.literal("/ren");
+        tmux.keys("Tab");
+        await tmux.waitFor(/^> \/rename\s*$/m, "the completed command");
+        tmux.literal("Named by hand");
+        tmux.keys("Enter");
+        await tmux.waitFor(/Renamed to "Named by hand"/, "the rename");
+        await tmux.ready("the prompt");
+      });
+      await t.step("/undo after /rename takes the last turn back", async () => {
+        tmux.literal("/undo");
+        tmux.keys("Enter");
+        await tmux.waitFor(/Took the last turn back/, "the undo");
+        await tmux.ready("the prompt");
+      });
+      await t.step(
+        "/btw answers aside; Ctrl-L shows the side questions above the prompt",
+        async () => {
+          tmux.literal("/btw a quick aside");
+          tmux.keys("Enter");
+          await tmux.waitFor(/Echo: a quick aside\n\(a side question/, "the aside's answer");
+          await tmux.ready("the prompt");
+          const count = s.server.requests.length;
+          tmux.literal("half typed");
+          tmux.keys("C-l");
+          const view = await tmux.waitFor(/Side questions \(1\):/, "the view");
+          assert.match(view, / {2}1\. a quick aside\n {5}Echo: a quick aside\n> half typed/);
+          tmux.keys("C-u");
+          tmux.literal("after the aside");
+          tmux.keys("Enter");
+          await answered(count + 1, "the next turn");
+          const messages = s.server.requests.at(-1)!.json.messages.map((m) => m.content);
+          assert.ok(
+            !messages.some((m) => m.includes("quick aside")),
+            "the aside is not sent again",
+          );
+          await tmux.waitFor(/Echo: after the aside/, "its reply");
+          await tmux.ready("the prompt");
+        },
+      );
+      tmux.keys("C-d");
+      const end = await tmux.waitFor(
+        /Resume with: logbook resume [0-9a-f-]{36}/,
+        "the resume line",
+      );
+      for (let i = 0; i < 200 && !existsFile(status); i++) {
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      assert.equal(Deno.readTextFileSync(status).trim(), "0");
+      const id = /Resume with: logbook resume ([0-9a-f-]{36})/.exec(end)![1]!;
+
+      await t.step("resume shows the last exchange before the prompt", async () => {
+        const resumed = terminalScript(s.world.dir, "resume", [id], s.vars);
+        const again = new Tmux(resumed.script);
+        try {
+          const screen = await again.waitFor(/^>\s*$/m, "the resumed prompt");
+          assert.match(screen, /Resuming "Named by hand"/);
+          assert.match(screen, /^> after the aside\nEcho: after the aside\n/m);
+          assert.ok(!screen.includes("alpha Xbeta"), "the undone turn is not shown");
+          again.keys("C-d");
+        } finally {
+          again.kill();
+        }
+      });
     } finally {
       tmux.kill();
     }
@@ -304,6 +448,39 @@ function writeClaudeSession(world: World, cwd: string, sessionId: string, questi
     lines.map((l) => JSON.stringify(l)).join("\n") + "\n",
   );
 }
+
+Deno.test("forget on a terminal lists what goes, asks, and forgets on y (tmux)", async () => {
+  if (!tmuxAvailable()) {
+    console.log("skipped: tmux is not installed, so the terminal test cannot run");
+    return;
+  }
+  await withModelWorld(async (s) => {
+    const sessionId = "7a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d";
+    writeClaudeSession(s.world, s.project, sessionId, "Rotate the staging credentials");
+    assert.equal(await reindex(["--quiet"], captureIo(), s.world.env), 0);
+    const { script, status } = terminalScript(
+      s.world.dir,
+      "forget",
+      [`claude:${sessionId}`],
+      s.vars,
+    );
+    const tmux = new Tmux(script);
+    try {
+      const asked = await tmux.waitFor(/for good\? \[y\/N\]/, "the question");
+      assert.match(asked, new RegExp(`would forget  claude:${sessionId}  Rotate the staging`));
+      assert.match(asked, /Forget 1 conversation \(2 records, [^)]*\) for good\? \[y\/N\]/);
+      tmux.literal("y");
+      tmux.keys("Enter");
+      await tmux.waitFor(/Forgot 1 conversation \(2 records/, "the result");
+      for (let i = 0; i < 200 && !existsFile(status); i++) {
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      assert.equal(Deno.readTextFileSync(status).trim(), "0");
+    } finally {
+      tmux.kill();
+    }
+  });
+});
 
 Deno.test("on a terminal, show pages through less, wrapped to the terminal, and q quits (tmux)", async () => {
   if (!tmuxAvailable()) {

@@ -109,6 +109,17 @@ Deno.test("GET /api/search answers a bad filter with a 400 naming the field", as
         await assertError(await request(app, path), 400, "bad_request", field);
       });
     }
+    await t.step("the messages are plain sentences, not the validator's wording", async () => {
+      const said = async (path: string) => (await (await request(app, path)).json()).error.message;
+      assert.equal(
+        await said("/api/search?q=export&limit=abc"),
+        'Invalid value for "limit": expected a whole number from 1 to 1000',
+      );
+      assert.equal(
+        await said("/api/search?q=export&agent=emacs"),
+        'Invalid value for "agent": expected claude, codex, opencode or logbook',
+      );
+    });
     await t.step("an unknown session is a 404 naming it", async () => {
       await assertError(
         await request(app, "/api/search?q=export&session=claude:nope"),

@@ -54,3 +54,21 @@ Deno.test("the loop runs prompts and in-session commands and records the prompt 
     assert.ok(rig.history.texts().includes("after clearing"));
   });
 });
+
+Deno.test("/btw answers a side question, /btw alone lists them, and the next turn does not carry it", async () => {
+  await withRig(async (rig) => {
+    const session = ChatSession.start(rig.options);
+    const { ui, replies, notes } = scriptedUi(["hello", "/btw what was that?", "/btw", "next"]);
+    const result = await runChatLoop(session, ui, { persistence: rig.persistence });
+    assert.match(replies.join(""), /Echo: what was that\?\n/);
+    const said = notes.join("");
+    assert.match(said, /a side question: kept apart from the conversation/);
+    assert.match(
+      said,
+      /Side questions \(1\):\n {2}1\. what was that\?\n {5}Echo: what was that\?\n/,
+    );
+    const last = rig.server.requests.at(-1)!.json.messages.map((m) => m.content);
+    assert.deepEqual(last, ["hello", "Echo: hello", "next"]);
+    assert.equal(result.session.record.btw.length, 1);
+  });
+});

@@ -3,7 +3,7 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { HistoryWalker, PromptHistory } from "../../../lib/sessions/prompt_history.ts";
+import { PromptHistory } from "../../../lib/sessions/prompt_history.ts";
 import { redactSecrets } from "../../../lib/gate.ts";
 import { removeDir, tempDir } from "../../_helpers.ts";
 
@@ -131,18 +131,4 @@ Deno.test("prompts pass the gate before they are written; incognito writes nothi
     assert.ok(!text.includes(key));
     assert.match(text, /use \[REDACTED:openai-key\]/);
   });
-});
-
-Deno.test("Up walks back and stops at the oldest; Down walks forward and puts back the draft", () => {
-  const walker = new HistoryWalker(["one", "two", "three"]);
-  assert.equal(walker.down(), undefined);
-  assert.equal(walker.up("half-writ"), "three");
-  assert.equal(walker.up("three"), "two");
-  assert.equal(walker.up("two"), "one");
-  assert.equal(walker.up("one"), undefined);
-  assert.equal(walker.down(), "two");
-  assert.equal(walker.down(), "three");
-  assert.equal(walker.down(), "half-writ");
-  assert.equal(walker.browsing, false);
-  assert.equal(new HistoryWalker([]).up("x"), undefined);
 });
