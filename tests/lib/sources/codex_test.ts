@@ -683,3 +683,26 @@ Deno.test({
     }
   },
 });
+
+Deno.test("the line types of Codex 0.169 are recognised: token_usage_record is not drift", async () => {
+  const world = await makeWorld({ fixtures: ["codex"] });
+  try {
+    await captureWorld(world);
+    const e = entry("token-usage-record");
+    const file = join(world.codex, e.path);
+    const rows = withStore(world, (store) =>
+      store.db.prepare(
+        `SELECT d.detail FROM drift d JOIN sources s ON s.id = d.source_id WHERE s.locator = ?`,
+      ).all(file) as { detail: string }[]);
+    assert.deepEqual(rows, []);
+    // Kept raw as meta, in the conversation, and shown.
+    const shown = records(world, e.conversation);
+    const usage = shown.filter((r) =>
+      Buffer.from(r.raw, "base64").toString().includes('"type":"token_usage_record"')
+    );
+    assert.equal(usage.length, 2);
+    assert.ok(usage.every((r) => r.kind === "meta"));
+  } finally {
+    await world.cleanup();
+  }
+});
