@@ -3,7 +3,7 @@
 // `.meta.json`, summary-only files, and the record types of current releases (no drift).
 
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { cpSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Buffer } from "node:buffer";
 import { redactorFor } from "../../../lib/context.ts";
@@ -13,7 +13,15 @@ import { TextDeriver } from "../../../lib/store/records.ts";
 import { search, type SearchOptions } from "../../../lib/store/search.ts";
 import { FLAG_INDEXED } from "../../../lib/store/schema.ts";
 import { emptySources } from "../../../lib/store/status.ts";
-import { captureWorld, makeWorld, manifest, withStore, type World } from "../../_helpers.ts";
+import {
+  captureWorld,
+  CORPUS,
+  corpusPresent,
+  makeWorld,
+  manifest,
+  withStore,
+  type World,
+} from "../../_helpers.ts";
 
 interface Entry {
   path: string;
@@ -226,4 +234,32 @@ Deno.test("current record types are recognised: no drift on the fixtures it does
   } finally {
     await world.cleanup();
   }
+});
+
+Deno.test({
+  name: "real Claude Code samples: every record type recognised, a copy-free helper indexed",
+  ignore: !corpusPresent(),
+  fn: async () => {
+    const world = await makeWorld();
+    try {
+      cpSync(join(CORPUS, "claude", "projects"), join(world.claude, "projects"), {
+        recursive: true,
+      });
+      const loose = join(world.claude, "projects", "-home-dev-samples");
+      mkdirSync(loose, { recursive: true });
+      cpSync(
+        join(CORPUS, "claude", "schema-coverage.jsonl"),
+        join(loose, "5b0c7a52-5d0e-4f7e-9a51-000000000001.jsonl"),
+      );
+      const summary = await captureWorld(world);
+      assert.deepEqual(summary.drift, []);
+      assert.deepEqual(summary.empty, []);
+      // The 2.1.39 compaction helper repeats nothing of its parent: its reply is indexed.
+      const helper = hits(world, '"Chronologically analyze each message"');
+      assert.ok(helper.length >= 1);
+      assert.ok(helper.every((h) => h.conversation.includes("/agent-acompact-")));
+    } finally {
+      await world.cleanup();
+    }
+  },
 });
