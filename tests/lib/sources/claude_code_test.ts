@@ -214,7 +214,16 @@ Deno.test("a summary-only file titles the session its summary names, not an empt
 Deno.test("current record types are recognised: no drift on the fixtures it does not expect", async () => {
   const world = await makeWorld({ fixtures: ["claude"] });
   try {
+    // A session continued on the web leaves a stub locally: one teleported-from line, no cwd.
+    const stubDir = join(world.claude, "projects", "-home-dev-src-lambda");
+    mkdirSync(stubDir, { recursive: true });
+    const stub = join(stubDir, "0f6c2b1e-4a7d-4c3e-9b8a-2d5e6f7a8b9c.jsonl");
+    Deno.writeTextFileSync(
+      stub,
+      '{"type":"teleported-from","remoteSessionId":"session_01HqkT3vJx8WmN4pR7sY2cZa","messageCount":3}\n',
+    );
     const summary = await captureWorld(world);
+    assert.ok(!summary.empty.includes(stub), "a teleported-from stub is not an empty source");
     const [current] = entries("current-types");
     const drift = withStore(world, (store) =>
       store.db.prepare(
