@@ -55,11 +55,18 @@ function signatureOf(path: string): string | null {
 let parentMemo: { path: string; signature: string; uuids: Set<string> } | null = null;
 
 /**
- * The uuids of the records in `path` (a copy's parent session), read once per version of the
- * file. Null when the parent is not there: its copies are then indexed (a duplicate hit is
- * better than a lost one).
+ * True when the parent session at `path` holds a record with this uuid (a copy's line repeats
+ * it). The parent's uuids are read once per version of its file, and read again only when a
+ * uuid is not among them. A missing parent holds none: its copies are then indexed (a
+ * duplicate hit is better than a lost one).
  */
-export function parentUuids(path: string): Set<string> | null {
+export function parentHolds(path: string, uuid: string): boolean {
+  const wanted = uuid.toLowerCase();
+  if (parentMemo?.path === path && parentMemo.uuids.has(wanted)) return true;
+  return parentUuids(path)?.has(wanted) ?? false;
+}
+
+function parentUuids(path: string): Set<string> | null {
   const signature = signatureOf(path);
   if (signature === null) return null;
   if (parentMemo?.path === path && parentMemo.signature === signature) return parentMemo.uuids;

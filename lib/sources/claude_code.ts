@@ -17,8 +17,8 @@ import { looksLikeBase64, obj, str, stringLeaves, titleFrom, toEpochMs } from ".
 import { walkFiles } from "./_walk.ts";
 import {
   isSummaryOnly,
+  parentHolds,
   parentSessionPath,
-  parentUuids,
   subagentTitle,
   summarySession,
 } from "./_claude_files.ts";
@@ -223,6 +223,7 @@ export const claudeCode: LineAdapter<ClaudeState> = {
     const derived = classify(type, record, state, conversationOf(file, state, record, source));
     derived.version = state.version;
     derived.title = null;
+    // A copied line this long was indexed as it was streamed: only its count is left out.
     if (state.copy && isCopied(record, state, source)) derived.newMessage = false;
     return derived;
   },
@@ -288,7 +289,7 @@ function isCopied(record: Record<string, unknown>, state: ClaudeState, source: S
   const uuid = str(record.uuid);
   const session = state.sessionId;
   if (!uuid || !session) return false;
-  return parentUuids(parentSessionPath(source.path, session))?.has(uuid.toLowerCase()) ?? false;
+  return parentHolds(parentSessionPath(source.path, session), uuid);
 }
 
 /** Gives the first record of a subagent the title its `.meta.json` holds. */

@@ -7,6 +7,7 @@ import { cpSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Buffer } from "node:buffer";
 import { redactorFor } from "../../../lib/context.ts";
+import { parentHolds } from "../../../lib/sources/_claude_files.ts";
 import { ADAPTERS } from "../../../lib/sources/mod.ts";
 import { findConversation, pageConversation } from "../../../lib/store/conversations.ts";
 import { TextDeriver } from "../../../lib/store/records.ts";
@@ -271,4 +272,28 @@ Deno.test({
       await world.cleanup();
     }
   },
+});
+
+Deno.test("a parent's uuids are found wherever the read chunks cut them", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "logbook-claude-" });
+  try {
+    const chunk = 1 << 20;
+    const uuid = "3f2a9c1e-5b7d-4e8f-a0b1-c2d3e4f5a6b7";
+    const field = `"uuid":"${uuid}"`;
+    for (const cut of [0, 1, 7, 8, 20, 43, 44, 45]) {
+      // The field starts `cut` bytes before the first chunk ends.
+      const head = '{"pad":"';
+      const pad = "x".repeat(chunk - cut - head.length - 2);
+      const line = `${head}${pad}",${field}}\n`;
+      assert.equal(line.indexOf(field), chunk - cut);
+      const path = join(dir, `parent-${cut}.jsonl`);
+      Deno.writeTextFileSync(path, line + `{"uuid":"0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"}\n`);
+      assert.ok(parentHolds(path, uuid), `cut ${cut} bytes into the field`);
+      assert.ok(parentHolds(path, "0A1B2C3D-4E5F-4A6B-8C7D-9E0F1A2B3C4D"));
+      assert.ok(!parentHolds(path, "00000000-0000-4000-8000-000000000000"));
+    }
+    assert.ok(!parentHolds(join(dir, "missing.jsonl"), uuid), "a missing parent holds none");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
