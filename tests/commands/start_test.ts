@@ -41,7 +41,7 @@ Deno.test("start captures the machine's histories and shows how to search them",
     const io = captureIo();
     assert.equal(await start(["--no-dashboard"], io, world.env), 0, io.stderr());
     assert.match(io.stdout(), /Captured \d+ new records \(26 new conversations\)/);
-    assert.match(io.stdout(), /^ {2}claude +16$/m);
+    assert.match(io.stdout(), /^ {2}claude +26$/m);
     assert.match(io.stdout(), /deno task search "words you remember"/);
     assert.doesNotMatch(io.stdout(), /logbook dashboard:/);
   } finally {
