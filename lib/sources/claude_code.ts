@@ -181,6 +181,7 @@ export const claudeCode: LineAdapter<ClaudeState> = {
       // Kept raw and shown, not indexed: the parent conversation already holds it.
       derived.title = null;
       derived.newMessage = false;
+      derived.copied = true;
       return derived;
     }
     titleFromMeta(derived, state);
@@ -223,8 +224,10 @@ export const claudeCode: LineAdapter<ClaudeState> = {
     const derived = classify(type, record, state, conversationOf(file, state, record, source));
     derived.version = state.version;
     derived.title = null;
-    // A copied line this long was indexed as it was streamed: only its count is left out.
-    if (state.copy && isCopied(record, state, source)) derived.newMessage = false;
+    if (state.copy && isCopied(record, state, source)) {
+      derived.newMessage = false;
+      derived.copied = true;
+    }
     return derived;
   },
 

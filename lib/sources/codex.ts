@@ -281,6 +281,7 @@ export function codexAdapter(options: CodexAdapterOptions = {}): LineAdapter<Cod
       if (derived.drift) return derived;
       if (state.copying) {
         derived.title = null;
+        derived.copied = true;
         return derived;
       }
       derived.text = textOfRecord(record);
@@ -290,6 +291,7 @@ export function codexAdapter(options: CodexAdapterOptions = {}): LineAdapter<Cod
     parseStreamed(scalars: ReadonlyMap<string, Scalar>, state: CodexState, source: SourceRef) {
       const derived = classify(recordFromScalars(scalars), state, source, true);
       derived.title = null;
+      if (state.copying) derived.copied = true;
       return derived;
     },
 

@@ -151,6 +151,7 @@ export const logbookSessions: RowAdapter<Record<string, never>> = {
       text,
       newMessage: true,
       title: role === "user" && text.trim() ? { text: titleFrom(text), rank: 1 } : null,
+      ...(copy ? { copied: true } : {}),
     });
   },
 

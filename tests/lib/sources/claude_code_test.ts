@@ -6,13 +6,13 @@ import assert from "node:assert/strict";
 import { cpSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Buffer } from "node:buffer";
-import { redactorFor } from "../../../lib/context.ts";
+import { loadContext, openStore, redactorFor } from "../../../lib/context.ts";
 import { parentHolds } from "../../../lib/sources/_claude_files.ts";
 import { ADAPTERS } from "../../../lib/sources/mod.ts";
 import { findConversation, pageConversation } from "../../../lib/store/conversations.ts";
 import { TextDeriver } from "../../../lib/store/records.ts";
 import { search, type SearchOptions } from "../../../lib/store/search.ts";
-import { FLAG_INDEXED } from "../../../lib/store/schema.ts";
+import { FLAG_INDEXED, FLAG_STREAMED } from "../../../lib/store/schema.ts";
 import { emptySources } from "../../../lib/store/status.ts";
 import {
   captureWorld,
@@ -20,6 +20,7 @@ import {
   corpusPresent,
   makeWorld,
   manifest,
+  runPass,
   withStore,
   type World,
 } from "../../_helpers.ts";
@@ -176,6 +177,36 @@ Deno.test("a copy keeps its raw bytes but indexes only what is new in it", async
       await captureWorld(world, { rebuild: true });
       for (const phrase of parent!.phrases) assert.equal(hits(world, `"${phrase}"`).length, 1);
     });
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("a copied line too long to hold leaves the index once it is known for a copy", async () => {
+  const world = await makeWorld({ fixtures: ["claude"] });
+  try {
+    const [parent, ...rest] = entries("copies");
+    const ctx = loadContext({ env: world.env });
+    const store = openStore(ctx);
+    try {
+      // Every line longer than 600 bytes takes the streaming path, copies included.
+      await runPass(store, ctx, { limits: { maxLine: 600 } });
+      const streamed = store.db.prepare(
+        `SELECT count(*) AS n FROM records r JOIN conversations c ON c.id = r.conversation_id
+         WHERE c.key = ? AND (r.flags & ${FLAG_STREAMED}) != 0`,
+      ).get(rest[0]!.conversation) as { n: number };
+      assert.ok(streamed.n > 0, "some copied lines were streamed");
+    } finally {
+      store.close();
+    }
+    for (const phrase of parent!.phrases) {
+      assert.deepEqual(hits(world, `"${phrase}"`).map((h) => h.conversation), [
+        parent!.conversation,
+      ], phrase);
+    }
+    for (const copy of rest.filter((e) => e.copiedLines)) {
+      assert.ok(hits(world, `"${copy.phrases[0]}"`).length > 0, copy.phrases[0]);
+    }
   } finally {
     await world.cleanup();
   }

@@ -706,3 +706,26 @@ Deno.test("the line types of Codex 0.169 are recognised: token_usage_record is n
     await world.cleanup();
   }
 });
+
+Deno.test("a fork's copied line too long to hold is found only in the parent too", async () => {
+  const world = await makeWorld({ fixtures: ["codex"] });
+  try {
+    const ctx = loadContext({ env: world.env });
+    const store = openStore(ctx);
+    try {
+      // Every line longer than 300 bytes takes the streaming path, the fork's copies included.
+      await runPass(store, ctx, { limits: { maxLine: 300 } });
+    } finally {
+      store.close();
+    }
+    const fork = entry("forked");
+    const parent = entry("current");
+    for (const phrase of fork.sharedPhrases!) {
+      const hits = find(world, phrase);
+      assert.ok(hits.length > 0, phrase);
+      assert.ok(hits.every((h) => h.conversation === parent.conversation), phrase);
+    }
+  } finally {
+    await world.cleanup();
+  }
+});
