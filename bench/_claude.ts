@@ -5,6 +5,9 @@
 // Newer versions' large Bash outputs are persisted to `<sessionId>/tool-results/<id>.txt`
 // with a `<persisted-output>` preview in the transcript, and every prompt typed in a session is
 // also a line of `claude/history.jsonl` (with a few prompts of sessions whose transcripts are gone).
+// Each compaction also leaves its helper's copy, `agent-acompact-<id>.jsonl`, and some longer
+// sessions a side question's, `agent-aside_question-<id>.jsonl`: the session's messages since the
+// last compaction again, under the same uuids, then the helper's own two lines.
 
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -58,6 +61,7 @@ export function writeClaude(plan: AgentPlan): AgentTally {
       clock: start,
       subagents: gen.chance(0.3),
       history,
+      copies: true,
     });
     session.write(join(dir, `${sessionId}.jsonl`), sessionSize(plan, 8_000), null);
     tally.sessions++;
@@ -96,6 +100,8 @@ interface SessionInfo {
   subagents: boolean;
   /** `claude/history.jsonl`: every prompt typed in a session gets a line. */
   history: JsonlSink;
+  /** Whether compactions leave their helper's copy of the session beside it. */
+  copies: boolean;
 }
 
 /** One transcript file (a session, or one of its subagents when `agentId` is set). */
@@ -107,6 +113,8 @@ class Session {
   #parent: string | null = null;
   #agentId: string | null = null;
   #slug: string;
+  /** The message lines since the last compaction, which a compaction helper's copy repeats. */
+  #context: string[] = [];
 
   constructor(gen: TextGen, tally: AgentTally, info: SessionInfo) {
     this.#gen = gen;
@@ -143,6 +151,10 @@ class Session {
         }
         this.#turn(null, target);
       }
+      // A side question (`/btw`) asked late in a longer session.
+      if (this.#info.copies && sink.bytes > 150_000 && gen.chance(0.3)) {
+        this.#copy("aside_question");
+      }
     }
     sink.close();
     this.#tally.files++;
@@ -178,6 +190,11 @@ class Session {
   #emit(line: Record<string, unknown>, uuid: string): void {
     this.#sink!.line(line);
     this.#parent = uuid;
+    if (
+      this.#info.copies && !this.#agentId && (line.type === "user" || line.type === "assistant")
+    ) {
+      this.#context.push(JSON.stringify(line));
+    }
   }
 
   #hookProgress(): void {
@@ -544,9 +561,83 @@ class Session {
     );
   }
 
+  /**
+   * A helper's transcript that copies the session (a compaction's, or a side question's): the
+   * context it was given (the session's message lines since the last compaction, under their own
+   * uuids, marked as its sidechain), then its prompt and its reply, which hold no planted terms.
+   */
+  #copy(kind: "acompact" | "aside_question"): void {
+    const gen = this.#gen;
+    const info = this.#info;
+    const agentId = `${kind}-${gen.hex(kind === "acompact" ? 6 : 16)}`;
+    const path = join(info.dir, info.sessionId, "subagents", `agent-${agentId}.jsonl`);
+    const sink = new JsonlSink(path, gen.planter);
+    let last: string | null = null;
+    for (const text of this.#context) {
+      const line: Record<string, unknown> = {};
+      for (const [key, value] of Object.entries(JSON.parse(text))) {
+        line[key] = key === "isSidechain" ? true : value;
+        if (key === "gitBranch") line.agentId = agentId;
+      }
+      last = String(line.uuid);
+      sink.line(line);
+    }
+    const base = {
+      parentUuid: last,
+      isSidechain: true,
+      userType: "external",
+      cwd: info.project.cwd,
+      sessionId: info.sessionId,
+      version: info.version,
+      gitBranch: info.project.branch,
+      agentId,
+      slug: this.#slug,
+    };
+    const promptUuid = gen.uuid();
+    sink.line({
+      ...base,
+      type: "user",
+      message: {
+        role: "user",
+        content: kind === "acompact"
+          ? "Your task is to create a detailed summary of the conversation so far."
+          : gen.sentence(6, 16),
+      },
+      uuid: promptUuid,
+      timestamp: this.#tick(),
+    });
+    const planting = gen.planting;
+    gen.planting = false;
+    const reply = gen.prose(gen.int(200, 700), info.project.cwd);
+    gen.planting = planting;
+    sink.line({
+      ...base,
+      parentUuid: promptUuid,
+      message: {
+        model: info.model,
+        id: this.#messageId(),
+        type: "message",
+        role: "assistant",
+        content: [{
+          type: "text",
+          text: kind === "acompact" ? `<analysis>\n${reply}\n</analysis>` : reply,
+        }],
+      },
+      type: "assistant",
+      uuid: gen.uuid(),
+      timestamp: this.#tick(),
+    });
+    sink.close();
+    this.#tally.files++;
+    this.#tally.bytes += sink.bytes;
+    this.#tally.conversations++;
+    if (kind === "acompact") this.#context = [];
+  }
+
   /** Claude Code's own compaction: a boundary, then the summary as a user line. */
   #compaction(): void {
     const gen = this.#gen;
+    if (this.#info.copies && !this.#agentId) this.#copy("acompact");
     const uuid = gen.uuid();
     const previous = this.#parent;
     this.#parent = null;
@@ -605,6 +696,7 @@ export function appendClaudeTurns(
       clock: Date.UTC(2026, 5, 1),
       subagents: false,
       history,
+      copies: false,
     });
     session.write(scratch, bytes, null);
     const data = Deno.readFileSync(scratch);

@@ -114,7 +114,9 @@ export class Deriver {
       batch.raw += bytes.length;
       return;
     }
-    const text = derived.text && !derived.drift ? this.#redact(derived.text) : "";
+    const text = derived.text && !derived.drift && !derived.copied
+      ? this.#redact(derived.text)
+      : "";
     // A stored record keeps the chunking it was captured with.
     const sizes = existing?.sizes ?? chunkSizes(bytes.length, this.#chunkSize);
     const fragments = text ? splitFragments(text, sizes.length) : [];

@@ -238,6 +238,15 @@ export class GiantLines {
       delta.records = seq;
       delta.bytes = total;
     }
+    if (derived.copied) {
+      // A copy of a record another conversation holds: its chunks leave the index again.
+      const unindex = store.stmt("DELETE FROM fts WHERE rowid = ?");
+      const unflag = store.stmt(`UPDATE records SET flags = flags & ~${FLAG_INDEXED} WHERE id = ?`);
+      for (const id of rowIds) {
+        unindex.run(id);
+        unflag.run(id);
+      }
+    }
     const { ids, created } = writeConversations(store, conversationWrites(deltas));
     tally.summary.conversations += created;
     const conversationId = derived.conversation ? ids.get(derived.conversation.key) ?? null : null;

@@ -108,6 +108,7 @@ export function forkConversation(options: {
   });
   record.messages = messages;
   record.forkedFrom = conversation.key;
+  record.forkedMessages = messages.length;
   if (sessions.save(record)) {
     sessions.appendTrail(record, [{
       at: record.createdAt,

@@ -154,6 +154,11 @@ export const sessionRecordSchema = z.looseObject({
   btw: z.array(btwSchema),
   /** `logbook:<id>` of the session this one was forked from, or another agent's conversation. */
   forkedFrom: z.string().nullable(),
+  /**
+   * How many of the first messages (archive first) a fork copied from `forkedFrom`: the history
+   * store shows them here but indexes them only in the original, so a search finds them once.
+   */
+  forkedMessages: z.int().nonnegative().optional(),
   /** For manifest runs: the plan the run worked to. */
   plan: planSchema.nullable(),
 });
@@ -406,6 +411,7 @@ export class SessionStore {
       startedAt: at,
       updatedAt: at,
       forkedFrom: `logbook:${source.id}`,
+      forkedMessages: source.archive.length + source.messages.length,
     };
     if (this.incognito) return fork;
     const trail = this.readTrail(source);

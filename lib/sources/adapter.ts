@@ -87,6 +87,12 @@ export interface Derived {
   newMessage: boolean;
   /** A title candidate; a higher rank replaces a lower one (1 first prompt, 2 summary, 3 explicit). */
   title?: { text: string; rank: number } | null;
+  /**
+   * True for a record that repeats one another conversation already holds (a copy a fork or a
+   * helper made of its parent): kept raw and shown, never indexed, so a search finds it once.
+   * A line too long to hold, indexed as it was streamed, leaves the index again.
+   */
+  copied?: boolean;
   /** Set when the record is drift: kept raw as `meta`, counted, reported. */
   drift?: { category: DriftCategory; detail: string } | null;
   /** The agent version the record was written by, for drift accounting. */

@@ -15,12 +15,32 @@ import {
 import { homeDir } from "../paths.ts";
 import { looksLikeBase64, obj, str, stringLeaves, titleFrom, toEpochMs } from "./_text.ts";
 import { walkFiles } from "./_walk.ts";
+import {
+  isSummaryOnly,
+  parentHolds,
+  parentSessionPath,
+  subagentTitle,
+  summarySession,
+} from "./_claude_files.ts";
 
 /** What the adapter remembers between lines of one source generation. */
 interface ClaudeState {
   sessionId: string | null;
   version: string | null;
   lastMessageId: string | null;
+  /**
+   * Inline sidechains (Claude Code 2.0 and older wrote a Task subagent's turns into the main
+   * file, `isSidechain: true` without `agentId`): the sidechain root of recent sidechain uuids,
+   * and the root of the last one.
+   */
+  sidechains?: Record<string, string>;
+  sidechain?: string | null;
+  /** The title a subagent's `.meta.json` gives it, until a record has carried it. */
+  metaTitle?: string | null;
+  /** True for a copy (`agent-acompact-*`, `agent-aside_question-*`): it repeats its parent. */
+  copy?: boolean;
+  /** Whether the file holds only `summary` lines (known once its first summary is read). */
+  summaryOnly?: boolean;
 }
 
 /** How a file's place on disk identifies its conversation. */
@@ -35,9 +55,14 @@ interface FileRole {
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const AGENT_FILE = /^agent-(.+)\.jsonl$/;
 
-/** Recognised record types that carry no conversation text. */
+/**
+ * Recognised record types that carry no conversation text: session state, request records
+ * (`api-request*` repeat what the messages already hold), cost and links. Surveyed from Claude
+ * Code 2.0 to 2.1.332 (its list of transcript entry types) and from real transcripts.
+ */
 const META_TYPES = new Set([
   "file-history-snapshot",
+  "file-history-delta",
   "progress",
   "queue-operation",
   "attachment",
@@ -45,11 +70,52 @@ const META_TYPES = new Set([
   "mode",
   "last-prompt",
   "agent-name",
+  "agent-color",
+  "agent-setting",
   "worktree-state",
   "pr-link",
   "frame-link",
   "relocated",
+  "tag",
+  // A session continued from Claude Code on the web starts with it.
+  "teleported-from",
+  "teleport-skipped-branch",
+  "bridge-session",
+  "continued-in",
+  "derived-from",
+  "ended-by-model",
+  "history-suppression",
+  "attribution-snapshot",
+  "isolation-latch",
+  "session-owner",
+  "dev-mods",
+  "memory-mode",
+  "atis-latch",
+  "tools-used",
+  "cost-state",
+  "content-replacement",
+  "data-flow-records",
+  "data-flow-incomplete",
+  "artifact-comment-monitor",
+  "artifact-autoreact-ledger",
+  "api-request",
+  "api-request-resumed",
+  "api-request-shape",
+  "api-request-blob",
+  "fork-context-ref",
+  "observer-ref",
+  "resume-head-vouch",
+  "speculation-accept",
+  "marble-origami-commit",
+  "marble-origami-snapshot",
+  "started",
+  "result",
 ]);
+
+/** Subagent files that repeat their parent's messages under the same uuids before their own. */
+const COPY_AGENT = /^(acompact|aside_question)-/;
+/** Inline sidechain uuids remembered to find each record's sidechain. */
+const SIDECHAIN_MEMORY = 512;
 
 const SKIP_KEYS: ReadonlySet<string> = new Set(["data", "signature"]);
 
@@ -79,8 +145,14 @@ export const claudeCode: LineAdapter<ClaudeState> = {
     }
   },
 
-  initialState(): ClaudeState {
-    return { sessionId: null, version: null, lastMessageId: null };
+  initialState(source: SourceRef): ClaudeState {
+    const state: ClaudeState = { sessionId: null, version: null, lastMessageId: null };
+    const file = fileRole(source.path);
+    if (file.agentId) {
+      state.metaTitle = subagentTitle(source.path);
+      if (COPY_AGENT.test(file.agentId)) state.copy = true;
+    }
+    return state;
   },
 
   parseLine(line: LineInput, state: ClaudeState, source: SourceRef): Derived {
@@ -99,10 +171,20 @@ export const claudeCode: LineAdapter<ClaudeState> = {
     const type = str(record.type);
     remember(state, record, file);
     if (!type) return drift("missing_fields", "record without a type", file, state, source);
-    const conversation = conversationOf(file, state, record, source);
+    const conversation = type === "summary"
+      ? summaryConversation(record, state, source) ?? conversationOf(file, state, record, source)
+      : conversationOf(file, state, record, source);
     const derived = classify(type, record, state, conversation);
     derived.version = state.version;
     if (derived.drift) return derived;
+    if (state.copy && isCopied(record, state, source)) {
+      // Kept raw and shown, not indexed: the parent conversation already holds it.
+      derived.title = null;
+      derived.newMessage = false;
+      derived.copied = true;
+      return derived;
+    }
+    titleFromMeta(derived, state);
     derived.text = textOfRecord(type, record);
     return derived;
   },
@@ -111,7 +193,18 @@ export const claudeCode: LineAdapter<ClaudeState> = {
     const file = fileRole(source.path);
     // Rebuild the few fields classification needs from the scalars the scanner kept.
     const record: Record<string, unknown> = {};
-    for (const key of ["type", "subtype", "sessionId", "version", "agentId", "uuid", "cwd"]) {
+    for (
+      const key of [
+        "type",
+        "subtype",
+        "sessionId",
+        "version",
+        "agentId",
+        "uuid",
+        "parentUuid",
+        "cwd",
+      ]
+    ) {
       const value = scalars.get(key);
       if (value !== undefined) record[key] = value;
     }
@@ -131,6 +224,10 @@ export const claudeCode: LineAdapter<ClaudeState> = {
     const derived = classify(type, record, state, conversationOf(file, state, record, source));
     derived.version = state.version;
     derived.title = null;
+    if (state.copy && isCopied(record, state, source)) {
+      derived.newMessage = false;
+      derived.copied = true;
+    }
     return derived;
   },
 
@@ -162,6 +259,64 @@ function remember(state: ClaudeState, record: Record<string, unknown>, file: Fil
   const version = str(record.version);
   if (version) state.version = version;
   if (!state.sessionId) state.sessionId = file.sessionId ?? str(record.sessionId);
+  state.sidechain = sidechainOf(state, record, file);
+}
+
+/**
+ * The root uuid of the inline sidechain a record of an older main file belongs to, or null for
+ * a record of the main conversation. A sidechain starts at a record without a parent and goes
+ * on through records whose parent is in it.
+ */
+function sidechainOf(
+  state: ClaudeState,
+  record: Record<string, unknown>,
+  file: FileRole,
+): string | null {
+  if (file.agentId || record.isSidechain !== true || str(record.agentId)) return null;
+  const uuid = str(record.uuid);
+  const parent = str(record.parentUuid);
+  const known = state.sidechains ?? {};
+  const root = (parent ? known[parent] : undefined) ??
+    (parent === null && uuid ? uuid : state.sidechain ?? uuid ?? "sidechain");
+  if (uuid) {
+    known[uuid] = root;
+    const keys = Object.keys(known);
+    if (keys.length > SIDECHAIN_MEMORY) delete known[keys[0]!];
+    state.sidechains = known;
+  }
+  return root;
+}
+
+/** True when a copy's record repeats one its parent session holds (the same uuid). */
+function isCopied(record: Record<string, unknown>, state: ClaudeState, source: SourceRef) {
+  const uuid = str(record.uuid);
+  const session = state.sessionId;
+  if (!uuid || !session) return false;
+  return parentHolds(parentSessionPath(source.path, session), uuid);
+}
+
+/** Gives the first record of a subagent the title its `.meta.json` holds. */
+function titleFromMeta(derived: Derived, state: ClaudeState): void {
+  if (!state.metaTitle || !derived.conversation) return;
+  derived.title = { text: titleFrom(state.metaTitle), rank: 2 };
+  state.metaTitle = null;
+}
+
+/**
+ * A summary of a summary-only file (Claude Code 2.0 wrote them apart from the session) belongs
+ * to the session that holds the record its `leafUuid` names; null for any other summary.
+ */
+function summaryConversation(
+  record: Record<string, unknown>,
+  state: ClaudeState,
+  source: SourceRef,
+): ConversationInfo | null {
+  const leaf = str(record.leafUuid);
+  if (!leaf || str(record.sessionId)) return null;
+  state.summaryOnly ??= isSummaryOnly(source.path);
+  const session = state.summaryOnly ? summarySession(source.path, leaf) : null;
+  if (!session) return null;
+  return { key: `claude:${session}`, nativeId: session };
 }
 
 function conversationOf(
@@ -174,9 +329,11 @@ function conversationOf(
   const cwd = record ? str(record.cwd) : null;
   const branch = record ? str(record.gitBranch) : null;
   let agentId = file.agentId;
-  // Older versions wrote sidechains inline in the main transcript.
-  if (!agentId && record && record.isSidechain === true && str(record.agentId)) {
-    agentId = str(record.agentId);
+  // Older versions wrote sidechains inline in the main transcript: with `agentId`, or (2.0 and
+  // older) without, when the sidechain's root uuid names it.
+  if (!agentId && record && record.isSidechain === true) {
+    agentId = str(record.agentId) ??
+      (state.sidechain ? `sidechain-${state.sidechain}` : null);
   }
   void source;
   if (agentId) {

@@ -69,8 +69,22 @@ const UUID_AT_END =
 const UUID_V7 = /^([0-9a-f]{8})-([0-9a-f]{4})-7[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const ROLLOUT = /^rollout-.*\.jsonl(?:\.zst)?$/;
 
+/**
+ * Line types that record state, not conversation, kept raw as `meta`: surveyed from Codex
+ * 0.169's rollout item variants (`token_usage_record` is its token accounting).
+ */
+const STATE_LINES = new Set([
+  "inter_agent_communication",
+  "token_usage_record",
+  "dynamic_tools_updated",
+  "retained_context",
+  "security_risk_score",
+  "realtime_item",
+]);
+
 /** The top-level line types of the current format. */
 const LINE_TYPES = new Set([
+  ...STATE_LINES,
   "session_meta",
   "response_item",
   "event_msg",
@@ -81,7 +95,13 @@ const LINE_TYPES = new Set([
 ]);
 
 /** `response_item` payload types that carry no searchable text of their own. */
-const QUIET_ITEMS = new Set(["ghost_snapshot", "other", "tool_search_output"]);
+const QUIET_ITEMS = new Set([
+  "ghost_snapshot",
+  "other",
+  "tool_search_output",
+  "configuration_update",
+  "compaction_trigger",
+]);
 
 /** `response_item` payload types that are tool calls. */
 const CALL_ITEMS = new Set([
@@ -195,6 +215,18 @@ const EVENT_TYPES = new Set([
   "realtime_conversation_started",
   "realtime_conversation_realtime",
   "realtime_conversation_closed",
+  "realtime_conversation_sdp",
+  "realtime_conversation_list_voices_response",
+  "auth_recovery_started",
+  "auth_recovery_completed",
+  "environment_connected",
+  "environment_disconnected",
+  "thread_queue_changed",
+  "turn_moderation_metadata",
+  "model_verification",
+  "elicitation_abandoned",
+  "raw_response_completed",
+  "guardian_warning",
 ]);
 
 /** At most this many unpaired replies are remembered (a turn has a few; state stays small). */
@@ -269,6 +301,7 @@ export function codexAdapter(options: CodexAdapterOptions = {}): LineAdapter<Cod
       const repeats = pairAgentMessage(record, derived, state);
       if (state.copying) {
         derived.title = null;
+        derived.copied = true;
         return derived;
       }
       derived.text = repeats ? "" : textOfRecord(record);
@@ -278,6 +311,7 @@ export function codexAdapter(options: CodexAdapterOptions = {}): LineAdapter<Cod
     parseStreamed(scalars: ReadonlyMap<string, Scalar>, state: CodexState, source: SourceRef) {
       const derived = classify(recordFromScalars(scalars), state, source, true);
       derived.title = null;
+      if (state.copying) derived.copied = true;
       return derived;
     },
 
@@ -372,6 +406,12 @@ function classify(
     case "response_item":
       return classifyItem(payload, state, source, ts, streamed);
     default:
+      if (STATE_LINES.has(shape.line)) {
+        return makeDerived("meta", null, conversationOf(state, source), {
+          ts,
+          version: state.version,
+        });
+      }
       return drift("unknown_type", shape.line, state, source, ts);
   }
 }
@@ -439,7 +479,7 @@ function classifyItem(
       messageId: str(payload.id),
     });
   }
-  if (type === "compaction" || type === "compaction_summary") {
+  if (type === "compaction" || type === "compaction_summary" || type === "context_compaction") {
     return makeDerived("summary", null, conversation, extra);
   }
   if (RESULT_ITEMS.has(type)) {

@@ -1,6 +1,7 @@
 // logbook's own sessions as a source of the history store (`logbook:<id>`), so they are searched
 // with every other agent's conversations. Each session record is read as rows: its messages in
 // order (the archive of compacted ones first), and the session itself when its title changes.
+// A fork's copied messages are rows marked `copy`: shown in the fork, indexed in the original.
 
 import {
   type Derived,
@@ -88,6 +89,9 @@ export const logbookSessions: RowAdapter<Record<string, never>> = {
       rows.push(encoder.encode(session + "\n"));
       cursor.session = fields;
     }
+    const copied = typeof record.forkedMessages === "number" && record.forkedFrom
+      ? record.forkedMessages
+      : 0;
     // Every message ever held: a compaction moves the oldest to the archive, keeping the order.
     const all = [
       ...(Array.isArray(record.archive) ? record.archive : []),
@@ -104,6 +108,7 @@ export const logbookSessions: RowAdapter<Record<string, never>> = {
           at: str(message?.at),
           turn: typeof message?.turn === "number" ? message.turn : null,
           content: typeof message?.content === "string" ? message.content : "",
+          ...(index < copied ? { copy: true } : {}),
         }) + "\n",
       ));
     }
@@ -136,7 +141,9 @@ export const logbookSessions: RowAdapter<Record<string, never>> = {
     }
     const id = str(row.session)!;
     const role = str(row.role);
-    const text = typeof row.content === "string" ? row.content : "";
+    // A fork's copy of a message the original holds: kept and shown, not indexed again.
+    const copy = row.copy === true;
+    const text = typeof row.content === "string" && !copy ? row.content : "";
     const known = role === "user" || role === "assistant" || role === "system" ? role : null;
     return makeDerived("message", known, { key: `logbook:${id}`, nativeId: id }, {
       ts: toEpochMs(row.at),
@@ -144,6 +151,7 @@ export const logbookSessions: RowAdapter<Record<string, never>> = {
       text,
       newMessage: true,
       title: role === "user" && text.trim() ? { text: titleFrom(text), rank: 1 } : null,
+      ...(copy ? { copied: true } : {}),
     });
   },
 

@@ -27,7 +27,7 @@ const READERS: { file: string; args: string[]; stdout: RegExp }[] = [
   { file: "search", args: ["nimbus-corkscrew"], stdout: /claude:2cfec279/ },
   { file: "show", args: [CONVERSATION, "--limit", "3"], stdout: /nimbus-corkscrew health probe/ },
   { file: "status", args: [], stdout: /^store: .*records\)/m },
-  { file: "forget", args: ["--before", "2099-01-01", "--dry-run"], stdout: /^Would forget 19 /m },
+  { file: "forget", args: ["--before", "2099-01-01", "--dry-run"], stdout: /^Would forget 29 /m },
   { file: "reindex", args: ["--status"], stdout: /^store: /m },
   { file: "resume", args: [CONVERSATION.slice(7), "--print"], stdout: /^claude --resume 2cfec279/ },
   { file: "stage_markers", args: ["--tail", "3"], stdout: /capture/ },

@@ -55,7 +55,7 @@ Deno.test("start captures, serves the dashboard with its token, and stops cleanl
   let stopped = false;
   try {
     const { printed, url, port, token } = await untilUrl(reader, stderr);
-    assert.match(printed, /Captured \d+ new records \(19 new conversations\)/);
+    assert.match(printed, /Captured \d+ new records \(29 new conversations\)/);
     assert.match(printed, /Or search, read, resume and fork them in the dashboard:/);
     assert.ok(token.length >= 32, "a random token");
 

@@ -60,7 +60,7 @@ Deno.test("status reports the store, drift, snapshots, unclosed markers and corr
     assert.equal(status.capture.on, false);
     assert.equal(status.capture.offReason, "LOGBOOK_INGEST=0");
     assert.equal(status.capture.lastRun.ok, true);
-    assert.deepEqual(status.store.conversations, [{ agent: "claude", count: 19, gone: 0 }]);
+    assert.deepEqual(status.store.conversations, [{ agent: "claude", count: 29, gone: 0 }]);
     assert.ok(
       status.drift.some((d: string) =>
         d.startsWith('claude 2.9.99: 3 lines of unknown type "hologram-sync"')
@@ -74,7 +74,7 @@ Deno.test("status reports the store, drift, snapshots, unclosed markers and corr
     assert.equal(open.alive, false);
 
     const human = await runCli("status", [], world.vars);
-    assert.match(human.stdout, /^conversations: claude 19$/m);
+    assert.match(human.stdout, /^conversations: claude 29$/m);
     assert.match(human.stdout, /^snapshots: 1 \(8 B\) in prune-archives\/$/m);
     assert.match(human.stdout, /^corrupt session record: ".*\.json": /m);
     assert.match(human.stdout, /^ {2}capture\.batch \(pid \d+, dead\) open /m);

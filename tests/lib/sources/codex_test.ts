@@ -812,3 +812,49 @@ Deno.test("an event-first reply read in two captures is still indexed once", asy
     await world.cleanup();
   }
 });
+
+Deno.test("the line types of Codex 0.169 are recognised: token_usage_record is not drift", async () => {
+  const world = await makeWorld({ fixtures: ["codex"] });
+  try {
+    await captureWorld(world);
+    const e = entry("token-usage-record");
+    const file = join(world.codex, e.path);
+    const rows = withStore(world, (store) =>
+      store.db.prepare(
+        `SELECT d.detail FROM drift d JOIN sources s ON s.id = d.source_id WHERE s.locator = ?`,
+      ).all(file) as { detail: string }[]);
+    assert.deepEqual(rows, []);
+    // Kept raw as meta, in the conversation, and shown.
+    const shown = records(world, e.conversation);
+    const usage = shown.filter((r) =>
+      Buffer.from(r.raw, "base64").toString().includes('"type":"token_usage_record"')
+    );
+    assert.equal(usage.length, 2);
+    assert.ok(usage.every((r) => r.kind === "meta"));
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("a fork's copied line too long to hold is found only in the parent too", async () => {
+  const world = await makeWorld({ fixtures: ["codex"] });
+  try {
+    const ctx = loadContext({ env: world.env });
+    const store = openStore(ctx);
+    try {
+      // Every line longer than 300 bytes takes the streaming path, the fork's copies included.
+      await runPass(store, ctx, { limits: { maxLine: 300 } });
+    } finally {
+      store.close();
+    }
+    const fork = entry("forked");
+    const parent = entry("current");
+    for (const phrase of fork.sharedPhrases!) {
+      const hits = find(world, phrase);
+      assert.ok(hits.length > 0, phrase);
+      assert.ok(hits.every((h) => h.conversation === parent.conversation), phrase);
+    }
+  } finally {
+    await world.cleanup();
+  }
+});

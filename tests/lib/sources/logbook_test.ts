@@ -10,7 +10,9 @@ import { ChatSession } from "../../../lib/sessions/turn.ts";
 import { loadContext } from "../../../lib/context.ts";
 import { envFrom } from "../../../lib/env.ts";
 import { createModelClient } from "../../../lib/sessions/model.ts";
-import { captureIo, makeWorld, type World } from "../../_helpers.ts";
+import { projectOf } from "../../../lib/paths.ts";
+import { newRecord, SessionStore } from "../../../lib/sessions/records.ts";
+import { captureIo, makeWorld, manifest, runCli, type World } from "../../_helpers.ts";
 import { startOpenAiServer } from "../../_openai_server.ts";
 
 async function capture(world: World, env = world.env): Promise<number> {
@@ -84,6 +86,61 @@ Deno.test("a logbook session is searchable as logbook:<id>, once, through rename
     assert.equal(JSON.parse(out.stdout()).conversation.title, "Heron work");
   } finally {
     await server.close();
+    await world.cleanup();
+  }
+});
+
+Deno.test("a fork shows what it copied but a search finds it once, in the original", async () => {
+  const world = await makeWorld({ fixtures: ["claude"] });
+  try {
+    const project = join(world.dir, "project");
+    Deno.mkdirSync(project);
+    world.vars.INIT_CWD = project;
+    const env = envFrom(world.vars);
+    const store = new SessionStore(loadContext({ env }).paths);
+    const source = newRecord({
+      cwd: project,
+      project: projectOf(project).root,
+      branch: "main",
+      build: "0.1.0",
+      now: Date.parse("2026-02-01T00:00:00Z"),
+      title: "Sluice",
+    });
+    source.messages.push(
+      { role: "user", content: "why does the ptarmigan-sluice stall?" },
+      { role: "assistant", content: "its queue never drains" },
+    );
+    store.save(source);
+    const forked = await runCli("fork", [source.id], world.vars);
+    assert.equal(forked.code, 0, forked.stderr);
+    const fork = store.read(projectOf(project).key, forked.stdout.trim());
+    assert.equal(fork.forkedMessages, 2);
+    fork.messages.push({ role: "user", content: "and the kestrel-dune one?" });
+    store.save(fork);
+    await capture(world, env);
+
+    const copied = await hits(env, "ptarmigan-sluice");
+    assert.deepEqual(copied.map((h) => h.conversation), [`logbook:${source.id}`]);
+    const own = await hits(env, "kestrel-dune");
+    assert.deepEqual(own.map((h) => h.conversation), [`logbook:${fork.id}`]);
+    // The fork still shows the messages it copied.
+    const io = captureIo();
+    const { main: show } = await import("../../../commands/show.ts");
+    assert.equal(await show([`logbook:${fork.id}`, "--json"], io, env), 0, io.stderr());
+    assert.match(io.stdout(), /ptarmigan-sluice/);
+
+    // A fork of another agent's conversation: its words are still found once, in Claude's.
+    const main = manifest<{ case: string; conversation: string }>("claude")
+      .find((e) => e.case === "main")!;
+    const other = await runCli("fork", [main.conversation], {
+      ...world.vars,
+      INIT_CWD: "/home/dev/src/alpha",
+    });
+    assert.equal(other.code, 0, other.stderr);
+    await capture(world, env);
+    const prompt = await hits(env, '"quokka-lantern"');
+    assert.deepEqual(prompt.map((h) => h.conversation), [main.conversation]);
+  } finally {
     await world.cleanup();
   }
 });

@@ -1,0 +1,330 @@
+// The Claude Code adapter on the shapes real transcripts have: inline sidechains of 1.0/2.0,
+// copies that repeat their parent (compaction and side-question helpers), subagent titles from
+// `.meta.json`, summary-only files, and the record types of current releases (no drift).
+
+import assert from "node:assert/strict";
+import { cpSync, mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { Buffer } from "node:buffer";
+import { loadContext, openStore, redactorFor } from "../../../lib/context.ts";
+import { parentHolds } from "../../../lib/sources/_claude_files.ts";
+import { ADAPTERS } from "../../../lib/sources/mod.ts";
+import { findConversation, pageConversation } from "../../../lib/store/conversations.ts";
+import { TextDeriver } from "../../../lib/store/records.ts";
+import { search, type SearchOptions } from "../../../lib/store/search.ts";
+import { FLAG_INDEXED, FLAG_STREAMED } from "../../../lib/store/schema.ts";
+import { emptySources } from "../../../lib/store/status.ts";
+import {
+  captureWorld,
+  CORPUS,
+  corpusPresent,
+  makeWorld,
+  manifest,
+  runPass,
+  withStore,
+  type World,
+} from "../../_helpers.ts";
+
+interface Entry {
+  path: string;
+  case: string;
+  sessionId: string;
+  conversation: string;
+  parent: string | null;
+  phrases: string[];
+  lines: number;
+  children?: string[];
+  sidechainPhrases?: Record<string, string>;
+  sharedPhrases?: string[];
+  copiedLines?: number;
+  title?: string;
+  titles?: Record<string, string>;
+  notIndexedTypes?: string[];
+}
+
+const ENTRIES = manifest<Entry>("claude");
+
+function entries(name: string): Entry[] {
+  const found = ENTRIES.filter((e) => e.case === name);
+  if (found.length === 0) throw new Error(`No claude fixture case "${name}"`);
+  return found;
+}
+
+function hits(world: World, query: string, options: Partial<SearchOptions> = {}) {
+  return withStore(
+    world,
+    (store, ctx) => search(store, ADAPTERS, redactorFor(ctx), { query, ...options }).hits,
+  );
+}
+
+function conversation(world: World, key: string) {
+  return withStore(world, (store) =>
+    store.db.prepare(
+      "SELECT key, title, parent_key, subagent, message_count FROM conversations WHERE key = ?",
+    ).get(key) as
+      | {
+        key: string;
+        title: string | null;
+        parent_key: string | null;
+        subagent: number;
+        message_count: number;
+      }
+      | undefined);
+}
+
+async function captured(): Promise<World> {
+  const world = await makeWorld({ fixtures: ["claude"] });
+  try {
+    await captureWorld(world);
+    return world;
+  } catch (err) {
+    await world.cleanup();
+    throw err;
+  }
+}
+
+Deno.test("inline sidechains of Claude Code 1.0/2.0 are child conversations of their session", async (t) => {
+  const world = await captured();
+  const [main] = entries("inline-sidechain");
+  try {
+    await t.step(
+      "each sidechain is a subagent of the session, the session keeps its own turns",
+      () => {
+        for (const child of main!.children!) {
+          const row = conversation(world, child);
+          assert.ok(row, child);
+          assert.equal(row.parent_key, main!.conversation);
+          assert.equal(row.subagent, 1);
+          assert.equal(row.message_count, 2);
+        }
+        assert.equal(conversation(world, main!.conversation)!.subagent, 0);
+      },
+    );
+
+    await t.step("a subagent's words are found in its sidechain, not in the session", () => {
+      for (const [phrase, child] of Object.entries(main!.sidechainPhrases!)) {
+        const messages = hits(world, `"${phrase}"`, { kind: "message" });
+        assert.deepEqual(messages.map((h) => h.conversation), [child], phrase);
+      }
+    });
+
+    await t.step("--role user finds the person's prompt and no subagent's as theirs", () => {
+      const person = hits(world, '"heron-abacus"', { role: "user", subagents: false });
+      assert.deepEqual(person.map((h) => h.conversation), [main!.conversation]);
+      const prompt = hits(world, '"quill-meridian"', { role: "user", subagents: false });
+      assert.deepEqual(prompt, [], "the Task prompt is not the person's");
+      const asSubagent = hits(world, '"quill-meridian"', { role: "user" });
+      assert.deepEqual(asSubagent.map((h) => h.conversation), [
+        main!.sidechainPhrases!["quill-meridian"],
+      ]);
+    });
+
+    await t.step("--no-subagents leaves the sidechains out", () => {
+      assert.deepEqual(hits(world, '"lantern-fjord"', { subagents: false }), []);
+      assert.equal(hits(world, '"lantern-fjord"').length, 1);
+    });
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("a copy keeps its raw bytes but indexes only what is new in it", async (t) => {
+  const world = await captured();
+  const [parent, ...rest] = entries("copies");
+  const copies = rest.filter((e) => e.copiedLines);
+  try {
+    await t.step("the parent's words are found once, in the parent", () => {
+      for (const phrase of parent!.phrases) {
+        assert.deepEqual(hits(world, `"${phrase}"`).map((h) => h.conversation), [
+          parent!.conversation,
+        ], phrase);
+      }
+    });
+
+    await t.step("each copy's own words are found, in the copy", () => {
+      for (const copy of copies) {
+        const found = hits(world, `"${copy.phrases[0]}"`);
+        assert.ok(found.length > 0, copy.phrases[0]);
+        assert.ok(found.every((h) => h.conversation === copy.conversation), copy.phrases[0]);
+      }
+    });
+
+    await t.step("every byte of a copy is kept and shown, copied lines not indexed", () => {
+      withStore(world, (store, ctx) => {
+        const deriver = new TextDeriver(store, ADAPTERS, redactorFor(ctx));
+        for (const copy of copies) {
+          const page = pageConversation(store, deriver, findConversation(store, copy.conversation));
+          assert.equal(page.records.length, copy.lines);
+          const raw = Buffer.concat(page.records.map((r) => Buffer.from(r.raw, "base64")));
+          assert.ok(raw.equals(readFileSync(join(world.claude, copy.path))), copy.path);
+          const flags = store.db.prepare(
+            `SELECT r.flags FROM records r JOIN conversations c ON c.id = r.conversation_id
+             WHERE c.key = ? ORDER BY r.offset`,
+          ).all(copy.conversation) as { flags: number }[];
+          const indexed = flags.map((f) => (f.flags & FLAG_INDEXED) !== 0);
+          assert.deepEqual(
+            indexed,
+            indexed.map((_, i) => i >= copy.copiedLines!),
+            `only the copy's own lines are indexed: ${copy.path}`,
+          );
+          // What the copy repeats is still shown as text.
+          assert.ok(page.records[0]!.text.includes(parent!.phrases[0]!));
+        }
+      });
+    });
+
+    await t.step("a rebuild indexes the copies the same way", async () => {
+      await captureWorld(world, { rebuild: true });
+      for (const phrase of parent!.phrases) assert.equal(hits(world, `"${phrase}"`).length, 1);
+    });
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("a copied line too long to hold leaves the index once it is known for a copy", async () => {
+  const world = await makeWorld({ fixtures: ["claude"] });
+  try {
+    const [parent, ...rest] = entries("copies");
+    const ctx = loadContext({ env: world.env });
+    const store = openStore(ctx);
+    try {
+      // Every line longer than 600 bytes takes the streaming path, copies included.
+      await runPass(store, ctx, { limits: { maxLine: 600 } });
+      const streamed = store.db.prepare(
+        `SELECT count(*) AS n FROM records r JOIN conversations c ON c.id = r.conversation_id
+         WHERE c.key = ? AND (r.flags & ${FLAG_STREAMED}) != 0`,
+      ).get(rest[0]!.conversation) as { n: number };
+      assert.ok(streamed.n > 0, "some copied lines were streamed");
+    } finally {
+      store.close();
+    }
+    for (const phrase of parent!.phrases) {
+      assert.deepEqual(hits(world, `"${phrase}"`).map((h) => h.conversation), [
+        parent!.conversation,
+      ], phrase);
+    }
+    for (const copy of rest.filter((e) => e.copiedLines)) {
+      assert.ok(hits(world, `"${copy.phrases[0]}"`).length > 0, copy.phrases[0]);
+    }
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("a subagent's .meta.json gives its title and type", async () => {
+  const world = await captured();
+  try {
+    const [meta] = entries("subagent-meta");
+    const row = conversation(world, meta!.conversation)!;
+    assert.equal(row.title, meta!.title);
+    assert.equal(row.parent_key, meta!.parent);
+    // A subagent without one keeps its first prompt as its title.
+    const [, copy] = entries("copies");
+    assert.doesNotMatch(conversation(world, copy!.conversation)!.title ?? "", /^Explore/);
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("a summary-only file titles the session its summary names, not an empty one", async () => {
+  const world = await captured();
+  try {
+    const [session, summaries] = entries("summary-only");
+    assert.equal(conversation(world, session!.conversation)!.title, session!.title);
+    // The summary-only file's own conversation holds only the summary no file matches.
+    const own = conversation(world, `claude:${summaries!.sessionId}`);
+    assert.ok(own, "the unmatched summary stays in the file's own conversation");
+    assert.equal(own.message_count, 0);
+    const found = hits(world, '"cobble-vesper"', { kind: "summary" });
+    assert.deepEqual(found.map((h) => h.conversation), [session!.conversation]);
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("current record types are recognised: no drift on the fixtures it does not expect", async () => {
+  const world = await makeWorld({ fixtures: ["claude"] });
+  try {
+    // A session continued on the web leaves a stub locally: one teleported-from line, no cwd.
+    const stubDir = join(world.claude, "projects", "-home-dev-src-lambda");
+    mkdirSync(stubDir, { recursive: true });
+    const stub = join(stubDir, "0f6c2b1e-4a7d-4c3e-9b8a-2d5e6f7a8b9c.jsonl");
+    Deno.writeTextFileSync(
+      stub,
+      '{"type":"teleported-from","remoteSessionId":"session_01HqkT3vJx8WmN4pR7sY2cZa","messageCount":3}\n',
+    );
+    const summary = await captureWorld(world);
+    assert.ok(!summary.empty.includes(stub), "a teleported-from stub is not an empty source");
+    const [current] = entries("current-types");
+    const drift = withStore(world, (store) =>
+      store.db.prepare(
+        `SELECT s.locator, d.detail, d.count FROM drift d JOIN sources s ON s.id = d.source_id`,
+      ).all() as { locator: string; detail: string; count: number }[]);
+    const expected = ENTRIES.filter((e) =>
+      ["unknown-type", "malformed-mixed", "malformed-only"].includes(e.case)
+    ).map((e) => join(world.claude, e.path));
+    assert.deepEqual(drift.filter((d) => !expected.includes(d.locator)), []);
+    const file = join(world.claude, current!.path);
+    assert.ok(!summary.empty.includes(file), "the teleported session yielded its conversation");
+    withStore(world, (store) => assert.ok(!emptySources(store).includes(file)));
+    assert.equal(hits(world, '"osprey-thimble"').length, 1);
+    // The request records repeat the prompt: it is found once, as the person's message.
+    const prompt = hits(world, '"ferrule-quasar"');
+    assert.deepEqual(prompt.map((h) => [h.kind, h.role]), [["message", "user"]]);
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test({
+  name: "real Claude Code samples: every record type recognised, a copy-free helper indexed",
+  ignore: !corpusPresent(),
+  fn: async () => {
+    const world = await makeWorld();
+    try {
+      cpSync(join(CORPUS, "claude", "projects"), join(world.claude, "projects"), {
+        recursive: true,
+      });
+      const loose = join(world.claude, "projects", "-home-dev-samples");
+      mkdirSync(loose, { recursive: true });
+      cpSync(
+        join(CORPUS, "claude", "schema-coverage.jsonl"),
+        join(loose, "5b0c7a52-5d0e-4f7e-9a51-000000000001.jsonl"),
+      );
+      const summary = await captureWorld(world);
+      assert.deepEqual(summary.drift, []);
+      assert.deepEqual(summary.empty, []);
+      // The 2.1.39 compaction helper repeats nothing of its parent: its reply is indexed.
+      const helper = hits(world, '"Chronologically analyze each message"');
+      assert.ok(helper.length >= 1);
+      assert.ok(helper.every((h) => h.conversation.includes("/agent-acompact-")));
+    } finally {
+      await world.cleanup();
+    }
+  },
+});
+
+Deno.test("a parent's uuids are found wherever the read chunks cut them", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "logbook-claude-" });
+  try {
+    const chunk = 1 << 20;
+    const uuid = "3f2a9c1e-5b7d-4e8f-a0b1-c2d3e4f5a6b7";
+    const field = `"uuid":"${uuid}"`;
+    for (const cut of [0, 1, 7, 8, 20, 43, 44, 45]) {
+      // The field starts `cut` bytes before the first chunk ends.
+      const head = '{"pad":"';
+      const pad = "x".repeat(chunk - cut - head.length - 2);
+      const line = `${head}${pad}",${field}}\n`;
+      assert.equal(line.indexOf(field), chunk - cut);
+      const path = join(dir, `parent-${cut}.jsonl`);
+      Deno.writeTextFileSync(path, line + `{"uuid":"0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"}\n`);
+      assert.ok(parentHolds(path, uuid), `cut ${cut} bytes into the field`);
+      assert.ok(parentHolds(path, "0A1B2C3D-4E5F-4A6B-8C7D-9E0F1A2B3C4D"));
+      assert.ok(!parentHolds(path, "00000000-0000-4000-8000-000000000000"));
+    }
+    assert.ok(!parentHolds(join(dir, "missing.jsonl"), uuid), "a missing parent holds none");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
