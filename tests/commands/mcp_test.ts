@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { claudeTranscript, placeClaudeTranscript } from "../_claude_transcript.ts";
 import { captureWorld, childBaseEnv, makeWorld, ROOT, runCli, taskFlags } from "../_helpers.ts";
 import { fakeUpper } from "../lib/_secret_shapes.ts";
 
@@ -25,55 +26,16 @@ interface Text {
 
 /** A Claude Code transcript of `TURNS` long exchanges in `cwd`, with a secret in one prompt. */
 function longTranscript(cwd: string, secret: string): string {
-  const lines: string[] = [];
-  let parent: string | null = null;
-  for (let i = 0; i < TURNS; i++) {
-    const at = new Date(Date.UTC(2026, 10, 20, 9, 0, i * 2)).toISOString();
-    const ask = `${(i * 2).toString(16).padStart(12, "0")}`;
-    const reply = `${(i * 2 + 1).toString(16).padStart(12, "0")}`;
-    const question = i === 3
-      ? `Use the deploy key ${secret} for the staging bucket, turn ${i} marker-q${i}`
-      : `Question ${i} about the heron-ledger cache marker-q${i} ${"lorem ipsum ".repeat(60)}`;
-    lines.push(JSON.stringify({
-      parentUuid: parent,
-      isSidechain: false,
-      userType: "external",
-      cwd,
-      sessionId: SESSION,
-      version: "2.1.40",
-      gitBranch: "main",
-      type: "user",
-      message: { role: "user", content: question },
-      uuid: `00000000-0000-4000-8000-${ask}`,
-      timestamp: at,
-    }));
-    lines.push(JSON.stringify({
-      parentUuid: `00000000-0000-4000-8000-${ask}`,
-      isSidechain: false,
-      userType: "external",
-      cwd,
-      sessionId: SESSION,
-      version: "2.1.40",
-      gitBranch: "main",
-      type: "assistant",
-      message: {
-        id: `msg_${reply}`,
-        type: "message",
-        role: "assistant",
-        model: "claude-sonnet-4-5",
-        content: [{
-          type: "text",
-          text: `Answer ${i} marker-a${i}: evict on write. ${"dolor sit amet ".repeat(50)}`,
-        }],
-        stop_reason: "end_turn",
-        usage: { input_tokens: 10, output_tokens: 20 },
-      },
-      uuid: `00000000-0000-4000-8000-${reply}`,
-      timestamp: at,
-    }));
-    parent = `00000000-0000-4000-8000-${reply}`;
-  }
-  return lines.join("\n") + "\n";
+  return claudeTranscript(
+    SESSION,
+    cwd,
+    Array.from({ length: TURNS }, (_, i) => [
+      i === 3
+        ? `Use the deploy key ${secret} for the staging bucket, turn ${i} marker-q${i}`
+        : `Question ${i} about the heron-ledger cache marker-q${i} ${"lorem ipsum ".repeat(60)}`,
+      `Answer ${i} marker-a${i}: evict on write. ${"dolor sit amet ".repeat(50)}`,
+    ]),
+  );
 }
 
 /** The store's files with their sizes and times (stage markers left out: they may be written). */
@@ -89,9 +51,7 @@ Deno.test("logbook mcp: an agent searches, reads and lists its history over stdi
   const project = join(world.dir, "work", "heron");
   await Deno.mkdir(project, { recursive: true });
   const secret = "AKIA" + fakeUpper(16);
-  const folder = join(world.claude, "projects", project.replaceAll("/", "-"));
-  await Deno.mkdir(folder, { recursive: true });
-  await Deno.writeTextFile(join(folder, `${SESSION}.jsonl`), longTranscript(project, secret));
+  await placeClaudeTranscript(world, project, SESSION, longTranscript(project, secret));
   await captureWorld(world);
   const before = storeFiles(world.data);
 

@@ -7,50 +7,23 @@ import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { childBaseEnv, makeWorld, ROOT, runCli, taskFlags, type World } from "../_helpers.ts";
+import { claudeTranscript, placeClaudeTranscript } from "../_claude_transcript.ts";
+import { childBaseEnv, makeWorld, ROOT, runCli, taskFlags } from "../_helpers.ts";
 
 const ALPHA = "7d3c1a52-6f0e-4b8d-9a21-3e5f7c9b1d04";
 const BETA = "c81f4e26-2b7a-4d39-8e05-6a1d9f3c7b52";
 const OTHER = "1e9a7c35-4d2b-4f68-b0c1-8d5e2a6f9c73";
 
-/** A short Claude Code transcript in `cwd` whose prompt and answer carry `word`. */
+/** A short Claude Code transcript in `cwd` whose prompts and answers carry `word`. */
 function transcript(session: string, cwd: string, word: string, turns = 1): string {
-  const lines: string[] = [];
-  let parent: string | null = null;
-  for (let i = 0; i < turns; i++) {
-    const at = new Date(Date.UTC(2026, 10, 2, 10, i)).toISOString();
-    const ask = `${session.slice(0, 24)}${(i * 2).toString(16).padStart(12, "0")}`;
-    const reply = `${session.slice(0, 24)}${(i * 2 + 1).toString(16).padStart(12, "0")}`;
-    const base = { isSidechain: false, userType: "external", cwd, sessionId: session };
-    lines.push(JSON.stringify({
-      parentUuid: parent,
-      ...base,
-      version: "2.1.40",
-      type: "user",
-      message: { role: "user", content: `How do we handle the ${word} step ${i}?` },
-      uuid: ask,
-      timestamp: at,
-    }));
-    lines.push(JSON.stringify({
-      parentUuid: ask,
-      ...base,
-      version: "2.1.40",
-      type: "assistant",
-      message: {
-        id: `msg_${reply.slice(-12)}`,
-        type: "message",
-        role: "assistant",
-        model: "claude-sonnet-4-5",
-        content: [{ type: "text", text: `The ${word} step ${i} runs after the build.` }],
-        stop_reason: "end_turn",
-        usage: { input_tokens: 5, output_tokens: 9 },
-      },
-      uuid: reply,
-      timestamp: at,
-    }));
-    parent = reply;
-  }
-  return lines.join("\n") + "\n";
+  return claudeTranscript(
+    session,
+    cwd,
+    Array.from({ length: turns }, (_, i) => [
+      `How do we handle the ${word} step ${i}?`,
+      `The ${word} step ${i} runs after the build.`,
+    ]),
+  );
 }
 
 async function git(cwd: string, ...args: string[]): Promise<void> {
@@ -63,13 +36,6 @@ async function git(cwd: string, ...args: string[]): Promise<void> {
   if (!out.success) {
     throw new Error(`git ${args.join(" ")}: ${new TextDecoder().decode(out.stderr)}`);
   }
-}
-
-async function writeTranscript(world: World, cwd: string, session: string, text: string) {
-  const folder = join(world.claude, "projects", cwd.replaceAll("/", "-"));
-  await Deno.mkdir(folder, { recursive: true });
-  await Deno.writeTextFile(join(folder, `${session}.jsonl`), text);
-  return join(folder, `${session}.jsonl`);
 }
 
 function mirrorFile(project: string): string {
@@ -98,9 +64,14 @@ Deno.test("project mirrors: enable, capture, search --mirror, worktree, exclude,
   await Deno.mkdir(other, { recursive: true });
   await git(project, "init", "-q");
   await git(project, "commit", "-q", "--allow-empty", "-m", "start");
-  const alpha = await writeTranscript(world, project, ALPHA, transcript(ALPHA, project, "kestrel"));
-  await writeTranscript(world, project, BETA, transcript(BETA, project, "lynx"));
-  await writeTranscript(world, other, OTHER, transcript(OTHER, other, "kestrel"));
+  const alpha = await placeClaudeTranscript(
+    world,
+    project,
+    ALPHA,
+    transcript(ALPHA, project, "kestrel"),
+  );
+  await placeClaudeTranscript(world, project, BETA, transcript(BETA, project, "lynx"));
+  await placeClaudeTranscript(world, other, OTHER, transcript(OTHER, other, "kestrel"));
   const inProject = { ...world.vars, INIT_CWD: project };
   try {
     assert.equal((await runCli("reindex", ["--quiet"], world.vars)).code, 0);
@@ -228,7 +199,7 @@ Deno.test("project mirrors: a linked .logbook is refused and mirroring waits, sa
   await Deno.mkdir(target, { recursive: true });
   await Deno.writeTextFile(join(target, "config.json"), '{"mirror": true}\n');
   await Deno.symlink(target, join(project, ".logbook"));
-  await writeTranscript(world, project, ALPHA, transcript(ALPHA, project, "heron"));
+  await placeClaudeTranscript(world, project, ALPHA, transcript(ALPHA, project, "heron"));
   try {
     assert.equal((await runCli("reindex", ["--quiet"], world.vars)).code, 0);
     assert.deepEqual([...Deno.readDirSync(target)].map((e) => e.name), ["config.json"]);
@@ -252,7 +223,7 @@ Deno.test("mirror: disable removes the file; a bad action is a usage error", asy
   const world = await makeWorld();
   const project = join(world.dir, "plain");
   await Deno.mkdir(project, { recursive: true });
-  await writeTranscript(world, project, ALPHA, transcript(ALPHA, project, "osprey"));
+  await placeClaudeTranscript(world, project, ALPHA, transcript(ALPHA, project, "osprey"));
   const vars = { ...world.vars, INIT_CWD: project };
   try {
     assert.equal((await runCli("reindex", ["--quiet"], world.vars)).code, 0);

@@ -9,62 +9,12 @@ import { DatabaseSync } from "node:sqlite";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { childBaseEnv, makeWorld, ROOT, runCli, taskFlags, type World } from "../_helpers.ts";
+import { claudeTranscript, placeClaudeTranscript } from "../_claude_transcript.ts";
 import { startPostgres } from "../postgres_server.ts";
 import { fakeUpper } from "../lib/_secret_shapes.ts";
 
 const pg = await startPostgres();
 if (typeof pg === "string") console.warn(`team tests skipped: ${pg}`);
-
-/** A Claude Code transcript in `cwd` with the given prompts and answers. */
-function transcript(session: string, cwd: string, turns: [string, string][]): string {
-  const lines: string[] = [];
-  let parent: string | null = null;
-  turns.forEach(([ask, answer], i) => {
-    const at = new Date(Date.UTC(2026, 10, 5, 9, i)).toISOString();
-    const base = {
-      isSidechain: false,
-      userType: "external",
-      cwd,
-      sessionId: session,
-      version: "2.1.40",
-    };
-    const q = `${session.slice(0, 24)}${(i * 2).toString(16).padStart(12, "0")}`;
-    const a = `${session.slice(0, 24)}${(i * 2 + 1).toString(16).padStart(12, "0")}`;
-    lines.push(JSON.stringify({
-      parentUuid: parent,
-      ...base,
-      type: "user",
-      message: { role: "user", content: ask },
-      uuid: q,
-      timestamp: at,
-    }));
-    lines.push(JSON.stringify({
-      parentUuid: q,
-      ...base,
-      type: "assistant",
-      message: {
-        id: `msg_${a.slice(-12)}`,
-        type: "message",
-        role: "assistant",
-        model: "claude-sonnet-4-5",
-        content: [{ type: "text", text: answer }],
-        stop_reason: "end_turn",
-        usage: { input_tokens: 3, output_tokens: 4 },
-      },
-      uuid: a,
-      timestamp: at,
-    }));
-    parent = a;
-  });
-  return lines.join("\n") + "\n";
-}
-
-async function place(world: World, cwd: string, session: string, text: string): Promise<void> {
-  await Deno.mkdir(cwd, { recursive: true });
-  const folder = join(world.claude, "projects", cwd.replaceAll("/", "-"));
-  await Deno.mkdir(folder, { recursive: true });
-  await Deno.writeTextFile(join(folder, `${session}.jsonl`), text);
-}
 
 async function configure(world: World, team: Record<string, unknown>): Promise<void> {
   await Deno.mkdir(world.config, { recursive: true });
@@ -107,11 +57,11 @@ Deno.test({
   const shared = join(laptop.dir, "src", "atlas");
   const deskProject = join(desk.dir, "src", "atlas");
   try {
-    await place(
+    await placeClaudeTranscript(
       laptop,
       shared,
       A,
-      transcript(A, shared, [
+      claudeTranscript(A, shared, [
         [
           `Rotate the staging key ${secret} before the cormorant release`,
           "Rotated; cormorant ships",
@@ -119,11 +69,11 @@ Deno.test({
         ["我们需要把缓存策略改成按需加载", "好的，缓存策略已改。"],
       ]),
     );
-    await place(
+    await placeClaudeTranscript(
       desk,
       deskProject,
       B,
-      transcript(B, deskProject, [
+      claudeTranscript(B, deskProject, [
         ["Why does the cormorant build fail on the desk?", "A stale lockfile; removed it."],
       ]),
     );
@@ -269,7 +219,7 @@ Deno.test({
     `heron answer ${i}: it balances`,
   ]);
   try {
-    await place(world, project, session, transcript(session, project, turns));
+    await placeClaudeTranscript(world, project, session, claudeTranscript(session, project, turns));
     await configure(world, { url: pg.url, projects: [project], machine: "killed" });
     assert.equal((await runCli("reindex", ["--quiet"], world.vars)).code, 0);
     const local = new DatabaseSync(join(world.data, "history.db"), { readOnly: true });

@@ -8,27 +8,20 @@ import { ADAPTERS } from "../../../lib/sources/mod.ts";
 import { HistoryStore } from "../../../lib/store/db.ts";
 import { syncMirrors } from "../../../lib/capture/mirrors.ts";
 import { listMirrors, RECORDS_PER_BATCH } from "../../../lib/store/mirror.ts";
+import { claudeTranscript } from "../../_claude_transcript.ts";
 import { captureWorld, makeWorld, withStore } from "../../_helpers.ts";
 
 const SESSION = "3a6f1c84-9e2d-4b57-a0c3-5d8e1f7b2a96";
 
 function lines(cwd: string, turns: number): string {
-  const out: string[] = [];
-  for (let i = 0; i < turns; i++) {
-    out.push(JSON.stringify({
-      parentUuid: null,
-      isSidechain: false,
-      userType: "external",
-      cwd,
-      sessionId: SESSION,
-      version: "2.1.40",
-      type: "user",
-      message: { role: "user", content: `note ${i} about the plover ledger` },
-      uuid: `00000000-0000-4000-8000-${i.toString(16).padStart(12, "0")}`,
-      timestamp: new Date(Date.UTC(2026, 10, 3, 8, i)).toISOString(),
-    }));
-  }
-  return out.join("\n") + "\n";
+  return claudeTranscript(
+    SESSION,
+    cwd,
+    Array.from({ length: turns / 2 }, (_, i) => [
+      `note ${2 * i} about the plover ledger`,
+      `note ${2 * i + 1} about the plover ledger`,
+    ]),
+  );
 }
 
 function mirrored(path: string): { records: number; cursor: number } {
