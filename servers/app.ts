@@ -10,6 +10,7 @@ import { searchApi } from "./api/search.ts";
 import { sessionsApi } from "./api/sessions.ts";
 import { stageMarkersApi } from "./api/stage_markers.ts";
 import { statusApi } from "./api/status.ts";
+import { teamApi } from "./api/team.ts";
 import { tokenAuth } from "./_auth.ts";
 import { type AppDeps, type AppEnv, type Route, type Services, services } from "./_deps.ts";
 import { ApiError, errorJson, isApi, toApiError } from "./_errors.ts";
@@ -34,6 +35,7 @@ export const ROUTES: readonly Route[] = [
   reindexApi,
   stageMarkersApi,
   forgetApi,
+  teamApi,
   searchPageRoute,
   conversationPageRoute,
   sessionsPageRoute,

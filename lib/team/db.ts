@@ -134,11 +134,18 @@ export function safeUrl(url: string): string {
   }
 }
 
-/** Connects to the team database (the driver is loaded here, on first use). */
-export async function connectTeam(url: string): Promise<Sql> {
+/**
+ * Connects to the team database (the driver is loaded here, on first use); with `idleSeconds`,
+ * a connection left idle that long is closed (and opened again when next needed).
+ */
+export async function connectTeam(
+  url: string,
+  options: { idleSeconds?: number } = {},
+): Promise<Sql> {
   const { default: postgres } = await import("postgres");
   return postgres(url, {
     max: 1,
+    ...(options.idleSeconds ? { idle_timeout: options.idleSeconds } : {}),
     onnotice: () => {},
     connect_timeout: 10,
     // Dates come back as ISO strings and bigints as numbers within the safe range.

@@ -10,6 +10,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { childBaseEnv, makeWorld, ROOT, runCli, taskFlags, type World } from "../_helpers.ts";
 import { claudeTranscript, placeClaudeTranscript } from "../_claude_transcript.ts";
+import { appFor, request } from "../servers/_dashboard.ts";
 import { startPostgres } from "../postgres_server.ts";
 import { fakeUpper } from "../lib/_secret_shapes.ts";
 
@@ -140,6 +141,31 @@ Deno.test({
         assert.deepEqual([...new Set(hits.map((h) => h.machine))].sort(), ["desk", "laptop"]);
       } finally {
         await client.close();
+      }
+    });
+
+    await t.step("the dashboard's team scope answers the same search", async () => {
+      const { app, services } = appFor(desk);
+      try {
+        const res = await request(app, "/api/team/search?q=cormorant");
+        assert.equal(res.status, 200);
+        const body = await res.json();
+        const machines = body.hits.map((h: { machine: string }) => h.machine);
+        assert.deepEqual([...new Set(machines)].sort(), ["desk", "laptop"]);
+        const bad = await request(app, "/api/team/search?q=cormorant&machine=no%20spaces");
+        assert.equal(bad.status, 400);
+      } finally {
+        services.searches.close();
+      }
+      const bareWorld = await makeWorld();
+      const { app: bare, services: bareServices } = appFor(bareWorld);
+      try {
+        const none = await request(bare, "/api/team/search?q=x");
+        assert.equal(none.status, 404);
+        assert.match((await none.json()).error.message, /No team database is configured/);
+      } finally {
+        bareServices.searches.close();
+        await bareWorld.cleanup();
       }
     });
 
