@@ -19,6 +19,7 @@ import { securityHeaders } from "./_security_headers.ts";
 import { CSP } from "./pages/assets.ts";
 import { errorPage } from "./pages/layout.ts";
 import { conversationPageRoute } from "./pages/conversation.ts";
+import { exportPageRoute } from "./pages/export.ts";
 import { searchPageRoute } from "./pages/search.ts";
 import { sessionsPageRoute } from "./pages/sessions.ts";
 import { statusPageRoute } from "./pages/status.ts";
@@ -36,6 +37,7 @@ export const ROUTES: readonly Route[] = [
   forgetApi,
   searchPageRoute,
   conversationPageRoute,
+  exportPageRoute,
   sessionsPageRoute,
   statusPageRoute,
 ];

@@ -148,3 +148,41 @@ function recordJson(row: RecordRow, deriver: TextDeriver): RecordJson {
     partId: row.part_id,
   };
 }
+
+/**
+ * Where a page that shows record `hit` should start (an `after` for `pageConversation`) so the
+ * question before it is on the page too: just before the nearest earlier user message, unless
+ * that is more than `reach` records back, then `reach` records before the hit.
+ */
+export function contextStart(
+  store: HistoryStore,
+  conversationId: number,
+  hit: number,
+  reach = 20,
+): number {
+  const back = store.stmt(
+    `SELECT id, kind, role FROM records WHERE conversation_id = ? AND id < ?
+     ORDER BY id DESC LIMIT ?`,
+  ).all(conversationId, hit, reach) as unknown as { id: number; kind: string; role: string }[];
+  const question = back.find((r) => r.kind === "message" && r.role === "user");
+  const first = question ?? back.at(-1);
+  return first ? first.id - 1 : Math.max(0, hit - 1);
+}
+
+/**
+ * The `after` of each page of `limit` records (page 1 starts at 0), for numbered pages. A page
+ * cut short by the byte budget makes `next` run ahead of these; both reach every record.
+ */
+export function pageStarts(store: HistoryStore, conversationId: number, limit: number): number[] {
+  const rows = store.stmt(
+    `SELECT id FROM (
+       SELECT id, row_number() OVER (ORDER BY id) AS n FROM records WHERE conversation_id = ?
+     ) WHERE n % ? = 0 ORDER BY id`,
+  ).all(conversationId, limit) as unknown as { id: number }[];
+  const total = store.stmt("SELECT count(*) AS n FROM records WHERE conversation_id = ?")
+    .get(conversationId) as { n: number };
+  const starts = [0, ...rows.map((r) => r.id)];
+  // A last start with nothing after it is no page.
+  if (total.n > 0 && total.n % limit === 0) starts.pop();
+  return starts;
+}
