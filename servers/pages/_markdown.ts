@@ -24,6 +24,7 @@ export function markdownRenderer(): Promise<RenderMarkdown> {
 async function load(): Promise<RenderMarkdown> {
   const [{ default: MarkdownIt }, { default: hljs }] = await Promise.all([
     import("markdown-it"),
+    // @ts-types="./_highlight.d.ts"
     import("highlight.js/lib/common"),
   ]);
   const md: InstanceType<typeof MarkdownIt> = new MarkdownIt({
