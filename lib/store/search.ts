@@ -42,6 +42,8 @@ export interface SearchFilters {
 
 export interface SearchOptions extends SearchFilters {
   query: string;
+  /** `relevance` (bm25, answers above their questions; the default) or `newest` first. */
+  order?: "relevance" | "newest";
   /** Hits on the page (default 20, at most 10,000). */
   limit?: number;
   /** Ranked hits to skip before the page (default 0): the `next` of the page before. */
@@ -139,7 +141,9 @@ export function search(
         if (isFtsSyntaxError(err)) continue;
         throw err;
       }
-      const ranked = preferAnswers(dedupeLines(store, rows, budget)).slice(0, window);
+      const deduped = dedupeLines(store, rows, budget);
+      const ranked = (options.order === "newest" ? deduped : preferAnswers(deduped))
+        .slice(0, window);
       const built = ranked.slice(offset, offset + limit).map((row) => {
         budget.check();
         return buildHit(row, deriver, terms, row.score);
@@ -203,7 +207,7 @@ const ANSWER_BOOST = 1.25;
 function ftsCandidates(
   store: HistoryStore,
   query: string,
-  filters: SearchFilters,
+  filters: SearchFilters & { order?: SearchOptions["order"] },
   limit: number,
 ): Candidate[] {
   const { where, params } = filterSql(filters);
@@ -216,7 +220,7 @@ function ftsCandidates(
     JOIN records r ON r.id = fts.rowid
     JOIN conversations c ON c.id = r.conversation_id
     WHERE fts MATCH ? AND ${budgetCheck("fts.rowid")}${where}
-    ORDER BY score, r.id DESC
+    ORDER BY ${filters.order === "newest" ? "r.ts IS NULL, r.ts DESC" : "score"}, r.id DESC
     LIMIT ?`;
   // Iterated: node:sqlite's all() never returns when a function called by the statement throws.
   return budgeted(
@@ -391,4 +395,54 @@ function literalSearch(
   };
   budgeted(store, sql, scan);
   return { hits, highlights, mode: "literal", ftsQuery: null, next: more ? end : null };
+}
+
+/** How many records match, in all and per agent and project (up to `cap`; `capped` past it). */
+export interface MatchCounts {
+  total: number;
+  capped: boolean;
+  byAgent: { agent: Agent; count: number }[];
+  byProject: { project: string | null; count: number }[];
+}
+
+/**
+ * Counts the records `ftsQuery` (the `ftsQuery` of a search's result) matches under `filters`,
+ * stopping at `cap` matches so a common word stays cheap. Chunks of one long line count apiece.
+ */
+export function countMatches(
+  store: HistoryStore,
+  ftsQuery: string,
+  filters: SearchFilters,
+  cap = 10_000,
+): MatchCounts {
+  const { where, params } = filterSql(filters);
+  const rows = store.stmt(`
+    SELECT agent, project, count(*) AS n FROM (
+      SELECT c.agent AS agent, c.project_root AS project
+      FROM fts
+      JOIN records r ON r.id = fts.rowid
+      JOIN conversations c ON c.id = r.conversation_id
+      WHERE fts MATCH ?${where}
+      LIMIT ?
+    ) GROUP BY agent, project`).all(ftsQuery, ...params, cap + 1) as unknown as {
+    agent: Agent;
+    project: string | null;
+    n: number;
+  }[];
+  const agents = new Map<Agent, number>();
+  const projects = new Map<string | null, number>();
+  let total = 0;
+  for (const row of rows) {
+    total += row.n;
+    agents.set(row.agent, (agents.get(row.agent) ?? 0) + row.n);
+    projects.set(row.project, (projects.get(row.project) ?? 0) + row.n);
+  }
+  const capped = total > cap;
+  const sorted = <K>(map: Map<K, number>) => [...map].sort((a, b) => b[1] - a[1]);
+  return {
+    total: Math.min(total, cap),
+    capped,
+    byAgent: sorted(agents).map(([agent, count]) => ({ agent, count })),
+    byProject: sorted(projects).map(([project, count]) => ({ project, count })),
+  };
 }

@@ -25,6 +25,7 @@ export const searchQuery = searchInput.extend({
   subagents: queryFlag.optional(),
   limit: queryInt(1, 1000).optional(),
   offset: queryInt(0, MAX_OFFSET).optional(),
+  sort: z.enum(["relevance", "newest"]).optional(),
 });
 /** A validated search query string. */
 export type SearchQuery = z.infer<typeof searchQuery>;
@@ -36,6 +37,8 @@ export interface SearchPage {
   highlights: [number, number][][];
   /** `fts`, or `literal` when the query was not valid FTS5 syntax. */
   mode: "fts" | "literal";
+  /** The FTS5 query that ran (null for a literal scan), for counting its matches. */
+  ftsQuery: string | null;
   offset: number;
   limit: number;
   /** The `offset` of the next page, or null on the last one. */
@@ -52,7 +55,7 @@ export async function searchPage(
   query: SearchQuery,
   startedAt = Date.now(),
 ): Promise<SearchPage> {
-  const { offset = 0, ...input } = query;
+  const { offset = 0, sort, ...input } = query;
   const limit = input.limit ?? DEFAULT_LIMIT;
   const result = await svc.op.stage("dashboard.search", () => {
     const options = usingStore(svc, (store) => {
@@ -63,6 +66,7 @@ export async function searchPage(
       }
     });
     options.offset = offset;
+    if (sort) options.order = sort;
     options.budgetMs = svc.searchBudgetMs;
     options.startedAt = startedAt;
     const busy = busyTimeoutMs(svc.ctx.env);
@@ -84,6 +88,7 @@ export async function searchPage(
     hits: result.hits,
     highlights: result.highlights,
     mode: result.mode,
+    ftsQuery: result.ftsQuery,
     offset,
     limit,
     next: result.next,

@@ -93,7 +93,8 @@ form.search .grid { display: grid; gap: var(--s3); grid-template-columns: repeat
 .hit { padding: var(--s3) var(--s3); border-radius: var(--radius); border: 1px solid transparent; }
 .hit + .hit { border-top-color: var(--line); border-top-left-radius: 0; border-top-right-radius: 0; }
 .hit.current { background: var(--accent-bg); border-color: var(--user-line); }
-.hit .title { font-weight: 600; font-size: var(--f-md); }
+.hit .title { font-weight: 600; font-size: var(--f-md); text-decoration: none; }
+.hit .title:hover, .hit .title:focus { text-decoration: underline; }
 .hit .snippet { margin: var(--s1) 0 0; overflow-wrap: anywhere; }
 .group { margin: 0 0 var(--s4); }
 .group > h3 { margin: var(--s3) 0 var(--s1); }
@@ -199,6 +200,23 @@ export const SCRIPT = `
     box.focus();
     box.select();
   });
+
+  // j and k move between search hits (focusing each one's link, so Enter opens it).
+  var hits = Array.prototype.slice.call(document.querySelectorAll("li.hit"));
+  var current = -1;
+  if (hits.length) {
+    document.addEventListener("keydown", function (event) {
+      if ((event.key !== "j" && event.key !== "k") || event.ctrlKey || event.metaKey || event.altKey) return;
+      var target = event.target;
+      if (target && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName))) return;
+      event.preventDefault();
+      current = event.key === "j" ? Math.min(hits.length - 1, current + 1) : Math.max(0, current - 1);
+      hits.forEach(function (hit, i) { hit.classList.toggle("current", i === current); });
+      var link = hits[current].querySelector("a.title");
+      if (link) link.focus();
+      hits[current].scrollIntoView({ block: "nearest" });
+    });
+  }
 
   document.querySelectorAll("button[data-copy]").forEach(function (button) {
     button.hidden = false;
