@@ -20,6 +20,7 @@ import { CSP } from "./pages/assets.ts";
 import { errorPage } from "./pages/layout.ts";
 import { conversationPageRoute } from "./pages/conversation.ts";
 import { exportPageRoute } from "./pages/export.ts";
+import { projectsPageRoute } from "./pages/projects.ts";
 import { searchPageRoute } from "./pages/search.ts";
 import { sessionsPageRoute } from "./pages/sessions.ts";
 import { statusPageRoute } from "./pages/status.ts";
@@ -38,6 +39,7 @@ export const ROUTES: readonly Route[] = [
   searchPageRoute,
   conversationPageRoute,
   exportPageRoute,
+  projectsPageRoute,
   sessionsPageRoute,
   statusPageRoute,
 ];

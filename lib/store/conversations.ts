@@ -186,3 +186,57 @@ export function pageStarts(store: HistoryStore, conversationId: number, limit: n
   if (total.n > 0 && total.n % limit === 0) starts.pop();
   return starts;
 }
+
+/** A project as the dashboard's projects page lists it. */
+export interface ProjectSummary {
+  /** The project's root directory (null: conversations without one). */
+  project: string | null;
+  /** Conversations per agent (subagents not counted), most first. */
+  agents: { agent: string; conversations: number }[];
+  conversations: number;
+  /** The newest record's time (epoch ms), or null. */
+  lastTs: number | null;
+}
+
+/** Every project in the store with its conversations per agent, most recently active first. */
+export function projectSummaries(store: HistoryStore): ProjectSummary[] {
+  const rows = store.stmt(
+    `SELECT project_root AS project, agent, count(*) AS n, max(last_ts) AS last
+     FROM conversations WHERE subagent = 0 GROUP BY project_root, agent`,
+  ).all() as unknown as { project: string | null; agent: string; n: number; last: number | null }[];
+  const byProject = new Map<string | null, ProjectSummary>();
+  for (const row of rows) {
+    let summary = byProject.get(row.project);
+    if (!summary) {
+      summary = { project: row.project, agents: [], conversations: 0, lastTs: null };
+      byProject.set(row.project, summary);
+    }
+    summary.agents.push({ agent: row.agent, conversations: row.n });
+    summary.conversations += row.n;
+    if (row.last !== null && (summary.lastTs === null || row.last > summary.lastTs)) {
+      summary.lastTs = row.last;
+    }
+  }
+  const list = [...byProject.values()];
+  for (const p of list) p.agents.sort((a, b) => b.conversations - a.conversations);
+  return list.sort((a, b) => (b.lastTs ?? -1) - (a.lastTs ?? -1));
+}
+
+/**
+ * The most recently active conversations of every project (subagents left out), newest first,
+ * `limit` after `offset`, and how many there are.
+ */
+export function recentConversations(
+  store: HistoryStore,
+  options: { limit: number; offset?: number; project?: string },
+): { rows: ConversationRow[]; total: number } {
+  const where = options.project === undefined ? "" : " AND project_root = ?";
+  const params = options.project === undefined ? [] : [options.project];
+  const rows = store.stmt(
+    `SELECT * FROM conversations WHERE subagent = 0${where}
+     ORDER BY last_ts IS NULL, last_ts DESC, id DESC LIMIT ? OFFSET ?`,
+  ).all(...params, options.limit, options.offset ?? 0) as unknown as ConversationRow[];
+  const total = store.stmt(`SELECT count(*) AS n FROM conversations WHERE subagent = 0${where}`)
+    .get(...params) as { n: number };
+  return { rows, total: total.n };
+}

@@ -22,7 +22,7 @@ import type { ShownPage } from "../_redact.ts";
 import { chatRecords, shapeOf } from "./_chat.ts";
 import { markdownRenderer } from "./_markdown.ts";
 import { EXPORT_FORMATS, exportHref } from "./export.ts";
-import { conversationHref, type Html, layout, tilde, time } from "./layout.ts";
+import { conversationHref, type Html, layout, projectAnchor, tilde, time } from "./layout.ts";
 
 /** The page sizes offered (records per page). */
 const PAGE_SIZES = [10, 25, 50, 100, 200];
@@ -118,11 +118,6 @@ function header(conv: ConversationJson, home: string | undefined, quiet: number)
       <p class="muted conv-id">${conv.id} · ${conv.records} records</p>
     </header>
   `;
-}
-
-/** The anchor of a project on the projects page. */
-export function projectAnchor(project: string): string {
-  return `p-${encodeURIComponent(project).replace(/%/g, "_")}`;
 }
 
 /**

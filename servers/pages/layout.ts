@@ -163,3 +163,8 @@ export function conversationHref(
   const anchor = options.anchor === undefined ? "" : `#r${options.anchor}`;
   return `/conversations/${encodeURIComponent(id)}${query}${anchor}`;
 }
+
+/** The anchor of a project on the projects page. */
+export function projectAnchor(project: string): string {
+  return `p-${encodeURIComponent(project).replace(/[^A-Za-z0-9_-]/g, "_")}`;
+}

@@ -3,6 +3,10 @@
 // forms post here and come back to the list (303), so a reload never posts twice.
 
 import { Hono } from "hono";
+import { z } from "zod";
+import { storeExists } from "../../lib/context.ts";
+import { recentConversations } from "../../lib/store/conversations.ts";
+import { conversationJson } from "../../lib/store/records.ts";
 import type { Context } from "hono";
 import { html } from "hono/html";
 import { formatBytes } from "../../lib/format.ts";
@@ -18,10 +22,10 @@ import {
   sessionsPage,
   sessionsQuery,
 } from "../api/sessions.ts";
-import type { AppEnv, Route, Services } from "../_deps.ts";
+import { type AppEnv, noStore, type Route, type Services, withStore } from "../_deps.ts";
 import { ApiError, fromZod } from "../_errors.ts";
-import { conversationId, parseId, parseQuery } from "../_input.ts";
-import { conversationHref, type Html, layout, notice, tilde, time } from "./layout.ts";
+import { conversationId, parseId, parseQuery, queryInt } from "../_input.ts";
+import { ago, conversationHref, type Html, layout, notice, tilde, time } from "./layout.ts";
 
 /** The link to a project's sessions page, with extra query parameters. */
 export function sessionsHref(project: string, extra: Record<string, string> = {}): string {
@@ -37,6 +41,7 @@ export const sessionsPageRoute: Route = (svc) =>
   new Hono<AppEnv>()
     .get("/sessions", (c) => {
       const raw = c.req.query("project") ?? "";
+      if (!raw) return c.html(recentPage(svc, parseQuery(c, recentQuery)));
       let query;
       let project: Project;
       try {
@@ -126,13 +131,86 @@ ${list.sessions.length ? sessionList(list, project) : empty(list)}`;
   return layout("Sessions", "sessions", body);
 }
 
+/** The query string of the sessions of every project. */
+const recentQuery = z.object({
+  limit: queryInt(1, 500).optional(),
+  offset: queryInt(0, 1e9).optional(),
+});
+
+/** Sessions per page of the list of every project's. */
+const RECENT_LIMIT = 50;
+
+/** The most recent sessions of every project, as compact rows. */
+function recentPage(svc: Services, query: z.infer<typeof recentQuery>): Html {
+  const home = homeDir(svc.ctx.env);
+  const limit = query.limit ?? RECENT_LIMIT;
+  const offset = query.offset ?? 0;
+  if (!storeExists(svc.ctx)) {
+    return layout(
+      "Sessions",
+      "sessions",
+      html`${projectForm("")}${notice(noStore().message)}`,
+    );
+  }
+  const { rows, total } = withStore(
+    svc,
+    "recent_sessions",
+    (store) => recentConversations(store, { limit, offset }),
+  );
+  const now = svc.now();
+  const pageLink = (at: number) => {
+    const params = new URLSearchParams();
+    if (at > 0) params.set("offset", String(at));
+    if (limit !== RECENT_LIMIT) params.set("limit", String(limit));
+    return params.size ? `/sessions?${params}` : "/sessions";
+  };
+  const list = rows.map((row) => conversationJson(row, svc.redact));
+  const body = html`${projectForm("")}
+<h2>Recent sessions of every project</h2>
+${
+    list.length
+      ? html`<p role="status" class="muted">Sessions ${offset + 1} to ${
+        offset + list.length
+      } of ${total}, newest first</p>
+<ol class="rows recent">${
+        list.map((conv) =>
+          html`
+            <li>
+              <a class="title" href="${conversationHref(conv.id)}">${conv.title ?? conv.id}</a>
+              <span class="side">${ago(conv.lastTimestamp, now)}</span>
+              <span
+                class="meta-line"><span class="badge">${conv.agent}</span> · ${conv.project
+                  ? html`<a href="${
+                    sessionsHref(conv.project)
+                  }" title="Sessions of ${conv.project}">${tilde(conv.project, home)}</a>`
+                  : "no project"} · ${conv.messages} ${conv.messages === 1
+                  ? "message"
+                  : "messages"} · ${formatBytes(conv.bytes)}</span>
+            </li>
+          `
+        )
+      }</ol>
+<nav class="pager" aria-label="Session pages">${
+        offset > 0
+          ? html`<a href="${pageLink(Math.max(0, offset - limit))}" rel="prev">← Newer</a>`
+          : ""
+      }${
+        offset + list.length < total
+          ? html`<a href="${pageLink(offset + limit)}" rel="next">Older →</a>`
+          : ""
+      }</nav>`
+      : html`<p role="status">No sessions captured yet.</p>`
+  }`;
+  return layout("Sessions", "sessions", body);
+}
+
 function projectForm(project: string): Html {
   return html`
     <h1>Sessions</h1>
     <form class="search" method="get" action="/sessions" aria-label="Choose a project">
       <div
         class="q"><label for="project"><span>Project directory</span><input id="project" name="project"
-    value="${project}" required maxlength="4096" autocomplete="off"></label>
+    value="${project}" required maxlength="4096" autocomplete="off" placeholder="all projects: type one to see its sessions"></label>
     <button type="submit">Show sessions</button></div>
     </form>
   `;

@@ -215,6 +215,11 @@ Deno.test("the status page shows the store, drift and snapshots, and its button 
       assert.match(html, /Capture is on\. Phase: <strong>idle<\/strong>/);
       assert.match(html, /<th scope="row">Size on disk<\/th>/);
       assert.match(html, /unknown type &quot;hologram-sync&quot;/);
+      assert.match(
+        html,
+        /<li class="warn">claude [^:<]+: \d+ lines? kept raw, not indexed \([^<]*\)\. Nothing is lost: [^<]*reindex --rebuild/,
+        "one line per agent version, with what to do",
+      );
       assert.match(html, /0 snapshots, 0 B/);
       assert.match(html, /No unclosed steps/);
       assert.match(html, /<form method="post" action="\/status\/reindex">/);
@@ -278,6 +283,25 @@ Deno.test("Markdown from a transcript never becomes live markup, links or images
       }
       if (format === "json") assert.equal(JSON.parse(text).records.length, 26 + 1);
     }
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("the projects page lists every project; sessions open on every project's", async () => {
+  const world = await capturedWorld();
+  try {
+    const { app } = appFor(world);
+    const projects = await (await request(app, "/projects")).text();
+    assert.match(projects, /<h1>Projects<\/h1>/);
+    assert.match(projects, /title="\/home\/dev\/src\/alpha">\/home\/dev\/src\/alpha<\/a>/);
+    assert.match(projects, /<span class="badge">claude \d+<\/span>/);
+    assert.match(projects, /href="\/sessions\?project=%2Fhome%2Fdev%2Fsrc%2Fsecretive"/);
+    const sessions = await (await request(app, "/sessions")).text();
+    assert.match(sessions, /Recent sessions of every project/);
+    assert.match(sessions, /<ol class="rows recent">/);
+    assert.ok(sessions.includes("tundra-mosaic: nightly export batching"));
+    assert.ok(sessions.includes("walrus-sprocket rotation [REDACTED:openai-key]"));
   } finally {
     await world.cleanup();
   }

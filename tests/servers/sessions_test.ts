@@ -506,7 +506,8 @@ Deno.test("the sessions page lists a project's sessions with copy, fork and rena
     });
 
     await t.step("a project without sessions says so", async () => {
-      const html = await (await request(app, "/sessions")).text();
+      const html = await (await request(app, `/sessions?project=${encodeURIComponent(world.home)}`))
+        .text();
       assert.match(html, /No sessions in this project yet/);
     });
   } finally {
