@@ -147,8 +147,8 @@ code.cmd { background: var(--sunk); padding: .15rem .4rem; border-radius: 4px; o
 body:has(#show-quiet:checked) .quiet, .quiet.is-hit { display: block; }
 details.raw { font-size: var(--f-sm); color: var(--muted); flex: 0 0 auto; }
 details.raw[open] { flex-basis: 100%; order: 3; }
-details.raw > summary { width: max-content; max-width: 100%; opacity: .8; }
-details.raw > summary:hover, details.raw[open] > summary { opacity: 1; }
+details.raw > summary { width: max-content; max-width: 100%; }
+details.raw > summary:hover, details.raw[open] > summary { color: var(--fg); }
 .esc { color: var(--warn); }
 .end { text-align: center; color: var(--muted); margin: var(--s4) 0; }
 /* highlight.js */
@@ -166,6 +166,17 @@ details.raw > summary:hover, details.raw[open] > summary { opacity: 1; }
 .rows .meta-line { grid-column: 1 / -1; overflow-wrap: anywhere; }
 .rows .side { font-size: var(--f-sm); color: var(--muted); white-space: nowrap; }
 .rows details { grid-column: 1 / -1; font-size: var(--f-sm); }
+.rows .actions { grid-column: 1 / -1; margin: var(--s1) 0 0; font-size: var(--f-sm); align-items: center; }
+.rows .actions .resume { display: flex; gap: var(--s2); align-items: center; flex-wrap: wrap; min-width: 0; }
+.rows .actions form { align-items: center; }
+.rows .actions label { flex-direction: row; align-items: center; gap: var(--s2); }
+.rows .actions button { padding: .15rem .5rem; }
+.rows .actions input { padding: .15rem .4rem; }
+.rows .title a { text-decoration: none; }
+.rows .title a:hover { text-decoration: underline; }
+form.search .q > label { flex: 1; }
+form.search .q > label > input { width: 100%; }
+form.search .q:has(> label > input) { align-items: end; }
 .actions { display: flex; gap: var(--s2) var(--s4); flex-wrap: wrap; align-items: end; margin: var(--s2) 0; }
 .actions form { display: flex; gap: var(--s2); align-items: end; }
 progress { width: 20rem; max-width: 100%; height: 1.1rem; }

@@ -212,7 +212,13 @@ function pager(
             : html`<option value="${n}">${n}</option>`
         )}</select></label> <button type="submit">Show</button></form>
   `;
-  return html`<nav class="pager" aria-label="${where === "top" ? "Pages" : "Pages (end)"}">${prev}${
-    starts.length > 1 ? html`<span class="numbers">${numbers}</span>` : ""
-  }${next}${sizes}</nav>`;
+  const start = after > 0
+    ? html`<a href="${conversationHref(id, keep)}">⇤ Start of the conversation</a>`
+    : "";
+  return html`
+    <nav class="pager"
+      aria-label="${where === "top" ? "Pages" : "Pages (end)"}">${start}${prev}${starts.length > 1
+        ? html`<span class="numbers">${numbers}</span>`
+        : ""}${next}${sizes}</nav>
+  `;
 }

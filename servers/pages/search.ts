@@ -131,7 +131,8 @@ function searchForm(form: Form): Html {
   const set = FILTERS.filter((name) => form[name]).length;
   const keep = (name: string) =>
     form[name] ? html`<input type="hidden" name="${name}" value="${form[name]}">` : "";
-  return html`<form class="search" method="get" action="/" role="search" aria-label="Search conversations">
+  return html`<h1 class="visually-hidden">Search</h1>
+<form class="search" method="get" action="/" role="search" aria-label="Search conversations">
 <div class="q"><label for="q" class="visually-hidden">Search text (press /)</label><input id="q" name="q" type="search"
 value="${
     form.q ?? ""

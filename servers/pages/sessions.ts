@@ -254,7 +254,7 @@ function sessionList(list: SessionsPage, project: Project): Html {
     list.next !== null ? html`<a href="${pageLink(list.next)}" rel="next">Older →</a>` : ""
   }</nav>`;
   return html`<p role="status">Sessions ${first} to ${last} of ${list.total}, newest first</p>
-<ol class="hits sessions" start="${first}">${
+<ol class="rows sessions" start="${first}">${
     list.sessions.map((s, i) => sessionItem(s, list.offset + i, project))
   }</ol>${pager}`;
 }
@@ -281,7 +281,9 @@ function sessionItem(s: SessionJson, n: number, project: Project): Html {
 <button type="submit" aria-describedby="${titleId}">Fork</button></form>`
     : "";
   const rename = s.canRename
-    ? html`<form method="post" action="${action("rename")}"><label>New title<input name="title"
+    ? html`<form method="post" action="${
+      action("rename")
+    }" class="rename"><label>New title<input name="title"
 value="${s.title}" required maxlength="1000" autocomplete="off" aria-describedby="${titleId}"></label>
 <button type="submit" aria-describedby="${titleId}">Rename</button></form>`
     : "";
@@ -297,13 +299,18 @@ value="${s.title}" required maxlength="1000" autocomplete="off" aria-describedby
     `
     : "";
   const label = s.manifest ? "See what it produced:" : "Resume it:";
-  return html`<li class="hit session${s.manifest ? " manifest" : ""}" id="session-${s.nativeId}">
-<div class="meta-line">${facts.map((f, i) => html`${i ? " · " : ""}${f}`)}</div>
-<p>${mark}${title}${why}</p>
-<p><span class="muted">${label}</span> <code class="cmd" id="${cmdId}">${s.resume}</code>
-<button type="button" data-copy="${s.resume}" data-copy-for="${cmdId}" aria-describedby="${titleId}" hidden>Copy</button></p>
-${fork || rename ? html`<div class="actions">${fork}${rename}</div>` : ""}
-</li>`;
+  return html`
+    <li class="session${s.manifest ? " manifest" : ""}" id="session-${s.nativeId}">
+      <span class="title">${mark}${title}${why}</span>
+      <span class="side">${s.age}</span>
+      <div class="meta-line">${facts.map((f, i) => html`${i ? " · " : ""}${f}`)}</div>
+      <div
+        class="actions"><span class="resume"><span class="muted">${label}</span> <code class="cmd" id="${cmdId}">${s
+          .resume}</code>
+    <button type="button" data-copy="${s
+      .resume}" data-copy-for="${cmdId}" aria-describedby="${titleId}" hidden>Copy</button></span>${fork}${rename}</div>
+    </li>
+  `;
 }
 
 /** Where a fork came from: another agent's conversation links to its page. */
