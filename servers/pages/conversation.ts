@@ -194,7 +194,8 @@ function pager(
   }
   const aligned = after === starts[current];
   const prevStart = aligned ? (current > 0 ? starts[current - 1] : undefined) : starts[current];
-  const prev = prevStart === undefined
+  // Back to the start is the link before it.
+  const prev = prevStart === undefined || (prevStart === 0 && after > 0)
     ? ""
     : html`<a href="${
       conversationHref(id, prevStart === 0 ? keep : { ...keep, after: prevStart })

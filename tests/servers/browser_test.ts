@@ -340,3 +340,105 @@ Deno.test({
     }
   },
 });
+
+const HOSTILE_NAME = "hostile Markdown and HTML in a transcript run nothing in a real browser";
+
+Deno.test({
+  name: "playwright" in found ? HOSTILE_NAME : `${HOSTILE_NAME} (skipped: ${found.missing})`,
+  ignore: !("playwright" in found),
+  async fn(t) {
+    const { chromium } = (found as { playwright: Playwright }).playwright;
+    const world: World = await hostileWorld();
+    const dashboard = serveDashboard({
+      ctx: loadContext({ env: world.env }),
+      hostname: "127.0.0.1",
+      port: 0,
+      token: TOKEN,
+      markers: stageMarkersFromEnv(world.env),
+    });
+    const browser = await chromium.launch(LAUNCH);
+    try {
+      const page = await browser.newPage();
+      const dialogs: string[] = [];
+      page.on("dialog", (dialog) => {
+        dialogs.push(dialog.message());
+        dialog.dismiss().catch(() => {});
+      });
+      const outside: string[] = [];
+      page.on("request", (request) => {
+        if (!request.url().startsWith(dashboard.url)) outside.push(request.url());
+      });
+      const ran = () => page.evaluate("typeof window.__pwned");
+      await page.goto(dashboard.urlWithToken);
+      const conversation = `${dashboard.url}conversations/${encodeURIComponent(HOSTILE_ID)}`;
+
+      for (
+        const [name, path] of [
+          ["search", `?q=${HOSTILE_WORD}`],
+          ["grouped search", `?q=${HOSTILE_WORD}&group=1`],
+          ["conversation", `conversations/${encodeURIComponent(HOSTILE_ID)}`],
+          ["sessions", "sessions"],
+          ["projects", "projects"],
+          ["status", "status"],
+        ]
+      ) {
+        await t.step(`the ${name} page`, async () => {
+          await page.goto(`${dashboard.url}${path}`);
+          await page.locator("main").waitFor();
+          assert.equal(await ran(), "undefined");
+        });
+      }
+
+      await t.step(
+        "every fold opened, meta shown, every link inside a message looked at",
+        async () => {
+          await page.goto(conversation);
+          assert.equal(await page.locator("article.rec").count() > 20, true);
+          await page.locator("details").evaluateAll((els) => {
+            for (const el of els) el.setAttribute("open", "");
+          });
+          await page.locator("#show-quiet").check().catch(() => {});
+          const hrefs = await page.locator(".md a").evaluateAll((els) =>
+            els.map((el) => el.getAttribute("href") ?? "")
+          );
+          for (const href of hrefs) assert.match(href, /^(https?:|mailto:)/, href);
+          assert.equal(await ran(), "undefined");
+          await page.screenshot({ path: join(ARTIFACTS, "dashboard-hostile.png"), fullPage: true });
+        },
+      );
+
+      await t.step(
+        "the HTML export, opened as a file, runs nothing and loads nothing",
+        async () => {
+          const response = await page.request.get(
+            `${conversation}/export?format=html`,
+          );
+          assert.equal(response.status(), 200);
+          const file = await browser.newPage();
+          file.on("request", (request) => {
+            if (!request.url().startsWith("data:") && request.url() !== "about:blank") {
+              outside.push(request.url());
+            }
+          });
+          file.on("dialog", (dialog) => {
+            dialogs.push(dialog.message());
+            dialog.dismiss().catch(() => {});
+          });
+          await file.setContent(await response.text());
+          await file.locator("details").evaluateAll((els) => {
+            for (const el of els) el.setAttribute("open", "");
+          });
+          assert.equal(await file.evaluate("typeof window.__pwned"), "undefined");
+          await file.close();
+        },
+      );
+
+      assert.deepEqual(dialogs, [], "no dialog opened");
+      assert.deepEqual(outside, [], "nothing fetched from anywhere else");
+    } finally {
+      await browser.close();
+      await dashboard.shutdown();
+      await world.cleanup();
+    }
+  },
+});
