@@ -53,16 +53,22 @@ export function firstLine(text: string, max = 120): string {
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }
 
-/** The records as chat items; `hit` is marked and opened. */
+/** The records as chat items; `hit` is marked and opened; `raw: false` leaves raw bytes out. */
 export function chatRecords(
   records: readonly ShownRecord[],
   render: RenderMarkdown,
-  hit?: number,
+  options: { hit?: number | undefined; raw?: boolean } = {},
 ): Html {
-  return html`${records.map((rec) => chatItem(rec, render, rec.id === hit))}`;
+  const withRaw = options.raw ?? true;
+  return html`${records.map((rec) => chatItem(rec, render, rec.id === options.hit, withRaw))}`;
 }
 
-function chatItem(rec: ShownRecord, render: RenderMarkdown, isHit: boolean): Html {
+function chatItem(
+  rec: ShownRecord,
+  render: RenderMarkdown,
+  isHit: boolean,
+  withRaw: boolean,
+): Html {
   const shape = shapeOf(rec);
   const text = rec.text.trim();
   const classes = [
@@ -136,7 +142,7 @@ function chatItem(rec: ShownRecord, render: RenderMarkdown, isHit: boolean): Htm
   }
   return html`<article class="${classes}" id="r${rec.id}" aria-label="${label}">
 ${body}
-${rawView(rec)}
+${withRaw ? rawView(rec) : ""}
 </article>`;
 }
 

@@ -52,7 +52,7 @@ export const conversationPageRoute: Route = (svc) =>
     const nav = (where: "top" | "bottom") => pager(page, query, place.after, place.starts, where);
     const body = html`${header(conv, home, quiet)}${nav("top")}
 <section class="chat" aria-label="Messages">${
-      chatRecords(page.records, render, query.hit)
+      chatRecords(page.records, render, { hit: query.hit })
     }</section>
 ${page.next === null ? html`<p class="end" role="status">End of the conversation</p>` : ""}${
       nav("bottom")

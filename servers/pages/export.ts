@@ -138,6 +138,8 @@ function toText(conv: ConversationJson, records: readonly ShownRecord[]): string
 
 async function toHtml(conv: ConversationJson, records: readonly ShownRecord[]): Promise<string> {
   const render = await markdownRenderer();
+  // A file has no toggle to show meta records with: they are left out, as in Markdown and text.
+  const shown = records.filter((rec) => shapeOf(rec) !== "quiet");
   const page = html`
     <!doctype html>
     <html lang="en">
@@ -155,7 +157,9 @@ async function toHtml(conv: ConversationJson, records: readonly ShownRecord[]): 
             <h1>${conv.title ?? conv.id}</h1>
             <ul class="facts">${headLines(conv).map((l) => html`<li>${l.slice(2)}</li>`)}</ul>
           </header>
-          <section class="chat" aria-label="Messages">${chatRecords(records, render)}</section>
+          <section class="chat" aria-label="Messages">${chatRecords(shown, render, {
+            raw: false,
+          })}</section>
         </main>
       </body>
     </html>
