@@ -47,7 +47,15 @@ export const searchPageRoute: Route = (svc) =>
     // `agent:codex since:7d words` searches for the words with those filters (a field set in
     // the form wins).
     const { text, inline } = splitInline(form.q);
-    const effective: Form = { ...inline, ...nonEmpty(form), q: text || form.q };
+    if (!text) {
+      const message =
+        "Add words to search for: the filters in the box narrow a search, they are not one";
+      return c.html(
+        layout("Search", "search", html`${searchForm(form)}${notice(message, "error")}`),
+        400,
+      );
+    }
+    const effective: Form = { ...inline, ...nonEmpty(form), q: text };
     let page: SearchPage;
     try {
       page = await searchPage(svc, parseFields(effective, searchQuery, ["q"]), startedAt);

@@ -68,6 +68,9 @@ Deno.test("the search page marks matches, links each hit to its place, and escap
       const inline = await (await request(app, q(`agent:claude ${PLANTED.phrase} since:3650d`)))
         .text();
       assert.match(inline, /<strong>2<\/strong> matches/);
+      const alone = await request(app, q("agent:claude since:7d"));
+      assert.equal(alone.status, 400);
+      assert.match(await alone.text(), /role="alert">Add words to search for/);
       const newest = await (await request(app, "/?q=export&sort=newest&limit=100")).text();
       const times = [...newest.matchAll(/<time datetime="([^"]+)"/g)].map((m) => m[1]!);
       assert.ok(times.length > 2);
