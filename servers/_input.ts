@@ -45,8 +45,17 @@ export function parseQuery<S extends z.ZodType>(
   schema: S,
   keepEmpty: readonly string[] = [],
 ): z.infer<S> {
+  return parseFields(c.req.query(), schema, keepEmpty);
+}
+
+/** `fields` (a query string's, or a form's) validated by `schema`, as `parseQuery` does. */
+export function parseFields<S extends z.ZodType>(
+  fields: Record<string, string>,
+  schema: S,
+  keepEmpty: readonly string[] = [],
+): z.infer<S> {
   const raw: Record<string, string> = {};
-  for (const [key, value] of Object.entries(c.req.query())) {
+  for (const [key, value] of Object.entries(fields)) {
     if (value === "" && !keepEmpty.includes(key)) continue;
     raw[key] = value;
   }

@@ -20,6 +20,8 @@ import { securityHeaders } from "./_security_headers.ts";
 import { CSP } from "./pages/assets.ts";
 import { errorPage } from "./pages/layout.ts";
 import { conversationPageRoute } from "./pages/conversation.ts";
+import { exportPageRoute } from "./pages/export.ts";
+import { projectsPageRoute } from "./pages/projects.ts";
 import { searchPageRoute } from "./pages/search.ts";
 import { sessionsPageRoute } from "./pages/sessions.ts";
 import { statusPageRoute } from "./pages/status.ts";
@@ -38,6 +40,8 @@ export const ROUTES: readonly Route[] = [
   teamApi,
   searchPageRoute,
   conversationPageRoute,
+  exportPageRoute,
+  projectsPageRoute,
   sessionsPageRoute,
   statusPageRoute,
 ];

@@ -191,12 +191,14 @@ export interface RecentOptions {
   offset?: number;
 }
 
-/** Conversations by last activity, newest first; the title passes `redact`. */
-export function recentConversations(
+/**
+ * Conversations by last activity, newest first (subagents left out unless asked for): `limit`
+ * after `offset`, and how many there are.
+ */
+export function recentConversationRows(
   store: HistoryStore,
-  redact: (text: string) => string,
   options: RecentOptions = {},
-): ConversationJson[] {
+): { rows: ConversationRow[]; total: number } {
   const where: string[] = [];
   const params: (string | number)[] = [];
   if (options.project !== undefined) {
@@ -208,11 +210,23 @@ export function recentConversations(
     params.push(options.agent);
   }
   if (!options.subagents) where.push("subagent = 0");
-  const rows = store.db.prepare(
-    `SELECT * FROM conversations ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
+  const filter = where.length ? `WHERE ${where.join(" AND ")}` : "";
+  const rows = store.stmt(
+    `SELECT * FROM conversations ${filter}
      ORDER BY last_ts IS NULL, last_ts DESC, id DESC LIMIT ? OFFSET ?`,
   ).all(...params, options.limit ?? 20, options.offset ?? 0) as unknown as ConversationRow[];
-  return rows.map((row) => conversationJson(row, redact));
+  const total = store.stmt(`SELECT count(*) AS n FROM conversations ${filter}`)
+    .get(...params) as { n: number };
+  return { rows, total: total.n };
+}
+
+/** `recentConversationRows` as printable conversations; the title passes `redact`. */
+export function recentConversations(
+  store: HistoryStore,
+  redact: (text: string) => string,
+  options: RecentOptions = {},
+): ConversationJson[] {
+  return recentConversationRows(store, options).rows.map((row) => conversationJson(row, redact));
 }
 
 /** The most records shown before a record opened with `show --around`. */
@@ -247,4 +261,57 @@ export function contextStart(
     if ((row.kind === "message" && row.role === "user") || shown >= before) break;
   }
   return start - 1;
+}
+
+/**
+ * The `after` of each page of `limit` records (page 1 starts at 0), for numbered pages. A page
+ * cut short by the byte budget makes `next` run ahead of these; both reach every record.
+ */
+export function pageStarts(store: HistoryStore, conversationId: number, limit: number): number[] {
+  const rows = store.stmt(
+    `SELECT id FROM (
+       SELECT id, row_number() OVER (ORDER BY id) AS n FROM records WHERE conversation_id = ?
+     ) WHERE n % ? = 0 ORDER BY id`,
+  ).all(conversationId, limit) as unknown as { id: number }[];
+  const total = store.stmt("SELECT count(*) AS n FROM records WHERE conversation_id = ?")
+    .get(conversationId) as { n: number };
+  const starts = [0, ...rows.map((r) => r.id)];
+  // A last start with nothing after it is no page.
+  if (total.n > 0 && total.n % limit === 0) starts.pop();
+  return starts;
+}
+
+/** A project as the dashboard's projects page lists it. */
+export interface ProjectSummary {
+  /** The project's root directory (null: conversations without one). */
+  project: string | null;
+  /** Conversations per agent (subagents not counted), most first. */
+  agents: { agent: string; conversations: number }[];
+  conversations: number;
+  /** The newest record's time (epoch ms), or null. */
+  lastTs: number | null;
+}
+
+/** Every project in the store with its conversations per agent, most recently active first. */
+export function projectSummaries(store: HistoryStore): ProjectSummary[] {
+  const rows = store.stmt(
+    `SELECT project_root AS project, agent, count(*) AS n, max(last_ts) AS last
+     FROM conversations WHERE subagent = 0 GROUP BY project_root, agent`,
+  ).all() as unknown as { project: string | null; agent: string; n: number; last: number | null }[];
+  const byProject = new Map<string | null, ProjectSummary>();
+  for (const row of rows) {
+    let summary = byProject.get(row.project);
+    if (!summary) {
+      summary = { project: row.project, agents: [], conversations: 0, lastTs: null };
+      byProject.set(row.project, summary);
+    }
+    summary.agents.push({ agent: row.agent, conversations: row.n });
+    summary.conversations += row.n;
+    if (row.last !== null && (summary.lastTs === null || row.last > summary.lastTs)) {
+      summary.lastTs = row.last;
+    }
+  }
+  const list = [...byProject.values()];
+  for (const p of list) p.agents.sort((a, b) => b.conversations - a.conversations);
+  return list.sort((a, b) => (b.lastTs ?? -1) - (a.lastTs ?? -1));
 }

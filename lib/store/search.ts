@@ -651,3 +651,53 @@ export function prefixSuggestion(store: HistoryStore, options: SearchOptions): s
   }
   return probe(suggested) ? suggested : null;
 }
+
+/** How many records match, in all and per agent and project (up to `cap`; `capped` past it). */
+export interface MatchCounts {
+  total: number;
+  capped: boolean;
+  byAgent: { agent: Agent; count: number }[];
+  byProject: { project: string | null; count: number }[];
+}
+
+/**
+ * Counts the records `ftsQuery` (the `ftsQuery` of a search's result) matches under `filters`,
+ * stopping at `cap` matches so a common word stays cheap. Chunks of one long line count apiece.
+ */
+export function countMatches(
+  store: HistoryStore,
+  ftsQuery: string,
+  filters: SearchFilters,
+  cap = 10_000,
+): MatchCounts {
+  const { where, params } = filterSql(filters);
+  const rows = store.stmt(`
+    SELECT agent, project, count(*) AS n FROM (
+      SELECT c.agent AS agent, c.project_root AS project
+      FROM fts
+      JOIN records r ON r.id = fts.rowid
+      JOIN conversations c ON c.id = r.conversation_id
+      WHERE fts MATCH ?${where}
+      LIMIT ?
+    ) GROUP BY agent, project`).all(ftsQuery, ...params, cap + 1) as unknown as {
+    agent: Agent;
+    project: string | null;
+    n: number;
+  }[];
+  const agents = new Map<Agent, number>();
+  const projects = new Map<string | null, number>();
+  let total = 0;
+  for (const row of rows) {
+    total += row.n;
+    agents.set(row.agent, (agents.get(row.agent) ?? 0) + row.n);
+    projects.set(row.project, (projects.get(row.project) ?? 0) + row.n);
+  }
+  const capped = total > cap;
+  const sorted = <K>(map: Map<K, number>) => [...map].sort((a, b) => b[1] - a[1]);
+  return {
+    total: Math.min(total, cap),
+    capped,
+    byAgent: sorted(agents).map(([agent, count]) => ({ agent, count })),
+    byProject: sorted(projects).map(([project, count]) => ({ project, count })),
+  };
+}

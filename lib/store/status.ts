@@ -166,3 +166,43 @@ export function describeDrift(d: DriftCount): string {
       return `${d.agent} ${d.version}: ${lines} without the fields their type needs (${d.detail}) kept raw, not indexed`;
   }
 }
+
+/**
+ * Drift as one line per agent version, with what to do: `codex 0.160.0: 215 lines kept raw, not
+ * indexed (212 of unknown types "foo", "bar"; 3 unparsable). …`.
+ */
+export function driftByVersion(counts: readonly DriftCount[]): string[] {
+  const groups = new Map<string, DriftCount[]>();
+  for (const d of counts) {
+    const key = `${d.agent} ${d.version}`;
+    groups.set(key, [...(groups.get(key) ?? []), d]);
+  }
+  return [...groups].map(([key, list]) => {
+    const unit = list[0]!.agent === "opencode" ? "record" : "line";
+    const n = (count: number) =>
+      `${count.toLocaleString("en-US")} ${unit}${count === 1 ? "" : "s"}`;
+    const total = list.reduce((sum, d) => sum + d.count, 0);
+    const parts: string[] = [];
+    const unknown = list.filter((d) => d.category === "unknown_type");
+    if (unknown.length) {
+      const names = unknown.slice(0, 3).map((d) => `"${d.detail}"`).join(", ");
+      parts.push(
+        `${n(unknown.reduce((s, d) => s + d.count, 0))} of unknown type${
+          unknown.length === 1 ? "" : "s"
+        } ${names}${unknown.length > 3 ? ` and ${unknown.length - 3} more` : ""}`,
+      );
+    }
+    const unparsable = list.filter((d) => d.category === "unparsable");
+    if (unparsable.length) {
+      parts.push(`${n(unparsable.reduce((s, d) => s + d.count, 0))} unparsable`);
+    }
+    const missing = list.filter((d) =>
+      d.category !== "unknown_type" && d.category !== "unparsable"
+    );
+    if (missing.length) {
+      parts.push(`${n(missing.reduce((s, d) => s + d.count, 0))} missing fields`);
+    }
+    return `${key}: ${n(total)} kept raw, not indexed (${parts.join("; ")}). Nothing is lost: ` +
+      `once a logbook that reads this version is installed, "logbook reindex --rebuild" indexes them`;
+  });
+}

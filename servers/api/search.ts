@@ -36,6 +36,8 @@ export interface SearchPage {
   highlights: [number, number][][];
   /** `fts`, or `literal` when the query was not valid FTS5 syntax. */
   mode: "fts" | "literal";
+  /** The FTS5 query that ran (null for a literal scan), for counting its matches. */
+  ftsQuery: string | null;
   offset: number;
   limit: number;
   /** The `offset` of the next page, or null on the last one. */
@@ -84,6 +86,7 @@ export async function searchPage(
     hits: result.hits,
     highlights: result.highlights,
     mode: result.mode,
+    ftsQuery: result.ftsQuery,
     offset,
     limit,
     next: result.next,

@@ -5,67 +5,196 @@ import { createHash } from "node:crypto";
 
 /** The style sheet. */
 export const STYLE = `
-:root { color-scheme: light dark; --fg: #1d1f21; --bg: #fdfdfc; --muted: #5f6368; --line: #d7d7d2;
-  --accent: #0b57d0; --mark: #ffe27a; --warn: #a35200; --bad: #b3261e; --ok: #1e7d32; --code: #f2f2ee; }
+:root { color-scheme: light dark;
+  --fg: #1c1e21; --bg: #fbfbfa; --panel: #ffffff; --sunk: #f1f1ee; --muted: #5c6066;
+  --line: #dcdcd6; --accent: #0a58ca; --accent-bg: #e7effb; --mark: #fde68a; --mark-fg: #1c1e21;
+  --warn: #8a4b00; --bad: #b3261e; --ok: #17703a; --user-bg: #eef3fb; --user-line: #c9d8f0;
+  --k: #8b2a9c; --s: #176b2c; --n: #9a4a00; --c: #6a6f76; --t: #0b5394;
+  --s1: .25rem; --s2: .5rem; --s3: .75rem; --s4: 1rem; --s5: 1.5rem; --s6: 2.25rem;
+  --f-sm: .8125rem; --f-base: .9375rem; --f-md: 1.0625rem; --f-lg: 1.3125rem; --f-xl: 1.625rem;
+  --mono: ui-monospace, "SF Mono", Menlo, Consolas, "DejaVu Sans Mono", monospace;
+  --radius: 8px; }
 @media (prefers-color-scheme: dark) {
-  :root { --fg: #e6e6e3; --bg: #17181a; --muted: #a5a7ab; --line: #3a3c40; --accent: #8ab4f8;
-    --mark: #6b5a00; --warn: #f0a35c; --bad: #f28b82; --ok: #81c995; --code: #222428; }
+  :root { --fg: #e4e5e7; --bg: #141518; --panel: #1c1e22; --sunk: #23262b; --muted: #a4a8ae;
+    --line: #34373d; --accent: #8ab4f8; --accent-bg: #1f2a3d; --mark: #7a5c00; --mark-fg: #fff7d6;
+    --warn: #f0b070; --bad: #f28b82; --ok: #81c995; --user-bg: #1b2433; --user-line: #2f4163;
+    --k: #d7a6f5; --s: #9fd99a; --n: #f5b97a; --c: #9097a0; --t: #8ecdf7; }
 }
 * { box-sizing: border-box; }
-body { margin: 0; font: 15px/1.5 system-ui, sans-serif; color: var(--fg); background: var(--bg); }
-a { color: var(--accent); }
-:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
-.skip { position: absolute; left: -999px; top: 0; background: var(--bg); padding: .5em; }
-.skip:focus { left: .5em; }
-header.top { display: flex; gap: 1.5em; align-items: baseline; padding: .6em 1.2em;
-  border-bottom: 1px solid var(--line); }
-header.top .brand { font-weight: 700; }
-header.top nav a { margin-right: 1em; }
-header.top nav a[aria-current="page"] { font-weight: 700; text-decoration: none; }
-main { padding: 1em 1.2em 3em; max-width: 72em; }
-h1 { font-size: 1.4em; margin: .2em 0 .6em; }
-h2 { font-size: 1.15em; margin: 1.4em 0 .4em; }
-form.search { display: grid; gap: .6em; grid-template-columns: repeat(auto-fill, minmax(11em, 1fr));
-  align-items: end; margin-bottom: 1em; }
-form.search .q { grid-column: 1 / -1; display: flex; gap: .5em; align-items: end; }
-form.search .q label { flex: 1; }
-label { display: flex; flex-direction: column; font-size: .85em; color: var(--muted); gap: .15em; }
-input, select, button { font: inherit; color: var(--fg); background: var(--bg);
-  border: 1px solid var(--line); border-radius: 4px; padding: .3em .5em; }
-button { cursor: pointer; background: var(--code); }
-kbd { border: 1px solid var(--line); border-radius: 3px; padding: 0 .3em; font-size: .85em; }
-.muted, .meta-line { color: var(--muted); font-size: .88em; }
-.hits { list-style: none; padding: 0; margin: 0; }
-.hit { border-top: 1px solid var(--line); padding: .6em 0; }
-.hit .snippet { margin: .2em 0 0; overflow-wrap: anywhere; }
-mark { background: var(--mark); color: inherit; padding: 0 .1em; border-radius: 2px; }
-.pager { display: flex; gap: 1em; margin: 1em 0; align-items: center; flex-wrap: wrap; }
-.pager form { display: flex; gap: .5em; align-items: end; }
-.notice { border-left: 4px solid var(--warn); padding: .3em .8em; background: var(--code); }
+html { scroll-padding-top: 11rem; }
+body { margin: 0; font: var(--f-base)/1.55 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
+  color: var(--fg); background: var(--bg); -webkit-text-size-adjust: 100%; }
+a { color: var(--accent); text-underline-offset: 2px; }
+a:hover { text-decoration-thickness: 2px; }
+:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; border-radius: 2px; }
+.skip { position: absolute; left: -999px; top: 0; background: var(--panel); padding: var(--s2); z-index: 10; }
+.skip:focus { left: var(--s2); }
+.visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0);
+  white-space: nowrap; }
+header.top { display: flex; gap: var(--s5); align-items: center; padding: var(--s2) var(--s5);
+  border-bottom: 1px solid var(--line); background: var(--panel); flex-wrap: wrap; }
+header.top .brand { font-weight: 700; font-size: var(--f-md); letter-spacing: -.01em; }
+header.top nav { display: flex; gap: var(--s1); flex-wrap: wrap; }
+header.top nav a { padding: var(--s1) var(--s3); border-radius: 999px; text-decoration: none; color: var(--fg); }
+header.top nav a:hover { background: var(--sunk); }
+header.top nav a[aria-current="page"] { background: var(--accent-bg); color: var(--accent); font-weight: 600; }
+main { padding: var(--s4) var(--s5) var(--s6); max-width: 76rem; margin: 0 auto; }
+h1 { font-size: var(--f-xl); line-height: 1.25; margin: var(--s2) 0 var(--s3); letter-spacing: -.015em; }
+h2 { font-size: var(--f-lg); line-height: 1.3; margin: var(--s5) 0 var(--s2); }
+h3 { font-size: var(--f-md); margin: var(--s4) 0 var(--s2); }
+code, kbd, pre, .cmd { font-family: var(--mono); font-size: .875em; }
+kbd { border: 1px solid var(--line); border-bottom-width: 2px; border-radius: 4px; padding: 0 .35em; background: var(--panel); }
+label { display: flex; flex-direction: column; font-size: var(--f-sm); color: var(--muted); gap: var(--s1); }
+input, select, button { font: inherit; color: var(--fg); background: var(--panel);
+  border: 1px solid var(--line); border-radius: 6px; padding: .35rem .6rem; }
+input[type="checkbox"] { padding: 0; }
+button { cursor: pointer; background: var(--sunk); font-weight: 500; }
+button:hover { border-color: var(--muted); }
+button.primary { background: var(--accent); color: var(--bg); border-color: var(--accent); }
+button:disabled { cursor: not-allowed; opacity: .6; }
+.muted, .meta-line { color: var(--muted); font-size: var(--f-sm); }
+mark { background: var(--mark); color: var(--mark-fg); padding: 0 .1em; border-radius: 2px; }
+.notice { border-left: 4px solid var(--warn); padding: var(--s2) var(--s3); background: var(--sunk); border-radius: 0 6px 6px 0; }
 .error { border-left-color: var(--bad); }
-.rec { border-top: 1px solid var(--line); padding: .5em 0; }
-.rec:target { background: var(--code); outline: 2px solid var(--mark); }
-.rec .who { font-weight: 700; }
-.rec.role-user .who { color: var(--accent); }
-.rec.role-assistant .who { color: var(--ok); }
-.text { white-space: pre-wrap; overflow-wrap: anywhere; margin: .2em 0; }
-.reasoning .text { color: var(--muted); font-style: italic; }
-pre { background: var(--code); padding: .5em; overflow: auto; white-space: pre-wrap;
-  overflow-wrap: anywhere; max-height: 30em; margin: .3em 0; }
+pre { background: var(--sunk); padding: var(--s2) var(--s3); overflow: auto; white-space: pre-wrap;
+  overflow-wrap: anywhere; max-height: 32rem; margin: var(--s2) 0; border-radius: 6px; line-height: 1.45; }
 details > summary { cursor: pointer; }
-details.fold > summary, details.raw > summary { color: var(--muted); font-size: .9em; }
+table { border-collapse: collapse; margin: var(--s2) 0; }
+th, td { text-align: left; padding: var(--s1) var(--s4) var(--s1) 0; border-bottom: 1px solid var(--line); vertical-align: top; }
+th { font-weight: 600; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+.table-wrap { overflow-x: auto; }
+.badge { display: inline-block; padding: 0 .5em; border-radius: 999px; font-size: var(--f-sm);
+  background: var(--sunk); border: 1px solid var(--line); white-space: nowrap; }
+.pager { display: flex; gap: var(--s2) var(--s4); margin: var(--s4) 0; align-items: center; flex-wrap: wrap; }
+.pager .numbers { display: flex; gap: var(--s1); flex-wrap: wrap; }
+.pager .numbers a { min-width: 2rem; text-align: center; padding: .1rem .4rem; border-radius: 6px; text-decoration: none; border: 1px solid var(--line); }
+.pager .numbers a[aria-current="page"] { background: var(--accent); color: var(--bg); border-color: var(--accent); }
+.pager form { display: flex; gap: var(--s2); align-items: end; margin-left: auto; }
+.pager label { flex-direction: row; align-items: center; gap: var(--s2); }
+/* search */
+form.search { margin: 0 0 var(--s4); }
+form.search .q { display: flex; gap: var(--s2); align-items: stretch; }
+form.search .q input { flex: 1; font-size: var(--f-md); padding: .5rem .75rem; min-width: 0; }
+form.search details.filters { margin-top: var(--s2); }
+form.search details.filters > summary { color: var(--muted); font-size: var(--f-sm); }
+form.search .grid { display: grid; gap: var(--s3); grid-template-columns: repeat(auto-fill, minmax(11rem, 1fr));
+  align-items: end; padding: var(--s3) 0; }
+.results { display: grid; grid-template-columns: minmax(0, 1fr) 15rem; gap: var(--s5); align-items: start; }
+.results aside { position: sticky; top: var(--s4); font-size: var(--f-sm); }
+.results aside h2 { font-size: var(--f-sm); text-transform: uppercase; letter-spacing: .06em; color: var(--muted); margin: 0 0 var(--s1); }
+.results aside ul { list-style: none; padding: 0; margin: 0 0 var(--s4); }
+.results aside li { display: flex; justify-content: space-between; gap: var(--s2); padding: .1rem 0; }
+.results aside li a { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+.summary-line { display: flex; gap: var(--s3); align-items: baseline; flex-wrap: wrap; margin: 0 0 var(--s2); }
+.summary-line .sort { margin-left: auto; display: flex; gap: var(--s2); }
+.summary-line .sort a[aria-current="true"] { font-weight: 700; color: var(--fg); text-decoration: none; }
+.hits { list-style: none; padding: 0; margin: 0; }
+.hit { padding: var(--s3) var(--s3); border-radius: var(--radius); border: 1px solid transparent; }
+.hit + .hit { border-top-color: var(--line); border-top-left-radius: 0; border-top-right-radius: 0; }
+.hit.current { background: var(--accent-bg); border-color: var(--user-line); }
+.hit .title { font-weight: 600; font-size: var(--f-md); text-decoration: none; }
+.hit .title:hover, .hit .title:focus { text-decoration: underline; }
+.hit .snippet { margin: var(--s1) 0 0; overflow-wrap: anywhere; }
+.group { margin: 0 0 var(--s4); }
+.group > h3 { margin: var(--s3) 0 var(--s1); }
+.group .hits .hit .title { display: none; }
+/* conversation */
+.conv-head { position: sticky; top: 0; z-index: 5; background: var(--bg); padding: var(--s2) 0 var(--s2);
+  border-bottom: 1px solid var(--line); margin: 0 0 var(--s3); }
+.conv-head h1 { margin: 0 0 var(--s1); font-size: var(--f-lg); overflow-wrap: anywhere; }
+.conv-head .facts { margin: 0; color: var(--muted); font-size: var(--f-sm); }
+.conv-head .facts .sep { color: var(--line); }
+.conv-head .actions { display: flex; gap: var(--s2) var(--s4); flex-wrap: wrap; align-items: center; margin: var(--s2) 0 0; font-size: var(--f-sm); }
+.conv-head .resume { display: flex; gap: var(--s2); align-items: center; flex-wrap: wrap; min-width: 0; }
+.conv-head .conv-id { margin: var(--s1) 0 0; }
+.conv-head form.fork { margin: 0; }
+.toggle { flex-direction: row; align-items: center; gap: var(--s1); }
+code.cmd { background: var(--sunk); padding: .15rem .4rem; border-radius: 4px; overflow-wrap: anywhere; }
+.chat { display: flex; flex-direction: column; gap: var(--s2); }
+.rec { scroll-margin-top: 12rem; display: flex; flex-wrap: wrap; align-items: baseline; gap: 0 var(--s2); }
+.rec > .fold, .rec > .md { flex: 1 1 0; min-width: 0; }
+.rec > .msg-head { flex: 1 1 0; }
+.rec > .md { flex-basis: 100%; order: 2; }
+.shape-message { padding: var(--s3) var(--s4); border-radius: var(--radius); background: var(--panel);
+  border: 1px solid var(--line); max-width: 60rem; }
+.shape-message.role-user { background: var(--user-bg); border-color: var(--user-line); align-self: flex-end;
+  max-width: min(60rem, 92%); }
+.msg-head { display: flex; gap: var(--s2); align-items: baseline; font-size: var(--f-sm); color: var(--muted); }
+.msg-head .who { font-weight: 700; color: var(--fg); }
+.role-user .msg-head .who { color: var(--accent); }
+.hit-tag { background: var(--mark); color: var(--mark-fg); border-radius: 4px; padding: 0 .4em; font-weight: 600; }
+.is-hit { outline: 3px solid var(--mark); outline-offset: 2px; scroll-margin-top: 45vh; }
+.rec:target { outline: 3px solid var(--mark); outline-offset: 2px; }
+.md { overflow-wrap: anywhere; }
+.md > :first-child { margin-top: var(--s1); }
+.md > :last-child { margin-bottom: 0; }
+.md p, .md ul, .md ol, .md blockquote, .md table { margin: var(--s2) 0; }
+.md h1, .md h2, .md h3, .md h4 { font-size: var(--f-md); margin: var(--s3) 0 var(--s1); }
+.md blockquote { border-left: 3px solid var(--line); padding-left: var(--s3); color: var(--muted); }
+.md :not(pre) > code { background: var(--sunk); padding: .1em .3em; border-radius: 4px; }
+.md table { display: block; overflow-x: auto; }
+.md th, .md td { border: 1px solid var(--line); padding: var(--s1) var(--s2); }
+.fold { font-size: var(--f-sm); color: var(--muted); padding: 0 var(--s2); }
+.fold > summary { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; padding: .15rem 0; }
+.fold[open] > summary { white-space: normal; }
+.fold pre, .fold .md { color: var(--fg); font-size: var(--f-base); }
+.fold code { font-size: .95em; }
+.tag { display: inline-block; font-weight: 600; color: var(--fg); background: var(--sunk); border: 1px solid var(--line);
+  border-radius: 4px; padding: 0 .35em; margin-right: .2em; font-size: .95em; }
+.thinking .md { font-style: italic; color: var(--muted); }
+.quiet { display: none; }
+body:has(#show-quiet:checked) .quiet, .quiet.is-hit { display: block; }
+details.raw { font-size: var(--f-sm); color: var(--muted); flex: 0 0 auto; }
+details.raw[open] { flex-basis: 100%; order: 3; }
+details.raw > summary { width: max-content; max-width: 100%; }
+details.raw > summary:hover, details.raw[open] > summary { color: var(--fg); }
 .esc { color: var(--warn); }
-code.cmd { background: var(--code); padding: .2em .4em; border-radius: 3px;
-  overflow-wrap: anywhere; }
-.actions { display: flex; gap: .6em 1.2em; flex-wrap: wrap; align-items: end; margin: .4em 0; }
-.actions form { display: flex; gap: .5em; align-items: end; }
-table { border-collapse: collapse; margin: .4em 0; }
-th, td { text-align: left; padding: .25em .9em .25em 0; border-bottom: 1px solid var(--line);
-  vertical-align: top; }
-progress { width: 20em; height: 1.1em; }
+.end { text-align: center; color: var(--muted); margin: var(--s4) 0; }
+/* highlight.js */
+.hljs-keyword, .hljs-selector-tag, .hljs-built_in, .hljs-literal { color: var(--k); }
+.hljs-string, .hljs-regexp, .hljs-addition, .hljs-attribute { color: var(--s); }
+.hljs-number, .hljs-symbol, .hljs-variable, .hljs-template-variable { color: var(--n); }
+.hljs-comment, .hljs-quote, .hljs-meta { color: var(--c); font-style: italic; }
+.hljs-title, .hljs-section, .hljs-type, .hljs-name, .hljs-attr { color: var(--t); }
+.hljs-deletion { color: var(--bad); }
+/* lists of sessions and projects */
+.rows { list-style: none; padding: 0; margin: 0; border: 1px solid var(--line); border-radius: var(--radius); background: var(--panel); }
+.rows > li { padding: var(--s2) var(--s3); display: grid; gap: 0 var(--s3); grid-template-columns: minmax(0, 1fr) auto; align-items: baseline; }
+.rows > li + li { border-top: 1px solid var(--line); }
+.rows .title { font-weight: 600; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+.rows .meta-line { grid-column: 1 / -1; overflow-wrap: anywhere; }
+.rows .side { font-size: var(--f-sm); color: var(--muted); white-space: nowrap; }
+.rows details { grid-column: 1 / -1; font-size: var(--f-sm); }
+.rows .actions { grid-column: 1 / -1; margin: var(--s1) 0 0; font-size: var(--f-sm); align-items: center; }
+.rows .actions .resume { display: flex; gap: var(--s2); align-items: center; flex-wrap: wrap; min-width: 0; }
+.rows .actions form { align-items: center; }
+.rows .actions label { flex-direction: row; align-items: center; gap: var(--s2); }
+.rows .actions button { padding: .15rem .5rem; }
+.rows .actions input { padding: .15rem .4rem; }
+.rows .title a { text-decoration: none; }
+.rows .title a:hover { text-decoration: underline; }
+form.search .q > label { flex: 1; }
+form.search .q > label > input { width: 100%; }
+form.search .q:has(> label > input) { align-items: end; }
+.actions { display: flex; gap: var(--s2) var(--s4); flex-wrap: wrap; align-items: end; margin: var(--s2) 0; }
+.actions form { display: flex; gap: var(--s2); align-items: end; }
+progress { width: 20rem; max-width: 100%; height: 1.1rem; }
 .stall { color: var(--bad); font-weight: 700; }
 .dead { color: var(--muted); }
 .warn { color: var(--warn); }
+@media (max-width: 760px) {
+  html { scroll-padding-top: 14rem; }
+  main { padding: var(--s3) var(--s3) var(--s6); }
+  header.top { padding: var(--s2) var(--s3); gap: var(--s2); }
+  .results { grid-template-columns: minmax(0, 1fr); }
+  .results aside { position: static; order: -1; }
+  .results aside ul { display: flex; flex-wrap: wrap; gap: var(--s1) var(--s3); }
+  .shape-message, .shape-message.role-user { max-width: 100%; padding: var(--s2) var(--s3); }
+  .conv-head { position: static; }
+  .pager form { margin-left: 0; }
+  th, td { padding-right: var(--s2); }
+}
 `;
 
 /** The script: `/` focuses the search box, copy buttons, and live capture progress. */
@@ -82,6 +211,23 @@ export const SCRIPT = `
     box.focus();
     box.select();
   });
+
+  // j and k move between search hits (focusing each one's link, so Enter opens it).
+  var hits = Array.prototype.slice.call(document.querySelectorAll("li.hit"));
+  var current = -1;
+  if (hits.length) {
+    document.addEventListener("keydown", function (event) {
+      if ((event.key !== "j" && event.key !== "k") || event.ctrlKey || event.metaKey || event.altKey) return;
+      var target = event.target;
+      if (target && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName))) return;
+      event.preventDefault();
+      current = event.key === "j" ? Math.min(hits.length - 1, current + 1) : Math.max(0, current - 1);
+      hits.forEach(function (hit, i) { hit.classList.toggle("current", i === current); });
+      var link = hits[current].querySelector("a.title");
+      if (link) link.focus();
+      hits[current].scrollIntoView({ block: "nearest" });
+    });
+  }
 
   document.querySelectorAll("button[data-copy]").forEach(function (button) {
     button.hidden = false;

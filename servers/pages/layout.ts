@@ -9,7 +9,7 @@ import { SCRIPT, STYLE } from "./assets.ts";
 export type Html = HtmlEscapedString | Promise<HtmlEscapedString>;
 
 /** Which navigation entry is current. */
-export type Section = "search" | "sessions" | "status" | "conversation" | "error";
+export type Section = "search" | "projects" | "sessions" | "status" | "conversation" | "error";
 
 /** A whole page: the frame around `body`. */
 export function layout(title: string, section: Section, body: Html): Html {
@@ -35,11 +35,16 @@ export function layout(title: string, section: Section, body: Html): Html {
         <header class="top">
           <span class="brand">logbook</span>
           <nav aria-label="Dashboard">${link("/", "Search", "s", "search")}${link(
-            "/sessions",
-            "Sessions",
-            "r",
-            "sessions",
-          )}${link("/status", "Status", "t", "status")}</nav>
+            "/projects",
+            "Projects",
+            "p",
+            "projects",
+          )}${link("/sessions", "Sessions", "r", "sessions")}${link(
+            "/status",
+            "Status",
+            "t",
+            "status",
+          )}</nav>
         </header>
         <main id="main" tabindex="-1">
     ${body}
@@ -83,6 +88,37 @@ export function shortTime(iso: string | null): string {
   return iso ? `${iso.slice(0, 16).replace("T", " ")} UTC` : "-";
 }
 
+/** `3 days ago` for an ISO time seen at `now` (epoch ms). */
+export function relativeTime(iso: string, now: number): string {
+  const seconds = Math.round((now - Date.parse(iso)) / 1000);
+  if (!Number.isFinite(seconds)) return shortTime(iso);
+  if (seconds < 0) return shortTime(iso);
+  const steps: [number, string][] = [
+    [60, "second"],
+    [60, "minute"],
+    [24, "hour"],
+    [30, "day"],
+    [12, "month"],
+    [Infinity, "year"],
+  ];
+  let value = seconds;
+  for (const [size, unit] of steps) {
+    if (value < size) {
+      if (unit === "second") return "just now";
+      return `${value} ${unit}${value === 1 ? "" : "s"} ago`;
+    }
+    value = Math.floor(value / size);
+  }
+  return shortTime(iso);
+}
+
+/** `<time>` saying how long ago, with the exact time as its tooltip. */
+export function ago(iso: string | null, now: number): Html {
+  return iso
+    ? html`<time datetime="${iso}" title="${shortTime(iso)}">${relativeTime(iso, now)}</time>`
+    : html`-`;
+}
+
 /** `<time>` for an ISO time. */
 export function time(iso: string | null): Html {
   return iso ? html`<time datetime="${iso}">${shortTime(iso)}</time>` : html`-`;
@@ -117,12 +153,18 @@ export function marked(text: string, ranges: readonly [number, number][]): Html 
 /** The link to a conversation page, optionally starting at a record. */
 export function conversationHref(
   id: string,
-  options: { after?: number; limit?: number; anchor?: number } = {},
+  options: { after?: number; limit?: number; anchor?: number; hit?: number } = {},
 ): string {
   const params = new URLSearchParams();
   if (options.after !== undefined) params.set("after", String(options.after));
+  if (options.hit !== undefined) params.set("hit", String(options.hit));
   if (options.limit !== undefined) params.set("limit", String(options.limit));
   const query = params.size ? `?${params}` : "";
   const anchor = options.anchor === undefined ? "" : `#r${options.anchor}`;
   return `/conversations/${encodeURIComponent(id)}${query}${anchor}`;
+}
+
+/** The anchor of a project on the projects page. */
+export function projectAnchor(project: string): string {
+  return `p-${encodeURIComponent(project).replace(/[^A-Za-z0-9_-]/g, "_")}`;
 }

@@ -3,6 +3,10 @@
 // forms post here and come back to the list (303), so a reload never posts twice.
 
 import { Hono } from "hono";
+import { z } from "zod";
+import { storeExists } from "../../lib/context.ts";
+import { recentConversationRows } from "../../lib/store/conversations.ts";
+import { conversationJson } from "../../lib/store/records.ts";
 import type { Context } from "hono";
 import { html } from "hono/html";
 import { formatBytes } from "../../lib/format.ts";
@@ -18,10 +22,10 @@ import {
   sessionsPage,
   sessionsQuery,
 } from "../api/sessions.ts";
-import type { AppEnv, Route, Services } from "../_deps.ts";
+import { type AppEnv, noStore, type Route, type Services, withStore } from "../_deps.ts";
 import { ApiError, fromZod } from "../_errors.ts";
-import { conversationId, parseId, parseQuery } from "../_input.ts";
-import { conversationHref, type Html, layout, notice, tilde, time } from "./layout.ts";
+import { conversationId, parseId, parseQuery, queryInt } from "../_input.ts";
+import { ago, conversationHref, type Html, layout, notice, tilde, time } from "./layout.ts";
 
 /** The link to a project's sessions page, with extra query parameters. */
 export function sessionsHref(project: string, extra: Record<string, string> = {}): string {
@@ -37,6 +41,7 @@ export const sessionsPageRoute: Route = (svc) =>
   new Hono<AppEnv>()
     .get("/sessions", (c) => {
       const raw = c.req.query("project") ?? "";
+      if (!raw) return c.html(recentPage(svc, parseQuery(c, recentQuery)));
       let query;
       let project: Project;
       try {
@@ -126,13 +131,86 @@ ${list.sessions.length ? sessionList(list, project) : empty(list)}`;
   return layout("Sessions", "sessions", body);
 }
 
+/** The query string of the sessions of every project. */
+const recentQuery = z.object({
+  limit: queryInt(1, 500).optional(),
+  offset: queryInt(0, 1e9).optional(),
+});
+
+/** Sessions per page of the list of every project's. */
+const RECENT_LIMIT = 50;
+
+/** The most recent sessions of every project, as compact rows. */
+function recentPage(svc: Services, query: z.infer<typeof recentQuery>): Html {
+  const home = homeDir(svc.ctx.env);
+  const limit = query.limit ?? RECENT_LIMIT;
+  const offset = query.offset ?? 0;
+  if (!storeExists(svc.ctx)) {
+    return layout(
+      "Sessions",
+      "sessions",
+      html`${projectForm("")}${notice(noStore().message)}`,
+    );
+  }
+  const { rows, total } = withStore(
+    svc,
+    "recent_sessions",
+    (store) => recentConversationRows(store, { limit, offset }),
+  );
+  const now = svc.now();
+  const pageLink = (at: number) => {
+    const params = new URLSearchParams();
+    if (at > 0) params.set("offset", String(at));
+    if (limit !== RECENT_LIMIT) params.set("limit", String(limit));
+    return params.size ? `/sessions?${params}` : "/sessions";
+  };
+  const list = rows.map((row) => conversationJson(row, svc.redact));
+  const body = html`${projectForm("")}
+<h2>Recent sessions of every project</h2>
+${
+    list.length
+      ? html`<p role="status" class="muted">Sessions ${offset + 1} to ${
+        offset + list.length
+      } of ${total}, newest first</p>
+<ol class="rows recent">${
+        list.map((conv) =>
+          html`
+            <li>
+              <a class="title" href="${conversationHref(conv.id)}">${conv.title ?? conv.id}</a>
+              <span class="side">${ago(conv.lastTimestamp, now)}</span>
+              <span
+                class="meta-line"><span class="badge">${conv.agent}</span> · ${conv.project
+                  ? html`<a href="${
+                    sessionsHref(conv.project)
+                  }" title="Sessions of ${conv.project}">${tilde(conv.project, home)}</a>`
+                  : "no project"} · ${conv.messages} ${conv.messages === 1
+                  ? "message"
+                  : "messages"} · ${formatBytes(conv.bytes)}</span>
+            </li>
+          `
+        )
+      }</ol>
+<nav class="pager" aria-label="Session pages">${
+        offset > 0
+          ? html`<a href="${pageLink(Math.max(0, offset - limit))}" rel="prev">← Newer</a>`
+          : ""
+      }${
+        offset + list.length < total
+          ? html`<a href="${pageLink(offset + limit)}" rel="next">Older →</a>`
+          : ""
+      }</nav>`
+      : html`<p role="status">No sessions captured yet.</p>`
+  }`;
+  return layout("Sessions", "sessions", body);
+}
+
 function projectForm(project: string): Html {
   return html`
     <h1>Sessions</h1>
     <form class="search" method="get" action="/sessions" aria-label="Choose a project">
       <div
         class="q"><label for="project"><span>Project directory</span><input id="project" name="project"
-    value="${project}" required maxlength="4096" autocomplete="off"></label>
+    value="${project}" required maxlength="4096" autocomplete="off" placeholder="all projects: type one to see its sessions"></label>
     <button type="submit">Show sessions</button></div>
     </form>
   `;
@@ -176,7 +254,7 @@ function sessionList(list: SessionsPage, project: Project): Html {
     list.next !== null ? html`<a href="${pageLink(list.next)}" rel="next">Older →</a>` : ""
   }</nav>`;
   return html`<p role="status">Sessions ${first} to ${last} of ${list.total}, newest first</p>
-<ol class="hits sessions" start="${first}">${
+<ol class="rows sessions" start="${first}">${
     list.sessions.map((s, i) => sessionItem(s, list.offset + i, project))
   }</ol>${pager}`;
 }
@@ -203,7 +281,9 @@ function sessionItem(s: SessionJson, n: number, project: Project): Html {
 <button type="submit" aria-describedby="${titleId}">Fork</button></form>`
     : "";
   const rename = s.canRename
-    ? html`<form method="post" action="${action("rename")}"><label>New title<input name="title"
+    ? html`<form method="post" action="${
+      action("rename")
+    }" class="rename"><label>New title<input name="title"
 value="${s.title}" required maxlength="1000" autocomplete="off" aria-describedby="${titleId}"></label>
 <button type="submit" aria-describedby="${titleId}">Rename</button></form>`
     : "";
@@ -219,13 +299,18 @@ value="${s.title}" required maxlength="1000" autocomplete="off" aria-describedby
     `
     : "";
   const label = s.manifest ? "See what it produced:" : "Resume it:";
-  return html`<li class="hit session${s.manifest ? " manifest" : ""}" id="session-${s.nativeId}">
-<div class="meta-line">${facts.map((f, i) => html`${i ? " · " : ""}${f}`)}</div>
-<p>${mark}${title}${why}</p>
-<p><span class="muted">${label}</span> <code class="cmd" id="${cmdId}">${s.resume}</code>
-<button type="button" data-copy="${s.resume}" data-copy-for="${cmdId}" aria-describedby="${titleId}" hidden>Copy</button></p>
-${fork || rename ? html`<div class="actions">${fork}${rename}</div>` : ""}
-</li>`;
+  return html`
+    <li class="session${s.manifest ? " manifest" : ""}" id="session-${s.nativeId}">
+      <span class="title">${mark}${title}${why}</span>
+      <span class="side">${s.age}</span>
+      <div class="meta-line">${facts.map((f, i) => html`${i ? " · " : ""}${f}`)}</div>
+      <div
+        class="actions"><span class="resume"><span class="muted">${label}</span> <code class="cmd" id="${cmdId}">${s
+          .resume}</code>
+    <button type="button" data-copy="${s
+      .resume}" data-copy-for="${cmdId}" aria-describedby="${titleId}" hidden>Copy</button></span>${fork}${rename}</div>
+    </li>
+  `;
 }
 
 /** Where a fork came from: another agent's conversation links to its page. */

@@ -12,6 +12,7 @@ import type { UnclosedStep } from "../../lib/stage_markers_read.ts";
 import type { StoreCheck } from "../../lib/store/check.ts";
 import type { CaptureSummary } from "../../lib/capture/summary.ts";
 import { type CapturedShare, sharePercent } from "../../lib/store/present_sources.ts";
+import { driftByVersion } from "../../lib/store/status.ts";
 import { startReindex } from "../api/reindex.ts";
 import type { RunView } from "../_capture.ts";
 import type { AppEnv, Route } from "../_deps.ts";
@@ -248,10 +249,18 @@ ${notice("The store is damaged.", "error")}
 ${button}</section>`;
 }
 
+/** Drift in one line per agent version (what to do included), the details folded. */
 function drift(s: StatusView): Html {
+  const summary = driftByVersion(s.store?.drift ?? []);
   return html`<section aria-labelledby="drift-h"><h2 id="drift-h">Format drift</h2>${
-    s.drift.length
-      ? html`<ul>${s.drift.map((line) => html`<li class="warn">${line}</li>`)}</ul>`
+    summary.length
+      ? html`
+        <ul>${summary.map((line) => html`<li class="warn">${line}</li>`)}</ul>
+        <details>
+          <summary>Every kind of line (${s.drift.length})</summary>
+          <ul>${s.drift.map((line) => html`<li>${line}</li>`)}</ul>
+        </details>
+      `
       : html`<p>No format drift: every record was of a known type.</p>`
   }</section>`;
 }

@@ -62,7 +62,7 @@ Deno.test("start captures, serves the dashboard with its token, and stops cleanl
     const cookie = await cookieFor(url, token);
     const page = await fetch(url, { headers: { Cookie: cookie } });
     assert.equal(page.status, 200);
-    assert.match(await page.text(), /<h1>Search<\/h1>/);
+    assert.match(await page.text(), /<h1[^>]*>Search<\/h1>/);
 
     const status = await fetch(`http://127.0.0.1:${port}/api/status`, {
       headers: { Authorization: `Bearer ${token}` },

@@ -1,20 +1,70 @@
 // The dashboard in a real browser (headless Chromium through playwright-core): open the printed
-// URL, search with the keyboard, click a hit, page the conversation to its end, copy its resume
-// command, fork it and see the fork among its project's sessions, rename it, see the status.
-// Screenshots of each page go to tests/artifacts/. Skipped, saying why, without Chromium.
+// URL, search with the keyboard, open a hit in its context, export it, page the conversation to
+// its end, copy its resume command, fork it and see the fork among its project's sessions, rename
+// it, see the projects and the status. Every page is checked by axe-core (no serious or critical
+// violation) and photographed in light and dark to tests/artifacts/. A second test opens a
+// conversation full of hostile Markdown and HTML and finds that nothing ran. Skipped, saying why,
+// without Chromium.
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { loadContext } from "../../lib/context.ts";
 import { stageMarkersFromEnv } from "../../lib/stage_markers.ts";
 import { serveDashboard } from "../../servers/dashboard.ts";
-import { ROOT } from "../_helpers.ts";
+import { ROOT, type World } from "../_helpers.ts";
 import { capturedWorld, TOKEN } from "./_dashboard.ts";
+import { HOSTILE_ID, HOSTILE_WORD, hostileWorld } from "./_hostile.ts";
 
 const CHROMIUM = "/usr/lib/chromium/chromium";
 const ARTIFACTS = join(ROOT, "tests", "artifacts");
 
 type Playwright = typeof import("playwright-core");
+type Page = import("playwright-core").Page;
+
+const LAUNCH = {
+  executablePath: CHROMIUM,
+  headless: true,
+  args: [
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+  ],
+};
+
+/** axe-core's script, run in the page through the DevTools protocol (the page's CSP stays). */
+const AXE = (await import("axe-core")).default.source;
+
+/** Violations of impact serious or critical on the page as it is now. */
+async function seriousViolations(page: Page): Promise<string[]> {
+  if (await page.evaluate("typeof window.axe") === "undefined") await page.evaluate(AXE);
+  const found = await page.evaluate(`axe.run(document, { resultTypes: ["violations"] })
+    .then((r) => r.violations
+      .filter((v) => v.impact === "serious" || v.impact === "critical")
+      .map((v) => v.id + " (" + v.impact + "): " +
+        v.nodes.slice(0, 3).map((n) => n.target.join(" ")).join(", ")))`) as string[];
+  return found;
+}
+
+/**
+ * Checks the page with axe and photographs it in light and dark (`name` in tests/artifacts/);
+ * returns what axe found, by scheme.
+ */
+async function look(page: Page, name: string, fullPage = true): Promise<string[]> {
+  const problems: string[] = [];
+  for (const colorScheme of ["light", "dark"] as const) {
+    await page.emulateMedia({ colorScheme });
+    for (const v of await seriousViolations(page)) problems.push(`${name} ${colorScheme}: ${v}`);
+    await page.screenshot({
+      path: join(ARTIFACTS, `dashboard-${name}-${colorScheme}.png`),
+      fullPage,
+    });
+  }
+  await page.emulateMedia({ colorScheme: "light" });
+  return problems;
+}
 
 /** playwright-core and Chromium, or why the test cannot run here. */
 async function browser(): Promise<{ playwright: Playwright } | { missing: string }> {
@@ -50,20 +100,10 @@ Deno.test({
       token: TOKEN,
       markers: stageMarkersFromEnv(world.env),
     });
-    const browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-      ],
-    });
+    const browser = await chromium.launch(LAUNCH);
+    const accessibility: string[] = [];
     try {
-      const page = await browser.newPage();
+      const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
       const problems: string[] = [];
       page.on("console", (message) => {
         if (message.type() === "error") problems.push(message.text());
@@ -91,29 +131,89 @@ Deno.test({
         await box.fill("marmot keyring");
         await box.press("Enter");
         await page.getByRole("status").filter({ hasText: "Matches 1 to 2" }).waitFor();
+        assert.match(await page.getByRole("status").first().textContent() ?? "", /2\s+matches/);
         assert.equal(await page.locator("li.hit mark").first().textContent(), "marmot");
-        await page.screenshot({ path: join(ARTIFACTS, "dashboard-search.png"), fullPage: true });
+        assert.equal(
+          await page.locator("li.hit a.title").first().textContent(),
+          "tundra-mosaic: nightly export batching",
+          "a hit shows its conversation's title",
+        );
+        accessibility.push(...await look(page, "search"));
       });
 
-      await t.step("a click opens the conversation at the hit", async () => {
-        await page.locator("li.hit a[href^='/conversations/']").first().click();
-        await page.getByRole("heading", {
-          level: 1,
-          name: "tundra-mosaic: nightly export batching",
-        })
-          .waitFor();
-        const target = page.locator("article.rec:target");
-        assert.equal(await target.count(), 1);
-        assert.match((await target.textContent()) ?? "", /marmot keyring/);
-        const copy = page.getByRole("button", { name: "Copy" });
-        assert.equal(await copy.isVisible(), true, "the script ran under the policy");
-        await page.screenshot({ path: join(ARTIFACTS, "dashboard-conversation.png") });
+      await t.step(
+        "j moves to the first hit and Enter opens it, the question in view",
+        async () => {
+          await page.locator("body").click({ position: { x: 5, y: 300 } });
+          await page.keyboard.press("j");
+          assert.match(await page.locator("li.hit").first().getAttribute("class") ?? "", /current/);
+          await page.keyboard.press("Enter");
+          await page.getByRole("heading", {
+            level: 1,
+            name: "tundra-mosaic: nightly export batching",
+          })
+            .waitFor();
+          const hit = page.locator("article.is-hit");
+          assert.equal(await hit.count(), 1);
+          assert.equal(await page.locator("article.rec:target").count(), 1);
+          assert.match((await hit.textContent()) ?? "", /marmot keyring/);
+          // The hit and the user's question before it are both on screen.
+          const seen = await page.locator("article.rec").evaluateAll((els) => {
+            const view = els[0]!.ownerDocument.defaultView!;
+            const at = els.findIndex((el) => el.classList.contains("is-hit"));
+            const question = els.slice(0, at).reverse().find((el) =>
+              el.classList.contains("role-user") && el.classList.contains("shape-message")
+            );
+            const visible = (el: (typeof els)[number] | undefined) => {
+              if (!el) return false;
+              const box = el.getBoundingClientRect();
+              return box.bottom > 0 && box.top < view.innerHeight;
+            };
+            return { hit: visible(els[at]), question: visible(question) };
+          });
+          assert.deepEqual(seen, { hit: true, question: true });
+          const copy = page.getByRole("button", { name: "Copy" });
+          assert.equal(await copy.isVisible(), true, "the script ran under the policy");
+          accessibility.push(...await look(page, "conversation-hit", false));
+        },
+      );
+
+      await t.step("export as Markdown and JSON", async () => {
+        const download = async (name: string) => {
+          const [file] = await Promise.all([
+            page.waitForEvent("download"),
+            page.getByRole("link", { name, exact: true }).click(),
+          ]);
+          return await Deno.readTextFile(await file.path());
+        };
+        const md = await download("MD");
+        assert.match(md, /^# tundra-mosaic: nightly export batching\n/);
+        assert.match(md, /\n### user · /);
+        assert.match(md, /marmot keyring/);
+        const json = JSON.parse(await download("JSON"));
+        assert.equal(json.conversation.title, "tundra-mosaic: nightly export batching");
+        assert.equal(json.records.length, 40);
+      });
+
+      await t.step("meta records show with one toggle; a tool call opens in place", async () => {
+        await page.getByRole("link", { name: /Start of the conversation/ }).first().click();
+        await page.locator("article.rec").first().waitFor();
+        const quiet = page.locator("article.quiet").first();
+        assert.equal(await quiet.isVisible(), false);
+        await page.getByLabel(/Show \d+ meta and empty records?/).check();
+        assert.equal(await quiet.isVisible(), true);
+        await page.getByLabel(/Show \d+ meta and empty records?/).uncheck();
+        const tool = page.locator("details.tool").first();
+        await tool.locator("summary").click();
+        assert.equal(await tool.locator("pre").isVisible(), true);
+        const raw = page.locator("article.rec details.raw").first();
+        await raw.locator("summary").click();
+        assert.equal(await raw.locator("pre").isVisible(), true);
       });
 
       await t.step("from the start, ten records a page, to the end", async () => {
-        await page.getByRole("link", { name: /Start of the conversation/ }).first().click();
-        await page.getByLabel("Records per page").selectOption("10");
-        await page.getByRole("button", { name: "Show" }).click();
+        await page.getByLabel("Per page").first().selectOption("10");
+        await page.getByRole("button", { name: "Show" }).first().click();
         let pages = 1;
         const seen = new Set<string>();
         while (true) {
@@ -122,7 +222,7 @@ Deno.test({
           ) {
             seen.add(id);
           }
-          const next = page.getByRole("link", { name: "Next page →" }).first();
+          const next = page.getByRole("link", { name: "Next →" }).first();
           if (await next.count() === 0) break;
           await next.click();
           pages++;
@@ -130,7 +230,7 @@ Deno.test({
         assert.equal(pages, 4);
         assert.equal(seen.size, 40);
         assert.equal(await page.getByText("End of the conversation").first().isVisible(), true);
-        await page.screenshot({ path: join(ARTIFACTS, "dashboard-conversation-end.png") });
+        accessibility.push(...await look(page, "conversation-end"));
       });
 
       await t.step("the resume command copies; without a clipboard it is selected", async () => {
@@ -197,18 +297,144 @@ Deno.test({
           await page.locator("li.session").first().locator("[id^='title-']").textContent(),
           "export batching, continued",
         );
-        await page.screenshot({ path: join(ARTIFACTS, "dashboard-sessions.png"), fullPage: true });
+        accessibility.push(...await look(page, "sessions-project"));
+      });
+
+      await t.step("sessions of every project, and the projects page", async () => {
+        await page.getByRole("link", { name: "Sessions", exact: true }).click();
+        await page.getByRole("heading", { level: 2, name: "Recent sessions of every project" })
+          .waitFor();
+        assert.ok(await page.locator("ol.rows.recent > li").count() > 10);
+        accessibility.push(...await look(page, "sessions"));
+        await page.getByRole("link", { name: "Projects", exact: true }).click();
+        await page.getByRole("heading", { level: 1, name: "Projects" }).waitFor();
+        assert.ok(await page.locator("ul.projects > li").count() > 3);
+        accessibility.push(...await look(page, "projects"));
       });
 
       await t.step("the status page", async () => {
         await page.getByRole("link", { name: "Status" }).click();
         await page.getByRole("heading", { level: 1, name: "Status" }).waitFor();
         assert.equal(await page.getByText("Capture is on").isVisible(), true);
-        await page.screenshot({ path: join(ARTIFACTS, "dashboard-status.png"), fullPage: true });
+        accessibility.push(...await look(page, "status"));
       });
 
+      await t.step("on a phone", async () => {
+        await page.setViewportSize({ width: 390, height: 844 });
+        await page.goto(`${dashboard.url}?q=export`);
+        accessibility.push(...await look(page, "search-phone"));
+        await page.locator("li.hit a.title").first().click();
+        await page.locator("article.is-hit").waitFor();
+        accessibility.push(...await look(page, "conversation-phone", false));
+        const width = await page.locator("body").evaluate((el) => el.scrollWidth);
+        assert.ok(width <= 390, `nothing wider than the phone (${width} px)`);
+      });
+
+      assert.deepEqual(accessibility, [], "axe finds no serious or critical violation");
       assert.deepEqual(problems, [], "no script error and no policy violation");
       assert.deepEqual(outside, [], "nothing is loaded from anywhere else");
+    } finally {
+      await browser.close();
+      await dashboard.shutdown();
+      await world.cleanup();
+    }
+  },
+});
+
+const HOSTILE_NAME = "hostile Markdown and HTML in a transcript run nothing in a real browser";
+
+Deno.test({
+  name: "playwright" in found ? HOSTILE_NAME : `${HOSTILE_NAME} (skipped: ${found.missing})`,
+  ignore: !("playwright" in found),
+  async fn(t) {
+    const { chromium } = (found as { playwright: Playwright }).playwright;
+    const world: World = await hostileWorld();
+    const dashboard = serveDashboard({
+      ctx: loadContext({ env: world.env }),
+      hostname: "127.0.0.1",
+      port: 0,
+      token: TOKEN,
+      markers: stageMarkersFromEnv(world.env),
+    });
+    const browser = await chromium.launch(LAUNCH);
+    try {
+      const page = await browser.newPage();
+      const dialogs: string[] = [];
+      page.on("dialog", (dialog) => {
+        dialogs.push(dialog.message());
+        dialog.dismiss().catch(() => {});
+      });
+      const outside: string[] = [];
+      page.on("request", (request) => {
+        if (!request.url().startsWith(dashboard.url)) outside.push(request.url());
+      });
+      const ran = () => page.evaluate("typeof window.__pwned");
+      await page.goto(dashboard.urlWithToken);
+      const conversation = `${dashboard.url}conversations/${encodeURIComponent(HOSTILE_ID)}`;
+
+      for (
+        const [name, path] of [
+          ["search", `?q=${HOSTILE_WORD}`],
+          ["grouped search", `?q=${HOSTILE_WORD}&group=1`],
+          ["conversation", `conversations/${encodeURIComponent(HOSTILE_ID)}`],
+          ["sessions", "sessions"],
+          ["projects", "projects"],
+          ["status", "status"],
+        ]
+      ) {
+        await t.step(`the ${name} page`, async () => {
+          await page.goto(`${dashboard.url}${path}`);
+          await page.locator("main").waitFor();
+          assert.equal(await ran(), "undefined");
+        });
+      }
+
+      await t.step(
+        "every fold opened, meta shown, every link inside a message looked at",
+        async () => {
+          await page.goto(conversation);
+          assert.equal(await page.locator("article.rec").count() > 20, true);
+          await page.locator("details").evaluateAll((els) => {
+            for (const el of els) el.setAttribute("open", "");
+          });
+          await page.locator("#show-quiet").check().catch(() => {});
+          const hrefs = await page.locator(".md a").evaluateAll((els) =>
+            els.map((el) => el.getAttribute("href") ?? "")
+          );
+          for (const href of hrefs) assert.match(href, /^(https?:|mailto:)/, href);
+          assert.equal(await ran(), "undefined");
+          await page.screenshot({ path: join(ARTIFACTS, "dashboard-hostile.png"), fullPage: true });
+        },
+      );
+
+      await t.step(
+        "the HTML export, opened as a file, runs nothing and loads nothing",
+        async () => {
+          const response = await page.request.get(
+            `${conversation}/export?format=html`,
+          );
+          assert.equal(response.status(), 200);
+          const file = await browser.newPage();
+          file.on("request", (request) => {
+            if (!request.url().startsWith("data:") && request.url() !== "about:blank") {
+              outside.push(request.url());
+            }
+          });
+          file.on("dialog", (dialog) => {
+            dialogs.push(dialog.message());
+            dialog.dismiss().catch(() => {});
+          });
+          await file.setContent(await response.text());
+          await file.locator("details").evaluateAll((els) => {
+            for (const el of els) el.setAttribute("open", "");
+          });
+          assert.equal(await file.evaluate("typeof window.__pwned"), "undefined");
+          await file.close();
+        },
+      );
+
+      assert.deepEqual(dialogs, [], "no dialog opened");
+      assert.deepEqual(outside, [], "nothing fetched from anywhere else");
     } finally {
       await browser.close();
       await dashboard.shutdown();

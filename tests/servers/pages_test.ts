@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { appFor, capturedWorld, PLANTED, request, SECRET } from "./_dashboard.ts";
+import { HOSTILE_ID, hostileWorld } from "./_hostile.ts";
 
 const FIXTURE_ID = "claude:f332cca8-0b9a-4244-835f-c44f31385301";
 
@@ -20,10 +21,11 @@ Deno.test("the search page marks matches, links each hit to its place, and escap
     await t.step("without a query: the form, focused by / and labelled", async () => {
       const html = await (await request(app, "/")).text();
       assert.match(html, /<form class="search" method="get" action="\/" role="search"/);
-      assert.match(html, /<label for="q"><span>Search text/);
+      assert.match(html, /<label for="q"[^>]*>Search text/);
       assert.match(html, /<input id="q" name="q" type="search"/);
       assert.match(html, /<a class="skip" href="#main">Skip to content<\/a>/);
       assert.match(html, /accesskey="s"/);
+      assert.match(html, /<details class="filters">\s*<summary>Filters<\/summary>/, "folded");
       for (const name of ["project", "agent", "kind", "role", "since", "until"]) {
         assert.match(html, new RegExp(`<label>[^<]+<(input|select) name="${name}"`), name);
       }
@@ -32,19 +34,20 @@ Deno.test("the search page marks matches, links each hit to its place, and escap
 
     await t.step("hits with <mark>, a link to the conversation at the hit", async () => {
       const html = await (await request(app, `/?q=${PLANTED.phrase}&agent=claude`)).text();
-      assert.match(html, /<p role="status">Matches 1 to 2<\/p>/);
+      assert.match(html, /<p role="status">\s*<strong>2<\/strong> matches ·\s*Matches 1 to 2<\/p>/);
       assert.match(html, /<mark>walrus<\/mark>-<mark>sprocket<\/mark>/);
+      assert.match(html, /<a class="title" href="[^"]+">walrus-sprocket rotation \[REDACTED/);
       const link = /href="(\/conversations\/[^"]+)"/.exec(html);
       assert.ok(link);
       assert.match(
         link[1]!,
-        new RegExp(`^/conversations/${encodeURIComponent(PLANTED.id)}\\?after=\\d+#r\\d+$`),
+        new RegExp(`^/conversations/${encodeURIComponent(PLANTED.id)}\\?hit=\\d+#r\\d+$`),
       );
       assert.match(html, /<option value="claude" selected>claude<\/option>/);
-      const only = /href="([^"]+)" class="muted">\(only this project\)/.exec(html);
-      assert.ok(only);
+      const only = /<a href="([^"]+)" title="\/home\/dev\/src\/secretive">/.exec(html);
+      assert.ok(only, "a project among the counts narrows to it");
       const narrowed = await (await request(app, only[1]!.replaceAll("&amp;", "&"))).text();
-      assert.match(narrowed, /<p role="status">Matches 1 to 2<\/p>/);
+      assert.match(narrowed, /Matches 1 to 2<\/p>/);
       assert.match(narrowed, /name="project" value="\/home\/dev\/src\/secretive"/);
     });
 
@@ -54,6 +57,29 @@ Deno.test("the search page marks matches, links each hit to its place, and escap
       assert.ok(html.includes("[REDACTED:openai-key]"));
       assert.ok(!html.includes("<script>alert"), "no live markup from a transcript");
       assert.ok(html.includes("&lt;script&gt;alert(&#39;<mark>walrus</mark>&#39;)"));
+    });
+
+    await t.step("filters typed in the box; sorted newest; grouped by conversation", async () => {
+      const q = (text: string) => `/?q=${encodeURIComponent(text)}`;
+      assert.match(
+        await (await request(app, q(`${PLANTED.phrase} agent:codex`))).text(),
+        />No matches</,
+      );
+      const inline = await (await request(app, q(`agent:claude ${PLANTED.phrase} since:3650d`)))
+        .text();
+      assert.match(inline, /<strong>2<\/strong> matches/);
+      const alone = await request(app, q("agent:claude since:7d"));
+      assert.equal(alone.status, 400);
+      assert.match(await alone.text(), /role="alert">Add words to search for/);
+      const newest = await (await request(app, "/?q=export&sort=newest&limit=100")).text();
+      const times = [...newest.matchAll(/<time datetime="([^"]+)"/g)].map((m) => m[1]!);
+      assert.ok(times.length > 2);
+      assert.deepEqual(times, [...times].sort().reverse(), "newest first");
+      const grouped = await (await request(app, "/?q=export&group=1")).text();
+      assert.match(
+        grouped,
+        /<section class="group" aria-label="tundra-mosaic: nightly export batching">/,
+      );
     });
 
     await t.step("a bad filter keeps the form and says which field", async () => {
@@ -71,7 +97,7 @@ Deno.test("the search page marks matches, links each hit to its place, and escap
       const more = /href="([^"]+)" rel="next">More results/.exec(html);
       assert.ok(more);
       const next = await (await request(app, more[1]!.replaceAll("&amp;", "&"))).text();
-      assert.match(next, /<p role="status">Matches 21 to/);
+      assert.match(next, /Matches 21 to/);
       assert.match(next, /rel="prev">← Previous/);
     });
 
@@ -92,7 +118,7 @@ Deno.test("the search page marks matches, links each hit to its place, and escap
   }
 });
 
-Deno.test("the conversation page folds tool calls, shows raw bytes escaped, pages, and offers resume", async (t) => {
+Deno.test("the conversation page is a chat: Markdown, folded tools, raw bytes, pages, resume", async (t) => {
   const world = await capturedWorld();
   try {
     const { app } = appFor(world);
@@ -100,11 +126,25 @@ Deno.test("the conversation page folds tool calls, shows raw bytes escaped, page
       const html = await (await request(app, `/conversations/${encodeURIComponent(FIXTURE_ID)}`))
         .text();
       assert.match(html, /<h1>tundra-mosaic: nightly export batching<\/h1>/);
-      assert.match(html, /class="rec kind-message role-user"/);
-      assert.match(html, /class="rec kind-message role-assistant"/);
-      assert.match(html, /<details class="fold">\s*<summary>▸ /);
-      assert.match(html, /<details class="fold">\s*<summary>◂ /);
-      assert.match(html, /<details class="raw">\s*<summary>Raw bytes \(\d+ bytes at offset 0\)/);
+      assert.match(html, /class="rec kind-message role-user shape-message"/);
+      assert.match(html, /class="rec kind-message role-assistant shape-message"/);
+      assert.match(
+        html,
+        /<details class="fold tool"\s*>\s*<summary><span class="tag">Bash<\/span> <code>deno task export:nightly/,
+        "a tool call is one line: its name and the first line of its input",
+      );
+      assert.match(
+        html,
+        /<details class="fold result"\s*>\s*<summary><span class="tag">result<\/span> \d/,
+      );
+      assert.match(html, /<details class="fold thinking"\s*>\s*<summary>/);
+      assert.match(html, /<summary aria-label="Raw bytes \(\d+ bytes at offset 0\)"/);
+      assert.match(html, /<input type="checkbox" id="show-quiet"> Show \d+ meta and empty records/);
+      assert.match(html, /class="rec kind-meta [^"]*quiet"/, "meta records are quiet");
+      assert.match(html, /<code>push\(\)<\/code>/, "Markdown is rendered");
+      for (const format of ["md", "html", "json", "text"]) {
+        assert.ok(html.includes(`/export?format=${format}"`), format);
+      }
       assert.match(
         html,
         /<code class="cmd" id="resume-cmd">cd \/home\/dev\/src\/alpha &amp;&amp; claude --resume f332cca8-0b9a-4244-835f-c44f31385301<\/code>/,
@@ -135,7 +175,7 @@ Deno.test("the conversation page folds tool calls, shows raw bytes escaped, page
         ids.push(
           ...[...html.matchAll(/<article class="[^"]*" id="r(\d+)"/g)].map((m) => Number(m[1])),
         );
-        const next: RegExpExecArray | null = /href="([^"]+)" rel="next">Next page/.exec(html);
+        const next: RegExpExecArray | null = /href="([^"]+)" rel="next">Next/.exec(html);
         path = next ? next[1]!.replaceAll("&amp;", "&") : null;
         if (!path) assert.match(html, /End of the conversation/);
         pages++;
@@ -154,8 +194,9 @@ Deno.test("the conversation page folds tool calls, shows raw bytes escaped, page
         html,
         /<title>walrus-sprocket rotation \[REDACTED:openai-key\] · logbook<\/title>/,
       );
-      assert.match(html, /secrets redacted\)<\/summary>/);
+      assert.match(html, /secrets redacted\)"/);
       assert.ok(!html.includes("<script>alert"));
+      assert.ok(html.includes("&lt;script&gt;alert("), "HTML in Markdown is shown as text");
     });
 
     await t.step("a path-like id is a 400 page", async () => {
@@ -177,6 +218,11 @@ Deno.test("the status page shows the store, drift and snapshots, and its button 
       assert.match(html, /Capture is on\. Phase: <strong>idle<\/strong>/);
       assert.match(html, /<th scope="row">Size on disk<\/th>/);
       assert.match(html, /unknown type &quot;hologram-sync&quot;/);
+      assert.match(
+        html,
+        /<li class="warn">claude [^:<]+: \d+ lines? kept raw, not indexed \([^<]*\)\. Nothing is lost: [^<]*reindex --rebuild/,
+        "one line per agent version, with what to do",
+      );
       assert.match(html, /0 snapshots, 0 B/);
       assert.match(html, /No unclosed steps/);
       assert.match(html, /<form method="post" action="\/status\/reindex">/);
@@ -194,6 +240,89 @@ Deno.test("the status page shows the store, drift and snapshots, and its button 
       const html = await (await request(app, "/status")).text();
       assert.match(html, /The last capture started here\s+finished/);
     });
+  } finally {
+    await world.cleanup();
+  }
+});
+
+/**
+ * No element a transcript could plant, no event handler or `src` attribute, no link but to
+ * http(s), mailto or the dashboard. Text never holds a raw `<`, so every `<` opens a real tag.
+ */
+function assertInert(body: string): void {
+  const tags = [...body.matchAll(/<[a-z][^>]*>/gi)].map((m) => m[0]);
+  for (const tag of tags) {
+    const name = /^<([a-z0-9]+)/i.exec(tag)![1]!.toLowerCase();
+    assert.ok(!["script", "img", "svg", "iframe", "style", "object", "embed"].includes(name), tag);
+    const attributes = tag.replace(/="[^"]*"/g, '=""');
+    assert.doesNotMatch(attributes, /\s(on[a-z]+|src|srcdoc|style)=/i, tag);
+    const href = /\shref="([^"]*)"/.exec(tag)?.[1];
+    if (href !== undefined) assert.match(href, /^(https?:|mailto:|\/|#)/, tag);
+  }
+}
+
+Deno.test("Markdown from a transcript never becomes live markup, links or images", async () => {
+  const world = await hostileWorld();
+  try {
+    const { app } = appFor(world);
+    const html = await (await request(app, `/conversations/${encodeURIComponent(HOSTILE_ID)}`))
+      .text();
+    assert.match(html, /basilisk answer 0/, "the conversation is shown");
+    const body = html.slice(html.indexOf("<main"), html.indexOf("</main>"));
+    assertInert(body);
+    assert.match(body, /<pre class="code"><code class="hljs language-html">/, "code highlighted");
+    assert.match(body, /&lt;script&gt;/, "markup is shown as text");
+    for (const format of ["md", "html", "json", "text"]) {
+      const response = await request(
+        app,
+        `/conversations/${encodeURIComponent(HOSTILE_ID)}/export?format=${format}`,
+      );
+      assert.equal(response.status, 200, format);
+      assert.match(response.headers.get("content-disposition") ?? "", /^attachment; filename="/);
+      const text = await response.text();
+      assert.ok(text.includes("basilisk answer 12"), format);
+      if (format === "html") {
+        assertInert(text.slice(text.indexOf("<body")));
+      }
+      if (format === "json") assert.equal(JSON.parse(text).records.length, 26 + 1);
+    }
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("the projects page lists every project; sessions open on every project's", async () => {
+  const world = await capturedWorld();
+  try {
+    const { app } = appFor(world);
+    const projects = await (await request(app, "/projects")).text();
+    assert.match(projects, /<h1>Projects<\/h1>/);
+    assert.match(projects, /title="\/home\/dev\/src\/alpha">\/home\/dev\/src\/alpha<\/a>/);
+    assert.match(projects, /<span class="badge">claude \d+<\/span>/);
+    assert.match(projects, /href="\/sessions\?project=%2Fhome%2Fdev%2Fsrc%2Fsecretive"/);
+    const sessions = await (await request(app, "/sessions")).text();
+    assert.match(sessions, /Recent sessions of every project/);
+    assert.match(sessions, /<ol class="rows recent">/);
+    assert.ok(sessions.includes("tundra-mosaic: nightly export batching"));
+    assert.ok(sessions.includes("walrus-sprocket rotation [REDACTED:openai-key]"));
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("a search hit opens its conversation with the question before it, marked", async () => {
+  const world = await capturedWorld();
+  try {
+    const { app } = appFor(world);
+    const search = await (await request(app, `/?q=${PLANTED.phrase}&kind=message&role=assistant`))
+      .text();
+    const link = /href="(\/conversations\/[^"]+hit=(\d+)[^"]*)"/.exec(search);
+    assert.ok(link, "the hit links with hit=");
+    const html = await (await request(app, link[1]!.replaceAll("&amp;", "&"))).text();
+    const hit = link[2]!;
+    assert.match(html, new RegExp(`class="[^"]*is-hit[^"]*" id="r${hit}"`));
+    const question = html.indexOf("role-user");
+    assert.ok(question > 0 && question < html.indexOf(`id="r${hit}"`), "the question is above");
   } finally {
     await world.cleanup();
   }
