@@ -5,47 +5,24 @@
 
 import { Hono } from "hono";
 import { z } from "zod";
-import type { Sql } from "postgres";
-import { resolveTeamSearch, searchInput } from "../../lib/filters.ts";
-import { connectTeam, teamError } from "../../lib/team/db.ts";
-import { teamSearch } from "../../lib/team/search.ts";
+import { searchInput } from "../../lib/filters.ts";
 import type { AppEnv, Route } from "../_deps.ts";
-import { ApiError, badRequest } from "../_errors.ts";
+import { badRequest } from "../_errors.ts";
 import { parseQuery, queryInt } from "../_input.ts";
+import { searchTeamFor } from "../_team.ts";
 
-const teamQuery = searchInput.extend({
+/** The query string of a team search: `searchInput`, `offset` and `machine`. */
+export const teamQuery = searchInput.extend({
   limit: queryInt(1, 1000).optional(),
   offset: queryInt(0, 5000).optional(),
   machine: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, "expected a machine name").optional(),
 });
 
-/** The route; the connection is opened on the first team search and kept (idle ones close). */
-export const teamApi: Route = (svc) => {
-  let sql: Promise<Sql> | undefined;
-  return new Hono<AppEnv>().get("/api/team/search", async (c) => {
-    const url = svc.ctx.config.team?.url;
-    if (!url) {
-      throw new ApiError(
-        404,
-        "not_found",
-        'No team database is configured: add "team": {"url": "postgres://…"} to the config, or ' +
-          "set LOGBOOK_TEAM_URL",
-      );
-    }
+/** The route. */
+export const teamApi: Route = (svc) =>
+  new Hono<AppEnv>().get("/api/team/search", async (c) => {
     const { offset = 0, machine, session, ...input } = parseQuery(c, teamQuery, ["q"]);
     if (session !== undefined) throw badRequest("session", 'A team search takes no "session"');
-    const options = resolveTeamSearch(input, svc.ctx);
-    sql ??= connectTeam(url, { idleSeconds: 60 });
-    try {
-      const result = await teamSearch(await sql, svc.redact, {
-        ...options,
-        offset,
-        ...(machine ? { machine } : {}),
-      });
-      return c.json({ hits: result.hits, mode: result.mode, offset });
-    } catch (err) {
-      sql = undefined;
-      throw new ApiError(503, "unavailable", teamError(err, url).message);
-    }
+    const result = await searchTeamFor(svc, input, { offset, ...(machine ? { machine } : {}) });
+    return c.json({ hits: result.hits, mode: result.mode, offset });
   });
-};

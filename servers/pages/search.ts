@@ -3,6 +3,10 @@
 // their conversation's title, agent, project, age and a marked snippet, grouped by conversation
 // on request, sorted by relevance or newest; `/`, `j`/`k` and Enter from the keyboard.
 
+import { teamQuery } from "../api/team.ts";
+import { searchTeamFor, teamConfigured } from "../_team.ts";
+import type { TeamSearchResult } from "../../lib/team/search.ts";
+import type { SearchInput } from "../../lib/filters.ts";
 import { Hono } from "hono";
 import { html } from "hono/html";
 import { homeDir } from "../../lib/paths.ts";
@@ -42,7 +46,9 @@ export const searchPageRoute: Route = (svc) =>
     for (const [key, value] of Object.entries(c.req.query())) form[key] = value;
     const home = homeDir(svc.ctx.env);
     if (!form.q?.trim()) {
-      return c.html(layout("Search", "search", html`${searchForm(form)}${hint()}`));
+      return c.html(
+        layout("Search", "search", html`${searchForm(form, teamConfigured(svc))}${hint()}`),
+      );
     }
     // `agent:codex since:7d words` searches for the words with those filters (a field set in
     // the form wins).
@@ -51,18 +57,58 @@ export const searchPageRoute: Route = (svc) =>
       const message =
         "Add words to search for: the filters in the box narrow a search, they are not one";
       return c.html(
-        layout("Search", "search", html`${searchForm(form)}${notice(message, "error")}`),
+        layout(
+          "Search",
+          "search",
+          html`${searchForm(form, teamConfigured(svc))}${notice(message, "error")}`,
+        ),
         400,
       );
     }
     const effective: Form = { ...inline, ...nonEmpty(form), q: text };
+    if (form.scope === "team" && teamConfigured(svc)) {
+      const { offset, machine, session: _s, sort: _o, group: _g, scope: _t, ...input } =
+        parseFields(effective, teamQuery, ["q"]) as Record<string, unknown>;
+      let result: TeamSearchResult;
+      try {
+        result = await searchTeamFor(svc, input as SearchInput, {
+          ...(typeof offset === "number" ? { offset } : {}),
+          ...(typeof machine === "string" ? { machine } : {}),
+        });
+      } catch (err) {
+        if (!(err instanceof ApiError)) {
+          throw err;
+        }
+        return c.html(
+          layout(
+            "Search",
+            "search",
+            html`${searchForm(form, true)}${notice(err.message, "error")}`,
+          ),
+          err.status,
+        );
+      }
+      return c.html(
+        layout(
+          `Team search: ${form.q}`,
+          "search",
+          html`${searchForm(form, true)}${teamResults(result, home)}`,
+        ),
+      );
+    }
     let page: SearchPage;
     try {
       page = await searchPage(svc, parseFields(effective, searchQuery, ["q"]), startedAt);
     } catch (err) {
-      if (!(err instanceof ApiError) || err.status >= 500) throw err;
+      if (!(err instanceof ApiError) || err.status >= 500) {
+        throw err;
+      }
       return c.html(
-        layout("Search", "search", html`${searchForm(form)}${notice(err.message, "error")}`),
+        layout(
+          "Search",
+          "search",
+          html`${searchForm(form, teamConfigured(svc))}${notice(err.message, "error")}`,
+        ),
         err.status,
       );
     }
@@ -72,13 +118,44 @@ export const searchPageRoute: Route = (svc) =>
         : countMatches(store, page.ftsQuery, filtersOf(store, svc, effective)),
       titles: titlesOf(store, svc, page.hits),
     }));
-    const body = html`${searchForm(form)}${
+    const body = html`${searchForm(form, teamConfigured(svc))}${
       page.mode === "literal"
         ? notice("The query is not valid FTS5 syntax: this is a literal substring scan")
         : ""
     }${results(svc, page, form, extra.counts, extra.titles, home)}`;
     return c.html(layout(`Search: ${form.q}`, "search", body));
   });
+
+/** Hits from the team database: one row each, marked with the machine that pushed it. */
+function teamResults(result: TeamSearchResult, home: string | undefined): Html {
+  if (!result.hits.length) return html`<p role="status">No matches in the team database</p>`;
+  const short = (path: string | null) =>
+    path && home && path.startsWith(home + "/") ? "~" + path.slice(home.length) : path ?? "";
+  return html`
+    <div class="results">
+      <div class="list">
+        <p role="status">${result.hits.length} ${result.hits.length === 1
+          ? "match"
+          : "matches"} in the team database${result.mode === "substring"
+          ? " (matched as a substring)"
+          : ""}</p>
+        <ol class="hits">${result.hits.map((hit) =>
+          html`
+            <li class="hit">
+              <div class="hit-head"><span class="machine">${hit.machine}</span>
+            <span class="title">${hit.title ?? hit.conversation}</span> <span class="muted">${hit
+              .agent} · ${short(
+                hit.project ?? hit.cwd,
+              )} · ${hit.timestamp?.slice(0, 16).replace("T", " ") ?? ""}</span></div>
+              <code class="id">${hit.conversation}</code>
+              <p class="snippet">${hit.snippet}</p>
+            </li>
+          `
+        )}</ol>
+      </div>
+    </div>
+  `;
+}
 
 /** The query with its `name:value` filters taken out. */
 export function splitInline(q: string): { text: string; inline: Form } {
@@ -121,7 +198,7 @@ prefixes with <code>*</code>; quote a phrase. Filters can be typed in the box:
 <code>until:2026-03-10</code>, <code>kind:tool_call</code>, <code>role:user</code>.</p>`;
 }
 
-function searchForm(form: Form): Html {
+function searchForm(form: Form, team = false): Html {
   const select = (name: string, label: string, values: readonly string[], any = "any") =>
     html`<label>${label}<select name="${name}">${
       any ? html`<option value="">${any}</option>` : ""
@@ -148,7 +225,23 @@ value="${
 aria-describedby="q-hint">
 <button type="submit" class="primary">Search</button></div>
 <span id="q-hint" class="visually-hidden">Filters can be typed in the box, like agent:codex since:7d</span>
-${keep("sort")}${keep("group")}
+${keep("sort")}${keep("group")}${
+    team
+      ? html`<fieldset class="scope"><legend class="visually-hidden">Scope</legend>
+<label><input type="radio" name="scope" value=""${
+        form.scope === "team" ? "" : html`
+          checked
+        `
+      }> this machine</label>
+<label><input type="radio" name="scope" value="team"${
+        form.scope === "team"
+          ? html`
+            checked
+          `
+          : ""
+      }> team</label></fieldset>`
+      : ""
+  }
 <details class="filters"${
     set
       ? html`

@@ -154,6 +154,18 @@ Deno.test({
         assert.deepEqual([...new Set(machines)].sort(), ["desk", "laptop"]);
         const bad = await request(app, "/api/team/search?q=cormorant&machine=no%20spaces");
         assert.equal(bad.status, 400);
+        const page = await request(app, "/?q=cormorant&scope=team");
+        assert.equal(page.status, 200);
+        const text = await page.text();
+        assert.match(text, /name="scope" value="team"\s+checked/);
+        assert.match(text, /<span class="machine">laptop<\/span>/);
+        assert.match(text, /<span class="machine">desk<\/span>/);
+        const local = await (await request(app, "/?q=cormorant")).text();
+        assert.doesNotMatch(
+          local,
+          /<span class="machine">laptop/,
+          "this machine's scope by default",
+        );
       } finally {
         services.searches.close();
       }
