@@ -23,6 +23,7 @@ import { type AdversarialReport, formatAdversarial, measureAdversarial } from ".
 import { appendClaudeTurns } from "./_claude.ts";
 import {
   CORPUS_AGENTS,
+  CORPUS_VERSION,
   type CorpusAgent,
   corpusEnv,
   type CorpusManifest,
@@ -184,7 +185,8 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     let manifest = readManifest(corpusDir);
     let reused = false;
     if (
-      manifest && manifest.seed === options.seed && manifest.targetBytes === options.size &&
+      manifest && manifest.version === CORPUS_VERSION && manifest.seed === options.seed &&
+      manifest.targetBytes === options.size &&
       treeBytes(join(corpusDir, "claude")).bytes === manifest.bytes.claude &&
       treeBytes(join(corpusDir, "codex")).bytes === manifest.bytes.codex
     ) {

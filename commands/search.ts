@@ -119,9 +119,7 @@ export async function main(
         }
         throw err;
       }
-      if (result.mode === "literal") {
-        io.err("note: the query is not valid FTS5 syntax; used a literal substring scan\n");
-      }
+      if (result.note) io.err(`note: ${result.note}\n`);
       if (values.json) {
         for (const hit of result.hits) io.out(safeJson(hit) + "\n");
       } else {

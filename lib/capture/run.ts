@@ -12,6 +12,7 @@ import type { Adapter, Agent, DiscoverContext } from "../sources/adapter.ts";
 import { ADAPTERS } from "../sources/mod.ts";
 import type { HistoryStore } from "../store/db.ts";
 import { refreshTotals } from "../store/status.ts";
+import { INDEX_UPGRADE_KEY } from "../store/cjk.ts";
 import { capturePass, type PassOptions } from "./engine.ts";
 import { announce, type Progress } from "./progress.ts";
 import { rebuild } from "./rebuild.ts";
@@ -145,8 +146,10 @@ export async function runCapture(options: CaptureRunOptions): Promise<CaptureRun
       ...(options.only ? { only: options.only } : {}),
     };
     let rebuilt: number | null = null;
+    // A migration that changed how text is indexed leaves the index to be derived again.
+    const rebuilding = options.rebuild || store.getMeta(INDEX_UPGRADE_KEY) !== undefined;
     try {
-      if (options.rebuild) {
+      if (rebuilding) {
         announce(store, "rebuilding", ctx.now(), options.onProgress);
         rebuilt = await rebuild(pass, ctx.paths.root);
         // Capture stores its progress only once it finds work: until then it is discovering.
@@ -162,7 +165,7 @@ export async function runCapture(options: CaptureRunOptions): Promise<CaptureRun
       const message = err instanceof Error ? err.message : String(err);
       try {
         store.setMeta("last_run", { at: ctx.now(), ok: false, error: message } satisfies LastRun);
-        if (options.rebuild) {
+        if (rebuilding) {
           store.setMeta(LATCH_KEY, { at: ctx.now(), message } satisfies LatchedFailure);
         }
       } catch {

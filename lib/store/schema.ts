@@ -257,4 +257,16 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX records_conversation ON records (conversation_id, id);
     `,
   },
+  {
+    // CJK runs are indexed as overlapping bigrams (`cjk.ts`), so a word inside a Chinese or
+    // Japanese sentence is found. The index is derived text: a store that already indexed
+    // records is marked to be derived again, which the next capture run does (until then a CJK
+    // query is answered by the literal scan). A store without records has nothing to redo.
+    name: "0008_cjk_bigrams",
+    sql: `
+      INSERT INTO meta (key, value)
+      SELECT 'index_upgrade', '{"reason":"cjk_bigrams"}'
+      WHERE EXISTS (SELECT 1 FROM records WHERE (flags & ${FLAG_INDEXED}) != 0);
+    `,
+  },
 ];

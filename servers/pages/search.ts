@@ -34,11 +34,9 @@ export const searchPageRoute: Route = (svc) =>
         err.status,
       );
     }
-    const body = html`${searchForm(form)}${
-      page.mode === "literal"
-        ? notice("The query is not valid FTS5 syntax: this is a literal substring scan")
-        : ""
-    }${results(page, form, home)}`;
+    const body = html`${searchForm(form)}${page.note ? notice(upperFirst(page.note)) : ""}${
+      results(page, form, home)
+    }`;
     return c.html(layout(`Search: ${form.q}`, "search", body));
   });
 
@@ -136,4 +134,8 @@ function hitItem(
       <p class="snippet">${marked(hit.snippet, ranges)}</p>
     </li>
   `;
+}
+
+function upperFirst(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
 }
