@@ -120,6 +120,7 @@ class Rebuild {
       store.setMeta("last_rebuild", { at: now(), records: count });
       // Everything was indexed afresh, as the index is written today.
       store.deleteMeta(INDEX_UPGRADE_KEY);
+      store.db.exec("DROP TABLE IF EXISTS fts_next");
       store.db.exec("COMMIT");
     } catch (err) {
       if (store.db.isTransaction) store.db.exec("ROLLBACK");

@@ -13,6 +13,14 @@ import { ADAPTERS } from "../sources/mod.ts";
 import type { HistoryStore } from "../store/db.ts";
 import { refreshTotals } from "../store/status.ts";
 import { INDEX_UPGRADE_KEY } from "../store/cjk.ts";
+import { cjkIndexStep } from "../store/cjk_index.ts";
+import {
+  discardBatchedMigration,
+  migrationState,
+  runBatchedMigration,
+} from "../store/batched_migration.ts";
+import { yieldToEventLoop } from "./_yield.ts";
+import { Tally } from "./summary.ts";
 import { capturePass, type PassOptions } from "./engine.ts";
 import { announce, type Progress } from "./progress.ts";
 import { rebuild } from "./rebuild.ts";
@@ -146,13 +154,33 @@ export async function runCapture(options: CaptureRunOptions): Promise<CaptureRun
       ...(options.only ? { only: options.only } : {}),
     };
     let rebuilt: number | null = null;
-    // A migration that changed how text is indexed leaves the index to be derived again.
-    const rebuilding = options.rebuild || store.getMeta(INDEX_UPGRADE_KEY) !== undefined;
+    const rebuilding = options.rebuild === true;
     try {
       if (rebuilding) {
         announce(store, "rebuilding", ctx.now(), options.onProgress);
+        // A rebuild derives the whole index afresh: a batched migration of it is not needed.
+        if (migrationState(store)) discardBatchedMigration(store, indexStep(pass));
         rebuilt = await rebuild(pass, ctx.paths.root);
         // Capture stores its progress only once it finds work: until then it is discovering.
+        announce(store, "discovering", ctx.now(), options.onProgress);
+      }
+      if (store.getMeta(INDEX_UPGRADE_KEY) !== undefined) {
+        // A schema change that rewrites the index: copied in batches before capture writes
+        // again (a batch's hashes must still hold when it is verified).
+        announce(store, "migrating", ctx.now(), options.onProgress);
+        const done = await runBatchedMigration(store, indexStep(pass), {
+          now: ctx.now,
+          ...(pass.signal ? { signal: pass.signal } : {}),
+          ...(pass.deadline !== undefined ? { deadline: pass.deadline } : {}),
+          pause: yieldToEventLoop,
+        });
+        if (!done) {
+          const summary = new Tally().summary;
+          summary.complete = false;
+          summary.stoppedBy = pass.signal?.aborted ? "signal" : "deadline";
+          store.setMeta("last_run", { at: ctx.now(), ok: true, summary } satisfies LastRun);
+          return { status: "captured", summary, rebuilt };
+        }
         announce(store, "discovering", ctx.now(), options.onProgress);
       }
       const summary = await capturePass(pass);
@@ -176,6 +204,11 @@ export async function runCapture(options: CaptureRunOptions): Promise<CaptureRun
   } finally {
     lock.held.release();
   }
+}
+
+/** The batched migration that gives the store the index CJK search needs. */
+function indexStep(pass: PassOptions) {
+  return cjkIndexStep(pass.store, pass.adapters, pass.redact);
 }
 
 /** The capture switch as a pass sees it before each batch: read at most once a second. */
