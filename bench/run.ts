@@ -50,6 +50,7 @@ import {
 } from "./_phases.ts";
 import { mulberry32, Planter, TERM_CLASSES, type TermClass, TextGen, Vocabulary } from "./_text.ts";
 import { measureWatchBacklog, type WatchBacklog } from "./_watch.ts";
+import { measureMigration } from "./_migrate.ts";
 import {
   fileSize,
   formatBytes,
@@ -80,6 +81,8 @@ export const FIGURE_KEYS = [
   "request_during_search_ms",
   "watch_backlog_over_reindex",
   "huge_line_rebuild_peak_rss_mb",
+  "migrate_mb_s",
+  "migration_peak_rss_mb",
 ] as const;
 export type FigureKey = typeof FIGURE_KEYS[number];
 export type Figures = Record<FigureKey, number | null>;
@@ -406,6 +409,17 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       const watch = await measureWatchBacklog(vars, work, options.captureRounds, log);
       if (watch.ratio === null) notes.push("reindex --watch did not capture the whole corpus");
 
+      // A batched migration (0008) of a copy of the store, in a child process --------------------
+      store.db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+      const migration = await measureMigration(vars, work, ctx.paths.historyDb, log);
+      log(
+        `migrated ${formatBytes(migration.rawBytes)} of records in ${
+          Math.round(migration.ms)
+        } ms (a no-op reindex takes ${Math.round(migration.noopMs)} ms), peak RSS ${
+          Math.round(migration.mib)
+        } MiB`,
+      );
+
       // The huge single line, in a child process -------------------------------------------------
       const huge = options.hugeLine > 0 ? await measureHugeLine(work, home, config, options) : null;
       if (!huge) notes.push("huge_line_peak_rss_mb was not measured (--huge-line 0)");
@@ -440,6 +454,8 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         request_during_search_ms: adversarial.otherMaxMs,
         watch_backlog_over_reindex: watch.ratio,
         huge_line_rebuild_peak_rss_mb: huge?.rebuild.mib ?? null,
+        migrate_mb_s: migration.mbS,
+        migration_peak_rss_mb: migration.mib,
       };
       for (const key of FIGURE_KEYS) {
         const value = figures[key];
@@ -851,6 +867,13 @@ const TARGETS: Target[] = [
     target: () => "≤ 200",
     met: (f) => le(f.huge_line_rebuild_peak_rss_mb, 200),
   },
+  { key: "migrate_mb_s", unit: "MB/s", target: () => "—", met: () => null },
+  {
+    key: "migration_peak_rss_mb",
+    unit: "MiB",
+    target: () => "≤ 200",
+    met: (f) => le(f.migration_peak_rss_mb, 200),
+  },
 ];
 
 function le(value: number | null, limit: number): boolean | null {
@@ -1137,7 +1160,9 @@ command and a dashboard process), status_during_search_ms the slowest /api/statu
 request_during_search_ms the slowest request that does no work of its own (auth, then a 404).
 watch_backlog_over_reindex is the time reindex --watch takes to store the whole corpus from empty
 over that of reindex; huge_line_rebuild_peak_rss_mb is the peak RSS of reindex --rebuild over the
-huge line's store.
+huge line's store. migrate_mb_s is the store's raw bytes over the time migration 0008 (the CJK
+index, in batches) adds to a no-op reindex of a copy of the store written as before it, and
+migration_peak_rss_mb that reindex's peak RSS.
 
 Example:
   deno task bench -- --size 200MB --keep /tmp/logbook-bench
