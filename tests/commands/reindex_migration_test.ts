@@ -9,7 +9,6 @@ import assert from "node:assert/strict";
 import { cpSync } from "node:fs";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { mulberry32 } from "../../bench/_text.ts";
 import { childBaseEnv, ROOT, runCli, taskFlags } from "../_helpers.ts";
 import { indexHash, oldStoreWorld, recordsHash } from "../_old_store.ts";
 import { HistoryStore } from "../../lib/store/db.ts";
@@ -17,7 +16,18 @@ import { HistoryStore } from "../../lib/store/db.ts";
 const RECORDS = Number(Deno.env.get("LOGBOOK_TEST_MIGRATION_RECORDS") ?? 50_000);
 const KILLS = 10;
 
-/** Starts `reindex --quiet` on the data dir `data`. */
+/** A seeded source of numbers in [0, 1) (mulberry32), so a failing run repeats. */
+function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(a ^ (a >>> 15), a | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Starts the reindex command with the world's variables `vars`. */
 function startReindex(vars: Record<string, string>): Deno.ChildProcess {
   return new Deno.Command(Deno.execPath(), {
     args: [
@@ -87,7 +97,7 @@ Deno.test(`a migration of ${RECORDS} records killed ${KILLS} times ends as an un
 
     // Seeded, so a failure repeats. A kill counts when it stopped a run that had moved the
     // migration on (its state changed and the migration is still under way).
-    const random = mulberry32(RECORDS);
+    const random = seeded(RECORDS);
     let kills = 0;
     let runs = 0;
     const seen = new Set<string>();
