@@ -164,17 +164,9 @@ export async function runCapture(options: CaptureRunOptions): Promise<CaptureRun
         // Capture stores its progress only once it finds work: until then it is discovering.
         announce(store, "discovering", ctx.now(), options.onProgress);
       }
-      if (store.getMeta(INDEX_UPGRADE_KEY) !== undefined) {
-        // A schema change that rewrites the index: copied in batches before capture writes
-        // again (a batch's hashes must still hold when it is verified).
+      if (migrationPending(store)) {
         announce(store, "migrating", ctx.now(), options.onProgress);
-        const done = await runBatchedMigration(store, indexStep(pass), {
-          now: ctx.now,
-          ...(pass.signal ? { signal: pass.signal } : {}),
-          ...(pass.deadline !== undefined ? { deadline: pass.deadline } : {}),
-          pause: yieldToEventLoop,
-        });
-        if (!done) {
+        if (!(await migrate(pass))) {
           const summary = new Tally().summary;
           summary.complete = false;
           summary.stoppedBy = pass.signal?.aborted ? "signal" : "deadline";
@@ -209,6 +201,26 @@ export async function runCapture(options: CaptureRunOptions): Promise<CaptureRun
 /** The batched migration that gives the store the index CJK search needs. */
 function indexStep(pass: PassOptions) {
   return cjkIndexStep(pass.store, pass.adapters, pass.redact);
+}
+
+/** True when a schema change waits to be copied in batches (see `migrate`). */
+export function migrationPending(store: HistoryStore): boolean {
+  return store.getMeta(INDEX_UPGRADE_KEY) !== undefined;
+}
+
+/**
+ * Runs (or resumes) the batched migration a schema change left, before capture writes again (a
+ * batch's hashes must still hold when it is verified); true once it has switched over, false
+ * when the pass's signal or deadline stopped it first. Throws MigrationError when verification
+ * fails (latched).
+ */
+export async function migrate(pass: PassOptions): Promise<boolean> {
+  return await runBatchedMigration(pass.store, indexStep(pass), {
+    now: pass.now ?? Date.now,
+    ...(pass.signal ? { signal: pass.signal } : {}),
+    ...(pass.deadline !== undefined ? { deadline: pass.deadline } : {}),
+    pause: yieldToEventLoop,
+  });
 }
 
 /** The capture switch as a pass sees it before each batch: read at most once a second. */

@@ -12,6 +12,11 @@ import { DatabaseSync } from "node:sqlite";
 import { childBaseEnv, ROOT, runCli, taskFlags } from "../_helpers.ts";
 import { indexHash, oldStoreWorld, recordsHash } from "../_old_store.ts";
 import { HistoryStore } from "../../lib/store/db.ts";
+import { loadContext, openStore, redactorFor } from "../../lib/context.ts";
+import { ADAPTERS } from "../../lib/sources/mod.ts";
+import { runBatchedMigration } from "../../lib/store/batched_migration.ts";
+import { cjkIndexStep } from "../../lib/store/cjk_index.ts";
+import { appFor, request } from "../servers/_dashboard.ts";
 
 const RECORDS = Number(Deno.env.get("LOGBOOK_TEST_MIGRATION_RECORDS") ?? 50_000);
 const KILLS = 10;
@@ -130,6 +135,54 @@ Deno.test(`a migration of ${RECORDS} records killed ${KILLS} times ends as an un
     const actual = hashes(world.data, world.dir);
     assert.deepEqual(expected.tables, ["fts"]);
     assert.deepEqual(actual, expected);
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("reindex --status, status and the dashboard show a migration's phase, share and time left", async () => {
+  const world = await oldStoreWorld(3000);
+  try {
+    // Stopped part-way through its copy.
+    const ctx = loadContext({ env: world.env });
+    const store = openStore(ctx);
+    try {
+      const controller = new AbortController();
+      let batches = 0;
+      const done = await runBatchedMigration(
+        store,
+        cjkIndexStep(store, ADAPTERS, redactorFor(ctx)),
+        {
+          now: ctx.now,
+          signal: controller.signal,
+          onBatch: () => {
+            if (++batches === 20) controller.abort();
+          },
+        },
+      );
+      assert.equal(done, false);
+    } finally {
+      store.close();
+    }
+    const line =
+      /migration: 0008_cjk_bigrams, copying, \d+\.\d% done(, [\d.]+ m?s left)? \(searches use the old index until it is verified\)/;
+    const reindexStatus = await runCli("reindex", ["--status"], world.vars);
+    assert.equal(reindexStatus.code, 0, reindexStatus.stderr);
+    assert.match(reindexStatus.stdout, line);
+    const status = await runCli("status", [], world.vars);
+    assert.match(status.stdout, line);
+    const json = await runCli("status", ["--json"], world.vars);
+    const migration = JSON.parse(json.stdout).store.migration;
+    assert.equal(migration.name, "0008_cjk_bigrams");
+    assert.equal(migration.phase, "copy");
+    assert.ok(migration.share > 0 && migration.share < 1);
+    assert.ok(migration.leftMs === null || migration.leftMs >= 0);
+
+    const { app } = appFor(world);
+    const api = await (await request(app, "/api/status")).json();
+    assert.equal(api.store.migration.phase, "copy");
+    const page = await (await request(app, "/status")).text();
+    assert.match(page, /Migrating the store \(0008_cjk_bigrams, copying\)/);
   } finally {
     await world.cleanup();
   }
