@@ -4,8 +4,10 @@
 // at any point resumes from its last committed batch. Each batch records a typed,
 // length-delimited hash of its source rows and of the target rows it wrote; before switching
 // over, every batch is verified again, in batches too, against both tables as they now are.
-// Until the switch, readers use the old table. A failed verification is latched (capture stops
-// until `reindex --retry`) and both copies are kept; the retry copies a failing batch once more.
+// Source rows that changed since their copy (a conversation forgotten meanwhile) are copied
+// again; a copy that differs from an unchanged source is damage. Until the switch, readers use
+// the old table. Damage fails closed: latched (capture stops until `reindex --retry`), both
+// copies kept; the retry copies a failing batch once more.
 
 import { createHash, type Hash } from "node:crypto";
 import type { HistoryStore } from "./db.ts";
@@ -296,13 +298,19 @@ function verifyBatches<R extends SourceRow>(
   store.transaction(() => {
     while (verified < state.batches) {
       if (verified > state.verified && performance.now() - started >= BATCH_MS) break;
-      const batch = read.get(state.name, verified + 1) as BatchRow | undefined;
-      const problem = batch ? mismatch(store, step, batch) : `batch ${verified + 1} is missing`;
-      if (problem && state.repair && batch) {
+      let batch = read.get(state.name, verified + 1) as BatchRow | undefined;
+      let problem: Mismatch | null = batch
+        ? mismatch(store, step, batch)
+        : { kind: "missing", message: `batch ${verified + 1} of the copy is missing` };
+      // Source rows changed since their copy (a conversation forgotten meanwhile) are copied
+      // again from the source as it is now; a copy that differs from an unchanged source is
+      // damage, and fails closed unless a retry asked for a repair.
+      if (batch && problem && (problem.kind === "source" || state.repair)) {
         recopy(store, step, batch);
-        const again = mismatch(store, step, batch);
-        if (again) failure = again;
-      } else if (problem) failure = problem;
+        batch = read.get(state.name, verified + 1) as unknown as BatchRow;
+        problem = mismatch(store, step, batch);
+      }
+      if (problem) failure = problem.message;
       if (failure) break;
       verified++;
     }
@@ -323,18 +331,24 @@ function verifyBatches<R extends SourceRow>(
   return next;
 }
 
+interface Mismatch {
+  kind: "source" | "target" | "missing";
+  message: string;
+}
+
 /** What differs in a batch now, or null when both its hashes still hold. */
 function mismatch<R extends SourceRow>(
   store: HistoryStore,
   step: BatchedStep<R>,
   batch: BatchRow,
-): string | null {
+): Mismatch | null {
   const rows = step.range(store, batch.first_id, batch.last_id);
+  const ids = `rows ${batch.first_id}–${batch.last_id} (batch ${batch.batch})`;
   if (!equal(sourceHash(step, rows), batch.source_hash)) {
-    return `the source rows ${batch.first_id}–${batch.last_id} (batch ${batch.batch}) changed`;
+    return { kind: "source", message: `the source ${ids} changed after their copy` };
   }
   if (!equal(targetHash(store, step, batch.first_id, batch.last_id), batch.target_hash)) {
-    return `the copy of rows ${batch.first_id}–${batch.last_id} (batch ${batch.batch}) differs`;
+    return { kind: "target", message: `the copy of ${ids} differs from its source` };
   }
   return null;
 }
