@@ -402,40 +402,61 @@ function equal(a: Uint8Array, b: Uint8Array): boolean {
  */
 export class RowHash {
   readonly #hash: Hash = createHash("sha256");
-  readonly #head = new DataView(new ArrayBuffer(9));
   readonly #encoder = new TextEncoder();
+  // Values are gathered here and hashed a buffer at a time: an update per value costs more
+  // than the hashing itself.
+  #buffer = new Uint8Array(16 * 1024);
+  #view = new DataView(this.#buffer.buffer);
+  #used = 0;
 
   /** Adds one value: null, an integer, a real, text or bytes. */
   value(value: null | number | bigint | string | Uint8Array): this {
-    if (value === null) return this.#typed(0, new Uint8Array(0));
+    if (value === null) return this.#head(0, 0);
     if (typeof value === "bigint" || (typeof value === "number" && Number.isInteger(value))) {
-      const bytes = new Uint8Array(8);
-      new DataView(bytes.buffer).setBigInt64(0, BigInt(value), true);
-      return this.#typed(1, bytes);
+      this.#head(1, 8);
+      this.#view.setBigInt64(this.#used, BigInt(value), true);
+      this.#used += 8;
+      return this;
     }
     if (typeof value === "number") {
-      const bytes = new Uint8Array(8);
-      new DataView(bytes.buffer).setFloat64(0, value, true);
-      return this.#typed(2, bytes);
+      this.#head(2, 8);
+      this.#view.setFloat64(this.#used, value, true);
+      this.#used += 8;
+      return this;
     }
-    if (typeof value === "string") return this.#typed(3, this.#encoder.encode(value));
-    return this.#typed(4, value);
+    const bytes = typeof value === "string" ? this.#encoder.encode(value) : value;
+    this.#head(typeof value === "string" ? 3 : 4, bytes.length);
+    if (bytes.length > this.#buffer.length - this.#used) {
+      this.#flush();
+      this.#hash.update(bytes);
+    } else {
+      this.#buffer.set(bytes, this.#used);
+      this.#used += bytes.length;
+    }
+    return this;
   }
 
   /** Ends a row. */
   endRow(): this {
-    return this.#typed(5, new Uint8Array(0));
+    return this.#head(5, 0);
   }
 
   digest(): Uint8Array {
+    this.#flush();
     return new Uint8Array(this.#hash.digest());
   }
 
-  #typed(tag: number, bytes: Uint8Array): this {
-    this.#head.setUint8(0, tag);
-    this.#head.setBigUint64(1, BigInt(bytes.length), true);
-    this.#hash.update(new Uint8Array(this.#head.buffer));
-    this.#hash.update(bytes);
+  /** The type tag and the length of the value that follows, with room for 8 bytes after. */
+  #head(tag: number, length: number): this {
+    if (this.#buffer.length - this.#used < 17) this.#flush();
+    this.#view.setUint8(this.#used, tag);
+    this.#view.setBigUint64(this.#used + 1, BigInt(length), true);
+    this.#used += 9;
     return this;
+  }
+
+  #flush(): void {
+    if (this.#used) this.#hash.update(this.#buffer.subarray(0, this.#used));
+    this.#used = 0;
   }
 }
