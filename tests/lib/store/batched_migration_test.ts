@@ -215,6 +215,27 @@ Deno.test("source rows changed after their copy are copied again: a forget meanw
   }
 });
 
+Deno.test("reindex --rebuild during a migration drops it and derives the index afresh", async () => {
+  const world = await oldStoreWorld(1000);
+  try {
+    let batches = 0;
+    assert.equal(await migrate(world, () => ++batches >= 3), false);
+    const { ctx, store, redact } = open(world);
+    try {
+      const result = await runCapture({ ctx, store, redact, rebuild: true });
+      assert.equal(result.status, "captured");
+      assert.equal(migrationState(store), null);
+      assert.equal(store.getMeta(INDEX_UPGRADE_KEY), undefined);
+      assert.deepEqual(tables(store), ["fts"]);
+      assert.equal(search(store, ADAPTERS, redact, { query: "缓存策略", limit: 5 }).mode, "fts");
+    } finally {
+      store.close();
+    }
+  } finally {
+    await world.cleanup();
+  }
+});
+
 Deno.test("RowHash tells typed, length-delimited values apart", () => {
   const hex = (h: RowHash) => Array.from(h.digest()).join(",");
   const a = hex(new RowHash().value("ab").value("c").endRow());
