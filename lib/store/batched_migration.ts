@@ -38,8 +38,10 @@ export interface SourceRow {
 export interface BatchedStep<R extends SourceRow> {
   /** The migration's name (kept in `migrations` once it has switched over). */
   name: string;
-  /** Creates the target when it does not exist yet (idempotent). */
+  /** Creates the target afresh (dropping what an abandoned run may have left). */
   prepare(store: HistoryStore): void;
+  /** How many source rows there are (for the share done). */
+  count(store: HistoryStore): number;
   /** The next source row with an id greater than `after`, or null at the end. */
   next(store: HistoryStore, after: number): R | null;
   /** Adds the source row's typed fields to `hash`. */
@@ -163,12 +165,13 @@ export async function runBatchedMigration<R extends SourceRow>(
     store.transaction(() => {
       step.prepare(store);
       store.stmt(`DELETE FROM migration_batches WHERE migration = ?`).run(step.name);
-      begun.rowsTotal = countRows(store);
+      begun.rowsTotal = step.count(store);
       store.setMeta(MIGRATION_STATE_KEY, begun);
     });
   }
   if (state.phase === "failed") {
-    // Only `reindex --retry` (which clears the latch) brings a run here.
+    // Failed closed: only `reindex --retry`, which clears the latch, lets it go on.
+    if (store.getMeta(LATCH_KEY)) throw new MigrationError(state.failure ?? "Migration failed");
     state = { ...state, phase: "verify", verified: 0, repair: true, failure: null };
     store.setMeta(MIGRATION_STATE_KEY, state);
   }
@@ -205,10 +208,6 @@ export function discardBatchedMigration<R extends SourceRow>(
     store.stmt(`DELETE FROM migration_batches WHERE migration = ?`).run(step.name);
     store.deleteMeta(MIGRATION_STATE_KEY);
   });
-}
-
-function countRows(store: HistoryStore): number {
-  return (store.stmt("SELECT count(*) AS n FROM records").get() as { n: number }).n;
 }
 
 /** Copies one bounded batch and moves the cursor with it, in one transaction. */

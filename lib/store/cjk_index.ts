@@ -38,13 +38,17 @@ export function cjkIndexStep(
     name: CJK_MIGRATION,
     prepare(store) {
       store.db.exec(`
-        CREATE VIRTUAL TABLE IF NOT EXISTS fts_next USING fts5(
+        DROP TABLE IF EXISTS fts_next;
+        CREATE VIRTUAL TABLE fts_next USING fts5(
           text,
           content = '',
           contentless_delete = 1,
           tokenize = 'unicode61 remove_diacritics 2'
         );
         INSERT INTO fts_next (fts_next, rank) VALUES ('automerge', 16);`);
+    },
+    count(store) {
+      return (store.stmt("SELECT count(*) AS n FROM records").get() as { n: number }).n;
     },
     next(store, after) {
       const row = store.stmt(

@@ -167,6 +167,14 @@ Deno.test("a corrupted batch is detected, latched and both copies kept until rei
         } finally {
           store.close();
         }
+        // Nothing goes on while it is latched (a watcher runs the migration this way).
+        await assert.rejects(() => migrate(world), MigrationError);
+        const again = open(world);
+        try {
+          assert.equal(migrationState(again.store)?.phase, "failed");
+        } finally {
+          again.store.close();
+        }
       },
     );
     await t.step("reindex --retry copies the failing batch again and switches over", async () => {
