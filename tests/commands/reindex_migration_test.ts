@@ -2,9 +2,8 @@
 // killed (SIGKILL) at random points: every run resumes from the last committed batch, and the
 // store it ends with is identical to the one an uninterrupted migration gives (row hashes of the
 // index and of the records). Each trial migrates a copy of the old store, killed until a run
-// finishes; trials go on until there have been ten kills. LOGBOOK_TEST_MIGRATION_RECORDS sets the store's size: 50,000 records
-// by default, for the suite's time on a shared two-core machine (about 40 s); the 200,000
-// take over two minutes there (LOGBOOK_TEST_MIGRATION_RECORDS=200000).
+// finishes; trials go on until there have been ten kills. LOGBOOK_TEST_MIGRATION_RECORDS sets the
+// store's size: 200,000 records by default (about a minute on two shared cores).
 
 import assert from "node:assert/strict";
 import { cpSync } from "node:fs";
@@ -19,7 +18,7 @@ import { runBatchedMigration } from "../../lib/store/batched_migration.ts";
 import { cjkIndexStep } from "../../lib/store/cjk_index.ts";
 import { appFor, request } from "../servers/_dashboard.ts";
 
-const RECORDS = Number(Deno.env.get("LOGBOOK_TEST_MIGRATION_RECORDS") ?? 50_000);
+const RECORDS = Number(Deno.env.get("LOGBOOK_TEST_MIGRATION_RECORDS") ?? 200_000);
 const KILLS = 10;
 
 /** A seeded source of numbers in [0, 1) (mulberry32), so a failing run repeats. */
