@@ -126,6 +126,9 @@ Deno.test("GET /api/search finds CJK words inside sentences and notes the litera
       );
       assert.equal(body.hits.length, 1);
       assert.match(body.hits[0].snippet, /💡/);
+      const page = await (await request(app, `/?q=${encodeURIComponent("→")}`)).text();
+      assert.match(page, /The query has no word the index holds; used a literal substring scan/);
+      assert.match(page, /move the loader/);
     });
   } finally {
     await world.cleanup();
