@@ -42,7 +42,7 @@ function bigrams(run: string): string {
  */
 export function cjkQuery(query: string): string {
   if (!hasCjk(query)) return query;
-  return query.replace(/"(?:[^"]|"")*"\*?|[^\s()"]+/g, (token) => {
+  return query.replace(/"(?:[^"]|"")*"\*?|[^\s()",:]+/g, (token) => {
     if (!hasCjk(token)) return token;
     let body = token;
     let star = "";

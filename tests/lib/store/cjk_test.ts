@@ -57,6 +57,8 @@ Deno.test("cjkQuery() turns CJK words into the phrases of their bigrams", () => 
   assert.equal(cjkQuery("缓存策*"), '"缓存 存策"', "a bigram is whole: no prefix needed");
   assert.equal(cjkQuery("walrus NOT 缓存"), 'walrus NOT "缓存"');
   assert.equal(cjkQuery("no cjk here"), "no cjk here");
+  assert.equal(cjkQuery("NEAR(缓存 策略, 5)"), 'NEAR("缓存" "策略", 5)');
+  assert.equal(cjkQuery("text:缓存策略"), 'text:"缓存 存策 策略"');
   assert.ok(hasLoneCjkLetter("缓"));
   assert.ok(!hasLoneCjkLetter("缓存 cache"));
 });
