@@ -195,6 +195,8 @@ export async function runBatchedMigration<R extends SourceRow>(
     store.stmt(`DELETE FROM migration_batches WHERE migration = ?`).run(step.name);
     store.deleteMeta(MIGRATION_STATE_KEY);
   });
+  // What the copy cached is not what capture reads next.
+  store.db.exec("PRAGMA shrink_memory");
   return true;
 }
 
@@ -294,12 +296,17 @@ function verifyBatches<R extends SourceRow>(
   );
   let verified = state.verified;
   let failure: string | null = null;
+  // Bounded as a copy's batch is: a stored batch at least, then up to the bytes or the time.
+  const counted = { bytes: 0 };
   store.transaction(() => {
     while (verified < state.batches) {
-      if (verified > state.verified && performance.now() - started >= BATCH_MS) break;
+      if (
+        verified > state.verified &&
+        (counted.bytes >= BATCH_BYTES || performance.now() - started >= BATCH_MS)
+      ) break;
       let batch = read.get(state.name, verified + 1) as BatchRow | undefined;
       let problem: Mismatch | null = batch
-        ? mismatch(store, step, batch)
+        ? mismatch(store, step, batch, counted)
         : { kind: "missing", message: `batch ${verified + 1} of the copy is missing` };
       // Source rows changed since their copy (a conversation forgotten meanwhile) are copied
       // again from the source as it is now; a copy that differs from an unchanged source is
@@ -307,7 +314,7 @@ function verifyBatches<R extends SourceRow>(
       if (batch && problem && (problem.kind === "source" || state.repair)) {
         recopy(store, step, batch);
         batch = read.get(state.name, verified + 1) as unknown as BatchRow;
-        problem = mismatch(store, step, batch);
+        problem = mismatch(store, step, batch, counted);
       }
       if (problem) failure = problem.message;
       if (failure) break;
@@ -335,13 +342,15 @@ interface Mismatch {
   message: string;
 }
 
-/** What differs in a batch now, or null when both its hashes still hold. */
+/** What differs in a batch now, or null when both its hashes still hold; counts bytes read. */
 function mismatch<R extends SourceRow>(
   store: HistoryStore,
   step: BatchedStep<R>,
   batch: BatchRow,
+  read: { bytes: number },
 ): Mismatch | null {
   const rows = step.range(store, batch.first_id, batch.last_id);
+  for (const row of rows) read.bytes += row.bytes;
   const ids = `rows ${batch.first_id}–${batch.last_id} (batch ${batch.batch})`;
   if (!equal(sourceHash(step, rows), batch.source_hash)) {
     return { kind: "source", message: `the source ${ids} changed after their copy` };
