@@ -51,7 +51,7 @@ function startReindex(vars: Record<string, string>): Deno.ChildProcess {
 }
 
 /** The migration state in the store (read without migrating or writing anything). */
-function stateOf(data: string): { phase: string; batches: number } | null {
+function stateOf(data: string): { phase: string; batches: number; verified: number } | null {
   const db = new DatabaseSync(join(data, "history.db"), { readOnly: true });
   try {
     const row = db.prepare("SELECT value FROM meta WHERE key = 'batched_migration'").get() as
@@ -130,7 +130,11 @@ Deno.test(`a migration of ${RECORDS} records killed ${KILLS} times ends as an un
         }
         if (JSON.stringify(state) !== before) {
           kills++;
-          seen.add(state ? `${state.phase}:${state.batches}:${trial}` : `switched:${trial}`);
+          seen.add(
+            state
+              ? `${state.phase}:${state.batches}:${state.verified}:${trial}`
+              : `switched:${trial}`,
+          );
         }
       }
       const last = await runCli("reindex", ["--quiet"], vars);
