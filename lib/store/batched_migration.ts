@@ -36,7 +36,7 @@ export interface SourceRow {
  * again gives the same target rows.
  */
 export interface BatchedStep<R extends SourceRow> {
-  /** The migration's name (kept in `migrations` once it has switched over). */
+  /** The migration's name in `schema.ts`, whose SQL step marked the copy to be done. */
   name: string;
   /** Creates the target afresh (dropping what an abandoned run may have left). */
   prepare(store: HistoryStore): void;
