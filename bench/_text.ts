@@ -258,6 +258,20 @@ export class Planter {
   }
 }
 
+// CJK text: some people write to their agent in Chinese, Japanese or Korean, with code and
+// identifiers in English. Words are drawn from character pools (common Han characters, kana,
+// and Hangul syllables built from their jamo), so the index sees real scripts and run lengths.
+const HAN =
+  "的一是不了在人有我他这中大来上个们到说时要就出会也你对生能而子那得于着下自之年过发后作里用道行所然家种事成方多经么去法学如都同现当没动面起看定天分还进好小部其些主样理心她本前开但因只从想实日军者意无力它与长把机十民第公此已工使情明性知全三又关点正业外将两高间由问很最重并物手应战向头文体政美相见被利什二等产或新己制身果加西斯月话合回特代内信表化老给世位次度门任常先海通教儿原东声提立及比员解水名真论处走义各入几口认条平系气题活尔更别打女变四神总何电数安少报才结反受目太量再感建务做接必场件计管期市直德资命山金指克许统区保至队形社便空决治展马科司五基眼书非则听白却界达光放强即像难且权思王象完设式色路记南品住告类求据程北边死张该交规万取拉格望觉术领共确传师观清今切院让识候带导争运笑飞风步改收根干造言联持组每济车亲极林服快办议往元英士证近失转夫令准布始怎呢存未远叫台单影具罗字爱击流备兵连调深商算质团集百需价花党华城石级整府离况亚请技际约示复病息究线似官火断精满支视消越器容照须九增研写称企八功吗包片史委乎查轻易早曾除农找装广显吧阿李标谈吃图念六引历首医局突专费号尽另周较注语仅考落青随选列武红响虽推势参希古众构房半节土投某案黑维革划敌致陈律足态护七兴派孩验责营星够章音跟志底站严巴例防族供效续施留讲型料终答紧黄绝奇察母京段依批群项故按河米围江织害斗双境客纪采举杀攻父苏密低朝友诉止细愿千值仍男钱破网热助倒育属坐帝限船脸职速刻乐否刚威毛状率甚独球般普怕弹校苦创假久错承印晚兰试股拿脑预谁益阳若哪微尼继送急血惊伤素药适波夜省初喜卫源食险待述陆习置居劳财环排福纳欢雷警获模充负云停木游龙树疑层冷洲冲射略范竟句室异激汉村哈策演简卡罪判担州静退既衣您宗积余痛检差富灵协角占配征修皮挥胜降阶审沉坚善妈刘读啊超免压银买皇养伊怀执副乱抗犯追帮宣佛岁航优怪香著田铁控税左右份穿艺背阵草脚概恶块顿敢守酒岛托央户烈洋哥索胡款靠评版宝座释景顾弟登货互付伯慢欧换闻危忙核暗姐介坏讨丽良序升监临亮露永呼味野架域沙掉括舰鱼杂误湾吉减编楚肯测败屋跑梦散温困剑渐封救贵枪缺楼县尚毫移娘朋画班智亦耳恩短掌恐遗固席松秘谢鲁遇康虑幸均销钟诗藏赶剧票损忽巨炮旧端探湖录叶春乡附吸予礼港雨呀板庭妇归睛饭额含顺输摇招婚脱补谓督毒油疗旅泽材灭逐莫笔亡鲜词圣择寻厂睡博勒烟授诺伦岸奥唐卖俄炸载洛健堂旁宫喝借君禁阴园谋宋避抓荣姑孙逃牙束跳顶玉镇雪午练迫爷篇肉嘴馆遍凡础洞卷坦牛宁纸诸训私庄祖丝翻暴森塔默握戏隐熟骨访弱蒙歌店鬼软典欲萨伙遭盘爸扩盖弄雄稳忘亿刺拥徒姆杨齐赛趣曲刀床迎冰虚玩析窗醒妻透购替塞努休虎扬途侵刑绿兄迅套贸毕唯谷轮库迹尤竞街促延震弃甲伟麻川申缓潜闪售灯针哲络抵朱埃抱鼓植纯夏忍页杰筑折郑贝尊吴秀混臣雅振染盛怒舞圆搞狂措姓残秋培迷诚宽宇猛摆梅毁伸摩盟末乃悲拍丁赵";
+const KANA =
+  "あいうえおかきくけこさしすせそたちつてとなにぬねのはひふへほまみむめもやゆよらりるれろわをんがぎぐげござじずぜぞだでどばびぶべぼぱぴぷぺぽアイウエオカキクケコサシスセソタチツテトナニヌネノハヒフヘホマミムメモヤユヨラリルレロワンガギグゲゴザジズゼゾダデドバビブベボパピプペポー";
+const PARTICLES = ["は", "が", "を", "に", "で", "と", "の", "も", "から", "まで", "より"];
+const CJK_LANGUAGES = ["zh", "zh", "ja", "ko"] as const;
+type CjkLanguage = typeof CJK_LANGUAGES[number];
+/** Share of messages written in a CJK language, and of their sentences that are CJK. */
+const CJK_MESSAGE_RATE = 0.3;
+const CJK_SENTENCE_RATE = 0.8;
+
 const BASE64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 const HEX = "0123456789abcdef";
 const EXTENSIONS = ["ts", "ts", "ts", "tsx", "js", "py", "go", "rs", "md", "json", "sql", "css"];
@@ -359,6 +373,34 @@ export class TextGen {
     return parts.join("/");
   }
 
+  /** A CJK word of `language`, Zipf-like: a few words are common, most are rare. */
+  cjkWord(language: CjkLanguage): string {
+    const rank = Math.floor(Math.pow(this.random(), 2.5) * 3000);
+    const local = mulberry32(rank * 4 + CJK_LANGUAGES.indexOf(language));
+    const pick = (pool: string) => pool[Math.floor(local() * pool.length)]!;
+    const length = 1 + Math.floor(local() * 3);
+    let word = "";
+    for (let i = 0; i < length + 1; i++) {
+      if (language === "zh") word += pick(HAN);
+      else if (language === "ja") word += local() < 0.5 ? pick(HAN) : pick(KANA);
+      else word += String.fromCharCode(0xac00 + Math.floor(local() * 11172));
+    }
+    return word;
+  }
+
+  /** A sentence in `language`: CJK words run together (Korean spaced), English terms among them. */
+  cjkSentence(language: CjkLanguage): string {
+    const words: string[] = [];
+    const count = this.int(3, 12);
+    for (let i = 0; i < count; i++) {
+      if (this.chance(0.12)) words.push(` ${this.word()} `);
+      else words.push(this.cjkWord(language));
+      if (language === "ja" && this.chance(0.5)) words.push(this.pick(PARTICLES));
+    }
+    const joined = language === "ko" ? words.join(" ") : words.join("");
+    return joined.replace(/\s+/g, " ").trim() + (language === "ko" ? "." : "。");
+  }
+
   /** Plain words, with any planted terms for this segment among them. */
   #words(count: number, out: string[]): void {
     for (let i = 0; i < count; i++) out.push(this.word());
@@ -387,7 +429,15 @@ export class TextGen {
   prose(words: number, root = "src"): string {
     const tokens: string[] = [];
     let sinceBreak = 0;
-    while (tokens.length < words) {
+    const language = this.chance(CJK_MESSAGE_RATE) ? this.pick(CJK_LANGUAGES) : null;
+    // CJK sentences are one token each (no spaces): they count as the words they hold.
+    let extra = 0;
+    while (tokens.length + extra < words) {
+      if (language && this.chance(CJK_SENTENCE_RATE)) {
+        tokens.push(this.cjkSentence(language));
+        extra += 7;
+        continue;
+      }
       const n = this.int(4, 20);
       const sentence: string[] = [];
       this.#words(n, sentence);

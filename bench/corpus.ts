@@ -35,6 +35,8 @@ export type CorpusAgent = keyof typeof SHARES;
 export const CORPUS_AGENTS: readonly CorpusAgent[] = ["claude", "codex", "opencode"];
 
 export const DEFAULT_SEED = 7;
+/** The corpus's shape: a corpus kept from another version is generated again (2: CJK text). */
+export const CORPUS_VERSION = 2;
 
 export interface CorpusOptions {
   out: string;
@@ -47,7 +49,7 @@ export interface CorpusOptions {
 
 /** What was generated: written to `<out>/manifest.json`. */
 export interface CorpusManifest {
-  version: 1;
+  version: typeof CORPUS_VERSION;
   seed: number;
   targetBytes: number;
   /** Bytes on disk per agent (OpenCode: the database file). */
@@ -124,7 +126,7 @@ export function generateCorpus(options: CorpusOptions): CorpusManifest {
   const per = <T>(f: (t: AgentTally) => T) =>
     Object.fromEntries(CORPUS_AGENTS.map((a) => [a, f(tallies[a])])) as Record<CorpusAgent, T>;
   const manifest: CorpusManifest = {
-    version: 1,
+    version: CORPUS_VERSION,
     seed,
     targetBytes: options.size,
     bytes,

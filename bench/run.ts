@@ -25,6 +25,7 @@ import { measureTeam } from "./_team.ts";
 import { appendClaudeTurns } from "./_claude.ts";
 import {
   CORPUS_AGENTS,
+  CORPUS_VERSION,
   type CorpusAgent,
   corpusEnv,
   type CorpusManifest,
@@ -51,6 +52,7 @@ import {
 } from "./_phases.ts";
 import { mulberry32, Planter, TERM_CLASSES, type TermClass, TextGen, Vocabulary } from "./_text.ts";
 import { measureWatchBacklog, type WatchBacklog } from "./_watch.ts";
+import { measureMigration } from "./_migrate.ts";
 import {
   fileSize,
   formatBytes,
@@ -84,6 +86,8 @@ export const FIGURE_KEYS = [
   "mcp_search_ms",
   "push_mb_s",
   "team_search_ms",
+  "migrate_mb_s",
+  "migration_peak_rss_mb",
 ] as const;
 export type FigureKey = typeof FIGURE_KEYS[number];
 export type Figures = Record<FigureKey, number | null>;
@@ -189,7 +193,8 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     let manifest = readManifest(corpusDir);
     let reused = false;
     if (
-      manifest && manifest.seed === options.seed && manifest.targetBytes === options.size &&
+      manifest && manifest.version === CORPUS_VERSION && manifest.seed === options.seed &&
+      manifest.targetBytes === options.size &&
       treeBytes(join(corpusDir, "claude")).bytes === manifest.bytes.claude &&
       treeBytes(join(corpusDir, "codex")).bytes === manifest.bytes.codex
     ) {
@@ -428,6 +433,17 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       const watch = await measureWatchBacklog(vars, work, options.captureRounds, log);
       if (watch.ratio === null) notes.push("reindex --watch did not capture the whole corpus");
 
+      // A batched migration (0008) of a copy of the store, in a child process --------------------
+      store.db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+      const migration = await measureMigration(vars, work, ctx.paths.historyDb, log);
+      log(
+        `migrated ${formatBytes(migration.rawBytes)} of records in ${
+          Math.round(migration.ms)
+        } ms (a no-op reindex takes ${Math.round(migration.noopMs)} ms), peak RSS ${
+          Math.round(migration.mib)
+        } MiB`,
+      );
+
       // The huge single line, in a child process -------------------------------------------------
       const huge = options.hugeLine > 0 ? await measureHugeLine(work, home, config, options) : null;
       if (!huge) notes.push("huge_line_peak_rss_mb was not measured (--huge-line 0)");
@@ -465,6 +481,8 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         mcp_search_ms: mcp.p50,
         push_mb_s: team.pushMbS,
         team_search_ms: team.searchP50,
+        migrate_mb_s: migration.mbS,
+        migration_peak_rss_mb: migration.mib,
       };
       for (const key of FIGURE_KEYS) {
         const value = figures[key];
@@ -884,6 +902,13 @@ const TARGETS: Target[] = [
   },
   { key: "push_mb_s", unit: "MB/s", target: () => "—", met: () => null },
   { key: "team_search_ms", unit: "ms", target: () => "—", met: () => null },
+  { key: "migrate_mb_s", unit: "MB/s", target: () => "—", met: () => null },
+  {
+    key: "migration_peak_rss_mb",
+    unit: "MiB",
+    target: () => "≤ 200",
+    met: (f) => le(f.migration_peak_rss_mb, 200),
+  },
 ];
 
 function le(value: number | null, limit: number): boolean | null {
@@ -1174,6 +1199,9 @@ huge line's store. mcp_search_ms is the p50 of search_history calls over one ope
 session (the SDK's client over stdio), every term, all projects. push_mb_s is logbook push end to
 end into a local PostgreSQL (MB of the pushed records' raw transcript per second); team_search_ms
 the p50 of team searches over one connection after the corpus was pushed from two machines.
+migrate_mb_s is the store's raw bytes over the time migration 0008 (the CJK
+index, in batches) adds to a no-op reindex of a copy of the store written as before it, and
+migration_peak_rss_mb that reindex's peak RSS.
 
 Example:
   deno task bench -- --size 200MB --keep /tmp/logbook-bench

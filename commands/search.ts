@@ -188,9 +188,11 @@ export async function main(
           ? searchGroups(store, ADAPTERS, redactorFor(ctx), options)
           : search(store, ADAPTERS, redactorFor(ctx), options)
       );
-      if (page.mode === "literal") {
-        io.err("note: the query is not valid FTS5 syntax; used a literal substring scan\n");
-      }
+      const note = ("note" in page ? page.note : null) ??
+        (page.mode === "literal"
+          ? "the query is not valid FTS5 syntax; used a literal substring scan"
+          : null);
+      if (note) io.err(`note: ${note}\n`);
       const hits: (SearchHit & { hits?: number })[] = "groups" in page ? page.groups : page.hits;
       if (values.json) {
         for (const hit of hits) io.out(safeJson(hit) + "\n");

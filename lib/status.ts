@@ -32,7 +32,7 @@ export interface Status {
     on: boolean;
     offReason: string | null;
     /** "rebuilding" while `reindex --rebuild` derives the index and conversations again. */
-    phase: "never run" | "idle" | "capturing" | "rebuilding" | "failed (latched)";
+    phase: "never run" | "idle" | "capturing" | "rebuilding" | "migrating" | "failed (latched)";
     /** A capture runs now (in any process). */
     running: boolean;
     latched: LatchedFailure | null;
@@ -102,6 +102,7 @@ export function captureState(ctx: Context, options: StatusOptions = {}): Capture
   }
   const status = store as StoreStatus | null;
   const rebuilding = running && status?.progress?.phase === "rebuilding";
+  const migrating = running && status?.progress?.phase === "migrating";
   return {
     capture: {
       on: off === null,
@@ -110,6 +111,8 @@ export function captureState(ctx: Context, options: StatusOptions = {}): Capture
         ? "failed (latched)"
         : rebuilding
         ? "rebuilding"
+        : migrating
+        ? "migrating"
         : running
         ? "capturing"
         : exists

@@ -18,6 +18,11 @@ export function progressBar(io: Io, now: () => number = Date.now): ProgressBar {
   let shown = false;
   return {
     update(p: Progress) {
+      if (p.phase === "migrating") {
+        shown = true;
+        io.err("\rMigrating the store in batches (searches use the old index meanwhile)…\x1b[K");
+        return;
+      }
       if (p.phase === "rebuilding") {
         shown = true;
         io.err("\rRebuilding the index and conversations from the raw records…\x1b[K");

@@ -11,6 +11,7 @@ import {
   type UnfinishedLine,
 } from "../../lib/store/present_sources.ts";
 import { describeDrift } from "../../lib/store/status.ts";
+import type { MigrationProgress } from "../../lib/store/batched_migration.ts";
 import { count, summaryLine } from "./capture_report.ts";
 import type { Styles } from "./io.ts";
 import { safeText } from "./safe_text.ts";
@@ -35,6 +36,7 @@ export function captureLines(view: CaptureView, s: Styles): string[] {
     }`,
   );
   lines.push(`capture: ${c.on ? "on" : `off (${safeText(c.offReason ?? "")})`}`);
+  if (store?.migration) lines.push(describeMigration(store.migration));
   if (c.latched) {
     lines.push(s.red(`failure: ${safeText(c.latched.message)} (run "logbook reindex --retry")`));
   }
@@ -151,11 +153,20 @@ function checkLines(check: StoreCheck, s: Styles): string[] {
   return lines;
 }
 
+/** `migration: 0008_cjk_bigrams, copying, 42.0% done, 3.0 s left` (or why it failed). */
+export function describeMigration(m: MigrationProgress): string {
+  const phase = m.phase === "copy" ? "copying" : m.phase === "verify" ? "verifying" : "failed";
+  const left = m.leftMs !== null ? `, ${formatDuration(m.leftMs)} left` : "";
+  return `migration: ${safeText(m.name)}, ${phase}, ${(m.share * 100).toFixed(1)}% done${left}` +
+    " (searches use the old index until it is verified)";
+}
+
 /** A running capture: `pid 42, 97.3% captured, 3 of 9 sources, 12.0 s left`, or what a rebuild does. */
 export function describeRun(p: ProgressView, captured: CapturedShare | null): string {
   if (p.phase === "rebuilding") {
     return `pid ${p.pid}, deriving the index and conversations again from the raw records`;
   }
+  if (p.phase === "migrating") return `pid ${p.pid}, migrating the store in batches`;
   const share = captured ? `${sharePercent(captured.ratio)} captured, ` : "";
   const eta = p.etaMs !== null ? `, ${formatDuration(p.etaMs)} left` : "";
   return `pid ${p.pid}, ${share}${p.sourcesDone} of ${p.sourcesTotal} sources${eta}`;

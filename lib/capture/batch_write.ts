@@ -7,6 +7,7 @@ import type { SQLInputValue } from "node:sqlite";
 import type { HistoryStore } from "../store/db.ts";
 import { decodeRaw, FLAG_ZSTD } from "../store/raw.ts";
 import { FLAG_INDEXED, FLAG_SUPERSEDED } from "../store/schema.ts";
+import { indexText } from "../store/cjk.ts";
 
 /** One record row of a batch. */
 export interface BatchRecord {
@@ -201,7 +202,7 @@ export function writeBatch(
     }
     onIndex(() => {
       const index = store.stmt("INSERT INTO fts (rowid, text) VALUES (?, ?)");
-      for (const [id, text] of indexed) index.run(id, text);
+      for (const [id, text] of indexed) index.run(id, indexText(text));
     });
     const remember = store.stmt(
       `INSERT INTO record_keys (source_id, key, record_id) VALUES (?, ?, ?)

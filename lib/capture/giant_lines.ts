@@ -17,6 +17,7 @@ import {
 } from "./batch_plan.ts";
 import { countDrift, writeConversations } from "./batch_write.ts";
 import { FLAG_DRIFT, FLAG_INDEXED, FLAG_STREAMED } from "../store/schema.ts";
+import { indexText } from "../store/cjk.ts";
 import { driftRecord, inheritTime, type Tombstones } from "./derive.ts";
 import { JsonTextScanner } from "./json_stream.ts";
 import type { LineReader } from "./lines.ts";
@@ -81,7 +82,7 @@ export class GiantLines {
     // Each chunk's text is indexed once the text after it is known (see `PieceRedactor`).
     const pieces = new PieceRedactor(redact);
     const indexed = (ready: RedactedPiece[]) => {
-      for (const { id, text } of ready) if (text) index.run(id, text);
+      for (const { id, text } of ready) if (text) index.run(id, indexText(text));
     };
     const writeRow = (bytes: Uint8Array) => {
       scanner.write(bytes);
@@ -171,7 +172,7 @@ export class GiantLines {
     // Each chunk's text is indexed once the text after it is known (see `PieceRedactor`).
     const pieces = new PieceRedactor(redact);
     const indexed = (ready: RedactedPiece[]) => {
-      for (const { id, text } of ready) if (text) index.run(id, text);
+      for (const { id, text } of ready) if (text) index.run(id, indexText(text));
     };
     let end = offset;
     return {

@@ -11,6 +11,7 @@ import type { Redactor } from "../gate.ts";
 import { ensureGitExcluded } from "../paths.ts";
 import { SymlinkRefusedError, writeFileAtomic } from "../private_fs.ts";
 import type { Adapter } from "../sources/adapter.ts";
+import { indexText } from "../store/cjk.ts";
 import { HistoryStore } from "../store/db.ts";
 import {
   CONVERSATIONS_PER_BATCH,
@@ -230,7 +231,10 @@ function copyRecord(
   upsert(mirror, "records", row as unknown as Record<string, unknown>);
   if ((row.flags & FLAG_INDEXED) && !(row.flags & FLAG_SUPERSEDED)) {
     mirror.stmt("DELETE FROM fts WHERE rowid = ?").run(row.id);
-    mirror.stmt("INSERT INTO fts (rowid, text) VALUES (?, ?)").run(row.id, deriver.textOf(row));
+    mirror.stmt("INSERT INTO fts (rowid, text) VALUES (?, ?)").run(
+      row.id,
+      indexText(deriver.textOf(row)),
+    );
   }
 }
 

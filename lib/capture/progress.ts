@@ -5,7 +5,7 @@ import { type HistoryStore, translateError } from "../store/db.ts";
 
 /** Progress of a capture, reported after every batch. */
 export interface Progress {
-  phase: "rebuilding" | "discovering" | "capturing" | "done";
+  phase: "rebuilding" | "migrating" | "discovering" | "capturing" | "done";
   sourcesTotal: number;
   sourcesDone: number;
   bytesTotal: number;

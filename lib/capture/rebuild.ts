@@ -7,6 +7,7 @@ import { adapterOf, pathOfLocator, type SourceRef } from "../sources/adapter.ts"
 import { translateError } from "../store/db.ts";
 import { checkStore, checkStoreInWorker, StoreDamagedError } from "../store/check.ts";
 import { decodedRow, FLAG_ZSTD } from "../store/raw.ts";
+import { INDEX_UPGRADE_KEY } from "../store/cjk.ts";
 import { concat } from "./_bytes.ts";
 import { yieldToEventLoop } from "./_yield.ts";
 import { Batch } from "./batch_plan.ts";
@@ -116,6 +117,9 @@ class Rebuild {
         }
       }
       store.setMeta("last_rebuild", { at: now(), records: count });
+      // Everything was indexed afresh, as the index is written today.
+      store.deleteMeta(INDEX_UPGRADE_KEY);
+      store.db.exec("DROP TABLE IF EXISTS fts_next");
       store.db.exec("COMMIT");
     } catch (err) {
       if (store.db.isTransaction) store.db.exec("ROLLBACK");

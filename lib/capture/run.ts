@@ -13,6 +13,15 @@ import { ADAPTERS } from "../sources/mod.ts";
 import type { HistoryStore } from "../store/db.ts";
 import { syncMirrors } from "./mirrors.ts";
 import { refreshTotals } from "../store/status.ts";
+import { INDEX_UPGRADE_KEY } from "../store/cjk.ts";
+import { cjkIndexStep } from "../store/cjk_index.ts";
+import {
+  discardBatchedMigration,
+  migrationState,
+  runBatchedMigration,
+} from "../store/batched_migration.ts";
+import { yieldToEventLoop } from "./_yield.ts";
+import { Tally } from "./summary.ts";
 import { capturePass, type PassOptions } from "./engine.ts";
 import { announce, type Progress } from "./progress.ts";
 import { rebuild } from "./rebuild.ts";
@@ -149,11 +158,25 @@ export async function runCapture(options: CaptureRunOptions): Promise<CaptureRun
       ...(options.only ? { only: options.only } : {}),
     };
     let rebuilt: number | null = null;
+    const rebuilding = options.rebuild === true;
     try {
-      if (options.rebuild) {
+      if (rebuilding) {
         announce(store, "rebuilding", ctx.now(), options.onProgress);
+        // A rebuild derives the whole index afresh: a batched migration of it is not needed.
+        if (migrationState(store)) discardBatchedMigration(store, indexStep(pass));
         rebuilt = await rebuild(pass, ctx.paths.root);
         // Capture stores its progress only once it finds work: until then it is discovering.
+        announce(store, "discovering", ctx.now(), options.onProgress);
+      }
+      if (migrationPending(store)) {
+        announce(store, "migrating", ctx.now(), options.onProgress);
+        if (!(await migrate(pass))) {
+          const summary = new Tally().summary;
+          summary.complete = false;
+          summary.stoppedBy = pass.signal?.aborted ? "signal" : "deadline";
+          store.setMeta("last_run", { at: ctx.now(), ok: true, summary } satisfies LastRun);
+          return { status: "captured", summary, rebuilt };
+        }
         announce(store, "discovering", ctx.now(), options.onProgress);
       }
       const summary = await capturePass(pass);
@@ -174,7 +197,7 @@ export async function runCapture(options: CaptureRunOptions): Promise<CaptureRun
       const message = err instanceof Error ? err.message : String(err);
       try {
         store.setMeta("last_run", { at: ctx.now(), ok: false, error: message } satisfies LastRun);
-        if (options.rebuild) {
+        if (rebuilding) {
           store.setMeta(LATCH_KEY, { at: ctx.now(), message } satisfies LatchedFailure);
         }
       } catch {
@@ -185,6 +208,31 @@ export async function runCapture(options: CaptureRunOptions): Promise<CaptureRun
   } finally {
     lock.held.release();
   }
+}
+
+/** The batched migration that gives the store the index CJK search needs. */
+function indexStep(pass: PassOptions) {
+  return cjkIndexStep(pass.store, pass.adapters, pass.redact);
+}
+
+/** True when a schema change waits to be copied in batches (see `migrate`). */
+export function migrationPending(store: HistoryStore): boolean {
+  return store.getMeta(INDEX_UPGRADE_KEY) !== undefined;
+}
+
+/**
+ * Runs (or resumes) the batched migration a schema change left, before capture writes again (a
+ * batch's hashes must still hold when it is verified); true once it has switched over, false
+ * when the pass's signal or deadline stopped it first. Throws MigrationError when verification
+ * fails (latched).
+ */
+export async function migrate(pass: PassOptions): Promise<boolean> {
+  return await runBatchedMigration(pass.store, indexStep(pass), {
+    now: pass.now ?? Date.now,
+    ...(pass.signal ? { signal: pass.signal } : {}),
+    ...(pass.deadline !== undefined ? { deadline: pass.deadline } : {}),
+    pause: yieldToEventLoop,
+  });
 }
 
 /** The capture switch as a pass sees it before each batch: read at most once a second. */

@@ -10,7 +10,15 @@ import type { Adapter, SourceRef } from "../sources/adapter.ts";
 import { ADAPTERS } from "../sources/mod.ts";
 import { type HistoryStore, StoreLockedError } from "../store/db.ts";
 import { capturePass } from "./engine.ts";
-import { captureOffNow, clearLatch, discoverContext, passOptions, tryCaptureLock } from "./run.ts";
+import {
+  captureOffNow,
+  clearLatch,
+  discoverContext,
+  migrate,
+  migrationPending,
+  passOptions,
+  tryCaptureLock,
+} from "./run.ts";
 import type { CaptureSummary } from "./summary.ts";
 
 /** The cadence of the watcher (injectable so tests need not wait 30 s). */
@@ -99,6 +107,18 @@ export async function watch(options: WatchOptions): Promise<void> {
       dirty.clear();
       let summary: CaptureSummary;
       try {
+        if (migrationPending(store)) {
+          // A schema change is copied in batches first; capture waits for its switch-over.
+          const done = await migrate({
+            ...passOptions(ctx, store, options.redact, adapters),
+            signal,
+            deadline: now + timings.sliceMs,
+          });
+          if (!done) {
+            for (const locator of changed) dirty.add(locator);
+            continue;
+          }
+        }
         summary = await capturePass({
           ...passOptions(ctx, store, options.redact, adapters),
           signal,

@@ -4,6 +4,7 @@
 
 import { DatabaseSync } from "node:sqlite";
 import { tokenize } from "./text.ts";
+import { endsWithCjkPair } from "./cjk.ts";
 
 /** At most this many words (each word of a phrase counts) in one query. */
 export const MAX_TERMS = 32;
@@ -41,6 +42,8 @@ export function checkBounds(query: string): void {
     if (next?.type !== "star" || !words.length) return;
     prefixes++;
     const prefix = words.at(-1)!;
+    // Ending in two CJK letters, it ends in a whole bigram of the index: nothing to expand.
+    if (endsWithCjkPair(prefix)) return;
     if ([...prefix].length < MIN_PREFIX_CHARS) {
       throw new SearchLimitError(
         `The prefix "${prefix}*" is too short: a prefix needs at least ${MIN_PREFIX_CHARS} ` +

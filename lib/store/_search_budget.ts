@@ -46,8 +46,8 @@ export class SearchBudget {
     const after = `after ${this.ms} ms`;
     return new SearchStoppedError(
       this.literal
-        ? `The literal substring scan was stopped ${after} (the query is not valid FTS5 ` +
-          "syntax, so every record is read): check its quotes and parentheses, or add filters"
+        ? `The literal substring scan was stopped ${after} (the index cannot answer this ` +
+          "query, so every record is read): check its quotes and parentheses, or add filters"
         : `The search was stopped ${after}: it matches too much to rank in time; use more ` +
           "specific words or longer prefixes, or add filters",
     );

@@ -90,9 +90,19 @@ export function forget(
     const tomb = store.stmt(
       "INSERT INTO tombstones (key, forgotten_at) VALUES (?, ?) ON CONFLICT DO UPDATE SET forgotten_at = excluded.forgotten_at",
     );
+    // A batched migration building the next index (`batched_migration.ts`) forgets them too.
+    const building = store.stmt(
+      "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'fts_next'",
+    ).get() !== undefined;
+    const unindexNext = building
+      ? store.stmt(
+        `DELETE FROM fts_next WHERE rowid IN (SELECT id FROM records WHERE conversation_id = ?)`,
+      )
+      : null;
     for (const item of items) {
       const { id } = ids.get(item.conversation) as { id: number };
       unindex.run(id);
+      unindexNext?.run(id);
       drop.run(id);
       row.run(id);
       tomb.run(item.conversation, now);
@@ -102,6 +112,9 @@ export function forget(
   });
   // Deleted documents linger in FTS segments until merged: rewrite the index without them.
   store.db.exec("INSERT INTO fts (fts) VALUES ('optimize')");
+  if (store.stmt("SELECT 1 FROM sqlite_schema WHERE name = 'fts_next'").get()) {
+    store.db.exec("INSERT INTO fts_next (fts_next) VALUES ('optimize')");
+  }
   const freed = giveSpaceBack(store);
   // What was forgotten leaves the project mirrors too.
   const fromMirrors = forgetInMirrors(store, items.map((item) => item.conversation));

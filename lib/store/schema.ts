@@ -35,7 +35,9 @@
 // `reindex --retry`.
 //
 // migrations. The schema below is applied step by step: each migration runs once, in its own
-// transaction, in list order, and its name is kept in the `migrations` table.
+// transaction, in list order, and its name is kept in the `migrations` table. A change that
+// must rewrite a large table (from 0008 on) only marks it here; the copy runs in bounded,
+// resumable, verified batches (`batched_migration.ts`) while readers keep the old table.
 
 // Record flags (`records.flags`), one bit each.
 
@@ -255,6 +257,30 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE records_next RENAME TO records;
       CREATE UNIQUE INDEX records_identity ON records (source_id, generation, offset);
       CREATE INDEX records_conversation ON records (conversation_id, id);
+    `,
+  },
+  {
+    // CJK runs are indexed as overlapping bigrams (`cjk.ts`), so a word inside a Chinese or
+    // Japanese sentence is found. The index is derived text: a store that already indexed
+    // records is marked for a new index, which the next capture run builds beside the old one
+    // in bounded batches, verifies and switches in (`batched_migration.ts`, `cjk_index.ts`);
+    // until then searches use the old index (and CJK queries the literal scan). A store without
+    // indexed records has nothing to redo. `migration_batches` holds each batch's hashes.
+    name: "0008_cjk_bigrams",
+    sql: `
+      CREATE TABLE migration_batches (
+        migration TEXT NOT NULL,
+        batch INTEGER NOT NULL,
+        first_id INTEGER NOT NULL,
+        last_id INTEGER NOT NULL,
+        rows INTEGER NOT NULL,
+        source_hash BLOB NOT NULL,
+        target_hash BLOB NOT NULL,
+        PRIMARY KEY (migration, batch)
+      ) STRICT, WITHOUT ROWID;
+      INSERT INTO meta (key, value)
+      SELECT 'index_upgrade', '{"reason":"cjk_bigrams"}'
+      WHERE EXISTS (SELECT 1 FROM records WHERE (flags & ${FLAG_INDEXED}) != 0);
     `,
   },
 ];

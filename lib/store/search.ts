@@ -1,6 +1,7 @@
 // Full-text search over the history store: FTS5 with bm25 ranking that prefers answers to the
 // questions that asked for them, every filter of `search`, snippets derived from raw bytes, and
-// a literal substring scan when the query is not valid FTS5 syntax. Paged here, and every hit
+// a literal substring scan when the index cannot answer the query (not FTS5 syntax, only
+// symbols, or CJK the index does not hold: see `cjk.ts` for CJK words). Paged here, and every hit
 // through the gate here, so the CLI, the dashboard and the search workers use it as it is.
 // Every search is bounded: its query by `_search_bounds.ts`, its time by `_search_budget.ts`.
 
@@ -10,7 +11,8 @@ import type { StatementSync } from "node:sqlite";
 import { HistoryStore } from "./db.ts";
 import { FLAG_INDEXED, FLAG_ZSTD } from "./schema.ts";
 import { iso, type RecordRow, TextDeriver } from "./records.ts";
-import { makeSnippet, queryTerms, type Snippet } from "./text.ts";
+import { makeSnippet, queryTerms, type Snippet, tokenize } from "./text.ts";
+import { cjkIndexReady, cjkQuery, hasCjk, hasLoneCjkLetter } from "./cjk.ts";
 import {
   checkBounds,
   isFtsSyntax,
@@ -86,8 +88,10 @@ export interface SearchResult {
   hits: SearchHit[];
   /** Where each hit's matches are in its snippet, for highlighting (same order as hits). */
   highlights: Snippet["ranges"][];
-  /** `fts`, or `literal` when the query was not valid FTS5 syntax. */
+  /** `fts`, or `literal` when the index could not answer the query (`note` says why). */
   mode: "fts" | "literal";
+  /** Why the search was a literal substring scan (null for `fts`), for the user to read. */
+  note: string | null;
   /** The FTS5 query actually run (after quoting punctuated words). */
   ftsQuery: string | null;
   /** The `offset` of the next page, or null when no hit follows this page. */
@@ -146,9 +150,11 @@ export function search(
   try {
     const deriver = new TextDeriver(store, adapters, redact);
     const terms = queryTerms(options.query);
-    for (const candidateQuery of ftsForms(options.query)) {
-      if (!isFtsSyntax(candidateQuery)) continue;
-      checkBounds(candidateQuery);
+    const unindexed = whyNotIndexed(store, options.query);
+    for (const typed of unindexed ? [] : ftsForms(options.query)) {
+      if (!isFtsSyntax(typed)) continue;
+      checkBounds(typed);
+      const candidateQuery = cjkQuery(typed);
       budget.check();
       let rows: Candidate[];
       try {
@@ -179,6 +185,7 @@ export function search(
         hits: built.map((b) => throughGate(b.hit, redact)),
         highlights: built.map((b) => b.ranges),
         mode: "fts",
+        note: null,
         ftsQuery: candidateQuery,
         next,
         total,
@@ -190,7 +197,11 @@ export function search(
       budget,
       () => literalSearch(store, deriver, options, { offset, limit }, budget),
     );
-    return { ...found, hits: found.hits.map((hit) => throughGate(hit, redact)) };
+    return {
+      ...found,
+      hits: found.hits.map((hit) => throughGate(hit, redact)),
+      note: `${unindexed ?? "the query is not valid FTS5 syntax"}; used a literal substring scan`,
+    };
   } finally {
     release();
   }
@@ -215,6 +226,20 @@ function withBudget<T>(budget: SearchBudget, fn: () => T): T {
     if (budget.spent()) throw budget.stopped();
     throw err;
   }
+}
+
+/**
+ * Why the index cannot answer `query`, or null when it can: no word the index holds (only
+ * symbols, `💡`, `→`), a one-letter CJK word (the index holds CJK as bigrams), or CJK words in a
+ * store whose index predates CJK bigrams (until `reindex` upgrades it).
+ */
+function whyNotIndexed(store: HistoryStore, query: string): string | null {
+  const words = query.replace(/\b(AND|OR|NOT|NEAR)\b/g, " ");
+  if (!tokenize(words).length) return "the query has no word the index holds";
+  if (!hasCjk(query)) return null;
+  if (hasLoneCjkLetter(query)) return "the index holds CJK words of two or more characters";
+  if (!cjkIndexReady(store)) return "the index does not hold CJK words until reindex upgrades it";
+  return null;
 }
 
 /** The query as typed, then with punctuated words quoted as phrases (`phx.server`). */
@@ -459,6 +484,7 @@ function literalSearch(
     hits,
     highlights,
     mode: "literal",
+    note: null,
     ftsQuery: null,
     next: more ? end : null,
     total: more ? null : page.offset + hits.length,

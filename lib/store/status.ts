@@ -7,6 +7,7 @@ import { statSync } from "node:fs";
 import { HistoryStore } from "./db.ts";
 import type { Progress } from "../capture/progress.ts";
 import type { DriftCount } from "../capture/summary.ts";
+import { type MigrationProgress, migrationProgress } from "./batched_migration.ts";
 import { type CapturedShare, presentSources, type UnfinishedLine } from "./present_sources.ts";
 
 export interface StoreStatus {
@@ -32,6 +33,8 @@ export interface StoreStatus {
   empty: string[];
   errors: { locator: string; message: string }[];
   progress: Progress | null;
+  /** A batched migration under way (or failed): its phase, share done and time left. */
+  migration: MigrationProgress | null;
   lastRun: unknown;
   /** Project mirrors and where each stands. */
   mirrors: MirrorState[];
@@ -76,6 +79,7 @@ export function storeStatus(store: HistoryStore, now: number = Date.now()): Stor
     empty,
     errors,
     progress: store.getMeta<Progress>("progress") ?? null,
+    migration: migrationProgress(store),
     lastRun: store.getMeta("last_run") ?? null,
   };
 }

@@ -1,6 +1,8 @@
 // Text the store derives from raw records: index fragments of long text, readable text of a
 // streamed chunk, conversation titles, and snippets with the matched terms marked.
 
+import { hasCjk } from "./cjk.ts";
+
 /**
  * Splits `text` into exactly `parts` fragments of similar length, cutting at whitespace when
  * one is near, so an oversized record is indexed whole across its chunks. Deterministic: the
@@ -152,10 +154,14 @@ function termPattern(term: { text: string; prefix: boolean }): RegExp {
   let re = patterns.get(key);
   if (!re) {
     const pattern = term.text.split(" ").map(escapeRegExp).join("[^\\p{L}\\p{N}]+");
-    re = new RegExp(
-      `(?<![\\p{L}\\p{N}])${pattern}${term.prefix ? "[\\p{L}\\p{N}]*" : "(?![\\p{L}\\p{N}])"}`,
-      "gu",
-    );
+    // A CJK word sits inside a run of letters (a sentence has no spaces): no boundary there.
+    const before = hasCjk(term.text.slice(0, 2)) ? "" : "(?<![\\p{L}\\p{N}])";
+    const after = term.prefix
+      ? "[\\p{L}\\p{N}]*"
+      : hasCjk(term.text.slice(-2))
+      ? ""
+      : "(?![\\p{L}\\p{N}])";
+    re = new RegExp(`${before}${pattern}${after}`, "gu");
     if (patterns.size > 256) patterns.clear();
     patterns.set(key, re);
   }

@@ -34,10 +34,12 @@ export interface SearchPage {
   hits: SearchHit[];
   /** `[start, end)` ranges in each hit's snippet, in the order of `hits`. */
   highlights: [number, number][][];
-  /** `fts`, or `literal` when the query was not valid FTS5 syntax. */
+  /** `fts`, or `literal` when the index could not answer the query (`note` says why). */
   mode: "fts" | "literal";
   /** The FTS5 query that ran (null for a literal scan), for counting its matches. */
   ftsQuery: string | null;
+  /** Why the search was a literal substring scan, or null. */
+  note: string | null;
   offset: number;
   limit: number;
   /** The `offset` of the next page, or null on the last one. */
@@ -87,6 +89,7 @@ export async function searchPage(
     highlights: result.highlights,
     mode: result.mode,
     ftsQuery: result.ftsQuery,
+    note: result.note,
     offset,
     limit,
     next: result.next,

@@ -119,7 +119,9 @@ export const searchPageRoute: Route = (svc) =>
       titles: titlesOf(store, svc, page.hits),
     }));
     const body = html`${searchForm(form, teamConfigured(svc))}${
-      page.mode === "literal"
+      page.note
+        ? notice(upperFirst(page.note))
+        : page.mode === "literal"
         ? notice("The query is not valid FTS5 syntax: this is a literal substring scan")
         : ""
     }${results(svc, page, form, extra.counts, extra.titles, home)}`;
@@ -406,4 +408,8 @@ function hitItem(
       <p class="snippet">${marked(hit.snippet, ranges)}</p>
     </li>
   `;
+}
+
+function upperFirst(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
 }

@@ -10,6 +10,7 @@ import type { LastRun } from "../../lib/capture/run.ts";
 import { homeDir } from "../../lib/paths.ts";
 import type { UnclosedStep } from "../../lib/stage_markers_read.ts";
 import type { StoreCheck } from "../../lib/store/check.ts";
+import type { MigrationProgress } from "../../lib/store/batched_migration.ts";
 import type { CaptureSummary } from "../../lib/capture/summary.ts";
 import { type CapturedShare, sharePercent } from "../../lib/store/present_sources.ts";
 import { driftByVersion } from "../../lib/store/status.ts";
@@ -68,6 +69,7 @@ function capture(s: StatusView): Html {
 <h2 id="capture-h">Capture</h2>
 <p>${state}. Phase: <strong>${c.phase}</strong>.</p>
 ${c.latched ? notice(`Capture stopped after a failure: ${c.latched.message}`, "error") : ""}
+${s.store?.migration ? migrationLine(s.store.migration) : ""}
 ${c.running ? progress(c.progress, s.store?.captured ?? null) : ""}
 ${c.run ? runLine(c.run) : ""}
 ${s.store?.lastRun ? lastRunLine(s.store.lastRun as LastRun) : ""}
@@ -79,6 +81,16 @@ ${s.store?.lastRun ? lastRunLine(s.store.lastRun as LastRun) : ""}
   }>Capture now</button>
 </form>
 </section>`;
+}
+
+/** A batched migration under way: its phase, share done and time left. */
+function migrationLine(m: MigrationProgress): Html {
+  const value = Math.floor(m.share * 1000) / 10;
+  const phase = m.phase === "copy" ? "copying" : m.phase === "verify" ? "verifying" : "failed";
+  const left = m.leftMs === null ? "" : `, about ${formatDuration(m.leftMs)} left`;
+  return html`<p><label for="migration-progress">Migrating the store (${m.name}, ${phase})</label>
+<progress id="migration-progress" max="100" value="${value}">${value}%</progress>
+<span>${value}% done${left}; searches use the old index until it is verified</span></p>`;
 }
 
 function progress(p: ProgressView | null, captured: CapturedShare | null): Html {

@@ -3,7 +3,9 @@
 import assert from "node:assert/strict";
 import { main as reindex } from "../../commands/reindex.ts";
 import { main as search } from "../../commands/search.ts";
-import { captureIo, makeWorld, manifest, runCli, type World } from "../_helpers.ts";
+import { cpSync } from "node:fs";
+import { join } from "node:path";
+import { captureIo, FIXTURES, makeWorld, manifest, runCli, type World } from "../_helpers.ts";
 
 interface Entry {
   path: string;
@@ -186,6 +188,68 @@ Deno.test("search quotes punctuated words and falls back to a literal scan for b
     assert.equal(broken.code, 1);
     const literal = await searchJson(world, ['rotate the marmot keyring, run "']);
     assert.match(literal.stderr, /literal substring scan/);
+  } finally {
+    await world.cleanup();
+  }
+});
+
+/** The Claude fixtures and the CJK one (Chinese, Japanese, Korean and symbols), captured. */
+async function cjkWorld(): Promise<World> {
+  const world = await makeWorld({ fixtures: ["claude"] });
+  cpSync(join(FIXTURES, "cjk", "claude", "projects"), join(world.claude, "projects"), {
+    recursive: true,
+  });
+  const io = captureIo();
+  assert.equal(await reindex(["--quiet"], io, world.env), 0, io.stderr());
+  return world;
+}
+
+Deno.test("search finds CJK words inside sentences and scans literally for symbols", async (t) => {
+  const world = await cjkWorld();
+  const cjk = "claude:5b0e6a2c-3d41-4c8e-9f27-1a6b8d2e4c70";
+  try {
+    for (
+      const [query, expected] of [
+        ["缓存策略", "我们需要把缓存策略改成按需加载"],
+        ["按需加载", "我们需要把缓存策略改成按需加载"],
+        ["キャッシュ", "キャッシュを使いたいです"],
+        ["読み込み", "設定ファイルの読み込みが遅い"],
+        ["전략", "캐시 전략을 바꾸면"],
+        ["cache 缓存", "我会把缓存层换成 lazy cache"],
+      ] as const
+    ) {
+      await t.step(`"${query}"`, async () => {
+        const found = await searchJson(world, [query]);
+        assert.equal(found.code, 0, found.stderr);
+        assert.equal(found.stderr, "", "the index answered: no note");
+        assert.equal(found.hits.length, 1, JSON.stringify(found.hits));
+        assert.equal(found.hits[0].conversation, cjk);
+        assert.ok(found.hits[0].snippet.includes(expected), found.hits[0].snippet);
+      });
+    }
+    await t.step("a CJK word that is not there is not found", async () => {
+      assert.equal((await searchJson(world, ["策略缓存"])).code, 1);
+    });
+    await t.step("a symbol query falls back to the literal scan and says so", async () => {
+      for (const symbol of ["💡", "→"]) {
+        const result = await runCli("search", [symbol], world.vars);
+        assert.equal(result.code, 0, result.stderr);
+        assert.match(
+          result.stderr,
+          /^note: the query has no word the index holds; used a literal substring scan\n$/,
+        );
+        assert.match(result.stdout, /Next step 💡 move the loader → worker thread/);
+        assert.match(result.stdout, new RegExp(cjk));
+      }
+    });
+    await t.step("the real command finds the example sentence", async () => {
+      const result = await runCli("search", ["缓存策略", "--json"], world.vars);
+      assert.equal(result.code, 0, result.stderr);
+      assert.equal(result.stderr, "");
+      const hits = result.stdout.trim().split("\n").map((l) => JSON.parse(l));
+      assert.equal(hits.length, 1);
+      assert.match(hits[0].snippet, /缓存策略/);
+    });
   } finally {
     await world.cleanup();
   }

@@ -12,7 +12,9 @@ import { sharePercent } from "../../lib/store/present_sources.ts";
 import { openStore } from "../../lib/context.ts";
 import { loadContext } from "../../lib/context.ts";
 import { zeroLeafPage } from "../_damage.ts";
-import { captureIo, makeWorld } from "../_helpers.ts";
+import { cpSync } from "node:fs";
+import { main as reindex } from "../../commands/reindex.ts";
+import { captureIo, FIXTURES, makeWorld } from "../_helpers.ts";
 import {
   appFor,
   assertError,
@@ -83,6 +85,59 @@ Deno.test("GET /api/search returns the hits of search --json, paged by limit and
       const body = await (await request(app, "/api/search?q=export&agent=&kind=&limit=50"))
         .json();
       assert.deepEqual(body.hits, expected);
+    });
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("GET /api/search finds CJK words inside sentences and notes the literal scan", async (t) => {
+  const world = await capturedWorld();
+  try {
+    cpSync(join(FIXTURES, "cjk", "claude", "projects"), join(world.claude, "projects"), {
+      recursive: true,
+    });
+    const io = captureIo();
+    assert.equal(await reindex(["--quiet"], io, world.env), 0, io.stderr());
+    const { app } = appFor(world);
+    const get = async (q: string) => {
+      const response = await request(app, `/api/search?q=${encodeURIComponent(q)}`);
+      assert.equal(response.status, 200);
+      return await response.json();
+    };
+    const words: [string, string][] = [
+      ["缓存策略", "缓存策略"],
+      ["キャッシュ", "キャッシュ"],
+      ["전략", "전략을"],
+    ];
+    for (const [q, expected] of words) {
+      await t.step(q, async () => {
+        const body = await get(q);
+        assert.equal(body.mode, "fts");
+        assert.equal(body.note, null);
+        assert.equal(body.hits.length, 1);
+        assert.ok(body.hits[0].snippet.includes(expected), body.hits[0].snippet);
+        const [range] = body.highlights[0];
+        assert.equal(body.hits[0].snippet.slice(range[0], range[1]), q);
+      });
+    }
+    await t.step("cache 缓存", async () => {
+      const body = await get("cache 缓存");
+      assert.equal(body.hits.length, 1);
+      assert.match(body.hits[0].snippet, /lazy cache/);
+    });
+    await t.step("💡 is a literal scan, and the answer says so", async () => {
+      const body = await get("💡");
+      assert.equal(body.mode, "literal");
+      assert.equal(
+        body.note,
+        "the query has no word the index holds; used a literal substring scan",
+      );
+      assert.equal(body.hits.length, 1);
+      assert.match(body.hits[0].snippet, /💡/);
+      const page = await (await request(app, `/?q=${encodeURIComponent("→")}`)).text();
+      assert.match(page, /The query has no word the index holds; used a literal substring scan/);
+      assert.match(page, /move the loader/);
     });
   } finally {
     await world.cleanup();
@@ -597,7 +652,7 @@ Deno.test("every request needs the token: bearer, or the cookie a ?token= visit 
     );
 
     await t.step("?token= never redirects to another host", async () => {
-      for (const path of ["//evil.example/x", "/\\evil.example/x"]) {
+      for (const path of ["//evil.example/x", "/\\evil.example/x"] as const) {
         const response = await bare(`${path}?token=${TOKEN}`);
         assert.equal(response.status, 303);
         assert.equal(response.headers.get("location"), "/");

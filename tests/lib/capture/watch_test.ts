@@ -8,6 +8,11 @@ import type { CaptureSummary } from "../../../lib/capture/summary.ts";
 import { watch } from "../../../lib/capture/watch.ts";
 import { writeClaudeCorpus } from "../../_corpus.ts";
 import { makeWorld, withStore, type World } from "../../_helpers.ts";
+import { oldStoreWorld } from "../../_old_store.ts";
+import { ADAPTERS } from "../../../lib/sources/mod.ts";
+import { INDEX_UPGRADE_KEY } from "../../../lib/store/cjk.ts";
+import { migrationState } from "../../../lib/store/batched_migration.ts";
+import { search } from "../../../lib/store/search.ts";
 
 /** Waits until `check` holds; a watcher that leaves work undone fails here, naming it. */
 async function eventually(what: string, check: () => boolean, ms = 30_000): Promise<void> {
@@ -68,6 +73,38 @@ Deno.test("watch() drains a backlog of many sources without waiting for a redisc
       assert.equal(records(world), sessions * lines + 5 * 20);
     });
     assert.deepEqual(summaries.flatMap((s) => s.errors), []);
+  } finally {
+    controller.abort();
+    await watching;
+    store.close();
+    await world.cleanup();
+  }
+});
+
+Deno.test("watch() migrates a store written before 0008 in slices, then captures", async () => {
+  const world = await oldStoreWorld(2000);
+  const ctx = loadContext({ env: world.env });
+  const store = openStore(ctx);
+  const controller = new AbortController();
+  const watching = watch({
+    ctx,
+    store,
+    redact: redactorFor(ctx),
+    signal: controller.signal,
+    timings: { sliceMs: 20 },
+  });
+  try {
+    await eventually(
+      "the migration's switch-over",
+      () =>
+        withStore(world, (s) => s.getMeta(INDEX_UPGRADE_KEY) === undefined && !migrationState(s)),
+    );
+    const hits = withStore(
+      world,
+      (s, c) => search(s, ADAPTERS, redactorFor(c), { query: "缓存策略", limit: 1000 }),
+    );
+    assert.equal(hits.mode, "fts");
+    assert.ok(hits.hits.length > 0);
   } finally {
     controller.abort();
     await watching;

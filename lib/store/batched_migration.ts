@@ -1,0 +1,470 @@
+// Migrations that copy a table in bounded batches, so a schema change never holds a large store
+// hostage: at most 32 rows, 512 KiB or 50 ms a batch (one row may exceed the bytes or the time),
+// each batch one transaction that also moves the cursor kept in the store, so a migration killed
+// at any point resumes from its last committed batch. Each batch records a typed,
+// length-delimited hash of its source rows and of the target rows it wrote; before switching
+// over, every batch is verified again, in batches too, against both tables as they now are.
+// Source rows that changed since their copy (a conversation forgotten meanwhile) are copied
+// again; a copy that differs from an unchanged source is damage. Until the switch, readers use
+// the old table. Damage fails closed: latched (capture stops until `reindex --retry`), both
+// copies kept; the retry copies a failing batch once more.
+
+import { createHash, type Hash } from "node:crypto";
+import type { HistoryStore } from "./db.ts";
+import { MigrationError } from "./db.ts";
+
+/** Batch bounds: rows, source bytes and time (a single row may exceed the last two). */
+export const BATCH_ROWS = 32;
+export const BATCH_BYTES = 512 * 1024;
+export const BATCH_MS = 50;
+
+/** The meta key of the batched migration under way. */
+export const MIGRATION_STATE_KEY = "batched_migration";
+/** The meta key of the latch that stops capture (as `lib/capture/run.ts` names it). */
+const LATCH_KEY = "latched_failure";
+
+/** One source row as a step reads it: its id and what the hash and the copy need. */
+export interface SourceRow {
+  id: number;
+  /** Bytes read from the store for it (counted against the batch's byte bound). */
+  bytes: number;
+}
+
+/**
+ * What a batched migration copies: source rows by ascending id into a target, and how each
+ * side is hashed. The target is derived from the source by `write` alone, so a batch copied
+ * again gives the same target rows.
+ */
+export interface BatchedStep<R extends SourceRow> {
+  /** The migration's name in `schema.ts`, whose SQL step marked the copy to be done. */
+  name: string;
+  /** Creates the target afresh (dropping what an abandoned run may have left). */
+  prepare(store: HistoryStore): void;
+  /** How many source rows there are (for the share done). */
+  count(store: HistoryStore): number;
+  /** The next source row with an id greater than `after`, or null at the end. */
+  next(store: HistoryStore, after: number): R | null;
+  /** Adds the source row's typed fields to `hash`. */
+  hashSource(row: R, hash: RowHash): void;
+  /** Writes the target rows of `rows` (inside the batch's transaction). */
+  write(store: HistoryStore, rows: readonly R[]): void;
+  /** Removes the target rows of ids `first`..`last` (to copy a batch again). */
+  clear(store: HistoryStore, first: number, last: number): void;
+  /** Adds the target rows of ids `first`..`last`, as they are now, to `hash`. */
+  hashTarget(store: HistoryStore, first: number, last: number, hash: RowHash): void;
+  /** Source rows with ids `first`..`last`, as they are now (for verification). */
+  range(store: HistoryStore, first: number, last: number): R[];
+  /** Replaces the old table by the target (inside the switch-over transaction). */
+  switchOver(store: HistoryStore): void;
+  /** Drops the target and whatever the step left (when the migration is abandoned). */
+  discard(store: HistoryStore): void;
+}
+
+/** Where a batched migration stands, kept in `meta` and moved with every batch. */
+export interface MigrationState {
+  name: string;
+  phase: "copy" | "verify" | "failed";
+  /** The last source id copied. */
+  cursor: number;
+  /** Batches written, and the last one verified (0 before the first). */
+  batches: number;
+  verified: number;
+  /** Source rows copied, and the source rows there were when the copy began. */
+  rowsCopied: number;
+  rowsTotal: number;
+  /** Source bytes read by the copy. */
+  bytesCopied: number;
+  startedAt: number;
+  /** Time spent working on it, over every run (for the time left). */
+  workMs: number;
+  /** After `reindex --retry`: a batch that fails verification is copied once more. */
+  repair: boolean;
+  failure: string | null;
+}
+
+/** The phase, share done and time left of a migration under way, for `status`. */
+export interface MigrationProgress {
+  name: string;
+  phase: MigrationState["phase"];
+  /** 0–1: copying counts for two thirds, verifying for one third. */
+  share: number;
+  /** Estimated milliseconds left at the rate so far, or null before there is a rate. */
+  leftMs: number | null;
+  failure: string | null;
+}
+
+/** The migration under way in `store`, or null. */
+export function migrationState(store: HistoryStore): MigrationState | null {
+  return store.getMeta<MigrationState>(MIGRATION_STATE_KEY) ?? null;
+}
+
+/** The phase, share and time left of the migration under way, or null. */
+export function migrationProgress(store: HistoryStore): MigrationProgress | null {
+  const state = migrationState(store);
+  if (!state) return null;
+  const copied = state.rowsTotal ? Math.min(1, state.rowsCopied / state.rowsTotal) : 1;
+  const verified = state.batches ? state.verified / state.batches : 0;
+  const share = state.phase === "copy" ? copied * 2 / 3 : 2 / 3 + verified / 3;
+  const leftMs = share > 0 && state.workMs > 0
+    ? Math.round(state.workMs * (1 - share) / share)
+    : null;
+  return {
+    name: state.name,
+    phase: state.phase,
+    share,
+    leftMs: state.phase === "failed" ? null : leftMs,
+    failure: state.failure,
+  };
+}
+
+/** What `runBatchedMigration` is told by its caller. */
+export interface RunOptions {
+  now: () => number;
+  /** Stops at the next batch boundary (the migration resumes on the next run). */
+  signal?: AbortSignal;
+  /** Epoch ms after which it stops at the next batch boundary. */
+  deadline?: number;
+  /** After every batch. */
+  onBatch?: (progress: MigrationProgress) => void;
+  /** Lets the event loop run between batches (a dashboard keeps answering). */
+  pause?: () => Promise<void>;
+}
+
+/**
+ * Starts (when no migration is under way) or resumes the batched migration `step`; returns true
+ * once it has switched over, false when stopped early (signal, deadline). Throws
+ * MigrationError when verification fails: the failure is latched and both copies kept.
+ */
+export async function runBatchedMigration<R extends SourceRow>(
+  store: HistoryStore,
+  step: BatchedStep<R>,
+  options: RunOptions,
+): Promise<boolean> {
+  let state = migrationState(store);
+  if (state && state.name !== step.name) {
+    throw new MigrationError(
+      `Migration "${step.name}" cannot start while "${state.name}" is under way`,
+    );
+  }
+  if (!state) {
+    state = {
+      name: step.name,
+      phase: "copy",
+      cursor: 0,
+      batches: 0,
+      verified: 0,
+      rowsCopied: 0,
+      rowsTotal: 0,
+      bytesCopied: 0,
+      startedAt: options.now(),
+      workMs: 0,
+      repair: false,
+      failure: null,
+    };
+    const begun = state;
+    store.transaction(() => {
+      step.prepare(store);
+      store.stmt(`DELETE FROM migration_batches WHERE migration = ?`).run(step.name);
+      begun.rowsTotal = step.count(store);
+      store.setMeta(MIGRATION_STATE_KEY, begun);
+    });
+  }
+  if (state.phase === "failed") {
+    // Failed closed: only `reindex --retry`, which clears the latch, lets it go on.
+    if (store.getMeta(LATCH_KEY)) throw new MigrationError(state.failure ?? "Migration failed");
+    state = { ...state, phase: "verify", verified: 0, repair: true, failure: null };
+    store.setMeta(MIGRATION_STATE_KEY, state);
+  }
+  const stopped = () =>
+    options.signal?.aborted === true ||
+    (options.deadline !== undefined && options.now() >= options.deadline);
+  while (state.phase === "copy") {
+    if (stopped()) return false;
+    state = copyBatch(store, step, state);
+    options.onBatch?.(migrationProgress(store)!);
+    await options.pause?.();
+  }
+  while (state.verified < state.batches) {
+    if (stopped()) return false;
+    state = verifyBatches(store, step, state, options.now);
+    options.onBatch?.(migrationProgress(store)!);
+    await options.pause?.();
+  }
+  store.transaction(() => {
+    step.switchOver(store);
+    store.stmt(`DELETE FROM migration_batches WHERE migration = ?`).run(step.name);
+    store.deleteMeta(MIGRATION_STATE_KEY);
+  });
+  // What the copy cached is not what capture reads next.
+  store.db.exec("PRAGMA shrink_memory");
+  return true;
+}
+
+/** Abandons the migration under way: its target and batches dropped, the old table kept. */
+export function discardBatchedMigration<R extends SourceRow>(
+  store: HistoryStore,
+  step: BatchedStep<R>,
+): void {
+  store.transaction(() => {
+    step.discard(store);
+    store.stmt(`DELETE FROM migration_batches WHERE migration = ?`).run(step.name);
+    store.deleteMeta(MIGRATION_STATE_KEY);
+  });
+}
+
+/** Copies one bounded batch and moves the cursor with it, in one transaction. */
+function copyBatch<R extends SourceRow>(
+  store: HistoryStore,
+  step: BatchedStep<R>,
+  state: MigrationState,
+): MigrationState {
+  const started = performance.now();
+  return store.transaction(() => {
+    const rows: R[] = [];
+    let bytes = 0;
+    let after = state.cursor;
+    while (rows.length < BATCH_ROWS) {
+      if (rows.length && (bytes >= BATCH_BYTES || performance.now() - started >= BATCH_MS)) break;
+      const row = step.next(store, after);
+      if (!row) break;
+      rows.push(row);
+      bytes += row.bytes;
+      after = row.id;
+    }
+    if (!rows.length) {
+      const next: MigrationState = { ...state, phase: "verify", workMs: state.workMs + spent() };
+      store.setMeta(MIGRATION_STATE_KEY, next);
+      return next;
+    }
+    step.write(store, rows);
+    const first = state.cursor + 1;
+    const last = rows.at(-1)!.id;
+    const batch = state.batches + 1;
+    store.stmt(
+      `INSERT INTO migration_batches (migration, batch, first_id, last_id, rows, source_hash,
+         target_hash) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+    ).run(
+      step.name,
+      batch,
+      first,
+      last,
+      rows.length,
+      sourceHash(step, rows),
+      targetHash(store, step, first, last),
+    );
+    const next: MigrationState = {
+      ...state,
+      cursor: last,
+      batches: batch,
+      rowsCopied: state.rowsCopied + rows.length,
+      bytesCopied: state.bytesCopied + bytes,
+      workMs: state.workMs + spent(),
+    };
+    store.setMeta(MIGRATION_STATE_KEY, next);
+    return next;
+  });
+
+  function spent(): number {
+    return Math.round(performance.now() - started);
+  }
+}
+
+interface BatchRow {
+  batch: number;
+  first_id: number;
+  last_id: number;
+  rows: number;
+  source_hash: Uint8Array;
+  target_hash: Uint8Array;
+}
+
+/**
+ * Verifies stored batches for up to `BATCH_MS` (at least one): the source and target rows of
+ * each, hashed as they are now, must equal the hashes its copy recorded. A mismatch fails the
+ * migration closed, unless it is a retry's repair: then the batch is copied once more.
+ */
+function verifyBatches<R extends SourceRow>(
+  store: HistoryStore,
+  step: BatchedStep<R>,
+  state: MigrationState,
+  now: () => number,
+): MigrationState {
+  const started = performance.now();
+  const read = store.stmt(
+    `SELECT batch, first_id, last_id, rows, source_hash, target_hash FROM migration_batches
+     WHERE migration = ? AND batch = ?`,
+  );
+  let verified = state.verified;
+  let failure: string | null = null;
+  // Bounded as a copy's batch is: a stored batch at least, then up to the bytes or the time.
+  const counted = { bytes: 0 };
+  store.transaction(() => {
+    while (verified < state.batches) {
+      if (
+        verified > state.verified &&
+        (counted.bytes >= BATCH_BYTES || performance.now() - started >= BATCH_MS)
+      ) break;
+      let batch = read.get(state.name, verified + 1) as BatchRow | undefined;
+      let problem: Mismatch | null = batch
+        ? mismatch(store, step, batch, counted)
+        : { kind: "missing", message: `batch ${verified + 1} of the copy is missing` };
+      // Source rows changed since their copy (a conversation forgotten meanwhile) are copied
+      // again from the source as it is now; a copy that differs from an unchanged source is
+      // damage, and fails closed unless a retry asked for a repair.
+      if (batch && problem && (problem.kind === "source" || state.repair)) {
+        recopy(store, step, batch);
+        batch = read.get(state.name, verified + 1) as unknown as BatchRow;
+        problem = mismatch(store, step, batch, counted);
+      }
+      if (problem) failure = problem.message;
+      if (failure) break;
+      verified++;
+    }
+  });
+  const workMs = state.workMs + Math.round(performance.now() - started);
+  if (failure) {
+    const message = `Migration "${state.name}" failed verification: ${failure}; both copies ` +
+      `are kept. Run "logbook reindex --retry" to copy the failing batches again`;
+    const failed: MigrationState = { ...state, phase: "failed", verified, workMs, failure };
+    store.transaction(() => {
+      store.setMeta(MIGRATION_STATE_KEY, failed);
+      store.setMeta(LATCH_KEY, { at: now(), message });
+    });
+    throw new MigrationError(message);
+  }
+  const next: MigrationState = { ...state, phase: "verify", verified, workMs };
+  store.setMeta(MIGRATION_STATE_KEY, next);
+  return next;
+}
+
+interface Mismatch {
+  kind: "source" | "target" | "missing";
+  message: string;
+}
+
+/** What differs in a batch now, or null when both its hashes still hold; counts bytes read. */
+function mismatch<R extends SourceRow>(
+  store: HistoryStore,
+  step: BatchedStep<R>,
+  batch: BatchRow,
+  read: { bytes: number },
+): Mismatch | null {
+  const rows = step.range(store, batch.first_id, batch.last_id);
+  for (const row of rows) read.bytes += row.bytes;
+  const ids = `rows ${batch.first_id}–${batch.last_id} (batch ${batch.batch})`;
+  if (!equal(sourceHash(step, rows), batch.source_hash)) {
+    return { kind: "source", message: `the source ${ids} changed after their copy` };
+  }
+  if (!equal(targetHash(store, step, batch.first_id, batch.last_id), batch.target_hash)) {
+    return { kind: "target", message: `the copy of ${ids} differs from its source` };
+  }
+  return null;
+}
+
+/** Copies one stored batch again (a retry's repair), recording its new hashes. */
+function recopy<R extends SourceRow>(
+  store: HistoryStore,
+  step: BatchedStep<R>,
+  batch: BatchRow,
+): void {
+  const rows = step.range(store, batch.first_id, batch.last_id);
+  step.clear(store, batch.first_id, batch.last_id);
+  step.write(store, rows);
+  store.stmt(
+    `UPDATE migration_batches SET rows = ?, source_hash = ?, target_hash = ?
+     WHERE migration = ? AND batch = ?`,
+  ).run(
+    rows.length,
+    sourceHash(step, rows),
+    targetHash(store, step, batch.first_id, batch.last_id),
+    step.name,
+    batch.batch,
+  );
+}
+
+function sourceHash<R extends SourceRow>(step: BatchedStep<R>, rows: readonly R[]): Uint8Array {
+  const hash = new RowHash();
+  for (const row of rows) step.hashSource(row, hash);
+  return hash.digest();
+}
+
+function targetHash<R extends SourceRow>(
+  store: HistoryStore,
+  step: BatchedStep<R>,
+  first: number,
+  last: number,
+): Uint8Array {
+  const hash = new RowHash();
+  step.hashTarget(store, first, last, hash);
+  return hash.digest();
+}
+
+function equal(a: Uint8Array, b: Uint8Array): boolean {
+  return a.length === b.length && a.every((byte, i) => byte === b[i]);
+}
+
+/**
+ * A SHA-256 over typed, length-delimited values: each value is a type tag, its length and its
+ * bytes, and each row ends with a mark, so no two different rows (or row sequences) hash alike
+ * by shifting bytes between fields or rows.
+ */
+export class RowHash {
+  readonly #hash: Hash = createHash("sha256");
+  readonly #encoder = new TextEncoder();
+  // Values are gathered here and hashed a buffer at a time: an update per value costs more
+  // than the hashing itself.
+  #buffer = new Uint8Array(16 * 1024);
+  #view = new DataView(this.#buffer.buffer);
+  #used = 0;
+
+  /** Adds one value: null, an integer, a real, text or bytes. */
+  value(value: null | number | bigint | string | Uint8Array): this {
+    if (value === null) return this.#head(0, 0);
+    if (typeof value === "bigint" || (typeof value === "number" && Number.isInteger(value))) {
+      this.#head(1, 8);
+      this.#view.setBigInt64(this.#used, BigInt(value), true);
+      this.#used += 8;
+      return this;
+    }
+    if (typeof value === "number") {
+      this.#head(2, 8);
+      this.#view.setFloat64(this.#used, value, true);
+      this.#used += 8;
+      return this;
+    }
+    const bytes = typeof value === "string" ? this.#encoder.encode(value) : value;
+    this.#head(typeof value === "string" ? 3 : 4, bytes.length);
+    if (bytes.length > this.#buffer.length - this.#used) {
+      this.#flush();
+      this.#hash.update(bytes);
+    } else {
+      this.#buffer.set(bytes, this.#used);
+      this.#used += bytes.length;
+    }
+    return this;
+  }
+
+  /** Ends a row. */
+  endRow(): this {
+    return this.#head(5, 0);
+  }
+
+  digest(): Uint8Array {
+    this.#flush();
+    return new Uint8Array(this.#hash.digest());
+  }
+
+  /** The type tag and the length of the value that follows, with room for 8 bytes after. */
+  #head(tag: number, length: number): this {
+    if (this.#buffer.length - this.#used < 17) this.#flush();
+    this.#view.setUint8(this.#used, tag);
+    this.#view.setBigUint64(this.#used + 1, BigInt(length), true);
+    this.#used += 9;
+    return this;
+  }
+
+  #flush(): void {
+    if (this.#used) this.#hash.update(this.#buffer.subarray(0, this.#used));
+    this.#used = 0;
+  }
+}

@@ -1,0 +1,125 @@
+// A store as the build before migration 0008 left it: many captured records (Claude Code's
+// format, some in Chinese, Japanese or Korean), the index holding CJK sentences whole, and
+// neither the migration nor its batches table there. The migration tests start from it.
+
+import { join } from "node:path";
+import { ADAPTERS } from "../lib/sources/mod.ts";
+import { CJK_MIGRATION } from "../lib/store/cjk.ts";
+import { TextDeriver } from "../lib/store/records.ts";
+import { RowHash } from "../lib/store/batched_migration.ts";
+import type { HistoryStore } from "../lib/store/db.ts";
+import { FLAG_INDEXED } from "../lib/store/schema.ts";
+import { redactorFor } from "../lib/context.ts";
+import { captureWorld, makeWorld, withStore, type World } from "./_helpers.ts";
+
+const WORDS = ("walrus harbour ledger copper lantern migrate cursor batch verify switch " +
+  "rotate token index shard beacon thimble orchard vessel quartz meadow").split(" ");
+const CJK = [
+  "我们需要把缓存策略改成按需加载",
+  "設定ファイルの読み込みが遅い",
+  "캐시 전략을 바꾸면",
+];
+
+/** The text of message `i`: a few words, and CJK in one message of five. */
+export function messageText(i: number): string {
+  const words = [0, 1, 2, 3, 4, 5].map((k) => WORDS[(i * 7 + k * 13) % WORDS.length]);
+  const cjk = i % 5 === 0 ? ` ${CJK[i % CJK.length]}` : "";
+  return `${words.join(" ")} number ${i}${cjk}`;
+}
+
+/**
+ * Writes `records` Claude Code lines (user and assistant in turn, 1,000 to a session), captures
+ * them with this build, then makes the store what the build before 0008 wrote.
+ */
+export async function oldStoreWorld(records: number): Promise<World> {
+  const world = await makeWorld();
+  const cwd = "/home/dev/src/harbour";
+  const dir = join(world.claude, "projects", cwd.replaceAll("/", "-"));
+  await Deno.mkdir(dir, { recursive: true });
+  const perSession = 1000;
+  for (let s = 0; s * perSession < records; s++) {
+    const session = `0b5e0000-0000-4000-8000-${String(s).padStart(12, "0")}`;
+    const lines: string[] = [];
+    for (let j = 0; j < perSession && s * perSession + j < records; j++) {
+      const i = s * perSession + j;
+      const uuid = `${String(i).padStart(8, "0")}-0000-4000-8000-000000000000`;
+      const base = {
+        parentUuid: null,
+        isSidechain: false,
+        userType: "external",
+        cwd,
+        sessionId: session,
+        version: "2.1.40",
+        uuid,
+        timestamp: new Date(Date.UTC(2026, 5, 1) + i * 1000).toISOString(),
+      };
+      lines.push(JSON.stringify(
+        j % 2 === 0
+          ? { ...base, type: "user", message: { role: "user", content: messageText(i) } }
+          : {
+            ...base,
+            type: "assistant",
+            message: {
+              id: `msg_${i}`,
+              type: "message",
+              role: "assistant",
+              model: "claude-opus-4-6",
+              content: [{ type: "text", text: messageText(i) }],
+            },
+          },
+      ));
+    }
+    await Deno.writeTextFile(join(dir, `${session}.jsonl`), lines.join("\n") + "\n");
+  }
+  await captureWorld(world);
+  makeOld(world);
+  return world;
+}
+
+/** The index as the old build wrote it (text as it is), and no trace of 0008. */
+function makeOld(world: World): void {
+  withStore(world, (store, ctx) => {
+    const deriver = new TextDeriver(store, ADAPTERS, redactorFor(ctx));
+    const rows = store.db.prepare(
+      `SELECT * FROM records WHERE (flags & ${FLAG_INDEXED}) != 0 AND raw LIKE '%' || ? || '%'`,
+    );
+    store.transaction(() => {
+      // Only records with CJK are indexed differently now.
+      for (const mark of ["我们", "設定", "캐시"]) {
+        for (const row of rows.all(mark) as unknown as Parameters<TextDeriver["textOf"]>[0][]) {
+          store.db.prepare("DELETE FROM fts WHERE rowid = ?").run(row.id);
+          store.db.prepare("INSERT INTO fts (rowid, text) VALUES (?, ?)")
+            .run(row.id, deriver.textOf(row));
+        }
+      }
+      store.db.prepare("DELETE FROM migrations WHERE name = ?").run(CJK_MIGRATION);
+      store.db.exec("DROP TABLE migration_batches");
+    });
+    store.db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  });
+}
+
+/** A hash of everything the text index holds: every term of every record, at its offset. */
+export function indexHash(store: HistoryStore): string {
+  store.db.exec(
+    "CREATE VIRTUAL TABLE IF NOT EXISTS temp.fts_rows USING fts5vocab(main, fts, instance)",
+  );
+  const hash = new RowHash();
+  for (
+    const row of store.db.prepare(
+      // In the index's own order (term, record, offset), whatever its segments are.
+      "SELECT term, doc, offset FROM temp.fts_rows",
+    ).iterate() as Iterable<{ term: string; doc: number; offset: number }>
+  ) hash.value(row.term).value(row.doc).value(row.offset).endRow();
+  return Array.from(hash.digest(), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** A hash of every record: id, flags and stored bytes. */
+export function recordsHash(store: HistoryStore): string {
+  const hash = new RowHash();
+  for (
+    const row of store.db.prepare("SELECT id, flags, raw FROM records ORDER BY id")
+      .iterate() as Iterable<{ id: number; flags: number; raw: Uint8Array }>
+  ) hash.value(row.id).value(row.flags).value(row.raw).endRow();
+  return Array.from(hash.digest(), (b) => b.toString(16).padStart(2, "0")).join("");
+}

@@ -1,0 +1,265 @@
+// Batched migrations on a store the build before 0008 wrote: bounded batches, a cursor that
+// survives a stop, searches that answer from the old index meanwhile, a corrupted batch that is
+// detected, latched and kept, and `reindex --retry` that repairs it.
+
+import assert from "node:assert/strict";
+import { loadContext, openStore, redactorFor } from "../../../lib/context.ts";
+import { LATCH_KEY, runCapture } from "../../../lib/capture/run.ts";
+import { ADAPTERS } from "../../../lib/sources/mod.ts";
+import {
+  BATCH_ROWS,
+  migrationProgress,
+  migrationState,
+  RowHash,
+  runBatchedMigration,
+} from "../../../lib/store/batched_migration.ts";
+import { INDEX_UPGRADE_KEY } from "../../../lib/store/cjk.ts";
+import { cjkIndexStep } from "../../../lib/store/cjk_index.ts";
+import { MigrationError } from "../../../lib/store/db.ts";
+import type { HistoryStore } from "../../../lib/store/db.ts";
+import { search } from "../../../lib/store/search.ts";
+import { storeStatus } from "../../../lib/store/status.ts";
+import { oldStoreWorld } from "../../_old_store.ts";
+import { withStore, type World } from "../../_helpers.ts";
+import { forget } from "../../../lib/store/forget.ts";
+
+const RECORDS = 3000;
+
+function open(world: World) {
+  const ctx = loadContext({ env: world.env });
+  return { ctx, store: openStore(ctx), redact: redactorFor(ctx) };
+}
+
+/** Runs the 0008 migration until `stop` says so after a batch (or to the end). */
+async function migrate(
+  world: World,
+  stop: (store: HistoryStore) => boolean = () => false,
+): Promise<boolean> {
+  const { ctx, store, redact } = open(world);
+  try {
+    const controller = new AbortController();
+    return await runBatchedMigration(store, cjkIndexStep(store, ADAPTERS, redact), {
+      now: ctx.now,
+      signal: controller.signal,
+      onBatch: () => {
+        if (stop(store)) controller.abort();
+      },
+    });
+  } finally {
+    store.close();
+  }
+}
+
+function tables(store: HistoryStore): string[] {
+  return (store.db.prepare(
+    "SELECT name FROM sqlite_schema WHERE name IN ('fts', 'fts_next') ORDER BY name",
+  ).all() as { name: string }[]).map((r) => r.name);
+}
+
+Deno.test("a batched migration copies in bounded batches, resumes after a stop, and switches over", async (t) => {
+  const world = await oldStoreWorld(RECORDS);
+  try {
+    await t.step("opening the store marks the index for the migration", () => {
+      const { store } = open(world);
+      try {
+        assert.deepEqual(store.getMeta(INDEX_UPGRADE_KEY), { reason: "cjk_bigrams" });
+        assert.deepEqual(tables(store), ["fts"]);
+      } finally {
+        store.close();
+      }
+    });
+    await t.step("stopped after a few batches, its cursor is in the store", async () => {
+      let batches = 0;
+      assert.equal(await migrate(world, () => ++batches >= 5), false);
+      const { store } = open(world);
+      try {
+        const state = migrationState(store)!;
+        assert.equal(state.phase, "copy");
+        assert.equal(state.batches, 5);
+        assert.ok(state.cursor > 0 && state.cursor < RECORDS);
+        assert.deepEqual(tables(store), ["fts", "fts_next"]);
+        const sizes = store.db.prepare(
+          "SELECT rows, last_id - first_id + 1 AS span FROM migration_batches ORDER BY batch",
+        ).all() as { rows: number; span: number }[];
+        assert.equal(sizes.length, 5);
+        for (const { rows, span } of sizes) {
+          assert.ok(rows >= 1 && rows <= BATCH_ROWS, `batch of ${rows} rows`);
+          assert.equal(span, rows, "batches cover the ids without gaps");
+        }
+        const progress = migrationProgress(store)!;
+        assert.ok(progress.share > 0 && progress.share < 2 / 3);
+      } finally {
+        store.close();
+      }
+    });
+    await t.step("meanwhile searches answer from the old index", () => {
+      const { store, redact } = open(world);
+      try {
+        const words = search(store, ADAPTERS, redact, { query: "walrus", limit: 10_000 });
+        assert.equal(words.mode, "fts");
+        assert.ok(words.hits.length > RECORDS / 4, `${words.hits.length} hits`);
+        const cjk = search(store, ADAPTERS, redact, { query: "缓存策略", limit: 10_000 });
+        assert.equal(cjk.mode, "literal");
+        assert.match(cjk.note ?? "", /until reindex upgrades it/);
+        assert.ok(cjk.hits.length > 0);
+        const status = storeStatus(store);
+        assert.equal(status.migration?.phase, "copy");
+      } finally {
+        store.close();
+      }
+    });
+    await t.step("resumed, it verifies and switches over", async () => {
+      assert.equal(await migrate(world), true);
+      const { store, redact } = open(world);
+      try {
+        assert.equal(migrationState(store), null);
+        assert.equal(store.getMeta(INDEX_UPGRADE_KEY), undefined);
+        assert.deepEqual(tables(store), ["fts"]);
+        assert.equal(
+          (store.db.prepare("SELECT count(*) AS n FROM migration_batches").get() as { n: number })
+            .n,
+          0,
+        );
+        const cjk = search(store, ADAPTERS, redact, { query: "缓存策略", limit: 10_000 });
+        assert.equal(cjk.mode, "fts");
+        assert.equal(cjk.hits.length, RECORDS / 5 / 3 + (RECORDS / 5 % 3 > 0 ? 1 : 0));
+      } finally {
+        store.close();
+      }
+    });
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("a corrupted batch is detected, latched and both copies kept until reindex --retry", async (t) => {
+  const world = await oldStoreWorld(RECORDS);
+  try {
+    // Copied whole, stopped before verifying.
+    assert.equal(await migrate(world, (store) => migrationState(store)?.phase === "verify"), false);
+    await t.step("a record taken out of the new index fails verification", async () => {
+      const { store } = open(world);
+      try {
+        const victim = store.db.prepare(
+          "SELECT id FROM fts_next_docsize ORDER BY id LIMIT 1 OFFSET 700",
+        )
+          .get() as { id: number };
+        store.db.prepare("DELETE FROM fts_next WHERE rowid = ?").run(victim.id);
+      } finally {
+        store.close();
+      }
+      await assert.rejects(() => migrate(world), MigrationError);
+    });
+    await t.step(
+      "the failure is latched; both copies are kept; searches use the old one",
+      async () => {
+        const { ctx, store, redact } = open(world);
+        try {
+          assert.deepEqual(tables(store), ["fts", "fts_next"]);
+          const state = migrationState(store)!;
+          assert.equal(state.phase, "failed");
+          assert.match(state.failure ?? "", /differs/);
+          assert.ok(store.getMeta(LATCH_KEY));
+          const result = await runCapture({ ctx, store, redact });
+          assert.equal(result.status, "latched");
+          assert.equal(search(store, ADAPTERS, redact, { query: "walrus", limit: 5 }).mode, "fts");
+          assert.equal(storeStatus(store).migration?.phase, "failed");
+        } finally {
+          store.close();
+        }
+        // Nothing goes on while it is latched (a watcher runs the migration this way).
+        await assert.rejects(() => migrate(world), MigrationError);
+        const again = open(world);
+        try {
+          assert.equal(migrationState(again.store)?.phase, "failed");
+        } finally {
+          again.store.close();
+        }
+      },
+    );
+    await t.step("reindex --retry copies the failing batch again and switches over", async () => {
+      const { ctx, store, redact } = open(world);
+      try {
+        const result = await runCapture({ ctx, store, redact, retry: true });
+        assert.equal(result.status, "captured");
+        assert.equal(migrationState(store), null);
+        assert.deepEqual(tables(store), ["fts"]);
+        const cjk = search(store, ADAPTERS, redact, { query: "キャッシュ OR 読み込み", limit: 5 });
+        assert.equal(cjk.mode, "fts");
+      } finally {
+        store.close();
+      }
+    });
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("source rows changed after their copy are copied again: a forget meanwhile", async () => {
+  const world = await oldStoreWorld(2000);
+  try {
+    assert.equal(await migrate(world, (store) => migrationState(store)?.phase === "verify"), false);
+    const session = "claude:0b5e0000-0000-4000-8000-000000000000";
+    const forgotten = withStore(world, (store, ctx) => {
+      const ids = (store.db.prepare(
+        `SELECT r.id FROM records r JOIN conversations c ON c.id = r.conversation_id
+         WHERE c.key = ?`,
+      ).all(session) as { id: number }[]).map((r) => r.id);
+      forget(store, { ids: [session] }, { redact: redactorFor(ctx) });
+      return ids;
+    });
+    assert.ok(forgotten.length > 100);
+    assert.equal(await migrate(world), true);
+    withStore(world, (store, ctx) => {
+      const left = store.db.prepare(
+        `SELECT count(*) AS n FROM fts_docsize WHERE id BETWEEN ? AND ?`,
+      ).get(Math.min(...forgotten), Math.max(...forgotten)) as { n: number };
+      assert.equal(left.n, 0, "nothing forgotten is in the new index");
+      const hits = search(store, ADAPTERS, redactorFor(ctx), { query: "number 0", limit: 5 });
+      assert.ok(hits.hits.every((h) => h.conversation !== session));
+    });
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("reindex --rebuild during a migration drops it and derives the index afresh", async () => {
+  const world = await oldStoreWorld(1000);
+  try {
+    let batches = 0;
+    assert.equal(await migrate(world, () => ++batches >= 3), false);
+    const { ctx, store, redact } = open(world);
+    try {
+      const result = await runCapture({ ctx, store, redact, rebuild: true });
+      assert.equal(result.status, "captured");
+      assert.equal(migrationState(store), null);
+      assert.equal(store.getMeta(INDEX_UPGRADE_KEY), undefined);
+      assert.deepEqual(tables(store), ["fts"]);
+      assert.equal(search(store, ADAPTERS, redact, { query: "缓存策略", limit: 5 }).mode, "fts");
+    } finally {
+      store.close();
+    }
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("RowHash tells typed, length-delimited values apart", () => {
+  const hex = (h: RowHash) => Array.from(h.digest()).join(",");
+  const a = hex(new RowHash().value("ab").value("c").endRow());
+  const b = hex(new RowHash().value("a").value("bc").endRow());
+  const c = hex(new RowHash().value(1).endRow());
+  const d = hex(new RowHash().value("1").endRow());
+  const e = hex(new RowHash().value(null).endRow());
+  const f = hex(new RowHash().value(new Uint8Array(0)).endRow());
+  const g = hex(new RowHash().value("a").endRow().value("b").endRow());
+  const h = hex(new RowHash().value("a").value("b").endRow());
+  assert.equal(new Set([a, b]).size, 2);
+  assert.equal(new Set([c, d]).size, 2);
+  assert.equal(new Set([e, f]).size, 2);
+  assert.equal(new Set([g, h]).size, 2);
+  assert.equal(
+    hex(new RowHash().value(7).value("x").endRow()),
+    hex(new RowHash().value(7).value("x").endRow()),
+  );
+});
