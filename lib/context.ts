@@ -1,7 +1,6 @@
 // What a command needs to know about where it runs: the environment, the user's directory, the
 // data and config dirs, and the merged configuration. Built once at command start.
 
-import { existsSync, realpathSync } from "node:fs";
 import { type Config, loadConfig, type LoadedConfig } from "./config.ts";
 import type { Env } from "./env.ts";
 import {
@@ -85,7 +84,7 @@ export function loadContext(options: ContextOptions): Context {
 /** The data dir as a physical path, so a linked data dir (on another disk) is used as is. */
 function physical(path: string): string {
   try {
-    return realpathSync(path);
+    return Deno.realPathSync(path);
   } catch {
     return path;
   }
@@ -93,7 +92,12 @@ function physical(path: string): string {
 
 /** True when the history store exists (commands that only read do not create it). */
 export function storeExists(ctx: Context): boolean {
-  return existsSync(ctx.paths.historyDb);
+  try {
+    Deno.statSync(ctx.paths.historyDb);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** How `openStore` opens the store. */

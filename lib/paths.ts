@@ -1,10 +1,10 @@
 // Where logbook's files live (the data and config dirs and the data dir's layout) and which
 // project a directory belongs to (its canonical Git root and a collision-free key).
 
-import fs from "node:fs";
-import { createHash } from "node:crypto";
 import { basename, dirname, isAbsolute, join, posix, resolve, sep, win32 } from "node:path";
 import type { Env } from "./env.ts";
+import { nodeFs } from "./node_builtins.ts";
+import { sha256Hex } from "./sha256.ts";
 import { SymlinkRefusedError } from "./private_fs.ts";
 
 /** Thrown when a location depends on the home directory and neither HOME nor USERPROFILE is set. */
@@ -177,7 +177,7 @@ export function projectKey(canonicalPath: string): string {
     : basename(canonicalPath);
   const slug = last.toLowerCase().replace(/[^a-z0-9]+/g, "-")
     .replace(/^-+|-+$/g, "").slice(0, 40).replace(/-+$/, "") || "root";
-  const hash = createHash("sha256").update(canonicalPath).digest("hex").slice(0, 12);
+  const hash = sha256Hex(canonicalPath).slice(0, 12);
   return `${slug}-${hash}`;
 }
 
@@ -219,6 +219,7 @@ export function ensureGitExcluded(projectRoot: string, entry = ".logbook/"): boo
   if (text.split(/\r?\n/).some((line) => patternName(line) === wanted)) return false;
 
   const line = `${text === "" || text.endsWith("\n") ? "" : "\n"}${entry.trim()}\n`;
+  const fs = nodeFs();
   const flags = fs.constants.O_WRONLY | fs.constants.O_APPEND | fs.constants.O_CREAT |
     (fs.constants.O_NOFOLLOW ?? 0);
   let fd: number;

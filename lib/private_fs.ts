@@ -2,9 +2,9 @@
 // write an fsynced temp file renamed into place, and no symbolic link inside the data dir followed.
 
 // node:fs is used where Deno's own API has no equivalent: O_NOFOLLOW opens and fchmod on an fd,
-// which make the final path component safe against a link planted between check and use.
-import fs from "node:fs";
-import { randomBytes } from "node:crypto";
+// which make the final path component safe against a link planted between check and use. It is
+// loaded on the first write, so a command that only reads never pays for it.
+import { nodeCrypto, nodeFs } from "./node_builtins.ts";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 
 /** Mode of every directory logbook creates in the data dir. */
@@ -13,9 +13,6 @@ export const DIR_MODE = 0o700;
 export const FILE_MODE = 0o600;
 
 const POSIX = Deno.build.os !== "windows";
-const O_NOFOLLOW = fs.constants.O_NOFOLLOW ?? 0;
-const O_DIRECTORY = fs.constants.O_DIRECTORY ?? 0;
-const { O_WRONLY, O_APPEND, O_CREAT, O_EXCL, O_RDONLY } = fs.constants;
 const STICKY = 0o1000;
 const encoder = new TextEncoder();
 
@@ -97,8 +94,10 @@ export function writeFileAtomic(path: string, data: string | Uint8Array, root: s
 
   const bytes = typeof data === "string" ? encoder.encode(data) : data;
   // The base name is cut so that the temp name stays within the usual 255-byte name limit.
-  const suffix = `${Deno.pid}-${randomBytes(6).toString("hex")}`;
+  const suffix = `${Deno.pid}-${randomHex(6)}`;
   const temp = join(dir, `.${basename(target).slice(0, 200)}.tmp-${suffix}`);
+  const fs = nodeFs();
+  const { O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW = 0 } = fs.constants;
   const fd = fs.openSync(temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, FILE_MODE);
   let renamed = false;
   try {
@@ -126,7 +125,8 @@ export function appendPrivate(path: string, data: string | Uint8Array, root: str
   const target = fileInside(path, root);
   ensurePrivateFile(target, root);
   const bytes = typeof data === "string" ? encoder.encode(data) : data;
-  const fd = openNoFollow(target, O_WRONLY | O_APPEND);
+  const fs = nodeFs();
+  const fd = openNoFollow(target, fs.constants.O_WRONLY | fs.constants.O_APPEND);
   try {
     writeAll(fd, bytes);
   } finally {
@@ -275,6 +275,8 @@ function tighten(path: string, info: Deno.FileInfo, mode: number): void {
 
 /** Creates `path` as an empty owner-only file; false if something already exists there. */
 function createExclusive(path: string): boolean {
+  const fs = nodeFs();
+  const { O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW = 0 } = fs.constants;
   let fd: number;
   try {
     fd = fs.openSync(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, FILE_MODE);
@@ -291,8 +293,9 @@ function createExclusive(path: string): boolean {
 }
 
 function openNoFollow(path: string, flags: number): number {
+  const fs = nodeFs();
   try {
-    return fs.openSync(path, flags | O_NOFOLLOW);
+    return fs.openSync(path, flags | (fs.constants.O_NOFOLLOW ?? 0));
   } catch (err) {
     if (codeOf(err) === "ELOOP") throw new SymlinkRefusedError(path);
     throw err;
@@ -300,6 +303,7 @@ function openNoFollow(path: string, flags: number): number {
 }
 
 function writeAll(fd: number, bytes: Uint8Array): void {
+  const fs = nodeFs();
   let offset = 0;
   while (offset < bytes.length) {
     offset += fs.writeSync(fd, bytes, offset, bytes.length - offset);
@@ -309,9 +313,10 @@ function writeAll(fd: number, bytes: Uint8Array): void {
 /** Makes a rename durable; some platforms and file systems cannot fsync a directory. */
 function syncDir(dir: string): void {
   if (!POSIX) return;
+  const fs = nodeFs();
   let fd: number;
   try {
-    fd = fs.openSync(dir, O_RDONLY | O_DIRECTORY);
+    fd = fs.openSync(dir, fs.constants.O_RDONLY | (fs.constants.O_DIRECTORY ?? 0));
   } catch {
     return;
   }
@@ -322,6 +327,12 @@ function syncDir(dir: string): void {
   } finally {
     fs.closeSync(fd);
   }
+}
+
+/** `bytes` random bytes in hex. */
+function randomHex(bytes: number): string {
+  const buffer = crypto.getRandomValues(new Uint8Array(bytes));
+  return Array.from(buffer, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 /** Best-effort cleanup on a path that is already failing: the original error is what matters. */
@@ -363,7 +374,9 @@ export function writeOwnerOnlyAtomic(path: string, data: string | Uint8Array): v
   const bytes = typeof data === "string" ? encoder.encode(data) : data;
   const temp = join(
     dir,
-    `.${basename(target).slice(0, 200)}.tmp-${Deno.pid}-${randomBytes(6).toString("hex")}`,
+    `.${basename(target).slice(0, 200)}.tmp-${Deno.pid}-${
+      nodeCrypto().randomBytes(6).toString("hex")
+    }`,
   );
   let renamed = false;
   try {

@@ -2,7 +2,6 @@
 // as it ends, so a step that stalls or dies shows itself. Names and timings only, never contents
 // or messages. Reading the log back is `stage_markers_read.ts`.
 
-import { realpathSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, sep } from "node:path";
 import { formatDuration } from "./format.ts";
 import { type Env, isOff } from "./env.ts";
@@ -604,7 +603,7 @@ function isoTime(ms: number): string {
 
 function physical(path: string): string {
   try {
-    return realpathSync(path);
+    return Deno.realPathSync(path);
   } catch {
     return path;
   }

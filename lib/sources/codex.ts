@@ -2,7 +2,6 @@
 // `archived_sessions/` rollouts, and maps every line of the current and older formats to a kind.
 
 import { basename, join, sep } from "node:path";
-import { existsSync } from "node:fs";
 import {
   type ConversationInfo,
   type Derived,
@@ -266,7 +265,7 @@ export function codexAdapter(options: CodexAdapterOptions = {}): LineAdapter<Cod
             continue;
           }
           // A rollout being compressed exists twice for a moment: the plain file is complete.
-          if (existsSync(path.slice(0, -".zst".length))) continue;
+          if (exists(path.slice(0, -".zst".length))) continue;
           if (!zstd) {
             skip("zstd decoder unavailable");
             continue;
@@ -785,4 +784,14 @@ function argumentLeaves(args: unknown): string[] {
 
 function joinParts(parts: string[]): string {
   return parts.filter((p) => p.length > 0).join("\n");
+}
+
+/** True when something is at `path` (as node's existsSync: any error means no). */
+function exists(path: string): boolean {
+  try {
+    Deno.statSync(path);
+    return true;
+  } catch {
+    return false;
+  }
 }

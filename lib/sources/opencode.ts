@@ -2,7 +2,6 @@
 // (read-only, by per-table `(time_updated, id)` cursors) and its older JSON `storage/` tree.
 
 import { Buffer } from "node:buffer";
-import { createHash } from "node:crypto";
 import { basename, dirname, isAbsolute, join, relative } from "node:path";
 import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
 import {
@@ -20,6 +19,7 @@ import {
 } from "./adapter.ts";
 import { dataDir, dataPaths, homeDir } from "../paths.ts";
 import { SnapshotChangingError, Snapshots } from "./_snapshot.ts";
+import { nodeCrypto } from "../node_builtins.ts";
 import { looksLikeBase64, obj, str, stringLeaves, titleFrom } from "./_text.ts";
 import { walkFiles } from "./_walk.ts";
 
@@ -567,7 +567,7 @@ function fileSignature(path: string): string | null {
 /** Names, sizes and mtimes of every file of the session. */
 function storageFingerprint(sessionPath: string): string {
   try {
-    const hash = createHash("sha256");
+    const hash = nodeCrypto().createHash("sha256");
     for (const f of storageFiles(sessionPath)) hash.update(`${f.rel}\0${fileSignature(f.path)}\n`);
     return hash.digest("hex").slice(0, 32);
   } catch (err) {
@@ -618,7 +618,7 @@ function readStorage(
       if (err instanceof Deno.errors.NotFound) continue;
       throw err;
     }
-    const hash = createHash("sha256").update(content).digest("hex").slice(0, 16);
+    const hash = nodeCrypto().createHash("sha256").update(content).digest("hex").slice(0, 16);
     const previous = seen[file.rel];
     seen[file.rel] = `${signature}:${hash}`;
     if (previous !== undefined && previous.endsWith(`:${hash}`)) continue;

@@ -28,8 +28,11 @@ export class ConversationNotFoundError extends Error {
 export function findConversation(store: HistoryStore, id: string): ConversationRow {
   const wanted = id.trim();
   if (!wanted) throw new RangeError("The conversation id is empty");
-  const exact = store.stmt("SELECT * FROM conversations WHERE key = ? OR native_id = ?")
-    .all(wanted, wanted) as unknown as ConversationRow[];
+  // The full id first, on its index (native ids have none: matching one reads the table).
+  const byKey = store.stmt("SELECT * FROM conversations WHERE key = ?").get(wanted);
+  if (byKey) return byKey as unknown as ConversationRow;
+  const exact = store.stmt("SELECT * FROM conversations WHERE native_id = ?")
+    .all(wanted) as unknown as ConversationRow[];
   if (exact.length === 1) return exact[0]!;
   if (!exact.length) refuseMissingParent(store, wanted);
   const pattern = wanted.replace(/[\\%_]/g, (c) => `\\${c}`) + "%";

@@ -1,7 +1,7 @@
 // How raw chunks are kept: the exact bytes, zstd-compressed when a chunk is large enough for it
 // to pay (flag FLAG_ZSTD); reading always gives back the bytes exactly as captured.
 
-import * as zlib from "node:zlib";
+import { nodeZlib } from "../node_builtins.ts";
 import { FLAG_ZSTD } from "./schema.ts";
 
 /** The record flag of a chunk stored zstd-compressed (defined with the others in schema.ts). */
@@ -14,18 +14,21 @@ type Zstd = {
   zstdDecompressSync?: (data: Uint8Array) => Uint8Array;
   constants: Record<string, number>;
 };
-const zstd = zlib as unknown as Zstd;
-const LEVEL = zstd.constants.ZSTD_c_compressionLevel;
+/** node:zlib's zstd, loaded on the first chunk that needs it (most reads never do). */
+function zstdOf(): Zstd {
+  return nodeZlib() as unknown as Zstd;
+}
 
 /**
  * The bytes to store for a chunk and the flag to add: compressed at level 1 when the chunk is
  * large and compression saves at least an eighth, else the chunk as it is.
  */
 export function encodeRaw(bytes: Uint8Array): { stored: Uint8Array; flag: number } {
-  if (bytes.length < COMPRESS_FROM || !zstd.zstdCompressSync || LEVEL === undefined) {
-    return { stored: bytes, flag: 0 };
-  }
-  const packed = zstd.zstdCompressSync(bytes, { params: { [LEVEL]: 1 } });
+  if (bytes.length < COMPRESS_FROM) return { stored: bytes, flag: 0 };
+  const zstd = zstdOf();
+  const level = zstd.constants.ZSTD_c_compressionLevel;
+  if (!zstd.zstdCompressSync || level === undefined) return { stored: bytes, flag: 0 };
+  const packed = zstd.zstdCompressSync(bytes, { params: { [level]: 1 } });
   return packed.length <= bytes.length - (bytes.length >> 3)
     ? {
       stored: new Uint8Array(packed.buffer, packed.byteOffset, packed.byteLength),
@@ -37,6 +40,7 @@ export function encodeRaw(bytes: Uint8Array): { stored: Uint8Array; flag: number
 /** The captured bytes of a stored chunk. */
 export function decodeRaw(row: { raw: Uint8Array; flags: number }): Uint8Array {
   if (!(row.flags & FLAG_ZSTD)) return row.raw;
+  const zstd = zstdOf();
   if (!zstd.zstdDecompressSync) {
     throw new Error(
       "This history store holds zstd-compressed records, and this runtime has no zstd",
