@@ -15,12 +15,11 @@ import {
 import { type Io, stdio, styler } from "./_terminal/io.ts";
 import { loadContext, openStore, redactorFor } from "../lib/context.ts";
 import {
-  describeIssue,
   FilterError,
   MAX_SEARCH_LIMIT,
+  parseSearchInput,
   resolveSearch,
   resolveTeamSearch,
-  searchInput,
 } from "../lib/filters.ts";
 import { formatCount, formatLocalTime } from "../lib/format.ts";
 import { homeDir, projectOf } from "../lib/paths.ts";
@@ -117,7 +116,7 @@ export async function main(
     if (values.subagents && values["no-subagents"]) {
       throw new UsageError('Options "--subagents" and "--no-subagents" cannot be used together');
     }
-    const parsed = searchInput.safeParse({
+    const parsed = parseSearchInput({
       q: positionals.join(" "),
       project: values.project,
       agent: values.agent,
@@ -132,7 +131,7 @@ export async function main(
     });
     const offset = wholeNumber(values.offset, "offset", { min: 0 }) ?? 0;
     if (!parsed.success) {
-      const issue = describeIssue(parsed.error);
+      const issue = parsed.error;
       const { field, message } = issue;
       if (field !== "q") {
         throw invalidOption(field, (values as Record<string, unknown>)[field], issue);

@@ -1,8 +1,7 @@
 // Loads logbook's settings: the global and project `config.json` files and the environment,
-// validated with zod and merged in precedence order over the defaults.
+// validated and merged in precedence order over the defaults.
 
 import { dirname, isAbsolute, join, resolve } from "node:path";
-import { z } from "zod";
 import { type Env, isOff } from "./env.ts";
 
 /** The agents whose name can head a section of a config file. */
@@ -14,76 +13,160 @@ export type Agent = (typeof AGENTS)[number];
 const LABEL = /^[A-Za-z0-9_.-]{1,64}$/;
 const EXPECTED_LABEL = 'expected a label of 1 to 64 letters, digits, "_", "." or "-"';
 
-const label = z.string({ error: EXPECTED_LABEL }).regex(LABEL, { error: EXPECTED_LABEL });
-const text = z.string({ error: "expected a string" }).min(1, {
-  error: "expected a non-empty string",
-});
-const roots = z.array(
-  z.string({ error: "expected a path" }).min(1, { error: "expected a non-empty path" }),
-  { error: "expected an array of paths" },
-);
-
-const settingsShape = {
-  history: z.strictObject({
-    ingest: z.boolean({ error: "expected a boolean" }).optional(),
-    roots: z.strictObject({
-      claude: roots.optional(),
-      codex: roots.optional(),
-      opencode: roots.optional(),
-    }, { error: "expected an object" }).optional(),
-  }, { error: "expected an object" }).optional(),
-  model: text.optional(),
-  baseUrl: z.url({ protocol: /^https?$/, error: "expected an http(s) URL" }).optional(),
-  apiKey: text.optional(),
-  tokenBudget: z.int({ error: "expected a positive integer" })
-    .positive({ error: "expected a positive integer" }).optional(),
-  secrets: z.record(
-    label,
-    z.string({ error: "expected a string" }).min(4, { error: "expected at least 4 characters" }),
-    { error: "expected an object mapping labels to values" },
-  ).optional(),
-  allowedSecrets: z.array(label, { error: "expected an array of labels" }).optional(),
-  mirror: z.boolean({ error: "expected a boolean" }).optional(),
-  team: z.strictObject({
-    url: z.string({ error: "expected a postgres:// URL" }).regex(/^postgres(ql)?:\/\//, {
-      error: "expected a postgres:// URL",
-    }).optional(),
-    projects: z.array(
-      z.string({ error: "expected a project directory" }).min(1, {
-        error: "expected a non-empty path",
-      }),
-      { error: "expected an array of project directories" },
-    ).optional(),
-    machine: z.string({ error: "expected a machine name" }).regex(/^[A-Za-z0-9._-]{1,64}$/, {
-      error: "expected a machine name of letters, digits, dot, dash or underscore",
-    }).optional(),
-    raw: z.boolean({ error: "expected a boolean" }).optional(),
-  }, { error: "expected an object" }).optional(),
-  dashboard: z.strictObject({
-    port: z.int({ error: "expected a port number from 1 to 65535" })
-      .min(1, { error: "expected a port number from 1 to 65535" })
-      .max(65535, { error: "expected a port number from 1 to 65535" }).optional(),
-  }, { error: "expected an object" }).optional(),
-};
-
-/** The settings one layer may set, every one optional: a file's top level or an agent section. */
-export const settingsSchema = z.strictObject(settingsShape, { error: "expected an object" });
+/** What one layer may set, every one optional: a file's top level or an agent section. */
+export interface Settings {
+  history?: {
+    ingest?: boolean;
+    roots?: { claude?: string[]; codex?: string[]; opencode?: string[] };
+  };
+  model?: string;
+  baseUrl?: string;
+  apiKey?: string;
+  tokenBudget?: number;
+  secrets?: Record<string, string>;
+  allowedSecrets?: string[];
+  mirror?: boolean;
+  team?: { url?: string; projects?: string[]; machine?: string; raw?: boolean };
+  dashboard?: { port?: number };
+}
 
 /** A whole config file: the settings, plus one section per agent (and an editor's `$schema`). */
-export const configFileSchema = z.strictObject({
-  $schema: z.string({ error: "expected a string" }).optional(),
+export type ConfigFile = Settings & { $schema?: string } & { [A in Agent]?: Settings };
+
+/**
+ * One problem in a config file: a value of the wrong shape, a key that is not a label, or keys
+ * that are not settings at all (which only warn).
+ */
+type Issue =
+  | { code: "invalid" | "invalid_key"; path: (string | number)[]; message: string }
+  | { code: "unrecognized_keys"; path: (string | number)[]; keys: string[] };
+
+/** Checks one value at `path`, pushing what is wrong with it onto `issues`. */
+type Check = (value: unknown, path: (string | number)[], issues: Issue[]) => void;
+
+// The file's rules, checked by hand (a schema library costs every command's start-up ~25 ms).
+const EXPECTED_STRING = "expected a string";
+
+function rule(test: (value: unknown) => boolean, message: string): Check {
+  return (value, path, issues) => {
+    if (!test(value)) issues.push({ code: "invalid", path, message });
+  };
+}
+
+function string(options: { min?: number; message?: string; minMessage?: string } = {}): Check {
+  return (value, path, issues) => {
+    if (typeof value !== "string") {
+      issues.push({ code: "invalid", path, message: options.message ?? EXPECTED_STRING });
+    } else if (options.min !== undefined && value.length < options.min) {
+      issues.push({ code: "invalid", path, message: options.minMessage ?? EXPECTED_STRING });
+    }
+  };
+}
+
+function strictObject(shape: Record<string, Check>, message = "expected an object"): Check {
+  return (value, path, issues) => {
+    if (!isObject(value)) {
+      issues.push({ code: "invalid", path, message });
+      return;
+    }
+    for (const [key, check] of Object.entries(shape)) {
+      if (value[key] !== undefined) check(value[key], [...path, key], issues);
+    }
+    const keys = Object.keys(value).filter((key) => !Object.hasOwn(shape, key));
+    if (keys.length) issues.push({ code: "unrecognized_keys", path, keys });
+  };
+}
+
+function arrayOf(item: Check, message: string): Check {
+  return (value, path, issues) => {
+    if (!Array.isArray(value)) issues.push({ code: "invalid", path, message });
+    else value.forEach((element, i) => item(element, [...path, i], issues));
+  };
+}
+
+function integer(min: number, max: number, message: string): Check {
+  return rule(
+    (v) => Number.isSafeInteger(v) && (v as number) >= min && (v as number) <= max,
+    message,
+  );
+}
+
+function httpUrl(value: unknown): boolean {
+  if (typeof value !== "string") return false;
+  try {
+    return /^https?:$/.test(new URL(value.trim()).protocol);
+  } catch {
+    return false;
+  }
+}
+
+const boolean = rule((v) => typeof v === "boolean", "expected a boolean");
+const label = rule((v) => typeof v === "string" && LABEL.test(v), EXPECTED_LABEL);
+const text = string({ min: 1, minMessage: "expected a non-empty string" });
+const roots = arrayOf(
+  string({ min: 1, message: "expected a path", minMessage: "expected a non-empty path" }),
+  "expected an array of paths",
+);
+const SECRETS_MESSAGE = "expected an object mapping labels to values";
+const secretValue = string({ min: 4, minMessage: "expected at least 4 characters" });
+
+const settingsShape: Record<string, Check> = {
+  history: strictObject({
+    ingest: boolean,
+    roots: strictObject({ claude: roots, codex: roots, opencode: roots }),
+  }),
+  model: text,
+  baseUrl: rule(httpUrl, "expected an http(s) URL"),
+  apiKey: text,
+  tokenBudget: integer(1, Number.MAX_SAFE_INTEGER, "expected a positive integer"),
+  secrets: (value, path, issues) => {
+    if (!isObject(value)) {
+      issues.push({ code: "invalid", path, message: SECRETS_MESSAGE });
+      return;
+    }
+    for (const [key, secret] of Object.entries(value)) {
+      if (!LABEL.test(key)) {
+        issues.push({ code: "invalid_key", path: [...path, key], message: EXPECTED_LABEL });
+      } else secretValue(secret, [...path, key], issues);
+    }
+  },
+  allowedSecrets: arrayOf(label, "expected an array of labels"),
+  mirror: boolean,
+  team: strictObject({
+    url: rule(
+      (v) => typeof v === "string" && /^postgres(ql)?:\/\//.test(v),
+      "expected a postgres:// URL",
+    ),
+    projects: arrayOf(
+      string({
+        min: 1,
+        message: "expected a project directory",
+        minMessage: "expected a non-empty path",
+      }),
+      "expected an array of project directories",
+    ),
+    machine: rule(
+      (v) => typeof v === "string" && /^[A-Za-z0-9._-]{1,64}$/.test(v),
+      "expected a machine name of letters, digits, dot, dash or underscore",
+    ),
+    raw: boolean,
+  }),
+  dashboard: strictObject({
+    port: integer(1, 65535, "expected a port number from 1 to 65535"),
+  }),
+};
+
+const settingsCheck = strictObject(settingsShape);
+
+/** A whole config file's rules: the settings, one section per agent, an editor's `$schema`. */
+const configFileCheck = strictObject({
+  $schema: string(),
   ...settingsShape,
-  claude: settingsSchema.optional(),
-  codex: settingsSchema.optional(),
-  opencode: settingsSchema.optional(),
-  logbook: settingsSchema.optional(),
-}, { error: "expected a JSON object" });
-
-/** What one layer sets, as validated by `settingsSchema`. */
-export type Settings = z.infer<typeof settingsSchema>;
-
-/** A parsed config file, as validated by `configFileSchema`. */
-export type ConfigFile = z.infer<typeof configFileSchema>;
+  claude: settingsCheck,
+  codex: settingsCheck,
+  opencode: settingsCheck,
+  logbook: settingsCheck,
+}, "expected a JSON object");
 
 /** The resolved settings: every layer merged over the defaults, root paths absolute. */
 export interface Config {
@@ -265,30 +348,27 @@ function readConfigFile(file: string, warnings: string[]): ConfigFile | undefine
     throw new ConfigError(`Invalid JSON in config "${file}": ${detail}`, { file, cause: err });
   }
 
-  let result = configFileSchema.safeParse(json);
-  if (!result.success) {
-    const unknown = result.error.issues.filter((issue) => issue.code === "unrecognized_keys");
-    const invalid = result.error.issues.filter((issue) => issue.code !== "unrecognized_keys");
-    if (invalid.length > 0) {
-      const details = invalid.map((issue) => describeIssue(issue, json)).join("; ");
-      const key = keyPath(invalid[0]!.path);
-      throw new ConfigError(
-        `Invalid config "${file}": ${details}`,
-        key === "" ? { file } : { file, key },
-      );
-    }
-    // Unknown keys are dropped with a warning so that a newer build's file still loads.
-    for (const issue of unknown) {
-      const parent = valueAt(json, issue.path) as Record<string, unknown>;
-      for (const key of issue.keys) {
-        warnings.push(`Unknown key "${keyPath([...issue.path, key])}" in "${file}"`);
-        delete parent[key];
-      }
-    }
-    result = configFileSchema.safeParse(json);
-    if (!result.success) throw result.error; // unreachable: only unknown keys were found
+  const issues: Issue[] = [];
+  configFileCheck(json, [], issues);
+  const invalid = issues.filter((issue) => issue.code !== "unrecognized_keys");
+  if (invalid.length > 0) {
+    const details = invalid.map((issue) => describeIssue(issue, json)).join("; ");
+    const key = keyPath(invalid[0]!.path);
+    throw new ConfigError(
+      `Invalid config "${file}": ${details}`,
+      key === "" ? { file } : { file, key },
+    );
   }
-  return result.data;
+  // Unknown keys are dropped with a warning so that a newer build's file still loads.
+  for (const issue of issues) {
+    if (issue.code !== "unrecognized_keys") continue;
+    const parent = valueAt(json, issue.path) as Record<string, unknown>;
+    for (const key of issue.keys) {
+      warnings.push(`Unknown key "${keyPath([...issue.path, key])}" in "${file}"`);
+      delete parent[key];
+    }
+  }
+  return json as ConfigFile;
 }
 
 /** Makes every root in `settings` absolute: `~/` against HOME, relative against the file's dir. */
@@ -353,7 +433,7 @@ function settingsFromEnv(env: Env): Settings {
 
   const baseUrl = get("OPENAI_BASE_URL");
   if (baseUrl !== undefined) {
-    if (!settingsShape.baseUrl.safeParse(baseUrl).success) {
+    if (!httpUrl(baseUrl)) {
       throw envError("OPENAI_BASE_URL", `expected an http(s) URL, got ${JSON.stringify(baseUrl)}`);
     }
     out.baseUrl = baseUrl;
@@ -439,12 +519,13 @@ function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
 }
 
 /** `key "history.ingest": expected a boolean, got "yes"`, never echoing a secret. */
-function describeIssue(issue: z.core.$ZodIssue, root: unknown): string {
+function describeIssue(
+  issue: Exclude<Issue, { code: "unrecognized_keys" }>,
+  root: unknown,
+): string {
   const key = keyPath(issue.path);
   const where = key === "" ? "" : `key "${key}": `;
-  if (issue.code === "invalid_key") {
-    return `${where}${issue.issues[0]?.message ?? EXPECTED_LABEL}`;
-  }
+  if (issue.code === "invalid_key") return `${where}${issue.message}`;
   // A misplaced or malformed key must not end up in a terminal or a log.
   const inSection = (AGENTS as readonly PropertyKey[]).includes(issue.path[0] ?? "");
   const setting = issue.path[inSection ? 1 : 0];

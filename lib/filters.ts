@@ -1,13 +1,12 @@
 // The search filters as users give them (flags on the command line, query parameters in the
-// dashboard), validated once with zod and resolved into what the store searches by.
+// dashboard), checked and resolved into what the store searches by.
 
-import { z } from "zod";
 import { type Context } from "./context.ts";
 import { projectOfUserPath } from "./paths.ts";
-import { AGENTS, KINDS, ROLES } from "./sources/adapter.ts";
+import { type Agent, AGENTS, type Kind, KINDS, type Role, ROLES } from "./sources/adapter.ts";
 import { HistoryStore } from "./store/db.ts";
 import { findConversation } from "./store/conversations.ts";
-import { SEARCH_SORTS, type SearchOptions } from "./store/search.ts";
+import { SEARCH_SORTS, type SearchOptions, type SearchSort } from "./store/search.ts";
 import { parseWhen } from "./when.ts";
 
 /** The most hits one search returns. */
@@ -16,24 +15,20 @@ export const MAX_SEARCH_LIMIT = 1000;
 /** The longest query accepted, in characters. */
 export const MAX_QUERY_CHARS = 4096;
 
-/** A search request as a user writes it. */
-export const searchInput = z.object({
-  q: z.string().trim().min(1, "the query is empty").max(
-    MAX_QUERY_CHARS,
-    `the query is over ${MAX_QUERY_CHARS} characters`,
-  ),
-  project: z.string().min(1).optional(),
-  agent: z.enum(AGENTS).optional(),
-  session: z.string().min(1).max(300).optional(),
-  kind: z.enum(KINDS).optional(),
-  role: z.enum(ROLES).optional(),
-  since: z.string().min(1).optional(),
-  until: z.string().min(1).optional(),
-  subagents: z.boolean().optional(),
-  limit: z.coerce.number().int().min(1).max(MAX_SEARCH_LIMIT).optional(),
-  sort: z.enum(SEARCH_SORTS).optional(),
-});
-export type SearchInput = z.infer<typeof searchInput>;
+/** A search request as a user writes it, checked by `parseSearchInput`. */
+export interface SearchInput {
+  q: string;
+  project?: string | undefined;
+  agent?: Agent | undefined;
+  session?: string | undefined;
+  kind?: Kind | undefined;
+  role?: Role | undefined;
+  since?: string | undefined;
+  until?: string | undefined;
+  subagents?: boolean | undefined;
+  limit?: number | undefined;
+  sort?: SearchSort | undefined;
+}
 
 /** A filter value that cannot be resolved (an unknown session, an unreadable date). */
 export class FilterError extends Error {
@@ -43,43 +38,13 @@ export class FilterError extends Error {
   }
 }
 
-/** The first problem zod found: the field, a plain message and, when known, what it takes. */
+/** The first problem in a search input: the field, a plain message and, when known, what it takes. */
 export interface InputIssue {
   field: string;
   /** A plain phrase: `expected claude, codex, opencode or logbook`. */
   message: string;
   /** What the field takes, when the problem is the value's form: `a whole number from 1 to 1000`. */
   expected?: string;
-}
-
-/** The first problem zod found, in plain words (never zod's `received NaN` or `"a"|"b"`). */
-export function describeIssue(error: z.ZodError): InputIssue {
-  const issue = error.issues[0];
-  const field = issue?.path.join(".") || "input";
-  // The query's own messages are already plain sentences.
-  const expected = issue && field !== "q" ? expectedOf(issue) : undefined;
-  if (expected === undefined) return { field, message: issue?.message ?? "invalid" };
-  return { field, message: `expected ${expected}`, expected };
-}
-
-function expectedOf(issue: z.core.$ZodIssue): string | undefined {
-  if (issue.path.join(".") === "limit") return `a whole number from 1 to ${MAX_SEARCH_LIMIT}`;
-  switch (issue.code) {
-    case "invalid_value":
-      return oneOf(issue.values.map(String));
-    case "invalid_type":
-      return issue.expected === "number" || issue.expected === "int"
-        ? "a number"
-        : `a ${issue.expected}`;
-    case "too_small":
-      if (issue.origin === "string" && Number(issue.minimum) === 1) return "a value, not nothing";
-      return issue.origin === "number" ? `a number of at least ${issue.minimum}` : undefined;
-    case "too_big":
-      if (issue.origin === "string") return `at most ${issue.maximum} characters`;
-      return issue.origin === "number" ? `a number of at most ${issue.maximum}` : undefined;
-    default:
-      return undefined;
-  }
 }
 
 /** `claude, codex, opencode or logbook`. */
@@ -91,6 +56,59 @@ export function oneOf(values: readonly string[]): string {
 /** Resolves a search of the team database: the filters of `resolveSearch` but a session. */
 export function resolveTeamSearch(input: SearchInput, ctx: Context): SearchOptions {
   return resolveSearch(input, ctx, null);
+}
+
+/**
+ * Checks a search request field by field (by hand: the command's start-up cannot afford a schema
+ * library; the dashboard's zod form, `lib/filters_schema.ts`, states the same rules). The query
+ * comes back trimmed.
+ */
+export function parseSearchInput(
+  raw: { [K in keyof SearchInput]?: unknown },
+): { success: true; data: SearchInput } | { success: false; error: InputIssue } {
+  const fail = (field: string, message: string, expected?: string) =>
+    ({
+      success: false,
+      error: expected === undefined ? { field, message } : { field, message, expected },
+    }) as const;
+  const expect = (field: string, expected: string) => fail(field, `expected ${expected}`, expected);
+  if (typeof raw.q !== "string") return fail("q", "expected a string");
+  const q = raw.q.trim();
+  if (!q) return fail("q", "the query is empty");
+  if (q.length > MAX_QUERY_CHARS) {
+    return fail("q", `the query is over ${MAX_QUERY_CHARS} characters`);
+  }
+  const data: SearchInput = { q };
+  for (const field of ["project", "session", "since", "until"] as const) {
+    const value = raw[field];
+    if (value === undefined) continue;
+    if (typeof value !== "string") return expect(field, "a string");
+    if (!value) return expect(field, "a value, not nothing");
+    if (field === "session" && value.length > 300) return expect(field, "at most 300 characters");
+    data[field] = value;
+  }
+  const choices = [["agent", AGENTS], ["kind", KINDS], ["role", ROLES], [
+    "sort",
+    SEARCH_SORTS,
+  ]] as const;
+  for (const [field, allowed] of choices) {
+    const value = raw[field];
+    if (value === undefined) continue;
+    if (!(allowed as readonly unknown[]).includes(value)) return expect(field, oneOf(allowed));
+    (data as unknown as Record<string, unknown>)[field] = value;
+  }
+  if (raw.subagents !== undefined) {
+    if (typeof raw.subagents !== "boolean") return expect("subagents", "a boolean");
+    data.subagents = raw.subagents;
+  }
+  if (raw.limit !== undefined) {
+    const limit = Number(raw.limit);
+    if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_SEARCH_LIMIT) {
+      return expect("limit", `a whole number from 1 to ${MAX_SEARCH_LIMIT}`);
+    }
+    data.limit = limit;
+  }
+  return { success: true, data };
 }
 
 /**

@@ -4,7 +4,8 @@
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { z } from "zod";
-import { describeIssue, FilterError } from "../lib/filters.ts";
+import { FilterError } from "../lib/filters.ts";
+import { describeIssue } from "../lib/filters_schema.ts";
 import { ConversationNotFoundError } from "../lib/store/conversations.ts";
 import { StoreFullError, StoreLockedError, translateError } from "../lib/store/db.ts";
 

@@ -4,7 +4,8 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import { busyTimeoutMs, gateOptionsFor } from "../../lib/context.ts";
-import { FilterError, resolveSearch, searchInput } from "../../lib/filters.ts";
+import { FilterError, resolveSearch } from "../../lib/filters.ts";
+import { searchInput } from "../../lib/filters_schema.ts";
 import {
   type SearchHit,
   SearchLimitError,

@@ -5,7 +5,7 @@
 
 import { Hono } from "hono";
 import { z } from "zod";
-import { searchInput } from "../../lib/filters.ts";
+import { searchInput } from "../../lib/filters_schema.ts";
 import type { AppEnv, Route } from "../_deps.ts";
 import { badRequest } from "../_errors.ts";
 import { parseQuery, queryInt } from "../_input.ts";

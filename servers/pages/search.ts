@@ -71,7 +71,7 @@ export const searchPageRoute: Route = (svc) =>
         parseFields(effective, teamQuery, ["q"]) as Record<string, unknown>;
       let result: TeamSearchResult;
       try {
-        result = await searchTeamFor(svc, input as SearchInput, {
+        result = await searchTeamFor(svc, input as unknown as SearchInput, {
           ...(typeof offset === "number" ? { offset } : {}),
           ...(typeof machine === "string" ? { machine } : {}),
         });

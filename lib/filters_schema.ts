@@ -1,0 +1,62 @@
+// The search filters as a zod schema, for the dashboard, which extends it with its query-string
+// forms. The same rules as `parseSearchInput` in filters.ts (a test holds the two together),
+// kept apart so that the search command never loads zod.
+
+import { z } from "zod";
+import {
+  type InputIssue,
+  MAX_QUERY_CHARS,
+  MAX_SEARCH_LIMIT,
+  oneOf,
+  type SearchInput,
+} from "./filters.ts";
+import { AGENTS, KINDS, ROLES } from "./sources/adapter.ts";
+import { SEARCH_SORTS } from "./store/search.ts";
+
+/** A search request as a user writes it. */
+export const searchInput = z.object({
+  q: z.string().trim().min(1, "the query is empty").max(
+    MAX_QUERY_CHARS,
+    `the query is over ${MAX_QUERY_CHARS} characters`,
+  ),
+  project: z.string().min(1).optional(),
+  agent: z.enum(AGENTS).optional(),
+  session: z.string().min(1).max(300).optional(),
+  kind: z.enum(KINDS).optional(),
+  role: z.enum(ROLES).optional(),
+  since: z.string().min(1).optional(),
+  until: z.string().min(1).optional(),
+  subagents: z.boolean().optional(),
+  limit: z.coerce.number().int().min(1).max(MAX_SEARCH_LIMIT).optional(),
+  sort: z.enum(SEARCH_SORTS).optional(),
+}) satisfies z.ZodType<SearchInput>;
+
+/** The first problem zod found, in plain words (never zod's `received NaN` or `"a"|"b"`). */
+export function describeIssue(error: z.ZodError): InputIssue {
+  const issue = error.issues[0];
+  const field = issue?.path.join(".") || "input";
+  // The query's own messages are already plain sentences.
+  const expected = issue && field !== "q" ? expectedOf(issue) : undefined;
+  if (expected === undefined) return { field, message: issue?.message ?? "invalid" };
+  return { field, message: `expected ${expected}`, expected };
+}
+
+function expectedOf(issue: z.core.$ZodIssue): string | undefined {
+  if (issue.path.join(".") === "limit") return `a whole number from 1 to ${MAX_SEARCH_LIMIT}`;
+  switch (issue.code) {
+    case "invalid_value":
+      return oneOf(issue.values.map(String));
+    case "invalid_type":
+      return issue.expected === "number" || issue.expected === "int"
+        ? "a number"
+        : `a ${issue.expected}`;
+    case "too_small":
+      if (issue.origin === "string" && Number(issue.minimum) === 1) return "a value, not nothing";
+      return issue.origin === "number" ? `a number of at least ${issue.minimum}` : undefined;
+    case "too_big":
+      if (issue.origin === "string") return `at most ${issue.maximum} characters`;
+      return issue.origin === "number" ? `a number of at most ${issue.maximum}` : undefined;
+    default:
+      return undefined;
+  }
+}
