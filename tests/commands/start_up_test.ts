@@ -1,0 +1,69 @@
+// `search` and `show` start fast: nothing on their start-up path (the static imports from the
+// command file down) loads node:fs, node:zlib, node:crypto or an npm package such as zod, each of
+// which costs a start 10 to 25 ms. They are loaded on first use where a command needs them.
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { ROOT } from "../_helpers.ts";
+
+/** Modules that cost start-up and that a reading command must not load before it needs them. */
+const HEAVY = /^(node:(fs|zlib|crypto)(\/|$)|npm:)/;
+
+interface InfoDependency {
+  specifier: string;
+  code?: { specifier: string };
+  isDynamic?: boolean;
+}
+interface InfoModule {
+  specifier: string;
+  dependencies?: InfoDependency[];
+}
+
+/** Every heavy module the entry point reaches by static imports, each with the chain to it. */
+async function heavyOnStartUp(entry: string): Promise<string[]> {
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: ["info", "--json", entry],
+    cwd: ROOT,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.equal(output.code, 0, new TextDecoder().decode(output.stderr));
+  const info = JSON.parse(new TextDecoder().decode(output.stdout)) as {
+    roots: string[];
+    modules: InfoModule[];
+    redirects: Record<string, string>;
+  };
+  const modules = new Map(info.modules.map((m) => [m.specifier, m]));
+  const found: string[] = [];
+  const seen = new Set<string>();
+  const walk = (specifier: string, chain: string[]) => {
+    if (seen.has(specifier)) return;
+    seen.add(specifier);
+    for (const dep of modules.get(specifier)?.dependencies ?? []) {
+      // Type-only imports have no `code`; a dynamic import() loads when it runs, not at start.
+      if (!dep.code || dep.isDynamic) continue;
+      const target = info.redirects[dep.code.specifier] ?? dep.code.specifier;
+      const next = [...chain, target.replace(`file://${ROOT}`, "")];
+      if (HEAVY.test(dep.code.specifier) || HEAVY.test(target)) found.push(next.join(" → "));
+      else walk(target, next);
+    }
+  };
+  walk(info.roots[0]!, [entry]);
+  assert.ok(seen.size > 10, `the graph of ${entry} was read (${seen.size} modules)`);
+  return found;
+}
+
+for (const command of ["search", "show"]) {
+  Deno.test(`${command}'s start-up path loads no node:fs, node:zlib, node:crypto or npm package`, async () => {
+    assert.deepEqual(await heavyOnStartUp(join("commands", `${command}.ts`)), []);
+  });
+}
+
+Deno.test("the start-up check finds a heavy module where there is one", async () => {
+  // reindex writes, hashes and decompresses: its path holds node:fs (through the capture engine).
+  const found = await heavyOnStartUp(join("commands", "reindex.ts"));
+  assert.ok(found.some((chain) => chain.endsWith("node:fs")), found.join("\n"));
+  // The dashboard is built on hono and validates with zod, both npm packages.
+  const dashboard = await heavyOnStartUp(join("commands", "dashboard.ts"));
+  assert.ok(dashboard.some((chain) => /npm:.*zod/.test(chain)), dashboard.join("\n"));
+});
