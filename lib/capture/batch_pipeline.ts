@@ -5,6 +5,7 @@
 import type { Operation } from "../stage_markers.ts";
 import type { HistoryStore } from "../store/db.ts";
 import { concat } from "./_bytes.ts";
+import { GarbageRelease } from "./_memory.ts";
 import { yieldToEventLoop } from "./_yield.ts";
 import { type Batch, type BatchPlanner, type Job, keyOf } from "./batch_plan.ts";
 import { type BatchResult, lineRows } from "./batch_write.ts";
@@ -47,6 +48,7 @@ export class BatchPipeline {
   #workerConsidered = false;
   /** Batches handed to the writer and not yet committed, oldest first (worker only). */
   #inflight: { job: Job; writing: Promise<BatchResult> }[] = [];
+  readonly #garbage = new GarbageRelease();
 
   constructor(parts: PipelineParts) {
     this.#parts = parts;
@@ -171,6 +173,7 @@ export class BatchPipeline {
     progress.current.bytesDone += job.raw;
     for (const ctx of job.finished) this.#checkEmpty(ctx);
     progress.report(false);
+    this.#garbage.committed(job.raw);
   }
 
   /** After a capture: a non-empty source with no recognised record is a warning. */
