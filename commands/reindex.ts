@@ -1,4 +1,4 @@
-#!/usr/bin/env -S deno run -R -W -E
+#!/usr/bin/env -S deno run --v8-flags=--expose-gc,--max-semi-space-size=1 -R -W -E
 // `reindex`: captures what is new in every agent's transcripts into the history store. Safe
 // under cron (a lock, a time limit, silence when all is well).
 
@@ -8,7 +8,7 @@ import { type Context, loadContext, openStore, redactorFor } from "../lib/contex
 import { captureState } from "../lib/status.ts";
 import { watch } from "../lib/capture/watch.ts";
 import { defineCommand, EXIT, run, shared, UsageError, wholeNumber } from "./_command.ts";
-import { sourceError, summaryLine, warnings } from "./_terminal/capture_report.ts";
+import { sourceError, STOPPED, summaryLine, warnings } from "./_terminal/capture_report.ts";
 import { type Io, stdio, styler } from "./_terminal/io.ts";
 import { progressBar } from "./_terminal/progress.ts";
 import { safeIo } from "./_terminal/safe_io.ts";
@@ -87,7 +87,11 @@ export async function main(
         ...(bar ? { onProgress: bar.update } : {}),
       });
       bar?.clear();
-      return report(result, io, { quiet: values.quiet === true, json: values.json === true });
+      return report(result, io, {
+        quiet: values.quiet === true,
+        json: values.json === true,
+        rebuild: values.rebuild === true,
+      });
     } finally {
       bar?.clear();
       for (const signal of signals) Deno.removeSignalListener(signal, stop);
@@ -99,7 +103,7 @@ export async function main(
 function report(
   result: CaptureRunResult,
   io: Io,
-  options: { quiet: boolean; json: boolean },
+  options: { quiet: boolean; json: boolean; rebuild: boolean },
 ): number {
   const s = styler(io.color);
   switch (result.status) {
@@ -126,8 +130,14 @@ function report(
       return EXIT.failure;
     case "captured": {
       const { summary } = result;
+      const stopped = summary.stoppedBy === "signal";
       if (options.json) {
         io.out(safeJson({ status: "captured", rebuilt: result.rebuilt, ...summary }) + "\n");
+      } else if (stopped && options.rebuild && result.rebuilt === null) {
+        // Rolled back whole: nothing was captured, and the old index still answers searches.
+        io.err(`Rebuild ${STOPPED} (the index and conversations are as they were)\n`);
+      } else if (options.quiet && stopped) {
+        io.err(`Capture ${STOPPED}\n`);
       } else if (!options.quiet) {
         if (result.rebuilt !== null) {
           io.out(`Rebuilt the index and conversations from ${result.rebuilt} raw records\n`);

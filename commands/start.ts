@@ -1,7 +1,9 @@
-#!/usr/bin/env -S deno run -R -W -E --allow-net=127.0.0.1
+#!/usr/bin/env -S deno run --v8-flags=--expose-gc,--max-semi-space-size=1 -R -W -E --allow-net=127.0.0.1
 // `start`: the first command a new user runs. Captures this machine's agent histories into the
 // default data dir, says what it found, and serves the dashboard on them until Ctrl-C; with no
-// histories, does the same for a demo on the project's own fixtures in a temporary data dir.
+// histories, does the same for a demo on the project's own fixtures in a temporary data dir, which
+// is removed when it exits. On a terminal the capture draws reindex's progress bar; Ctrl-C stops
+// it at a batch boundary.
 
 import { fileURLToPath } from "node:url";
 import { discoverContext, runCapture } from "../lib/capture/run.ts";
@@ -13,8 +15,9 @@ import { search } from "../lib/store/search.ts";
 import { storeStatus } from "../lib/store/status.ts";
 import { dashboardToken } from "../servers/dashboard.ts";
 import { defineCommand, EXIT, parsePort, run, shared } from "./_command.ts";
-import { summaryLine, warnings } from "./_terminal/capture_report.ts";
+import { STOPPED, summaryLine, warnings } from "./_terminal/capture_report.ts";
 import { type Io, stdio, styler } from "./_terminal/io.ts";
+import { progressBar } from "./_terminal/progress.ts";
 import { safeIo } from "./_terminal/safe_io.ts";
 import { safeText } from "./_terminal/safe_text.ts";
 import { listen, serveUntilStopped } from "./_terminal/serve.ts";
@@ -85,8 +88,8 @@ export async function main(
       );
       return await demo(io, serve);
     }
-    const code = await captureAndReport(ctx, io, "deno task search");
-    if (code !== EXIT.ok || !serve.on) return code;
+    const { code, stopped } = await captureAndReport(ctx, io, serve.stop, "deno task search");
+    if (code !== EXIT.ok || stopped || !serve.on) return code;
     io.out("\nOr search, read, resume and fork them in the dashboard:\n");
     await dashboardOn(ctx, io, serve);
     return EXIT.ok;
@@ -117,17 +120,41 @@ async function countSources(ctx: Context): Promise<number> {
   return n;
 }
 
+/**
+ * Captures into `ctx`'s store with a progress bar on a terminal, and says what is there and how
+ * to search it (`searchCommand`; null says nothing about it). Ctrl-C, SIGTERM or `stop` stop the
+ * capture at a batch boundary: then `stopped` is true and only that is said.
+ */
 async function captureAndReport(
   ctx: Context,
   io: Io,
-  searchCommand: string,
+  stop: AbortSignal | undefined,
+  searchCommand: string | null,
   demo = false,
-): Promise<number> {
+): Promise<{ code: number; stopped: boolean }> {
   const s = styler(io.color);
   const store = openStore(ctx);
+  const controller = new AbortController();
+  const abort = () => controller.abort();
+  const signals: Deno.Signal[] = Deno.build.os === "windows" ? ["SIGINT"] : ["SIGINT", "SIGTERM"];
+  for (const signal of signals) Deno.addSignalListener(signal, abort);
+  const bar = io.errIsTerminal ? progressBar(io) : null;
   try {
     io.out(`Capturing into ${ctx.paths.root} …\n`);
-    const result = await runCapture({ ctx, store, redact: redactorFor(ctx), command: "start" });
+    const result = await runCapture({
+      ctx,
+      store,
+      redact: redactorFor(ctx),
+      command: "start",
+      signal: stop ? AbortSignal.any([stop, controller.signal]) : controller.signal,
+      ...(bar ? { onProgress: bar.update } : {}),
+    });
+    bar?.clear();
+    for (const signal of signals) Deno.removeSignalListener(signal, abort);
+    if (result.status === "captured" && result.summary.stoppedBy === "signal") {
+      io.err(`Capture ${STOPPED}\n`);
+      return { code: EXIT.ok, stopped: true };
+    }
     if (result.status === "busy") {
       io.out(
         `Another capture is running (pid ${result.holder?.pid ?? "?"}); showing what is stored\n`,
@@ -136,7 +163,7 @@ async function captureAndReport(
       io.out(`Capture is switched off (${result.reason}); showing what is stored\n`);
     } else if (result.status === "latched") {
       io.err(`error: capture is stopped after a failure: ${safeText(result.failure.message)}\n`);
-      return EXIT.failure;
+      return { code: EXIT.failure, stopped: false };
     } else {
       io.out(summaryLine(result.summary) + "\n");
       const lines = warnings(result.summary);
@@ -150,23 +177,35 @@ async function captureAndReport(
     io.out(
       `\n${s.bold(`${total} conversations`)} in the store (${formatBytes(status.storeBytes)}):\n` +
         status.conversations.map((c) => `  ${c.agent.padEnd(9)} ${c.count}\n`).join("") +
-        `\nSearch them:\n  ${searchCommand} "words you remember"\n` +
-        (demo ? "" : `  ${searchCommand} "words" --project . --since 7d\n`),
+        (searchCommand === null ? "" : `\nSearch them:\n  ${searchCommand} "words you remember"\n` +
+          (demo ? "" : `  ${searchCommand} "words" --project . --since 7d\n`)),
     );
-    return EXIT.ok;
+    return { code: EXIT.ok, stopped: false };
   } finally {
+    bar?.clear();
+    for (const signal of signals) Deno.removeSignalListener(signal, abort);
     store.close();
   }
 }
 
 /**
  * The demo: the fixtures captured into a fresh temporary data dir, one sample search, and the
- * dashboard on that store (unless `serve.on` is false).
+ * dashboard on that store (unless `serve.on` is false). Its temporary folders go when it exits.
  */
 async function demo(io: Io, serve: Serve): Promise<number> {
-  const s = styler(io.color);
   const dataDir = await Deno.makeTempDir({ prefix: "logbook-demo-" });
   const emptyHome = await Deno.makeTempDir({ prefix: "logbook-demo-home-" });
+  try {
+    return await demoIn(dataDir, emptyHome, io, serve);
+  } finally {
+    for (const dir of [dataDir, emptyHome]) {
+      await Deno.remove(dir, { recursive: true }).catch(() => {});
+    }
+  }
+}
+
+async function demoIn(dataDir: string, emptyHome: string, io: Io, serve: Serve): Promise<number> {
+  const s = styler(io.color);
   // A copy, because opening a database (OpenCode's) creates files beside it, and the fixtures
   // are read-only input (embedded and unwritable in a compiled binary).
   const sources = `${emptyHome}/fixtures`;
@@ -183,13 +222,15 @@ async function demo(io: Io, serve: Serve): Promise<number> {
   });
   const ctx = loadContext({ env: demoEnv, onStall: io.err });
   const started = performance.now();
-  const code = await captureAndReport(
+  const { code, stopped } = await captureAndReport(
     ctx,
     io,
-    `LOGBOOK_DATA_DIR=${dataDir} deno task search`,
+    serve.stop,
+    // The demo store lives only while the dashboard serves it.
+    serve.on ? `LOGBOOK_DATA_DIR=${dataDir} deno task search` : null,
     true,
   );
-  if (code !== EXIT.ok) return code;
+  if (code !== EXIT.ok || stopped) return code;
   const store = openStore(ctx);
   try {
     const query = "marmot keyring";
@@ -207,7 +248,7 @@ async function demo(io: Io, serve: Serve): Promise<number> {
   }
   io.out(
     `\nThe demo store is ${dataDir} (${formatDuration(performance.now() - started)}); ` +
-      `delete it and ${emptyHome} when you are done.\n`,
+      `it and ${emptyHome} are removed when this command exits.\n`,
   );
   if (!serve.on) return EXIT.ok;
   io.out(

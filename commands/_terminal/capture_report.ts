@@ -7,6 +7,9 @@ import type { CaptureSummary } from "../../lib/capture/summary.ts";
 import { describeDrift } from "../../lib/store/status.ts";
 import { safeText } from "./safe_text.ts";
 
+/** What a capture or rebuild stopped by Ctrl-C says (a stopped run leaves the store consistent). */
+export const STOPPED = "stopped; run again to finish";
+
 /** The one-line summary printed after a capture. */
 export function summaryLine(summary: CaptureSummary): string {
   const parts = [
@@ -19,7 +22,7 @@ export function summaryLine(summary: CaptureSummary): string {
   if (summary.stoppedBy === "deadline") {
     line += "; stopped at the time limit, the rest follows next run";
   }
-  if (summary.stoppedBy === "signal") line += "; stopped on request, the rest follows next run";
+  if (summary.stoppedBy === "signal") line += `; ${STOPPED}`;
   if (summary.stoppedBy === "ingest-off") line += "; stopped because capture was switched off";
   if (summary.gone) line += `; ${count(summary.gone, "source")} gone upstream (records kept)`;
   return line;

@@ -1,5 +1,5 @@
 // The progress bar a capture draws on stderr while it runs (only on a terminal): sources and
-// bytes done with the time left, or a note while a rebuild derives everything again.
+// bytes done with the time left, for a capture and for a rebuild deriving everything again.
 
 import { formatBytes, formatDuration } from "../../lib/format.ts";
 import { progressView } from "../../lib/status.ts";
@@ -23,13 +23,15 @@ export function progressBar(io: Io, now: () => number = Date.now): ProgressBar {
         io.err("\rMigrating the store in batches (searches use the old index meanwhile)…\x1b[K");
         return;
       }
-      if (p.phase === "rebuilding") {
+      const rebuilding = p.phase === "rebuilding";
+      if (rebuilding && p.bytesTotal === 0) {
+        // Before the rebuild has counted what it will derive again.
         shown = true;
         io.err("\rRebuilding the index and conversations from the raw records…\x1b[K");
         return;
       }
       const at = now();
-      if (at - last < 100 || p.phase !== "capturing") return;
+      if (at - last < 100 || (p.phase !== "capturing" && !rebuilding)) return;
       last = at;
       shown = true;
       const view = progressView(p, at);
@@ -37,7 +39,9 @@ export function progressBar(io: Io, now: () => number = Date.now): ProgressBar {
       const filled = Math.round((view.percent / 100) * width);
       const eta = view.etaMs !== null ? formatDuration(view.etaMs) : "…";
       io.err(
-        `\r[${"#".repeat(filled)}${".".repeat(width - filled)}] ${view.percent}% ` +
+        `\r${rebuilding ? "Rebuilding " : ""}[${"#".repeat(filled)}${
+          ".".repeat(width - filled)
+        }] ${view.percent}% ` +
           `${p.sourcesDone}/${p.sourcesTotal} sources ${formatBytes(p.bytesDone)}/${
             formatBytes(p.bytesTotal)
           } ${eta} left\x1b[K`,

@@ -44,8 +44,20 @@ export async function rebuild(options: PassOptions, root: string): Promise<numbe
 }
 
 /**
+ * Thrown when a rebuild stops on the pass's signal (Ctrl-C): its transaction is rolled back, so
+ * the derived data is as it was before, and running it again does the whole rebuild.
+ */
+export class RebuildStoppedError extends Error {
+  override name = "RebuildStoppedError";
+  constructor() {
+    super("The rebuild was stopped; the index and conversations are as they were");
+  }
+}
+
+/**
  * Drops all derived data (text index, conversations, drift) and derives it again from the
  * retained raw records, in one transaction. Nothing raw is dropped. Returns the record count.
+ * Reports its progress (sources and raw bytes derived again) as capture does.
  */
 export async function rebuildDerived(options: PassOptions): Promise<number> {
   const parts = partsOf(options);
@@ -87,6 +99,16 @@ class Rebuild {
           message_id = NULL, part_id = NULL, flags = flags & ${FLAG_ZSTD};`);
       const sources = store.stmt("SELECT * FROM sources ORDER BY id")
         .all() as unknown as SourceRow[];
+      const progress = this.#parts.progress;
+      progress.current.phase = "rebuilding";
+      progress.current.sourcesTotal = sources.filter((s) =>
+        adapterOf(this.#options.adapters, s.agent, s.locator)
+      ).length;
+      progress.current.bytesTotal = Number(
+        (store.stmt("SELECT coalesce(sum(coalesce(length, length(raw))), 0) AS n FROM records")
+          .get() as { n: number }).n,
+      );
+      progress.report(false);
       for (const source of sources) {
         const adapter = adapterOf(this.#options.adapters, source.agent, source.locator);
         if (!adapter) continue;
@@ -115,6 +137,8 @@ class Rebuild {
             store.stmt("UPDATE sources SET state = ? WHERE id = ?").run(savedState(ctx), source.id);
           }
         }
+        progress.current.sourcesDone++;
+        progress.report(false);
       }
       store.setMeta("last_rebuild", { at: now(), records: count });
       // Everything was indexed afresh, as the index is written today.
@@ -170,6 +194,7 @@ class Rebuild {
         flags: number;
       }[];
       if (!stored.length) break;
+      if (this.#options.signal?.aborted) throw new RebuildStoppedError();
       for (const packed of stored) {
         // Decoded one at a time: a page of a giant line is megabytes once decompressed.
         const row = decodedRow(packed);

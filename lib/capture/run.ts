@@ -21,11 +21,10 @@ import {
   runBatchedMigration,
 } from "../store/batched_migration.ts";
 import { yieldToEventLoop } from "./_yield.ts";
-import { Tally } from "./summary.ts";
 import { capturePass, type PassOptions } from "./engine.ts";
 import { announce, type Progress } from "./progress.ts";
-import { rebuild } from "./rebuild.ts";
-import type { CaptureSummary } from "./summary.ts";
+import { rebuild, RebuildStoppedError } from "./rebuild.ts";
+import { type CaptureSummary, Tally } from "./summary.ts";
 
 /** How long one run spends bringing project mirrors up to date at most (the rest waits). */
 const MIRROR_BUDGET_MS = 2000;
@@ -164,7 +163,14 @@ export async function runCapture(options: CaptureRunOptions): Promise<CaptureRun
         announce(store, "rebuilding", ctx.now(), options.onProgress);
         // A rebuild derives the whole index afresh: a batched migration of it is not needed.
         if (migrationState(store)) discardBatchedMigration(store, indexStep(pass));
-        rebuilt = await rebuild(pass, ctx.paths.root);
+        try {
+          rebuilt = await rebuild(pass, ctx.paths.root);
+        } catch (err) {
+          if (!(err instanceof RebuildStoppedError)) throw err;
+          // Stopped on request, rolled back whole: not a failure to latch; run again to finish.
+          announce(store, "done", ctx.now(), undefined);
+          return { status: "captured", summary: stoppedSummary(), rebuilt: null };
+        }
         // Capture stores its progress only once it finds work: until then it is discovering.
         announce(store, "discovering", ctx.now(), options.onProgress);
       }
@@ -233,6 +239,14 @@ export async function migrate(pass: PassOptions): Promise<boolean> {
     ...(pass.deadline !== undefined ? { deadline: pass.deadline } : {}),
     pause: yieldToEventLoop,
   });
+}
+
+/** The summary of a run stopped on request before it captured anything. */
+function stoppedSummary(): CaptureSummary {
+  const summary = new Tally().summary;
+  summary.complete = false;
+  summary.stoppedBy = "signal";
+  return summary;
 }
 
 /** The capture switch as a pass sees it before each batch: read at most once a second. */

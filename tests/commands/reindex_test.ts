@@ -344,7 +344,8 @@ Deno.test("reindex --status says rebuilding while a rebuild runs, with no percen
         redact: redactorFor(ctx),
         rebuild: true,
         onProgress: (progress) => {
-          if (progress.phase !== "rebuilding") return;
+          // The announcement, before the rebuild counts its work (then it reports as it goes).
+          if (progress.phase !== "rebuilding" || progress.bytesTotal > 0) return;
           // What another process sees from here until the rebuild commits (its one
           // transaction shows them nothing before): a synchronous child, so the rebuild waits.
           const child = new Deno.Command(Deno.execPath(), {
@@ -371,6 +372,84 @@ Deno.test("reindex --status says rebuilding while a rebuild runs, with no percen
     assert.doesNotMatch(seen[0]!, /^phase: .*%/m);
     const after = await runCli("reindex", ["--status"], world.vars);
     assert.match(after.stdout, /^phase: idle$/m);
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("reindex --rebuild on a terminal draws the share and time left as capture does", async () => {
+  const world = await makeWorld();
+  try {
+    writeClaudeCorpus(world.claude, { sessions: 5, lines: 20 });
+    assert.equal((await reindexOk(world, ["--quiet"])).code, 0);
+    // A terminal on stderr is what turns the bar on; the Io says so.
+    const io = { ...captureIo(), errIsTerminal: true };
+    assert.equal(await reindex(["--rebuild"], io, world.env), 0, io.stderr());
+    assert.match(io.stderr(), /\rRebuilding the index and conversations from the raw records…/);
+    assert.match(
+      io.stderr(),
+      /\rRebuilding \[[#.]{24}\] \d+% \d\/5 sources \S+ \S+\/\S+ \S+ .* left/,
+    );
+    assert.ok(io.stderr().endsWith("\r\x1b[K"), "the bar is cleared before the summary");
+    assert.match(io.stdout(), /^Rebuilt the index and conversations from \d+ raw records$/m);
+  } finally {
+    await world.cleanup();
+  }
+});
+
+/** Runs reindex with `args` in a child, sends it SIGINT once it holds the capture lock. */
+async function interrupted(world: World, args: string[]) {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      ...taskFlags("reindex"),
+      "--quiet",
+      join(ROOT, "commands", "reindex.ts"),
+      ...args,
+    ],
+    env: { ...childBaseEnv(), ...world.vars },
+    clearEnv: true,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  // The lock is taken after the signal handlers are in place, and long before the work is done.
+  await waitForLockHolder(world);
+  child.kill("SIGINT");
+  const output = await child.output();
+  const decoder = new TextDecoder();
+  return {
+    code: output.code,
+    stdout: decoder.decode(output.stdout),
+    stderr: decoder.decode(output.stderr),
+  };
+}
+
+Deno.test("Ctrl-C stops reindex and reindex --rebuild, which say to run again to finish", async (t) => {
+  const world = await makeWorld();
+  try {
+    writeClaudeCorpus(world.claude, { sessions: 220, lines: 160 });
+    await t.step("a capture stops at a batch boundary; running again finishes it", async () => {
+      const stopped = await interrupted(world, []);
+      assert.equal(stopped.code, 0, stopped.stderr);
+      assert.match(stopped.stdout, /; stopped; run again to finish$/m);
+      const again = await reindexOk(world, ["--json"]);
+      assert.equal(again.code, 0, again.stderr);
+      assert.equal(JSON.parse(again.stdout).complete, true);
+    });
+    await t.step("a rebuild rolls back whole and latches nothing", async () => {
+      const before = storeDigest(world);
+      const stopped = await interrupted(world, ["--rebuild"]);
+      assert.equal(stopped.code, 0, stopped.stderr);
+      assert.equal(
+        stopped.stderr,
+        "Rebuild stopped; run again to finish (the index and conversations are as they were)\n",
+      );
+      assert.deepEqual(storeDigest(world), before);
+      const again = await reindexOk(world, ["--rebuild"]);
+      assert.equal(again.code, 0, again.stderr);
+      assert.deepEqual(storeDigest(world), before);
+    });
   } finally {
     await world.cleanup();
   }

@@ -5,13 +5,22 @@
 import assert from "node:assert/strict";
 import { main as start, spec } from "../../commands/start.ts";
 import { helpText } from "../../commands/_command.ts";
-import { captureIo, makeWorld, removeDir, runCli } from "../_helpers.ts";
+import { join } from "node:path";
+import {
+  captureIo,
+  childBaseEnv,
+  makeWorld,
+  removeDir,
+  ROOT,
+  runCli,
+  taskFlags,
+} from "../_helpers.ts";
+import { writeClaudeCorpus } from "../_corpus.ts";
 
 /** The demo's temporary data dir and home, as it prints them. */
 function demoDirs(stdout: string): [string, string] {
-  const match = /The demo store is (\S+) \([^)]*\); delete it and (\S+) when you are done/.exec(
-    stdout,
-  );
+  const match = /The demo store is (\S+) \([^)]*\); it and (\S+) are removed when this command/
+    .exec(stdout);
   assert.ok(match, stdout);
   return [match[1]!, match[2]!];
 }
@@ -24,8 +33,9 @@ Deno.test("start with no agent histories says so and runs the demo instead", asy
     assert.match(io.stdout(), /No Claude Code, Codex or OpenCode histories were found/);
     assert.match(io.stdout(), /Running the demo on logbook's bundled sample transcripts instead/);
     assert.match(io.stdout(), /A sample search for "marmot keyring":/);
-    const [dir] = demoDirs(io.stdout());
-    assert.ok(Deno.statSync(`${dir}/history.db`).isFile);
+    for (const dir of demoDirs(io.stdout())) {
+      assert.equal(await Deno.stat(dir).catch(() => null), null, `${dir} removed on exit`);
+    }
     assert.equal(await Deno.stat(world.data).catch(() => null), null, "nothing written");
   } finally {
     if (/The demo store is/.test(io.stdout())) {
@@ -58,14 +68,15 @@ Deno.test("start --demo captures the fixtures into a temp data dir and runs a sa
     assert.match(result.stdout, /claude:f332cca8-0b9a-4244-835f-c44f31385301 message\/assistant/);
     const [dir, home] = demoDirs(result.stdout);
     assert.ok(dir !== world.data);
-    assert.ok(Deno.statSync(`${dir}/history.db`).isFile);
+    assert.doesNotMatch(result.stdout, /LOGBOOK_DATA_DIR=/, "no command for a store that is gone");
+    for (const gone of [dir, home]) {
+      assert.equal(await Deno.stat(gone).catch(() => null), null, `${gone} removed on exit`);
+    }
     assert.equal(
       await Deno.stat(world.data).catch(() => null),
       null,
       "the user's data dir is untouched",
     );
-    await removeDir(dir);
-    await removeDir(home);
   } finally {
     await world.cleanup();
   }
@@ -98,3 +109,72 @@ Deno.test("start --help, and a bad --port is a usage error before any work", asy
     await world.cleanup();
   }
 });
+
+Deno.test("start on a terminal draws reindex's progress bar while it captures", async () => {
+  const world = await makeWorld({ fixtures: ["claude"] });
+  try {
+    // A terminal on stderr is what turns the bar on; the Io says so.
+    const io = { ...captureIo(), errIsTerminal: true };
+    assert.equal(await start(["--no-dashboard"], io, world.env), 0, io.stderr());
+    assert.match(
+      io.stderr(),
+      // deno-lint-ignore no-control-regex
+      /\r\[[#.]{24}\] \d+% \d+\/\d+ sources \S+ \S+\/\S+ \S+ .* left\x1b\[K/,
+    );
+    assert.match(io.stdout(), /Captured \d+ new records/);
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("start stopped while it captures says to run it again, and running it again finishes", async (t) => {
+  const world = await makeWorld();
+  try {
+    writeClaudeCorpus(world.claude, { sessions: 220, lines: 160 });
+    await t.step("Ctrl-C (SIGINT) in a real process", async () => {
+      const child = new Deno.Command(Deno.execPath(), {
+        args: ["run", ...taskFlags("start"), "--quiet", join(ROOT, "commands", "start.ts")],
+        env: { ...childBaseEnv(), ...world.vars },
+        clearEnv: true,
+        stdin: "null",
+        stdout: "piped",
+        stderr: "piped",
+      }).spawn();
+      // The capture lock is taken once the signal handlers are in place.
+      const lock = join(world.data, "run", "capture.lock");
+      const until = Date.now() + 20_000;
+      while (Date.now() < until && !lockHolder(lock)) await new Promise((r) => setTimeout(r, 20));
+      assert.ok(lockHolder(lock), "the capture started");
+      child.kill("SIGINT");
+      const output = await child.output();
+      const stdout = new TextDecoder().decode(output.stdout);
+      const stderr = new TextDecoder().decode(output.stderr);
+      assert.equal(output.code, 0, stderr);
+      assert.equal(stderr, "Capture stopped; run again to finish\n");
+      assert.doesNotMatch(stdout, /logbook dashboard:|Search them/, "it stops there");
+    });
+    await t.step("a stop signal given to main", async () => {
+      const io = captureIo();
+      const stopped = await start(["--no-dashboard"], io, world.env, AbortSignal.abort());
+      assert.equal(stopped, 0, io.stderr());
+      assert.equal(io.stderr(), "Capture stopped; run again to finish\n");
+    });
+    await t.step("run again, it finishes", async () => {
+      const io = captureIo();
+      assert.equal(await start(["--no-dashboard"], io, world.env), 0, io.stderr());
+      assert.match(io.stdout(), /\(220 new conversations\)|^ {2}claude +220$/m);
+      assert.match(io.stdout(), /Search them:/);
+    });
+  } finally {
+    await world.cleanup();
+  }
+});
+
+function lockHolder(path: string): number | null {
+  try {
+    const pid = JSON.parse(Deno.readTextFileSync(path)).pid;
+    return typeof pid === "number" ? pid : null;
+  } catch {
+    return null;
+  }
+}
