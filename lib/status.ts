@@ -2,7 +2,8 @@
 // and running, the store, drift, snapshots, unclosed stage markers, sessions and corrupt records.
 
 import { join } from "node:path";
-import { captureOffReason, type LastRun, LATCH_KEY, type LatchedFailure } from "./capture/run.ts";
+import { captureOffReason, type LastRun } from "./capture/run.ts";
+import { type LatchedFailure, latchedFailure } from "./store/latch.ts";
 import { snapshotStats } from "./sessions/compaction.ts";
 import { type Context, openStore, storeExists } from "./context.ts";
 import { isLockHeld } from "./lock.ts";
@@ -90,7 +91,7 @@ export function captureState(ctx: Context, options: StatusOptions = {}): Capture
       try {
         opened = options.open ? options.open() : openStore(ctx, { readOnly: true });
         store = storeStatus(opened, now);
-        latched = opened.getMeta<LatchedFailure>(LATCH_KEY) ?? null;
+        latched = latchedFailure(opened);
       } catch (err) {
         // The damage a check found may be what cannot be read: the check names it.
         if (!options.damaged || !isCorruption(err)) throw err;

@@ -20,6 +20,7 @@ import {
   migrationState,
   runBatchedMigration,
 } from "../store/batched_migration.ts";
+import { clearLatch, latch, type LatchedFailure, latchedFailure } from "../store/latch.ts";
 import { yieldToEventLoop } from "./_yield.ts";
 import { capturePass, type PassOptions } from "./engine.ts";
 import { announce, type Progress } from "./progress.ts";
@@ -28,9 +29,6 @@ import { type CaptureSummary, Tally } from "./summary.ts";
 
 /** How long one run spends bringing project mirrors up to date at most (the rest waits). */
 const MIRROR_BUDGET_MS = 2000;
-
-/** The meta key of a failure that stops capture until `reindex --retry`. */
-export const LATCH_KEY = "latched_failure";
 
 export interface CaptureRunOptions {
   ctx: Context;
@@ -55,12 +53,6 @@ export type CaptureRunResult =
   | { status: "busy"; holder: LockInfo | null }
   | { status: "off"; reason: string }
   | { status: "latched"; failure: LatchedFailure };
-
-/** A failure kept until the user retries (a failed migration or rebuild). */
-export interface LatchedFailure {
-  at: number;
-  message: string;
-}
 
 /** The result of the last capture run, kept in the store for `--status`. */
 export interface LastRun {
@@ -132,16 +124,11 @@ export function tryCaptureLock(
   return tryLock(ctx.paths.run, ctx.paths.root, "capture", command);
 }
 
-/** Clears a latched failure, so capture runs again (`reindex --retry`). */
-export function clearLatch(store: HistoryStore): void {
-  store.deleteMeta(LATCH_KEY);
-}
-
 /** Runs one capture under the capture lock; see CaptureRunResult for the outcomes. */
 export async function runCapture(options: CaptureRunOptions): Promise<CaptureRunResult> {
   const { ctx, store } = options;
   if (options.retry) clearLatch(store);
-  const latched = store.getMeta<LatchedFailure>(LATCH_KEY);
+  const latched = latchedFailure(store);
   if (latched) return { status: "latched", failure: latched };
   const off = captureOffReason(ctx);
   if (off) return { status: "off", reason: off };
@@ -204,7 +191,7 @@ export async function runCapture(options: CaptureRunOptions): Promise<CaptureRun
       try {
         store.setMeta("last_run", { at: ctx.now(), ok: false, error: message } satisfies LastRun);
         if (rebuilding) {
-          store.setMeta(LATCH_KEY, { at: ctx.now(), message } satisfies LatchedFailure);
+          latch(store, { at: ctx.now(), message });
         }
       } catch {
         // The store itself failing (locked, full) is what is being reported.

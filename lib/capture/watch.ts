@@ -10,9 +10,9 @@ import type { Adapter, SourceRef } from "../sources/adapter.ts";
 import { ADAPTERS } from "../sources/mod.ts";
 import { type HistoryStore, StoreLockedError } from "../store/db.ts";
 import { capturePass } from "./engine.ts";
+import { clearLatch, latchedFailure } from "../store/latch.ts";
 import {
   captureOffNow,
-  clearLatch,
   discoverContext,
   migrate,
   migrationPending,
@@ -81,6 +81,7 @@ export async function watch(options: WatchOptions): Promise<void> {
   // The last capture stopped before reading everything it found: what is left is read next.
   let backlog = false;
   let paused = false;
+  let stopped = false;
   const notifications = startNotifications(adapters, ctx, dirty, () => (rediscoverSoon = true));
 
   try {
@@ -94,6 +95,15 @@ export async function watch(options: WatchOptions): Promise<void> {
       }
       if (paused) note("capture switched on again");
       paused = false;
+      // A failed migration or rebuild stops capture, as it stops `reindex`, until --retry.
+      const latched = latchedFailure(store);
+      if (latched) {
+        if (!stopped) note(`capture is stopped after a failure: ${latched.message}`);
+        stopped = true;
+        if (!(await sleep(timings.idleMs, signal))) break;
+        continue;
+      }
+      stopped = false;
 
       const now = Date.now();
       const full = rediscoverSoon || now - lastDiscovery >= timings.rediscoverMs;

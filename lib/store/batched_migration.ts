@@ -12,6 +12,7 @@
 import { createHash, type Hash } from "node:crypto";
 import type { HistoryStore } from "./db.ts";
 import { MigrationError } from "./db.ts";
+import { latch, latchedFailure } from "./latch.ts";
 
 /** Batch bounds: rows, source bytes and time (a single row may exceed the last two). */
 export const BATCH_ROWS = 32;
@@ -20,8 +21,6 @@ export const BATCH_MS = 50;
 
 /** The meta key of the batched migration under way. */
 export const MIGRATION_STATE_KEY = "batched_migration";
-/** The meta key of the latch that stops capture (as `lib/capture/run.ts` names it). */
-const LATCH_KEY = "latched_failure";
 
 /** One source row as a step reads it: its id and what the hash and the copy need. */
 export interface SourceRow {
@@ -171,7 +170,7 @@ export async function runBatchedMigration<R extends SourceRow>(
   }
   if (state.phase === "failed") {
     // Failed closed: only `reindex --retry`, which clears the latch, lets it go on.
-    if (store.getMeta(LATCH_KEY)) throw new MigrationError(state.failure ?? "Migration failed");
+    if (latchedFailure(store)) throw new MigrationError(state.failure ?? "Migration failed");
     state = { ...state, phase: "verify", verified: 0, repair: true, failure: null };
     store.setMeta(MIGRATION_STATE_KEY, state);
   }
@@ -328,7 +327,7 @@ function verifyBatches<R extends SourceRow>(
     const failed: MigrationState = { ...state, phase: "failed", verified, workMs, failure };
     store.transaction(() => {
       store.setMeta(MIGRATION_STATE_KEY, failed);
-      store.setMeta(LATCH_KEY, { at: now(), message });
+      latch(store, { at: now(), message });
     });
     throw new MigrationError(message);
   }

@@ -3,12 +3,8 @@
 
 import assert from "node:assert/strict";
 import { loadContext, openStore, redactorFor } from "../../../lib/context.ts";
-import {
-  LATCH_KEY,
-  type LatchedFailure,
-  passOptions,
-  runCapture,
-} from "../../../lib/capture/run.ts";
+import { passOptions, runCapture } from "../../../lib/capture/run.ts";
+import { LATCH_KEY, type LatchedFailure } from "../../../lib/store/latch.ts";
 import { watch } from "../../../lib/capture/watch.ts";
 import { envFrom } from "../../../lib/env.ts";
 import { ADAPTERS } from "../../../lib/sources/mod.ts";
@@ -57,6 +53,38 @@ Deno.test("watch() clears a latched failure only when asked to retry", async (t)
           store.close();
         }
       });
+    }
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("a watcher with a latched failure captures nothing and says why", async () => {
+  const world = await makeWorld({ fixtures: ["claude"] });
+  try {
+    const ctx = loadContext({ env: world.env });
+    const store = openStore(ctx);
+    try {
+      store.setMeta(LATCH_KEY, FAILURE);
+      const controller = new AbortController();
+      const notes: string[] = [];
+      const watching = watch({
+        ctx,
+        store,
+        redact: redactorFor(ctx),
+        signal: controller.signal,
+        timings: { idleMs: 20 },
+        onNote: (note) => {
+          notes.push(note);
+          controller.abort();
+        },
+      });
+      await watching;
+      assert.deepEqual(notes, [`capture is stopped after a failure: ${FAILURE.message}`]);
+      const records = store.stmt("SELECT count(*) AS n FROM records").get() as { n: number };
+      assert.equal(records.n, 0);
+    } finally {
+      store.close();
     }
   } finally {
     await world.cleanup();

@@ -4,7 +4,8 @@
 
 import assert from "node:assert/strict";
 import { loadContext, openStore, redactorFor } from "../../../lib/context.ts";
-import { LATCH_KEY, runCapture } from "../../../lib/capture/run.ts";
+import { runCapture } from "../../../lib/capture/run.ts";
+import { LATCH_KEY } from "../../../lib/store/latch.ts";
 import { ADAPTERS } from "../../../lib/sources/mod.ts";
 import {
   BATCH_ROWS,
