@@ -12,7 +12,7 @@ import {
   type BatchRecord,
   type ConversationWrite,
   type DriftRow,
-} from "./batch_write.ts";
+} from "./batch_transaction.ts";
 import { FLAG_INDEXED } from "../store/schema.ts";
 import { headHash, mtimeOf } from "./identity.ts";
 import type { Limits } from "./limits.ts";

@@ -1,10 +1,10 @@
 // The worker that writes capture batches on a connection of its own, so SQLite's work on one
 // batch overlaps with reading and parsing the next on the capture's thread. Started and spoken
-// to only by `WorkerBatchWriter` (`batch_writer.ts`).
+// to only by `WorkerBatchWriter` (`batch_writers.ts`).
 
 import { dirname } from "node:path";
 import { HistoryStore } from "../store/db.ts";
-import { type BatchPayload, writeBatch } from "./batch_write.ts";
+import { type BatchPayload, writeBatch } from "./batch_transaction.ts";
 
 /** Messages the capture sends. */
 export type ToWorker =

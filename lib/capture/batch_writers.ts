@@ -4,7 +4,7 @@
 
 import type { OpenStep, Operation } from "../stage_markers.ts";
 import { HistoryStore, MigrationError, StoreFullError, StoreLockedError } from "../store/db.ts";
-import { type BatchPayload, type BatchResult, writeBatch } from "./batch_write.ts";
+import { type BatchPayload, type BatchResult, writeBatch } from "./batch_transaction.ts";
 import type { FromWorker, ToWorker, WireError } from "./batch_worker.ts";
 
 /** Writes batches, one transaction each, in the order they are given. */

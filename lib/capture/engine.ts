@@ -17,9 +17,9 @@
 //    index fragment per row, and the batch's cursor moves past the line. A full batch (`limits.ts`:
 //    512 KiB of text or 8 MiB raw) is planned into plain data (`batch_plan.ts`: raw bytes
 //    compressed, conversation rows summed) and handed on (`batch_pipeline.ts`).
-// 6. Written. `batch_writer.ts` writes the batch on this connection or, in a pass with 16 MiB
+// 6. Written. `batch_writers.ts` writes the batch on this connection or, in a pass with 16 MiB
 //    or more to read, in a worker with a connection of its own (`batch_worker.ts`) while the
-//    next batch is read. Either way `batch_write.ts` writes records, index entries,
+//    next batch is read. Either way `batch_transaction.ts` writes records, index entries,
 //    conversations, drift, record keys and the cursors the batch moves in one SQLite
 //    transaction; from there `lib/store/search.ts` finds the line.
 //

@@ -15,7 +15,7 @@ import {
   driftRow,
   type PendingRecord,
 } from "./batch_plan.ts";
-import { countDrift, writeConversations } from "./batch_write.ts";
+import { countDrift, writeConversations } from "./batch_transaction.ts";
 import { FLAG_DRIFT, FLAG_INDEXED, FLAG_STREAMED } from "../store/schema.ts";
 import { indexText } from "../store/cjk.ts";
 import { driftRecord, inheritTime, type Tombstones } from "./derive.ts";

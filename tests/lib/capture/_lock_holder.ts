@@ -1,6 +1,6 @@
 // A worker that holds a history store's write lock for a while, from a thread of its own: a
 // test's capture can then wait on the lock (even synchronously, in SQLite's busy handler) and
-// see it released. Started by `holdStoreLock` in batch_writer_test.ts.
+// see it released. Started by `holdStoreLock` in batch_writers_test.ts.
 
 import { DatabaseSync } from "node:sqlite";
 

@@ -13,8 +13,8 @@ import { loadContext } from "../../../lib/context.ts";
 import { HistoryStore, StoreLockedError } from "../../../lib/store/db.ts";
 import type { Limits } from "../../../lib/capture/limits.ts";
 import { decodeRaw } from "../../../lib/store/raw.ts";
-import { type BatchWriter, WorkerBatchWriter } from "../../../lib/capture/batch_writer.ts";
-import type { BatchPayload, BatchRecord } from "../../../lib/capture/batch_write.ts";
+import { type BatchWriter, WorkerBatchWriter } from "../../../lib/capture/batch_writers.ts";
+import type { BatchPayload, BatchRecord } from "../../../lib/capture/batch_transaction.ts";
 import { createStageMarkers, type Operation } from "../../../lib/stage_markers.ts";
 import { makeWorld, removeDir, runPass, tempDir, type World } from "../../_helpers.ts";
 
