@@ -211,15 +211,11 @@ export class HistoryTools {
       }
       throw err;
     }
-    const titles = new Map<string, string | null>();
     const hits = result.hits.map((hit) => {
-      if (!titles.has(hit.conversation)) {
-        titles.set(hit.conversation, this.#title(hit.conversation));
-      }
       return {
         conversation: hit.conversation,
         record: hit.record,
-        title: titles.get(hit.conversation) ?? null,
+        title: hit.title,
         agent: hit.agent,
         project: hit.project,
         date: hit.timestamp,
@@ -364,13 +360,6 @@ export class HistoryTools {
     } catch (err) {
       throw new ToolError((err as Error).message);
     }
-  }
-
-  #title(key: string): string | null {
-    const row = this.#store.stmt("SELECT title FROM conversations WHERE key = ?").get(key) as
-      | { title: string | null }
-      | undefined;
-    return row?.title ? redactorFor(this.#ctx)(row.title) : null;
   }
 }
 

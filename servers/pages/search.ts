@@ -13,7 +13,6 @@ import { homeDir } from "../../lib/paths.ts";
 import { AGENTS, KINDS, ROLES } from "../../lib/sources/adapter.ts";
 import { resolveSearch } from "../../lib/filters.ts";
 import type { HistoryStore } from "../../lib/store/db.ts";
-import type { ConversationRow } from "../../lib/store/records.ts";
 import {
   countMatches,
   type MatchCounts,
@@ -116,7 +115,6 @@ export const searchPageRoute: Route = (svc) =>
       counts: page.ftsQuery === null
         ? null
         : countMatches(store, page.ftsQuery, filtersOf(store, svc, effective)),
-      titles: titlesOf(store, svc, page.hits),
     }));
     const body = html`${searchForm(form, teamConfigured(svc))}${
       page.note
@@ -124,7 +122,7 @@ export const searchPageRoute: Route = (svc) =>
         : page.mode === "literal"
         ? notice("The query is not valid FTS5 syntax: this is a literal substring scan")
         : ""
-    }${results(svc, page, form, extra.counts, extra.titles, home)}`;
+    }${results(svc, page, form, extra.counts, titlesOf(page.hits), home)}`;
     return c.html(layout(`Search: ${form.q}`, "search", body));
   });
 
@@ -181,14 +179,10 @@ function filtersOf(store: HistoryStore, svc: Services, form: Form): SearchFilter
   return filters;
 }
 
-function titlesOf(store: HistoryStore, svc: Services, hits: readonly SearchHit[]): Titles {
+/** Each hit's conversation title, as the search gave it (already through the gate). */
+function titlesOf(hits: readonly SearchHit[]): Titles {
   const title = new Map<string, string | null>();
-  const stmt = store.stmt("SELECT title FROM conversations WHERE key = ?");
-  for (const hit of hits) {
-    if (title.has(hit.conversation)) continue;
-    const row = stmt.get(hit.conversation) as Pick<ConversationRow, "title"> | undefined;
-    title.set(hit.conversation, row?.title ? svc.redact(row.title) : null);
-  }
+  for (const hit of hits) if (!title.has(hit.conversation)) title.set(hit.conversation, hit.title);
   return { title };
 }
 
