@@ -31,7 +31,7 @@ export function openSourceReader(ref: SourceRef, position: number): Promise<Open
 }
 
 async function zstdReader(path: string, skip: number): Promise<OpenedSource> {
-  const create = await zstdDecompressor();
+  const create = zstdDecompressor();
   const { createReadStream } = await import("node:fs");
   if (!create) throw new SourceError("No zstd decoder in this runtime");
   const input = createReadStream(path);
