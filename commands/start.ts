@@ -6,7 +6,7 @@
 // it at a batch boundary.
 
 import { fileURLToPath } from "node:url";
-import { discoverContext, runCapture } from "../lib/capture/run.ts";
+import { discoverContext, runCapture, whyNotCaptured } from "../lib/capture/run.ts";
 import { type Context, loadContext, openStore, redactorFor } from "../lib/context.ts";
 import { type Env, envFrom } from "../lib/env.ts";
 import { formatBytes, formatDuration } from "../lib/format.ts";
@@ -155,14 +155,10 @@ async function captureAndReport(
       io.err(`Capture ${STOPPED}\n`);
       return { code: EXIT.ok, stopped: true };
     }
-    if (result.status === "busy") {
-      io.out(
-        `Another capture is running (pid ${result.holder?.pid ?? "?"}); showing what is stored\n`,
-      );
-    } else if (result.status === "off") {
-      io.out(`Capture is switched off (${result.reason}); showing what is stored\n`);
+    if (result.status === "busy" || result.status === "off") {
+      io.out(`${whyNotCaptured(result)}; showing what is stored\n`);
     } else if (result.status === "latched") {
-      io.err(`error: capture is stopped after a failure: ${safeText(result.failure.message)}\n`);
+      io.err(`error: ${safeText(whyNotCaptured(result))}\n`);
       return { code: EXIT.failure, stopped: false };
     } else {
       io.out(summaryLine(result.summary) + "\n");
