@@ -346,6 +346,42 @@ Deno.test("search stops with exit 2 once its time budget is spent, the literal s
   }
 });
 
+Deno.test("search past its budget prints the hits it had and says what they are, exit 0", async (t) => {
+  const world = await capturedWorld();
+  try {
+    // The budget (1200 ms) is counted from 0; every later read of the clock says 1050: past
+    // the ranking's share (1000), within the fallback's and the hits' (1100, 1200).
+    const clock = () => {
+      let reads = 0;
+      return () => reads++ === 0 ? 0 : 1050;
+    };
+    const ranked = await searchJson(world, ["marmot keyring"]);
+    assert.equal(ranked.code, 0);
+    await t.step("as text, the hits then the note on stderr", async () => {
+      const io = captureIo();
+      assert.equal(await search(["marmot keyring"], io, world.env, clock()), 0, io.stderr());
+      assert.match(
+        io.stderr(),
+        /^note: The search was stopped after 1200 ms: it matches too much to rank in time, so these 2 hits are from the most recently captured matches, newest first, not ranked; .*for ranked hits\n$/,
+      );
+      assert.match(io.stdout(), /marmot/);
+      assert.match(io.stdout(), /^2 hits\n$/m);
+    });
+    await t.step("as JSON lines, the same hits, newest captured first", async () => {
+      const io = captureIo();
+      assert.equal(await search(["marmot keyring", "--json"], io, world.env, clock()), 0);
+      const hits = io.stdout().trim().split("\n").map((line) => JSON.parse(line));
+      assert.deepEqual(
+        hits.map((h) => h.record),
+        ranked.hits.map((h) => h.record).sort((a: number, b: number) => b - a),
+      );
+      assert.match(io.stderr(), /^note: The search was stopped after 1200 ms/);
+    });
+  } finally {
+    await world.cleanup();
+  }
+});
+
 Deno.test("search shows each hit's title, local time and whole id in 80 columns, then a count line", async () => {
   const world = await makeWorld({ fixtures: ["claude", "codex", "opencode"] });
   try {
