@@ -328,7 +328,7 @@ Deno.test("a query over 4096 characters is invalid, not missing", async () => {
   }
 });
 
-Deno.test("search stops with exit 2 once its time budget is spent, the literal scan too", async () => {
+Deno.test("search stopped by its budget before any hit exits 2 saying how to narrow it, the literal scan too", async () => {
   const world = await capturedWorld();
   try {
     // A budget of 0 ms is spent before the first check: deterministic, whatever the machine.
