@@ -1,6 +1,8 @@
 #!/usr/bin/env -S deno run -R -W -E
 // `search`: finds records across every captured conversation, ranked, with filters. Exit 0 with
-// hits, 1 with none (as grep does), 2 for a usage error. Never writes to a source.
+// hits, 1 with none (as grep does), 2 for a usage error. A search past its time budget prints the
+// hits it had, says what they are on stderr and exits 0; one that had none is a usage error (2:
+// narrow the query), since "no match" would not be true. Never writes to a source.
 
 import type { Env } from "../lib/env.ts";
 import {
@@ -32,7 +34,6 @@ import {
   searchGroups,
   type SearchHit,
   SearchLimitError,
-  SearchStoppedError,
 } from "../lib/store/search.ts";
 import { markRanges } from "./_terminal/highlight.ts";
 import { safeIo } from "./_terminal/safe_io.ts";
@@ -102,13 +103,14 @@ export const spec = defineCommand({
   ],
 });
 
-/** Runs `search` with `args`; returns the exit status. */
+/** Runs `search` with `args`; returns the exit status. `now` is the search budget's clock. */
 export async function main(
   args: string[],
   io: Io = stdio(),
   env: Env = Deno.env,
+  now: () => number = Date.now,
 ): Promise<number> {
-  const startedAt = Date.now();
+  const startedAt = now();
   return await run(spec, args, safeIo(io), async ({ values, positionals }) => {
     if (values.project !== undefined && values["all-projects"]) {
       throw new UsageError('Options "--project" and "--all-projects" cannot be used together');
@@ -182,17 +184,20 @@ export async function main(
       options.offset = offset;
       options.budgetMs = budgetMsFrom(env);
       options.startedAt = startedAt;
-      const page = stopsAsUsage(() =>
+      const page = boundsAsUsage(() =>
         values.group
-          ? searchGroups(store, ADAPTERS, redactorFor(ctx), options)
-          : search(store, ADAPTERS, redactorFor(ctx), options)
+          ? searchGroups(store, ADAPTERS, redactorFor(ctx), options, now)
+          : search(store, ADAPTERS, redactorFor(ctx), options, now)
       );
+      const hits: (SearchHit & { hits?: number })[] = "groups" in page ? page.groups : page.hits;
+      // Stopped with nothing in hand, the search says how to narrow the query.
+      if (page.stopped && !hits.length) throw new UsageError(page.stopNote ?? "Stopped");
       const note = ("note" in page ? page.note : null) ??
         (page.mode === "literal"
           ? "the query is not valid FTS5 syntax; used a literal substring scan"
           : null);
       if (note) io.err(`note: ${note}\n`);
-      const hits: (SearchHit & { hits?: number })[] = "groups" in page ? page.groups : page.hits;
+      if (page.stopNote) io.err(`note: ${page.stopNote}\n`);
       if (values.json) {
         for (const hit of hits) io.out(safeJson(hit) + "\n");
       } else {
@@ -221,14 +226,12 @@ export async function main(
   });
 }
 
-/** Runs a search; a query over a bound or out of time is a usage error (change the query). */
-function stopsAsUsage<T>(fn: () => T): T {
+/** Runs a search; a query over a bound is a usage error (change the query). */
+function boundsAsUsage<T>(fn: () => T): T {
   try {
     return fn();
   } catch (err) {
-    if (err instanceof SearchLimitError || err instanceof SearchStoppedError) {
-      throw new UsageError(err.message);
-    }
+    if (err instanceof SearchLimitError) throw new UsageError(err.message);
     throw err;
   }
 }

@@ -25,12 +25,7 @@ import {
 } from "../../lib/store/conversations.ts";
 import type { HistoryStore } from "../../lib/store/db.ts";
 import { type ConversationJson, conversationJson, TextDeriver } from "../../lib/store/records.ts";
-import {
-  budgetMsFrom,
-  search,
-  SearchLimitError,
-  SearchStoppedError,
-} from "../../lib/store/search.ts";
+import { budgetMsFrom, search, SearchLimitError } from "../../lib/store/search.ts";
 
 /** Most characters of conversation text one `read_conversation` page returns. */
 export const PAGE_CHARS = 24_000;
@@ -169,9 +164,12 @@ export class HistoryTools {
     return this.#opened;
   }
 
-  /** `search_history`: ranked hits, each with what `read_conversation` needs to open it. */
+  /**
+   * `search_history`: ranked hits, each with what `read_conversation` needs to open it. Past its
+   * budget, the hits the search had, with a note saying what they are (never a tool error).
+   */
   searchHistory(args: SearchArgs): ToolAnswer {
-    const startedAt = Date.now();
+    const startedAt = this.#ctx.now();
     if (args.project !== undefined && args.all_projects) {
       throw new ToolError('Give either "project" or "all_projects", not both');
     }
@@ -200,15 +198,9 @@ export class HistoryTools {
     const scope = options.project ? `in project ${options.project}` : "in all projects";
     let result;
     try {
-      result = search(this.#store, ADAPTERS, redactorFor(this.#ctx), options);
+      result = search(this.#store, ADAPTERS, redactorFor(this.#ctx), options, this.#ctx.now);
     } catch (err) {
       if (err instanceof SearchLimitError) throw new ToolError(err.message);
-      if (err instanceof SearchStoppedError) {
-        return {
-          text: `No hits in time ${scope}. ${err.message}.`,
-          data: { hits: [], stopped: true, note: err.message },
-        };
-      }
       throw err;
     }
     const hits = result.hits.map((hit) => {
@@ -231,18 +223,31 @@ export class HistoryTools {
         oneLine(hit.snippet)
       }`
     );
-    const note = result.mode === "literal"
-      ? "The query is not FTS5 syntax, so it was matched as a literal substring.\n"
-      : "";
+    // Why the index could not answer (a literal scan), and what a stopped search's hits are.
+    const notes = [result.note, result.stopNote].filter((n): n is string => n !== null)
+      .map((n) => sentence(n));
+    const note = notes.length ? notes.join(" ") : null;
+    const lead = note ? `Note: ${note}\n` : "";
     const more = result.next !== null ? " (more exist: raise limit or narrow the query)" : "";
     const text = hits.length
-      ? `${note}${hits.length} hit${hits.length === 1 ? "" : "s"} ${scope}${more}:\n\n${
+      ? `${lead}${hits.length} hit${hits.length === 1 ? "" : "s"} ${scope}${more}:\n\n${
         lines.join("\n")
       }\n\nOpen one with read_conversation {"conversation": "<id>", "around": <record>}.`
-      : `${note}No hits for that query ${scope}.${
+      : result.stopped
+      ? `${lead}No hits in time ${scope}.`
+      : `${lead}No hits for that query ${scope}.${
         options.project ? ' Try "all_projects": true.' : ""
       }`;
-    return { text, data: { hits, more: result.next !== null, mode: result.mode } };
+    return {
+      text,
+      data: {
+        hits,
+        more: result.next !== null,
+        mode: result.mode,
+        stopped: result.stopped,
+        note,
+      },
+    };
   }
 
   /** `read_conversation`: one page as readable text, and the cursor of the next page. */
@@ -399,6 +404,14 @@ function cut(text: string, max: number): string {
 function firstLines(text: string, n: number): string {
   const lines = text.split("\n");
   return lines.length <= n ? text : `${lines.slice(0, n).join("\n")}\n…`;
+}
+
+/** `text` as a sentence: a capital first, a period last. */
+function sentence(text: string): string {
+  const trimmed = text.trim();
+  return `${trimmed.charAt(0).toUpperCase()}${trimmed.slice(1)}${
+    /[.!?]$/.test(trimmed) ? "" : "."
+  }`;
 }
 
 function oneLine(text: string): string {

@@ -111,8 +111,9 @@ export const searchPageRoute: Route = (svc) =>
         err.status,
       );
     }
+    // A stopped search matched too much to count here in time: it has no counts.
     const extra = usingStore(svc, (store) => ({
-      counts: page.ftsQuery === null
+      counts: page.ftsQuery === null || page.stopped
         ? null
         : countMatches(store, page.ftsQuery, filtersOf(store, svc, effective)),
     }));
@@ -122,7 +123,9 @@ export const searchPageRoute: Route = (svc) =>
         : page.mode === "literal"
         ? notice("The query is not valid FTS5 syntax: this is a literal substring scan")
         : ""
-    }${results(svc, page, form, extra.counts, titlesOf(page.hits), home)}`;
+    }${page.stopNote ? notice(page.stopNote) : ""}${
+      results(svc, page, form, extra.counts, titlesOf(page.hits), home)
+    }`;
     return c.html(layout(`Search: ${form.q}`, "search", body));
   });
 
