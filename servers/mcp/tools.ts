@@ -103,6 +103,7 @@ export class HistoryTools {
 
   /** `search_history` with `team`: the team database (see `logbook push`), hits marked by machine. */
   async searchTeamHistory(args: SearchArgs): Promise<ToolAnswer> {
+    const startedAt = Date.now();
     const url = this.#ctx.config.team?.url;
     if (!url) {
       throw new ToolError(
@@ -136,8 +137,18 @@ export class HistoryTools {
         ...(args.kind ? { kind: args.kind } : {}),
         ...(args.role ? { role: args.role } : {}),
         ...(args.machine ? { machine: args.machine } : {}),
+        ...(args.subagents !== undefined ? { subagents: args.subagents } : {}),
+        budgetMs: budgetMsFrom(this.#ctx.env),
+        startedAt,
       });
     } catch (err) {
+      if (err instanceof SearchLimitError) throw new ToolError(err.message);
+      if (err instanceof SearchStoppedError) {
+        return {
+          text: `No hits in time in the team database. ${err.message}.`,
+          data: { hits: [], stopped: true, note: err.message },
+        };
+      }
       throw new ToolError(teamError(err, url).message);
     }
     const lines = result.hits.map((hit, i) =>
