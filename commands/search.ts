@@ -162,7 +162,13 @@ export async function main(
       const options = resolveTeamSearch(parsed.data, ctx);
       return await searchTeam(
         ctx,
-        { ...options, offset, ...(values.machine ? { machine: values.machine } : {}) },
+        {
+          ...options,
+          offset,
+          budgetMs: budgetMsFrom(env),
+          startedAt,
+          ...(values.machine ? { machine: values.machine } : {}),
+        },
         io,
         values.json === true,
       );

@@ -46,6 +46,11 @@ export class SearchBudget {
     return this.#now() >= this.#end;
   }
 
+  /** Whole milliseconds left in the current phase (0 once spent), for a limit set elsewhere. */
+  remainingMs(): number {
+    return Math.max(0, Math.ceil(this.#end - this.#now()));
+  }
+
   /** Throws SearchStoppedError once the current phase's time is spent. */
   check(): void {
     if (this.spent()) throw this.stopped();

@@ -39,13 +39,19 @@ import {
 } from "./_search_budget.ts";
 
 export {
+  checkBounds,
   MAX_NEAR_DISTANCE,
   MAX_PREFIXES,
   MAX_TERMS,
   MIN_PREFIX_CHARS,
   SearchLimitError,
 } from "./_search_bounds.ts";
-export { budgetMsFrom, DEFAULT_BUDGET_MS, SearchStoppedError } from "./_search_budget.ts";
+export {
+  budgetMsFrom,
+  DEFAULT_BUDGET_MS,
+  SearchBudget,
+  SearchStoppedError,
+} from "./_search_budget.ts";
 
 /** Narrowing a search. Every field is optional; an empty object searches everything. */
 export interface SearchFilters {

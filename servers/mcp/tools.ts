@@ -25,7 +25,12 @@ import {
 } from "../../lib/store/conversations.ts";
 import type { HistoryStore } from "../../lib/store/db.ts";
 import { type ConversationJson, conversationJson, TextDeriver } from "../../lib/store/records.ts";
-import { budgetMsFrom, search, SearchLimitError } from "../../lib/store/search.ts";
+import {
+  budgetMsFrom,
+  search,
+  SearchLimitError,
+  SearchStoppedError,
+} from "../../lib/store/search.ts";
 
 /** Most characters of conversation text one `read_conversation` page returns. */
 export const PAGE_CHARS = 24_000;
@@ -103,6 +108,7 @@ export class HistoryTools {
 
   /** `search_history` with `team`: the team database (see `logbook push`), hits marked by machine. */
   async searchTeamHistory(args: SearchArgs): Promise<ToolAnswer> {
+    const startedAt = Date.now();
     const url = this.#ctx.config.team?.url;
     if (!url) {
       throw new ToolError(
@@ -136,8 +142,19 @@ export class HistoryTools {
         ...(args.kind ? { kind: args.kind } : {}),
         ...(args.role ? { role: args.role } : {}),
         ...(args.machine ? { machine: args.machine } : {}),
+        ...(args.subagents !== undefined ? { subagents: args.subagents } : {}),
+        budgetMs: budgetMsFrom(this.#ctx.env),
+        startedAt,
       });
     } catch (err) {
+      if (err instanceof SearchLimitError) throw new ToolError(err.message);
+      if (err instanceof SearchStoppedError) {
+        const note = sentence(err.message);
+        return {
+          text: `Note: ${note}\nNo hits in time in the team database.`,
+          data: { hits: [], more: false, stopped: true, note },
+        };
+      }
       throw new ToolError(teamError(err, url).message);
     }
     const lines = result.hits.map((hit, i) =>
@@ -145,11 +162,19 @@ export class HistoryTools {
         hit.timestamp ?? "undated"
       } · ${hit.role ? `${hit.role} ` : ""}${hit.kind}\n   ${oneLine(hit.snippet)}`
     );
+    const note = result.note === null ? null : sentence(result.note);
+    const lead = note ? `Note: ${note}\n` : "";
     return {
       text: lines.length
-        ? `${lines.length} hits in the team database:\n\n${lines.join("\n")}`
-        : "No hits in the team database.",
-      data: { hits: result.hits, mode: result.mode },
+        ? `${lead}${lines.length} hits in the team database:\n\n${lines.join("\n")}`
+        : `${lead}No hits in the team database.`,
+      data: {
+        hits: result.hits,
+        more: result.next !== null,
+        mode: result.mode,
+        stopped: false,
+        note,
+      },
     };
   }
 

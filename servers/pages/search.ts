@@ -71,6 +71,7 @@ export const searchPageRoute: Route = (svc) =>
       let result: TeamSearchResult;
       try {
         result = await searchTeamFor(svc, input as unknown as SearchInput, {
+          startedAt,
           ...(typeof offset === "number" ? { offset } : {}),
           ...(typeof machine === "string" ? { machine } : {}),
         });
