@@ -13,7 +13,7 @@ import { defineCommand, EXIT, run, shared, UsageError, wholeNumber } from "./_co
 import { teamUrl } from "./_team.ts";
 import { type Io, stdio } from "./_terminal/io.ts";
 import { safeIo } from "./_terminal/safe_io.ts";
-import { formatBytes } from "../lib/format.ts";
+import { formatBytes, plural } from "../lib/format.ts";
 
 export const spec = defineCommand({
   name: "push",
@@ -88,10 +88,16 @@ export async function main(
             `Would send to ${safeUrl(url)} as "${machine}"${team.raw ? " (raw bytes too)" : ""}:\n`,
           );
           for (const p of plan.perProject) {
-            io.out(`  ${p.project}: ${p.conversations} conversations, ${p.records} records\n`);
+            io.out(
+              `  ${p.project}: ${plural(p.conversations, "conversation")}, ${
+                plural(p.records, "record")
+              }\n`,
+            );
           }
           io.out(
-            `  in all: ${plan.records} records, ${formatBytes(plan.bytes)} of raw transcript\n`,
+            `  in all: ${plural(plan.records, "record")}, ${
+              formatBytes(plan.bytes)
+            } of raw transcript\n`,
           );
         }
         return EXIT.ok;
@@ -128,9 +134,11 @@ export async function main(
 
 function describe(s: PushSummary, machine: string): string {
   const sent = s.records
-    ? `Sent ${s.records} records of ${s.conversations} conversations (${formatBytes(s.bytes)})`
+    ? `Sent ${plural(s.records, "record")} of ${plural(s.conversations, "conversation")} (${
+      formatBytes(s.bytes)
+    })`
     : "Nothing new to send";
-  const forgot = s.forgotten ? `; removed ${s.forgotten} forgotten conversations` : "";
+  const forgot = s.forgotten ? `; removed ${plural(s.forgotten, "forgotten conversation")}` : "";
   const rest = s.complete ? "" : "; stopped at the time limit: run again to send the rest";
   return `${sent} as "${machine}" from ${s.projects} project${
     s.projects === 1 ? "" : "s"

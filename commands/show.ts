@@ -7,7 +7,7 @@ import type { Env } from "../lib/env.ts";
 import { defineCommand, EXIT, run, shared, UsageError, wholeNumber } from "./_command.ts";
 import { type Io, stdio, styler } from "./_terminal/io.ts";
 import { loadContext, openStore, redactorFor } from "../lib/context.ts";
-import { formatLocalTime } from "../lib/format.ts";
+import { formatLocalTime, plural } from "../lib/format.ts";
 import { ADAPTERS } from "../lib/sources/mod.ts";
 import {
   contextStart,
@@ -223,7 +223,7 @@ async function exportAll(
   if (output !== undefined) {
     const { writeOwnerOnlyAtomic } = await import("../lib/private_fs.ts");
     writeOwnerOnlyAtomic(output, document);
-    io.err(`Wrote ${records.length} records to ${output}\n`);
+    io.err(`Wrote ${plural(records.length, "record")} to ${output}\n`);
     return EXIT.ok;
   }
   if (io.outIsTerminal) io.out(safeText(document, { multiline: true }));
