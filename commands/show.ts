@@ -4,7 +4,15 @@
 // exported whole as Markdown, HTML, JSON or text.
 
 import type { Env } from "../lib/env.ts";
-import { defineCommand, EXIT, run, shared, UsageError, wholeNumber } from "./_command.ts";
+import {
+  defineCommand,
+  EXIT,
+  invalidOption,
+  run,
+  shared,
+  UsageError,
+  wholeNumber,
+} from "./_command.ts";
 import { type Io, stdio } from "./_terminal/io.ts";
 import { loadContext, openStore, redactorFor } from "../lib/context.ts";
 import { plural } from "../lib/format.ts";
@@ -181,9 +189,8 @@ export async function main(
 function formatOf(value: string | undefined): Format | undefined {
   if (value === undefined) return undefined;
   if ((FORMATS as readonly string[]).includes(value)) return value as Format;
-  throw new UsageError(
-    `Invalid value for "--format": expected one of ${FORMATS.join(", ")}, got "${value}"`,
-  );
+  const expected = `${FORMATS.slice(0, -1).join(", ")} or ${FORMATS.at(-1)}`;
+  throw invalidOption("format", value, { message: `expected ${expected}`, expected });
 }
 
 /** A usage error when more than one of the named options is given. */
