@@ -69,6 +69,11 @@ export class Tmux {
     return this.#tmux(["capture-pane", "-p", "-e", "-t", this.name]);
   }
 
+  /** A tmux format for the pane (`#{pane_title}`: the title a program set with OSC 0). */
+  display(format: string): string {
+    return this.#tmux(["display-message", "-p", "-t", this.name, format]).trimEnd();
+  }
+
   /** The newest paste buffer (where an OSC 52 write lands with `clipboard`), or null. */
   buffer(): string | null {
     try {
@@ -127,6 +132,11 @@ export function shellWord(s: string): string {
   return `'${s.replaceAll("'", `'\\''`)}'`;
 }
 
+/** What a script prints before its command runs (to see that the screen is given back). */
+export interface ScriptOptions {
+  banner?: string;
+}
+
 /**
  * A shell script that runs `commands/<file>.ts` (with its task's permissions) with `vars` and
  * leaves its exit status in `status`; `INIT_CWD` in `vars` is where it runs.
@@ -136,6 +146,7 @@ export function terminalScript(
   file: string,
   args: string[],
   vars: Record<string, string>,
+  options: ScriptOptions = {},
 ): { script: string; status: string } {
   const argv = [
     Deno.execPath(),
@@ -145,7 +156,7 @@ export function terminalScript(
     join(ROOT, "commands", `${file}.ts`),
     ...args,
   ];
-  return shellScript(dir, file, argv, vars);
+  return shellScript(dir, file, argv, vars, options);
 }
 
 /** A shell script that runs `argv` with `vars` (in `INIT_CWD`) and leaves its status in `status`. */
@@ -154,6 +165,7 @@ export function shellScript(
   name: string,
   argv: string[],
   vars: Record<string, string>,
+  options: ScriptOptions = {},
 ): { script: string; status: string } {
   const q = shellWord;
   const env = Object.entries({ ...childBaseEnv(), TERM: "xterm-256color", ...vars })
@@ -162,9 +174,9 @@ export function shellScript(
   const script = join(dir, `${name}-terminal.sh`);
   Deno.writeTextFileSync(
     script,
-    `#!/bin/sh\ncd ${q(vars.INIT_CWD ?? dir)}\nenv -i ${env} ${argv.map(q).join(" ")}\necho $? > ${
-      q(status)
-    }\nsleep 30\n`,
+    `#!/bin/sh\ncd ${q(vars.INIT_CWD ?? dir)}\n${
+      options.banner === undefined ? "" : `printf '%s\\n' ${q(options.banner)}\n`
+    }env -i ${env} ${argv.map(q).join(" ")}\necho $? > ${q(status)}\nsleep 30\n`,
   );
   Deno.chmodSync(script, 0o755);
   return { script, status };
