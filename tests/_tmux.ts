@@ -98,6 +98,16 @@ export class Tmux {
     throw new Error(`Timed out waiting for ${what}; the screen shows:\n${this.screen()}`);
   }
 
+  /** Waits until `ready` holds of the styled screen (`capture-pane -e`); returns that screen. */
+  async waitForStyled(ready: (screen: string) => boolean, what: string): Promise<string> {
+    for (let i = 0; i < 600; i++) {
+      const screen = this.styledScreen();
+      if (ready(screen)) return screen;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error(`Timed out waiting for ${what}; the screen shows:\n${this.screen()}`);
+  }
+
   /** Waits until the prompt is open again: the last line shown is the bare prompt. */
   async ready(what: string): Promise<void> {
     await this.waitFor(/\n>\s*$/, what);
