@@ -83,6 +83,15 @@ export class Tmux {
     }
   }
 
+  /** The pid of the program the pane's script runs (the script's child). */
+  childPid(): number {
+    const shell = this.display("#{pane_pid}");
+    const out = new Deno.Command("pgrep", { args: ["-P", shell], stdout: "piped" }).outputSync();
+    const pid = Number(new TextDecoder().decode(out.stdout).trim().split("\n")[0]);
+    if (!Number.isSafeInteger(pid) || pid <= 0) throw new Error(`No child of the pane's ${shell}`);
+    return pid;
+  }
+
   /** Changes the terminal's size, as a user dragging the window does (SIGWINCH follows). */
   resize(width: number, height: number): void {
     this.#tmux(["resize-window", "-t", this.name, "-x", String(width), "-y", String(height)]);
@@ -145,6 +154,8 @@ export function shellWord(s: string): string {
 /** What a script prints before its command runs (to see that the screen is given back). */
 export interface ScriptOptions {
   banner?: string;
+  /** Shell commands run after it, before the script waits (`stty -a`, to see the mode). */
+  after?: string;
 }
 
 /**
@@ -186,7 +197,9 @@ export function shellScript(
     script,
     `#!/bin/sh\ncd ${q(vars.INIT_CWD ?? dir)}\n${
       options.banner === undefined ? "" : `printf '%s\\n' ${q(options.banner)}\n`
-    }env -i ${env} ${argv.map(q).join(" ")}\necho $? > ${q(status)}\nsleep 30\n`,
+    }env -i ${env} ${argv.map(q).join(" ")}\necho $? > ${q(status)}\n${
+      options.after === undefined ? "" : `${options.after}\n`
+    }sleep 30\n`,
   );
   Deno.chmodSync(script, 0o755);
   return { script, status };

@@ -254,6 +254,31 @@ Deno.test("Ctrl-F forks the hit into a logbook session and opens it in chat (tmu
   });
 });
 
+Deno.test("SIGTERM gives the terminal back: the shell's screen, its mode, exit 143 (tmux)", async () => {
+  if (!tmuxAvailable()) return skip();
+  const { world } = await screenWorld();
+  try {
+    const { script, status } = terminalScript(world.dir, "search", ["-i", "saffron"], world.vars, {
+      banner: BANNER,
+      // The terminal's line discipline after the screen: cooked (icanon, echo) as it was.
+      after: "stty -a | tr ' ' '\\n' | grep -E '^-?(icanon|echo)$' | tr '\\n' ' '; echo",
+    });
+    const tmux = new Tmux(script, { width: 80, height: 24 });
+    try {
+      await tmux.waitFor(/Split it in three batches/, "the screen");
+      Deno.kill(tmux.childPid(), "SIGTERM");
+      const after = await tmux.waitFor(/icanon echo/, "the mode shown after");
+      assert.match(after, new RegExp(`^${BANNER}$`, "m"), "the shell's screen is back");
+      assert.doesNotMatch(after, /^> /m);
+      assert.equal(await exitStatus(status), "143");
+    } finally {
+      tmux.kill();
+    }
+  } finally {
+    await world.cleanup();
+  }
+});
+
 Deno.test("logbook alone on a terminal opens the search screen; without one it prints usage (tmux)", async () => {
   const { world } = await screenWorld();
   try {
