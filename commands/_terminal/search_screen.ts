@@ -7,6 +7,7 @@
 import { join } from "node:path";
 import type { Env } from "../../lib/env.ts";
 import { type Context, gateFor, loadContext, openStore, redactorFor } from "../../lib/context.ts";
+import type { Redactor } from "../../lib/gate.ts";
 import {
   FilterError,
   type InputIssue,
@@ -35,7 +36,7 @@ import {
   recentConversationRows,
 } from "../../lib/store/conversations.ts";
 import type { HistoryStore } from "../../lib/store/db.ts";
-import { TextDeriver } from "../../lib/store/records.ts";
+import { type ConversationRow, TextDeriver } from "../../lib/store/records.ts";
 import {
   prefixSuggestion,
   search,
@@ -115,7 +116,7 @@ export class SearchScreen {
   readonly #env: Env;
   readonly #subagents: boolean | undefined;
   readonly #ending: Ending;
-  readonly #redact;
+  readonly #redact: Redactor;
   readonly #deriver: TextDeriver;
   readonly #home: string | undefined;
   #screen: Screen | undefined;
@@ -135,6 +136,7 @@ export class SearchScreen {
   #scheduled = false;
   #busy = false;
   #ended = false;
+  #closed = false;
   readonly #pages = new Map<string, Page | string>();
 
   constructor(ctx: Context, store: HistoryStore, options: SearchScreenOptions, ending: Ending) {
@@ -154,15 +156,16 @@ export class SearchScreen {
   /** Takes the terminal and shows the first answer. */
   start(): void {
     this.#screen = Screen.open((text) => this.#io.out(text), {
-      key: (key) => this.#guard(() => this.#key(key)),
+      key: (key) => this.handle(key),
       resize: () => this.#guard(() => this.#refresh()),
     });
     this.#query();
     this.#draw();
   }
 
-  /** Gives the terminal back (safe to call twice). */
+  /** Gives the terminal back (safe to call twice); nothing is searched or drawn after it. */
   close(): void {
+    this.#closed = true;
     this.#screen?.close();
   }
 
@@ -172,8 +175,17 @@ export class SearchScreen {
     this.#schedule(false);
   }
 
-  /** The screen's model now, for `render` (and the unit tests). */
-  model(cols: number, rows: number): SearchModel {
+  /** Handles a key as the screen reports it (what the screen does on each key). */
+  handle(key: Key): void {
+    this.#guard(() => this.#key(key));
+  }
+
+  /** The screen as it would be drawn at `cols` × `rows` now. */
+  render(cols: number, rows: number): ReturnType<typeof render> {
+    return render(this.#model(cols, rows), cols, rows, this.#io.color);
+  }
+
+  #model(cols: number, rows: number): SearchModel {
     const { preview } = layout(rows);
     const item = this.#items[this.#selected];
     return {
@@ -318,7 +330,7 @@ export class SearchScreen {
     setTimeout(() => {
       this.#scheduled = false;
       this.#guard(() => {
-        if (this.#ended || this.#busy) return;
+        if (this.#ended || this.#busy || this.#closed) return;
         this.#query();
         this.#draw();
       });
@@ -346,7 +358,7 @@ export class SearchScreen {
   #draw(): void {
     if (!this.#screen || this.#ended) return;
     const { columns, rows } = this.#size();
-    const { lines, cursor } = render(this.model(columns, rows), columns, rows, this.#io.color);
+    const { lines, cursor } = this.render(columns, rows);
     this.#screen.draw(lines, cursor);
   }
 
@@ -519,9 +531,7 @@ export class SearchScreen {
   }
 
   /** The page that opens a conversation at its hit (as `show --around`), or at its start. */
-  #pageAt(item: Item): { page: Page; options: PageOptions } & {
-    conversation: ReturnType<typeof findConversation>;
-  } {
+  #pageAt(item: Item): { page: Page; options: PageOptions; conversation: ConversationRow } {
     const conversation = findConversation(this.#store, item.conversation);
     const options: PageOptions = item.record === null
       ? {}

@@ -152,9 +152,12 @@ function inputLine(input: string, cursor: number, width: number): { line: Line; 
 /** The status line: the message, and the count at its end when there is room. */
 function statusLine(status: Status, count: string, width: number): Line {
   const tone: Style = status.tone === "error" ? "error" : status.tone === "note" ? "note" : "dim";
-  const counted = count ? safeText(count) : "";
-  const room = counted ? width - displayWidth(counted) - 2 : width;
   const text = safeText(status.text.replace(/\s+/g, " ").trim());
+  // A problem or a note is read whole before the count is: the count gives way when both
+  // would not fit.
+  const whole = displayWidth(text) + displayWidth(count) + 2 <= width;
+  const counted = count && (whole || status.tone === "info") ? safeText(count) : "";
+  const room = counted ? width - displayWidth(counted) - 2 : width;
   if (room < 10) return [{ text: cutToWidth(text, width), style: tone }];
   const message = cutToWidth(text, room);
   const gap = width - displayWidth(message) - displayWidth(counted);

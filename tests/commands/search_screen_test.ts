@@ -101,16 +101,19 @@ Deno.test("the search screen at 80×24: find, narrow, page and come back, resize
         assert.ok(listRows(both).length > 2, both);
         tmux.keys("Home");
         tmux.literal("agent:codex ");
-        const codex = await tmux.waitFor(/^> agent:codex retry/m, "the filtered box");
-        await tmux.waitFor(/hits\s*\n(codex .*\n)+/, "only codex rows");
-        const rows = listRows(tmux.screen());
-        assert.ok(rows.length > 0 && rows.every((r) => r.startsWith("codex ")), codex);
+        await tmux.waitFor(/^> agent:codex retry/m, "the filtered box");
+        // Every row down to the rule is Codex's (waited for: a frame may be half drawn).
+        const codex = await tmux.waitFor(/hits\n(codex [^\n]*\n)+(\s*\n)*── /, "only codex rows");
+        assert.ok(listRows(codex).length > 0, codex);
       });
       await t.step("Enter pages the conversation at the hit; q comes back as it was", async () => {
         tmux.keys("Down");
-        const before = await tmux.waitFor(/^> agent:codex retry/m, "the box");
-        const selected = tmux.styledScreen().split("\n").find((l) => REVERSE.test(l));
-        assert.ok(selected, before);
+        const styled = await tmux.waitForStyled(
+          (screen) => REVERSE.test(screen.split("\n")[3] ?? ""),
+          "the second hit selected",
+        );
+        const selected = styled.split("\n")[3]!;
+        const before = tmux.screen();
         tmux.keys("Enter");
         const paged = await tmux.waitFor(/\(END\)|^:\s*$/m, "the pager");
         assert.match(paged, /^codex:[0-9a-f-]{36} {2}codex /m, "the conversation's heading");
