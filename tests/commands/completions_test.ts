@@ -1,6 +1,6 @@
 // `logbook completions`: each script parses in its shell and completes commands, options and the
-// values agent and kind take, as the specs say; zsh (under tmux) and fish are
-// tried only where installed.
+// values agent and kind take, as the specs say; zsh (typed into under tmux) and fish are tried
+// only where installed.
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
