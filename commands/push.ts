@@ -13,7 +13,7 @@ import { defineCommand, EXIT, run, shared, UsageError, wholeNumber } from "./_co
 import { teamUrl } from "./_team.ts";
 import { type Io, stdio } from "./_terminal/io.ts";
 import { safeIo } from "./_terminal/safe_io.ts";
-import { formatBytes } from "../lib/format.ts";
+import { formatBytes, formatCount, plural } from "../lib/format.ts";
 
 export const spec = defineCommand({
   name: "push",
@@ -183,11 +183,17 @@ async function migrateOnly(url: string, io: Io, json: boolean): Promise<number> 
 function describePlan(plan: PushPlan, machine: string, url: string, raw: boolean): string {
   const lines = [`Would send to ${url} as "${machine}"${raw ? " (raw bytes too)" : ""}:`];
   for (const p of plan.perProject) {
-    lines.push(`  ${p.project}: ${p.conversations} conversations, ${p.records} records`);
+    lines.push(
+      `  ${p.project}: ${plural(p.conversations, "conversation")}, ${plural(p.records, "record")}`,
+    );
   }
-  lines.push(`  in all: ${plan.records} records, ${formatBytes(plan.bytes)} of raw transcript`);
+  lines.push(
+    `  in all: ${plural(plan.records, "record")}, ${formatBytes(plan.bytes)} of raw transcript`,
+  );
   if (plan.forgets) {
-    lines.push(`  and remove ${plan.forgets} forgotten conversations from the team database`);
+    lines.push(
+      `  and remove ${plural(plan.forgets, "forgotten conversation")} from the team database`,
+    );
   }
   if (plan.newStore) {
     lines.push(
@@ -200,13 +206,15 @@ function describePlan(plan: PushPlan, machine: string, url: string, raw: boolean
 
 function describe(s: PushSummary, machine: string, stopped: boolean): string {
   const sent = s.records
-    ? `Sent ${s.records} records of ${s.conversations} conversations (${formatBytes(s.bytes)})`
+    ? `Sent ${plural(s.records, "record")} of ${plural(s.conversations, "conversation")} (${
+      formatBytes(s.bytes)
+    })`
     : "Nothing new to send";
-  const already = s.already ? `; ${s.already} the team database had already` : "";
+  const already = s.already ? `; ${formatCount(s.already)} the team database had already` : "";
   const fresh = s.newStore
     ? `; this store is new to the team as "${machine}", so every record was checked again`
     : "";
-  const forgot = s.forgotten ? `; removed ${s.forgotten} forgotten conversations` : "";
+  const forgot = s.forgotten ? `; removed ${plural(s.forgotten, "forgotten conversation")}` : "";
   const rest = s.complete
     ? ""
     : stopped

@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url";
 import { discoverContext, runCapture, whyNotCaptured } from "../lib/capture/run.ts";
 import { type Context, loadContext, openStore, redactorFor } from "../lib/context.ts";
 import { type Env, envFrom } from "../lib/env.ts";
-import { formatBytes, formatDuration } from "../lib/format.ts";
+import { formatBytes, formatDuration, plural } from "../lib/format.ts";
 import { ADAPTERS } from "../lib/sources/mod.ts";
 import { search } from "../lib/store/search.ts";
 import { storeStatus } from "../lib/store/status.ts";
@@ -171,7 +171,9 @@ async function captureAndReport(
     const status = storeStatus(store);
     const total = status.conversations.reduce((n, c) => n + c.count, 0);
     io.out(
-      `\n${s.bold(`${total} conversations`)} in the store (${formatBytes(status.storeBytes)}):\n` +
+      `\n${s.bold(plural(total, "conversation"))} in the store (${
+        formatBytes(status.storeBytes)
+      }):\n` +
         status.conversations.map((c) => `  ${c.agent.padEnd(9)} ${c.count}\n`).join("") +
         (searchCommand === null ? "" : `\nSearch them:\n  ${searchCommand} "words you remember"\n` +
           (demo ? "" : `  ${searchCommand} "words" --project . --since 7d\n`)),

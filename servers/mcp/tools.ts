@@ -14,6 +14,7 @@ import {
 } from "../../lib/filters.ts";
 import { connectTeam, teamError } from "../../lib/team/db.ts";
 import { teamSearch } from "../../lib/team/search.ts";
+import { plural } from "../../lib/format.ts";
 import { projectOf, resolveFromUser } from "../../lib/paths.ts";
 import type { Agent, Kind, Role } from "../../lib/sources/adapter.ts";
 import { ADAPTERS } from "../../lib/sources/mod.ts";
@@ -166,7 +167,7 @@ export class HistoryTools {
     const lead = note ? `Note: ${note}\n` : "";
     return {
       text: lines.length
-        ? `${lead}${lines.length} hits in the team database:\n\n${lines.join("\n")}`
+        ? `${lead}${plural(lines.length, "hit")} in the team database:\n\n${lines.join("\n")}`
         : `${lead}No hits in the team database.`,
       data: {
         hits: result.hits,

@@ -112,7 +112,7 @@ Deno.test({
       async () => {
         const first = await runCli("push", [], laptop.vars);
         assert.equal(first.code, 0, first.stderr);
-        assert.match(first.stdout, /Sent \d+ records of 1 conversations .* as "laptop"/);
+        assert.match(first.stdout, /Sent \d+ records of 1 conversation \(.* as "laptop"/);
         assert.equal((await runCli("push", ["--quiet"], desk.vars)).code, 0);
         const again = await runCli("push", [], laptop.vars);
         assert.match(again.stdout, /Nothing new to send/);
@@ -226,7 +226,7 @@ Deno.test({
     await t.step("forget travels: the conversation leaves the team database", async () => {
       assert.equal((await runCli("forget", [`claude:${A}`], laptop.vars)).code, 0);
       const pushed = await runCli("push", [], laptop.vars);
-      assert.match(pushed.stdout, /removed 1 forgotten conversations/);
+      assert.match(pushed.stdout, /removed 1 forgotten conversation[;.]/);
       const left = await psql(
         `SELECT count(*) FROM logbook_records WHERE conversation_key = 'claude:${A}'`,
       );
