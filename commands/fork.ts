@@ -17,7 +17,7 @@ import {
   withHistoryStore,
 } from "../lib/sessions/resume.ts";
 import { type SessionRecord, SessionStore } from "../lib/sessions/records.ts";
-import { openSession } from "./_terminal/open_session.ts";
+import { existingCwd, openSession } from "./_terminal/open_session.ts";
 import { safeIo } from "./_terminal/safe_io.ts";
 
 export const spec = defineCommand({
@@ -71,7 +71,9 @@ export async function main(
     io.err(
       incognito
         ? `Forked as "${fork.title}" in incognito: nothing was recorded\n`
-        : `Forked as "${fork.title}". Resume with: ${resumeHint(fork.id, fork.cwd, ctx.cwd)}\n`,
+        : `Forked as "${fork.title}". Resume with: ${
+          resumeHint(fork.id, existingCwd(io, fork.cwd, ctx.cwd), ctx.cwd)
+        }\n`,
     );
     return EXIT.ok;
   });

@@ -14,7 +14,6 @@ import {
   describeManifest,
   findRowAnywhere,
   nativeCommand,
-  nearestExistingDir,
   newestContinuable,
   type PickerRow,
   pickerRows,
@@ -25,7 +24,7 @@ import {
 import { SessionStore } from "../lib/sessions/records.ts";
 import { runNative } from "./_terminal/native.ts";
 import { pickRow } from "./_terminal/picker.ts";
-import { openSession } from "./_terminal/open_session.ts";
+import { existingCwd, openSession } from "./_terminal/open_session.ts";
 import { safeIo } from "./_terminal/safe_io.ts";
 import { safeText } from "./_terminal/safe_text.ts";
 
@@ -144,23 +143,6 @@ export async function main(
     io.err(`Resuming ${row.key} with: ${commandLine(command, ctx.cwd)}\n`);
     return await runNative(command, row.agent);
   });
-}
-
-/**
- * `cwd`, or its nearest existing parent when it is gone (saying so): where the session's own
- * command runs.
- */
-function existingCwd(io: Io, cwd: string, userCwd: string): string {
-  // Where the user stands is there (whatever a stat says of a directory given by INIT_CWD).
-  if (cwd === userCwd) return cwd;
-  const existing = nearestExistingDir(cwd);
-  if (existing !== cwd) {
-    io.err(
-      `note: the session's directory "${cwd}" no longer exists; using "${existing}", the ` +
-        "nearest that does\n",
-    );
-  }
-  return existing;
 }
 
 function reportLeftOut(io: Io, listed: Rows): void {
