@@ -48,8 +48,13 @@ export function renderPage(page: Page, view: View, heading: boolean): string {
   // Typed prompts from a history file repeat the transcript's user messages where there is one:
   // the readable view shows them only for a session without transcript messages.
   const prompts = c.messages === 0;
+  // A folded line gives its date only when the day changes: the lines around it give the day.
+  let day: string | null = null;
   for (const record of page.records) {
-    if (record.kind !== "prompt" || prompts || view.all) out += renderRecord(record, view);
+    if (record.kind === "prompt" && !prompts && !view.all) continue;
+    const shown = renderRecord(record, view, day);
+    if (shown) day = formatLocalTime(record.timestamp).slice(0, 10) || day;
+    out += shown;
   }
   return out;
 }
@@ -57,7 +62,7 @@ export function renderPage(page: Page, view: View, heading: boolean): string {
 const FOLDED = new Set(["tool_call", "tool_result", "event", "meta"]);
 
 /** A record as the reader sees it: roles, full messages, tool calls folded to one line. */
-function renderRecord(record: RecordJson, view: View): string {
+function renderRecord(record: RecordJson, view: View, day: string | null): string {
   if (!view.all && (record.kind === "meta" || !record.text.trim())) return "";
   const s = styler(view.io.color);
   const when = formatLocalTime(record.timestamp);
@@ -65,7 +70,8 @@ function renderRecord(record: RecordJson, view: View): string {
   if (FOLDED.has(record.kind)) {
     const line = safeText(record.text.replace(/\s+/g, " ").trim());
     const sign = record.kind === "tool_call" ? "▸" : record.kind === "tool_result" ? "◂" : "·";
-    const head = `${when.slice(11)} ${sign} ${record.kind}: `;
+    const time = when.slice(0, 10) === day ? when.slice(11) : when;
+    const head = `${time} ${sign} ${record.kind}: `;
     const cut = cutToWidth(line, Math.max(8, (view.width ?? 120) - head.length - 1));
     return s.dim(head + cut) + mark + "\n";
   }
