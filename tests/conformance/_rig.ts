@@ -71,7 +71,10 @@ export async function makeRig(installed: Installed, server: ModelServer): Promis
     installed,
     server,
     env,
-    cleanup: () => Deno.remove(root, { recursive: true }).catch(() => {}),
+    cleanup: async () => {
+      await endLeftovers(root);
+      await Deno.remove(root, { recursive: true }).catch(() => {});
+    },
   };
   switch (installed.pin.agent) {
     case "claude":
@@ -147,6 +150,8 @@ async function configureCodex(rig: Rig): Promise<void> {
       `plugins = false`,
       `remote_plugin = false`,
       `apps = false`,
+      // The terminal UI would start a daemon that outlives it; it runs its server in-process.
+      `daemon_auto_start = false`,
       ``,
       `[projects."${rig.project}"]`,
       `trust_level = "trusted"`,
@@ -205,6 +210,25 @@ async function configureOpencode(rig: Rig): Promise<void> {
       2,
     ),
   );
+}
+
+/**
+ * Ends processes an agent started from inside the rig and left running (a helper copied into
+ * its home, say), by pid: only those whose program or arguments lie under the rig's root.
+ */
+async function endLeftovers(root: string): Promise<void> {
+  const out = await new Deno.Command("ps", { args: ["-eo", "pid=,args="], stdout: "piped" })
+    .output().catch(() => null);
+  if (!out) return;
+  for (const line of new TextDecoder().decode(out.stdout).split("\n")) {
+    const match = /^\s*(\d+)\s+(.*)$/.exec(line);
+    if (!match || !match[2]!.includes(root) || Number(match[1]) === Deno.pid) continue;
+    try {
+      Deno.kill(Number(match[1]), "SIGKILL");
+    } catch {
+      // Gone already.
+    }
+  }
 }
 
 async function git(cwd: string, args: string[]): Promise<void> {

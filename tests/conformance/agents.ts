@@ -14,6 +14,11 @@ export interface AgentPin {
    * beside it at its own version instead (OpenCode adds `@opencode-ai/plugin` to its config dir).
    */
   companions: string[];
+  /**
+   * Connections the agent makes that no documented setting turns off, with why: the suite's
+   * proxy refuses them and the suite accepts only these.
+   */
+  unavoidable: Record<string, string>;
 }
 
 export const PINNED: readonly AgentPin[] = [
@@ -23,13 +28,25 @@ export const PINNED: readonly AgentPin[] = [
     version: "2.1.328",
     bin: "claude",
     companions: [],
+    unavoidable: {},
   },
-  { agent: "codex", package: "@openai/codex", version: "0.169.0", bin: "codex", companions: [] },
+  {
+    agent: "codex",
+    package: "@openai/codex",
+    version: "0.169.0",
+    bin: "codex",
+    companions: [],
+    unavoidable: {
+      "CONNECT raw.githubusercontent.com:443":
+        "the terminal UI fetches openai/codex's announcement_tip.toml at start; no setting turns it off",
+    },
+  },
   {
     agent: "opencode",
     package: "opencode-ai",
     version: "1.18.33",
     bin: "opencode",
     companions: ["@opencode-ai/plugin"],
+    unavoidable: {},
   },
 ];
