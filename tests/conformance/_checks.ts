@@ -41,7 +41,13 @@ export async function show(rig: Rig, id: string): Promise<Shown> {
   let after: number | null = null;
   let shown: Shown | null = null;
   do {
-    const args: string[] = [id, "--json", "--limit", "500", ...(after ? ["--after", String(after)] : [])];
+    const args: string[] = [
+      id,
+      "--json",
+      "--limit",
+      "500",
+      ...(after ? ["--after", String(after)] : []),
+    ];
     const out = await logbook(rig, "show", args);
     assert.equal(out.code, 0, `show ${id} failed: ${out.stderr}`);
     const page = JSON.parse(out.stdout);
@@ -72,7 +78,11 @@ export function assertFilesExact(shown: Shown[], files: string[]): string[] {
     const records = [...generations.get(newest)!].sort((a, b) => a.offset - b.offset);
     const bytes = Buffer.concat(records.map((r) => Buffer.from(r.raw, "base64")));
     const disk = Deno.readFileSync(file);
-    assert.equal(bytes.length, disk.length, `"${file}": ${bytes.length} bytes shown, ${disk.length} on disk`);
+    assert.equal(
+      bytes.length,
+      disk.length,
+      `"${file}": ${bytes.length} bytes shown, ${disk.length} on disk`,
+    );
     assert.ok(Buffer.from(disk).equals(bytes), `"${file}": the bytes shown differ from the file`);
   }
   return files;
@@ -162,7 +172,9 @@ export function typesSeen(shown: Shown[], agent: string): string[] {
     if (agent === "claude") types.add(String(value.type));
     else if (agent === "codex") {
       const inner = payload && typeof payload.type === "string" ? `/${payload.type}` : "";
-      types.add(`${value.type}${value.type === "response_item" || value.type === "event_msg" ? inner : ""}`);
+      types.add(
+        `${value.type}${value.type === "response_item" || value.type === "event_msg" ? inner : ""}`,
+      );
     } else {
       const data = typeof value.data === "string" ? JSON.parse(value.data) : null;
       types.add(value.table === "part" ? `part/${data?.type}` : String(value.table));

@@ -62,7 +62,9 @@ export async function install(pin: AgentPin): Promise<Installed | Skipped> {
       "--no-fund",
       `${pin.package}@${pin.version}`,
     ], dir);
-    if (!npm.ok) return { pin, reason: `npm install ${pin.package}@${pin.version} failed: ${last(npm.text)}` };
+    if (!npm.ok) {
+      return { pin, reason: `npm install ${pin.package}@${pin.version} failed: ${last(npm.text)}` };
+    }
     if (companions) {
       const more = await run("npm", [
         "install",
@@ -72,16 +74,27 @@ export async function install(pin: AgentPin): Promise<Installed | Skipped> {
         "--no-fund",
         ...pin.companions.map((c) => `${c}@${pin.version}`),
       ], dir);
-      if (!more.ok) return { pin, reason: `npm install of ${pin.companions.join(", ")} failed: ${last(more.text)}` };
+      if (!more.ok) {
+        return {
+          pin,
+          reason: `npm install of ${pin.companions.join(", ")} failed: ${last(more.text)}`,
+        };
+      }
     }
     seconds = (performance.now() - started) / 1000;
   }
   const home = await Deno.makeTempDir({ prefix: "logbook-conformance-version-" });
   try {
-    const version = await run(bin, ["--version"], home, { HOME: home, PATH: Deno.env.get("PATH") ?? "" });
+    const version = await run(bin, ["--version"], home, {
+      HOME: home,
+      PATH: Deno.env.get("PATH") ?? "",
+    });
     if (!version.ok) return { pin, reason: `${pin.bin} --version failed: ${last(version.text)}` };
     if (!version.text.includes(pin.version)) {
-      return { pin, reason: `${pin.bin} --version says "${version.text.trim()}", not ${pin.version}` };
+      return {
+        pin,
+        reason: `${pin.bin} --version says "${version.text.trim()}", not ${pin.version}`,
+      };
     }
     await Deno.writeTextFile(marker, `${pin.package}@${pin.version}\n`);
     return { pin, bin, dir, companions, reported: version.text.trim(), seconds };

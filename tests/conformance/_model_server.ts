@@ -283,7 +283,8 @@ function toolNames(tools: unknown): string[] {
 
 // ---- deciding ----
 
-const TITLE_REQUEST = /title generator|generate a (?:brief |short |concise )?title|(?:thread|session) title/i;
+const TITLE_REQUEST =
+  /title generator|generate a (?:brief |short |concise )?title|(?:thread|session) title/i;
 const SUMMARY_REQUEST = /summar(?:y|ize|ise)|compact/i;
 
 /** What the script answers to one exchange, and a word saying which answer it was. */
@@ -295,7 +296,10 @@ export function decide(script: Script, exchange: Exchange): { reply: Reply; answ
     (TITLE_REQUEST.test(exchange.system) || TITLE_REQUEST.test(lastText)) &&
     exchange.entries.every((e) => e.type === "text")
   ) {
-    return { reply: { type: "text", text: script.title, tokens: DEFAULT_TOKENS }, answered: "title" };
+    return {
+      reply: { type: "text", text: script.title, tokens: DEFAULT_TOKENS },
+      answered: "title",
+    };
   }
   // A summarizer is offered no tools (OpenCode quotes the whole conversation, plan words and
   // all); an agent that keeps its tools asks in a user text of its own (Claude Code, Codex).
@@ -332,7 +336,10 @@ export function decide(script: Script, exchange: Exchange): { reply: Reply; answ
 }
 
 /** The tool call a step is, in the tool names and argument shapes the agent offered. */
-function toolCall(step: Step, exchange: Exchange): { name: string; input: Record<string, unknown> } {
+function toolCall(
+  step: Step,
+  exchange: Exchange,
+): { name: string; input: Record<string, unknown> } {
   const has = (name: string) => exchange.tools.includes(name);
   const pick = (...names: string[]) => names.find(has) ?? names[0]!;
   if (step.kind === "subagent") {
@@ -354,7 +361,9 @@ function toolCall(step: Step, exchange: Exchange): { name: string; input: Record
   }
   const command = step.kind === "shell" ? step.command : `cat ${shellWord(step.path)}`;
   if (exchange.api === "anthropic") {
-    if (step.kind === "read" && has("Read")) return { name: "Read", input: { file_path: step.path } };
+    if (step.kind === "read" && has("Read")) {
+      return { name: "Read", input: { file_path: step.path } };
+    }
     return { name: "Bash", input: { command, description: "Run a command in the project" } };
   }
   if (exchange.api === "responses") {
@@ -462,11 +471,20 @@ function anthropicEvents(exchange: Exchange, reply: Reply): Record<string, unkno
   const events: Record<string, unknown>[] = [
     {
       type: "message_start",
-      message: { ...message, content: [], stop_reason: null, usage: { ...message.usage, output_tokens: 1 } },
+      message: {
+        ...message,
+        content: [],
+        stop_reason: null,
+        usage: { ...message.usage, output_tokens: 1 },
+      },
     },
   ];
   if (reply.type === "text") {
-    events.push({ type: "content_block_start", index: 0, content_block: { type: "text", text: "" } });
+    events.push({
+      type: "content_block_start",
+      index: 0,
+      content_block: { type: "text", text: "" },
+    });
     events.push({ type: "ping" });
     for (const piece of pieces(reply.text)) {
       events.push({
@@ -599,13 +617,24 @@ function responsesEvents(exchange: Exchange, reply: Reply): Record<string, unkno
     });
   }
   events.push({ type: "response.output_item.done", output_index: 0, item });
-  events.push({ type: "response.completed", response: { ...created, ...responsesObject(exchange, reply, "completed", item), id: created.id } });
+  events.push({
+    type: "response.completed",
+    response: {
+      ...created,
+      ...responsesObject(exchange, reply, "completed", item),
+      id: created.id,
+    },
+  });
   return events;
 }
 
 function chatUsage(reply: Reply) {
   const output = outputTokens(reply);
-  return { prompt_tokens: reply.tokens, completion_tokens: output, total_tokens: reply.tokens + output };
+  return {
+    prompt_tokens: reply.tokens,
+    completion_tokens: output,
+    total_tokens: reply.tokens + output,
+  };
 }
 
 function chatCompletion(exchange: Exchange, reply: Reply) {

@@ -47,10 +47,20 @@ export async function makeRig(installed: Installed, server: ModelServer): Promis
   for (const args of [["init", "-q", "-b", "main"], ["add", "notes.txt"]]) {
     await git(project, args);
   }
-  await git(project, ["-c", "user.name=Conformance", "-c", "user.email=c@example.invalid", "commit", "-qm", "notes"]);
+  await git(project, [
+    "-c",
+    "user.name=Conformance",
+    "-c",
+    "user.email=c@example.invalid",
+    "commit",
+    "-qm",
+    "notes",
+  ]);
   const env: Record<string, string> = {
     HOME: home,
-    PATH: `${join(installed.dir, "node_modules", ".bin")}:${Deno.env.get("PATH") ?? "/usr/bin:/bin"}`,
+    PATH: `${join(installed.dir, "node_modules", ".bin")}:${
+      Deno.env.get("PATH") ?? "/usr/bin:/bin"
+    }`,
     TERM: "xterm-256color",
     LANG: "C.UTF-8",
     // Anything that is not the model server goes to a proxy that refuses and records it.
@@ -232,8 +242,11 @@ async function endLeftovers(root: string): Promise<void> {
 }
 
 async function git(cwd: string, args: string[]): Promise<void> {
-  const out = await new Deno.Command("git", { args, cwd, stdout: "null", stderr: "piped" }).output();
-  if (!out.success) throw new Error(`git ${args.join(" ")}: ${new TextDecoder().decode(out.stderr)}`);
+  const out = await new Deno.Command("git", { args, cwd, stdout: "null", stderr: "piped" })
+    .output();
+  if (!out.success) {
+    throw new Error(`git ${args.join(" ")}: ${new TextDecoder().decode(out.stderr)}`);
+  }
 }
 
 /** Runs the agent's program with `args` in the project, no terminal, stdin closed. */

@@ -60,7 +60,9 @@ for (const r of ready) {
       skipped: r.reason,
     });
   } else if (r.seconds > 0) {
-    console.log(`conformance: installed ${r.pin.package}@${r.pin.version} in ${r.seconds.toFixed(1)} s`);
+    console.log(
+      `conformance: installed ${r.pin.package}@${r.pin.version} in ${r.seconds.toFixed(1)} s`,
+    );
   }
 }
 
@@ -100,7 +102,11 @@ const HEAVY: Plan = {
 };
 const AFTER_COMPACTION: Plan = { id: "hollowfern", steps: [], answer: "After it: ivorytrench." };
 const FORK: Plan = { id: "velvetcrag", steps: [], answer: "The fork's answer: amberloch." };
-const TERMINAL: Plan = { id: "juniperveil", steps: [], answer: "The terminal answer: saltmoraine." };
+const TERMINAL: Plan = {
+  id: "juniperveil",
+  steps: [],
+  answer: "The terminal answer: saltmoraine.",
+};
 
 function script(project: string): Script {
   const SUB: Plan = {
@@ -140,7 +146,10 @@ async function conformance(
   };
   const log = Deno.env.get("LOGBOOK_CONFORMANCE_LOG");
   const root = await Deno.makeTempDir({ prefix: "logbook-conformance-script-" });
-  const server = startModelServer(script(root), log ? `${log}.${installed.pin.agent}.jsonl` : undefined);
+  const server = startModelServer(
+    script(root),
+    log ? `${log}.${installed.pin.agent}.jsonl` : undefined,
+  );
   const rig = await makeRig(installed, server);
   server.script.plans = script(rig.project).plans;
   const step = async (name: string, fn: () => Promise<void>) => {
@@ -155,7 +164,9 @@ async function conformance(
       const stray = server.strayConnections.filter((c) => !(c in unavoidable));
       assert.deepEqual(stray, [], "connections to other hosts (refused by the suite's proxy)");
       for (const c of new Set(server.strayConnections)) {
-        console.log(`conformance: ${installed.pin.agent} tried "${c}" (refused): ${unavoidable[c]}`);
+        console.log(
+          `conformance: ${installed.pin.agent} tried "${c}" (refused): ${unavoidable[c]}`,
+        );
       }
       return Promise.resolve();
     });
@@ -171,7 +182,11 @@ type Step = (name: string, fn: () => Promise<void>) => Promise<boolean>;
 const stepOf = (t: Deno.TestContext) => (t as unknown as { step: Step }).step;
 
 function ok(ran: { code: number; stdout: string; stderr: string }, what: string): void {
-  assert.equal(ran.code, 0, `${what} exited ${ran.code}:\n${ran.stdout.slice(-2000)}\n${ran.stderr.slice(-2000)}`);
+  assert.equal(
+    ran.code,
+    0,
+    `${what} exited ${ran.code}:\n${ran.stdout.slice(-2000)}\n${ran.stderr.slice(-2000)}`,
+  );
 }
 
 /** Checks drift and the types seen, and puts both in the report. */
@@ -223,7 +238,8 @@ function contains(path: string, word: string): boolean {
 
 const claude = readyFor("claude");
 Deno.test({
-  name: `Claude Code ${claude.pin.version}: sessions, a subagent and a compaction are captured exactly`,
+  name:
+    `Claude Code ${claude.pin.version}: sessions, a subagent and a compaction are captured exactly`,
   ignore: "reason" in claude,
   sanitizeResources: false,
   sanitizeOps: false,
@@ -237,7 +253,15 @@ async function driveClaude(t: Deno.TestContext, rig: Rig, line: ReportLine): Pro
   let session = "";
   const transcript = () => files(projects, (n) => n === `${session}.jsonl`)[0]!;
   await step("claude -p starts a session that runs a tool", async () => {
-    const ran = await runAgent(rig, ["-p", ...allowed, "--output-format", "json", "--name", TITLE, PROMPTS.start]);
+    const ran = await runAgent(rig, [
+      "-p",
+      ...allowed,
+      "--output-format",
+      "json",
+      "--name",
+      TITLE,
+      PROMPTS.start,
+    ]);
     ok(ran, "claude -p");
     const result = JSON.parse(ran.stdout.trim().split("\n").at(-1)!);
     session = result.session_id;
@@ -247,19 +271,28 @@ async function driveClaude(t: Deno.TestContext, rig: Rig, line: ReportLine): Pro
   });
   await step("claude --resume <id> -p continues the same transcript", async () => {
     const before = Deno.statSync(transcript()).size;
-    ok(await runAgent(rig, ["-p", ...allowed, "--resume", session, PROMPTS.resume]), "claude --resume -p");
+    ok(
+      await runAgent(rig, ["-p", ...allowed, "--resume", session, PROMPTS.resume]),
+      "claude --resume -p",
+    );
     assert.ok(Deno.statSync(transcript()).size > before);
     assert.equal(files(projects, (n) => /^[0-9a-f-]{36}\.jsonl$/.test(n)).length, 1);
   });
   await step("the Agent (Task) tool spawns a subagent with a transcript of its own", async () => {
-    ok(await runAgent(rig, ["-p", ...allowed, "--resume", session, PROMPTS.delegate]), "claude -p (subagent)");
+    ok(
+      await runAgent(rig, ["-p", ...allowed, "--resume", session, PROMPTS.delegate]),
+      "claude -p (subagent)",
+    );
     const subagents = files(projects, (n) => n.startsWith("agent-") && n.endsWith(".jsonl"));
     assert.equal(subagents.length, 1, "one subagent transcript");
     assert.ok(contains(subagents[0]!, "tessellark"));
     assert.ok(contains(transcript(), DELEGATE.answer));
   });
   await step("/compact in -p compacts the session", async () => {
-    ok(await runAgent(rig, ["-p", ...allowed, "--resume", session, "/compact"]), "claude -p /compact");
+    ok(
+      await runAgent(rig, ["-p", ...allowed, "--resume", session, "/compact"]),
+      "claude -p /compact",
+    );
     assert.ok(contains(transcript(), "compact_boundary"));
     assert.ok(contains(transcript(), "quillmarsh"));
   });
@@ -286,7 +319,9 @@ async function driveClaude(t: Deno.TestContext, rig: Rig, line: ReportLine): Pro
       quillmarsh: `claude:${session}`,
     }),
     titles: (sub) => {
-      const meta = JSON.parse(Deno.readTextFileSync(files(projects, (n) => n.endsWith(".meta.json"))[0]!));
+      const meta = JSON.parse(
+        Deno.readTextFileSync(files(projects, (n) => n.endsWith(".meta.json"))[0]!),
+      );
       return { [`claude:${session}`]: TITLE, [sub]: `${meta.agentType}: ${meta.description}` };
     },
     parents: (sub) => ({ [`claude:${session}`]: null, [sub]: `claude:${session}` }),
@@ -298,7 +333,8 @@ async function driveClaude(t: Deno.TestContext, rig: Rig, line: ReportLine): Pro
 
 const codex = readyFor("codex");
 Deno.test({
-  name: `Codex ${codex.pin.version}: a session, its resume, a compaction and its archive are captured exactly`,
+  name:
+    `Codex ${codex.pin.version}: a session, its resume, a compaction and its archive are captured exactly`,
   ignore: "reason" in codex,
   sanitizeResources: false,
   sanitizeOps: false,
@@ -315,7 +351,9 @@ async function driveCodex(t: Deno.TestContext, rig: Rig, line: ReportLine): Prom
   await step("codex exec starts a session that runs a shell command", async () => {
     const ran = await runAgent(rig, [...exec, PROMPTS.start]);
     ok(ran, "codex exec");
-    const started = ran.stdout.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l))
+    const started = ran.stdout.split("\n").filter((l) => l.startsWith("{")).map((l) =>
+      JSON.parse(l)
+    )
       .find((e) => e.type === "thread.started");
     thread = started.thread_id;
     assert.ok(contains(rollout(), "copperwhistle"), "the command's output is in the rollout");
@@ -327,44 +365,69 @@ async function driveCodex(t: Deno.TestContext, rig: Rig, line: ReportLine): Prom
     assert.equal(files(sessions, (n) => n.startsWith("rollout-")).length, 1);
   });
   await step("a turn over model_auto_compact_token_limit compacts the session", async () => {
-    ok(await runAgent(rig, [...exec, "resume", thread, PROMPTS.heavy]), "codex exec resume (heavy)");
-    ok(await runAgent(rig, [...exec, "resume", thread, PROMPTS.afterCompaction]), "codex exec resume");
+    ok(
+      await runAgent(rig, [...exec, "resume", thread, PROMPTS.heavy]),
+      "codex exec resume (heavy)",
+    );
+    ok(
+      await runAgent(rig, [...exec, "resume", thread, PROMPTS.afterCompaction]),
+      "codex exec resume",
+    );
     assert.ok(contains(rollout(), `"type":"compacted"`), "a compacted line");
     assert.ok(contains(rollout(), "ivorytrench"));
   });
-  const words = () => Object.fromEntries(
-    ["quasarbeet", "lanternfig", "copperwhistle", "marmalith", "cobaltwren", "plumquartz", "saffronloom", "quillmarsh", "ivorytrench"]
-      .map((w) => [w, `codex:${thread}`]),
-  );
+  const words = () =>
+    Object.fromEntries(
+      [
+        "quasarbeet",
+        "lanternfig",
+        "copperwhistle",
+        "marmalith",
+        "cobaltwren",
+        "plumquartz",
+        "saffronloom",
+        "quillmarsh",
+        "ivorytrench",
+      ]
+        .map((w) => [w, `codex:${thread}`]),
+    );
   const expect = {
     main: `codex:${thread}`,
     sources: () => [rollout()],
-    conversations: () => files(codexHome, (n) => n.startsWith("rollout-")).map((f) =>
-      `codex:${/([0-9a-f-]{36})\.jsonl/.exec(f)![1]}`
-    ),
+    conversations: () =>
+      files(codexHome, (n) => n.startsWith("rollout-")).map((f) =>
+        `codex:${/([0-9a-f-]{36})\.jsonl/.exec(f)![1]}`
+      ),
     words,
     titles: () => ({ [`codex:${thread}`]: PROMPTS.start }),
     parents: () => ({ [`codex:${thread}`]: null }),
   };
   await checkCapture(t, rig, line, expect);
   await resumeInTerminal(t, rig, `codex:${thread}`, rollout, "TUI under tmux");
-  await step("codex archive moves the rollout; logbook keeps it and marks it archived", async () => {
-    const ran = await runAgent(rig, ["archive", thread]);
-    ok(ran, "codex archive");
-    assert.ok(rollout().includes(`${join(codexHome, "archived_sessions")}`), `archived: ${rollout()}`);
-    await capture(rig);
-    const shown = await show(rig, `codex:${thread}`);
-    assert.equal(shown.conversation.archived, true);
-    assertFilesExact([shown], [rollout()]);
-    assert.deepEqual(driftOf(await status(rig), "codex"), []);
-  });
+  await step(
+    "codex archive moves the rollout; logbook keeps it and marks it archived",
+    async () => {
+      const ran = await runAgent(rig, ["archive", thread]);
+      ok(ran, "codex archive");
+      assert.ok(
+        rollout().includes(`${join(codexHome, "archived_sessions")}`),
+        `archived: ${rollout()}`,
+      );
+      await capture(rig);
+      const shown = await show(rig, `codex:${thread}`);
+      assert.equal(shown.conversation.archived, true);
+      assertFilesExact([shown], [rollout()]);
+      assert.deepEqual(driftOf(await status(rig), "codex"), []);
+    },
+  );
 }
 
 // ---- OpenCode ----
 
 const opencode = readyFor("opencode");
 Deno.test({
-  name: `OpenCode ${opencode.pin.version}: a session, a subagent, a fork and a compaction are captured exactly`,
+  name:
+    `OpenCode ${opencode.pin.version}: a session, a subagent, a fork and a compaction are captured exactly`,
   ignore: "reason" in opencode,
   sanitizeResources: false,
   sanitizeOps: false,
@@ -382,9 +445,10 @@ async function driveOpencode(t: Deno.TestContext, rig: Rig, line: ReportLine): P
       db.close();
     }
   };
-  const sessionsNow = () => query<{ id: string; parent_id: string | null; title: string }>(
-    "SELECT id, parent_id, title FROM session ORDER BY time_created",
-  );
+  const sessionsNow = () =>
+    query<{ id: string; parent_id: string | null; title: string }>(
+      "SELECT id, parent_id, title FROM session ORDER BY time_created",
+    );
   const sessionOf = (ran: { stdout: string }) =>
     ran.stdout.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l))
       .find((e) => typeof e.sessionID === "string")?.sessionID as string;
@@ -395,24 +459,58 @@ async function driveOpencode(t: Deno.TestContext, rig: Rig, line: ReportLine): P
     ok(ran, "opencode run");
     session = sessionOf(ran);
     assert.match(session, /^ses_/);
-    assert.equal(query("SELECT 1 FROM part WHERE session_id = ? AND data LIKE '%copperwhistle%'", session).length, 1);
+    assert.equal(
+      query("SELECT 1 FROM part WHERE session_id = ? AND data LIKE '%copperwhistle%'", session)
+        .length,
+      1,
+    );
   });
   await step("opencode run --session <id> continues the same session", async () => {
-    ok(await runAgent(rig, ["run", "--format", "json", "--session", session, PROMPTS.resume]), "opencode run --session");
+    ok(
+      await runAgent(rig, ["run", "--format", "json", "--session", session, PROMPTS.resume]),
+      "opencode run --session",
+    );
     assert.equal(sessionsNow().length, 1);
   });
   await step("the task tool runs a subagent in a child session", async () => {
-    ok(await runAgent(rig, ["run", "--format", "json", "--session", session, PROMPTS.delegate]), "opencode run (task)");
+    ok(
+      await runAgent(rig, ["run", "--format", "json", "--session", session, PROMPTS.delegate]),
+      "opencode run (task)",
+    );
     const children = sessionsNow().filter((s) => s.parent_id === session);
     assert.equal(children.length, 1);
   });
   await step("a turn over the model's context limit compacts the session", async () => {
-    ok(await runAgent(rig, ["run", "--format", "json", "--session", session, PROMPTS.heavy]), "opencode run (heavy)");
-    ok(await runAgent(rig, ["run", "--format", "json", "--session", session, PROMPTS.afterCompaction]), "opencode run");
-    assert.ok(query("SELECT 1 FROM part WHERE session_id = ? AND data LIKE '%\"compaction\"%'", session).length > 0);
+    ok(
+      await runAgent(rig, ["run", "--format", "json", "--session", session, PROMPTS.heavy]),
+      "opencode run (heavy)",
+    );
+    ok(
+      await runAgent(rig, [
+        "run",
+        "--format",
+        "json",
+        "--session",
+        session,
+        PROMPTS.afterCompaction,
+      ]),
+      "opencode run",
+    );
+    assert.ok(
+      query("SELECT 1 FROM part WHERE session_id = ? AND data LIKE '%\"compaction\"%'", session)
+        .length > 0,
+    );
   });
   await step("opencode run --session <id> --fork forks it", async () => {
-    const ran = await runAgent(rig, ["run", "--format", "json", "--session", session, "--fork", PROMPTS.fork]);
+    const ran = await runAgent(rig, [
+      "run",
+      "--format",
+      "json",
+      "--session",
+      session,
+      "--fork",
+      PROMPTS.fork,
+    ]);
     ok(ran, "opencode run --fork");
     fork = sessionOf(ran);
     assert.notEqual(fork, session);
@@ -442,10 +540,22 @@ async function driveOpencode(t: Deno.TestContext, rig: Rig, line: ReportLine): P
     titles: () => Object.fromEntries(sessionsNow().map((s) => [`opencode:${s.id}`, s.title])),
     // A fork records no parent (its title says "(fork #1)"); a subagent's session does.
     parents: () =>
-      Object.fromEntries(sessionsNow().map((s) => [`opencode:${s.id}`, s.parent_id ? `opencode:${s.parent_id}` : null])),
+      Object.fromEntries(
+        sessionsNow().map((
+          s,
+        ) => [`opencode:${s.id}`, s.parent_id ? `opencode:${s.parent_id}` : null]),
+      ),
   });
-  await resumeInTerminal(t, rig, `opencode:${session}`, () => database, "TUI under tmux", () =>
-    query("SELECT 1 FROM part WHERE session_id = ? AND data LIKE '%saltmoraine%'", session).length > 0);
+  await resumeInTerminal(
+    t,
+    rig,
+    `opencode:${session}`,
+    () => database,
+    "TUI under tmux",
+    () =>
+      query("SELECT 1 FROM part WHERE session_id = ? AND data LIKE '%saltmoraine%'", session)
+        .length > 0,
+  );
 }
 
 // ---- shared checks ----
@@ -483,7 +593,10 @@ async function checkCapture(t: Deno.TestContext, rig: Rig, line: ReportLine, exp
     if (expect.database) assert.ok(assertRowsExact(shown, expect.database) > 0);
     return Promise.resolve();
   });
-  await step("every word of every turn is found by search", () => assertFound(rig, line.agent, expect.words(sub())));
+  await step(
+    "every word of every turn is found by search",
+    () => assertFound(rig, line.agent, expect.words(sub())),
+  );
   await step("project, cwd, parent links and titles are as the agent recorded them", () => {
     const project = rig.project;
     const titles = expect.titles(sub());
@@ -501,7 +614,10 @@ async function checkCapture(t: Deno.TestContext, rig: Rig, line: ReportLine, exp
     }
     return Promise.resolve();
   });
-  await step("zero drift: every record type of this version is recognised", () => checkDrift(rig, shown, line));
+  await step(
+    "zero drift: every record type of this version is recognised",
+    () => checkDrift(rig, shown, line),
+  );
 }
 
 /**
@@ -546,13 +662,21 @@ async function capturedCount(rig: Rig): Promise<number> {
 function countRecorded(rig: Rig): Promise<number> {
   switch (rig.installed.pin.agent) {
     case "claude":
-      return Promise.resolve(files(join(rig.home, ".claude", "projects"), (n) => n.endsWith(".jsonl")).length);
+      return Promise.resolve(
+        files(join(rig.home, ".claude", "projects"), (n) => n.endsWith(".jsonl")).length,
+      );
     case "codex":
-      return Promise.resolve(files(join(rig.home, ".codex"), (n) => n.startsWith("rollout-")).length);
+      return Promise.resolve(
+        files(join(rig.home, ".codex"), (n) => n.startsWith("rollout-")).length,
+      );
     case "opencode": {
-      const db = new DatabaseSync(join(rig.home, ".local", "share", "opencode", "opencode.db"), { readOnly: true });
+      const db = new DatabaseSync(join(rig.home, ".local", "share", "opencode", "opencode.db"), {
+        readOnly: true,
+      });
       try {
-        return Promise.resolve((db.prepare("SELECT count(*) AS n FROM session").get() as { n: number }).n);
+        return Promise.resolve(
+          (db.prepare("SELECT count(*) AS n FROM session").get() as { n: number }).n,
+        );
       } finally {
         db.close();
       }
