@@ -12,7 +12,9 @@
 export type Step =
   | { kind: "shell"; command: string }
   | { kind: "read"; path: string }
-  | { kind: "subagent"; description: string; prompt: string };
+  | { kind: "subagent"; description: string; prompt: string }
+  /** Waits for the subagent the previous step spawned (Codex's `wait_agent`). */
+  | { kind: "wait" };
 
 /** What the model does when a user text holds `id`: the steps in order, then the answer. */
 export interface Plan {
@@ -45,6 +47,8 @@ export interface Exchange {
   entries: Entry[];
   /** The names of the tools offered. */
   tools: string[];
+  /** The namespace each namespaced tool is offered in (Codex's `multi_agent_v1`). */
+  namespaces: Record<string, string>;
   stream: boolean;
   model: string;
 }
@@ -204,6 +208,7 @@ export function exchangeOf(api: Exchange["api"], json: Record<string, unknown>):
   const entries: Entry[] = [];
   const system: string[] = [];
   const tools = toolNames(json.tools);
+  const namespaces = namespacesOf(json.tools);
   const model = typeof json.model === "string" ? json.model : "conformance-model";
   const stream = json.stream === true;
   if (api === "anthropic") {
@@ -259,13 +264,24 @@ export function exchangeOf(api: Exchange["api"], json: Record<string, unknown>):
       }
     }
   }
-  return { api, system: system.join("\n"), entries, tools, stream, model };
+  return { api, system: system.join("\n"), entries, tools, namespaces, stream, model };
 }
 
 function asList(value: unknown): Record<string, unknown>[] {
   return Array.isArray(value)
     ? value.filter((v): v is Record<string, unknown> => !!v && typeof v === "object")
     : [];
+}
+
+function namespacesOf(tools: unknown): Record<string, string> {
+  const found: Record<string, string> = {};
+  for (const tool of asList(tools)) {
+    if (tool.type !== "namespace" || typeof tool.name !== "string") continue;
+    for (const inner of asList(tool.tools)) {
+      if (typeof inner.name === "string") found[inner.name] = tool.name;
+    }
+  }
+  return found;
 }
 
 function toolNames(tools: unknown): string[] {
@@ -331,7 +347,8 @@ export function decide(script: Script, exchange: Exchange): { reply: Reply; answ
   const done = exchange.entries.slice(at + 1).filter((e) => e.type === "tool_result").length;
   const step = plan.steps[done];
   if (!step) return { reply: { type: "text", text: plan.answer, tokens }, answered: "text" };
-  const call = toolCall(step, exchange);
+  const lastResult = [...exchange.entries].reverse().find((e) => e.type === "tool_result");
+  const call = toolCall(step, exchange, lastResult?.type === "tool_result" ? lastResult.text : "");
   return { reply: { type: "tool", ...call, tokens }, answered: call.name };
 }
 
@@ -339,9 +356,17 @@ export function decide(script: Script, exchange: Exchange): { reply: Reply; answ
 function toolCall(
   step: Step,
   exchange: Exchange,
+  lastResult: string,
 ): { name: string; input: Record<string, unknown> } {
   const has = (name: string) => exchange.tools.includes(name);
   const pick = (...names: string[]) => names.find(has) ?? names[0]!;
+  if (step.kind === "wait") {
+    // The spawn's result names the new agent: `{"agent_id": "…"}` or its thread's UUID.
+    const id = /"(?:agent_id|id|thread_id)"\s*:\s*"([^"]+)"/.exec(lastResult)?.[1] ??
+      /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/.exec(lastResult)?.[0] ??
+      lastResult.trim();
+    return { name: "wait_agent", input: { targets: [id], timeout_ms: 60000 } };
+  }
   if (step.kind === "subagent") {
     if (exchange.api === "anthropic") {
       return {
@@ -353,6 +378,9 @@ function toolCall(
           run_in_background: false,
         },
       };
+    }
+    if (exchange.api === "responses") {
+      return { name: "spawn_agent", input: { message: step.prompt } };
     }
     return {
       name: "task",
@@ -515,7 +543,7 @@ function anthropicEvents(exchange: Exchange, reply: Reply): Record<string, unkno
   return events;
 }
 
-function responsesItem(reply: Reply): Record<string, unknown> {
+function responsesItem(reply: Reply, exchange: Exchange): Record<string, unknown> {
   if (reply.type === "text") {
     return {
       type: "message",
@@ -530,6 +558,7 @@ function responsesItem(reply: Reply): Record<string, unknown> {
     id: id("fc"),
     call_id: id("call"),
     name: reply.name,
+    ...(exchange.namespaces[reply.name] ? { namespace: exchange.namespaces[reply.name] } : {}),
     arguments: JSON.stringify(reply.input),
     status: "completed",
   };
@@ -539,7 +568,7 @@ function responsesObject(
   exchange: Exchange,
   reply: Reply,
   status: string,
-  item = responsesItem(reply),
+  item = responsesItem(reply, exchange),
 ) {
   const output = outputTokens(reply);
   return {
@@ -562,7 +591,7 @@ function responsesObject(
 }
 
 function responsesEvents(exchange: Exchange, reply: Reply): Record<string, unknown>[] {
-  const item = responsesItem(reply);
+  const item = responsesItem(reply, exchange);
   const created = responsesObject(exchange, reply, "in_progress", item);
   const events: Record<string, unknown>[] = [
     { type: "response.created", response: created },

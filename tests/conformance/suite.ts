@@ -108,7 +108,10 @@ const TERMINAL: Plan = {
   answer: "The terminal answer: saltmoraine.",
 };
 
-function script(project: string): Script {
+/** Codex's subagents run alongside: the parent spawns one, then waits for it. */
+const DELEGATE_AND_WAIT: Plan = { ...DELEGATE, steps: [...DELEGATE.steps, { kind: "wait" }] };
+
+function script(project: string, agent?: string): Script {
   const SUB: Plan = {
     id: "glimmerfane",
     steps: [{ kind: "read", path: join(project, "notes.txt") }],
@@ -117,7 +120,16 @@ function script(project: string): Script {
   return {
     title: TITLE,
     summary: SUMMARY,
-    plans: [START, RESUME, DELEGATE, SUB, HEAVY, AFTER_COMPACTION, FORK, TERMINAL],
+    plans: [
+      START,
+      RESUME,
+      agent === "codex" ? DELEGATE_AND_WAIT : DELEGATE,
+      SUB,
+      HEAVY,
+      AFTER_COMPACTION,
+      FORK,
+      TERMINAL,
+    ],
   };
 }
 
@@ -151,7 +163,7 @@ async function conformance(
     log ? `${log}.${installed.pin.agent}.jsonl` : undefined,
   );
   const rig = await makeRig(installed, server);
-  server.script.plans = script(rig.project).plans;
+  server.script.plans = script(rig.project, installed.pin.agent).plans;
   const step = async (name: string, fn: () => Promise<void>) => {
     const ok = await t.step(name, fn);
     if (!ok) line.failed.push(name);
@@ -334,7 +346,7 @@ async function driveClaude(t: Deno.TestContext, rig: Rig, line: ReportLine): Pro
 const codex = readyFor("codex");
 Deno.test({
   name:
-    `Codex ${codex.pin.version}: a session, its resume, a compaction and its archive are captured exactly`,
+    `Codex ${codex.pin.version}: a session, its resume, a subagent, a compaction and its archive are captured exactly`,
   ignore: "reason" in codex,
   sanitizeResources: false,
   sanitizeOps: false,
@@ -364,6 +376,17 @@ async function driveCodex(t: Deno.TestContext, rig: Rig, line: ReportLine): Prom
     assert.ok(Deno.statSync(rollout()).size > before);
     assert.equal(files(sessions, (n) => n.startsWith("rollout-")).length, 1);
   });
+  await step("spawn_agent runs a subagent in a rollout of its own", async () => {
+    ok(
+      await runAgent(rig, [...exec, "resume", thread, PROMPTS.delegate]),
+      "codex exec resume (subagent)",
+    );
+    const rollouts = files(sessions, (n) => n.startsWith("rollout-"));
+    assert.equal(rollouts.length, 2, "the subagent's rollout");
+    const child = rollouts.find((f) => !f.includes(thread))!;
+    assert.ok(contains(child, "tessellark"), "the subagent answered");
+    assert.ok(contains(rollout(), DELEGATE.answer), "the parent answered after it");
+  });
   await step("a turn over model_auto_compact_token_limit compacts the session", async () => {
     ok(
       await runAgent(rig, [...exec, "resume", thread, PROMPTS.heavy]),
@@ -376,31 +399,40 @@ async function driveCodex(t: Deno.TestContext, rig: Rig, line: ReportLine): Prom
     assert.ok(contains(rollout(), `"type":"compacted"`), "a compacted line");
     assert.ok(contains(rollout(), "ivorytrench"));
   });
-  const words = () =>
-    Object.fromEntries(
-      [
-        "quasarbeet",
-        "lanternfig",
-        "copperwhistle",
-        "marmalith",
-        "cobaltwren",
-        "plumquartz",
-        "saffronloom",
-        "quillmarsh",
-        "ivorytrench",
-      ]
-        .map((w) => [w, `codex:${thread}`]),
-    );
+  const child = () => {
+    const file = files(sessions, (n) => n.startsWith("rollout-") && !n.includes(thread))[0]!;
+    return `codex:${/([0-9a-f-]{36})\.jsonl/.exec(file)![1]}`;
+  };
+  const own = [
+    "quasarbeet",
+    "lanternfig",
+    "copperwhistle",
+    "marmalith",
+    "cobaltwren",
+    "plumquartz",
+    "zephyrkiln",
+    "orchidvault",
+    "saffronloom",
+    "quillmarsh",
+    "ivorytrench",
+  ];
   const expect = {
     main: `codex:${thread}`,
-    sources: () => [rollout()],
+    sources: () => files(codexHome, (n) => n.startsWith("rollout-")),
     conversations: () =>
       files(codexHome, (n) => n.startsWith("rollout-")).map((f) =>
         `codex:${/([0-9a-f-]{36})\.jsonl/.exec(f)![1]}`
       ),
-    words,
+    words: (sub: string) => ({
+      ...Object.fromEntries(own.map((w) => [w, `codex:${thread}`])),
+      glimmerfane: sub,
+      driftmallow: sub,
+      tessellark: sub,
+    }),
+    subagent: child,
     titles: () => ({ [`codex:${thread}`]: PROMPTS.start }),
-    parents: () => ({ [`codex:${thread}`]: null }),
+    // The subagent's rollout names the thread that spawned it.
+    parents: (sub: string) => ({ [`codex:${thread}`]: null, [sub]: `codex:${thread}` }),
   };
   await checkCapture(t, rig, line, expect);
   await resumeInTerminal(t, rig, `codex:${thread}`, rollout, "TUI under tmux");
