@@ -60,6 +60,9 @@ export async function install(pin: AgentPin): Promise<Installed | Skipped> {
       dir,
       "--no-audit",
       "--no-fund",
+      // A registry that does not answer fails the install in minutes, not the CI's hour.
+      "--fetch-retries=1",
+      "--fetch-timeout=120000",
       `${pin.package}@${pin.version}`,
     ], dir);
     if (!npm.ok) {
@@ -72,6 +75,9 @@ export async function install(pin: AgentPin): Promise<Installed | Skipped> {
         companions,
         "--no-audit",
         "--no-fund",
+        // A registry that does not answer fails the install in minutes, not the CI's hour.
+        "--fetch-retries=1",
+        "--fetch-timeout=120000",
         ...pin.companions.map((c) => `${c}@${pin.version}`),
       ], dir);
       if (!more.ok) {
