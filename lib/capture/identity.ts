@@ -38,7 +38,8 @@ export function createSource(store: HistoryStore, ref: SourceRef, now: number): 
  * and removes the `.jsonl`, and archives a rollout by moving it to `archived_sessions/`. A new
  * file of the same agent with the same name (less `.zst`) as a source whose file is gone
  * continues that source, so nothing is captured twice; `generationChange` then confirms its
- * bytes really continue the captured ones (else a new generation starts).
+ * bytes really continue the captured ones (else a new generation starts). A source moved into
+ * an archive marks its conversations archived (the adapter says which places are archives).
  */
 export function adoptMoved(
   store: HistoryStore,
@@ -55,7 +56,7 @@ export function adoptMoved(
     gone.set(name, [...(gone.get(name) ?? []), row]);
   }
   if (!gone.size) return;
-  for (const { ref } of fresh) {
+  for (const { ref, adapter } of fresh) {
     const candidates = gone.get(`${ref.agent}:${baseName(ref.locator)}`);
     const previous = candidates?.find((row) => !pathExists(row.locator));
     if (!previous) continue;
@@ -63,6 +64,12 @@ export function adoptMoved(
     store.stmt("UPDATE sources SET locator = ?, format = ?, gone = 0 WHERE id = ?")
       .run(ref.locator, ref.format, previous.id);
     store.stmt("UPDATE conversations SET gone = 0 WHERE source_id = ?").run(previous.id);
+    // Archiving by moving (Codex's `archived_sessions/`): the conversations are archived now.
+    const archived = adapter.mode === "lines" ? adapter.archived?.(ref) : undefined;
+    if (archived !== undefined) {
+      store.stmt("UPDATE conversations SET archived = ? WHERE source_id = ?")
+        .run(archived ? 1 : 0, previous.id);
+    }
     rows.delete(previous.locator);
     rows.set(ref.locator, { ...previous, locator: ref.locator, format: ref.format, gone: 0 });
   }

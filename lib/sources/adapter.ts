@@ -163,6 +163,11 @@ export interface LineAdapter<State = unknown> {
   discover(ctx: DiscoverContext): AsyncIterable<SourceRef>;
   /** The state before the first record of a new source generation (JSON-serialisable). */
   initialState(source: SourceRef): State;
+  /**
+   * Whether a source at this place holds archived conversations (Codex's `archived_sessions/`),
+   * for an agent that archives by moving a file: a moved source's conversations take it on.
+   */
+  archived?(source: SourceRef): boolean;
   /** Derives a record from one complete line, updating `state` in place. */
   parseLine(line: LineInput, state: State, source: SourceRef): Derived;
   /**

@@ -275,6 +275,10 @@ export function codexAdapter(options: CodexAdapterOptions = {}): LineAdapter<Cod
       }
     },
 
+    archived(source: SourceRef): boolean {
+      return isArchived(source);
+    },
+
     initialState(): CodexState {
       return {
         id: null,
@@ -605,8 +609,13 @@ function conversationOf(state: CodexState, source: SourceRef): ConversationInfo 
     subagent: state.subagent,
     cwd: state.cwd,
     branch: state.branch,
-    archived: source.path.split(sep).includes("archived_sessions"),
+    archived: isArchived(source),
   };
+}
+
+/** True for a rollout under `archived_sessions/` (where `codex archive` moves it). */
+function isArchived(source: SourceRef): boolean {
+  return source.path.split(sep).includes("archived_sessions");
 }
 
 /** Context Codex injects as user messages: `<environment_context>`, `<user_instructions>`, AGENTS.md. */

@@ -7,6 +7,7 @@ import { appendFileSync, renameSync, truncateSync, writeFileSync } from "node:fs
 import { basename, join } from "node:path";
 import { main as reindex } from "../../../commands/reindex.ts";
 import { main as search } from "../../../commands/search.ts";
+import { main as show } from "../../../commands/show.ts";
 import { generationChange, loadSources } from "../../../lib/capture/identity.ts";
 import { loadContext, openStore } from "../../../lib/context.ts";
 import type { SourceRef } from "../../../lib/sources/adapter.ts";
@@ -47,6 +48,10 @@ Deno.test("an archived Codex rollout continues its source instead of being captu
     assert.equal(moved.records, 0);
     assert.deepEqual(moved.generations, []);
     assert.equal(await hits(world, `"${entry.phrases[0]}"`), 1);
+    const io = captureIo();
+    const id = `codex:${/([0-9a-f-]{36})\.jsonl$/.exec(entry.path)![1]}`;
+    assert.equal(await show([id, "--json"], io, world.env), 0, io.stderr());
+    assert.equal(JSON.parse(io.stdout()).conversation.archived, true, "archived by the move");
 
     appendFileSync(
       to,

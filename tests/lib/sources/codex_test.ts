@@ -858,3 +858,44 @@ Deno.test("a fork's copied line too long to hold is found only in the parent too
     await world.cleanup();
   }
 });
+
+const CODEX_0169 = "codex:019ed3a1-5c2b-7e40-8a91-2b3c4d5e6f70";
+
+Deno.test("a Codex 0.169 rollout: no drift, each word once, item_completed events not indexed", async () => {
+  const world = await makeWorld();
+  try {
+    cpSync(
+      join(import.meta.dirname!, "../../../fixtures/codex_0169/sessions"),
+      join(world.codex, "sessions"),
+      { recursive: true },
+    );
+    const summary = await captureWorld(world);
+    assert.deepEqual(summary.drift, []);
+    const expected: [string, string[]][] = [
+      ["gannet-rivulet", ["message/user", "tool_call/assistant", "tool_result/null"]],
+      ["heron-spindle", ["message/assistant"]],
+      ["osprey-lantern", ["summary/null"]],
+      ["plover-quill", ["message/user"]],
+      ["curlew-basin", ["message/assistant"]],
+    ];
+    for (const [phrase, kinds] of expected) {
+      const hits = find(world, phrase);
+      assert.deepEqual(hits.map((h) => `${h.kind}/${h.role}`).sort(), [...kinds].sort(), phrase);
+      assert.ok(hits.every((h) => h.conversation === CODEX_0169), phrase);
+    }
+    const events = records(world, CODEX_0169).filter((r) =>
+      Buffer.from(r.raw, "base64").toString().includes('"type":"item_completed"')
+    );
+    assert.equal(events.length, 5);
+    assert.ok(events.every((r) => r.kind === "event" && r.text === ""), "repeats are not indexed");
+    const conversation = withStore(world, (store) => findConversation(store, CODEX_0169));
+    assert.equal(
+      conversation.title,
+      "Why does the tide table skip a row? Look for gannet-rivulet in the parser.",
+    );
+    assert.equal(conversation.cwd, "/home/mara/src/tidepool");
+    assert.equal(conversation.message_count, 4);
+  } finally {
+    await world.cleanup();
+  }
+});
