@@ -70,9 +70,12 @@ function renderRecord(record: RecordJson, view: View, day: string | null): strin
   if (FOLDED.has(record.kind)) {
     const line = safeText(record.text.replace(/\s+/g, " ").trim());
     const sign = record.kind === "tool_call" ? "▸" : record.kind === "tool_result" ? "◂" : "·";
-    const time = when.slice(0, 10) === day ? when.slice(11) : when;
-    const head = `${time} ${sign} ${record.kind}: `;
-    const cut = cutToWidth(line, Math.max(8, (view.width ?? 120) - head.length - 1));
+    const width = view.width ?? 120;
+    const tail = ` ${sign} ${record.kind}: `;
+    // The date too when the day changed, if it leaves the line room for what the record says.
+    const dated = when.slice(0, 10) !== day && width - when.length - tail.length - 1 >= 20;
+    const head = `${dated ? when : when.slice(11)}${tail}`;
+    const cut = cutToWidth(line, Math.max(8, width - head.length - 1));
     return s.dim(head + cut) + mark + "\n";
   }
   const who = record.kind === "message"
