@@ -11,7 +11,9 @@ import { formatLocalTime } from "../lib/format.ts";
 import { ADAPTERS } from "../lib/sources/mod.ts";
 import {
   contextStart,
+  conversationRecord,
   findConversation,
+  type HitContext,
   type Page,
   pageConversation,
   pageRows,
@@ -121,7 +123,11 @@ export async function main(
     const store = openStore(ctx, { mustExist: true, readOnly: true });
     try {
       const conversation = findConversation(store, id);
-      const start = around === undefined ? after : contextStart(store, conversation, around);
+      const deriver = new TextDeriver(store, ADAPTERS, redactorFor(ctx));
+      const context = around === undefined
+        ? null
+        : contextStart(store, deriver, conversation, around, limit ? { limit } : {});
+      const start = context === null ? after : context.after;
       const paging = {
         ...(start !== undefined ? { after: start } : {}),
         ...(limit ? { limit } : {}),
@@ -135,7 +141,6 @@ export async function main(
         }
         return EXIT.ok;
       }
-      const deriver = new TextDeriver(store, ADAPTERS, redactorFor(ctx));
       if (format !== undefined) {
         return await exportAll(store, deriver, conversation, format, {
           all: values.all === true,
@@ -153,6 +158,7 @@ export async function main(
         all: values.all === true,
         width: io.outIsTerminal ? terminalColumns(env) : null,
         hit: around ?? null,
+        question: context ? questionOf(store, deriver, conversation, context) : null,
       };
       const pager = io.outIsTerminal && !values["no-pager"] ? startPager(env) : null;
       if (pager) {
@@ -240,6 +246,21 @@ interface View {
   width: number | null;
   /** The record `--around` opened at, marked. */
   hit: number | null;
+  /** The question before it when it lies before the page: printed first, then the gap. */
+  question: { record: RecordJson; skipped: number } | null;
+}
+
+/** The question a page opened at a hit starts with when it lies before the page. */
+function questionOf(
+  store: HistoryStore,
+  deriver: TextDeriver,
+  conversation: ConversationRow,
+  context: HitContext,
+): View["question"] {
+  const record = context.question === null
+    ? null
+    : conversationRecord(store, deriver, conversation, context.question);
+  return record ? { record, skipped: context.skipped } : null;
 }
 
 /** A page as the reader sees it, the conversation's heading first when `heading`. */
@@ -262,6 +283,15 @@ function renderPage(page: Page, view: View, heading: boolean): string {
   // Typed prompts from a history file repeat the transcript's user messages where there is one:
   // the readable view shows them only for a session without transcript messages.
   const prompts = c.messages === 0;
+  if (heading && view.question) {
+    const { record, skipped } = view.question;
+    out += renderRecord(record, view);
+    out += s.dim(
+      `… ${skipped} earlier ${skipped === 1 ? "record" : "records"} · all of them: logbook show ${
+        safeText(c.id)
+      } --after ${record.id}`,
+    ) + "\n\n";
+  }
   for (const record of page.records) {
     if (record.kind !== "prompt" || prompts || view.all) out += renderRecord(record, view);
   }

@@ -12,9 +12,15 @@ import {
   contextStart,
   DEFAULT_PAGE_LIMIT,
   findConversation,
+  type HitContext,
   pageStarts,
 } from "../../lib/store/conversations.ts";
-import type { ConversationJson } from "../../lib/store/records.ts";
+import type { HistoryStore } from "../../lib/store/db.ts";
+import {
+  type ConversationJson,
+  type ConversationRow,
+  TextDeriver,
+} from "../../lib/store/records.ts";
 import { conversationPage, pageQuery } from "../api/conversations.ts";
 import { type AppEnv, type Route, withStore } from "../_deps.ts";
 import { parseId, parseQuery, queryInt } from "../_input.ts";
@@ -40,19 +46,35 @@ export const conversationPageRoute: Route = (svc) =>
     // Where the page starts and where its numbered neighbours start.
     const place = withStore(svc, "conversation_pages", (store) => {
       const row = findConversation(store, id);
-      const after = query.after ?? (query.hit === undefined ? 0 : hitStart(store, row, query.hit));
-      return { after, starts: pageStarts(store, row.id, limit) };
+      const context = query.after === undefined && query.hit !== undefined
+        ? hitContext(store, new TextDeriver(store, svc.adapters, svc.redact), row, query.hit, limit)
+        : null;
+      return {
+        after: context?.after ?? query.after ?? 0,
+        question: context?.question ?? null,
+        skipped: context?.skipped ?? 0,
+        starts: pageStarts(store, row.id, limit),
+      };
     });
     const page = conversationPage(svc, id, { ...query, after: place.after });
+    // The question before the hit, when it lies before the page: shown first, then a gap.
+    const question = place.question === null
+      ? null
+      : conversationPage(svc, id, { after: place.question - 1, limit: 1 }).records[0] ?? null;
     const render = await markdownRenderer();
     const home = homeDir(svc.ctx.env);
     const conv = page.conversation;
+    const keepLimit = query.limit === undefined ? {} : { limit: query.limit };
     const quiet = page.records.filter((r) => shapeOf(r) === "quiet").length;
     const nav = (where: "top" | "bottom") => pager(page, query, place.after, place.starts, where);
     const body = html`${header(conv, home, quiet)}${nav("top")}
 <section class="chat" aria-label="Messages">${
-      chatRecords(page.records, render, { hit: query.hit })
-    }</section>
+      question
+        ? html`${chatRecords([question], render)}<p class="gap"><a href="${
+          conversationHref(conv.id, { ...keepLimit, after: question.id })
+        }">… ${place.skipped} earlier ${place.skipped === 1 ? "record" : "records"}</a></p>`
+        : ""
+    }${chatRecords(page.records, render, { hit: query.hit })}</section>
 ${page.next === null ? html`<p class="end" role="status">End of the conversation</p>` : ""}${
       nav("bottom")
     }`;
@@ -224,15 +246,17 @@ function pager(
 }
 
 /** Where a page opened at a hit starts; a hit that is not in the conversation opens its start. */
-function hitStart(
-  store: Parameters<typeof contextStart>[0],
-  row: Parameters<typeof contextStart>[1],
+function hitContext(
+  store: HistoryStore,
+  deriver: TextDeriver,
+  row: ConversationRow,
   hit: number,
-): number {
+  limit: number,
+): HitContext | null {
   try {
-    return contextStart(store, row, hit);
+    return contextStart(store, deriver, row, hit, { limit });
   } catch (err) {
-    if (err instanceof RangeError) return 0;
+    if (err instanceof RangeError) return null;
     throw err;
   }
 }

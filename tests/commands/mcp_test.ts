@@ -9,6 +9,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { claudeTranscript, placeClaudeTranscript } from "../_claude_transcript.ts";
 import { captureWorld, childBaseEnv, makeWorld, ROOT, runCli, taskFlags } from "../_helpers.ts";
 import { fakeUpper } from "../lib/_secret_shapes.ts";
+import { addToolHeavy, TOOL_HEAVY } from "../_tool_heavy.ts";
 
 const SESSION = "5b0e9d62-8c1f-4d7a-9e3b-2a6c4f1d8e70";
 const TURNS = 40;
@@ -52,6 +53,7 @@ Deno.test("logbook mcp: an agent searches, reads and lists its history over stdi
   await Deno.mkdir(project, { recursive: true });
   const secret = "AKIA" + fakeUpper(16);
   await placeClaudeTranscript(world, project, SESSION, longTranscript(project, secret));
+  addToolHeavy(world);
   await captureWorld(world);
   const before = storeFiles(world.data);
 
@@ -126,6 +128,19 @@ Deno.test("logbook mcp: an agent searches, reads and lists its history over stdi
         assert.match(around.text, /← the hit/);
       },
     );
+
+    await t.step("reads around an answer after many tool calls, the question first", async () => {
+      for (const { id, question, answer } of Object.values(TOOL_HEAVY)) {
+        const found = await call("search_history", { query: answer, all_projects: true });
+        const hit = (found.data as { hits: { conversation: string; record: number }[] }).hits[0]!;
+        assert.equal(hit.conversation, id);
+        const opened = await call("read_conversation", { conversation: id, around: hit.record });
+        assert.equal(opened.isError, false, opened.text);
+        everything.push(opened.text);
+        const at = opened.text.indexOf(question, opened.text.indexOf("\n\n"));
+        assert.ok(at > 0 && at < opened.text.indexOf("← the hit"), opened.text);
+      }
+    });
 
     await t.step("reads a long conversation around a hit and pages it to the end", async () => {
       const found = await call("search_history", { query: "marker-a20" });

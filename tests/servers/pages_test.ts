@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { appFor, capturedWorld, PLANTED, request, SECRET } from "./_dashboard.ts";
 import { HOSTILE_ID, hostileWorld } from "./_hostile.ts";
+import { TOOL_HEAVY } from "../_tool_heavy.ts";
 
 const FIXTURE_ID = "claude:f332cca8-0b9a-4244-835f-c44f31385301";
 
@@ -323,6 +324,43 @@ Deno.test("a search hit opens its conversation with the question before it, mark
     assert.match(html, new RegExp(`class="[^"]*is-hit[^"]*" id="r${hit}"`));
     const question = html.indexOf("role-user");
     assert.ok(question > 0 && question < html.indexOf(`id="r${hit}"`), "the question is above");
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("a hit after a turn of tool calls opens with its question, and a short page still holds it", async (t) => {
+  const world = await capturedWorld({ toolHeavy: true });
+  try {
+    const { app } = appFor(world);
+    for (const [agent, { question, answer }] of Object.entries(TOOL_HEAVY)) {
+      const search = await (await request(app, `/?q=${answer}`)).text();
+      const link = /href="(\/conversations\/[^"]+hit=(\d+)[^"]*)"/.exec(search);
+      assert.ok(link, `${agent}: the hit links with hit=`);
+      const path = link[1]!.replaceAll("&amp;", "&");
+      const hit = `id="r${link[2]}"`;
+      await t.step(`${agent}: the whole turn`, async () => {
+        const html = await (await request(app, path)).text();
+        const at = html.indexOf(question, html.indexOf('<section class="chat"'));
+        assert.ok(at > 0 && at < html.indexOf(hit), "the question is above the hit");
+        assert.doesNotMatch(html, /class="gap"/);
+      });
+      await t.step(`${agent}: five records a page`, async () => {
+        const short = path.replace("?", "?limit=5&");
+        const html = await (await request(app, short)).text();
+        const at = html.indexOf(question, html.indexOf('<section class="chat"'));
+        const gap = /<p class="gap"><a href="([^"]+)">… (\d+) earlier records?<\/a><\/p>/.exec(
+          html,
+        );
+        assert.ok(gap, "a gap between the question and the page");
+        assert.ok(at > 0 && at < gap.index && gap.index < html.indexOf(hit));
+        const first = /<article class="[^"]*role-user[^"]*" id="r(\d+)"/.exec(html);
+        assert.ok(first && first.index < gap.index, "the question is a record of its own");
+        assert.match(gap[1]!, new RegExp(`[?&]after=${first[1]}(&|$)`), "the gap opens after it");
+        const pageIds = [...html.matchAll(/<article class="[^"]*" id="r(\d+)"/g)].slice(1);
+        assert.ok(pageIds.length <= 5, "the page keeps its size");
+      });
+    }
   } finally {
     await world.cleanup();
   }
