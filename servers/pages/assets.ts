@@ -212,6 +212,15 @@ export const SCRIPT = `
     box.select();
   });
 
+  // A search sends only the fields that say something: no "project=&agent=&…" in its address.
+  document.querySelectorAll("form.search").forEach(function (form) {
+    form.addEventListener("formdata", function (event) {
+      var empty = [];
+      event.formData.forEach(function (value, name) { if (value === "") empty.push(name); });
+      empty.forEach(function (name) { event.formData.delete(name); });
+    });
+  });
+
   // j and k move between search hits (focusing each one's link, so Enter opens it).
   var hits = Array.prototype.slice.call(document.querySelectorAll("li.hit"));
   var current = -1;

@@ -19,7 +19,7 @@ import {
   type SearchFilters,
   type SearchHit,
 } from "../../lib/store/search.ts";
-import { type SearchPage, searchPage, searchQuery } from "../api/search.ts";
+import { DEFAULT_LIMIT, type SearchPage, searchPage, searchQuery } from "../api/search.ts";
 import { type AppEnv, type Route, type Services, usingStore } from "../_deps.ts";
 import { ApiError } from "../_errors.ts";
 import { parseFields } from "../_input.ts";
@@ -29,8 +29,8 @@ type Form = Record<string, string>;
 
 /** The filters that can be typed in the box as `name:value`. */
 const INLINE = ["agent", "project", "session", "kind", "role", "since", "until"] as const;
-/** The form's filter fields (folded behind "Filters"). */
-const FILTERS = [...INLINE, "limit"];
+/** Hits per page offered besides the default (`DEFAULT_LIMIT`, sent as no `limit` at all). */
+const LIMITS = ["50", "100"];
 
 /** What a page of hits knows about their conversations. */
 interface Titles {
@@ -209,7 +209,9 @@ function searchForm(form: Form, team = false): Html {
     html`<label>${label}<input name="${name}" value="${
       form[name] ?? ""
     }" placeholder="${placeholder}" autocomplete="off"></label>`;
-  const set = FILTERS.filter((name) => form[name]).length;
+  // A field left at its default is no filter: the panel stays folded after a plain search.
+  const limit = form.limit && form.limit !== String(DEFAULT_LIMIT) ? form.limit : "";
+  const set = INLINE.filter((name) => form[name]).length + (limit ? 1 : 0);
   const keep = (name: string) =>
     form[name] ? html`<input type="hidden" name="${name}" value="${form[name]}">` : "";
   return html`<h1 class="visually-hidden">Search</h1>
@@ -253,7 +255,13 @@ ${select("kind", "Kind", KINDS)}
 ${select("role", "Role", ROLES)}
 ${text("since", "Since", "7d, 2026-03-10")}
 ${text("until", "Until", "today")}
-${select("limit", "Hits per page", ["20", "50", "100"], "")}
+<label>Hits per page<select name="limit"><option value="">${DEFAULT_LIMIT}</option>${
+    LIMITS.map((v) =>
+      v === limit
+        ? html`<option value="${v}" selected>${v}</option>`
+        : html`<option value="${v}">${v}</option>`
+    )
+  }</select></label>
 </div>
 </details>
 </form>`;

@@ -130,6 +130,13 @@ Deno.test({
         assert.equal(await box.evaluate((el) => el === el.ownerDocument.activeElement), true);
         await box.fill("marmot keyring");
         await box.press("Enter");
+        await page.waitForURL(/\?q=/);
+        assert.equal(page.url(), `${dashboard.url}?q=marmot+keyring`, "only the query is sent");
+        assert.equal(
+          await page.locator("details.filters").evaluate((el) => el.hasAttribute("open")),
+          false,
+          "the filters stay folded after a plain search",
+        );
         await page.getByRole("status").filter({ hasText: "Matches 1 to 2" }).waitFor();
         assert.match(await page.getByRole("status").first().textContent() ?? "", /2\s+matches/);
         assert.equal(await page.locator("li.hit mark").first().textContent(), "marmot");

@@ -83,6 +83,24 @@ Deno.test("the search page marks matches, links each hit to its place, and escap
       );
     });
 
+    await t.step(
+      "fields left at their defaults are no filters: the panel stays folded",
+      async () => {
+        const empty = "project=&agent=&session=&kind=&role=&since=&until=";
+        for (const rest of [empty, `${empty}&limit=20`, "limit=20", ""]) {
+          const html = await (await request(app, `/?q=export&${rest}`)).text();
+          assert.match(html, /<details class="filters">\s*<summary>Filters<\/summary>/, rest);
+          assert.match(
+            html,
+            /<option value="" selected>20<\/option>|<option value="">20<\/option>/,
+          );
+        }
+        const more = await (await request(app, "/?q=export&limit=50&agent=claude")).text();
+        assert.match(more, /<details class="filters"\s+open\s*><summary>Filters \(2\)<\/summary>/);
+        assert.match(more, /<option value="50" selected>50<\/option>/);
+      },
+    );
+
     await t.step("a bad filter keeps the form and says which field", async () => {
       const response = await request(app, "/?q=export&since=the-other-day");
       assert.equal(response.status, 400);
