@@ -25,7 +25,7 @@ import { conversationPage, pageQuery } from "../api/conversations.ts";
 import { type AppEnv, type Route, withStore } from "../_deps.ts";
 import { parseId, parseQuery, queryInt } from "../_input.ts";
 import type { ShownPage } from "../_redact.ts";
-import { chatRecords, shapeOf } from "./_chat.ts";
+import { chatRecords, pairTools, shapeOf, toolLookup } from "./_chat.ts";
 import { markdownRenderer } from "./_markdown.ts";
 import { EXPORT_FORMATS, exportHref } from "./export.ts";
 import { conversationHref, type Html, layout, projectAnchor, tilde, time } from "./layout.ts";
@@ -65,7 +65,9 @@ export const conversationPageRoute: Route = (svc) =>
     const home = homeDir(svc.ctx.env);
     const conv = page.conversation;
     const keepLimit = query.limit === undefined ? {} : { limit: query.limit };
-    const quiet = page.records.filter((r) => shapeOf(r) === "quiet").length;
+    const tools = pairTools(page.records, toolLookup(svc.adapters, conv.agent, svc.redact));
+    const quiet = page.records.filter((r) => shapeOf(r) === "quiet" && !tools.paired.has(r.id))
+      .length;
     const nav = (where: "top" | "bottom") => pager(page, query, place.after, place.starts, where);
     const body = html`${header(conv, home, quiet)}${nav("top")}
 <section class="chat" aria-label="Messages">${
@@ -74,7 +76,7 @@ export const conversationPageRoute: Route = (svc) =>
           conversationHref(conv.id, { ...keepLimit, after: question.id })
         }">… ${place.skipped} earlier ${place.skipped === 1 ? "record" : "records"}</a></p>`
         : ""
-    }${chatRecords(page.records, render, { hit: query.hit })}</section>
+    }${chatRecords(page.records, render, { hit: query.hit, tools })}</section>
 ${page.next === null ? html`<p class="end" role="status">End of the conversation</p>` : ""}${
       nav("bottom")
     }`;

@@ -212,7 +212,8 @@ Deno.test({
         await page.getByLabel(/Show \d+ meta and empty records?/).uncheck();
         const tool = page.locator("details.tool").first();
         await tool.locator("summary").click();
-        assert.equal(await tool.locator("pre").isVisible(), true);
+        assert.equal(await tool.locator("pre.input").isVisible(), true);
+        assert.equal(await tool.locator(".result-in pre").isVisible(), true, "its result inside");
         const raw = page.locator("article.rec details.raw").first();
         await raw.locator("summary").click();
         assert.equal(await raw.locator("pre").isVisible(), true);
@@ -225,7 +226,9 @@ Deno.test({
         const seen = new Set<string>();
         while (true) {
           for (
-            const id of await page.locator("article.rec").evaluateAll((els) => els.map((e) => e.id))
+            const id of await page.locator(".rec[id^='r']").evaluateAll((els) =>
+              els.map((e) => e.id)
+            )
           ) {
             seen.add(id);
           }

@@ -154,7 +154,8 @@ Deno.test("the conversation page is a chat: Markdown, folded tools, raw bytes, p
       );
       assert.match(
         html,
-        /<details class="fold result"\s*>\s*<summary><span class="tag">result<\/span> \d/,
+        /<summary><span class="tag">Bash<\/span> <code>deno task export:nightly[^<]*<\/code>\s*<span class="out">→ \d+ B<\/span>/,
+        "the call's line says its result's size",
       );
       assert.match(html, /<details class="fold thinking"\s*>\s*<summary>/);
       assert.match(html, /<summary aria-label="Raw bytes \(\d+ bytes at offset 0\)"/);
@@ -192,7 +193,9 @@ Deno.test("the conversation page is a chat: Markdown, folded tools, raw bytes, p
       while (path) {
         const html: string = await (await request(app, path)).text();
         ids.push(
-          ...[...html.matchAll(/<article class="[^"]*" id="r(\d+)"/g)].map((m) => Number(m[1])),
+          ...[...html.matchAll(/<(?:article|div) class="rec[^"]*" id="r(\d+)"/g)].map((m) =>
+            Number(m[1])
+          ),
         );
         const next: RegExpExecArray | null = /href="([^"]+)" rel="next">Next/.exec(html);
         path = next ? next[1]!.replaceAll("&amp;", "&") : null;
@@ -201,7 +204,8 @@ Deno.test("the conversation page is a chat: Markdown, folded tools, raw bytes, p
       }
       assert.equal(pages, 4);
       assert.equal(ids.length, 40);
-      assert.deepEqual(ids, [...ids].sort((a, b) => a - b));
+      // A result shown inside its call's fold comes right after the call, before what follows.
+      assert.deepEqual([...ids].sort((a, b) => a - b), [...new Set(ids)].sort((a, b) => a - b));
       assert.equal(new Set(ids).size, 40);
     });
 
@@ -379,6 +383,103 @@ Deno.test("a hit after a turn of tool calls opens with its question, and a short
         assert.ok(pageIds.length <= 5, "the page keeps its size");
       });
     }
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("a tool call is one line with its result's size, and opens on its input and result", async (t) => {
+  const world = await capturedWorld({ toolHeavy: true });
+  try {
+    const { app } = appFor(world);
+    /** The chat, without the raw bytes of its records (they hold every line as captured). */
+    const page = async (id: string) => {
+      const html = await (await request(app, `/conversations/${encodeURIComponent(id)}`)).text();
+      return html.slice(html.indexOf('<section class="chat"'), html.indexOf("</main>"))
+        .replace(/<details class="raw">[\s\S]*?<\/details>/g, "<raw>");
+    };
+    /** Each call's fold: its summary and what it holds, in page order. */
+    const folds = (html: string) =>
+      [...html.matchAll(
+        /<details class="fold tool"[^>]*>([\s\S]*?)<\/details>\s*<raw>/g,
+      )]
+        .map((m) => m[1]!);
+    await t.step("claude: parallel calls each hold their own result, paired by id", async () => {
+      const html = await page(TOOL_HEAVY.claude.id);
+      const all = folds(html);
+      assert.equal(all.length, 8);
+      const [bash, read] = all;
+      assert.match(
+        bash!,
+        /<span class="tag">Bash<\/span> <code>gh run view 4411[^<]*<\/code>\s*<span class="out">→ 95 B<\/span>/,
+      );
+      assert.match(bash!, /<div class="rec result-in" id="r\d+"[\s\S]*step install 312\.9s/);
+      assert.doesNotMatch(bash!, /runs-on/, "the second call's result is not in the first call");
+      assert.match(
+        read!,
+        /<span class="tag">Read<\/span> <code>\/home\/dev\/src\/forge\/\.github\/workflows\/build\.yml<\/code>\s*<span class="out">→ \d+ B/,
+      );
+      assert.match(read!, /runs-on: ubuntu-24\.04/);
+      assert.doesNotMatch(html, /<article class="rec kind-tool_result/, "no result stands alone");
+    });
+    await t.step(
+      "claude: a local command is an event line; Markdown tables and lists render",
+      async () => {
+        const html = await page(TOOL_HEAVY.claude.id);
+        assert.match(
+          html,
+          /<p class="fold event-line"><span class="tag">command<\/span> <code>\/cost<\/code><\/p>/,
+        );
+        assert.doesNotMatch(html, /&lt;command-name&gt;/);
+        assert.match(
+          html,
+          /<summary><span class="tag">output<\/span> Total cost: +\$0\.2210<\/summary>/,
+        );
+        assert.match(html, /<table>\s*<thead>\s*<tr>\s*<th>step<\/th>/);
+        assert.match(html, /<td>312\.9 s<\/td>/);
+        assert.match(html, /<ol>\s*<li>Drop <code>github\.sha<\/code>/);
+        assert.match(html, /<ul>\s*<li>Expect CI to take/);
+        assert.match(
+          html,
+          /<summary><span class="tag">thinking<\/span> <strong>Where the time goes<\/strong><\/summary>/,
+        );
+      },
+    );
+    await t.step(
+      "codex: shell and web search calls name their tool, the command as input",
+      async () => {
+        const html = await page(TOOL_HEAVY.codex.id);
+        const summaries = folds(html).map((f) =>
+          /<summary><span class="tag">([^<]*)<\/span> <code>([^<]*)<\/code>(?:\s*<span class="out">([^<]*)<\/span>)?/
+            .exec(f)?.slice(1).map((x) => x?.trim())
+        );
+        assert.deepEqual(summaries, [
+          ["shell", "rg -n &quot;retry&quot; src/upstream", "→ 137 B"],
+          ["web_search", "exponential backoff full jitter formula", undefined],
+          ["exec_command", "sed -n &#39;30,60p&#39; src/upstream/client.rs", "→ 283 B"],
+          ["shell", "cargo test -p upstream backoff", "→ 97 B"],
+        ]);
+        assert.match(
+          html,
+          /<summary><span class="tag">thinking<\/span> <strong>Designing the backoff<\/strong><\/summary>/,
+        );
+        assert.doesNotMatch(html, /\*\*Designing/);
+      },
+    );
+    await t.step("a hit on a result opens its call's fold and marks the result", async () => {
+      const search = await (await request(app, "/?q=312.9s&kind=tool_result")).text();
+      const link = /href="(\/conversations\/[^"]+hit=(\d+)[^"]*)"/.exec(search);
+      assert.ok(link, search);
+      const html = await (await request(app, link[1]!.replaceAll("&amp;", "&"))).text();
+      assert.match(
+        html,
+        new RegExp(
+          `<details class="fold tool"\\s+open\\s*>[\\s\\S]*?<div class="rec result-in is-hit" id="r${
+            link[2]
+          }"`,
+        ),
+      );
+    });
   } finally {
     await world.cleanup();
   }
