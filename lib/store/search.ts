@@ -495,6 +495,17 @@ function literalSearch(
 export interface SearchGroup extends SearchHit {
   /** Hits in this conversation (each chunk of a line longer than 64 KiB counts). */
   hits: number;
+  /**
+   * With `perGroup` over 1: the conversation's best hits, best first (the first is the group's
+   * own), and where each one's matches are in its snippet.
+   */
+  top?: { hits: SearchHit[]; highlights: Snippet["ranges"][] };
+}
+
+/** Options of a grouped search. */
+export interface GroupOptions extends SearchOptions {
+  /** Best hits kept per conversation (default 1: the group's own). */
+  perGroup?: number;
 }
 
 /** A page of conversations, best first (or by their newest or oldest hit). */
@@ -503,6 +514,10 @@ export interface GroupResult {
   /** Where each group's matches are in its snippet, for highlighting. */
   highlights: Snippet["ranges"][];
   mode: "fts" | "literal";
+  /** Why the search was a literal substring scan (null for `fts`), as `search` says it. */
+  note: string | null;
+  /** The FTS5 query actually run, as `search` gives it (null for a literal scan). */
+  ftsQuery: string | null;
   /** The `offset` of the next page of conversations, or null. */
   next: number | null;
   /** How many conversations have a hit, or null when not counted. */
@@ -521,10 +536,11 @@ export function searchGroups(
   store: HistoryStore,
   adapters: readonly Adapter[],
   redact: Redactor,
-  options: SearchOptions,
+  options: GroupOptions,
   now?: () => number,
 ): GroupResult {
   const limit = Math.max(1, Math.min(options.limit ?? 20, 10_000));
+  const perGroup = Math.max(1, Math.min(options.perGroup ?? 1, 50));
   const offset = options.offset ?? 0;
   if (!Number.isSafeInteger(offset) || offset < 0) {
     throw new RangeError(`Expected an offset of zero or more conversations: got "${offset}"`);
@@ -535,30 +551,51 @@ export function searchGroups(
   try {
     const deriver = new TextDeriver(store, adapters, redact);
     const terms = queryTerms(options.query);
-    for (const candidateQuery of ftsForms(options.query)) {
-      if (!isFtsSyntax(candidateQuery)) continue;
-      checkBounds(candidateQuery);
+    // The same query forms as `search`, so grouping finds what the hits list finds.
+    const unindexed = whyNotIndexed(store, options.query);
+    for (const typed of unindexed ? [] : ftsForms(options.query)) {
+      if (!isFtsSyntax(typed)) continue;
+      checkBounds(typed);
+      const candidateQuery = cjkQuery(typed);
       budget.check();
-      let rows: (Candidate & { hits: number; total: number })[];
+      let rows: GroupRow[];
       try {
         rows = withBudget(
           budget,
-          () => ftsGroups(store, candidateQuery, options, { offset, limit: limit + 1 }),
+          () => ftsGroups(store, candidateQuery, options, { offset, limit: limit + 1, perGroup }),
         );
       } catch (err) {
         if (isFtsSyntaxError(err)) continue;
         throw err;
       }
-      const page = rows.slice(0, limit);
-      const built = page.map((row) => {
-        budget.check();
-        return buildHit(row, deriver, terms, row.score);
-      });
+      // Rows come group by group, best hit first.
+      const byGroup: GroupRow[][] = [];
+      for (const row of rows) {
+        if (row.rank === 1) byGroup.push([]);
+        byGroup.at(-1)?.push(row);
+      }
+      const page = byGroup.slice(0, limit);
+      const built = page.map((group) =>
+        group.map((row) => {
+          budget.check();
+          const b = buildHit(row, deriver, terms, row.score);
+          return { hit: throughGate(b.hit, redact), ranges: b.ranges };
+        })
+      );
       return {
-        groups: built.map((b, i) => ({ ...throughGate(b.hit, redact), hits: page[i]!.hits })),
-        highlights: built.map((b) => b.ranges),
+        groups: built.map((group, i) => ({
+          ...group[0]!.hit,
+          score: page[i]![0]!.best,
+          hits: page[i]![0]!.hits,
+          ...(perGroup > 1
+            ? { top: { hits: group.map((b) => b.hit), highlights: group.map((b) => b.ranges) } }
+            : {}),
+        })),
+        highlights: built.map((group) => group[0]!.ranges),
         mode: "fts",
-        next: rows.length > limit ? offset + limit : null,
+        note: null,
+        ftsQuery: candidateQuery,
+        next: byGroup.length > limit ? offset + limit : null,
         total: rows[0]?.total ?? (offset === 0 ? 0 : null),
       };
     }
@@ -572,11 +609,23 @@ export function searchGroups(
     const byConversation = new Map<string, { group: SearchGroup; ranges: Snippet["ranges"] }>();
     found.hits.forEach((hit, i) => {
       const seen = byConversation.get(hit.conversation);
-      if (seen) seen.group.hits++;
-      else {
+      const ranges = found.highlights[i] ?? [];
+      if (seen) {
+        seen.group.hits++;
+        const top = seen.group.top;
+        if (top && top.hits.length < perGroup) {
+          top.hits.push(throughGate(hit, redact));
+          top.highlights.push(ranges);
+        }
+      } else {
+        const shown = throughGate(hit, redact);
         byConversation.set(hit.conversation, {
-          group: { ...throughGate(hit, redact), hits: 1 },
-          ranges: found.highlights[i] ?? [],
+          group: {
+            ...shown,
+            hits: 1,
+            ...(perGroup > 1 ? { top: { hits: [shown], highlights: [ranges] } } : {}),
+          },
+          ranges,
         });
       }
     });
@@ -586,6 +635,8 @@ export function searchGroups(
       groups: page.map((g) => g.group),
       highlights: page.map((g) => g.ranges),
       mode: "literal",
+      note: `${unindexed ?? "the query is not valid FTS5 syntax"}; used a literal substring scan`,
+      ftsQuery: null,
       next: all.length > offset + limit ? offset + limit : null,
       total: found.next === null ? all.length : null,
     };
@@ -601,13 +652,19 @@ const GROUP_ORDER: Record<SearchSort, string> = {
   oldest: "g.oldest IS NULL, g.oldest, g.conversation_id",
 };
 
-/** The page of conversations with a hit, each with its best-ranked record and hit count. */
+/** One of a group's best hits (`rank` 1 is the best), with its group's figures. */
+type GroupRow = Candidate & { hits: number; total: number; best: number; rank: number };
+
+/**
+ * The page of conversations with a hit, each with its hit count and its `perGroup` best-ranked
+ * records, best first, group by group.
+ */
 function ftsGroups(
   store: HistoryStore,
   query: string,
   filters: SearchFilters & { sort?: SearchSort },
-  page: { offset: number; limit: number },
-): (Candidate & { hits: number; total: number })[] {
+  page: { offset: number; limit: number; perGroup: number },
+): GroupRow[] {
   const { where, params } = filterSql(filters);
   const sql = `
     WITH matched AS MATERIALIZED (
@@ -626,22 +683,27 @@ function ftsGroups(
       SELECT g.*, count(*) OVER () AS total FROM g
       ORDER BY ${GROUP_ORDER[filters.sort ?? "relevance"]}
       LIMIT ? OFFSET ?
+    ),
+    ranked AS (
+      SELECT m.id, m.conversation_id, m.score,
+             row_number() OVER (PARTITION BY m.conversation_id ORDER BY m.score, m.id DESC) AS rank
+      FROM matched m WHERE m.conversation_id IN (SELECT conversation_id FROM paged)
     )
     SELECT r.id, r.conversation_id, r.source_id, r.generation, r.offset, r.seq, r.ts, r.kind,
-           r.role, r.flags, c.key, c.title, c.agent, c.project_root, c.cwd, p.best AS score,
-           p.hits, p.total
+           r.role, r.flags, c.key, c.title, c.agent, c.project_root, c.cwd, k.score, k.rank,
+           p.best, p.hits, p.total
     FROM paged p
-    JOIN records r ON r.id = (
-      SELECT m.id FROM matched m WHERE m.conversation_id = p.conversation_id
-      ORDER BY m.score, m.id DESC LIMIT 1
-    )
+    JOIN ranked k ON k.conversation_id = p.conversation_id AND k.rank <= ?
+    JOIN records r ON r.id = k.id
     JOIN conversations c ON c.id = p.conversation_id
-    ORDER BY ${GROUP_ORDER[filters.sort ?? "relevance"].replaceAll("g.", "p.")}`;
+    ORDER BY ${GROUP_ORDER[filters.sort ?? "relevance"].replaceAll("g.", "p.")}, k.rank`;
   return budgeted(
     store,
     sql,
-    (statement) => [...statement.iterate(query, ...params, page.limit, page.offset)],
-  ) as unknown as (Candidate & { hits: number; total: number })[];
+    (statement) => [
+      ...statement.iterate(query, ...params, page.limit, page.offset, page.perGroup),
+    ],
+  ) as unknown as GroupRow[];
 }
 
 /**

@@ -98,7 +98,9 @@ form.search .grid { display: grid; gap: var(--s3); grid-template-columns: repeat
 .hit .snippet { margin: var(--s1) 0 0; overflow-wrap: anywhere; }
 .group { margin: 0 0 var(--s4); }
 .group > h3 { margin: var(--s3) 0 var(--s1); }
-.group .hits .hit .title { display: none; }
+.group .meta-line { margin: 0 0 var(--s1); }
+.group .hits .hit .title { font-weight: 600; font-size: var(--f-sm); }
+.group .more { margin: var(--s1) var(--s3) 0; font-size: var(--f-sm); }
 /* conversation */
 .conv-head { position: sticky; top: 0; z-index: 5; background: var(--bg); padding: var(--s2) 0 var(--s2);
   border-bottom: 1px solid var(--line); margin: 0 0 var(--s3); }

@@ -35,7 +35,7 @@ Deno.test("the search page marks matches, links each hit to its place, and escap
 
     await t.step("hits with <mark>, a link to the conversation at the hit", async () => {
       const html = await (await request(app, `/?q=${PLANTED.phrase}&agent=claude`)).text();
-      assert.match(html, /<p role="status">\s*<strong>2<\/strong> matches ·\s*Matches 1 to 2<\/p>/);
+      assert.match(html, /<p role="status"><strong>2<\/strong> matches<\/p>/, "one total line");
       assert.match(html, /<mark>walrus<\/mark>-<mark>sprocket<\/mark>/);
       assert.match(html, /<a class="title" href="[^"]+">walrus-sprocket rotation \[REDACTED/);
       const link = /href="(\/conversations\/[^"]+)"/.exec(html);
@@ -48,7 +48,7 @@ Deno.test("the search page marks matches, links each hit to its place, and escap
       const only = /<a href="([^"]+)" title="\/home\/dev\/src\/secretive">/.exec(html);
       assert.ok(only, "a project among the counts narrows to it");
       const narrowed = await (await request(app, only[1]!.replaceAll("&amp;", "&"))).text();
-      assert.match(narrowed, /Matches 1 to 2<\/p>/);
+      assert.match(narrowed, /<strong>2<\/strong> matches<\/p>/);
       assert.match(narrowed, /name="project" value="\/home\/dev\/src\/secretive"/);
     });
 
@@ -101,6 +101,57 @@ Deno.test("the search page marks matches, links each hit to its place, and escap
       },
     );
 
+    await t.step(
+      "hits say what they are in plain words, and nothing for a missing date",
+      async () => {
+        const html = await (await request(app, "/?q=marmot+keyring")).text();
+        const metas = [...html.matchAll(/<div class="meta-line">([\s\S]*?)<\/div>/g)].map((m) =>
+          m[1]!.replace(/<[^>]+>/g, "").replace(/\s+/g, " ").trim()
+        );
+        assert.deepEqual(metas.map((m) => m.split(" · ").at(-1)), ["answer", "question"]);
+        const list = html.slice(html.indexOf('<ol class="hits"'), html.indexOf("</ol>"));
+        assert.doesNotMatch(list, /tool_call|message\/assistant|message\/user/);
+        const undated = await (await request(app, "/?q=juniper-sextant")).text();
+        const line = /<div class="meta-line">([\s\S]*?)<\/div>/.exec(undated)![1]!
+          .replace(/<[^>]+>/g, "").replace(/\s+/g, " ").trim();
+        assert.equal(line, "claude · /home/dev/src/alpha · summary", "no date, no dash");
+      },
+    );
+
+    await t.step(
+      "grouped: a page of conversations, their best hits, the rest one link away",
+      async () => {
+        const html = await (await request(app, "/?q=export&group=1")).text();
+        assert.match(
+          html,
+          /<p role="status"><strong>\d+<\/strong> conversations\s*· \d+ matches\s*<\/p>/,
+        );
+        const group =
+          /<section class="group" aria-label="tundra-mosaic: nightly export batching">([\s\S]*?)<\/section>/
+            .exec(html);
+        assert.ok(group, html);
+        const hits = Number(/· (\d+) hits<\/div>/.exec(group[1]!)![1]);
+        assert.equal([...group[1]!.matchAll(/<li class="hit">/g)].length, 3, "its best three");
+        const more = /<a href="([^"]+)">(\d+) more in this conversation<\/a>/.exec(group[1]!);
+        assert.ok(more);
+        assert.equal(Number(more[2]), hits - 3);
+        const rest = await (await request(app, more[1]!.replaceAll("&amp;", "&"))).text();
+        assert.match(rest, new RegExp(`<strong>${hits}</strong> matches</p>`), "every hit of it");
+        assert.match(rest, /name="session" value="claude:f332cca8-0b9a-4244-835f-c44f31385301"/);
+        assert.doesNotMatch(rest, /class="group"/);
+        // Grouping spans every page of hits, not one: each conversation is one group.
+        const all = await (await request(app, "/?q=the&group=1&limit=100")).text();
+        const titles = [...all.matchAll(/<section class="group" aria-label="([^"]*)">/g)].map((m) =>
+          m[1]
+        );
+        assert.ok(titles.length > 5);
+        const conversations = [...all.matchAll(/<h3><a href="\/conversations\/([^?"]+)/g)].map((
+          m,
+        ) => m[1]);
+        assert.equal(new Set(conversations).size, conversations.length, "one group each");
+      },
+    );
+
     await t.step("a bad filter keeps the form and says which field", async () => {
       const response = await request(app, "/?q=export&since=the-other-day");
       assert.equal(response.status, 400);
@@ -116,7 +167,7 @@ Deno.test("the search page marks matches, links each hit to its place, and escap
       const more = /href="([^"]+)" rel="next">More results/.exec(html);
       assert.ok(more);
       const next = await (await request(app, more[1]!.replaceAll("&amp;", "&"))).text();
-      assert.match(next, /Matches 21 to/);
+      assert.match(next, /<p role="status">21–40 of <strong>\d+<\/strong> matches<\/p>/);
       assert.match(next, /rel="prev">← Previous/);
     });
 
