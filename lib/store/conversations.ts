@@ -394,26 +394,40 @@ export interface ProjectSummary {
   project: string | null;
   /** Conversations per agent (subagents not counted), most first. */
   agents: { agent: string; conversations: number }[];
+  /** Conversations, subagents not counted. */
   conversations: number;
+  /** Subagent conversations (children of these), counted apart. */
+  subagents: number;
   /** The newest record's time (epoch ms), or null. */
   lastTs: number | null;
 }
 
-/** Every project in the store with its conversations per agent, most recently active first. */
+/**
+ * Every project in the store with its conversations per agent, most recently active first.
+ * Subagents are counted apart, so conversations and subagents add up to the store's count.
+ */
 export function projectSummaries(store: HistoryStore): ProjectSummary[] {
   const rows = store.stmt(
-    `SELECT project_root AS project, agent, count(*) AS n, max(last_ts) AS last
-     FROM conversations WHERE subagent = 0 GROUP BY project_root, agent`,
-  ).all() as unknown as { project: string | null; agent: string; n: number; last: number | null }[];
+    `SELECT project_root AS project, agent, sum(subagent = 0) AS n, sum(subagent) AS sub,
+       max(last_ts) AS last
+     FROM conversations GROUP BY project_root, agent`,
+  ).all() as unknown as {
+    project: string | null;
+    agent: string;
+    n: number;
+    sub: number;
+    last: number | null;
+  }[];
   const byProject = new Map<string | null, ProjectSummary>();
   for (const row of rows) {
     let summary = byProject.get(row.project);
     if (!summary) {
-      summary = { project: row.project, agents: [], conversations: 0, lastTs: null };
+      summary = { project: row.project, agents: [], conversations: 0, subagents: 0, lastTs: null };
       byProject.set(row.project, summary);
     }
-    summary.agents.push({ agent: row.agent, conversations: row.n });
+    if (row.n > 0) summary.agents.push({ agent: row.agent, conversations: row.n });
     summary.conversations += row.n;
+    summary.subagents += row.sub;
     if (row.last !== null && (summary.lastTs === null || row.last > summary.lastTs)) {
       summary.lastTs = row.last;
     }

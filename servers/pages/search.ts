@@ -9,8 +9,12 @@ import type { TeamSearchResult } from "../../lib/team/search.ts";
 import type { SearchInput } from "../../lib/filters.ts";
 import { Hono } from "hono";
 import { html } from "hono/html";
-import { homeDir } from "../../lib/paths.ts";
-import { AGENTS, KINDS, ROLES } from "../../lib/sources/adapter.ts";
+import { storeExists } from "../../lib/context.ts";
+import { formatBytes } from "../../lib/format.ts";
+import { homeDir, projectOfUserPath } from "../../lib/paths.ts";
+import { type Agent, AGENTS, KINDS, ROLES } from "../../lib/sources/adapter.ts";
+import { recentConversationRows } from "../../lib/store/conversations.ts";
+import { conversationJson } from "../../lib/store/records.ts";
 import { resolveSearch } from "../../lib/filters.ts";
 import type { HistoryStore } from "../../lib/store/db.ts";
 import {
@@ -27,7 +31,14 @@ import {
   searchPage,
   searchQuery,
 } from "../api/search.ts";
-import { type AppEnv, type Route, type Services, usingStore } from "../_deps.ts";
+import {
+  type AppEnv,
+  noStore,
+  type Route,
+  type Services,
+  usingStore,
+  withStore,
+} from "../_deps.ts";
 import { ApiError } from "../_errors.ts";
 import { parseFields } from "../_input.ts";
 import {
@@ -40,6 +51,7 @@ import {
   shortTime,
   tilde,
 } from "./layout.ts";
+import { sessionsHref } from "./sessions.ts";
 
 type Form = Record<string, string>;
 
@@ -59,8 +71,10 @@ export const searchPageRoute: Route = (svc) =>
     for (const [key, value] of Object.entries(c.req.query())) form[key] = value;
     const home = homeDir(svc.ctx.env);
     if (!form.q?.trim()) {
+      // A project (or an agent) without words: its recent conversations, newest first.
+      const listing = form.project || form.agent ? recentList(svc, form, home) : hint();
       return c.html(
-        layout("Search", "search", html`${searchForm(form, teamConfigured(svc))}${hint()}`),
+        layout("Search", "search", html`${searchForm(form, teamConfigured(svc))}${listing}`),
       );
     }
     // `agent:codex since:7d words` searches for the words with those filters (a field set in
@@ -147,6 +161,78 @@ export const searchPageRoute: Route = (svc) =>
     }`;
     return c.html(layout(`Search: ${form.q}`, "search", body));
   });
+
+/** The search page listing a project's conversations, newest first (no words to search for). */
+export function projectConversationsHref(project: string): string {
+  return `/?${new URLSearchParams({ project })}`;
+}
+
+/** Conversations per page of a listing without words. */
+const LIST_LIMIT = 25;
+
+/** The conversations of the form's project and agent, newest first, as compact rows. */
+function recentList(svc: Services, form: Form, home: string | undefined): Html {
+  if (!storeExists(svc.ctx)) return notice(noStore().message);
+  const offset = Math.max(0, Math.min(Number.parseInt(form.offset ?? "0", 10) || 0, 1e9));
+  const project = form.project ? projectOfUserPath(form.project, svc.ctx.env).root : undefined;
+  const agent = (AGENTS as readonly string[]).includes(form.agent ?? "")
+    ? form.agent as Agent
+    : undefined;
+  const { rows, total } = withStore(
+    svc,
+    "recent_conversations",
+    (store) =>
+      recentConversationRows(store, {
+        ...(project === undefined ? {} : { project }),
+        ...(agent === undefined ? {} : { agent }),
+        limit: LIST_LIMIT,
+        offset,
+      }),
+  );
+  const list = rows.map((row) => conversationJson(row, svc.redact));
+  const where = [
+    project === undefined ? null : `in ${tilde(project, home)}`,
+    agent === undefined ? null : `of ${agent}`,
+  ].filter(Boolean).join(" ");
+  const now = svc.now();
+  const link = (at: number) => pageLink(form, at);
+  return html`<h2>Recent conversations ${where}</h2>
+${
+    list.length
+      ? html`
+        <p role="status"
+          class="muted">${total > list.length
+            ? `${count(offset + 1)}–${count(offset + list.length)} of ${count(total)}`
+            : `${count(total)}`} ${total === 1
+            ? "conversation"
+            : "conversations"}, newest first${project === undefined ? "" : html`
+            · <a href="${sessionsHref(project)}">sessions</a>
+          `} · type words above to search them</p>
+        <ol class="rows recent">${list.map((conv) =>
+          html`
+            <li>
+              <a class="title" href="${conversationHref(conv.id)}">${conv.title ?? conv.id}</a>
+              <span class="side">${conv.lastTimestamp ? ago(conv.lastTimestamp, now) : ""}</span>
+              <span class="meta-line">${joined([
+                html`<span class="badge">${conv.agent}</span>`,
+                project === undefined && conv.project ? tilde(conv.project, home) : null,
+                conv.messages
+                  ? `${conv.messages} ${conv.messages === 1 ? "message" : "messages"}`
+                  : null,
+                formatBytes(conv.bytes),
+              ])}</span>
+            </li>
+          `
+        )}</ol>
+        <nav class="pager" aria-label="Conversation pages">${offset > 0
+          ? html`<a href="${link(Math.max(0, offset - LIST_LIMIT))}" rel="prev">← Newer</a>`
+          : ""}${offset + list.length < total
+          ? html`<a href="${link(offset + LIST_LIMIT)}" rel="next">Older →</a>`
+          : ""}</nav>
+      `
+      : html`<p role="status">${offset ? "No more conversations" : "No conversations here yet"}</p>`
+  }`;
+}
 
 /** Hits from the team database: one row each, marked with the machine that pushed it. */
 function teamResults(result: TeamSearchResult, home: string | undefined): Html {

@@ -371,9 +371,33 @@ Deno.test("the projects page lists every project; sessions open on every project
     const { app } = appFor(world);
     const projects = await (await request(app, "/projects")).text();
     assert.match(projects, /<h1>Projects<\/h1>/);
-    assert.match(projects, /title="\/home\/dev\/src\/alpha">\/home\/dev\/src\/alpha<\/a>/);
     assert.match(projects, /<span class="badge">claude \d+<\/span>/);
     assert.match(projects, /href="\/sessions\?project=%2Fhome%2Fdev%2Fsrc%2Fsecretive"/);
+    // The name opens the project's conversations; its sessions are a link beside.
+    const name =
+      /<a class="title" href="([^"]+)" title="\/home\/dev\/src\/alpha">\/home\/dev\/src\/alpha<\/a>/
+        .exec(projects);
+    assert.ok(name, "the project's name links to its conversations");
+    assert.equal(name[1], "/?project=%2Fhome%2Fdev%2Fsrc%2Falpha");
+    const listing = await (await request(app, name[1]!)).text();
+    assert.match(listing, /<h2>Recent conversations in \/home\/dev\/src\/alpha<\/h2>/);
+    assert.match(listing, /<p role="status"\s+class="muted">\d+ conversations, newest first/);
+    assert.ok(listing.includes("tundra-mosaic: nightly export batching"));
+    assert.ok(!listing.includes("walrus-sprocket"), "only that project's");
+    assert.match(
+      listing,
+      /<a href="\/sessions\?project=%2Fhome%2Fdev%2Fsrc%2Falpha">sessions<\/a>/,
+    );
+    assert.match(projects, /\(no project directory\)<\/span>[\s\S]*?record no working directory/);
+    // The same count as the status page: conversations, and subagents apart.
+    const head = /(\d+) conversations \(\+(\d+) subagents\), most recently active first/
+      .exec(projects);
+    assert.ok(head, "subagents are counted apart");
+    const status = await (await request(app, "/status")).text();
+    const row = /<td>claude<\/td>\s*<td class="num">(\d+)<\/td>\s*<td class="num">(\d+)<\/td>/
+      .exec(status);
+    assert.ok(row, "the status page splits them the same way");
+    assert.deepEqual([row[1], row[2]], [head[1], head[2]]);
     const sessions = await (await request(app, "/sessions")).text();
     assert.match(sessions, /Recent sessions of every project/);
     assert.match(sessions, /<ol class="rows recent">/);
