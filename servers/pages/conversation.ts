@@ -28,7 +28,15 @@ import type { ShownPage } from "../_redact.ts";
 import { chatRecords, pairTools, shapeOf, toolLookup } from "./_chat.ts";
 import { markdownRenderer } from "./_markdown.ts";
 import { EXPORT_FORMATS, exportHref } from "./export.ts";
-import { conversationHref, type Html, layout, projectAnchor, tilde, time } from "./layout.ts";
+import {
+  conversationHref,
+  type Html,
+  layout,
+  projectAnchor,
+  shortTime,
+  tilde,
+  time,
+} from "./layout.ts";
 
 /** The page sizes offered (records per page). */
 const PAGE_SIZES = [10, 25, 50, 100, 200];
@@ -68,8 +76,9 @@ export const conversationPageRoute: Route = (svc) =>
     const tools = pairTools(page.records, toolLookup(svc.adapters, conv.agent, svc.redact));
     const quiet = page.records.filter((r) => shapeOf(r) === "quiet" && !tools.paired.has(r.id))
       .length;
-    const nav = (where: "top" | "bottom") => pager(page, query, place.after, place.starts, where);
-    const body = html`${header(conv, home, quiet)}${nav("top")}
+    const nav = (where: "top" | "bottom", extra: Html | string = "") =>
+      pager(page, query, place.after, place.starts, where, extra);
+    const body = html`${header(conv, home)}${nav("top", quietToggle(quiet))}
 <section class="chat" aria-label="Messages">${
       question
         ? html`${chatRecords([question], render)}<p class="gap"><a href="${
@@ -83,7 +92,11 @@ ${page.next === null ? html`<p class="end" role="status">End of the conversation
     return c.html(layout(conv.title ?? conv.id, "conversation", body));
   });
 
-function header(conv: ConversationJson, home: string | undefined, quiet: number): Html {
+/**
+ * The header that stays in view: the title with the resume, fork and export actions on one row,
+ * the facts on the next (both one line on a phone, the facts scrolling sideways).
+ */
+function header(conv: ConversationJson, home: string | undefined): Html {
   const resume = conv.subagent ? null : resumeCommand(conv);
   const agent = conv.agentVersion ? `${conv.agent} ${conv.agentVersion}` : conv.agent;
   const project = conv.project ?? conv.cwd;
@@ -99,8 +112,9 @@ function header(conv: ConversationJson, home: string | undefined, quiet: number)
     facts.push(html`<span title="Directory">in ${tilde(conv.cwd, home)}</span>`);
   }
   if (conv.branch) facts.push(html`<span title="Branch">⎇ ${conv.branch}</span>`);
-  facts.push(html`${time(conv.firstTimestamp)} – ${time(conv.lastTimestamp)}`);
-  facts.push(`${conv.messages} messages`);
+  const span = timeSpan(conv.firstTimestamp, conv.lastTimestamp);
+  if (span) facts.push(span);
+  facts.push(`${conv.messages} ${conv.messages === 1 ? "message" : "messages"}`);
   if (conv.parent) {
     facts.push(
       html`${conv.subagent ? "subagent of" : "forked from"} <a href="${
@@ -110,37 +124,67 @@ function header(conv: ConversationJson, home: string | undefined, quiet: number)
   }
   if (conv.sourceGone) facts.push("source deleted upstream; kept here");
   const exports = EXPORT_FORMATS.map((format) =>
-    html`<a href="${exportHref(conv.id, format)}" download>${format.toUpperCase()}</a>`
+    html`<a href="${exportHref(conv.id, format)}" download>${EXPORT_NAMES[format]}</a>`
   );
   return html`
     <header class="conv-head">
-      <h1>${conv.title ?? conv.id}</h1>
+      <div class="head-row">
+        <h1 title="${conv.title ?? conv.id}">${conv.title ?? conv.id}</h1>
+        <div
+          class="actions">${resume
+            ? html`
+              <details class="menu resume">
+                <summary>Resume</summary>
+                <div class="menu-body">
+                  <p id="resume-label">In its own agent, from any directory:</p>
+                  <p class="cmd-line"><code class="cmd" id="resume-cmd">${resume}</code>
+                  <button type="button" data-copy="${resume}" data-copy-for="resume-cmd"
+                    aria-describedby="resume-label" hidden>Copy</button></p>
+                  <p class="muted conv-id">${conv.id} · ${conv.records} records</p>
+                </div>
+              </details>
+            `
+            : ""}${forkForm(conv)}<details class="menu export"><summary>Export</summary><div
+              class="menu-body" role="group" aria-label="Export as">${exports}</div></details></div>
+      </div>
       <p class="facts">${facts.map((f, i) =>
         html`${i ? html`<span class="sep"> · </span>` : ""}${f}`
       )}</p>
-      <div class="actions">
-    ${resume
-      ? html`
-        <span
-          class="resume"><span id="resume-label">Resume:</span> <code class="cmd" id="resume-cmd">${resume}</code>
-        <button type="button" data-copy="${resume}" data-copy-for="resume-cmd" aria-describedby="resume-label" hidden>Copy</button></span>
-      `
-      : ""}${forkForm(conv)}<span class="export" aria-label="Export">Export: ${exports.map((
-        link,
-        i,
-      ) => html`${i ? " " : ""}${link}`)}</span>${quiet
-      ? html`
-        <label
-          class="toggle"><input type="checkbox" id="show-quiet"> Show ${quiet} meta and empty ${quiet ===
-              1
-            ? "record"
-            : "records"}</label>
-      `
-      : ""}
-      </div>
-      <p class="muted conv-id">${conv.id} · ${conv.records} records</p>
     </header>
   `;
+}
+
+/** What each export is called in the menu. */
+const EXPORT_NAMES: Record<(typeof EXPORT_FORMATS)[number], string> = {
+  md: "Markdown",
+  html: "HTML",
+  json: "JSON",
+  text: "Plain text",
+};
+
+/** `2026-09-14 08:47 – 08:58 UTC` (the date once when both times share it), or null for none. */
+function timeSpan(first: string | null, last: string | null): Html | null {
+  if (!first && !last) return null;
+  if (!first || !last || first === last) return time(first ?? last);
+  const [firstDay, lastDay] = [first.slice(0, 10), last.slice(0, 10)];
+  if (firstDay !== lastDay) return html`${time(first)} – ${time(last)}`;
+  return html`
+    <time datetime="${first}">${shortTime(first).replace(" UTC", "")}</time> – <time
+      datetime="${last}">${last.slice(11, 16)} UTC</time>
+  `;
+}
+
+/** The checkbox that shows the page's `meta` and empty records. */
+function quietToggle(quiet: number): Html | string {
+  return quiet
+    ? html`
+      <label
+        class="toggle"><input type="checkbox" id="show-quiet"> Show ${quiet} meta and empty ${quiet ===
+            1
+          ? "record"
+          : "records"}</label>
+    `
+    : "";
 }
 
 /**
@@ -155,7 +199,8 @@ function forkForm(conv: ConversationJson): Html | string {
   })}`;
   return html`
     <form method="post" action="${action}" class="fork">
-      <button type="submit" aria-describedby="fork-note">Fork into a logbook session</button>
+      <button type="submit"
+        aria-describedby="fork-note">Fork<span class="long"> into a logbook session</span></button>
       <span class="muted visually-hidden"
         id="fork-note">a copy of its messages (secrets redacted) to continue with any model; this conversation is left as it is</span>
     </form>
@@ -187,6 +232,7 @@ function pager(
   after: number,
   starts: number[],
   where: "top" | "bottom",
+  extra: Html | string,
 ): Html {
   const id = page.conversation.id;
   const keep = query.limit === undefined ? {} : { limit: query.limit };
@@ -243,7 +289,7 @@ function pager(
     <nav class="pager"
       aria-label="${where === "top" ? "Pages" : "Pages (end)"}">${start}${prev}${starts.length > 1
         ? html`<span class="numbers">${numbers}</span>`
-        : ""}${next}${sizes}</nav>
+        : ""}${next}${extra}${sizes}</nav>
   `;
 }
 

@@ -178,7 +178,7 @@ function store(s: StatusView, home: string | undefined): Html {
   }${st.multiGeneration ? `, ${st.multiGeneration} replaced or rewritten` : ""}</td></tr>
 <tr><th scope="row">Captured</th><td id="captured-share">${capturedText(st.captured)}</td></tr>
 </table>
-<table><caption class="muted">Conversations by agent (subagents counted apart, as on Projects)</caption>
+<table><caption class="muted">Conversations by agent</caption>
 <tr><th scope="col">Agent</th><th scope="col" class="num">Conversations</th><th scope="col" class="num">Subagents</th><th scope="col" class="num">Source gone</th></tr>
 ${
     st.conversations.map((c) =>

@@ -195,7 +195,10 @@ Deno.test("the conversation page is a chat: Markdown, folded tools, raw bytes, p
     await t.step("roles, folded tool calls, raw views, the resume command", async () => {
       const html = await (await request(app, `/conversations/${encodeURIComponent(FIXTURE_ID)}`))
         .text();
-      assert.match(html, /<h1>tundra-mosaic: nightly export batching<\/h1>/);
+      assert.match(
+        html,
+        /<h1 title="tundra-mosaic: nightly export batching">tundra-mosaic: nightly export batching<\/h1>/,
+      );
       assert.match(html, /class="rec kind-message role-user shape-message"/);
       assert.match(html, /class="rec kind-message role-assistant shape-message"/);
       assert.match(
@@ -226,7 +229,7 @@ Deno.test("the conversation page is a chat: Markdown, folded tools, raw bytes, p
       );
       assert.match(
         html,
-        /<form method="post"\s+action="\/sessions\/claude%3Af332cca8-0b9a-4244-835f-c44f31385301\/fork\?project=%2Fhome%2Fdev%2Fsrc%2Falpha"[^>]*>\s*<button type="submit"[^>]*>Fork into a logbook session<\/button>/,
+        /<form method="post"\s+action="\/sessions\/claude%3Af332cca8-0b9a-4244-835f-c44f31385301\/fork\?project=%2Fhome%2Fdev%2Fsrc%2Falpha"[^>]*>\s*<button type="submit"[^>]*>Fork<span class="long"> into a logbook session<\/span><\/button>/,
         "a fork button that posts to the sessions of its project",
       );
       assert.match(html, /End of the conversation/);
