@@ -8,6 +8,7 @@ import { createHash } from "node:crypto";
 import { appFor, capturedWorld, PLANTED, request, SECRET } from "./_dashboard.ts";
 import { HOSTILE_ID, hostileWorld } from "./_hostile.ts";
 import { TOOL_HEAVY } from "../_tool_heavy.ts";
+import { runCli } from "../_helpers.ts";
 
 const FIXTURE_ID = "claude:f332cca8-0b9a-4244-835f-c44f31385301";
 
@@ -558,6 +559,31 @@ Deno.test("a tool call is one line with its result's size, and opens on its inpu
         ),
       );
     });
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("the dashboard's Markdown, JSON and text exports are show --format's, byte for byte", async (t) => {
+  const world = await capturedWorld({ toolHeavy: true });
+  try {
+    const { app } = appFor(world);
+    // Both lay times out in the local zone: the command's is this process's.
+    const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+    for (const id of [FIXTURE_ID, TOOL_HEAVY.claude.id, TOOL_HEAVY.codex.id]) {
+      for (const format of ["md", "json", "text"]) {
+        await t.step(`${id} ${format}`, async () => {
+          const path = `/conversations/${encodeURIComponent(id)}/export?format=${format}`;
+          const response = await request(app, path);
+          assert.equal(response.status, 200);
+          const shown = await response.text();
+          const cli = await runCli("show", [id, "--format", format], { ...world.vars, TZ: zone });
+          assert.equal(cli.code, 0, cli.stderr);
+          assert.ok(cli.stdout.length > 500, "a whole conversation");
+          assert.equal(shown, cli.stdout);
+        });
+      }
+    }
   } finally {
     await world.cleanup();
   }
