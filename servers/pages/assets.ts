@@ -106,6 +106,7 @@ form.search .grid { display: grid; gap: var(--s3); grid-template-columns: repeat
 /* conversation */
 .conv-head { position: sticky; top: 0; z-index: 5; background: var(--bg); padding: var(--s2) 0;
   border-bottom: 1px solid var(--line); margin: 0 0 var(--s2); }
+.conv-head.file { position: static; }
 .conv-head .head-row { display: flex; gap: var(--s3); align-items: center; min-width: 0; }
 .conv-head h1 { margin: 0; font-size: var(--f-md); line-height: 1.35; flex: 1 1 auto; min-width: 0;
   white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }

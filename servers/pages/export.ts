@@ -120,7 +120,7 @@ async function toHtml(
       </head>
       <body>
         <main id="main">
-          <header class="conv-head">
+          <header class="conv-head file">
             <h1>${conv.title ?? conv.id}</h1>
             <ul class="facts">${headLines(conv).map((l) => html`<li>${l.slice(2)}</li>`)}</ul>
           </header>
