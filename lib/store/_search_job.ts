@@ -41,10 +41,11 @@ export interface WireError {
 
 let redactor: { key: string; redact: Redactor } | null = null;
 
-/** Runs `job` on its own connection, opened and closed here. */
+/** Runs `job` on its own connection, opened and closed here; `now` is its budget's clock. */
 export function runSearchJob(
   job: SearchJob,
   adapters: readonly Adapter[] = ADAPTERS,
+  now?: () => number,
 ): JobResult {
   const key = JSON.stringify(job.gate);
   if (redactor?.key !== key) {
@@ -57,8 +58,14 @@ export function runSearchJob(
   });
   try {
     return job.perGroup === undefined
-      ? search(store, adapters, redactor.redact, job.options)
-      : searchGroups(store, adapters, redactor.redact, { ...job.options, perGroup: job.perGroup });
+      ? search(store, adapters, redactor.redact, job.options, now)
+      : searchGroups(
+        store,
+        adapters,
+        redactor.redact,
+        { ...job.options, perGroup: job.perGroup },
+        now,
+      );
   } finally {
     store.close();
   }

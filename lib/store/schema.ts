@@ -60,6 +60,12 @@ export interface Migration {
   name: string;
   sql: string;
   outsideTransaction?: boolean;
+  /**
+   * Readers can do without this step: it only marks work a later capture does in batches, and
+   * until that work is done readers use the tables as they were. A store opened for reading is
+   * not written to apply it.
+   */
+  readersWait?: boolean;
 }
 
 /**
@@ -267,6 +273,7 @@ export const MIGRATIONS: readonly Migration[] = [
     // until then searches use the old index (and CJK queries the literal scan). A store without
     // indexed records has nothing to redo. `migration_batches` holds each batch's hashes.
     name: "0008_cjk_bigrams",
+    readersWait: true,
     sql: `
       CREATE TABLE migration_batches (
         migration TEXT NOT NULL,

@@ -1,5 +1,7 @@
 // `GET /api/search`: the search of `search --json`, with the same filters, validated by the same
-// schema, as `{"hits": [...]}`; paged by `limit` and `offset` (pass `next` as `offset`).
+// schema, as `{"hits": [...]}`; paged by `limit` and `offset` (pass `next` as `offset`). A search
+// past its budget answers with the hits it had (`stopped`, `stopNote` says what they are); one
+// that had none is a 400 naming `q`, as `search` exits 2: the query needs narrowing.
 
 import { Hono } from "hono";
 import { z } from "zod";
@@ -7,9 +9,11 @@ import { busyTimeoutMs, gateOptionsFor } from "../../lib/context.ts";
 import { FilterError, resolveSearch } from "../../lib/filters.ts";
 import { searchInput } from "../../lib/filters_schema.ts";
 import {
+  type GroupResult,
   type SearchGroup,
   type SearchHit,
   SearchLimitError,
+  type SearchResult,
   SearchStoppedError,
 } from "../../lib/store/search.ts";
 import type { SearchJob } from "../../lib/store/search_workers.ts";
@@ -46,6 +50,10 @@ export interface SearchPage {
   limit: number;
   /** The `offset` of the next page, or null on the last one. */
   next: number | null;
+  /** True when the budget was spent first: the hits are what the search had then. */
+  stopped: boolean;
+  /** What a stopped search's hits are, and how to get the whole answer; else null. */
+  stopNote: string | null;
 }
 
 /**
@@ -62,7 +70,13 @@ export async function searchPage(
   const limit = input.limit ?? DEFAULT_LIMIT;
   const result = await svc.op.stage("dashboard.search", () => {
     const job = searchJob(svc, { ...input, limit }, offset, startedAt);
-    return svc.searches.run(job).catch(queryError);
+    return svc.searches.run(job).then((result): SearchResult => {
+      // Stopped with nothing in hand: about the query, as a bound is.
+      if (result.stopped && !result.hits.length) {
+        throw new SearchStoppedError(result.stopNote ?? "The search was stopped");
+      }
+      return result;
+    }).catch(queryError);
   });
   return {
     hits: result.hits,
@@ -73,6 +87,8 @@ export async function searchPage(
     offset,
     limit,
     next: result.next,
+    stopped: result.stopped,
+    stopNote: result.stopNote,
   };
 }
 
@@ -91,6 +107,10 @@ export interface GroupPage {
   next: number | null;
   /** Conversations with a hit, or null when not counted. */
   total: number | null;
+  /** True when the budget was spent first: the groups are of the matches found in time. */
+  stopped: boolean;
+  /** What a stopped search's groups are, and how to get the whole answer; else null. */
+  stopNote: string | null;
 }
 
 /**
@@ -107,7 +127,12 @@ export async function searchGroupPage(
   const limit = input.limit ?? DEFAULT_LIMIT;
   const result = await svc.op.stage("dashboard.search", () => {
     const job = searchJob(svc, { ...input, limit }, offset, startedAt);
-    return svc.searches.run({ ...job, perGroup }).catch(queryError);
+    return svc.searches.run({ ...job, perGroup }).then((result): GroupResult => {
+      if (result.stopped && !result.groups.length) {
+        throw new SearchStoppedError(result.stopNote ?? "The search was stopped");
+      }
+      return result;
+    }).catch(queryError);
   });
   return {
     groups: result.groups,
@@ -118,6 +143,8 @@ export async function searchGroupPage(
     limit,
     next: result.next,
     total: result.total,
+    stopped: result.stopped,
+    stopNote: result.stopNote,
   };
 }
 

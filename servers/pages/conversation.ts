@@ -6,6 +6,7 @@
 import { Hono } from "hono";
 import { html } from "hono/html";
 import { z } from "zod";
+import { plural } from "../../lib/format.ts";
 import { homeDir } from "../../lib/paths.ts";
 import { commandLine, nativeCommand, type RowAgent } from "../../lib/sessions/resume.ts";
 import {
@@ -83,7 +84,7 @@ export const conversationPageRoute: Route = (svc) =>
       question
         ? html`${chatRecords([question], render)}<p class="gap"><a href="${
           conversationHref(conv.id, { ...keepLimit, after: question.id })
-        }">… ${place.skipped} earlier ${place.skipped === 1 ? "record" : "records"}</a></p>`
+        }">… ${plural(place.skipped, "earlier record")}</a></p>`
         : ""
     }${chatRecords(page.records, render, { hit: query.hit, tools })}</section>
 ${page.next === null ? html`<p class="end" role="status">End of the conversation</p>` : ""}${
@@ -114,7 +115,7 @@ function header(conv: ConversationJson, home: string | undefined): Html {
   if (conv.branch) facts.push(html`<span title="Branch">⎇ ${conv.branch}</span>`);
   const span = timeSpan(conv.firstTimestamp, conv.lastTimestamp);
   if (span) facts.push(span);
-  facts.push(`${conv.messages} ${conv.messages === 1 ? "message" : "messages"}`);
+  facts.push(plural(conv.messages, "message"));
   if (conv.parent) {
     facts.push(
       html`${conv.subagent ? "subagent of" : "forked from"} <a href="${
@@ -140,7 +141,7 @@ function header(conv: ConversationJson, home: string | undefined): Html {
                   <p class="cmd-line"><code class="cmd" id="resume-cmd">${resume}</code>
                   <button type="button" data-copy="${resume}" data-copy-for="resume-cmd"
                     aria-describedby="resume-label" hidden>Copy</button></p>
-                  <p class="muted conv-id">${conv.id} · ${conv.records} records</p>
+                  <p class="muted conv-id">${conv.id} · ${plural(conv.records, "record")}</p>
                 </div>
               </details>
             `

@@ -5,6 +5,7 @@
 
 import { Hono } from "hono";
 import { html } from "hono/html";
+import { plural } from "../../lib/format.ts";
 import { homeDir } from "../../lib/paths.ts";
 import { projectSummaries } from "../../lib/store/conversations.ts";
 import { iso } from "../../lib/store/records.ts";
@@ -65,7 +66,7 @@ export const projectsPageRoute: Route = (svc) =>
 
 /** `12 conversations (+3 subagents)`. */
 function conversations(n: number, subagents: number): Html {
-  return html`${n} ${n === 1 ? "conversation" : "conversations"}${
-    subagents ? ` (+${subagents} ${subagents === 1 ? "subagent" : "subagents"})` : ""
+  return html`${plural(n, "conversation")}${
+    subagents ? ` (+${plural(subagents, "subagent")})` : ""
   }`;
 }

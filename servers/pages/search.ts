@@ -10,12 +10,12 @@ import type { SearchInput } from "../../lib/filters.ts";
 import { Hono } from "hono";
 import { html } from "hono/html";
 import { storeExists } from "../../lib/context.ts";
-import { formatBytes } from "../../lib/format.ts";
+import { formatBytes, plural } from "../../lib/format.ts";
 import { homeDir, projectOfUserPath } from "../../lib/paths.ts";
 import { type Agent, AGENTS, KINDS, ROLES } from "../../lib/sources/adapter.ts";
 import { recentConversationRows } from "../../lib/store/conversations.ts";
 import { conversationJson } from "../../lib/store/records.ts";
-import { resolveSearch } from "../../lib/filters.ts";
+import { INLINE_FILTERS, resolveSearch, splitInline } from "../../lib/filters.ts";
 import type { HistoryStore } from "../../lib/store/db.ts";
 import {
   countMatches,
@@ -55,8 +55,6 @@ import { sessionsHref } from "./sessions.ts";
 
 type Form = Record<string, string>;
 
-/** The filters that can be typed in the box as `name:value`. */
-const INLINE = ["agent", "project", "session", "kind", "role", "since", "until"] as const;
 /** Hits per page offered besides the default (`DEFAULT_LIMIT`, sent as no `limit` at all). */
 const LIMITS = ["50", "100"];
 
@@ -99,6 +97,7 @@ export const searchPageRoute: Route = (svc) =>
       let result: TeamSearchResult;
       try {
         result = await searchTeamFor(svc, input as unknown as SearchInput, {
+          startedAt,
           ...(typeof offset === "number" ? { offset } : {}),
           ...(typeof machine === "string" ? { machine } : {}),
         });
@@ -143,8 +142,9 @@ export const searchPageRoute: Route = (svc) =>
         err.status,
       );
     }
+    // A stopped search matched too much to count here in time: it has no counts.
     const extra = usingStore(svc, (store) => ({
-      counts: page.ftsQuery === null
+      counts: page.ftsQuery === null || page.stopped
         ? null
         : countMatches(store, page.ftsQuery, filtersOf(store, svc, effective)),
     }));
@@ -154,7 +154,7 @@ export const searchPageRoute: Route = (svc) =>
         : page.mode === "literal"
         ? notice("The query is not valid FTS5 syntax: this is a literal substring scan")
         : ""
-    }${
+    }${page.stopNote ? notice(page.stopNote) : ""}${
       "groups" in page
         ? groupResults(svc, page, form, extra.counts, home)
         : results(svc, page, form, extra.counts, home)
@@ -216,9 +216,7 @@ ${
               <span class="meta-line">${joined([
                 html`<span class="badge">${conv.agent}</span>`,
                 project === undefined && conv.project ? tilde(conv.project, home) : null,
-                conv.messages
-                  ? `${conv.messages} ${conv.messages === 1 ? "message" : "messages"}`
-                  : null,
+                conv.messages ? plural(conv.messages, "message") : null,
                 formatBytes(conv.bytes),
               ])}</span>
             </li>
@@ -268,17 +266,6 @@ function teamResults(result: TeamSearchResult, home: string | undefined): Html {
   `;
 }
 
-/** The query with its `name:value` filters taken out. */
-export function splitInline(q: string): { text: string; inline: Form } {
-  const inline: Form = {};
-  const pattern = new RegExp(`(^|\\s)(${INLINE.join("|")}):("[^"]*"|\\S+)`, "g");
-  const text = q.replace(pattern, (_m, lead: string, name: string, value: string) => {
-    inline[name] = value.startsWith('"') ? value.slice(1, -1) : value;
-    return lead;
-  }).replace(/\s+/g, " ").trim();
-  return { text, inline };
-}
-
 function nonEmpty(form: Form): Form {
   return Object.fromEntries(Object.entries(form).filter(([, v]) => v !== ""));
 }
@@ -315,7 +302,7 @@ function searchForm(form: Form, team = false): Html {
     }" placeholder="${placeholder}" autocomplete="off"></label>`;
   // A field left at its default is no filter: the panel stays folded after a plain search.
   const limit = form.limit && form.limit !== String(DEFAULT_LIMIT) ? form.limit : "";
-  const set = INLINE.filter((name) => form[name]).length + (limit ? 1 : 0);
+  const set = INLINE_FILTERS.filter((name) => form[name]).length + (limit ? 1 : 0);
   const keep = (name: string) =>
     form[name] ? html`<input type="hidden" name="${name}" value="${form[name]}">` : "";
   return html`<h1 class="visually-hidden">Search</h1>
@@ -507,7 +494,7 @@ function groupResults(
           <div class="meta-line">${joined([
             html`<span class="badge">${group.agent}</span>`,
             project ? tilde(project, home) : null,
-            `${count(group.hits)} ${group.hits === 1 ? "hit" : "hits"}`,
+            plural(group.hits, "hit"),
           ])}</div>
           <ol class="hits">${top.hits.map((hit, i) =>
             hitItem(svc, hit, top.highlights[i] ?? [], home, true)

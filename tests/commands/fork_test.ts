@@ -157,3 +157,27 @@ Deno.test("forking a Claude Code conversation creates a logbook session from its
     await world.cleanup();
   }
 });
+
+Deno.test("fork of a conversation whose directory is gone names the nearest one that is there", async () => {
+  const world = await makeWorld({ fixtures: ["claude"] });
+  try {
+    assert.equal(await reindex(["--quiet"], captureIo(), world.env), 0);
+    // The fixture's cwd (/home/dev/src/alpha) exists on no test machine.
+    const elsewhere = join(world.dir, "elsewhere");
+    Deno.mkdirSync(elsewhere);
+    const id = "claude:f332cca8-0b9a-4244-835f-c44f31385301";
+    const result = await runCli("fork", [id], { ...world.vars, INIT_CWD: elsewhere });
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(
+      result.stderr,
+      /note: the session's directory "\/home\/dev\/src\/alpha" no longer exists; using "\/[^"]*"/,
+    );
+    const hint = result.stderr.match(/Resume with: (?:cd (\S+) && )?logbook resume (\S+)/);
+    assert.ok(hint, result.stderr);
+    assert.equal(hint[2], result.stdout.trim());
+    const dir = hint[1] ?? elsewhere;
+    assert.ok(Deno.statSync(dir).isDirectory, `the hint's directory "${dir}" exists`);
+  } finally {
+    await world.cleanup();
+  }
+});
