@@ -27,7 +27,7 @@ import {
 import type { HistoryStore } from "../lib/store/db.ts";
 import type { ConversationRow } from "../lib/store/records.ts";
 import { TextDeriver } from "../lib/store/records.ts";
-import { pageThrough, renderPage, type View } from "./_terminal/conversation_view.ts";
+import { pageThrough, questionOf, renderPage, type View } from "./_terminal/conversation_view.ts";
 import { safeIo } from "./_terminal/safe_io.ts";
 import { safeJson } from "./_terminal/safe_json.ts";
 import { safeText } from "./_terminal/safe_text.ts";
@@ -128,7 +128,11 @@ export async function main(
     const store = openStore(ctx, { mustExist: true, readOnly: true });
     try {
       const conversation = findConversation(store, id);
-      const start = around === undefined ? after : contextStart(store, conversation, around);
+      const deriver = new TextDeriver(store, ADAPTERS, redactorFor(ctx));
+      const context = around === undefined
+        ? null
+        : contextStart(store, deriver, conversation, around, limit ? { limit } : {});
+      const start = context === null ? after : context.after;
       const paging = {
         ...(start !== undefined ? { after: start } : {}),
         ...(limit ? { limit } : {}),
@@ -142,7 +146,6 @@ export async function main(
         }
         return EXIT.ok;
       }
-      const deriver = new TextDeriver(store, ADAPTERS, redactorFor(ctx));
       if (format !== undefined) {
         return await exportAll(store, deriver, conversation, format, {
           all: values.all === true,
@@ -160,6 +163,7 @@ export async function main(
         all: values.all === true,
         width: io.outIsTerminal ? terminalColumns(env) : null,
         hit: around ?? null,
+        question: context ? questionOf(store, deriver, conversation, context) : null,
       };
       const heading = after === undefined;
       if (io.outIsTerminal && !values["no-pager"]) {

@@ -3,8 +3,10 @@
 // paged through `$PAGER` from a page on (for `show` and the search screen's Enter).
 
 import type { Env } from "../../lib/env.ts";
-import { formatLocalTime } from "../../lib/format.ts";
+import { formatLocalTime, plural } from "../../lib/format.ts";
 import {
+  conversationRecord,
+  type HitContext,
   type Page,
   pageConversation,
   type PageOptions,
@@ -26,6 +28,24 @@ export interface View {
   width: number | null;
   /** The record `--around` opened at, marked. */
   hit: number | null;
+  /** The question before it when it lies before the page: printed first, then the gap. */
+  question?: Question;
+}
+
+/** The question before a hit, and how many shown records lie between it and the page. */
+export type Question = { record: RecordJson; skipped: number } | null;
+
+/** The question a page opened at a hit starts with when it lies before the page, or null. */
+export function questionOf(
+  store: HistoryStore,
+  deriver: TextDeriver,
+  conversation: ConversationRow,
+  context: HitContext,
+): Question {
+  const record = context.question === null
+    ? null
+    : conversationRecord(store, deriver, conversation, context.question);
+  return record ? { record, skipped: context.skipped } : null;
 }
 
 /** A page as the reader sees it, the conversation's heading first when `heading`. */
@@ -50,6 +70,16 @@ export function renderPage(page: Page, view: View, heading: boolean): string {
   const prompts = c.messages === 0;
   // A folded line gives its date only when the day changes: the lines around it give the day.
   let day: string | null = null;
+  if (heading && view.question) {
+    const { record, skipped } = view.question;
+    out += renderRecord(record, view, day);
+    day = formatLocalTime(record.timestamp).slice(0, 10) || day;
+    out += s.dim(
+      `… ${plural(skipped, "earlier record")} · all of them: logbook show ${
+        safeText(c.id)
+      } --after ${record.id}`,
+    ) + "\n\n";
+  }
   for (const record of page.records) {
     if (record.kind === "prompt" && !prompts && !view.all) continue;
     const shown = renderRecord(record, view, day);

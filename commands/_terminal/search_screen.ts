@@ -44,7 +44,7 @@ import {
   type SearchOptions,
   SearchStoppedError,
 } from "../../lib/store/search.ts";
-import { pageThrough } from "./conversation_view.ts";
+import { pageThrough, type Question, questionOf, type View } from "./conversation_view.ts";
 import type { Io } from "./io.ts";
 import { runNative } from "./native.ts";
 import { safeIo } from "./safe_io.ts";
@@ -531,13 +531,22 @@ export class SearchScreen {
   }
 
   /** The page that opens a conversation at its hit (as `show --around`), or at its start. */
-  #pageAt(item: Item): { page: Page; options: PageOptions; conversation: ConversationRow } {
+  #pageAt(item: Item): {
+    page: Page;
+    options: PageOptions;
+    conversation: ConversationRow;
+    question: Question;
+  } {
     const conversation = findConversation(this.#store, item.conversation);
-    const options: PageOptions = item.record === null
-      ? {}
-      : { after: contextStart(this.#store, conversation, item.record) };
+    const context = item.record === null
+      ? null
+      : contextStart(this.#store, this.#deriver, conversation, item.record);
+    const options: PageOptions = context === null ? {} : { after: context.after };
     const page = pageConversation(this.#store, this.#deriver, conversation, options);
-    return { page, options, conversation };
+    const question = context === null
+      ? null
+      : questionOf(this.#store, this.#deriver, conversation, context);
+    return { page, options, conversation, question };
   }
 
   /** Runs an action on the selected item, once the box's answer is up to date. */
@@ -570,12 +579,13 @@ export class SearchScreen {
 
   /** Enter: the conversation in the pager at the hit, as `show <id> --around <record>`. */
   async #open(item: Item): Promise<void> {
-    const { page, options, conversation } = this.#pageAt(item);
-    const view = {
+    const { page, options, conversation, question } = this.#pageAt(item);
+    const view: View = {
       io: this.#io,
       all: false,
       width: terminalColumns(this.#env),
       hit: item.record,
+      question,
     };
     const paging = { store: this.#store, deriver: this.#deriver, conversation, options };
     // Without F, so a short conversation stays up until the reader quits the pager.

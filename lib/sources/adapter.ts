@@ -130,6 +130,25 @@ export function makeDerived(
   };
 }
 
+/** One tool call a record makes: its id (what its result names), the tool, and its input. */
+export interface ToolCall {
+  /** The call's id (Claude's `tool_use.id`, Codex's `call_id`), or null when it has none. */
+  id: string | null;
+  /** The tool's name (`Bash`, `exec_command`, `shell`, `web_search`…). */
+  name: string;
+  /** The input as text, what matters first (a command, a path, a query): its first line says it. */
+  input: string;
+}
+
+/** What a tool-call or tool-result record says about its tools, so a reader can pair them. */
+export interface ToolParts {
+  calls: ToolCall[];
+  /** The calls whose results the record holds: their ids, and whether each failed. */
+  results: { id: string; error: boolean }[];
+  /** The output, when one record holds a call and its result at once (an OpenCode tool part). */
+  output: string | null;
+}
+
 /** One complete line of a JSONL source, as the engine hands it to an adapter. */
 export interface LineInput {
   /** The line's bytes including its terminator. */
@@ -178,6 +197,8 @@ export interface LineAdapter<State = unknown> {
   parseStreamed(scalars: ReadonlyMap<string, Scalar>, state: State, source: SourceRef): Derived;
   /** The searchable text of one line's bytes (a pure function; equal to `parseLine(...).text`). */
   textOf(bytes: Uint8Array, source: SourceRef): string;
+  /** The tool calls and results one line's bytes hold, or null for none (a pure function). */
+  toolOf?(bytes: Uint8Array, source: SourceRef): ToolParts | null;
   /** Field names whose string values are never indexed (base64 payloads and signatures). */
   readonly skipKeys: ReadonlySet<string>;
 }
@@ -228,6 +249,8 @@ export interface RowAdapter<State = unknown> {
   parseRow(raw: Uint8Array, state: State, source: SourceRef, lookup: Lookup): Derived;
   /** The searchable text of one row's raw bytes (a pure function; equal to `parseRow(...).text`). */
   textOf(bytes: Uint8Array, source: SourceRef): string;
+  /** The tool calls and results one row's raw bytes hold, or null for none (a pure function). */
+  toolOf?(bytes: Uint8Array, source: SourceRef): ToolParts | null;
 }
 
 /** Any adapter the engine can run. */

@@ -11,6 +11,7 @@ import {
   makeDerived,
   type Scalar,
   type SourceRef,
+  type ToolParts,
 } from "./adapter.ts";
 import { homeDir } from "../paths.ts";
 import { looksLikeBase64, obj, str, stringLeaves, titleFrom, toEpochMs } from "./_text.ts";
@@ -239,6 +240,32 @@ export const claudeCode: LineAdapter<ClaudeState> = {
     } catch {
       return "";
     }
+  },
+
+  toolOf(bytes: Uint8Array): ToolParts | null {
+    let record: Record<string, unknown> | null;
+    try {
+      record = obj(JSON.parse(new TextDecoder().decode(bytes)));
+    } catch {
+      return null;
+    }
+    const content = obj(record?.message)?.content;
+    if (!Array.isArray(content)) return null;
+    const parts: ToolParts = { calls: [], results: [], output: null };
+    for (const item of content) {
+      const block = obj(item);
+      if (block?.type === "tool_use" || block?.type === "server_tool_use") {
+        parts.calls.push({
+          id: str(block.id),
+          name: str(block.name) ?? "tool",
+          input: stringLeaves(block.input, SKIP_KEYS).join("\n"),
+        });
+      } else if (block?.type === "tool_result") {
+        const id = str(block.tool_use_id);
+        if (id) parts.results.push({ id, error: block.is_error === true });
+      }
+    }
+    return parts.calls.length || parts.results.length ? parts : null;
   },
 };
 

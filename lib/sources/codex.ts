@@ -13,6 +13,7 @@ import {
   type Role,
   type Scalar,
   type SourceRef,
+  type ToolParts,
 } from "./adapter.ts";
 import { homeDir } from "../paths.ts";
 import { zstdAvailable } from "./zstd.ts";
@@ -324,6 +325,15 @@ export function codexAdapter(options: CodexAdapterOptions = {}): LineAdapter<Cod
         return record ? textOfRecord(record) : "";
       } catch {
         return "";
+      }
+    },
+
+    toolOf(bytes: Uint8Array): ToolParts | null {
+      try {
+        const record = obj(JSON.parse(new TextDecoder().decode(bytes)));
+        return record ? toolOfRecord(record) : null;
+      } catch {
+        return null;
       }
     },
   };
@@ -729,6 +739,91 @@ function itemText(item: Record<string, unknown> | null): string {
       return str(item.revised_prompt) ?? "";
     default:
       return "";
+  }
+}
+
+/** The tool call or result of a response item (current or older format), or null. */
+function toolOfRecord(record: Record<string, unknown>): ToolParts | null {
+  const type = str(record.type);
+  const item = type === "response_item"
+    ? obj(record.payload)
+    : type && !LINE_TYPES.has(type) && !("payload" in record)
+    ? record
+    : null;
+  const kind = item && str(item.type);
+  if (!item || !kind) return null;
+  const id = str(item.call_id) ?? str(item.id);
+  const call = (name: string, input: string): ToolParts => ({
+    calls: [{ id, name, input }],
+    results: [],
+    output: null,
+  });
+  switch (kind) {
+    case "function_call":
+    case "tool_search_call":
+      return call(str(item.name) ?? kind, callInput(item.arguments));
+    case "custom_tool_call":
+      return call(str(item.name) ?? kind, str(item.input) ?? "");
+    case "local_shell_call": {
+      const action = obj(item.action);
+      return call(
+        "shell",
+        joinParts([commandLine(action?.command), str(action?.working_directory) ?? ""]),
+      );
+    }
+    case "web_search_call": {
+      const action = obj(item.action);
+      const asked = action &&
+        { query: action.query, queries: action.queries, url: action.url, pattern: action.pattern };
+      return call("web_search", joinParts(stringLeaves(asked, SKIP_KEYS)));
+    }
+    case "image_generation_call":
+      return call("image_generation", str(item.revised_prompt) ?? "");
+    case "function_call_output":
+    case "custom_tool_call_output":
+    case "tool_search_output":
+      return id ? { calls: [], results: [{ id, error: failed(item.output) }], output: null } : null;
+    default:
+      return null;
+  }
+}
+
+/** A call's arguments as text, the command first when it runs one. */
+function callInput(args: unknown): string {
+  let value: unknown = args;
+  if (typeof args === "string") {
+    try {
+      value = JSON.parse(args);
+    } catch {
+      return args;
+    }
+  }
+  const fields = obj(value);
+  if (!fields) return joinParts(stringLeaves(value, SKIP_KEYS));
+  const { command, cmd, ...rest } = fields;
+  const run = Array.isArray(command) ? commandLine(command) : str(cmd) ?? str(command) ?? "";
+  return joinParts([run, ...stringLeaves(rest, SKIP_KEYS)]);
+}
+
+/** An argv as the command line a person would type (`bash -lc <script>` as the script). */
+function commandLine(argv: unknown): string {
+  if (!Array.isArray(argv)) return "";
+  const words = argv.filter((w): w is string => typeof w === "string");
+  if (words.length === 3 && /^(ba|z)?sh$/.test(words[0]!) && /^-l?c$/.test(words[1]!)) {
+    return words[2]!;
+  }
+  return words.map((w) => (/^[\w@%+=:,./-]+$/.test(w) ? w : `'${w.replaceAll("'", "'\\''")}'`))
+    .join(" ");
+}
+
+/** True when a tool's output says it failed (a non-zero exit code in its metadata). */
+function failed(output: unknown): boolean {
+  if (typeof output !== "string" || !output.trimStart().startsWith("{")) return false;
+  try {
+    const code = obj(obj(JSON.parse(output))?.metadata)?.exit_code;
+    return typeof code === "number" && code !== 0;
+  } catch {
+    return false;
   }
 }
 

@@ -16,6 +16,7 @@ import {
   type RowRead,
   SourceError,
   type SourceRef,
+  type ToolParts,
 } from "./adapter.ts";
 import { dataDir, dataPaths, homeDir } from "../paths.ts";
 import { SnapshotChangingError, Snapshots } from "./_snapshot.ts";
@@ -145,6 +146,22 @@ export function createOpencodeAdapter(options: OpencodeOptions = {}): RowAdapter
       if (entry.table === "part") return partText(entry.data);
       if (entry.table === "message") return messageText(entry.data);
       return "";
+    },
+
+    toolOf(bytes: Uint8Array, source: SourceRef): ToolParts | null {
+      const entry = entryOf(bytes, source);
+      if ("bad" in entry || entry.table !== "part" || entry.data.type !== "tool") return null;
+      const state = obj(entry.data.state) ?? {};
+      const output = typeof state.output === "string" ? state.output : str(state.error);
+      return {
+        calls: [{
+          id: str(entry.data.callID),
+          name: str(entry.data.tool) ?? "tool",
+          input: joinText(stringLeaves(state.input, SKIP_KEYS)),
+        }],
+        results: [],
+        output,
+      };
     },
   };
 }

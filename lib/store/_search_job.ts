@@ -5,7 +5,13 @@ import { createGate, type Redactor, redactorOf } from "../gate.ts";
 import type { Adapter } from "../sources/adapter.ts";
 import { ADAPTERS } from "../sources/mod.ts";
 import { HistoryStore } from "./db.ts";
-import { search, type SearchOptions, type SearchResult } from "./search.ts";
+import {
+  type GroupResult,
+  search,
+  searchGroups,
+  type SearchOptions,
+  type SearchResult,
+} from "./search.ts";
 
 /** A search and what it needs, as plain data. */
 export interface SearchJob {
@@ -17,7 +23,15 @@ export interface SearchJob {
   /** The gate's configuration (config's `secrets` and `allowedSecrets`). */
   gate: { labelled: Record<string, string>; allowed: string[] };
   options: SearchOptions;
+  /**
+   * Group the hits by conversation, keeping this many best hits of each (`searchGroups`); the
+   * answer is then a `GroupResult`.
+   */
+  perGroup?: number;
 }
+
+/** What a job answers: a page of hits, or of conversations when it groups them. */
+export type JobResult = SearchResult | GroupResult;
 
 /** An error as it crosses between threads: its class name and message. */
 export interface WireError {
@@ -32,7 +46,7 @@ export function runSearchJob(
   job: SearchJob,
   adapters: readonly Adapter[] = ADAPTERS,
   now?: () => number,
-): SearchResult {
+): JobResult {
   const key = JSON.stringify(job.gate);
   if (redactor?.key !== key) {
     redactor = { key, redact: redactorOf(createGate(job.gate)) };
@@ -43,7 +57,15 @@ export function runSearchJob(
     ...(job.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: job.busyTimeoutMs }),
   });
   try {
-    return search(store, adapters, redactor.redact, job.options, now);
+    return job.perGroup === undefined
+      ? search(store, adapters, redactor.redact, job.options, now)
+      : searchGroups(
+        store,
+        adapters,
+        redactor.redact,
+        { ...job.options, perGroup: job.perGroup },
+        now,
+      );
   } finally {
     store.close();
   }

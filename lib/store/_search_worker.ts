@@ -1,13 +1,18 @@
 // The worker a search runs on, so a long one never holds the dashboard's event loop. Started
 // and spoken to only by `SearchWorkers` (`search_workers.ts`): one job at a time, each answered.
 
-import { runSearchJob, type SearchJob, toWire, type WireError } from "./_search_job.ts";
-import type { SearchResult } from "./search.ts";
+import {
+  type JobResult,
+  runSearchJob,
+  type SearchJob,
+  toWire,
+  type WireError,
+} from "./_search_job.ts";
 
 /** What the worker says: that it is ready (once, when loaded), then one answer per job. */
 export type SearchReply =
   | { type: "ready" }
-  | { type: "answer"; ok: true; result: SearchResult }
+  | { type: "answer"; ok: true; result: JobResult }
   | { type: "answer"; ok: false; error: WireError };
 
 interface WorkerScope {

@@ -232,38 +232,142 @@ export function recentConversations(
   return recentConversationRows(store, options).rows.map((row) => conversationJson(row, redact));
 }
 
-/** The most records shown before a record opened with `show --around`. */
+/**
+ * Shown records (not `meta`, not empty) kept before a hit when the question that led to it is
+ * further back: the question is shown, then a gap, then these.
+ */
 export const AROUND_CONTEXT = 6;
+/** The most shown records between a question and its hit for the page to start at the question. */
+export const AROUND_TURN = 24;
+/** The most records looked through, back from a hit, for the question before it. */
+export const AROUND_REACH = 2000;
+
+/** Where a page opened at a record (a search hit) starts, and the question that led to it. */
+export interface HitContext {
+  /** The `after` of the page: it holds the hit and what led to it, as much as fits. */
+  after: number;
+  /**
+   * The user message before the hit when it lies before the page (too far back to fit): shown
+   * first, then a gap of `skipped` records. Null when the page starts with it, or there is none.
+   */
+  question: number | null;
+  /** Shown records between the question and the page (those the gap stands for). */
+  skipped: number;
+}
+
+interface BackRow {
+  id: number;
+  kind: Kind;
+  role: Role | null;
+  size: number;
+}
 
 /**
- * Where to start a page that opens at `record` with what led to it: the `after` that begins with
- * up to `before` shown records (not `meta`) before it, reaching back at most to the nearest user
- * message (the question before the answer). Throws RangeError when `record` is not a record of
- * `conversation`.
+ * Where to start a page that opens at `record` with what led to it, counting only the records a
+ * reader is shown (not `meta`, not empty). The page starts at the nearest user message before the
+ * record (the question before the answer) when the stretch from it to the record fits in one page
+ * of `limit` records and `budget` bytes and holds at most `AROUND_TURN` shown records; otherwise
+ * the page starts `AROUND_CONTEXT` shown records before the record (fewer when the page cannot
+ * hold them), and the question, looked for up to `AROUND_REACH` records back, is named to show
+ * above a gap. The page always holds the record itself. Throws RangeError when `record` is not a
+ * record of `conversation`.
  */
 export function contextStart(
   store: HistoryStore,
+  deriver: TextDeriver,
   conversation: ConversationRow,
   record: number,
-  before = AROUND_CONTEXT,
-): number {
+  options: Omit<PageOptions, "after"> = {},
+): HitContext {
   const found = store.stmt("SELECT 1 FROM records WHERE id = ? AND conversation_id = ?")
     .get(record, conversation.id);
   if (found === undefined) {
     throw new RangeError(`Record ${record} is not in conversation "${conversation.key}"`);
   }
-  let start = record;
-  let shown = 0;
-  const earlier = store.stmt(
-    `SELECT id, kind, role FROM records
-     WHERE conversation_id = ? AND id < ? AND kind != 'meta' ORDER BY id DESC LIMIT ?`,
-  ).iterate(conversation.id, record, before) as Iterable<{ id: number; kind: Kind; role: Role }>;
-  for (const row of earlier) {
-    start = row.id;
-    shown++;
-    if ((row.kind === "message" && row.role === "user") || shown >= before) break;
+  const limit = Math.max(1, options.limit ?? DEFAULT_PAGE_LIMIT);
+  const budget = options.budget ?? PAGE_BUDGET;
+  // Typed prompts repeat the transcript's messages where it has any, and are not shown then.
+  const prompts = conversation.message_count === 0;
+  const isQuestion = (row: BackRow) =>
+    row.role === "user" && (row.kind === "message" || (prompts && row.kind === "prompt"));
+  const shown = (row: BackRow) =>
+    row.kind !== "meta" && (prompts || row.kind !== "prompt") &&
+    deriver.hasText(deriver.recordById(row.id));
+  const back = store.stmt(
+    `SELECT id, kind, role, coalesce(length, length(raw)) AS size FROM records
+     WHERE conversation_id = ? AND id < ? ORDER BY id DESC LIMIT ?`,
+  );
+  // Back from the record while the page from there would still hold it.
+  const walked: { row: BackRow; shown: boolean }[] = [];
+  let bytes = 0;
+  let shownBefore = 0;
+  let reachedStart = true;
+  for (const row of back.iterate(conversation.id, record, limit) as Iterable<BackRow>) {
+    bytes += row.size;
+    if (walked.length + 1 >= limit || bytes >= budget) {
+      reachedStart = false;
+      break;
+    }
+    const isShown = shown(row);
+    walked.push({ row, shown: isShown });
+    if (isShown && isQuestion(row)) return { after: row.id - 1, question: null, skipped: 0 };
+    if (isShown && ++shownBefore > AROUND_TURN) {
+      reachedStart = false;
+      break;
+    }
   }
-  return start - 1;
+  // No question before the record, and the page from the conversation's start holds it.
+  if (reachedStart) return { after: 0, question: null, skipped: 0 };
+  // The page starts a few shown records before the record.
+  let start = record;
+  let kept = 0;
+  for (const step of walked) {
+    if (kept >= AROUND_CONTEXT) break;
+    if (step.shown) {
+      start = step.row.id;
+      kept++;
+    }
+  }
+  // The question, further back.
+  const candidates = store.stmt(
+    `SELECT id, kind, role, 0 AS size FROM records
+     WHERE conversation_id = ? AND id < ? AND id > ? AND role = 'user'
+       AND kind IN ('message', 'prompt')
+     ORDER BY id DESC`,
+  );
+  const floor = (store.stmt(
+    `SELECT id FROM records WHERE conversation_id = ? AND id < ? ORDER BY id DESC
+     LIMIT 1 OFFSET ?`,
+  ).get(conversation.id, record, AROUND_REACH - 1) as { id: number } | undefined)?.id ?? 0;
+  let question: number | null = null;
+  for (const row of candidates.iterate(conversation.id, start, floor) as Iterable<BackRow>) {
+    if (isQuestion(row) && shown(row)) {
+      question = row.id;
+      break;
+    }
+  }
+  if (question === null) return { after: start - 1, question: null, skipped: 0 };
+  let skipped = 0;
+  const between = store.stmt(
+    `SELECT id, kind, role, 0 AS size FROM records
+     WHERE conversation_id = ? AND id > ? AND id < ? AND kind != 'meta' ORDER BY id`,
+  );
+  for (const row of between.iterate(conversation.id, question, start) as Iterable<BackRow>) {
+    if (shown(row)) skipped++;
+  }
+  return { after: start - 1, question, skipped };
+}
+
+/** One record of `conversation` as `show --json` prints it, or null when it holds no such id. */
+export function conversationRecord(
+  store: HistoryStore,
+  deriver: TextDeriver,
+  conversation: ConversationRow,
+  id: number,
+): RecordJson | null {
+  const row = store.stmt("SELECT * FROM records WHERE id = ? AND conversation_id = ?")
+    .get(id, conversation.id) as RecordRow | undefined;
+  return row ? recordJson(decodedRow(row), deriver) : null;
 }
 
 /**
@@ -290,26 +394,40 @@ export interface ProjectSummary {
   project: string | null;
   /** Conversations per agent (subagents not counted), most first. */
   agents: { agent: string; conversations: number }[];
+  /** Conversations, subagents not counted. */
   conversations: number;
+  /** Subagent conversations (children of these), counted apart. */
+  subagents: number;
   /** The newest record's time (epoch ms), or null. */
   lastTs: number | null;
 }
 
-/** Every project in the store with its conversations per agent, most recently active first. */
+/**
+ * Every project in the store with its conversations per agent, most recently active first.
+ * Subagents are counted apart, so conversations and subagents add up to the store's count.
+ */
 export function projectSummaries(store: HistoryStore): ProjectSummary[] {
   const rows = store.stmt(
-    `SELECT project_root AS project, agent, count(*) AS n, max(last_ts) AS last
-     FROM conversations WHERE subagent = 0 GROUP BY project_root, agent`,
-  ).all() as unknown as { project: string | null; agent: string; n: number; last: number | null }[];
+    `SELECT project_root AS project, agent, sum(subagent = 0) AS n, sum(subagent) AS sub,
+       max(last_ts) AS last
+     FROM conversations GROUP BY project_root, agent`,
+  ).all() as unknown as {
+    project: string | null;
+    agent: string;
+    n: number;
+    sub: number;
+    last: number | null;
+  }[];
   const byProject = new Map<string | null, ProjectSummary>();
   for (const row of rows) {
     let summary = byProject.get(row.project);
     if (!summary) {
-      summary = { project: row.project, agents: [], conversations: 0, lastTs: null };
+      summary = { project: row.project, agents: [], conversations: 0, subagents: 0, lastTs: null };
       byProject.set(row.project, summary);
     }
-    summary.agents.push({ agent: row.agent, conversations: row.n });
+    if (row.n > 0) summary.agents.push({ agent: row.agent, conversations: row.n });
     summary.conversations += row.n;
+    summary.subagents += row.sub;
     if (row.last !== null && (summary.lastTs === null || row.last > summary.lastTs)) {
       summary.lastTs = row.last;
     }

@@ -223,6 +223,20 @@ export class TextDeriver {
   }
 
   /**
+   * True when the record has words to show: what `textOf` gives is not blank. Cheaper than
+   * `textOf` (no redaction, which never empties a text); a chunk of a long line always has.
+   */
+  hasText(stored: RecordRow): boolean {
+    if (stored.flags & FLAG_SUPERSEDED) return false;
+    if (stored.flags & FLAG_STREAMED || stored.seq > 0) return true;
+    const row = decodedRow(stored);
+    const { adapter, ref } = this.source(row.source_id);
+    if (!adapter) return false;
+    const line = this.lineOf(row);
+    return line.rows > 1 || adapter.textOf(line.bytes, ref).trim() !== "";
+  }
+
+  /**
    * Up to `REDACTION_OVERLAP` bytes of the chunks before and after a chunk in its line (a line
    * longer than the chunk size is stored as several rows); empty where the line starts or ends.
    */

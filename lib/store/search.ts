@@ -589,6 +589,17 @@ function literalSearch(
 export interface SearchGroup extends SearchHit {
   /** Hits in this conversation (each chunk of a line longer than 64 KiB counts). */
   hits: number;
+  /**
+   * With `perGroup` over 1: the conversation's best hits, best first (the first is the group's
+   * own), and where each one's matches are in its snippet.
+   */
+  top?: { hits: SearchHit[]; highlights: Snippet["ranges"][] };
+}
+
+/** Options of a grouped search. */
+export interface GroupOptions extends SearchOptions {
+  /** Best hits kept per conversation (default 1: the group's own). */
+  perGroup?: number;
 }
 
 /** A page of conversations, best first (or by their newest or oldest hit). */
@@ -597,6 +608,10 @@ export interface GroupResult {
   /** Where each group's matches are in its snippet, for highlighting. */
   highlights: Snippet["ranges"][];
   mode: "fts" | "literal";
+  /** Why the search was a literal substring scan (null for `fts`), as `search` says it. */
+  note: string | null;
+  /** The FTS5 query actually run, as `search` gives it (null for a literal scan). */
+  ftsQuery: string | null;
   /** The `offset` of the next page of conversations, or null. */
   next: number | null;
   /** How many conversations have a hit, or null when not counted. */
@@ -623,10 +638,11 @@ export function searchGroups(
   store: HistoryStore,
   adapters: readonly Adapter[],
   redact: Redactor,
-  options: SearchOptions,
+  options: GroupOptions,
   now?: () => number,
 ): GroupResult {
   const limit = Math.max(1, Math.min(options.limit ?? 20, 10_000));
+  const perGroup = Math.max(1, Math.min(options.perGroup ?? 1, 50));
   const offset = options.offset ?? 0;
   if (!Number.isSafeInteger(offset) || offset < 0) {
     throw new RangeError(`Expected an offset of zero or more conversations: got "${offset}"`);
@@ -637,16 +653,19 @@ export function searchGroups(
   try {
     const deriver = new TextDeriver(store, adapters, redact);
     const terms = queryTerms(options.query);
-    for (const candidateQuery of ftsForms(options.query)) {
-      if (!isFtsSyntax(candidateQuery)) continue;
-      checkBounds(candidateQuery);
+    // The same query forms as `search`, so grouping finds what the hits list finds.
+    const unindexed = whyNotIndexed(store, options.query);
+    for (const typed of unindexed ? [] : ftsForms(options.query)) {
+      if (!isFtsSyntax(typed)) continue;
+      checkBounds(typed);
+      const candidateQuery = cjkQuery(typed);
       const reserve = fallbackReserveMs(budget.ms);
       budget.endBefore(reserve);
-      let rows: (Candidate & { hits: number; total: number })[] | null;
+      let rows: GroupRow[] | null;
       try {
         rows = stoppable(
           budget,
-          () => ftsGroups(store, candidateQuery, options, { offset, limit: limit + 1 }),
+          () => ftsGroups(store, candidateQuery, options, { offset, limit: limit + 1, perGroup }),
         );
       } catch (err) {
         if (isFtsSyntaxError(err)) continue;
@@ -658,25 +677,43 @@ export function searchGroups(
         budget.endBefore(0);
         return groupFound(
           recent.map((row) => ({ conversation: row.key, row, built: null })),
-          { offset, limit, complete: false },
+          { offset, limit, perGroup, complete: false },
           (row) => buildHit(row, deriver, terms, row.score),
           budget,
-          { mode: "fts", order: "recent", redact },
+          { mode: "fts", order: "recent", redact, note: null, ftsQuery: candidateQuery },
         );
       }
       budget.endBefore(0);
-      const page = rows.slice(0, limit);
-      const built: ReturnType<typeof buildHit>[] = [];
-      for (const row of page) {
+      // Rows come group by group, best hit first.
+      const byGroup: GroupRow[][] = [];
+      for (const row of rows) {
+        if (row.rank === 1) byGroup.push([]);
+        byGroup.at(-1)?.push(row);
+      }
+      const page = byGroup.slice(0, limit);
+      const built: { hit: SearchHit; ranges: Snippet["ranges"] }[][] = [];
+      for (const group of page) {
         if (budget.spent()) break;
-        built.push(buildHit(row, deriver, terms, row.score));
+        built.push(group.map((row) => {
+          const b = buildHit(row, deriver, terms, row.score);
+          return { hit: throughGate(b.hit, redact), ranges: b.ranges };
+        }));
       }
       const stopped = built.length < page.length;
       return {
-        groups: built.map((b, i) => ({ ...throughGate(b.hit, redact), hits: page[i]!.hits })),
-        highlights: built.map((b) => b.ranges),
+        groups: built.map((group, i) => ({
+          ...group[0]!.hit,
+          score: page[i]![0]!.best,
+          hits: page[i]![0]!.hits,
+          ...(perGroup > 1
+            ? { top: { hits: group.map((b) => b.hit), highlights: group.map((b) => b.ranges) } }
+            : {}),
+        })),
+        highlights: built.map((group) => group[0]!.ranges),
         mode: "fts",
-        next: rows.length > limit && !stopped ? offset + limit : null,
+        note: null,
+        ftsQuery: candidateQuery,
+        next: byGroup.length > limit && !stopped ? offset + limit : null,
         total: rows[0]?.total ?? (offset === 0 ? 0 : null),
         stopped,
         stopNote: stopped ? budget.note(built.length, "ranked", "conversation") : null,
@@ -697,10 +734,17 @@ export function searchGroups(
         row: hit,
         built: { hit, ranges: found.highlights[i] ?? [] },
       })),
-      { offset, limit, complete: !found.stopped && found.next === null },
+      { offset, limit, perGroup, complete: !found.stopped && found.next === null },
       null,
       budget,
-      { mode: "literal", order: "scanned", redact, stopped: found.stopped },
+      {
+        mode: "literal",
+        order: "scanned",
+        redact,
+        stopped: found.stopped,
+        note: `${unindexed ?? "the query is not valid FTS5 syntax"}; used a literal substring scan`,
+        ftsQuery: null,
+      },
     );
   } finally {
     release();
@@ -709,8 +753,9 @@ export function searchGroups(
 
 /**
  * Groups matches (in the order given: each conversation's first is its shown hit) into the page
- * of conversations after `page.offset`, building the shown hits with `build` while the budget
- * lasts. `complete` says that every match was found (then the count of conversations is known).
+ * of conversations after `page.offset`, building the shown hits (up to `page.perGroup` of each,
+ * in that order) with `build` while the budget lasts. `complete` says that every match was found
+ * (then the count of conversations is known).
  */
 function groupFound<R>(
   found: {
@@ -718,7 +763,7 @@ function groupFound<R>(
     row: R;
     built: { hit: SearchHit; ranges: Snippet["ranges"] } | null;
   }[],
-  page: { offset: number; limit: number; complete: boolean },
+  page: { offset: number; limit: number; perGroup: number; complete: boolean },
   build: ((row: R) => { hit: SearchHit; ranges: Snippet["ranges"] }) | null,
   budget: SearchBudget,
   how: {
@@ -726,35 +771,52 @@ function groupFound<R>(
     order: "recent" | "scanned";
     redact: Redactor;
     stopped?: boolean;
+    note: string | null;
+    ftsQuery: string | null;
   },
 ): GroupResult {
-  const byConversation = new Map<string, { first: (typeof found)[number]; hits: number }>();
+  const byConversation = new Map<string, { items: (typeof found)[number][]; hits: number }>();
   for (const item of found) {
     const seen = byConversation.get(item.conversation);
-    if (seen) seen.hits++;
-    else byConversation.set(item.conversation, { first: item, hits: 1 });
+    if (seen) {
+      seen.hits++;
+      if (seen.items.length < page.perGroup) seen.items.push(item);
+    } else byConversation.set(item.conversation, { items: [item], hits: 1 });
   }
   const all = [...byConversation.values()];
   const shown = all.slice(page.offset, page.offset + page.limit);
   const groups: SearchGroup[] = [];
   const highlights: Snippet["ranges"][] = [];
   let stopped = how.stopped ?? how.order === "recent";
-  for (const { first, hits } of shown) {
-    let built = first.built;
-    if (!built) {
-      if (budget.spent() || !build) {
-        stopped = true;
-        break;
+  for (const { items, hits } of shown) {
+    const top: { hit: SearchHit; ranges: Snippet["ranges"] }[] = [];
+    for (const item of items) {
+      let built = item.built;
+      if (!built) {
+        if (budget.spent() || !build) break;
+        built = build(item.row);
       }
-      built = build(first.row);
+      top.push({ hit: throughGate(built.hit, how.redact), ranges: built.ranges });
     }
-    groups.push({ ...throughGate(built.hit, how.redact), hits });
-    highlights.push(built.ranges);
+    if (!top.length) {
+      stopped = true;
+      break;
+    }
+    groups.push({
+      ...top[0]!.hit,
+      hits,
+      ...(page.perGroup > 1
+        ? { top: { hits: top.map((t) => t.hit), highlights: top.map((t) => t.ranges) } }
+        : {}),
+    });
+    highlights.push(top[0]!.ranges);
   }
   return {
     groups,
     highlights,
     mode: how.mode,
+    note: how.note,
+    ftsQuery: how.ftsQuery,
     next: all.length > page.offset + page.limit && groups.length === shown.length
       ? page.offset + page.limit
       : null,
@@ -771,13 +833,19 @@ const GROUP_ORDER: Record<SearchSort, string> = {
   oldest: "g.oldest IS NULL, g.oldest, g.conversation_id",
 };
 
-/** The page of conversations with a hit, each with its best-ranked record and hit count. */
+/** One of a group's best hits (`rank` 1 is the best), with its group's figures. */
+type GroupRow = Candidate & { hits: number; total: number; best: number; rank: number };
+
+/**
+ * The page of conversations with a hit, each with its hit count and its `perGroup` best-ranked
+ * records, best first, group by group.
+ */
 function ftsGroups(
   store: HistoryStore,
   query: string,
   filters: SearchFilters & { sort?: SearchSort },
-  page: { offset: number; limit: number },
-): (Candidate & { hits: number; total: number })[] {
+  page: { offset: number; limit: number; perGroup: number },
+): GroupRow[] {
   const { where, params } = filterSql(filters);
   const sql = `
     WITH matched AS MATERIALIZED (
@@ -796,22 +864,27 @@ function ftsGroups(
       SELECT g.*, count(*) OVER () AS total FROM g
       ORDER BY ${GROUP_ORDER[filters.sort ?? "relevance"]}
       LIMIT ? OFFSET ?
+    ),
+    ranked AS (
+      SELECT m.id, m.conversation_id, m.score,
+             row_number() OVER (PARTITION BY m.conversation_id ORDER BY m.score, m.id DESC) AS rank
+      FROM matched m WHERE m.conversation_id IN (SELECT conversation_id FROM paged)
     )
     SELECT r.id, r.conversation_id, r.source_id, r.generation, r.offset, r.seq, r.ts, r.kind,
-           r.role, r.flags, c.key, c.title, c.agent, c.project_root, c.cwd, p.best AS score,
-           p.hits, p.total
+           r.role, r.flags, c.key, c.title, c.agent, c.project_root, c.cwd, k.score, k.rank,
+           p.best, p.hits, p.total
     FROM paged p
-    JOIN records r ON r.id = (
-      SELECT m.id FROM matched m WHERE m.conversation_id = p.conversation_id
-      ORDER BY m.score, m.id DESC LIMIT 1
-    )
+    JOIN ranked k ON k.conversation_id = p.conversation_id AND k.rank <= ?
+    JOIN records r ON r.id = k.id
     JOIN conversations c ON c.id = p.conversation_id
-    ORDER BY ${GROUP_ORDER[filters.sort ?? "relevance"].replaceAll("g.", "p.")}`;
+    ORDER BY ${GROUP_ORDER[filters.sort ?? "relevance"].replaceAll("g.", "p.")}, k.rank`;
   return budgeted(
     store,
     sql,
-    (statement) => [...statement.iterate(query, ...params, page.limit, page.offset)],
-  ) as unknown as (Candidate & { hits: number; total: number })[];
+    (statement) => [
+      ...statement.iterate(query, ...params, page.limit, page.offset, page.perGroup),
+    ],
+  ) as unknown as GroupRow[];
 }
 
 /**

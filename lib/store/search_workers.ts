@@ -6,10 +6,10 @@
 import type { Adapter } from "../sources/adapter.ts";
 import { DEFAULT_BUDGET_MS, SearchBudget, SearchStoppedError } from "./_search_budget.ts";
 import { SearchLimitError } from "./_search_bounds.ts";
-import { runSearchJob, type SearchJob, type WireError } from "./_search_job.ts";
+import { type JobResult, runSearchJob, type SearchJob, type WireError } from "./_search_job.ts";
 import type { SearchReply } from "./_search_worker.ts";
 import { StoreFullError, StoreLockedError } from "./db.ts";
-import type { SearchResult } from "./search.ts";
+import type { GroupResult, SearchResult } from "./search.ts";
 
 export type { SearchJob } from "./_search_job.ts";
 
@@ -30,7 +30,7 @@ export interface SearchWorkersOptions {
 
 interface Pending {
   job: SearchJob;
-  resolve: (result: SearchResult) => void;
+  resolve: (result: JobResult) => void;
   reject: (err: Error) => void;
   /** When the budget counts from: the job's start, later by any wait for a worker to load. */
   startedAt: number;
@@ -71,9 +71,11 @@ export class SearchWorkers {
    * grace are spent, whether or not the worker has answered. The budget counts from the job's
    * `startedAt`, except the time spent waiting for a worker to load its modules.
    */
-  run(job: SearchJob): Promise<SearchResult> {
+  run(job: SearchJob & { perGroup: number }): Promise<GroupResult>;
+  run(job: Omit<SearchJob, "perGroup">): Promise<SearchResult>;
+  run(job: SearchJob): Promise<JobResult> {
     if (this.#inline || this.#adapters) return this.#runInline(job);
-    return new Promise<SearchResult>((resolve, reject) => {
+    return new Promise<JobResult>((resolve, reject) => {
       const now = Date.now();
       const pending: Pending = {
         job,
@@ -112,7 +114,7 @@ export class SearchWorkers {
     this.#busy.clear();
   }
 
-  #runInline(job: SearchJob): Promise<SearchResult> {
+  #runInline(job: SearchJob): Promise<JobResult> {
     try {
       return Promise.resolve(runSearchJob(job, ...(this.#adapters ? [this.#adapters] : [])));
     } catch (err) {
@@ -247,7 +249,7 @@ export class SearchWorkers {
     }
   }
 
-  #settle(pending: Pending, outcome: SearchResult | Error): void {
+  #settle(pending: Pending, outcome: JobResult | Error): void {
     clearTimeout(pending.timer);
     if (pending.settled) return;
     pending.settled = true;

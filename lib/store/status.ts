@@ -25,7 +25,8 @@ export interface StoreStatus {
   captured: CapturedShare;
   /** Sources that end in a line without its newline, with how long ago they were written. */
   unfinished: UnfinishedLine[];
-  conversations: { agent: string; count: number; gone: number }[];
+  /** Conversations per agent: `count` of all, `subagents` of them subagents. */
+  conversations: { agent: string; count: number; subagents: number; gone: number }[];
   /** Sources that have started more than one generation. */
   multiGeneration: number;
   drift: DriftCount[];
@@ -52,9 +53,10 @@ export function storeStatus(store: HistoryStore, now: number = Date.now()): Stor
     FROM sources`);
   const present = presentSources(store, now);
   const conversations = store.stmt(
-    `SELECT agent, count(*) AS count, coalesce(sum(gone), 0) AS gone
+    `SELECT agent, count(*) AS count, coalesce(sum(subagent), 0) AS subagents,
+       coalesce(sum(gone), 0) AS gone
      FROM conversations GROUP BY agent ORDER BY agent`,
-  ).all() as { agent: string; count: number; gone: number }[];
+  ).all() as { agent: string; count: number; subagents: number; gone: number }[];
   const drift = store.stmt(
     `SELECT agent, version, category, detail, sum(count) AS count FROM drift
      GROUP BY agent, version, category, detail ORDER BY agent, version, category, detail`,

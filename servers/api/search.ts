@@ -9,11 +9,14 @@ import { busyTimeoutMs, gateOptionsFor } from "../../lib/context.ts";
 import { FilterError, resolveSearch } from "../../lib/filters.ts";
 import { searchInput } from "../../lib/filters_schema.ts";
 import {
+  type GroupResult,
+  type SearchGroup,
   type SearchHit,
   SearchLimitError,
   type SearchResult,
   SearchStoppedError,
 } from "../../lib/store/search.ts";
+import type { SearchJob } from "../../lib/store/search_workers.ts";
 import { type AppEnv, type Route, type Services, usingStore } from "../_deps.ts";
 import { badRequest, fromFilter } from "../_errors.ts";
 import { parseQuery, queryFlag, queryInt } from "../_input.ts";
@@ -66,36 +69,14 @@ export async function searchPage(
   const { offset = 0, ...input } = query;
   const limit = input.limit ?? DEFAULT_LIMIT;
   const result = await svc.op.stage("dashboard.search", () => {
-    const options = usingStore(svc, (store) => {
-      try {
-        return resolveSearch({ ...input, limit }, svc.ctx, store);
-      } catch (err) {
-        throw err instanceof FilterError ? fromFilter(err) : err;
-      }
-    });
-    options.offset = offset;
-    options.budgetMs = svc.searchBudgetMs;
-    options.startedAt = startedAt;
-    const busy = busyTimeoutMs(svc.ctx.env);
-    return svc.searches.run({
-      path: svc.ctx.paths.historyDb,
-      root: svc.ctx.paths.root,
-      ...(busy === undefined ? {} : { busyTimeoutMs: busy }),
-      gate: gateOptionsFor(svc.ctx),
-      options,
-    }).then((result): SearchResult => {
+    const job = searchJob(svc, { ...input, limit }, offset, startedAt);
+    return svc.searches.run(job).then((result): SearchResult => {
       // Stopped with nothing in hand: about the query, as a bound is.
       if (result.stopped && !result.hits.length) {
         throw new SearchStoppedError(result.stopNote ?? "The search was stopped");
       }
       return result;
-    }).catch((err): SearchResult => {
-      // Both are about the query: what to change in it.
-      if (err instanceof SearchLimitError || err instanceof SearchStoppedError) {
-        throw badRequest("q", `Invalid value for "q": ${lowerFirst(err.message)}`);
-      }
-      throw err;
-    });
+    }).catch(queryError);
   });
   return {
     hits: result.hits,
@@ -109,6 +90,97 @@ export async function searchPage(
     stopped: result.stopped,
     stopNote: result.stopNote,
   };
+}
+
+/** A page of conversations with hits, each with its best few, and where each hit's matches are. */
+export interface GroupPage {
+  groups: SearchGroup[];
+  mode: "fts" | "literal";
+  /** The FTS5 query that ran (null for a literal scan), for counting its matches. */
+  ftsQuery: string | null;
+  /** Why the search was a literal substring scan, or null. */
+  note: string | null;
+  /** Conversations skipped before this page, and on a page. */
+  offset: number;
+  limit: number;
+  /** The `offset` of the next page of conversations, or null on the last one. */
+  next: number | null;
+  /** Conversations with a hit, or null when not counted. */
+  total: number | null;
+  /** True when the budget was spent first: the groups are of the matches found in time. */
+  stopped: boolean;
+  /** What a stopped search's groups are, and how to get the whole answer; else null. */
+  stopNote: string | null;
+}
+
+/**
+ * Runs a validated search grouped by conversation (`searchGroups` on a search worker): a page of
+ * `limit` conversations after `offset`, each with its `perGroup` best hits.
+ */
+export async function searchGroupPage(
+  svc: Services,
+  query: SearchQuery,
+  perGroup: number,
+  startedAt = Date.now(),
+): Promise<GroupPage> {
+  const { offset = 0, ...input } = query;
+  const limit = input.limit ?? DEFAULT_LIMIT;
+  const result = await svc.op.stage("dashboard.search", () => {
+    const job = searchJob(svc, { ...input, limit }, offset, startedAt);
+    return svc.searches.run({ ...job, perGroup }).then((result): GroupResult => {
+      if (result.stopped && !result.groups.length) {
+        throw new SearchStoppedError(result.stopNote ?? "The search was stopped");
+      }
+      return result;
+    }).catch(queryError);
+  });
+  return {
+    groups: result.groups,
+    mode: result.mode,
+    ftsQuery: result.ftsQuery,
+    note: result.note,
+    offset,
+    limit,
+    next: result.next,
+    total: result.total,
+    stopped: result.stopped,
+    stopNote: result.stopNote,
+  };
+}
+
+/** The job of a validated search (filters resolved against the store). */
+function searchJob(
+  svc: Services,
+  input: Omit<SearchQuery, "offset">,
+  offset: number,
+  startedAt: number,
+): Omit<SearchJob, "perGroup"> {
+  const options = usingStore(svc, (store) => {
+    try {
+      return resolveSearch(input, svc.ctx, store);
+    } catch (err) {
+      throw err instanceof FilterError ? fromFilter(err) : err;
+    }
+  });
+  options.offset = offset;
+  options.budgetMs = svc.searchBudgetMs;
+  options.startedAt = startedAt;
+  const busy = busyTimeoutMs(svc.ctx.env);
+  return {
+    path: svc.ctx.paths.historyDb,
+    root: svc.ctx.paths.root,
+    ...(busy === undefined ? {} : { busyTimeoutMs: busy }),
+    gate: gateOptionsFor(svc.ctx),
+    options,
+  };
+}
+
+/** A search stopped by its bounds or its budget is about the query: what to change in it. */
+function queryError(err: unknown): never {
+  if (err instanceof SearchLimitError || err instanceof SearchStoppedError) {
+    throw badRequest("q", `Invalid value for "q": ${lowerFirst(err.message)}`);
+  }
+  throw err;
 }
 
 /** The route. */

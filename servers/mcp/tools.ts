@@ -19,6 +19,8 @@ import { projectOf, resolveFromUser } from "../../lib/paths.ts";
 import type { Agent, Kind, Role } from "../../lib/sources/adapter.ts";
 import { ADAPTERS } from "../../lib/sources/mod.ts";
 import {
+  contextStart,
+  conversationRecord,
   findConversation,
   pageConversation,
   recentConversations,
@@ -37,8 +39,6 @@ import {
 export const PAGE_CHARS = 24_000;
 /** Most characters of one record shown on a page; the rest is cut, with a note. */
 export const RECORD_CHARS = 8_000;
-/** Records shown before the one `around` names, so the question before an answer is there. */
-export const CONTEXT_BEFORE = 4;
 
 /** A tool's answer: text for the model, the same facts as data, and whether it is an error. */
 export interface ToolAnswer {
@@ -282,6 +282,9 @@ export class HistoryTools {
       throw new ToolError('Give either "around" or "cursor", not both');
     }
     const conversation = this.#find(args.conversation);
+    const deriver = new TextDeriver(this.#store, ADAPTERS, redactorFor(this.#ctx));
+    const parts: string[] = [];
+    let shown = 0;
     let after = 0;
     if (args.cursor !== undefined) {
       if (!/^\d{1,15}$/.test(args.cursor)) {
@@ -289,26 +292,35 @@ export class HistoryTools {
       }
       after = Number(args.cursor);
     } else if (args.around !== undefined) {
-      const found = this.#store.db.prepare(
-        "SELECT 1 AS ok FROM records WHERE id = ? AND conversation_id = ?",
-      ).get(args.around, conversation.id);
-      if (!found) {
+      let context;
+      try {
+        // What leads to the hit fits in the text of one page (raw bytes are never fewer).
+        context = contextStart(this.#store, deriver, conversation, args.around, {
+          budget: PAGE_CHARS / 2,
+        });
+      } catch (err) {
+        if (!(err instanceof RangeError)) throw err;
         throw new ToolError(
           `Record ${args.around} is not in conversation ${conversation.key}: use the record ` +
             "number of a search hit of that conversation",
         );
       }
-      const before = this.#store.db.prepare(
-        `SELECT id FROM records WHERE conversation_id = ? AND id < ? AND kind != 'meta'
-         ORDER BY id DESC LIMIT 1 OFFSET ?`,
-      ).get(conversation.id, args.around, CONTEXT_BEFORE - 1) as { id: number } | undefined;
-      after = before ? before.id - 1 : 0;
+      after = context.after;
+      const question = context.question === null
+        ? null
+        : conversationRecord(this.#store, deriver, conversation, context.question);
+      if (question) {
+        shown++;
+        parts.push(
+          recordText(question, args.around),
+          `(… ${
+            plural(context.skipped, "earlier record")
+          } not shown: read them with "cursor": "${question.id}")`,
+        );
+      }
     }
-    const deriver = new TextDeriver(this.#store, ADAPTERS, redactorFor(this.#ctx));
-    const parts: string[] = [];
-    let chars = 0;
+    let chars = parts.reduce((n, part) => n + part.length, 0);
     let next: number | null = after;
-    let shown = 0;
     // Pages of the store are bounded in records and bytes; the text is bounded here.
     while (next !== null && chars < PAGE_CHARS) {
       const page = pageConversation(this.#store, deriver, conversation, {

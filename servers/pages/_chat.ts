@@ -1,11 +1,21 @@
 // A conversation's records as a chat, for the conversation page and its HTML export: user and
-// assistant turns as messages with their Markdown rendered, tool calls and results folded to one
-// line each, reasoning folded, `meta` and empty records quiet (hidden until asked for), and each
-// record's raw bytes (through the gate, escaped) one click away.
+// assistant turns as messages with their Markdown rendered, each tool call folded to one line
+// (the tool, the first line of its input, its result's size) that opens in place on its input
+// and its result (paired by the call's id), reasoning folded, local commands as small event
+// lines, `meta` and empty records quiet (hidden until asked for), and each record's raw bytes
+// (through the gate, escaped) one small control away.
 
 import { Buffer } from "node:buffer";
 import { html, raw } from "hono/html";
 import { formatBytes } from "../../lib/format.ts";
+import {
+  type Adapter,
+  adapterOf,
+  pathOfLocator,
+  type SourceRef,
+  type ToolCall,
+  type ToolParts,
+} from "../../lib/sources/adapter.ts";
 import type { ShownRecord } from "../_redact.ts";
 import type { RenderMarkdown } from "./_markdown.ts";
 import { type Html, time } from "./layout.ts";
@@ -26,7 +36,7 @@ export function shapeOf(rec: ShownRecord): Shape {
     case "event":
       return "event";
     default:
-      return "message";
+      return localCommand(rec.text) ? "event" : "message";
   }
 }
 
@@ -53,24 +63,108 @@ export function firstLine(text: string, max = 120): string {
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }
 
-/** The records as chat items; `hit` is marked and opened; `raw: false` leaves raw bytes out. */
+/** What a record says about its tool calls and results (null: nothing, or not a tool record). */
+export type ToolLookup = (rec: ShownRecord) => ToolParts | null;
+
+/**
+ * The lookup that asks each record's adapter (of the conversation's `agent`) what tools its raw
+ * bytes (already through the gate) hold; every string it returns passes `redact` too.
+ */
+export function toolLookup(
+  adapters: readonly Adapter[],
+  agent: string,
+  redact: (text: string) => string,
+): ToolLookup {
+  return (rec) => {
+    if (rec.kind !== "tool_call" && rec.kind !== "tool_result") return null;
+    const adapter = adapterOf(adapters, agent, rec.source);
+    const ref: SourceRef = {
+      agent: agent as SourceRef["agent"],
+      locator: rec.source,
+      path: pathOfLocator(rec.source),
+      format: rec.source.endsWith(".zst")
+        ? "jsonl.zst"
+        : rec.source.includes("#")
+        ? "rows"
+        : "jsonl",
+    };
+    const parts = adapter?.toolOf?.(Buffer.from(rec.raw, "base64"), ref);
+    if (!parts) return null;
+    return {
+      calls: parts.calls.map((c) => ({ ...c, name: redact(c.name), input: redact(c.input) })),
+      results: parts.results,
+      output: parts.output === null ? null : redact(parts.output),
+    };
+  };
+}
+
+/** Tool calls and the results that answer them, on one page. */
+export interface ToolPairs {
+  parts: Map<number, ToolParts>;
+  /** The results of each call, by `<record id>:<call index>`. */
+  results: Map<string, ShownRecord[]>;
+  /** Records shown inside their call's fold rather than on their own. */
+  paired: Set<number>;
+}
+
+/** Pairs each result on the page with the latest call before it that has the id it names. */
+export function pairTools(records: readonly ShownRecord[], lookup?: ToolLookup): ToolPairs {
+  const pairs: ToolPairs = { parts: new Map(), results: new Map(), paired: new Set() };
+  if (!lookup) return pairs;
+  const calls = new Map<string, string>();
+  for (const rec of records) {
+    const parts = lookup(rec);
+    if (!parts) continue;
+    pairs.parts.set(rec.id, parts);
+    parts.calls.forEach((call, i) => {
+      if (call.id) calls.set(call.id, `${rec.id}:${i}`);
+    });
+    const at = parts.results.map((r) => calls.get(r.id)).find((key) => key !== undefined);
+    if (rec.kind !== "tool_result" || at === undefined) continue;
+    pairs.results.set(at, [...pairs.results.get(at) ?? [], rec]);
+    pairs.paired.add(rec.id);
+  }
+  return pairs;
+}
+
+/** Options of `chatRecords`. */
+export interface ChatOptions {
+  /** The record a search hit opened: marked and opened. */
+  hit?: number | undefined;
+  /** False leaves each record's raw bytes out (a file has no use for them). */
+  raw?: boolean;
+  /** How the page's tool calls and results pair (see `pairTools`). */
+  tools?: ToolPairs;
+}
+
+/** The records as chat items. */
 export function chatRecords(
   records: readonly ShownRecord[],
   render: RenderMarkdown,
-  options: { hit?: number | undefined; raw?: boolean } = {},
+  options: ChatOptions = {},
 ): Html {
-  const withRaw = options.raw ?? true;
-  return html`${records.map((rec) => chatItem(rec, render, rec.id === options.hit, withRaw))}`;
+  const view: View = {
+    render,
+    hit: options.hit,
+    withRaw: options.raw ?? true,
+    tools: options.tools ?? pairTools(records),
+  };
+  return html`${
+    records.filter((rec) => !view.tools.paired.has(rec.id)).map((rec) => chatItem(rec, view))
+  }`;
 }
 
-function chatItem(
-  rec: ShownRecord,
-  render: RenderMarkdown,
-  isHit: boolean,
-  withRaw: boolean,
-): Html {
+interface View {
+  render: RenderMarkdown;
+  hit: number | undefined;
+  withRaw: boolean;
+  tools: ToolPairs;
+}
+
+function chatItem(rec: ShownRecord, view: View): Html {
   const shape = shapeOf(rec);
   const text = rec.text.trim();
+  const isHit = rec.id === view.hit;
   const classes = [
     "rec",
     `kind-${rec.kind}`,
@@ -79,7 +173,7 @@ function chatItem(
     shape === "quiet" ? "quiet" : "",
     isHit ? "is-hit" : "",
   ].filter(Boolean).join(" ");
-  const label = `${shape === "message" ? speaker(rec) : rec.kind}, record ${rec.id}${
+  const label = `${shape === "message" ? speaker(rec) : words(rec.kind)}, record ${rec.id}${
     isHit ? ", the search hit" : ""
   }`;
   const open = isHit ? raw(" open") : "";
@@ -95,45 +189,32 @@ function chatItem(
           `
           : ""
       }</header>
-<div class="md">${raw(render(text))}</div>`;
+<div class="md">${raw(view.render(text))}</div>`;
       break;
     case "reasoning":
       body = html`
         <details class="fold thinking" ${open}>
-          <summary><span class="tag">thinking</span> ${firstLine(text, 100)}</summary>
-          <div class="md">${raw(render(text))}</div>
+          <summary><span class="tag">thinking</span> ${raw(
+            view.render.inline(firstLine(text, 100)),
+          )}</summary>
+          <div class="md">${raw(view.render(text))}</div>
         </details>
       `;
       break;
-    case "tool": {
-      const [name = "tool", ...input] = text.split("\n");
-      body = html`
-        <details class="fold tool" ${open}>
-          <summary><span class="tag">${firstLine(name, 40)}</span> <code>${firstLine(
-            input.join("\n"),
-          )}</code></summary>
-          <pre>${input.join("\n")}</pre>
-        </details>
-      `;
+    case "tool":
+      body = toolCalls(rec, view);
       break;
-    }
     case "result":
       body = html`
         <details class="fold result" ${open}>
-          <summary><span class="tag">result</span> ${formatBytes(
-            new TextEncoder().encode(text).length,
-          )} · <span class="first">${firstLine(text)}</span></summary>
-          <pre>${text}</pre>
+          <summary><span class="tag">result</span> ${formatBytes(byteLength(text))} · <span
+              class="first">${firstLine(text)}</span></summary>
+          <pre>${preText(rec.text)}</pre>
         </details>
       `;
       break;
     case "event":
-      body = html`
-        <details class="fold event" ${open}>
-          <summary><span class="tag">event</span> ${firstLine(text)}</summary>
-          <pre>${text}</pre>
-        </details>
-      `;
+      body = eventLine(text, open);
       break;
     default:
       body = html`<div class="fold quiet-line"><span class="tag">${rec.kind}</span> ${
@@ -142,8 +223,126 @@ function chatItem(
   }
   return html`<article class="${classes}" id="r${rec.id}" aria-label="${label}">
 ${body}
-${withRaw ? rawView(rec) : ""}
+${view.withRaw ? rawView(rec) : ""}
 </article>`;
+}
+
+/**
+ * A tool-call record: one folded line per call (its tool, the first line of its input, and its
+ * result's size when the result is on the page), opening on the input and the result.
+ */
+function toolCalls(rec: ShownRecord, view: View): Html {
+  const parts = view.tools.parts.get(rec.id);
+  // Without what the adapter says, the text is the tool's name, then its input.
+  const [name = "tool", ...input] = rec.text.trim().split("\n");
+  const calls: ToolCall[] = parts?.calls.length
+    ? parts.calls
+    : [{ id: null, name, input: input.join("\n") }];
+  return html`${
+    calls.map((call, i) => {
+      const results = view.tools.results.get(`${rec.id}:${i}`) ?? [];
+      const output = parts?.output ?? null;
+      const hitInside = rec.id === view.hit || results.some((r) => r.id === view.hit);
+      const failed = results.some((r) =>
+        view.tools.parts.get(r.id)?.results.some((x) => x.error && x.id === call.id)
+      );
+      const size = output !== null
+        ? byteLength(output.trim())
+        : results.length
+        ? results.reduce((n, r) => n + byteLength(r.text.trim()), 0)
+        : null;
+      return html`
+        <details class="fold tool" ${hitInside ? raw(" open") : ""}>
+          <summary><span class="tag">${firstLine(call.name, 40)}</span> <code>${firstLine(
+            call.input,
+          )}</code>${size === null ? "" : html`
+            <span class="out${failed ? " failed" : ""}">→ ${failed ? "failed, " : ""}${size
+              ? formatBytes(size)
+              : "no output"}</span>
+          `}</summary>
+          ${call.input.trim() ? html`<pre class="input">${call.input.trim()}</pre>` : ""}
+          ${output !== null && output.trim()
+            ? html`<pre class="output">${output.trim()}</pre>`
+            : ""}
+          ${results.map((result) => pairedResult(result, view))}
+        </details>
+      `;
+    })
+  }`;
+}
+
+/** A result shown inside its call's fold, keeping its own anchor, mark and raw bytes. */
+function pairedResult(rec: ShownRecord, view: View): Html {
+  const text = preText(rec.text);
+  const isHit = rec.id === view.hit;
+  return html`
+    <div class="rec result-in${isHit ? " is-hit" : ""}" id="r${rec.id}" role="group"
+      aria-label="Result, record ${rec.id}${isHit ? ", the search hit" : ""}">
+    <p class="result-head"><span class="tag">result</span> ${text
+      ? formatBytes(byteLength(rec.text.trim()))
+      : "no output"}${isHit
+      ? html`
+        <span class="hit-tag">search hit</span>
+      `
+      : ""}</p>
+    ${text ? html`<pre class="output">${text}</pre>` : ""}
+    ${view.withRaw ? rawView(rec) : ""}
+    </div>
+  `;
+}
+
+/** A local command of Claude Code (`/cost`), its output or its caveat, from the text it logs. */
+function localCommand(
+  text: string,
+): { command: string } | { output: string } | { note: string } | null {
+  const command = /^\s*<command-name>([^<]*)<\/command-name>/.exec(text);
+  if (command) {
+    const args = /<command-args>([^<]*)<\/command-args>/.exec(text)?.[1]?.trim() ?? "";
+    return { command: `${command[1]!.trim()}${args ? ` ${args}` : ""}` };
+  }
+  const output = /^\s*<local-command-(stdout|stderr)>([\s\S]*?)(<\/local-command-\1>|$)/.exec(
+    text,
+  );
+  // deno-lint-ignore no-control-regex -- the colour codes a terminal command printed
+  if (output) return { output: output[2]!.replace(/\x1b\[[0-9;]*m/g, "").trim() };
+  const note = /^\s*<local-command-caveat>([\s\S]*?)<\/local-command-caveat>/.exec(text);
+  if (note) return { note: note[1]!.trim() };
+  return null;
+}
+
+/** An event as one small line: a local command as what was typed, its output folded. */
+function eventLine(text: string, open: Html | string): Html {
+  const local = localCommand(text);
+  if (local && "command" in local) {
+    return html`<p class="fold event-line"><span class="tag">command</span> <code>${local.command}</code></p>`;
+  }
+  if (local && "note" in local) {
+    return html`<p class="fold event-line"><span class="tag">note</span> ${
+      firstLine(local.note)
+    }</p>`;
+  }
+  const body = local && "output" in local ? local.output : text;
+  const tag = local ? "output" : "event";
+  return html`
+    <details class="fold event" ${open}>
+      <summary><span class="tag">${tag}</span> ${firstLine(body)}</summary>
+      <pre>${body}</pre>
+    </details>
+  `;
+}
+
+/** A kind in plain words. */
+function words(kind: string): string {
+  return kind.replaceAll("_", " ");
+}
+
+/** Text for a `<pre>`: without blank lines around it, its first line's indent kept. */
+function preText(text: string): string {
+  return text.replace(/^(?:[ \t]*\r?\n)+/, "").trimEnd();
+}
+
+function byteLength(text: string): number {
+  return new TextEncoder().encode(text).length;
 }
 
 /** A record's raw bytes, through the gate, with control characters made visible. */

@@ -3,8 +3,11 @@
 // as links (nothing is fetched), and code blocks highlighted on the server by highlight.js.
 // Both libraries are imported the first time a page needs them, never on a command's start-up.
 
-/** Renders one transcript text as HTML that is safe to insert as is. */
-export type RenderMarkdown = (text: string) => string;
+/**
+ * Renders one transcript text as HTML that is safe to insert as is; `inline` renders one line
+ * (a fold's summary) without blocks and without links, as it sits inside a control.
+ */
+export type RenderMarkdown = ((text: string) => string) & { inline(text: string): string };
 
 /** Code longer than this is shown plain: highlighting it would hold the event loop. */
 const MAX_HIGHLIGHT = 64 * 1024;
@@ -56,8 +59,12 @@ async function load(): Promise<RenderMarkdown> {
     token.attrSet("target", "_blank");
     return linkOpen(tokens, idx, options, env, self);
   };
-  return (text: string) => {
+  // A summary is a control: a link inside it could not be followed, so there is none.
+  const line = new MarkdownIt({ html: false, linkify: false, typographer: false })
+    .disable(["link", "image", "autolink"]);
+  const render = (text: string) => {
     if (text.length > MAX_MARKDOWN) return `<pre>${md.utils.escapeHtml(text)}</pre>`;
     return md.render(text);
   };
+  return Object.assign(render, { inline: (text: string) => line.renderInline(text) });
 }

@@ -21,7 +21,7 @@ export const STYLE = `
     --k: #d7a6f5; --s: #9fd99a; --n: #f5b97a; --c: #9097a0; --t: #8ecdf7; }
 }
 * { box-sizing: border-box; }
-html { scroll-padding-top: 11rem; }
+html { scroll-padding-top: 6.5rem; }
 body { margin: 0; font: var(--f-base)/1.55 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
   color: var(--fg); background: var(--bg); -webkit-text-size-adjust: 100%; }
 a { color: var(--accent); text-underline-offset: 2px; }
@@ -55,11 +55,13 @@ button:disabled { cursor: not-allowed; opacity: .6; }
 .muted, .meta-line { color: var(--muted); font-size: var(--f-sm); }
 mark { background: var(--mark); color: var(--mark-fg); padding: 0 .1em; border-radius: 2px; }
 .notice { border-left: 4px solid var(--warn); padding: var(--s2) var(--s3); background: var(--sunk); border-radius: 0 6px 6px 0; }
+.notice.ok { border-left-color: var(--ok); }
 .error { border-left-color: var(--bad); }
 pre { background: var(--sunk); padding: var(--s2) var(--s3); overflow: auto; white-space: pre-wrap;
   overflow-wrap: anywhere; max-height: 32rem; margin: var(--s2) 0; border-radius: 6px; line-height: 1.45; }
 details > summary { cursor: pointer; }
 table { border-collapse: collapse; margin: var(--s2) 0; }
+caption { text-align: left; padding: 0 0 var(--s1); }
 th, td { text-align: left; padding: var(--s1) var(--s4) var(--s1) 0; border-bottom: 1px solid var(--line); vertical-align: top; }
 th { font-weight: 600; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
@@ -98,21 +100,46 @@ form.search .grid { display: grid; gap: var(--s3); grid-template-columns: repeat
 .hit .snippet { margin: var(--s1) 0 0; overflow-wrap: anywhere; }
 .group { margin: 0 0 var(--s4); }
 .group > h3 { margin: var(--s3) 0 var(--s1); }
-.group .hits .hit .title { display: none; }
+.group .meta-line { margin: 0 0 var(--s1); }
+.group .hits .hit .title { font-weight: 600; font-size: var(--f-sm); }
+.group .more { margin: var(--s1) var(--s3) 0; font-size: var(--f-sm); }
 /* conversation */
-.conv-head { position: sticky; top: 0; z-index: 5; background: var(--bg); padding: var(--s2) 0 var(--s2);
-  border-bottom: 1px solid var(--line); margin: 0 0 var(--s3); }
-.conv-head h1 { margin: 0 0 var(--s1); font-size: var(--f-lg); overflow-wrap: anywhere; }
-.conv-head .facts { margin: 0; color: var(--muted); font-size: var(--f-sm); }
-.conv-head .facts .sep { color: var(--line); }
-.conv-head .actions { display: flex; gap: var(--s2) var(--s4); flex-wrap: wrap; align-items: center; margin: var(--s2) 0 0; font-size: var(--f-sm); }
-.conv-head .resume { display: flex; gap: var(--s2); align-items: center; flex-wrap: wrap; min-width: 0; }
-.conv-head .conv-id { margin: var(--s1) 0 0; }
-.conv-head form.fork { margin: 0; }
+.conv-head { position: sticky; top: 0; z-index: 5; background: var(--bg); padding: var(--s2) 0;
+  border-bottom: 1px solid var(--line); margin: 0 0 var(--s2); }
+.conv-head.file { position: static; }
+.conv-head .head-row { display: flex; gap: var(--s3); align-items: center; min-width: 0; }
+.conv-head h1 { margin: 0; font-size: var(--f-md); line-height: 1.35; flex: 1 1 auto; min-width: 0;
+  white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+.conv-head .facts { margin: var(--s1) 0 0; color: var(--muted); font-size: var(--f-sm); line-height: 1.4; }
+.conv-head .facts .sep { color: var(--muted); }
+.conv-head .actions { display: flex; gap: var(--s2); align-items: center; flex: 0 0 auto; margin: 0;
+  font-size: var(--f-sm); flex-wrap: nowrap; }
+.conv-head .actions button, .menu > summary { padding: .2rem .6rem; font-size: var(--f-sm); }
+.conv-head form.fork { margin: 0; display: block; }
+.menu { position: relative; }
+.menu > summary { list-style: none; border: 1px solid var(--line); border-radius: 6px; background: var(--sunk);
+  font-weight: 500; white-space: nowrap; }
+.menu > summary::-webkit-details-marker { display: none; }
+.menu > summary::after { content: " ▾"; color: var(--muted); }
+.menu[open] > summary { border-color: var(--muted); }
+.menu-body { position: absolute; right: 0; top: calc(100% + 4px); z-index: 6; background: var(--panel);
+  border: 1px solid var(--line); border-radius: var(--radius); padding: var(--s2) var(--s3);
+  box-shadow: 0 6px 24px rgb(0 0 0 / .18); min-width: 12rem; max-width: min(40rem, 90vw); }
+.menu-body p { margin: 0 0 var(--s2); }
+.menu-body p:last-child { margin-bottom: 0; }
+.menu.export .menu-body { display: flex; flex-direction: column; gap: var(--s1); min-width: 9rem; }
+.menu.resume .menu-body { width: max-content; }
+.cmd-line { display: flex; gap: var(--s2); align-items: center; flex-wrap: wrap; }
+.conv-head .conv-id { overflow-wrap: anywhere; }
+.gap { margin: 0; text-align: center; font-size: var(--f-sm); }
+.gap a { display: inline-block; padding: .1rem .75rem; border: 1px dashed var(--line); border-radius: 999px;
+  text-decoration: none; color: var(--muted); }
+.gap a:hover { color: var(--accent); border-color: var(--accent); }
 .toggle { flex-direction: row; align-items: center; gap: var(--s1); }
 code.cmd { background: var(--sunk); padding: .15rem .4rem; border-radius: 4px; overflow-wrap: anywhere; }
 .chat { display: flex; flex-direction: column; gap: var(--s2); }
-.rec { scroll-margin-top: 12rem; display: flex; flex-wrap: wrap; align-items: baseline; gap: 0 var(--s2); }
+.rec { scroll-margin-top: 6.5rem; display: flex; flex-wrap: wrap; align-items: baseline; gap: 0 var(--s2);
+  position: relative; }
 .rec > .fold, .rec > .md { flex: 1 1 0; min-width: 0; }
 .rec > .msg-head { flex: 1 1 0; }
 .rec > .md { flex-basis: 100%; order: 2; }
@@ -140,15 +167,27 @@ code.cmd { background: var(--sunk); padding: .15rem .4rem; border-radius: 4px; o
 .fold[open] > summary { white-space: normal; }
 .fold pre, .fold .md { color: var(--fg); font-size: var(--f-base); }
 .fold code { font-size: .95em; }
+.fold .out { color: var(--muted); white-space: nowrap; }
+.fold .out.failed { color: var(--bad); }
+.fold pre.input { border-left: 3px solid var(--line); }
+.event-line { margin: 0; }
+.result-in { display: block; margin: var(--s2) 0 0; padding-left: var(--s3); border-left: 3px solid var(--line); }
+.result-head { margin: 0; }
 .tag { display: inline-block; font-weight: 600; color: var(--fg); background: var(--sunk); border: 1px solid var(--line);
   border-radius: 4px; padding: 0 .35em; margin-right: .2em; font-size: .95em; }
 .thinking .md { font-style: italic; color: var(--muted); }
 .quiet { display: none; }
 body:has(#show-quiet:checked) .quiet, .quiet.is-hit { display: block; }
-details.raw { font-size: var(--f-sm); color: var(--muted); flex: 0 0 auto; }
-details.raw[open] { flex-basis: 100%; order: 3; }
-details.raw > summary { width: max-content; max-width: 100%; }
+/* One small control per record for its raw bytes: shown on hover and on keyboard focus. */
+details.raw { font-size: var(--f-sm); color: var(--muted); position: absolute; top: .3rem; right: .4rem; }
+details.raw > summary { width: max-content; max-width: 100%; list-style: none; opacity: 0; padding: 0 .35rem;
+  border-radius: 4px; background: var(--panel); border: 1px solid var(--line); font-family: var(--mono); }
+details.raw > summary::-webkit-details-marker { display: none; }
+.rec:hover > details.raw > summary, details.raw > summary:focus-visible, details.raw[open] > summary {
+  opacity: 1; }
 details.raw > summary:hover, details.raw[open] > summary { color: var(--fg); }
+details.raw[open] { position: static; flex-basis: 100%; order: 3; }
+.result-in > details.raw { top: 0; }
 .esc { color: var(--warn); }
 .end { text-align: center; color: var(--muted); margin: var(--s4) 0; }
 /* highlight.js */
@@ -164,9 +203,22 @@ details.raw > summary:hover, details.raw[open] > summary { color: var(--fg); }
 .rows > li + li { border-top: 1px solid var(--line); }
 .rows .title { font-weight: 600; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
 .rows .meta-line { grid-column: 1 / -1; overflow-wrap: anywhere; }
-.rows .side { font-size: var(--f-sm); color: var(--muted); white-space: nowrap; }
+.rows .side { font-size: var(--f-sm); color: var(--muted); white-space: nowrap; justify-self: end; }
 .rows details { grid-column: 1 / -1; font-size: var(--f-sm); }
 .rows .actions { grid-column: 1 / -1; margin: var(--s1) 0 0; font-size: var(--f-sm); align-items: center; }
+.rows > li.session { grid-template-columns: minmax(0, 1fr) auto; }
+.rows > li.session .meta-line { grid-column: 1; align-self: center; }
+.rows > li.session .actions { grid-column: 2; margin: 0; flex-wrap: nowrap; gap: var(--s2); justify-content: end; }
+.rows > li.session .actions .resume { flex-wrap: nowrap; min-width: 0; }
+.rows .actions code.cmd { display: inline-block; max-width: 24rem; min-width: 0; white-space: nowrap; overflow: hidden;
+  text-overflow: ellipsis; vertical-align: middle; }
+.rows .rename { position: relative; }
+.rows .rename > summary { list-style: none; border: 1px solid var(--line); border-radius: 6px; background: var(--sunk);
+  padding: .15rem .5rem; font-weight: 500; }
+.rows .rename > summary::-webkit-details-marker { display: none; }
+.rows .rename > form { position: absolute; right: 0; top: calc(100% + 4px); z-index: 4; background: var(--panel);
+  border: 1px solid var(--line); border-radius: var(--radius); padding: var(--s2); box-shadow: 0 6px 24px rgb(0 0 0 / .18);
+  display: flex; gap: var(--s2); align-items: end; }
 .rows .actions .resume { display: flex; gap: var(--s2); align-items: center; flex-wrap: wrap; min-width: 0; }
 .rows .actions form { align-items: center; }
 .rows .actions label { flex-direction: row; align-items: center; gap: var(--s2); }
@@ -183,15 +235,31 @@ progress { width: 20rem; max-width: 100%; height: 1.1rem; }
 .stall { color: var(--bad); font-weight: 700; }
 .dead { color: var(--muted); }
 .warn { color: var(--warn); }
+@media (hover: none) {
+  details.raw > summary { opacity: 1; }
+}
 @media (max-width: 760px) {
-  html { scroll-padding-top: 14rem; }
+  html { scroll-padding-top: 7rem; }
+  .rec { scroll-margin-top: 7rem; }
   main { padding: var(--s3) var(--s3) var(--s6); }
   header.top { padding: var(--s2) var(--s3); gap: var(--s2); }
   .results { grid-template-columns: minmax(0, 1fr); }
   .results aside { position: static; order: -1; }
   .results aside ul { display: flex; flex-wrap: wrap; gap: var(--s1) var(--s3); }
   .shape-message, .shape-message.role-user { max-width: 100%; padding: var(--s2) var(--s3); }
-  .conv-head { position: static; }
+  .conv-head { padding: var(--s1) 0; }
+  .conv-head .head-row { flex-wrap: wrap; gap: var(--s1) var(--s2); }
+  .conv-head h1 { flex-basis: 100%; }
+  .conv-head .facts { white-space: nowrap; overflow-x: auto; scrollbar-width: none; }
+  .conv-head .long { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); }
+  .conv-head .actions { width: 100%; }
+  .conv-head .menu.export { margin-left: auto; }
+  .menu-body { position: fixed; left: var(--s3); right: var(--s3); top: auto; max-width: none; }
+  .menu.resume .menu-body { width: auto; }
+  .rows > li.session .meta-line, .rows > li.session .actions { grid-column: 1 / -1; }
+  .rows > li.session .actions { justify-content: start; flex-wrap: nowrap; margin-top: var(--s1); }
+  .rows > li.session .actions .resume { flex: 1 1 auto; }
+  .rows .actions code.cmd { max-width: none; flex: 1 1 auto; }
   .pager form { margin-left: 0; }
   th, td { padding-right: var(--s2); }
 }
@@ -212,6 +280,15 @@ export const SCRIPT = `
     box.select();
   });
 
+  // A search sends only the fields that say something: no "project=&agent=&…" in its address.
+  document.querySelectorAll("form.search").forEach(function (form) {
+    form.addEventListener("formdata", function (event) {
+      var empty = [];
+      event.formData.forEach(function (value, name) { if (value === "") empty.push(name); });
+      empty.forEach(function (name) { event.formData.delete(name); });
+    });
+  });
+
   // j and k move between search hits (focusing each one's link, so Enter opens it).
   var hits = Array.prototype.slice.call(document.querySelectorAll("li.hit"));
   var current = -1;
@@ -228,6 +305,25 @@ export const SCRIPT = `
       hits[current].scrollIntoView({ block: "nearest" });
     });
   }
+
+  // Menus (resume, export, rename) close on a click elsewhere and on Escape.
+  var menus = function () { return document.querySelectorAll("details.menu[open], details.rename[open]"); };
+  document.addEventListener("click", function (event) {
+    // A click elsewhere, or on one of the menu's links (an export), closes it.
+    var chosen = event.target && event.target.closest && event.target.closest("a");
+    menus().forEach(function (menu) {
+      if (!menu.contains(event.target) || (chosen && menu.contains(chosen))) menu.removeAttribute("open");
+    });
+  });
+  document.addEventListener("keydown", function (event) {
+    if (event.key !== "Escape") return;
+    menus().forEach(function (menu) {
+      var inside = menu.contains(document.activeElement);
+      menu.removeAttribute("open");
+      var summary = menu.querySelector("summary");
+      if (inside && summary) summary.focus();
+    });
+  });
 
   document.querySelectorAll("button[data-copy]").forEach(function (button) {
     button.hidden = false;

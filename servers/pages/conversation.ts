@@ -13,17 +13,31 @@ import {
   contextStart,
   DEFAULT_PAGE_LIMIT,
   findConversation,
+  type HitContext,
   pageStarts,
 } from "../../lib/store/conversations.ts";
-import type { ConversationJson } from "../../lib/store/records.ts";
+import type { HistoryStore } from "../../lib/store/db.ts";
+import {
+  type ConversationJson,
+  type ConversationRow,
+  TextDeriver,
+} from "../../lib/store/records.ts";
 import { conversationPage, pageQuery } from "../api/conversations.ts";
 import { type AppEnv, type Route, withStore } from "../_deps.ts";
 import { parseId, parseQuery, queryInt } from "../_input.ts";
 import type { ShownPage } from "../_redact.ts";
-import { chatRecords, shapeOf } from "./_chat.ts";
+import { chatRecords, pairTools, shapeOf, toolLookup } from "./_chat.ts";
 import { markdownRenderer } from "./_markdown.ts";
 import { EXPORT_FORMATS, exportHref } from "./export.ts";
-import { conversationHref, type Html, layout, projectAnchor, tilde, time } from "./layout.ts";
+import {
+  conversationHref,
+  type Html,
+  layout,
+  projectAnchor,
+  shortTime,
+  tilde,
+  time,
+} from "./layout.ts";
 
 /** The page sizes offered (records per page). */
 const PAGE_SIZES = [10, 25, 50, 100, 200];
@@ -41,26 +55,49 @@ export const conversationPageRoute: Route = (svc) =>
     // Where the page starts and where its numbered neighbours start.
     const place = withStore(svc, "conversation_pages", (store) => {
       const row = findConversation(store, id);
-      const after = query.after ?? (query.hit === undefined ? 0 : hitStart(store, row, query.hit));
-      return { after, starts: pageStarts(store, row.id, limit) };
+      const context = query.after === undefined && query.hit !== undefined
+        ? hitContext(store, new TextDeriver(store, svc.adapters, svc.redact), row, query.hit, limit)
+        : null;
+      return {
+        after: context?.after ?? query.after ?? 0,
+        question: context?.question ?? null,
+        skipped: context?.skipped ?? 0,
+        starts: pageStarts(store, row.id, limit),
+      };
     });
     const page = conversationPage(svc, id, { ...query, after: place.after });
+    // The question before the hit, when it lies before the page: shown first, then a gap.
+    const question = place.question === null
+      ? null
+      : conversationPage(svc, id, { after: place.question - 1, limit: 1 }).records[0] ?? null;
     const render = await markdownRenderer();
     const home = homeDir(svc.ctx.env);
     const conv = page.conversation;
-    const quiet = page.records.filter((r) => shapeOf(r) === "quiet").length;
-    const nav = (where: "top" | "bottom") => pager(page, query, place.after, place.starts, where);
-    const body = html`${header(conv, home, quiet)}${nav("top")}
+    const keepLimit = query.limit === undefined ? {} : { limit: query.limit };
+    const tools = pairTools(page.records, toolLookup(svc.adapters, conv.agent, svc.redact));
+    const quiet = page.records.filter((r) => shapeOf(r) === "quiet" && !tools.paired.has(r.id))
+      .length;
+    const nav = (where: "top" | "bottom", extra: Html | string = "") =>
+      pager(page, query, place.after, place.starts, where, extra);
+    const body = html`${header(conv, home)}${nav("top", quietToggle(quiet))}
 <section class="chat" aria-label="Messages">${
-      chatRecords(page.records, render, { hit: query.hit })
-    }</section>
+      question
+        ? html`${chatRecords([question], render)}<p class="gap"><a href="${
+          conversationHref(conv.id, { ...keepLimit, after: question.id })
+        }">… ${plural(place.skipped, "earlier record")}</a></p>`
+        : ""
+    }${chatRecords(page.records, render, { hit: query.hit, tools })}</section>
 ${page.next === null ? html`<p class="end" role="status">End of the conversation</p>` : ""}${
       nav("bottom")
     }`;
     return c.html(layout(conv.title ?? conv.id, "conversation", body));
   });
 
-function header(conv: ConversationJson, home: string | undefined, quiet: number): Html {
+/**
+ * The header that stays in view: the title with the resume, fork and export actions on one row,
+ * the facts on the next (both one line on a phone, the facts scrolling sideways).
+ */
+function header(conv: ConversationJson, home: string | undefined): Html {
   const resume = conv.subagent ? null : resumeCommand(conv);
   const agent = conv.agentVersion ? `${conv.agent} ${conv.agentVersion}` : conv.agent;
   const project = conv.project ?? conv.cwd;
@@ -76,8 +113,9 @@ function header(conv: ConversationJson, home: string | undefined, quiet: number)
     facts.push(html`<span title="Directory">in ${tilde(conv.cwd, home)}</span>`);
   }
   if (conv.branch) facts.push(html`<span title="Branch">⎇ ${conv.branch}</span>`);
-  facts.push(html`${time(conv.firstTimestamp)} – ${time(conv.lastTimestamp)}`);
-  facts.push(`${conv.messages} messages`);
+  const span = timeSpan(conv.firstTimestamp, conv.lastTimestamp);
+  if (span) facts.push(span);
+  facts.push(plural(conv.messages, "message"));
   if (conv.parent) {
     facts.push(
       html`${conv.subagent ? "subagent of" : "forked from"} <a href="${
@@ -87,37 +125,67 @@ function header(conv: ConversationJson, home: string | undefined, quiet: number)
   }
   if (conv.sourceGone) facts.push("source deleted upstream; kept here");
   const exports = EXPORT_FORMATS.map((format) =>
-    html`<a href="${exportHref(conv.id, format)}" download>${format.toUpperCase()}</a>`
+    html`<a href="${exportHref(conv.id, format)}" download>${EXPORT_NAMES[format]}</a>`
   );
   return html`
     <header class="conv-head">
-      <h1>${conv.title ?? conv.id}</h1>
+      <div class="head-row">
+        <h1 title="${conv.title ?? conv.id}">${conv.title ?? conv.id}</h1>
+        <div
+          class="actions">${resume
+            ? html`
+              <details class="menu resume">
+                <summary>Resume</summary>
+                <div class="menu-body">
+                  <p id="resume-label">In its own agent, from any directory:</p>
+                  <p class="cmd-line"><code class="cmd" id="resume-cmd">${resume}</code>
+                  <button type="button" data-copy="${resume}" data-copy-for="resume-cmd"
+                    aria-describedby="resume-label" hidden>Copy</button></p>
+                  <p class="muted conv-id">${conv.id} · ${plural(conv.records, "record")}</p>
+                </div>
+              </details>
+            `
+            : ""}${forkForm(conv)}<details class="menu export"><summary>Export</summary><div
+              class="menu-body" role="group" aria-label="Export as">${exports}</div></details></div>
+      </div>
       <p class="facts">${facts.map((f, i) =>
         html`${i ? html`<span class="sep"> · </span>` : ""}${f}`
       )}</p>
-      <div class="actions">
-    ${resume
-      ? html`
-        <span
-          class="resume"><span id="resume-label">Resume:</span> <code class="cmd" id="resume-cmd">${resume}</code>
-        <button type="button" data-copy="${resume}" data-copy-for="resume-cmd" aria-describedby="resume-label" hidden>Copy</button></span>
-      `
-      : ""}${forkForm(conv)}<span class="export" aria-label="Export">Export: ${exports.map((
-        link,
-        i,
-      ) => html`${i ? " " : ""}${link}`)}</span>${quiet
-      ? html`
-        <label
-          class="toggle"><input type="checkbox" id="show-quiet"> Show ${quiet} meta and empty ${quiet ===
-              1
-            ? "record"
-            : "records"}</label>
-      `
-      : ""}
-      </div>
-      <p class="muted conv-id">${conv.id} · ${plural(conv.records, "record")}</p>
     </header>
   `;
+}
+
+/** What each export is called in the menu. */
+const EXPORT_NAMES: Record<(typeof EXPORT_FORMATS)[number], string> = {
+  md: "Markdown",
+  html: "HTML",
+  json: "JSON",
+  text: "Plain text",
+};
+
+/** `2026-09-14 08:47 – 08:58 UTC` (the date once when both times share it), or null for none. */
+function timeSpan(first: string | null, last: string | null): Html | null {
+  if (!first && !last) return null;
+  if (!first || !last || first === last) return time(first ?? last);
+  const [firstDay, lastDay] = [first.slice(0, 10), last.slice(0, 10)];
+  if (firstDay !== lastDay) return html`${time(first)} – ${time(last)}`;
+  return html`
+    <time datetime="${first}">${shortTime(first).replace(" UTC", "")}</time> – <time
+      datetime="${last}">${last.slice(11, 16)} UTC</time>
+  `;
+}
+
+/** The checkbox that shows the page's `meta` and empty records. */
+function quietToggle(quiet: number): Html | string {
+  return quiet
+    ? html`
+      <label
+        class="toggle"><input type="checkbox" id="show-quiet"> Show ${quiet} meta and empty ${quiet ===
+            1
+          ? "record"
+          : "records"}</label>
+    `
+    : "";
 }
 
 /**
@@ -132,7 +200,8 @@ function forkForm(conv: ConversationJson): Html | string {
   })}`;
   return html`
     <form method="post" action="${action}" class="fork">
-      <button type="submit" aria-describedby="fork-note">Fork into a logbook session</button>
+      <button type="submit"
+        aria-describedby="fork-note">Fork<span class="long"> into a logbook session</span></button>
       <span class="muted visually-hidden"
         id="fork-note">a copy of its messages (secrets redacted) to continue with any model; this conversation is left as it is</span>
     </form>
@@ -164,6 +233,7 @@ function pager(
   after: number,
   starts: number[],
   where: "top" | "bottom",
+  extra: Html | string,
 ): Html {
   const id = page.conversation.id;
   const keep = query.limit === undefined ? {} : { limit: query.limit };
@@ -220,20 +290,22 @@ function pager(
     <nav class="pager"
       aria-label="${where === "top" ? "Pages" : "Pages (end)"}">${start}${prev}${starts.length > 1
         ? html`<span class="numbers">${numbers}</span>`
-        : ""}${next}${sizes}</nav>
+        : ""}${next}${extra}${sizes}</nav>
   `;
 }
 
 /** Where a page opened at a hit starts; a hit that is not in the conversation opens its start. */
-function hitStart(
-  store: Parameters<typeof contextStart>[0],
-  row: Parameters<typeof contextStart>[1],
+function hitContext(
+  store: HistoryStore,
+  deriver: TextDeriver,
+  row: ConversationRow,
   hit: number,
-): number {
+  limit: number,
+): HitContext | null {
   try {
-    return contextStart(store, row, hit);
+    return contextStart(store, deriver, row, hit, { limit });
   } catch (err) {
-    if (err instanceof RangeError) return 0;
+    if (err instanceof RangeError) return null;
     throw err;
   }
 }

@@ -14,7 +14,7 @@ import type { AppEnv, Route, Services } from "../_deps.ts";
 import { ApiError } from "../_errors.ts";
 import { parseId, parseQuery } from "../_input.ts";
 import type { ShownRecord } from "../_redact.ts";
-import { chatRecords, shapeOf } from "./_chat.ts";
+import { chatRecords, pairTools, shapeOf, type ToolLookup, toolLookup } from "./_chat.ts";
 import { markdownRenderer } from "./_markdown.ts";
 import { STYLE } from "./assets.ts";
 
@@ -40,7 +40,10 @@ export const exportPageRoute: Route = (svc) =>
     const name = fileName(conversation.id, format);
     c.header("Content-Disposition", `attachment; filename="${name}"`);
     // The chat itself as a page; the other formats are `show --format`'s own documents.
-    if (format === "html") return c.html(await toHtml(conversation, records));
+    if (format === "html") {
+      const lookup = toolLookup(svc.adapters, conversation.agent, svc.redact);
+      return c.html(await toHtml(conversation, records, lookup));
+    }
     const document = exportConversation(format, conversation, records);
     const type = format === "json"
       ? "application/json"
@@ -95,10 +98,15 @@ function headLines(conv: ConversationJson): string[] {
   ];
 }
 
-async function toHtml(conv: ConversationJson, records: readonly ShownRecord[]): Promise<string> {
+async function toHtml(
+  conv: ConversationJson,
+  records: readonly ShownRecord[],
+  lookup: ToolLookup,
+): Promise<string> {
   const render = await markdownRenderer();
   // A file has no toggle to show meta records with: they are left out, as in Markdown and text.
   const shown = records.filter((rec) => shapeOf(rec) !== "quiet");
+  const tools = pairTools(shown, lookup);
   const page = html`
     <!doctype html>
     <html lang="en">
@@ -112,12 +120,13 @@ async function toHtml(conv: ConversationJson, records: readonly ShownRecord[]): 
       </head>
       <body>
         <main id="main">
-          <header class="conv-head">
+          <header class="conv-head file">
             <h1>${conv.title ?? conv.id}</h1>
             <ul class="facts">${headLines(conv).map((l) => html`<li>${l.slice(2)}</li>`)}</ul>
           </header>
           <section class="chat" aria-label="Messages">${chatRecords(shown, render, {
             raw: false,
+            tools,
           })}</section>
         </main>
       </body>

@@ -1,14 +1,18 @@
 // The projects page (`/projects`): every project in the history store with its conversations
-// per agent and its last activity, linking to its sessions and to a search within it.
+// per agent (subagents counted apart, as the status page counts them) and its last activity,
+// its name linking to its conversations (the search page narrowed to it, newest first) and a
+// link to its sessions.
 
 import { Hono } from "hono";
 import { html } from "hono/html";
+import { plural } from "../../lib/format.ts";
 import { homeDir } from "../../lib/paths.ts";
 import { projectSummaries } from "../../lib/store/conversations.ts";
 import { iso } from "../../lib/store/records.ts";
 import { type AppEnv, type Route, withStore } from "../_deps.ts";
+import { projectConversationsHref } from "./search.ts";
 import { sessionsHref } from "./sessions.ts";
-import { ago, layout, projectAnchor, tilde } from "./layout.ts";
+import { ago, type Html, layout, projectAnchor, tilde } from "./layout.ts";
 
 /** The route. */
 export const projectsPageRoute: Route = (svc) =>
@@ -17,33 +21,52 @@ export const projectsPageRoute: Route = (svc) =>
     const home = homeDir(svc.ctx.env);
     const now = svc.now();
     const total = projects.reduce((n, p) => n + p.conversations, 0);
+    const subagents = projects.reduce((n, p) => n + p.subagents, 0);
     const body = html`
       <h1>Projects</h1>
-      <p role="status"
-        class="muted">${projects.length} ${projects.length === 1
-          ? "project"
-          : "projects"}, ${total} ${total === 1
-          ? "conversation"
-          : "conversations"}, most recently active first</p>
+      <p role="status" class="muted">${projects.length} ${projects.length === 1
+        ? "project"
+        : "projects"}, ${conversations(total, subagents)}, most recently active first</p>
       <ul class="rows projects">${projects.map((p) => {
-        const name = p.project === null ? "(no project directory)" : tilde(p.project, home);
         const headingId = p.project === null ? "p-none" : projectAnchor(p.project);
+        const when = p.lastTs === null ? "" : ago(iso(p.lastTs), now);
+        const badges = p.agents.map((a, i) =>
+          html`${i ? " " : ""}<span class="badge">${a.agent} ${a.conversations}</span>`
+        );
+        if (p.project === null) {
+          return html`
+            <li id="${headingId}">
+              <span class="title">(no project directory)</span>
+              <span class="side">${when}</span>
+              <span
+                class="meta-line">${badges} · ${conversations(
+                  p.conversations,
+                  p.subagents,
+                )} whose transcripts record no working directory, so no project holds them;
+                search finds them with every project's</span>
+            </li>
+          `;
+        }
         return html`
           <li id="${headingId}">
-            <span class="title">${p.project === null
-              ? name
-              : html`<a href="${sessionsHref(p.project)}" title="${p.project}">${name}</a>`}</span>
-            <span class="side">${ago(iso(p.lastTs), now)}</span>
-            <span class="meta-line">${p.agents.map((a, i) =>
-              html`${i ? " " : ""}<span class="badge">${a.agent} ${a.conversations}</span>`
-            )} · ${p.conversations} ${p.conversations === 1
-              ? "conversation"
-              : "conversations"}${p.project === null ? "" : html`
-              · <a href="${sessionsHref(p.project)}">sessions</a>
-            `}</span>
+            <a class="title" href="${projectConversationsHref(p.project)}" title="${p
+              .project}">${tilde(p.project, home)}</a>
+            <span class="side">${when}</span>
+            <span class="meta-line">${badges} · ${conversations(
+              p.conversations,
+              p.subagents,
+            )} · <a href="${sessionsHref(p.project)}"
+                aria-label="Sessions of ${tilde(p.project, home)}">sessions</a></span>
           </li>
         `;
       })}</ul>
     `;
     return c.html(layout("Projects", "projects", body));
   });
+
+/** `12 conversations (+3 subagents)`. */
+function conversations(n: number, subagents: number): Html {
+  return html`${plural(n, "conversation")}${
+    subagents ? ` (+${plural(subagents, "subagent")})` : ""
+  }`;
+}

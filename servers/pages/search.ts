@@ -9,8 +9,12 @@ import type { TeamSearchResult } from "../../lib/team/search.ts";
 import type { SearchInput } from "../../lib/filters.ts";
 import { Hono } from "hono";
 import { html } from "hono/html";
-import { homeDir } from "../../lib/paths.ts";
-import { AGENTS, KINDS, ROLES } from "../../lib/sources/adapter.ts";
+import { storeExists } from "../../lib/context.ts";
+import { formatBytes, plural } from "../../lib/format.ts";
+import { homeDir, projectOfUserPath } from "../../lib/paths.ts";
+import { type Agent, AGENTS, KINDS, ROLES } from "../../lib/sources/adapter.ts";
+import { recentConversationRows } from "../../lib/store/conversations.ts";
+import { conversationJson } from "../../lib/store/records.ts";
 import { INLINE_FILTERS, resolveSearch, splitInline } from "../../lib/filters.ts";
 import type { HistoryStore } from "../../lib/store/db.ts";
 import {
@@ -19,21 +23,43 @@ import {
   type SearchFilters,
   type SearchHit,
 } from "../../lib/store/search.ts";
-import { type SearchPage, searchPage, searchQuery } from "../api/search.ts";
-import { type AppEnv, type Route, type Services, usingStore } from "../_deps.ts";
+import {
+  DEFAULT_LIMIT,
+  type GroupPage,
+  searchGroupPage,
+  type SearchPage,
+  searchPage,
+  searchQuery,
+} from "../api/search.ts";
+import {
+  type AppEnv,
+  noStore,
+  type Route,
+  type Services,
+  usingStore,
+  withStore,
+} from "../_deps.ts";
 import { ApiError } from "../_errors.ts";
 import { parseFields } from "../_input.ts";
-import { ago, conversationHref, type Html, layout, marked, notice, tilde } from "./layout.ts";
+import {
+  ago,
+  conversationHref,
+  type Html,
+  layout,
+  marked,
+  notice,
+  shortTime,
+  tilde,
+} from "./layout.ts";
+import { sessionsHref } from "./sessions.ts";
 
 type Form = Record<string, string>;
 
-/** The form's filter fields (folded behind "Filters"). */
-const FILTERS = [...INLINE_FILTERS, "limit"];
+/** Hits per page offered besides the default (`DEFAULT_LIMIT`, sent as no `limit` at all). */
+const LIMITS = ["50", "100"];
 
-/** What a page of hits knows about their conversations. */
-interface Titles {
-  title: Map<string, string | null>;
-}
+/** The best hits shown of each conversation when hits are grouped. */
+const GROUP_HITS = 3;
 
 /** The route. */
 export const searchPageRoute: Route = (svc) =>
@@ -43,8 +69,10 @@ export const searchPageRoute: Route = (svc) =>
     for (const [key, value] of Object.entries(c.req.query())) form[key] = value;
     const home = homeDir(svc.ctx.env);
     if (!form.q?.trim()) {
+      // A project (or an agent) without words: its recent conversations, newest first.
+      const listing = form.project || form.agent ? recentList(svc, form, home) : hint();
       return c.html(
-        layout("Search", "search", html`${searchForm(form, teamConfigured(svc))}${hint()}`),
+        layout("Search", "search", html`${searchForm(form, teamConfigured(svc))}${listing}`),
       );
     }
     // `agent:codex since:7d words` searches for the words with those filters (a field set in
@@ -94,9 +122,13 @@ export const searchPageRoute: Route = (svc) =>
         ),
       );
     }
-    let page: SearchPage;
+    const grouped = form.group === "1";
+    let page: SearchPage | GroupPage;
     try {
-      page = await searchPage(svc, parseFields(effective, searchQuery, ["q"]), startedAt);
+      const query = parseFields(effective, searchQuery, ["q"]);
+      page = grouped
+        ? await searchGroupPage(svc, query, GROUP_HITS, startedAt)
+        : await searchPage(svc, query, startedAt);
     } catch (err) {
       if (!(err instanceof ApiError) || err.status >= 500) {
         throw err;
@@ -123,10 +155,82 @@ export const searchPageRoute: Route = (svc) =>
         ? notice("The query is not valid FTS5 syntax: this is a literal substring scan")
         : ""
     }${page.stopNote ? notice(page.stopNote) : ""}${
-      results(svc, page, form, extra.counts, titlesOf(page.hits), home)
+      "groups" in page
+        ? groupResults(svc, page, form, extra.counts, home)
+        : results(svc, page, form, extra.counts, home)
     }`;
     return c.html(layout(`Search: ${form.q}`, "search", body));
   });
+
+/** The search page listing a project's conversations, newest first (no words to search for). */
+export function projectConversationsHref(project: string): string {
+  return `/?${new URLSearchParams({ project })}`;
+}
+
+/** Conversations per page of a listing without words. */
+const LIST_LIMIT = 25;
+
+/** The conversations of the form's project and agent, newest first, as compact rows. */
+function recentList(svc: Services, form: Form, home: string | undefined): Html {
+  if (!storeExists(svc.ctx)) return notice(noStore().message);
+  const offset = Math.max(0, Math.min(Number.parseInt(form.offset ?? "0", 10) || 0, 1e9));
+  const project = form.project ? projectOfUserPath(form.project, svc.ctx.env).root : undefined;
+  const agent = (AGENTS as readonly string[]).includes(form.agent ?? "")
+    ? form.agent as Agent
+    : undefined;
+  const { rows, total } = withStore(
+    svc,
+    "recent_conversations",
+    (store) =>
+      recentConversationRows(store, {
+        ...(project === undefined ? {} : { project }),
+        ...(agent === undefined ? {} : { agent }),
+        limit: LIST_LIMIT,
+        offset,
+      }),
+  );
+  const list = rows.map((row) => conversationJson(row, svc.redact));
+  const where = [
+    project === undefined ? null : `in ${tilde(project, home)}`,
+    agent === undefined ? null : `of ${agent}`,
+  ].filter(Boolean).join(" ");
+  const now = svc.now();
+  const link = (at: number) => pageLink(form, at);
+  return html`<h2>Recent conversations ${where}</h2>
+${
+    list.length
+      ? html`
+        <p role="status"
+          class="muted">${total > list.length
+            ? `${count(offset + 1)}–${count(offset + list.length)} of ${count(total)}`
+            : `${count(total)}`} ${total === 1
+            ? "conversation"
+            : "conversations"}, newest first${project === undefined ? "" : html`
+            · <a href="${sessionsHref(project)}">sessions</a>
+          `} · type words above to search them</p>
+        <ol class="rows recent">${list.map((conv) =>
+          html`
+            <li>
+              <a class="title" href="${conversationHref(conv.id)}">${conv.title ?? conv.id}</a>
+              <span class="side">${conv.lastTimestamp ? ago(conv.lastTimestamp, now) : ""}</span>
+              <span class="meta-line">${joined([
+                html`<span class="badge">${conv.agent}</span>`,
+                project === undefined && conv.project ? tilde(conv.project, home) : null,
+                conv.messages ? plural(conv.messages, "message") : null,
+                formatBytes(conv.bytes),
+              ])}</span>
+            </li>
+          `
+        )}</ol>
+        <nav class="pager" aria-label="Conversation pages">${offset > 0
+          ? html`<a href="${link(Math.max(0, offset - LIST_LIMIT))}" rel="prev">← Newer</a>`
+          : ""}${offset + list.length < total
+          ? html`<a href="${link(offset + LIST_LIMIT)}" rel="next">Older →</a>`
+          : ""}</nav>
+      `
+      : html`<p role="status">${offset ? "No more conversations" : "No conversations here yet"}</p>`
+  }`;
+}
 
 /** Hits from the team database: one row each, marked with the machine that pushed it. */
 function teamResults(result: TeamSearchResult, home: string | undefined): Html {
@@ -145,10 +249,13 @@ function teamResults(result: TeamSearchResult, home: string | undefined): Html {
           html`
             <li class="hit">
               <div class="hit-head"><span class="machine">${hit.machine}</span>
-            <span class="title">${hit.title ?? hit.conversation}</span> <span class="muted">${hit
-              .agent} · ${short(
-                hit.project ?? hit.cwd,
-              )} · ${hit.timestamp?.slice(0, 16).replace("T", " ") ?? ""}</span></div>
+            <span class="title">${hit.title ??
+              hit.conversation}</span> <span class="muted">${joined([
+                hit.agent,
+                short(hit.project ?? hit.cwd) || null,
+                hit.timestamp ? shortTime(hit.timestamp) : null,
+                hitWords(hit),
+              ])}</span></div>
               <code class="id">${hit.conversation}</code>
               <p class="snippet">${hit.snippet}</p>
             </li>
@@ -168,13 +275,6 @@ function filtersOf(store: HistoryStore, svc: Services, form: Form): SearchFilter
   const { offset: _o, sort: _s, ...input } = parseFields(form, searchQuery, ["q"]);
   const { query: _q, limit: _l, ...filters } = resolveSearch(input, svc.ctx, store);
   return filters;
-}
-
-/** Each hit's conversation title, as the search gave it (already through the gate). */
-function titlesOf(hits: readonly SearchHit[]): Titles {
-  const title = new Map<string, string | null>();
-  for (const hit of hits) if (!title.has(hit.conversation)) title.set(hit.conversation, hit.title);
-  return { title };
 }
 
 function hint(): Html {
@@ -200,7 +300,9 @@ function searchForm(form: Form, team = false): Html {
     html`<label>${label}<input name="${name}" value="${
       form[name] ?? ""
     }" placeholder="${placeholder}" autocomplete="off"></label>`;
-  const set = FILTERS.filter((name) => form[name]).length;
+  // A field left at its default is no filter: the panel stays folded after a plain search.
+  const limit = form.limit && form.limit !== String(DEFAULT_LIMIT) ? form.limit : "";
+  const set = INLINE_FILTERS.filter((name) => form[name]).length + (limit ? 1 : 0);
   const keep = (name: string) =>
     form[name] ? html`<input type="hidden" name="${name}" value="${form[name]}">` : "";
   return html`<h1 class="visually-hidden">Search</h1>
@@ -244,7 +346,13 @@ ${select("kind", "Kind", KINDS)}
 ${select("role", "Role", ROLES)}
 ${text("since", "Since", "7d, 2026-03-10")}
 ${text("until", "Until", "today")}
-${select("limit", "Hits per page", ["20", "50", "100"], "")}
+<label>Hits per page<select name="limit"><option value="">${DEFAULT_LIMIT}</option>${
+    LIMITS.map((v) =>
+      v === limit
+        ? html`<option value="${v}" selected>${v}</option>`
+        : html`<option value="${v}">${v}</option>`
+    )
+  }</select></label>
 </div>
 </details>
 </form>`;
@@ -261,12 +369,70 @@ function linkWith(form: Form, changes: Record<string, string | null>): string {
   return `/?${params}`;
 }
 
+/** The link to another page of the same search. */
+function pageLink(form: Form, offset: number): string {
+  const params = new URLSearchParams(nonEmpty(form));
+  params.delete("offset");
+  if (offset > 0) params.set("offset", String(offset));
+  return `/?${params}`;
+}
+
+function pager(form: Form, page: { offset: number; limit: number; next: number | null }): Html {
+  return html`<nav class="pager" aria-label="Result pages">${
+    page.offset > 0
+      ? html`<a href="${
+        pageLink(form, Math.max(0, page.offset - page.limit))
+      }" rel="prev">← Previous</a>`
+      : ""
+  }${
+    page.next !== null
+      ? html`<a href="${pageLink(form, page.next)}" rel="next">More results →</a>`
+      : ""
+  }</nav>`;
+}
+
+/** `1,214` */
+function count(n: number): string {
+  return n.toLocaleString("en");
+}
+
+/** `2 matches`, or where this page is among them: `21–40 of 1,214 matches`. */
+function totalLine(
+  counts: MatchCounts | null,
+  first: number,
+  last: number,
+  whole: boolean,
+): Html {
+  if (!counts) return html`Matches ${count(first)}–${count(last)}`;
+  const total = html`<strong>${counts.capped ? "over " : ""}${count(counts.total)}</strong> ${
+    counts.total === 1 ? "match" : "matches"
+  }`;
+  return whole ? total : html`${count(first)}–${count(last)} of ${total}`;
+}
+
+/** The line above the hits: the total, and the sort and grouping to switch to. */
+function summaryLine(form: Form, status: Html): Html {
+  const sort = form.sort === "newest" ? "newest" : "relevance";
+  const grouped = form.group === "1";
+  return html`<div class="summary-line"><p role="status">${status}</p>
+<span class="sort">Sort: ${
+    sort === "relevance"
+      ? html`<a href="${linkWith(form, { sort: null })}" aria-current="true">relevance</a>`
+      : html`<a href="${linkWith(form, { sort: null })}">relevance</a>`
+  } ${
+    sort === "newest"
+      ? html`<a href="${linkWith(form, { sort: "newest" })}" aria-current="true">newest</a>`
+      : html`<a href="${linkWith(form, { sort: "newest" })}">newest</a>`
+  } · <a href="${linkWith(form, { group: grouped ? null : "1" })}">${
+    grouped ? "ungroup" : "group by conversation"
+  }</a></span></div>`;
+}
+
 function results(
   svc: Services,
   page: SearchPage,
   form: Form,
   counts: MatchCounts | null,
-  titles: Titles,
   home: string | undefined,
 ): Html {
   if (!page.hits.length) {
@@ -274,68 +440,86 @@ function results(
   }
   const first = page.offset + 1;
   const last = page.offset + page.hits.length;
-  const pageLink = (offset: number) => {
-    const params = new URLSearchParams(nonEmpty(form));
-    params.delete("offset");
-    if (offset > 0) params.set("offset", String(offset));
-    return `/?${params}`;
-  };
-  const pager = html`<nav class="pager" aria-label="Result pages">${
-    page.offset > 0
-      ? html`<a href="${pageLink(Math.max(0, page.offset - page.limit))}" rel="prev">← Previous</a>`
-      : ""
-  }${
-    page.next !== null ? html`<a href="${pageLink(page.next)}" rel="next">More results →</a>` : ""
-  }</nav>`;
-  const sort = form.sort === "newest" ? "newest" : "relevance";
-  const grouped = form.group === "1";
-  const total = counts
+  const whole = page.offset === 0 && page.next === null;
+  const list = html`<ol class="hits" start="${first}">${
+    page.hits.map((hit, i) => hitItem(svc, hit, page.highlights[i] ?? [], home))
+  }</ol>`;
+  return html`<div class="results"><div class="list">${
+    summaryLine(form, totalLine(counts, first, last, whole))
+  }${list}${pager(form, page)}</div>${counts ? facets(counts, form, home) : ""}</div>`;
+}
+
+/**
+ * Hits grouped by conversation across the whole search: a page of conversations, each with its
+ * best few hits and a link to the rest of its hits (the search narrowed to it).
+ */
+function groupResults(
+  svc: Services,
+  page: GroupPage,
+  form: Form,
+  counts: MatchCounts | null,
+  home: string | undefined,
+): Html {
+  if (!page.groups.length) {
+    return html`<p role="status">${page.offset ? "No more matches" : "No matches"}</p>`;
+  }
+  const first = page.offset + 1;
+  const last = page.offset + page.groups.length;
+  const conversations = page.total ?? last;
+  const noun = conversations === 1 ? "conversation" : "conversations";
+  const status = page.offset === 0 && page.next === null
+    ? html`<strong>${count(conversations)}</strong> ${noun}`
+    : html`${count(first)}–${count(last)} of <strong>${
+      page.total === null ? "more" : count(page.total)
+    }</strong> ${noun}`;
+  const matches = counts
     ? html`
-      <strong>${counts.capped ? "Over " : ""}${counts.total.toLocaleString(
-        "en",
-      )}</strong> ${counts.total === 1 ? "match" : "matches"} ·
+      · ${counts.capped ? "over " : ""}${count(counts.total)} ${counts.total === 1
+        ? "match"
+        : "matches"}
     `
     : "";
-  const summary =
-    html`<div class="summary-line"><p role="status">${total}Matches ${first} to ${last}</p>
-<span class="sort">Sort: ${
-      sort === "relevance"
-        ? html`<a href="${linkWith(form, { sort: null })}" aria-current="true">relevance</a>`
-        : html`<a href="${linkWith(form, { sort: null })}">relevance</a>`
-    } ${
-      sort === "newest"
-        ? html`<a href="${linkWith(form, { sort: "newest" })}" aria-current="true">newest</a>`
-        : html`<a href="${linkWith(form, { sort: "newest" })}">newest</a>`
-    } · <a href="${linkWith(form, { group: grouped ? null : "1" })}">${
-      grouped ? "ungroup" : "group by conversation"
-    }</a></span></div>`;
-  const item = (hit: SearchHit, i: number) =>
-    hitItem(svc, hit, page.highlights[i] ?? [], titles, home);
-  let list: Html;
-  if (grouped) {
-    const groups = new Map<string, number[]>();
-    page.hits.forEach((hit, i) => {
-      const at = groups.get(hit.conversation) ?? [];
-      at.push(i);
-      groups.set(hit.conversation, at);
-    });
-    list = html`${
-      [...groups].map(([conversation, indexes]) =>
-        html`
-          <section class="group" aria-label="${titles.title.get(conversation) ?? conversation}">
-            <h3><a href="${conversationHref(conversation)}">${titles.title.get(conversation) ??
-              conversation}</a> <span class="muted">${indexes.length} ${indexes.length === 1
-              ? "hit"
-              : "hits"}</span></h3>
-            <ol class="hits">${indexes.map((i) => item(page.hits[i]!, i))}</ol>
-          </section>
-        `
-      )
-    }`;
-  } else list = html`<ol class="hits" start="${first}">${page.hits.map(item)}</ol>`;
-  return html`<div class="results"><div class="list">${summary}${list}${pager}</div>${
-    counts ? facets(counts, form, home) : ""
-  }</div>`;
+  const list = html`${
+    page.groups.map((group) => {
+      const title = group.title ?? group.conversation;
+      const top = group.top ?? { hits: [group], highlights: [[]] };
+      const more = group.hits - top.hits.length;
+      const project = group.project ?? group.cwd;
+      return html`
+        <section class="group" aria-label="${title}">
+          <h3><a href="${conversationHref(group.conversation, {
+            hit: group.record,
+            anchor: group.record,
+          })}">${title}</a></h3>
+          <div class="meta-line">${joined([
+            html`<span class="badge">${group.agent}</span>`,
+            project ? tilde(project, home) : null,
+            plural(group.hits, "hit"),
+          ])}</div>
+          <ol class="hits">${top.hits.map((hit, i) =>
+            hitItem(svc, hit, top.highlights[i] ?? [], home, true)
+          )}</ol>
+          ${more > 0
+            ? html`<p class="more"><a href="${
+              linkWith(form, {
+                session: group.conversation,
+                group: null,
+              })
+            }">${count(more)} more in this conversation</a></p>`
+            : ""}
+        </section>
+      `;
+    })
+  }`;
+  return html`<div class="results"><div class="list">${
+    summaryLine(form, html`${status}${matches}`)
+  }${list}${pager(form, page)}</div>${counts ? facets(counts, form, home) : ""}</div>`;
+}
+
+/** Pieces joined by ` · `, leaving out the missing ones. */
+function joined(pieces: (Html | string | null)[]): Html {
+  const kept = pieces.filter((p) => p !== null && p !== "");
+  return html`${kept.map((p, i) => html`${i ? " · " : ""}${p}`)}`;
 }
 
 function facets(counts: MatchCounts, form: Form, home: string | undefined): Html {
@@ -371,25 +555,61 @@ function facets(counts: MatchCounts, form: Form, home: string | undefined): Html
 </aside>`;
 }
 
+/** What a hit is, in plain words: a question, an answer, a tool call… */
+export function hitWords(hit: { kind: string; role: string | null }): string {
+  switch (hit.kind) {
+    case "message":
+      return hit.role === "user"
+        ? "question"
+        : hit.role === "assistant"
+        ? "answer"
+        : hit.role
+        ? `${hit.role} message`
+        : "message";
+    case "prompt":
+      return "typed prompt";
+    case "tool_call":
+      return "tool call";
+    case "tool_result":
+      return "tool result";
+    case "reasoning":
+      return "thinking";
+    case "summary":
+      return "summary";
+    case "event":
+      return "event";
+    default:
+      return "other record";
+  }
+}
+
+/**
+ * One hit: its conversation's title as the link, then agent, project, age and what it is, and
+ * the snippet. In a conversation's group the title is above, so what the hit is links instead.
+ */
 function hitItem(
   svc: Services,
   hit: SearchHit,
   ranges: [number, number][],
-  titles: Titles,
   home: string | undefined,
+  inGroup = false,
 ): Html {
-  const what = hit.role ? `${hit.kind}/${hit.role}` : hit.kind;
   const project = hit.project ?? hit.cwd;
   const href = conversationHref(hit.conversation, { hit: hit.record, anchor: hit.record });
-  const title = titles.title.get(hit.conversation) ?? hit.conversation;
+  const title = hit.title ?? hit.conversation;
+  const age = hit.timestamp ? ago(hit.timestamp, svc.now()) : null;
+  const meta = inGroup
+    ? joined([html`<a class="title" href="${href}">${hitWords(hit)}</a>`, age])
+    : joined([
+      html`<span class="badge">${hit.agent}</span>`,
+      project ? tilde(project, home) : null,
+      age,
+      hitWords(hit),
+    ]);
   return html`
     <li class="hit">
-      <a class="title" href="${href}">${title}</a>
-      <div
-        class="meta-line"><span class="badge">${hit.agent}</span> · ${tilde(project, home)} · ${ago(
-          hit.timestamp,
-          svc.now(),
-        )} · ${what}</div>
+      ${inGroup ? "" : html`<a class="title" href="${href}">${title}</a>`}
+      <div class="meta-line">${meta}</div>
       <p class="snippet">${marked(hit.snippet, ranges)}</p>
     </li>
   `;

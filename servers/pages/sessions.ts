@@ -9,7 +9,7 @@ import { recentConversationRows } from "../../lib/store/conversations.ts";
 import { conversationJson } from "../../lib/store/records.ts";
 import type { Context } from "hono";
 import { html } from "hono/html";
-import { formatBytes } from "../../lib/format.ts";
+import { formatBytes, plural } from "../../lib/format.ts";
 import { homeDir, type Project } from "../../lib/paths.ts";
 import {
   forkSession,
@@ -25,7 +25,7 @@ import {
 import { type AppEnv, noStore, type Route, type Services, withStore } from "../_deps.ts";
 import { ApiError, fromZod } from "../_errors.ts";
 import { conversationId, parseId, parseQuery, queryInt } from "../_input.ts";
-import { ago, conversationHref, type Html, layout, notice, tilde, time } from "./layout.ts";
+import { ago, conversationHref, type Html, layout, notice, tilde } from "./layout.ts";
 
 /** The link to a project's sessions page, with extra query parameters. */
 export function sessionsHref(project: string, extra: Record<string, string> = {}): string {
@@ -127,7 +127,7 @@ ${
       )
       : ""
   }
-${list.sessions.length ? sessionList(list, project) : empty(list)}`;
+${list.sessions.length ? sessionList(list, project, svc.now()) : empty(list)}`;
   return layout("Sessions", "sessions", body);
 }
 
@@ -177,15 +177,15 @@ ${
           html`
             <li>
               <a class="title" href="${conversationHref(conv.id)}">${conv.title ?? conv.id}</a>
-              <span class="side">${ago(conv.lastTimestamp, now)}</span>
+              <span class="side">${conv.lastTimestamp ? ago(conv.lastTimestamp, now) : ""}</span>
               <span
                 class="meta-line"><span class="badge">${conv.agent}</span> · ${conv.project
                   ? html`<a href="${
                     sessionsHref(conv.project)
                   }" title="Sessions of ${conv.project}">${tilde(conv.project, home)}</a>`
-                  : "no project"} · ${conv.messages} ${conv.messages === 1
-                  ? "message"
-                  : "messages"} · ${formatBytes(conv.bytes)}</span>
+                  : "no project"}${conv.messages
+                  ? ` · ${conv.messages} ${conv.messages === 1 ? "message" : "messages"}`
+                  : ""} · ${formatBytes(conv.bytes)}</span>
             </li>
           `
         )
@@ -224,11 +224,11 @@ function outcomeNotice(list: SessionsPage, outcome: Outcome): Html | string {
   if (!row) return "";
   return "forked" in outcome
     ? html`
-      <p class="notice"
+      <p class="notice ok"
         role="status">Forked into a new logbook session, “${row
           .title}”. Continue it with <code class="cmd">${row.resume}</code></p>
     `
-    : html`<p class="notice" role="status">Renamed to “${row.title}”.</p>`;
+    : html`<p class="notice ok" role="status">Renamed to “${row.title}”.</p>`;
 }
 
 function empty(list: SessionsPage): Html {
@@ -238,7 +238,7 @@ function empty(list: SessionsPage): Html {
 <code>logbook chat</code>, and the other agents' appear once they are captured.</p>`;
 }
 
-function sessionList(list: SessionsPage, project: Project): Html {
+function sessionList(list: SessionsPage, project: Project, now: number): Html {
   const first = list.offset + 1;
   const last = list.offset + list.sessions.length;
   const pageLink = (offset: number) =>
@@ -255,11 +255,15 @@ function sessionList(list: SessionsPage, project: Project): Html {
   }</nav>`;
   return html`<p role="status">Sessions ${first} to ${last} of ${list.total}, newest first</p>
 <ol class="rows sessions" start="${first}">${
-    list.sessions.map((s, i) => sessionItem(s, list.offset + i, project))
+    list.sessions.map((s, i) => sessionItem(s, list.offset + i, project, now))
   }</ol>${pager}`;
 }
 
-function sessionItem(s: SessionJson, n: number, project: Project): Html {
+/**
+ * One session as a compact row, as the list of every project's has them: its title and age,
+ * then what it is beside the command that resumes it (to copy), fork, and rename in place.
+ */
+function sessionItem(s: SessionJson, n: number, project: Project, now: number): Html {
   const titleId = `title-${n}`;
   const cmdId = `cmd-${n}`;
   const action = (verb: string) =>
@@ -271,9 +275,8 @@ function sessionItem(s: SessionJson, n: number, project: Project): Html {
     : html`<strong id="${titleId}">${s.title}</strong>`;
   const facts = [
     s.agent,
-    html`updated ${time(s.updatedAt)} (${s.age})`,
     formatBytes(s.size),
-    `${s.messages} message${s.messages === 1 ? "" : "s"}`,
+    ...(s.messages ? [plural(s.messages, "message")] : []),
     ...(s.forkedFrom ? [html`forked from ${forkedFrom(s.forkedFrom)}`] : []),
   ];
   const fork = s.canFork
@@ -281,11 +284,15 @@ function sessionItem(s: SessionJson, n: number, project: Project): Html {
 <button type="submit" aria-describedby="${titleId}">Fork</button></form>`
     : "";
   const rename = s.canRename
-    ? html`<form method="post" action="${
-      action("rename")
-    }" class="rename"><label>New title<input name="title"
-value="${s.title}" required maxlength="1000" autocomplete="off" aria-describedby="${titleId}"></label>
-<button type="submit" aria-describedby="${titleId}">Rename</button></form>`
+    ? html`
+      <details class="rename">
+        <summary aria-describedby="${titleId}">Rename</summary>
+        <form method="post" action="${action("rename")}"><label>New title<input name="title"
+      value="${s
+        .title}" required maxlength="1000" autocomplete="off" aria-describedby="${titleId}"></label>
+      <button type="submit" aria-describedby="${titleId}">Rename</button></form>
+      </details>
+    `
     : "";
   const mark = s.manifest
     ? html`
@@ -298,15 +305,15 @@ value="${s.title}" required maxlength="1000" autocomplete="off" aria-describedby
       resume prints what it produced)</span>
     `
     : "";
-  const label = s.manifest ? "See what it produced:" : "Resume it:";
+  const label = s.manifest ? "See what it produced" : "Resume";
   return html`
     <li class="session${s.manifest ? " manifest" : ""}" id="session-${s.nativeId}">
       <span class="title">${mark}${title}${why}</span>
-      <span class="side">${s.age}</span>
+      <span class="side">${ago(s.updatedAt, now)}</span>
       <div class="meta-line">${facts.map((f, i) => html`${i ? " · " : ""}${f}`)}</div>
       <div
-        class="actions"><span class="resume"><span class="muted">${label}</span> <code class="cmd" id="${cmdId}">${s
-          .resume}</code>
+        class="actions"><span class="resume"><span class="visually-hidden">${label}:</span><code class="cmd" id="${cmdId}" title="${s
+          .resume}">${s.resume}</code>
     <button type="button" data-copy="${s
       .resume}" data-copy-for="${cmdId}" aria-describedby="${titleId}" hidden>Copy</button></span>${fork}${rename}</div>
     </li>

@@ -179,14 +179,15 @@ function store(s: StatusView, home: string | undefined): Html {
 <tr><th scope="row">Captured</th><td id="captured-share">${capturedText(st.captured)}</td></tr>
 </table>
 <table><caption class="muted">Conversations by agent</caption>
-<tr><th scope="col">Agent</th><th scope="col">Conversations</th><th scope="col">Source gone</th></tr>
+<tr><th scope="col">Agent</th><th scope="col" class="num">Conversations</th><th scope="col" class="num">Subagents</th><th scope="col" class="num">Source gone</th></tr>
 ${
     st.conversations.map((c) =>
       html`
         <tr>
           <td>${c.agent}</td>
-          <td>${c.count}</td>
-          <td>${c.gone}</td>
+          <td class="num">${c.count - c.subagents}</td>
+          <td class="num">${c.subagents}</td>
+          <td class="num">${c.gone}</td>
         </tr>
       `
     )

@@ -20,6 +20,7 @@ import {
   type World,
 } from "../_helpers.ts";
 import { fakeUpper } from "../lib/_secret_shapes.ts";
+import { addToolHeavy, TOOL_HEAVY } from "../_tool_heavy.ts";
 import { CJK_MIGRATION } from "../../lib/store/cjk.ts";
 
 const SESSION = "5b0e9d62-8c1f-4d7a-9e3b-2a6c4f1d8e70";
@@ -184,6 +185,7 @@ Deno.test("logbook mcp: an agent searches, reads and lists its history over stdi
   const titled = "AKIA" + fakeUpper(16).split("").reverse().join("");
   await placeClaudeTranscript(world, project, SESSION, longTranscript(project, secret));
   await placeClaudeTranscript(world, project, TOOLS, toolTranscript(project, titled));
+  addToolHeavy(world);
   await captureWorld(world);
   const before = storeFiles(world.data);
 
@@ -245,6 +247,19 @@ Deno.test("logbook mcp: an agent searches, reads and lists its history over stdi
         assert.match(around.text, /← the hit/);
       },
     );
+
+    await t.step("reads around an answer after many tool calls, the question first", async () => {
+      for (const { id, question, answer } of Object.values(TOOL_HEAVY)) {
+        const found = await call("search_history", { query: answer, all_projects: true });
+        const hit = (found.data as { hits: { conversation: string; record: number }[] }).hits[0]!;
+        assert.equal(hit.conversation, id);
+        const opened = await call("read_conversation", { conversation: id, around: hit.record });
+        assert.equal(opened.isError, false, opened.text);
+        everything.push(opened.text);
+        const at = opened.text.indexOf(question, opened.text.indexOf("\n\n"));
+        assert.ok(at > 0 && at < opened.text.indexOf("← the hit"), opened.text);
+      }
+    });
 
     await t.step("reads a long conversation around a hit and pages it to the end", async () => {
       const found = await call("search_history", { query: "marker-a20" });

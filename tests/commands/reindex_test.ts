@@ -263,7 +263,7 @@ Deno.test("reindex --quiet prints nothing when all is well, and --status reports
     assert.equal(parsed.records, 30);
     assert.equal(parsed.sources, 5);
     assert.equal(parsed.captured.ratio, 1);
-    assert.deepEqual(parsed.conversations, [{ agent: "claude", count: 5, gone: 0 }]);
+    assert.deepEqual(parsed.conversations, [{ agent: "claude", count: 5, subagents: 0, gone: 0 }]);
     assert.equal(parsed.lastRun.ok, true);
     const human = await runCli("reindex", ["--status"], world.vars);
     assert.match(human.stdout, /^phase: idle$/m);

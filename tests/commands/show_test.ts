@@ -9,6 +9,7 @@ import { main as reindex } from "../../commands/reindex.ts";
 import { main as show } from "../../commands/show.ts";
 import { captureIo, FIXTURES, makeWorld, manifest, runCli, type World } from "../_helpers.ts";
 import { fake } from "../lib/_secret_shapes.ts";
+import { addToolHeavy, TOOL_HEAVY } from "../_tool_heavy.ts";
 
 interface Entry {
   path: string;
@@ -419,6 +420,59 @@ Deno.test("show --around opens at a search hit with the question before it, mark
     assert.match(other.stderr, /Record 1 is not in conversation/);
     const both = await runCli("show", [id, "--around", "5", "--after", "2"], world.vars);
     assert.equal(both.code, 2);
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("show --around reaches back over a turn of tool calls to the question, and holds the hit at any --limit", async (t) => {
+  const world = await makeWorld();
+  addToolHeavy(world);
+  assert.equal(await reindex(["--quiet"], captureIo(), world.env), 0);
+  try {
+    for (const agent of ["claude", "codex"] as const) {
+      const { id, question, answer } = TOOL_HEAVY[agent];
+      const hit = await runCli("search", [answer, "--json"], world.vars);
+      assert.equal(hit.code, 0, hit.stderr);
+      const { record } = JSON.parse(hit.stdout.split("\n")[0]!);
+      const mark = new RegExp(`assistant ◀ #${record}$`, "m");
+      await t.step(`${agent}: the whole turn from the question`, async () => {
+        const result = await runCli("show", [id, "--around", String(record)], world.vars);
+        assert.equal(result.code, 0, result.stderr);
+        const at = result.stdout.indexOf(`user\n${question}`);
+        assert.ok(at > 0, result.stdout);
+        assert.ok(at < result.stdout.search(mark), "the question is above the hit");
+        assert.doesNotMatch(result.stdout, /earlier records?/, "no gap: the turn fits the page");
+      });
+      for (const limit of ["6", "3", "1"]) {
+        await t.step(
+          `${agent}: --limit ${limit} shows the question, a gap, and the hit`,
+          async () => {
+            const args = [id, "--around", String(record), "--limit", limit];
+            const result = await runCli("show", args, world.vars);
+            assert.equal(result.code, 0, result.stderr);
+            const out = result.stdout;
+            assert.match(out, mark, "the page holds the hit");
+            const gap = /… (\d+) earlier records? · all of them: logbook show \S+ --after (\d+)/
+              .exec(out);
+            assert.ok(gap, out);
+            const at = out.indexOf(`user\n${question}`);
+            assert.ok(at > 0 && at < gap.index, "the question comes before the gap");
+            assert.ok(gap.index < out.search(mark), "the gap comes before the hit");
+            // The gap stands for the records shown between the question and the page.
+            const page = JSON.parse((await runCli("show", [...args, "--json"], world.vars)).stdout);
+            const all = JSON.parse(
+              (await runCli("show", [id, "--after", gap[2]!, "--json"], world.vars)).stdout,
+            );
+            const skipped = all.records.filter((r: { id: number; kind: string; text: string }) =>
+              r.id < page.records[0].id && r.kind !== "meta" && r.text.trim() !== ""
+            );
+            assert.equal(skipped.length, Number(gap[1]));
+            assert.ok(page.records.length <= Number(limit));
+          },
+        );
+      }
+    }
   } finally {
     await world.cleanup();
   }

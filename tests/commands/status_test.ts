@@ -60,7 +60,9 @@ Deno.test("status reports the store, drift, snapshots, unclosed markers and corr
     assert.equal(status.capture.on, false);
     assert.equal(status.capture.offReason, "LOGBOOK_INGEST=0");
     assert.equal(status.capture.lastRun.ok, true);
-    assert.deepEqual(status.store.conversations, [{ agent: "claude", count: 29, gone: 0 }]);
+    assert.deepEqual(status.store.conversations, [
+      { agent: "claude", count: 29, subagents: 8, gone: 0 },
+    ]);
     assert.ok(
       status.drift.some((d: string) =>
         d.startsWith('claude 2.9.99: 3 lines of unknown type "hologram-sync"')

@@ -8,6 +8,7 @@ import { loadContext } from "../../lib/context.ts";
 import { stageMarkersFromEnv } from "../../lib/stage_markers.ts";
 import { type AppDeps, createApp, type DashboardApp } from "../../servers/app.ts";
 import { captureIo, makeWorld, type World } from "../_helpers.ts";
+import { addToolHeavy } from "../_tool_heavy.ts";
 
 /** An OpenAI-shaped key, built at run time so no file of the project holds one. */
 export const SECRET = ["sk", "proj", "Zq4T" + "b7Xw9".repeat(5)].join("-");
@@ -71,11 +72,15 @@ function plantedLines(): string {
   return lines.map((l) => JSON.stringify(l)).join("\n") + "\n";
 }
 
-/** A world with the Claude fixtures and the planted conversation, captured. */
+/**
+ * A world with the Claude fixtures and the planted conversation, captured; `toolHeavy` adds the
+ * tool-heavy Claude and Codex conversations.
+ */
 export async function capturedWorld(
-  options: { vars?: Record<string, string> } = {},
+  options: { vars?: Record<string, string>; toolHeavy?: boolean } = {},
 ): Promise<World> {
   const world = await makeWorld({ fixtures: ["claude"] });
+  if (options.toolHeavy) addToolHeavy(world);
   const dir = join(world.claude, "projects", "-home-dev-src-secretive");
   await Deno.mkdir(dir, { recursive: true });
   await Deno.writeTextFile(join(dir, `${PLANTED.sessionId}.jsonl`), plantedLines());

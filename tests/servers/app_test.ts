@@ -293,6 +293,8 @@ Deno.test("GET /api/status reports the store, capture, drift, snapshots and open
       assert.ok(body.drift.some((line: string) => /unknown type "hologram-sync"/.test(line)));
       assert.deepEqual(body.snapshots, { count: 0, bytes: 0 });
       assert.deepEqual(body.stageMarkers.unclosed, []);
+      const page = await (await request(app, "/status")).text();
+      assert.match(page, /<button type="submit">Capture now<\/button>/, "enabled when idle");
     });
 
     await t.step("while a capture runs: percentage and time left from the progress", async () => {
@@ -327,6 +329,11 @@ Deno.test("GET /api/status reports the store, capture, drift, snapshots and open
         assert.ok(page.includes(`${share} captured · 2 of 8 sources · about 30.0 s left`));
         assert.ok(page.includes(`<td id="captured-share">${share} (`));
         assert.match(page, /data-running="1"/);
+        assert.match(
+          page,
+          /<button type="submit"\s+disabled\s*>Capture now<\/button>/,
+          "Capture now is disabled while a capture runs",
+        );
 
         const again = openStore(ctx);
         again.setMeta("progress", { ...progress, phase: "rebuilding" });

@@ -66,6 +66,15 @@ async function look(page: Page, name: string, fullPage = true): Promise<string[]
   return problems;
 }
 
+/** Waits until the page has scrolled past `y` (the page's policy forbids waitForFunction's eval). */
+async function scrolledPast(page: Page, y: number): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    if (await page.evaluate("window.scrollY") as number > y) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error(`The page did not scroll past ${y} px`);
+}
+
 /** playwright-core and Chromium, or why the test cannot run here. */
 async function browser(): Promise<{ playwright: Playwright } | { missing: string }> {
   try {
@@ -92,7 +101,7 @@ Deno.test({
   async fn(t) {
     const { chromium } = (found as { playwright: Playwright }).playwright;
     await Deno.mkdir(ARTIFACTS, { recursive: true });
-    const world = await capturedWorld();
+    const world = await capturedWorld({ toolHeavy: true });
     const dashboard = serveDashboard({
       ctx: loadContext({ env: world.env }),
       hostname: "127.0.0.1",
@@ -130,8 +139,15 @@ Deno.test({
         assert.equal(await box.evaluate((el) => el === el.ownerDocument.activeElement), true);
         await box.fill("marmot keyring");
         await box.press("Enter");
-        await page.getByRole("status").filter({ hasText: "Matches 1 to 2" }).waitFor();
-        assert.match(await page.getByRole("status").first().textContent() ?? "", /2\s+matches/);
+        await page.waitForURL(/\?q=/);
+        assert.equal(page.url(), `${dashboard.url}?q=marmot+keyring`, "only the query is sent");
+        assert.equal(
+          await page.locator("details.filters").evaluate((el) => el.hasAttribute("open")),
+          false,
+          "the filters stay folded after a plain search",
+        );
+        await page.getByRole("status").filter({ hasText: "2 matches" }).waitFor();
+        assert.equal(await page.getByRole("status").first().textContent(), "2 matches");
         assert.equal(await page.locator("li.hit mark").first().textContent(), "marmot");
         assert.equal(
           await page.locator("li.hit a.title").first().textContent(),
@@ -145,8 +161,25 @@ Deno.test({
         "j moves to the first hit and Enter opens it, the question in view",
         async () => {
           await page.locator("body").click({ position: { x: 5, y: 300 } });
+          const current = () =>
+            page.locator("li.hit").evaluateAll((els) =>
+              els.findIndex((el) => el.classList.contains("current"))
+            );
           await page.keyboard.press("j");
-          assert.match(await page.locator("li.hit").first().getAttribute("class") ?? "", /current/);
+          assert.equal(await current(), 0);
+          await page.keyboard.press("j");
+          assert.equal(await current(), 1, "j moves down");
+          await page.keyboard.press("k");
+          assert.equal(await current(), 0, "k moves up");
+          await page.keyboard.press("k");
+          assert.equal(await current(), 0, "and stops at the first");
+          assert.equal(
+            await page.locator("li.hit").first().locator("a.title").evaluate((el) =>
+              el === el.ownerDocument.activeElement
+            ),
+            true,
+            "the current hit's link has the focus",
+          );
           await page.keyboard.press("Enter");
           await page.getByRole("heading", {
             level: 1,
@@ -172,21 +205,27 @@ Deno.test({
             return { hit: visible(els[at]), question: visible(question) };
           });
           assert.deepEqual(seen, { hit: true, question: true });
+          await page.locator(".menu.resume > summary").click();
           const copy = page.getByRole("button", { name: "Copy" });
           assert.equal(await copy.isVisible(), true, "the script ran under the policy");
+          await page.keyboard.press("Escape");
+          assert.equal(await copy.isVisible(), false, "Escape closes the menu");
+          const head = await page.locator(".conv-head").boundingBox();
+          assert.ok(head && head.height <= 90, `a compact header (${head?.height} px)`);
           accessibility.push(...await look(page, "conversation-hit", false));
         },
       );
 
       await t.step("export as Markdown and JSON", async () => {
         const download = async (name: string) => {
+          await page.locator(".menu.export > summary").click();
           const [file] = await Promise.all([
             page.waitForEvent("download"),
             page.getByRole("link", { name, exact: true }).click(),
           ]);
           return await Deno.readTextFile(await file.path());
         };
-        const md = await download("MD");
+        const md = await download("Markdown");
         assert.match(md, /^# tundra-mosaic: nightly export batching\n/);
         assert.match(md, /\n### user · /);
         assert.match(md, /marmot keyring/);
@@ -204,11 +243,42 @@ Deno.test({
         assert.equal(await quiet.isVisible(), true);
         await page.getByLabel(/Show \d+ meta and empty records?/).uncheck();
         const tool = page.locator("details.tool").first();
-        await tool.locator("summary").click();
-        assert.equal(await tool.locator("pre").isVisible(), true);
-        const raw = page.locator("article.rec details.raw").first();
-        await raw.locator("summary").click();
-        assert.equal(await raw.locator("pre").isVisible(), true);
+        await tool.locator(":scope > summary").click();
+        assert.equal(await tool.locator("pre.input").isVisible(), true);
+        assert.equal(
+          await tool.locator(".result-in pre.output").isVisible(),
+          true,
+          "its result inside",
+        );
+        // One small raw control per record, shown on hover and on keyboard focus.
+        const message = page.locator("article.shape-message").first();
+        const control = message.locator(":scope > details.raw > summary");
+        const opacity = () =>
+          control.evaluate((el) => el.ownerDocument.defaultView!.getComputedStyle(el).opacity);
+        await page.mouse.move(0, 0);
+        assert.equal(await opacity(), "0", "hidden until asked for");
+        await message.hover();
+        assert.equal(await opacity(), "1", "shown on hover");
+        await page.mouse.move(0, 0);
+        await message.locator(".md").click();
+        let focused = false;
+        for (let i = 0; i < 40 && !focused; i++) {
+          await page.keyboard.press("Tab");
+          focused = await page.evaluate(
+            "document.activeElement?.matches('details.raw > summary') ?? false",
+          ) as boolean;
+        }
+        assert.ok(focused, "reached with the keyboard");
+        const shown = await page.evaluate(
+          "getComputedStyle(document.activeElement).opacity",
+        ) as string;
+        assert.equal(shown, "1", "shown on focus");
+        await page.keyboard.press("Enter");
+        assert.equal(
+          await page.locator("details.raw[open] > pre").first().isVisible(),
+          true,
+          "Enter opens it",
+        );
       });
 
       await t.step("from the start, ten records a page, to the end", async () => {
@@ -218,7 +288,9 @@ Deno.test({
         const seen = new Set<string>();
         while (true) {
           for (
-            const id of await page.locator("article.rec").evaluateAll((els) => els.map((e) => e.id))
+            const id of await page.locator(".rec[id^='r']").evaluateAll((els) =>
+              els.map((e) => e.id)
+            )
           ) {
             seen.add(id);
           }
@@ -230,7 +302,25 @@ Deno.test({
         assert.equal(pages, 4);
         assert.equal(seen.size, 40);
         assert.equal(await page.getByText("End of the conversation").first().isVisible(), true);
+        await page.evaluate("window.scrollTo(0, 0)");
         accessibility.push(...await look(page, "conversation-end"));
+      });
+
+      await t.step("the header stays in view while the conversation scrolls", async () => {
+        const whole = new URL(page.url());
+        whole.search = "";
+        await page.goto(whole.href);
+        await page.locator("article.rec").first().waitFor();
+        await page.mouse.wheel(0, 2500);
+        await scrolledPast(page, 1000);
+        const box = await page.locator(".conv-head").boundingBox();
+        assert.ok(box && Math.abs(box.y) < 1, `the header is at the top (${box?.y})`);
+        assert.equal(
+          await page.getByRole("heading", { level: 1 }).isVisible(),
+          true,
+          "its title is visible",
+        );
+        await page.locator(".menu.resume > summary").click();
       });
 
       await t.step("the resume command copies; without a clipboard it is selected", async () => {
@@ -287,12 +377,18 @@ Deno.test({
 
       await t.step("rename the fork on the sessions page", async () => {
         const first = page.locator("li.session").first();
+        await first.locator("details.rename > summary").click();
         await first.getByLabel("New title").fill("export batching, continued");
         await first.getByRole("button", { name: "Rename" }).click();
         await page.getByRole("status").filter({
           hasText: "Renamed to “export batching, continued”",
         })
           .waitFor();
+        assert.match(
+          await page.locator(".notice[role=status]").getAttribute("class") ?? "",
+          /\bok\b/,
+          "a success looks like one",
+        );
         assert.equal(
           await page.locator("li.session").first().locator("[id^='title-']").textContent(),
           "export batching, continued",
@@ -319,15 +415,61 @@ Deno.test({
         accessibility.push(...await look(page, "status"));
       });
 
+      await t.step(
+        "a turn of tool calls: the question, the calls on a line each, the answer",
+        async () => {
+          await page.goto(`${dashboard.url}?q=flint-meridian`);
+          await page.locator("li.hit a.title").first().click();
+          await page.locator(".is-hit").waitFor();
+          const question = page.locator("article.role-user.shape-message").first();
+          assert.match(
+            await question.textContent() ?? "",
+            /gantry-sorrel build takes nine minutes/,
+          );
+          const lines = await page.locator("details.tool > summary").allTextContents();
+          assert.equal(lines.length, 8);
+          assert.match(lines[0]!.replace(/\s+/g, " ").trim(), /^Bash gh run view 4411 .* → 95 B$/);
+          const call = page.locator("details.tool").nth(1);
+          await call.locator(":scope > summary").click();
+          assert.equal(await call.locator(".result-in pre.output").isVisible(), true);
+          // A whole-page photograph of a sticky header is taken from the top.
+          await page.evaluate("window.scrollTo(0, 0)");
+          accessibility.push(...await look(page, "conversation-tools"));
+          await page.goto(`${dashboard.url}?q=export&group=1`);
+          await page.locator("section.group").first().waitFor();
+          accessibility.push(...await look(page, "search-grouped"));
+          await page.goto(`${dashboard.url}?project=%2Fhome%2Fdev%2Fsrc%2Falpha`);
+          await page.locator("ol.rows.recent").waitFor();
+          accessibility.push(...await look(page, "project-conversations"));
+        },
+      );
+
       await t.step("on a phone", async () => {
         await page.setViewportSize({ width: 390, height: 844 });
         await page.goto(`${dashboard.url}?q=export`);
         accessibility.push(...await look(page, "search-phone"));
         await page.locator("li.hit a.title").first().click();
-        await page.locator("article.is-hit").waitFor();
+        await page.locator(".is-hit").waitFor();
         accessibility.push(...await look(page, "conversation-phone", false));
         const width = await page.locator("body").evaluate((el) => el.scrollWidth);
         assert.ok(width <= 390, `nothing wider than the phone (${width} px)`);
+        const head = await page.locator(".conv-head").boundingBox();
+        assert.ok(head && head.height <= 120, `a compact header on a phone (${head?.height} px)`);
+        const tops = await page.locator(".conv-head .actions > *").evaluateAll((els) =>
+          els.map((el) => Math.round(el.getBoundingClientRect().top))
+        );
+        assert.equal(new Set(tops).size, 1, `the actions in one row (${tops})`);
+        const facts = await page.locator(".conv-head .facts").boundingBox();
+        assert.ok(facts && facts.height < 30, `the facts on one line (${facts?.height} px)`);
+        await page.mouse.wheel(0, 3000);
+        await scrolledPast(page, 500);
+        const after = await page.locator(".conv-head").boundingBox();
+        assert.ok(after && Math.abs(after.y) < 1, `the header stays in view (${after?.y})`);
+        await page.screenshot({
+          path: join(ARTIFACTS, "dashboard-conversation-phone-scrolled.png"),
+        });
+        await page.goto(`${dashboard.url}sessions?project=%2Fhome%2Fdev%2Fsrc%2Falpha`);
+        accessibility.push(...await look(page, "sessions-project-phone"));
       });
 
       assert.deepEqual(accessibility, [], "axe finds no serious or critical violation");

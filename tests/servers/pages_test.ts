@@ -7,6 +7,8 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { appFor, capturedWorld, PLANTED, request, SECRET } from "./_dashboard.ts";
 import { HOSTILE_ID, hostileWorld } from "./_hostile.ts";
+import { TOOL_HEAVY } from "../_tool_heavy.ts";
+import { runCli } from "../_helpers.ts";
 
 const FIXTURE_ID = "claude:f332cca8-0b9a-4244-835f-c44f31385301";
 
@@ -34,7 +36,7 @@ Deno.test("the search page marks matches, links each hit to its place, and escap
 
     await t.step("hits with <mark>, a link to the conversation at the hit", async () => {
       const html = await (await request(app, `/?q=${PLANTED.phrase}&agent=claude`)).text();
-      assert.match(html, /<p role="status">\s*<strong>2<\/strong> matches ·\s*Matches 1 to 2<\/p>/);
+      assert.match(html, /<p role="status"><strong>2<\/strong> matches<\/p>/, "one total line");
       assert.match(html, /<mark>walrus<\/mark>-<mark>sprocket<\/mark>/);
       assert.match(html, /<a class="title" href="[^"]+">walrus-sprocket rotation \[REDACTED/);
       const link = /href="(\/conversations\/[^"]+)"/.exec(html);
@@ -47,7 +49,7 @@ Deno.test("the search page marks matches, links each hit to its place, and escap
       const only = /<a href="([^"]+)" title="\/home\/dev\/src\/secretive">/.exec(html);
       assert.ok(only, "a project among the counts narrows to it");
       const narrowed = await (await request(app, only[1]!.replaceAll("&amp;", "&"))).text();
-      assert.match(narrowed, /Matches 1 to 2<\/p>/);
+      assert.match(narrowed, /<strong>2<\/strong> matches<\/p>/);
       assert.match(narrowed, /name="project" value="\/home\/dev\/src\/secretive"/);
     });
 
@@ -82,6 +84,75 @@ Deno.test("the search page marks matches, links each hit to its place, and escap
       );
     });
 
+    await t.step(
+      "fields left at their defaults are no filters: the panel stays folded",
+      async () => {
+        const empty = "project=&agent=&session=&kind=&role=&since=&until=";
+        for (const rest of [empty, `${empty}&limit=20`, "limit=20", ""]) {
+          const html = await (await request(app, `/?q=export&${rest}`)).text();
+          assert.match(html, /<details class="filters">\s*<summary>Filters<\/summary>/, rest);
+          assert.match(
+            html,
+            /<option value="" selected>20<\/option>|<option value="">20<\/option>/,
+          );
+        }
+        const more = await (await request(app, "/?q=export&limit=50&agent=claude")).text();
+        assert.match(more, /<details class="filters"\s+open\s*><summary>Filters \(2\)<\/summary>/);
+        assert.match(more, /<option value="50" selected>50<\/option>/);
+      },
+    );
+
+    await t.step(
+      "hits say what they are in plain words, and nothing for a missing date",
+      async () => {
+        const html = await (await request(app, "/?q=marmot+keyring")).text();
+        const metas = [...html.matchAll(/<div class="meta-line">([\s\S]*?)<\/div>/g)].map((m) =>
+          m[1]!.replace(/<[^>]+>/g, "").replace(/\s+/g, " ").trim()
+        );
+        assert.deepEqual(metas.map((m) => m.split(" · ").at(-1)), ["answer", "question"]);
+        const list = html.slice(html.indexOf('<ol class="hits"'), html.indexOf("</ol>"));
+        assert.doesNotMatch(list, /tool_call|message\/assistant|message\/user/);
+        const undated = await (await request(app, "/?q=juniper-sextant")).text();
+        const line = /<div class="meta-line">([\s\S]*?)<\/div>/.exec(undated)![1]!
+          .replace(/<[^>]+>/g, "").replace(/\s+/g, " ").trim();
+        assert.equal(line, "claude · /home/dev/src/alpha · summary", "no date, no dash");
+      },
+    );
+
+    await t.step(
+      "grouped: a page of conversations, their best hits, the rest one link away",
+      async () => {
+        const html = await (await request(app, "/?q=export&group=1")).text();
+        assert.match(
+          html,
+          /<p role="status"><strong>\d+<\/strong> conversations\s*· \d+ matches\s*<\/p>/,
+        );
+        const group =
+          /<section class="group" aria-label="tundra-mosaic: nightly export batching">([\s\S]*?)<\/section>/
+            .exec(html);
+        assert.ok(group, html);
+        const hits = Number(/· (\d+) hits<\/div>/.exec(group[1]!)![1]);
+        assert.equal([...group[1]!.matchAll(/<li class="hit">/g)].length, 3, "its best three");
+        const more = /<a href="([^"]+)">(\d+) more in this conversation<\/a>/.exec(group[1]!);
+        assert.ok(more);
+        assert.equal(Number(more[2]), hits - 3);
+        const rest = await (await request(app, more[1]!.replaceAll("&amp;", "&"))).text();
+        assert.match(rest, new RegExp(`<strong>${hits}</strong> matches</p>`), "every hit of it");
+        assert.match(rest, /name="session" value="claude:f332cca8-0b9a-4244-835f-c44f31385301"/);
+        assert.doesNotMatch(rest, /class="group"/);
+        // Grouping spans every page of hits, not one: each conversation is one group.
+        const all = await (await request(app, "/?q=the&group=1&limit=100")).text();
+        const titles = [...all.matchAll(/<section class="group" aria-label="([^"]*)">/g)].map((m) =>
+          m[1]
+        );
+        assert.ok(titles.length > 5);
+        const conversations = [...all.matchAll(/<h3><a href="\/conversations\/([^?"]+)/g)].map((
+          m,
+        ) => m[1]);
+        assert.equal(new Set(conversations).size, conversations.length, "one group each");
+      },
+    );
+
     await t.step("a bad filter keeps the form and says which field", async () => {
       const response = await request(app, "/?q=export&since=the-other-day");
       assert.equal(response.status, 400);
@@ -97,7 +168,7 @@ Deno.test("the search page marks matches, links each hit to its place, and escap
       const more = /href="([^"]+)" rel="next">More results/.exec(html);
       assert.ok(more);
       const next = await (await request(app, more[1]!.replaceAll("&amp;", "&"))).text();
-      assert.match(next, /Matches 21 to/);
+      assert.match(next, /<p role="status">21–40 of <strong>\d+<\/strong> matches<\/p>/);
       assert.match(next, /rel="prev">← Previous/);
     });
 
@@ -125,7 +196,10 @@ Deno.test("the conversation page is a chat: Markdown, folded tools, raw bytes, p
     await t.step("roles, folded tool calls, raw views, the resume command", async () => {
       const html = await (await request(app, `/conversations/${encodeURIComponent(FIXTURE_ID)}`))
         .text();
-      assert.match(html, /<h1>tundra-mosaic: nightly export batching<\/h1>/);
+      assert.match(
+        html,
+        /<h1 title="tundra-mosaic: nightly export batching">tundra-mosaic: nightly export batching<\/h1>/,
+      );
       assert.match(html, /class="rec kind-message role-user shape-message"/);
       assert.match(html, /class="rec kind-message role-assistant shape-message"/);
       assert.match(
@@ -135,7 +209,8 @@ Deno.test("the conversation page is a chat: Markdown, folded tools, raw bytes, p
       );
       assert.match(
         html,
-        /<details class="fold result"\s*>\s*<summary><span class="tag">result<\/span> \d/,
+        /<summary><span class="tag">Bash<\/span> <code>deno task export:nightly[^<]*<\/code>\s*<span class="out">→ \d+ B<\/span>/,
+        "the call's line says its result's size",
       );
       assert.match(html, /<details class="fold thinking"\s*>\s*<summary>/);
       assert.match(html, /<summary aria-label="Raw bytes \(\d+ bytes at offset 0\)"/);
@@ -155,7 +230,7 @@ Deno.test("the conversation page is a chat: Markdown, folded tools, raw bytes, p
       );
       assert.match(
         html,
-        /<form method="post"\s+action="\/sessions\/claude%3Af332cca8-0b9a-4244-835f-c44f31385301\/fork\?project=%2Fhome%2Fdev%2Fsrc%2Falpha"[^>]*>\s*<button type="submit"[^>]*>Fork into a logbook session<\/button>/,
+        /<form method="post"\s+action="\/sessions\/claude%3Af332cca8-0b9a-4244-835f-c44f31385301\/fork\?project=%2Fhome%2Fdev%2Fsrc%2Falpha"[^>]*>\s*<button type="submit"[^>]*>Fork<span class="long"> into a logbook session<\/span><\/button>/,
         "a fork button that posts to the sessions of its project",
       );
       assert.match(html, /End of the conversation/);
@@ -173,7 +248,9 @@ Deno.test("the conversation page is a chat: Markdown, folded tools, raw bytes, p
       while (path) {
         const html: string = await (await request(app, path)).text();
         ids.push(
-          ...[...html.matchAll(/<article class="[^"]*" id="r(\d+)"/g)].map((m) => Number(m[1])),
+          ...[...html.matchAll(/<(?:article|div) class="rec[^"]*" id="r(\d+)"/g)].map((m) =>
+            Number(m[1])
+          ),
         );
         const next: RegExpExecArray | null = /href="([^"]+)" rel="next">Next/.exec(html);
         path = next ? next[1]!.replaceAll("&amp;", "&") : null;
@@ -182,7 +259,8 @@ Deno.test("the conversation page is a chat: Markdown, folded tools, raw bytes, p
       }
       assert.equal(pages, 4);
       assert.equal(ids.length, 40);
-      assert.deepEqual(ids, [...ids].sort((a, b) => a - b));
+      // A result shown inside its call's fold comes right after the call, before what follows.
+      assert.deepEqual([...ids].sort((a, b) => a - b), [...new Set(ids)].sort((a, b) => a - b));
       assert.equal(new Set(ids).size, 40);
     });
 
@@ -297,9 +375,33 @@ Deno.test("the projects page lists every project; sessions open on every project
     const { app } = appFor(world);
     const projects = await (await request(app, "/projects")).text();
     assert.match(projects, /<h1>Projects<\/h1>/);
-    assert.match(projects, /title="\/home\/dev\/src\/alpha">\/home\/dev\/src\/alpha<\/a>/);
     assert.match(projects, /<span class="badge">claude \d+<\/span>/);
     assert.match(projects, /href="\/sessions\?project=%2Fhome%2Fdev%2Fsrc%2Fsecretive"/);
+    // The name opens the project's conversations; its sessions are a link beside.
+    const name =
+      /<a class="title" href="([^"]+)" title="\/home\/dev\/src\/alpha">\/home\/dev\/src\/alpha<\/a>/
+        .exec(projects);
+    assert.ok(name, "the project's name links to its conversations");
+    assert.equal(name[1], "/?project=%2Fhome%2Fdev%2Fsrc%2Falpha");
+    const listing = await (await request(app, name[1]!)).text();
+    assert.match(listing, /<h2>Recent conversations in \/home\/dev\/src\/alpha<\/h2>/);
+    assert.match(listing, /<p role="status"\s+class="muted">\d+ conversations, newest first/);
+    assert.ok(listing.includes("tundra-mosaic: nightly export batching"));
+    assert.ok(!listing.includes("walrus-sprocket"), "only that project's");
+    assert.match(
+      listing,
+      /<a href="\/sessions\?project=%2Fhome%2Fdev%2Fsrc%2Falpha">sessions<\/a>/,
+    );
+    assert.match(projects, /\(no project directory\)<\/span>[\s\S]*?record no working directory/);
+    // The same count as the status page: conversations, and subagents apart.
+    const head = /(\d+) conversations \(\+(\d+) subagents\), most recently active first/
+      .exec(projects);
+    assert.ok(head, "subagents are counted apart");
+    const status = await (await request(app, "/status")).text();
+    const row = /<td>claude<\/td>\s*<td class="num">(\d+)<\/td>\s*<td class="num">(\d+)<\/td>/
+      .exec(status);
+    assert.ok(row, "the status page splits them the same way");
+    assert.deepEqual([row[1], row[2]], [head[1], head[2]]);
     const sessions = await (await request(app, "/sessions")).text();
     assert.match(sessions, /Recent sessions of every project/);
     assert.match(sessions, /<ol class="rows recent">/);
@@ -323,6 +425,165 @@ Deno.test("a search hit opens its conversation with the question before it, mark
     assert.match(html, new RegExp(`class="[^"]*is-hit[^"]*" id="r${hit}"`));
     const question = html.indexOf("role-user");
     assert.ok(question > 0 && question < html.indexOf(`id="r${hit}"`), "the question is above");
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("a hit after a turn of tool calls opens with its question, and a short page still holds it", async (t) => {
+  const world = await capturedWorld({ toolHeavy: true });
+  try {
+    const { app } = appFor(world);
+    for (const [agent, { question, answer }] of Object.entries(TOOL_HEAVY)) {
+      const search = await (await request(app, `/?q=${answer}`)).text();
+      const link = /href="(\/conversations\/[^"]+hit=(\d+)[^"]*)"/.exec(search);
+      assert.ok(link, `${agent}: the hit links with hit=`);
+      const path = link[1]!.replaceAll("&amp;", "&");
+      const hit = `id="r${link[2]}"`;
+      await t.step(`${agent}: the whole turn`, async () => {
+        const html = await (await request(app, path)).text();
+        const at = html.indexOf(question, html.indexOf('<section class="chat"'));
+        assert.ok(at > 0 && at < html.indexOf(hit), "the question is above the hit");
+        assert.doesNotMatch(html, /class="gap"/);
+      });
+      await t.step(`${agent}: five records a page`, async () => {
+        const short = path.replace("?", "?limit=5&");
+        const html = await (await request(app, short)).text();
+        const at = html.indexOf(question, html.indexOf('<section class="chat"'));
+        const gap = /<p class="gap"><a href="([^"]+)">… (\d+) earlier records?<\/a><\/p>/.exec(
+          html,
+        );
+        assert.ok(gap, "a gap between the question and the page");
+        assert.ok(at > 0 && at < gap.index && gap.index < html.indexOf(hit));
+        const first = /<article class="[^"]*role-user[^"]*" id="r(\d+)"/.exec(html);
+        assert.ok(first && first.index < gap.index, "the question is a record of its own");
+        assert.match(gap[1]!, new RegExp(`[?&]after=${first[1]}(&|$)`), "the gap opens after it");
+        const pageIds = [...html.matchAll(/<article class="[^"]*" id="r(\d+)"/g)].slice(1);
+        assert.ok(pageIds.length <= 5, "the page keeps its size");
+      });
+    }
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("a tool call is one line with its result's size, and opens on its input and result", async (t) => {
+  const world = await capturedWorld({ toolHeavy: true });
+  try {
+    const { app } = appFor(world);
+    /** The chat, without the raw bytes of its records (they hold every line as captured). */
+    const page = async (id: string) => {
+      const html = await (await request(app, `/conversations/${encodeURIComponent(id)}`)).text();
+      return html.slice(html.indexOf('<section class="chat"'), html.indexOf("</main>"))
+        .replace(/<details class="raw">[\s\S]*?<\/details>/g, "<raw>");
+    };
+    /** Each call's fold: its summary and what it holds, in page order. */
+    const folds = (html: string) =>
+      [...html.matchAll(
+        /<details class="fold tool"[^>]*>([\s\S]*?)<\/details>\s*<raw>/g,
+      )]
+        .map((m) => m[1]!);
+    await t.step("claude: parallel calls each hold their own result, paired by id", async () => {
+      const html = await page(TOOL_HEAVY.claude.id);
+      const all = folds(html);
+      assert.equal(all.length, 8);
+      const [bash, read] = all;
+      assert.match(
+        bash!,
+        /<span class="tag">Bash<\/span> <code>gh run view 4411[^<]*<\/code>\s*<span class="out">→ 95 B<\/span>/,
+      );
+      assert.match(bash!, /<div class="rec result-in" id="r\d+"[\s\S]*step install 312\.9s/);
+      assert.doesNotMatch(bash!, /runs-on/, "the second call's result is not in the first call");
+      assert.match(
+        read!,
+        /<span class="tag">Read<\/span> <code>\/home\/dev\/src\/forge\/\.github\/workflows\/build\.yml<\/code>\s*<span class="out">→ \d+ B/,
+      );
+      assert.match(read!, /runs-on: ubuntu-24\.04/);
+      assert.doesNotMatch(html, /<article class="rec kind-tool_result/, "no result stands alone");
+    });
+    await t.step(
+      "claude: a local command is an event line; Markdown tables and lists render",
+      async () => {
+        const html = await page(TOOL_HEAVY.claude.id);
+        assert.match(
+          html,
+          /<p class="fold event-line"><span class="tag">command<\/span> <code>\/cost<\/code><\/p>/,
+        );
+        assert.doesNotMatch(html, /&lt;command-name&gt;/);
+        assert.match(
+          html,
+          /<summary><span class="tag">output<\/span> Total cost: +\$0\.2210<\/summary>/,
+        );
+        assert.match(html, /<table>\s*<thead>\s*<tr>\s*<th>step<\/th>/);
+        assert.match(html, /<td>312\.9 s<\/td>/);
+        assert.match(html, /<ol>\s*<li>Drop <code>github\.sha<\/code>/);
+        assert.match(html, /<ul>\s*<li>Expect CI to take/);
+        assert.match(
+          html,
+          /<summary><span class="tag">thinking<\/span> <strong>Where the time goes<\/strong><\/summary>/,
+        );
+      },
+    );
+    await t.step(
+      "codex: shell and web search calls name their tool, the command as input",
+      async () => {
+        const html = await page(TOOL_HEAVY.codex.id);
+        const summaries = folds(html).map((f) =>
+          /<summary><span class="tag">([^<]*)<\/span> <code>([^<]*)<\/code>(?:\s*<span class="out">([^<]*)<\/span>)?/
+            .exec(f)?.slice(1).map((x) => x?.trim())
+        );
+        assert.deepEqual(summaries, [
+          ["shell", "rg -n &quot;retry&quot; src/upstream", "→ 137 B"],
+          ["web_search", "exponential backoff full jitter formula", undefined],
+          ["exec_command", "sed -n &#39;30,60p&#39; src/upstream/client.rs", "→ 283 B"],
+          ["shell", "cargo test -p upstream backoff", "→ 97 B"],
+        ]);
+        assert.match(
+          html,
+          /<summary><span class="tag">thinking<\/span> <strong>Designing the backoff<\/strong><\/summary>/,
+        );
+        assert.doesNotMatch(html, /\*\*Designing/);
+      },
+    );
+    await t.step("a hit on a result opens its call's fold and marks the result", async () => {
+      const search = await (await request(app, "/?q=312.9s&kind=tool_result")).text();
+      const link = /href="(\/conversations\/[^"]+hit=(\d+)[^"]*)"/.exec(search);
+      assert.ok(link, search);
+      const html = await (await request(app, link[1]!.replaceAll("&amp;", "&"))).text();
+      assert.match(
+        html,
+        new RegExp(
+          `<details class="fold tool"\\s+open\\s*>[\\s\\S]*?<div class="rec result-in is-hit" id="r${
+            link[2]
+          }"`,
+        ),
+      );
+    });
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("the dashboard's Markdown, JSON and text exports are show --format's, byte for byte", async (t) => {
+  const world = await capturedWorld({ toolHeavy: true });
+  try {
+    const { app } = appFor(world);
+    // Both lay times out in the local zone: the command's is this process's.
+    const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+    for (const id of [FIXTURE_ID, TOOL_HEAVY.claude.id, TOOL_HEAVY.codex.id]) {
+      for (const format of ["md", "json", "text"]) {
+        await t.step(`${id} ${format}`, async () => {
+          const path = `/conversations/${encodeURIComponent(id)}/export?format=${format}`;
+          const response = await request(app, path);
+          assert.equal(response.status, 200);
+          const shown = await response.text();
+          const cli = await runCli("show", [id, "--format", format], { ...world.vars, TZ: zone });
+          assert.equal(cli.code, 0, cli.stderr);
+          assert.ok(cli.stdout.length > 500, "a whole conversation");
+          assert.equal(shown, cli.stdout);
+        });
+      }
+    }
   } finally {
     await world.cleanup();
   }

@@ -408,14 +408,18 @@ Deno.test("the sessions page lists a project's sessions with copy, fork and rena
       assert.match(html, /<a href="\/sessions"[^>]*aria-current="page"[^>]*>Sessions<\/a>/);
       assert.match(html, /<p role="status">Sessions 1 to 4 of 4, newest first<\/p>/);
       assert.equal([...html.matchAll(/<li class="session/g)].length, 4);
+      // Compact rows: the age once, beside the title; no "0 messages".
+      const first = /<li class="session"[^>]*>([\s\S]*?)<\/li>/.exec(html)![1]!;
       assert.match(
-        html,
-        /logbook · updated <time datetime="2026-09-25T08:00:00.000Z">[^<]+<\/time> \(6 d ago\)/,
+        first,
+        /<span class="side"><time datetime="2026-09-25T08:00:00.000Z" title="2026-09-25 08:00 UTC">6 days ago<\/time><\/span>/,
       );
+      assert.match(first, /<div class="meta-line">logbook · [\d.]+ [KM]?B · 2 messages<\/div>/);
+      assert.doesNotMatch(html, /updated|0 messages/);
       assert.match(
         html,
         new RegExp(
-          `<code class="cmd" id="cmd-0">cd /home/dev/src/secretive &amp;&amp; logbook resume ${newer.id}</code>\\s*<button type="button" data-copy="cd /home/dev/src/secretive &amp;&amp; logbook resume ${newer.id}" data-copy-for="cmd-0"`,
+          `<code class="cmd" id="cmd-0" title="[^"]+">cd /home/dev/src/secretive &amp;&amp; logbook resume ${newer.id}</code>\\s*<button type="button" data-copy="cd /home/dev/src/secretive &amp;&amp; logbook resume ${newer.id}" data-copy-for="cmd-0"`,
         ),
       );
       assert.match(

@@ -18,6 +18,7 @@ import {
   captureWorld,
   CORPUS,
   corpusPresent,
+  FIXTURES,
   makeWorld,
   manifest,
   runPass,
@@ -327,4 +328,26 @@ Deno.test("a parent's uuids are found wherever the read chunks cut them", async 
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("toolOf gives a Claude Code call its id, tool and input, and a result the id it answers", () => {
+  const path = join(
+    FIXTURES,
+    "tool_heavy/claude/projects/-home-dev-src-forge/b71c4e20-5d3a-4f8e-9a61-7e2d0c9f4a13.jsonl",
+  );
+  const ref = { agent: "claude", locator: path, path, format: "jsonl" } as const;
+  const adapter = ADAPTERS.find((a) => a.agent === "claude" && !a.claims)!;
+  const tools = readFileSync(path, "utf8").trimEnd().split("\n")
+    .map((line) => adapter.toolOf!(new TextEncoder().encode(line), ref))
+    .filter((parts) => parts !== null);
+  assert.equal(tools.length, 16, "eight calls and eight results; nothing else");
+  assert.deepEqual(tools[0]!.calls, [{
+    id: "toolu_01GantryBash0001",
+    name: "Bash",
+    input: "gh run view 4411 --log | grep -n 'step' | head -40\nRead the CI step timings",
+  }]);
+  assert.deepEqual(tools[1]!.calls.map((c) => c.name), ["Read"]);
+  // The two parallel calls' results follow both calls, each naming its own.
+  assert.deepEqual(tools[2]!.results, [{ id: "toolu_01GantryBash0001", error: false }]);
+  assert.deepEqual(tools[3]!.results, [{ id: "toolu_01GantryRead0002", error: false }]);
 });

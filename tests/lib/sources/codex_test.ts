@@ -21,6 +21,7 @@ import {
   captureWorld,
   CORPUS,
   corpusPresent,
+  FIXTURES,
   makeWorld,
   manifest,
   runPass,
@@ -898,4 +899,50 @@ Deno.test("a Codex 0.169 rollout: no drift, each word once, item_completed event
   } finally {
     await world.cleanup();
   }
+});
+
+Deno.test("toolOf names each Codex tool and gives the command as its input; outputs name their call", () => {
+  const path = join(
+    FIXTURES,
+    "tool_heavy/codex/sessions/2026/10/07/rollout-2026-10-07T11-29-58-019fa1b2-7c3d-7e4f-8a9b-0c1d2e3f4a5b.jsonl",
+  );
+  const ref = { agent: "codex", locator: path, path, format: "jsonl" } as const;
+  const tools = readFileSync(path, "utf8").trimEnd().split("\n")
+    .map((line) => codex.toolOf!(new TextEncoder().encode(line), ref))
+    .filter((parts) => parts !== null);
+  assert.deepEqual(
+    tools.map((t) => [t.calls.map((c) => [c.id, c.name, c.input.split("\n")[0]]), t.results]),
+    [
+      [[["call_HarborShell001", "shell", 'rg -n "retry" src/upstream']], []],
+      [[], [{ id: "call_HarborShell001", error: false }]],
+      [[[null, "web_search", "exponential backoff full jitter formula"]], []],
+      [[["call_HarborExec0002", "exec_command", "sed -n '30,60p' src/upstream/client.rs"]], []],
+      [[], [{ id: "call_HarborExec0002", error: false }]],
+      [[["call_HarborLocal003", "shell", "cargo test -p upstream backoff"]], []],
+      [[], [{ id: "call_HarborLocal003", error: false }]],
+    ],
+  );
+  const argv = (command: string[]) =>
+    codex.toolOf!(
+      new TextEncoder().encode(JSON.stringify({
+        type: "response_item",
+        payload: {
+          type: "function_call",
+          name: "shell",
+          arguments: JSON.stringify({ command }),
+          call_id: "c1",
+        },
+      })),
+      ref,
+    )!.calls[0]!.input;
+  assert.equal(argv(["git", "log", "-n", "3", "--format=%h %s"]), "git log -n 3 '--format=%h %s'");
+  const failed = codex.toolOf!(
+    new TextEncoder().encode(JSON.stringify({
+      type: "function_call_output",
+      call_id: "c2",
+      output: JSON.stringify({ output: "boom", metadata: { exit_code: 2 } }),
+    })),
+    ref,
+  );
+  assert.deepEqual(failed?.results, [{ id: "c2", error: true }], "the older format too");
 });

@@ -626,3 +626,31 @@ Deno.test("reindex and search capture OpenCode with the permissions the tasks gr
     await world.cleanup();
   }
 });
+
+Deno.test("toolOf gives an OpenCode tool part its call, input and output at once", async () => {
+  // A copy: even a read-only open of a WAL database leaves -shm and -wal files beside it.
+  const world = await makeWorld({ fixtures: ["opencode"] });
+  const path = dbPath(world);
+  const db = new DatabaseSync(path, { readOnly: true });
+  try {
+    const row = db.prepare(
+      `SELECT * FROM part WHERE data LIKE '%"tool":"bash"%' ORDER BY id LIMIT 1`,
+    ).get() as Record<string, unknown>;
+    const ref = { agent: "opencode", locator: `${path}#part`, path, format: "rows" } as const;
+    const bytes = new TextEncoder().encode(JSON.stringify({ table: "part", ...row }) + "\n");
+    const parts = opencode.toolOf!(bytes, ref);
+    assert.deepEqual(parts?.calls, [{
+      id: "toolu_01Vb3wqE5tXg2LmN8cYhJ6uD",
+      name: "bash",
+      input: "bun test test/upload.test.ts\nRun the upload tests",
+    }]);
+    assert.match(parts?.output ?? "", /^bun test v1\.3\.2\n[\s\S]*2 pass/);
+    const text = db.prepare(`SELECT * FROM part WHERE data LIKE '%"type":"text"%' LIMIT 1`)
+      .get() as Record<string, unknown>;
+    const plain = new TextEncoder().encode(JSON.stringify({ table: "part", ...text }) + "\n");
+    assert.equal(opencode.toolOf!(plain, ref), null);
+  } finally {
+    db.close();
+    await world.cleanup();
+  }
+});

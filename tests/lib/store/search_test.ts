@@ -5,7 +5,12 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { createGate, redactorOf } from "../../../lib/gate.ts";
 import { ADAPTERS } from "../../../lib/sources/mod.ts";
-import { search, type SearchOptions, type SearchResult } from "../../../lib/store/search.ts";
+import {
+  search,
+  searchGroups,
+  type SearchOptions,
+  type SearchResult,
+} from "../../../lib/store/search.ts";
 import { captureWorld, makeWorld, withStore, type World } from "../../_helpers.ts";
 
 const SESSION = "5ea5ea5e-1111-4222-8333-444444444444";
@@ -85,6 +90,33 @@ Deno.test("search() returns every string of a hit through the gate", async () =>
         assert.match(hit.snippet, /walrus number \d at the shore/);
       }
     }
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("searchGroups() keeps a conversation's best hits with perGroup, the same in literal mode", async () => {
+  const world = await walrusWorld();
+  try {
+    withStore(world, (store) => {
+      for (const query of ["walrus", '"walrus'] as const) {
+        const one = searchGroups(store, ADAPTERS, redact, { query });
+        assert.equal(one.groups.length, 1);
+        assert.equal(one.groups[0]!.hits, MESSAGES);
+        assert.equal(one.groups[0]!.top, undefined, "only asked for: the CLI's groups keep shape");
+        const three = searchGroups(store, ADAPTERS, redact, { query, perGroup: 3 });
+        const top = three.groups[0]!.top!;
+        assert.equal(top.hits.length, 3, query);
+        assert.equal(top.hits[0]!.record, three.groups[0]!.record, "the group's own hit first");
+        assert.equal(new Set(top.hits.map((h) => h.record)).size, 3);
+        assert.equal(top.highlights.length, 3);
+        assert.ok(top.hits.every((h) => !h.project?.includes("secret-cove")), "through the gate");
+        if (query === "walrus") {
+          const scores = top.hits.map((h) => h.score);
+          assert.deepEqual(scores, [...scores].sort((a, b) => a - b), "best first");
+        } else assert.equal(three.mode, "literal");
+      }
+    });
   } finally {
     await world.cleanup();
   }
