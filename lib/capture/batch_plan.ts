@@ -162,6 +162,7 @@ export class BatchPlanner {
         messageId: d.messageId,
         partId: d.partId,
         flags: r.flags | (r.text ? FLAG_INDEXED : 0) | flag,
+        completes: r.seq === 0 && d.completes === true && !d.drift,
         text: r.text,
         drift: counted ? driftRow(r.ctx, d) : null,
       });

@@ -6,7 +6,7 @@
 import type { SQLInputValue } from "node:sqlite";
 import type { HistoryStore } from "../store/db.ts";
 import { decodeRaw, FLAG_ZSTD } from "../store/raw.ts";
-import { FLAG_INDEXED, FLAG_SUPERSEDED } from "../store/schema.ts";
+import { FLAG_INDEXED, FLAG_JOINED, FLAG_SUPERSEDED } from "../store/schema.ts";
 import { indexText } from "../store/cjk.ts";
 
 /** One record row of a batch. */
@@ -30,6 +30,8 @@ export interface BatchRecord {
   partId: string | null;
   /** All flags to store, FLAG_ZSTD and FLAG_INDEXED included. */
   flags: number;
+  /** The head row of a record that completes earlier ones (`Derived.completes`). */
+  completes: boolean;
   /** The index text of this row ("" for none). */
   text: string;
   /** Counted as drift once the row is stored (head rows of drift records only). */
@@ -204,6 +206,10 @@ export function writeBatch(
       const index = store.stmt("INSERT INTO fts (rowid, text) VALUES (?, ?)");
       for (const [id, text] of indexed) index.run(id, indexText(text));
     });
+    for (const r of records) {
+      const id = ids.get(r);
+      if (r.completes && id !== undefined) joinCompleted(store, id);
+    }
     const remember = store.stmt(
       `INSERT INTO record_keys (source_id, key, record_id) VALUES (?, ?, ?)
        ON CONFLICT DO UPDATE SET record_id = excluded.record_id`,
@@ -325,6 +331,27 @@ export function lineRows(
     const body = raw.get(row.id) as { raw: Uint8Array; flags: number };
     rows.push({ id: row.id, raw: decodeRaw(body), flags: body.flags });
     offset = row.offset;
+  }
+}
+
+/**
+ * Joins the records that record `id` completes: earlier records of its conversation with its
+ * message id from other sources leave the index and are marked joined (`show` places them with
+ * it). Run again for a record derived again, it finds them joined already.
+ */
+function joinCompleted(store: HistoryStore, id: number): void {
+  const partners = store.stmt(
+    `SELECT p.id, p.flags FROM records r JOIN records p
+       ON p.conversation_id = r.conversation_id AND p.id < r.id AND p.message_id = r.message_id
+       AND p.source_id != r.source_id AND p.seq = 0
+     WHERE r.id = ? AND r.message_id IS NOT NULL`,
+  ).all(id) as { id: number; flags: number }[];
+  for (const p of partners) {
+    for (const r of lineRows(store, p.id)) {
+      if (r.flags & FLAG_INDEXED) store.stmt("DELETE FROM fts WHERE rowid = ?").run(r.id);
+      store.stmt("UPDATE records SET flags = ? WHERE id = ?")
+        .run((r.flags & ~FLAG_INDEXED) | FLAG_JOINED, r.id);
+    }
   }
 }
 

@@ -54,6 +54,12 @@ export const FLAG_DRIFT = 4;
 export const FLAG_SUPERSEDED = 8;
 /** The chunk is stored zstd-compressed (`length` holds its captured length). */
 export const FLAG_ZSTD = 16;
+/**
+ * One of the records of a conversation, from different sources, that show one thing (the same
+ * message id): a tool's output preview, out of the index, and the file with the whole output.
+ * `show` places them together, where the first is (`lib/store/conversations.ts`).
+ */
+export const FLAG_JOINED = 32;
 
 /** One named schema step. `sql` runs inside a transaction unless `outsideTransaction` is set. */
 export interface Migration {
