@@ -299,6 +299,7 @@ export function conversationWrites(deltas: Map<string, ConversationDelta>): Conv
       bytes: delta.bytes,
       parentKey: info.parentKey ?? null,
       subagent: info.subagent ?? false,
+      agentType: info.agentType ?? null,
       archived: info.archived ?? null,
       version: delta.version,
     };
@@ -329,5 +330,6 @@ function mergeInfo(into: ConversationInfo, from: ConversationInfo): void {
   if (from.branch) into.branch = from.branch;
   into.parentKey ??= from.parentKey ?? null;
   if (from.subagent) into.subagent = true;
+  if (from.agentType) into.agentType = from.agentType;
   if (from.archived !== undefined) into.archived = from.archived;
 }

@@ -67,6 +67,7 @@ export interface ConversationWrite {
   bytes: number;
   parentKey: string | null;
   subagent: boolean;
+  agentType: string | null;
   archived: boolean | null;
   version: string | null;
 }
@@ -235,8 +236,8 @@ export function writeConversations(
   const upsert = store.stmt(`
     INSERT INTO conversations (key, agent, native_id, source_id, project_root, project_key, cwd,
       branch, title, title_rank, first_ts, last_ts, message_count, record_count, bytes,
-      parent_key, subagent, archived, agent_version)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+      parent_key, subagent, archived, agent_version, agent_type)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
     ON CONFLICT (key) DO UPDATE SET
       first_ts = coalesce(min(first_ts, excluded.first_ts), first_ts, excluded.first_ts),
       last_ts = coalesce(max(last_ts, excluded.last_ts), last_ts, excluded.last_ts),
@@ -255,6 +256,7 @@ export function writeConversations(
       subagent = max(subagent, excluded.subagent),
       archived = coalesce(excluded.archived, archived),
       agent_version = coalesce(excluded.agent_version, agent_version),
+      agent_type = coalesce(excluded.agent_type, agent_type),
       gone = 0
     RETURNING id`);
   for (const c of rows) {
@@ -279,6 +281,7 @@ export function writeConversations(
       c.subagent ? 1 : 0,
       c.archived === null ? null : c.archived ? 1 : 0,
       c.version,
+      c.agentType,
     ) as { id: number };
     ids.set(c.key, id);
   }

@@ -95,10 +95,12 @@ export function parentHolds(recall: Recall, locator: string, uuid: string): bool
 }
 
 /**
- * The title a subagent's `.meta.json` gives it (`agent-<id>.meta.json` beside `agent-<id>.jsonl`:
- * `{"agentType","description"}`), as `<agentType>: <description>`; null when there is none.
+ * What a subagent's `.meta.json` says of it (`agent-<id>.meta.json` beside `agent-<id>.jsonl`:
+ * `{"agentType","description"}`); null when there is none, or it names neither.
  */
-export function subagentTitle(transcript: string): string | null {
+export function subagentMeta(
+  transcript: string,
+): { type: string | null; description: string | null } | null {
   const path = transcript.replace(/\.jsonl$/, ".meta.json");
   let meta: Record<string, unknown> | null;
   try {
@@ -109,8 +111,7 @@ export function subagentTitle(transcript: string): string | null {
   }
   const type = str(meta?.agentType)?.trim() || null;
   const description = str(meta?.description)?.trim() || null;
-  if (type && description) return `${type}: ${description}`;
-  return description ?? type;
+  return type || description ? { type, description } : null;
 }
 
 /** Summary-only files are small: a file larger than this is not one. */

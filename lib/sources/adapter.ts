@@ -64,6 +64,8 @@ export interface ConversationInfo {
   nativeId: string;
   parentKey?: string | null;
   subagent?: boolean;
+  /** A subagent's type, as its agent names it (Claude Code's `Explore`, `Plan`). */
+  agentType?: string | null;
   cwd?: string | null;
   branch?: string | null;
   archived?: boolean;

@@ -25,7 +25,7 @@ import {
   persistedOutputName,
   resultText,
   sessionFolder,
-  subagentTitle,
+  subagentMeta,
   summarySession,
 } from "./_claude_files.ts";
 
@@ -43,6 +43,8 @@ interface ClaudeState {
   sidechain?: string | null;
   /** The title a subagent's `.meta.json` gives it, until a record has carried it. */
   metaTitle?: string | null;
+  /** The type a subagent's `.meta.json` names (`Explore`), carried by its conversation. */
+  agentType?: string | null;
   /** True for a copy (`agent-acompact-*`, `agent-aside_question-*`): it repeats its parent. */
   copy?: boolean;
   /** Whether the file holds only `summary` lines (known once its first summary is read). */
@@ -162,7 +164,12 @@ export const claudeCode: LineAdapter<ClaudeState> = {
     const state: ClaudeState = { sessionId: null, version: null, lastMessageId: null };
     const file = fileRole(source.path);
     if (file.agentId) {
-      state.metaTitle = subagentTitle(source.path);
+      const meta = subagentMeta(source.path);
+      state.metaTitle = meta &&
+        (meta.type && meta.description
+          ? `${meta.type}: ${meta.description}`
+          : meta.description ?? meta.type);
+      if (meta?.type) state.agentType = meta.type;
       if (COPY_AGENT.test(file.agentId)) state.copy = true;
     }
     return state;
@@ -408,6 +415,7 @@ function conversationOf(
       nativeId: `${sessionId}/agent-${agentId}`,
       parentKey: `claude:${sessionId}`,
       subagent: true,
+      ...(file.agentId && state.agentType ? { agentType: state.agentType } : {}),
       cwd,
       branch,
     };

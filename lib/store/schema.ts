@@ -289,4 +289,10 @@ export const MIGRATIONS: readonly Migration[] = [
       WHERE EXISTS (SELECT 1 FROM records WHERE (flags & ${FLAG_INDEXED}) != 0);
     `,
   },
+  {
+    // A subagent's type beside its title (Claude Code's `.meta.json` `agentType`: `Explore`).
+    // Derived like the rest of the row: conversations captured before have none until a rebuild.
+    name: "0009_conversation_agent_type",
+    sql: "ALTER TABLE conversations ADD COLUMN agent_type TEXT;",
+  },
 ];

@@ -20,6 +20,7 @@ import {
   corpusPresent,
   makeWorld,
   manifest,
+  runCli,
   runPass,
   withStore,
   type World,
@@ -219,9 +220,24 @@ Deno.test("a subagent's .meta.json gives its title and type", async () => {
     const row = conversation(world, meta!.conversation)!;
     assert.equal(row.title, meta!.title);
     assert.equal(row.parent_key, meta!.parent);
-    // A subagent without one keeps its first prompt as its title.
+    const type = () =>
+      withStore(world, (store) =>
+        store.db.prepare("SELECT agent_type FROM conversations WHERE key = ?")
+          .get(meta!.conversation) as { agent_type: string | null });
+    assert.equal(type().agent_type, "Explore");
+    // `show --json` names it with the conversation's other facts.
+    const shown = await runCli("show", [meta!.conversation, "--json"], world.vars);
+    assert.equal(shown.code, 0, shown.stderr);
+    const page = JSON.parse(shown.stdout);
+    assert.equal(page.conversation.agentType, "Explore");
+    assert.equal(page.conversation.subagent, true);
+    await captureWorld(world, { rebuild: true });
+    assert.equal(type().agent_type, "Explore", "derived again by a rebuild");
+    // A subagent without one keeps its first prompt as its title, and has no type.
     const [, copy] = entries("copies");
     assert.doesNotMatch(conversation(world, copy!.conversation)!.title ?? "", /^Explore/);
+    const main = await runCli("show", [copy!.parent!, "--json"], world.vars);
+    assert.equal(JSON.parse(main.stdout).conversation.agentType, null);
   } finally {
     await world.cleanup();
   }
