@@ -221,9 +221,12 @@ Deno.test("a subagent's .meta.json gives its title and type", async () => {
     assert.equal(row.title, meta!.title);
     assert.equal(row.parent_key, meta!.parent);
     const type = () =>
-      withStore(world, (store) =>
-        store.db.prepare("SELECT agent_type FROM conversations WHERE key = ?")
-          .get(meta!.conversation) as { agent_type: string | null });
+      withStore(
+        world,
+        (store) =>
+          store.db.prepare("SELECT agent_type FROM conversations WHERE key = ?")
+            .get(meta!.conversation) as { agent_type: string | null },
+      );
     assert.equal(type().agent_type, "Explore");
     // `show --json` names it with the conversation's other facts.
     const shown = await runCli("show", [meta!.conversation, "--json"], world.vars);
