@@ -12,6 +12,8 @@ export interface McpSearchReport {
   p95: number;
   calls: number;
   errors: number;
+  /** Timed calls answered with the hits a search had when its budget ran out. */
+  stopped: number;
 }
 
 /** Searches each of `terms` `rounds` times (after one warm-up round) over one MCP session. */
@@ -30,6 +32,7 @@ export async function measureMcpSearch(
   await client.connect(transport);
   const times: number[] = [];
   let errors = 0;
+  let stopped = 0;
   try {
     for (let round = 0; round <= rounds; round++) {
       for (const term of terms) {
@@ -41,10 +44,18 @@ export async function measureMcpSearch(
         const ms = performance.now() - t;
         if (result.isError) errors++;
         if (round > 0) times.push(ms);
+        const data = result.structuredContent as { stopped?: boolean } | undefined;
+        if (round > 0 && data?.stopped) stopped++;
       }
     }
   } finally {
     await client.close();
   }
-  return { p50: quantile(times, 0.5), p95: quantile(times, 0.95), calls: times.length, errors };
+  return {
+    p50: quantile(times, 0.5),
+    p95: quantile(times, 0.95),
+    calls: times.length,
+    errors,
+    stopped,
+  };
 }

@@ -1,12 +1,10 @@
 // Issue 19's figures: `push_mb_s`, the push command end to end into a local PostgreSQL started
-// here (raw transcript MB of the pushed records per second), and `team_search_ms`, the p50 of
-// team searches over one open connection once the corpus was pushed from two machines.
+// here (the captured MB of the records that push reports it sent, per second), and
+// `team_search_ms`, the p50 of `search --team` end to end (what a person waits for: start-up,
+// connecting and the search) once the corpus was pushed from two machines.
 
 import { join } from "node:path";
 import type { HistoryStore } from "../lib/store/db.ts";
-import type { Redactor } from "../lib/gate.ts";
-import { connectTeam } from "../lib/team/db.ts";
-import { teamSearch } from "../lib/team/search.ts";
 import { startPostgres } from "../tests/postgres_server.ts";
 import { commandArgs, commandEnv, runTimed } from "./_measure.ts";
 import { quantile, taskFlags } from "./_util.ts";
@@ -20,7 +18,6 @@ export interface TeamReport {
 /** Pushes the bench store as two machines and searches the team database for `terms`. */
 export async function measureTeam(options: {
   store: HistoryStore;
-  redact: Redactor;
   vars: Record<string, string>;
   work: string;
   terms: string[];
@@ -35,11 +32,8 @@ export async function measureTeam(options: {
     const projects = (options.store.db.prepare(
       "SELECT DISTINCT project_root AS p FROM conversations WHERE project_root IS NOT NULL",
     ).all() as { p: string }[]).map((r) => r.p);
-    const bytes = (options.store.db.prepare(
-      "SELECT coalesce(sum(coalesce(length, length(raw))), 0) AS n FROM records " +
-        "WHERE (flags & 1) != 0 AND (flags & 8) = 0 AND conversation_id IS NOT NULL",
-    ).get() as { n: number }).n;
-    const runs: number[] = [];
+    const runs: { ms: number; bytes: number }[] = [];
+    const configs: string[] = [];
     for (const machine of ["bench-a", "bench-b"]) {
       const config = join(options.work, `team-${machine}`);
       await Deno.mkdir(config, { recursive: true });
@@ -47,33 +41,39 @@ export async function measureTeam(options: {
         join(config, "config.json"),
         JSON.stringify({ team: { url: pg.url, projects, machine } }),
       );
+      configs.push(config);
       options.log(`push as ${machine} (${projects.length} projects) to a local PostgreSQL`);
-      const run = await runTimed(Deno.execPath(), commandArgs(taskFlags("push"), "push.ts", []), {
-        env: commandEnv({ ...options.vars, LOGBOOK_CONFIG_DIR: config }),
-      });
+      const run = await runTimed(
+        Deno.execPath(),
+        commandArgs(taskFlags("push"), "push.ts", ["--json"]),
+        { env: commandEnv({ ...options.vars, LOGBOOK_CONFIG_DIR: config }) },
+      );
       if (run.code !== 0) throw new Error(`push failed (${run.code}): ${run.stderr.trim()}`);
-      runs.push(run.ms);
+      runs.push({ ms: run.ms, bytes: JSON.parse(run.stdout.trim().split("\n").at(-1)!).bytes });
     }
-    const sql = await connectTeam(pg.url);
+    const env = commandEnv({ ...options.vars, LOGBOOK_CONFIG_DIR: configs[0]! });
+    const flags = taskFlags("search");
+    options.log(`search --team ×${options.terms.length * options.rounds} (the command end to end)`);
     const times: number[] = [];
-    try {
-      for (let round = 0; round <= options.rounds; round++) {
-        for (const query of options.terms) {
-          const t = performance.now();
-          await teamSearch(sql, options.redact, { query, limit: 20 });
-          if (round > 0) times.push(performance.now() - t);
-        }
+    for (let round = 0; round <= options.rounds; round++) {
+      for (const query of options.terms) {
+        const run = await runTimed(
+          Deno.execPath(),
+          commandArgs(flags, "search.ts", ["--team", query, "--limit", "20"]),
+          { env },
+        );
+        if (run.code > 1) throw new Error(`search --team failed (${run.code}): ${run.stderr}`);
+        if (round > 0) times.push(run.ms);
       }
-    } finally {
-      await sql.end({ timeout: 5 });
     }
+    const first = runs[0]!;
     return {
-      pushMbS: bytes / 1e6 / (runs[0]! / 1000),
+      pushMbS: first.bytes / 1e6 / (first.ms / 1000),
       searchP50: quantile(times, 0.5),
       notes: [
-        `team: pushed ${(bytes / 1e6).toFixed(1)} MB of records twice (${
-          runs.map((ms) => Math.round(ms)).join(" ms, ")
-        } ms); team_search_ms over ${times.length} searches`,
+        `team: pushed ${(first.bytes / 1e6).toFixed(1)} MB of records from each of two machines (${
+          runs.map((r) => Math.round(r.ms)).join(" ms, ")
+        } ms); team_search_ms over ${times.length} search --team commands`,
       ],
     };
   } finally {

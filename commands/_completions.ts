@@ -162,8 +162,14 @@ function zsh(commands: Entry[]): string {
         `'${flag}[${zshQuote(option.description)}]${value.replace(/'/g, "'\\''")}'`
       );
     });
-    const rest = command.name === "completions" ? "'1:shell:(bash zsh fish)'" : "'*: : '";
-    lines.push(`    ${command.name}) _arguments -s ${[...specs, rest].join(" ")} ;;`);
+    // `_arguments` reads words[1] as the command it completes for: drop `logbook`, so that the
+    // subcommand is that word and the first word after it is argument 1.
+    const rest = command.name === "completions" ? ["'1:shell:(bash zsh fish)'"] : [];
+    lines.push(
+      `    ${command.name}) shift words; (( CURRENT-- )); _arguments -s ${
+        [...specs, ...rest].join(" ")
+      } ;;`,
+    );
   }
   lines.push(
     "  esac",

@@ -7,8 +7,8 @@ import { redactorFor } from "../lib/context.ts";
 import { join } from "node:path";
 import { connectTeam, safeUrl, teamError } from "../lib/team/db.ts";
 import { type TeamHit, teamMachinesOf, teamPage, teamSearch } from "../lib/team/search.ts";
-import type { SearchOptions } from "../lib/store/search.ts";
-import { EXIT } from "./_command.ts";
+import { SearchLimitError, type SearchOptions, SearchStoppedError } from "../lib/store/search.ts";
+import { EXIT, UsageError } from "./_command.ts";
 import { type Io, styler } from "./_terminal/io.ts";
 import { safeJson } from "./_terminal/safe_json.ts";
 import { safeText } from "./_terminal/safe_text.ts";
@@ -25,7 +25,7 @@ export function teamUrl(ctx: Context): string {
   );
 }
 
-/** `search --team`: the same filters as a local search, plus `machine`. */
+/** `search --team`: the same filters as a local search, plus `machine`, within the same budget. */
 export async function searchTeam(
   ctx: Context,
   options: SearchOptions & { machine?: string },
@@ -33,6 +33,7 @@ export async function searchTeam(
   json: boolean,
 ): Promise<number> {
   const url = teamUrl(ctx);
+  const offset = options.offset ?? 0;
   const sql = await connectTeam(url);
   try {
     let result;
@@ -46,24 +47,45 @@ export async function searchTeam(
         ...(options.role ? { role: options.role } : {}),
         ...(options.since !== undefined ? { since: options.since } : {}),
         ...(options.until !== undefined ? { until: options.until } : {}),
+        ...(options.subagents !== undefined ? { subagents: options.subagents } : {}),
         ...(options.limit !== undefined ? { limit: options.limit } : {}),
-        ...(options.offset !== undefined ? { offset: options.offset } : {}),
+        ...(options.budgetMs !== undefined ? { budgetMs: options.budgetMs } : {}),
+        ...(options.startedAt !== undefined ? { startedAt: options.startedAt } : {}),
+        offset,
       });
     } catch (err) {
+      // As a local search: a query over a bound, or out of time, is the query to change.
+      if (err instanceof SearchLimitError || err instanceof SearchStoppedError) {
+        throw new UsageError(err.message);
+      }
       throw teamError(err, url);
     }
-    if (result.mode === "substring") {
-      io.err("note: no word of the query is indexed as a word; matched it as a substring\n");
-    }
+    if (result.note) io.err(`note: ${result.note}\n`);
     if (json) { for (const hit of result.hits) io.out(safeJson(hit) + "\n"); }
     else {
       for (const hit of result.hits) io.out(renderTeamHit(hit, io));
-      if (!result.hits.length) io.err(`No matches in the team database ${safeUrl(url)}\n`);
+      if (result.hits.length) io.out(countLine(result.hits.length, offset, result.next));
+      else {
+        io.err(
+          offset > 0
+            ? `No matches after the first ${offset} in the team database ${safeUrl(url)}\n`
+            : `No matches in the team database ${safeUrl(url)}\n`,
+        );
+      }
     }
     return result.hits.length ? EXIT.ok : EXIT.failure;
   } finally {
     await sql.end({ timeout: 5 });
   }
+}
+
+/** `3 hits`, `21–40 hits · more: --offset 40`: what this page is and where the next starts. */
+function countLine(shown: number, offset: number, next: number | null): string {
+  const range = offset > 0 ? `${offset + 1}–${offset + shown}` : String(shown);
+  const plural = shown === 1 && offset === 0 ? "hit" : "hits";
+  return `${range} ${plural} in the team database${
+    next === null ? "" : ` · more: --offset ${next}`
+  }\n`;
 }
 
 function renderTeamHit(hit: TeamHit, io: Io): string {

@@ -50,16 +50,15 @@ export async function main(
         );
         return EXIT.failure;
       }
-      const size = userDataSize(paths);
+      const size = userDataSize(paths, mirrors);
       io.err(
         `This stops logbook's running work and deletes everything it keeps in ${paths.root}:\n` +
-          "captured history, sessions, snapshots, stage markers and prompt history " +
-          `(${formatBytes(size.bytes)} in ${plural(size.files, "file")}).\n` +
+          "captured history, sessions, snapshots, stage markers and prompt history" +
           (mirrors.length
-            ? `It also deletes ${plural(mirrors.length, "project mirror")}:\n${
+            ? `, and ${plural(mirrors.length, "project mirror")} (${sizeOf(size)} in all):\n${
               mirrors.map((path) => `  ${path}\n`).join("")
             }`
-            : "") +
+            : ` (${sizeOf(size)}).\n`) +
           `Your config in ${configDir(env)} is kept.\n`,
       );
       const answer = ask('Type "delete" to confirm:');
@@ -86,14 +85,20 @@ function advice(report: DeleteReport, root: string, config: string): string {
   const failed = report.steps.some((s) => s.action === "not removed" || s.action === "not stopped");
   const foreign = left
     ? `${root} still holds ${plural(left, "entry", "entries")} logbook did not create (see ` +
-      '"left" above); they were not touched: move or delete them yourself, then remove the ' +
-      "directory.\n"
+      `"left" above); ${left === 1 ? "it was" : "they were"} not touched: move or delete ${
+        left === 1 ? "it" : "them"
+      } yourself, then remove the directory.\n`
     : "";
   if (!failed) {
     return `Everything logbook created is gone. Your config in ${config} was kept.\n${foreign}`;
   }
   return "Some of logbook's data could not be deleted (see above); fix what stopped it and run " +
     `this again.\n${foreign}`;
+}
+
+/** `1.2 MB in 9 files`. */
+function sizeOf(size: { bytes: number; files: number }): string {
+  return `${formatBytes(size.bytes)} in ${plural(size.files, "file")}`;
 }
 
 function describe(step: DeleteStep, s: ReturnType<typeof styler>): string {

@@ -8,9 +8,8 @@ import { defineCommand, EXIT, run, shared, UsageError } from "./_command.ts";
 import { type Io, stdio } from "./_terminal/io.ts";
 import { gateFor, loadContext, redactorFor } from "../lib/context.ts";
 import { chatSetup } from "../lib/sessions/setup.ts";
-import { ChatSession } from "../lib/sessions/turn.ts";
 import { projectOf } from "../lib/paths.ts";
-import { forkConversation } from "../lib/sessions/fork.ts";
+import { forkRow } from "../lib/sessions/fork.ts";
 import {
   findRowAnywhere,
   pickerRows,
@@ -18,7 +17,7 @@ import {
   withHistoryStore,
 } from "../lib/sessions/resume.ts";
 import { type SessionRecord, SessionStore } from "../lib/sessions/records.ts";
-import { converse } from "./_terminal/chat_loop.ts";
+import { openSession } from "./_terminal/open_session.ts";
 import { safeIo } from "./_terminal/safe_io.ts";
 
 export const spec = defineCommand({
@@ -64,24 +63,10 @@ export async function main(
       const redact = redactorFor(ctx);
       const listed = pickerRows(sessions, project, { store, redact });
       const row = findRowAnywhere(listed, id, "fork", { sessions, store, redact });
-      if (row.manifest) {
-        throw new Error(
-          `Cannot fork session "${id}": it is a manifest run, which has no conversation`,
-        );
-      }
-      if (row.record) return sessions.fork(row.record, ctx.now());
-      return forkConversation({ sessions, store: store!, row, gate: gateFor(ctx), now: ctx.now() });
+      return forkRow({ sessions, store, row, gate: gateFor(ctx), now: ctx.now(), query: id });
     });
 
-    if (setup) {
-      const { session, notes } = ChatSession.resume(
-        { ...setup.options, cwd: fork.cwd },
-        fork,
-        { written: !incognito },
-      );
-      io.err(`Forked as "${fork.title}" (${fork.id})\n`);
-      return await converse(io, ctx, session, setup, { notes });
-    }
+    if (setup) return await openSession(io, ctx, fork, setup, { incognito, verb: "Forked as" });
     io.out(`${fork.id}\n`);
     io.err(
       incognito

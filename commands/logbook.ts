@@ -1,6 +1,7 @@
 #!/usr/bin/env -S deno run -R -W -E --allow-net --allow-run
 // `logbook <command>`: one entry point for every command, so `deno install -g` (or the compiled
-// binary) puts all of them on PATH as `logbook search …`, `logbook reindex …`.
+// binary) puts all of them on PATH as `logbook search …`, `logbook reindex …`. Alone on a
+// terminal, `logbook` opens the full-screen search (`search -i`).
 
 import type { ParseArgsOptionsConfig } from "node:util";
 import { type CommandSpec, didYouMean, EXIT, helpText, run, wrap } from "./_command.ts";
@@ -79,6 +80,10 @@ export async function main(args: string[], io: Io = stdio()): Promise<number> {
   while (args[leading.length] === "--incognito") leading.push("--incognito");
   const [name, ...after] = args.slice(leading.length);
   const rest = [...leading, ...after];
+  if (name === undefined && leading.length === 0 && io.outIsTerminal && Deno.stdin.isTerminal()) {
+    // Alone on a terminal: the full-screen search.
+    return await (await COMMANDS.search!()).main(["--interactive"], io);
+  }
   if (name === undefined || name === "--help" || name === "-h") {
     io.out(await usage());
     return name === undefined ? EXIT.usage : EXIT.ok;

@@ -1,7 +1,9 @@
-#!/usr/bin/env -S deno run -R -W -E
+#!/usr/bin/env -S deno run -R -W -E --allow-net
 // `mcp`: a stdio MCP server that lets an agent search and read the history logbook keeps (the
-// same search, the same gate, read-only). stdout carries only the protocol; a stall line goes to
-// stderr. Runs until the client closes stdin.
+// same search, the same gate, read-only: it never writes the store, not even to upgrade it, and
+// says to run `logbook reindex` when the store needs that first). stdout carries only the
+// protocol; a stall line goes to stderr. Runs until the client closes stdin. `--allow-net` is for
+// `search_history` with `team` (the team database).
 
 import type { Env } from "../lib/env.ts";
 import { loadContext, openStore } from "../lib/context.ts";
@@ -42,7 +44,7 @@ export async function main(
       ctx,
       values.mirror
         ? () => openMirror(here.root, here.key)
-        : () => openStore(ctx, { mustExist: true, readOnly: true }),
+        : () => openStore(ctx, { mustExist: true, readOnly: true, upgrade: false }),
     );
     const server = createMcpServer(tools);
     const closed = Promise.withResolvers<void>();

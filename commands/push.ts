@@ -7,29 +7,34 @@ import type { Env } from "../lib/env.ts";
 import { loadContext, openStore, redactorFor, storeExists } from "../lib/context.ts";
 import { projectOf, resolveFromUser } from "../lib/paths.ts";
 import { ADAPTERS } from "../lib/sources/mod.ts";
-import { connectTeam, safeUrl, teamError } from "../lib/team/db.ts";
-import { planPush, push, type PushSummary, teamCursors } from "../lib/team/push.ts";
+import { connectTeam, migrateTeam, safeUrl, TeamError, teamError } from "../lib/team/db.ts";
+import { planPush, push, type PushPlan, type PushSummary } from "../lib/team/push.ts";
 import { defineCommand, EXIT, run, shared, UsageError, wholeNumber } from "./_command.ts";
 import { teamUrl } from "./_team.ts";
 import { type Io, stdio } from "./_terminal/io.ts";
 import { safeIo } from "./_terminal/safe_io.ts";
-import { formatBytes } from "../lib/format.ts";
+import { formatBytes, formatCount, plural } from "../lib/format.ts";
 
 export const spec = defineCommand({
   name: "push",
   summary: "send this machine's allowed projects to the team's PostgreSQL history",
-  usage: "logbook push [--dry-run] [--watch] [--max-seconds N] [--quiet] [--json]",
+  usage: "logbook push [--dry-run] [--watch [--interval N]] [--max-seconds N] [--migrate] " +
+    "[--quiet] [--json]",
   options: {
     "dry-run": { type: "boolean" },
     watch: { type: "boolean" },
+    interval: { type: "string" },
     "max-seconds": { type: "string" },
+    migrate: { type: "boolean" },
     quiet: { type: "boolean", short: "q" },
     ...shared("json"),
   },
   optionHelp: [
-    ["--dry-run", "say what would be sent, per project, and send nothing"],
-    ["--watch", "push again every minute until Ctrl-C"],
+    ["--dry-run", "show what would be sent and removed, and send nothing"],
+    ["--watch", "push every minute until Ctrl-C (failed rounds retry later)"],
+    ["--interval N", "with --watch: push every N seconds instead"],
     ["--max-seconds N", "stop between batches after N seconds (the next push goes on)"],
+    ["--migrate", "update the team schema only (run it as the database's owner)"],
     ["-q, --quiet", "print nothing unless something is wrong (for cron)"],
     ["--json", "print what was sent (or would be) as JSON"],
   ],
@@ -47,11 +52,20 @@ export async function main(
   const io = safeIo(terminal);
   return await run(spec, args, io, async ({ values }) => {
     const maxSeconds = wholeNumber(values["max-seconds"], "max-seconds", { min: 1 });
-    if (values.watch && values["dry-run"]) {
-      throw new UsageError('Options "--watch" and "--dry-run" cannot be used together');
+    const interval = wholeNumber(values.interval, "interval", { min: 1 }) ?? 60;
+    if (values.interval !== undefined && !values.watch) {
+      throw new UsageError('Option "--interval" needs "--watch"');
+    }
+    const alone = values.migrate ? "migrate" : values.watch ? "watch" : null;
+    if (alone && values["dry-run"]) {
+      throw new UsageError(`Options "--${alone}" and "--dry-run" cannot be used together`);
+    }
+    if (values.migrate && values.watch) {
+      throw new UsageError('Options "--migrate" and "--watch" cannot be used together');
     }
     const ctx = loadContext({ env, onStall: io.err });
     const url = teamUrl(ctx);
+    if (values.migrate) return await migrateOnly(url, io, values.json === true);
     // Records per transaction (default 500): smaller batches lose less to a killed push.
     const batch = /^\d{1,6}$/.test(env.get("LOGBOOK_PUSH_BATCH") ?? "")
       ? Math.max(1, Number(env.get("LOGBOOK_PUSH_BATCH")))
@@ -75,27 +89,17 @@ export async function main(
     const signal = stop ?? interrupted();
     try {
       if (values["dry-run"]) {
-        let cursors: Map<string, number>;
+        let plan: PushPlan;
         try {
-          cursors = await teamCursors(sql, machine);
+          plan = await planPush(store, sql, machine, projects);
         } catch (err) {
           throw teamError(err, url);
         }
-        const plan = planPush(store, projects, cursors);
         if (values.json) io.out(JSON.stringify({ machine, dryRun: true, ...plan }) + "\n");
-        else {
-          io.out(
-            `Would send to ${safeUrl(url)} as "${machine}"${team.raw ? " (raw bytes too)" : ""}:\n`,
-          );
-          for (const p of plan.perProject) {
-            io.out(`  ${p.project}: ${p.conversations} conversations, ${p.records} records\n`);
-          }
-          io.out(
-            `  in all: ${plan.records} records, ${formatBytes(plan.bytes)} of raw transcript\n`,
-          );
-        }
+        else io.out(describePlan(plan, machine, safeUrl(url), team.raw === true));
         return EXIT.ok;
       }
+      let failures = 0;
       for (;;) {
         const started = Date.now();
         let summary: PushSummary;
@@ -108,16 +112,29 @@ export async function main(
             machine,
             projects,
             raw: team.raw === true,
+            signal,
             ...(batch ? { batchRecords: batch } : {}),
             ...(maxSeconds ? { deadline: started + maxSeconds * 1000 } : {}),
           });
         } catch (err) {
-          throw teamError(err, url);
+          if (!values.watch || !isTeamTrouble(err)) throw teamError(err, url);
+          // A watcher outlives a database that is down or refusing: it says so and waits longer.
+          failures++;
+          const wait = Math.min(
+            interval * 2 ** (failures - 1),
+            Math.max(interval, MAX_BACKOFF_SECONDS),
+          );
+          io.err(`error: ${teamError(err, url).message}; trying again in ${wait} s\n`);
+          if (await sleep(wait * 1000, signal)) return EXIT.ok;
+          continue;
         }
+        failures = 0;
         if (values.json) io.out(JSON.stringify({ machine, ...summary }) + "\n");
-        else if (!values.quiet || !summary.complete) io.out(describe(summary, machine) + "\n");
-        if (!values.watch) return EXIT.ok;
-        if (await sleep(60_000, signal)) return EXIT.ok;
+        else if (!values.quiet || !summary.complete || summary.newStore) {
+          io.out(describe(summary, machine, signal.aborted) + "\n");
+        }
+        if (!values.watch || signal.aborted) return EXIT.ok;
+        if (await sleep(interval * 1000, signal)) return EXIT.ok;
       }
     } finally {
       await sql.end({ timeout: 5 });
@@ -126,15 +143,86 @@ export async function main(
   });
 }
 
-function describe(s: PushSummary, machine: string): string {
+/** The longest a watcher waits after failed rounds (doubling from the interval up to this). */
+const MAX_BACKOFF_SECONDS = 15 * 60;
+
+/** True for a failure of the team database or the way to it, which a later round may not meet. */
+function isTeamTrouble(err: unknown): boolean {
+  if (err instanceof TeamError) return true;
+  const e = err as { code?: unknown; name?: unknown } | null;
+  if (e?.name === "PostgresError") return true;
+  // The driver's own (CONNECT_TIMEOUT, CONNECTION_CLOSED) and the network's (ECONNREFUSED); not
+  // node:sqlite's (ERR_SQLITE_ERROR), which are this machine's store.
+  return typeof e?.code === "string" && !e.code.startsWith("ERR_");
+}
+
+/** `push --migrate`: the schema brought up to date, and nothing sent. */
+async function migrateOnly(url: string, io: Io, json: boolean): Promise<number> {
+  const sql = await connectTeam(url);
+  try {
+    let applied: string[];
+    try {
+      applied = await migrateTeam(sql);
+    } catch (err) {
+      throw teamError(err, url);
+    }
+    if (json) io.out(JSON.stringify({ applied }) + "\n");
+    else {
+      io.out(
+        applied.length
+          ? `Brought ${safeUrl(url)} up to date: ${applied.join(", ")}\n`
+          : `${safeUrl(url)} is up to date: nothing to apply\n`,
+      );
+    }
+    return EXIT.ok;
+  } finally {
+    await sql.end({ timeout: 5 });
+  }
+}
+
+function describePlan(plan: PushPlan, machine: string, url: string, raw: boolean): string {
+  const lines = [`Would send to ${url} as "${machine}"${raw ? " (raw bytes too)" : ""}:`];
+  for (const p of plan.perProject) {
+    lines.push(
+      `  ${p.project}: ${plural(p.conversations, "conversation")}, ${plural(p.records, "record")}`,
+    );
+  }
+  lines.push(
+    `  in all: ${plural(plan.records, "record")}, ${formatBytes(plan.bytes)} of raw transcript`,
+  );
+  if (plan.forgets) {
+    lines.push(
+      `  and remove ${plural(plan.forgets, "forgotten conversation")} from the team database`,
+    );
+  }
+  if (plan.newStore) {
+    lines.push(
+      `  (the team knows "${machine}" from another store: every record is checked again, and ` +
+        "those it has already are not sent twice)",
+    );
+  }
+  return lines.join("\n") + "\n";
+}
+
+function describe(s: PushSummary, machine: string, stopped: boolean): string {
   const sent = s.records
-    ? `Sent ${s.records} records of ${s.conversations} conversations (${formatBytes(s.bytes)})`
+    ? `Sent ${plural(s.records, "record")} of ${plural(s.conversations, "conversation")} (${
+      formatBytes(s.bytes)
+    })`
     : "Nothing new to send";
-  const forgot = s.forgotten ? `; removed ${s.forgotten} forgotten conversations` : "";
-  const rest = s.complete ? "" : "; stopped at the time limit: run again to send the rest";
+  const already = s.already ? `; ${formatCount(s.already)} the team database had already` : "";
+  const fresh = s.newStore
+    ? `; this store is new to the team as "${machine}", so every record was checked again`
+    : "";
+  const forgot = s.forgotten ? `; removed ${plural(s.forgotten, "forgotten conversation")}` : "";
+  const rest = s.complete
+    ? ""
+    : stopped
+    ? "; stopped: run again to send the rest"
+    : "; stopped at the time limit: run again to send the rest";
   return `${sent} as "${machine}" from ${s.projects} project${
     s.projects === 1 ? "" : "s"
-  }${forgot}${rest}.`;
+  }${already}${fresh}${forgot}${rest}.`;
 }
 
 /** This machine's name for the team: its host name, reduced to the characters allowed. */

@@ -3,7 +3,7 @@
 // under cron (a lock, a time limit, silence when all is well).
 
 import type { Env } from "../lib/env.ts";
-import { type CaptureRunResult, runCapture } from "../lib/capture/run.ts";
+import { type CaptureRunResult, runCapture, whyNotCaptured } from "../lib/capture/run.ts";
 import { type Context, loadContext, openStore, redactorFor } from "../lib/context.ts";
 import { captureState } from "../lib/status.ts";
 import { watch } from "../lib/capture/watch.ts";
@@ -107,24 +107,18 @@ function report(
 ): number {
   const s = styler(io.color);
   switch (result.status) {
-    case "busy": {
-      const who = result.holder ? `pid ${result.holder.pid}` : "another process";
+    case "busy":
       if (options.json) {
         io.out(JSON.stringify({ status: "busy", pid: result.holder?.pid ?? null }) + "\n");
-      } else if (!options.quiet) io.out(`Another capture is running (${who}); nothing to do\n`);
+      } else if (!options.quiet) io.out(`${whyNotCaptured(result)}; nothing to do\n`);
       return EXIT.ok;
-    }
     case "off":
       if (options.json) io.out(JSON.stringify({ status: "off", reason: result.reason }) + "\n");
-      else if (!options.quiet) {
-        io.out(`Capture is switched off (${result.reason}); nothing was captured\n`);
-      }
+      else if (!options.quiet) io.out(`${whyNotCaptured(result)}; nothing was captured\n`);
       return EXIT.ok;
     case "latched":
       io.err(
-        `error: capture stopped after a failure on ${new Date(result.failure.at).toISOString()}: ${
-          safeText(result.failure.message)
-        }\n` +
+        `error: ${safeText(whyNotCaptured(result))}\n` +
           `Fix the cause, then run "logbook reindex --retry".\n`,
       );
       return EXIT.failure;

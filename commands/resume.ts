@@ -6,9 +6,8 @@
 import type { Env } from "../lib/env.ts";
 import { defineCommand, EXIT, run, shared, UsageError } from "./_command.ts";
 import { type Io, stdio } from "./_terminal/io.ts";
-import { type Context, gateFor, loadContext, redactorFor } from "../lib/context.ts";
+import { gateFor, loadContext, redactorFor } from "../lib/context.ts";
 import { chatSetup } from "../lib/sessions/setup.ts";
-import { ChatSession } from "../lib/sessions/turn.ts";
 import { projectOf } from "../lib/paths.ts";
 import {
   commandLine,
@@ -26,7 +25,7 @@ import {
 import { SessionStore } from "../lib/sessions/records.ts";
 import { runNative } from "./_terminal/native.ts";
 import { pickRow } from "./_terminal/picker.ts";
-import { converse } from "./_terminal/chat_loop.ts";
+import { openSession } from "./_terminal/open_session.ts";
 import { safeIo } from "./_terminal/safe_io.ts";
 import { safeText } from "./_terminal/safe_text.ts";
 
@@ -128,7 +127,13 @@ export async function main(
         io.out(resumeHint(row.nativeId, existingCwd(io, row.record.cwd, ctx.cwd), ctx.cwd) + "\n");
         return EXIT.ok;
       }
-      return await continueInChat(io, ctx, row, incognito);
+      const setup = chatSetup(ctx, { incognito });
+      // The last exchange, so the conversation picks up where the user left it.
+      return await openSession(io, ctx, row.record, setup, {
+        incognito,
+        verb: "Resuming",
+        recap: true,
+      });
     }
     const native = nativeCommand(row, project.root);
     const command = { ...native, cwd: existingCwd(io, native.cwd, ctx.cwd) };
@@ -156,25 +161,6 @@ function existingCwd(io: Io, cwd: string, userCwd: string): string {
     );
   }
   return existing;
-}
-
-/** Continues a logbook session in chat, after the notes a resume owes (build, branch). */
-async function continueInChat(
-  io: Io,
-  ctx: Context,
-  row: PickerRow,
-  incognito: boolean,
-): Promise<number> {
-  const setup = chatSetup(ctx, { incognito });
-  const { session, notes } = ChatSession.resume(
-    { ...setup.options, cwd: row.record!.cwd },
-    row.record!,
-    // In incognito nothing of this run is kept, so leaving offers no resume.
-    { written: !incognito },
-  );
-  io.err(`Resuming "${session.title}" (${session.id})\n`);
-  // The last exchange, so the conversation picks up where the user left it.
-  return await converse(io, ctx, session, setup, { notes, recap: true });
 }
 
 function reportLeftOut(io: Io, listed: Rows): void {

@@ -1,6 +1,10 @@
-#!/usr/bin/env -S deno run -R -W -E
+#!/usr/bin/env -S deno run -R -W -E --allow-net --allow-run
 // `search`: finds records across every captured conversation, ranked, with filters. Exit 0 with
-// hits, 1 with none (as grep does), 2 for a usage error. Never writes to a source.
+// hits, 1 with none (as grep does), 2 for a usage error. A search past its time budget prints the
+// hits it had, says what they are on stderr and exits 0; one that had none is a usage error (2:
+// narrow the query), since "no match" would not be true. Never writes to a source.
+// With `-i`, a full screen that searches as you type (loaded only then: the plain search
+// starts lean).
 
 import type { Env } from "../lib/env.ts";
 import {
@@ -32,7 +36,6 @@ import {
   searchGroups,
   type SearchHit,
   SearchLimitError,
-  SearchStoppedError,
 } from "../lib/store/search.ts";
 import { markRanges } from "./_terminal/highlight.ts";
 import { safeIo } from "./_terminal/safe_io.ts";
@@ -52,11 +55,13 @@ const MAX_WIDTH = 80;
 export const spec = defineCommand({
   name: "search",
   summary: "find records across every captured conversation",
-  usage: "logbook search <query> [--project DIR|--all-projects] [--agent A] [--session ID] " +
+  usage: "logbook search <query> [-i|--interactive] [--project DIR|--all-projects] [--agent A] " +
+    "[--session ID] " +
     "[--kind K] [--role R] [--since WHEN] [--until WHEN] [--subagents|--no-subagents] " +
     "[--limit N] [--offset N] [--sort relevance|newest|oldest] [--group] " +
     "[--mirror|--team [--machine M]] [--json]",
   options: {
+    interactive: { type: "boolean", short: "i" },
     ...shared("project"),
     "all-projects": { type: "boolean" },
     agent: { type: "string" },
@@ -77,12 +82,16 @@ export const spec = defineCommand({
     ...shared("json"),
   },
   optionHelp: [
+    ["-i, --interactive", "search as you type, full screen (`logbook` alone on a terminal too)"],
     ["--project DIR", "only this directory's project (`.` for the one you are in)"],
     ["--all-projects", "every project (the default)"],
     ["--agent A", "only claude, codex, opencode or logbook"],
     ["--session ID", "only this conversation (full id, native id or unique prefix)"],
-    ["--kind K", "message (typed prompts too), prompt, tool_call, tool_result, reasoning,"],
-    ["", "summary, event or meta"],
+    [
+      "--kind K",
+      "message (typed prompts too), prompt, tool_call, tool_result, reasoning, summary, event " +
+      "or meta",
+    ],
     ["--role R", "user, assistant, system or developer"],
     ["--since WHEN", "at or after WHEN: ISO date/time, 30m, 12h, 7d, 2w, today, yesterday"],
     ["--until WHEN", "before WHEN (same forms)"],
@@ -102,13 +111,14 @@ export const spec = defineCommand({
   ],
 });
 
-/** Runs `search` with `args`; returns the exit status. */
+/** Runs `search` with `args`; returns the exit status. `now` is the search budget's clock. */
 export async function main(
   args: string[],
   io: Io = stdio(),
   env: Env = Deno.env,
+  now: () => number = Date.now,
 ): Promise<number> {
-  const startedAt = Date.now();
+  const startedAt = now();
   return await run(spec, args, safeIo(io), async ({ values, positionals }) => {
     if (values.project !== undefined && values["all-projects"]) {
       throw new UsageError('Options "--project" and "--all-projects" cannot be used together');
@@ -116,6 +126,7 @@ export async function main(
     if (values.subagents && values["no-subagents"]) {
       throw new UsageError('Options "--subagents" and "--no-subagents" cannot be used together');
     }
+    if (values.interactive) return await interactive(values, positionals, io, env);
     const parsed = parseSearchInput({
       q: positionals.join(" "),
       project: values.project,
@@ -160,7 +171,13 @@ export async function main(
       const options = resolveTeamSearch(parsed.data, ctx);
       return await searchTeam(
         ctx,
-        { ...options, offset, ...(values.machine ? { machine: values.machine } : {}) },
+        {
+          ...options,
+          offset,
+          budgetMs: budgetMsFrom(env),
+          startedAt,
+          ...(values.machine ? { machine: values.machine } : {}),
+        },
         io,
         values.json === true,
       );
@@ -182,17 +199,20 @@ export async function main(
       options.offset = offset;
       options.budgetMs = budgetMsFrom(env);
       options.startedAt = startedAt;
-      const page = stopsAsUsage(() =>
+      const page = boundsAsUsage(() =>
         values.group
-          ? searchGroups(store, ADAPTERS, redactorFor(ctx), options)
-          : search(store, ADAPTERS, redactorFor(ctx), options)
+          ? searchGroups(store, ADAPTERS, redactorFor(ctx), options, now)
+          : search(store, ADAPTERS, redactorFor(ctx), options, now)
       );
+      const hits: (SearchHit & { hits?: number })[] = "groups" in page ? page.groups : page.hits;
+      // Stopped with nothing in hand, the search says how to narrow the query.
+      if (page.stopped && !hits.length) throw new UsageError(page.stopNote ?? "Stopped");
       const note = ("note" in page ? page.note : null) ??
         (page.mode === "literal"
           ? "the query is not valid FTS5 syntax; used a literal substring scan"
           : null);
       if (note) io.err(`note: ${note}\n`);
-      const hits: (SearchHit & { hits?: number })[] = "groups" in page ? page.groups : page.hits;
+      if (page.stopNote) io.err(`note: ${page.stopNote}\n`);
       if (values.json) {
         for (const hit of hits) io.out(safeJson(hit) + "\n");
       } else {
@@ -221,14 +241,49 @@ export async function main(
   });
 }
 
-/** Runs a search; a query over a bound or out of time is a usage error (change the query). */
-function stopsAsUsage<T>(fn: () => T): T {
+/** The options `-i` takes: the filters that have an inline form. */
+const INLINE_OPTIONS = ["project", "agent", "session", "kind", "role", "since", "until"] as const;
+
+/**
+ * `search -i`: the full-screen search, its box holding the words and the filters given (as
+ * `agent:codex`). Options that shape printed output have no place on the screen.
+ */
+async function interactive(
+  values: Record<string, string | boolean | undefined>,
+  positionals: string[],
+  io: Io,
+  env: Env,
+): Promise<number> {
+  for (const name of ["json", "group", "team", "mirror", "machine", "limit", "offset", "sort"]) {
+    if (values[name] !== undefined) {
+      throw new UsageError(`Options "-i, --interactive" and "--${name}" cannot be used together`);
+    }
+  }
+  if (!io.outIsTerminal || !Deno.stdin.isTerminal()) {
+    throw new UsageError('Option "-i, --interactive" needs a terminal (stdin and stdout)');
+  }
+  const filters = INLINE_OPTIONS.flatMap((name) => {
+    const value = values[name];
+    if (typeof value !== "string") return [];
+    return [`${name}:${/\s/.test(value) ? `"${value.replaceAll('"', "")}"` : value}`];
+  });
+  const box = [...filters, ...positionals].join(" ");
+  const subagents = values["no-subagents"] ? false : values.subagents ? true : undefined;
+  const { interactiveSearch } = await import("./_terminal/search_screen.ts");
+  return await interactiveSearch({
+    env,
+    io,
+    box: box ? `${box} ` : "",
+    ...(subagents !== undefined ? { subagents } : {}),
+  });
+}
+
+/** Runs a search; a query over a bound is a usage error (change the query). */
+function boundsAsUsage<T>(fn: () => T): T {
   try {
     return fn();
   } catch (err) {
-    if (err instanceof SearchLimitError || err instanceof SearchStoppedError) {
-      throw new UsageError(err.message);
-    }
+    if (err instanceof SearchLimitError) throw new UsageError(err.message);
     throw err;
   }
 }

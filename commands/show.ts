@@ -4,15 +4,22 @@
 // exported whole as Markdown, HTML, JSON or text.
 
 import type { Env } from "../lib/env.ts";
-import { defineCommand, EXIT, run, shared, UsageError, wholeNumber } from "./_command.ts";
-import { type Io, stdio, styler } from "./_terminal/io.ts";
+import {
+  defineCommand,
+  EXIT,
+  invalidOption,
+  run,
+  shared,
+  UsageError,
+  wholeNumber,
+} from "./_command.ts";
+import { type Io, stdio } from "./_terminal/io.ts";
 import { loadContext, openStore, redactorFor } from "../lib/context.ts";
-import { formatLocalTime } from "../lib/format.ts";
+import { plural } from "../lib/format.ts";
 import { ADAPTERS } from "../lib/sources/mod.ts";
 import {
   contextStart,
   findConversation,
-  type Page,
   pageConversation,
   pageRows,
   type RecordJson,
@@ -20,11 +27,11 @@ import {
 import type { HistoryStore } from "../lib/store/db.ts";
 import type { ConversationRow } from "../lib/store/records.ts";
 import { TextDeriver } from "../lib/store/records.ts";
-import { startPager } from "./_terminal/pager.ts";
+import { pageThrough, renderPage, type View } from "./_terminal/conversation_view.ts";
 import { safeIo } from "./_terminal/safe_io.ts";
 import { safeJson } from "./_terminal/safe_json.ts";
 import { safeText } from "./_terminal/safe_text.ts";
-import { cutToWidth, displayWidth, terminalColumns, wrapText } from "./_terminal/wrap.ts";
+import { terminalColumns } from "./_terminal/wrap.ts";
 
 /** The formats of `--format` (as `lib/export.ts` has them; that module loads only for an export). */
 const FORMATS = ["md", "html", "json", "text"] as const;
@@ -154,25 +161,21 @@ export async function main(
         width: io.outIsTerminal ? terminalColumns(env) : null,
         hit: around ?? null,
       };
-      const pager = io.outIsTerminal && !values["no-pager"] ? startPager(env) : null;
-      if (pager) {
+      const heading = after === undefined;
+      if (io.outIsTerminal && !values["no-pager"]) {
         // Paged as git pages: the rest of the conversation, until the reader quits.
-        try {
-          let current: Page = page;
-          let open = await pager.write(renderPage(current, view, after === undefined));
-          while (open && current.next !== null) {
-            current = pageConversation(store, deriver, conversation, {
-              ...paging,
-              after: current.next,
-            });
-            open = await pager.write(renderPage(current, view, false));
-          }
-        } finally {
-          await pager.close();
-        }
-        return EXIT.ok;
+        const paged = await pageThrough(
+          page,
+          { store, deriver, conversation, options: paging },
+          view,
+          {
+            env,
+            heading,
+          },
+        );
+        if (paged) return EXIT.ok;
       }
-      io.out(renderPage(page, view, after === undefined));
+      io.out(renderPage(page, view, heading));
       if (page.next !== null) {
         io.err(`more: logbook show ${safeText(page.conversation.id)} --after ${page.next}\n`);
       }
@@ -186,9 +189,8 @@ export async function main(
 function formatOf(value: string | undefined): Format | undefined {
   if (value === undefined) return undefined;
   if ((FORMATS as readonly string[]).includes(value)) return value as Format;
-  throw new UsageError(
-    `Invalid value for "--format": expected one of ${FORMATS.join(", ")}, got "${value}"`,
-  );
+  const expected = `${FORMATS.slice(0, -1).join(", ")} or ${FORMATS.at(-1)}`;
+  throw invalidOption("format", value, { message: `expected ${expected}`, expected });
 }
 
 /** A usage error when more than one of the named options is given. */
@@ -223,82 +225,12 @@ async function exportAll(
   if (output !== undefined) {
     const { writeOwnerOnlyAtomic } = await import("../lib/private_fs.ts");
     writeOwnerOnlyAtomic(output, document);
-    io.err(`Wrote ${records.length} records to ${output}\n`);
+    io.err(`Wrote ${plural(records.length, "record")} to ${output}\n`);
     return EXIT.ok;
   }
   if (io.outIsTerminal) io.out(safeText(document, { multiline: true }));
   else io.outBytes(new TextEncoder().encode(document));
   return EXIT.ok;
-}
-
-/** How the readable view is drawn. */
-interface View {
-  io: Io;
-  /** Show `meta` records and records without text too. */
-  all: boolean;
-  /** Columns to wrap to (a terminal's), or null to leave lines as they are. */
-  width: number | null;
-  /** The record `--around` opened at, marked. */
-  hit: number | null;
-}
-
-/** A page as the reader sees it, the conversation's heading first when `heading`. */
-function renderPage(page: Page, view: View, heading: boolean): string {
-  const s = styler(view.io.color);
-  const c = page.conversation;
-  let out = "";
-  if (heading) {
-    const title = safeText((c.title ?? c.id).replace(/\s+/g, " ").trim());
-    const id = safeText(c.id);
-    const where = safeText(`${c.agent}  ${c.cwd ?? c.project ?? ""}`.trim());
-    // The id is never broken: what follows it goes to the next line when the line is full.
-    const idLine = view.width === null || displayWidth(`${id}  ${where}`) <= view.width
-      ? `${id}  ${where}`
-      : `${id}\n${cutToWidth(where, view.width)}`;
-    out += `${s.bold(view.width === null ? title : wrapText(title, view.width))}\n${
-      s.dim(idLine)
-    }\n\n`;
-  }
-  // Typed prompts from a history file repeat the transcript's user messages where there is one:
-  // the readable view shows them only for a session without transcript messages.
-  const prompts = c.messages === 0;
-  for (const record of page.records) {
-    if (record.kind !== "prompt" || prompts || view.all) out += renderRecord(record, view);
-  }
-  return out;
-}
-
-const FOLDED = new Set(["tool_call", "tool_result", "event", "meta"]);
-
-/** A record as the reader sees it: roles, full messages, tool calls folded to one line. */
-function renderRecord(record: RecordJson, view: View): string {
-  if (!view.all && (record.kind === "meta" || !record.text.trim())) return "";
-  const s = styler(view.io.color);
-  const when = formatLocalTime(record.timestamp);
-  const mark = record.id === view.hit ? ` ${s.yellow(`◀ #${record.id}`)}` : "";
-  if (FOLDED.has(record.kind)) {
-    const line = safeText(record.text.replace(/\s+/g, " ").trim());
-    const sign = record.kind === "tool_call" ? "▸" : record.kind === "tool_result" ? "◂" : "·";
-    const head = `${when.slice(11)} ${sign} ${record.kind}: `;
-    const cut = cutToWidth(line, Math.max(8, (view.width ?? 120) - head.length - 1));
-    return s.dim(head + cut) + mark + "\n";
-  }
-  const who = record.kind === "message"
-    ? (record.role ?? "message")
-    : record.kind === "prompt"
-    ? "user (typed)"
-    : record.kind === "reasoning"
-    ? "thinking"
-    : record.kind;
-  const label = who === "assistant"
-    ? s.green(who)
-    : record.role === "user"
-    ? s.cyan(who)
-    : s.yellow(who);
-  let text = safeText(record.text.trim(), { multiline: true });
-  if (view.width !== null) text = wrapText(text, view.width);
-  const body = record.kind === "reasoning" ? s.dim(text) : text;
-  return `${s.dim(when)} ${s.bold(label)}${mark}\n${body}\n\n`;
 }
 
 /**

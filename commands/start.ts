@@ -6,10 +6,10 @@
 // it at a batch boundary.
 
 import { fileURLToPath } from "node:url";
-import { discoverContext, runCapture } from "../lib/capture/run.ts";
+import { discoverContext, runCapture, whyNotCaptured } from "../lib/capture/run.ts";
 import { type Context, loadContext, openStore, redactorFor } from "../lib/context.ts";
 import { type Env, envFrom } from "../lib/env.ts";
-import { formatBytes, formatDuration } from "../lib/format.ts";
+import { formatBytes, formatDuration, plural } from "../lib/format.ts";
 import { ADAPTERS } from "../lib/sources/mod.ts";
 import { search } from "../lib/store/search.ts";
 import { storeStatus } from "../lib/store/status.ts";
@@ -155,14 +155,10 @@ async function captureAndReport(
       io.err(`Capture ${STOPPED}\n`);
       return { code: EXIT.ok, stopped: true };
     }
-    if (result.status === "busy") {
-      io.out(
-        `Another capture is running (pid ${result.holder?.pid ?? "?"}); showing what is stored\n`,
-      );
-    } else if (result.status === "off") {
-      io.out(`Capture is switched off (${result.reason}); showing what is stored\n`);
+    if (result.status === "busy" || result.status === "off") {
+      io.out(`${whyNotCaptured(result)}; showing what is stored\n`);
     } else if (result.status === "latched") {
-      io.err(`error: capture is stopped after a failure: ${safeText(result.failure.message)}\n`);
+      io.err(`error: ${safeText(whyNotCaptured(result))}\n`);
       return { code: EXIT.failure, stopped: false };
     } else {
       io.out(summaryLine(result.summary) + "\n");
@@ -175,7 +171,9 @@ async function captureAndReport(
     const status = storeStatus(store);
     const total = status.conversations.reduce((n, c) => n + c.count, 0);
     io.out(
-      `\n${s.bold(`${total} conversations`)} in the store (${formatBytes(status.storeBytes)}):\n` +
+      `\n${s.bold(plural(total, "conversation"))} in the store (${
+        formatBytes(status.storeBytes)
+      }):\n` +
         status.conversations.map((c) => `  ${c.agent.padEnd(9)} ${c.count}\n`).join("") +
         (searchCommand === null ? "" : `\nSearch them:\n  ${searchCommand} "words you remember"\n` +
           (demo ? "" : `  ${searchCommand} "words" --project . --since 7d\n`)),

@@ -413,17 +413,14 @@ function settingsFromEnv(env: Env): Settings {
     if (isOff(ingest)) out.history = { ingest: false };
     else if (/^(1|true|yes|on)$/i.test(ingest)) out.history = { ingest: true };
     else {
-      throw envError(
-        "LOGBOOK_INGEST",
-        `expected one of 1, true, yes, on, 0, false, no, off, got ${JSON.stringify(ingest)}`,
-      );
+      throw envError("LOGBOOK_INGEST", "on or off (or 1 or 0, true or false, yes or no)", ingest);
     }
   }
 
   const teamUrl = get("LOGBOOK_TEAM_URL");
   if (teamUrl !== undefined) {
     if (!/^postgres(ql)?:\/\//.test(teamUrl)) {
-      throw envError("LOGBOOK_TEAM_URL", "expected a postgres:// URL");
+      throw envError("LOGBOOK_TEAM_URL", "a postgres:// URL", teamUrl);
     }
     out.team = { url: teamUrl };
   }
@@ -434,7 +431,7 @@ function settingsFromEnv(env: Env): Settings {
   const baseUrl = get("OPENAI_BASE_URL");
   if (baseUrl !== undefined) {
     if (!httpUrl(baseUrl)) {
-      throw envError("OPENAI_BASE_URL", `expected an http(s) URL, got ${JSON.stringify(baseUrl)}`);
+      throw envError("OPENAI_BASE_URL", "an http(s) URL", baseUrl);
     }
     out.baseUrl = baseUrl;
   }
@@ -446,18 +443,19 @@ function settingsFromEnv(env: Env): Settings {
   if (budget !== undefined) {
     const n = /^\d+$/.test(budget) ? Number(budget) : NaN;
     if (!Number.isSafeInteger(n) || n < 1) {
-      throw envError(
-        "LOGBOOK_TOKEN_BUDGET",
-        `expected a positive integer, got ${JSON.stringify(budget)}`,
-      );
+      throw envError("LOGBOOK_TOKEN_BUDGET", "a positive whole number", budget);
     }
     out.tokenBudget = n;
   }
   return out;
 }
 
-function envError(variable: string, detail: string): ConfigError {
-  return new ConfigError(`Invalid environment variable "${variable}": ${detail}`, { variable });
+/** `Environment variable "LOGBOOK_INGEST" expects on or off (…), got "maybe"`. */
+function envError(variable: string, expects: string, value: string): ConfigError {
+  return new ConfigError(
+    `Environment variable "${variable}" expects ${expects}, got ${JSON.stringify(value)}`,
+    { variable },
+  );
 }
 
 /** Merges `over` onto `base` into a new value: plain objects deeply, anything else replaced. */

@@ -106,9 +106,16 @@ export interface OpenStoreOptions {
   mustExist?: boolean;
   /**
    * For commands that only read: open without writing anything, so a read-only data dir can be
-   * read. A store that still lacks a migration is opened for writing once to bring it up to date.
+   * read. A store that still lacks a migration readers need is opened for writing once to bring
+   * it up to date (one lacking only migrations readers can wait for is read as it is).
    */
   readOnly?: boolean;
+  /**
+   * With `readOnly`, false never writes, not even to bring the store up to date: a store that
+   * lacks a migration readers need is an error saying to run `logbook reindex` first (for a
+   * server promised read-only, such as `logbook mcp`). Default true.
+   */
+  upgrade?: boolean;
 }
 
 /** Opens the history store, creating it unless `mustExist` is set and it is missing. */
@@ -126,9 +133,15 @@ export function openStore(ctx: Context, options: OpenStoreOptions = {}): History
   };
   if (!options.readOnly) return HistoryStore.open(open);
   const store = HistoryStore.open({ ...open, readOnly: true });
-  const pending = store.pendingMigrations();
+  const pending = store.pendingForReaders();
   if (!pending.length) return store;
   store.close();
+  if (options.upgrade === false) {
+    throw new Error(
+      `The history store "${open.path}" needs an upgrade ("${pending[0]}") before it can be ` +
+        `read: run "logbook reindex" first`,
+    );
+  }
   try {
     return HistoryStore.open(open);
   } catch (err) {

@@ -142,8 +142,14 @@ function targetsOf(paths: DataPaths): string[] {
   ];
 }
 
-/** How much `deleteUserData` would remove: bytes and files, symlinks counted, never followed. */
-export function userDataSize(paths: DataPaths): { bytes: number; files: number } {
+/**
+ * How much `deleteUserData` would remove: bytes and files, symlinks counted, never followed; the
+ * project `mirrors` (with their WAL and SHM files) too.
+ */
+export function userDataSize(
+  paths: DataPaths,
+  mirrors: readonly string[] = [],
+): { bytes: number; files: number } {
   const total = { bytes: 0, files: 0 };
   // A target may sit inside another (the stage markers in `logs/`): each path counts once.
   const seen = new Set<string>();
@@ -166,6 +172,10 @@ export function userDataSize(paths: DataPaths): { bytes: number; files: number }
     } catch { /* unreadable: deleting it will say so */ }
   };
   for (const path of targetsOf(paths)) add(path);
+  for (const mirror of mirrors) {
+    if (!MIRROR_FILE.test(basename(mirror))) continue;
+    for (const suffix of ["", "-wal", "-shm"]) add(mirror + suffix);
+  }
   return total;
 }
 

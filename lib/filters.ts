@@ -15,6 +15,38 @@ export const MAX_SEARCH_LIMIT = 1000;
 /** The longest query accepted, in characters. */
 export const MAX_QUERY_CHARS = 4096;
 
+/** The filters that can be typed in a search box as `name:value` (the dashboard's, the screen's). */
+export const INLINE_FILTERS = [
+  "agent",
+  "project",
+  "session",
+  "kind",
+  "role",
+  "since",
+  "until",
+] as const;
+
+/** One of `INLINE_FILTERS`. */
+export type InlineFilter = typeof INLINE_FILTERS[number];
+
+const INLINE_PATTERN = new RegExp(`(^|\\s)(${INLINE_FILTERS.join("|")}):("[^"]*"|\\S+)`, "g");
+
+/**
+ * The words of a search box with its `name:value` filters taken out (a quoted value may hold
+ * spaces; a later filter of the same name wins).
+ *
+ * @example
+ * splitInline("agent:codex retry since:7d"); // { text: "retry", inline: { agent: "codex", since: "7d" } }
+ */
+export function splitInline(q: string): { text: string; inline: Record<string, string> } {
+  const inline: Record<string, string> = {};
+  const text = q.replace(INLINE_PATTERN, (_m, lead: string, name: string, value: string) => {
+    inline[name] = value.startsWith('"') ? value.slice(1, -1) : value;
+    return lead;
+  }).replace(/\s+/g, " ").trim();
+  return { text, inline };
+}
+
 /** A search request as a user writes it, checked by `parseSearchInput`. */
 export interface SearchInput {
   q: string;

@@ -40,5 +40,5 @@ export function formatCount(n: number): string {
 
 /** A count with its noun, singular for one: `1 conversation`, `3 conversations`. */
 export function plural(count: number, noun: string, nouns = `${noun}s`): string {
-  return `${count} ${count === 1 ? noun : nouns}`;
+  return `${formatCount(count)} ${count === 1 ? noun : nouns}`;
 }

@@ -1,7 +1,7 @@
 // A capture started from the dashboard runs in the server process, in the background: one at a
 // time, under the same capture lock as `reindex`, and its state is kept for the status page.
 
-import { type CaptureRunResult, runCapture } from "../lib/capture/run.ts";
+import { type CaptureRunResult, runCapture, whyNotCaptured } from "../lib/capture/run.ts";
 import type { Context } from "../lib/context.ts";
 import type { Redactor } from "../lib/gate.ts";
 import type { Adapter } from "../lib/sources/adapter.ts";
@@ -134,16 +134,13 @@ export class BackgroundCapture {
 }
 
 function describeOutcome(result: Exclude<CaptureRunResult, { status: "captured" }>): string {
+  const why = whyNotCaptured(result);
   switch (result.status) {
     case "busy":
-      return `Another capture is running (${
-        result.holder ? `pid ${result.holder.pid}` : "another process"
-      }); nothing to do`;
+      return `${why}; nothing to do`;
     case "off":
-      return `Capture is switched off (${result.reason}); nothing was captured`;
+      return `${why}; nothing was captured`;
     case "latched":
-      return `Capture stopped after a failure on ${
-        new Date(result.failure.at).toISOString()
-      }: ${result.failure.message}; start it again with "retry"`;
+      return `${why}; start it again with "retry"`;
   }
 }

@@ -6,7 +6,8 @@ import { resolveTeamSearch, type SearchInput } from "../lib/filters.ts";
 import { connectTeam, teamError } from "../lib/team/db.ts";
 import { teamSearch, type TeamSearchResult } from "../lib/team/search.ts";
 import type { Services } from "./_deps.ts";
-import { ApiError } from "./_errors.ts";
+import { ApiError, badRequest } from "./_errors.ts";
+import { SearchLimitError, SearchStoppedError } from "../lib/store/search.ts";
 
 const connections = new WeakMap<Services, Promise<Sql>>();
 
@@ -19,7 +20,7 @@ export function teamConfigured(svc: Services): boolean {
 export async function searchTeamFor(
   svc: Services,
   input: SearchInput,
-  options: { offset?: number; machine?: string } = {},
+  options: { offset?: number; machine?: string; startedAt?: number } = {},
 ): Promise<TeamSearchResult> {
   const url = svc.ctx.config.team?.url;
   if (!url) {
@@ -41,9 +42,20 @@ export async function searchTeamFor(
       ...resolved,
       ...(options.offset ? { offset: options.offset } : {}),
       ...(options.machine ? { machine: options.machine } : {}),
+      budgetMs: svc.searchBudgetMs,
+      startedAt: options.startedAt ?? Date.now(),
     });
   } catch (err) {
+    // As a local search: a query over a bound, or out of time, is the query to change.
+    if (err instanceof SearchLimitError || err instanceof SearchStoppedError) {
+      throw badRequest("q", `Invalid value for "q": ${lowerFirst(err.message)}`);
+    }
     connections.delete(svc);
+    sql.then((broken) => broken.end({ timeout: 1 })).catch(() => {});
     throw new ApiError(503, "unavailable", teamError(err, url).message);
   }
+}
+
+function lowerFirst(text: string): string {
+  return text.charAt(0).toLowerCase() + text.slice(1);
 }

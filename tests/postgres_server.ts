@@ -9,8 +9,10 @@ export interface Postgres {
   /** A superuser URL for the database `team`. */
   url: string;
   port: number;
-  /** `postgres://<role>@127.0.0.1:<port>/team` (trust authentication on loopback). */
-  urlAs(role: string): string;
+  /** `postgres://<role>@127.0.0.1:<port>/<database>` (trust authentication on loopback). */
+  urlAs(role: string, database?: string): string;
+  /** Creates an empty database (owned by the superuser); returns its superuser URL. */
+  createDatabase(name: string): Promise<string>;
   /** Runs a program of PostgreSQL's bin dir (psql, pg_dump) against the server. */
   run(program: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }>;
   stop(): Promise<void>;
@@ -97,11 +99,18 @@ export async function startPostgres(): Promise<Postgres | string> {
     );
   const created = await psql(["-d", "postgres", "-c", "CREATE DATABASE team"]);
   if (created.code !== 0) return `CREATE DATABASE failed: ${created.stderr}`;
-  const urlAs = (role: string) => `postgres://${role}@127.0.0.1:${port}/team`;
+  const urlAs = (role: string, database = "team") =>
+    `postgres://${role}@127.0.0.1:${port}/${database}`;
   return {
     url: urlAs("postgres"),
     port,
     urlAs,
+    createDatabase: async (name) => {
+      if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new RangeError(`Not a plain name: "${name}"`);
+      const made = await psql(["-d", "postgres", "-c", `CREATE DATABASE ${name}`]);
+      if (made.code !== 0) throw new Error(`CREATE DATABASE ${name} failed: ${made.stderr}`);
+      return urlAs("postgres", name);
+    },
     run: async (program, args) =>
       await sh([
         join(bin, program),

@@ -33,3 +33,59 @@ Deno.test("README's first screen shows exactly the start and test commands", () 
   );
   assert.deepEqual(commands, ["deno task start", "deno task test"]);
 });
+
+/** The lines of a TOML table as this README writes them: strings, arrays and inline tables. */
+function parseTomlSubset(text: string): Record<string, Record<string, unknown>> {
+  const tables: Record<string, Record<string, unknown>> = {};
+  let table: Record<string, unknown> | null = null;
+  for (const raw of text.split("\n")) {
+    const line = raw.trim();
+    if (!line || line.startsWith("#")) continue;
+    const header = /^\[([A-Za-z0-9_.-]+)\]$/.exec(line);
+    if (header) {
+      table = tables[header[1]!] = {};
+      continue;
+    }
+    const pair = /^([A-Za-z0-9_-]+) = (.+)$/.exec(line);
+    assert.ok(pair && table, `a TOML line this test reads: ${line}`);
+    table[pair[1]!] = tomlValue(pair[2]!);
+  }
+  return tables;
+}
+
+/** A TOML value: a basic string, an array of them, or an inline table of them (as JSON). */
+function tomlValue(text: string): unknown {
+  const json = text.startsWith("{") ? text.replace(/([A-Za-z0-9_]+) = /g, '"$1": ') : text;
+  return JSON.parse(json);
+}
+
+Deno.test("README's MCP client snippets start `logbook mcp` and parse", () => {
+  const section = README.slice(README.indexOf("### mcp\n"), README.indexOf("### mirror\n"));
+  assert.ok(section.length > 100, "an mcp section");
+  assert.match(section, /`claude mcp add --scope user logbook -- logbook mcp`/);
+
+  const toml = [...section.matchAll(/```toml\n([\s\S]*?)```/g)].map((m) => m[1]!);
+  assert.equal(toml.length, 1, "one Codex snippet");
+  const codex = parseTomlSubset(toml[0]!.replace(/^\s*# (env = )/m, "$1"));
+  assert.deepEqual(codex["mcp_servers.logbook"], {
+    command: "logbook",
+    args: ["mcp"],
+    env: { LOGBOOK_DATA_DIR: "/path/to/data" },
+  });
+
+  const json = [...section.matchAll(/```json\n([\s\S]*?)```/g)].map((m) => JSON.parse(m[1]!));
+  assert.equal(json.length, 2, "OpenCode's two shapes");
+  const [v1, v2] = json;
+  assert.deepEqual(v1.mcp.logbook, {
+    type: "local",
+    command: ["logbook", "mcp"],
+    enabled: true,
+  });
+  assert.deepEqual(v2.mcp.servers.logbook, { type: "local", command: ["logbook", "mcp"] });
+
+  // The fallback has the task's permissions (without --allow-net, `team` cannot connect).
+  const flags = /`deno run ((?:-\S+ )+)\/path\/to\/logbook\/commands\/mcp\.ts`/.exec(section);
+  assert.ok(flags, "the no-install command");
+  const task = JSON.parse(Deno.readTextFileSync(join(ROOT, "deno.json"))).tasks.mcp as string;
+  assert.equal(`deno run ${flags[1]}commands/mcp.ts`, task);
+});

@@ -22,8 +22,9 @@ export function pagerCommand(env: Env): string | null {
 /**
  * Starts the pager `env` names, reading from a pipe and showing on this terminal, or returns
  * null when there is none, when this process may not run programs, or when it cannot start.
+ * `less` is the `LESS` it gets when the user set none (default `FRX`).
  */
-export function startPager(env: Env): Pager | null {
+export function startPager(env: Env, options: { less?: string } = {}): Pager | null {
   const command = pagerCommand(env);
   if (command === null) return null;
   if (Deno.permissions.querySync({ name: "run", command: "sh" }).state !== "granted") return null;
@@ -35,7 +36,7 @@ export function startPager(env: Env): Pager | null {
       stdout: "inherit",
       stderr: "inherit",
       env: {
-        ...(env.get("LESS") === undefined ? { LESS: "FRX" } : {}),
+        ...(env.get("LESS") === undefined ? { LESS: options.less ?? "FRX" } : {}),
         ...(env.get("LV") === undefined ? { LV: "-c" } : {}),
       },
     }).spawn();

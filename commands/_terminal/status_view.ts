@@ -2,7 +2,7 @@
 // (phase, switch, last run, store, sources, conversations, drift, problems); `status` prints the
 // same lines and then snapshots, sessions, stage markers and the store check.
 
-import { formatBytes, formatDuration } from "../../lib/format.ts";
+import { formatBytes, formatDuration, plural } from "../../lib/format.ts";
 import type { CaptureState, ProgressView, Status } from "../../lib/status.ts";
 import type { StoreCheck } from "../../lib/store/check.ts";
 import {
@@ -114,7 +114,7 @@ export function statusLines(status: Status, s: Styles, checkAsked = false): stri
     for (const m of mirrors) {
       const line = `  ${safeText(m.project)}: ${
         m.state === "waiting" ? `waiting: ${safeText(m.reason ?? "")}` : m.state
-      }, ${m.conversations} conversations`;
+      }, ${plural(m.conversations, "conversation")}`;
       lines.push(m.state === "waiting" ? s.red(line) : line);
     }
   }

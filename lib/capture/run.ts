@@ -116,6 +116,27 @@ export function passOptions(
   };
 }
 
+/**
+ * Why a run captured nothing, as one plain sentence the caller finishes with what it does
+ * instead: `Another capture is running (pid 4242)`, `Capture is switched off (LOGBOOK_INGEST=0)`,
+ * `Capture stopped after a failure on <time>: <message>` (the message may hold transcript text:
+ * a terminal shows it through its filter).
+ */
+export function whyNotCaptured(result: Exclude<CaptureRunResult, { status: "captured" }>): string {
+  switch (result.status) {
+    case "busy":
+      return `Another capture is running (${
+        result.holder ? `pid ${result.holder.pid}` : "another process"
+      })`;
+    case "off":
+      return `Capture is switched off (${result.reason})`;
+    case "latched":
+      return `Capture stopped after a failure on ${
+        new Date(result.failure.at).toISOString()
+      }: ${result.failure.message}`;
+  }
+}
+
 /** Takes the capture lock for `command` without waiting, or names who holds it. */
 export function tryCaptureLock(
   ctx: Context,

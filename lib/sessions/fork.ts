@@ -119,3 +119,32 @@ export function forkConversation(options: {
   }
   return record;
 }
+
+/**
+ * A new logbook session forked from a picker row: a copy of a logbook session's record, or a
+ * session built from another agent's captured conversation (`forkConversation`). Refuses a
+ * manifest run, which has no conversation; `query` is how the user named the row, for that
+ * message (default its key).
+ */
+export function forkRow(options: {
+  sessions: SessionStore;
+  store: HistoryStore | undefined;
+  row: PickerRow;
+  gate: Gate;
+  now: number;
+  query?: string;
+}): SessionRecord {
+  const { sessions, store, row, gate, now } = options;
+  if (row.manifest) {
+    throw new Error(
+      `Cannot fork session "${
+        options.query ?? row.key
+      }": it is a manifest run, which has no conversation`,
+    );
+  }
+  if (row.record) return sessions.fork(row.record, now);
+  if (!store) {
+    throw new SessionNotFoundError(`Cannot fork "${row.key}": the history store is not there`);
+  }
+  return forkConversation({ sessions, store, row, gate, now });
+}

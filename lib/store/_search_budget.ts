@@ -1,6 +1,8 @@
 // How long one search may run. The deadline is checked as rows arrive: inside SQLite by a
 // function the statements call (throwing there aborts the statement where it is) and in JS
 // between the steps that follow, so a search answers or stops soon after its budget is spent.
+// A search works in phases within its one budget (ranking, then what it falls back to when the
+// ranking ran out of time, then reading its hits), each ending where `endBefore` says.
 
 import type { DatabaseSync } from "node:sqlite";
 import type { Env } from "../env.ts";
@@ -21,6 +23,8 @@ export class SearchStoppedError extends Error {
 export class SearchBudget {
   readonly ms: number;
   readonly #deadline: number;
+  /** Where the current phase ends: the deadline, or earlier (see `endBefore`). */
+  #end: number;
   readonly #now: () => number;
   /** Set while the literal scan runs, whose message differs. */
   literal = false;
@@ -29,14 +33,25 @@ export class SearchBudget {
     this.ms = ms;
     this.#now = now;
     this.#deadline = (startedAt ?? now()) + ms;
+    this.#end = this.#deadline;
   }
 
-  /** True once the budget is spent. */
+  /** Ends the current phase `ms` before the deadline (0: at the deadline), keeping the rest. */
+  endBefore(ms: number): void {
+    this.#end = this.#deadline - ms;
+  }
+
+  /** True once the current phase's time is spent. */
   spent(): boolean {
-    return this.#now() >= this.#deadline;
+    return this.#now() >= this.#end;
   }
 
-  /** Throws SearchStoppedError once the budget is spent. */
+  /** Whole milliseconds left in the current phase (0 once spent), for a limit set elsewhere. */
+  remainingMs(): number {
+    return Math.max(0, Math.ceil(this.#end - this.#now()));
+  }
+
+  /** Throws SearchStoppedError once the current phase's time is spent. */
   check(): void {
     if (this.spent()) throw this.stopped();
   }
@@ -52,6 +67,40 @@ export class SearchBudget {
           "specific words or longer prefixes, or add filters",
     );
   }
+
+  /**
+   * What a search this budget stopped says about the `found` hits it returns: the first of the
+   * ranking (`ranked`: the ranking was done, reading the hits was not), the most recently
+   * captured matches (`recent`: the ranking was not done), or the newest matches of the records
+   * a literal scan read (`scanned`). With none found, the message of `stopped()`.
+   */
+  note(found: number, order: "ranked" | "recent" | "scanned", noun = "hit"): string {
+    if (found === 0) return this.stopped().message;
+    const after = `after ${this.ms} ms`;
+    const these = found === 1 ? `this ${noun} is` : `these ${found} ${noun}s are`;
+    // A conversation's hit count is then of the matches found in time.
+    const counted = noun === "hit" ? "" : ` (their hits counted among those)`;
+    if (order === "scanned") {
+      return `The literal substring scan was stopped ${after} (the index cannot answer this ` +
+        `query, so every record is read): ${these} from the newest matches among the records ` +
+        `it read${counted}; check its quotes and parentheses, or add filters, for all of them`;
+    }
+    if (order === "ranked") {
+      return `The search was stopped ${after} while it read its hits: ${these} the best ` +
+        "ranked, in order, and the rest were not read in time; ask for fewer or narrow the search";
+    }
+    return `The search was stopped ${after}: it matches too much to rank in time, so ${these} ` +
+      `from the most recently captured matches, newest first, not ranked${counted}; use more ` +
+      "specific words or longer prefixes, or add filters, for ranked hits";
+  }
+}
+
+/**
+ * How much of a budget of `ms` the ranking leaves for its fallback (the most recently captured
+ * matches, when the ranking runs out of time) and for reading the hits: a fifth, at most 200 ms.
+ */
+export function fallbackReserveMs(ms: number): number {
+  return Math.min(ms / 5, 200);
 }
 
 /** The search budget from `LOGBOOK_SEARCH_BUDGET_MS` (whole milliseconds), else the default. */

@@ -27,10 +27,11 @@ export interface WireError {
 
 let redactor: { key: string; redact: Redactor } | null = null;
 
-/** Runs `job` on its own connection, opened and closed here. */
+/** Runs `job` on its own connection, opened and closed here; `now` is its budget's clock. */
 export function runSearchJob(
   job: SearchJob,
   adapters: readonly Adapter[] = ADAPTERS,
+  now?: () => number,
 ): SearchResult {
   const key = JSON.stringify(job.gate);
   if (redactor?.key !== key) {
@@ -42,7 +43,7 @@ export function runSearchJob(
     ...(job.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: job.busyTimeoutMs }),
   });
   try {
-    return search(store, adapters, redactor.redact, job.options);
+    return search(store, adapters, redactor.redact, job.options, now);
   } finally {
     store.close();
   }

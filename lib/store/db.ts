@@ -170,6 +170,15 @@ export class HistoryStore {
     this.stmt("DELETE FROM meta WHERE key = ?").run(key);
   }
 
+  /**
+   * Names of the migrations this store still lacks that readers cannot do without (see
+   * `readersWait`), in order: a store lacking only others can be read as it is.
+   */
+  pendingForReaders(): string[] {
+    const waits = new Set(MIGRATIONS.filter((m) => m.readersWait).map((m) => m.name));
+    return this.pendingMigrations().filter((name) => !waits.has(name));
+  }
+
   /** Names of the migrations this store still lacks, in order (all of them for an empty file). */
   pendingMigrations(): string[] {
     const known = this.db.prepare(

@@ -66,6 +66,12 @@ export interface Migration {
   name: string;
   sql: string;
   outsideTransaction?: boolean;
+  /**
+   * Readers can do without this step: it only marks work a later capture does in batches, and
+   * until that work is done readers use the tables as they were, or it adds a derived column
+   * that readers take as empty until then. A store opened for reading is not written to apply it.
+   */
+  readersWait?: boolean;
 }
 
 /**
@@ -273,6 +279,7 @@ export const MIGRATIONS: readonly Migration[] = [
     // until then searches use the old index (and CJK queries the literal scan). A store without
     // indexed records has nothing to redo. `migration_batches` holds each batch's hashes.
     name: "0008_cjk_bigrams",
+    readersWait: true,
     sql: `
       CREATE TABLE migration_batches (
         migration TEXT NOT NULL,
@@ -291,8 +298,10 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   {
     // A subagent's type beside its title (Claude Code's `.meta.json` `agentType`: `Explore`).
-    // Derived like the rest of the row: conversations captured before have none until a rebuild.
+    // Derived like the rest of the row: conversations captured before have none until a rebuild,
+    // and a reader of a store without the column sees none.
     name: "0009_conversation_agent_type",
+    readersWait: true,
     sql: "ALTER TABLE conversations ADD COLUMN agent_type TEXT;",
   },
 ];

@@ -4,6 +4,15 @@
 // symbols, or CJK the index does not hold: see `cjk.ts` for CJK words). Paged here, and every hit
 // through the gate here, so the CLI, the dashboard and the search workers use it as it is.
 // Every search is bounded: its query by `_search_bounds.ts`, its time by `_search_budget.ts`.
+//
+// A search past its budget returns what it has, and says so (`stopped`, `stopNote`). What it has
+// depends on where it was: bm25 ranks only once every match is scored (SQLite keeps the best in
+// a sorter that gives out no row before the scan ends, and a stopped statement drops it), so a
+// ranking stopped midway has nothing to give. The ranking therefore leaves a fifth of the budget
+// (at most 200 ms) for a fallback that needs no ranking: FTS5 walks its matches newest record
+// first, as fast as they come, so the page is the most recently captured matches, unranked and
+// labelled so. A ranking that finished but whose hits were not all read in time gives the best
+// ones it read, in order; a literal scan gives the matches of the records it read.
 
 import { mapStrings, type Redactor } from "../gate.ts";
 import type { Adapter, Agent, Kind, Role } from "../sources/adapter.ts";
@@ -20,16 +29,29 @@ import {
   MIN_PREFIX_CHARS,
   SearchLimitError,
 } from "./_search_bounds.ts";
-import { budgetCheck, DEFAULT_BUDGET_MS, SearchBudget, useBudget } from "./_search_budget.ts";
+import {
+  budgetCheck,
+  DEFAULT_BUDGET_MS,
+  fallbackReserveMs,
+  SearchBudget,
+  SearchStoppedError,
+  useBudget,
+} from "./_search_budget.ts";
 
 export {
+  checkBounds,
   MAX_NEAR_DISTANCE,
   MAX_PREFIXES,
   MAX_TERMS,
   MIN_PREFIX_CHARS,
   SearchLimitError,
 } from "./_search_bounds.ts";
-export { budgetMsFrom, DEFAULT_BUDGET_MS, SearchStoppedError } from "./_search_budget.ts";
+export {
+  budgetMsFrom,
+  DEFAULT_BUDGET_MS,
+  SearchBudget,
+  SearchStoppedError,
+} from "./_search_budget.ts";
 
 /** Narrowing a search. Every field is optional; an empty object searches everything. */
 export interface SearchFilters {
@@ -61,7 +83,7 @@ export interface SearchOptions extends SearchFilters {
   limit?: number;
   /** Ranked hits to skip before the page (default 0): the `next` of the page before. */
   offset?: number;
-  /** How long the search may take before it stops with SearchStoppedError (default 1200 ms). */
+  /** How long the search may take before it stops with what it has (default 1200 ms). */
   budgetMs?: number;
   /** When the user asked (epoch ms; default: now): the budget counts from here. */
   startedAt?: number;
@@ -99,9 +121,17 @@ export interface SearchResult {
   /**
    * How many hits the whole search has (a line longer than 64 KiB counts once per matching
    * chunk until the last page, where the count is exact), or null when it was not counted (a
-   * literal scan stops at the page).
+   * literal scan stops at the page, and a stopped search is not counted).
    */
   total: number | null;
+  /** True when the budget was spent before the search was done: the hits are what it had. */
+  stopped: boolean;
+  /**
+   * For a stopped search, what its hits are (the best ranked, the most recently captured
+   * matches unranked, or the newest of the records a literal scan read) and how to get the
+   * whole answer; null when not stopped. With no hits, it says how to narrow the query.
+   */
+  stopNote: string | null;
 }
 
 interface Candidate {
@@ -126,9 +156,9 @@ interface Candidate {
 /**
  * Searches the store; see the file comment. Returns the page of `limit` hits after `offset`, each
  * passed through `redact` whole (snippet, conversation, project, cwd), and where the next page
- * starts. Never writes and never calls the network. Throws SearchLimitError for a query over a
- * bound (before any work) and SearchStoppedError when the budget is spent; `now` is the
- * budget's clock (epoch ms).
+ * starts; past its budget, what it had then (`stopped`, see the file comment). Never writes and
+ * never calls the network. Throws SearchLimitError for a query over a bound (before any work);
+ * `now` is the budget's clock (epoch ms).
  */
 export function search(
   store: HistoryStore,
@@ -155,10 +185,11 @@ export function search(
       if (!isFtsSyntax(typed)) continue;
       checkBounds(typed);
       const candidateQuery = cjkQuery(typed);
-      budget.check();
-      let rows: Candidate[];
+      const reserve = fallbackReserveMs(budget.ms);
+      budget.endBefore(reserve);
+      let rows: Candidate[] | null;
       try {
-        rows = withBudget(
+        rows = stoppable(
           budget,
           () => ftsCandidates(store, candidateQuery, options, Math.min(window * 4, window + 400)),
         );
@@ -167,20 +198,36 @@ export function search(
         if (isFtsSyntaxError(err)) continue;
         throw err;
       }
+      const ranking = rows !== null;
+      if (rows === null) {
+        // Out of time to rank: the most recently captured matches, as fast as FTS5 finds them.
+        budget.endBefore(reserve / 2);
+        rows = recentCandidates(store, candidateQuery, options, window + 16, budget);
+      }
+      budget.endBefore(0);
       const deduped = dedupeLines(store, rows, budget);
-      const sorted = (options.sort ?? "relevance") === "relevance"
-        ? preferAnswers(deduped)
-        : deduped;
-      const ranked = sorted.slice(0, window);
-      const built = ranked.slice(offset, offset + limit).map((row) => {
-        budget.check();
-        return buildHit(row, deriver, terms, row.score);
-      });
-      const next = ranked.length > offset + limit ? offset + limit : null;
-      const total = next === null ? Math.min(ranked.length, offset + limit) : Math.max(
-        withBudget(budget, () => ftsCount(store, candidateQuery, options)),
-        offset + limit + 1,
-      );
+      const sorted = ranking && (options.sort ?? "relevance") === "relevance"
+        ? preferAnswers(deduped.rows)
+        : deduped.rows;
+      const listed = sorted.slice(0, window);
+      const page = listed.slice(offset, offset + limit);
+      const built: ReturnType<typeof buildHit>[] = [];
+      for (const row of page) {
+        if (budget.spent()) break;
+        built.push(buildHit(row, deriver, terms, row.score));
+      }
+      const stopped = !ranking || !deduped.complete || built.length < page.length;
+      const next = listed.length > offset + limit && (!stopped || built.length === page.length)
+        ? offset + limit
+        : null;
+      const total = stopped
+        ? null
+        : next === null
+        ? Math.min(listed.length, offset + limit)
+        : countAtLeast(
+          stoppable(budget, () => ftsCount(store, candidateQuery, options)),
+          offset + limit + 1,
+        );
       return {
         hits: built.map((b) => throughGate(b.hit, redact)),
         highlights: built.map((b) => b.ranges),
@@ -189,15 +236,13 @@ export function search(
         ftsQuery: candidateQuery,
         next,
         total,
+        stopped,
+        stopNote: stopped ? budget.note(built.length, ranking ? "ranked" : "recent") : null,
       };
     }
     budget.literal = true;
-    budget.check();
     const matcher = literalMatcher(options.query, unindexed !== null);
-    const found = withBudget(
-      budget,
-      () => literalSearch(store, deriver, options, matcher, { offset, limit }, budget),
-    );
+    const found = literalSearch(store, deriver, options, matcher, { offset, limit }, budget);
     return {
       ...found,
       hits: found.hits.map((hit) => throughGate(hit, redact)),
@@ -206,6 +251,11 @@ export function search(
   } finally {
     release();
   }
+}
+
+/** `count`, or null when it was not counted in time; never below `least` when counted. */
+function countAtLeast(count: number | null, least: number): number | null {
+  return count === null ? null : Math.max(count, least);
 }
 
 /**
@@ -217,14 +267,15 @@ function throughGate(hit: SearchHit, redact: Redactor): SearchHit {
 }
 
 /**
- * Runs `fn`, turning a statement the budget aborted into the budget's own error (whatever SQLite
- * made of the exception thrown inside it).
+ * Runs `fn`, or returns null when the budget's current phase is spent before or while it runs
+ * (whatever SQLite made of the exception the budget threw inside a statement).
  */
-function withBudget<T>(budget: SearchBudget, fn: () => T): T {
+function stoppable<T>(budget: SearchBudget, fn: () => T): T | null {
+  if (budget.spent()) return null;
   try {
     return fn();
   } catch (err) {
-    if (budget.spent()) throw budget.stopped();
+    if (budget.spent() || err instanceof SearchStoppedError) return null;
     throw err;
   }
 }
@@ -299,6 +350,38 @@ function ftsCandidates(
   ) as unknown as Candidate[];
 }
 
+/**
+ * Up to `limit` records matching `query` under `filters`, most recently captured first (first
+ * captured with the `oldest` sort), unranked: FTS5 walks its matches in record order, so rows
+ * arrive as they are found and the ones found before the budget's phase ends are kept.
+ */
+function recentCandidates(
+  store: HistoryStore,
+  query: string,
+  filters: SearchFilters & { sort?: SearchSort },
+  limit: number,
+  budget: SearchBudget,
+): Candidate[] {
+  const { where, params } = filterSql(filters);
+  const sql = `
+    SELECT r.id, r.conversation_id, r.source_id, r.generation, r.offset, r.seq, r.ts, r.kind,
+           r.role, r.flags, c.key, c.title, c.agent, c.project_root, c.cwd, ${SCORE} AS score
+    FROM fts
+    JOIN records r ON r.id = fts.rowid
+    JOIN conversations c ON c.id = r.conversation_id
+    WHERE fts MATCH ? AND ${budgetCheck("fts.rowid")}${where}
+    ORDER BY fts.rowid${filters.sort === "oldest" ? "" : " DESC"}
+    LIMIT ?`;
+  const rows: Candidate[] = [];
+  stoppable(budget, () =>
+    budgeted(store, sql, (statement) => {
+      for (const row of statement.iterate(query, ...params, limit)) {
+        rows.push(row as unknown as Candidate);
+      }
+    }));
+  return rows;
+}
+
 /** How many records match `query` under `filters` (each chunk of a long line counts). */
 function ftsCount(store: HistoryStore, query: string, filters: SearchFilters): number {
   const { where, params } = filterSql(filters);
@@ -348,8 +431,15 @@ function filterSql(filters: SearchFilters): { where: string; params: (string | n
   return { where, params };
 }
 
-/** Keeps the best-ranked chunk of each long record (its chunks are indexed separately). */
-function dedupeLines(store: HistoryStore, rows: Candidate[], budget: SearchBudget): Candidate[] {
+/**
+ * Keeps the best-ranked chunk of each long record (its chunks are indexed separately); when the
+ * budget runs out, the rows kept so far (`complete` false).
+ */
+function dedupeLines(
+  store: HistoryStore,
+  rows: Candidate[],
+  budget: SearchBudget,
+): { rows: Candidate[]; complete: boolean } {
   const seen = new Set<string>();
   const kept: Candidate[] = [];
   const head = store.stmt(
@@ -357,7 +447,7 @@ function dedupeLines(store: HistoryStore, rows: Candidate[], budget: SearchBudge
      ORDER BY offset DESC LIMIT 1`,
   );
   for (const row of rows) {
-    budget.check();
+    if (budget.spent()) return { rows: kept, complete: false };
     let lineOffset = row.offset;
     if (row.seq > 0) {
       const found = head.get(row.source_id, row.generation, row.offset) as
@@ -370,7 +460,7 @@ function dedupeLines(store: HistoryStore, rows: Candidate[], budget: SearchBudge
     seen.add(key);
     kept.push(row);
   }
-  return kept;
+  return { rows: kept, complete: true };
 }
 
 /**
@@ -608,7 +698,8 @@ function literalRanges(text: string, needles: readonly string[]): Snippet["range
 
 /**
  * A substring scan of the derived text, newest first (oldest with that sort), for queries the
- * index cannot answer: the page after `offset`, with snippets only for the hits on it.
+ * index cannot answer: the page after `offset`, with snippets only for the hits on it. Stopped
+ * by the budget, it gives the hits of the records it read.
  */
 function literalSearch(
   store: HistoryStore,
@@ -662,15 +753,18 @@ function literalSearch(
       highlights.push(literalRanges(snippet.text, matcher.needles));
     }
   };
-  budgeted(store, sql, scan);
+  const stopped = stoppable(budget, () => budgeted(store, sql, scan)) === null;
+  const full = hits.length === page.limit;
   return {
     hits,
     highlights,
     mode: "literal",
     note: null,
     ftsQuery: null,
-    next: more ? end : null,
-    total: more ? null : page.offset + hits.length,
+    next: more || (stopped && full) ? end : null,
+    total: more || stopped ? null : page.offset + hits.length,
+    stopped,
+    stopNote: stopped ? budget.note(hits.length, "scanned") : null,
   };
 }
 
@@ -692,15 +786,23 @@ export interface GroupResult {
   next: number | null;
   /** How many conversations have a hit, or null when not counted. */
   total: number | null;
+  /** As in SearchResult: past its budget, the groups are of the matches found in time. */
+  stopped: boolean;
+  /** As in SearchResult; a stopped group's `hits` counts the matches found in time. */
+  stopNote: string | null;
 }
 
 /** The most hits a literal scan reads to group them (it has no index to count with). */
 const LITERAL_GROUP_SCAN = 10_000;
 
+/** How many of the most recently captured matches a grouped search stopped in time groups. */
+const RECENT_GROUP_SCAN = 2000;
+
 /**
  * Searches like `search`, one result per conversation: its best hit (best ranked, whatever the
  * sort), how many hits it has, and the page of conversations after `offset` (in conversations),
- * ordered by best hit, newest hit or oldest hit.
+ * ordered by best hit, newest hit or oldest hit. Past its budget, the conversations of the
+ * matches found in time, as `search` gives them (newest captured first when not ranked).
  */
 export function searchGroups(
   store: HistoryStore,
@@ -725,10 +827,11 @@ export function searchGroups(
       if (!isFtsSyntax(typed)) continue;
       checkBounds(typed);
       const candidateQuery = cjkQuery(typed);
-      budget.check();
-      let rows: (Candidate & { hits: number; total: number })[];
+      const reserve = fallbackReserveMs(budget.ms);
+      budget.endBefore(reserve);
+      let rows: (Candidate & { hits: number; total: number })[] | null;
       try {
-        rows = withBudget(
+        rows = stoppable(
           budget,
           () => ftsGroups(store, candidateQuery, options, { offset, limit: limit + 1 }),
         );
@@ -736,52 +839,122 @@ export function searchGroups(
         if (isFtsSyntaxError(err)) continue;
         throw err;
       }
+      if (rows === null) {
+        budget.endBefore(reserve / 2);
+        const recent = recentCandidates(store, candidateQuery, options, RECENT_GROUP_SCAN, budget);
+        budget.endBefore(0);
+        return groupFound(
+          recent.map((row) => ({ conversation: row.key, row, built: null })),
+          { offset, limit, complete: false },
+          (row) => buildHit(row, deriver, terms, row.score),
+          budget,
+          { mode: "fts", order: "recent", redact },
+        );
+      }
+      budget.endBefore(0);
       const page = rows.slice(0, limit);
-      const built = page.map((row) => {
-        budget.check();
-        return buildHit(row, deriver, terms, row.score);
-      });
+      const built: ReturnType<typeof buildHit>[] = [];
+      for (const row of page) {
+        if (budget.spent()) break;
+        built.push(buildHit(row, deriver, terms, row.score));
+      }
+      const stopped = built.length < page.length;
       return {
         groups: built.map((b, i) => ({ ...throughGate(b.hit, redact), hits: page[i]!.hits })),
         highlights: built.map((b) => b.ranges),
         mode: "fts",
         note: null,
-        next: rows.length > limit ? offset + limit : null,
+        next: rows.length > limit && !stopped ? offset + limit : null,
         total: rows[0]?.total ?? (offset === 0 ? 0 : null),
+        stopped,
+        stopNote: stopped ? budget.note(built.length, "ranked", "conversation") : null,
       };
     }
     budget.literal = true;
-    budget.check();
+    budget.endBefore(0);
     const matcher = literalMatcher(options.query, unindexed !== null);
     const scan = { offset: 0, limit: LITERAL_GROUP_SCAN };
-    const found = withBudget(
+    const found = literalSearch(store, deriver, options, matcher, scan, budget);
+    return groupFound(
+      found.hits.map((hit, i) => ({
+        conversation: hit.conversation,
+        row: hit,
+        built: { hit, ranges: found.highlights[i] ?? [] },
+      })),
+      { offset, limit, complete: !found.stopped && found.next === null },
+      null,
       budget,
-      () => literalSearch(store, deriver, options, matcher, scan, budget),
+      {
+        mode: "literal",
+        order: "scanned",
+        redact,
+        stopped: found.stopped,
+        note: `${unindexed ?? "the query is not valid FTS5 syntax"}; used a literal substring scan`,
+      },
     );
-    const byConversation = new Map<string, { group: SearchGroup; ranges: Snippet["ranges"] }>();
-    found.hits.forEach((hit, i) => {
-      const seen = byConversation.get(hit.conversation);
-      if (seen) seen.group.hits++;
-      else {
-        byConversation.set(hit.conversation, {
-          group: { ...throughGate(hit, redact), hits: 1 },
-          ranges: found.highlights[i] ?? [],
-        });
-      }
-    });
-    const all = [...byConversation.values()];
-    const page = all.slice(offset, offset + limit);
-    return {
-      groups: page.map((g) => g.group),
-      highlights: page.map((g) => g.ranges),
-      mode: "literal",
-      note: `${unindexed ?? "the query is not valid FTS5 syntax"}; used a literal substring scan`,
-      next: all.length > offset + limit ? offset + limit : null,
-      total: found.next === null ? all.length : null,
-    };
   } finally {
     release();
   }
+}
+
+/**
+ * Groups matches (in the order given: each conversation's first is its shown hit) into the page
+ * of conversations after `page.offset`, building the shown hits with `build` while the budget
+ * lasts. `complete` says that every match was found (then the count of conversations is known).
+ */
+function groupFound<R>(
+  found: {
+    conversation: string;
+    row: R;
+    built: { hit: SearchHit; ranges: Snippet["ranges"] } | null;
+  }[],
+  page: { offset: number; limit: number; complete: boolean },
+  build: ((row: R) => { hit: SearchHit; ranges: Snippet["ranges"] }) | null,
+  budget: SearchBudget,
+  how: {
+    mode: "fts" | "literal";
+    order: "recent" | "scanned";
+    redact: Redactor;
+    stopped?: boolean;
+    /** Why the search was a literal scan. */
+    note?: string;
+  },
+): GroupResult {
+  const byConversation = new Map<string, { first: (typeof found)[number]; hits: number }>();
+  for (const item of found) {
+    const seen = byConversation.get(item.conversation);
+    if (seen) seen.hits++;
+    else byConversation.set(item.conversation, { first: item, hits: 1 });
+  }
+  const all = [...byConversation.values()];
+  const shown = all.slice(page.offset, page.offset + page.limit);
+  const groups: SearchGroup[] = [];
+  const highlights: Snippet["ranges"][] = [];
+  let stopped = how.stopped ?? how.order === "recent";
+  for (const { first, hits } of shown) {
+    let built = first.built;
+    if (!built) {
+      if (budget.spent() || !build) {
+        stopped = true;
+        break;
+      }
+      built = build(first.row);
+    }
+    groups.push({ ...throughGate(built.hit, how.redact), hits });
+    highlights.push(built.ranges);
+  }
+  return {
+    groups,
+    highlights,
+    mode: how.mode,
+    note: how.note ?? null,
+    next: all.length > page.offset + page.limit && groups.length === shown.length
+      ? page.offset + page.limit
+      : null,
+    total: page.complete && !stopped ? all.length : null,
+    stopped,
+    stopNote: stopped ? budget.note(groups.length, how.order, "conversation") : null,
+  };
 }
 
 /** Each group sort as an ORDER BY over the grouped conversations. */

@@ -2,21 +2,35 @@
 // database. Only what the person allows leaves: projects on the allow-list (none by default),
 // each record's text through the gate (secrets redacted before sending; quarantined content is
 // never written to disk, so never captured or sent), raw bytes only with `"raw": true`.
-// Incremental and idempotent: a cursor per machine and project, moved in the transaction that
-// sends the batch, so a killed push resumes after the last batch that arrived and sends nothing
-// twice (a record sent twice would break the primary key, never duplicate silently). Forgets
-// travel as tombstones. Memory stays bounded by the batch.
+//
+// Identity. A team record is keyed by what it is, not by this store's record id (ids start again
+// in a fresh store, after `delete-user-data` or a reinstall): its `uid` is a SHA-256 of its
+// conversation, its place in its source (the byte offset of a transcript line; a database row
+// carries its own ids in its bytes) and its exact captured bytes. The same line captured again,
+// by another store under the same machine name or from a copy of its file, has the same uid, and
+// the team database keeps it once (`ON CONFLICT DO NOTHING`): sending a record twice is harmless.
+//
+// Cursors. Each pushed conversation has a cursor (`sent_through`: the last record id of this
+// store sent for it), moved in the transaction that sends its records, so a killed push resumes
+// after the last batch that arrived. A conversation is sent whole when it first qualifies, also
+// when it joins an allowed project after its first records were captured. The cursors count in
+// one store's ids: the machine's row names that store (`store_id`), and a push from another
+// store under the same machine name starts every cursor again (what the team has is skipped by
+// uid). Forgets travel as tombstones. Memory stays bounded by the batch: at most 500 records
+// and about 1 MiB of decoded bytes and text (one record may cross it).
 
 import type { Sql } from "postgres";
 import type { Redactor } from "../gate.ts";
+import { nodeCrypto } from "../node_builtins.ts";
 import type { Adapter } from "../sources/adapter.ts";
 import type { HistoryStore } from "../store/db.ts";
-import { decodedRow } from "../store/raw.ts";
+import { decodeRaw } from "../store/raw.ts";
 import { type ConversationRow, type RecordRow, TextDeriver } from "../store/records.ts";
 import { FLAG_INDEXED, FLAG_SUPERSEDED } from "../store/schema.ts";
-import { migrateTeam } from "./db.ts";
+import { sha256Hex } from "../sha256.ts";
+import { migrateTeam, TeamError } from "./db.ts";
 
-/** Records per transaction, and the text and raw bytes one batch holds at most (one may cross). */
+/** Records per transaction, and the bytes one batch holds at most (one record may cross). */
 export const BATCH_RECORDS = 500;
 export const BATCH_BYTES = 1 << 20;
 
@@ -33,176 +47,381 @@ export interface PushOptions {
   batchRecords?: number;
   /** Stop between batches after this time (epoch ms); the next push goes on. */
   deadline?: number;
+  /** Stop between batches once this is aborted (Ctrl-C); the next push goes on. */
+  signal?: AbortSignal;
   now?: () => number;
   onBatch?: (sent: PushSummary) => void;
 }
 
-/** What one push sent (or, for a dry run, would send). */
+/** What one push sent. */
 export interface PushSummary {
   projects: number;
+  /** Conversations that received records. */
   conversations: number;
+  /** Records the team database took (new to it). */
   records: number;
-  /** Bytes of text (and raw, when sent). */
+  /** Records sent that the team database held already (a resend, skipped by uid). */
+  already: number;
+  /** Captured bytes of the records taken (their raw transcript, sent or not). */
   bytes: number;
   /** Conversations removed from the team database because this machine forgot them. */
   forgotten: number;
-  /** False when the deadline stopped it before everything was sent. */
+  /** True when this store was new to the team under this machine name: its cursors began again. */
+  newStore: boolean;
+  /** Transactions of records sent. */
+  batches: number;
+  /** The most bytes one batch held (decoded raw bytes and text). */
+  largestBatch: number;
+  /** False when the deadline (or the signal) stopped it before everything was sent. */
   complete: boolean;
+}
+
+/** What `--dry-run` reports: what a push would check and send now, and the forgets it carries. */
+export interface PushPlan {
+  projects: number;
+  conversations: number;
+  records: number;
+  /** Captured bytes of those records. */
+  bytes: number;
+  /** Conversations the push would remove from the team database (forgotten here). */
+  forgets: number;
+  /** True when the team knows this machine from another store (every record is checked again). */
+  newStore: boolean;
+  perProject: { project: string; conversations: number; records: number }[];
 }
 
 /** Sends what is new; see the file comment. */
 export async function push(options: PushOptions): Promise<PushSummary> {
   const { store, sql, machine } = options;
   const now = options.now ?? Date.now;
+  const limit = options.batchRecords ?? BATCH_RECORDS;
   await migrateTeam(sql);
-  await sql`
-    INSERT INTO logbook_machines (machine) VALUES (${machine}) ON CONFLICT (machine) DO NOTHING`;
+  const deriver = new TextDeriver(store, options.adapters, options.redact);
+  const newStore = await claimMachine(store, sql, machine, deriver);
   const summary: PushSummary = {
     projects: options.projects.length,
     conversations: 0,
     records: 0,
+    already: 0,
     bytes: 0,
     forgotten: await sendTombstones(store, sql, machine),
+    newStore,
+    batches: 0,
+    largestBatch: 0,
     complete: true,
   };
-  const deriver = new TextDeriver(store, options.adapters, options.redact);
-  const sentConversations = new Set<string>();
-  for (const project of options.projects) {
-    const conversations = projectConversations(store, project);
-    if (!conversations.size) continue;
-    const ids = JSON.stringify([...conversations.keys()]);
-    const [row] = await sql<{ record_cursor: number }[]>`
-      SELECT record_cursor FROM logbook_cursors WHERE machine = ${machine} AND project = ${project}`;
-    let cursor = row?.record_cursor ?? 0;
-    for (;;) {
-      if (options.deadline !== undefined && now() >= options.deadline) {
-        summary.complete = false;
-        break;
+  const conversations = allowedConversations(store, options.projects);
+  const team = await teamConversations(sql, machine);
+  const touched = new Set<string>();
+  let batch: Outgoing[] = [];
+  let held = 0;
+
+  const flush = async () => {
+    const { values, taken } = await sendBatch(sql, machine, batch, options.redact);
+    for (const [key, v] of values) team.set(key, v);
+    for (const item of batch) {
+      if (!taken.has(hex(item.uid))) {
+        summary.already++;
+        continue;
       }
-      const batch = nextBatch(store, ids, cursor, options.batchRecords ?? BATCH_RECORDS);
-      if (!batch.length) break;
-      const rows = batch.map((stored) => {
-        const conversation = conversations.get(stored.conversation_id!)!;
-        const text = deriver.textOf(stored);
-        const raw = options.raw ? decodedRow(stored).raw : null;
-        return { stored, conversation, text, raw };
-      });
-      const touched = new Map(rows.map((r) => [r.conversation.key, r.conversation]));
-      const last = batch.at(-1)!.id;
-      await sql.begin(async (tx) => {
-        for (const conversation of touched.values()) {
-          await upsertConversation(tx as unknown as Sql, machine, conversation, options.redact);
-        }
-        await tx`
-          INSERT INTO logbook_records ${
-          sql(
-            rows.map(({ stored, conversation, text, raw }) => ({
-              machine,
-              record_id: stored.id,
-              conversation_key: conversation.key,
-              ts: stored.ts === null ? null : new Date(stored.ts),
-              kind: stored.kind,
-              role: stored.role,
-              text,
-              raw,
-            })),
-          )
-        }`;
-        await tx`
-          INSERT INTO logbook_cursors (machine, project, record_cursor)
-          VALUES (${machine}, ${project}, ${last})
-          ON CONFLICT (machine, project) DO UPDATE SET record_cursor = excluded.record_cursor`;
-        await tx`UPDATE logbook_machines SET last_push = now() WHERE machine = ${machine}`;
-      });
-      cursor = last;
-      summary.records += rows.length;
-      summary.bytes += rows.reduce((n, r) => n + r.text.length + (r.raw?.length ?? 0), 0);
-      for (const key of touched.keys()) sentConversations.add(key);
-      summary.conversations = sentConversations.size;
-      options.onBatch?.({ ...summary });
+      summary.records++;
+      summary.bytes += item.size;
+      touched.add(item.conversation.key);
     }
-    if (!summary.complete) break;
-    // Titles, counts and last times change as records arrive: bring every pushed one up to date.
-    for (const chunk of chunks([...conversations.values()], 200)) {
-      await sql.begin(async (tx) => {
-        for (const conversation of chunk) {
-          await refreshConversation(tx as unknown as Sql, machine, conversation, options.redact);
-        }
-      });
+    summary.batches++;
+    summary.largestBatch = Math.max(summary.largestBatch, held);
+    summary.conversations = touched.size;
+    batch = [];
+    held = 0;
+    options.onBatch?.({ ...summary });
+  };
+
+  for (const { conversation, id } of pendingRecords(store, conversations, team)) {
+    const late = options.deadline !== undefined && now() >= options.deadline;
+    if (!batch.length && (late || options.signal?.aborted)) {
+      summary.complete = false;
+      break;
     }
+    const item = outgoing(store, deriver, conversation, id, options.raw);
+    batch.push(item);
+    held += item.size + item.text.length;
+    if (batch.length >= limit || held >= BATCH_BYTES) await flush();
   }
+  if (batch.length) await flush();
+  if (summary.complete) await refreshChanged(sql, machine, conversations, team, options.redact);
   return summary;
 }
 
-/** What a push would send now: per project, the records past the team's cursor (0 unknown). */
-export function planPush(
-  store: HistoryStore,
-  projects: readonly string[],
-  cursors: ReadonlyMap<string, number>,
-): PushSummary & { perProject: { project: string; conversations: number; records: number }[] } {
-  const perProject = projects.map((project) => {
-    const conversations = projectConversations(store, project);
-    const ids = JSON.stringify([...conversations.keys()]);
-    const row = store.stmt(
-      `SELECT count(*) AS records, count(DISTINCT conversation_id) AS conversations,
-         coalesce(sum(coalesce(length, length(raw))), 0) AS bytes
-       FROM records WHERE conversation_id IN (SELECT value FROM json_each(?)) AND id > ?
-         AND (flags & ${FLAG_INDEXED}) != 0 AND (flags & ${FLAG_SUPERSEDED}) = 0`,
-    ).get(ids, cursors.get(project) ?? 0) as {
-      records: number;
-      conversations: number;
-      bytes: number;
-    };
-    return { project, ...row };
+/**
+ * Sends one batch in one transaction: its conversations' rows (with their cursors moved past the
+ * batch's records) and the records the team database does not hold yet. Returns the rows sent and
+ * the uids (as hex) of the records it took.
+ */
+async function sendBatch(
+  sql: Sql,
+  machine: string,
+  batch: readonly Outgoing[],
+  redact: Redactor,
+): Promise<{ values: Map<string, ConversationValues>; taken: Set<string> }> {
+  const values = new Map<string, ConversationValues>();
+  for (const item of batch) {
+    const v = values.get(item.conversation.key) ??
+      conversationValues(machine, item.conversation, redact);
+    v.sent_through = Math.max(v.sent_through, item.id);
+    values.set(item.conversation.key, v);
+  }
+  const taken = await sql.begin(async (tx) => {
+    await tx`
+      INSERT INTO logbook_conversations ${tx([...values.values()])}
+      ON CONFLICT (machine, key) DO UPDATE SET title = excluded.title,
+        project = excluded.project, cwd = excluded.cwd, branch = excluded.branch,
+        first_ts = excluded.first_ts, last_ts = excluded.last_ts, messages = excluded.messages,
+        sent_through = greatest(logbook_conversations.sent_through, excluded.sent_through)`;
+    const rows = await tx<{ uid: Uint8Array }[]>`
+      INSERT INTO logbook_records ${
+      tx(batch.map((item) => ({
+        machine,
+        uid: item.uid,
+        record_id: item.id,
+        conversation_key: item.conversation.key,
+        ts: item.ts === null ? null : new Date(item.ts),
+        kind: item.kind,
+        role: item.role,
+        text: item.text,
+        raw: item.raw,
+      })))
+    }
+      ON CONFLICT (machine, uid) DO NOTHING
+      RETURNING uid`;
+    return new Set(rows.map((r) => hex(r.uid)));
   });
+  return { values, taken };
+}
+
+/** A record on its way: what the team database stores of it, and what it weighs here. */
+interface Outgoing {
+  id: number;
+  uid: Uint8Array;
+  conversation: ConversationRow;
+  ts: number | null;
+  kind: string;
+  role: string | null;
+  text: string;
+  raw: Uint8Array | null;
+  /** Its captured (decoded) size in bytes. */
+  size: number;
+}
+
+function outgoing(
+  store: HistoryStore,
+  deriver: TextDeriver,
+  conversation: ConversationRow,
+  id: number,
+  raw: boolean,
+): Outgoing {
+  const stored = store.stmt("SELECT * FROM records WHERE id = ?").get(id) as unknown as RecordRow;
+  const bytes = decodeRaw(stored);
   return {
-    projects: projects.length,
-    conversations: perProject.reduce((n, p) => n + p.conversations, 0),
-    records: perProject.reduce((n, p) => n + p.records, 0),
-    bytes: perProject.reduce((n, p) => n + (p as unknown as { bytes: number }).bytes, 0),
-    forgotten: 0,
-    complete: true,
-    perProject: perProject.map(({ project, conversations, records }) => ({
-      project,
-      conversations,
-      records,
-    })),
+    id,
+    uid: recordUid(deriver, conversation.key, stored, bytes),
+    conversation,
+    ts: stored.ts,
+    kind: stored.kind,
+    role: stored.role,
+    text: deriver.textOf(stored),
+    raw: raw ? bytes : null,
+    size: bytes.length,
   };
 }
 
-/** The team database's cursors of `machine`, by project (empty for a machine never pushed). */
-export async function teamCursors(sql: Sql, machine: string): Promise<Map<string, number>> {
-  const exists = await sql`SELECT to_regclass('logbook_cursors') AS t`;
-  if (!exists[0]?.t) return new Map();
-  const rows = await sql<{ project: string; record_cursor: number }[]>`
-    SELECT project, record_cursor FROM logbook_cursors WHERE machine = ${machine}`;
-  return new Map(rows.map((r) => [r.project, r.record_cursor]));
+/**
+ * A record's identity in the team database: SHA-256 of its conversation, its place (the byte
+ * offset of a transcript chunk; a database row's bytes hold its ids) and its captured bytes.
+ */
+export function recordUid(
+  deriver: TextDeriver,
+  conversationKey: string,
+  stored: Pick<RecordRow, "source_id" | "offset">,
+  bytes: Uint8Array,
+): Uint8Array {
+  const place = deriver.source(stored.source_id).ref.format === "rows"
+    ? "row"
+    : `at ${stored.offset}`;
+  const digest = nodeCrypto().createHash("sha256")
+    .update(`${conversationKey}\0${place}\0`)
+    .update(bytes)
+    .digest();
+  return new Uint8Array(digest.buffer, digest.byteOffset, digest.byteLength);
 }
 
-function projectConversations(store: HistoryStore, project: string): Map<number, ConversationRow> {
-  const rows = store.stmt("SELECT * FROM conversations WHERE project_root = ?").all(
-    project,
-  ) as unknown as ConversationRow[];
-  return new Map(rows.map((row) => [row.id, row]));
+/**
+ * This store's identity, as the machine's row records it: a hash of its first source's id,
+ * locator and first sighting, which stay for the store's life (forget and rebuild keep sources)
+ * and differ in a store made again. Null for a store with no source yet.
+ */
+export function storeIdentity(store: HistoryStore): string | null {
+  const first = store.stmt("SELECT id, locator, first_seen FROM sources ORDER BY id LIMIT 1")
+    .get() as { id: number; locator: string; first_seen: number } | undefined;
+  return first
+    ? sha256Hex(`${first.id}\0${first.locator}\0${first.first_seen}`).slice(0, 32)
+    : null;
 }
 
-function nextBatch(store: HistoryStore, ids: string, cursor: number, limit: number): RecordRow[] {
-  const rows: RecordRow[] = [];
-  let bytes = 0;
-  const iterator = store.stmt(
-    `SELECT * FROM records WHERE conversation_id IN (SELECT value FROM json_each(?)) AND id > ?
-       AND (flags & ${FLAG_INDEXED}) != 0 AND (flags & ${FLAG_SUPERSEDED}) = 0
-     ORDER BY id LIMIT ?`,
-  ).iterate(ids, cursor, limit) as Iterable<RecordRow>;
-  for (const row of iterator) {
-    rows.push(row);
-    bytes += (row.raw as Uint8Array).length;
-    if (bytes >= BATCH_BYTES) break;
+/**
+ * Makes sure this login may push as `machine` (its row is this login's; a new name is claimed),
+ * and that the cursors count in this store's ids: a store the machine's row does not name starts
+ * them again. Returns true for a store new to the machine.
+ */
+async function claimMachine(
+  store: HistoryStore,
+  sql: Sql,
+  machine: string,
+  deriver: TextDeriver,
+): Promise<boolean> {
+  const storeId = storeIdentity(store);
+  await sql`
+    INSERT INTO logbook_machines (machine) VALUES (${machine}) ON CONFLICT (machine) DO NOTHING`;
+  const [mine] = await sql<{ store_id: string | null }[]>`
+    UPDATE logbook_machines SET last_push = now() WHERE machine = ${machine} RETURNING store_id`;
+  if (!mine) {
+    const [row] = await sql<{ login: string; user: string }[]>`
+      SELECT login, current_user AS user FROM logbook_machines WHERE machine = ${machine}`;
+    throw new TeamError(
+      `The machine "${machine}" belongs to the login "${row?.login}" in the team database, and ` +
+        `"${row?.user}" may push only as its own machines: set another "machine" in the team ` +
+        "config, or have the database's owner give it to this login (UPDATE logbook_machines " +
+        `SET login = '${row?.user}' WHERE machine = '${machine}')`,
+    );
   }
-  return rows;
+  if (storeId === null || mine.store_id === storeId) return false;
+  if (mine.store_id === null) {
+    // Pushed before records had a uid (or never): by this store, which gives its rows theirs.
+    await giveLegacyRowsTheirUid(store, sql, machine, deriver);
+    await sql`UPDATE logbook_machines SET store_id = ${storeId} WHERE machine = ${machine}`;
+    return false;
+  }
+  await sql.begin(async (tx) => {
+    await tx`UPDATE logbook_conversations SET sent_through = 0 WHERE machine = ${machine}`;
+    await tx`
+      UPDATE logbook_machines SET store_id = ${storeId}, tombstone_cursor = 0
+      WHERE machine = ${machine}`;
+  });
+  return true;
 }
 
-function conversationValues(machine: string, c: ConversationRow, redact: Redactor) {
+/**
+ * Rows sent before records had a uid are keyed by the record of this store they came from, when
+ * that record is still here and derives the same text (else by their team id, and a record sent
+ * again beside one of them may then be kept twice).
+ */
+async function giveLegacyRowsTheirUid(
+  store: HistoryStore,
+  sql: Sql,
+  machine: string,
+  deriver: TextDeriver,
+): Promise<void> {
+  const local = store.stmt(
+    `SELECT r.*, c.key AS conversation_key FROM records r
+     JOIN conversations c ON c.id = r.conversation_id WHERE r.id = ?`,
+  );
+  for (let after = 0;;) {
+    const rows = await sql<{ id: number; record_id: number; key: string; text: string }[]>`
+      SELECT id, record_id, conversation_key AS key, text FROM logbook_records
+      WHERE machine = ${machine} AND uid IS NULL AND id > ${after} ORDER BY id LIMIT 500`;
+    if (!rows.length) return;
+    const seen = new Set<string>();
+    const values = rows.map((row) => {
+      const stored = local.get(row.record_id) as
+        | (RecordRow & { conversation_key: string })
+        | undefined;
+      let uid: Uint8Array | null = null;
+      if (stored?.conversation_key === row.key && deriver.textOf(stored) === row.text) {
+        uid = recordUid(deriver, row.key, stored, decodeRaw(stored));
+        if (seen.has(hex(uid))) uid = null;
+        else seen.add(hex(uid));
+      }
+      return [row.id, uid ?? nodeCrypto().createHash("sha256").update(`legacy ${row.id}`).digest()];
+    });
+    await sql`
+      UPDATE logbook_records r SET uid = CASE
+          WHEN EXISTS (SELECT 1 FROM logbook_records x WHERE x.machine = r.machine
+            AND x.uid = v.uid::bytea) THEN sha256(('legacy ' || r.id)::bytea)
+          ELSE v.uid::bytea END
+      FROM (VALUES ${sql(values as never)}) AS v (id, uid)
+      WHERE r.id = v.id::bigint`;
+    after = rows.at(-1)!.id;
+  }
+}
+
+/** The conversations of the allowed projects, in id order. */
+function allowedConversations(
+  store: HistoryStore,
+  projects: readonly string[],
+): ConversationRow[] {
+  const statement = store.stmt("SELECT * FROM conversations WHERE project_root = ? ORDER BY id");
+  return projects.flatMap((project) => statement.all(project) as unknown as ConversationRow[]);
+}
+
+/** What the team database holds of one conversation of this machine. */
+interface ConversationValues {
+  machine: string;
+  key: string;
+  agent: string;
+  project: string | null;
+  cwd: string | null;
+  branch: string | null;
+  title: string | null;
+  first_ts: Date | null;
+  last_ts: Date | null;
+  messages: number;
+  parent_key: string | null;
+  subagent: boolean;
+  sent_through: number;
+}
+
+type TeamConversation = Pick<
+  ConversationValues,
+  "project" | "cwd" | "branch" | "title" | "first_ts" | "last_ts" | "messages" | "sent_through"
+>;
+
+/** This machine's conversations in the team database, by key (empty for a machine never pushed). */
+async function teamConversations(
+  sql: Sql,
+  machine: string,
+): Promise<Map<string, TeamConversation>> {
+  const rows = await sql<(TeamConversation & { key: string })[]>`
+    SELECT key, project, cwd, branch, title, first_ts, last_ts, messages, sent_through
+    FROM logbook_conversations WHERE machine = ${machine}`;
+  return new Map(rows.map((row) => [row.key, row]));
+}
+
+/** The records of `conversations` past each one's cursor, by conversation, in id order. */
+function* pendingRecords(
+  store: HistoryStore,
+  conversations: readonly ConversationRow[],
+  team: ReadonlyMap<string, TeamConversation>,
+): Generator<{ conversation: ConversationRow; id: number }> {
+  const statement = store.stmt(
+    `SELECT id FROM records WHERE conversation_id = ? AND id > ?
+       AND (flags & ${FLAG_INDEXED}) != 0 AND (flags & ${FLAG_SUPERSEDED}) = 0
+     ORDER BY id LIMIT 1000`,
+  );
+  for (const conversation of conversations) {
+    let after = team.get(conversation.key)?.sent_through ?? 0;
+    for (;;) {
+      const ids = statement.all(conversation.id, after) as { id: number }[];
+      for (const { id } of ids) yield { conversation, id };
+      if (ids.length < 1000) break;
+      after = ids.at(-1)!.id;
+    }
+  }
+}
+
+function conversationValues(
+  machine: string,
+  c: ConversationRow,
+  redact: Redactor,
+): ConversationValues {
   return {
     machine,
     key: c.key,
@@ -216,33 +435,119 @@ function conversationValues(machine: string, c: ConversationRow, redact: Redacto
     messages: c.message_count,
     parent_key: c.parent_key,
     subagent: c.subagent === 1,
+    sent_through: 0,
   };
 }
 
-async function upsertConversation(
+/**
+ * Titles, counts and times change as records arrive: brings up to date the pushed conversations
+ * whose row differs from this store's, and only those (a push with nothing new writes none).
+ */
+async function refreshChanged(
   sql: Sql,
   machine: string,
-  c: ConversationRow,
+  conversations: readonly ConversationRow[],
+  team: ReadonlyMap<string, TeamConversation>,
   redact: Redactor,
 ): Promise<void> {
-  const v = conversationValues(machine, c, redact);
-  await sql`
-    INSERT INTO logbook_conversations ${sql(v)}
-    ON CONFLICT (machine, key) DO UPDATE SET title = excluded.title,
-      last_ts = excluded.last_ts, messages = excluded.messages, branch = excluded.branch`;
+  const time = (d: Date | null) => d === null ? null : new Date(d).getTime();
+  const changed = conversations.flatMap((c) => {
+    const there = team.get(c.key);
+    if (!there) return [];
+    const v = conversationValues(machine, c, redact);
+    const same = v.title === there.title && v.project === there.project && v.cwd === there.cwd &&
+      v.branch === there.branch && v.messages === Number(there.messages) &&
+      time(v.first_ts) === time(there.first_ts) && time(v.last_ts) === time(there.last_ts);
+    return same ? [] : [v];
+  });
+  for (const chunk of chunks(changed, 200)) {
+    await sql.begin(async (tx) => {
+      for (const v of chunk) {
+        await tx`
+          UPDATE logbook_conversations SET title = ${v.title}, project = ${v.project},
+            cwd = ${v.cwd}, branch = ${v.branch}, first_ts = ${v.first_ts},
+            last_ts = ${v.last_ts}, messages = ${v.messages}
+          WHERE machine = ${machine} AND key = ${v.key}`;
+      }
+    });
+  }
 }
 
-async function refreshConversation(
+/** What a push would check and send now (see PushPlan); reads the team database, writes nothing. */
+export async function planPush(
+  store: HistoryStore,
   sql: Sql,
   machine: string,
-  c: ConversationRow,
-  redact: Redactor,
-): Promise<void> {
-  const v = conversationValues(machine, c, redact);
-  await sql`
-    UPDATE logbook_conversations SET title = ${v.title}, last_ts = ${v.last_ts},
-      messages = ${v.messages}, branch = ${v.branch}
-    WHERE machine = ${machine} AND key = ${v.key}`;
+  projects: readonly string[],
+): Promise<PushPlan> {
+  const state = await teamState(sql, machine, storeIdentity(store));
+  const count = store.stmt(
+    `SELECT count(*) AS records, coalesce(sum(coalesce(length, length(raw))), 0) AS bytes
+     FROM records WHERE conversation_id = ? AND id > ?
+       AND (flags & ${FLAG_INDEXED}) != 0 AND (flags & ${FLAG_SUPERSEDED}) = 0`,
+  );
+  const plan: PushPlan = {
+    projects: projects.length,
+    conversations: 0,
+    records: 0,
+    bytes: 0,
+    forgets: 0,
+    newStore: state.newStore,
+    perProject: [],
+  };
+  for (const project of projects) {
+    const line = { project, conversations: 0, records: 0 };
+    for (const c of allowedConversations(store, [project])) {
+      const row = count.get(c.id, state.cursors.get(c.key) ?? 0) as {
+        records: number;
+        bytes: number;
+      };
+      if (!row.records) continue;
+      line.conversations++;
+      line.records += row.records;
+      plan.bytes += row.bytes;
+    }
+    plan.perProject.push(line);
+    plan.conversations += line.conversations;
+    plan.records += line.records;
+  }
+  const forgotten = (store.stmt("SELECT key FROM tombstones WHERE forgotten_at > ?")
+    .all(state.tombstoneCursor) as { key: string }[]).map((t) => t.key);
+  plan.forgets = forgotten.filter((key) => state.keys.has(key)).length;
+  return plan;
+}
+
+/**
+ * What the team database knows of `machine`, read only: its conversations' cursors (none where
+ * the schema predates them or another store pushed them), and how far its forgets went.
+ */
+async function teamState(sql: Sql, machine: string, storeId: string | null): Promise<{
+  cursors: Map<string, number>;
+  keys: Set<string>;
+  tombstoneCursor: number;
+  newStore: boolean;
+}> {
+  const state = {
+    cursors: new Map(),
+    keys: new Set<string>(),
+    tombstoneCursor: 0,
+    newStore: false,
+  };
+  const [table] = await sql<{ t: string | null }[]>`SELECT to_regclass('logbook_machines') AS t`;
+  if (!table?.t) return state;
+  // Every column: the schema may predate store_id and sent_through.
+  const [row] = await sql<{ tombstone_cursor: number; store_id?: string | null }[]>`
+    SELECT * FROM logbook_machines WHERE machine = ${machine}`;
+  if (!row) return state;
+  const rows = await sql<{ key: string; sent_through?: number }[]>`
+    SELECT * FROM logbook_conversations WHERE machine = ${machine}`;
+  state.keys = new Set(rows.map((c) => c.key));
+  if (row.store_id && row.store_id !== storeId) return { ...state, newStore: true };
+  state.tombstoneCursor = Number(row.tombstone_cursor);
+  for (const c of rows) {
+    if (c.sent_through !== undefined) state.cursors.set(c.key, Number(c.sent_through));
+  }
+  return state;
 }
 
 /** Sends this machine's forgets: its copies leave the team database. Returns how many went. */
@@ -270,6 +575,10 @@ async function sendTombstones(store: HistoryStore, sql: Sql, machine: string): P
       WHERE machine = ${machine}`;
   });
   return removed;
+}
+
+function hex(bytes: Uint8Array): string {
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 function* chunks<T>(items: T[], size: number): Generator<T[]> {

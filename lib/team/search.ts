@@ -1,10 +1,15 @@
 // Searching and paging the team database: PostgreSQL's own full-text search (`websearch` syntax
-// over the 'simple' configuration, ranked with ts_rank), and `pg_trgm`'s substring match where
-// words cannot find the text (CJK runs and symbols, which the 'simple' parser keeps whole or
-// drops). Every hit says which machine it came from.
+// over the 'simple' configuration, ranked with ts_rank), and a substring match, which `pg_trgm`'s
+// index answers, where words cannot find the text: queries with CJK (the 'simple' parser keeps a
+// CJK run whole, so a word inside a sentence is no token of its own) and symbols it drops. Every
+// search is bounded as a local one is: its query by the same bounds (`checkBounds`), its time by
+// the same budget, which PostgreSQL enforces (`statement_timeout` in the search's transaction).
+// Every hit says which machine it came from.
 
 import type { Sql } from "postgres";
 import type { Redactor } from "../gate.ts";
+import { hasCjk } from "../store/cjk.ts";
+import { checkBounds, DEFAULT_BUDGET_MS, SearchBudget } from "../store/search.ts";
 
 export interface TeamSearchOptions {
   query: string;
@@ -18,14 +23,21 @@ export interface TeamSearchOptions {
   since?: number;
   /** Epoch ms, exclusive. */
   until?: number;
+  /** Include subagent conversations (default true). */
+  subagents?: boolean;
   limit?: number;
   offset?: number;
+  /** How long the search may take before it stops with SearchStoppedError (default 1200 ms). */
+  budgetMs?: number;
+  /** When the user asked (epoch ms; default: now): the budget counts from here. */
+  startedAt?: number;
 }
 
 /** One hit of `search --team`: the fields of `search --json`, and the machine. */
 export interface TeamHit {
   machine: string;
   conversation: string;
+  /** The record's id in the team database (what `show --team --after` takes). */
   record: number;
   title: string | null;
   agent: string;
@@ -40,22 +52,34 @@ export interface TeamHit {
 
 export interface TeamSearchResult {
   hits: TeamHit[];
-  /** `fts`, or `substring` when the query has no word the index holds (CJK, symbols). */
+  /** `fts`, or `substring` when words cannot find the query (CJK, symbols): `note` says why. */
   mode: "fts" | "substring";
+  note: string | null;
+  /** The `offset` of the next page, or null when no hit follows this page. */
+  next: number | null;
 }
 
 const SNIPPET_CHARS = 160;
+/** PostgreSQL's SQLSTATE for a statement cancelled by statement_timeout (query_canceled). */
+const QUERY_CANCELED = "57014";
 
-/** Searches the team database; every string of a hit passes `redact` (this user's labels too). */
+/**
+ * Searches the team database; every string of a hit passes `redact` (this user's labels too).
+ * Throws SearchLimitError for a query over a bound (before any work) and SearchStoppedError when
+ * the budget is spent; `now` is the budget's clock (epoch ms).
+ */
 export async function teamSearch(
   sql: Sql,
   redact: Redactor,
   options: TeamSearchOptions,
+  now: () => number = Date.now,
 ): Promise<TeamSearchResult> {
   const query = options.query.trim();
   if (!query) throw new RangeError("The search query is empty");
+  checkBounds(query);
   const limit = Math.max(1, Math.min(options.limit ?? 20, 1000));
   const offset = Math.max(0, options.offset ?? 0);
+  const budget = new SearchBudget(options.budgetMs ?? DEFAULT_BUDGET_MS, options.startedAt, now);
   const filters = sql`
     ${options.machine ? sql`AND r.machine = ${options.machine}` : sql``}
     ${options.project ? sql`AND c.project = ${options.project}` : sql``}
@@ -63,44 +87,73 @@ export async function teamSearch(
     ${options.kind ? sql`AND r.kind = ${options.kind}` : sql``}
     ${options.role ? sql`AND r.role = ${options.role}` : sql``}
     ${options.since !== undefined ? sql`AND r.ts >= ${new Date(options.since)}` : sql``}
-    ${options.until !== undefined ? sql`AND r.ts < ${new Date(options.until)}` : sql``}`;
-  const [parsed] = await sql<{ words: number }[]>`
-    SELECT numnode(websearch_to_tsquery('simple', ${query})) AS words`;
-  const words = parsed?.words ?? 0;
+    ${options.until !== undefined ? sql`AND r.ts < ${new Date(options.until)}` : sql``}
+    ${options.subagents === false ? sql`AND NOT c.subagent` : sql``}`;
+  const columns = sql`r.machine, r.id, r.conversation_key, r.ts, r.kind, r.role, r.text, c.title,
+    c.agent, c.project, c.cwd`;
   let mode: TeamSearchResult["mode"] = "fts";
-  let rows: Row[] = [];
-  if (words > 0) {
-    rows = await sql<Row[]>`
-      SELECT r.machine, r.record_id, r.conversation_key, r.ts, r.kind, r.role, r.text,
-        c.title, c.agent, c.project, c.cwd, ts_rank(r.tsv, q) AS score
-      FROM logbook_records r
-        JOIN logbook_conversations c ON c.machine = r.machine AND c.key = r.conversation_key,
-        websearch_to_tsquery('simple', ${query}) q
-      WHERE r.tsv @@ q ${filters}
-      ORDER BY score DESC, r.ts DESC NULLS LAST, r.record_id DESC
-      LIMIT ${limit} OFFSET ${offset}`;
+  let note: string | null = null;
+  let terms = wordsOf(query).map((t) => t.toLowerCase());
+  budget.check();
+  let rows: Row[];
+  try {
+    rows = await sql.begin(async (tx) => {
+      // The budget left, as PostgreSQL's own limit on every statement of this transaction.
+      const limitTime = async () => {
+        budget.check();
+        await tx`SELECT set_config('statement_timeout', ${String(budget.remainingMs())}, true)`;
+      };
+      await limitTime();
+      const cjk = hasCjk(query);
+      const [parsed] = cjk ? [] : await tx<{ words: number }[]>`
+        SELECT numnode(websearch_to_tsquery('simple', ${query})) AS words`;
+      if (!cjk && (parsed?.words ?? 0) > 0) {
+        await limitTime();
+        return await tx<Row[]>`
+          SELECT ${columns}, ts_rank(r.tsv, q) AS score
+          FROM logbook_records r
+            JOIN logbook_conversations c ON c.machine = r.machine AND c.key = r.conversation_key,
+            websearch_to_tsquery('simple', ${query}) q
+          WHERE r.tsv @@ q ${filters}
+          ORDER BY score DESC, r.ts DESC NULLS LAST, r.id DESC
+          LIMIT ${limit + 1} OFFSET ${offset}`;
+      }
+      mode = "substring";
+      budget.literal = true;
+      // Each word must appear as it is written; with CJK, words are what spaces part.
+      const parts = cjk ? wordsOf(query) : [query];
+      terms = parts.map((t) => t.toLowerCase());
+      note = cjk
+        ? "the query has CJK, which word search holds only as whole runs: matched each word as a " +
+          "substring"
+        : "no word of the query is indexed as a word; matched it as a substring";
+      const patterns = parts.map((t) =>
+        sql`AND r.text ILIKE ${`%${t.replace(/[\\%_]/g, "\\$&")}%`}`
+      );
+      await limitTime();
+      return await tx<Row[]>`
+        SELECT ${columns}, 0::real AS score
+        FROM logbook_records r
+          JOIN logbook_conversations c ON c.machine = r.machine AND c.key = r.conversation_key
+        WHERE true ${patterns} ${filters}
+        ORDER BY r.ts DESC NULLS LAST, r.id DESC
+        LIMIT ${limit + 1} OFFSET ${offset}`;
+    });
+  } catch (err) {
+    if ((err as { code?: unknown }).code === QUERY_CANCELED || budget.spent()) {
+      throw budget.stopped();
+    }
+    throw err;
   }
-  if (words === 0 || (rows.length === 0 && offset === 0 && /[^\p{ASCII}]/u.test(query))) {
-    mode = "substring";
-    const pattern = `%${query.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-    rows = await sql<Row[]>`
-      SELECT r.machine, r.record_id, r.conversation_key, r.ts, r.kind, r.role, r.text,
-        c.title, c.agent, c.project, c.cwd, 0::real AS score
-      FROM logbook_records r
-        JOIN logbook_conversations c ON c.machine = r.machine AND c.key = r.conversation_key
-      WHERE r.text ILIKE ${pattern} ${filters}
-      ORDER BY r.ts DESC NULLS LAST, r.record_id DESC
-      LIMIT ${limit} OFFSET ${offset}`;
-  }
-  const terms = query.toLowerCase().split(/[\s"()*]+/).filter((t) =>
-    t && !/^(or|and|not)$/.test(t)
-  );
+  const page = rows.slice(0, limit);
   return {
     mode,
-    hits: rows.map((row) => ({
+    note,
+    next: rows.length > limit ? offset + limit : null,
+    hits: page.map((row) => ({
       machine: row.machine,
       conversation: redact(row.conversation_key),
-      record: Number(row.record_id),
+      record: Number(row.id),
       title: row.title === null ? null : redact(row.title),
       agent: row.agent,
       project: row.project === null ? null : redact(row.project),
@@ -108,15 +161,22 @@ export async function teamSearch(
       timestamp: row.ts === null ? null : new Date(row.ts).toISOString(),
       kind: row.kind,
       role: row.role,
-      snippet: redact(snippet(row.text, mode === "substring" ? [query.toLowerCase()] : terms)),
+      snippet: redact(snippet(row.text, terms)),
       score: Number(row.score),
     })),
   };
 }
 
+/** The words of a query, without websearch's quotes, operators and negations. */
+function wordsOf(query: string): string[] {
+  return query.split(/[\s"()*]+/).map((t) => t.replace(/^-+/, "")).filter((t) =>
+    t && !/^(or|and|not)$/i.test(t)
+  );
+}
+
 interface Row {
   machine: string;
-  record_id: number;
+  id: number;
   conversation_key: string;
   ts: Date | null;
   kind: string;
@@ -169,22 +229,22 @@ export async function teamPage(
   if (!conversation) return null;
   const limit = Math.max(1, options.limit ?? 100);
   const rows = await sql<
-    { record_id: number; ts: Date | null; kind: string; role: string | null; text: string }[]
+    { id: number; ts: Date | null; kind: string; role: string | null; text: string }[]
   >`
-    SELECT record_id, ts, kind, role, text FROM logbook_records
-    WHERE machine = ${machine} AND conversation_key = ${key} AND record_id > ${options.after ?? 0}
-    ORDER BY record_id LIMIT ${limit + 1}`;
+    SELECT id, ts, kind, role, text FROM logbook_records
+    WHERE machine = ${machine} AND conversation_key = ${key} AND id > ${options.after ?? 0}
+    ORDER BY id LIMIT ${limit + 1}`;
   const more = rows.length > limit;
   const page = rows.slice(0, limit);
   return {
     title: conversation.title === null ? null : redact(conversation.title),
     records: page.map((r) => ({
-      id: Number(r.record_id),
+      id: Number(r.id),
       timestamp: r.ts === null ? null : new Date(r.ts).toISOString(),
       kind: r.kind,
       role: r.role,
       text: redact(r.text),
     })),
-    next: more ? Number(page.at(-1)!.record_id) : null,
+    next: more ? Number(page.at(-1)!.id) : null,
   };
 }

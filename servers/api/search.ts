@@ -1,5 +1,7 @@
 // `GET /api/search`: the search of `search --json`, with the same filters, validated by the same
-// schema, as `{"hits": [...]}`; paged by `limit` and `offset` (pass `next` as `offset`).
+// schema, as `{"hits": [...]}`; paged by `limit` and `offset` (pass `next` as `offset`). A search
+// past its budget answers with the hits it had (`stopped`, `stopNote` says what they are); one
+// that had none is a 400 naming `q`, as `search` exits 2: the query needs narrowing.
 
 import { Hono } from "hono";
 import { z } from "zod";
@@ -45,6 +47,10 @@ export interface SearchPage {
   limit: number;
   /** The `offset` of the next page, or null on the last one. */
   next: number | null;
+  /** True when the budget was spent first: the hits are what the search had then. */
+  stopped: boolean;
+  /** What a stopped search's hits are, and how to get the whole answer; else null. */
+  stopNote: string | null;
 }
 
 /**
@@ -77,6 +83,12 @@ export async function searchPage(
       ...(busy === undefined ? {} : { busyTimeoutMs: busy }),
       gate: gateOptionsFor(svc.ctx),
       options,
+    }).then((result): SearchResult => {
+      // Stopped with nothing in hand: about the query, as a bound is.
+      if (result.stopped && !result.hits.length) {
+        throw new SearchStoppedError(result.stopNote ?? "The search was stopped");
+      }
+      return result;
     }).catch((err): SearchResult => {
       // Both are about the query: what to change in it.
       if (err instanceof SearchLimitError || err instanceof SearchStoppedError) {
@@ -94,6 +106,8 @@ export async function searchPage(
     offset,
     limit,
     next: result.next,
+    stopped: result.stopped,
+    stopNote: result.stopNote,
   };
 }
 

@@ -8,11 +8,12 @@ import { z } from "zod";
 import { searchInput } from "../../lib/filters_schema.ts";
 import type { AppEnv, Route } from "../_deps.ts";
 import { badRequest } from "../_errors.ts";
-import { parseQuery, queryInt } from "../_input.ts";
+import { parseQuery, queryFlag, queryInt } from "../_input.ts";
 import { searchTeamFor } from "../_team.ts";
 
 /** The query string of a team search: `searchInput`, `offset` and `machine`. */
 export const teamQuery = searchInput.extend({
+  subagents: queryFlag.optional(),
   limit: queryInt(1, 1000).optional(),
   offset: queryInt(0, 5000).optional(),
   machine: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, "expected a machine name").optional(),
@@ -21,8 +22,19 @@ export const teamQuery = searchInput.extend({
 /** The route. */
 export const teamApi: Route = (svc) =>
   new Hono<AppEnv>().get("/api/team/search", async (c) => {
+    const startedAt = Date.now();
     const { offset = 0, machine, session, ...input } = parseQuery(c, teamQuery, ["q"]);
     if (session !== undefined) throw badRequest("session", 'A team search takes no "session"');
-    const result = await searchTeamFor(svc, input, { offset, ...(machine ? { machine } : {}) });
-    return c.json({ hits: result.hits, mode: result.mode, offset });
+    const result = await searchTeamFor(svc, input, {
+      offset,
+      startedAt,
+      ...(machine ? { machine } : {}),
+    });
+    return c.json({
+      hits: result.hits,
+      mode: result.mode,
+      note: result.note,
+      offset,
+      next: result.next,
+    });
   });

@@ -14,6 +14,7 @@ import {
 } from "../../lib/filters.ts";
 import { connectTeam, teamError } from "../../lib/team/db.ts";
 import { teamSearch } from "../../lib/team/search.ts";
+import { plural } from "../../lib/format.ts";
 import { projectOf, resolveFromUser } from "../../lib/paths.ts";
 import type { Agent, Kind, Role } from "../../lib/sources/adapter.ts";
 import { ADAPTERS } from "../../lib/sources/mod.ts";
@@ -108,6 +109,7 @@ export class HistoryTools {
 
   /** `search_history` with `team`: the team database (see `logbook push`), hits marked by machine. */
   async searchTeamHistory(args: SearchArgs): Promise<ToolAnswer> {
+    const startedAt = Date.now();
     const url = this.#ctx.config.team?.url;
     if (!url) {
       throw new ToolError(
@@ -141,8 +143,19 @@ export class HistoryTools {
         ...(args.kind ? { kind: args.kind } : {}),
         ...(args.role ? { role: args.role } : {}),
         ...(args.machine ? { machine: args.machine } : {}),
+        ...(args.subagents !== undefined ? { subagents: args.subagents } : {}),
+        budgetMs: budgetMsFrom(this.#ctx.env),
+        startedAt,
       });
     } catch (err) {
+      if (err instanceof SearchLimitError) throw new ToolError(err.message);
+      if (err instanceof SearchStoppedError) {
+        const note = sentence(err.message);
+        return {
+          text: `Note: ${note}\nNo hits in time in the team database.`,
+          data: { hits: [], more: false, stopped: true, note },
+        };
+      }
       throw new ToolError(teamError(err, url).message);
     }
     const lines = result.hits.map((hit, i) =>
@@ -150,11 +163,19 @@ export class HistoryTools {
         hit.timestamp ?? "undated"
       } · ${hit.role ? `${hit.role} ` : ""}${hit.kind}\n   ${oneLine(hit.snippet)}`
     );
+    const note = result.note === null ? null : sentence(result.note);
+    const lead = note ? `Note: ${note}\n` : "";
     return {
       text: lines.length
-        ? `${lines.length} hits in the team database:\n\n${lines.join("\n")}`
-        : "No hits in the team database.",
-      data: { hits: result.hits, mode: result.mode },
+        ? `${lead}${plural(lines.length, "hit")} in the team database:\n\n${lines.join("\n")}`
+        : `${lead}No hits in the team database.`,
+      data: {
+        hits: result.hits,
+        more: result.next !== null,
+        mode: result.mode,
+        stopped: false,
+        note,
+      },
     };
   }
 
@@ -169,9 +190,12 @@ export class HistoryTools {
     return this.#opened;
   }
 
-  /** `search_history`: ranked hits, each with what `read_conversation` needs to open it. */
+  /**
+   * `search_history`: ranked hits, each with what `read_conversation` needs to open it. Past its
+   * budget, the hits the search had, with a note saying what they are (never a tool error).
+   */
   searchHistory(args: SearchArgs): ToolAnswer {
-    const startedAt = Date.now();
+    const startedAt = this.#ctx.now();
     if (args.project !== undefined && args.all_projects) {
       throw new ToolError('Give either "project" or "all_projects", not both');
     }
@@ -200,15 +224,9 @@ export class HistoryTools {
     const scope = options.project ? `in project ${options.project}` : "in all projects";
     let result;
     try {
-      result = search(this.#store, ADAPTERS, redactorFor(this.#ctx), options);
+      result = search(this.#store, ADAPTERS, redactorFor(this.#ctx), options, this.#ctx.now);
     } catch (err) {
       if (err instanceof SearchLimitError) throw new ToolError(err.message);
-      if (err instanceof SearchStoppedError) {
-        return {
-          text: `No hits in time ${scope}. ${err.message}.`,
-          data: { hits: [], stopped: true, note: err.message },
-        };
-      }
       throw err;
     }
     const hits = result.hits.map((hit) => {
@@ -231,18 +249,31 @@ export class HistoryTools {
         oneLine(hit.snippet)
       }`
     );
-    const note = result.mode === "literal"
-      ? "The query is not FTS5 syntax, so it was matched as a literal substring.\n"
-      : "";
+    // Why the index could not answer (a literal scan), and what a stopped search's hits are.
+    const notes = [result.note, result.stopNote].filter((n): n is string => n !== null)
+      .map((n) => sentence(n));
+    const note = notes.length ? notes.join(" ") : null;
+    const lead = note ? `Note: ${note}\n` : "";
     const more = result.next !== null ? " (more exist: raise limit or narrow the query)" : "";
     const text = hits.length
-      ? `${note}${hits.length} hit${hits.length === 1 ? "" : "s"} ${scope}${more}:\n\n${
+      ? `${lead}${hits.length} hit${hits.length === 1 ? "" : "s"} ${scope}${more}:\n\n${
         lines.join("\n")
       }\n\nOpen one with read_conversation {"conversation": "<id>", "around": <record>}.`
-      : `${note}No hits for that query ${scope}.${
+      : result.stopped
+      ? `${lead}No hits in time ${scope}.`
+      : `${lead}No hits for that query ${scope}.${
         options.project ? ' Try "all_projects": true.' : ""
       }`;
-    return { text, data: { hits, more: result.next !== null, mode: result.mode } };
+    return {
+      text,
+      data: {
+        hits,
+        more: result.next !== null,
+        mode: result.mode,
+        stopped: result.stopped,
+        note,
+      },
+    };
   }
 
   /** `read_conversation`: one page as readable text, and the cursor of the next page. */
@@ -399,6 +430,14 @@ function cut(text: string, max: number): string {
 function firstLines(text: string, n: number): string {
   const lines = text.split("\n");
   return lines.length <= n ? text : `${lines.slice(0, n).join("\n")}\n…`;
+}
+
+/** `text` as a sentence: a capital first, a period last. */
+function sentence(text: string): string {
+  const trimmed = text.trim();
+  return `${trimmed.charAt(0).toUpperCase()}${trimmed.slice(1)}${
+    /[.!?]$/.test(trimmed) ? "" : "."
+  }`;
 }
 
 function oneLine(text: string): string {

@@ -6,6 +6,7 @@
 import { Hono } from "hono";
 import { html } from "hono/html";
 import { z } from "zod";
+import { plural } from "../../lib/format.ts";
 import { homeDir } from "../../lib/paths.ts";
 import { commandLine, nativeCommand, type RowAgent } from "../../lib/sessions/resume.ts";
 import {
@@ -114,7 +115,7 @@ function header(conv: ConversationJson, home: string | undefined, quiet: number)
       `
       : ""}
       </div>
-      <p class="muted conv-id">${conv.id} · ${conv.records} records</p>
+      <p class="muted conv-id">${conv.id} · ${plural(conv.records, "record")}</p>
     </header>
   `;
 }

@@ -11,7 +11,7 @@ import { Hono } from "hono";
 import { html } from "hono/html";
 import { homeDir } from "../../lib/paths.ts";
 import { AGENTS, KINDS, ROLES } from "../../lib/sources/adapter.ts";
-import { resolveSearch } from "../../lib/filters.ts";
+import { INLINE_FILTERS, resolveSearch, splitInline } from "../../lib/filters.ts";
 import type { HistoryStore } from "../../lib/store/db.ts";
 import {
   countMatches,
@@ -27,10 +27,8 @@ import { ago, conversationHref, type Html, layout, marked, notice, tilde } from 
 
 type Form = Record<string, string>;
 
-/** The filters that can be typed in the box as `name:value`. */
-const INLINE = ["agent", "project", "session", "kind", "role", "since", "until"] as const;
 /** The form's filter fields (folded behind "Filters"). */
-const FILTERS = [...INLINE, "limit"];
+const FILTERS = [...INLINE_FILTERS, "limit"];
 
 /** What a page of hits knows about their conversations. */
 interface Titles {
@@ -71,6 +69,7 @@ export const searchPageRoute: Route = (svc) =>
       let result: TeamSearchResult;
       try {
         result = await searchTeamFor(svc, input as unknown as SearchInput, {
+          startedAt,
           ...(typeof offset === "number" ? { offset } : {}),
           ...(typeof machine === "string" ? { machine } : {}),
         });
@@ -111,8 +110,9 @@ export const searchPageRoute: Route = (svc) =>
         err.status,
       );
     }
+    // A stopped search matched too much to count here in time: it has no counts.
     const extra = usingStore(svc, (store) => ({
-      counts: page.ftsQuery === null
+      counts: page.ftsQuery === null || page.stopped
         ? null
         : countMatches(store, page.ftsQuery, filtersOf(store, svc, effective)),
     }));
@@ -122,7 +122,9 @@ export const searchPageRoute: Route = (svc) =>
         : page.mode === "literal"
         ? notice("The query is not valid FTS5 syntax: this is a literal substring scan")
         : ""
-    }${results(svc, page, form, extra.counts, titlesOf(page.hits), home)}`;
+    }${page.stopNote ? notice(page.stopNote) : ""}${
+      results(svc, page, form, extra.counts, titlesOf(page.hits), home)
+    }`;
     return c.html(layout(`Search: ${form.q}`, "search", body));
   });
 
@@ -155,17 +157,6 @@ function teamResults(result: TeamSearchResult, home: string | undefined): Html {
       </div>
     </div>
   `;
-}
-
-/** The query with its `name:value` filters taken out. */
-export function splitInline(q: string): { text: string; inline: Form } {
-  const inline: Form = {};
-  const pattern = new RegExp(`(^|\\s)(${INLINE.join("|")}):("[^"]*"|\\S+)`, "g");
-  const text = q.replace(pattern, (_m, lead: string, name: string, value: string) => {
-    inline[name] = value.startsWith('"') ? value.slice(1, -1) : value;
-    return lead;
-  }).replace(/\s+/g, " ").trim();
-  return { text, inline };
 }
 
 function nonEmpty(form: Form): Form {

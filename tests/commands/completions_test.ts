@@ -1,11 +1,13 @@
 // `logbook completions`: each script parses in its shell and completes commands, options and the
-// values agent and kind take, as the specs say; zsh and fish are tried only where installed.
+// values agent and kind take, as the specs say; zsh (typed into under tmux) and fish are tried
+// only where installed.
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { COMMANDS } from "../../commands/logbook.ts";
 import { AGENTS, KINDS } from "../../lib/sources/adapter.ts";
 import { captureIo, makeWorld, removeDir, runCli, tempDir } from "../_helpers.ts";
+import { shellScript, shellWord, Tmux, tmuxAvailable } from "../_tmux.ts";
 
 async function script(shell: string): Promise<string> {
   const io = captureIo();
@@ -101,14 +103,50 @@ Deno.test({
 });
 
 Deno.test({
-  name: "the zsh script parses",
-  ignore: !installed("zsh"),
-  fn: async () => {
+  name: "the zsh script parses and completes commands, options and values (tmux)",
+  ignore: !installed("zsh") || !tmuxAvailable(),
+  fn: async (t) => {
     const dir = await tempDir();
     try {
       const file = join(dir, "_logbook");
       Deno.writeTextFileSync(file, await script("zsh"));
       assert.equal((await shell("zsh", ["-n", file])).code, 0, "zsh -n");
+      // An interactive zsh of its own (no user rc files) with the script on its fpath, as the
+      // README installs it; completion is tried as a user does, with Tab.
+      Deno.writeTextFileSync(
+        join(dir, ".zshrc"),
+        `fpath=(${shellWord(dir)} $fpath)\nautoload -Uz compinit && compinit -u -D\nPS1='%% '\n`,
+      );
+      const { script: run } = shellScript(dir, "zsh", ["zsh", "-i"], {
+        HOME: dir,
+        ZDOTDIR: dir,
+        INIT_CWD: dir,
+      });
+      const tmux = new Tmux(run, { width: 120, height: 30 });
+      try {
+        await tmux.waitFor(/^%\s*$/m, "the zsh prompt");
+        const completes = async (typed: string, line: RegExp) => {
+          tmux.literal(typed);
+          tmux.keys("Tab");
+          await tmux.waitFor(line, `"${typed}" completed`);
+          tmux.keys("C-u");
+          await tmux.waitFor(/^%\s*$/m, "an empty line");
+        };
+        await t.step("a command from its first letters", async () => {
+          await completes("logbook sea", /^% logbook search\s*$/m);
+        });
+        await t.step("the shell of completions", async () => {
+          await completes("logbook completions z", /^% logbook completions zsh\s*$/m);
+        });
+        await t.step("an option, inserted", async () => {
+          await completes("logbook forget --dr", /^% logbook forget --dry-run\s*$/m);
+        });
+        await t.step("the values of --agent", async () => {
+          await completes("logbook search --agent cod", /^% logbook search --agent codex\s*$/m);
+        });
+      } finally {
+        tmux.kill();
+      }
     } finally {
       await removeDir(dir);
     }

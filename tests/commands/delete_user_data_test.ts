@@ -9,6 +9,7 @@ import { deleteUserData, userDataSize } from "../../lib/delete_data.ts";
 import { formatBytes } from "../../lib/format.ts";
 import { dataPaths } from "../../lib/paths.ts";
 import { removePath } from "../../lib/private_fs.ts";
+import { DatabaseSync } from "node:sqlite";
 import {
   captureIo,
   childBaseEnv,
@@ -182,9 +183,44 @@ Deno.test("delete-user-data leaving only a foreign file says so, not to run it a
     );
     assert.match(
       io.stdout(),
-      /still holds 1 entry logbook did not create .*: move or delete them yourself/,
+      /still holds 1 entry logbook did not create .*; it was not touched: move or delete it yourself/,
     );
     assert.equal(Deno.readTextFileSync(join(world.data, "my-notes.txt")), "mine");
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("delete-user-data counts the project mirrors in the size it announces", async () => {
+  const world = await populated();
+  try {
+    const paths = dataPaths(world.data, world.env);
+    const before = userDataSize(paths);
+    const mirror = join(world.dir, "app", ".logbook", "conversations-0123456789ab.db");
+    await Deno.mkdir(join(world.dir, "app", ".logbook"), { recursive: true });
+    Deno.writeTextFileSync(mirror, "m".repeat(40_000));
+    Deno.writeTextFileSync(`${mirror}-wal`, "w".repeat(8_000));
+    // The store lists its mirrors in meta, as `mirror on` leaves them.
+    const db = new DatabaseSync(paths.historyDb);
+    db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('mirrors', ?)")
+      .run(JSON.stringify({ app: { path: mirror } }));
+    db.close();
+    const size = userDataSize(paths, [mirror]);
+    assert.equal(size.files, userDataSize(paths).files + 2);
+    assert.ok(size.bytes >= before.bytes + 48_000, JSON.stringify({ before, size }));
+
+    const io = captureIo();
+    assert.equal(await deleteCommand([], io, world.env, () => "no"), 1);
+    // Measured again after the command, which opened the store (and so its SHM file).
+    const announced = userDataSize(paths, [mirror]);
+    assert.ok(
+      io.stderr().includes(
+        `prompt history, and 1 project mirror (${formatBytes(announced.bytes)} in ` +
+          `${announced.files} files in all):\n  ${mirror}\n`,
+      ),
+      io.stderr(),
+    );
+    assert.ok(Deno.statSync(mirror).isFile, "nothing deleted on a no");
   } finally {
     await world.cleanup();
   }

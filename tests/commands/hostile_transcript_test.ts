@@ -214,6 +214,13 @@ Deno.test("no command prints a raw control character from a hostile transcript (
       assert.equal(raw.code, 0, raw.stderr);
       assert.ok(Buffer.from(raw.stdoutBytes).equals(readFileSync(world.file)));
     });
+    // Last: it removes what the steps above read.
+    await t.step("forget --yes (the lines that say what was forgotten)", async () => {
+      const result = await runCli("forget", [SID, "evil", "--yes"], world.vars);
+      assert.equal(result.code, 0, result.stderr);
+      assert.match(result.stdout + result.stderr, /forgot/);
+      assertClean("forget --yes", result.stdout + result.stderr);
+    });
   } finally {
     await world.cleanup();
   }

@@ -1,17 +1,33 @@
 // `logbook mcp` as an agent meets it: a real subprocess spoken to by the MCP SDK's own client over
-// stdio. Lists the tools, searches a fixture phrase, reads around the hit, pages a long
-// conversation to its end, finds a planted secret redacted, and keeps serving after bad arguments.
+// stdio. Lists the tools, searches a fixture phrase with every filter, reads around the hit (tool
+// calls and results summarised), pages a long conversation to its end, finds planted secrets
+// redacted (in titles too), keeps serving after bad arguments, over-bound queries and spent
+// budgets, and never writes the store, not even to upgrade it.
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { claudeTranscript, placeClaudeTranscript } from "../_claude_transcript.ts";
-import { captureWorld, childBaseEnv, makeWorld, ROOT, runCli, taskFlags } from "../_helpers.ts";
+import {
+  captureWorld,
+  childBaseEnv,
+  makeWorld,
+  ROOT,
+  runCli,
+  taskFlags,
+  withStore,
+  type World,
+} from "../_helpers.ts";
 import { fakeUpper } from "../lib/_secret_shapes.ts";
+import { CJK_MIGRATION } from "../../lib/store/cjk.ts";
 
 const SESSION = "5b0e9d62-8c1f-4d7a-9e3b-2a6c4f1d8e70";
+/** A session whose first prompt (so its title) holds a secret, with a tool call and result. */
+const TOOLS = "7c1d0e93-4a2b-4c6d-8e5f-3b7a9c2d1e04";
 const TURNS = 40;
+/** Lines of the tool's output, more than a summary shows. */
+const OUTPUT_LINES = 20;
 
 interface ListedTool {
   name: string;
@@ -38,6 +54,120 @@ function longTranscript(cwd: string, secret: string): string {
   );
 }
 
+/**
+ * A Claude Code session in `cwd`: a prompt setting `secret` (so the title holds it), a Bash call,
+ * its long output, and an answer.
+ */
+function toolTranscript(cwd: string, secret: string): string {
+  const base = {
+    isSidechain: false,
+    userType: "external",
+    cwd,
+    sessionId: TOOLS,
+    version: "2.1.40",
+    gitBranch: "main",
+  };
+  const id = (n: number) => `${TOOLS.slice(0, 24)}${String(n).padStart(12, "0")}`;
+  const at = (n: number) => new Date(Date.UTC(2026, 10, 3, 9, 0) + n * 1000).toISOString();
+  const output = Array.from(
+    { length: OUTPUT_LINES },
+    (_, i) => `drwx------ 2 dev dev 4096 otter-gazebo-${i} ${"pad ".repeat(10)}end`,
+  ).join("\n");
+  return [
+    {
+      ...base,
+      parentUuid: null,
+      type: "user",
+      uuid: id(1),
+      timestamp: at(1),
+      message: { role: "user", content: `set AWS_ACCESS_KEY_ID=${secret} and deploy the gazebo` },
+    },
+    {
+      ...base,
+      parentUuid: id(1),
+      type: "assistant",
+      uuid: id(2),
+      timestamp: at(2),
+      message: {
+        id: "msg_tool_call_01",
+        type: "message",
+        role: "assistant",
+        model: "claude-sonnet-4-5",
+        content: [{
+          type: "tool_use",
+          id: "toolu_01otter",
+          name: "Bash",
+          input: { command: "ls -la /srv/otter-gazebo", description: "List the gazebo dirs" },
+        }],
+      },
+    },
+    {
+      ...base,
+      parentUuid: id(2),
+      type: "user",
+      uuid: id(3),
+      timestamp: at(3),
+      message: {
+        role: "user",
+        content: [{ type: "tool_result", tool_use_id: "toolu_01otter", content: output }],
+      },
+    },
+    {
+      ...base,
+      parentUuid: id(3),
+      type: "assistant",
+      uuid: id(4),
+      timestamp: at(4),
+      message: {
+        id: "msg_answer_01",
+        type: "message",
+        role: "assistant",
+        model: "claude-sonnet-4-5",
+        content: [{ type: "text", text: "The otter-gazebo is deployed, heron-ledger untouched." }],
+      },
+    },
+  ].map((line) => JSON.stringify(line)).join("\n") + "\n";
+}
+
+/** A `logbook mcp` subprocess in `cwd` over `world` (with `vars`), and a way to call its tools. */
+async function serve(world: World, cwd?: string, vars: Record<string, string> = {}) {
+  const transport = new StdioClientTransport({
+    command: Deno.execPath(),
+    args: ["run", ...taskFlags("mcp"), "--quiet", join(ROOT, "commands", "mcp.ts")],
+    env: { ...childBaseEnv(), ...world.vars, ...(cwd ? { INIT_CWD: cwd } : {}), ...vars },
+    ...(cwd ? { cwd } : {}),
+    stderr: "pipe",
+  });
+  const client = new Client({ name: "logbook-test", version: "1.0.0" });
+  await client.connect(transport);
+  const call = async (name: string, args: Record<string, unknown>) => {
+    const result = await client.callTool({ name, arguments: args });
+    const text = (result.content as Text[]).map((c) => c.text ?? "").join("\n");
+    return {
+      text,
+      isError: result.isError === true,
+      data: result.structuredContent as Record<string, unknown> | undefined,
+    };
+  };
+  return { client, call };
+}
+
+interface Hit {
+  conversation: string;
+  record: number;
+  title: string | null;
+  agent: string;
+  date: string | null;
+  role: string | null;
+  kind: string;
+  snippet: string;
+}
+
+/** The hits of a `search_history` answer. */
+function hitsOf(answer: { data?: Record<string, unknown> | undefined }): Hit[] {
+  return (answer.data as { hits: Hit[] }).hits;
+}
+
 /** The store's files with their sizes and times (stage markers left out: they may be written). */
 function storeFiles(dir: string): string[] {
   return [...Deno.readDirSync(dir)].filter((e) => e.name.startsWith("history.db")).map((e) => {
@@ -51,24 +181,13 @@ Deno.test("logbook mcp: an agent searches, reads and lists its history over stdi
   const project = join(world.dir, "work", "heron");
   await Deno.mkdir(project, { recursive: true });
   const secret = "AKIA" + fakeUpper(16);
+  const titled = "AKIA" + fakeUpper(16).split("").reverse().join("");
   await placeClaudeTranscript(world, project, SESSION, longTranscript(project, secret));
+  await placeClaudeTranscript(world, project, TOOLS, toolTranscript(project, titled));
   await captureWorld(world);
   const before = storeFiles(world.data);
 
-  const transport = new StdioClientTransport({
-    command: Deno.execPath(),
-    args: ["run", ...taskFlags("mcp"), "--quiet", join(ROOT, "commands", "mcp.ts")],
-    env: { ...childBaseEnv(), ...world.vars, INIT_CWD: project },
-    cwd: project,
-    stderr: "pipe",
-  });
-  const client = new Client({ name: "logbook-test", version: "1.0.0" });
-  await client.connect(transport);
-  const call = async (name: string, args: Record<string, unknown>) => {
-    const result = await client.callTool({ name, arguments: args });
-    const text = (result.content as Text[]).map((c) => c.text ?? "").join("\n");
-    return { text, isError: result.isError === true, data: result.structuredContent };
-  };
+  const { client, call } = await serve(world, project);
   const everything: string[] = [];
   try {
     await t.step("lists three tools, each with a schema and a description", async () => {
@@ -174,8 +293,8 @@ Deno.test("logbook mcp: an agent searches, reads and lists its history over stdi
       everything.push(listed.text);
       const ids = (listed.data as { conversations: { id: string; messages: number }[] })
         .conversations;
-      assert.deepEqual(ids.map((c) => c.id), [`claude:${SESSION}`]);
-      assert.equal(ids[0]!.messages, TURNS * 2);
+      assert.deepEqual(ids.map((c) => c.id), [`claude:${TOOLS}`, `claude:${SESSION}`]);
+      assert.equal(ids[1]!.messages, TURNS * 2);
       const all = await call("list_conversations", { all_projects: true, limit: 100 });
       assert.ok(
         (all.data as { conversations: unknown[] }).conversations.length > 1,
@@ -190,6 +309,146 @@ Deno.test("logbook mcp: an agent searches, reads and lists its history over stdi
       assert.match(found.text, /\[REDACTED:aws-access-key-id\]/);
       for (const text of everything) assert.ok(!text.includes(secret), "no secret returned");
       assert.ok(!JSON.stringify(found.data).includes(secret));
+    });
+
+    await t.step(
+      "a hit carries its conversation's title, agent, date, role, kind and snippet",
+      async () => {
+        const found = await call("search_history", { query: "otter-gazebo" });
+        assert.equal(found.isError, false, found.text);
+        everything.push(found.text);
+        const hits = hitsOf(found);
+        assert.ok(hits.length >= 2, found.text);
+        for (const hit of hits) {
+          assert.equal(hit.conversation, `claude:${TOOLS}`);
+          assert.equal(
+            hit.title,
+            "set AWS_ACCESS_KEY_ID=[REDACTED:aws-access-key-id] and deploy the gazebo",
+          );
+          assert.equal(hit.agent, "claude");
+          assert.match(hit.date ?? "", /^2026-11-03T09:00:0\d\.000Z$/);
+          assert.match(hit.snippet, /otter-gazebo/);
+          assert.ok(Number.isInteger(hit.record));
+        }
+        assert.deepEqual(
+          new Set(hits.map((h) => `${h.kind}/${h.role}`)),
+          new Set(["tool_call/assistant", "tool_result/null", "message/assistant"]),
+        );
+        // The text says the same for each hit.
+        assert.match(
+          found.text,
+          /claude:7c1d0e93-4a2b-4c6d-8e5f-3b7a9c2d1e04 · "set AWS_ACCESS_KEY_ID=\[REDACTED:aws-access-key-id\] and deploy the gazebo" · claude · 2026-11-03T09:00:0\d\.000Z · assistant tool_call · record \d+\n {3}.*otter-gazebo/,
+        );
+      },
+    );
+
+    await t.step("kind, role and session narrow the hits", async () => {
+      const kinds = [
+        [{ kind: "tool_call" }, ["tool_call/assistant"]],
+        [{ kind: "tool_result" }, ["tool_result/null"]],
+        [{ role: "assistant" }, ["tool_call/assistant", "message/assistant"]],
+        [{ kind: "message", role: "assistant" }, ["message/assistant"]],
+      ] as const;
+      for (const [filter, shapes] of kinds) {
+        const found = await call("search_history", { query: "otter-gazebo", ...filter });
+        assert.equal(found.isError, false, found.text);
+        assert.deepEqual(
+          [...new Set(hitsOf(found).map((h) => `${h.kind}/${h.role}`))].sort(),
+          [...shapes].sort(),
+          JSON.stringify(filter),
+        );
+      }
+      const user = await call("search_history", { query: "otter-gazebo", role: "user" });
+      assert.deepEqual(hitsOf(user), [], "the tool result has no role, the prompt no gazebo");
+      // heron-ledger is in both conversations: the session filter keeps one.
+      const both = await call("search_history", { query: "heron-ledger", limit: 50 });
+      assert.deepEqual(
+        [...new Set(hitsOf(both).map((h) => h.conversation))].sort(),
+        [`claude:${SESSION}`, `claude:${TOOLS}`],
+      );
+      for (const session of [`claude:${TOOLS}`, TOOLS.slice(0, 8)]) {
+        const one = await call("search_history", { query: "heron-ledger", session });
+        assert.equal(one.isError, false, one.text);
+        assert.deepEqual(hitsOf(one).map((h) => h.conversation), [`claude:${TOOLS}`], session);
+      }
+    });
+
+    await t.step("a tool call and its result are summarised, the long output cut", async () => {
+      const call_ = hitsOf(
+        await call("search_history", { query: "otter-gazebo", kind: "tool_call" }),
+      )[0]!;
+      const page = await call("read_conversation", {
+        conversation: `claude:${TOOLS}`,
+        around: call_.record,
+      });
+      assert.equal(page.isError, false, page.text);
+      everything.push(page.text);
+      assert.match(
+        page.text,
+        new RegExp(
+          `\\[#${call_.record} 2026-11-03 09:00 tool call ← the hit\\] Bash\nls -la /srv/otter-gazebo\n`,
+        ),
+      );
+      const result = /\[#\d+ 2026-11-03 09:00 tool result, (\d+) chars\] ([^]*?)\n\n/.exec(
+        page.text,
+      );
+      assert.ok(result, page.text);
+      const output = Array.from(
+        { length: OUTPUT_LINES },
+        (_, i) => `drwx------ 2 dev dev 4096 otter-gazebo-${i} ${"pad ".repeat(10)}end`,
+      ).join("\n");
+      assert.equal(Number(result[1]), output.length, "the whole output's length");
+      const shown = result[2]!.split("\n");
+      assert.equal(shown.length, 7, "six lines and the cut");
+      assert.equal(shown.at(-1), "…");
+      assert.ok(!page.text.includes(`otter-gazebo-${OUTPUT_LINES - 1}`), "the tail is not shown");
+      assert.match(page.text, /\[#\d+ 2026-11-03 09:00 assistant\]\nThe otter-gazebo is deployed/);
+    });
+
+    await t.step("a secret in the first prompt is redacted in the title, everywhere", async () => {
+      const mark = "[REDACTED:aws-access-key-id]";
+      const found = await call("search_history", { query: "otter-gazebo" });
+      const listed = await call("list_conversations", {});
+      const read = await call("read_conversation", { conversation: `claude:${TOOLS}` });
+      const titles = [
+        ...hitsOf(found).map((h) => h.title),
+        (listed.data as { conversations: { id: string; title: string }[] }).conversations
+          .find((c) => c.id === `claude:${TOOLS}`)!.title,
+        (read.data as { conversation: { title: string } }).conversation.title,
+      ];
+      for (const title of titles) {
+        assert.equal(title, `set AWS_ACCESS_KEY_ID=${mark} and deploy the gazebo`);
+      }
+      for (const answer of [found, listed, read]) {
+        assert.ok(answer.text.includes(mark), answer.text.slice(0, 200));
+        assert.ok(!answer.text.includes(titled), "no secret in the text");
+        assert.ok(!JSON.stringify(answer.data).includes(titled), "no secret in the data");
+        everything.push(answer.text);
+      }
+    });
+
+    await t.step("a query the index cannot answer says why, in the text and the data", async () => {
+      const arrow = await call("search_history", { query: "→" });
+      assert.equal(arrow.isError, false, arrow.text);
+      assert.equal(arrow.data?.mode, "literal");
+      assert.equal(
+        arrow.data?.note,
+        "The query has no word the index holds; used a literal substring scan.",
+      );
+      assert.match(
+        arrow.text,
+        /^Note: The query has no word the index holds; used a literal substring scan\.\n/,
+      );
+      assert.ok(!arrow.text.includes("not FTS5 syntax"));
+      const broken = await call("search_history", { query: 'gazebo "deploy' });
+      assert.equal(broken.data?.mode, "literal");
+      assert.match(
+        String(broken.data?.note),
+        /^The query is not valid FTS5 syntax; used a literal/,
+      );
+      const plain = await call("search_history", { query: "otter-gazebo" });
+      assert.equal(plain.data?.note, null);
+      assert.equal(plain.data?.stopped, false);
     });
 
     await t.step("bad arguments are tool errors, and the server keeps serving", async () => {
@@ -211,6 +470,23 @@ Deno.test("logbook mcp: an agent searches, reads and lists its history over stdi
         query: Array.from({ length: 300 }, (_, i) => `w${i}*`).join(" OR "),
       });
       assert.equal(bounds.isError, true, "a query over the bounds is refused, not run");
+      // Issue 11's queries: 26 × 6 one-letter prefixes, and a NEAR wider than the bound.
+      const prefixes = await call("search_history", {
+        query: [..."abcdefghijklmnopqrstuvwxyz".repeat(6)].map((c) => `${c}*`).join(" OR "),
+        all_projects: true,
+      });
+      assert.equal(prefixes.isError, true);
+      assert.match(
+        prefixes.text,
+        /^The prefix "a\*" is too short: a prefix needs at least 3 characters before "\*"$/,
+      );
+      const near = await call("search_history", {
+        query: `NEAR(${"heron* ".repeat(4)}ledger, 100000)`,
+        all_projects: true,
+      });
+      assert.equal(near.isError, true);
+      assert.match(near.text, /^The NEAR distance 100000 is over the limit of 1000: /);
+      assert.doesNotMatch(prefixes.text + near.text, /logbook could not answer|Error:|\n\s+at /);
       const still = await call("search_history", { query: "heron-ledger" });
       assert.equal(still.isError, false, still.text);
       assert.match(still.text, /claude:5b0e9d62/);
@@ -225,20 +501,103 @@ Deno.test("logbook mcp: an agent searches, reads and lists its history over stdi
 
 Deno.test("logbook mcp: before the first capture, tools say what to do", async () => {
   const world = await makeWorld();
-  const transport = new StdioClientTransport({
-    command: Deno.execPath(),
-    args: ["run", ...taskFlags("mcp"), "--quiet", join(ROOT, "commands", "mcp.ts")],
-    env: { ...childBaseEnv(), ...world.vars },
-    stderr: "pipe",
-  });
-  const client = new Client({ name: "logbook-test", version: "1.0.0" });
+  const { client, call } = await serve(world);
   try {
-    await client.connect(transport);
-    const result = await client.callTool({ name: "search_history", arguments: { query: "x" } });
+    const result = await call("search_history", { query: "x" });
     assert.equal(result.isError, true);
-    assert.match((result.content as Text[])[0]!.text!, /No history captured yet.*reindex/);
+    assert.match(result.text, /No history captured yet.*reindex/);
   } finally {
     await client.close();
+    await world.cleanup();
+  }
+});
+
+Deno.test("logbook mcp: a search past its budget answers with a note, and the server keeps serving", async () => {
+  const world = await makeWorld({ fixtures: ["claude"] });
+  try {
+    await captureWorld(world);
+    // 0 ms is spent before the first check: deterministic whatever the machine.
+    const { client, call } = await serve(world, undefined, { LOGBOOK_SEARCH_BUDGET_MS: "0" });
+    try {
+      for (const query of ["quokka-lantern", 'quokka "lantern']) {
+        const found = await call("search_history", { query, all_projects: true });
+        assert.equal(found.isError, false, found.text);
+        assert.equal(found.data?.stopped, true);
+        assert.deepEqual(found.data?.hits, []);
+        assert.match(String(found.data?.note), /stopped after 0 ms/);
+        assert.match(
+          found.text,
+          /^Note: .*stopped after 0 ms.*\nNo hits in time in all projects\.$/s,
+        );
+      }
+      const listed = await call("list_conversations", { all_projects: true });
+      assert.equal(listed.isError, false, listed.text);
+      assert.ok((listed.data as { conversations: unknown[] }).conversations.length > 0);
+    } finally {
+      await client.close();
+    }
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("logbook mcp never writes the store, not even to upgrade it", async (t) => {
+  const world = await makeWorld({ fixtures: ["claude"] });
+  try {
+    await captureWorld(world);
+    const db = join(world.data, "history.db");
+    await t.step("a store lacking only a migration readers wait for is read as it is", async () => {
+      withStore(world, (store) => {
+        store.db.prepare("DELETE FROM migrations WHERE name = ?").run(CJK_MIGRATION);
+        store.db.exec("DROP TABLE migration_batches");
+        store.db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+      });
+      const before = storeFiles(world.data);
+      const { client, call } = await serve(world);
+      try {
+        const found = await call("search_history", { query: "quokka-lantern", all_projects: true });
+        assert.equal(found.isError, false, found.text);
+        assert.ok(hitsOf(found).length >= 1);
+      } finally {
+        await client.close();
+      }
+      assert.deepEqual(storeFiles(world.data), before, "nothing written");
+    });
+    await t.step(
+      "a store lacking a migration readers need is a tool error naming reindex",
+      async () => {
+        // The store as a first capture stopped before its schema leaves it: an empty file.
+        for (const suffix of ["-wal", "-shm"]) {
+          try {
+            Deno.removeSync(db + suffix);
+          } catch (err) {
+            if (!(err instanceof Deno.errors.NotFound)) throw err;
+          }
+        }
+        Deno.writeFileSync(db, new Uint8Array());
+        const { client, call } = await serve(world);
+        try {
+          for (
+            const [tool, args] of [
+              ["search_history", { query: "quokka", all_projects: true }],
+              ["list_conversations", {}],
+              ["read_conversation", { conversation: "claude:x" }],
+            ] as const
+          ) {
+            const answer = await call(tool, args);
+            assert.equal(answer.isError, true, tool);
+            assert.match(
+              answer.text,
+              /^The history store ".*history\.db" needs an upgrade \("0001_incremental_vacuum"\) before it can be read: run "logbook reindex" first$/,
+            );
+          }
+        } finally {
+          await client.close();
+        }
+        assert.equal(Deno.statSync(db).size, 0, "the store was not written");
+      },
+    );
+  } finally {
     await world.cleanup();
   }
 });

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { captureWorld, makeWorld, type World } from "../_helpers.ts";
+import { captureWorld, makeWorld, runCli, type World } from "../_helpers.ts";
 import {
   OTHER_GID,
   OTHER_UID,
@@ -17,6 +17,7 @@ import {
   type Runner,
 } from "../_other_user.ts";
 import { loadContext, openStore } from "../../lib/context.ts";
+import { CJK_MIGRATION } from "../../lib/store/cjk.ts";
 
 /** A conversation of the Claude fixtures, and a word of it. */
 const CONVERSATION = "claude:2cfec279";
@@ -253,6 +254,77 @@ Deno.test("a store opened for reading is never created", async () => {
       /Cannot open the history store .*missing/,
     );
     assert.equal(existsSync(ctx.paths.historyDb), false);
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("a store lacking only a migration readers wait for is read as it is, never written", async () => {
+  const world = await capturedWorld();
+  try {
+    const ctx = loadContext({ env: world.env });
+    const store = openStore(ctx);
+    try {
+      store.db.prepare("DELETE FROM migrations WHERE name = ?").run(CJK_MIGRATION);
+      store.db.exec("DROP TABLE migration_batches");
+    } finally {
+      store.close();
+    }
+    const before = treeState(world.data);
+    const read = openStore(ctx, { mustExist: true, readOnly: true });
+    try {
+      assert.deepEqual(read.pendingMigrations(), [CJK_MIGRATION]);
+      assert.deepEqual(read.pendingForReaders(), []);
+      assert.ok(read.stmt("SELECT count(*) AS n FROM fts").get()!.n as number > 0);
+    } finally {
+      read.close();
+    }
+    const search = await runCli("search", ["nimbus-corkscrew"], world.vars);
+    assert.equal(search.code, 0, search.stderr);
+    assert.match(search.stdout, /claude:2cfec279/);
+    assert.deepEqual(treeState(world.data), before, "neither opening nor searching wrote");
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("a store from before the subagent type column is read as it is: no type, never written", async () => {
+  const world = await capturedWorld();
+  const subagent = "claude:f45a721b-9c7a-4b7b-85d2-ef8b45c9db2d/agent-a5d9640a1c26f5806";
+  try {
+    const ctx = loadContext({ env: world.env });
+    const store = openStore(ctx);
+    try {
+      store.db.exec("ALTER TABLE conversations DROP COLUMN agent_type");
+      store.db.prepare("DELETE FROM migrations WHERE name = ?").run("0009_conversation_agent_type");
+    } finally {
+      store.close();
+    }
+    const before = treeState(world.data);
+    const shown = await runCli("show", [subagent, "--json"], world.vars);
+    assert.equal(shown.code, 0, shown.stderr);
+    const page = JSON.parse(shown.stdout);
+    assert.equal(page.conversation.subagent, true);
+    assert.equal(page.conversation.agentType, null);
+    const mcpStore = openStore(ctx, { mustExist: true, readOnly: true, upgrade: false });
+    mcpStore.close();
+    assert.deepEqual(treeState(world.data), before, "neither show nor an opening wrote");
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("a store opened never to upgrade says to run reindex, and stays as it was", async () => {
+  const world = await makeWorld();
+  try {
+    const ctx = loadContext({ env: world.env });
+    openStore(ctx).close();
+    Deno.writeFileSync(ctx.paths.historyDb, new Uint8Array());
+    assert.throws(
+      () => openStore(ctx, { mustExist: true, readOnly: true, upgrade: false }),
+      /needs an upgrade \("0001_incremental_vacuum"\) before it can be read: run "logbook reindex" first$/,
+    );
+    assert.equal(Deno.statSync(ctx.paths.historyDb).size, 0);
   } finally {
     await world.cleanup();
   }

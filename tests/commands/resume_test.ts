@@ -10,6 +10,7 @@ import { projectOf } from "../../lib/paths.ts";
 import { corruptRecords, newRecord, SessionStore } from "../../lib/sessions/records.ts";
 import { startOpenAiServer } from "../_openai_server.ts";
 import { captureIo, makeWorld, runCli, type World } from "../_helpers.ts";
+import { fakeAgents } from "../_tmux.ts";
 
 /** A Claude Code transcript in its real format: one question and answer, run in `cwd`. */
 function writeClaudeSession(world: World, cwd: string, sessionId: string, question: string) {
@@ -266,22 +267,6 @@ Deno.test("an id copied from a search hit line resumes from any directory, in th
     await world.cleanup();
   }
 });
-
-/** Fake `claude`, `codex` and `opencode` on PATH that record their arguments and directory. */
-function fakeAgents(world: World): { path: string; calls: string } {
-  const bin = join(world.dir, "bin");
-  const calls = join(world.dir, "calls.txt");
-  Deno.mkdirSync(bin);
-  for (const name of ["claude", "codex", "opencode"]) {
-    const script = join(bin, name);
-    Deno.writeTextFileSync(
-      script,
-      `#!/bin/sh\nprintf '%s|%s|%s\\n' "${name}" "$PWD" "$*" >> '${calls}'\nexit 3\n`,
-    );
-    Deno.chmodSync(script, 0o755);
-  }
-  return { path: `${bin}:${Deno.env.get("PATH") ?? "/usr/bin:/bin"}`, calls };
-}
 
 Deno.test("another agent's session runs its own resume command in the session's directory", async () => {
   const { world, project, vars } = await projectWorld();

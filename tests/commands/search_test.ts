@@ -359,7 +359,7 @@ Deno.test("a query over 4096 characters is invalid, not missing", async () => {
   }
 });
 
-Deno.test("search stops with exit 2 once its time budget is spent, the literal scan too", async () => {
+Deno.test("search stopped by its budget before any hit exits 2 saying how to narrow it, the literal scan too", async () => {
   const world = await capturedWorld();
   try {
     // A budget of 0 ms is spent before the first check: deterministic, whatever the machine.
@@ -372,6 +372,42 @@ Deno.test("search stops with exit 2 once its time budget is spent, the literal s
     assert.equal(literal.code, 2, literal.stderr);
     assert.match(literal.stderr, /^error: The literal substring scan was stopped after 0 ms/);
     assert.equal((await runCli("search", ["marmot keyring"], world.vars)).code, 0);
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("search past its budget prints the hits it had and says what they are, exit 0", async (t) => {
+  const world = await capturedWorld();
+  try {
+    // The budget (1200 ms) is counted from 0; every later read of the clock says 1050: past
+    // the ranking's share (1000), within the fallback's and the hits' (1100, 1200).
+    const clock = () => {
+      let reads = 0;
+      return () => reads++ === 0 ? 0 : 1050;
+    };
+    const ranked = await searchJson(world, ["marmot keyring"]);
+    assert.equal(ranked.code, 0);
+    await t.step("as text, the hits then the note on stderr", async () => {
+      const io = captureIo();
+      assert.equal(await search(["marmot keyring"], io, world.env, clock()), 0, io.stderr());
+      assert.match(
+        io.stderr(),
+        /^note: The search was stopped after 1200 ms: it matches too much to rank in time, so these 2 hits are from the most recently captured matches, newest first, not ranked; .*for ranked hits\n$/,
+      );
+      assert.match(io.stdout(), /marmot/);
+      assert.match(io.stdout(), /^2 hits\n$/m);
+    });
+    await t.step("as JSON lines, the same hits, newest captured first", async () => {
+      const io = captureIo();
+      assert.equal(await search(["marmot keyring", "--json"], io, world.env, clock()), 0);
+      const hits = io.stdout().trim().split("\n").map((line) => JSON.parse(line));
+      assert.deepEqual(
+        hits.map((h) => h.record),
+        ranked.hits.map((h) => h.record).sort((a: number, b: number) => b - a),
+      );
+      assert.match(io.stderr(), /^note: The search was stopped after 1200 ms/);
+    });
   } finally {
     await world.cleanup();
   }

@@ -386,7 +386,10 @@ Deno.test("show --format -o writes the file owner-only, replacing it atomically"
     assert.equal(both.code, 2);
     const bad = await runCli("show", [id, "--format", "pdf"], world.vars);
     assert.equal(bad.code, 2);
-    assert.match(bad.stderr, /expected one of md, html, json, text/);
+    assert.match(
+      bad.stderr,
+      /^error: Option "--format" expects md, html, json or text, got "pdf"\n/,
+    );
   } finally {
     await world.cleanup();
   }

@@ -8,11 +8,23 @@ import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { childBaseEnv, makeWorld, ROOT, runCli, taskFlags, type World } from "../_helpers.ts";
+import {
+  childBaseEnv,
+  makeWorld,
+  ROOT,
+  runCli,
+  taskFlags,
+  withStore,
+  type World,
+} from "../_helpers.ts";
 import { claudeTranscript, placeClaudeTranscript } from "../_claude_transcript.ts";
-import { appFor, request } from "../servers/_dashboard.ts";
+import { appFor, request, withVars } from "../servers/_dashboard.ts";
 import { startPostgres } from "../postgres_server.ts";
 import { fakeUpper } from "../lib/_secret_shapes.ts";
+import { redactorFor } from "../../lib/context.ts";
+import { ADAPTERS } from "../../lib/sources/mod.ts";
+import { type RecordRow, TextDeriver } from "../../lib/store/records.ts";
+import { TEAM_MIGRATIONS } from "../../lib/team/db.ts";
 
 const pg = await startPostgres();
 if (typeof pg === "string") console.warn(`team tests skipped: ${pg}`);
@@ -100,7 +112,7 @@ Deno.test({
       async () => {
         const first = await runCli("push", [], laptop.vars);
         assert.equal(first.code, 0, first.stderr);
-        assert.match(first.stdout, /Sent \d+ records of 1 conversations .* as "laptop"/);
+        assert.match(first.stdout, /Sent \d+ records of 1 conversation \(.* as "laptop"/);
         assert.equal((await runCli("push", ["--quiet"], desk.vars)).code, 0);
         const again = await runCli("push", [], laptop.vars);
         assert.match(again.stdout, /Nothing new to send/);
@@ -214,7 +226,7 @@ Deno.test({
     await t.step("forget travels: the conversation leaves the team database", async () => {
       assert.equal((await runCli("forget", [`claude:${A}`], laptop.vars)).code, 0);
       const pushed = await runCli("push", [], laptop.vars);
-      assert.match(pushed.stdout, /removed 1 forgotten conversations/);
+      assert.match(pushed.stdout, /removed 1 forgotten conversation[;.]/);
       const left = await psql(
         `SELECT count(*) FROM logbook_records WHERE conversation_key = 'claude:${A}'`,
       );
@@ -312,6 +324,830 @@ Deno.test({
     assert.equal(machine.code, 2);
     const help = await runCli("push", ["--help"], world.vars);
     assert.equal(help.code, 0);
+  } finally {
+    await world.cleanup();
+  }
+});
+
+/** A world with `turns` in one Claude session of `project`, captured, configured for `url`. */
+async function pushingWorld(
+  url: string | null,
+  session: string,
+  turns: [string, string][],
+  team: Record<string, unknown>,
+): Promise<{ world: World; project: string; file: string }> {
+  const world = await makeWorld();
+  const project = join(world.dir, "src", "app");
+  const file = await placeClaudeTranscript(
+    world,
+    project,
+    session,
+    claudeTranscript(session, project, turns),
+  );
+  await configure(world, { ...(url ? { url } : {}), projects: [project], ...team });
+  const captured = await runCli("reindex", ["--quiet"], world.vars);
+  assert.equal(captured.code, 0, captured.stderr);
+  return { world, project, file };
+}
+
+/** Appends `turns` to a session's transcript (later in time) and captures them. */
+async function addTurns(
+  world: World,
+  file: string,
+  session: string,
+  project: string,
+  turns: [string, string][],
+  start = Date.UTC(2026, 10, 3),
+): Promise<void> {
+  await Deno.writeTextFile(file, claudeTranscript(session, project, turns, start), {
+    append: true,
+  });
+  const captured = await runCli("reindex", ["--quiet"], world.vars);
+  assert.equal(captured.code, 0, captured.stderr);
+}
+
+/** The JSON a `push --json` printed (its last line). */
+function pushed(result: { code: number; stdout: string; stderr: string }) {
+  assert.equal(result.code, 0, result.stderr);
+  return JSON.parse(result.stdout.trim().split("\n").at(-1)!);
+}
+
+/** Runs psql in the background as `holder`, holding what `sql` takes until it is terminated. */
+async function holdLock(url: string, sql: string, relation: string, mode: string) {
+  const child = new Deno.Command("psql", {
+    args: [url, "-c", `BEGIN; ${sql}; SELECT pg_sleep(120);`],
+    env: { PGAPPNAME: "logbook_lock_holder" },
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  for (let i = 0;; i++) {
+    const held = await psql(
+      `SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
+       WHERE c.relname = '${relation}' AND l.mode = '${mode}' AND l.granted`,
+      url,
+    );
+    if (held.out === "1") break;
+    if (i > 400) throw new Error(`the lock on ${relation} was never taken: ${held.err}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  return {
+    /** Ends the holder's session, and so its lock. */
+    release: async () => {
+      await psql(
+        `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+         WHERE application_name = 'logbook_lock_holder'`,
+        url,
+      );
+      await child.status;
+    },
+    /** Resolves once another session waits for the lock on `relation`. */
+    waited: async () => {
+      for (let i = 0;; i++) {
+        const waiting = await psql(
+          `SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
+           WHERE c.relname = '${relation}' AND NOT l.granted`,
+          url,
+        );
+        if (Number(waiting.out) > 0) return;
+        if (i > 800) throw new Error(`nothing waited for ${relation}`);
+        await new Promise((r) => setTimeout(r, 25));
+      }
+    },
+  };
+}
+
+Deno.test({
+  name:
+    "team: a push login pushes once the owner migrated, and changes only its own machine's rows",
+  ignore: typeof pg === "string",
+  sanitizeResources: false,
+  sanitizeOps: false,
+}, async (t) => {
+  if (typeof pg === "string") return;
+  const owner = await pg.createDatabase("roles");
+  for (const role of ["logbook_push", "logbook_read"]) {
+    await psql(
+      `DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '${role}') THEN
+         CREATE ROLE ${role} NOLOGIN; END IF; END $$`,
+      owner,
+    );
+  }
+  for (const login of ["laptop_login", "desk_login"]) {
+    assert.equal((await psql(`CREATE ROLE ${login} LOGIN IN ROLE logbook_push`, owner)).code, 0);
+  }
+  const laptop = await pushingWorld(pg.urlAs("laptop_login", "roles"), A, [
+    ["Where is the kestrel config?", "In kestrel.toml"],
+  ], { machine: "laptop" });
+  const desk = await pushingWorld(pg.urlAs("desk_login", "roles"), B, [
+    ["Why is the desk kestrel slow?", "Its cache was cold"],
+  ], { machine: "desk" });
+  try {
+    await t.step("before the owner migrated, a push login is told who must", async () => {
+      const refused = await runCli("push", [], laptop.world.vars);
+      assert.equal(refused.code, 1);
+      assert.match(refused.stderr, /schema needs 0001_team_history, .* and "laptop_login" may not/);
+      assert.match(refused.stderr, /run the first push \(or `logbook push --migrate`\) as the/);
+    });
+
+    await t.step(
+      "push --migrate records each migration once; a second run applies none",
+      async () => {
+        const vars = { ...laptop.world.vars, LOGBOOK_TEAM_URL: owner };
+        const first = await runCli("push", ["--migrate", "--json"], vars);
+        assert.equal(first.code, 0, first.stderr);
+        const names = JSON.parse(first.stdout).applied;
+        assert.deepEqual(names, [
+          "0001_team_history",
+          "0002_roles",
+          "0003_stable_identity_and_own_rows",
+        ]);
+        const rows = await psql(
+          "SELECT name FROM logbook_migrations ORDER BY applied_at, name",
+          owner,
+        );
+        assert.deepEqual(rows.out.split("\n"), names);
+        const second = await runCli("push", ["--migrate"], vars);
+        assert.equal(second.code, 0, second.stderr);
+        assert.match(second.stdout, /is up to date: nothing to apply/);
+        assert.equal((await psql("SELECT count(*) FROM logbook_migrations", owner)).out, "3");
+      },
+    );
+
+    await t.step("each push login pushes as its own machine", async () => {
+      for (const world of [laptop.world, desk.world]) {
+        const sent = pushed(await runCli("push", ["--json"], world.vars));
+        assert.equal(sent.records, 2);
+      }
+      const logins = await psql(
+        "SELECT machine || '=' || login FROM logbook_machines ORDER BY machine",
+        owner,
+      );
+      assert.equal(logins.out, "desk=desk_login\nlaptop=laptop_login");
+    });
+
+    await t.step("a push login cannot change another machine's rows", async () => {
+      const as = pg.urlAs("laptop_login", "roles");
+      const before = await psql(
+        "SELECT count(*), string_agg(text, '|' ORDER BY id) FROM logbook_records WHERE machine = 'desk'",
+        owner,
+      );
+      for (
+        const [sql, result] of [
+          ["DELETE FROM logbook_records WHERE machine = 'desk'", "DELETE 0"],
+          ["UPDATE logbook_records SET text = 'defaced' WHERE machine = 'desk'", "UPDATE 0"],
+          ["UPDATE logbook_conversations SET title = 'defaced' WHERE machine = 'desk'", "UPDATE 0"],
+          ["UPDATE logbook_conversations SET sent_through = 0 WHERE machine = 'desk'", "UPDATE 0"],
+          ["DELETE FROM logbook_conversations WHERE machine = 'desk'", "DELETE 0"],
+          ["UPDATE logbook_machines SET login = 'laptop_login' WHERE machine = 'desk'", "UPDATE 0"],
+          ["UPDATE logbook_tombstones SET key = 'x' WHERE machine = 'desk'", "UPDATE 0"],
+        ] as const
+      ) {
+        const run = await psql(sql, as);
+        assert.equal(run.code, 0, run.err);
+        assert.equal(run.out, result, sql);
+      }
+      const forged = await psql(
+        `INSERT INTO logbook_records (machine, record_id, conversation_key, kind, text)
+         VALUES ('desk', 99, 'claude:${B}', 'message', 'forged')`,
+        as,
+      );
+      assert.notEqual(forged.code, 0);
+      assert.match(forged.err, /row-level security/);
+      const after = await psql(
+        "SELECT count(*), string_agg(text, '|' ORDER BY id) FROM logbook_records WHERE machine = 'desk'",
+        owner,
+      );
+      assert.equal(after.out, before.out);
+      assert.match(after.out, /^2\|.*kestrel/);
+      const own = await psql(
+        "UPDATE logbook_conversations SET title = title WHERE machine = 'laptop'",
+        as,
+      );
+      assert.equal(own.out, "UPDATE 1", "its own rows stay its to change");
+      const reads = await psql("SELECT count(DISTINCT machine) FROM logbook_records", as);
+      assert.equal(reads.out, "2", "and it reads every machine's");
+    });
+
+    await t.step("pushing as a machine another login owns is refused, saying why", async () => {
+      await configure(desk.world, {
+        url: pg.urlAs("desk_login", "roles"),
+        projects: [desk.project],
+        machine: "laptop",
+      });
+      const refused = await runCli("push", [], desk.world.vars);
+      assert.equal(refused.code, 1);
+      assert.match(refused.stderr, /"laptop" belongs to the login "laptop_login"/);
+    });
+  } finally {
+    await laptop.world.cleanup();
+    await desk.world.cleanup();
+  }
+});
+
+Deno.test({
+  name: "team: a conversation that joins an allowed project later is sent whole",
+  ignore: typeof pg === "string",
+  sanitizeResources: false,
+  sanitizeOps: false,
+}, async () => {
+  if (typeof pg === "string") return;
+  const url = await pg.createDatabase("late");
+  const late = "d84f3a51-6b0c-4e49-b175-0f3d9e4c8a6b";
+  const { world, project, file } = await pushingWorld(url, A, [["Tern one?", "Tern one."]], {
+    machine: "late",
+  });
+  try {
+    // A session whose first line names no working directory: no project until later lines do.
+    const folder = join(world.claude, "projects", project.replaceAll("/", "-"));
+    const lateFile = join(folder, `${late}.jsonl`);
+    await Deno.writeTextFile(
+      lateFile,
+      JSON.stringify({
+        parentUuid: null,
+        isSidechain: false,
+        type: "user",
+        sessionId: late,
+        uuid: "0a1b2c3d-0000-4000-8000-000000000001",
+        timestamp: "2026-11-01T09:00:00.000Z",
+        message: { role: "user", content: "The earliest plover note, before any cwd" },
+      }) + "\n",
+    );
+    // Captured first: its record has the lowest id of the store.
+    await Deno.rename(file, `${file}.later`);
+    assert.equal((await runCli("reindex", ["--quiet"], world.vars)).code, 0);
+    await Deno.rename(`${file}.later`, file);
+    assert.equal((await runCli("reindex", ["--quiet"], world.vars)).code, 0);
+    const first = pushed(await runCli("push", ["--json"], world.vars));
+    assert.equal(first.records, 2, "only the session with a project went");
+
+    await addTurns(world, lateFile, late, project, [["Plover two?", "Plover two."]]);
+    pushed(await runCli("push", ["--json"], world.vars));
+    const texts = await psql(
+      `SELECT string_agg(text, '|' ORDER BY id) FROM logbook_records
+       WHERE conversation_key = 'claude:${late}'`,
+      url,
+    );
+    assert.equal(
+      texts.out,
+      "The earliest plover note, before any cwd|Plover two?|Plover two.",
+    );
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test({
+  name: "team: a fresh store under the same machine name sends what is new, nothing twice",
+  ignore: typeof pg === "string",
+  sanitizeResources: false,
+  sanitizeOps: false,
+}, async (t) => {
+  if (typeof pg === "string") return;
+  const url = await pg.createDatabase("fresh");
+  const { world, project, file } = await pushingWorld(url, A, [
+    ["Grebe one?", "Grebe one."],
+    ["Grebe two?", "Grebe two."],
+  ], { machine: "reinstalled" });
+  const count = async () =>
+    (await psql(
+      "SELECT count(*) || '/' || count(DISTINCT uid) || '/' || count(uid) FROM logbook_records",
+      url,
+    )).out;
+  try {
+    await t.step("the store is made again and the transcript grows", async () => {
+      assert.equal(pushed(await runCli("push", ["--json"], world.vars)).records, 4);
+      const removed = await runCli("delete_user_data", ["--yes"], world.vars);
+      assert.equal(removed.code, 0, removed.stderr);
+      await addTurns(world, file, A, project, [["Grebe three?", "Grebe three."]]);
+      const again = pushed(await runCli("push", ["--json"], world.vars));
+      assert.equal(again.newStore, true);
+      assert.equal(again.records, 2, "the two new records");
+      assert.equal(again.already, 4, "the four the team had were skipped");
+      assert.equal(await count(), "6/6/6");
+      const texts = await psql(
+        "SELECT string_agg(text, '|' ORDER BY id) FROM logbook_records",
+        url,
+      );
+      assert.match(texts.out, /Grebe two\.\|Grebe three\?\|Grebe three\.$/);
+    });
+
+    await t.step(
+      "a cursor set back resends harmlessly (no duplicate key jams the push)",
+      async () => {
+        await psql("UPDATE logbook_conversations SET sent_through = 0", url);
+        const resent = pushed(await runCli("push", ["--json"], world.vars));
+        assert.equal(resent.records, 0);
+        assert.equal(resent.already, 6);
+        assert.equal(resent.newStore, false);
+        assert.equal(await count(), "6/6/6");
+      },
+    );
+
+    await t.step("two pushes at once both finish and keep each record once", async () => {
+      await addTurns(
+        world,
+        file,
+        A,
+        project,
+        [["Grebe four?", "Grebe four."]],
+        Date.UTC(2026, 10, 4),
+      );
+      await psql("UPDATE logbook_conversations SET sent_through = 0", url);
+      const vars = { ...world.vars, LOGBOOK_PUSH_BATCH: "1" };
+      const both = await Promise.all([
+        runCli("push", ["--json"], vars),
+        runCli("push", ["--json"], vars),
+      ]);
+      const sums = both.map(pushed);
+      assert.equal(sums[0].records + sums[1].records, 2);
+      assert.equal(await count(), "8/8/8");
+    });
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test({
+  name: "team: search --team finds CJK inside sentences and as a whole word, page by page",
+  ignore: typeof pg === "string",
+  sanitizeResources: false,
+  sanitizeOps: false,
+}, async () => {
+  if (typeof pg === "string") return;
+  const url = await pg.createDatabase("cjk");
+  const { world } = await pushingWorld(url, A, [
+    ["我们需要把缓存策略改成按需加载", "好的，缓存策略已改。"],
+    ["缓存策略 改好了吗", "缓存策略很好"],
+    ["别的事情", "没有关系"],
+  ], { machine: "cjk" });
+  try {
+    assert.equal(pushed(await runCli("push", ["--json"], world.vars)).records, 6);
+    const all = await runCli("search", ["--team", "缓存策略", "--json"], world.vars);
+    assert.equal(all.code, 0, all.stderr);
+    const hits = all.stdout.trim().split("\n").map((l) => JSON.parse(l));
+    assert.equal(hits.length, 4, "the whole word and the three inside sentences");
+    assert.match(all.stderr, /matched each word as a substring/);
+
+    const first = await runCli("search", ["--team", "缓存策略", "--limit", "3"], world.vars);
+    assert.equal(first.code, 0, first.stderr);
+    assert.match(first.stdout, /^3 hits in the team database · more: --offset 3$/m);
+    const rest = await runCli(
+      "search",
+      ["--team", "缓存策略", "--limit", "3", "--offset", "3", "--json"],
+      world.vars,
+    );
+    assert.equal(rest.code, 0, rest.stderr);
+    const second = rest.stdout.trim().split("\n").map((l) => JSON.parse(l));
+    assert.equal(second.length, 1);
+    assert.deepEqual(
+      [...hits.slice(0, 3), ...second].map((h) => h.record),
+      hits.map((h) => h.record),
+      "the pages are the whole list, in order",
+    );
+    const after = await runCli("search", ["--team", "缓存策略", "--offset", "4"], world.vars);
+    assert.equal(after.code, 1);
+    assert.match(after.stderr, /No matches after the first 4/);
+    const both = await runCli("search", ["--team", "缓存策略 按需", "--json"], world.vars);
+    assert.equal(both.stdout.trim().split("\n").length, 1, "every word must appear");
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test({
+  name: "team: search --team keeps local search's bounds and budget, the CLI and the API",
+  ignore: typeof pg === "string",
+  sanitizeResources: false,
+  sanitizeOps: false,
+}, async (t) => {
+  if (typeof pg === "string") return;
+  const url = await pg.createDatabase("bounds");
+  const { world } = await pushingWorld(url, A, [["Where is the egret?", "Egret found"]], {
+    machine: "bounds",
+  });
+  try {
+    pushed(await runCli("push", ["--json"], world.vars));
+    const cases: [string, RegExp][] = [
+      ["a*", /the prefix "a\*" is too short: a prefix needs at least 3 characters/i],
+      [[..."abcdefghijklmnopqrstuvwxyz".repeat(6)].map((c) => `${c}*`).join(" OR "), /"a\*"/],
+      [Array.from({ length: 33 }, (_, i) => `w${i}`).join(" "), /has 33 words: at most 32/],
+    ];
+    await t.step("a query over a bound is refused before it runs", async () => {
+      const { app } = appFor(world);
+      for (const [q, message] of cases) {
+        const cli = await runCli("search", ["--team", q], world.vars);
+        assert.equal(cli.code, 2, q);
+        assert.match(cli.stderr, message);
+        const api = await request(app, `/api/team/search?q=${encodeURIComponent(q)}`);
+        assert.equal(api.status, 400);
+        const body = await api.json();
+        assert.equal(body.error.field, "q");
+        assert.match(body.error.message, /^Invalid value for "q": /);
+        assert.match(body.error.message, message);
+      }
+    });
+
+    await t.step("a spent budget stops it with the budget's message", async () => {
+      const vars = { ...world.vars, LOGBOOK_SEARCH_BUDGET_MS: "0" };
+      const cli = await runCli("search", ["--team", "egret"], vars);
+      assert.equal(cli.code, 2);
+      assert.match(cli.stderr, /The search was stopped after 0 ms/);
+      withVars(world, { LOGBOOK_SEARCH_BUDGET_MS: "0" });
+      const { app } = appFor(world);
+      const api = await request(app, "/api/team/search?q=egret");
+      assert.equal(api.status, 400);
+      assert.match((await api.json()).error.message, /the search was stopped after 0 ms/);
+    });
+
+    await t.step("PostgreSQL stops a search that waits past the budget", async () => {
+      withVars(world, { LOGBOOK_SEARCH_BUDGET_MS: "1500" });
+      const lock = await holdLock(
+        url,
+        "LOCK TABLE logbook_records",
+        "logbook_records",
+        "AccessExclusiveLock",
+      );
+      try {
+        const guard = (what: Promise<unknown>) =>
+          Promise.race([
+            what,
+            new Promise((r) => setTimeout(() => r("still waiting"), 30_000)),
+          ]);
+        const cli = runCli("search", ["--team", "egret"], world.vars);
+        const answered = await guard(cli);
+        assert.notEqual(answered, "still waiting", "the search waited for the lock");
+        const done = await cli;
+        assert.equal(done.code, 2, done.stderr);
+        assert.match(done.stderr, /The search was stopped after 1500 ms/);
+        const { app } = appFor(world);
+        const api = request(app, "/api/team/search?q=egret");
+        assert.notEqual(await guard(api), "still waiting", "the API waited for the lock");
+        const response = await api;
+        assert.equal(response.status, 400);
+        assert.match((await response.json()).error.message, /stopped after 1500 ms/);
+      } finally {
+        await lock.release();
+      }
+      withVars(world, { LOGBOOK_SEARCH_BUDGET_MS: "600000" });
+      const found = await runCli("search", ["--team", "egret", "--json"], world.vars);
+      assert.equal(found.code, 0, found.stderr);
+    });
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test({
+  name: "team: --max-seconds stops between batches, and the next push finishes",
+  ignore: typeof pg === "string",
+  sanitizeResources: false,
+  sanitizeOps: false,
+}, async () => {
+  if (typeof pg === "string") return;
+  const url = await pg.createDatabase("deadline");
+  const turns: [string, string][] = Array.from({ length: 100 }, (_, i) => [
+    `dunlin question ${i}`,
+    `dunlin answer ${i}`,
+  ]);
+  const { world } = await pushingWorld(url, A, turns, { machine: "deadline" });
+  try {
+    assert.equal((await runCli("push", ["--migrate"], world.vars)).code, 0);
+    const vars = { ...world.vars, LOGBOOK_PUSH_BATCH: "20" };
+    // The first batch waits for a lock past the time limit: the push stops after it.
+    const lock = await holdLock(
+      url,
+      "LOCK TABLE logbook_records IN SHARE MODE",
+      "logbook_records",
+      "ShareLock",
+    );
+    const running = runCli("push", ["--max-seconds", "1", "--json"], vars);
+    try {
+      await lock.waited();
+      await new Promise((r) => setTimeout(r, 1500));
+    } finally {
+      await lock.release();
+    }
+    const stopped = pushed(await running);
+    assert.equal(stopped.complete, false);
+    assert.equal(stopped.records, 20);
+    const rest = pushed(await runCli("push", ["--json"], vars));
+    assert.equal(rest.complete, true);
+    assert.equal(rest.records, 180);
+    const counts = await psql("SELECT count(*), count(DISTINCT uid) FROM logbook_records", url);
+    assert.equal(counts.out, "200|200");
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test({
+  name: "team: push --watch survives a failing round, picks up new records, and stops on SIGINT",
+  ignore: typeof pg === "string",
+  sanitizeResources: false,
+  sanitizeOps: false,
+}, async () => {
+  if (typeof pg === "string") return;
+  const url = await pg.createDatabase("watching");
+  const { world, project, file } = await pushingWorld(url, A, [["Avocet one?", "Avocet one."]], {
+    machine: "watcher",
+  });
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      ...taskFlags("push"),
+      "--quiet",
+      join(ROOT, "commands", "push.ts"),
+      "--watch",
+      "--interval",
+      "1",
+      "--json",
+    ],
+    env: { ...childBaseEnv(), ...world.vars },
+    clearEnv: true,
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const output = { out: "", err: "" };
+  const drain = (stream: ReadableStream<Uint8Array>, key: "out" | "err") =>
+    stream.pipeThrough(new TextDecoderStream()).pipeTo(
+      new WritableStream({ write: (text) => void (output[key] += text) }),
+    );
+  const drained = Promise.all([drain(child.stdout, "out"), drain(child.stderr, "err")]);
+  const until = async (what: string, ok: () => Promise<boolean> | boolean) => {
+    for (let i = 0; !(await ok()); i++) {
+      if (i > 1200) throw new Error(`${what} never happened:\n${output.out}\n${output.err}`);
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  };
+  const records = async () =>
+    Number(
+      (await psql(
+        "SELECT CASE WHEN to_regclass('logbook_records') IS NULL THEN 0 ELSE (SELECT count(*) FROM logbook_records) END",
+        url,
+      )).out,
+    );
+  try {
+    await until("the first round", async () => (await records()) === 2);
+    await psql("ALTER TABLE logbook_conversations RENAME TO logbook_conversations_away", url);
+    await until("a failed round reported", () => /trying again in \d+ s/.test(output.err));
+    await psql("ALTER TABLE logbook_conversations_away RENAME TO logbook_conversations", url);
+    await addTurns(world, file, A, project, [["Avocet two?", "Avocet two."]]);
+    await until("the new records", async () => (await records()) === 4);
+    child.kill("SIGINT");
+    const status = await child.status;
+    await drained;
+    assert.equal(status.code, 0, output.err);
+    assert.match(output.err, /^error: The team database .* failed: .*logbook_conversations/m);
+    const rounds = output.out.trim().split("\n").map((l) => JSON.parse(l));
+    assert.ok(rounds.length >= 2);
+    assert.ok(rounds.some((r) => r.records === 2 && r.complete), output.out);
+  } finally {
+    try {
+      child.kill("SIGKILL");
+    } catch {
+      // already stopped
+    }
+    await world.cleanup();
+  }
+});
+
+Deno.test({
+  name: "team: what a push carries and how it is read back",
+  ignore: typeof pg === "string",
+  sanitizeResources: false,
+  sanitizeOps: false,
+}, async (t) => {
+  if (typeof pg === "string") return;
+  const url = await pg.createDatabase("details");
+  const turns: [string, string][] = Array.from({ length: 3 }, (_, i) => [
+    `Sandpiper question ${i}`,
+    `Sandpiper answer ${i}`,
+  ]);
+  // No url in the config: LOGBOOK_TEAM_URL alone names the database.
+  const { world, project, file } = await pushingWorld(null, A, turns, {
+    machine: "details",
+    raw: true,
+  });
+  world.vars.LOGBOOK_TEAM_URL = url;
+  const agent = "a7c3e1f9b2d4";
+  try {
+    const subagentDir = join(file.slice(0, -".jsonl".length), "subagents");
+    await Deno.mkdir(subagentDir, { recursive: true });
+    await Deno.writeTextFile(
+      join(subagentDir, `agent-${agent}.jsonl`),
+      claudeTranscript(A, project, [["Osprey subagent task", "Osprey subagent done"]])
+        .replaceAll('"isSidechain":false', `"isSidechain":true,"agentId":"${agent}"`),
+    );
+    assert.equal((await runCli("reindex", ["--quiet"], world.vars)).code, 0);
+
+    await t.step(
+      "LOGBOOK_TEAM_URL alone is enough, and raw: true sends the exact bytes",
+      async () => {
+        const sent = pushed(await runCli("push", ["--json"], world.vars));
+        assert.equal(sent.records, 8);
+        const raw = await psql(
+          `SELECT encode(string_agg(raw, ''::bytea ORDER BY id), 'base64') FROM logbook_records
+         WHERE conversation_key = 'claude:${A}'`,
+          url,
+        );
+        const bytes = Uint8Array.from(atob(raw.out.replaceAll("\n", "")), (c) => c.charCodeAt(0));
+        assert.deepEqual(bytes, await Deno.readFile(file));
+      },
+    );
+
+    await t.step("a push with nothing new writes no conversation row", async () => {
+      const versions = () =>
+        psql(
+          "SELECT string_agg(key || ':' || xmin, ',' ORDER BY key) FROM logbook_conversations",
+          url,
+        );
+      const before = await versions();
+      const again = pushed(await runCli("push", ["--json"], world.vars));
+      assert.equal(again.records, 0);
+      assert.equal((await versions()).out, before.out);
+    });
+
+    await t.step("--no-subagents leaves subagent conversations out of a team search", async () => {
+      const withThem = await runCli("search", ["--team", "osprey", "--json"], world.vars);
+      assert.equal(withThem.code, 0, withThem.stderr);
+      assert.match(withThem.stdout, /agent-a7c3e1f9b2d4/);
+      const without = await runCli("search", ["--team", "osprey", "--no-subagents"], world.vars);
+      assert.equal(without.code, 1, without.stdout);
+    });
+
+    await t.step("show --team pages a conversation to its end", async () => {
+      const seen: string[] = [];
+      let args = ["--team", `claude:${A}`, "--limit", "4"];
+      for (let page = 0; page < 5; page++) {
+        const shown = await runCli("show", args, world.vars);
+        assert.equal(shown.code, 0, shown.stderr);
+        // Each record's text follows its time and role (the first page's title does not).
+        seen.push(...[...shown.stdout.matchAll(/^\d\d:\d\d \w+\n(.*)$/gm)].map((m) => m[1]!));
+        const more = /^more: logbook show (.*)$/m.exec(shown.stderr);
+        if (!more) break;
+        args = more[1]!.split(" ");
+      }
+      assert.deepEqual(seen, turns.flat());
+      const json = await runCli(
+        "show",
+        ["--team", `claude:${A}`, "--limit", "4", "--json"],
+        world.vars,
+      );
+      const page = JSON.parse(json.stdout);
+      assert.equal(page.records.length, 4);
+      assert.equal(page.next, page.records[3].id);
+    });
+
+    await t.step("--dry-run reports the forgets the push would carry", async () => {
+      // The session and its subagent.
+      assert.equal((await runCli("forget", [`claude:${A}`], world.vars)).code, 0);
+      const plan = JSON.parse((await runCli("push", ["--dry-run", "--json"], world.vars)).stdout);
+      assert.equal(plan.forgets, 2);
+      const text = await runCli("push", ["--dry-run"], world.vars);
+      assert.match(text.stdout, /and remove 2 forgotten conversations from the team database/);
+      const sent = pushed(await runCli("push", ["--json"], world.vars));
+      assert.equal(sent.forgotten, 2);
+      const plan2 = JSON.parse((await runCli("push", ["--dry-run", "--json"], world.vars)).stdout);
+      assert.equal(plan2.forgets, 0);
+    });
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test({
+  name: "team: a push holds a bounded batch in memory, counted in decoded bytes",
+  ignore: typeof pg === "string",
+  sanitizeResources: false,
+  sanitizeOps: false,
+}, async () => {
+  if (typeof pg === "string") return;
+  const url = await pg.createDatabase("memory");
+  // Answers of 60 KiB that zstd stores in a few hundred bytes each.
+  const turns: [string, string][] = Array.from({ length: 40 }, (_, i) => [
+    `Curlew ${i}?`,
+    `curlew ${i} `.repeat(6000).slice(0, 60 * 1024),
+  ]);
+  const { world } = await pushingWorld(url, A, turns, { machine: "memory" });
+  try {
+    const local = new DatabaseSync(join(world.data, "history.db"), { readOnly: true });
+    const sizes = local.prepare(
+      "SELECT sum(length(raw)) AS stored, sum(coalesce(length, length(raw))) AS decoded FROM records",
+    ).get() as { stored: number; decoded: number };
+    local.close();
+    assert.ok(sizes.stored < 512 * 1024, `stored compressed: ${sizes.stored}`);
+    assert.ok(sizes.decoded > 2 << 20, `decoded: ${sizes.decoded}`);
+    const sent = pushed(await runCli("push", ["--json"], world.vars));
+    assert.equal(sent.records, 80);
+    assert.ok(sent.batches >= 3, `batches: ${sent.batches}`);
+    assert.ok(sent.largestBatch <= (1 << 20) + 2 * 64 * 1024, `largest: ${sent.largestBatch}`);
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test({
+  name: "team: hostile transcript text reaches search --team and show --team shown, not obeyed",
+  ignore: typeof pg === "string",
+  sanitizeResources: false,
+  sanitizeOps: false,
+}, async () => {
+  if (typeof pg === "string") return;
+  const url = await pg.createDatabase("hostile");
+  const hostile = [
+    "\x1b]52;c;ZXZpbA==\x07",
+    "\x1b[2J",
+    "\x1b]0;pwned\x07",
+    "\x1b]8;;http://evil.example/\x1b\\click\x1b]8;;\x1b\\",
+    "\u009b31m",
+    "overwrite\rX",
+  ].join(" ");
+  const { world } = await pushingWorld(url, A, [
+    [`Deploy the ruff ${hostile}`, `Ruff deployed ${hostile}`],
+  ], { machine: "hostile" });
+  try {
+    pushed(await runCli("push", ["--json"], world.vars));
+    for (
+      const args of [["search", "--team", "ruff"], ["show", "--team", `claude:${A}`]] as const
+    ) {
+      const [command, ...rest] = args;
+      const run = await runCli(command, rest, world.vars);
+      assert.equal(run.code, 0, run.stderr);
+      assert.match(run.stdout, /ruff/i);
+      for (const [name, text] of [["stdout", run.stdout], ["stderr", run.stderr]]) {
+        // deno-lint-ignore no-control-regex -- control characters are exactly what is looked for
+        const raw = text!.match(/[\0-\x08\x0b-\x1f\x7f-\x9f]/g) ?? [];
+        assert.deepEqual(raw, [], `${command} --team ${name}: ${JSON.stringify(text)}`);
+      }
+      assert.match(run.stdout, /␛/, "the escapes are shown");
+    }
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test({
+  name:
+    "team: rows pushed before records had a uid get theirs, and what the old cursor skipped is sent",
+  ignore: typeof pg === "string",
+  sanitizeResources: false,
+  sanitizeOps: false,
+}, async () => {
+  if (typeof pg === "string") return;
+  const url = await pg.createDatabase("legacy");
+  const { world } = await pushingWorld(url, A, [
+    ["Shrike one?", "Shrike one."],
+    ["Shrike two?", "Shrike two."],
+  ], { machine: "old" });
+  try {
+    // The schema as 0001 and 0002 left it, and what a push of that time sent: every record but
+    // the first, which its per-project cursor had skipped.
+    const setup = [
+      "CREATE TABLE logbook_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())",
+      ...TEAM_MIGRATIONS.slice(0, 2).flatMap((m) => [
+        m.sql,
+        `INSERT INTO logbook_migrations (name) VALUES ('${m.name}')`,
+      ]),
+    ];
+    for (const sql of setup) assert.equal((await psql(sql, url)).code, 0, sql);
+    const sent = withStore(world, (store, ctx) => {
+      const deriver = new TextDeriver(store, ADAPTERS, redactorFor(ctx));
+      const rows = store.db.prepare("SELECT * FROM records ORDER BY id")
+        .all() as unknown as RecordRow[];
+      return rows.map((row) => ({
+        id: row.id,
+        kind: row.kind,
+        role: row.role,
+        text: deriver.textOf(row),
+      }));
+    });
+    assert.equal(sent.length, 4);
+    const old = [
+      "INSERT INTO logbook_machines (machine) VALUES ('old')",
+      `INSERT INTO logbook_conversations (machine, key, agent, messages) VALUES ('old', 'claude:${A}', 'claude', 4)`,
+      ...sent.slice(1).map((r) =>
+        `INSERT INTO logbook_records (machine, record_id, conversation_key, kind, role, text)
+         VALUES ('old', ${r.id}, 'claude:${A}', '${r.kind}', '${r.role}', $t$${r.text}$t$)`
+      ),
+      `INSERT INTO logbook_cursors (machine, project, record_cursor) VALUES ('old', 'x', ${
+        sent.at(-1)!.id
+      })`,
+    ];
+    for (const sql of old) assert.equal((await psql(sql, url)).code, 0, sql);
+
+    const upgraded = pushed(await runCli("push", ["--json"], world.vars));
+    assert.equal(upgraded.records, 1, "the record the old cursor skipped");
+    assert.equal(upgraded.already, 3, "the three sent before, known by their new uid");
+    const rows = await psql(
+      "SELECT count(*) || '/' || count(DISTINCT uid) || '/' || count(uid) FROM logbook_records",
+      url,
+    );
+    assert.equal(rows.out, "4/4/4");
+    const texts = await psql(
+      "SELECT string_agg(text, '|' ORDER BY id) FROM logbook_records",
+      url,
+    );
+    assert.equal(texts.out, [...sent.slice(1), sent[0]!].map((r) => r.text).join("|"));
   } finally {
     await world.cleanup();
   }

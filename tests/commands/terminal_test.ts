@@ -10,113 +10,8 @@ import { loadContext } from "../../lib/context.ts";
 import { projectOf } from "../../lib/paths.ts";
 import { newRecord, SessionStore } from "../../lib/sessions/records.ts";
 import { withModelWorld } from "../_openai_server.ts";
-import { captureIo, childBaseEnv, makeWorld, ROOT, taskFlags, type World } from "../_helpers.ts";
-
-/** True when tmux can run here. */
-function tmuxAvailable(): boolean {
-  try {
-    return new Deno.Command("tmux", { args: ["-V"], stdout: "null", stderr: "null" }).outputSync()
-      .success;
-  } catch {
-    return false;
-  }
-}
-
-/** A tmux session running a command in a real terminal, driven by keys. */
-class Tmux {
-  readonly name = `logbook-test-${crypto.randomUUID().slice(0, 8)}`;
-
-  constructor(script: string) {
-    this.#tmux(["new-session", "-d", "-s", this.name, "-x", "160", "-y", "40", script]);
-  }
-
-  keys(...keys: string[]): void {
-    this.#tmux(["send-keys", "-t", this.name, ...keys]);
-  }
-
-  literal(text: string): void {
-    this.#tmux(["send-keys", "-t", this.name, "-l", text]);
-  }
-
-  /** Pastes `text` as a terminal does when a person pastes (bracketed paste). */
-  paste(text: string): void {
-    const buffer = `${this.name}-paste`;
-    this.#tmux(["set-buffer", "-b", buffer, text]);
-    this.#tmux(["paste-buffer", "-p", "-d", "-b", buffer, "-t", this.name]);
-  }
-
-  screen(): string {
-    return this.#tmux(["capture-pane", "-p", "-t", this.name]);
-  }
-
-  /** Waits until the screen matches (up to a generous limit, so a slow machine still passes). */
-  async waitFor(pattern: RegExp, what: string): Promise<string> {
-    for (let i = 0; i < 600; i++) {
-      const screen = this.screen();
-      if (pattern.test(screen)) return screen;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    throw new Error(`Timed out waiting for ${what}; the screen shows:\n${this.screen()}`);
-  }
-
-  /** Waits until the prompt is open again: the last line shown is the bare prompt. */
-  async ready(what: string): Promise<void> {
-    await this.waitFor(/\n>\s*$/, what);
-    // readline takes the terminal a moment after it draws the prompt.
-    await new Promise((r) => setTimeout(r, 100));
-  }
-
-  kill(): void {
-    try {
-      this.#tmux(["kill-server"]);
-    } catch {
-      // Already gone with its program.
-    }
-  }
-
-  #tmux(args: string[]): string {
-    // A server of its own: nothing another tmux user does on this machine reaches it.
-    const out = new Deno.Command("tmux", {
-      args: ["-L", this.name, ...args],
-      stdout: "piped",
-      stderr: "piped",
-    }).outputSync();
-    if (!out.success) {
-      throw new Error(`tmux ${args[0]} failed: ${new TextDecoder().decode(out.stderr)}`);
-    }
-    return new TextDecoder().decode(out.stdout);
-  }
-}
-
-/** A shell script that runs a command with `vars` and leaves its exit status in `status`. */
-function terminalScript(
-  dir: string,
-  file: string,
-  args: string[],
-  vars: Record<string, string>,
-): { script: string; status: string } {
-  const q = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
-  const env = Object.entries({ ...childBaseEnv(), TERM: "xterm-256color", ...vars })
-    .map(([k, v]) => `${k}=${q(v)}`).join(" ");
-  const status = join(dir, `${file}.status`);
-  const argv = [
-    Deno.execPath(),
-    "run",
-    ...taskFlags(file),
-    "--quiet",
-    join(ROOT, "commands", `${file}.ts`),
-    ...args,
-  ].map(q).join(" ");
-  const script = join(dir, `${file}-terminal.sh`);
-  Deno.writeTextFileSync(
-    script,
-    `#!/bin/sh\ncd ${q(vars.INIT_CWD ?? dir)}\nenv -i ${env} ${argv}\necho $? > ${
-      q(status)
-    }\nsleep 30\n`,
-  );
-  Deno.chmodSync(script, 0o755);
-  return { script, status };
-}
+import { captureIo, childBaseEnv, makeWorld, type World } from "../_helpers.ts";
+import { existsFile, terminalScript, Tmux, tmuxAvailable } from "../_tmux.ts";
 
 Deno.test("on a terminal, Up and Down walk the prompt history (tmux)", async (t) => {
   if (!tmuxAvailable()) {
@@ -294,14 +189,6 @@ Deno.test("the chat prompt: a paste kept whole, Ctrl-R, Tab, word motions, waiti
     }
   });
 });
-
-function existsFile(path: string): boolean {
-  try {
-    return Deno.statSync(path).isFile;
-  } catch {
-    return false;
-  }
-}
 
 Deno.test("the resume picker filters as you type, refuses a manifest run and resumes the pick (tmux)", async () => {
   if (!tmuxAvailable()) {

@@ -236,17 +236,18 @@ Deno.test("loadConfig() reads each environment variable", async (t) => {
 
 Deno.test("loadConfig() names the variable that has an invalid value", async (t) => {
   const cases: [string, string, string][] = [
-    ["LOGBOOK_INGEST", "maybe", "expected one of 1, true, yes, on, 0, false, no, off"],
-    ["LOGBOOK_TOKEN_BUDGET", "0", "expected a positive integer"],
-    ["LOGBOOK_TOKEN_BUDGET", "12k", "expected a positive integer"],
-    ["OPENAI_BASE_URL", "ftp://example.com", "expected an http(s) URL"],
+    ["LOGBOOK_INGEST", "maybe", "on or off (or 1 or 0, true or false, yes or no)"],
+    ["LOGBOOK_TOKEN_BUDGET", "0", "a positive whole number"],
+    ["LOGBOOK_TOKEN_BUDGET", "12k", "a positive whole number"],
+    ["OPENAI_BASE_URL", "ftp://example.com", "an http(s) URL"],
+    ["LOGBOOK_TEAM_URL", "mysql://db", "a postgres:// URL"],
   ];
   for (const [variable, value, expected] of cases) {
     await t.step(`${variable}=${value}`, () => {
       withDirs((dirs) => {
         const err = throwsConfigError(
           () => loadConfig(options(dirs, { [variable]: value })),
-          `Invalid environment variable "${variable}": ${expected}, got "${value}"`,
+          `Environment variable "${variable}" expects ${expected}, got "${value}"`,
         );
         assert.equal(err.variable, variable);
         assert.equal(err.file, undefined);

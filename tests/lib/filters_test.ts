@@ -2,7 +2,7 @@
 // same rules: they accept and refuse the same inputs, naming the same field.
 
 import assert from "node:assert/strict";
-import { parseSearchInput } from "../../lib/filters.ts";
+import { parseSearchInput, splitInline } from "../../lib/filters.ts";
 import { describeIssue, searchInput } from "../../lib/filters_schema.ts";
 
 const INPUTS: Record<string, unknown>[] = [
@@ -65,5 +65,21 @@ Deno.test("parseSearchInput() says what is wrong with the query", () => {
       message: "expected claude, codex, opencode or logbook",
       expected: "claude, codex, opencode or logbook",
     },
+  });
+});
+
+Deno.test("splitInline() takes name:value filters out of a search box's words", () => {
+  assert.deepEqual(splitInline("agent:codex retry  since:7d backoff"), {
+    text: "retry backoff",
+    inline: { agent: "codex", since: "7d" },
+  });
+  assert.deepEqual(splitInline('project:"/home/me/my app" kind:tool_result'), {
+    text: "",
+    inline: { project: "/home/me/my app", kind: "tool_result" },
+  });
+  // Only the filters it knows, and only at a word's start: the rest are words to search for.
+  assert.deepEqual(splitInline("http://x colour:red role:user"), {
+    text: "http://x colour:red",
+    inline: { role: "user" },
   });
 });

@@ -79,7 +79,7 @@ Deno.test("GET /api/search answers a query over a bound with a 400 naming q", as
   }
 });
 
-Deno.test("GET /api/search stops with a 400 once its budget is spent, the literal scan too", async () => {
+Deno.test("GET /api/search stopped before any hit is a 400 naming q, the literal scan too", async () => {
   const world = await capturedWorld({ vars: { LOGBOOK_SEARCH_BUDGET_MS: "0" } });
   try {
     const { app } = appFor(world);
@@ -89,6 +89,45 @@ Deno.test("GET /api/search stops with a 400 once its budget is spent, the litera
     const literal = await request(app, `/api/search?q=${encodeURIComponent('walrus "x')}`);
     const scan = await assertError(literal, 400, "bad_request", "q");
     assert.match(scan.message, /^Invalid value for "q": the literal substring scan was stopped/);
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("GET /api/search past its budget answers with the hits it had and says what they are", async (t) => {
+  const world = await capturedWorld();
+  try {
+    const { app, services } = appFor(world, {
+      // Every read of the worker's clock is 1050 ms after the request arrived: past the
+      // ranking's share of the 1200 ms budget, within the fallback's.
+      startSearchWorker: () => {
+        const worker = new Worker(
+          new URL("../lib/store/_late_search_worker.ts", import.meta.url).href,
+          { type: "module" },
+        );
+        worker.postMessage({ lateMs: 1050 });
+        return worker;
+      },
+    });
+    await t.step("the API: the hits, stopped, and the note", async () => {
+      const response = await request(app, `/api/search?q=${PLANTED.phrase}`);
+      assert.equal(response.status, 200);
+      const page = await response.json();
+      assert.equal(page.stopped, true);
+      assert.equal(page.hits.length, 2);
+      assert.match(
+        page.stopNote,
+        /^The search was stopped after 1200 ms: it matches too much to rank in time, so these 2 hits are from the most recently captured matches, newest first, not ranked/,
+      );
+    });
+    await t.step("the page: the note above the hits", async () => {
+      const response = await request(app, `/?q=${PLANTED.phrase}`);
+      assert.equal(response.status, 200);
+      const html = await response.text();
+      assert.match(html, /<p class="notice">The search was stopped after 1200 ms: .*not ranked/);
+      assert.equal(html.match(/<li class="hit">/g)?.length, 2);
+    });
+    services.searches.close();
   } finally {
     await world.cleanup();
   }

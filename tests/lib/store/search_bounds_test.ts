@@ -1,5 +1,6 @@
 // search() is bounded: a query over a bound is refused before any work with a message naming
 // the bound, and the time budget stops a statement inside SQLite, FTS5 and literal scan alike.
+// A stopped search returns what it had, and a note saying what that is.
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -8,9 +9,9 @@ import {
   MAX_PREFIXES,
   MAX_TERMS,
   search,
+  searchGroups,
   SearchLimitError,
   type SearchOptions,
-  SearchStoppedError,
 } from "../../../lib/store/search.ts";
 import { redactSecrets } from "../../../lib/gate.ts";
 import { ADAPTERS } from "../../../lib/sources/mod.ts";
@@ -35,7 +36,7 @@ async function manyRecords(): Promise<World> {
       cwd: "/home/dev/src/many",
       version: "2.1.40",
       timestamp: new Date(Date.UTC(2026, 8, 1) + i * 1000).toISOString(),
-      message: { role: "user", content: `walrus number ${i} sees the tide` },
+      message: { role: "user", content: `walrus number ${i} sees the tide → ebb` },
     }));
   }
   await Deno.writeTextFile(join(dir, `${SESSION}.jsonl`), lines.join("\n") + "\n");
@@ -51,6 +52,20 @@ function run(world: World, options: SearchOptions, now?: () => number) {
 function tickingClock() {
   const clock = { reads: 0, now: () => ++clock.reads };
   return clock;
+}
+
+/** A clock that reads `values[i]` at its i-th read and `rest` after them (ms). */
+function scriptedClock(values: number[], rest: number) {
+  const clock = { reads: 0, now: () => values[clock.reads++] ?? rest };
+  return clock;
+}
+
+/** The ids of the records whose text holds "walrus", newest captured first. */
+function walrusIds(world: World): number[] {
+  return withStore(world, (store) =>
+    (store.db.prepare(
+      "SELECT id FROM records WHERE kind = 'message' ORDER BY id DESC",
+    ).all() as { id: number }[]).map((r) => r.id));
 }
 
 Deno.test("search() refuses a query over a bound before any work, naming the bound", async (t) => {
@@ -121,27 +136,33 @@ Deno.test("the budget stops a search inside SQLite, with a message saying how to
       // the statement itself can stop it before it ends with no hits.
       const clock = tickingClock();
       const options = { query: "walrus", since: Date.UTC(2030, 0, 1), budgetMs: 5 };
-      assert.throws(() => run(world, options, clock.now), (err: Error) => {
-        assert.ok(err instanceof SearchStoppedError, `${err.name}: ${err.message}`);
-        assert.match(err.message, /^The search was stopped after 5 ms: .*more specific words/);
-        return true;
-      });
-      assert.deepEqual(run(world, { ...options, budgetMs: 60_000 }).hits, [], "ends with none");
+      const stopped = run(world, options, clock.now);
+      assert.equal(stopped.stopped, true);
+      assert.deepEqual(stopped.hits, []);
+      assert.equal(stopped.total, null, "not counted");
+      assert.match(
+        stopped.stopNote ?? "",
+        /^The search was stopped after 5 ms: .*more specific words/,
+      );
+      const full = run(world, { ...options, budgetMs: 60_000 });
+      assert.deepEqual(full.hits, [], "ends with none");
+      assert.equal(full.stopped, false);
+      assert.equal(full.stopNote, null);
     });
 
     await t.step("the literal scan of a needle no record holds", () => {
       const clock = tickingClock();
       // Printable and without quotes: SQLite itself skips the records that lack it.
       const options = { query: "no record says (this", budgetMs: 5 };
-      assert.throws(() => run(world, options, clock.now), (err: Error) => {
-        assert.ok(err instanceof SearchStoppedError, `${err.name}: ${err.message}`);
-        assert.match(err.message, /^The literal substring scan was stopped after 5 ms/);
-        assert.match(err.message, /check its quotes and parentheses/);
-        return true;
-      });
+      const stopped = run(world, options, clock.now);
+      assert.equal(stopped.stopped, true);
+      assert.deepEqual(stopped.hits, []);
+      assert.match(stopped.stopNote ?? "", /^The literal substring scan was stopped after 5 ms/);
+      assert.match(stopped.stopNote ?? "", /check its quotes and parentheses/);
       const full = run(world, { ...options, budgetMs: 60_000 });
       assert.equal(full.mode, "literal");
       assert.deepEqual(full.hits, [], "ends with none");
+      assert.equal(full.stopped, false);
     });
 
     await t.step("the same connection searches again after a stop", () => {
@@ -149,13 +170,13 @@ Deno.test("the budget stops a search inside SQLite, with a message saying how to
         for (const query of ["walrus", "no record says (this"]) {
           // Stopped inside the statement, which the next search runs again.
           const clock = tickingClock();
-          assert.throws(
-            () => search(store, ADAPTERS, redactSecrets, { query, budgetMs: 5 }, clock.now),
-            SearchStoppedError,
-          );
-          assert.ok(clock.reads < 10, "stopped inside SQLite");
+          const options = { query, budgetMs: 5 };
+          const stopped = search(store, ADAPTERS, redactSecrets, options, clock.now);
+          assert.equal(stopped.stopped, true, query);
+          assert.ok(clock.reads < 10, `stopped inside SQLite (${clock.reads} reads)`);
           const again = search(store, ADAPTERS, redactSecrets, { query, budgetMs: 60_000 });
           assert.equal(again.mode, query === "walrus" ? "fts" : "literal");
+          assert.equal(again.stopped, false);
           if (query === "walrus") assert.equal(again.hits.length, 20);
         }
       });
@@ -163,8 +184,100 @@ Deno.test("the budget stops a search inside SQLite, with a message saying how to
 
     await t.step("a budget spent before the search starts stops it at once", () => {
       const options = { query: "walrus", budgetMs: 1000, startedAt: Date.now() - 5000 };
-      assert.throws(() => run(world, options), SearchStoppedError);
+      const stopped = run(world, options);
+      assert.equal(stopped.stopped, true);
+      assert.deepEqual(stopped.hits, []);
       assert.equal(run(world, { query: "walrus", limit: 3 }).hits.length, 3);
+    });
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("a search past its budget returns what it had, with a note saying what that is", async (t) => {
+  const world = await manyRecords();
+  try {
+    const ids = walrusIds(world);
+    assert.equal(ids.length, RECORDS);
+
+    await t.step("stopped while ranking: the most recently captured matches, newest first", () => {
+      // Time passes while SQLite ranks (each read inside the statement is 100 ms later) until
+      // the ranking's share of the budget is spent at 900 (1000 less the fallback's 200, from
+      // 100); then it stands still, so the fallback and the hits have time.
+      const clock = scriptedClock([100, 200, 300, 400, 500, 600, 700, 800, 900], 950);
+      const result = run(world, { query: "walrus", budgetMs: 1000 }, clock.now);
+      assert.equal(result.stopped, true);
+      assert.equal(result.mode, "fts");
+      assert.deepEqual(result.hits.map((h) => h.record), ids.slice(0, 20));
+      for (const hit of result.hits) assert.match(hit.snippet, /walrus/);
+      assert.equal(result.highlights.length, 20);
+      assert.equal(result.next, 20, "a next page of the same list");
+      assert.equal(result.total, null, "not counted");
+      assert.match(
+        result.stopNote ?? "",
+        /^The search was stopped after 1000 ms: it matches too much to rank in time, so these 20 hits are from the most recently captured matches, newest first, not ranked; /,
+      );
+      // The next page continues the same list.
+      const next = scriptedClock([100, 200, 300, 400, 500, 600, 700, 800, 900], 950);
+      const page2 = run(world, { query: "walrus", budgetMs: 1000, offset: 20 }, next.now);
+      assert.deepEqual(page2.hits.map((h) => h.record), ids.slice(20, 40));
+    });
+
+    await t.step("grouped, the conversations of those matches", () => {
+      const clock = scriptedClock([100, 200, 300, 400, 500, 600, 700, 800, 900], 950);
+      const grouped = withStore(
+        world,
+        (store) =>
+          searchGroups(
+            store,
+            ADAPTERS,
+            redactSecrets,
+            { query: "walrus", budgetMs: 1000 },
+            clock.now,
+          ),
+      );
+      assert.equal(grouped.stopped, true);
+      assert.equal(grouped.groups.length, 1);
+      assert.equal(grouped.groups[0]!.record, ids[0], "its newest match is shown");
+      assert.ok(grouped.groups[0]!.hits > 1);
+      assert.match(grouped.stopNote ?? "", /this conversation is from the most recently captured/);
+      assert.match(grouped.stopNote ?? "", /their hits counted among those/);
+    });
+
+    await t.step("stopped while reading the ranked hits: the best ones it read, in order", () => {
+      const all = run(world, { query: "walrus", limit: RECORDS, budgetMs: 600_000 });
+      assert.equal(all.hits.length, RECORDS);
+      // The ranking and the deduplication of long lines read the clock about 1,530 times, and
+      // the reading of the hits once per hit: the budget runs out while they are read.
+      const clock = scriptedClock(Array(2300).fill(0), 1000);
+      const result = run(world, { query: "walrus", limit: RECORDS, budgetMs: 1000 }, clock.now);
+      assert.equal(result.stopped, true);
+      assert.ok(result.hits.length > 0 && result.hits.length < RECORDS, `${result.hits.length}`);
+      assert.deepEqual(
+        result.hits.map((h) => h.record),
+        all.hits.slice(0, result.hits.length).map((h) => h.record),
+        "the first of the ranking, in its order",
+      );
+      assert.match(
+        result.stopNote ?? "",
+        /while it read its hits: these \d+ hits are the best ranked/,
+      );
+      assert.equal(result.next, null);
+    });
+
+    await t.step("a literal scan stopped: the matches of the records it read, newest first", () => {
+      const clock = tickingClock();
+      const result = run(world, { query: "→", limit: 1000, budgetMs: 50 }, clock.now);
+      assert.equal(result.mode, "literal");
+      assert.match(result.note ?? "", /no word the index holds/);
+      assert.equal(result.stopped, true);
+      const n = result.hits.length;
+      assert.ok(n > 0 && n < 1000, `${n}`);
+      assert.deepEqual(result.hits.map((h) => h.record), ids.slice(0, n));
+      assert.match(
+        result.stopNote ?? "",
+        /these \d+ hits are from the newest matches among the records it read/,
+      );
     });
   } finally {
     await world.cleanup();

@@ -1,0 +1,126 @@
+// A conversation as a reader sees it on a terminal: a page's records with roles, full messages
+// and tool calls folded to one line each, the record opened at marked, and the whole conversation
+// paged through `$PAGER` from a page on (for `show` and the search screen's Enter).
+
+import type { Env } from "../../lib/env.ts";
+import { formatLocalTime } from "../../lib/format.ts";
+import {
+  type Page,
+  pageConversation,
+  type PageOptions,
+  type RecordJson,
+} from "../../lib/store/conversations.ts";
+import type { HistoryStore } from "../../lib/store/db.ts";
+import type { ConversationRow, TextDeriver } from "../../lib/store/records.ts";
+import { type Io, styler } from "./io.ts";
+import { startPager } from "./pager.ts";
+import { safeText } from "./safe_text.ts";
+import { cutToWidth, displayWidth, wrapText } from "./wrap.ts";
+
+/** How the readable view is drawn. */
+export interface View {
+  io: Io;
+  /** Show `meta` records and records without text too. */
+  all: boolean;
+  /** Columns to wrap to (a terminal's), or null to leave lines as they are. */
+  width: number | null;
+  /** The record `--around` opened at, marked. */
+  hit: number | null;
+}
+
+/** A page as the reader sees it, the conversation's heading first when `heading`. */
+export function renderPage(page: Page, view: View, heading: boolean): string {
+  const s = styler(view.io.color);
+  const c = page.conversation;
+  let out = "";
+  if (heading) {
+    const title = safeText((c.title ?? c.id).replace(/\s+/g, " ").trim());
+    const id = safeText(c.id);
+    const where = safeText(`${c.agent}  ${c.cwd ?? c.project ?? ""}`.trim());
+    // The id is never broken: what follows it goes to the next line when the line is full.
+    const idLine = view.width === null || displayWidth(`${id}  ${where}`) <= view.width
+      ? `${id}  ${where}`
+      : `${id}\n${cutToWidth(where, view.width)}`;
+    out += `${s.bold(view.width === null ? title : wrapText(title, view.width))}\n${
+      s.dim(idLine)
+    }\n\n`;
+  }
+  // Typed prompts from a history file repeat the transcript's user messages where there is one:
+  // the readable view shows them only for a session without transcript messages.
+  const prompts = c.messages === 0;
+  for (const record of page.records) {
+    if (record.kind !== "prompt" || prompts || view.all) out += renderRecord(record, view);
+  }
+  return out;
+}
+
+const FOLDED = new Set(["tool_call", "tool_result", "event", "meta"]);
+
+/** A record as the reader sees it: roles, full messages, tool calls folded to one line. */
+function renderRecord(record: RecordJson, view: View): string {
+  if (!view.all && (record.kind === "meta" || !record.text.trim())) return "";
+  const s = styler(view.io.color);
+  const when = formatLocalTime(record.timestamp);
+  const mark = record.id === view.hit ? ` ${s.yellow(`◀ #${record.id}`)}` : "";
+  if (FOLDED.has(record.kind)) {
+    const line = safeText(record.text.replace(/\s+/g, " ").trim());
+    const sign = record.kind === "tool_call" ? "▸" : record.kind === "tool_result" ? "◂" : "·";
+    const head = `${when.slice(11)} ${sign} ${record.kind}: `;
+    const cut = cutToWidth(line, Math.max(8, (view.width ?? 120) - head.length - 1));
+    return s.dim(head + cut) + mark + "\n";
+  }
+  const who = record.kind === "message"
+    ? (record.role ?? "message")
+    : record.kind === "prompt"
+    ? "user (typed)"
+    : record.kind === "reasoning"
+    ? "thinking"
+    : record.kind;
+  const label = who === "assistant"
+    ? s.green(who)
+    : record.role === "user"
+    ? s.cyan(who)
+    : s.yellow(who);
+  let text = safeText(record.text.trim(), { multiline: true });
+  if (view.width !== null) text = wrapText(text, view.width);
+  const body = record.kind === "reasoning" ? s.dim(text) : text;
+  return `${s.dim(when)} ${s.bold(label)}${mark}\n${body}\n\n`;
+}
+
+/** What a conversation is paged from: its store, its rows and the first page's options. */
+export interface Paging {
+  store: HistoryStore;
+  deriver: TextDeriver;
+  conversation: ConversationRow;
+  options: PageOptions;
+}
+
+/**
+ * Pages the conversation through the pager `env` names, as git pages: `first` (the page at
+ * `paging.options`), then the rest, until the reader quits. Resolves false, having written
+ * nothing, when there is no pager to start. `less` is the `LESS` the pager gets when the user
+ * set none (default `FRX`).
+ */
+export async function pageThrough(
+  first: Page,
+  paging: Paging,
+  view: View,
+  options: { env: Env; heading: boolean; less?: string },
+): Promise<boolean> {
+  const pager = startPager(options.env, options.less === undefined ? {} : { less: options.less });
+  if (!pager) return false;
+  try {
+    let current = first;
+    let open = await pager.write(renderPage(current, view, options.heading));
+    while (open && current.next !== null) {
+      current = pageConversation(paging.store, paging.deriver, paging.conversation, {
+        ...paging.options,
+        after: current.next,
+      });
+      open = await pager.write(renderPage(current, view, false));
+    }
+  } finally {
+    await pager.close();
+  }
+  return true;
+}

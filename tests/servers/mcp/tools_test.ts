@@ -1,0 +1,52 @@
+// The MCP tools in-process, on a clock the test sets: a search that runs out of time to rank
+// answers with the most recently captured matches and a note saying so, never a tool error.
+
+import assert from "node:assert/strict";
+import { loadContext, openStore } from "../../../lib/context.ts";
+import { HistoryTools } from "../../../servers/mcp/tools.ts";
+import { captureWorld, makeWorld } from "../../_helpers.ts";
+
+Deno.test("search_history past its budget answers with the hits it had and a note", async () => {
+  const world = await makeWorld({ fixtures: ["claude"] });
+  try {
+    await captureWorld(world);
+    // The budget (1200 ms) counts from the first read, 0; every later read says 1050: past the
+    // ranking's share (1000), within the fallback's and the hits' (1100, 1200).
+    let reads = 0;
+    const ctx = loadContext({ env: world.env, now: () => reads++ === 0 ? 0 : 1050 });
+    const tools = new HistoryTools(
+      ctx,
+      () => openStore(ctx, { mustExist: true, readOnly: true, upgrade: false }),
+    );
+    try {
+      const answer = tools.searchHistory({ query: "marmot keyring", all_projects: true });
+      const data = answer.data as { hits: { record: number }[]; stopped: boolean; note: string };
+      assert.equal(data.stopped, true);
+      assert.equal(data.hits.length, 2);
+      const records = data.hits.map((h) => h.record);
+      assert.deepEqual(records, [...records].sort((a, b) => b - a), "newest captured first");
+      assert.match(
+        data.note,
+        /^The search was stopped after 1200 ms: it matches too much to rank in time, so these 2 hits are from the most recently captured matches, newest first, not ranked; .*\.$/,
+      );
+      assert.ok(answer.text.startsWith(`Note: ${data.note}\n2 hits in all projects:`), answer.text);
+      assert.equal(answer.isError, undefined);
+      // On time, the same search is ranked and says nothing.
+      reads = 0;
+      const ctxOnTime = loadContext({ env: world.env });
+      const onTime = new HistoryTools(ctxOnTime, () => openStore(ctxOnTime, { readOnly: true }));
+      try {
+        const ranked = onTime.searchHistory({ query: "marmot keyring", all_projects: true });
+        assert.equal((ranked.data as { stopped: boolean }).stopped, false);
+        assert.equal((ranked.data as { note: string | null }).note, null);
+        assert.ok(ranked.text.startsWith("2 hits in all projects:"));
+      } finally {
+        await onTime.close();
+      }
+    } finally {
+      await tools.close();
+    }
+  } finally {
+    await world.cleanup();
+  }
+});
