@@ -151,9 +151,22 @@ export class Vocabulary {
   }
 }
 
-/** The classes of planted query terms. */
-export type TermClass = "rare" | "medium" | "common" | "phrase";
-export const TERM_CLASSES: readonly TermClass[] = ["rare", "medium", "common", "phrase"];
+/**
+ * The classes of planted query terms. A `cjk` word sits inside a run of CJK letters (as in a
+ * Chinese sentence, which has no spaces); a `symbol` has no word the index holds, so search
+ * answers it with the literal scan.
+ */
+export type TermClass = "rare" | "medium" | "common" | "phrase" | "cjk" | "symbol";
+export const TERM_CLASSES: readonly TermClass[] = [
+  "rare",
+  "medium",
+  "common",
+  "phrase",
+  "cjk",
+  "symbol",
+];
+/** Classes the index answers (the others are literal scans, timed apart). */
+export const INDEXED_CLASSES: readonly TermClass[] = TERM_CLASSES.filter((c) => c !== "symbol");
 
 /** A planted query term and how often it was planted (one text segment, about one record). */
 export interface PlantedTerm {
@@ -183,6 +196,12 @@ const MEDIUM_RATE = 0.0025;
 const COMMON = ["frobnicate", "widgetry", "gadgetize"];
 const COMMON_RATE = 0.04;
 const PHRASE_RATE = 0.002;
+/** CJK words, planted inside a CJK run (`把缓存策略改成`): never drawn by chance from the pools. */
+const CJK_TERMS = ["缓存策略", "按需加载"];
+const CJK_RATE = 0.005;
+/** Symbols people search for (the text generator writes neither). */
+const SYMBOL_TERMS = ["💡", "✅"];
+const SYMBOL_RATE = 0.005;
 /** Vocabulary ranks the words of each phrase come from (common enough alone, rare together). */
 const PHRASE_RANKS: readonly [number, number][] = [[420, 1310], [640, 2250], [900, 3100]];
 
@@ -218,6 +237,8 @@ export class Planter {
       ...MEDIUM.map((t) => make(t, "medium", MEDIUM_RATE)),
       ...COMMON.map((t) => make(t, "common", COMMON_RATE)),
       ...phrases,
+      ...CJK_TERMS.map((t) => make(t, "cjk", CJK_RATE)),
+      ...SYMBOL_TERMS.map((t) => make(t, "symbol", SYMBOL_RATE)),
     ];
     this.terms = [...rare, ...this.#rated];
     // Occurrence j of rare term i at fraction (j·K + i + ½) / (3K): every third of the corpus
@@ -233,14 +254,17 @@ export class Planter {
     this.#schedule.sort((a, b) => a.at - b.at);
   }
 
-  /** The terms to put into the next segment written for `agent`. */
+  /** The terms to put into the next segment written for `agent` (a CJK word in its run). */
   take(agent: string): string[] {
     const out: string[] = [];
     while (this.#schedule.length && this.#schedule[0]!.at <= this.position && out.length < 2) {
       out.push(this.#count(this.#schedule.shift()!.term, agent));
     }
     for (const term of this.#rated) {
-      if (this.#random() < term.rate!) out.push(this.#count(term, agent));
+      if (this.#random() < term.rate!) {
+        const text = this.#count(term, agent);
+        out.push(term.class === "cjk" ? `把${text}改成` : text);
+      }
     }
     return out;
   }

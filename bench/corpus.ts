@@ -35,8 +35,11 @@ export type CorpusAgent = keyof typeof SHARES;
 export const CORPUS_AGENTS: readonly CorpusAgent[] = ["claude", "codex", "opencode"];
 
 export const DEFAULT_SEED = 7;
-/** The corpus's shape: a corpus kept from another version is generated again (2: CJK text). */
-export const CORPUS_VERSION = 2;
+/**
+ * The corpus's shape: a corpus kept from another version is generated again (2: CJK text;
+ * 3: planted CJK words and symbols).
+ */
+export const CORPUS_VERSION = 3;
 
 export interface CorpusOptions {
   out: string;

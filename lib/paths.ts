@@ -124,7 +124,10 @@ export function projectOf(dir: string): Project {
  * same wherever capture runs: a Windows path (`c:/Users/dana\src\vault\`) becomes
  * `C:\Users\dana\src\vault` (drive letter upper case, backslashes, no `.`, `..` or trailing
  * separator); a missing POSIX path is its nearest existing ancestor's realpath plus the rest.
- * Git roots are looked up only for paths that exist. Never throws.
+ * Git roots are looked up only for paths that exist, with one exception: a deleted linked
+ * worktree inside an existing repository (Claude Code's `.claude/worktrees/<name>`) that the
+ * repository still lists among its worktrees is that repository's project, as it was while it
+ * existed. Never throws.
  */
 export function projectOfRecorded(cwd: string): Project {
   if (Deno.build.os !== "windows" && isWindowsPath(cwd)) {
@@ -139,7 +142,32 @@ export function projectOfRecorded(cwd: string): Project {
   if (attempt(() => Deno.statSync(cwd))) return projectOf(cwd);
   const place = nearestExisting(cwd);
   const root = place === undefined ? resolve(cwd) : join(place.real, ...place.missing);
-  return { root, key: projectKey(root) };
+  const owner = place === undefined ? undefined : listedWorktreeOwner(place.real, [
+    resolve(cwd),
+    root,
+  ]);
+  return owner ? { root: owner, key: projectKey(owner) } : { root, key: projectKey(root) };
+}
+
+/**
+ * The project root of the repository whose work tree holds `existing` when that repository
+ * lists, among its linked worktrees, one that holds any of `paths` (missing ones: a deleted
+ * worktree keeps its entry, `worktrees/<name>/gitdir`, until `git worktree prune`).
+ */
+function listedWorktreeOwner(existing: string, paths: string[]): string | undefined {
+  const git = findGit(existing);
+  if (git === undefined) return undefined;
+  const listed = join(git.commonDir, "worktrees");
+  const entries = attempt(() => [...Deno.readDirSync(listed)]) ?? [];
+  for (const entry of entries) {
+    const gitdir = attempt(() => Deno.readTextFileSync(join(listed, entry.name, "gitdir")))
+      ?.trim();
+    if (!gitdir) continue;
+    // `<worktree>/.git`, absolute, or relative to its entry (worktree.useRelativePaths).
+    const top = dirname(resolve(listed, entry.name, gitdir));
+    if (paths.some((path) => path === top || path.startsWith(top + sep))) return git.root;
+  }
+  return undefined;
 }
 
 /**

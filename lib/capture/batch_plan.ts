@@ -162,6 +162,7 @@ export class BatchPlanner {
         messageId: d.messageId,
         partId: d.partId,
         flags: r.flags | (r.text ? FLAG_INDEXED : 0) | flag,
+        completes: r.seq === 0 && d.completes === true && !d.drift,
         text: r.text,
         drift: counted ? driftRow(r.ctx, d) : null,
       });
@@ -298,6 +299,7 @@ export function conversationWrites(deltas: Map<string, ConversationDelta>): Conv
       bytes: delta.bytes,
       parentKey: info.parentKey ?? null,
       subagent: info.subagent ?? false,
+      agentType: info.agentType ?? null,
       archived: info.archived ?? null,
       version: delta.version,
     };
@@ -328,5 +330,6 @@ function mergeInfo(into: ConversationInfo, from: ConversationInfo): void {
   if (from.branch) into.branch = from.branch;
   into.parentKey ??= from.parentKey ?? null;
   if (from.subagent) into.subagent = true;
+  if (from.agentType) into.agentType = from.agentType;
   if (from.archived !== undefined) into.archived = from.archived;
 }

@@ -6,7 +6,7 @@
 import type { SQLInputValue } from "node:sqlite";
 import type { HistoryStore } from "../store/db.ts";
 import { decodeRaw, FLAG_ZSTD } from "../store/raw.ts";
-import { FLAG_INDEXED, FLAG_SUPERSEDED } from "../store/schema.ts";
+import { FLAG_INDEXED, FLAG_JOINED, FLAG_SUPERSEDED } from "../store/schema.ts";
 import { indexText } from "../store/cjk.ts";
 
 /** One record row of a batch. */
@@ -30,6 +30,8 @@ export interface BatchRecord {
   partId: string | null;
   /** All flags to store, FLAG_ZSTD and FLAG_INDEXED included. */
   flags: number;
+  /** The head row of a record that completes earlier ones (`Derived.completes`). */
+  completes: boolean;
   /** The index text of this row ("" for none). */
   text: string;
   /** Counted as drift once the row is stored (head rows of drift records only). */
@@ -65,6 +67,7 @@ export interface ConversationWrite {
   bytes: number;
   parentKey: string | null;
   subagent: boolean;
+  agentType: string | null;
   archived: boolean | null;
   version: string | null;
 }
@@ -204,6 +207,10 @@ export function writeBatch(
       const index = store.stmt("INSERT INTO fts (rowid, text) VALUES (?, ?)");
       for (const [id, text] of indexed) index.run(id, indexText(text));
     });
+    for (const r of records) {
+      const id = ids.get(r);
+      if (r.completes && id !== undefined) joinCompleted(store, id);
+    }
     const remember = store.stmt(
       `INSERT INTO record_keys (source_id, key, record_id) VALUES (?, ?, ?)
        ON CONFLICT DO UPDATE SET record_id = excluded.record_id`,
@@ -229,8 +236,8 @@ export function writeConversations(
   const upsert = store.stmt(`
     INSERT INTO conversations (key, agent, native_id, source_id, project_root, project_key, cwd,
       branch, title, title_rank, first_ts, last_ts, message_count, record_count, bytes,
-      parent_key, subagent, archived, agent_version)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+      parent_key, subagent, archived, agent_version, agent_type)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
     ON CONFLICT (key) DO UPDATE SET
       first_ts = coalesce(min(first_ts, excluded.first_ts), first_ts, excluded.first_ts),
       last_ts = coalesce(max(last_ts, excluded.last_ts), last_ts, excluded.last_ts),
@@ -249,6 +256,7 @@ export function writeConversations(
       subagent = max(subagent, excluded.subagent),
       archived = coalesce(excluded.archived, archived),
       agent_version = coalesce(excluded.agent_version, agent_version),
+      agent_type = coalesce(excluded.agent_type, agent_type),
       gone = 0
     RETURNING id`);
   for (const c of rows) {
@@ -273,6 +281,7 @@ export function writeConversations(
       c.subagent ? 1 : 0,
       c.archived === null ? null : c.archived ? 1 : 0,
       c.version,
+      c.agentType,
     ) as { id: number };
     ids.set(c.key, id);
   }
@@ -325,6 +334,27 @@ export function lineRows(
     const body = raw.get(row.id) as { raw: Uint8Array; flags: number };
     rows.push({ id: row.id, raw: decodeRaw(body), flags: body.flags });
     offset = row.offset;
+  }
+}
+
+/**
+ * Joins the records that record `id` completes: earlier records of its conversation with its
+ * message id from other sources leave the index and are marked joined (`show` places them with
+ * it). Run again for a record derived again, it finds them joined already.
+ */
+function joinCompleted(store: HistoryStore, id: number): void {
+  const partners = store.stmt(
+    `SELECT p.id, p.flags FROM records r JOIN records p
+       ON p.conversation_id = r.conversation_id AND p.id < r.id AND p.message_id = r.message_id
+       AND p.source_id != r.source_id AND p.seq = 0
+     WHERE r.id = ? AND r.message_id IS NOT NULL`,
+  ).all(id) as { id: number; flags: number }[];
+  for (const p of partners) {
+    for (const r of lineRows(store, p.id)) {
+      if (r.flags & FLAG_INDEXED) store.stmt("DELETE FROM fts WHERE rowid = ?").run(r.id);
+      store.stmt("UPDATE records SET flags = ? WHERE id = ?")
+        .run((r.flags & ~FLAG_INDEXED) | FLAG_JOINED, r.id);
+    }
   }
 }
 

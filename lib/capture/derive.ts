@@ -7,13 +7,14 @@ import {
   type LineAdapter,
   type LineInput,
   makeDerived,
+  type Recall,
   type RowAdapter,
 } from "../sources/adapter.ts";
 import type { Redactor } from "../gate.ts";
 import type { HistoryStore } from "../store/db.ts";
 import { splitFragments } from "../store/text.ts";
 import { type Batch, keyOf, type PendingRecord } from "./batch_plan.ts";
-import { FLAG_DRIFT, FLAG_SUPERSEDED } from "../store/schema.ts";
+import { FLAG_DRIFT, FLAG_JOINED, FLAG_SUPERSEDED } from "../store/schema.ts";
 import type { SourceCtx } from "./source.ts";
 
 /** Existing chunk rows of a stored record being derived again (rebuild). */
@@ -55,12 +56,20 @@ export class Deriver {
   readonly #chunkSize: number;
   readonly #tombstones: Tombstones;
   readonly #lookup: KeyLookup;
+  readonly #recall: Recall;
 
-  constructor(redact: Redactor, chunkSize: number, tombstones: Tombstones, lookup: KeyLookup) {
+  constructor(
+    redact: Redactor,
+    chunkSize: number,
+    tombstones: Tombstones,
+    lookup: KeyLookup,
+    recall: Recall,
+  ) {
     this.#redact = redact;
     this.#chunkSize = chunkSize;
     this.#tombstones = tombstones;
     this.#lookup = lookup;
+    this.#recall = recall;
   }
 
   /** Derives one complete line of a line source and adds it to `batch`. */
@@ -74,7 +83,7 @@ export class Deriver {
     const adapter = ctx.adapter as LineAdapter<unknown>;
     let derived: Derived;
     try {
-      derived = adapter.parseLine(decodeLine(bytes), ctx.state, ctx.ref);
+      derived = adapter.parseLine(decodeLine(bytes), ctx.state, ctx.ref, this.#recall);
     } catch (err) {
       // An adapter bug on one odd record must not stop capture: keep the bytes, count it.
       derived = driftRecord("unparsable", `adapter error: ${(err as Error).message}`);
@@ -93,7 +102,8 @@ export class Deriver {
     const adapter = ctx.adapter as RowAdapter<unknown>;
     let derived: Derived;
     try {
-      derived = adapter.parseRow(raw, ctx.state, ctx.ref, (key) => this.#lookup(ctx, batch, key));
+      const lookup = (key: string) => this.#lookup(ctx, batch, key);
+      derived = adapter.parseRow(raw, ctx.state, ctx.ref, lookup, this.#recall);
     } catch (err) {
       derived = driftRecord("unparsable", `adapter error: ${(err as Error).message}`);
     }
@@ -120,7 +130,8 @@ export class Deriver {
     // A stored record keeps the chunking it was captured with.
     const sizes = existing?.sizes ?? chunkSizes(bytes.length, this.#chunkSize);
     const fragments = text ? splitFragments(text, sizes.length) : [];
-    const flags = derived.drift ? FLAG_DRIFT : 0;
+    const joined = derived.joined || derived.completes;
+    const flags = (derived.drift ? FLAG_DRIFT : 0) | (joined ? FLAG_JOINED : 0);
     const added: PendingRecord[] = [];
     let at = 0;
     sizes.forEach((size, seq) => {

@@ -23,6 +23,12 @@
 //    conversations, drift, record keys and the cursors the batch moves in one SQLite
 //    transaction; from there `lib/store/search.ts` finds the line.
 //
+// Sources are read in the order found, except those whose records an adapter decides from other
+// sources' (`readAfterOthers`: a copy that repeats its parent, a tool's output file that a
+// transcript names): they come last, once the others are committed, and what they ask of the
+// others is read from the store (`recall.ts`), so the answer is the same when those files are
+// gone and after a rebuild.
+//
 // A line over 8 MiB goes another way (`giant_lines.ts`): streamed into chunk rows in a
 // transaction of its own, its text scanned out piece by piece (`json_stream.ts`, `pieces.ts`).
 // Rows of another program's database (OpenCode) travel as lines do: `RowAdapter.readRows` reads
@@ -154,7 +160,7 @@ class CapturePass {
     adoptMoved(this.#store, found, rows);
     if (!this.#o.only && !this.#o.sources) summary.gone = markGone(this.#store, found, rows);
 
-    const work = found.filter((f) => needsWork(f, rows.get(f.ref.locator)));
+    const work = readingOrder(found.filter((f) => needsWork(f, rows.get(f.ref.locator))));
     progress.phase = "capturing";
     progress.sourcesTotal = work.length;
     progress.bytesTotal = work.reduce(
@@ -182,11 +188,17 @@ class CapturePass {
     return this.#tally.finish(this.#o.discover.skipped, Math.round(performance.now() - started));
   }
 
-  async #captureAll(work: Found[], rows: Map<string, SourceRow>): Promise<void> {
+  async #captureAll(work: Ordered[], rows: Map<string, SourceRow>): Promise<void> {
     const summary = this.#tally.summary;
+    let others = true;
     try {
       for (const item of work) {
         this.#checkStop();
+        if (others && item.last) {
+          // What these sources decide from others' records must find them stored.
+          others = false;
+          await this.#pipeline.drain(this.#batch);
+        }
         try {
           await this.#captureSource(item, rows.get(item.ref.locator));
           summary.changed++;
@@ -356,6 +368,21 @@ class CapturePass {
       await yieldToEventLoop();
     }
   }
+}
+
+/** A source with work to do, and whether it is read after the others (`readAfterOthers`). */
+interface Ordered extends Found {
+  last: boolean;
+}
+
+/**
+ * The sources in the order a pass reads them: as found, but those whose records are decided
+ * from other sources' (a copy of its parent, a tool's output named by a transcript) after all
+ * the others. New sources get their rows, and so their ids, in this order.
+ */
+function readingOrder(work: Found[]): Ordered[] {
+  const marked = work.map((f) => ({ ...f, last: f.adapter.readAfterOthers?.(f.ref) ?? false }));
+  return [...marked.filter((f) => !f.last), ...marked.filter((f) => f.last)];
 }
 
 /** An error of one source (unreadable, gone, undecodable): reported for it, the pass goes on. */

@@ -3,7 +3,7 @@
 // piece and redacted with its neighbours in view; once the line ends, the adapter classifies it
 // from the scalars the scanner kept. Rebuild re-derives such a stored line the same way.
 
-import type { Derived, LineAdapter } from "../sources/adapter.ts";
+import type { Derived, LineAdapter, Recall } from "../sources/adapter.ts";
 import type { Redactor } from "../gate.ts";
 import type { Operation } from "../stage_markers.ts";
 import { type HistoryStore, translateError } from "../store/db.ts";
@@ -16,7 +16,7 @@ import {
   type PendingRecord,
 } from "./batch_plan.ts";
 import { countDrift, writeConversations } from "./batch_transaction.ts";
-import { FLAG_DRIFT, FLAG_INDEXED, FLAG_STREAMED } from "../store/schema.ts";
+import { FLAG_DRIFT, FLAG_INDEXED, FLAG_JOINED, FLAG_STREAMED } from "../store/schema.ts";
 import { indexText } from "../store/cjk.ts";
 import { driftRecord, inheritTime, type Tombstones } from "./derive.ts";
 import { JsonTextScanner } from "./json_stream.ts";
@@ -44,6 +44,7 @@ export interface GiantLineParts {
   tally: Tally;
   progress: ProgressTracker;
   tombstones: Tombstones;
+  recall: Recall;
 }
 
 /** Streams lines too long to hold in memory, and re-derives them. */
@@ -210,6 +211,7 @@ export class GiantLines {
           scanner.scalars,
           ctx.state,
           ctx.ref,
+          this.#parts.recall,
         );
       } catch (err) {
         derived = driftRecord("unparsable", `adapter error: ${(err as Error).message}`);
@@ -264,7 +266,7 @@ export class GiantLines {
         derived.role,
         derived.messageId,
         derived.partId,
-        derived.drift ? FLAG_DRIFT : 0,
+        (derived.drift ? FLAG_DRIFT : 0) | (derived.joined ? FLAG_JOINED : 0),
         id,
       );
     }

@@ -10,6 +10,7 @@ import type { PassOptions } from "./engine.ts";
 import { GiantLines } from "./giant_lines.ts";
 import { DEFAULT_LIMITS, type Limits } from "./limits.ts";
 import { ProgressTracker } from "./progress.ts";
+import { StoreRecall } from "./recall.ts";
 import { Tally } from "./summary.ts";
 
 /** Runs steps without markers. */
@@ -54,11 +55,13 @@ export function partsOf(options: PassOptions): Parts {
     tombstones,
     startWriter: options.startWriter,
   });
+  const recall = new StoreRecall(store);
   const deriver = new Deriver(
     redact,
     limits.chunkSize,
     tombstones,
     (ctx, batch, key) => pipeline.lookup(ctx, batch, key),
+    recall,
   );
   const giantLines = new GiantLines({
     store,
@@ -70,6 +73,7 @@ export function partsOf(options: PassOptions): Parts {
     tally,
     progress,
     tombstones,
+    recall,
   });
   return { store, limits, op, now, tally, progress, deriver, pipeline, giantLines };
 }

@@ -1,17 +1,52 @@
-// What a Claude Code transcript's neighbours tell about it: the `.meta.json` beside a subagent
-// file, the uuids its parent session already holds (copies repeat them), and which session a
-// summary-only file's summaries belong to. Files are read in bounded chunks, never whole.
+// What a Claude Code transcript's neighbours tell about it: the uuids its parent session holds
+// (copies repeat them), which session a summary-only file's summaries belong to, which record
+// names a tool's output file, and the `.meta.json` beside a subagent. All but the last are read
+// from what the history store holds (`Recall`), not from the files, so the answer is the same
+// once Claude Code deleted them and after a rebuild. Bytes are read in bounded chunks.
 
 import { basename, dirname, join } from "node:path";
+import type { Recall, StoredChunk } from "./adapter.ts";
 import { obj, str } from "./_text.ts";
 
-const CHUNK = 1 << 20;
+const CHUNK = 64 * 1024;
 /** A `"uuid":"…"` field, as Claude Code writes it (no spaces), with room to spare at a cut. */
 const UUID_FIELD = /"uuid":"([0-9a-fA-F-]{36})"/g;
 const OVERLAP = 64;
 
-/** Calls `each` with every uuid written as a `"uuid"` field in `path`; a missing file has none. */
-function scanUuids(path: string, each: (uuid: string) => void): void {
+/**
+ * Calls `each` with every uuid written as a `"uuid"` field in `chunks`, wherever the chunks cut
+ * it; stops early when `each` returns true.
+ */
+export function scanUuids(
+  chunks: Iterable<Uint8Array>,
+  each: (uuid: string) => boolean | void,
+): void {
+  const stream = new TextDecoder();
+  let carry = "";
+  for (const chunk of chunks) {
+    const text = carry + stream.decode(chunk, { stream: true });
+    // A match that starts before the tail kept for the next chunk is whole here (a field is
+    // shorter than the tail); one that starts in the tail is found with the next chunk.
+    const keepFrom = Math.max(0, text.length - OVERLAP);
+    UUID_FIELD.lastIndex = 0;
+    for (let m = UUID_FIELD.exec(text); m && m.index < keepFrom; m = UUID_FIELD.exec(text)) {
+      if (each(m[1]!.toLowerCase())) return;
+    }
+    carry = text.slice(keepFrom);
+  }
+  UUID_FIELD.lastIndex = 0;
+  for (let m = UUID_FIELD.exec(carry); m; m = UUID_FIELD.exec(carry)) {
+    if (each(m[1]!.toLowerCase())) return;
+  }
+}
+
+/** The bytes of `chunks`, without the record marks. */
+function* bytesOf(chunks: Iterable<StoredChunk>): Iterable<Uint8Array> {
+  for (const chunk of chunks) yield chunk.bytes;
+}
+
+/** The file at `path` in chunks; nothing when it cannot be read. */
+function* fileChunks(path: string): Iterable<StoredChunk> {
   let file: Deno.FsFile;
   try {
     file = Deno.openSync(path, { read: true });
@@ -21,66 +56,51 @@ function scanUuids(path: string, each: (uuid: string) => void): void {
   }
   try {
     const buffer = new Uint8Array(CHUNK);
-    const stream = new TextDecoder();
-    let carry = "";
     for (let read = file.readSync(buffer); read !== null; read = file.readSync(buffer)) {
-      const text = carry + stream.decode(buffer.subarray(0, read), { stream: true });
-      // A match that starts before the tail kept for the next chunk is whole here (a field is
-      // shorter than the tail); one that starts in the tail is found with the next chunk.
-      const keepFrom = Math.max(0, text.length - OVERLAP);
-      UUID_FIELD.lastIndex = 0;
-      for (let m = UUID_FIELD.exec(text); m && m.index < keepFrom; m = UUID_FIELD.exec(text)) {
-        each(m[1]!.toLowerCase());
-      }
-      carry = text.slice(keepFrom);
-    }
-    UUID_FIELD.lastIndex = 0;
-    for (let m = UUID_FIELD.exec(carry); m; m = UUID_FIELD.exec(carry)) {
-      each(m[1]!.toLowerCase());
+      yield { bytes: buffer.slice(0, read), start: false };
     }
   } finally {
     file.close();
   }
 }
 
-function signatureOf(path: string): string | null {
-  try {
-    const stat = Deno.statSync(path);
-    return `${stat.size}:${stat.mtime?.getTime() ?? 0}:${stat.ino ?? 0}`;
-  } catch {
-    return null;
+/** The stored bytes of a source when the store has any, else its file's. */
+function* storedOrFile(recall: Recall, locator: string): Iterable<StoredChunk> {
+  let any = false;
+  for (const chunk of recall.chunks(locator)) {
+    any = true;
+    yield chunk;
   }
+  if (!any) yield* fileChunks(locator);
 }
 
-let parentMemo: { path: string; signature: string; uuids: Set<string> } | null = null;
+const parentMemo = new WeakMap<Recall, Map<string, Set<string>>>();
 
 /**
- * True when the parent session at `path` holds a record with this uuid (a copy's line repeats
- * it). The parent's uuids are read once per version of its file, and read again only when a
- * uuid is not among them. A missing parent holds none: its copies are then indexed (a
- * duplicate hit is better than a lost one).
+ * True when the stored parent session at `locator` holds a record with this uuid (a copy's line
+ * repeats it). Its uuids are read once per pass (copies are read after the others, so the
+ * parent's records are stored by then). A parent the store lacks holds none: its copies are then
+ * indexed (a duplicate hit is better than a lost one).
  */
-export function parentHolds(path: string, uuid: string): boolean {
-  const wanted = uuid.toLowerCase();
-  if (parentMemo?.path === path && parentMemo.uuids.has(wanted)) return true;
-  return parentUuids(path)?.has(wanted) ?? false;
-}
-
-function parentUuids(path: string): Set<string> | null {
-  const signature = signatureOf(path);
-  if (signature === null) return null;
-  if (parentMemo?.path === path && parentMemo.signature === signature) return parentMemo.uuids;
-  const uuids = new Set<string>();
-  scanUuids(path, (uuid) => uuids.add(uuid));
-  parentMemo = { path, signature, uuids };
-  return uuids;
+export function parentHolds(recall: Recall, locator: string, uuid: string): boolean {
+  let parents = parentMemo.get(recall);
+  if (!parents) parentMemo.set(recall, parents = new Map());
+  let uuids = parents.get(locator);
+  if (!uuids) {
+    const found = new Set<string>();
+    scanUuids(bytesOf(recall.chunks(locator)), (u) => void found.add(u));
+    parents.set(locator, uuids = found);
+  }
+  return uuids.has(uuid.toLowerCase());
 }
 
 /**
- * The title a subagent's `.meta.json` gives it (`agent-<id>.meta.json` beside `agent-<id>.jsonl`:
- * `{"agentType","description"}`), as `<agentType>: <description>`; null when there is none.
+ * What a subagent's `.meta.json` says of it (`agent-<id>.meta.json` beside `agent-<id>.jsonl`:
+ * `{"agentType","description"}`); null when there is none, or it names neither.
  */
-export function subagentTitle(transcript: string): string | null {
+export function subagentMeta(
+  transcript: string,
+): { type: string | null; description: string | null } | null {
   const path = transcript.replace(/\.jsonl$/, ".meta.json");
   let meta: Record<string, unknown> | null;
   try {
@@ -91,84 +111,113 @@ export function subagentTitle(transcript: string): string | null {
   }
   const type = str(meta?.agentType)?.trim() || null;
   const description = str(meta?.description)?.trim() || null;
-  if (type && description) return `${type}: ${description}`;
-  return description ?? type;
+  return type || description ? { type, description } : null;
 }
 
 /** Summary-only files are small: a file larger than this is not one. */
 const SUMMARY_FILE_MAX = 4 << 20;
-const SUMMARY_LINE = /^\{"type":"summary"/;
+const SUMMARY_LINE = '{"type":"summary"';
 const LEAF = /"leafUuid":"([0-9a-fA-F-]{36})"/;
 const SESSION_FILE = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl$/i;
 
-/** The leaf uuids of a file made only of `summary` lines; null for any other file. */
-function summaryOnlyLeaves(path: string): string[] | null {
-  let text: string;
-  try {
-    if (Deno.statSync(path).size > SUMMARY_FILE_MAX) return null;
-    text = Deno.readTextFileSync(path);
-  } catch {
-    return null;
-  }
+/**
+ * The leaf uuids of bytes made only of `summary` lines; null for anything else (another line,
+ * no leaf, or more than a summary-only file holds). Stops at the first line that is not one.
+ */
+function summaryLeaves(chunks: Iterable<StoredChunk>): string[] | null {
   const leaves: string[] = [];
-  for (const line of text.split("\n")) {
-    if (line.trim() === "") continue;
-    if (!SUMMARY_LINE.test(line)) return null;
-    const leaf = LEAF.exec(line)?.[1];
+  const decoder = new TextDecoder();
+  let pending = "";
+  let size = 0;
+  const line = (text: string): boolean => {
+    if (text.trim() === "") return true;
+    if (!text.startsWith(SUMMARY_LINE)) return false;
+    const leaf = LEAF.exec(text)?.[1];
     if (leaf) leaves.push(leaf.toLowerCase());
+    return true;
+  };
+  for (const chunk of chunks) {
+    size += chunk.bytes.length;
+    if (size > SUMMARY_FILE_MAX) return null;
+    pending += decoder.decode(chunk.bytes, { stream: true });
+    let end = pending.indexOf("\n");
+    while (end >= 0) {
+      if (!line(pending.slice(0, end))) return null;
+      pending = pending.slice(end + 1);
+      end = pending.indexOf("\n");
+    }
+    // A line of another type shows in its first bytes: no need to read it to its end.
+    const head = pending.trimStart();
+    if (head.length >= SUMMARY_LINE.length && !head.startsWith(SUMMARY_LINE)) return null;
   }
+  if (!line(pending + decoder.decode())) return null;
   return leaves.length > 0 ? leaves : null;
 }
 
-/** True for a file made only of `summary` lines that name a leaf. */
-export function isSummaryOnly(path: string): boolean {
-  return summaryOnlyLeaves(path) !== null;
+/**
+ * True for a source made only of `summary` lines that name a leaf: from its stored bytes when
+ * the store has them (a rebuild, its file perhaps gone), else from its file.
+ */
+export function isSummaryOnly(recall: Recall, locator: string): boolean {
+  return summaryLeaves(storedOrFile(recall, locator)) !== null;
 }
 
-let leafMemo: { folder: string; signature: string; sessions: Map<string, string> } | null = null;
+/** True for a file on disk made only of `summary` lines that name a leaf. */
+export function isSummaryOnlyFile(path: string): boolean {
+  return summaryLeaves(fileChunks(path)) !== null;
+}
+
+/** Per pass and folder: the session each leaf uuid asked about is in (null: none holds it). */
+const leafMemo = new WeakMap<Recall, Map<string, Map<string, string | null>>>();
 
 /**
- * The session each summary of the summary-only files in `folder` names (leaf uuid → session
- * id): the session file that holds a record with that uuid. The folder is read once per version
- * of its files, and only for the leaves wanted.
+ * The session a summary of the summary-only file at `locator` names by its leaf uuid: the
+ * stored session of the same folder that holds a record with that uuid, or null. The folder's
+ * sessions are read once per pass for the leaves of all its summary-only files.
  */
-export function leafSessions(folder: string): Map<string, string> {
-  let names: string[];
-  try {
-    names = [...Deno.readDirSync(folder)]
-      .filter((e) => e.isFile && e.name.endsWith(".jsonl"))
-      .map((e) => e.name)
-      .sort();
-  } catch {
-    return new Map();
+export function summarySession(recall: Recall, locator: string, leafUuid: string): string | null {
+  const leaf = leafUuid.toLowerCase();
+  const folder = dirname(locator);
+  let folders = leafMemo.get(recall);
+  if (!folders) leafMemo.set(recall, folders = new Map());
+  let sessions = folders.get(folder);
+  if (!sessions) {
+    folders.set(folder, sessions = new Map());
+    findLeaves(recall, folder, summaryFileLeaves(recall, folder, locator), sessions);
   }
-  const signature = names.map((n) => `${n}=${signatureOf(join(folder, n))}`).join("\n");
-  if (leafMemo?.folder === folder && leafMemo.signature === signature) return leafMemo.sessions;
-  const wanted = new Set<string>();
-  const summaryFiles = new Set<string>();
-  for (const name of names) {
-    const leaves = summaryOnlyLeaves(join(folder, name));
-    if (!leaves) continue;
-    summaryFiles.add(name);
-    for (const leaf of leaves) wanted.add(leaf);
-  }
-  const sessions = new Map<string, string>();
-  if (wanted.size > 0) {
-    for (const name of names) {
-      const session = SESSION_FILE.exec(name)?.[1];
-      if (!session || summaryFiles.has(name)) continue;
-      scanUuids(join(folder, name), (uuid) => {
-        if (wanted.has(uuid) && !sessions.has(uuid)) sessions.set(uuid, session.toLowerCase());
-      });
-    }
-  }
-  leafMemo = { folder, signature, sessions };
-  return sessions;
+  if (!sessions.has(leaf)) findLeaves(recall, folder, new Set([leaf]), sessions);
+  return sessions.get(leaf) ?? null;
 }
 
-/** The session a summary names by its leaf uuid, when `path` is a summary-only file. */
-export function summarySession(path: string, leafUuid: string): string | null {
-  return leafSessions(dirname(path)).get(leafUuid.toLowerCase()) ?? null;
+/** The leaves of every summary-only source of `folder` (and of `locator`, which is one). */
+function summaryFileLeaves(recall: Recall, folder: string, locator: string): Set<string> {
+  const wanted = new Set<string>();
+  const names = new Set([...recall.sources(folder), locator]);
+  for (const name of names) {
+    if (!SESSION_FILE.test(basename(name))) continue;
+    for (const leaf of summaryLeaves(storedOrFile(recall, name)) ?? []) wanted.add(leaf);
+  }
+  return wanted;
+}
+
+/** Records in `into` which stored session of `folder` holds each of `wanted` (null: none). */
+function findLeaves(
+  recall: Recall,
+  folder: string,
+  wanted: Set<string>,
+  into: Map<string, string | null>,
+): void {
+  const left = new Set([...wanted].filter((leaf) => !into.has(leaf)));
+  for (const locator of recall.sources(folder)) {
+    if (left.size === 0) break;
+    const session = SESSION_FILE.exec(basename(locator))?.[1]?.toLowerCase();
+    if (!session) continue;
+    scanUuids(bytesOf(recall.chunks(locator)), (uuid) => {
+      if (left.delete(uuid)) into.set(uuid, session);
+      return left.size === 0;
+    });
+  }
+  for (const leaf of left) into.set(leaf, null);
 }
 
 /** The parent session file of a copy (`<session>/subagents/agent-…` or a flat `agent-…`). */
@@ -176,4 +225,104 @@ export function parentSessionPath(path: string, sessionId: string): string {
   const folder = dirname(path);
   const project = basename(folder) === "subagents" ? dirname(dirname(folder)) : folder;
   return join(project, `${sessionId}.jsonl`);
+}
+
+/** The folder of a session's own files (`<project>/<session>/`: subagents, tool results). */
+export function sessionFolder(path: string, sessionId: string): string {
+  return parentSessionPath(path, sessionId).replace(/\.jsonl$/, "");
+}
+
+/** The file a `<persisted-output>` preview says holds the whole output (its name), or null. */
+export function persistedOutputName(text: string): string | null {
+  if (!text.startsWith("<persisted-output>")) return null;
+  const path = /saved to:[ \t]*([^\n]+?)[ \t]*(?:\n|$)/.exec(text)?.[1];
+  const name = path?.split(/[\\/]/).pop();
+  return name ? name : null;
+}
+
+/** A transcript record that names a tool's output file, with the tool use it belongs to. */
+export interface Naming {
+  /** The transcript that holds it. */
+  transcript: string;
+  record: Record<string, unknown>;
+  toolUseId: string | null;
+}
+
+/** Lines longer than this are not searched for the output files they name. */
+const NAMING_LINE_MAX = 8 << 20;
+const namingMemo = new WeakMap<Recall, Map<string, Map<string, Naming>>>();
+
+/**
+ * The stored record of `transcripts` (in order) whose `<persisted-output>` preview names the
+ * output file `name`, or null. Each transcript is read once per pass.
+ */
+export function namingRecord(
+  recall: Recall,
+  transcripts: readonly string[],
+  name: string,
+): Naming | null {
+  let memo = namingMemo.get(recall);
+  if (!memo) namingMemo.set(recall, memo = new Map());
+  for (const transcript of transcripts) {
+    let names = memo.get(transcript);
+    if (!names) memo.set(transcript, names = namesIn(recall, transcript));
+    const found = names.get(name);
+    if (found) return found;
+  }
+  return null;
+}
+
+/** The output files the stored records of `transcript` name, by file name. */
+function namesIn(recall: Recall, transcript: string): Map<string, Naming> {
+  const names = new Map<string, Naming>();
+  const decoder = new TextDecoder();
+  const take = (parts: Uint8Array[], size: number) => {
+    if (!parts.length || size > NAMING_LINE_MAX) return;
+    const bytes = new Uint8Array(size);
+    let at = 0;
+    for (const part of parts) {
+      bytes.set(part, at);
+      at += part.length;
+    }
+    const text = decoder.decode(bytes);
+    if (!text.includes("<persisted-output>")) return;
+    let record: Record<string, unknown> | null;
+    try {
+      record = obj(JSON.parse(text));
+    } catch {
+      return;
+    }
+    const content = obj(record?.message)?.content;
+    if (!record || !Array.isArray(content)) return;
+    for (const item of content) {
+      const block = obj(item);
+      if (block?.type !== "tool_result") continue;
+      const name = persistedOutputName(resultText(block.content));
+      if (name && !names.has(name)) {
+        names.set(name, { transcript, record, toolUseId: str(block.tool_use_id) });
+      }
+    }
+  };
+  let parts: Uint8Array[] = [];
+  let size = 0;
+  for (const chunk of recall.chunks(transcript)) {
+    if (chunk.start) {
+      take(parts, size);
+      parts = [];
+      size = 0;
+    }
+    size += chunk.bytes.length;
+    // A line too long to search is passed over without holding it.
+    if (size <= NAMING_LINE_MAX) parts.push(chunk.bytes);
+    else parts = [];
+  }
+  take(parts, size);
+  return names;
+}
+
+/** The text of a `tool_result` block's content: a string, or its text blocks. */
+export function resultText(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return content.map((b) => str(obj(b)?.text) ?? "").join("\n");
 }

@@ -64,6 +64,8 @@ export interface ConversationInfo {
   nativeId: string;
   parentKey?: string | null;
   subagent?: boolean;
+  /** A subagent's type, as its agent names it (Claude Code's `Explore`, `Plan`). */
+  agentType?: string | null;
   cwd?: string | null;
   branch?: string | null;
   archived?: boolean;
@@ -93,6 +95,18 @@ export interface Derived {
    * A line too long to hold, indexed as it was streamed, leaves the index again.
    */
   copied?: boolean;
+  /**
+   * True for a record another source completes (a tool's output preview in a transcript, whose
+   * whole output is a file of its own): kept raw, not indexed (the completion holds all of it),
+   * and shown with its completion, which `show` places right after it.
+   */
+  joined?: boolean;
+  /**
+   * True for a record that completes earlier ones of its conversation with the same message id
+   * from another source (the file with a tool's whole output, after its preview): once stored,
+   * those leave the index and are `joined` to it, whichever of them was captured first.
+   */
+  completes?: boolean;
   /** Set when the record is drift: kept raw as `meta`, counted, reported. */
   drift?: { category: DriftCategory; detail: string } | null;
   /** The agent version the record was written by, for drift accounting. */
@@ -170,12 +184,44 @@ export interface DiscoverContext {
   skipped: Map<string, number>;
 }
 
+/** One chunk of a stored record (a record longer than 64 KiB is several). */
+export interface StoredChunk {
+  bytes: Uint8Array;
+  /** True for the first chunk of a record (a line of a JSONL source). */
+  start: boolean;
+}
+
+/**
+ * What the history store already holds of other sources, for what an adapter decides about a
+ * record from other records: whether a copy's line repeats its parent's, which session a summary
+ * names, which transcript record names a tool's output file. It answers from captured raw bytes,
+ * which outlive the files and which a rebuild keeps, so a decision comes out the same when the
+ * other file is gone and when the store is rebuilt. The engine reads the sources that ask
+ * (`readAfterOthers`) after the others of a pass, once those are committed.
+ */
+export interface Recall {
+  /** True when the store has a source at `locator` (captured, or found by this pass). */
+  has(locator: string): boolean;
+  /** The locators of the sources directly inside `folder` (not in its subfolders), sorted. */
+  sources(folder: string): string[];
+  /** The stored bytes of the source at `locator`: every generation, in order. None when absent. */
+  chunks(locator: string): Iterable<StoredChunk>;
+}
+
+/** The recall of a caller without a store (tests, benchmarks): it holds nothing. */
+export const NO_RECALL: Recall = { has: () => false, sources: () => [], chunks: () => [] };
+
 /** An adapter for a line-oriented source (JSONL, optionally zstd-compressed). */
 export interface LineAdapter<State = unknown> {
   readonly agent: Agent;
   readonly mode: "lines";
   /** True for the locators this adapter owns when its agent has several adapters (see `adapterOf`). */
   claims?(locator: string): boolean;
+  /**
+   * True for a source whose records are decided from what other sources hold (`Recall`): a
+   * pass reads it after the others, once they are committed. Asked of sources with work to do.
+   */
+  readAfterOthers?(source: SourceRef): boolean;
   /** Roots this adapter reads by default, for status and for the start command. */
   roots(ctx: DiscoverContext): string[];
   /** Lists the sources under the roots. Must not follow symlinks inside a root. */
@@ -188,13 +234,18 @@ export interface LineAdapter<State = unknown> {
    */
   archived?(source: SourceRef): boolean;
   /** Derives a record from one complete line, updating `state` in place. */
-  parseLine(line: LineInput, state: State, source: SourceRef): Derived;
+  parseLine(line: LineInput, state: State, source: SourceRef, recall?: Recall): Derived;
   /**
    * Derives a record from a line too long to hold in memory, from the small scalar fields the
    * streaming scanner saw (paths like `type`, `message.role`, `message.content.0.type`). The
    * text is extracted by the engine.
    */
-  parseStreamed(scalars: ReadonlyMap<string, Scalar>, state: State, source: SourceRef): Derived;
+  parseStreamed(
+    scalars: ReadonlyMap<string, Scalar>,
+    state: State,
+    source: SourceRef,
+    recall?: Recall,
+  ): Derived;
   /** The searchable text of one line's bytes (a pure function; equal to `parseLine(...).text`). */
   textOf(bytes: Uint8Array, source: SourceRef): string;
   /** The tool calls and results one line's bytes hold, or null for none (a pure function). */
@@ -230,6 +281,8 @@ export interface RowAdapter<State = unknown> {
   readonly mode: "rows";
   /** True for the locators this adapter owns when its agent has several adapters (see `adapterOf`). */
   claims?(locator: string): boolean;
+  /** As `LineAdapter.readAfterOthers`. */
+  readAfterOthers?(source: SourceRef): boolean;
   readonly skipKeys: ReadonlySet<string>;
   roots(ctx: DiscoverContext): string[];
   /** Lists the sources (format `rows`); `path` is the file whose existence means the source exists. */
@@ -245,8 +298,17 @@ export interface RowAdapter<State = unknown> {
    * after about `budgetBytes` (one row may cross it). Opens the source read-only, never writes.
    */
   readRows(source: SourceRef, cursorKey: string | null, budgetBytes: number): Promise<RowRead>;
-  /** Derives a record from one row's raw bytes; `lookup` finds earlier records by key. */
-  parseRow(raw: Uint8Array, state: State, source: SourceRef, lookup: Lookup): Derived;
+  /**
+   * Derives a record from one row's raw bytes; `lookup` finds earlier records of this source by
+   * key, `recall` what the store holds of others.
+   */
+  parseRow(
+    raw: Uint8Array,
+    state: State,
+    source: SourceRef,
+    lookup: Lookup,
+    recall?: Recall,
+  ): Derived;
   /** The searchable text of one row's raw bytes (a pure function; equal to `parseRow(...).text`). */
   textOf(bytes: Uint8Array, source: SourceRef): string;
   /** The tool calls and results one row's raw bytes hold, or null for none (a pure function). */

@@ -9,6 +9,8 @@ import {
   type LineAdapter,
   type LineInput,
   makeDerived,
+  NO_RECALL,
+  type Recall,
   type Scalar,
   type SourceRef,
   type ToolParts,
@@ -18,9 +20,13 @@ import { looksLikeBase64, obj, str, stringLeaves, titleFrom, toEpochMs } from ".
 import { walkFiles } from "./_walk.ts";
 import {
   isSummaryOnly,
+  isSummaryOnlyFile,
   parentHolds,
   parentSessionPath,
-  subagentTitle,
+  persistedOutputName,
+  resultText,
+  sessionFolder,
+  subagentMeta,
   summarySession,
 } from "./_claude_files.ts";
 
@@ -38,6 +44,8 @@ interface ClaudeState {
   sidechain?: string | null;
   /** The title a subagent's `.meta.json` gives it, until a record has carried it. */
   metaTitle?: string | null;
+  /** The type a subagent's `.meta.json` names (`Explore`), carried by its conversation. */
+  agentType?: string | null;
   /** True for a copy (`agent-acompact-*`, `agent-aside_question-*`): it repeats its parent. */
   copy?: boolean;
   /** Whether the file holds only `summary` lines (known once its first summary is read). */
@@ -146,17 +154,34 @@ export const claudeCode: LineAdapter<ClaudeState> = {
     }
   },
 
+  /** Copies are decided against their parent, summary-only files against their folder. */
+  readAfterOthers(source: SourceRef): boolean {
+    const file = fileRole(source.path);
+    if (file.agentId) return COPY_AGENT.test(file.agentId);
+    return file.sessionId !== null && isSummaryOnlyFile(source.path);
+  },
+
   initialState(source: SourceRef): ClaudeState {
     const state: ClaudeState = { sessionId: null, version: null, lastMessageId: null };
     const file = fileRole(source.path);
     if (file.agentId) {
-      state.metaTitle = subagentTitle(source.path);
+      const meta = subagentMeta(source.path);
+      state.metaTitle = meta &&
+        (meta.type && meta.description
+          ? `${meta.type}: ${meta.description}`
+          : meta.description ?? meta.type);
+      if (meta?.type) state.agentType = meta.type;
       if (COPY_AGENT.test(file.agentId)) state.copy = true;
     }
     return state;
   },
 
-  parseLine(line: LineInput, state: ClaudeState, source: SourceRef): Derived {
+  parseLine(
+    line: LineInput,
+    state: ClaudeState,
+    source: SourceRef,
+    recall: Recall = NO_RECALL,
+  ): Derived {
     const file = fileRole(source.path);
     if (line.blank) return makeDerived("meta", null, conversationOf(file, state, null, source));
     const record = obj(line.value);
@@ -173,12 +198,13 @@ export const claudeCode: LineAdapter<ClaudeState> = {
     remember(state, record, file);
     if (!type) return drift("missing_fields", "record without a type", file, state, source);
     const conversation = type === "summary"
-      ? summaryConversation(record, state, source) ?? conversationOf(file, state, record, source)
+      ? summaryConversation(record, state, source, recall) ??
+        conversationOf(file, state, record, source)
       : conversationOf(file, state, record, source);
     const derived = classify(type, record, state, conversation);
     derived.version = state.version;
     if (derived.drift) return derived;
-    if (state.copy && isCopied(record, state, source)) {
+    if (state.copy && isCopied(record, state, source, recall)) {
       // Kept raw and shown, not indexed: the parent conversation already holds it.
       derived.title = null;
       derived.newMessage = false;
@@ -187,10 +213,20 @@ export const claudeCode: LineAdapter<ClaudeState> = {
     }
     titleFromMeta(derived, state);
     derived.text = textOfRecord(type, record);
+    if (derived.kind === "tool_result" && outputCaptured(record, state, source, recall)) {
+      // A preview of an output file the store has: shown with it, searched only there.
+      derived.copied = true;
+      derived.joined = true;
+    }
     return derived;
   },
 
-  parseStreamed(scalars: ReadonlyMap<string, Scalar>, state: ClaudeState, source: SourceRef) {
+  parseStreamed(
+    scalars: ReadonlyMap<string, Scalar>,
+    state: ClaudeState,
+    source: SourceRef,
+    recall: Recall = NO_RECALL,
+  ) {
     const file = fileRole(source.path);
     // Rebuild the few fields classification needs from the scalars the scanner kept.
     const record: Record<string, unknown> = {};
@@ -214,10 +250,15 @@ export const claudeCode: LineAdapter<ClaudeState> = {
       if (value !== undefined) record[key] = value;
     }
     const blockType = scalars.get("message.content.0.type");
+    const block: Record<string, unknown> = { type: blockType };
+    for (const key of ["id", "tool_use_id"]) {
+      const value = scalars.get(`message.content.0.${key}`);
+      if (typeof value === "string") block[key] = value;
+    }
     record.message = {
       role: scalars.get("message.role") ?? null,
       id: scalars.get("message.id") ?? null,
-      content: typeof blockType === "string" ? [{ type: blockType }] : "",
+      content: typeof blockType === "string" ? [block] : "",
     };
     const type = str(record.type);
     remember(state, record, file);
@@ -225,7 +266,7 @@ export const claudeCode: LineAdapter<ClaudeState> = {
     const derived = classify(type, record, state, conversationOf(file, state, record, source));
     derived.version = state.version;
     derived.title = null;
-    if (state.copy && isCopied(record, state, source)) {
+    if (state.copy && isCopied(record, state, source, recall)) {
       derived.newMessage = false;
       derived.copied = true;
     }
@@ -314,12 +355,43 @@ function sidechainOf(
   return root;
 }
 
-/** True when a copy's record repeats one its parent session holds (the same uuid). */
-function isCopied(record: Record<string, unknown>, state: ClaudeState, source: SourceRef) {
+/** True when a copy's record repeats one its parent session holds in the store (the same uuid). */
+function isCopied(
+  record: Record<string, unknown>,
+  state: ClaudeState,
+  source: SourceRef,
+  recall: Recall,
+): boolean {
   const uuid = str(record.uuid);
   const session = state.sessionId;
   if (!uuid || !session) return false;
-  return parentHolds(parentSessionPath(source.path, session), uuid);
+  return parentHolds(recall, parentSessionPath(source.path, session), uuid);
+}
+
+/**
+ * True when a tool result is a `<persisted-output>` preview whose whole output the store has
+ * (`<session>/tool-results/<name>`, a source of its own, `claude_tool_results.ts`). Its source
+ * is known from the start of the pass that finds it, so this does not depend on which of the
+ * two is read first, nor on either file still being there.
+ */
+function outputCaptured(
+  record: Record<string, unknown>,
+  state: ClaudeState,
+  source: SourceRef,
+  recall: Recall,
+): boolean {
+  const session = state.sessionId;
+  const content = obj(record.message)?.content;
+  if (!session || !Array.isArray(content)) return false;
+  for (const item of content) {
+    const block = obj(item);
+    if (block?.type !== "tool_result") continue;
+    const name = persistedOutputName(resultText(block.content));
+    if (name && recall.has(join(sessionFolder(source.path, session), "tool-results", name))) {
+      return true;
+    }
+  }
+  return false;
 }
 
 /** Gives the first record of a subagent the title its `.meta.json` holds. */
@@ -337,11 +409,12 @@ function summaryConversation(
   record: Record<string, unknown>,
   state: ClaudeState,
   source: SourceRef,
+  recall: Recall,
 ): ConversationInfo | null {
   const leaf = str(record.leafUuid);
   if (!leaf || str(record.sessionId)) return null;
-  state.summaryOnly ??= isSummaryOnly(source.path);
-  const session = state.summaryOnly ? summarySession(source.path, leaf) : null;
+  state.summaryOnly ??= isSummaryOnly(recall, source.locator);
+  const session = state.summaryOnly ? summarySession(recall, source.locator, leaf) : null;
   if (!session) return null;
   return { key: `claude:${session}`, nativeId: session };
 }
@@ -369,6 +442,7 @@ function conversationOf(
       nativeId: `${sessionId}/agent-${agentId}`,
       parentKey: `claude:${sessionId}`,
       subagent: true,
+      ...(file.agentId && state.agentType ? { agentType: state.agentType } : {}),
       cwd,
       branch,
     };
@@ -407,8 +481,11 @@ function classify(
         return makeDerived("summary", null, conversation, { ts, messageId: uuid });
       }
       const blocks = Array.isArray(content) ? content.map(obj) : [];
-      if (blocks.some((b) => b?.type === "tool_result")) {
-        return makeDerived("tool_result", null, conversation, { ts, messageId: uuid });
+      const result = blocks.find((b) => b?.type === "tool_result");
+      if (result) {
+        // The part id is the tool use's: the call, its result and a persisted output share it.
+        const partId = str(result.tool_use_id);
+        return makeDerived("tool_result", null, conversation, { ts, messageId: uuid, partId });
       }
       const prompt = typeof content === "string"
         ? content
@@ -437,7 +514,13 @@ function classify(
       const messageId = str(message.id) ?? uuid;
       const newMessage = kind === "message" && messageId !== state.lastMessageId;
       if (kind === "message" && messageId) state.lastMessageId = messageId;
-      return makeDerived(kind, "assistant", conversation, { ts, messageId, newMessage });
+      const call = kind === "tool_call" && Array.isArray(message.content)
+        ? message.content.map(obj).find((b) =>
+          b?.type === "tool_use" || b?.type === "server_tool_use"
+        )
+        : undefined;
+      const partId = call ? str(call.id) : null;
+      return makeDerived(kind, "assistant", conversation, { ts, messageId, newMessage, partId });
     }
     case "system": {
       const kind = record.subtype === "compact_boundary" ? "summary" : "event";

@@ -3,18 +3,29 @@
 // to `projects/<encoded cwd>/<sessionId>/tool-results/<id>.txt` (`.json` for structured output).
 // Each such file is a source of its own: its bytes are one record, kept exactly, whose text is
 // indexed as a tool result of the session, so the full output is found and outlives the folder.
+// The transcript record whose preview names the file gives it its time, its conversation (the
+// session, or the subagent that ran the tool), its message id (that record's uuid) and its part
+// id (the tool use id, which the call and the preview carry too), read from what the store holds
+// of the transcript, so it is the same when the transcript is gone and after a rebuild. It
+// completes the preview: the preview leaves the index, and `show` places the output right after
+// it, with its call.
 
 import { basename, dirname, join } from "node:path";
 import {
+  type ConversationInfo,
   type Derived,
   type DiscoverContext,
+  type Lookup,
   makeDerived,
+  NO_RECALL,
+  type Recall,
   type RowAdapter,
   type RowRead,
   type SourceRef,
 } from "./adapter.ts";
 import { claudeCode } from "./claude_code.ts";
-import { stringLeaves } from "./_text.ts";
+import { namingRecord } from "./_claude_files.ts";
+import { str, stringLeaves, toEpochMs } from "./_text.ts";
 import { walkFiles } from "./_walk.ts";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -22,6 +33,8 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const SIDECAR = /[\\/]tool-results[\\/][^\\/]+$/;
 /** Output files; `hook-*` files in the same folder are hook output, not a tool's. */
 const OUTPUT_FILE = /^(?!hook-).+\.(txt|json)$/;
+/** A subagent transcript in a session's `subagents/` folder. */
+const AGENT_FILE = /^agent-(.+)\.jsonl$/;
 const SKIP_KEYS: ReadonlySet<string> = new Set(["data", "signature", "type"]);
 
 /** Nothing is carried between sources: a file is one record. */
@@ -35,6 +48,11 @@ export const claudeToolResults: RowAdapter<NoState> = {
 
   claims(locator: string): boolean {
     return SIDECAR.test(locator);
+  },
+
+  /** An output file is decided from the transcript record that names it. */
+  readAfterOthers(): boolean {
+    return true;
   },
 
   roots(ctx: DiscoverContext): string[] {
@@ -81,12 +99,46 @@ export const claudeToolResults: RowAdapter<NoState> = {
     return { rows: [bytes], cursorKey: key, more: false };
   },
 
-  parseRow(raw: Uint8Array, _state: NoState, source: SourceRef): Derived {
-    const sessionId = basename(dirname(dirname(source.path)));
-    const id = basename(source.path).replace(/\.(txt|json)$/, "");
-    return makeDerived("tool_result", null, { key: `claude:${sessionId}`, nativeId: sessionId }, {
-      messageId: id,
-      text: outputText(raw, source),
+  parseRow(
+    raw: Uint8Array,
+    _state: NoState,
+    source: SourceRef,
+    _lookup: Lookup,
+    recall: Recall = NO_RECALL,
+  ): Derived {
+    const folder = dirname(dirname(source.path));
+    const sessionId = basename(folder);
+    const name = basename(source.path);
+    const text = outputText(raw, source);
+    const session: ConversationInfo = { key: `claude:${sessionId}`, nativeId: sessionId };
+    const naming = namingRecord(recall, transcriptsOf(recall, folder), name);
+    if (!naming) {
+      // Not named by a stored record: the session's, under the id Claude Code gave the file
+      // (often the tool use id).
+      return makeDerived("tool_result", null, session, {
+        partId: name.replace(/\.(txt|json)$/, ""),
+        text,
+        key: "output",
+        supersedes: true,
+      });
+    }
+    const agent = AGENT_FILE.exec(basename(naming.transcript))?.[1];
+    const record = naming.record;
+    const conversation: ConversationInfo = agent
+      ? {
+        key: `claude:${sessionId}/agent-${agent}`,
+        nativeId: `${sessionId}/agent-${agent}`,
+        parentKey: session.key,
+        subagent: true,
+      }
+      : session;
+    conversation.cwd = str(record.cwd);
+    return makeDerived("tool_result", null, conversation, {
+      ts: toEpochMs(record.timestamp),
+      messageId: str(record.uuid),
+      partId: naming.toolUseId,
+      text,
+      completes: true,
       key: "output",
       supersedes: true,
     });
@@ -96,6 +148,17 @@ export const claudeToolResults: RowAdapter<NoState> = {
     return outputText(bytes, source);
   },
 };
+
+/**
+ * The stored transcripts that may name a session folder's output files: the session's own, then
+ * its subagents'.
+ */
+function transcriptsOf(recall: Recall, folder: string): string[] {
+  const session = `${folder}.jsonl`;
+  const agents = recall.sources(join(folder, "subagents"))
+    .filter((locator) => AGENT_FILE.test(basename(locator)));
+  return [session, ...agents];
+}
 
 /** The text of an output file: as written, or the strings of a structured (`.json`) one. */
 function outputText(bytes: Uint8Array, source: SourceRef): string {

@@ -1,10 +1,14 @@
 // Finding a conversation by a full or partial id, and paging through its records in order
 // with a record limit and a raw-byte budget, exactly as `show` and the dashboard need them.
+// Records are in capture order, but for joined ones (FLAG_JOINED: a tool's output preview and
+// the file with the whole output, captured later from another source): those are shown together,
+// where the first of them is.
 
 import { Buffer } from "node:buffer";
 import { type Agent, AGENTS, type Kind, type Role } from "../sources/adapter.ts";
 import { HistoryStore } from "./db.ts";
 import { decodedRow } from "./raw.ts";
+import { FLAG_JOINED } from "./schema.ts";
 import {
   type ConversationJson,
   conversationJson,
@@ -144,7 +148,81 @@ export function pageRows(
     rows.push(row);
     bytes += row.raw.length;
   }
-  return { rows, next: more ? rows.at(-1)!.id : null };
+  const next = more ? rows.at(-1)!.id : null;
+  return { rows: placeJoined(store, conversationId, rows), next };
+}
+
+/** The rows of joined records with one message id, in order, grouped by record. */
+interface JoinedGroup {
+  /** Each record's row ids, the first record (where the group is shown) first. */
+  records: number[][];
+  /** True when the later records fit one page: then they move to the first. */
+  movable: boolean;
+}
+
+/** The joined records of a conversation with message id `messageId`. */
+function joinedGroup(store: HistoryStore, conversationId: number, messageId: string): JoinedGroup {
+  const rows = store.stmt(
+    `SELECT id, seq, coalesce(length, length(raw)) AS size FROM records
+     WHERE conversation_id = ? AND message_id = ? AND (flags & ${FLAG_JOINED}) != 0 ORDER BY id`,
+  ).all(conversationId, messageId) as { id: number; seq: number; size: number }[];
+  const records: number[][] = [];
+  let later = 0;
+  for (const row of rows) {
+    if (row.seq === 0 || !records.length) records.push([]);
+    records.at(-1)!.push(row.id);
+    if (records.length > 1) later += row.size;
+  }
+  return { records, movable: records.length > 1 && later <= PAGE_BUDGET };
+}
+
+/**
+ * A page's rows with joined records together: the later ones of a group (up to a page of them)
+ * right after the first's last row, and left out where they were captured.
+ */
+function placeJoined(
+  store: HistoryStore,
+  conversationId: number,
+  rows: RecordRow[],
+): RecordRow[] {
+  if (!rows.some((r) => r.flags & FLAG_JOINED && r.message_id !== null)) return rows;
+  const groups = new Map<string, JoinedGroup>();
+  const placed: RecordRow[] = [];
+  const read = store.stmt("SELECT * FROM records WHERE id = ?");
+  for (const row of rows) {
+    if (!(row.flags & FLAG_JOINED) || row.message_id === null) {
+      placed.push(row);
+      continue;
+    }
+    let group = groups.get(row.message_id);
+    if (!group) {
+      groups.set(row.message_id, group = joinedGroup(store, conversationId, row.message_id));
+    }
+    const [first, ...later] = group.records;
+    if (!group.movable || !first) {
+      placed.push(row);
+      continue;
+    }
+    if (!first.includes(row.id)) continue; // shown with the first
+    placed.push(row);
+    if (row.id !== first.at(-1)) continue;
+    for (const id of later.flat()) placed.push(decodedRow(read.get(id) as unknown as RecordRow));
+  }
+  return placed;
+}
+
+/**
+ * Where `record` is shown: itself, or for a joined record shown with an earlier one, the last
+ * row of that one.
+ */
+function shownAt(store: HistoryStore, conversationId: number, record: number): number {
+  const row = store.stmt("SELECT message_id, flags FROM records WHERE id = ?").get(record) as
+    | { message_id: string | null; flags: number }
+    | undefined;
+  if (!row || !(row.flags & FLAG_JOINED) || row.message_id === null) return record;
+  const group = joinedGroup(store, conversationId, row.message_id);
+  const first = group.records[0] ?? [];
+  return group.movable && !first.includes(record) ? first.at(-1)! : record;
 }
 
 /**
@@ -284,6 +362,9 @@ export function contextStart(
   if (found === undefined) {
     throw new RangeError(`Record ${record} is not in conversation "${conversation.key}"`);
   }
+  // A record shown with an earlier one (a tool's persisted output, with its preview) opens
+  // where that one is.
+  const at = shownAt(store, conversation.id, record);
   const limit = Math.max(1, options.limit ?? DEFAULT_PAGE_LIMIT);
   const budget = options.budget ?? PAGE_BUDGET;
   // Typed prompts repeat the transcript's messages where it has any, and are not shown then.
@@ -302,7 +383,7 @@ export function contextStart(
   let bytes = 0;
   let shownBefore = 0;
   let reachedStart = true;
-  for (const row of back.iterate(conversation.id, record, limit) as Iterable<BackRow>) {
+  for (const row of back.iterate(conversation.id, at, limit) as Iterable<BackRow>) {
     bytes += row.size;
     if (walked.length + 1 >= limit || bytes >= budget) {
       reachedStart = false;
@@ -319,7 +400,7 @@ export function contextStart(
   // No question before the record, and the page from the conversation's start holds it.
   if (reachedStart) return { after: 0, question: null, skipped: 0 };
   // The page starts a few shown records before the record.
-  let start = record;
+  let start = at;
   let kept = 0;
   for (const step of walked) {
     if (kept >= AROUND_CONTEXT) break;
@@ -338,7 +419,7 @@ export function contextStart(
   const floor = (store.stmt(
     `SELECT id FROM records WHERE conversation_id = ? AND id < ? ORDER BY id DESC
      LIMIT 1 OFFSET ?`,
-  ).get(conversation.id, record, AROUND_REACH - 1) as { id: number } | undefined)?.id ?? 0;
+  ).get(conversation.id, at, AROUND_REACH - 1) as { id: number } | undefined)?.id ?? 0;
   let question: number | null = null;
   for (const row of candidates.iterate(conversation.id, start, floor) as Iterable<BackRow>) {
     if (isQuestion(row) && shown(row)) {

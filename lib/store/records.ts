@@ -55,6 +55,8 @@ export interface ConversationRow {
   subagent: number;
   archived: number | null;
   agent_version: string | null;
+  /** A subagent's type; absent from a store opened read-only before migration 0009. */
+  agent_type?: string | null;
   gone: number;
 }
 
@@ -75,6 +77,8 @@ export interface ConversationJson {
   bytes: number;
   parent: string | null;
   subagent: boolean;
+  /** A subagent's type, as its agent names it (`Explore`), or null. */
+  agentType: string | null;
   archived: boolean;
   sourceGone: boolean;
   agentVersion: string | null;
@@ -104,6 +108,7 @@ export function conversationJson(
     bytes: row.bytes,
     parent: row.parent_key,
     subagent: row.subagent === 1,
+    agentType: row.agent_type ?? null,
     archived: row.archived === 1,
     sourceGone: row.gone === 1,
     agentVersion: row.agent_version,

@@ -54,6 +54,12 @@ export const FLAG_DRIFT = 4;
 export const FLAG_SUPERSEDED = 8;
 /** The chunk is stored zstd-compressed (`length` holds its captured length). */
 export const FLAG_ZSTD = 16;
+/**
+ * One of the records of a conversation, from different sources, that show one thing (the same
+ * message id): a tool's output preview, out of the index, and the file with the whole output.
+ * `show` places them together, where the first is (`lib/store/conversations.ts`).
+ */
+export const FLAG_JOINED = 32;
 
 /** One named schema step. `sql` runs inside a transaction unless `outsideTransaction` is set. */
 export interface Migration {
@@ -62,8 +68,8 @@ export interface Migration {
   outsideTransaction?: boolean;
   /**
    * Readers can do without this step: it only marks work a later capture does in batches, and
-   * until that work is done readers use the tables as they were. A store opened for reading is
-   * not written to apply it.
+   * until that work is done readers use the tables as they were, or it adds a derived column
+   * that readers take as empty until then. A store opened for reading is not written to apply it.
    */
   readersWait?: boolean;
 }
@@ -289,5 +295,13 @@ export const MIGRATIONS: readonly Migration[] = [
       SELECT 'index_upgrade', '{"reason":"cjk_bigrams"}'
       WHERE EXISTS (SELECT 1 FROM records WHERE (flags & ${FLAG_INDEXED}) != 0);
     `,
+  },
+  {
+    // A subagent's type beside its title (Claude Code's `.meta.json` `agentType`: `Explore`).
+    // Derived like the rest of the row: conversations captured before have none until a rebuild,
+    // and a reader of a store without the column sees none.
+    name: "0009_conversation_agent_type",
+    readersWait: true,
+    sql: "ALTER TABLE conversations ADD COLUMN agent_type TEXT;",
   },
 ];

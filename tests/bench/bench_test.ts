@@ -155,13 +155,13 @@ Deno.test("generateCorpus() writes the same valid corpus for the same seed, wher
       }
       assert.ok(rare.length >= 5);
       for (const term of rare) assert.equal(term.count, 3, term.term);
-      for (const cls of ["medium", "common", "phrase"]) {
-        assert.ok(manifest.terms.some((term) => term.class === cls), cls);
+      for (const cls of ["medium", "common", "phrase", "cjk", "symbol"]) {
+        assert.ok(manifest.terms.some((term) => term.class === cls && term.count > 0), cls);
       }
     });
 
     await t.step(
-      "the real engine captures it without drift and finds every rare term",
+      "the real engine captures it without drift and finds every rare term, CJK word and symbol",
       async () => {
         const home = join(dir, "home");
         Deno.mkdirSync(home);
@@ -188,13 +188,18 @@ Deno.test("generateCorpus() writes the same valid corpus for the same seed, wher
           const registered = [...new Set(ADAPTERS.map((adapter) => adapter.agent))]
             .filter((agent) => agent in SHARES).sort();
           assert.deepEqual(agents, registered);
-          for (const term of rare) {
+          const counted = manifest.terms.filter((term) =>
+            term.class === "rare" || term.class === "cjk" || term.class === "symbol"
+          );
+          for (const term of counted) {
             const planted: number = agents.reduce(
               (n: number, agent: string) => n + (term.byAgent[agent] ?? 0),
               0,
             );
-            const hits = search(store, ADAPTERS, redact, { query: term.term, limit: 100 }).hits;
-            assert.equal(hits.length, planted, term.term);
+            const result = search(store, ADAPTERS, redact, { query: term.term, limit: 1000 });
+            assert.equal(result.hits.length, planted, term.term);
+            // A CJK word is found by the index inside its run; a symbol by the literal scan.
+            assert.equal(result.mode, term.class === "symbol" ? "literal" : "fts", term.term);
           }
         } finally {
           store.close();

@@ -288,6 +288,32 @@ Deno.test("a store lacking only a migration readers wait for is read as it is, n
   }
 });
 
+Deno.test("a store from before the subagent type column is read as it is: no type, never written", async () => {
+  const world = await capturedWorld();
+  const subagent = "claude:f45a721b-9c7a-4b7b-85d2-ef8b45c9db2d/agent-a5d9640a1c26f5806";
+  try {
+    const ctx = loadContext({ env: world.env });
+    const store = openStore(ctx);
+    try {
+      store.db.exec("ALTER TABLE conversations DROP COLUMN agent_type");
+      store.db.prepare("DELETE FROM migrations WHERE name = ?").run("0009_conversation_agent_type");
+    } finally {
+      store.close();
+    }
+    const before = treeState(world.data);
+    const shown = await runCli("show", [subagent, "--json"], world.vars);
+    assert.equal(shown.code, 0, shown.stderr);
+    const page = JSON.parse(shown.stdout);
+    assert.equal(page.conversation.subagent, true);
+    assert.equal(page.conversation.agentType, null);
+    const mcpStore = openStore(ctx, { mustExist: true, readOnly: true, upgrade: false });
+    mcpStore.close();
+    assert.deepEqual(treeState(world.data), before, "neither show nor an opening wrote");
+  } finally {
+    await world.cleanup();
+  }
+});
+
 Deno.test("a store opened never to upgrade says to run reindex, and stays as it was", async () => {
   const world = await makeWorld();
   try {

@@ -242,6 +242,37 @@ Deno.test("search finds CJK words inside sentences and scans literally for symbo
         assert.match(result.stdout, new RegExp(cjk));
       }
     });
+    await t.step(
+      "a symbol beside a word is not dropped: the literal scan, and it says so",
+      async () => {
+        const either = await searchJson(world, ["缓存策略 OR 💡"]);
+        assert.equal(either.code, 0, either.stderr);
+        assert.equal(
+          either.stderr,
+          'note: "💡" has no word the index holds; used a literal substring scan\n',
+        );
+        const snippets = either.hits.map((h: { snippet: string }) => h.snippet).sort();
+        assert.equal(snippets.length, 2, JSON.stringify(either.hits));
+        assert.ok(snippets.some((s: string) => s.includes("缓存策略")));
+        assert.ok(snippets.some((s: string) => s.includes("💡")));
+        // Terms side by side must all be there, as they must for the index.
+        assert.equal((await searchJson(world, ["💡 loader"])).hits.length, 1);
+        assert.equal((await searchJson(world, ["💡 缓存策略"])).code, 1);
+        assert.equal((await searchJson(world, ["💡 NOT loader"])).code, 1);
+        const grouped = await searchJson(world, ["缓存策略 OR 💡", "--group"]);
+        assert.equal(grouped.hits.length, 1);
+        assert.equal(grouped.hits[0].hits, 2);
+        assert.match(grouped.stderr, /"💡" has no word the index holds/);
+      },
+    );
+    await t.step("--group finds CJK words and symbols as search does", async () => {
+      const cjkGroup = await searchJson(world, ["缓存策略", "--group"]);
+      assert.equal(cjkGroup.hits.length, 1, cjkGroup.stderr);
+      assert.equal(cjkGroup.stderr, "");
+      const symbol = await searchJson(world, ["💡", "--group"]);
+      assert.equal(symbol.hits.length, 1);
+      assert.match(symbol.stderr, /no word the index holds; used a literal substring scan/);
+    });
     await t.step("the real command finds the example sentence", async () => {
       const result = await runCli("search", ["缓存策略", "--json"], world.vars);
       assert.equal(result.code, 0, result.stderr);

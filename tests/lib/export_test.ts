@@ -22,6 +22,7 @@ const conversation: ConversationJson = {
   bytes: 100,
   parent: null,
   subagent: false,
+  agentType: null,
   archived: false,
   sourceGone: false,
   agentVersion: null,

@@ -279,6 +279,42 @@ Deno.test("projectOfRecorded() looks up Git only for a path that exists here", (
   }
 });
 
+Deno.test("projectOfRecorded() a deleted worktree its repository still lists is the repository", async (t) => {
+  const base = tempDir();
+  try {
+    const repo = makeRepo(base);
+    const nested = join(repo, ".claude", "worktrees", "feat");
+    git(base, repo, "worktree", "add", "-q", "-b", "feat", nested);
+    Deno.mkdirSync(join(nested, "pkg"));
+    assert.equal(projectOfRecorded(join(nested, "pkg")).root, repo, "while it exists");
+
+    await t.step("deleted, still listed: the repository's project", () => {
+      Deno.removeSync(nested, { recursive: true });
+      assert.match(git(base, repo, "worktree", "list", "--porcelain"), /prunable/);
+      const project = projectOfRecorded(join(nested, "pkg"));
+      assert.deepEqual(project, projectOf(repo));
+      assert.equal(projectOfRecorded(nested).root, repo);
+      // A deleted directory the repository never listed is still its own.
+      const gone = join(repo, ".claude", "worktrees", "other");
+      assert.equal(projectOfRecorded(gone).root, gone);
+    });
+
+    await t.step("pruned: nothing names it, so it is its own identity", () => {
+      git(base, repo, "worktree", "prune");
+      assert.equal(projectOfRecorded(join(nested, "pkg")).root, join(nested, "pkg"));
+    });
+
+    await t.step("a deleted sibling worktree: its parents reach no repository", () => {
+      const sibling = join(base, "repo-hotfix");
+      git(base, repo, "worktree", "add", "-q", "-b", "hotfix", sibling);
+      Deno.removeSync(sibling, { recursive: true });
+      assert.equal(projectOfRecorded(sibling).root, sibling);
+    });
+  } finally {
+    Deno.removeSync(base, { recursive: true });
+  }
+});
+
 Deno.test("projectOfRecorded() never resolves against the working directory", () => {
   assert.equal(projectOfRecorded("src/vault").root, "src/vault");
   assert.notEqual(projectOfRecorded(".").root, Deno.cwd());

@@ -44,6 +44,7 @@ const PAGE: Page = {
     archived: false,
     sourceGone: false,
     agentVersion: "2.1.40",
+    agentType: null,
   },
   records: [
     record(1, "2026-03-01T10:00:00.000Z", "message", "Why does the export fail?"),

@@ -89,6 +89,7 @@ function conversation(overrides: Partial<ConversationJson> = {}): ConversationJs
     bytes: 1000,
     parent: null,
     subagent: false,
+    agentType: null,
     archived: false,
     sourceGone: false,
     agentVersion: null,

@@ -3,11 +3,11 @@
 // `.meta.json`, summary-only files, and the record types of current releases (no drift).
 
 import assert from "node:assert/strict";
-import { cpSync, mkdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { cpSync, mkdirSync, readFileSync, renameSync, rmSync } from "node:fs";
+import { basename, join } from "node:path";
 import { Buffer } from "node:buffer";
 import { loadContext, openStore, redactorFor } from "../../../lib/context.ts";
-import { parentHolds } from "../../../lib/sources/_claude_files.ts";
+import { scanUuids } from "../../../lib/sources/_claude_files.ts";
 import { ADAPTERS } from "../../../lib/sources/mod.ts";
 import { findConversation, pageConversation } from "../../../lib/store/conversations.ts";
 import { TextDeriver } from "../../../lib/store/records.ts";
@@ -21,6 +21,7 @@ import {
   FIXTURES,
   makeWorld,
   manifest,
+  runCli,
   runPass,
   withStore,
   type World,
@@ -220,9 +221,27 @@ Deno.test("a subagent's .meta.json gives its title and type", async () => {
     const row = conversation(world, meta!.conversation)!;
     assert.equal(row.title, meta!.title);
     assert.equal(row.parent_key, meta!.parent);
-    // A subagent without one keeps its first prompt as its title.
+    const type = () =>
+      withStore(
+        world,
+        (store) =>
+          store.db.prepare("SELECT agent_type FROM conversations WHERE key = ?")
+            .get(meta!.conversation) as { agent_type: string | null },
+      );
+    assert.equal(type().agent_type, "Explore");
+    // `show --json` names it with the conversation's other facts.
+    const shown = await runCli("show", [meta!.conversation, "--json"], world.vars);
+    assert.equal(shown.code, 0, shown.stderr);
+    const page = JSON.parse(shown.stdout);
+    assert.equal(page.conversation.agentType, "Explore");
+    assert.equal(page.conversation.subagent, true);
+    await captureWorld(world, { rebuild: true });
+    assert.equal(type().agent_type, "Explore", "derived again by a rebuild");
+    // A subagent without one keeps its first prompt as its title, and has no type.
     const [, copy] = entries("copies");
     assert.doesNotMatch(conversation(world, copy!.conversation)!.title ?? "", /^Explore/);
+    const main = await runCli("show", [copy!.parent!, "--json"], world.vars);
+    assert.equal(JSON.parse(main.stdout).conversation.agentType, null);
   } finally {
     await world.cleanup();
   }
@@ -306,28 +325,117 @@ Deno.test({
   },
 });
 
-Deno.test("a parent's uuids are found wherever the read chunks cut them", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "logbook-claude-" });
-  try {
-    const chunk = 1 << 20;
-    const uuid = "3f2a9c1e-5b7d-4e8f-a0b1-c2d3e4f5a6b7";
-    const field = `"uuid":"${uuid}"`;
-    for (const cut of [0, 1, 7, 8, 20, 43, 44, 45]) {
-      // The field starts `cut` bytes before the first chunk ends.
-      const head = '{"pad":"';
-      const pad = "x".repeat(chunk - cut - head.length - 2);
-      const line = `${head}${pad}",${field}}\n`;
-      assert.equal(line.indexOf(field), chunk - cut);
-      const path = join(dir, `parent-${cut}.jsonl`);
-      Deno.writeTextFileSync(path, line + `{"uuid":"0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"}\n`);
-      assert.ok(parentHolds(path, uuid), `cut ${cut} bytes into the field`);
-      assert.ok(parentHolds(path, "0A1B2C3D-4E5F-4A6B-8C7D-9E0F1A2B3C4D"));
-      assert.ok(!parentHolds(path, "00000000-0000-4000-8000-000000000000"));
-    }
-    assert.ok(!parentHolds(join(dir, "missing.jsonl"), uuid), "a missing parent holds none");
-  } finally {
-    await Deno.remove(dir, { recursive: true });
+Deno.test("a parent's uuids are found wherever the stored chunks cut them", () => {
+  const encoder = new TextEncoder();
+  const uuid = "3f2a9c1e-5b7d-4e8f-a0b1-c2d3e4f5a6b7";
+  const field = `"uuid":"${uuid}"`;
+  const found = (chunks: Uint8Array[]) => {
+    const uuids: string[] = [];
+    scanUuids(chunks, (u) => void uuids.push(u));
+    return uuids;
+  };
+  for (const cut of [0, 1, 7, 8, 20, 43, 44, 45]) {
+    // The field starts `cut` bytes before the first 64 KiB chunk of the line ends.
+    const chunk = 64 * 1024;
+    const head = '{"pad":"';
+    const line = `${head}${"x".repeat(chunk - cut - head.length - 2)}",${field}}\n` +
+      `{"uuid":"0A1B2C3D-4E5F-4A6B-8C7D-9E0F1A2B3C4D"}\n`;
+    assert.equal(line.indexOf(field), chunk - cut);
+    const bytes = encoder.encode(line);
+    const chunks = [bytes.subarray(0, chunk), bytes.subarray(chunk)];
+    assert.deepEqual(found(chunks), [uuid, "0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"], `cut ${cut}`);
   }
+  // A cut inside a multi-byte character does not hide the field after it.
+  const accented = encoder.encode(`{"t":"é",${field}}\n`);
+  assert.deepEqual(found([accented.subarray(0, 7), accented.subarray(7)]), [uuid]);
+  assert.deepEqual(found([]), []);
+});
+
+Deno.test("a copy is searched once after its parent's transcript is gone", async (t) => {
+  const [parent, ...rest] = entries("copies");
+  const copies = rest.filter((e) => e.copiedLines);
+  const foundOnce = (world: World) => {
+    for (const phrase of parent!.phrases) {
+      assert.deepEqual(hits(world, `"${phrase}"`).map((h) => h.conversation), [
+        parent!.conversation,
+      ], phrase);
+    }
+    for (const copy of copies) {
+      const own = hits(world, `"${copy.phrases[0]}"`);
+      assert.ok(own.length > 0 && own.every((h) => h.conversation === copy.conversation));
+    }
+  };
+
+  await t.step("captured with its parent, the parent deleted, the store rebuilt", async () => {
+    const world = await captured();
+    try {
+      rmSync(join(world.claude, parent!.path));
+      await captureWorld(world, { rebuild: true });
+      foundOnce(world);
+    } finally {
+      await world.cleanup();
+    }
+  });
+
+  await t.step("first captured after the parent, captured earlier, was deleted", async () => {
+    const world = await makeWorld({ fixtures: ["claude"] });
+    const held = join(world.dir, "held");
+    try {
+      mkdirSync(held);
+      for (const copy of copies) {
+        renameSync(join(world.claude, copy.path), join(held, basename(copy.path)));
+      }
+      await captureWorld(world);
+      rmSync(join(world.claude, parent!.path));
+      for (const copy of copies) {
+        renameSync(join(held, basename(copy.path)), join(world.claude, copy.path));
+      }
+      await captureWorld(world);
+      foundOnce(world);
+      await captureWorld(world, { rebuild: true });
+      foundOnce(world);
+    } finally {
+      await world.cleanup();
+    }
+  });
+});
+
+Deno.test("a summary-only file titles its session from the store once the files are gone", async (t) => {
+  const [session, summaries] = entries("summary-only");
+  const titled = (world: World) => {
+    assert.equal(conversation(world, session!.conversation)!.title, session!.title);
+    const found = hits(world, '"cobble-vesper"', { kind: "summary" });
+    assert.deepEqual(found.map((h) => h.conversation), [session!.conversation]);
+  };
+
+  await t.step("captured with its session, both files deleted, the store rebuilt", async () => {
+    const world = await captured();
+    try {
+      rmSync(join(world.claude, session!.path));
+      rmSync(join(world.claude, summaries!.path));
+      await captureWorld(world, { rebuild: true });
+      titled(world);
+    } finally {
+      await world.cleanup();
+    }
+  });
+
+  await t.step("first captured after the session, captured earlier, was deleted", async () => {
+    const world = await makeWorld({ fixtures: ["claude"] });
+    const held = join(world.dir, basename(summaries!.path));
+    try {
+      renameSync(join(world.claude, summaries!.path), held);
+      await captureWorld(world);
+      rmSync(join(world.claude, session!.path));
+      renameSync(held, join(world.claude, summaries!.path));
+      await captureWorld(world);
+      titled(world);
+      await captureWorld(world, { rebuild: true });
+      titled(world);
+    } finally {
+      await world.cleanup();
+    }
+  });
 });
 
 Deno.test("toolOf gives a Claude Code call its id, tool and input, and a result the id it answers", () => {

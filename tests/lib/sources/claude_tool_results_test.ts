@@ -4,7 +4,7 @@
 
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
-import { readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { redactorFor } from "../../../lib/context.ts";
 import { adapterOf } from "../../../lib/sources/adapter.ts";
@@ -185,5 +185,108 @@ Deno.test("a structured (.json) output is indexed by its strings", () => {
   assert.equal(derived.conversation?.key, "claude:0b7d6d56-1a1e-4c89-9b0e-7b6c1f3d2e10");
   assert.equal(derived.text, "rows: 3 (kestrel-ledger)");
   assert.equal(claudeToolResults.textOf(bytes, ref), derived.text);
-  assert.equal(derived.messageId, "mcp-db-query-1");
+  // No transcript record names it: it keeps the id Claude Code gave the file.
+  assert.equal(derived.partId, "mcp-db-query-1");
+  assert.equal(derived.messageId, null);
+  assert.equal(derived.ts, null);
+});
+
+/** The tool result record of the transcript that names the output file (its preview). */
+function previewRecord(): { uuid: string; timestamp: string } {
+  const lines = readFileSync(join(FIXTURES, "claude", ENTRY.path), "utf8").trim().split("\n");
+  const line = lines.find((l) => l.includes("<persisted-output>"))!;
+  const record = JSON.parse(line);
+  return { uuid: record.uuid, timestamp: record.timestamp };
+}
+
+interface ShownRecord {
+  id: number;
+  source: string;
+  timestamp: string | null;
+  kind: string;
+  text: string;
+  messageId: string | null;
+  partId: string | null;
+}
+
+/** Checks the output file's record as search, the date filters and `show` see it. */
+async function placedWithItsCall(world: World): Promise<void> {
+  const preview = previewRecord();
+  const hits = find(world, PHRASE, { since: Date.parse("2026-10-01T00:00:00Z") });
+  assert.equal(hits.length, 1, "the date filters find it");
+  assert.equal(hits[0]!.timestamp, preview.timestamp, "timed as the record that names it");
+  assert.equal(find(world, PHRASE, { until: Date.parse("2026-10-01T00:00:00Z") }).length, 0);
+  // Words of the 2 KB preview are in the full output too: found once, in the full output.
+  const early = find(world, '"ledger_012 round-trips its fixture"');
+  assert.equal(early.length, 1, "the preview is not a second hit");
+  assert.ok(early[0]!.snippet.includes("ledger_012"));
+
+  const shown = await runCli("show", [ENTRY.conversation, "--json"], world.vars);
+  assert.equal(shown.code, 0, shown.stderr);
+  const records: ShownRecord[] = JSON.parse(shown.stdout).records;
+  const at = records.findIndex((r) => r.source.endsWith(SIDECAR.path.split("/").pop()!));
+  assert.ok(at > 0, "show lists the output file");
+  const output = records[at]!;
+  assert.equal(output.timestamp, preview.timestamp);
+  assert.equal(output.messageId, preview.uuid, "of the message whose preview names it");
+  assert.equal(output.partId, SIDECAR.toolUseId, "linked to its tool use");
+  const before = records[at - 1]!;
+  assert.equal(before.kind, "tool_result");
+  assert.ok(before.text.startsWith("<persisted-output>"), "right after the preview");
+  assert.equal(before.partId, SIDECAR.toolUseId);
+  const call = records.find((r) => r.kind === "tool_call")!;
+  assert.equal(call.partId, SIDECAR.toolUseId, "the call carries the same part id");
+  assert.ok(records.indexOf(call) < at);
+  assert.equal(records.at(-1)!.source.endsWith(".jsonl"), true, "the reply comes after it");
+
+  // The human view shows it timed, between the call and the reply.
+  const human = await runCli("show", [ENTRY.conversation, "--no-pager"], world.vars);
+  assert.equal(human.code, 0, human.stderr);
+  const full = human.stdout.indexOf("Task test:integration deno test");
+  const reply = human.stdout.indexOf("One test fails out of 300");
+  assert.ok(full > 0 && full < reply, human.stdout);
+}
+
+Deno.test("a persisted output is timed and shown as its tool call's result, the preview found once", async (t) => {
+  await t.step("captured with its transcript", async () => {
+    const world = await makeWorld({ fixtures: ["claude"] });
+    try {
+      await captureWorld(world);
+      await placedWithItsCall(world);
+    } finally {
+      await world.cleanup();
+    }
+  });
+
+  await t.step("its transcript and folder gone, the store rebuilt", async () => {
+    const world = await makeWorld({ fixtures: ["claude"] });
+    try {
+      await captureWorld(world);
+      rmSync(dirname(dirname(join(world.claude, SIDECAR.path))), { recursive: true });
+      rmSync(join(world.claude, ENTRY.path));
+      await captureWorld(world, { rebuild: true });
+      await placedWithItsCall(world);
+    } finally {
+      await world.cleanup();
+    }
+  });
+
+  await t.step("first captured after its transcript, captured earlier, was deleted", async () => {
+    const world = await makeWorld({ fixtures: ["claude"] });
+    const file = join(world.claude, SIDECAR.path);
+    const held = join(world.dir, "held.txt");
+    try {
+      renameSync(file, held);
+      await captureWorld(world);
+      rmSync(join(world.claude, ENTRY.path));
+      renameSync(held, file);
+      // The preview was captured first: the output file takes it out of the index as it comes.
+      await captureWorld(world);
+      await placedWithItsCall(world);
+      await captureWorld(world, { rebuild: true });
+      await placedWithItsCall(world);
+    } finally {
+      await world.cleanup();
+    }
+  });
 });

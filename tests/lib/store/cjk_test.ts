@@ -164,3 +164,37 @@ Deno.test("a new store needs no upgrade: the migration finds nothing indexed", a
     await world.cleanup();
   }
 });
+
+Deno.test("a query with a term the index cannot hold is scanned literally, as its operators say", async () => {
+  const world = await cjkWorld();
+  try {
+    const found = (query: string) => searchIn(world, query, true);
+    const either = found("缓存策略 OR 💡");
+    assert.equal(either.mode, "literal");
+    assert.equal(either.note, '"💡" has no word the index holds; used a literal substring scan');
+    assert.equal(either.hits.length, 2);
+    // Each hit marks what matched in its snippet.
+    either.hits.forEach((hit, i) => {
+      const marked = either.highlights[i]!.map(([a, b]) => hit.snippet.slice(a, b));
+      assert.ok(
+        marked.length > 0 && marked.every((m) => m === "缓存策略" || m === "💡"),
+        hit.snippet,
+      );
+    });
+    assert.equal(found("(缓存策略 OR 💡) AND loader").hits.length, 1);
+    assert.equal(found('"缓存策略" OR →').hits.length, 2);
+    assert.equal(found("💡 loader NOT worker").hits.length, 0);
+    assert.equal(found("lazy* OR →").hits.length, 2, "a prefix is its text");
+    const both = found("💡 →");
+    assert.equal(both.note, "the query has no word the index holds; used a literal substring scan");
+    assert.equal(both.hits.length, 1);
+    // A word alone, or a symbol alone, is as before: the index, or the whole query scanned.
+    assert.equal(found("缓存策略").mode, "fts");
+    assert.equal(
+      found("💡").note,
+      "the query has no word the index holds; used a literal substring scan",
+    );
+  } finally {
+    await world.cleanup();
+  }
+});
