@@ -5,8 +5,8 @@
 
 import type { SQLInputValue } from "node:sqlite";
 import type { HistoryStore } from "../store/db.ts";
-import { decodeRaw, FLAG_ZSTD } from "../store/raw.ts";
-import { FLAG_INDEXED, FLAG_JOINED, FLAG_SUPERSEDED } from "../store/schema.ts";
+import { decodeRaw } from "../store/raw.ts";
+import { FLAG_INDEXED, FLAG_JOINED, FLAG_SUPERSEDED, FLAG_ZSTD } from "../store/schema.ts";
 import { indexText } from "../store/cjk.ts";
 
 /** One record row of a batch. */

@@ -7,7 +7,6 @@ import type { Derived, LineAdapter, Recall } from "../sources/adapter.ts";
 import type { Redactor } from "../gate.ts";
 import type { Operation } from "../stage_markers.ts";
 import { type HistoryStore, translateError } from "../store/db.ts";
-import { FLAG_ZSTD } from "../store/raw.ts";
 import { concat } from "./_bytes.ts";
 import {
   type BatchPlanner,
@@ -16,7 +15,13 @@ import {
   type PendingRecord,
 } from "./batch_plan.ts";
 import { countDrift, writeConversations } from "./batch_transaction.ts";
-import { FLAG_DRIFT, FLAG_INDEXED, FLAG_JOINED, FLAG_STREAMED } from "../store/schema.ts";
+import {
+  FLAG_DRIFT,
+  FLAG_INDEXED,
+  FLAG_JOINED,
+  FLAG_STREAMED,
+  FLAG_ZSTD,
+} from "../store/schema.ts";
 import { indexText } from "../store/cjk.ts";
 import { driftRecord, inheritTime, type Tombstones } from "./derive.ts";
 import { JsonTextScanner } from "./json_stream.ts";

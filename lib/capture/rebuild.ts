@@ -6,7 +6,8 @@
 import { adapterOf, pathOfLocator, type SourceRef } from "../sources/adapter.ts";
 import { translateError } from "../store/db.ts";
 import { checkStore, checkStoreInWorker, StoreDamagedError } from "../store/check.ts";
-import { decodedRow, FLAG_ZSTD } from "../store/raw.ts";
+import { decodedRow } from "../store/raw.ts";
+import { FLAG_ZSTD } from "../store/schema.ts";
 import { INDEX_UPGRADE_KEY } from "../store/cjk.ts";
 import { concat } from "./_bytes.ts";
 import { yieldToEventLoop } from "./_yield.ts";

@@ -6,7 +6,7 @@
 
 import { backup } from "node:sqlite";
 import { HistoryStore } from "../store/db.ts";
-import { FLAG_ZSTD } from "../store/raw.ts";
+import { FLAG_ZSTD } from "../store/schema.ts";
 
 /** The raw tables in copy order, with what is copied of each (records: its raw columns only). */
 const RAW_COPIES: readonly { table: string; columns: readonly string[] | null }[] = [

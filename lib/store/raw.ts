@@ -4,8 +4,6 @@
 import { nodeZlib } from "../node_builtins.ts";
 import { FLAG_ZSTD } from "./schema.ts";
 
-/** The record flag of a chunk stored zstd-compressed (defined with the others in schema.ts). */
-export { FLAG_ZSTD };
 /** Chunks from this size up are compressed (smaller ones gain little for the time it takes). */
 export const COMPRESS_FROM = 8192;
 

@@ -1,5 +1,5 @@
 // `reindex` as cron and users run it: crash safety under kill -9, the lock between concurrent
-// runs, a stale lock, the time limit, the ingest switch, --status and --quiet.
+// runs, a stale lock, the time limit, the capture switch, --status and --quiet.
 
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
