@@ -29,9 +29,13 @@ export function messageText(i: number): string {
 
 /**
  * Writes `records` Claude Code lines (user and assistant in turn, 1,000 to a session), captures
- * them with this build, then makes the store what the build before 0008 wrote.
+ * them with this build, then makes the store what the build before 0008 wrote. `text` gives
+ * message `i`'s text (`messageText` unless told).
  */
-export async function oldStoreWorld(records: number): Promise<World> {
+export async function oldStoreWorld(
+  records: number,
+  text: (i: number) => string = messageText,
+): Promise<World> {
   const world = await makeWorld();
   const cwd = "/home/dev/src/harbour";
   const dir = join(world.claude, "projects", cwd.replaceAll("/", "-"));
@@ -55,7 +59,7 @@ export async function oldStoreWorld(records: number): Promise<World> {
       };
       lines.push(JSON.stringify(
         j % 2 === 0
-          ? { ...base, type: "user", message: { role: "user", content: messageText(i) } }
+          ? { ...base, type: "user", message: { role: "user", content: text(i) } }
           : {
             ...base,
             type: "assistant",
@@ -64,7 +68,7 @@ export async function oldStoreWorld(records: number): Promise<World> {
               type: "message",
               role: "assistant",
               model: "claude-opus-4-6",
-              content: [{ type: "text", text: messageText(i) }],
+              content: [{ type: "text", text: text(i) }],
             },
           },
       ));
