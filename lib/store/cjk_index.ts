@@ -124,10 +124,14 @@ export function cjkIndexStep(
       for (const row of rows) hash.value(row.id).value(row.sz).endRow();
     },
     expectTarget(store, rows, add) {
-      store.db.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS temp.fts_verify USING fts5(
+      ensureTemp(
+        store,
+        "fts_verify_instances",
+        `CREATE VIRTUAL TABLE IF NOT EXISTS temp.fts_verify USING fts5(
           text, content = '', contentless_delete = 1, tokenize = '${TOKENIZE}');
-        CREATE VIRTUAL TABLE IF NOT EXISTS temp.fts_verify_instances
-          USING fts5vocab(temp, fts_verify, instance);`);
+        CREATE VIRTUAL TABLE temp.fts_verify_instances
+          USING fts5vocab(temp, fts_verify, instance);`,
+      );
       store.stmt("INSERT INTO temp.fts_verify (fts_verify) VALUES ('delete-all')").run();
       const insert = store.stmt("INSERT INTO temp.fts_verify (rowid, text) VALUES (?, ?)");
       for (const row of rows) {
@@ -144,8 +148,11 @@ export function cjkIndexStep(
       );
     },
     scanTarget(store, cursor, limit, add) {
-      store.db.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS temp.fts_next_instances
-        USING fts5vocab(main, fts_next, instance)`);
+      ensureTemp(
+        store,
+        "fts_next_instances",
+        "CREATE VIRTUAL TABLE temp.fts_next_instances USING fts5vocab(main, fts_next, instance)",
+      );
       // A step ends before the term at `limit` instances on, so no term is split between two
       // (a single term with more instances is read alone).
       const ends = store.stmt(
@@ -193,6 +200,13 @@ export function cjkIndexStep(
       store.db.exec("DROP TABLE IF EXISTS fts_next");
     },
   };
+}
+
+/** Creates a temporary table of this connection with `sql` unless `name` is there. */
+function ensureTemp(store: HistoryStore, name: string, sql: string): void {
+  // Looked up each time: a transaction rolled back takes the table with it.
+  if (store.stmt("SELECT 1 AS ok FROM temp.sqlite_schema WHERE name = ?").get(name)) return;
+  store.db.exec(sql);
 }
 
 /** The verification's tables of this connection (temporary, never in the store file). */
