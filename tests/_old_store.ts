@@ -9,6 +9,7 @@ import { TextDeriver } from "../lib/store/records.ts";
 import { RowHash } from "../lib/store/batched_migration.ts";
 import type { HistoryStore } from "../lib/store/db.ts";
 import { FLAG_INDEXED } from "../lib/store/schema.ts";
+import type { Redactor } from "../lib/gate.ts";
 import { redactorFor } from "../lib/context.ts";
 import { captureWorld, makeWorld, withStore, type World } from "./_helpers.ts";
 
@@ -58,19 +59,17 @@ export async function oldStoreWorld(
         timestamp: new Date(Date.UTC(2026, 5, 1) + i * 1000).toISOString(),
       };
       lines.push(JSON.stringify(
-        j % 2 === 0
-          ? { ...base, type: "user", message: { role: "user", content: text(i) } }
-          : {
-            ...base,
-            type: "assistant",
-            message: {
-              id: `msg_${i}`,
-              type: "message",
-              role: "assistant",
-              model: "claude-opus-4-6",
-              content: [{ type: "text", text: text(i) }],
-            },
+        j % 2 === 0 ? { ...base, type: "user", message: { role: "user", content: text(i) } } : {
+          ...base,
+          type: "assistant",
+          message: {
+            id: `msg_${i}`,
+            type: "message",
+            role: "assistant",
+            model: "claude-opus-4-6",
+            content: [{ type: "text", text: text(i) }],
           },
+        },
       ));
     }
     await Deno.writeTextFile(join(dir, `${session}.jsonl`), lines.join("\n") + "\n");
@@ -82,25 +81,35 @@ export async function oldStoreWorld(
 
 /** The index as the old build wrote it (text as it is), and no trace of 0008. */
 function makeOld(world: World): void {
-  withStore(world, (store, ctx) => {
-    const deriver = new TextDeriver(store, ADAPTERS, redactorFor(ctx));
-    const rows = store.db.prepare(
-      `SELECT * FROM records WHERE (flags & ${FLAG_INDEXED}) != 0 AND raw LIKE '%' || ? || '%'`,
-    );
-    store.transaction(() => {
-      // Only records with CJK are indexed differently now.
-      for (const mark of ["我们", "設定", "캐시"]) {
-        for (const row of rows.all(mark) as unknown as Parameters<TextDeriver["textOf"]>[0][]) {
-          store.db.prepare("DELETE FROM fts WHERE rowid = ?").run(row.id);
-          store.db.prepare("INSERT INTO fts (rowid, text) VALUES (?, ?)")
-            .run(row.id, deriver.textOf(row));
-        }
+  withStore(world, (store, ctx) => makeStoreOld(store, redactorFor(ctx)));
+}
+
+/**
+ * Makes `store` (a main store or a project mirror) what the build before 0008 left: the records
+ * with CJK text indexed with that text as it is, and neither 0008 nor the later steps that add
+ * tables applied, nor their tables there.
+ */
+export function makeStoreOld(store: HistoryStore, redact: Redactor): void {
+  const deriver = new TextDeriver(store, ADAPTERS, redact);
+  const rows = store.db.prepare(
+    `SELECT * FROM records WHERE (flags & ${FLAG_INDEXED}) != 0 AND raw LIKE '%' || ? || '%'`,
+  );
+  store.transaction(() => {
+    // Only records with CJK are indexed differently now.
+    for (const mark of ["我们", "設定", "캐시"]) {
+      for (const row of rows.all(mark) as unknown as Parameters<TextDeriver["textOf"]>[0][]) {
+        store.db.prepare("DELETE FROM fts WHERE rowid = ?").run(row.id);
+        store.db.prepare("INSERT INTO fts (rowid, text) VALUES (?, ?)")
+          .run(row.id, deriver.textOf(row));
       }
-      store.db.prepare("DELETE FROM migrations WHERE name = ?").run(CJK_MIGRATION);
-      store.db.exec("DROP TABLE migration_batches");
-    });
-    store.db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    }
+    // 0008 and the tables of the steps after it (a column another one added stays).
+    for (const name of [CJK_MIGRATION, "0010_record_changes"]) {
+      store.db.prepare("DELETE FROM migrations WHERE name = ?").run(name);
+    }
+    store.db.exec("DROP TABLE migration_batches; DROP TABLE IF EXISTS record_changes;");
   });
+  store.db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
 }
 
 /** A hash of everything the text index holds: every term of every record, at its offset. */

@@ -304,4 +304,18 @@ export const MIGRATIONS: readonly Migration[] = [
     readersWait: true,
     sql: "ALTER TABLE conversations ADD COLUMN agent_type TEXT;",
   },
+  {
+    // Records whose derived columns changed after they were written (a newer revision of an
+    // OpenCode part, or the record a copy completes, took them out of the index), in the order
+    // they changed. Project mirrors copy a record once and read this to bring their copies up
+    // to date; it is trimmed to what they still need. Derived: a rebuild empties it.
+    name: "0010_record_changes",
+    readersWait: true,
+    sql: `
+      CREATE TABLE record_changes (
+        seq INTEGER PRIMARY KEY,
+        record_id INTEGER NOT NULL
+      ) STRICT;
+    `,
+  },
 ];
