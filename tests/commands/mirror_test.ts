@@ -122,27 +122,48 @@ Deno.test("project mirrors: enable, capture, search --mirror, worktree, exclude,
       assert.equal(fixture.code, 1, "another project's words are not in the mirror");
     });
 
-    await t.step("logbook mcp --mirror answers from the mirror", async () => {
-      const transport = new StdioClientTransport({
-        command: Deno.execPath(),
-        args: ["run", ...taskFlags("mcp"), "--quiet", join(ROOT, "commands", "mcp.ts"), "--mirror"],
-        env: { ...childBaseEnv(), ...inProject },
-        stderr: "pipe",
-      });
-      const client = new Client({ name: "logbook-test", version: "1.0.0" });
-      await client.connect(transport);
-      try {
-        const listed = await client.callTool({
-          name: "list_conversations",
-          arguments: { all_projects: true },
-        });
-        const ids = (listed.structuredContent as { conversations: { id: string }[] })
-          .conversations.map((c) => c.id).sort();
-        assert.deepEqual(ids, [`claude:${ALPHA}`, `claude:${BETA}`].sort());
-      } finally {
-        await client.close();
-      }
-    });
+    await t.step(
+      "logbook mcp answers from the mirror with --mirror, or where no store is",
+      async () => {
+        /** The conversation ids `logbook mcp` lists with `args` and the variables `vars`. */
+        const listed = async (args: string[], vars: Record<string, string>) => {
+          const transport = new StdioClientTransport({
+            command: Deno.execPath(),
+            args: [
+              "run",
+              ...taskFlags("mcp"),
+              "--quiet",
+              join(ROOT, "commands", "mcp.ts"),
+              ...args,
+            ],
+            env: { ...childBaseEnv(), ...vars },
+            stderr: "pipe",
+          });
+          const client = new Client({ name: "logbook-test", version: "1.0.0" });
+          await client.connect(transport);
+          try {
+            const result = await client.callTool({
+              name: "list_conversations",
+              arguments: { all_projects: true },
+            });
+            return (result.structuredContent as { conversations: { id: string }[] })
+              .conversations.map((c) => c.id).sort();
+          } finally {
+            await client.close();
+          }
+        };
+        const mine = [`claude:${ALPHA}`, `claude:${BETA}`].sort();
+        assert.deepEqual(await listed(["--mirror"], inProject), mine);
+        // With the history store there, it answers (every project) even in a mirrored project.
+        const all = await listed([], inProject);
+        for (const id of [...mine, `claude:${OTHER}`]) assert.ok(all.includes(id), id);
+        // Where there is no history store (a container with only the checkout), the mirror.
+        const empty = join(world.dir, "no-store");
+        await Deno.mkdir(empty);
+        assert.deepEqual(await listed([], { ...inProject, LOGBOOK_DATA_DIR: empty }), mine);
+        assert.deepEqual([...Deno.readDirSync(empty)], [], "nothing written where no store is");
+      },
+    );
 
     await t.step("capture keeps it current; the exclude entry is written once", async () => {
       await Deno.writeTextFile(alpha, transcript(ALPHA, project, "kestrel", 3));
