@@ -118,12 +118,13 @@ export function indexHash(store: HistoryStore): string {
     "CREATE VIRTUAL TABLE IF NOT EXISTS temp.fts_rows USING fts5vocab(main, fts, instance)",
   );
   const hash = new RowHash();
-  for (
-    const row of store.db.prepare(
-      // In the index's own order (term, record, offset), whatever its segments are.
-      "SELECT term, doc, offset FROM temp.fts_rows",
-    ).iterate() as Iterable<{ term: string; doc: number; offset: number }>
-  ) hash.value(row.term).value(row.doc).value(row.offset).endRow();
+  // Through a function: reading two million rows one by one costs several times as much.
+  store.db.function("test_index_row", (term, doc, offset) => {
+    hash.value(term as string).value(doc as number).value(offset as number).endRow();
+    return 0;
+  });
+  // In the index's own order (term, record, offset), whatever its segments are.
+  store.db.prepare("SELECT count(test_index_row(term, doc, offset)) FROM temp.fts_rows").get();
   return Array.from(hash.digest(), (b) => b.toString(16).padStart(2, "0")).join("");
 }
 

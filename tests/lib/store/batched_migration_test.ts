@@ -3,6 +3,7 @@
 // detected, latched and kept, and `reindex --retry` that repairs it.
 
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
 import { loadContext, openStore, redactorFor } from "../../../lib/context.ts";
 import { runCapture } from "../../../lib/capture/run.ts";
 import { LATCH_KEY } from "../../../lib/store/latch.ts";
@@ -417,4 +418,48 @@ Deno.test("RowHash tells typed, length-delimited values apart", () => {
     hex(new RowHash().value(7).value("x").endRow()),
     hex(new RowHash().value(7).value("x").endRow()),
   );
+});
+
+Deno.test("RowHash hashes each value as its tag, its length in 8 bytes and its bytes", () => {
+  // What the hash must be, built by hand: tag, little-endian 64-bit length or value, bytes.
+  const expected = (parts: [number, bigint, Uint8Array][]) => {
+    const hash = createHash("sha256");
+    for (const [tag, n, bytes] of parts) {
+      const head = new DataView(new ArrayBuffer(9));
+      head.setUint8(0, tag);
+      head.setBigUint64(1, n, true);
+      hash.update(new Uint8Array(head.buffer));
+      hash.update(bytes);
+    }
+    return Array.from(new Uint8Array(hash.digest())).join(",");
+  };
+  const hex = (h: RowHash) => Array.from(h.digest()).join(",");
+  const int = (v: bigint): [number, bigint, Uint8Array] => {
+    const bytes = new DataView(new ArrayBuffer(8));
+    bytes.setBigInt64(0, v, true);
+    return [1, 8n, new Uint8Array(bytes.buffer)];
+  };
+  const text = (v: string): [number, bigint, Uint8Array] => {
+    const bytes = new TextEncoder().encode(v);
+    return [3, BigInt(bytes.length), bytes];
+  };
+  const end: [number, bigint, Uint8Array] = [5, 0n, new Uint8Array(0)];
+  // Integers as numbers or bigints, small, large and negative.
+  for (const v of [0, 7, 2 ** 40 + 5, Number.MAX_SAFE_INTEGER, -3]) {
+    assert.equal(hex(new RowHash().value(v).endRow()), expected([int(BigInt(v)), end]));
+    assert.equal(hex(new RowHash().value(BigInt(v)).endRow()), expected([int(BigInt(v)), end]));
+  }
+  // Short text (encoded in place) and text too long for that, with letters of 1 to 4 bytes.
+  const many = new RowHash();
+  const parts: [number, bigint, Uint8Array][] = [];
+  for (const v of ["", "walrus", "缓存策略", "é".repeat(6000), "😀".repeat(3000), "x"]) {
+    many.value(v);
+    parts.push(text(v));
+  }
+  // And enough rows to fill the buffer many times over.
+  for (let i = 0; i < 3000; i++) {
+    many.value(`term${i}`).value(i).endRow();
+    parts.push(text(`term${i}`), int(BigInt(i)), end);
+  }
+  assert.equal(hex(many), expected(parts));
 });
