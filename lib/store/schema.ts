@@ -20,7 +20,8 @@
 // conversations. Derived: one row per conversation (`<agent>:<native id>`), with its project,
 // cwd, title, first and last times and counts, updated as records arrive. `record_keys` lets a
 // newer revision of a keyed record (an OpenCode part) find the one it replaces; the older one
-// is kept raw and leaves the index (FLAG_SUPERSEDED). `drift` counts what capture could not
+// is kept raw and leaves the index (FLAG_SUPERSEDED), and `record_changes` notes it for the
+// project mirrors that copied it as it was. `drift` counts what capture could not
 // understand, per agent version. `tombstones` names what `forget` removed, so capture does not
 // bring it back.
 //
