@@ -356,7 +356,7 @@ Deno.test("mirroring waits while .git/info/exclude cannot be written, and status
     assert.equal((await runCli("reindex", ["--quiet"], world.vars)).code, 0);
     assert.equal((await Deno.readTextFile(exclude)).trim(), ".logbook/");
     const after = await runCli("status", [], world.vars);
-    assert.match(after.stdout, /repo: current, 1 conversations/);
+    assert.match(after.stdout, /repo: current, 1 conversation\b/);
   } finally {
     await world.cleanup();
   }

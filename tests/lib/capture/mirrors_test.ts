@@ -1,7 +1,8 @@
 // Mirror sync in small batches: a pass out of time leaves the mirror "copying" at a batch
 // boundary, the next one goes on from its cursor, a rebuilt main store is copied afresh, a sync
 // with nothing new reads no record, and a record whose flags change after its copy (an
-// OpenCode part revised) is brought up to date.
+// OpenCode part revised, a tool output's preview its output file completes) is brought up to
+// date.
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -14,7 +15,8 @@ import { syncMirrors } from "../../../lib/capture/mirrors.ts";
 import { listMirrors, RECORDS_PER_BATCH } from "../../../lib/store/mirror.ts";
 import { fixtureIds, updatePart } from "../../../fixtures/opencode/make_db.ts";
 import { claudeTranscript } from "../../_claude_transcript.ts";
-import { captureWorld, makeWorld, withStore } from "../../_helpers.ts";
+import { captureWorld, makeWorld, manifest, withStore } from "../../_helpers.ts";
+import { renameSync } from "node:fs";
 
 const SESSION = "3a6f1c84-9e2d-4b57-a0c3-5d8e1f7b2a96";
 
@@ -216,6 +218,52 @@ Deno.test("an OpenCode part revised after its copy leaves the mirror's index; th
         "the changes the mirror applied are trimmed",
       );
     });
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("a tool output's preview that its output file completes after the copy leaves the mirror's index", async () => {
+  const world = await makeWorld({ fixtures: ["claude"] });
+  const entry = manifest<{ case: string; path: string; cwd: string; sidecars: { path: string }[] }>(
+    "claude",
+  ).find((e) => e.case === "persisted-output")!;
+  // The fixture's session, moved into a mirrored project, its output file held back.
+  const project = join(world.dir, "ledger");
+  await Deno.mkdir(join(project, ".logbook"), { recursive: true });
+  await Deno.writeTextFile(join(project, ".logbook", "config.json"), '{"mirror": true}');
+  const transcript = join(world.claude, entry.path);
+  await Deno.writeTextFile(
+    transcript,
+    (await Deno.readTextFile(transcript)).replaceAll(`"${entry.cwd}"`, JSON.stringify(project)),
+  );
+  const output = join(world.claude, entry.sidecars[0]!.path);
+  const held = join(world.dir, "held.txt");
+  renameSync(output, held);
+  const redact = redactorFor(loadContext({ env: world.env }));
+  // Words of the 2 KB preview, which the whole output holds too.
+  const query = '"ledger_012 round-trips its fixture"';
+  const find = () => {
+    const path = withStore(
+      world,
+      (store) => listMirrors(store).find((m) => m.project === project)!.path,
+    );
+    const store = HistoryStore.open({ path, root: join(project, ".logbook") });
+    try {
+      return search(store, ADAPTERS, redact, { query, limit: 50 }).hits;
+    } finally {
+      store.close();
+    }
+  };
+  try {
+    await captureWorld(world);
+    const [preview] = find();
+    assert.ok(preview, "the preview is in the mirror");
+    renameSync(held, output);
+    await captureWorld(world);
+    const hits = find();
+    assert.equal(hits.length, 1, "found once, in the whole output");
+    assert.notEqual(hits[0]!.record, preview.record, "not in the preview");
   } finally {
     await world.cleanup();
   }
