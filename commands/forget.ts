@@ -83,9 +83,20 @@ export async function main(
         result = forget(store, { ids }, { ...options, dryRun: false });
         shown = io.outIsTerminal;
       }
+      // What was forgotten but stays in a mirror that could not be opened: not done.
+      const unreached = () => {
+        for (const m of result.mirrorsUnreached) {
+          io.err(
+            `${s.red("error:")} the project mirror "${safeText(m.path)}" could not be opened ` +
+              `(${safeText(m.reason)}): it still holds what was forgotten. Capture removes it ` +
+              `there once it can open the mirror, or delete that file (a mirror is only a copy)\n`,
+          );
+        }
+        return result.mirrorsUnreached.length ? EXIT.failure : EXIT.ok;
+      };
       if (values.json) {
         io.out(safeJson(result) + "\n");
-        return EXIT.ok;
+        return unreached();
       }
       if (!result.conversations.length) {
         io.out("Nothing to forget: no conversation matches\n");
@@ -108,7 +119,7 @@ export async function main(
           } another process was reading the store: old copies of the forgotten pages stay in "history.db-wal" until the last process using the store closes it\n`,
         );
       }
-      return EXIT.ok;
+      return unreached();
     } finally {
       store.close();
     }

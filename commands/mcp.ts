@@ -3,14 +3,16 @@
 // same search, the same gate, read-only: it never writes the store, not even to upgrade it, and
 // says to run `logbook reindex` when the store needs that first). stdout carries only the
 // protocol; a stall line goes to stderr. Runs until the client closes stdin. `--allow-net` is for
-// `search_history` with `team` (the team database).
+// `search_history` with `team` (the team database). In a project with a mirror and no history
+// store (a container or another account that has only the checkout) it answers from the mirror.
 
 import type { Env } from "../lib/env.ts";
-import { loadContext, openStore } from "../lib/context.ts";
+import { loadContext, openStore, storeExists } from "../lib/context.ts";
 import { projectOf } from "../lib/paths.ts";
-import { openMirror } from "../lib/store/mirror.ts";
+import { lstatOrUndefined, mirrorPath, openMirror } from "../lib/store/mirror.ts";
 import { defineCommand, EXIT, run } from "./_command.ts";
 import { type Io, stdio } from "./_terminal/io.ts";
+import { safeText } from "./_terminal/safe_text.ts";
 
 export const spec = defineCommand({
   name: "mcp",
@@ -18,7 +20,11 @@ export const spec = defineCommand({
   usage: "logbook mcp [--mirror]",
   options: { mirror: { type: "boolean" } },
   optionHelp: [
-    ["--mirror", "answer from this project's mirror (.logbook/) instead of the history store"],
+    [
+      "--mirror",
+      "answer from this project's mirror (.logbook/) instead of the history store (without a " +
+      "history store, a project's mirror answers on its own)",
+    ],
   ],
   examples: ["claude mcp add logbook -- logbook mcp"],
   maxPositionals: 0,
@@ -40,9 +46,19 @@ export async function main(
       import("../servers/mcp/tools.ts"),
     ]);
     const here = projectOf(ctx.cwd);
+    // The history store when there is one: it holds every project, and is current. A mirror is
+    // for where there is none.
+    const mirror = values.mirror === true ||
+      (!storeExists(ctx) && lstatOrUndefined(mirrorPath(here.root, here.key)) !== undefined);
+    if (mirror && !values.mirror) {
+      io.err(
+        `note: no history store here; answering from this project's mirror ` +
+          `"${safeText(mirrorPath(here.root, here.key))}"\n`,
+      );
+    }
     const tools = new HistoryTools(
       ctx,
-      values.mirror
+      mirror
         ? () => openMirror(here.root, here.key)
         : () => openStore(ctx, { mustExist: true, readOnly: true, upgrade: false }),
     );

@@ -340,7 +340,8 @@ export function lineRows(
 /**
  * Joins the records that record `id` completes: earlier records of its conversation with its
  * message id from other sources leave the index and are marked joined (`show` places them with
- * it). Run again for a record derived again, it finds them joined already.
+ * it), each change noted in `record_changes`. Run again for a record derived again, it finds
+ * them joined already.
  */
 function joinCompleted(store: HistoryStore, id: number): void {
   const partners = store.stmt(
@@ -351,23 +352,33 @@ function joinCompleted(store: HistoryStore, id: number): void {
   ).all(id) as { id: number; flags: number }[];
   for (const p of partners) {
     for (const r of lineRows(store, p.id)) {
+      const flags = (r.flags & ~FLAG_INDEXED) | FLAG_JOINED;
+      if (flags === r.flags) continue;
       if (r.flags & FLAG_INDEXED) store.stmt("DELETE FROM fts WHERE rowid = ?").run(r.id);
-      store.stmt("UPDATE records SET flags = ? WHERE id = ?")
-        .run((r.flags & ~FLAG_INDEXED) | FLAG_JOINED, r.id);
+      store.stmt("UPDATE records SET flags = ? WHERE id = ?").run(flags, r.id);
+      // A project mirror that copied it as it was brings its copy up to date.
+      store.stmt("INSERT INTO record_changes (record_id) VALUES (?)").run(r.id);
     }
   }
 }
 
-/** Takes the record stored under `key` out of the index: a newer revision replaces it. */
+/**
+ * Takes the record stored under `key` out of the index: a newer revision replaces it. The change
+ * is noted in `record_changes`, for the project mirrors that copied the record as it was.
+ */
 function supersede(store: HistoryStore, sourceId: number, key: string): void {
   const row = store.stmt("SELECT record_id FROM record_keys WHERE source_id = ? AND key = ?")
     .get(sourceId, key) as { record_id: number } | undefined;
   if (!row) return;
   const unindex = store.stmt("DELETE FROM fts WHERE rowid = ?");
   const mark = store.stmt("UPDATE records SET flags = ? WHERE id = ?");
+  const changed = store.stmt("INSERT INTO record_changes (record_id) VALUES (?)");
   for (const r of lineRows(store, row.record_id)) {
+    const flags = (r.flags & ~FLAG_INDEXED) | FLAG_SUPERSEDED;
+    if (flags === r.flags) continue;
     if (r.flags & FLAG_INDEXED) unindex.run(r.id);
-    mark.run((r.flags & ~FLAG_INDEXED) | FLAG_SUPERSEDED, r.id);
+    mark.run(flags, r.id);
+    changed.run(r.id);
   }
 }
 

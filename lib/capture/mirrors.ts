@@ -1,9 +1,14 @@
 // Keeping project mirrors current (see `lib/store/mirror.ts` for what a mirror is): after each
 // capture, every project whose own `.logbook/config.json` says `"mirror": true` has its new
 // conversation rows and records copied, in small batches (at most 8 raw records, 32 conversation
-// rows each), from a cursor, so a record once copied is not read again. `.logbook/` is kept out
-// of Git through `.git/info/exclude`; when that cannot be ensured, or a link is on the way,
-// mirroring waits and the mirror's state says why.
+// rows each), from a cursor, so a record once copied is not read again. A record whose derived
+// columns change later (a newer revision takes an OpenCode part out of the index) is noted in
+// the main store's `record_changes`; each mirror follows that list from a cursor of its own and
+// updates its copies, 8 at a time. A mirror whose copies can no longer be trusted (the main store
+// was rebuilt, the list was trimmed past its cursor, or it holds an index older than this
+// build's) is emptied and copied again: it is small and derived. `.logbook/` is kept out of Git
+// through `.git/info/exclude`; when that cannot be ensured, or a link is on the way, mirroring
+// waits and the mirror's state says why.
 
 import { join } from "node:path";
 import { ConfigError, projectWantsMirror } from "../config.ts";
@@ -11,7 +16,7 @@ import type { Redactor } from "../gate.ts";
 import { ensureGitExcluded } from "../paths.ts";
 import { SymlinkRefusedError, writeFileAtomic } from "../private_fs.ts";
 import type { Adapter } from "../sources/adapter.ts";
-import { indexText } from "../store/cjk.ts";
+import { INDEX_UPGRADE_KEY, indexText } from "../store/cjk.ts";
 import { HistoryStore } from "../store/db.ts";
 import {
   CONVERSATIONS_PER_BATCH,
@@ -21,6 +26,7 @@ import {
   MIRRORS_KEY,
   type MirrorState,
   RECORDS_PER_BATCH,
+  refuseLinkedMirror,
 } from "../store/mirror.ts";
 import { type RecordRow, TextDeriver } from "../store/records.ts";
 import { FLAG_INDEXED, FLAG_SUPERSEDED } from "../store/schema.ts";
@@ -42,6 +48,8 @@ export function syncMirrors(store: HistoryStore, options: SyncOptions): MirrorSt
   const deadline = now() + (options.budgetMs ?? 2000);
   const known = store.getMeta<Record<string, MirrorState>>(MIRRORS_KEY) ?? {};
   const next: Record<string, MirrorState> = {};
+  // The change cursor of each mirror synced, so the list of changes can be trimmed.
+  const followed: number[] = [];
   const projects = store.stmt(
     `SELECT project_root AS root, min(project_key) AS key FROM conversations
      WHERE project_root IS NOT NULL AND project_key IS NOT NULL GROUP BY project_root`,
@@ -62,15 +70,43 @@ export function syncMirrors(store: HistoryStore, options: SyncOptions): MirrorSt
     }
     try {
       excludeFromGit(root);
-      next[root] = syncMirror(store, { root, key, path }, { ...options, now, deadline });
+      const synced = syncMirror(store, { root, key, path }, { ...options, now, deadline });
+      next[root] = synced.state;
+      followed.push(synced.changes);
     } catch (err) {
       next[root] = waiting(root, path, before, reasonOf(err));
     }
   }
   // A project no longer in the store keeps its entry (its mirror is still on disk).
   for (const [root, state] of Object.entries(known)) next[root] ??= state;
-  store.setMeta(MIRRORS_KEY, next);
+  store.transaction(() => {
+    store.setMeta(MIRRORS_KEY, next);
+    trimChanges(store, followed);
+  });
   return Object.values(next);
+}
+
+/** The main store's meta key: `record_changes` up to this seq were trimmed. */
+const CHANGES_TRIMMED_KEY = "record_changes_trimmed";
+
+/**
+ * Trims `record_changes` to what the mirrors synced in this pass have yet to read (everything
+ * when none is). A mirror that did not sync (waiting, off) and later finds the list trimmed
+ * past its cursor is copied afresh.
+ */
+function trimChanges(store: HistoryStore, followed: number[]): void {
+  const floor = followed.length ? Math.min(...followed) : lastChange(store);
+  if (floor <= (store.getMeta<number>(CHANGES_TRIMMED_KEY) ?? 0)) return;
+  store.stmt("DELETE FROM record_changes WHERE seq <= ?").run(floor);
+  store.setMeta(CHANGES_TRIMMED_KEY, floor);
+}
+
+/** The seq of the last change noted (0 for none). */
+function lastChange(store: HistoryStore): number {
+  const row = store.stmt("SELECT max(seq) AS seq FROM record_changes").get() as {
+    seq: number | null;
+  };
+  return Math.max(row.seq ?? 0, store.getMeta<number>(CHANGES_TRIMMED_KEY) ?? 0);
 }
 
 /** Whether `root` asks for a mirror; throws when its `.logbook` is a link or its config is bad. */
@@ -106,22 +142,53 @@ interface Target {
   path: string;
 }
 
-/** One mirror brought up to date, or as far as the deadline allows. */
-export function syncMirror(
+/** What a mirror keeps of its own progress, in its `meta` under "mirror". */
+interface MirrorMeta {
+  project: string;
+  /** The main store's last rebuild when the copy began (a rebuild starts it afresh). */
+  rebuild: string;
+  /** The last main-store record id copied. */
+  cursor: number;
+  /** The last `record_changes` seq applied (absent in a mirror an older build wrote). */
+  changes?: number;
+}
+
+/**
+ * One mirror brought up to date, or as far as the deadline allows; with the `record_changes`
+ * seq it has applied.
+ */
+function syncMirror(
   store: HistoryStore,
   target: Target,
   options: SyncOptions & { now: () => number; deadline: number },
-): MirrorState {
+): { state: MirrorState; changes: number } {
+  refuseLinkedMirror(target.root, target.path);
   const mirror = HistoryStore.open({ path: target.path, root: join(target.root, ".logbook") });
   try {
     const rebuild = JSON.stringify(store.getMeta("last_rebuild") ?? null);
-    const mine = mirror.getMeta<{ project: string; rebuild: string; cursor: number }>("mirror");
+    const mine = mirror.getMeta<MirrorMeta>("mirror");
     let cursor = mine?.cursor ?? 0;
-    if (mine && (mine.rebuild !== rebuild || mine.project !== target.root)) {
-      // The main store was rebuilt (its derived rows may differ): copy everything again.
+    let changes = mine?.changes ?? 0;
+    const trimmed = store.getMeta<number>(CHANGES_TRIMMED_KEY) ?? 0;
+    // Opening a mirror made before 0008 marked its index for the batched migration, which only
+    // the main store runs: the mirror is copied afresh with the index as this build makes it.
+    const oldIndex = mirror.getMeta(INDEX_UPGRADE_KEY) !== undefined;
+    const untrusted = mine !== undefined &&
+      (mine.rebuild !== rebuild || mine.project !== target.root || mine.changes === undefined ||
+        mine.changes < trimmed);
+    if (oldIndex || untrusted) {
+      // The main store was rebuilt (its derived rows may differ), or the copies may hold what
+      // later changed: copy everything again.
       clearMirror(mirror);
       cursor = 0;
     }
+    // A copy that starts now copies records as they are now: earlier changes are in it.
+    if (cursor === 0) changes = lastChange(store);
+    const save = () =>
+      mirror.setMeta(
+        "mirror",
+        { project: target.root, rebuild, cursor, changes } satisfies MirrorMeta,
+      );
     const joined = syncConversations(store, mirror, target.root);
     const ids = (mirror.stmt("SELECT id FROM conversations").all() as { id: number }[]).map((r) =>
       r.id
@@ -142,30 +209,51 @@ export function syncMirror(
         after = rows.at(-1)!.id;
       }
     }
-    let done = ids.length === 0;
-    while (!done && options.now() < options.deadline) {
+    // Records copied before their derived columns changed, brought up to date.
+    let changesDone = false;
+    for (;;) {
+      const noted = store.stmt(
+        "SELECT seq, record_id FROM record_changes WHERE seq > ? ORDER BY seq LIMIT ?",
+      ).all(changes, RECORDS_PER_BATCH) as { seq: number; record_id: number }[];
+      if (!noted.length) {
+        changesDone = true;
+        break;
+      }
+      if (options.now() >= options.deadline) break;
+      mirror.transaction(() => {
+        for (const { record_id } of noted) updateRecord(store, mirror, deriver, record_id);
+        changes = noted.at(-1)!.seq;
+        save();
+      });
+    }
+    let copied = ids.length === 0;
+    while (!copied && options.now() < options.deadline) {
       const rows = nextRecords(store, ids, cursor);
       if (rows.length === 0) {
-        done = true;
+        copied = true;
         break;
       }
       mirror.transaction(() => {
         for (const row of rows) copyRecord(store, mirror, deriver, row);
         cursor = rows.at(-1)!.id;
-        mirror.setMeta("mirror", { project: target.root, rebuild, cursor });
+        save();
       });
     }
-    if (!mine || done) mirror.setMeta("mirror", { project: target.root, rebuild, cursor });
+    const done = copied && changesDone;
+    if (!mine || done || cursor === 0) save();
     const counts = mirror.stmt(
       "SELECT (SELECT count(*) FROM conversations) AS c, (SELECT count(*) FROM records) AS r",
     ).get() as { c: number; r: number };
     return {
-      project: target.root,
-      path: target.path,
-      state: done ? "current" : "copying",
-      conversations: counts.c,
-      records: counts.r,
-      syncedAt: done ? options.now() : null,
+      state: {
+        project: target.root,
+        path: target.path,
+        state: done ? "current" : "copying",
+        conversations: counts.c,
+        records: counts.r,
+        syncedAt: done ? options.now() : null,
+      },
+      changes,
     };
   } finally {
     mirror.close();
@@ -228,14 +316,63 @@ function copyRecord(
     >;
     upsert(mirror, "sources", source);
   }
+  const held = mirror.stmt("SELECT flags FROM records WHERE id = ?").get(row.id) as
+    | { flags: number }
+    | undefined;
   upsert(mirror, "records", row as unknown as Record<string, unknown>);
-  if ((row.flags & FLAG_INDEXED) && !(row.flags & FLAG_SUPERSEDED)) {
-    mirror.stmt("DELETE FROM fts WHERE rowid = ?").run(row.id);
+  if (held && isIndexed(held.flags)) mirror.stmt("DELETE FROM fts WHERE rowid = ?").run(row.id);
+  if (isIndexed(row.flags)) {
     mirror.stmt("INSERT INTO fts (rowid, text) VALUES (?, ?)").run(
       row.id,
       indexText(deriver.textOf(row)),
     );
   }
+}
+
+/**
+ * A record the mirror copied, brought up to date with the main store's derived columns (raw
+ * bytes never change). Its raw bytes are read again only when it is to be indexed: when they
+ * are, its text is derived again.
+ */
+function updateRecord(
+  store: HistoryStore,
+  mirror: HistoryStore,
+  deriver: TextDeriver,
+  id: number,
+): void {
+  const held = mirror.stmt("SELECT flags FROM records WHERE id = ?").get(id) as
+    | { flags: number }
+    | undefined;
+  // Not copied yet (the copy reads it as it is), or forgotten (the conversation's sync drops it).
+  if (!held) return;
+  const now = store.stmt(
+    `SELECT conversation_id, ts, kind, role, message_id, part_id, flags FROM records WHERE id = ?`,
+  ).get(id) as Record<string, number | string | null> | undefined;
+  if (!now) return;
+  if (isIndexed(now.flags as number)) {
+    const row = store.stmt("SELECT * FROM records WHERE id = ?").get(id) as unknown as RecordRow;
+    copyRecord(store, mirror, deriver, row);
+    return;
+  }
+  mirror.stmt(
+    `UPDATE records SET conversation_id = ?, ts = ?, kind = ?, role = ?, message_id = ?,
+       part_id = ?, flags = ? WHERE id = ?`,
+  ).run(
+    now.conversation_id!,
+    now.ts!,
+    now.kind!,
+    now.role!,
+    now.message_id!,
+    now.part_id!,
+    now.flags!,
+    id,
+  );
+  if (isIndexed(held.flags)) mirror.stmt("DELETE FROM fts WHERE rowid = ?").run(id);
+}
+
+/** True for a record whose text is in the index. */
+function isIndexed(flags: number): boolean {
+  return (flags & FLAG_INDEXED) !== 0 && (flags & FLAG_SUPERSEDED) === 0;
 }
 
 function upsert(store: HistoryStore, table: string, row: Record<string, unknown>): void {
@@ -247,10 +384,14 @@ function upsert(store: HistoryStore, table: string, row: Record<string, unknown>
   ).run(...columns.map((c) => row[c] as null));
 }
 
+/** Empties a mirror for a copy afresh: its rows, its index, and any migration it was marked for. */
 function clearMirror(mirror: HistoryStore): void {
   mirror.transaction(() => {
-    mirror.db.exec("DELETE FROM fts; DELETE FROM records; DELETE FROM conversations;");
-    mirror.db.exec("DELETE FROM sources;");
+    mirror.db.exec(`INSERT INTO fts (fts) VALUES ('delete-all');
+      DELETE FROM records; DELETE FROM conversations; DELETE FROM sources;
+      DELETE FROM record_keys; DELETE FROM drift; DROP TABLE IF EXISTS fts_next;
+      DELETE FROM migration_batches;`);
+    for (const key of [INDEX_UPGRADE_KEY, "batched_migration", "mirror"]) mirror.deleteMeta(key);
   });
 }
 

@@ -93,6 +93,7 @@ class Rebuild {
         DELETE FROM conversations;
         DELETE FROM drift;
         DELETE FROM record_keys;
+        DELETE FROM record_changes;
         INSERT INTO fts (fts) VALUES ('delete-all');
         -- OR FAIL: no statement journal (with temp_store = MEMORY, a copy in memory of every
         -- page it changes, the whole table); this transaction is rolled back whole on failure.

@@ -2,11 +2,18 @@
 // text index (`fts_next`) filled in bounded batches from the records, each record's text derived
 // again from its raw bytes and indexed with CJK bigrams (`cjk.ts`), then verified and switched in
 // for `fts`. Until then searches use `fts` (and CJK queries the literal scan).
+//
+// The index keeps no text to read back, but FTS5 lists what it holds: every term of every
+// record at its position (`fts5vocab`, "instance"), in term order. Verification derives each
+// batch's text again, indexes it in a scratch table to list its instances the same way, and
+// compares both lists as digests (`migration_digest.ts`).
 
+import type { DatabaseSync } from "node:sqlite";
 import type { Adapter } from "../sources/adapter.ts";
 import type { Redactor } from "../gate.ts";
 import type { HistoryStore } from "./db.ts";
 import { type BatchedStep, RowHash, type SourceRow } from "./batched_migration.ts";
+import type { ItemSink } from "./migration_digest.ts";
 import { CJK_MIGRATION, INDEX_UPGRADE_KEY, indexText } from "./cjk.ts";
 import { type RecordRow, TextDeriver } from "./records.ts";
 import { FLAG_INDEXED } from "./schema.ts";
@@ -16,6 +23,42 @@ interface IndexSource extends SourceRow {
   flags: number;
   /** The stored row (raw as stored), for an indexed record; null for one out of the index. */
   record: RecordRow | null;
+}
+
+/** How the index tokenizes; the scratch index of a verification must do the same. */
+const TOKENIZE = "unicode61 remove_diacritics 2";
+
+/** Where the SQL function `logbook_index_item` sends the instances it is given, per connection. */
+const sinks = new WeakMap<DatabaseSync, { add: ItemSink | null }>();
+
+/** Runs `sql`, whose rows are instances passed to `logbook_index_item`, sending them to `add`. */
+function eachInstance(
+  store: HistoryStore,
+  add: ItemSink,
+  sql: string,
+  ...params: string[]
+): { n: number; last: string | null } {
+  let slot = sinks.get(store.db);
+  if (!slot) {
+    const created: { add: ItemSink | null } = { add: null };
+    // A function rather than rows read one by one: it costs a third as much per instance.
+    store.db.function(
+      "logbook_index_item",
+      { deterministic: false, directOnly: true },
+      (doc, offset, term) => {
+        created.add!(Number(doc), `${offset}:${term}`);
+        return 0;
+      },
+    );
+    sinks.set(store.db, created);
+    slot = created;
+  }
+  slot.add = add;
+  try {
+    return store.stmt(sql).get(...params) as { n: number; last: string | null };
+  } finally {
+    slot.add = null;
+  }
 }
 
 /** The batched step that builds `fts_next` with CJK bigrams and switches it in for `fts`. */
@@ -43,7 +86,7 @@ export function cjkIndexStep(
           text,
           content = '',
           contentless_delete = 1,
-          tokenize = 'unicode61 remove_diacritics 2'
+          tokenize = '${TOKENIZE}'
         );
         INSERT INTO fts_next (fts_next, rank) VALUES ('automerge', 16);`);
     },
@@ -80,6 +123,67 @@ export function cjkIndexStep(
       ).all(first, last) as { id: number; sz: Uint8Array }[];
       for (const row of rows) hash.value(row.id).value(row.sz).endRow();
     },
+    expectTarget(store, rows, add) {
+      ensureTemp(
+        store,
+        "fts_verify_instances",
+        `CREATE VIRTUAL TABLE IF NOT EXISTS temp.fts_verify USING fts5(
+          text, content = '', contentless_delete = 1, tokenize = '${TOKENIZE}');
+        CREATE VIRTUAL TABLE temp.fts_verify_instances
+          USING fts5vocab(temp, fts_verify, instance);`,
+      );
+      store.stmt("INSERT INTO temp.fts_verify (fts_verify) VALUES ('delete-all')").run();
+      const insert = store.stmt("INSERT INTO temp.fts_verify (rowid, text) VALUES (?, ?)");
+      for (const row of rows) {
+        if (!row.record) continue;
+        // As `write` indexes it.
+        const text = indexText(deriver.textOf(row.record));
+        if (text) insert.run(row.id, text);
+      }
+      eachInstance(
+        store,
+        add,
+        `SELECT count(logbook_index_item(doc, offset, term)) AS n, NULL AS last
+         FROM temp.fts_verify_instances`,
+      );
+    },
+    scanTarget(store, cursor, limit, add) {
+      ensureTemp(
+        store,
+        "fts_next_instances",
+        "CREATE VIRTUAL TABLE temp.fts_next_instances USING fts5vocab(main, fts_next, instance)",
+      );
+      // A step ends before the term at `limit` instances on, so no term is split between two
+      // (a single term with more instances is read alone).
+      const ends = store.stmt(
+        "SELECT term FROM temp.fts_next_instances WHERE term > ? LIMIT 1 OFFSET ?",
+      ).get(cursor, limit) as { term: string } | undefined;
+      const item = "count(logbook_index_item(doc, offset, term)) AS n, max(term) AS last";
+      if (!ends) {
+        eachInstance(
+          store,
+          add,
+          `SELECT ${item} FROM temp.fts_next_instances WHERE term > ?`,
+          cursor,
+        );
+        return null;
+      }
+      const before = eachInstance(
+        store,
+        add,
+        `SELECT ${item} FROM temp.fts_next_instances WHERE term > ? AND term < ?`,
+        cursor,
+        ends.term,
+      );
+      if (before.n > 0) return before.last!;
+      eachInstance(
+        store,
+        add,
+        `SELECT ${item} FROM temp.fts_next_instances WHERE term = ?`,
+        ends.term,
+      );
+      return ends.term;
+    },
     range(store, first, last) {
       const rows = store.stmt(
         `SELECT id, flags, length(raw) AS size FROM records WHERE id BETWEEN ? AND ? ORDER BY id`,
@@ -87,11 +191,27 @@ export function cjkIndexStep(
       return rows.map(read);
     },
     switchOver(store) {
+      dropScratch(store);
       store.db.exec("DROP TABLE fts; ALTER TABLE fts_next RENAME TO fts;");
       store.deleteMeta(INDEX_UPGRADE_KEY);
     },
     discard(store) {
+      dropScratch(store);
       store.db.exec("DROP TABLE IF EXISTS fts_next");
     },
   };
+}
+
+/** Creates a temporary table of this connection with `sql` unless `name` is there. */
+function ensureTemp(store: HistoryStore, name: string, sql: string): void {
+  // Looked up each time: a transaction rolled back takes the table with it.
+  if (store.stmt("SELECT 1 AS ok FROM temp.sqlite_schema WHERE name = ?").get(name)) return;
+  store.db.exec(sql);
+}
+
+/** The verification's tables of this connection (temporary, never in the store file). */
+function dropScratch(store: HistoryStore): void {
+  store.db.exec(`DROP TABLE IF EXISTS temp.fts_next_instances;
+    DROP TABLE IF EXISTS temp.fts_verify_instances;
+    DROP TABLE IF EXISTS temp.fts_verify;`);
 }

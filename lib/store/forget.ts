@@ -3,7 +3,7 @@
 
 import { HistoryStore } from "./db.ts";
 import { findConversation } from "./conversations.ts";
-import { forgetInMirrors } from "./mirror.ts";
+import { forgetInMirrors, type UnreachedMirror } from "./mirror.ts";
 import type { ConversationRow } from "./records.ts";
 import { refreshTotals } from "./status.ts";
 
@@ -45,6 +45,8 @@ export interface ForgetResult {
   walEmptied: boolean;
   /** Conversations removed from project mirrors too (see `mirror.ts`). */
   fromMirrors: number;
+  /** Project mirrors that could not be opened: they still hold what was forgotten. */
+  mirrorsUnreached: UnreachedMirror[];
 }
 
 /**
@@ -76,6 +78,7 @@ export function forget(
       pagesFreed: 0,
       walEmptied: true,
       fromMirrors: 0,
+      mirrorsUnreached: [],
     };
   }
   const now = options.now ?? Date.now();
@@ -117,7 +120,7 @@ export function forget(
   }
   const freed = giveSpaceBack(store);
   // What was forgotten leaves the project mirrors too.
-  const fromMirrors = forgetInMirrors(store, items.map((item) => item.conversation));
+  const mirrors = forgetInMirrors(store, items.map((item) => item.conversation));
   return {
     conversations: items,
     records,
@@ -125,7 +128,8 @@ export function forget(
     storeBytes: { before, after: fileBytes(store) },
     dryRun: false,
     ...freed,
-    fromMirrors,
+    fromMirrors: mirrors.removed,
+    mirrorsUnreached: mirrors.unreached,
   };
 }
 

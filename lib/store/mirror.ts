@@ -54,21 +54,42 @@ export function dropConversation(mirror: HistoryStore, id: number): void {
   mirror.stmt("DELETE FROM conversations WHERE id = ?").run(id);
 }
 
+/** A mirror `forget` could not reach, and why: it still holds what was forgotten. */
+export interface UnreachedMirror {
+  project: string;
+  path: string;
+  reason: string;
+}
+
 /**
  * Removes conversations (by key) from every mirror the main store lists, as `forget` removes them
- * from the main store. Returns how many mirror rows went; a mirror that cannot be opened is skipped.
+ * from the main store. Returns how many mirror rows went, and the mirrors that could not be
+ * opened (a mirror file that is gone holds nothing, and is not one of them).
  */
-export function forgetInMirrors(store: HistoryStore, keys: readonly string[]): number {
-  if (!keys.length) return 0;
+export function forgetInMirrors(
+  store: HistoryStore,
+  keys: readonly string[],
+): { removed: number; unreached: UnreachedMirror[] } {
+  const unreached: UnreachedMirror[] = [];
+  if (!keys.length) return { removed: 0, unreached };
   let removed = 0;
   for (const state of listMirrors(store)) {
     let mirror: HistoryStore;
     try {
+      // Opening for writing would create a mirror that is not there (in a project moved away).
+      if (!lstatOrUndefined(state.path)) continue;
+      refuseLinkedMirror(state.project, state.path);
       mirror = HistoryStore.open({ path: state.path, root: join(state.project, ".logbook") });
-    } catch {
+    } catch (err) {
+      unreached.push({
+        project: state.project,
+        path: state.path,
+        reason: err instanceof Error ? err.message : String(err),
+      });
       continue;
     }
     try {
+      let here = 0;
       mirror.transaction(() => {
         for (const key of keys) {
           const row = mirror.stmt("SELECT id FROM conversations WHERE key = ?").get(key) as
@@ -76,15 +97,28 @@ export function forgetInMirrors(store: HistoryStore, keys: readonly string[]): n
             | undefined;
           if (!row) continue;
           dropConversation(mirror, row.id);
-          removed++;
+          here++;
         }
       });
-      if (removed) mirror.db.exec("INSERT INTO fts (fts) VALUES ('optimize')");
+      if (here) mirror.db.exec("INSERT INTO fts (fts) VALUES ('optimize')");
+      removed += here;
     } finally {
       mirror.close();
     }
   }
-  return removed;
+  return { removed, unreached };
+}
+
+/**
+ * Refuses (SymlinkRefusedError) a mirror with a link on its way: the project's `.logbook`, the
+ * mirror file, or the `-wal` and `-shm` files SQLite opens beside it.
+ */
+export function refuseLinkedMirror(root: string, path: string): void {
+  for (const place of [join(root, ".logbook"), path, `${path}-wal`, `${path}-shm`]) {
+    if (lstatOrUndefined(place)?.isSymlink) {
+      throw new SymlinkRefusedError(place, `the project "${root}"`);
+    }
+  }
 }
 
 /** `lstat`, or undefined where nothing is. */
@@ -103,9 +137,7 @@ export function lstatOrUndefined(path: string): Deno.FileInfo | undefined {
 export function openMirror(root: string, key: string): HistoryStore {
   const dir = join(root, ".logbook");
   const path = mirrorPath(root, key);
-  for (const place of [dir, path]) {
-    if (lstatOrUndefined(place)?.isSymlink) throw new SymlinkRefusedError(place);
-  }
+  refuseLinkedMirror(root, path);
   if (!lstatOrUndefined(path)) {
     throw new Error(
       `No mirror for the project "${root}": run "logbook mirror enable" there, then capture`,

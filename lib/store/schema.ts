@@ -20,7 +20,8 @@
 // conversations. Derived: one row per conversation (`<agent>:<native id>`), with its project,
 // cwd, title, first and last times and counts, updated as records arrive. `record_keys` lets a
 // newer revision of a keyed record (an OpenCode part) find the one it replaces; the older one
-// is kept raw and leaves the index (FLAG_SUPERSEDED). `drift` counts what capture could not
+// is kept raw and leaves the index (FLAG_SUPERSEDED), and `record_changes` notes it for the
+// project mirrors that copied it as it was. `drift` counts what capture could not
 // understand, per agent version. `tombstones` names what `forget` removed, so capture does not
 // bring it back.
 //
@@ -303,5 +304,19 @@ export const MIGRATIONS: readonly Migration[] = [
     name: "0009_conversation_agent_type",
     readersWait: true,
     sql: "ALTER TABLE conversations ADD COLUMN agent_type TEXT;",
+  },
+  {
+    // Records whose derived columns changed after they were written (a newer revision of an
+    // OpenCode part, or the record a copy completes, took them out of the index), in the order
+    // they changed. Project mirrors copy a record once and read this to bring their copies up
+    // to date; it is trimmed to what they still need. Derived: a rebuild empties it.
+    name: "0010_record_changes",
+    readersWait: true,
+    sql: `
+      CREATE TABLE record_changes (
+        seq INTEGER PRIMARY KEY,
+        record_id INTEGER NOT NULL
+      ) STRICT;
+    `,
   },
 ];

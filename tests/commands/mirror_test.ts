@@ -1,6 +1,8 @@
 // Project mirrors end to end: `mirror enable` in a Git project, capture keeping the copy current,
 // `search --mirror` from the project and from a linked worktree, the exclude entry written once,
-// a linked `.logbook` refused, `forget` and `delete-user-data` reaching the mirror.
+// a linked `.logbook`, `-wal` or `-shm` refused, mirroring that waits while the exclude file
+// cannot be written, a mirror made before 0008 copied again with the current index, `forget`
+// and `delete-user-data` reaching the mirror (and `forget` saying which mirror it could not).
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -9,6 +11,9 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { claudeTranscript, placeClaudeTranscript } from "../_claude_transcript.ts";
 import { childBaseEnv, makeWorld, ROOT, runCli, taskFlags } from "../_helpers.ts";
+import { makeStoreOld, messageText } from "../_old_store.ts";
+import { loadContext, redactorFor } from "../../lib/context.ts";
+import { HistoryStore } from "../../lib/store/db.ts";
 
 const ALPHA = "7d3c1a52-6f0e-4b8d-9a21-3e5f7c9b1d04";
 const BETA = "c81f4e26-2b7a-4d39-8e05-6a1d9f3c7b52";
@@ -117,27 +122,48 @@ Deno.test("project mirrors: enable, capture, search --mirror, worktree, exclude,
       assert.equal(fixture.code, 1, "another project's words are not in the mirror");
     });
 
-    await t.step("logbook mcp --mirror answers from the mirror", async () => {
-      const transport = new StdioClientTransport({
-        command: Deno.execPath(),
-        args: ["run", ...taskFlags("mcp"), "--quiet", join(ROOT, "commands", "mcp.ts"), "--mirror"],
-        env: { ...childBaseEnv(), ...inProject },
-        stderr: "pipe",
-      });
-      const client = new Client({ name: "logbook-test", version: "1.0.0" });
-      await client.connect(transport);
-      try {
-        const listed = await client.callTool({
-          name: "list_conversations",
-          arguments: { all_projects: true },
-        });
-        const ids = (listed.structuredContent as { conversations: { id: string }[] })
-          .conversations.map((c) => c.id).sort();
-        assert.deepEqual(ids, [`claude:${ALPHA}`, `claude:${BETA}`].sort());
-      } finally {
-        await client.close();
-      }
-    });
+    await t.step(
+      "logbook mcp answers from the mirror with --mirror, or where no store is",
+      async () => {
+        /** The conversation ids `logbook mcp` lists with `args` and the variables `vars`. */
+        const listed = async (args: string[], vars: Record<string, string>) => {
+          const transport = new StdioClientTransport({
+            command: Deno.execPath(),
+            args: [
+              "run",
+              ...taskFlags("mcp"),
+              "--quiet",
+              join(ROOT, "commands", "mcp.ts"),
+              ...args,
+            ],
+            env: { ...childBaseEnv(), ...vars },
+            stderr: "pipe",
+          });
+          const client = new Client({ name: "logbook-test", version: "1.0.0" });
+          await client.connect(transport);
+          try {
+            const result = await client.callTool({
+              name: "list_conversations",
+              arguments: { all_projects: true },
+            });
+            return (result.structuredContent as { conversations: { id: string }[] })
+              .conversations.map((c) => c.id).sort();
+          } finally {
+            await client.close();
+          }
+        };
+        const mine = [`claude:${ALPHA}`, `claude:${BETA}`].sort();
+        assert.deepEqual(await listed(["--mirror"], inProject), mine);
+        // With the history store there, it answers (every project) even in a mirrored project.
+        const all = await listed([], inProject);
+        for (const id of [...mine, `claude:${OTHER}`]) assert.ok(all.includes(id), id);
+        // Where there is no history store (a container with only the checkout), the mirror.
+        const empty = join(world.dir, "no-store");
+        await Deno.mkdir(empty);
+        assert.deepEqual(await listed([], { ...inProject, LOGBOOK_DATA_DIR: empty }), mine);
+        assert.deepEqual([...Deno.readDirSync(empty)], [], "nothing written where no store is");
+      },
+    );
 
     await t.step("capture keeps it current; the exclude entry is written once", async () => {
       await Deno.writeTextFile(alpha, transcript(ALPHA, project, "kestrel", 3));
@@ -241,6 +267,170 @@ Deno.test("mirror: disable removes the file; a bad action is a usage error", asy
     const bad = await runCli("mirror", ["sideways"], vars);
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /Unknown action "sideways"/);
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("a mirror made before 0008 is copied again with the current index: search --mirror uses it", async () => {
+  const world = await makeWorld();
+  const project = join(world.dir, "cjk");
+  // Messages with CJK among others (`messageText` puts CJK in one message of five).
+  const turns = Array.from(
+    { length: 8 },
+    (_, i): [string, string] => [messageText(2 * i), messageText(2 * i + 1)],
+  );
+  await placeClaudeTranscript(world, project, ALPHA, claudeTranscript(ALPHA, project, turns));
+  const inProject = { ...world.vars, INIT_CWD: project };
+  try {
+    assert.equal((await runCli("reindex", ["--quiet"], world.vars)).code, 0);
+    assert.equal((await runCli("mirror", ["enable"], inProject)).code, 0);
+    const path = mirrorFile(project);
+    const mirror = HistoryStore.open({ path, root: join(project, ".logbook") });
+    try {
+      makeStoreOld(mirror, redactorFor(loadContext({ env: world.env })));
+    } finally {
+      mirror.close();
+    }
+    const old = await runCli("search", ["--mirror", "缓存策略"], inProject);
+    assert.equal(old.code, 0, old.stderr);
+    assert.match(old.stderr, /note: .*until reindex upgrades it/, "the old mirror's literal scan");
+
+    for (const args of [["--quiet"], ["--quiet"], ["--rebuild", "--quiet"]]) {
+      const run = await runCli("reindex", args, world.vars);
+      assert.equal(run.code, 0, run.stderr);
+      const found = await runCli("search", ["--mirror", "缓存策略", "--json"], inProject);
+      assert.equal(found.code, 0, found.stderr);
+      assert.doesNotMatch(found.stderr, /note:/, `the index answers after reindex ${args}`);
+      const hits = found.stdout.trim().split("\n");
+      const main = await runCli("search", ["缓存策略", "--json"], world.vars);
+      assert.ok(hits.length >= 2);
+      assert.equal(hits.length, main.stdout.trim().split("\n").length, "as many as the store's");
+    }
+    const copy = new DatabaseSync(path, { readOnly: true });
+    try {
+      assert.equal(
+        copy.prepare("SELECT value FROM meta WHERE key = 'index_upgrade'").get(),
+        undefined,
+        "no mark left",
+      );
+    } finally {
+      copy.close();
+    }
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("mirroring waits while .git/info/exclude cannot be written, and status says why", async () => {
+  const world = await makeWorld();
+  const project = join(world.dir, "repo");
+  await Deno.mkdir(project, { recursive: true });
+  await git(project, "init", "-q");
+  const exclude = join(project, ".git", "info", "exclude");
+  // A directory where the file should be: nothing can be written there.
+  await Deno.remove(exclude).catch(() => {});
+  await Deno.mkdir(exclude, { recursive: true });
+  await Deno.mkdir(join(project, ".logbook"));
+  await Deno.writeTextFile(join(project, ".logbook", "config.json"), '{"mirror": true}\n');
+  await placeClaudeTranscript(world, project, ALPHA, transcript(ALPHA, project, "plover"));
+  try {
+    assert.equal((await runCli("reindex", ["--quiet"], world.vars)).code, 0);
+    assert.deepEqual(
+      [...Deno.readDirSync(join(project, ".logbook"))].map((e) => e.name),
+      ["config.json"],
+      "no mirror is written",
+    );
+    const status = await runCli("status", [], world.vars);
+    assert.equal(status.code, 0, status.stderr);
+    assert.match(status.stdout, /mirrors: 1/);
+    assert.match(
+      status.stdout,
+      /repo: waiting: cannot keep \.logbook\/ out of Git through \.git\/info\/exclude \(.+\); mirroring waits until it can/,
+    );
+    const json = JSON.parse((await runCli("status", ["--json"], world.vars)).stdout);
+    assert.equal(json.store.mirrors[0].state, "waiting");
+
+    // Once it can be written, the next capture writes it and fills the mirror.
+    await Deno.remove(exclude);
+    assert.equal((await runCli("reindex", ["--quiet"], world.vars)).code, 0);
+    assert.equal((await Deno.readTextFile(exclude)).trim(), ".logbook/");
+    const after = await runCli("status", [], world.vars);
+    assert.match(after.stdout, /repo: current, 1 conversation\b/);
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("a linked -wal or -shm beside the mirror is refused: mirroring waits and says so", async () => {
+  const world = await makeWorld();
+  const project = join(world.dir, "walled");
+  await placeClaudeTranscript(world, project, ALPHA, transcript(ALPHA, project, "avocet"));
+  const inProject = { ...world.vars, INIT_CWD: project };
+  const elsewhere = join(world.dir, "elsewhere");
+  await Deno.writeTextFile(elsewhere, "");
+  try {
+    assert.equal((await runCli("reindex", ["--quiet"], world.vars)).code, 0);
+    assert.equal((await runCli("mirror", ["enable"], inProject)).code, 0);
+    const path = mirrorFile(project);
+    for (const suffix of ["-wal", "-shm"]) {
+      await Deno.symlink(elsewhere, path + suffix);
+      assert.equal((await runCli("reindex", ["--quiet"], world.vars)).code, 0);
+      const status = await runCli("status", [], world.vars);
+      assert.match(
+        status.stdout,
+        new RegExp(`walled: waiting: a link is on the way: .*"${path}${suffix}"`),
+      );
+      assert.doesNotMatch(status.stdout, /unable to open database file/);
+      const search = await runCli("search", ["--mirror", "avocet"], inProject);
+      assert.equal(search.code, 1);
+      assert.match(search.stderr, new RegExp(`symbolic link "${path}${suffix}"`));
+      assert.equal(await Deno.readTextFile(elsewhere), "", "nothing written through the link");
+      await Deno.remove(path + suffix);
+    }
+    assert.equal((await runCli("reindex", ["--quiet"], world.vars)).code, 0);
+    assert.match((await runCli("status", [], world.vars)).stdout, /walled: current/);
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("forget says which mirror it could not open, and exits 1; a mirror gone is no failure", async () => {
+  const world = await makeWorld();
+  const project = join(world.dir, "kept");
+  const gone = join(world.dir, "moved-away");
+  await placeClaudeTranscript(world, project, ALPHA, transcript(ALPHA, project, "dunlin"));
+  await placeClaudeTranscript(world, project, BETA, transcript(BETA, project, "sanderling"));
+  await placeClaudeTranscript(world, gone, OTHER, transcript(OTHER, gone, "turnstone"));
+  try {
+    assert.equal((await runCli("reindex", ["--quiet"], world.vars)).code, 0);
+    assert.equal(
+      (await runCli("mirror", ["enable"], { ...world.vars, INIT_CWD: project })).code,
+      0,
+    );
+    assert.equal((await runCli("mirror", ["enable"], { ...world.vars, INIT_CWD: gone })).code, 0);
+    // One mirror damaged beyond opening, the other project moved away with its mirror.
+    const path = mirrorFile(project);
+    await Deno.writeTextFile(path, "this is not a SQLite database, only text in its place\n");
+    await Deno.remove(gone, { recursive: true });
+
+    const forgot = await runCli("forget", [`claude:${ALPHA}`, "--yes"], world.vars);
+    assert.equal(forgot.code, 1, forgot.stdout + forgot.stderr);
+    assert.match(forgot.stdout, /Forgot 1 conversation/);
+    assert.match(
+      forgot.stderr,
+      new RegExp(
+        `error: the project mirror "${path}" could not be opened \\(.+\\): it still holds`,
+      ),
+    );
+    assert.doesNotMatch(forgot.stderr, /moved-away/);
+    assert.throws(() => Deno.statSync(gone), "forget does not make the moved project again");
+
+    const json = await runCli("forget", [`claude:${BETA}`, "--yes", "--json"], world.vars);
+    assert.equal(json.code, 1);
+    const result = JSON.parse(json.stdout);
+    assert.equal(result.conversations.length, 1);
+    assert.deepEqual(result.mirrorsUnreached.map((m: { path: string }) => m.path), [path]);
   } finally {
     await world.cleanup();
   }

@@ -1,15 +1,22 @@
 // Mirror sync in small batches: a pass out of time leaves the mirror "copying" at a batch
-// boundary, the next one goes on from its cursor, and a rebuilt main store is copied afresh.
+// boundary, the next one goes on from its cursor, a rebuilt main store is copied afresh, a sync
+// with nothing new reads no record, and a record whose flags change after its copy (an
+// OpenCode part revised, a tool output's preview its output file completes) is brought up to
+// date.
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { redactorFor } from "../../../lib/context.ts";
+import { DatabaseSync, type StatementSync } from "node:sqlite";
+import { loadContext, redactorFor } from "../../../lib/context.ts";
 import { ADAPTERS } from "../../../lib/sources/mod.ts";
 import { HistoryStore } from "../../../lib/store/db.ts";
+import { search } from "../../../lib/store/search.ts";
 import { syncMirrors } from "../../../lib/capture/mirrors.ts";
 import { listMirrors, RECORDS_PER_BATCH } from "../../../lib/store/mirror.ts";
+import { fixtureIds, updatePart } from "../../../fixtures/opencode/make_db.ts";
 import { claudeTranscript } from "../../_claude_transcript.ts";
-import { captureWorld, makeWorld, withStore } from "../../_helpers.ts";
+import { captureWorld, makeWorld, manifest, withStore } from "../../_helpers.ts";
+import { renameSync } from "node:fs";
 
 const SESSION = "3a6f1c84-9e2d-4b57-a0c3-5d8e1f7b2a96";
 
@@ -77,6 +84,186 @@ Deno.test("a mirror is copied in batches of at most 8 records and resumes from i
       assert.equal(again.state, "current");
       assert.equal(mirrored(again.path).records, 30);
     });
+  } finally {
+    await world.cleanup();
+  }
+});
+
+/**
+ * Counts the rows the store's statements that read `records` give back (every statement of
+ * the sync and the text it derives is prepared through `stmt`).
+ */
+function countRecordReads(store: HistoryStore): { rows: number } {
+  const count = { rows: 0 };
+  const prepare = store.stmt.bind(store);
+  store.stmt = (sql: string): StatementSync => {
+    const statement = prepare(sql);
+    if (!/\brecords\b/.test(sql)) return statement;
+    return new Proxy(statement, {
+      get(target, name) {
+        const value = Reflect.get(target, name) as unknown;
+        if (typeof value !== "function") return value;
+        if (name === "get") {
+          return (...args: never[]) => {
+            const row = target.get(...args);
+            if (row) count.rows++;
+            return row;
+          };
+        }
+        if (name === "all") {
+          return (...args: never[]) => {
+            const rows = target.all(...args);
+            count.rows += rows.length;
+            return rows;
+          };
+        }
+        if (name === "iterate") {
+          return function* (...args: never[]) {
+            for (const row of target.iterate(...args)) {
+              count.rows++;
+              yield row;
+            }
+          };
+        }
+        return (value as (...a: unknown[]) => unknown).bind(target);
+      },
+    });
+  };
+  return count;
+}
+
+Deno.test("a mirror sync with nothing new reads no record", async () => {
+  const world = await makeWorld();
+  const project = join(world.dir, "proj");
+  await Deno.mkdir(join(project, ".logbook"), { recursive: true });
+  await Deno.writeTextFile(join(project, ".logbook", "config.json"), '{"mirror": true}');
+  const folder = join(world.claude, "projects", project.replaceAll("/", "-"));
+  await Deno.mkdir(folder, { recursive: true });
+  await Deno.writeTextFile(join(folder, `${SESSION}.jsonl`), lines(project, 30));
+  try {
+    await captureWorld(world);
+    withStore(world, (store, ctx) => {
+      const options = { adapters: ADAPTERS, redact: redactorFor(ctx) };
+      const reads = countRecordReads(store);
+      // Copied afresh, every record is read once.
+      Deno.removeSync(listMirrors(store)[0]!.path);
+      assert.equal(syncMirrors(store, options)[0]!.state, "current");
+      assert.ok(reads.rows >= 30, `${reads.rows} record rows read by the first sync`);
+      reads.rows = 0;
+      const again = syncMirrors(store, options)[0]!;
+      assert.equal(again.state, "current");
+      assert.equal(again.records, 30);
+      assert.equal(reads.rows, 0, "the second sync read no record");
+    });
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("an OpenCode part revised after its copy leaves the mirror's index; the new text is found once", async () => {
+  const world = await makeWorld({ fixtures: ["opencode"] });
+  const project = join(world.dir, "harbor");
+  await Deno.mkdir(join(project, ".logbook"), { recursive: true });
+  await Deno.writeTextFile(join(project, ".logbook", "config.json"), '{"mirror": true}');
+  // The fixture's sessions, moved into this project.
+  const opencodeDb = join(world.xdgData, "opencode", "opencode.db");
+  const db = new DatabaseSync(opencodeDb);
+  db.prepare("UPDATE session SET directory = ?").run(project);
+  db.close();
+  const ids = fixtureIds();
+  try {
+    await captureWorld(world);
+    const mirror = withStore(world, (store) => listMirrors(store)[0]!);
+    assert.equal(mirror.state, "current");
+    const redact = redactorFor(loadContext({ env: world.env }));
+    const find = (query: string) => {
+      const store = HistoryStore.open({ path: mirror.path, root: join(project, ".logbook") });
+      try {
+        return search(store, ADAPTERS, redact, { query, limit: 50 }).hits;
+      } finally {
+        store.close();
+      }
+    };
+    assert.equal(find("replicas").length, 1, "the first revision is in the mirror");
+
+    // OpenCode stamps an update with the current time: after every row already read.
+    updatePart(
+      opencodeDb,
+      ids.revisablePart,
+      "Done: the amber-quiver buckets now live in Redis (juniper-osprey), shared by every instance.",
+      ids.maxPartTimeUpdated + 60_000,
+    );
+    await captureWorld(world);
+    assert.equal(find("replicas").length, 0, "a word only the old revision had");
+    assert.equal(find("juniper-osprey").length, 1, "the new text");
+    assert.equal(find("amber-quiver").length, 1, "a word of both revisions, found once");
+    // Row for row, the mirror's records are the store's: the old revision kept raw, flagged.
+    const rows = (path: string) => {
+      const conn = new DatabaseSync(path, { readOnly: true });
+      try {
+        return conn.prepare(
+          "SELECT id, flags, kind, part_id FROM records WHERE part_id = ? ORDER BY id",
+        ).all(ids.revisablePart);
+      } finally {
+        conn.close();
+      }
+    };
+    const held = rows(mirror.path);
+    assert.equal(held.length, 2);
+    assert.deepEqual(held, rows(join(world.data, "history.db")));
+    withStore(world, (store) => {
+      assert.equal(
+        (store.db.prepare("SELECT count(*) AS n FROM record_changes").get() as { n: number }).n,
+        0,
+        "the changes the mirror applied are trimmed",
+      );
+    });
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("a tool output's preview that its output file completes after the copy leaves the mirror's index", async () => {
+  const world = await makeWorld({ fixtures: ["claude"] });
+  const entry = manifest<{ case: string; path: string; cwd: string; sidecars: { path: string }[] }>(
+    "claude",
+  ).find((e) => e.case === "persisted-output")!;
+  // The fixture's session, moved into a mirrored project, its output file held back.
+  const project = join(world.dir, "ledger");
+  await Deno.mkdir(join(project, ".logbook"), { recursive: true });
+  await Deno.writeTextFile(join(project, ".logbook", "config.json"), '{"mirror": true}');
+  const transcript = join(world.claude, entry.path);
+  await Deno.writeTextFile(
+    transcript,
+    (await Deno.readTextFile(transcript)).replaceAll(`"${entry.cwd}"`, JSON.stringify(project)),
+  );
+  const output = join(world.claude, entry.sidecars[0]!.path);
+  const held = join(world.dir, "held.txt");
+  renameSync(output, held);
+  const redact = redactorFor(loadContext({ env: world.env }));
+  // Words of the 2 KB preview, which the whole output holds too.
+  const query = '"ledger_012 round-trips its fixture"';
+  const find = () => {
+    const path = withStore(
+      world,
+      (store) => listMirrors(store).find((m) => m.project === project)!.path,
+    );
+    const store = HistoryStore.open({ path, root: join(project, ".logbook") });
+    try {
+      return search(store, ADAPTERS, redact, { query, limit: 50 }).hits;
+    } finally {
+      store.close();
+    }
+  };
+  try {
+    await captureWorld(world);
+    const [preview] = find();
+    assert.ok(preview, "the preview is in the mirror");
+    renameSync(held, output);
+    await captureWorld(world);
+    const hits = find();
+    assert.equal(hits.length, 1, "found once, in the whole output");
+    assert.notEqual(hits[0]!.record, preview.record, "not in the preview");
   } finally {
     await world.cleanup();
   }

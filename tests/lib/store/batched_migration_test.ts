@@ -3,11 +3,13 @@
 // detected, latched and kept, and `reindex --retry` that repairs it.
 
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
 import { loadContext, openStore, redactorFor } from "../../../lib/context.ts";
 import { runCapture } from "../../../lib/capture/run.ts";
 import { LATCH_KEY } from "../../../lib/store/latch.ts";
 import { ADAPTERS } from "../../../lib/sources/mod.ts";
 import {
+  BATCH_BYTES,
   BATCH_ROWS,
   migrationProgress,
   migrationState,
@@ -35,12 +37,14 @@ function open(world: World) {
 async function migrate(
   world: World,
   stop: (store: HistoryStore) => boolean = () => false,
+  timer?: () => number,
 ): Promise<boolean> {
   const { ctx, store, redact } = open(world);
   try {
     const controller = new AbortController();
     return await runBatchedMigration(store, cjkIndexStep(store, ADAPTERS, redact), {
       now: ctx.now,
+      ...(timer ? { timer } : {}),
       signal: controller.signal,
       onBatch: () => {
         if (stop(store)) controller.abort();
@@ -196,6 +200,120 @@ Deno.test("a corrupted batch is detected, latched and both copies kept until rei
   }
 });
 
+Deno.test("an index entry swapped for as many other tokens fails verification, latched until a retry", async () => {
+  const world = await oldStoreWorld(RECORDS);
+  try {
+    assert.equal(await migrate(world, (store) => migrationState(store)?.phase === "verify"), false);
+    // A record with 22 tokens (a Chinese sentence's bigrams and its words), its entry in the new
+    // index replaced by 22 copies of "zzqx": the token count, all that the copy's hashes saw,
+    // stays the same.
+    const victim = withStore(world, (store) => {
+      const row = store.db.prepare(
+        "SELECT id, sz FROM fts_next_docsize WHERE sz = ? ORDER BY id LIMIT 1 OFFSET 10",
+      ).get(new Uint8Array([22])) as { id: number; sz: Uint8Array };
+      assert.ok(row, "a record of 22 tokens");
+      store.db.prepare("DELETE FROM fts_next WHERE rowid = ?").run(row.id);
+      store.db.prepare("INSERT INTO fts_next (rowid, text) VALUES (?, ?)")
+        .run(row.id, Array(22).fill("zzqx").join(" "));
+      const after = store.db.prepare("SELECT sz FROM fts_next_docsize WHERE id = ?")
+        .get(row.id) as { sz: Uint8Array };
+      assert.deepEqual(after.sz, row.sz, "the same token count");
+      return row.id;
+    });
+    await assert.rejects(() => migrate(world), MigrationError);
+    withStore(world, (store) => {
+      const state = migrationState(store)!;
+      assert.equal(state.phase, "failed");
+      const [, first, last] = /rows (\d+)–(\d+)/.exec(state.failure ?? "")!.map(Number);
+      assert.ok(first! <= victim && victim <= last!, `${state.failure} names record ${victim}`);
+      assert.match(state.failure ?? "", /differs from its source/);
+      assert.ok(store.getMeta(LATCH_KEY));
+      assert.deepEqual(tables(store), ["fts", "fts_next"]);
+    });
+    const { ctx, store, redact } = open(world);
+    try {
+      assert.equal((await runCapture({ ctx, store, redact })).status, "latched");
+      const result = await runCapture({ ctx, store, redact, retry: true });
+      assert.equal(result.status, "captured");
+      assert.equal(migrationState(store), null);
+      assert.deepEqual(tables(store), ["fts"]);
+      assert.equal(search(store, ADAPTERS, redact, { query: "zzqx", limit: 5 }).hits.length, 0);
+      const found = search(store, ADAPTERS, redact, { query: "缓存策略", limit: 10_000 });
+      assert.equal(found.mode, "fts");
+      assert.ok(found.hits.some((h) => h.record === victim), "the record is found by its text");
+    } finally {
+      store.close();
+    }
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("a batch ends at the first row that brings it to 512 KiB, before its 32 rows", async () => {
+  // Messages of about 60 KiB of letters (which compress to about half): a batch holds fewer
+  // than 32 of them.
+  let seed = 7;
+  const next = () => {
+    // mulberry32: letters that zstd cannot squeeze much.
+    seed = (seed + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(seed ^ (seed >>> 15), seed | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  const text = (i: number) => {
+    const words: string[] = [`message${i}`];
+    for (let n = 0; n < 60 * 1024;) {
+      const word = Array.from(
+        { length: 3 + Math.floor(next() * 8) },
+        () => String.fromCharCode(97 + Math.floor(next() * 26)),
+      ).join("");
+      words.push(word);
+      n += word.length + 1;
+    }
+    return words.join(" ");
+  };
+  const world = await oldStoreWorld(48, text);
+  try {
+    const { ctx, store, redact } = open(world);
+    try {
+      const controller = new AbortController();
+      // A clock that never moves: only the rows and the bytes end a batch.
+      const done = await runBatchedMigration(store, cjkIndexStep(store, ADAPTERS, redact), {
+        now: ctx.now,
+        timer: () => 0,
+        signal: controller.signal,
+        onBatch: (p) => {
+          if (p.phase === "verify") controller.abort();
+        },
+      });
+      assert.equal(done, false);
+      const batches = store.db.prepare(
+        `SELECT b.batch, b.rows,
+           (SELECT sum(CASE WHEN flags & 1 THEN length(raw) ELSE 0 END) FROM records
+            WHERE id BETWEEN b.first_id AND b.last_id) AS bytes,
+           (SELECT CASE WHEN flags & 1 THEN length(raw) ELSE 0 END FROM records
+            WHERE id = b.last_id) AS lastBytes
+         FROM migration_batches b ORDER BY b.batch`,
+      ).all() as { batch: number; rows: number; bytes: number; lastBytes: number }[];
+      assert.ok(batches.length >= 3, `${batches.length} batches`);
+      for (const b of batches.slice(0, -1)) {
+        assert.ok(b.rows <= BATCH_ROWS);
+        assert.ok(
+          b.rows === BATCH_ROWS || b.bytes >= BATCH_BYTES,
+          `batch ${b.batch} (${b.rows} rows, ${b.bytes} B) ended before a bound`,
+        );
+        assert.ok(b.bytes - b.lastBytes < BATCH_BYTES, `batch ${b.batch} went on past 512 KiB`);
+      }
+      const byBytes = batches.filter((b) => b.rows < BATCH_ROWS && b.bytes >= BATCH_BYTES);
+      assert.ok(byBytes.length >= 2, "batches ended by their bytes");
+    } finally {
+      store.close();
+    }
+  } finally {
+    await world.cleanup();
+  }
+});
+
 Deno.test("source rows changed after their copy are copied again: a forget meanwhile", async () => {
   const world = await oldStoreWorld(2000);
   try {
@@ -217,6 +335,43 @@ Deno.test("source rows changed after their copy are copied again: a forget meanw
       ).get(Math.min(...forgotten), Math.max(...forgotten)) as { n: number };
       assert.equal(left.n, 0, "nothing forgotten is in the new index");
       const hits = search(store, ADAPTERS, redactorFor(ctx), { query: "number 0", limit: 5 });
+      assert.ok(hits.hits.every((h) => h.conversation !== session));
+    });
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("a forget while the new index is scanned makes the verification start again, not fail", async () => {
+  const world = await oldStoreWorld(RECORDS);
+  try {
+    assert.equal(await migrate(world, (store) => migrationState(store)?.phase === "verify"), false);
+    // A clock that jumps a step's time at every look: each scan step reads one piece.
+    let tick = 0;
+    const scanning = (store: HistoryStore) => {
+      const cursor = migrationState(store)?.digests?.cursor;
+      return cursor !== undefined && cursor !== null && cursor !== "";
+    };
+    assert.equal(await migrate(world, scanning, () => (tick += 60)), false);
+    const session = "claude:0b5e0000-0000-4000-8000-000000000001";
+    withStore(world, (store, ctx) => {
+      assert.ok(scanning(store), "stopped part-way through the scan");
+      forget(store, { ids: [session] }, { redact: redactorFor(ctx) });
+    });
+    let restarted = false;
+    assert.equal(
+      await migrate(world, (store) => {
+        const state = migrationState(store);
+        if (state && state.verified < state.batches) restarted = true;
+        return false;
+      }),
+      true,
+    );
+    assert.ok(restarted, "the batches were read again");
+    withStore(world, (store, ctx) => {
+      assert.equal(store.getMeta(LATCH_KEY), undefined);
+      const hits = search(store, ADAPTERS, redactorFor(ctx), { query: "number", limit: 10_000 });
+      assert.ok(hits.hits.length > 0);
       assert.ok(hits.hits.every((h) => h.conversation !== session));
     });
   } finally {
@@ -263,4 +418,48 @@ Deno.test("RowHash tells typed, length-delimited values apart", () => {
     hex(new RowHash().value(7).value("x").endRow()),
     hex(new RowHash().value(7).value("x").endRow()),
   );
+});
+
+Deno.test("RowHash hashes each value as its tag, its length in 8 bytes and its bytes", () => {
+  // What the hash must be, built by hand: tag, little-endian 64-bit length or value, bytes.
+  const expected = (parts: [number, bigint, Uint8Array][]) => {
+    const hash = createHash("sha256");
+    for (const [tag, n, bytes] of parts) {
+      const head = new DataView(new ArrayBuffer(9));
+      head.setUint8(0, tag);
+      head.setBigUint64(1, n, true);
+      hash.update(new Uint8Array(head.buffer));
+      hash.update(bytes);
+    }
+    return Array.from(new Uint8Array(hash.digest())).join(",");
+  };
+  const hex = (h: RowHash) => Array.from(h.digest()).join(",");
+  const int = (v: bigint): [number, bigint, Uint8Array] => {
+    const bytes = new DataView(new ArrayBuffer(8));
+    bytes.setBigInt64(0, v, true);
+    return [1, 8n, new Uint8Array(bytes.buffer)];
+  };
+  const text = (v: string): [number, bigint, Uint8Array] => {
+    const bytes = new TextEncoder().encode(v);
+    return [3, BigInt(bytes.length), bytes];
+  };
+  const end: [number, bigint, Uint8Array] = [5, 0n, new Uint8Array(0)];
+  // Integers as numbers or bigints, small, large and negative.
+  for (const v of [0, 7, 2 ** 40 + 5, Number.MAX_SAFE_INTEGER, -3]) {
+    assert.equal(hex(new RowHash().value(v).endRow()), expected([int(BigInt(v)), end]));
+    assert.equal(hex(new RowHash().value(BigInt(v)).endRow()), expected([int(BigInt(v)), end]));
+  }
+  // Short text (encoded in place) and text too long for that, with letters of 1 to 4 bytes.
+  const many = new RowHash();
+  const parts: [number, bigint, Uint8Array][] = [];
+  for (const v of ["", "walrus", "缓存策略", "é".repeat(6000), "😀".repeat(3000), "x"]) {
+    many.value(v);
+    parts.push(text(v));
+  }
+  // And enough rows to fill the buffer many times over.
+  for (let i = 0; i < 3000; i++) {
+    many.value(`term${i}`).value(i).endRow();
+    parts.push(text(`term${i}`), int(BigInt(i)), end);
+  }
+  assert.equal(hex(many), expected(parts));
 });
