@@ -2,7 +2,9 @@
 // usage errors and exit codes, and the options several commands take, declared once here. A
 // command file states only what is its own and calls `run`.
 
-import { parseArgs, type ParseArgsOptionsConfig } from "node:util";
+import type { ParseArgsOptionsConfig } from "node:util";
+import type { parseArgs as nodeParseArgs } from "node:util";
+import { ArgsError, parseArgs } from "./_args.ts";
 import { isCorruption } from "../lib/store/check.ts";
 import type { Io } from "./_terminal/io.ts";
 
@@ -120,7 +122,7 @@ export function wrap(line: string, indent: string, width = HELP_WIDTH): string[]
 
 /** Parsed arguments: option values by name, and positionals. */
 export interface Parsed<O extends ParseArgsOptionsConfig> {
-  values: ReturnType<typeof parseArgs<{ options: O; strict: true; allowPositionals: true }>>[
+  values: ReturnType<typeof nodeParseArgs<{ options: O; strict: true; allowPositionals: true }>>[
     "values"
   ];
   positionals: string[];
@@ -133,9 +135,9 @@ export function parseCommand<O extends ParseArgsOptionsConfig>(
 ): Parsed<O> {
   let parsed;
   try {
-    parsed = parseArgs({ args, options: spec.options, strict: true, allowPositionals: true });
+    parsed = parseArgs(args, spec.options);
   } catch (err) {
-    if (err instanceof TypeError) throw new UsageError(plainParseError(err, spec.options));
+    if (err instanceof ArgsError) throw new UsageError(plainParseError(err, spec.options));
     throw err;
   }
   const max = spec.maxPositionals ?? Infinity;
@@ -150,24 +152,16 @@ export function parseCommand<O extends ParseArgsOptionsConfig>(
   return parsed as Parsed<O>;
 }
 
-/** node's parseArgs messages as plain sentences, with a guess for a mistyped option. */
-function plainParseError(err: TypeError, options: ParseArgsOptionsConfig): string {
-  const code = (err as { code?: string }).code;
-  const option = /'(-{1,2}[^' ]+)/.exec(err.message)?.[1];
-  if (code === "ERR_PARSE_ARGS_UNKNOWN_OPTION" && option) {
+/** What is wrong with a command line, as a plain sentence, with a guess for a mistyped option. */
+function plainParseError(err: ArgsError, options: ParseArgsOptionsConfig): string {
+  const option = err.option;
+  if (err.code === "ERR_PARSE_ARGS_UNKNOWN_OPTION") {
     const names = Object.keys(options).map((name) => `--${name}`);
     const guess = option.startsWith("--") ? didYouMean(option, names) : undefined;
     return `Unknown option "${option}"${guess ? `: did you mean "${guess}"?` : ""}`;
   }
-  if (code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE" && option) {
-    if (/does not take an argument/.test(err.message)) {
-      return `Option "${option}" takes no value`;
-    }
-    return `Option "${option}" needs a value`;
-  }
-  // Anything else: node's first sentence, without its advice about `--`.
-  const first = err.message.split(/\.\s/)[0] ?? err.message;
-  return first.replace(/\.$/, "");
+  if (/does not take an argument/.test(err.message)) return `Option "${option}" takes no value`;
+  return `Option "${option}" needs a value`;
 }
 
 /**
