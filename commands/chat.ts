@@ -1,4 +1,4 @@
-#!/usr/bin/env -S deno run -R -W -E --allow-net
+#!/usr/bin/env -S deno run --v8-flags=--expose-gc,--max-semi-space-size=1 -R -W -E --allow-net
 // `chat`: a conversation with the configured model in this project, interactive with streaming
 // replies or one-shot with `-p`, kept as a logbook session unless `--incognito`.
 

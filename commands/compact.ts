@@ -1,4 +1,4 @@
-#!/usr/bin/env -S deno run -R -W -E --allow-net
+#!/usr/bin/env -S deno run --v8-flags=--expose-gc,--max-semi-space-size=1 -R -W -E --allow-net
 // `compact`: compacts one of this project's logbook sessions on demand, at any size: a
 // snapshot of the whole conversation first, then a summary from the model replaces the oldest
 // rounds in requests, the replaced messages kept in the record's archive.

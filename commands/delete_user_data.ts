@@ -1,4 +1,4 @@
-#!/usr/bin/env -S deno run -R -W -E --allow-run
+#!/usr/bin/env -S deno run --v8-flags=--expose-gc,--max-semi-space-size=1 -R -W -E --allow-run
 // `delete-user-data`: after confirmation, stops logbook's running work and deletes all user
 // data, reporting path by path. Exit 0 only when everything is gone; config is kept.
 

@@ -1,4 +1,4 @@
-#!/usr/bin/env -S deno run -R -W -E
+#!/usr/bin/env -S deno run --v8-flags=--expose-gc,--max-semi-space-size=1 -R -W -E
 // `forget`: removes chosen conversations from the history store for good — records, index
 // entries and conversation rows — and leaves a tombstone so capture does not bring them back.
 

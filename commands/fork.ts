@@ -1,4 +1,4 @@
-#!/usr/bin/env -S deno run -R -W -E --allow-net
+#!/usr/bin/env -S deno run --v8-flags=--expose-gc,--max-semi-space-size=1 -R -W -E --allow-net
 // `fork`: copies a session (this project's, or any captured one by its id from anywhere) into a new
 // logbook session (its own id, the same conversation) and opens it; another agent's conversation
 // becomes a session any model continues.

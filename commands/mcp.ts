@@ -1,4 +1,4 @@
-#!/usr/bin/env -S deno run -R -W -E --allow-net
+#!/usr/bin/env -S deno run --v8-flags=--expose-gc,--max-semi-space-size=1 -R -W -E --allow-net
 // `mcp`: a stdio MCP server that lets an agent search and read the history logbook keeps (the
 // same search, the same gate, read-only: it never writes the store, not even to upgrade it, and
 // says to run `logbook reindex` when the store needs that first). stdout carries only the

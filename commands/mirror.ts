@@ -1,4 +1,4 @@
-#!/usr/bin/env -S deno run -R -W -E
+#!/usr/bin/env -S deno run --v8-flags=--expose-gc,--max-semi-space-size=1 -R -W -E
 // `mirror`: a project's read-only copy of its own conversations inside the repository
 // (`<project>/.logbook/conversations-<hash>.db`). `enable` asks for it and fills it now,
 // `disable` stops it and removes the file, `status` (the default) lists every mirror.

@@ -1,4 +1,4 @@
-#!/usr/bin/env -S deno run -R -W -E --allow-net --allow-sys=hostname
+#!/usr/bin/env -S deno run --v8-flags=--expose-gc,--max-semi-space-size=1 -R -W -E --allow-net --allow-sys=hostname
 // `push`: sends this machine's conversations of the allowed projects to the team database on
 // PostgreSQL (see lib/team/push.ts for what leaves and how). Silent with --quiet unless
 // something is wrong, so cron mails only trouble; --watch pushes every minute until Ctrl-C.

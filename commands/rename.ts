@@ -1,4 +1,4 @@
-#!/usr/bin/env -S deno run -R -W -E
+#!/usr/bin/env -S deno run --v8-flags=--expose-gc,--max-semi-space-size=1 -R -W -E
 // `rename`: gives one of this project's logbook sessions a new title, rewriting its record at
 // once. An empty title is refused.
 

@@ -1,4 +1,4 @@
-#!/usr/bin/env -S deno run -R -W -E --allow-net --allow-run
+#!/usr/bin/env -S deno run --v8-flags=--expose-gc,--max-semi-space-size=1 -R -W -E --allow-net --allow-run
 // `resume`: picks a session back up (this project's, or any captured one by its id from anywhere):
 // logbook's own continue in chat, another agent's run that agent's own resume command in the
 // session's directory (its nearest existing parent when it is gone).

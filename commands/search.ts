@@ -1,4 +1,4 @@
-#!/usr/bin/env -S deno run -R -W -E --allow-net --allow-run
+#!/usr/bin/env -S deno run --v8-flags=--expose-gc,--max-semi-space-size=1 -R -W -E --allow-net --allow-run
 // `search`: finds records across every captured conversation, ranked, with filters. Exit 0 with
 // hits, 1 with none (as grep does), 2 for a usage error. A search past its time budget prints the
 // hits it had, says what they are on stderr and exits 0; one that had none is a usage error (2:

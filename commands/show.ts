@@ -1,4 +1,4 @@
-#!/usr/bin/env -S deno run -R -W -E --allow-run
+#!/usr/bin/env -S deno run --v8-flags=--expose-gc,--max-semi-space-size=1 -R -W -E --allow-run
 // `show`: pages through a whole conversation in record order, readably (through a pager on a
 // terminal), as JSON with the exact bytes in base64, as the raw captured bytes themselves, or
 // exported whole as Markdown, HTML, JSON or text.

@@ -1,4 +1,4 @@
-#!/usr/bin/env -S deno run -R -W -E
+#!/usr/bin/env -S deno run --v8-flags=--expose-gc,--max-semi-space-size=1 -R -W -E
 // `stage-markers`: shows the stage-marker log, the last markers or the steps that started and
 // never finished, so a stalled or killed step can be found. Only reads.
 

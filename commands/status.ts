@@ -1,4 +1,4 @@
-#!/usr/bin/env -S deno run -R -W -E
+#!/usr/bin/env -S deno run --v8-flags=--expose-gc,--max-semi-space-size=1 -R -W -E
 // `status`: logbook on this machine at a glance — where its data is, the store, capture on or
 // off and its last result, drift, snapshots, unclosed stage markers and corrupt session records.
 

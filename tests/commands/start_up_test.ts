@@ -68,3 +68,25 @@ Deno.test("the start-up check finds a heavy module where there is one", async ()
   const dashboard = await heavyOnStartUp(join("commands", "dashboard.ts"));
   assert.ok(dashboard.some((chain) => /npm:.*zod/.test(chain)), dashboard.join("\n"));
 });
+
+Deno.test("every command task and shebang runs with the same V8 flags", () => {
+  // V8 takes a module's code cache only from a run with the same flags: a cron reindex with other
+  // flags would make the next search compile its modules afresh (about 20 ms).
+  const tasks = JSON.parse(Deno.readTextFileSync(join(ROOT, "deno.json"))).tasks as Record<
+    string,
+    string
+  >;
+  const flagsOf = (line: string) => /--v8-flags=(\S+)/.exec(line)?.[1] ?? "(none)";
+  const commands = Object.entries(tasks).filter(([, line]) => / commands\/\S+\.ts/.test(line));
+  assert.ok(commands.length >= 15, `${commands.length} command tasks`);
+  const wanted = flagsOf(tasks.reindex!);
+  assert.notEqual(wanted, "(none)");
+  for (const [name, line] of commands) {
+    for (const part of line.split("&&")) assert.equal(flagsOf(part), wanted, `task ${name}`);
+  }
+  for (const entry of Deno.readDirSync(join(ROOT, "commands"))) {
+    if (!entry.isFile || !entry.name.endsWith(".ts")) continue;
+    const first = Deno.readTextFileSync(join(ROOT, "commands", entry.name)).split("\n")[0]!;
+    if (first.startsWith("#!")) assert.equal(flagsOf(first), wanted, entry.name);
+  }
+});
