@@ -39,7 +39,7 @@ export function parseArgs(args: readonly string[], options: ParseArgsOptionsConf
   for (const [name, option] of Object.entries(options)) {
     if (option.short !== undefined) byShort.set(option.short, name);
   }
-  const takeValue = (name: string, written: string, i: number): string => {
+  const takeValue = (written: string, i: number): string => {
     const next = args[i + 1];
     // A value that looks like an option is taken for a forgotten value, as node takes it.
     if (next === undefined || (next.length > 1 && next.startsWith("-"))) {
@@ -81,7 +81,7 @@ export function parseArgs(args: readonly string[], options: ParseArgsOptionsConf
       } else if (eq !== -1) {
         values[name] = arg.slice(eq + 1);
       } else {
-        values[name] = takeValue(name, written, i);
+        values[name] = takeValue(written, i);
         i++;
       }
       continue;
@@ -106,7 +106,7 @@ export function parseArgs(args: readonly string[], options: ParseArgsOptionsConf
         // A string option takes the rest of the group (`-ofile`), or the next argument.
         if (j < letters.length - 1) values[name] = letters.slice(j + 1);
         else {
-          values[name] = takeValue(name, written, i);
+          values[name] = takeValue(written, i);
           i++;
         }
         break;

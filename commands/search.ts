@@ -36,6 +36,7 @@ import {
   searchGroups,
   type SearchHit,
   SearchLimitError,
+  SearchStoppedError,
 } from "../lib/store/search.ts";
 import { markRanges } from "./_terminal/highlight.ts";
 import { safeIo } from "./_terminal/safe_io.ts";
@@ -199,14 +200,12 @@ export async function main(
       options.offset = offset;
       options.budgetMs = budgetMsFrom(env);
       options.startedAt = startedAt;
-      const page = boundsAsUsage(() =>
+      const page = stopsAsUsage(() =>
         values.group
           ? searchGroups(store, ADAPTERS, redactorFor(ctx), options, now)
           : search(store, ADAPTERS, redactorFor(ctx), options, now)
       );
       const hits: (SearchHit & { hits?: number })[] = "groups" in page ? page.groups : page.hits;
-      // Stopped with nothing in hand, the search says how to narrow the query.
-      if (page.stopped && !hits.length) throw new UsageError(page.stopNote ?? "Stopped");
       const note = ("note" in page ? page.note : null) ??
         (page.mode === "literal"
           ? "the query is not valid FTS5 syntax; used a literal substring scan"
@@ -278,12 +277,17 @@ async function interactive(
   });
 }
 
-/** Runs a search; a query over a bound is a usage error (change the query). */
-function boundsAsUsage<T>(fn: () => T): T {
+/**
+ * Runs a search; a query over a bound, or one out of time before it found anything, is a usage
+ * error (change the query): "no match" would not be true.
+ */
+function stopsAsUsage<T>(fn: () => T): T {
   try {
     return fn();
   } catch (err) {
-    if (err instanceof SearchLimitError) throw new UsageError(err.message);
+    if (err instanceof SearchLimitError || err instanceof SearchStoppedError) {
+      throw new UsageError(err.message);
+    }
     throw err;
   }
 }

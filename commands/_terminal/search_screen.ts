@@ -387,8 +387,8 @@ export class SearchScreen {
       const options = resolveSearch(input, this.#ctx, this.#store);
       options.limit = rows;
       options.budgetMs = KEYSTROKE_BUDGET_MS;
-      options.startedAt = Date.now();
-      const page = search(this.#store, ADAPTERS, this.#redact, options);
+      options.startedAt = this.#ctx.now();
+      const page = search(this.#store, ADAPTERS, this.#redact, options, this.#ctx.now);
       this.#items = page.hits.map((hit, i) => ({
         conversation: hit.conversation,
         record: hit.record,
@@ -416,6 +416,9 @@ export class SearchScreen {
             : "No matches",
           tone: "note",
         };
+      } else if (page.stopNote) {
+        // Out of time: these are not the whole answer, and the note says what they are.
+        this.#status = { text: page.stopNote, tone: "note" };
       } else if (note) this.#status = { text: upperFirst(note), tone: "note" };
       else this.#status = { text: "", tone: "info" };
     } catch (err) {
@@ -477,8 +480,8 @@ export class SearchScreen {
         ...more.options,
         offset: more.offset,
         limit: Math.max(wanted, this.#listRows()),
-        startedAt: Date.now(),
-      });
+        startedAt: this.#ctx.now(),
+      }, this.#ctx.now);
       page.hits.forEach((hit, i) =>
         this.#items.push({
           conversation: hit.conversation,
@@ -494,6 +497,7 @@ export class SearchScreen {
       this.#more = page.next === null ? null : { options: more.options, offset: page.next };
       if (page.total !== null) this.#total = page.total;
       this.#count = this.#countText("hit");
+      if (page.stopNote) this.#status = { text: page.stopNote, tone: "note" };
     } catch (err) {
       if (!(err instanceof SearchStoppedError)) throw err;
       this.#more = null;

@@ -157,10 +157,36 @@ interface Candidate {
  * Searches the store; see the file comment. Returns the page of `limit` hits after `offset`, each
  * passed through `redact` whole (snippet, conversation, project, cwd), and where the next page
  * starts; past its budget, what it had then (`stopped`, see the file comment). Never writes and
- * never calls the network. Throws SearchLimitError for a query over a bound (before any work);
- * `now` is the budget's clock (epoch ms).
+ * never calls the network. Throws SearchLimitError for a query over a bound (before any work),
+ * and SearchStoppedError when the budget ran out before any hit was found; `now` is the budget's
+ * clock (epoch ms).
  */
 export function search(
+  store: HistoryStore,
+  adapters: readonly Adapter[],
+  redact: Redactor,
+  options: SearchOptions,
+  now?: () => number,
+): SearchResult {
+  return foundInTime(searchWithin(store, adapters, redact, options, now), "hits");
+}
+
+/**
+ * `result`, unless its budget ran out before anything was found: then SearchStoppedError, whose
+ * message says how to narrow the query (nothing found is not "no match").
+ */
+function foundInTime<R extends { stopped: boolean; stopNote: string | null }>(
+  result: R,
+  key: keyof R,
+): R {
+  const found = result[key] as unknown[];
+  if (result.stopped && found.length === 0) {
+    throw new SearchStoppedError(result.stopNote ?? "The search was stopped");
+  }
+  return result;
+}
+
+function searchWithin(
   store: HistoryStore,
   adapters: readonly Adapter[],
   redact: Redactor,
@@ -818,6 +844,16 @@ const RECENT_GROUP_SCAN = 2000;
  * matches found in time, as `search` gives them (newest captured first when not ranked).
  */
 export function searchGroups(
+  store: HistoryStore,
+  adapters: readonly Adapter[],
+  redact: Redactor,
+  options: GroupOptions,
+  now?: () => number,
+): GroupResult {
+  return foundInTime(groupsWithin(store, adapters, redact, options, now), "groups");
+}
+
+function groupsWithin(
   store: HistoryStore,
   adapters: readonly Adapter[],
   redact: Redactor,

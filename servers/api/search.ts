@@ -72,9 +72,6 @@ export async function searchPage(
     const job = searchJob(svc, { ...input, limit }, offset, startedAt);
     return svc.searches.run(job).then((result): SearchResult => {
       // Stopped with nothing in hand: about the query, as a bound is.
-      if (result.stopped && !result.hits.length) {
-        throw new SearchStoppedError(result.stopNote ?? "The search was stopped");
-      }
       return result;
     }).catch(queryError);
   });
@@ -128,9 +125,6 @@ export async function searchGroupPage(
   const result = await svc.op.stage("dashboard.search", () => {
     const job = searchJob(svc, { ...input, limit }, offset, startedAt);
     return svc.searches.run({ ...job, perGroup }).then((result): GroupResult => {
-      if (result.stopped && !result.groups.length) {
-        throw new SearchStoppedError(result.stopNote ?? "The search was stopped");
-      }
       return result;
     }).catch(queryError);
   });

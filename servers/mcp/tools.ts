@@ -227,7 +227,13 @@ export class HistoryTools {
       result = search(this.#store, ADAPTERS, redactorFor(this.#ctx), options, this.#ctx.now);
     } catch (err) {
       if (err instanceof SearchLimitError) throw new ToolError(err.message);
-      throw err;
+      if (!(err instanceof SearchStoppedError)) throw err;
+      // Out of time before any hit: not an error of the call, and not "no match" either.
+      const note = sentence(err.message);
+      return {
+        text: `Note: ${note}\nNo hits in time ${scope}.`,
+        data: { hits: [], more: false, mode: "fts", stopped: true, note },
+      };
     }
     const hits = result.hits.map((hit) => {
       return {
@@ -259,8 +265,6 @@ export class HistoryTools {
       ? `${lead}${hits.length} hit${hits.length === 1 ? "" : "s"} ${scope}${more}:\n\n${
         lines.join("\n")
       }\n\nOpen one with read_conversation {"conversation": "<id>", "around": <record>}.`
-      : result.stopped
-      ? `${lead}No hits in time ${scope}.`
       : `${lead}No hits for that query ${scope}.${
         options.project ? ' Try "all_projects": true.' : ""
       }`;

@@ -23,11 +23,12 @@ const tick = () => new Promise((resolve) => setTimeout(resolve, 5));
 
 async function withScreen(
   fn: (screen: SearchScreen, ended: { code?: number }, world: World) => void | Promise<void>,
+  now?: () => number,
 ): Promise<void> {
   const world = await makeWorld({ fixtures: ["claude", "codex"] });
   try {
     assert.equal(await reindex(["--quiet"], captureIo(), world.env), 0);
-    const ctx = loadContext({ env: world.env });
+    const ctx = loadContext({ env: world.env, ...(now ? { now } : {}) });
     const store = openStore(ctx, { mustExist: true, readOnly: true });
     try {
       const ended: { code?: number } = {};
@@ -158,4 +159,16 @@ Deno.test("a box of filters alone lists that agent's recent conversations; Esc e
     await tick();
     assert.equal(ended.code, 0);
   });
+});
+
+Deno.test('a search out of time says so on the status line, never "No matches"', async () => {
+  // A clock that moves a second at every reading: each search's budget is spent at once.
+  let clock = Date.parse("2026-11-01T00:00:00Z");
+  await withScreen(async (screen) => {
+    for (const c of "nightly export") screen.handle(char(c));
+    await tick();
+    const shown = rows(screen);
+    assert.ok(!shown.some((l) => /No matches/.test(l)), shown.join("\n"));
+    assert.ok(shown.some((l) => /stopped after/.test(l)), shown.join("\n"));
+  }, () => (clock += 1000));
 });
