@@ -238,10 +238,14 @@ function machineName(): string {
 
 function interrupted(): AbortSignal {
   const controller = new AbortController();
-  try {
-    Deno.addSignalListener("SIGINT", () => controller.abort());
-  } catch {
-    // Signals unavailable: --watch stops with the process.
+  // Ctrl-C, and SIGTERM (what systemd and kill send) where the platform has it.
+  const signals: Deno.Signal[] = Deno.build.os === "windows" ? ["SIGINT"] : ["SIGINT", "SIGTERM"];
+  for (const signal of signals) {
+    try {
+      Deno.addSignalListener(signal, () => controller.abort());
+    } catch {
+      // Signals unavailable: --watch stops with the process.
+    }
   }
   return controller.signal;
 }

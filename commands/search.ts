@@ -20,6 +20,7 @@ import { type Io, stdio, styler } from "./_terminal/io.ts";
 import { loadContext, openStore, redactorFor } from "../lib/context.ts";
 import {
   FilterError,
+  INLINE_FILTERS,
   MAX_SEARCH_LIMIT,
   parseSearchInput,
   resolveSearch,
@@ -240,9 +241,6 @@ export async function main(
   });
 }
 
-/** The options `-i` takes: the filters that have an inline form. */
-const INLINE_OPTIONS = ["project", "agent", "session", "kind", "role", "since", "until"] as const;
-
 /**
  * `search -i`: the full-screen search, its box holding the words and the filters given (as
  * `agent:codex`). Options that shape printed output have no place on the screen.
@@ -261,7 +259,7 @@ async function interactive(
   if (!io.outIsTerminal || !Deno.stdin.isTerminal()) {
     throw new UsageError('Option "-i, --interactive" needs a terminal (stdin and stdout)');
   }
-  const filters = INLINE_OPTIONS.flatMap((name) => {
+  const filters = INLINE_FILTERS.flatMap((name) => {
     const value = values[name];
     if (typeof value !== "string") return [];
     return [`${name}:${/\s/.test(value) ? `"${value.replaceAll('"', "")}"` : value}`];

@@ -95,8 +95,10 @@ export function storeExists(ctx: Context): boolean {
   try {
     Deno.statSync(ctx.paths.historyDb);
     return true;
-  } catch {
-    return false;
+  } catch (err) {
+    // Only a missing store is "no store": a store that cannot be read says so where it is opened.
+    if (err instanceof Deno.errors.NotFound) return false;
+    return true;
   }
 }
 

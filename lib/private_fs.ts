@@ -4,7 +4,7 @@
 // node:fs is used where Deno's own API has no equivalent: O_NOFOLLOW opens and fchmod on an fd,
 // which make the final path component safe against a link planted between check and use. It is
 // loaded on the first write, so a command that only reads never pays for it.
-import { nodeCrypto, nodeFs } from "./node_builtins.ts";
+import { nodeFs } from "./node_builtins.ts";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 
 /** Mode of every directory logbook creates in the data dir. */
@@ -374,9 +374,7 @@ export function writeOwnerOnlyAtomic(path: string, data: string | Uint8Array): v
   const bytes = typeof data === "string" ? encoder.encode(data) : data;
   const temp = join(
     dir,
-    `.${basename(target).slice(0, 200)}.tmp-${Deno.pid}-${
-      nodeCrypto().randomBytes(6).toString("hex")
-    }`,
+    `.${basename(target).slice(0, 200)}.tmp-${Deno.pid}-${randomHex(6)}`,
   );
   let renamed = false;
   try {

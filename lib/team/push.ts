@@ -24,7 +24,7 @@ import type { Redactor } from "../gate.ts";
 import { nodeCrypto } from "../node_builtins.ts";
 import type { Adapter } from "../sources/adapter.ts";
 import type { HistoryStore } from "../store/db.ts";
-import { decodeRaw } from "../store/raw.ts";
+import { decodedRow } from "../store/raw.ts";
 import { type ConversationRow, type RecordRow, TextDeriver } from "../store/records.ts";
 import { FLAG_INDEXED, FLAG_SUPERSEDED } from "../store/schema.ts";
 import { sha256Hex } from "../sha256.ts";
@@ -219,18 +219,20 @@ function outgoing(
   id: number,
   raw: boolean,
 ): Outgoing {
-  const stored = store.stmt("SELECT * FROM records WHERE id = ?").get(id) as unknown as RecordRow;
-  const bytes = decodeRaw(stored);
+  // Decompressed once, for the uid, the text and the raw bytes alike.
+  const row = decodedRow(
+    store.stmt("SELECT * FROM records WHERE id = ?").get(id) as unknown as RecordRow,
+  );
   return {
     id,
-    uid: recordUid(deriver, conversation.key, stored, bytes),
+    uid: recordUid(deriver, conversation.key, row, row.raw),
     conversation,
-    ts: stored.ts,
-    kind: stored.kind,
-    role: stored.role,
-    text: deriver.textOf(stored),
-    raw: raw ? bytes : null,
-    size: bytes.length,
+    ts: row.ts,
+    kind: row.kind,
+    role: row.role,
+    text: deriver.textOf(row),
+    raw: raw ? row.raw : null,
+    size: row.raw.length,
   };
 }
 
@@ -331,12 +333,13 @@ async function giveLegacyRowsTheirUid(
     if (!rows.length) return;
     const seen = new Set<string>();
     const values = rows.map((row) => {
-      const stored = local.get(row.record_id) as
+      const found = local.get(row.record_id) as
         | (RecordRow & { conversation_key: string })
         | undefined;
+      const stored = found && decodedRow(found);
       let uid: Uint8Array | null = null;
       if (stored?.conversation_key === row.key && deriver.textOf(stored) === row.text) {
-        uid = recordUid(deriver, row.key, stored, decodeRaw(stored));
+        uid = recordUid(deriver, row.key, stored, stored.raw);
         if (seen.has(hex(uid))) uid = null;
         else seen.add(hex(uid));
       }
