@@ -63,7 +63,7 @@ import {
 import { terminalColumns } from "./wrap.ts";
 
 /** How long one keystroke's search may take before it stops and says so (the store takes ~2 ms). */
-export const KEYSTROKE_BUDGET_MS = 150;
+const KEYSTROKE_BUDGET_MS = 150;
 
 /** The hint the status line shows while the box is empty. */
 const EMPTY_HINT = "Recent conversations: type to search (filters too: agent:codex since:7d)";

@@ -26,7 +26,7 @@ export const BATCH_BYTES = 512 * 1024;
 export const BATCH_MS = 50;
 
 /** Target items a scan step reads at most (one text index term may exceed it). */
-export const SCAN_ITEMS = 16_384;
+const SCAN_ITEMS = 16_384;
 
 /** The meta key of the batched migration under way. */
 export const MIGRATION_STATE_KEY = "batched_migration";

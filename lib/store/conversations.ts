@@ -316,9 +316,9 @@ export function recentConversations(
  */
 export const AROUND_CONTEXT = 6;
 /** The most shown records between a question and its hit for the page to start at the question. */
-export const AROUND_TURN = 24;
+const AROUND_TURN = 24;
 /** The most records looked through, back from a hit, for the question before it. */
-export const AROUND_REACH = 2000;
+const AROUND_REACH = 2000;
 
 /** Where a page opened at a record (a search hit) starts, and the question that led to it. */
 export interface HitContext {

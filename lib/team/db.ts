@@ -212,7 +212,7 @@ export async function connectTeam(
 }
 
 /** The names of the team migrations the database lacks, in order; reads only. */
-export async function pendingTeamMigrations(sql: Sql): Promise<string[]> {
+async function pendingTeamMigrations(sql: Sql): Promise<string[]> {
   const [table] = await sql<{ t: string | null }[]>`SELECT to_regclass('logbook_migrations') AS t`;
   if (!table?.t) return TEAM_MIGRATIONS.map((m) => m.name);
   const done = new Set(
@@ -262,7 +262,7 @@ export async function migrateTeam(sql: Sql): Promise<string[]> {
 }
 
 /** True for PostgreSQL's "permission denied" (insufficient_privilege, 42501). */
-export function isInsufficientPrivilege(err: unknown): boolean {
+function isInsufficientPrivilege(err: unknown): boolean {
   return (err as { code?: unknown } | null)?.code === "42501";
 }
 

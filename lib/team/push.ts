@@ -240,7 +240,7 @@ function outgoing(
  * A record's identity in the team database: SHA-256 of its conversation, its place (the byte
  * offset of a transcript chunk; a database row's bytes hold its ids) and its captured bytes.
  */
-export function recordUid(
+function recordUid(
   deriver: TextDeriver,
   conversationKey: string,
   stored: Pick<RecordRow, "source_id" | "offset">,
@@ -261,7 +261,7 @@ export function recordUid(
  * locator and first sighting, which stay for the store's life (forget and rebuild keep sources)
  * and differ in a store made again. Null for a store with no source yet.
  */
-export function storeIdentity(store: HistoryStore): string | null {
+function storeIdentity(store: HistoryStore): string | null {
   const first = store.stmt("SELECT id, locator, first_seen FROM sources ORDER BY id LIMIT 1")
     .get() as { id: number; locator: string; first_seen: number } | undefined;
   return first

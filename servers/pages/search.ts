@@ -556,7 +556,7 @@ function facets(counts: MatchCounts, form: Form, home: string | undefined): Html
 }
 
 /** What a hit is, in plain words: a question, an answer, a tool call… */
-export function hitWords(hit: { kind: string; role: string | null }): string {
+function hitWords(hit: { kind: string; role: string | null }): string {
   switch (hit.kind) {
     case "message":
       return hit.role === "user"
