@@ -17,6 +17,7 @@ import { INDEX_UPGRADE_KEY } from "../store/cjk.ts";
 import { cjkIndexStep } from "../store/cjk_index.ts";
 import {
   discardBatchedMigration,
+  dropRetired,
   migrationState,
   runBatchedMigration,
 } from "../store/batched_migration.ts";
@@ -182,6 +183,8 @@ export async function runCapture(options: CaptureRunOptions): Promise<CaptureRun
         // Capture stores its progress only once it finds work: until then it is discovering.
         announce(store, "discovering", ctx.now(), options.onProgress);
       }
+      // A table a killed switch-over retired goes first (the run is writing anyway).
+      dropRetired(store);
       if (migrationPending(store)) {
         announce(store, "migrating", ctx.now(), options.onProgress);
         if (!(await migrate(pass))) {

@@ -10,6 +10,7 @@ import type { Adapter, SourceRef } from "../sources/adapter.ts";
 import { ADAPTERS } from "../sources/mod.ts";
 import { type HistoryStore, StoreLockedError } from "../store/db.ts";
 import { capturePass } from "./engine.ts";
+import { dropRetired } from "../store/batched_migration.ts";
 import { clearLatch, latchedFailure } from "../store/latch.ts";
 import {
   captureOffNow,
@@ -117,6 +118,7 @@ export async function watch(options: WatchOptions): Promise<void> {
       dirty.clear();
       let summary: CaptureSummary;
       try {
+        dropRetired(store);
         if (migrationPending(store)) {
           // A schema change is copied in batches first; capture waits for its switch-over.
           const done = await migrate({

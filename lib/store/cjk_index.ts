@@ -192,8 +192,12 @@ export function cjkIndexStep(
     },
     switchOver(store) {
       dropScratch(store);
-      store.db.exec("DROP TABLE fts; ALTER TABLE fts_next RENAME TO fts;");
+      // Renamed, not dropped here: dropping a large index in this transaction costs memory
+      // (see dropRetired), renaming costs nothing.
+      store.db.exec(`DROP TABLE IF EXISTS fts_retired;
+        ALTER TABLE fts RENAME TO fts_retired; ALTER TABLE fts_next RENAME TO fts;`);
       store.deleteMeta(INDEX_UPGRADE_KEY);
+      return "fts_retired";
     },
     discard(store) {
       dropScratch(store);

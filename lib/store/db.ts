@@ -250,6 +250,25 @@ function tightenIfPresent(path: string): void {
 }
 
 /** Maps SQLite's busy and full errors to errors a caller can catch by class. */
+/**
+ * Returns the free pages to the file system and empties the write-ahead log. `incremental_vacuum`
+ * frees one page per step of its statement, so `exec` (one step) would free a single page: the
+ * statement is stepped to the end, and every free page is either filled by a page moved from the
+ * file's end or cut off with it, so nothing a free page held stays in the file. The checkpoint
+ * then copies the pages into the file and truncates the log, which still holds the pages as they
+ * were before (what a forget removed, say).
+ */
+export function giveSpaceBack(store: HistoryStore): { pagesFreed: number; walEmptied: boolean } {
+  const free = () =>
+    (store.db.prepare("PRAGMA freelist_count").get() as { freelist_count: number })
+      .freelist_count;
+  const before = free();
+  store.db.prepare("PRAGMA incremental_vacuum").all();
+  const pagesFreed = before - free();
+  const checkpoint = store.db.prepare("PRAGMA wal_checkpoint(TRUNCATE)").get() as { busy: number };
+  return { pagesFreed, walEmptied: checkpoint.busy === 0 };
+}
+
 export function translateError(err: unknown): unknown {
   if (err instanceof StoreLockedError || err instanceof StoreFullError) return err;
   const message = messageOf(err);

@@ -1,7 +1,7 @@
 // Forgetting conversations: their records, index entries and rows go, a tombstone keeps a later
 // capture from bringing them back while their sources exist, and the space is given back.
 
-import { HistoryStore } from "./db.ts";
+import { giveSpaceBack, HistoryStore } from "./db.ts";
 import { findConversation } from "./conversations.ts";
 import { forgetInMirrors, type UnreachedMirror } from "./mirror.ts";
 import type { ConversationRow } from "./records.ts";
@@ -175,23 +175,6 @@ function withDescendants(
     }
   }
   return [...items.values()];
-}
-
-/**
- * Returns the free pages to the file system and empties the write-ahead log. `incremental_vacuum`
- * frees one page per step of its statement, so `exec` (one step) would free a single page: the
- * statement is stepped to the end. The checkpoint then copies the zeroed pages into the file and
- * truncates the log, which still holds the pages as they were before the forget.
- */
-function giveSpaceBack(store: HistoryStore): { pagesFreed: number; walEmptied: boolean } {
-  const free = () =>
-    (store.db.prepare("PRAGMA freelist_count").get() as { freelist_count: number })
-      .freelist_count;
-  const before = free();
-  store.db.prepare("PRAGMA incremental_vacuum").all();
-  const pagesFreed = before - free();
-  const checkpoint = store.db.prepare("PRAGMA wal_checkpoint(TRUNCATE)").get() as { busy: number };
-  return { pagesFreed, walEmptied: checkpoint.busy === 0 };
 }
 
 function fileBytes(store: HistoryStore): number {

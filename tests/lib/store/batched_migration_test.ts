@@ -400,6 +400,44 @@ Deno.test("reindex --rebuild during a migration drops it and derives the index a
   }
 });
 
+Deno.test("the old index is retired at the switch-over and dropped after it, its space given back", async () => {
+  const world = await oldStoreWorld(RECORDS);
+  try {
+    assert.equal(await migrate(world), true);
+    withStore(world, (store) => {
+      const names = (store.db.prepare(
+        "SELECT name FROM sqlite_schema WHERE name LIKE 'fts_retired%'",
+      ).all() as { name: string }[]).map((r) => r.name);
+      assert.deepEqual(names, [], "no retired table left");
+      assert.equal(store.getMeta("retired_tables"), undefined);
+      const free = store.db.prepare("PRAGMA freelist_count").get() as { freelist_count: number };
+      assert.equal(free.freelist_count, 0, "its pages went back to the file system");
+    });
+    // A run killed between the switch-over and the drop: the next capture drops what is left.
+    withStore(world, (store) => {
+      store.db.exec("CREATE VIRTUAL TABLE fts_retired USING fts5(text)");
+      store.db.exec("INSERT INTO fts_retired (text) SELECT 'left behind ' || id FROM records");
+      store.setMeta("retired_tables", ["fts_retired"]);
+    });
+    const { ctx, store, redact } = open(world);
+    try {
+      const result = await runCapture({ ctx, store, redact });
+      assert.equal(result.status, "captured");
+      const left = store.db.prepare(
+        "SELECT count(*) AS n FROM sqlite_schema WHERE name LIKE 'fts_retired%'",
+      ).get() as { n: number };
+      assert.equal(left.n, 0);
+      assert.equal(store.getMeta("retired_tables"), undefined);
+      const free = store.db.prepare("PRAGMA freelist_count").get() as { freelist_count: number };
+      assert.equal(free.freelist_count, 0);
+    } finally {
+      store.close();
+    }
+  } finally {
+    await world.cleanup();
+  }
+});
+
 Deno.test("RowHash tells typed, length-delimited values apart", () => {
   const hex = (h: RowHash) => Array.from(h.digest()).join(",");
   const a = hex(new RowHash().value("ab").value("c").endRow());
