@@ -98,10 +98,18 @@ export class Tmux {
   }
 
   /** Waits until the screen matches (up to a generous limit, so a slow machine still passes). */
-  async waitFor(pattern: RegExp, what: string): Promise<string> {
+  waitFor(pattern: RegExp, what: string): Promise<string> {
+    return this.waitUntil((screen) => pattern.test(screen), what);
+  }
+
+  /**
+   * Waits until `ready` holds of the screen. For a screen that redraws in steps (a picker whose
+   * list follows its filter a moment later), `ready` names the whole settled state.
+   */
+  async waitUntil(ready: (screen: string) => boolean, what: string): Promise<string> {
     for (let i = 0; i < 600; i++) {
       const screen = this.screen();
-      if (pattern.test(screen)) return screen;
+      if (ready(screen)) return screen;
       await new Promise((r) => setTimeout(r, 50));
     }
     throw new Error(`Timed out waiting for ${what}; the screen shows:\n${this.screen()}`);
