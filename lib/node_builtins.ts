@@ -34,3 +34,8 @@ export function nodeCrypto(): typeof Crypto {
 export function nodeZlib(): typeof Zlib {
   return zlib ??= builtin<typeof Zlib>("node:zlib");
 }
+
+/** True once node:zlib is loaded: using it then costs nothing more. */
+export function nodeZlibLoaded(): boolean {
+  return zlib !== undefined;
+}

@@ -1,7 +1,13 @@
 // How raw chunks are kept: the exact bytes, zstd-compressed when a chunk is large enough for it
 // to pay (flag FLAG_ZSTD); reading always gives back the bytes exactly as captured.
+//
+// Reading decodes with fzstd (zstd in JavaScript) until native zstd would pay: node:zlib costs a
+// command ~15 ms of Node compatibility set-up, more than `search` or `show` spend decoding the
+// few chunks of a page. Capture (which has node:zlib loaded to compress) and bulk readers
+// (rebuild, export) decode natively.
 
-import { nodeZlib } from "../node_builtins.ts";
+import { decompress as decompressInJs } from "fzstd";
+import { nodeZlib, nodeZlibLoaded } from "../node_builtins.ts";
 import { FLAG_ZSTD } from "./schema.ts";
 
 /** Chunks from this size up are compressed (smaller ones gain little for the time it takes). */
@@ -35,9 +41,17 @@ export function encodeRaw(bytes: Uint8Array): { stored: Uint8Array; flag: number
     : { stored: bytes, flag: 0 };
 }
 
+/** Compressed bytes a process decodes in JavaScript before it loads native zstd instead. */
+export const DECODE_IN_JS_UP_TO = 4 * 1024 * 1024;
+let decodedInJs = 0;
+
 /** The captured bytes of a stored chunk. */
 export function decodeRaw(row: { raw: Uint8Array; flags: number }): Uint8Array {
   if (!(row.flags & FLAG_ZSTD)) return row.raw;
+  if (!nodeZlibLoaded() && decodedInJs < DECODE_IN_JS_UP_TO) {
+    decodedInJs += row.raw.length;
+    return decompressInJs(row.raw);
+  }
   const zstd = zstdOf();
   if (!zstd.zstdDecompressSync) {
     throw new Error(

@@ -1,14 +1,15 @@
 // `search` and `show` start fast: nothing on their start-up path (the static imports from the
 // command file down) loads node:fs, node:zlib, node:crypto, node:util or an npm package such as
 // zod, each of which costs a start 6 to 25 ms. They are loaded on first use where a command
-// needs them.
+// needs them. The one package allowed is fzstd, the zstd decoder pages are read with: about 3 ms
+// where node:zlib costs 15.
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { ROOT } from "../_helpers.ts";
 
 /** Modules that cost start-up and that a reading command must not load before it needs them. */
-const HEAVY = /^(node:(fs|zlib|crypto|util)(\/|$)|npm:)/;
+const HEAVY = /^(node:(fs|zlib|crypto|util)(\/|$)|npm:(?!\/?fzstd@))/;
 
 interface InfoDependency {
   specifier: string;
@@ -55,7 +56,7 @@ async function heavyOnStartUp(entry: string): Promise<string[]> {
 }
 
 for (const command of ["search", "show"]) {
-  Deno.test(`${command}'s start-up path loads no node:fs, node:zlib, node:crypto, node:util or npm package`, async () => {
+  Deno.test(`${command}'s start-up path loads no node:fs, node:zlib, node:crypto, node:util or npm package but fzstd`, async () => {
     assert.deepEqual(await heavyOnStartUp(join("commands", `${command}.ts`)), []);
   });
 }

@@ -1,0 +1,113 @@
+// Stored chunks read back exactly: the JavaScript zstd decoder gives what native zstd gives, for
+// every shape capture stores, and a reading process loads native zstd only when it pays.
+
+import assert from "node:assert/strict";
+import * as zlib from "node:zlib";
+import { join } from "node:path";
+import { DECODE_IN_JS_UP_TO, decodeRaw, encodeRaw } from "../../../lib/store/raw.ts";
+import { FLAG_ZSTD } from "../../../lib/store/schema.ts";
+import { childBaseEnv, FIXTURES, removeDir, ROOT, tempDir } from "../../_helpers.ts";
+
+/** A deterministic byte source (xorshift), so a failure names a reproducible case. */
+function bytesOf(seed: number, length: number, alphabet: number): Uint8Array {
+  let x = seed | 1;
+  const out = new Uint8Array(length);
+  for (let i = 0; i < length; i++) {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    out[i] = 32 + ((x >>> 0) % alphabet);
+  }
+  return out;
+}
+
+/** Transcript-like bytes: the fixtures' own lines repeated with a changing counter. */
+function transcriptLike(length: number): Uint8Array {
+  const text = Deno.readTextFileSync(join(FIXTURES, "claude", "MANIFEST.json"));
+  let out = "";
+  for (let i = 0; out.length < length; i++) out += `{"n":${i},"t":${JSON.stringify(text)}}\n`;
+  return new TextEncoder().encode(out).slice(0, length);
+}
+
+const CASES: [string, Uint8Array][] = [
+  ["transcript lines, 8 KiB", transcriptLike(8192)],
+  ["transcript lines, 300 KiB", transcriptLike(300 * 1024)],
+  ["transcript lines, 3 MiB", transcriptLike(3 * 1024 * 1024)],
+  ["four letters, 64 KiB", bytesOf(7, 64 * 1024, 4)],
+  ["printable noise, 200 KiB", bytesOf(11, 200 * 1024, 95)],
+  ["one byte repeated, 1 MiB", new Uint8Array(1024 * 1024).fill(0x41)],
+  [
+    "text then noise then text",
+    new Uint8Array([
+      ...transcriptLike(40_000),
+      ...bytesOf(3, 40_000, 95),
+      ...transcriptLike(40_000),
+    ]),
+  ],
+];
+
+Deno.test("decodeRaw() gives back every stored chunk exactly, as native zstd does", () => {
+  for (const [name, bytes] of CASES) {
+    const { stored, flag } = encodeRaw(bytes);
+    if (flag !== FLAG_ZSTD) {
+      assert.deepEqual(decodeRaw({ raw: stored, flags: flag }), bytes, name);
+      continue;
+    }
+    assert.ok(stored.length < bytes.length, name);
+    assert.deepEqual(decodeRaw({ raw: stored, flags: flag }), bytes, `${name}: decodeRaw`);
+    assert.deepEqual(new Uint8Array(zlib.zstdDecompressSync(stored)), bytes, `${name}: native`);
+  }
+  // Frames capture never writes but another zstd may have: checksummed, higher levels, long windows.
+  const {
+    ZSTD_c_compressionLevel: level,
+    ZSTD_c_checksumFlag: checksum,
+    ZSTD_c_windowLog: window,
+  } = zlib.constants;
+  for (const params of [{ [checksum]: 1 }, { [level]: 19 }, { [level]: 3, [window]: 27 }]) {
+    for (const [name, bytes] of CASES) {
+      const stored = new Uint8Array(zlib.zstdCompressSync(bytes, { params }));
+      assert.deepEqual(decodeRaw({ raw: stored, flags: FLAG_ZSTD }), bytes, name);
+    }
+  }
+});
+
+Deno.test("a reading process decodes in JavaScript, and loads native zstd past its share", async () => {
+  const dir = await tempDir();
+  try {
+    const chunk = encodeRaw(transcriptLike(512 * 1024));
+    assert.equal(chunk.flag, FLAG_ZSTD);
+    const path = join(dir, "chunk.zst");
+    Deno.writeFileSync(path, chunk.stored);
+    // Enough reads of this chunk to pass the share decoded in JavaScript, and one more.
+    const reads = Math.ceil(DECODE_IN_JS_UP_TO / chunk.stored.length) + 1;
+    const script = join(dir, "read.ts");
+    Deno.writeTextFileSync(
+      script,
+      `import { decodeRaw } from ${JSON.stringify(join(ROOT, "lib/store/raw.ts"))};
+import { nodeZlibLoaded } from ${JSON.stringify(join(ROOT, "lib/node_builtins.ts"))};
+const raw = Deno.readFileSync(${JSON.stringify(path)});
+const seen = [];
+let size = 0;
+for (let i = 0; i < ${reads}; i++) {
+  size = decodeRaw({ raw, flags: ${FLAG_ZSTD} }).length;
+  seen.push(nodeZlibLoaded());
+}
+console.log(JSON.stringify({ size, seen }));
+`,
+    );
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "--config", join(ROOT, "deno.json"), "-R", script],
+      env: childBaseEnv(),
+      clearEnv: true,
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+    const { size, seen } = JSON.parse(new TextDecoder().decode(out.stdout));
+    assert.equal(size, 512 * 1024);
+    assert.equal(seen[0], false, "the first read does not load node:zlib");
+    assert.equal(seen.indexOf(true), reads - 1, "native zstd once the share is decoded");
+  } finally {
+    await removeDir(dir);
+  }
+});
