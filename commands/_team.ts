@@ -4,7 +4,7 @@
 
 import type { Context } from "../lib/context.ts";
 import { redactorFor } from "../lib/context.ts";
-import { join } from "node:path";
+import { join } from "../lib/path.ts";
 import { connectTeam, safeUrl, teamError } from "../lib/team/db.ts";
 import { type TeamHit, teamMachinesOf, teamPage, teamSearch } from "../lib/team/search.ts";
 import { SearchLimitError, type SearchOptions, SearchStoppedError } from "../lib/store/search.ts";

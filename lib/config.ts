@@ -1,7 +1,7 @@
 // Loads logbook's settings: the global and project `config.json` files and the environment,
 // validated and merged in precedence order over the defaults.
 
-import { dirname, isAbsolute, join, resolve } from "node:path";
+import { dirname, isAbsolute, join, resolve } from "./path.ts";
 import { type Env, isOff } from "./env.ts";
 
 /** The agents whose name can head a section of a config file. */

@@ -2,7 +2,7 @@
 // data path (the store with its WAL and SHM, sessions, snapshots, markers, history, run dir),
 // sweep stragglers, and report path by path what went and what could not go, and why.
 
-import { basename, join } from "node:path";
+import { basename, join } from "./path.ts";
 import { DatabaseSync } from "node:sqlite";
 import type { DataPaths } from "./paths.ts";
 import { isLockHeld, readLock } from "./lock.ts";

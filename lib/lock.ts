@@ -2,7 +2,7 @@
 // lock that dies with its process, so a lock left by a killed process is simply taken over,
 // and the holder's pid in the file, so a second run can name it.
 
-import { join } from "node:path";
+import { join } from "./path.ts";
 import { ensurePrivateFile } from "./private_fs.ts";
 
 /** What a lock file says about its holder. */

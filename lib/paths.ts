@@ -1,7 +1,7 @@
 // Where logbook's files live (the data and config dirs and the data dir's layout) and which
 // project a directory belongs to (its canonical Git root and a collision-free key).
 
-import { basename, dirname, isAbsolute, join, posix, resolve, sep, win32 } from "node:path";
+import { basename, dirname, isAbsolute, join, normalize, resolve, sep, win32 } from "./path.ts";
 import type { Env } from "./env.ts";
 import { nodeFs } from "./node_builtins.ts";
 import { sha256Hex } from "./sha256.ts";
@@ -136,7 +136,7 @@ export function projectOfRecorded(cwd: string): Project {
   }
   if (!isAbsolute(cwd)) {
     // A relative cwd names no place: keep it as written, not under this process's directory.
-    const root = posix.normalize(cwd.replaceAll("\\", "/")).replace(/(?<=.)\/+$/, "");
+    const root = normalize(cwd.replaceAll("\\", "/")).replace(/(?<=.)\/+$/, "");
     return { root, key: projectKey(root) };
   }
   if (attempt(() => Deno.statSync(cwd))) return projectOf(cwd);
@@ -189,8 +189,8 @@ export function isWindowsPath(path: string): boolean {
 /** A Windows path in one spelling: drive letter upper case, backslashes, no trailing separator. */
 function windowsRoot(path: string): string {
   const plain = path.replace(/^[\\/][\\/][?.][\\/](?=[A-Za-z]:)/, "");
-  const normal = win32.normalize(plain).replace(/^[a-z](?=:)/, (d) => d.toUpperCase());
-  const { root } = win32.parse(normal);
+  const normal = win32().normalize(plain).replace(/^[a-z](?=:)/, (d) => d.toUpperCase());
+  const { root } = win32().parse(normal);
   return normal.length > root.length ? normal.replace(/\\+$/, "") : normal;
 }
 
@@ -201,7 +201,7 @@ function windowsRoot(path: string): string {
  */
 export function projectKey(canonicalPath: string): string {
   const last = isWindowsPath(canonicalPath)
-    ? win32.basename(canonicalPath)
+    ? win32().basename(canonicalPath)
     : basename(canonicalPath);
   const slug = last.toLowerCase().replace(/[^a-z0-9]+/g, "-")
     .replace(/^-+|-+$/g, "").slice(0, 40).replace(/-+$/, "") || "root";

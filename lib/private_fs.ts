@@ -5,7 +5,7 @@
 // which make the final path component safe against a link planted between check and use. It is
 // loaded on the first write, so a command that only reads never pays for it.
 import { nodeFs } from "./node_builtins.ts";
-import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "./path.ts";
 
 /** Mode of every directory logbook creates in the data dir. */
 export const DIR_MODE = 0o700;

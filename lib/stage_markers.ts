@@ -2,7 +2,7 @@
 // as it ends, so a step that stalls or dies shows itself. Names and timings only, never contents
 // or messages. Reading the log back is `stage_markers_read.ts`.
 
-import { basename, dirname, isAbsolute, join, relative, sep } from "node:path";
+import { basename, dirname, isAbsolute, join, relative, sep } from "./path.ts";
 import { formatDuration } from "./format.ts";
 import { type Env, isOff } from "./env.ts";
 import { dataDir, dataPaths } from "./paths.ts";

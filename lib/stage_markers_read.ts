@@ -2,7 +2,7 @@
 // the steps that started and never finished, with whether their process is still alive. Used by
 // `stage-markers`, `status` and the dashboard; writing is `stage_markers.ts`.
 
-import { join } from "node:path";
+import { join } from "./path.ts";
 import { isPidAlive } from "./private_fs.ts";
 import {
   DEFAULT_STALL_AFTER_MS,

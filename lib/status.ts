@@ -1,7 +1,7 @@
 // Everything `status` and the dashboard report about logbook on this machine: capture on or off
 // and running, the store, drift, snapshots, unclosed stage markers, sessions and corrupt records.
 
-import { join } from "node:path";
+import { join } from "./path.ts";
 import { captureOffReason, type LastRun } from "./capture/run.ts";
 import { type LatchedFailure, latchedFailure } from "./store/latch.ts";
 import { snapshotStats } from "./sessions/compaction.ts";

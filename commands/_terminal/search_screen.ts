@@ -4,7 +4,7 @@
 // own agent, Ctrl-F forks it into a logbook session, Ctrl-Y copies the command that resumes it
 // (OSC 52), Esc or Ctrl-C leaves the terminal as it was.
 
-import { join } from "node:path";
+import { join } from "../../lib/path.ts";
 import type { Env } from "../../lib/env.ts";
 import { type Context, gateFor, loadContext, openStore, redactorFor } from "../../lib/context.ts";
 import type { Redactor } from "../../lib/gate.ts";

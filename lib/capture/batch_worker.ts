@@ -2,7 +2,7 @@
 // batch overlaps with reading and parsing the next on the capture's thread. Started and spoken
 // to only by `WorkerBatchWriter` (`batch_writers.ts`).
 
-import { dirname } from "node:path";
+import { dirname } from "../path.ts";
 import { HistoryStore } from "../store/db.ts";
 import { type BatchPayload, writeBatch } from "./batch_transaction.ts";
 

@@ -10,7 +10,7 @@
 // through `.git/info/exclude`; when that cannot be ensured, or a link is on the way, mirroring
 // waits and the mirror's state says why.
 
-import { join } from "node:path";
+import { join } from "../path.ts";
 import { ConfigError, projectWantsMirror } from "../config.ts";
 import type { Redactor } from "../gate.ts";
 import { ensureGitExcluded } from "../paths.ts";

@@ -3,7 +3,7 @@
 // captured bytes. Raw bytes and source rows are never dropped, by a rebuild either, so what an
 // adapter decides from them is the same after a rebuild and once the files are gone.
 
-import { sep } from "node:path";
+import { sep } from "../path.ts";
 import type { Recall, StoredChunk } from "../sources/adapter.ts";
 import type { HistoryStore } from "../store/db.ts";
 import { decodeRaw } from "../store/raw.ts";

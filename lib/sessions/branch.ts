@@ -1,6 +1,6 @@
 // The Git branch a session runs on, read from the files of the work tree (no `git` process).
 
-import { dirname, join, resolve } from "node:path";
+import { dirname, join, resolve } from "../path.ts";
 
 /**
  * The Git branch checked out in `dir`'s work tree (read from the files, no `git` process), a

@@ -2,7 +2,7 @@
 // newest rounds kept whole), a plain-text snapshot written before anything is replaced, and a
 // summary from the model that is never accepted cut off, empty or oversized.
 
-import { join } from "node:path";
+import { join } from "../path.ts";
 import type { DataPaths } from "../paths.ts";
 import { writeFileAtomic } from "../private_fs.ts";
 import type { ChatMessage, Completion, ModelClient } from "./model.ts";

@@ -36,7 +36,7 @@
 // records as the `logbook` source (lib/sources/logbook.ts), so they are searched with everything
 // else.
 
-import { join } from "node:path";
+import { join } from "../path.ts";
 import { z } from "zod";
 import type { DataPaths } from "../paths.ts";
 import { projectKey } from "../paths.ts";

@@ -1,7 +1,7 @@
 // Choosing a session to pick back up, as data: picker rows from logbook's own records and the
 // history store's conversations of this project, and the native command that resumes a row.
 
-import { dirname } from "node:path";
+import { dirname } from "../path.ts";
 import { formatBytes } from "../format.ts";
 import type { Context } from "../context.ts";
 import { openStore, storeExists } from "../context.ts";

@@ -2,7 +2,7 @@
 // session store, the prompt history and the model client of its context.
 
 import { type Context, gateFor } from "../context.ts";
-import { join } from "node:path";
+import { join } from "../path.ts";
 import { projectOf } from "../paths.ts";
 import { createModelClient, type ModelClient, modelSettings } from "./model.ts";
 import { Persistence } from "./persistence.ts";

@@ -4,7 +4,7 @@
 // from what the history store holds (`Recall`), not from the files, so the answer is the same
 // once Claude Code deleted them and after a rebuild. Bytes are read in bounded chunks.
 
-import { basename, dirname, join } from "node:path";
+import { basename, dirname, join } from "../path.ts";
 import type { Recall, StoredChunk } from "./adapter.ts";
 import { obj, str } from "./_text.ts";
 

@@ -8,7 +8,7 @@
 // its WAL (never `-shm`) into a private directory and opening the copy lets SQLite recover the
 // WAL there: every committed row is seen, and only logbook's own files are written.
 
-import { basename, dirname, join } from "node:path";
+import { basename, dirname, join } from "../path.ts";
 
 /** A database copied with its WAL, and the state of the originals it was copied from. */
 interface Snapshot {

@@ -1,7 +1,7 @@
 // Walks a source root for transcript files without following symbolic links inside it (a
 // symlinked root itself is followed: dotfile managers link `~/.claude`).
 
-import { join } from "node:path";
+import { join } from "../path.ts";
 
 /**
  * Yields the paths of regular files under `root` whose names pass `accept`, depth first in

@@ -1,7 +1,7 @@
 // The Claude Code adapter: finds `projects/<encoded cwd>/<sessionId>.jsonl` transcripts and their
 // subagents, and maps every record type to a kind, role, conversation and searchable text.
 
-import { basename, dirname, join } from "node:path";
+import { basename, dirname, join } from "../path.ts";
 import {
   type ConversationInfo,
   type Derived,

@@ -10,7 +10,7 @@
 // completes the preview: the preview leaves the index, and `show` places the output right after
 // it, with its call.
 
-import { basename, dirname, join } from "node:path";
+import { basename, dirname, join } from "../path.ts";
 import {
   type ConversationInfo,
   type Derived,

@@ -1,7 +1,7 @@
 // The OpenAI Codex adapter: finds `sessions/YYYY/MM/DD/rollout-*.jsonl` (and `.jsonl.zst`) and
 // `archived_sessions/` rollouts, and maps every line of the current and older formats to a kind.
 
-import { basename, join, sep } from "node:path";
+import { basename, join, sep } from "../path.ts";
 import {
   type ConversationInfo,
   type Derived,

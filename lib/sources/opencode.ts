@@ -1,8 +1,7 @@
 // The OpenCode adapter: reads sessions, messages and parts from OpenCode's SQLite databases
 // (read-only, by per-table `(time_updated, id)` cursors) and its older JSON `storage/` tree.
 
-import { Buffer } from "node:buffer";
-import { basename, dirname, isAbsolute, join, relative } from "node:path";
+import { basename, dirname, isAbsolute, join, relative } from "../path.ts";
 import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
 import {
   type ConversationInfo,
@@ -521,7 +520,7 @@ function jsonValue(value: unknown): string {
   }
   if (typeof value === "string") return JSON.stringify(value);
   if (value instanceof Uint8Array) {
-    return JSON.stringify({ base64: Buffer.from(value).toString("base64") });
+    return JSON.stringify({ base64: value.toBase64() });
   }
   return JSON.stringify(String(value));
 }

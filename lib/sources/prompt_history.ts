@@ -10,7 +10,7 @@
 // only in a conversation without transcript messages (`lib/store/search.ts`), and `show` lists
 // prompts only there.
 
-import { join } from "node:path";
+import { join } from "../path.ts";
 import {
   type Agent,
   type ConversationInfo,

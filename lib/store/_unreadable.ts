@@ -3,7 +3,7 @@
 // readable, or the directory must let SQLite create them (the `immutable` URI that would lift
 // this cannot be given through Deno's node:sqlite, which takes paths and forbids ATTACH).
 
-import { basename, dirname } from "node:path";
+import { basename, dirname } from "../path.ts";
 
 /** SQLITE_READONLY (the directory refused a new -wal/-shm) and SQLITE_CANTOPEN (one exists but
  * cannot be opened), with any extended code. */

@@ -4,7 +4,6 @@
 // the file with the whole output, captured later from another source): those are shown together,
 // where the first of them is.
 
-import { Buffer } from "node:buffer";
 import { type Agent, AGENTS, type Kind, type Role } from "../sources/adapter.ts";
 import { HistoryStore } from "./db.ts";
 import { decodedRow } from "./raw.ts";
@@ -254,7 +253,7 @@ function recordJson(row: RecordRow, deriver: TextDeriver): RecordJson {
     kind: row.kind,
     role: row.role,
     text: deriver.textOf(row),
-    raw: Buffer.from(row.raw.buffer, row.raw.byteOffset, row.raw.byteLength).toString("base64"),
+    raw: row.raw.toBase64(),
     messageId: row.message_id,
     partId: row.part_id,
   };

@@ -2,7 +2,7 @@
 // per-connection cache of prepared statements.
 
 import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
-import { dirname } from "node:path";
+import { dirname } from "../path.ts";
 import { ensurePrivateDir, ensurePrivateFile, tightenMode } from "../private_fs.ts";
 import { MIGRATIONS } from "./schema.ts";
 import { explainUnreadable } from "./_unreadable.ts";

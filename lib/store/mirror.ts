@@ -8,7 +8,7 @@
 // The main store's `meta.mirrors` lists every mirror and its state, for `status`, `forget` and
 // `delete-user-data`.
 
-import { join } from "node:path";
+import { join } from "../path.ts";
 import { SymlinkRefusedError } from "../private_fs.ts";
 import { HistoryStore } from "./db.ts";
 
