@@ -29,7 +29,7 @@ import {
 import { formatCount, formatLocalTime } from "../lib/format.ts";
 import { homeDir, projectOf } from "../lib/paths.ts";
 import { openMirror } from "../lib/store/mirror.ts";
-import { ADAPTERS } from "../lib/sources/mod.ts";
+import { READERS } from "../lib/sources/readers.ts";
 import {
   budgetMsFrom,
   prefixSuggestion,
@@ -203,8 +203,8 @@ export async function main(
       options.startedAt = startedAt;
       const page = stopsAsUsage(() =>
         values.group
-          ? searchGroups(store, ADAPTERS, redactorFor(ctx), options, now)
-          : search(store, ADAPTERS, redactorFor(ctx), options, now)
+          ? searchGroups(store, READERS, redactorFor(ctx), options, now)
+          : search(store, READERS, redactorFor(ctx), options, now)
       );
       const hits: (SearchHit & { hits?: number })[] = "groups" in page ? page.groups : page.hits;
       const note = ("note" in page ? page.note : null) ??

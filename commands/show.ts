@@ -16,7 +16,7 @@ import {
 import { type Io, stdio } from "./_terminal/io.ts";
 import { loadContext, openStore, redactorFor } from "../lib/context.ts";
 import { plural } from "../lib/format.ts";
-import { ADAPTERS } from "../lib/sources/mod.ts";
+import { READERS } from "../lib/sources/readers.ts";
 import {
   contextStart,
   findConversation,
@@ -128,7 +128,7 @@ export async function main(
     const store = openStore(ctx, { mustExist: true, readOnly: true });
     try {
       const conversation = findConversation(store, id);
-      const deriver = new TextDeriver(store, ADAPTERS, redactorFor(ctx));
+      const deriver = new TextDeriver(store, READERS, redactorFor(ctx));
       const context = around === undefined
         ? null
         : contextStart(store, deriver, conversation, around, limit ? { limit } : {});

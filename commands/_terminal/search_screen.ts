@@ -26,7 +26,7 @@ import {
   nearestExistingDir,
   type PickerRow,
 } from "../../lib/sessions/resume.ts";
-import { ADAPTERS } from "../../lib/sources/mod.ts";
+import { READERS } from "../../lib/sources/readers.ts";
 import {
   contextStart,
   findConversation,
@@ -147,7 +147,7 @@ export class SearchScreen {
     this.#subagents = options.subagents;
     this.#ending = ending;
     this.#redact = redactorFor(ctx);
-    this.#deriver = new TextDeriver(store, ADAPTERS, this.#redact);
+    this.#deriver = new TextDeriver(store, READERS, this.#redact);
     this.#home = homeDir(options.env);
     this.#input = [...options.box];
     this.#cursor = this.#input.length;
@@ -388,7 +388,7 @@ export class SearchScreen {
       options.limit = rows;
       options.budgetMs = KEYSTROKE_BUDGET_MS;
       options.startedAt = this.#ctx.now();
-      const page = search(this.#store, ADAPTERS, this.#redact, options, this.#ctx.now);
+      const page = search(this.#store, READERS, this.#redact, options, this.#ctx.now);
       this.#items = page.hits.map((hit, i) => ({
         conversation: hit.conversation,
         record: hit.record,
@@ -476,7 +476,7 @@ export class SearchScreen {
     const more = this.#more;
     if (!more) return;
     try {
-      const page = search(this.#store, ADAPTERS, this.#redact, {
+      const page = search(this.#store, READERS, this.#redact, {
         ...more.options,
         offset: more.offset,
         limit: Math.max(wanted, this.#listRows()),

@@ -3,7 +3,7 @@
 // record with a first trail line.
 
 import { type Gate, type GateDecision, type Redactor, trailEntry } from "../gate.ts";
-import { ADAPTERS } from "../sources/mod.ts";
+import { READERS } from "../sources/readers.ts";
 import { pageRows } from "../store/conversations.ts";
 import type { HistoryStore } from "../store/db.ts";
 import { type ConversationRow, TextDeriver } from "../store/records.ts";
@@ -32,7 +32,7 @@ function conversationMessages(
   conversation: ConversationRow,
   gate: Gate,
 ): { messages: SessionMessage[]; decisions: GateDecision[] } {
-  const deriver = new TextDeriver(store, ADAPTERS, AS_CAPTURED);
+  const deriver = new TextDeriver(store, READERS, AS_CAPTURED);
   const messages: SessionMessage[] = [];
   const decisions: GateDecision[] = [];
   // The chunks of a long line (rows with seq 1, 2, … after its first) are one text: it passes

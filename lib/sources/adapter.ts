@@ -319,15 +319,28 @@ export interface RowAdapter<State = unknown> {
 export type Adapter = LineAdapter<unknown> | RowAdapter<unknown>;
 
 /**
+ * What reading a stored record takes of an adapter: which sources it owns and the text of their
+ * bytes. Every adapter is one; `lib/sources/readers.ts` lists the same without the capture code,
+ * for the commands that only read (`search`, `show`).
+ */
+export interface TextReader {
+  readonly agent: Agent;
+  /** As `LineAdapter.claims`. */
+  claims?(locator: string): boolean;
+  /** As `LineAdapter.textOf`. */
+  textOf(bytes: Uint8Array, source: SourceRef): string;
+}
+
+/**
  * The adapter that reads a stored source: of the adapters of its agent, the one that `claims` its
  * locator, else the agent's adapter that claims nothing (its transcripts).
  */
-export function adapterOf(
-  adapters: readonly Adapter[],
+export function adapterOf<T extends TextReader = Adapter>(
+  adapters: readonly T[],
   agent: string,
   locator: string,
-): Adapter | undefined {
-  let general: Adapter | undefined;
+): T | undefined {
+  let general: T | undefined;
   for (const adapter of adapters) {
     if (adapter.agent !== agent) continue;
     if (!adapter.claims) general ??= adapter;

@@ -16,8 +16,9 @@ import {
   type ToolParts,
 } from "./adapter.ts";
 import { homeDir } from "../paths.ts";
-import { looksLikeBase64, obj, str, stringLeaves, titleFrom, toEpochMs } from "./_text.ts";
+import { obj, str, stringLeaves, titleFrom, toEpochMs } from "./_text.ts";
 import { walkFiles } from "./_walk.ts";
+import { CLAUDE_SKIP_KEYS, claudeLineText, textOfRecord } from "./claude_text.ts";
 import {
   isSummaryOnly,
   isSummaryOnlyFile,
@@ -126,13 +127,11 @@ const COPY_AGENT = /^(acompact|aside_question)-/;
 /** Inline sidechain uuids remembered to find each record's sidechain. */
 const SIDECHAIN_MEMORY = 512;
 
-const SKIP_KEYS: ReadonlySet<string> = new Set(["data", "signature"]);
-
 /** Claude Code transcripts. */
 export const claudeCode: LineAdapter<ClaudeState> = {
   agent: "claude",
   mode: "lines",
-  skipKeys: SKIP_KEYS,
+  skipKeys: CLAUDE_SKIP_KEYS,
 
   roots(ctx: DiscoverContext): string[] {
     const roots: string[] = [];
@@ -274,13 +273,7 @@ export const claudeCode: LineAdapter<ClaudeState> = {
   },
 
   textOf(bytes: Uint8Array): string {
-    try {
-      const record = obj(JSON.parse(new TextDecoder().decode(bytes)));
-      const type = record && str(record.type);
-      return record && type ? textOfRecord(type, record) : "";
-    } catch {
-      return "";
-    }
+    return claudeLineText(bytes);
   },
 
   toolOf(bytes: Uint8Array): ToolParts | null {
@@ -299,7 +292,7 @@ export const claudeCode: LineAdapter<ClaudeState> = {
         parts.calls.push({
           id: str(block.id),
           name: str(block.name) ?? "tool",
-          input: stringLeaves(block.input, SKIP_KEYS).join("\n"),
+          input: stringLeaves(block.input, CLAUDE_SKIP_KEYS).join("\n"),
         });
       } else if (block?.type === "tool_result") {
         const id = str(block.tool_use_id);
@@ -566,52 +559,4 @@ function missing(
     drift: { category: "missing_fields", detail },
     version: state.version,
   });
-}
-
-/** The searchable text of a record: what was said, run, returned or thought; never payloads. */
-function textOfRecord(type: string, record: Record<string, unknown>): string {
-  switch (type) {
-    case "user":
-    case "assistant": {
-      const message = obj(record.message);
-      return message ? contentText(message.content) : "";
-    }
-    case "system":
-      return typeof record.content === "string" ? record.content : "";
-    case "summary":
-      return str(record.summary) ?? "";
-    default:
-      return "";
-  }
-}
-
-function contentText(content: unknown): string {
-  if (typeof content === "string") return content;
-  if (!Array.isArray(content)) return "";
-  const parts: string[] = [];
-  for (const item of content) {
-    const block = obj(item);
-    if (!block) continue;
-    switch (block.type) {
-      case "text":
-        if (typeof block.text === "string") parts.push(block.text);
-        break;
-      case "thinking":
-        if (typeof block.thinking === "string") parts.push(block.thinking);
-        break;
-      case "tool_use":
-      case "server_tool_use":
-        parts.push(
-          [str(block.name) ?? "", ...stringLeaves(block.input, SKIP_KEYS)].join("\n"),
-        );
-        break;
-      case "tool_result":
-        parts.push(contentText(block.content));
-        break;
-      default:
-        // Images and documents: their payloads are never indexed.
-        if (typeof block.text === "string" && !looksLikeBase64(block.text)) parts.push(block.text);
-    }
-  }
-  return parts.filter((p) => p.length > 0).join("\n");
 }

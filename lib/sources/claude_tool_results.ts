@@ -24,18 +24,16 @@ import {
   type SourceRef,
 } from "./adapter.ts";
 import { claudeCode } from "./claude_code.ts";
+import { isToolResultFile, outputText, TOOL_RESULT_SKIP_KEYS } from "./claude_text.ts";
 import { namingRecord } from "./_claude_files.ts";
-import { str, stringLeaves, toEpochMs } from "./_text.ts";
+import { str, toEpochMs } from "./_text.ts";
 import { walkFiles } from "./_walk.ts";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-/** A file directly inside a `tool-results` folder (either separator: locators of other systems). */
-const SIDECAR = /[\\/]tool-results[\\/][^\\/]+$/;
 /** Output files; `hook-*` files in the same folder are hook output, not a tool's. */
 const OUTPUT_FILE = /^(?!hook-).+\.(txt|json)$/;
 /** A subagent transcript in a session's `subagents/` folder. */
 const AGENT_FILE = /^agent-(.+)\.jsonl$/;
-const SKIP_KEYS: ReadonlySet<string> = new Set(["data", "signature", "type"]);
 
 /** Nothing is carried between sources: a file is one record. */
 type NoState = Record<string, never>;
@@ -44,11 +42,9 @@ type NoState = Record<string, never>;
 export const claudeToolResults: RowAdapter<NoState> = {
   agent: "claude",
   mode: "rows",
-  skipKeys: SKIP_KEYS,
+  skipKeys: TOOL_RESULT_SKIP_KEYS,
 
-  claims(locator: string): boolean {
-    return SIDECAR.test(locator);
-  },
+  claims: isToolResultFile,
 
   /** An output file is decided from the transcript record that names it. */
   readAfterOthers(): boolean {
@@ -158,17 +154,6 @@ function transcriptsOf(recall: Recall, folder: string): string[] {
   const agents = recall.sources(join(folder, "subagents"))
     .filter((locator) => AGENT_FILE.test(basename(locator)));
   return [session, ...agents];
-}
-
-/** The text of an output file: as written, or the strings of a structured (`.json`) one. */
-function outputText(bytes: Uint8Array, source: SourceRef): string {
-  const text = new TextDecoder("utf-8", { fatal: false, ignoreBOM: true }).decode(bytes);
-  if (!source.path.endsWith(".json")) return text;
-  try {
-    return stringLeaves(JSON.parse(text), SKIP_KEYS).join("\n");
-  } catch {
-    return text;
-  }
 }
 
 /** The folders directly in `dir` whose names pass `accept`; symlinks are counted, not followed. */

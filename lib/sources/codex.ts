@@ -17,8 +17,17 @@ import {
 } from "./adapter.ts";
 import { homeDir } from "../paths.ts";
 import { zstdAvailable } from "./zstd.ts";
-import { looksLikeBase64, obj, str, stringLeaves, titleFrom, toEpochMs } from "./_text.ts";
+import { obj, str, stringLeaves, titleFrom, toEpochMs } from "./_text.ts";
 import { walkFiles } from "./_walk.ts";
+import {
+  CODEX_SKIP_KEYS,
+  codexLineText,
+  contentParts,
+  joinParts,
+  LINE_TYPES,
+  STATE_LINES,
+  textOfRecord,
+} from "./codex_text.ts";
 
 /**
  * What the adapter remembers between lines of one rollout: the canonical session (the first
@@ -68,31 +77,6 @@ const UUID_AT_END =
   /([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl(?:\.zst)?$/i;
 const UUID_V7 = /^([0-9a-f]{8})-([0-9a-f]{4})-7[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const ROLLOUT = /^rollout-.*\.jsonl(?:\.zst)?$/;
-
-/**
- * Line types that record state, not conversation, kept raw as `meta`: surveyed from Codex
- * 0.169's rollout item variants (`token_usage_record` is its token accounting).
- */
-const STATE_LINES = new Set([
-  "inter_agent_communication",
-  "token_usage_record",
-  "dynamic_tools_updated",
-  "retained_context",
-  "security_risk_score",
-  "realtime_item",
-]);
-
-/** The top-level line types of the current format. */
-const LINE_TYPES = new Set([
-  ...STATE_LINES,
-  "session_meta",
-  "response_item",
-  "event_msg",
-  "turn_context",
-  "compacted",
-  "world_state",
-  "inter_agent_communication_metadata",
-]);
 
 /** `response_item` payload types that carry no searchable text of their own. */
 const QUIET_ITEMS = new Set([
@@ -232,9 +216,6 @@ const EVENT_TYPES = new Set([
 /** At most this many unpaired replies are remembered (a turn has a few; state stays small). */
 const MAX_PENDING_REPLIES = 16;
 
-/** Base64 payloads and data URLs: never indexed, also when a line is streamed. */
-const SKIP_KEYS: ReadonlySet<string> = new Set(["encrypted_content", "image_url", "images"]);
-
 const ROLES: ReadonlySet<string> = new Set<Role>(["user", "assistant", "system", "developer"]);
 
 /** A Codex adapter; `codex` is the one logbook uses, tests inject the zstd check. */
@@ -243,7 +224,7 @@ export function codexAdapter(options: CodexAdapterOptions = {}): LineAdapter<Cod
   return {
     agent: "codex",
     mode: "lines",
-    skipKeys: SKIP_KEYS,
+    skipKeys: CODEX_SKIP_KEYS,
 
     roots(ctx: DiscoverContext): string[] {
       const homes: string[] = [];
@@ -320,12 +301,7 @@ export function codexAdapter(options: CodexAdapterOptions = {}): LineAdapter<Cod
     },
 
     textOf(bytes: Uint8Array): string {
-      try {
-        const record = obj(JSON.parse(new TextDecoder().decode(bytes)));
-        return record ? textOfRecord(record) : "";
-      } catch {
-        return "";
-      }
+      return codexLineText(bytes);
     },
 
     toolOf(bytes: Uint8Array): ToolParts | null {
@@ -689,59 +665,6 @@ function recordFromScalars(scalars: ReadonlyMap<string, Scalar>): Record<string,
   return record;
 }
 
-// ---- text ----
-
-/** The searchable text of a line: what was said, run, returned or thought; never payloads. */
-function textOfRecord(record: Record<string, unknown>): string {
-  const type = str(record.type);
-  if (type === "compacted") return str(obj(record.payload)?.message) ?? "";
-  if (type === "event_msg") return eventText(obj(record.payload));
-  if (type === "response_item") return itemText(obj(record.payload));
-  if (type && !LINE_TYPES.has(type) && !("payload" in record)) return itemText(record); // older
-  return "";
-}
-
-function itemText(item: Record<string, unknown> | null): string {
-  if (!item) return "";
-  switch (item.type) {
-    case "message":
-    case "agent_message":
-      return joinParts(contentParts(item.content));
-    case "reasoning":
-      return joinParts([...contentParts(item.summary), ...contentParts(item.content)]);
-    case "function_call":
-    case "tool_search_call":
-      return joinParts([str(item.name) ?? "", ...argumentLeaves(item.arguments)]);
-    case "custom_tool_call":
-      return joinParts([str(item.name) ?? "", str(item.input) ?? ""]);
-    case "function_call_output":
-    case "custom_tool_call_output":
-      return outputText(item.output);
-    case "local_shell_call": {
-      const action = obj(item.action);
-      const command = Array.isArray(action?.command) ? action.command : [];
-      return command.filter((c): c is string => typeof c === "string").join(" ");
-    }
-    case "web_search_call": {
-      const action = obj(item.action);
-      return joinParts(stringLeaves(
-        action &&
-          {
-            query: action.query,
-            queries: action.queries,
-            url: action.url,
-            pattern: action.pattern,
-          },
-        SKIP_KEYS,
-      ));
-    }
-    case "image_generation_call":
-      return str(item.revised_prompt) ?? "";
-    default:
-      return "";
-  }
-}
-
 /** The tool call or result of a response item (current or older format), or null. */
 function toolOfRecord(record: Record<string, unknown>): ToolParts | null {
   const type = str(record.type);
@@ -775,7 +698,7 @@ function toolOfRecord(record: Record<string, unknown>): ToolParts | null {
       const action = obj(item.action);
       const asked = action &&
         { query: action.query, queries: action.queries, url: action.url, pattern: action.pattern };
-      return call("web_search", joinParts(stringLeaves(asked, SKIP_KEYS)));
+      return call("web_search", joinParts(stringLeaves(asked, CODEX_SKIP_KEYS)));
     }
     case "image_generation_call":
       return call("image_generation", str(item.revised_prompt) ?? "");
@@ -799,10 +722,10 @@ function callInput(args: unknown): string {
     }
   }
   const fields = obj(value);
-  if (!fields) return joinParts(stringLeaves(value, SKIP_KEYS));
+  if (!fields) return joinParts(stringLeaves(value, CODEX_SKIP_KEYS));
   const { command, cmd, ...rest } = fields;
   const run = Array.isArray(command) ? commandLine(command) : str(cmd) ?? str(command) ?? "";
-  return joinParts([run, ...stringLeaves(rest, SKIP_KEYS)]);
+  return joinParts([run, ...stringLeaves(rest, CODEX_SKIP_KEYS)]);
 }
 
 /** An argv as the command line a person would type (`bash -lc <script>` as the script). */
@@ -825,69 +748,6 @@ function failed(output: unknown): boolean {
   } catch {
     return false;
   }
-}
-
-/**
- * Events repeat indexed items. An agent message's words are its text (indexed only when no
- * response item repeats them, see `pairAgentMessage`); a review's findings exist only in an
- * event.
- */
-function eventText(event: Record<string, unknown> | null): string {
-  if (event?.type === "agent_message") return str(event.message) ?? "";
-  if (!event || event.type !== "exited_review_mode") return "";
-  const review = obj(event.review_output);
-  if (!review) return "";
-  const findings = Array.isArray(review.findings) ? review.findings.map(obj) : [];
-  return joinParts([
-    ...findings.flatMap((f) => [str(f?.title) ?? "", str(f?.body) ?? ""]),
-    str(review.overall_explanation) ?? "",
-  ]);
-}
-
-/** The texts of message content (a string, one item, or a list), leaving images and payloads out. */
-function contentParts(content: unknown): string[] {
-  if (typeof content === "string") return [content];
-  const items = Array.isArray(content) ? content : [content];
-  const parts: string[] = [];
-  for (const item of items) {
-    const block = obj(item);
-    if (!block || block.type === "input_image" || block.type === "encrypted_content") continue;
-    const text = str(block.text);
-    if (text && !looksLikeBase64(text)) parts.push(text);
-  }
-  return parts;
-}
-
-/** A tool's output: a string (often JSON `{output, metadata}`), or content items. */
-function outputText(output: unknown): string {
-  if (typeof output === "string") {
-    if (output.trimStart().startsWith("{")) {
-      try {
-        const inner = str(obj(JSON.parse(output))?.output);
-        if (inner !== null) return inner;
-      } catch {
-        // Plain text that happens to start with a brace.
-      }
-    }
-    return output;
-  }
-  const wrapped = obj(output);
-  if (wrapped && !("type" in wrapped) && "content" in wrapped) return outputText(wrapped.content);
-  return joinParts(contentParts(output));
-}
-
-/** A function call's arguments (a JSON string) as the commands, paths and patterns they carry. */
-function argumentLeaves(args: unknown): string[] {
-  if (typeof args !== "string") return stringLeaves(args, SKIP_KEYS);
-  try {
-    return stringLeaves(JSON.parse(args), SKIP_KEYS);
-  } catch {
-    return [args];
-  }
-}
-
-function joinParts(parts: string[]): string {
-  return parts.filter((p) => p.length > 0).join("\n");
 }
 
 /** True when something is at `path` (as node's existsSync: any error means no). */

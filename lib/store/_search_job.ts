@@ -2,8 +2,8 @@
 // redact with, the search's options. `runSearchJob` runs it on whichever thread calls it.
 
 import { createGate, type Redactor, redactorOf } from "../gate.ts";
-import type { Adapter } from "../sources/adapter.ts";
-import { ADAPTERS } from "../sources/mod.ts";
+import type { TextReader } from "../sources/adapter.ts";
+import { READERS } from "../sources/readers.ts";
 import { HistoryStore } from "./db.ts";
 import {
   type GroupResult,
@@ -44,7 +44,7 @@ let redactor: { key: string; redact: Redactor } | null = null;
 /** Runs `job` on its own connection, opened and closed here; `now` is its budget's clock. */
 export function runSearchJob(
   job: SearchJob,
-  adapters: readonly Adapter[] = ADAPTERS,
+  adapters: readonly TextReader[] = READERS,
   now?: () => number,
 ): JobResult {
   const key = JSON.stringify(job.gate);

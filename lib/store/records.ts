@@ -2,13 +2,13 @@
 // bytes (for snippets and `show`), and the conversation rows in the shape commands print.
 
 import {
-  type Adapter,
   adapterOf,
   type Agent,
   type Kind,
   pathOfLocator,
   type Role,
   type SourceRef,
+  type TextReader,
 } from "../sources/adapter.ts";
 import { HistoryStore } from "./db.ts";
 import { FLAG_STREAMED, FLAG_SUPERSEDED } from "./schema.ts";
@@ -139,7 +139,7 @@ interface Neighbour {
 
 interface SourceInfo {
   ref: SourceRef;
-  adapter: Adapter | undefined;
+  adapter: TextReader | undefined;
 }
 
 /** The bytes of a chunk's line just before and just after it (empty where the line ends). */
@@ -156,13 +156,13 @@ const NO_BYTES: Uint8Array = new Uint8Array(0);
  */
 export class TextDeriver {
   #store: HistoryStore;
-  #adapters: readonly Adapter[];
+  #adapters: readonly TextReader[];
   #redact: Redactor;
   #sources = new Map<number, SourceInfo>();
   /** The last few chunks decoded, as pages read each chunk's neighbours too. */
   #recent = new Map<number, Uint8Array>();
 
-  constructor(store: HistoryStore, adapters: readonly Adapter[], redact: Redactor) {
+  constructor(store: HistoryStore, adapters: readonly TextReader[], redact: Redactor) {
     this.#store = store;
     this.#adapters = adapters;
     this.#redact = redact;

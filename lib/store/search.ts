@@ -15,7 +15,7 @@
 // ones it read, in order; a literal scan gives the matches of the records it read.
 
 import { mapStrings, type Redactor } from "../gate.ts";
-import type { Adapter, Agent, Kind, Role } from "../sources/adapter.ts";
+import type { Agent, Kind, Role, TextReader } from "../sources/adapter.ts";
 import type { StatementSync } from "node:sqlite";
 import { HistoryStore } from "./db.ts";
 import { FLAG_INDEXED, FLAG_ZSTD } from "./schema.ts";
@@ -163,7 +163,7 @@ interface Candidate {
  */
 export function search(
   store: HistoryStore,
-  adapters: readonly Adapter[],
+  adapters: readonly TextReader[],
   redact: Redactor,
   options: SearchOptions,
   now?: () => number,
@@ -188,7 +188,7 @@ function foundInTime<R extends { stopped: boolean; stopNote: string | null }>(
 
 function searchWithin(
   store: HistoryStore,
-  adapters: readonly Adapter[],
+  adapters: readonly TextReader[],
   redact: Redactor,
   options: SearchOptions,
   now?: () => number,
@@ -845,7 +845,7 @@ const RECENT_GROUP_SCAN = 2000;
  */
 export function searchGroups(
   store: HistoryStore,
-  adapters: readonly Adapter[],
+  adapters: readonly TextReader[],
   redact: Redactor,
   options: GroupOptions,
   now?: () => number,
@@ -855,7 +855,7 @@ export function searchGroups(
 
 function groupsWithin(
   store: HistoryStore,
-  adapters: readonly Adapter[],
+  adapters: readonly TextReader[],
   redact: Redactor,
   options: GroupOptions,
   now?: () => number,

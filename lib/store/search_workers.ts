@@ -3,7 +3,7 @@
 // budget is answered as stopped at once and its worker replaced: `terminate()` cannot stop a
 // thread inside SQLite, but the caller no longer waits for it, and the bounds keep it short.
 
-import type { Adapter } from "../sources/adapter.ts";
+import type { TextReader } from "../sources/adapter.ts";
 import { DEFAULT_BUDGET_MS, SearchBudget, SearchStoppedError } from "./_search_budget.ts";
 import { SearchLimitError } from "./_search_bounds.ts";
 import { type JobResult, runSearchJob, type SearchJob, type WireError } from "./_search_job.ts";
@@ -25,7 +25,7 @@ export interface SearchWorkersOptions {
    * Adapters other than the built-in ones: workers only know those, so jobs then run inline
    * (on the caller's thread, still bounded by their budget).
    */
-  adapters?: readonly Adapter[];
+  adapters?: readonly TextReader[];
 }
 
 interface Pending {
@@ -48,7 +48,7 @@ export class SearchWorkers {
   readonly #size: number;
   readonly #start: () => Worker;
   readonly #graceMs: number;
-  readonly #adapters: readonly Adapter[] | null;
+  readonly #adapters: readonly TextReader[] | null;
   /** Workers loading their modules, with when they were started. */
   #starting = new Map<Worker, number>();
   #loadTimers = new Map<Worker, ReturnType<typeof setTimeout>>();

@@ -17,7 +17,7 @@ import { teamSearch } from "../../lib/team/search.ts";
 import { plural } from "../../lib/format.ts";
 import { projectOf, resolveFromUser } from "../../lib/paths.ts";
 import type { Agent, Kind, Role } from "../../lib/sources/adapter.ts";
-import { ADAPTERS } from "../../lib/sources/mod.ts";
+import { READERS } from "../../lib/sources/readers.ts";
 import {
   contextStart,
   conversationRecord,
@@ -224,7 +224,7 @@ export class HistoryTools {
     const scope = options.project ? `in project ${options.project}` : "in all projects";
     let result;
     try {
-      result = search(this.#store, ADAPTERS, redactorFor(this.#ctx), options, this.#ctx.now);
+      result = search(this.#store, READERS, redactorFor(this.#ctx), options, this.#ctx.now);
     } catch (err) {
       if (err instanceof SearchLimitError) throw new ToolError(err.message);
       if (!(err instanceof SearchStoppedError)) throw err;
@@ -286,7 +286,7 @@ export class HistoryTools {
       throw new ToolError('Give either "around" or "cursor", not both');
     }
     const conversation = this.#find(args.conversation);
-    const deriver = new TextDeriver(this.#store, ADAPTERS, redactorFor(this.#ctx));
+    const deriver = new TextDeriver(this.#store, READERS, redactorFor(this.#ctx));
     const parts: string[] = [];
     let shown = 0;
     let after = 0;
