@@ -1,14 +1,15 @@
 // How raw chunks are kept: the exact bytes, zstd-compressed when a chunk is large enough for it
 // to pay (flag FLAG_ZSTD); reading always gives back the bytes exactly as captured.
 //
-// Reading decodes with fzstd (zstd in JavaScript) until native zstd would pay: node:zlib costs a
-// command ~15 ms of Node compatibility set-up, more than `search` or `show` spend decoding the
-// few chunks of a page. Capture (which has node:zlib loaded to compress) and bulk readers
-// (rebuild, export) decode natively.
+// Reading decodes with logbook's own zstd decoder (zstd_decode.ts) until native zstd would pay:
+// node:zlib costs a command ~15 ms of Node compatibility set-up, about what decoding 256 KiB of
+// compressed chunks takes a cold process here, and more than `search` or `show` spend on a page.
+// Capture (which has node:zlib loaded to compress) and bulk readers (rebuild, export) decode
+// natively.
 
-import { decompress as decompressInJs } from "fzstd";
 import { nodeZlib, nodeZlibLoaded } from "../node_builtins.ts";
 import { FLAG_ZSTD } from "./schema.ts";
+import { zstdDecompress, ZstdFormatError } from "./zstd_decode.ts";
 
 /** Chunks from this size up are compressed (smaller ones gain little for the time it takes). */
 export const COMPRESS_FROM = 8192;
@@ -42,7 +43,7 @@ export function encodeRaw(bytes: Uint8Array): { stored: Uint8Array; flag: number
 }
 
 /** Compressed bytes a process decodes in JavaScript before it loads native zstd instead. */
-export const DECODE_IN_JS_UP_TO = 4 * 1024 * 1024;
+export const DECODE_IN_JS_UP_TO = 256 * 1024;
 let decodedInJs = 0;
 
 /** The captured bytes of a stored chunk. */
@@ -50,7 +51,12 @@ export function decodeRaw(row: { raw: Uint8Array; flags: number }): Uint8Array {
   if (!(row.flags & FLAG_ZSTD)) return row.raw;
   if (!nodeZlibLoaded() && decodedInJs < DECODE_IN_JS_UP_TO) {
     decodedInJs += row.raw.length;
-    return decompressInJs(row.raw);
+    try {
+      return zstdDecompress(row.raw);
+    } catch (err) {
+      // A frame this decoder refuses goes to native zstd, which has the last word on it.
+      if (!(err instanceof ZstdFormatError)) throw err;
+    }
   }
   const zstd = zstdOf();
   if (!zstd.zstdDecompressSync) {

@@ -1,5 +1,6 @@
-// Stored chunks read back exactly: the JavaScript zstd decoder gives what native zstd gives, for
-// every shape capture stores, and a reading process loads native zstd only when it pays.
+// Stored chunks read back exactly, for every shape capture stores, and a reading process decodes
+// them with lib/store/zstd_decode.ts until loading native zstd pays (zstd_decode_test.ts holds
+// that decoder to native zstd).
 
 import assert from "node:assert/strict";
 import * as zlib from "node:zlib";
