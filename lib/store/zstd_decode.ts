@@ -94,15 +94,11 @@ function readCounts(
 ): { counts: Int16Array; log: number; size: number } {
   const offset = at;
   let bitPos = 0;
+  // Counts are read forwards, low bits first; a read is at most 10 bits past a 7-bit shift.
   const bitsAt = (n: number): number => {
-    let value = 0;
-    for (let i = 0; i < n; i++) {
-      const p = bitPos + i;
-      const byte = offset + (p >> 3);
-      if (byte >= end) fail("truncated FSE table description");
-      value |= ((data[byte]! >> (p & 7)) & 1) << i;
-    }
-    return value;
+    if (offset + ((bitPos + n - 1) >> 3) >= end) fail("truncated FSE table description");
+    const i = offset + (bitPos >> 3);
+    return ((data[i]! | data[i + 1]! << 8 | data[i + 2]! << 16) >> (bitPos & 7)) & ((1 << n) - 1);
   };
   const log = bitsAt(4) + 5;
   bitPos += 4;
@@ -583,7 +579,11 @@ function readHuffman(
   return { table: { maxBits, symbol, bits }, size };
 }
 
-/** Decodes one Huffman stream `[start, end)` into `out[at, at + length)`. */
+/**
+ * Decodes one Huffman stream `[start, end)` into `out[at, at + length)`. The hot loop of a page's
+ * decode, so it reads its bits in place rather than through BackwardBits (same reading: each
+ * code is the next `maxBits` bits from the stream's end, bits before its start read as zeros).
+ */
 function huffmanStream(
   table: HuffmanTable,
   data: Uint8Array,
@@ -593,14 +593,24 @@ function huffmanStream(
   at: number,
   length: number,
 ): void {
-  const bits = new BackwardBits(data, start, end);
-  const { maxBits, symbol, bits: lengths } = table;
+  if (end <= start || data[end - 1] === 0) fail("Huffman stream without its end marker");
+  const { maxBits, symbol, bits } = table;
+  const mask = (1 << maxBits) - 1;
+  let left = (end - 1 - start) * 8 + (31 - Math.clz32(data[end - 1]!));
   for (let i = 0; i < length; i++) {
-    const code = bits.peek(maxBits);
+    const from = left - maxBits;
+    let code: number;
+    if (from >= 0) {
+      const b = start + (from >> 3);
+      code = ((data[b]! | data[b + 1]! << 8 | data[b + 2]! << 16) >> (from & 7)) & mask;
+    } else {
+      const rest = left > 0 ? (data[start]! | data[start + 1]! << 8) & ((1 << left) - 1) : 0;
+      code = (rest << -from) & mask;
+    }
     out[at + i] = symbol[code]!;
-    bits.skip(lengths[code]!);
+    left -= bits[code]!;
   }
-  if (bits.left !== 0) fail("Huffman stream not read whole");
+  if (left !== 0) fail("Huffman stream not read whole");
 }
 
 // ---- frames and blocks ----
