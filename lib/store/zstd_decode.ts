@@ -687,6 +687,10 @@ function decodeFrame(data: Uint8Array, at: number): { bytes: Uint8Array; end: nu
     at += fcsBytes;
   }
   if (single) window = contentSize;
+  // A block of at least 4 bytes gives at most 128 KiB: a larger size is damage, not a frame.
+  if (contentSize > (data.length - at) * (MAX_BLOCK / 4)) {
+    fail("content size past what blocks hold");
+  }
   let out = new Uint8Array(contentSize >= 0 ? contentSize : Math.min(window || MAX_BLOCK, 1 << 20));
   let size = 0;
   const state: BlockState = { huffman: null, ll: null, of: null, ml: null, rep: [1, 4, 8] };
@@ -744,7 +748,9 @@ function decodeBlock(
   state: BlockState,
   grow: (n: number) => Uint8Array,
 ): number {
+  const blockStart = size;
   // Literals section.
+  if (at >= end) fail("empty compressed block");
   const h0 = data[at]!;
   const litType = h0 & 3;
   const sizeFormat = (h0 >> 2) & 3;
@@ -919,6 +925,7 @@ function decodeBlock(
       ofState = of.base[ofState]! + bits.read(of.bits[ofState]!);
     }
     if (litAt + litLength > litEnd) fail("literals overrun");
+    if (size - blockStart + litLength + matchLength > MAX_BLOCK) fail("block past 128 KiB");
     buffer = grow(litLength + matchLength);
     // Short copies byte by byte: a call to set or copyWithin costs more than a few bytes do.
     if (litLength > 8) {

@@ -122,6 +122,33 @@ Deno.test("zstdDecompress() reads the shared corpus's transcripts in 64 KiB chun
   assert.ok(bytesRead > 100_000, `${bytesRead} bytes`);
 });
 
+/**
+ * A single-segment frame of one raw block, its content size written with FCS flag `flag` (0: one
+ * byte, 1: two bytes less 256, 2: four, 3: eight): node:zlib's frames leave the size out.
+ */
+function sizedFrame(flag: number, contentSize: number, block: Uint8Array): Uint8Array {
+  const width = [1, 2, 4, 8][flag]!;
+  const size = new Uint8Array(width);
+  let rest = flag === 1 ? contentSize - 256 : contentSize;
+  for (let i = 0; i < width; i++) {
+    size[i] = rest % 256;
+    rest = Math.floor(rest / 256);
+  }
+  const header = 1 | (block.length << 3); // last block, raw
+  return new Uint8Array([
+    0x28,
+    0xb5,
+    0x2f,
+    0xfd,
+    (flag << 6) | 0x20,
+    ...size,
+    header & 0xff,
+    (header >> 8) & 0xff,
+    header >> 16,
+    ...block,
+  ]);
+}
+
 Deno.test("zstdDecompress() reads frames back to back, skippable ones and unknown sizes", async () => {
   const a = fixtureText.slice(0, 20_000);
   const b = bytesOf(2, 30_000, 40);
@@ -129,6 +156,16 @@ Deno.test("zstdDecompress() reads frames back to back, skippable ones and unknow
   const joined = new Uint8Array([...compress(a), ...skippable, ...compress(b)]);
   sameBytes(zstdDecompress(joined), new Uint8Array([...a, ...b]), "two frames and a skippable one");
 
+  // Frames that say their size, in each of its widths.
+  const raw = bytesOf(4, 300, 90);
+  sameBytes(
+    zstdDecompress(sizedFrame(0, 200, raw.subarray(0, 200))),
+    raw.subarray(0, 200),
+    "1-byte size",
+  );
+  for (const flag of [1, 2, 3]) {
+    sameBytes(zstdDecompress(sizedFrame(flag, 300, raw)), raw, `size flag ${flag}`);
+  }
   // A stream's frame does not say its size up front.
   const streamed = await streamCompress(fixtureText.slice(0, 400_000));
   assert.equal(streamed[4]! >> 6, 0, "the streamed frame leaves its content size out");
@@ -163,6 +200,11 @@ Deno.test("zstdDecompress() refuses damaged, truncated and dictionary frames wit
     new Uint8Array([...withDictionary.subarray(0, 5), 42, ...withDictionary.subarray(5)]),
     "a dictionary",
   );
+  // A content size no blocks could hold is refused before anything is allocated for it.
+  refused(sizedFrame(3, 2 ** 40, Uint8Array.of(1, 2, 3, 4, 5)), "a content size of 1 TiB");
+  // ...and one that is less than the blocks hold, or more.
+  refused(sizedFrame(0, 4, Uint8Array.of(1, 2, 3, 4, 5)), "content larger than said");
+  refused(sizedFrame(0, 6, Uint8Array.of(1, 2, 3, 4, 5)), "content smaller than said");
   // Flipped bits: refused, or (without a checksum to tell) some bytes, but never another error.
   for (let i = 6; i < frame.length; i += 97) {
     const damaged = frame.slice();
