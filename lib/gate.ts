@@ -1000,7 +1000,7 @@ export class Quarantine {
     return { refs: this.#entries.size };
   }
 
-  /** Deno's `console.log` shows the count only. */
+  /** What `Deno.inspect` shows of it (printing it, say): the count only. */
   [Symbol.for("Deno.customInspect")](): string {
     return `Quarantine { refs: ${this.#entries.size} }`;
   }
@@ -1245,7 +1245,7 @@ export class Gate {
     return { labelled: this.labels, allowed: this.allowed, quarantine: this.quarantine.toJSON() };
   }
 
-  /** Deno's `console.log` shows what `toJSON` shows. */
+  /** What `Deno.inspect` shows of it (printing it, say): what `toJSON` shows. */
   [Symbol.for("Deno.customInspect")](): string {
     return `Gate ${JSON.stringify(this)}`;
   }

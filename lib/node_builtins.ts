@@ -1,10 +1,12 @@
-// node:fs, node:crypto and node:zlib, loaded on first use. Each costs a command's start-up 10 to
-// 15 ms of Node compatibility set-up, which `search` and `show` (reading only) never need: the
-// modules that write files, hash or compress call these instead of importing them.
+// node:fs, node:crypto, node:zlib and node:path, loaded on first use. Each costs a command's
+// start-up 10 to 15 ms of Node compatibility set-up, which `search` and `show` (reading only)
+// never need: the modules that write files, hash or compress call these instead of importing
+// them, and lib/path.ts calls node:path only on Windows or for a Windows path.
 
 import type * as Fs from "node:fs";
 import type * as Crypto from "node:crypto";
 import type * as Zlib from "node:zlib";
+import type * as NodePath from "node:path";
 
 interface NodeProcess {
   getBuiltinModule(id: string): unknown;
@@ -19,6 +21,7 @@ function builtin<T>(id: string): T {
 let fs: typeof Fs | undefined;
 let crypto: typeof Crypto | undefined;
 let zlib: typeof Zlib | undefined;
+let path: typeof NodePath | undefined;
 
 /** node:fs, loaded on the first call. */
 export function nodeFs(): typeof Fs {
@@ -38,4 +41,9 @@ export function nodeZlib(): typeof Zlib {
 /** True once node:zlib is loaded: using it then costs nothing more. */
 export function nodeZlibLoaded(): boolean {
   return zlib !== undefined;
+}
+
+/** node:path, loaded on the first call (lib/path.ts uses it on Windows and for Windows paths). */
+export function nodePath(): typeof NodePath {
+  return path ??= builtin<typeof NodePath>("node:path");
 }

@@ -3,21 +3,7 @@
 // a tenth of a search. On Windows these are node:path's own; `win32()` is node:path's win32
 // half, for the Windows paths transcripts recorded on other machines hold.
 
-import type * as NodePath from "node:path";
-
-type PathModule = typeof NodePath;
-
-interface NodeProcess {
-  getBuiltinModule(id: string): unknown;
-}
-
-let loaded: PathModule | undefined;
-
-/** node:path itself, loaded on the first call. */
-function nodePath(): PathModule {
-  const process = (globalThis as unknown as { process: NodeProcess }).process;
-  return loaded ??= process.getBuiltinModule("node:path") as PathModule;
-}
+import { nodePath } from "./node_builtins.ts";
 
 const WINDOWS = Deno.build.os === "windows";
 
@@ -25,7 +11,7 @@ const WINDOWS = Deno.build.os === "windows";
 export const sep: string = WINDOWS ? "\\" : "/";
 
 /** node:path's win32 functions (loaded on first use), for Windows paths on any system. */
-export function win32(): PathModule["win32"] {
+export function win32(): ReturnType<typeof nodePath>["win32"] {
   return nodePath().win32;
 }
 

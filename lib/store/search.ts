@@ -352,6 +352,21 @@ const ORDER: Record<SearchSort, string> = {
   oldest: "r.ts IS NULL, r.ts, r.id",
 };
 
+/** The columns of a candidate row, from its record `r` and its conversation `c`. */
+const CANDIDATE_COLUMNS = `r.id, r.conversation_id, r.source_id, r.generation, r.offset, r.seq,
+  r.ts, r.kind, r.role, r.flags, c.key, c.title, c.agent, c.project_root, c.cwd`;
+
+/**
+ * The FROM and WHERE of the records matching `fts MATCH ?` under `where` (from `filterSql`),
+ * each joined to its conversation, within the search budget.
+ */
+function matchesUnder(where: string): string {
+  return `FROM fts
+    JOIN records r ON r.id = fts.rowid
+    JOIN conversations c ON c.id = r.conversation_id
+    WHERE fts MATCH ? AND ${budgetCheck("fts.rowid")}${where}`;
+}
+
 function ftsCandidates(
   store: HistoryStore,
   query: string,
@@ -360,12 +375,8 @@ function ftsCandidates(
 ): Candidate[] {
   const { where, params } = filterSql(filters);
   const sql = `
-    SELECT r.id, r.conversation_id, r.source_id, r.generation, r.offset, r.seq, r.ts, r.kind,
-           r.role, r.flags, c.key, c.title, c.agent, c.project_root, c.cwd, ${SCORE} AS score
-    FROM fts
-    JOIN records r ON r.id = fts.rowid
-    JOIN conversations c ON c.id = r.conversation_id
-    WHERE fts MATCH ? AND ${budgetCheck("fts.rowid")}${where}
+    SELECT ${CANDIDATE_COLUMNS}, ${SCORE} AS score
+    ${matchesUnder(where)}
     ORDER BY ${ORDER[filters.sort ?? "relevance"]}
     LIMIT ?`;
   // Iterated: node:sqlite's all() never returns when a function called by the statement throws.
@@ -390,12 +401,8 @@ function recentCandidates(
 ): Candidate[] {
   const { where, params } = filterSql(filters);
   const sql = `
-    SELECT r.id, r.conversation_id, r.source_id, r.generation, r.offset, r.seq, r.ts, r.kind,
-           r.role, r.flags, c.key, c.title, c.agent, c.project_root, c.cwd, ${SCORE} AS score
-    FROM fts
-    JOIN records r ON r.id = fts.rowid
-    JOIN conversations c ON c.id = r.conversation_id
-    WHERE fts MATCH ? AND ${budgetCheck("fts.rowid")}${where}
+    SELECT ${CANDIDATE_COLUMNS}, ${SCORE} AS score
+    ${matchesUnder(where)}
     ORDER BY fts.rowid${filters.sort === "oldest" ? "" : " DESC"}
     LIMIT ?`;
   const rows: Candidate[] = [];
@@ -413,10 +420,7 @@ function ftsCount(store: HistoryStore, query: string, filters: SearchFilters): n
   const { where, params } = filterSql(filters);
   // Without a filter the index alone answers; a filter needs the rows it names.
   const sql = where
-    ? `SELECT count(*) AS n FROM fts
-       JOIN records r ON r.id = fts.rowid
-       JOIN conversations c ON c.id = r.conversation_id
-       WHERE fts MATCH ? AND ${budgetCheck("fts.rowid")}${where}`
+    ? `SELECT count(*) AS n ${matchesUnder(where)}`
     : `SELECT count(*) AS n FROM fts WHERE fts MATCH ? AND ${budgetCheck("fts.rowid")}`;
   return budgeted(
     store,
@@ -1065,10 +1069,7 @@ function ftsGroups(
   const sql = `
     WITH matched AS MATERIALIZED (
       SELECT r.id, r.conversation_id, r.ts, ${SCORE} AS score
-      FROM fts
-      JOIN records r ON r.id = fts.rowid
-      JOIN conversations c ON c.id = r.conversation_id
-      WHERE fts MATCH ? AND ${budgetCheck("fts.rowid")}${where}
+      ${matchesUnder(where)}
     ),
     g AS (
       SELECT conversation_id, count(*) AS hits, min(score) AS best, max(ts) AS newest,
@@ -1085,9 +1086,7 @@ function ftsGroups(
              row_number() OVER (PARTITION BY m.conversation_id ORDER BY m.score, m.id DESC) AS rank
       FROM matched m WHERE m.conversation_id IN (SELECT conversation_id FROM paged)
     )
-    SELECT r.id, r.conversation_id, r.source_id, r.generation, r.offset, r.seq, r.ts, r.kind,
-           r.role, r.flags, c.key, c.title, c.agent, c.project_root, c.cwd, k.score, k.rank,
-           p.best, p.hits, p.total
+    SELECT ${CANDIDATE_COLUMNS}, k.score, k.rank, p.best, p.hits, p.total
     FROM paged p
     JOIN ranked k ON k.conversation_id = p.conversation_id AND k.rank <= ?
     JOIN records r ON r.id = k.id

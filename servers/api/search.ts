@@ -9,11 +9,9 @@ import { busyTimeoutMs, gateOptionsFor } from "../../lib/context.ts";
 import { FilterError, resolveSearch } from "../../lib/filters.ts";
 import { searchInput } from "../../lib/filters_schema.ts";
 import {
-  type GroupResult,
   type SearchGroup,
   type SearchHit,
   SearchLimitError,
-  type SearchResult,
   SearchStoppedError,
 } from "../../lib/store/search.ts";
 import type { SearchJob } from "../../lib/store/search_workers.ts";
@@ -68,13 +66,11 @@ export async function searchPage(
 ): Promise<SearchPage> {
   const { offset = 0, ...input } = query;
   const limit = input.limit ?? DEFAULT_LIMIT;
-  const result = await svc.op.stage("dashboard.search", () => {
-    const job = searchJob(svc, { ...input, limit }, offset, startedAt);
-    return svc.searches.run(job).then((result): SearchResult => {
-      // Stopped with nothing in hand: about the query, as a bound is.
-      return result;
-    }).catch(queryError);
-  });
+  const result = await svc.op.stage(
+    "dashboard.search",
+    () =>
+      svc.searches.run(searchJob(svc, { ...input, limit }, offset, startedAt)).catch(queryError),
+  );
   return {
     hits: result.hits,
     highlights: result.highlights,
@@ -124,9 +120,7 @@ export async function searchGroupPage(
   const limit = input.limit ?? DEFAULT_LIMIT;
   const result = await svc.op.stage("dashboard.search", () => {
     const job = searchJob(svc, { ...input, limit }, offset, startedAt);
-    return svc.searches.run({ ...job, perGroup }).then((result): GroupResult => {
-      return result;
-    }).catch(queryError);
+    return svc.searches.run({ ...job, perGroup }).catch(queryError);
   });
   return {
     groups: result.groups,

@@ -7,35 +7,9 @@ import { main as reindex } from "../../commands/reindex.ts";
 import { main as show } from "../../commands/show.ts";
 import { claudeTranscript, placeClaudeTranscript } from "../_claude_transcript.ts";
 import { captureIo, makeWorld, runCli, withStore, type World } from "../_helpers.ts";
+import { allRecords, type ShownRecord, unescapeHtml } from "./_show.ts";
 
 const FORMATS = ["md", "html", "json", "text"] as const;
-
-interface ShownRecord {
-  id: number;
-  kind: string;
-  text: string;
-}
-
-/** Every record of a conversation, through `show --json` page by page. */
-async function allRecords(world: World, id: string): Promise<ShownRecord[]> {
-  const records: ShownRecord[] = [];
-  let after: number | null = null;
-  do {
-    const io = captureIo();
-    const args: string[] = [id, "--json", ...(after === null ? [] : ["--after", String(after)])];
-    assert.equal(await show(args, io, world.env), 0, io.stderr());
-    const page = JSON.parse(io.stdout());
-    records.push(...page.records);
-    after = page.next;
-  } while (after !== null);
-  return records;
-}
-
-function unescapeHtml(text: string): string {
-  return text
-    .replace(/&#(\d+);/g, (_m, code) => String.fromCodePoint(Number(code)))
-    .replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&quot;/g, '"').replace(/&amp;/g, "&");
-}
 
 /** The lines of a message's text that an export must hold (blank lines aside). */
 function linesOf(text: string): string[] {

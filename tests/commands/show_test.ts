@@ -10,6 +10,7 @@ import { main as show } from "../../commands/show.ts";
 import { captureIo, FIXTURES, makeWorld, manifest, runCli, type World } from "../_helpers.ts";
 import { fake } from "../lib/_secret_shapes.ts";
 import { addToolHeavy, TOOL_HEAVY } from "../_tool_heavy.ts";
+import { allRecords, unescapeHtml } from "./_show.ts";
 
 interface Entry {
   path: string;
@@ -278,36 +279,10 @@ async function conversationWorld(): Promise<{ world: World; id: string; texts: s
   return { world, id: `claude:${sid}`, texts };
 }
 
-/** Every record of a conversation, through `show --json` page by page. */
-async function allRecords(world: World, id: string) {
-  const records: { id: number; kind: string; role: string | null; text: string }[] = [];
-  let after: number | null = null;
-  do {
-    const io = captureIo();
-    assert.equal(
-      await show(
-        [id, "--json", "--limit", "2", ...(after ? ["--after", String(after)] : [])],
-        io,
-        world.env,
-      ),
-      0,
-      io.stderr(),
-    );
-    const page = JSON.parse(io.stdout());
-    records.push(...page.records);
-    after = page.next;
-  } while (after !== null);
-  return records;
-}
-
-function unescapeHtml(text: string): string {
-  return text.replace(/&#(\d+);/g, (_m, code) => String.fromCharCode(Number(code)));
-}
-
 Deno.test("show --format exports every message text of the conversation in each format", async () => {
   const { world, id, texts } = await conversationWorld();
   try {
-    const records = await allRecords(world, id);
+    const records = await allRecords(world, id, 2);
     const messages = records.filter((r) => r.kind === "message");
     assert.equal(messages.length, 4);
     const redacted = messages.map((m) => m.text.trim());
@@ -482,7 +457,7 @@ Deno.test("show hides meta records unless --all", async () => {
   const world = await capturedWorld();
   try {
     const entry = manifest<Entry>("claude").find((e) => e.case === "main")!;
-    const records = await allRecords(world, entry.conversation);
+    const records = await allRecords(world, entry.conversation, 2);
     assert.ok(records.some((r) => r.kind === "meta"), "the fixture has meta records");
     const plain = captureIo();
     assert.equal(await show([entry.conversation, "--limit", "500"], plain, world.env), 0);

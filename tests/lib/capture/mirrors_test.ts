@@ -15,7 +15,7 @@ import { syncMirrors } from "../../../lib/capture/mirrors.ts";
 import { listMirrors, RECORDS_PER_BATCH } from "../../../lib/store/mirror.ts";
 import { fixtureIds, updatePart } from "../../../fixtures/opencode/make_db.ts";
 import { claudeTranscript } from "../../_claude_transcript.ts";
-import { captureWorld, makeWorld, manifest, withStore } from "../../_helpers.ts";
+import { captureWorld, makeWorld, manifest, withStore, type World } from "../../_helpers.ts";
 import { renameSync } from "node:fs";
 
 const SESSION = "3a6f1c84-9e2d-4b57-a0c3-5d8e1f7b2a96";
@@ -31,6 +31,21 @@ function lines(cwd: string, turns: number): string {
   );
 }
 
+/** A project folder `name` in the world whose config turns its mirror on. */
+async function mirroredProject(world: World, name: string): Promise<string> {
+  const project = join(world.dir, name);
+  await Deno.mkdir(join(project, ".logbook"), { recursive: true });
+  await Deno.writeTextFile(join(project, ".logbook", "config.json"), '{"mirror": true}');
+  return project;
+}
+
+/** A Claude Code session of `turns` turns in `project`. */
+async function writeSession(world: World, project: string, turns: number): Promise<void> {
+  const folder = join(world.claude, "projects", project.replaceAll("/", "-"));
+  await Deno.mkdir(folder, { recursive: true });
+  await Deno.writeTextFile(join(folder, `${SESSION}.jsonl`), lines(project, turns));
+}
+
 function mirrored(path: string): { records: number; cursor: number } {
   const mirror = HistoryStore.open({ path, root: join(path, "..") });
   try {
@@ -44,12 +59,8 @@ function mirrored(path: string): { records: number; cursor: number } {
 
 Deno.test("a mirror is copied in batches of at most 8 records and resumes from its cursor", async () => {
   const world = await makeWorld();
-  const project = join(world.dir, "proj");
-  await Deno.mkdir(join(project, ".logbook"), { recursive: true });
-  await Deno.writeTextFile(join(project, ".logbook", "config.json"), '{"mirror": true}');
-  const folder = join(world.claude, "projects", project.replaceAll("/", "-"));
-  await Deno.mkdir(folder, { recursive: true });
-  await Deno.writeTextFile(join(folder, `${SESSION}.jsonl`), lines(project, 30));
+  const project = await mirroredProject(world, "proj");
+  await writeSession(world, project, 30);
   try {
     await captureWorld(world); // the capture's own sync fills the mirror
     withStore(world, (store, ctx) => {
@@ -134,12 +145,8 @@ function countRecordReads(store: HistoryStore): { rows: number } {
 
 Deno.test("a mirror sync with nothing new reads no record", async () => {
   const world = await makeWorld();
-  const project = join(world.dir, "proj");
-  await Deno.mkdir(join(project, ".logbook"), { recursive: true });
-  await Deno.writeTextFile(join(project, ".logbook", "config.json"), '{"mirror": true}');
-  const folder = join(world.claude, "projects", project.replaceAll("/", "-"));
-  await Deno.mkdir(folder, { recursive: true });
-  await Deno.writeTextFile(join(folder, `${SESSION}.jsonl`), lines(project, 30));
+  const project = await mirroredProject(world, "proj");
+  await writeSession(world, project, 30);
   try {
     await captureWorld(world);
     withStore(world, (store, ctx) => {
@@ -162,9 +169,7 @@ Deno.test("a mirror sync with nothing new reads no record", async () => {
 
 Deno.test("an OpenCode part revised after its copy leaves the mirror's index; the new text is found once", async () => {
   const world = await makeWorld({ fixtures: ["opencode"] });
-  const project = join(world.dir, "harbor");
-  await Deno.mkdir(join(project, ".logbook"), { recursive: true });
-  await Deno.writeTextFile(join(project, ".logbook", "config.json"), '{"mirror": true}');
+  const project = await mirroredProject(world, "harbor");
   // The fixture's sessions, moved into this project.
   const opencodeDb = join(world.xdgData, "opencode", "opencode.db");
   const db = new DatabaseSync(opencodeDb);
@@ -229,9 +234,7 @@ Deno.test("a tool output's preview that its output file completes after the copy
     "claude",
   ).find((e) => e.case === "persisted-output")!;
   // The fixture's session, moved into a mirrored project, its output file held back.
-  const project = join(world.dir, "ledger");
-  await Deno.mkdir(join(project, ".logbook"), { recursive: true });
-  await Deno.writeTextFile(join(project, ".logbook", "config.json"), '{"mirror": true}');
+  const project = await mirroredProject(world, "ledger");
   const transcript = join(world.claude, entry.path);
   await Deno.writeTextFile(
     transcript,

@@ -8,19 +8,7 @@ import { join } from "node:path";
 import { DECODE_IN_JS_UP_TO, decodeRaw, encodeRaw } from "../../../lib/store/raw.ts";
 import { FLAG_ZSTD } from "../../../lib/store/schema.ts";
 import { childBaseEnv, FIXTURES, removeDir, ROOT, tempDir } from "../../_helpers.ts";
-
-/** A deterministic byte source (xorshift), so a failure names a reproducible case. */
-function bytesOf(seed: number, length: number, alphabet: number): Uint8Array {
-  let x = seed | 1;
-  const out = new Uint8Array(length);
-  for (let i = 0; i < length; i++) {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    out[i] = 32 + ((x >>> 0) % alphabet);
-  }
-  return out;
-}
+import { bytesOf } from "./_bytes.ts";
 
 /** Transcript-like bytes: the fixtures' own lines repeated with a changing counter. */
 function transcriptLike(length: number): Uint8Array {

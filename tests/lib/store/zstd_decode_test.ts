@@ -7,19 +7,7 @@ import { join } from "node:path";
 import { Buffer } from "node:buffer";
 import { zstdDecompress, ZstdFormatError } from "../../../lib/store/zstd_decode.ts";
 import { CORPUS, corpusPresent, FIXTURES } from "../../_helpers.ts";
-
-/** A deterministic byte source (xorshift), so a failure names a reproducible case. */
-function bytesOf(seed: number, length: number, alphabet: number): Uint8Array {
-  let x = seed | 1;
-  const out = new Uint8Array(length);
-  for (let i = 0; i < length; i++) {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    out[i] = 32 + ((x >>> 0) % alphabet);
-  }
-  return out;
-}
+import { bytesOf } from "./_bytes.ts";
 
 /** Every file under `dir`, recursively. */
 function filesIn(dir: string): string[] {
