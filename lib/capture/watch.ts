@@ -10,6 +10,7 @@ import type { Adapter, SourceRef } from "../sources/adapter.ts";
 import { ADAPTERS } from "../sources/mod.ts";
 import { type HistoryStore, StoreLockedError } from "../store/db.ts";
 import { capturePass } from "./engine.ts";
+import { syncMirrors } from "./mirrors.ts";
 import { dropRetired } from "../store/batched_migration.ts";
 import { clearLatch, latchedFailure } from "../store/latch.ts";
 import {
@@ -145,6 +146,16 @@ export async function watch(options: WatchOptions): Promise<void> {
                 : known.filter((k) => changed.has(k.ref.locator)),
             }),
         });
+        // Mirrors follow the store as after every capture run (and the changes they read are
+        // trimmed): after a pass that stored something, and at each discovery.
+        if (summary.records > 0 || full) {
+          syncMirrors(store, {
+            adapters,
+            redact: options.redact,
+            now: ctx.now,
+            budgetMs: timings.sliceMs,
+          });
+        }
       } catch (err) {
         if (!(err instanceof StoreLockedError)) throw err;
         for (const locator of changed) dirty.add(locator);

@@ -310,11 +310,13 @@ export const MIGRATIONS: readonly Migration[] = [
     // OpenCode part, or the record a copy completes, took them out of the index), in the order
     // they changed. Project mirrors copy a record once and read this to bring their copies up
     // to date; it is trimmed to what they still need. Derived: a rebuild empties it.
+    // AUTOINCREMENT: a trim often empties the table, and a seq given out again would sit at or
+    // below a mirror's cursor, so the mirror would never read that change.
     name: "0010_record_changes",
     readersWait: true,
     sql: `
       CREATE TABLE record_changes (
-        seq INTEGER PRIMARY KEY,
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
         record_id INTEGER NOT NULL
       ) STRICT;
     `,

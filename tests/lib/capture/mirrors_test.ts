@@ -12,6 +12,7 @@ import { ADAPTERS } from "../../../lib/sources/mod.ts";
 import { HistoryStore } from "../../../lib/store/db.ts";
 import { search } from "../../../lib/store/search.ts";
 import { syncMirrors } from "../../../lib/capture/mirrors.ts";
+import { watch } from "../../../lib/capture/watch.ts";
 import { listMirrors, RECORDS_PER_BATCH } from "../../../lib/store/mirror.ts";
 import { fixtureIds, updatePart } from "../../../fixtures/opencode/make_db.ts";
 import { claudeTranscript } from "../../_claude_transcript.ts";
@@ -223,6 +224,20 @@ Deno.test("an OpenCode part revised after its copy leaves the mirror's index; th
         "the changes the mirror applied are trimmed",
       );
     });
+
+    // A second revision after the list was trimmed empty: its change comes after the mirror's
+    // cursor, not at a number the trimmed list gave out before.
+    updatePart(
+      opencodeDb,
+      ids.revisablePart,
+      "Done: the amber-quiver buckets moved to Valkey (kestrel-lantern), shared by every instance.",
+      ids.maxPartTimeUpdated + 120_000,
+    );
+    await captureWorld(world);
+    assert.equal(find("juniper-osprey").length, 0, "a word only the second revision had");
+    assert.equal(find("kestrel-lantern").length, 1, "the third revision's text");
+    assert.equal(find("amber-quiver").length, 1, "a word of every revision, found once");
+    assert.deepEqual(rows(mirror.path), rows(join(world.data, "history.db")));
   } finally {
     await world.cleanup();
   }
@@ -268,6 +283,47 @@ Deno.test("a tool output's preview that its output file completes after the copy
     assert.equal(hits.length, 1, "found once, in the whole output");
     assert.notEqual(hits[0]!.record, preview.record, "not in the preview");
   } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("watch() (reindex --watch) keeps a mirror current as it captures", async () => {
+  const world = await makeWorld();
+  const project = await mirroredProject(world, "proj");
+  await writeSession(world, project, 30);
+  const ctx = loadContext({ env: world.env });
+  const store = HistoryStore.open({ path: ctx.paths.historyDb, root: ctx.paths.root });
+  const controller = new AbortController();
+  const watching = watch({
+    ctx,
+    store,
+    redact: redactorFor(ctx),
+    signal: controller.signal,
+    timings: { rediscoverMs: 200, backlogMs: 20, idleMs: 50 },
+  });
+  const stored = () =>
+    withStore(world, (s) =>
+      (s.db.prepare("SELECT count(*) AS n FROM records").get() as {
+        n: number;
+      }).n);
+  const until = async (what: string, check: () => boolean) => {
+    for (const end = Date.now() + 30_000; Date.now() < end;) {
+      if (check()) return;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    throw new Error(`timed out waiting for ${what}`);
+  };
+  try {
+    const path = () => withStore(world, (s) => listMirrors(s)[0]?.path);
+    await until("the mirror made", () => path() !== undefined && stored() === 30);
+    await until("the mirror holds every record", () => mirrored(path()!).records === 30);
+    await writeSession(world, project, 40); // the same session, ten turns longer
+    await until("the appended turns in the store", () => stored() === 40);
+    await until("the appended turns in the mirror", () => mirrored(path()!).records === 40);
+  } finally {
+    controller.abort();
+    await watching;
+    store.close();
     await world.cleanup();
   }
 });
