@@ -4,11 +4,13 @@
 
 import type { Context } from "../lib/context.ts";
 import { redactorFor } from "../lib/context.ts";
+import { formatCount } from "../lib/format.ts";
 import { join } from "../lib/path.ts";
 import { connectTeam, safeUrl, teamError } from "../lib/team/db.ts";
 import { type TeamHit, teamMachinesOf, teamPage, teamSearch } from "../lib/team/search.ts";
 import { SearchLimitError, type SearchOptions, SearchStoppedError } from "../lib/store/search.ts";
 import { EXIT, UsageError } from "./_command.ts";
+import { countLine } from "./_terminal/count_line.ts";
 import { type Io, styler } from "./_terminal/io.ts";
 import { safeJson } from "./_terminal/safe_json.ts";
 import { safeText } from "./_terminal/safe_text.ts";
@@ -38,21 +40,7 @@ export async function searchTeam(
   try {
     let result;
     try {
-      result = await teamSearch(sql, redactorFor(ctx), {
-        query: options.query,
-        ...(options.machine ? { machine: options.machine } : {}),
-        ...(options.project ? { project: options.project } : {}),
-        ...(options.agent ? { agent: options.agent } : {}),
-        ...(options.kind ? { kind: options.kind } : {}),
-        ...(options.role ? { role: options.role } : {}),
-        ...(options.since !== undefined ? { since: options.since } : {}),
-        ...(options.until !== undefined ? { until: options.until } : {}),
-        ...(options.subagents !== undefined ? { subagents: options.subagents } : {}),
-        ...(options.limit !== undefined ? { limit: options.limit } : {}),
-        ...(options.budgetMs !== undefined ? { budgetMs: options.budgetMs } : {}),
-        ...(options.startedAt !== undefined ? { startedAt: options.startedAt } : {}),
-        offset,
-      });
+      result = await teamSearch(sql, redactorFor(ctx), { ...options, offset });
     } catch (err) {
       // As a local search: a query over a bound, or out of time, is the query to change.
       if (err instanceof SearchLimitError || err instanceof SearchStoppedError) {
@@ -64,11 +52,22 @@ export async function searchTeam(
     if (json) { for (const hit of result.hits) io.out(safeJson(hit) + "\n"); }
     else {
       for (const hit of result.hits) io.out(renderTeamHit(hit, io));
-      if (result.hits.length) io.out(countLine(result.hits.length, offset, result.next));
-      else {
+      if (result.hits.length) {
+        io.out(
+          countLine(
+            result.hits.length,
+            offset,
+            { next: result.next, total: null },
+            "hit",
+            " in the team database",
+          ),
+        );
+      } else {
         io.err(
           offset > 0
-            ? `No matches after the first ${offset} in the team database ${safeUrl(url)}\n`
+            ? `No matches after the first ${formatCount(offset)} in the team database ${
+              safeUrl(url)
+            }\n`
             : `No matches in the team database ${safeUrl(url)}\n`,
         );
       }
@@ -77,15 +76,6 @@ export async function searchTeam(
   } finally {
     await sql.end({ timeout: 5 });
   }
-}
-
-/** `3 hits`, `21–40 hits · more: --offset 40`: what this page is and where the next starts. */
-function countLine(shown: number, offset: number, next: number | null): string {
-  const range = offset > 0 ? `${offset + 1}–${offset + shown}` : String(shown);
-  const plural = shown === 1 && offset === 0 ? "hit" : "hits";
-  return `${range} ${plural} in the team database${
-    next === null ? "" : ` · more: --offset ${next}`
-  }\n`;
 }
 
 function renderTeamHit(hit: TeamHit, io: Io): string {

@@ -39,6 +39,7 @@ import {
   SearchLimitError,
   SearchStoppedError,
 } from "../lib/store/search.ts";
+import { countLine } from "./_terminal/count_line.ts";
 import { markRanges } from "./_terminal/highlight.ts";
 import { safeIo } from "./_terminal/safe_io.ts";
 import { safeJson } from "./_terminal/safe_json.ts";
@@ -298,27 +299,6 @@ function widthOf(io: Io): number {
   } catch {
     return MAX_WIDTH;
   }
-}
-
-/**
- * The line after the hits: `20 of 1,214 hits · more: --offset 20` (from the second page on,
- * the range shown: `21–40 of 1,214 hits`).
- */
-function countLine(
-  shown: number,
-  offset: number,
-  page: { next: number | null; total: number | null },
-  noun: string,
-): string {
-  const range = offset > 0
-    ? `${formatCount(offset + 1)}–${formatCount(offset + shown)}`
-    : formatCount(shown);
-  const total = page.total === null || (offset === 0 && page.total === shown)
-    ? ""
-    : ` of ${formatCount(page.total)}`;
-  const plural = (page.total ?? shown) === 1 && offset === 0 ? noun : `${noun}s`;
-  const more = page.next === null ? "" : ` · more: --offset ${page.next}`;
-  return `${range}${total} ${plural}${more}\n`;
 }
 
 interface Layout {

@@ -8,6 +8,7 @@ import { FilterError } from "../lib/filters.ts";
 import { describeIssue } from "../lib/filters_schema.ts";
 import { ConversationNotFoundError } from "../lib/store/conversations.ts";
 import { StoreFullError, StoreLockedError, translateError } from "../lib/store/db.ts";
+import { SearchLimitError, SearchStoppedError } from "../lib/store/search.ts";
 
 /** The codes an error response can carry. */
 export type ErrorCode =
@@ -103,6 +104,15 @@ export function fromFilter(err: FilterError): ApiError {
   return err.field === "session"
     ? new ApiError(404, "not_found", `Unknown "session": ${lowerFirst(err.message)}`, "session")
     : badRequest(err.field, `Invalid value for "${err.field}": ${err.message}`);
+}
+
+/**
+ * The 400 of a search stopped by its bounds or its budget (local or team), which is about the
+ * query: what to change in it. Null for any other error.
+ */
+export function searchQueryError(err: unknown): ApiError | null {
+  if (!(err instanceof SearchLimitError || err instanceof SearchStoppedError)) return null;
+  return badRequest("q", `Invalid value for "q": ${lowerFirst(err.message)}`);
 }
 
 /** Sends `err` as the JSON error shape. */

@@ -6,8 +6,7 @@ import { resolveTeamSearch, type SearchInput } from "../lib/filters.ts";
 import { connectTeam, teamError } from "../lib/team/db.ts";
 import { teamSearch, type TeamSearchResult } from "../lib/team/search.ts";
 import type { Services } from "./_deps.ts";
-import { ApiError, badRequest } from "./_errors.ts";
-import { SearchLimitError, SearchStoppedError } from "../lib/store/search.ts";
+import { ApiError, searchQueryError } from "./_errors.ts";
 
 const connections = new WeakMap<Services, Promise<Sql>>();
 
@@ -47,15 +46,10 @@ export async function searchTeamFor(
     });
   } catch (err) {
     // As a local search: a query over a bound, or out of time, is the query to change.
-    if (err instanceof SearchLimitError || err instanceof SearchStoppedError) {
-      throw badRequest("q", `Invalid value for "q": ${lowerFirst(err.message)}`);
-    }
+    const bad = searchQueryError(err);
+    if (bad) throw bad;
     connections.delete(svc);
     sql.then((broken) => broken.end({ timeout: 1 })).catch(() => {});
     throw new ApiError(503, "unavailable", teamError(err, url).message);
   }
-}
-
-function lowerFirst(text: string): string {
-  return text.charAt(0).toLowerCase() + text.slice(1);
 }

@@ -249,7 +249,6 @@ function tightenIfPresent(path: string): void {
   }
 }
 
-/** Maps SQLite's busy and full errors to errors a caller can catch by class. */
 /**
  * Returns the free pages to the file system and empties the write-ahead log. `incremental_vacuum`
  * frees one page per step of its statement, so `exec` (one step) would free a single page: the
@@ -269,6 +268,7 @@ export function giveSpaceBack(store: HistoryStore): { pagesFreed: number; walEmp
   return { pagesFreed, walEmptied: checkpoint.busy === 0 };
 }
 
+/** Maps SQLite's busy and full errors to errors a caller can catch by class. */
 export function translateError(err: unknown): unknown {
   if (err instanceof StoreLockedError || err instanceof StoreFullError) return err;
   const message = messageOf(err);

@@ -120,7 +120,7 @@ export async function push(options: PushOptions): Promise<PushSummary> {
     const { values, taken } = await sendBatch(sql, machine, batch, options.redact);
     for (const [key, v] of values) team.set(key, v);
     for (const item of batch) {
-      if (!taken.has(hex(item.uid))) {
+      if (!taken.has(item.uid.toHex())) {
         summary.already++;
         continue;
       }
@@ -193,7 +193,7 @@ async function sendBatch(
     }
       ON CONFLICT (machine, uid) DO NOTHING
       RETURNING uid`;
-    return new Set(rows.map((r) => hex(r.uid)));
+    return new Set(rows.map((r) => r.uid.toHex()));
   });
   return { values, taken };
 }
@@ -340,8 +340,8 @@ async function giveLegacyRowsTheirUid(
       let uid: Uint8Array | null = null;
       if (stored?.conversation_key === row.key && deriver.textOf(stored) === row.text) {
         uid = recordUid(deriver, row.key, stored, stored.raw);
-        if (seen.has(hex(uid))) uid = null;
-        else seen.add(hex(uid));
+        if (seen.has(uid.toHex())) uid = null;
+        else seen.add(uid.toHex());
       }
       return [row.id, uid ?? nodeCrypto().createHash("sha256").update(`legacy ${row.id}`).digest()];
     });
@@ -578,10 +578,6 @@ async function sendTombstones(store: HistoryStore, sql: Sql, machine: string): P
       WHERE machine = ${machine}`;
   });
   return removed;
-}
-
-function hex(bytes: Uint8Array): string {
-  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 function* chunks<T>(items: T[], size: number): Generator<T[]> {

@@ -8,15 +8,10 @@ import { z } from "zod";
 import { busyTimeoutMs, gateOptionsFor } from "../../lib/context.ts";
 import { FilterError, resolveSearch } from "../../lib/filters.ts";
 import { searchInput } from "../../lib/filters_schema.ts";
-import {
-  type SearchGroup,
-  type SearchHit,
-  SearchLimitError,
-  SearchStoppedError,
-} from "../../lib/store/search.ts";
+import { type SearchGroup, type SearchHit } from "../../lib/store/search.ts";
 import type { SearchJob } from "../../lib/store/search_workers.ts";
 import { type AppEnv, type Route, type Services, usingStore } from "../_deps.ts";
-import { badRequest, fromFilter } from "../_errors.ts";
+import { fromFilter, searchQueryError } from "../_errors.ts";
 import { parseQuery, queryFlag, queryInt } from "../_input.ts";
 
 /** Hits per page when `limit` is not given (as `search`). */
@@ -69,7 +64,9 @@ export async function searchPage(
   const result = await svc.op.stage(
     "dashboard.search",
     () =>
-      svc.searches.run(searchJob(svc, { ...input, limit }, offset, startedAt)).catch(queryError),
+      svc.searches.run(searchJob(svc, { ...input, limit }, offset, startedAt)).catch(
+        rethrowAsQuery,
+      ),
   );
   return {
     hits: result.hits,
@@ -120,7 +117,7 @@ export async function searchGroupPage(
   const limit = input.limit ?? DEFAULT_LIMIT;
   const result = await svc.op.stage("dashboard.search", () => {
     const job = searchJob(svc, { ...input, limit }, offset, startedAt);
-    return svc.searches.run({ ...job, perGroup }).catch(queryError);
+    return svc.searches.run({ ...job, perGroup }).catch(rethrowAsQuery);
   });
   return {
     groups: result.groups,
@@ -163,12 +160,9 @@ function searchJob(
   };
 }
 
-/** A search stopped by its bounds or its budget is about the query: what to change in it. */
-function queryError(err: unknown): never {
-  if (err instanceof SearchLimitError || err instanceof SearchStoppedError) {
-    throw badRequest("q", `Invalid value for "q": ${lowerFirst(err.message)}`);
-  }
-  throw err;
+/** Rethrows `err`; a search stopped by its bounds or its budget as the 400 it is. */
+function rethrowAsQuery(err: unknown): never {
+  throw searchQueryError(err) ?? err;
 }
 
 /** The route. */
@@ -178,7 +172,3 @@ export const searchApi: Route = (svc) =>
     const query = parseQuery(c, searchQuery, ["q"]);
     return c.json(await searchPage(svc, query, startedAt));
   });
-
-function lowerFirst(text: string): string {
-  return text.charAt(0).toLowerCase() + text.slice(1);
-}

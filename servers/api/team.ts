@@ -5,17 +5,14 @@
 
 import { Hono } from "hono";
 import { z } from "zod";
-import { searchInput } from "../../lib/filters_schema.ts";
 import type { AppEnv, Route } from "../_deps.ts";
 import { badRequest } from "../_errors.ts";
-import { parseQuery, queryFlag, queryInt } from "../_input.ts";
+import { parseQuery } from "../_input.ts";
 import { searchTeamFor } from "../_team.ts";
+import { searchQuery } from "./search.ts";
 
 /** The query string of a team search: `searchInput`, `offset` and `machine`. */
-export const teamQuery = searchInput.extend({
-  subagents: queryFlag.optional(),
-  limit: queryInt(1, 1000).optional(),
-  offset: queryInt(0, 5000).optional(),
+export const teamQuery = searchQuery.extend({
   machine: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, "expected a machine name").optional(),
 });
 
