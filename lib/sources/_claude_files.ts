@@ -5,10 +5,23 @@
 // once Claude Code deleted them and after a rebuild. Bytes are read in bounded chunks.
 
 import { basename, dirname, join } from "../path.ts";
-import type { Recall, StoredChunk } from "./adapter.ts";
+import type { ConversationInfo, Recall, StoredChunk } from "./adapter.ts";
 import { obj, str } from "./_text.ts";
 
 const CHUNK = 64 * 1024;
+
+/** A subagent's transcript, `agent-<id>.jsonl`, in its session's `subagents/` folder. */
+export const AGENT_FILE = /^agent-(.+)\.jsonl$/;
+
+/** The conversation of subagent `agentId` of session `sessionId`: its key names both. */
+export function subagentConversation(sessionId: string, agentId: string): ConversationInfo {
+  return {
+    key: `claude:${sessionId}/agent-${agentId}`,
+    nativeId: `${sessionId}/agent-${agentId}`,
+    parentKey: `claude:${sessionId}`,
+    subagent: true,
+  };
+}
 /** A `"uuid":"…"` field, as Claude Code writes it (no spaces), with room to spare at a cut. */
 const UUID_FIELD = /"uuid":"([0-9a-fA-F-]{36})"/g;
 const OVERLAP = 64;
@@ -233,11 +246,27 @@ export function sessionFolder(path: string, sessionId: string): string {
 }
 
 /** The file a `<persisted-output>` preview says holds the whole output (its name), or null. */
-export function persistedOutputName(text: string): string | null {
+function persistedOutputName(text: string): string | null {
   if (!text.startsWith("<persisted-output>")) return null;
   const path = /saved to:[ \t]*([^\n]+?)[ \t]*(?:\n|$)/.exec(text)?.[1];
   const name = path?.split(/[\\/]/).pop();
   return name ? name : null;
+}
+
+/** The output files a record's `<persisted-output>` tool results name, with their tool uses. */
+export function persistedOutputs(
+  record: Record<string, unknown>,
+): { name: string; toolUseId: string | null }[] {
+  const content = obj(record.message)?.content;
+  if (!Array.isArray(content)) return [];
+  const out: { name: string; toolUseId: string | null }[] = [];
+  for (const item of content) {
+    const block = obj(item);
+    if (block?.type !== "tool_result") continue;
+    const name = persistedOutputName(resultText(block.content));
+    if (name) out.push({ name, toolUseId: str(block.tool_use_id) });
+  }
+  return out;
 }
 
 /** A transcript record that names a tool's output file, with the tool use it belongs to. */
@@ -292,15 +321,9 @@ function namesIn(recall: Recall, transcript: string): Map<string, Naming> {
     } catch {
       return;
     }
-    const content = obj(record?.message)?.content;
-    if (!record || !Array.isArray(content)) return;
-    for (const item of content) {
-      const block = obj(item);
-      if (block?.type !== "tool_result") continue;
-      const name = persistedOutputName(resultText(block.content));
-      if (name && !names.has(name)) {
-        names.set(name, { transcript, record, toolUseId: str(block.tool_use_id) });
-      }
+    if (!record) return;
+    for (const { name, toolUseId } of persistedOutputs(record)) {
+      if (!names.has(name)) names.set(name, { transcript, record, toolUseId });
     }
   };
   let parts: Uint8Array[] = [];
@@ -321,7 +344,7 @@ function namesIn(recall: Recall, transcript: string): Map<string, Naming> {
 }
 
 /** The text of a `tool_result` block's content: a string, or its text blocks. */
-export function resultText(content: unknown): string {
+function resultText(content: unknown): string {
   if (typeof content === "string") return content;
   if (!Array.isArray(content)) return "";
   return content.map((b) => str(obj(b)?.text) ?? "").join("\n");

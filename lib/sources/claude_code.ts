@@ -20,13 +20,14 @@ import { obj, str, stringLeaves, titleFrom, toEpochMs } from "./_text.ts";
 import { walkFiles } from "./_walk.ts";
 import { CLAUDE_SKIP_KEYS, claudeLineText, textOfRecord } from "./claude_text.ts";
 import {
+  AGENT_FILE,
   isSummaryOnly,
   isSummaryOnlyFile,
   parentHolds,
   parentSessionPath,
-  persistedOutputName,
-  resultText,
+  persistedOutputs,
   sessionFolder,
+  subagentConversation,
   subagentMeta,
   summarySession,
 } from "./_claude_files.ts";
@@ -63,7 +64,6 @@ interface FileRole {
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const AGENT_FILE = /^agent-(.+)\.jsonl$/;
 
 /**
  * Recognised record types that carry no conversation text: session state, request records
@@ -374,17 +374,9 @@ function outputCaptured(
   recall: Recall,
 ): boolean {
   const session = state.sessionId;
-  const content = obj(record.message)?.content;
-  if (!session || !Array.isArray(content)) return false;
-  for (const item of content) {
-    const block = obj(item);
-    if (block?.type !== "tool_result") continue;
-    const name = persistedOutputName(resultText(block.content));
-    if (name && recall.has(join(sessionFolder(source.path, session), "tool-results", name))) {
-      return true;
-    }
-  }
-  return false;
+  if (!session) return false;
+  const folder = join(sessionFolder(source.path, session), "tool-results");
+  return persistedOutputs(record).some(({ name }) => recall.has(join(folder, name)));
 }
 
 /** Gives the first record of a subagent the title its `.meta.json` holds. */
@@ -431,10 +423,7 @@ function conversationOf(
   void source;
   if (agentId) {
     return {
-      key: `claude:${sessionId}/agent-${agentId}`,
-      nativeId: `${sessionId}/agent-${agentId}`,
-      parentKey: `claude:${sessionId}`,
-      subagent: true,
+      ...subagentConversation(sessionId, agentId),
       ...(file.agentId && state.agentType ? { agentType: state.agentType } : {}),
       cwd,
       branch,

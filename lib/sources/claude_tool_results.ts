@@ -25,7 +25,7 @@ import {
 } from "./adapter.ts";
 import { claudeCode } from "./claude_code.ts";
 import { isToolResultFile, outputText, TOOL_RESULT_SKIP_KEYS } from "./claude_text.ts";
-import { namingRecord } from "./_claude_files.ts";
+import { AGENT_FILE, namingRecord, subagentConversation } from "./_claude_files.ts";
 import { str, toEpochMs } from "./_text.ts";
 import { walkFiles } from "./_walk.ts";
 
@@ -33,7 +33,6 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Output files; `hook-*` files in the same folder are hook output, not a tool's. */
 const OUTPUT_FILE = /^(?!hook-).+\.(txt|json)$/;
 /** A subagent transcript in a session's `subagents/` folder. */
-const AGENT_FILE = /^agent-(.+)\.jsonl$/;
 
 /** Nothing is carried between sources: a file is one record. */
 type NoState = Record<string, never>;
@@ -120,14 +119,7 @@ export const claudeToolResults: RowAdapter<NoState> = {
     }
     const agent = AGENT_FILE.exec(basename(naming.transcript))?.[1];
     const record = naming.record;
-    const conversation: ConversationInfo = agent
-      ? {
-        key: `claude:${sessionId}/agent-${agent}`,
-        nativeId: `${sessionId}/agent-${agent}`,
-        parentKey: session.key,
-        subagent: true,
-      }
-      : session;
+    const conversation: ConversationInfo = agent ? subagentConversation(sessionId, agent) : session;
     conversation.cwd = str(record.cwd);
     return makeDerived("tool_result", null, conversation, {
       ts: toEpochMs(record.timestamp),

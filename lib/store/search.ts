@@ -266,6 +266,9 @@ function searchWithin(
         stopNote: stopped ? budget.note(built.length, ranking ? "ranked" : "recent") : null,
       };
     }
+    // The whole budget is the scan's, as in groupsWithin: a query FTS5 refused above may have
+    // left a phase shortened for a fallback that never ran.
+    budget.endBefore(0);
     budget.literal = true;
     const matcher = literalMatcher(options.query, unindexed !== null);
     const found = literalSearch(store, deriver, options, matcher, { offset, limit }, budget);
