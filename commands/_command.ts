@@ -11,6 +11,11 @@ import type { Io } from "./_terminal/io.ts";
 /** Exit status of a command: 0 success, 1 a failure the command explains, 2 a usage error. */
 export const EXIT = { ok: 0, failure: 1, usage: 2 } as const;
 
+/** The signals that stop a long command: Ctrl-C, and SIGTERM (what systemd and kill send) where the platform has it. */
+export const STOP_SIGNALS: readonly Deno.Signal[] = Deno.build.os === "windows"
+  ? ["SIGINT"]
+  : ["SIGINT", "SIGTERM"];
+
 /** A mistake in how a command was called; reported with a hint to `--help` and exit 2. */
 export class UsageError extends Error {
   override name = "UsageError";

@@ -9,7 +9,15 @@ import { projectOf, resolveFromUser } from "../lib/paths.ts";
 import { ADAPTERS } from "../lib/sources/mod.ts";
 import { connectTeam, migrateTeam, safeUrl, TeamError, teamError } from "../lib/team/db.ts";
 import { planPush, push, type PushPlan, type PushSummary } from "../lib/team/push.ts";
-import { defineCommand, EXIT, run, shared, UsageError, wholeNumber } from "./_command.ts";
+import {
+  defineCommand,
+  EXIT,
+  run,
+  shared,
+  STOP_SIGNALS,
+  UsageError,
+  wholeNumber,
+} from "./_command.ts";
 import { teamUrl } from "./_team.ts";
 import { type Io, stdio } from "./_terminal/io.ts";
 import { safeIo } from "./_terminal/safe_io.ts";
@@ -238,8 +246,7 @@ function machineName(): string {
 
 function interrupted(): AbortSignal {
   const controller = new AbortController();
-  // Ctrl-C, and SIGTERM (what systemd and kill send) where the platform has it.
-  const signals: Deno.Signal[] = Deno.build.os === "windows" ? ["SIGINT"] : ["SIGINT", "SIGTERM"];
+  const signals = STOP_SIGNALS;
   for (const signal of signals) {
     try {
       Deno.addSignalListener(signal, () => controller.abort());

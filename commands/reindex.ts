@@ -7,7 +7,15 @@ import { type CaptureRunResult, runCapture, whyNotCaptured } from "../lib/captur
 import { type Context, loadContext, openStore, redactorFor } from "../lib/context.ts";
 import { captureState } from "../lib/status.ts";
 import { watch } from "../lib/capture/watch.ts";
-import { defineCommand, EXIT, run, shared, UsageError, wholeNumber } from "./_command.ts";
+import {
+  defineCommand,
+  EXIT,
+  run,
+  shared,
+  STOP_SIGNALS,
+  UsageError,
+  wholeNumber,
+} from "./_command.ts";
 import { sourceError, STOPPED, summaryLine, warnings } from "./_terminal/capture_report.ts";
 import { type Io, stdio, styler } from "./_terminal/io.ts";
 import { progressBar } from "./_terminal/progress.ts";
@@ -64,7 +72,7 @@ export async function main(
     const store = openStore(ctx);
     const controller = new AbortController();
     const stop = () => controller.abort();
-    const signals: Deno.Signal[] = Deno.build.os === "windows" ? ["SIGINT"] : ["SIGINT", "SIGTERM"];
+    const signals = STOP_SIGNALS;
     for (const signal of signals) Deno.addSignalListener(signal, stop);
     const bar = !values.quiet && !values.json && io.errIsTerminal ? progressBar(io) : null;
     if (values.watch) {

@@ -14,7 +14,7 @@ import { ADAPTERS } from "../lib/sources/mod.ts";
 import { search } from "../lib/store/search.ts";
 import { storeStatus } from "../lib/store/status.ts";
 import { dashboardToken } from "../servers/dashboard.ts";
-import { defineCommand, EXIT, parsePort, run, shared } from "./_command.ts";
+import { defineCommand, EXIT, parsePort, run, shared, STOP_SIGNALS } from "./_command.ts";
 import { STOPPED, summaryLine, warnings } from "./_terminal/capture_report.ts";
 import { type Io, stdio, styler } from "./_terminal/io.ts";
 import { progressBar } from "./_terminal/progress.ts";
@@ -136,7 +136,7 @@ async function captureAndReport(
   const store = openStore(ctx);
   const controller = new AbortController();
   const abort = () => controller.abort();
-  const signals: Deno.Signal[] = Deno.build.os === "windows" ? ["SIGINT"] : ["SIGINT", "SIGTERM"];
+  const signals = STOP_SIGNALS;
   for (const signal of signals) Deno.addSignalListener(signal, abort);
   const bar = io.errIsTerminal ? progressBar(io) : null;
   try {

@@ -1,6 +1,7 @@
 // Serving the dashboard from a terminal, for `dashboard` and `start`: binding errors turned into
 // what to do, the URL with its token printed, and serving until Ctrl-C or SIGTERM.
 
+import { STOP_SIGNALS } from "../_command.ts";
 import type { Context } from "../../lib/context.ts";
 import type { StageMarkers } from "../../lib/stage_markers.ts";
 import { isLoopback, type RunningDashboard, serveDashboard } from "../../servers/dashboard.ts";
@@ -86,7 +87,7 @@ function untilStopped(stop: AbortSignal | undefined): Promise<void> {
       ? Promise.resolve()
       : new Promise((resolve) => stop.addEventListener("abort", () => resolve(), { once: true }));
   }
-  const signals: Deno.Signal[] = Deno.build.os === "windows" ? ["SIGINT"] : ["SIGINT", "SIGTERM"];
+  const signals = STOP_SIGNALS;
   return new Promise((resolve) => {
     const done = () => {
       for (const signal of signals) Deno.removeSignalListener(signal, done);

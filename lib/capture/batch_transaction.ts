@@ -350,16 +350,7 @@ function joinCompleted(store: HistoryStore, id: number): void {
        AND p.source_id != r.source_id AND p.seq = 0
      WHERE r.id = ? AND r.message_id IS NOT NULL`,
   ).all(id) as { id: number; flags: number }[];
-  for (const p of partners) {
-    for (const r of lineRows(store, p.id)) {
-      const flags = (r.flags & ~FLAG_INDEXED) | FLAG_JOINED;
-      if (flags === r.flags) continue;
-      if (r.flags & FLAG_INDEXED) store.stmt("DELETE FROM fts WHERE rowid = ?").run(r.id);
-      store.stmt("UPDATE records SET flags = ? WHERE id = ?").run(flags, r.id);
-      // A project mirror that copied it as it was brings its copy up to date.
-      store.stmt("INSERT INTO record_changes (record_id) VALUES (?)").run(r.id);
-    }
-  }
+  for (const p of partners) unindexLine(store, p.id, FLAG_JOINED);
 }
 
 /**
@@ -369,16 +360,21 @@ function joinCompleted(store: HistoryStore, id: number): void {
 function supersede(store: HistoryStore, sourceId: number, key: string): void {
   const row = store.stmt("SELECT record_id FROM record_keys WHERE source_id = ? AND key = ?")
     .get(sourceId, key) as { record_id: number } | undefined;
-  if (!row) return;
-  const unindex = store.stmt("DELETE FROM fts WHERE rowid = ?");
-  const mark = store.stmt("UPDATE records SET flags = ? WHERE id = ?");
-  const changed = store.stmt("INSERT INTO record_changes (record_id) VALUES (?)");
-  for (const r of lineRows(store, row.record_id)) {
-    const flags = (r.flags & ~FLAG_INDEXED) | FLAG_SUPERSEDED;
+  if (row) unindexLine(store, row.record_id, FLAG_SUPERSEDED);
+}
+
+/**
+ * Takes every row of the line record `headId` heads out of the index, marked with `flag`, and
+ * notes each change in `record_changes`: a project mirror that copied a row as it was brings
+ * its copy up to date. Rows marked so already are left as they are.
+ */
+function unindexLine(store: HistoryStore, headId: number, flag: number): void {
+  for (const r of lineRows(store, headId)) {
+    const flags = (r.flags & ~FLAG_INDEXED) | flag;
     if (flags === r.flags) continue;
-    if (r.flags & FLAG_INDEXED) unindex.run(r.id);
-    mark.run(flags, r.id);
-    changed.run(r.id);
+    if (r.flags & FLAG_INDEXED) store.stmt("DELETE FROM fts WHERE rowid = ?").run(r.id);
+    store.stmt("UPDATE records SET flags = ? WHERE id = ?").run(flags, r.id);
+    store.stmt("INSERT INTO record_changes (record_id) VALUES (?)").run(r.id);
   }
 }
 

@@ -10,7 +10,7 @@ import type { SearchInput } from "../../lib/filters.ts";
 import { Hono } from "hono";
 import { html } from "hono/html";
 import { storeExists } from "../../lib/context.ts";
-import { formatBytes, plural } from "../../lib/format.ts";
+import { formatBytes, formatCount, plural } from "../../lib/format.ts";
 import { homeDir, projectOfUserPath } from "../../lib/paths.ts";
 import { type Agent, AGENTS, KINDS, ROLES } from "../../lib/sources/adapter.ts";
 import { recentConversationRows } from "../../lib/store/conversations.ts";
@@ -202,8 +202,8 @@ ${
       ? html`
         <p role="status"
           class="muted">${total > list.length
-            ? `${count(offset + 1)}–${count(offset + list.length)} of ${count(total)}`
-            : `${count(total)}`} ${total === 1
+            ? `${formatCount(offset + 1)}–${formatCount(offset + list.length)} of ${formatCount(total)}`
+            : `${formatCount(total)}`} ${total === 1
             ? "conversation"
             : "conversations"}, newest first${project === undefined ? "" : html`
             · <a href="${sessionsHref(project)}">sessions</a>
@@ -391,11 +391,6 @@ function pager(form: Form, page: { offset: number; limit: number; next: number |
   }</nav>`;
 }
 
-/** `1,214` */
-function count(n: number): string {
-  return n.toLocaleString("en");
-}
-
 /** `2 matches`, or where this page is among them: `21–40 of 1,214 matches`. */
 function totalLine(
   counts: MatchCounts | null,
@@ -403,11 +398,11 @@ function totalLine(
   last: number,
   whole: boolean,
 ): Html {
-  if (!counts) return html`Matches ${count(first)}–${count(last)}`;
-  const total = html`<strong>${counts.capped ? "over " : ""}${count(counts.total)}</strong> ${
+  if (!counts) return html`Matches ${formatCount(first)}–${formatCount(last)}`;
+  const total = html`<strong>${counts.capped ? "over " : ""}${formatCount(counts.total)}</strong> ${
     counts.total === 1 ? "match" : "matches"
   }`;
-  return whole ? total : html`${count(first)}–${count(last)} of ${total}`;
+  return whole ? total : html`${formatCount(first)}–${formatCount(last)} of ${total}`;
 }
 
 /** The line above the hits: the total, and the sort and grouping to switch to. */
@@ -468,13 +463,13 @@ function groupResults(
   const conversations = page.total ?? last;
   const noun = conversations === 1 ? "conversation" : "conversations";
   const status = page.offset === 0 && page.next === null
-    ? html`<strong>${count(conversations)}</strong> ${noun}`
-    : html`${count(first)}–${count(last)} of <strong>${
-      page.total === null ? "more" : count(page.total)
+    ? html`<strong>${formatCount(conversations)}</strong> ${noun}`
+    : html`${formatCount(first)}–${formatCount(last)} of <strong>${
+      page.total === null ? "more" : formatCount(page.total)
     }</strong> ${noun}`;
   const matches = counts
     ? html`
-      · ${counts.capped ? "over " : ""}${count(counts.total)} ${counts.total === 1
+      · ${counts.capped ? "over " : ""}${formatCount(counts.total)} ${counts.total === 1
         ? "match"
         : "matches"}
     `
@@ -505,7 +500,7 @@ function groupResults(
                 session: group.conversation,
                 group: null,
               })
-            }">${count(more)} more in this conversation</a></p>`
+            }">${formatCount(more)} more in this conversation</a></p>`
             : ""}
         </section>
       `;
