@@ -22,12 +22,13 @@ import {
   findConversation,
   pageConversation,
   pageRows,
+  questionOf,
   type RecordJson,
 } from "../lib/store/conversations.ts";
 import type { HistoryStore } from "../lib/store/db.ts";
 import type { ConversationRow } from "../lib/store/records.ts";
 import { TextDeriver } from "../lib/store/records.ts";
-import { pageThrough, questionOf, renderPage, type View } from "./_terminal/conversation_view.ts";
+import { pageThrough, renderPage, type View } from "./_terminal/conversation_view.ts";
 import { safeIo } from "./_terminal/safe_io.ts";
 import { safeJson } from "./_terminal/safe_json.ts";
 import { safeText } from "./_terminal/safe_text.ts";

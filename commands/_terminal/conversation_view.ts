@@ -5,11 +5,10 @@
 import type { Env } from "../../lib/env.ts";
 import { formatLocalTime, plural } from "../../lib/format.ts";
 import {
-  conversationRecord,
-  type HitContext,
   type Page,
   pageConversation,
   type PageOptions,
+  type Question,
   type RecordJson,
 } from "../../lib/store/conversations.ts";
 import type { HistoryStore } from "../../lib/store/db.ts";
@@ -30,22 +29,6 @@ export interface View {
   hit: number | null;
   /** The question before it when it lies before the page: printed first, then the gap. */
   question?: Question;
-}
-
-/** The question before a hit, and how many shown records lie between it and the page. */
-export type Question = { record: RecordJson; skipped: number } | null;
-
-/** The question a page opened at a hit starts with when it lies before the page, or null. */
-export function questionOf(
-  store: HistoryStore,
-  deriver: TextDeriver,
-  conversation: ConversationRow,
-  context: HitContext,
-): Question {
-  const record = context.question === null
-    ? null
-    : conversationRecord(store, deriver, conversation, context.question);
-  return record ? { record, skipped: context.skipped } : null;
 }
 
 /** A page as the reader sees it, the conversation's heading first when `heading`. */

@@ -33,6 +33,8 @@ import {
   type Page,
   pageConversation,
   type PageOptions,
+  type Question,
+  questionOf,
   recentConversationRows,
 } from "../../lib/store/conversations.ts";
 import type { HistoryStore } from "../../lib/store/db.ts";
@@ -44,7 +46,7 @@ import {
   type SearchOptions,
   SearchStoppedError,
 } from "../../lib/store/search.ts";
-import { pageThrough, type Question, questionOf, type View } from "./conversation_view.ts";
+import { pageThrough, type View } from "./conversation_view.ts";
 import type { Io } from "./io.ts";
 import { runNative } from "./native.ts";
 import { safeIo } from "./safe_io.ts";

@@ -450,6 +450,22 @@ export function conversationRecord(
   return row ? recordJson(decodedRow(row), deriver) : null;
 }
 
+/** The question before a hit, and how many shown records lie between it and the page. */
+export type Question = { record: RecordJson; skipped: number } | null;
+
+/** The question a page opened at a hit starts with when it lies before the page, or null. */
+export function questionOf(
+  store: HistoryStore,
+  deriver: TextDeriver,
+  conversation: ConversationRow,
+  context: HitContext,
+): Question {
+  const record = context.question === null
+    ? null
+    : conversationRecord(store, deriver, conversation, context.question);
+  return record ? { record, skipped: context.skipped } : null;
+}
+
 /**
  * The `after` of each page of `limit` records (page 1 starts at 0), for numbered pages. A page
  * cut short by the byte budget makes `next` run ahead of these; both reach every record.

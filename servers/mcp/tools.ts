@@ -20,9 +20,9 @@ import type { Agent, Kind, Role } from "../../lib/sources/adapter.ts";
 import { READERS } from "../../lib/sources/readers.ts";
 import {
   contextStart,
-  conversationRecord,
   findConversation,
   pageConversation,
+  questionOf,
   recentConversations,
   type RecordJson,
 } from "../../lib/store/conversations.ts";
@@ -310,16 +310,14 @@ export class HistoryTools {
         );
       }
       after = context.after;
-      const question = context.question === null
-        ? null
-        : conversationRecord(this.#store, deriver, conversation, context.question);
+      const question = questionOf(this.#store, deriver, conversation, context);
       if (question) {
         shown++;
         parts.push(
-          recordText(question, args.around),
+          recordText(question.record, args.around),
           `(… ${
-            plural(context.skipped, "earlier record")
-          } not shown: read them with "cursor": "${question.id}")`,
+            plural(question.skipped, "earlier record")
+          } not shown: read them with "cursor": "${question.record.id}")`,
         );
       }
     }

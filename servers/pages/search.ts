@@ -202,7 +202,9 @@ ${
       ? html`
         <p role="status"
           class="muted">${total > list.length
-            ? `${formatCount(offset + 1)}–${formatCount(offset + list.length)} of ${formatCount(total)}`
+            ? `${formatCount(offset + 1)}–${formatCount(offset + list.length)} of ${
+              formatCount(total)
+            }`
             : `${formatCount(total)}`} ${total === 1
             ? "conversation"
             : "conversations"}, newest first${project === undefined ? "" : html`
