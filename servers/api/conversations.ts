@@ -4,7 +4,8 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import { findConversation, pageConversation } from "../../lib/store/conversations.ts";
-import { TextDeriver } from "../../lib/store/records.ts";
+import type { HistoryStore } from "../../lib/store/db.ts";
+import { type ConversationRow, TextDeriver } from "../../lib/store/records.ts";
 import { type AppEnv, type Route, type Services, withStore } from "../_deps.ts";
 import { parseId, parseQuery, queryInt } from "../_input.ts";
 import { redactPage, type ShownPage } from "../_redact.ts";
@@ -21,18 +22,30 @@ export type PageQuery = z.infer<typeof pageQuery>;
 export function conversationPage(svc: Services, id: string, query: PageQuery): ShownPage {
   return withStore(svc, "conversation", (store) => {
     const conversation = findConversation(store, id);
-    const deriver = new TextDeriver(store, svc.adapters, svc.redact);
-    const page = pageConversation(store, deriver, conversation, {
-      ...(query.after === undefined ? {} : { after: query.after }),
-      ...(query.limit === undefined ? {} : { limit: query.limit }),
-    });
-    // A chunk's raw bytes are redacted with its neighbours' in view (see `redactBytes`).
-    return redactPage(
-      page,
-      svc.redact,
-      (record) => deriver.neighboursOf(record.id),
+    return shownPage(
+      svc,
+      new TextDeriver(store, svc.adapters, svc.redact),
+      store,
+      conversation,
+      query,
     );
   });
+}
+
+/** A page of `conversation` from an open store, through the gate. */
+export function shownPage(
+  svc: Services,
+  deriver: TextDeriver,
+  store: HistoryStore,
+  conversation: ConversationRow,
+  query: PageQuery,
+): ShownPage {
+  const page = pageConversation(store, deriver, conversation, {
+    ...(query.after === undefined ? {} : { after: query.after }),
+    ...(query.limit === undefined ? {} : { limit: query.limit }),
+  });
+  // A chunk's raw bytes are redacted with its neighbours' in view (see `redactBytes`).
+  return redactPage(page, svc.redact, (record) => deriver.neighboursOf(record.id));
 }
 
 /** The route. */

@@ -22,7 +22,7 @@ import {
   type ConversationRow,
   TextDeriver,
 } from "../../lib/store/records.ts";
-import { conversationPage, pageQuery } from "../api/conversations.ts";
+import { pageQuery, shownPage } from "../api/conversations.ts";
 import { type AppEnv, type Route, withStore } from "../_deps.ts";
 import { parseId, parseQuery, queryInt } from "../_input.ts";
 import type { ShownPage } from "../_redact.ts";
@@ -52,24 +52,30 @@ export const conversationPageRoute: Route = (svc) =>
     const id = parseId(c);
     const query = parseQuery(c, viewQuery);
     const limit = query.limit ?? DEFAULT_PAGE_LIMIT;
-    // Where the page starts and where its numbered neighbours start.
-    const place = withStore(svc, "conversation_pages", (store) => {
-      const row = findConversation(store, id);
-      const context = query.after === undefined && query.hit !== undefined
-        ? hitContext(store, new TextDeriver(store, svc.adapters, svc.redact), row, query.hit, limit)
-        : null;
-      return {
-        after: context?.after ?? query.after ?? 0,
-        question: context?.question ?? null,
-        skipped: context?.skipped ?? 0,
-        starts: pageStarts(store, row.id, limit),
-      };
-    });
-    const page = conversationPage(svc, id, { ...query, after: place.after });
-    // The question before the hit, when it lies before the page: shown first, then a gap.
-    const question = place.question === null
-      ? null
-      : conversationPage(svc, id, { after: place.question - 1, limit: 1 }).records[0] ?? null;
+    // Where the page starts, its numbered neighbours, the page, and the question before the
+    // hit when it lies before the page (shown first, then a gap): one store, one deriver.
+    const { page, after, question, skipped, starts } = withStore(
+      svc,
+      "conversation_pages",
+      (store) => {
+        const row = findConversation(store, id);
+        const deriver = new TextDeriver(store, svc.adapters, svc.redact);
+        const context = query.after === undefined && query.hit !== undefined
+          ? hitContext(store, deriver, row, query.hit, limit)
+          : null;
+        const after = context?.after ?? query.after ?? 0;
+        return {
+          page: shownPage(svc, deriver, store, row, { ...query, after }),
+          after,
+          question: !context || context.question === null
+            ? null
+            : shownPage(svc, deriver, store, row, { after: context.question - 1, limit: 1 })
+              .records[0] ?? null,
+          skipped: context?.skipped ?? 0,
+          starts: pageStarts(store, row.id, limit),
+        };
+      },
+    );
     const render = await markdownRenderer();
     const home = homeDir(svc.ctx.env);
     const conv = page.conversation;
@@ -78,13 +84,13 @@ export const conversationPageRoute: Route = (svc) =>
     const quiet = page.records.filter((r) => shapeOf(r) === "quiet" && !tools.paired.has(r.id))
       .length;
     const nav = (where: "top" | "bottom", extra: Html | string = "") =>
-      pager(page, query, place.after, place.starts, where, extra);
+      pager(page, query, after, starts, where, extra);
     const body = html`${header(conv, home)}${nav("top", quietToggle(quiet))}
 <section class="chat" aria-label="Messages">${
       question
         ? html`${chatRecords([question], render)}<p class="gap"><a href="${
           conversationHref(conv.id, { ...keepLimit, after: question.id })
-        }">… ${plural(place.skipped, "earlier record")}</a></p>`
+        }">… ${plural(skipped, "earlier record")}</a></p>`
         : ""
     }${chatRecords(page.records, render, { hit: query.hit, tools })}</section>
 ${page.next === null ? html`<p class="end" role="status">End of the conversation</p>` : ""}${
