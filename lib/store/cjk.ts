@@ -5,6 +5,7 @@
 // of two or more characters is found wherever it sits. Text without CJK is indexed as it is.
 
 import type { HistoryStore } from "./db.ts";
+import { isAscii } from "./_letters.ts";
 
 /** One CJK letter: Han, Hiragana, Katakana (with its prolonged sound mark) or Hangul. */
 const CJK_LETTER = /[[\p{sc=Han}\p{sc=Hira}\p{sc=Kana}\p{sc=Hang}\u30fc\uff70]&&[\p{L}\p{N}]]/v;
@@ -12,7 +13,7 @@ const CJK_RUN = /[[\p{sc=Han}\p{sc=Hira}\p{sc=Kana}\p{sc=Hang}\u30fc\uff70]&&[\p
 
 /** True when `text` holds a CJK letter. */
 export function hasCjk(text: string): boolean {
-  return CJK_LETTER.test(text);
+  return !isAscii(text) && CJK_LETTER.test(text);
 }
 
 /**

@@ -22,6 +22,7 @@ import { FLAG_INDEXED, FLAG_ZSTD } from "./schema.ts";
 import { iso, type RecordRow, TextDeriver } from "./records.ts";
 import { makeSnippet, queryTerms, type Snippet, tokenize } from "./text.ts";
 import { cjkIndexReady, cjkQuery, hasCjk, hasLoneCjkLetter } from "./cjk.ts";
+import { isAscii } from "./_letters.ts";
 import {
   checkBounds,
   isFtsSyntax,
@@ -336,7 +337,8 @@ function ftsForms(query: string): string[] {
     if (/^(AND|OR|NOT|NEAR)$/.test(token)) return token;
     const star = token.endsWith("*") && token.length > 1 ? "*" : "";
     const body = star ? token.slice(0, -1) : token;
-    if (/^[\p{L}\p{N}_\u0080-\uffff]+$/u.test(body)) return token;
+    if (/^[A-Za-z0-9_]+$/.test(body)) return token;
+    if (!isAscii(body) && /^[\p{L}\p{N}_\u0080-\uffff]+$/u.test(body)) return token;
     return `"${body.replaceAll('"', '""')}"${star}`;
   });
   return quoted === query ? [query] : [query, quoted];

@@ -2,6 +2,7 @@
 // streamed chunk, conversation titles, and snippets with the matched terms marked.
 
 import { hasCjk } from "./cjk.ts";
+import { isAscii } from "./_letters.ts";
 
 /**
  * Splits `text` into exactly `parts` fragments of similar length, cutting at whitespace when
@@ -91,9 +92,13 @@ export function queryTerms(query: string): { text: string; prefix: boolean }[] {
   return terms;
 }
 
+const WORD = /[\p{L}\p{N}\p{Co}]+/gu;
+const ASCII_WORD = /[A-Za-z0-9]+/g;
+
 /** Lowercased word tokens, roughly as FTS5's unicode61 tokenizer sees them. */
 export function tokenize(text: string): string[] {
-  return fold(text).match(/[\p{L}\p{N}\p{Co}]+/gu) ?? [];
+  const folded = fold(text);
+  return folded.match(isAscii(folded) ? ASCII_WORD : WORD) ?? [];
 }
 
 /** Lowercase without diacritics, length-preserving for the common cases. */
@@ -115,10 +120,11 @@ export function makeSnippet(
 ): Snippet {
   const flat = text.replace(/\s+/g, " ").trim();
   const lower = flat.toLowerCase();
+  const ascii = isAscii(lower);
   const ranges: [number, number][] = [];
   for (const term of terms) {
     if (!term.text) continue;
-    for (const m of lower.matchAll(termPattern(term))) {
+    for (const m of lower.matchAll(termPattern(term, ascii))) {
       ranges.push([m.index, m.index + m[0].length]);
       if (ranges.length > 200) break;
     }
@@ -148,19 +154,23 @@ export function makeSnippet(
 
 const patterns = new Map<string, RegExp>();
 
-/** The pattern matching a term as a whole word (or a prefix), compiled once per term. */
-function termPattern(term: { text: string; prefix: boolean }): RegExp {
-  const key = `${term.prefix ? "*" : "="}${term.text}`;
+/**
+ * The pattern matching a term as a whole word (or a prefix), compiled once per term: for ASCII
+ * text (`ascii`), with the class that is cheap to compile.
+ */
+function termPattern(term: { text: string; prefix: boolean }, ascii: boolean): RegExp {
+  const key = `${ascii ? "a" : "u"}${term.prefix ? "*" : "="}${term.text}`;
   let re = patterns.get(key);
   if (!re) {
-    const pattern = term.text.split(" ").map(escapeRegExp).join("[^\\p{L}\\p{N}]+");
+    const letter = ascii ? "A-Za-z0-9" : "\\p{L}\\p{N}";
+    const pattern = term.text.split(" ").map(escapeRegExp).join(`[^${letter}]+`);
     // A CJK word sits inside a run of letters (a sentence has no spaces): no boundary there.
-    const before = hasCjk(term.text.slice(0, 2)) ? "" : "(?<![\\p{L}\\p{N}])";
+    const before = hasCjk(term.text.slice(0, 2)) ? "" : `(?<![${letter}])`;
     const after = term.prefix
-      ? "[\\p{L}\\p{N}]*"
+      ? `[${letter}]*`
       : hasCjk(term.text.slice(-2))
       ? ""
-      : "(?![\\p{L}\\p{N}])";
+      : `(?![${letter}])`;
     re = new RegExp(`${before}${pattern}${after}`, "gu");
     if (patterns.size > 256) patterns.clear();
     patterns.set(key, re);
