@@ -17,6 +17,38 @@ const MAX_BLOCK = 128 * 1024;
 
 // ---- bit readers ----
 
+/**
+ * The bits of a backward bitstream `[start, end)`: up to its last byte's padding marker,
+ * counted from the stream's start (bit 0 of byte `start`).
+ */
+function streamBits(data: Uint8Array, start: number, end: number): number {
+  if (end <= start) fail("empty bitstream");
+  const last = data[end - 1]!;
+  if (last === 0) fail("bitstream without its end marker");
+  return (end - 1 - start) * 8 + (31 - Math.clz32(last));
+}
+
+/**
+ * The next `n` bits (n ≤ 24) of a backward stream starting at byte `start` with `left` bits
+ * unread, the first read the highest; bits before the start read as zeros. The caller takes
+ * `n` from `left`: the hot loops keep the count in a local rather than behind a method, which
+ * a cold decode (run by the interpreter, before V8 optimizes it) pays for on every field.
+ */
+function peekBits(d: Uint8Array, start: number, left: number, n: number): number {
+  const from = left - n;
+  if (from < 0) return left > 0 ? peekBits(d, start, left, left) << -from : 0;
+  const i = start + (from >> 3);
+  const shift = from & 7;
+  // Bytes past the data read as undefined, which bitwise operators take for 0, and bytes past
+  // the stream only fill bits the mask drops. Three bytes hold every read but a long offset's:
+  // the values stay small integers, which V8 does not allocate (a page's cold decode is GC-bound
+  // otherwise).
+  if (n + shift <= 24) {
+    return ((d[i]! | d[i + 1]! << 8 | d[i + 2]! << 16) >> shift) & ((1 << n) - 1);
+  }
+  return ((d[i]! | d[i + 1]! << 8 | d[i + 2]! << 16 | d[i + 3]! << 24) >>> shift) & ((1 << n) - 1);
+}
+
 /** Reads a bitstream backwards, from its last byte's padding marker towards `start`. */
 class BackwardBits {
   #data: Uint8Array;
@@ -25,43 +57,16 @@ class BackwardBits {
   #left: number;
 
   constructor(data: Uint8Array, start: number, end: number) {
-    if (end <= start) fail("empty bitstream");
-    const last = data[end - 1]!;
-    if (last === 0) fail("bitstream without its end marker");
     this.#data = data;
     this.#start = start;
-    this.#left = (end - 1 - start) * 8 + (31 - Math.clz32(last));
+    this.#left = streamBits(data, start, end);
   }
 
   /** The next `n` bits (n ≤ 24), the first read the highest; bits past the start read as zeros. */
   read(n: number): number {
-    const value = this.peek(n);
+    const value = peekBits(this.#data, this.#start, this.#left, n);
     this.#left -= n;
     return value;
-  }
-
-  /** What `read(n)` would give, without reading it. */
-  peek(n: number): number {
-    const from = this.#left - n;
-    if (from >= 0) return this.#bitsAt(from, n);
-    if (this.#left <= 0) return 0;
-    return this.#bitsAt(0, this.#left) << -from;
-  }
-
-  /** `n` bits (n ≤ 24) from bit `from` of the stream, bit `from + n - 1` the highest. */
-  #bitsAt(from: number, n: number): number {
-    const d = this.#data;
-    const i = this.#start + (from >> 3);
-    const shift = from & 7;
-    // Bytes past the data read as undefined, which bitwise operators take for 0, and bytes past
-    // the stream only fill bits the mask drops. Three bytes hold every read but a long offset's:
-    // the values stay small integers, which V8 does not allocate (a page's cold decode is GC-bound
-    // otherwise).
-    if (n + shift <= 24) {
-      return ((d[i]! | d[i + 1]! << 8 | d[i + 2]! << 16) >> shift) & ((1 << n) - 1);
-    }
-    const word = (d[i]! | d[i + 1]! << 8 | d[i + 2]! << 16 | d[i + 3]! << 24) >>> shift;
-    return word & ((1 << n) - 1);
   }
 
   /** Bits left to read; negative once more were read than the stream held. */
@@ -407,12 +412,14 @@ function decodeFrame(data: Uint8Array, at: number): { bytes: Uint8Array; end: nu
   let out = new Uint8Array(contentSize >= 0 ? contentSize : Math.min(window || MAX_BLOCK, 1 << 20));
   let size = 0;
   const state: BlockState = { huffman: null, ll: null, of: null, ml: null, rep: [1, 4, 8] };
-  const room = (more: number) => {
-    if (size + more <= out.length) return;
+  // Room in `out` for `more` bytes after the first `used`, which a larger buffer keeps.
+  const room = (used: number, more: number): Uint8Array => {
+    if (used + more <= out.length) return out;
     if (contentSize >= 0) fail("content larger than the frame says");
-    const grown = new Uint8Array(Math.max(out.length * 2, size + more));
-    grown.set(out.subarray(0, size));
+    const grown = new Uint8Array(Math.max(out.length * 2, used + more));
+    grown.set(out.subarray(0, used));
     out = grown;
+    return out;
   };
   for (;;) {
     if (at + 3 > data.length) fail("truncated block header");
@@ -423,22 +430,19 @@ function decodeFrame(data: Uint8Array, at: number): { bytes: Uint8Array; end: nu
     const blockSize = header >> 3;
     if (type === 0) {
       if (at + blockSize > data.length) fail("truncated raw block");
-      room(blockSize);
+      room(size, blockSize);
       out.set(data.subarray(at, at + blockSize), size);
       size += blockSize;
       at += blockSize;
     } else if (type === 1) {
       if (at >= data.length) fail("truncated RLE block");
-      room(blockSize);
+      room(size, blockSize);
       out.fill(data[at]!, size, size + blockSize);
       size += blockSize;
       at += 1;
     } else if (type === 2) {
       if (blockSize > MAX_BLOCK || at + blockSize > data.length) fail("block size");
-      size = decodeBlock(data, at, at + blockSize, out, size, state, (n) => {
-        room(n);
-        return out;
-      });
+      size = decodeBlock(data, at, at + blockSize, out, size, state, room);
       at += blockSize;
     } else {
       fail("reserved block type");
@@ -459,7 +463,7 @@ function decodeBlock(
   out: Uint8Array,
   size: number,
   state: BlockState,
-  grow: (n: number) => Uint8Array,
+  room: (used: number, more: number) => Uint8Array,
 ): number {
   const blockStart = size;
   // Literals section.
@@ -550,7 +554,7 @@ function decodeBlock(
   let count = data[at++]!;
   if (count === 0) {
     if (at !== end) fail("block longer than its sections");
-    const buffer = grow(litSize);
+    const buffer = room(size, litSize);
     buffer.set(literals.subarray(litStart, litStart + litSize), size);
     return size + litSize;
   }
@@ -591,10 +595,15 @@ function decodeBlock(
   const of = state.of = table((modes >> 4) & 3, OF_DEFAULT, 8, 31, state.of);
   const ml = state.ml = table((modes >> 2) & 3, ML_DEFAULT, 9, 52, state.ml);
 
-  const bits = new BackwardBits(data, at, end);
-  let llState = bits.read(ll.log);
-  let ofState = bits.read(of.log);
-  let mlState = bits.read(ml.log);
+  // The sequences' bitstream, read in place (see peekBits).
+  const from0 = at;
+  let left = streamBits(data, at, end);
+  let llState = peekBits(data, from0, left, ll.log);
+  left -= ll.log;
+  let ofState = peekBits(data, from0, left, of.log);
+  left -= of.log;
+  let mlState = peekBits(data, from0, left, ml.log);
+  left -= ml.log;
   const rep = state.rep;
   let buffer = out;
   let litAt = litStart;
@@ -604,11 +613,23 @@ function decodeBlock(
     const mlCode = ml.symbol[mlState]!;
     const llCode = ll.symbol[llState]!;
     if (ofCode > 31) fail("offset code");
-    const ofValue = ofCode < 24
-      ? (1 << ofCode) + bits.read(ofCode)
-      : 2 ** ofCode + readBitsWide(bits, ofCode);
-    const matchLength = ML_BASE[mlCode]! + bits.read(ML_BITS[mlCode]!);
-    const litLength = LL_BASE[llCode]! + bits.read(LL_BITS[llCode]!);
+    let ofValue: number;
+    if (ofCode <= 24) {
+      ofValue = 2 ** ofCode + peekBits(data, from0, left, ofCode);
+      left -= ofCode;
+    } else {
+      // A long offset, read 24 bits at a time at most.
+      const high = peekBits(data, from0, left, ofCode - 24);
+      left -= ofCode - 24;
+      ofValue = 2 ** ofCode + high * 2 ** 24 + peekBits(data, from0, left, 24);
+      left -= 24;
+    }
+    const mlBits = ML_BITS[mlCode]!;
+    const matchLength = ML_BASE[mlCode]! + peekBits(data, from0, left, mlBits);
+    left -= mlBits;
+    const llBits = LL_BITS[llCode]!;
+    const litLength = LL_BASE[llCode]! + peekBits(data, from0, left, llBits);
+    left -= llBits;
     let offset: number;
     if (ofValue > 3) {
       offset = ofValue - 3;
@@ -633,13 +654,21 @@ function decodeBlock(
       }
     }
     if (i < count - 1) {
-      llState = ll.base[llState]! + bits.read(ll.bits[llState]!);
-      mlState = ml.base[mlState]! + bits.read(ml.bits[mlState]!);
-      ofState = of.base[ofState]! + bits.read(of.bits[ofState]!);
+      const llNext = ll.bits[llState]!;
+      llState = ll.base[llState]! + peekBits(data, from0, left, llNext);
+      left -= llNext;
+      const mlNext = ml.bits[mlState]!;
+      mlState = ml.base[mlState]! + peekBits(data, from0, left, mlNext);
+      left -= mlNext;
+      const ofNext = of.bits[ofState]!;
+      ofState = of.base[ofState]! + peekBits(data, from0, left, ofNext);
+      left -= ofNext;
     }
     if (litAt + litLength > litEnd) fail("literals overrun");
     if (size - blockStart + litLength + matchLength > MAX_BLOCK) fail("block past 128 KiB");
-    buffer = grow(litLength + matchLength);
+    if (size + litLength + matchLength > buffer.length) {
+      buffer = room(size, litLength + matchLength);
+    }
     // Short copies byte by byte: a call to set or copyWithin costs more than a few bytes do.
     if (litLength > 8) {
       buffer.set(literals.subarray(litAt, litAt + litLength), size);
@@ -658,16 +687,9 @@ function decodeBlock(
       for (let k = 0; k < matchLength; k++) buffer[size++] = buffer[from++]!;
     }
   }
-  if (bits.left !== 0) fail("sequences not read whole");
+  if (left !== 0) fail("sequences not read whole");
   const rest = litEnd - litAt;
-  buffer = grow(rest);
+  buffer = room(size, rest);
   buffer.set(literals.subarray(litAt, litEnd), size);
   return size + rest;
-}
-
-/** `n` bits (up to 31) from a backward stream, read 24 at a time at most. */
-function readBitsWide(bits: BackwardBits, n: number): number {
-  if (n <= 24) return bits.read(n);
-  const high = bits.read(n - 24);
-  return high * 2 ** 24 + bits.read(24);
 }

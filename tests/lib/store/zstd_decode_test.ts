@@ -158,17 +158,41 @@ Deno.test("zstdDecompress() reads frames back to back, skippable ones and unknow
   const streamed = await streamCompress(fixtureText.slice(0, 400_000));
   assert.equal(streamed[4]! >> 6, 0, "the streamed frame leaves its content size out");
   sameBytes(zstdDecompress(streamed), fixtureText.slice(0, 400_000), "streamed");
+  // With a 1 KiB window the output starts that small and grows; a flush ends a block short of
+  // the window, so later blocks grow it midway and must keep what they had written.
+  for (const [name, bytes] of [["fixtures", fixtureText.slice(0, 300_000)], ...CASES.slice(7)]) {
+    for (const flushAt of [undefined, 700]) {
+      const small = await streamCompress(bytes as Uint8Array, { [WINDOW]: 10 }, flushAt);
+      sameBytes(
+        zstdDecompress(small),
+        bytes as Uint8Array,
+        `streamed, 1 KiB window${flushAt ? `, flushed at ${flushAt}` : ""}: ${name}`,
+      );
+    }
+  }
 });
 
-/** The bytes node:zlib's zstd stream writes for `bytes` (its frame has no content size). */
-function streamCompress(bytes: Uint8Array): Promise<Uint8Array> {
+/**
+ * The bytes node:zlib's zstd stream writes for `bytes` (its frame has no content size), flushed
+ * once after `flushAt` bytes when given.
+ */
+function streamCompress(
+  bytes: Uint8Array,
+  params: Record<number, number> = {},
+  flushAt?: number,
+): Promise<Uint8Array> {
   return new Promise((resolve, reject) => {
-    const stream = zlib.createZstdCompress();
+    const stream = zlib.createZstdCompress({ params });
     const parts: Uint8Array[] = [];
     stream.on("data", (part: Uint8Array) => parts.push(part));
     stream.on("end", () => resolve(new Uint8Array(Buffer.concat(parts))));
     stream.on("error", reject);
-    stream.end(bytes);
+    if (flushAt === undefined) {
+      stream.end(bytes);
+      return;
+    }
+    stream.write(bytes.subarray(0, flushAt));
+    stream.flush(() => stream.end(bytes.subarray(flushAt)));
   });
 }
 
