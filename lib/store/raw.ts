@@ -9,7 +9,7 @@
 
 import { nodeZlib, nodeZlibLoaded } from "../node_builtins.ts";
 import { FLAG_ZSTD } from "./schema.ts";
-import { zstdDecompress, ZstdFormatError } from "./zstd_decode.ts";
+import { zstdDecompress } from "./zstd_decode.ts";
 
 /** Chunks from this size up are compressed (smaller ones gain little for the time it takes). */
 export const COMPRESS_FROM = 8192;
@@ -46,25 +46,51 @@ export function encodeRaw(bytes: Uint8Array): { stored: Uint8Array; flag: number
 export const DECODE_IN_JS_UP_TO = 256 * 1024;
 let decodedInJs = 0;
 
-/** The captured bytes of a stored chunk. */
-export function decodeRaw(row: { raw: Uint8Array; flags: number }): Uint8Array {
+/**
+ * The captured bytes of a stored chunk. A compressed one that gives other than its captured
+ * `length` (where the row holds it) is damage, said as such: native zstd reads a truncated frame
+ * as what it could decode of it, often nothing, without a word.
+ */
+export function decodeRaw(row: { raw: Uint8Array; flags: number; length?: unknown }): Uint8Array {
   if (!(row.flags & FLAG_ZSTD)) return row.raw;
+  let bytes: Uint8Array;
   if (!nodeZlibLoaded() && decodedInJs < DECODE_IN_JS_UP_TO) {
     decodedInJs += row.raw.length;
-    try {
-      return zstdDecompress(row.raw);
-    } catch (err) {
-      // A frame this decoder refuses goes to native zstd, which has the last word on it.
-      if (!(err instanceof ZstdFormatError)) throw err;
-    }
+    bytes = decodeOrNative(row.raw, zstdDecompress);
+  } else {
+    bytes = decodeNatively(row.raw);
   }
+  if (typeof row.length === "number" && bytes.length !== row.length) {
+    throw new Error(
+      `A stored chunk is damaged: it decodes to ${bytes.length} of its ${row.length} bytes`,
+    );
+  }
+  return bytes;
+}
+
+/**
+ * `frame` as `decode` reads it, or as native zstd does where `decode` fails on it (refuses it, or
+ * fails in a way of its own): native zstd has the last word on a frame.
+ */
+export function decodeOrNative(
+  frame: Uint8Array,
+  decode: (frame: Uint8Array) => Uint8Array,
+): Uint8Array {
+  try {
+    return decode(frame);
+  } catch {
+    return decodeNatively(frame);
+  }
+}
+
+function decodeNatively(frame: Uint8Array): Uint8Array {
   const zstd = zstdOf();
   if (!zstd.zstdDecompressSync) {
     throw new Error(
       "This history store holds zstd-compressed records, and this runtime has no zstd",
     );
   }
-  const bytes = zstd.zstdDecompressSync(row.raw);
+  const bytes = zstd.zstdDecompressSync(frame);
   return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 

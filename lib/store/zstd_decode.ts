@@ -373,7 +373,17 @@ export function zstdDecompress(data: Uint8Array): Uint8Array {
   return out;
 }
 
-function decodeFrame(data: Uint8Array, at: number): { bytes: Uint8Array; end: number } {
+interface FrameHeader {
+  /** The content size the frame declares, or -1 where it leaves it out. */
+  contentSize: number;
+  window: number;
+  checksum: boolean;
+  /** Where the frame's first block starts. */
+  blocks: number;
+}
+
+/** The header of the frame whose descriptor is at `at` (after its magic number). */
+function frameHeader(data: Uint8Array, at: number): FrameHeader {
   if (at >= data.length) fail("truncated frame header");
   const descriptor = data[at++]!;
   const fcsFlag = descriptor >> 6;
@@ -404,7 +414,17 @@ function decodeFrame(data: Uint8Array, at: number): { bytes: Uint8Array; end: nu
     if (fcsBytes === 2) contentSize += 256;
     at += fcsBytes;
   }
-  if (single) window = contentSize;
+  return {
+    contentSize,
+    window: single ? contentSize : window,
+    checksum: checksum === 1,
+    blocks: at,
+  };
+}
+
+function decodeFrame(data: Uint8Array, start: number): { bytes: Uint8Array; end: number } {
+  const { contentSize, window, checksum, blocks } = frameHeader(data, start);
+  let at = blocks;
   // A block of at least 4 bytes gives at most 128 KiB: a larger size is damage, not a frame.
   if (contentSize > (data.length - at) * (MAX_BLOCK / 4)) {
     fail("content size past what blocks hold");

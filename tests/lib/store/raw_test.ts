@@ -5,7 +5,13 @@
 import assert from "node:assert/strict";
 import * as zlib from "node:zlib";
 import { join } from "node:path";
-import { DECODE_IN_JS_UP_TO, decodeRaw, encodeRaw } from "../../../lib/store/raw.ts";
+import {
+  DECODE_IN_JS_UP_TO,
+  decodeOrNative,
+  decodeRaw,
+  encodeRaw,
+} from "../../../lib/store/raw.ts";
+import { zstdDecompress, ZstdFormatError } from "../../../lib/store/zstd_decode.ts";
 import { FLAG_ZSTD } from "../../../lib/store/schema.ts";
 import { childBaseEnv, FIXTURES, removeDir, ROOT, tempDir } from "../../_helpers.ts";
 import { bytesOf } from "./_bytes.ts";
@@ -46,6 +52,35 @@ Deno.test("decodeRaw() gives back every stored chunk exactly, as native zstd doe
     assert.deepEqual(decodeRaw({ raw: stored, flags: flag }), bytes, `${name}: decodeRaw`);
     assert.deepEqual(new Uint8Array(zlib.zstdDecompressSync(stored)), bytes, `${name}: native`);
   }
+});
+
+Deno.test("a frame the JavaScript decoder fails on is read by native zstd, which has the last word", () => {
+  const bytes = transcriptLike(300 * 1024);
+  const { stored, flag } = encodeRaw(bytes);
+  assert.equal(flag, FLAG_ZSTD);
+  assert.deepEqual(decodeOrNative(stored, zstdDecompress), bytes, "the decoder reads it");
+  const refuses = () => {
+    throw new ZstdFormatError("Invalid zstd data: refused");
+  };
+  const breaks = () => {
+    throw new RangeError("offset is out of bounds");
+  };
+  assert.deepEqual(decodeOrNative(stored, refuses), bytes, "a frame it refuses");
+  assert.deepEqual(decodeOrNative(stored, breaks), bytes, "a frame it fails on");
+  // Damage neither can read is native zstd's error, not the decoder's.
+  const damaged = stored.slice();
+  damaged[0] = 0; // not a zstd frame
+  assert.throws(() => decodeOrNative(damaged, zstdDecompress), (err: Error) => {
+    assert.ok(!(err instanceof ZstdFormatError), err.message);
+    return true;
+  });
+  // A truncated frame, which native zstd reads as nothing without a word, is damage where the
+  // row holds its captured length.
+  const truncated = stored.slice(0, stored.length >> 1);
+  assert.throws(
+    () => decodeRaw({ raw: truncated, flags: FLAG_ZSTD, length: bytes.length }),
+    /A stored chunk is damaged: it decodes to \d+ of its 307200 bytes/,
+  );
 });
 
 Deno.test("a reading process decodes in JavaScript, and loads native zstd past its share", async () => {
