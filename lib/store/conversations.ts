@@ -372,7 +372,7 @@ export function contextStart(
     row.role === "user" && (row.kind === "message" || (prompts && row.kind === "prompt"));
   const shown = (row: BackRow) =>
     row.kind !== "meta" && (prompts || row.kind !== "prompt") &&
-    deriver.hasText(deriver.recordById(row.id));
+    deriver.hasText(deriver.storedById(row.id));
   const back = store.stmt(
     `SELECT id, kind, role, coalesce(length, length(raw)) AS size FROM records
      WHERE conversation_id = ? AND id < ? ORDER BY id DESC LIMIT ?`,

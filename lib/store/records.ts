@@ -11,7 +11,7 @@ import {
   type TextReader,
 } from "../sources/adapter.ts";
 import { HistoryStore } from "./db.ts";
-import { FLAG_STREAMED, FLAG_SUPERSEDED } from "./schema.ts";
+import { FLAG_STREAMED, FLAG_SUPERSEDED, FLAG_ZSTD } from "./schema.ts";
 import { DEFAULT_LIMITS } from "../capture/limits.ts";
 import { plainText, splitFragments, unescapedText } from "./text.ts";
 import { decodedRow } from "./raw.ts";
@@ -32,6 +32,8 @@ export interface RecordRow {
   message_id: string | null;
   part_id: string | null;
   flags: number;
+  /** The captured length of a compressed row (null where `raw` is the captured bytes). */
+  length?: number | null;
 }
 
 /** A conversation row. */
@@ -195,9 +197,12 @@ export class TextDeriver {
 
   /** One record row by id, its raw bytes decoded. */
   recordById(id: number): RecordRow {
-    return decodedRow(
-      this.#store.stmt("SELECT * FROM records WHERE id = ?").get(id) as unknown as RecordRow,
-    );
+    return decodedRow(this.storedById(id));
+  }
+
+  /** One record row by id as stored (its raw bytes still compressed where they are). */
+  storedById(id: number): RecordRow {
+    return this.#store.stmt("SELECT * FROM records WHERE id = ?").get(id) as unknown as RecordRow;
   }
 
   /**
@@ -233,12 +238,24 @@ export class TextDeriver {
    */
   hasText(stored: RecordRow): boolean {
     if (stored.flags & FLAG_SUPERSEDED) return false;
-    if (stored.flags & FLAG_STREAMED || stored.seq > 0) return true;
+    if (stored.flags & FLAG_STREAMED || stored.seq > 0 || this.#continued(stored)) return true;
     const row = decodedRow(stored);
     const { adapter, ref } = this.source(row.source_id);
     if (!adapter) return false;
     const line = this.lineOf(row);
     return line.rows > 1 || adapter.textOf(line.bytes, ref).trim() !== "";
+  }
+
+  /**
+   * True when the line whose first row is `head` goes on in another row: a long line, with text
+   * in each of its rows (`lineOf`), told without reading, decoding and parsing all of it.
+   */
+  #continued(head: RecordRow): boolean {
+    const length = head.flags & FLAG_ZSTD ? head.length : head.raw.length;
+    if (length !== DEFAULT_LIMITS.chunkSize) return false;
+    return this.#store.stmt(
+      `SELECT 1 FROM records WHERE source_id = ? AND generation = ? AND offset = ? AND seq > 0`,
+    ).get(head.source_id, head.generation, head.offset + length) !== undefined;
   }
 
   /**
