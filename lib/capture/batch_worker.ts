@@ -37,6 +37,8 @@ interface WorkerScope {
 const CHECKPOINT_PAGES = 16384;
 /** What is left of the WAL file when it starts over after a checkpoint: 16 MiB. */
 const WAL_KEEP_BYTES = 16 * 1024 * 1024;
+/** The page cache of this connection, in KiB. */
+const WRITER_CACHE_KIB = 4096;
 
 const scope = globalThis as unknown as WorkerScope;
 let store: HistoryStore | null = null;
@@ -63,6 +65,9 @@ scope.onmessage = (event) => {
         store.db.exec(`PRAGMA wal_autocheckpoint = ${CHECKPOINT_PAGES}`);
         // ...and once checkpointed, the WAL file shrinks back instead of staying that large.
         store.db.exec(`PRAGMA journal_size_limit = ${WAL_KEEP_BYTES}`);
+        // A writer's cache holds the pages its last batches touched, filling as the store
+        // grows: 4 MiB writes as fast as 16 and keeps a capture's peak from growing with it.
+        store.db.exec(`PRAGMA cache_size = -${WRITER_CACHE_KIB}`);
         scope.postMessage({ type: "ready" });
       } catch (err) {
         scope.postMessage({ type: "failed", id: null, error: wireError(err) });
