@@ -258,10 +258,18 @@ export async function runCommand(
         'The history store is damaged: run "logbook status --check" to see what and how to recover.\n',
       );
     }
-    if (Deno.env.get("LOGBOOK_DEBUG") && err instanceof Error && err.stack) {
-      io.err(`${err.stack}\n`);
-    }
+    if (debugWanted() && err instanceof Error && err.stack) io.err(`${err.stack}\n`);
     return EXIT.failure;
+  }
+}
+
+/** True when LOGBOOK_DEBUG asks for stacks; false where the command may not read it. */
+function debugWanted(): boolean {
+  try {
+    return Boolean(Deno.env.get("LOGBOOK_DEBUG"));
+  } catch {
+    // Without env access (run without the task's flags) the error itself is what to print.
+    return false;
   }
 }
 

@@ -188,3 +188,19 @@ Deno.test("helpText() wraps long rows to fit 80 columns, continuing under the de
   const at = lines.findIndex((line) => line.startsWith("  --level N"));
   assert.match(lines[at + 1]!, /^ {14}word/);
 });
+
+Deno.test("a command run without the environment access its task grants fails in one line, exit 1", async () => {
+  // `deno run commands/show.ts` without -E: reading the environment fails, and so would asking
+  // for LOGBOOK_DEBUG while reporting it.
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "--no-prompt", new URL("../../commands/show.ts", import.meta.url).pathname, "x"],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const stderr = new TextDecoder().decode(out.stderr);
+  assert.equal(out.code, 1, stderr);
+  assert.match(
+    stderr,
+    /^error: Requires env access to "[A-Z_]+", run again with the --allow-env flag\n$/,
+  );
+});
