@@ -2,6 +2,7 @@
 // and tool calls folded to one line each, the record opened at marked, and the whole conversation
 // paged through `$PAGER` from a page on (for `show` and the search screen's Enter).
 
+import { localCommand } from "../../lib/sources/local_command.ts";
 import type { Env } from "../../lib/env.ts";
 import { formatLocalTime, plural } from "../../lib/format.ts";
 import {
@@ -80,11 +81,22 @@ function renderRecord(record: RecordJson, view: View, day: string | null): strin
   const s = styler(view.io.color);
   const when = formatLocalTime(record.timestamp);
   const mark = record.id === view.hit ? ` ${s.yellow(`◀ #${record.id}`)}` : "";
-  if (FOLDED.has(record.kind)) {
-    const line = safeText(record.text.replace(/\s+/g, " ").trim());
+  // A local command (`/cost`) is what was typed, or what it printed, whatever kind it was kept as.
+  const local = record.role === "user" || record.kind === "event"
+    ? localCommand(record.text)
+    : null;
+  if (FOLDED.has(record.kind) || local) {
+    const [tag, said] = local
+      ? "command" in local
+        ? ["command", local.command]
+        : "output" in local
+        ? ["output", local.output]
+        : ["note", local.note]
+      : [record.kind, record.text];
+    const line = safeText(said.replace(/\s+/g, " ").trim());
     const sign = record.kind === "tool_call" ? "▸" : record.kind === "tool_result" ? "◂" : "·";
     const width = view.width ?? 120;
-    const tail = ` ${sign} ${record.kind}: `;
+    const tail = ` ${sign} ${tag}: `;
     // The date too when the day changed, if it leaves the line room for what the record says.
     const dated = when.slice(0, 10) !== day && width - when.length - tail.length - 1 >= 20;
     const head = `${dated ? when : when.slice(11)}${tail}`;

@@ -17,6 +17,7 @@ import {
   type ToolParts,
 } from "../../lib/sources/adapter.ts";
 import type { ShownRecord } from "../_redact.ts";
+import { localCommand } from "../../lib/sources/local_command.ts";
 import type { RenderMarkdown } from "./_markdown.ts";
 import { type Html, time } from "./layout.ts";
 
@@ -289,25 +290,6 @@ function pairedResult(rec: ShownRecord, view: View): Html {
     ${view.withRaw ? rawView(rec) : ""}
     </div>
   `;
-}
-
-/** A local command of Claude Code (`/cost`), its output or its caveat, from the text it logs. */
-function localCommand(
-  text: string,
-): { command: string } | { output: string } | { note: string } | null {
-  const command = /^\s*<command-name>([^<]*)<\/command-name>/.exec(text);
-  if (command) {
-    const args = /<command-args>([^<]*)<\/command-args>/.exec(text)?.[1]?.trim() ?? "";
-    return { command: `${command[1]!.trim()}${args ? ` ${args}` : ""}` };
-  }
-  const output = /^\s*<local-command-(stdout|stderr)>([\s\S]*?)(<\/local-command-\1>|$)/.exec(
-    text,
-  );
-  // deno-lint-ignore no-control-regex -- the colour codes a terminal command printed
-  if (output) return { output: output[2]!.replace(/\x1b\[[0-9;]*m/g, "").trim() };
-  const note = /^\s*<local-command-caveat>([\s\S]*?)<\/local-command-caveat>/.exec(text);
-  if (note) return { note: note[1]!.trim() };
-  return null;
 }
 
 /** An event as one small line: a local command as what was typed, its output folded. */

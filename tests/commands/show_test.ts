@@ -130,6 +130,10 @@ Deno.test("show renders roles and folds tool calls to one line", async () => {
     assert.ok(toolLines.length >= 1);
     for (const line of toolLines) assert.ok(line.length < 140);
     assert.doesNotMatch(out, /base64/);
+    // A local command is what was typed and what it printed, as the dashboard shows it.
+    assert.match(out, /^\d\d:\d\d · command: \/cost$/m);
+    assert.match(out, /^\d\d:\d\d · output: Total cost: \$0\.4127 /m);
+    assert.doesNotMatch(out, /<command-name>|<local-command-stdout>/);
   } finally {
     await world.cleanup();
   }
