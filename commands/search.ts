@@ -328,7 +328,13 @@ function renderHit(
   const title = safeText((hit.title ?? "(untitled)").replace(/\s+/g, " ").trim());
   const where = safeText(project);
   const room = width - displayWidth(when) - 2;
-  const titleRoom = where ? Math.max(20, room - displayWidth(where) - 2) : room;
+  // The title says which conversation it is: the project, cut from its start, gets what the
+  // title leaves, and at least a third of the line.
+  const whereShare = Math.min(
+    displayWidth(where),
+    Math.max(Math.floor(room / 3), room - 2 - displayWidth(title)),
+  );
+  const titleRoom = where ? room - whereShare - 2 : room;
   const shownTitle = cutToWidth(title, titleRoom);
   const whereRoom = room - displayWidth(shownTitle) - 2;
   const head = `${s.dim(when)}  ${s.bold(shownTitle)}${

@@ -544,3 +544,52 @@ Deno.test("search suggests a prefix when a word begins indexed words but matches
     await world.cleanup();
   }
 });
+
+Deno.test("a hit's head line gives the title the room a deep project path would take", async () => {
+  const world = await makeWorld();
+  try {
+    const session = "7c1d2e3f-4a5b-4c6d-8e7f-00000000d1e9";
+    const cwd = "/home/dev/src/clients/northwind/projects/spotter-worktrees/spotter-4te";
+    const prompt =
+      "Work on bead spotter-4te: make the ledger export resumable after a crash, then rerun it";
+    const line = (n: number, type: string, message: unknown) =>
+      JSON.stringify({
+        parentUuid: null,
+        isSidechain: false,
+        userType: "external",
+        cwd,
+        sessionId: session,
+        version: "2.1.44",
+        type,
+        uuid: `00000000-0000-4000-8000-${String(n).padStart(12, "0")}`,
+        timestamp: `2026-10-06T06:1${n}:00.000Z`,
+        message,
+      });
+    const dir = join(world.claude, "projects", "-deep");
+    Deno.mkdirSync(dir, { recursive: true });
+    Deno.writeTextFileSync(
+      join(dir, `${session}.jsonl`),
+      [
+        line(1, "user", { role: "user", content: prompt }),
+        line(2, "assistant", {
+          model: "claude-opus-4-6",
+          id: "msg_01deep",
+          type: "message",
+          role: "assistant",
+          content: [{ type: "text", text: "The export now keeps a checkpoint per ledger page." }],
+        }),
+      ].join("\n") + "\n",
+    );
+    const io = captureIo();
+    assert.equal(await reindex(["--quiet"], io, world.env), 0, io.stderr());
+    const result = await runCli("search", ["checkpoint"], world.vars);
+    assert.equal(result.code, 0, result.stderr);
+    const head = result.stdout.split("\n")[0]!;
+    assert.ok([...head].length <= 80, head);
+    // Two thirds of the line for the title, the project's end for the rest.
+    assert.ok(head.includes(prompt.slice(0, 38)), head);
+    assert.match(head, /…\S*spotter-4te$/);
+  } finally {
+    await world.cleanup();
+  }
+});
