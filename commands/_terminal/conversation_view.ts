@@ -2,6 +2,7 @@
 // and tool calls folded to one line each, the record opened at marked, and the whole conversation
 // paged through `$PAGER` from a page on (for `show` and the search screen's Enter).
 
+import { isInjected } from "../../lib/sources/injected.ts";
 import { localCommand } from "../../lib/sources/local_command.ts";
 import type { Env } from "../../lib/env.ts";
 import { formatLocalTime, plural } from "../../lib/format.ts";
@@ -56,7 +57,7 @@ export function renderPage(page: Page, view: View, heading: boolean): string {
   let day: string | null = null;
   if (heading && view.question) {
     const { record, skipped } = view.question;
-    out += renderRecord(record, view, day);
+    out += renderRecord(record, view, day, c.agent);
     day = formatLocalTime(record.timestamp).slice(0, 10) || day;
     out += s.dim(
       `… ${plural(skipped, "earlier record")} · all of them: logbook show ${
@@ -66,7 +67,7 @@ export function renderPage(page: Page, view: View, heading: boolean): string {
   }
   for (const record of page.records) {
     if (record.kind === "prompt" && !prompts && !view.all) continue;
-    const shown = renderRecord(record, view, day);
+    const shown = renderRecord(record, view, day, c.agent);
     if (shown) day = formatLocalTime(record.timestamp).slice(0, 10) || day;
     out += shown;
   }
@@ -76,7 +77,12 @@ export function renderPage(page: Page, view: View, heading: boolean): string {
 const FOLDED = new Set(["tool_call", "tool_result", "event", "meta"]);
 
 /** A record as the reader sees it: roles, full messages, tool calls folded to one line. */
-function renderRecord(record: RecordJson, view: View, day: string | null): string {
+function renderRecord(
+  record: RecordJson,
+  view: View,
+  day: string | null,
+  agent: string,
+): string {
   if (!view.all && (record.kind === "meta" || !record.text.trim())) return "";
   const s = styler(view.io.color);
   const when = formatLocalTime(record.timestamp);
@@ -85,13 +91,17 @@ function renderRecord(record: RecordJson, view: View, day: string | null): strin
   const local = record.role === "user" || record.kind === "event"
     ? localCommand(record.text)
     : null;
-  if (FOLDED.has(record.kind) || local) {
+  // So is what the agent told the model (its rules, AGENTS.md, the environment): one line each.
+  const injected = !local && isInjected(agent, record);
+  if (FOLDED.has(record.kind) || local || injected) {
     const [tag, said] = local
       ? "command" in local
         ? ["command", local.command]
         : "output" in local
         ? ["output", local.output]
         : ["note", local.note]
+      : injected
+      ? [record.role === "user" ? "context" : record.role!, record.text]
       : [record.kind, record.text];
     const line = safeText(said.replace(/\s+/g, " ").trim());
     const sign = record.kind === "tool_call" ? "▸" : record.kind === "tool_result" ? "◂" : "·";

@@ -23,6 +23,7 @@ import {
   CODEX_SKIP_KEYS,
   codexLineText,
   contentParts,
+  isCodexContext,
   joinParts,
   LINE_TYPES,
   STATE_LINES,
@@ -446,7 +447,7 @@ function classifyItem(
     }
     const texts = streamed ? [] : contentParts(payload.content);
     if (!streamed && role === "user" && !state.cwd) state.cwd = cwdFromContext(texts);
-    const prompt = texts.find((t) => t.trim() !== "" && !isInjected(t));
+    const prompt = texts.find((t) => t.trim() !== "" && !isCodexContext(t));
     const counted = role === "assistant" || (role === "user" && (streamed || prompt !== undefined));
     return makeDerived("message", role && ROLES.has(role) ? role as Role : null, conversation, {
       ...extra,
@@ -602,12 +603,6 @@ function conversationOf(state: CodexState, source: SourceRef): ConversationInfo 
 /** True for a rollout under `archived_sessions/` (where `codex archive` moves it). */
 function isArchived(source: SourceRef): boolean {
   return source.path.split(sep).includes("archived_sessions");
-}
-
-/** Context Codex injects as user messages: `<environment_context>`, `<user_instructions>`, AGENTS.md. */
-function isInjected(text: string): boolean {
-  const start = text.trimStart();
-  return start.startsWith("<") || start.startsWith("# AGENTS.md instructions");
 }
 
 /** The cwd an injected environment context names (older rollouts have no other record of it). */

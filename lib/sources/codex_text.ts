@@ -162,3 +162,12 @@ function argumentLeaves(args: unknown): string[] {
 export function joinParts(parts: string[]): string {
   return parts.filter((p) => p.length > 0).join("\n");
 }
+
+/**
+ * Context Codex injects as a user message (`<environment_context>`, `<user_instructions>`, the
+ * AGENTS.md instructions): not what the user typed, so never a title, and shown folded.
+ */
+export function isCodexContext(text: string): boolean {
+  const start = text.trimStart();
+  return start.startsWith("<") || start.startsWith("# AGENTS.md instructions");
+}

@@ -17,16 +17,21 @@ import {
   type ToolParts,
 } from "../../lib/sources/adapter.ts";
 import type { ShownRecord } from "../_redact.ts";
+import { isInjected } from "../../lib/sources/injected.ts";
 import { localCommand } from "../../lib/sources/local_command.ts";
 import type { RenderMarkdown } from "./_markdown.ts";
 import { type Html, time } from "./layout.ts";
 
 /** How a record is shown. */
-export type Shape = "message" | "tool" | "result" | "reasoning" | "event" | "quiet";
+export type Shape = "message" | "context" | "tool" | "result" | "reasoning" | "event" | "quiet";
 
-/** How `rec` is shown: quiet ones are hidden until the reader asks for them. */
-export function shapeOf(rec: ShownRecord): Shape {
+/**
+ * How `rec` is shown: quiet ones are hidden until the reader asks for them, and what the agent of
+ * the conversation (`agent`, where known) told the model is folded.
+ */
+export function shapeOf(rec: ShownRecord, agent?: string): Shape {
   if (rec.kind === "meta" || !rec.text.trim()) return "quiet";
+  if (agent !== undefined && isInjected(agent, rec)) return "context";
   switch (rec.kind) {
     case "tool_call":
       return "tool";
@@ -136,6 +141,8 @@ export interface ChatOptions {
   raw?: boolean;
   /** How the page's tool calls and results pair (see `pairTools`). */
   tools?: ToolPairs;
+  /** The conversation's agent: what it injected (its rules, AGENTS.md) is folded. */
+  agent?: string;
 }
 
 /** The records as chat items. */
@@ -149,6 +156,7 @@ export function chatRecords(
     hit: options.hit,
     withRaw: options.raw ?? true,
     tools: options.tools ?? pairTools(records),
+    agent: options.agent,
   };
   return html`${
     records.filter((rec) => !view.tools.paired.has(rec.id)).map((rec) => chatItem(rec, view))
@@ -160,10 +168,11 @@ interface View {
   hit: number | undefined;
   withRaw: boolean;
   tools: ToolPairs;
+  agent: string | undefined;
 }
 
 function chatItem(rec: ShownRecord, view: View): Html {
-  const shape = shapeOf(rec);
+  const shape = shapeOf(rec, view.agent);
   const text = rec.text.trim();
   const isHit = rec.id === view.hit;
   const classes = [
@@ -174,9 +183,9 @@ function chatItem(rec: ShownRecord, view: View): Html {
     shape === "quiet" ? "quiet" : "",
     isHit ? "is-hit" : "",
   ].filter(Boolean).join(" ");
-  const label = `${shape === "message" ? speaker(rec) : words(rec.kind)}, record ${rec.id}${
-    isHit ? ", the search hit" : ""
-  }`;
+  const label = `${
+    shape === "message" || shape === "context" ? speaker(rec) : words(rec.kind)
+  }, record ${rec.id}${isHit ? ", the search hit" : ""}`;
   const open = isHit ? raw(" open") : "";
   let body: Html;
   switch (shape) {
@@ -191,6 +200,16 @@ function chatItem(rec: ShownRecord, view: View): Html {
           : ""
       }</header>
 <div class="md">${raw(view.render(text))}</div>`;
+      break;
+    case "context":
+      body = html`
+        <details class="fold context" ${open}>
+          <summary><span class="tag">${rec.role === "user"
+            ? "context"
+            : rec.role}</span> ${firstLine(text, 100)}</summary>
+          <div class="md">${raw(view.render(text))}</div>
+        </details>
+      `;
       break;
     case "reasoning":
       body = html`

@@ -88,11 +88,11 @@ export const conversationPageRoute: Route = (svc) =>
     const body = html`${header(conv, home)}${nav("top", quietToggle(quiet))}
 <section class="chat" aria-label="Messages">${
       question
-        ? html`${chatRecords([question], render)}<p class="gap"><a href="${
+        ? html`${chatRecords([question], render, { agent: conv.agent })}<p class="gap"><a href="${
           conversationHref(conv.id, { ...keepLimit, after: question.id })
         }">… ${plural(skipped, "earlier record")}</a></p>`
         : ""
-    }${chatRecords(page.records, render, { hit: query.hit, tools })}</section>
+    }${chatRecords(page.records, render, { hit: query.hit, tools, agent: conv.agent })}</section>
 ${page.next === null ? html`<p class="end" role="status">End of the conversation</p>` : ""}${
       nav("bottom")
     }`;

@@ -127,6 +127,7 @@ async function toHtml(
           <section class="chat" aria-label="Messages">${chatRecords(shown, render, {
             raw: false,
             tools,
+            agent: conv.agent,
           })}</section>
         </main>
       </body>

@@ -511,3 +511,22 @@ Deno.test("on a terminal show pages the whole conversation through $PAGER, wrapp
     await world.cleanup();
   }
 });
+
+Deno.test("show folds what Codex told the model to one line each, and the user's prompt stays whole", async () => {
+  const world = await makeWorld({ fixtures: ["codex"] });
+  try {
+    assert.equal(await reindex(["--quiet"], captureIo(), world.env), 0);
+    const io = captureIo();
+    assert.equal(await show(["codex:019ec4f9-2ec6-7da7-bbee-b6e59f34f595"], io, world.env), 0);
+    const out = io.stdout();
+    assert.match(out, /^\d{4}-\d\d-\d\d \d\d:\d\d · developer: <permissions instructions> /m);
+    assert.match(
+      out,
+      /^\d\d:\d\d · context: # AGENTS\.md instructions for \/home\/ines\/src\/ferrylog /m,
+    );
+    assert.doesNotMatch(out, /^<INSTRUCTIONS>$|^# Escalation|^<environment_context>/m);
+    assert.match(out, /^\d{4}-\d\d-\d\d \d\d:\d\d user\nThe webhook dispatcher hammers receivers/m);
+  } finally {
+    await world.cleanup();
+  }
+});

@@ -8,7 +8,8 @@ import { createHash } from "node:crypto";
 import { appFor, capturedWorld, PLANTED, request, SECRET } from "./_dashboard.ts";
 import { HOSTILE_ID, hostileWorld } from "./_hostile.ts";
 import { TOOL_HEAVY } from "../_tool_heavy.ts";
-import { runCli } from "../_helpers.ts";
+import { captureIo, makeWorld, runCli } from "../_helpers.ts";
+import { main as reindex } from "../../commands/reindex.ts";
 
 const FIXTURE_ID = "claude:f332cca8-0b9a-4244-835f-c44f31385301";
 
@@ -584,6 +585,39 @@ Deno.test("the dashboard's Markdown, JSON and text exports are show --format's, 
         });
       }
     }
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("a Codex conversation page folds what Codex told the model: its rules and AGENTS.md", async () => {
+  const world = await makeWorld({ fixtures: ["codex"] });
+  try {
+    assert.equal(await reindex(["--quiet"], captureIo(), world.env), 0);
+    const { app } = appFor(world);
+    const id = "codex:019ec4f9-2ec6-7da7-bbee-b6e59f34f595";
+    const response = await request(app, `/conversations/${encodeURIComponent(id)}`);
+    assert.equal(response.status, 200);
+    const page = await response.text();
+    const folds = [
+      ...page.matchAll(
+        /<details class="fold context"[^>]*>\s*<summary><span class="tag">(\w+)<\/span> ([^<]{0,40})/g,
+      ),
+    ]
+      .map((m) => `${m[1]}: ${m[2]}`);
+    assert.ok(
+      folds.some((f) => f.startsWith("developer: &lt;permissions instructions&gt;")),
+      String(folds),
+    );
+    assert.ok(
+      folds.some((f) => f.startsWith("context: # AGENTS.md instructions for")),
+      String(folds),
+    );
+    // The user's own prompt is a message, as it was.
+    assert.match(
+      page,
+      /<span class="who">User<\/span>[\s\S]*The webhook dispatcher hammers receivers/,
+    );
   } finally {
     await world.cleanup();
   }
