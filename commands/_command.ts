@@ -5,7 +5,7 @@
 import type { ParseArgsOptionsConfig } from "node:util";
 import type { parseArgs as nodeParseArgs } from "node:util";
 import { ArgsError, parseArgs } from "./_args.ts";
-import { isCorruption } from "../lib/store/check.ts";
+import { isCorruption } from "../lib/store/db.ts";
 import type { Io } from "./_terminal/io.ts";
 
 /** Exit status of a command: 0 success, 1 a failure the command explains, 2 a usage error. */

@@ -9,11 +9,11 @@ import { type Context, openStore, storeExists } from "./context.ts";
 import { isLockHeld } from "./lock.ts";
 import { stageMarkersLocation } from "./stage_markers.ts";
 import { unclosed, type UnclosedStep } from "./stage_markers_read.ts";
-import { HistoryStore } from "./store/db.ts";
+import { HistoryStore, isCorruption } from "./store/db.ts";
 import type { Progress } from "./capture/progress.ts";
 import { type CorruptRecord, SessionStore } from "./sessions/records.ts";
 import { describeDrift, type StoreStatus, storeStatus } from "./store/status.ts";
-import { checkStoreInWorker, isCorruption, type StoreCheck } from "./store/check.ts";
+import { checkStoreInWorker, type StoreCheck } from "./store/check.ts";
 
 /**
  * A running capture's progress with a percentage and an estimate of the time left. The

@@ -2,8 +2,8 @@
 // every page (seconds on a large store) does not hold up the dashboard. Started only by
 // `checkStoreInWorker` (`check.ts`).
 
-import { HistoryStore } from "./db.ts";
-import { checkStore, isCorruption, type StoreCheck, unopenable } from "./check.ts";
+import { HistoryStore, isCorruption } from "./db.ts";
+import { checkStore, type StoreCheck, unopenable } from "./check.ts";
 
 /** What the worker is asked. */
 export interface CheckRequest {

@@ -127,12 +127,6 @@ const UNKNOWN: Omit<DamagedPart, "messages"> = {
   label: "an unknown part of the file (the check could not finish)",
 };
 
-/** True for SQLite's errors about a damaged file. */
-export function isCorruption(err: unknown): boolean {
-  return /database disk image is malformed|file is not a database|SQLITE_(CORRUPT|NOTADB)/i
-    .test(messageOf(err));
-}
-
 /** The check of a store that cannot even be opened: its header or table list is damaged. */
 export function unopenable(err: unknown): StoreCheck {
   return result(performance.now(), [{

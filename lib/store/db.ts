@@ -287,6 +287,12 @@ export function translateError(err: unknown): unknown {
   return err;
 }
 
+/** True for SQLite's errors about a damaged file. */
+export function isCorruption(err: unknown): boolean {
+  return /database disk image is malformed|file is not a database|SQLITE_(CORRUPT|NOTADB)/i
+    .test(messageOf(err));
+}
+
 function messageOf(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }

@@ -9,8 +9,11 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { ROOT } from "../_helpers.ts";
 
-/** Modules that cost start-up and that a reading command must not load before it needs them. */
-const HEAVY = /^(node:(fs|zlib|crypto|util|path|buffer)(\/|$)|npm:)/;
+/**
+ * Modules that cost start-up and that a reading command must not load before it needs them: the
+ * Node set-ups, npm packages, and the store's whole-file check (`status --check` alone runs it).
+ */
+const HEAVY = /^(node:(fs|zlib|crypto|util|path|buffer)(\/|$)|npm:)|\/lib\/store\/check\.ts$/;
 
 interface InfoDependency {
   specifier: string;
@@ -57,7 +60,7 @@ async function heavyOnStartUp(entry: string): Promise<string[]> {
 }
 
 for (const command of ["search", "show"]) {
-  Deno.test(`${command}'s start-up path loads no node:fs, zlib, crypto, util, path, buffer or npm package`, async () => {
+  Deno.test(`${command}'s start-up path loads no node:fs, zlib, crypto, util, path, buffer, npm package or store check`, async () => {
     assert.deepEqual(await heavyOnStartUp(join("commands", `${command}.ts`)), []);
   });
 }
