@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { loadContext, openStore, redactorFor } from "../../../lib/context.ts";
 import { DEFAULT_LIMITS } from "../../../lib/capture/limits.ts";
+import { FLAG_ZSTD } from "../../../lib/store/schema.ts";
 import { READERS } from "../../../lib/sources/readers.ts";
 import { type RecordRow, TextDeriver } from "../../../lib/store/records.ts";
 import { captureWorld, makeWorld } from "../../_helpers.ts";
@@ -79,6 +80,10 @@ Deno.test("hasText() tells a long line's rows and a one-chunk line, blank or not
       }
       const said = heads.map(({ id }) => deriver.hasText(deriver.storedById(id)));
       assert.deepEqual(said, [true, false, true, false]);
+      // The long line is told from one lookup, its bytes unread: a head row without them answers.
+      const head = deriver.storedById(heads[0]!.id);
+      assert.ok(head.flags & FLAG_ZSTD, "the long line's first row is stored compressed");
+      assert.equal(deriver.hasText({ ...head, raw: new Uint8Array(0) }), true);
     } finally {
       store.close();
     }
