@@ -345,10 +345,17 @@ function ftsForms(query: string): string[] {
 }
 
 const ANSWER_BOOST = 1.25;
+/**
+ * What an agent tells the model (developer and system messages) is the same rules in every one
+ * of its conversations: a word from them would otherwise rank those copies above what was said.
+ */
+const INJECTED_WEIGHT = 0.5;
 
-/** bm25, with answers (assistant messages, summaries) weighted up. */
+/** bm25, with answers (assistant messages, summaries) weighted up and injected rules down. */
 const SCORE = `bm25(fts) * CASE WHEN (r.kind = 'message' AND r.role = 'assistant')
-                              OR r.kind = 'summary' THEN ${ANSWER_BOOST} ELSE 1.0 END`;
+                              OR r.kind = 'summary' THEN ${ANSWER_BOOST}
+                            WHEN r.kind = 'message' AND r.role IN ('developer', 'system')
+                              THEN ${INJECTED_WEIGHT} ELSE 1.0 END`;
 
 /** Each sort as an ORDER BY over the candidates (records without a time sort last). */
 const ORDER: Record<SearchSort, string> = {

@@ -593,3 +593,17 @@ Deno.test("a hit's head line gives the title the room a deep project path would 
     await world.cleanup();
   }
 });
+
+Deno.test("search ranks what Codex told the model below what was said, and still finds it", async () => {
+  const world = await makeWorld({ fixtures: ["codex"] });
+  try {
+    const io = captureIo();
+    assert.equal(await reindex(["--quiet"], io, world.env), 0, io.stderr());
+    const { hits } = await searchJson(world, ["workspace"]);
+    assert.ok(hits.length >= 2, JSON.stringify(hits));
+    assert.notEqual(hits[0].role, "developer", "a developer message ranks below the others");
+    assert.ok(hits.some((h: { role: string }) => h.role === "developer"), "and is still a hit");
+  } finally {
+    await world.cleanup();
+  }
+});
