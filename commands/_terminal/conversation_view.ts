@@ -3,7 +3,7 @@
 // paged through `$PAGER` from a page on (for `show` and the search screen's Enter).
 
 import { isInjected } from "../../lib/sources/injected.ts";
-import { localCommand } from "../../lib/sources/local_command.ts";
+import { type LocalCommand, localCommand } from "../../lib/sources/local_command.ts";
 import type { Env } from "../../lib/env.ts";
 import { formatLocalTime, plural } from "../../lib/format.ts";
 import {
@@ -94,15 +94,7 @@ function renderRecord(
   // So is what the agent told the model (its rules, AGENTS.md, the environment): one line each.
   const injected = !local && isInjected(agent, record);
   if (FOLDED.has(record.kind) || local || injected) {
-    const [tag, said] = local
-      ? "command" in local
-        ? ["command", local.command]
-        : "output" in local
-        ? ["output", local.output]
-        : ["note", local.note]
-      : injected
-      ? [record.role === "user" ? "context" : record.role!, record.text]
-      : [record.kind, record.text];
+    const [tag, said] = foldedAs(record, local, injected);
     const line = safeText(said.replace(/\s+/g, " ").trim());
     const sign = record.kind === "tool_call" ? "▸" : record.kind === "tool_result" ? "◂" : "·";
     const width = view.width ?? 120;
@@ -129,6 +121,19 @@ function renderRecord(
   if (view.width !== null) text = wrapText(text, view.width);
   const body = record.kind === "reasoning" ? s.dim(text) : text;
   return `${s.dim(when)} ${s.bold(label)}${mark}\n${body}\n\n`;
+}
+
+/** The tag and the words of a record folded to one line. */
+function foldedAs(
+  record: RecordJson,
+  local: LocalCommand | null,
+  injected: boolean,
+): [string, string] {
+  if (local && "command" in local) return ["command", local.command];
+  if (local && "output" in local) return ["output", local.output];
+  if (local) return ["note", local.note];
+  if (injected) return [record.role === "user" ? "context" : record.role!, record.text];
+  return [record.kind, record.text];
 }
 
 /** What a conversation is paged from: its store, its rows and the first page's options. */

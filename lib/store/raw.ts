@@ -51,7 +51,9 @@ let decodedInJs = 0;
  * `length` (where the row holds it) is damage, said as such: native zstd reads a truncated frame
  * as what it could decode of it, often nothing, without a word.
  */
-export function decodeRaw(row: { raw: Uint8Array; flags: number; length?: unknown }): Uint8Array {
+export function decodeRaw(
+  row: { raw: Uint8Array; flags: number; length?: number | null },
+): Uint8Array {
   if (!(row.flags & FLAG_ZSTD)) return row.raw;
   let bytes: Uint8Array;
   if (!nodeZlibLoaded() && decodedInJs < DECODE_IN_JS_UP_TO) {

@@ -38,9 +38,9 @@ function assistantLine(n: number, text: string, length?: number): string {
       requestId: `req_${pad}`,
     });
   if (length === undefined) return line("x");
-  const line2 = line("");
-  assert.ok(line2.length <= length);
-  const out = line("p".repeat(length - line2.length));
+  const unpadded = line("");
+  assert.ok(unpadded.length <= length);
+  const out = line("p".repeat(length - unpadded.length));
   assert.equal(new TextEncoder().encode(out).length, length);
   return out;
 }
