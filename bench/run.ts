@@ -19,6 +19,7 @@ import type { HistoryStore } from "../lib/store/db.ts";
 import type { CaptureSummary } from "../lib/capture/summary.ts";
 import { type ConversationRow, TextDeriver } from "../lib/store/records.ts";
 import { search, type SearchFilters } from "../lib/store/search.ts";
+import { buildBundles } from "../commands/_bundle.ts";
 import { type AdversarialReport, formatAdversarial, measureAdversarial } from "./_adversarial.ts";
 import { measureMcpSearch } from "./_mcp.ts";
 import { measureTeam } from "./_team.ts";
@@ -81,12 +82,14 @@ export const FIGURE_KEYS = [
   "search_p50_ms",
   "search_p95_ms",
   "search_cli_ms",
+  "search_cli_sources_ms",
   "rg_cli_ms",
   "rg_cli_over_search_cli",
   "rg_ms",
   "rg_over_search",
   "show_first_page_ms",
   "show_cli_ms",
+  "show_cli_sources_ms",
   "capture_peak_rss_mb",
   "huge_line_peak_rss_mb",
   "store_ratio",
@@ -163,13 +166,17 @@ export interface BenchReport {
     found: { term: string; cls: TermClass; hits: number; planted: number }[];
   };
   /** The show command, first page of the longest conversation, spawn to exit. */
-  showCli: { runs: number[]; codes: number[] };
+  showCli: { runs: number[]; codes: number[]; sources: number[] };
   /** `rg -l -F <term>` over the source files, for the same terms as the search command. */
   rgCli: { runs: number[]; args: string };
   /** The reindex command capturing the corpus from empty in a child process. */
   captureRss: { mib: number; ms: number; how: string };
   cli: {
     runs: number[];
+    /** The same runs from the sources (LOGBOOK_SOURCES=1), alternating with the bundle's. */
+    sources: number[];
+    /** Whether `deno task bundle` built the bundle the runs start from, or why not. */
+    bundle: string;
     flags: string[];
     codes: number[];
     /** The same command with --help, and an empty script with the same flags. */
@@ -349,22 +356,25 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       );
       const searchResult = measureSearch(store, redact, manifest, capturedAgents, options.rounds);
 
-      // The search command end to end -----------------------------------------------------------
+      // The search command end to end, from its bundle as installed and from the sources -------
+      const bundle = await bundleAsInstalled(log);
+      if (bundle !== "built") notes.push(`search and show ran from their sources: ${bundle}`);
       const flags = taskFlags("search");
-      const env = commandEnv(vars);
+      const env = { ...commandEnv(vars), LOGBOOK_SOURCES: "" };
+      const sourcesEnv = { ...env, LOGBOOK_SOURCES: "1" };
       const rare = manifest.terms.filter((t) => t.class === "rare").map((t) => t.term);
       log(`search command ×${options.cliRuns} (deno run ${flags.join(" ")} commands/search.ts)`);
       const cliRuns: number[] = [];
+      const cliSources: number[] = [];
       const cliCodes: number[] = [];
       for (let i = 0; i <= options.cliRuns; i++) {
-        const run = await runTimed(
-          Deno.execPath(),
-          commandArgs(flags, "search.ts", [rare[i % rare.length]!]),
-          { env },
-        );
+        const args = commandArgs(flags, "search.ts", [rare[i % rare.length]!]);
+        const run = await runTimed(Deno.execPath(), args, { env });
         if (run.code > 1) throw new Error(`search failed (${run.code}): ${run.stderr.trim()}`);
+        const fromSources = await runTimed(Deno.execPath(), args, { env: sourcesEnv });
         if (i > 0) {
           cliRuns.push(run.ms);
+          cliSources.push(fromSources.ms);
           cliCodes.push(run.code);
         }
       }
@@ -422,16 +432,15 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         pageSize = page.records.length;
       }
       log(`show command: first page of ${longest.key} ×${options.cliRuns}`);
-      const showCli = { runs: [] as number[], codes: [] as number[] };
+      const showCli = { runs: [] as number[], codes: [] as number[], sources: [] as number[] };
       for (let i = 0; i <= options.cliRuns; i++) {
-        const run = await runTimed(
-          Deno.execPath(),
-          commandArgs(taskFlags("show"), "show.ts", [longest.key]),
-          { env },
-        );
+        const args = commandArgs(taskFlags("show"), "show.ts", [longest.key]);
+        const run = await runTimed(Deno.execPath(), args, { env });
         if (run.code !== 0) throw new Error(`show failed (${run.code}): ${run.stderr.trim()}`);
+        const fromSources = await runTimed(Deno.execPath(), args, { env: sourcesEnv });
         if (i > 0) {
           showCli.runs.push(run.ms);
+          showCli.sources.push(fromSources.ms);
           showCli.codes.push(run.code);
         }
       }
@@ -528,12 +537,14 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         search_p50_ms: quantile(all, 0.5),
         search_p95_ms: quantile(all, 0.95),
         search_cli_ms: median(cliRuns),
+        search_cli_sources_ms: median(cliSources),
         rg_cli_ms: rgCliRuns.length ? median(rgCliRuns) : null,
         rg_cli_over_search_cli: rgCliRuns.length ? median(rgCliRuns) / median(cliRuns) : null,
         rg_ms: rgAll.length ? median(rgAll) : null,
         rg_over_search: rgRare.length && rareSearch ? median(rgRare) / rareSearch.p50 : null,
         show_first_page_ms: median(showRuns),
         show_cli_ms: median(showCli.runs),
+        show_cli_sources_ms: median(showCli.sources),
         capture_peak_rss_mb: captureRss.mib,
         huge_line_peak_rss_mb: huge?.mib ?? null,
         store_ratio: (storeSize.db + storeSize.wal) / capturedBytes,
@@ -577,7 +588,15 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         showCli,
         rgCli: { runs: rgCliRuns, args: "-l -F" },
         captureRss,
-        cli: { runs: cliRuns, flags, codes: cliCodes, help: startup.help, empty: startup.empty },
+        cli: {
+          runs: cliRuns,
+          sources: cliSources,
+          bundle,
+          flags,
+          codes: cliCodes,
+          help: startup.help,
+          empty: startup.empty,
+        },
         rg: {
           path: rg.path,
           roots,
@@ -935,6 +954,21 @@ interface Target {
 }
 
 /** rg's time over the search command's, end to end: the target grows with the corpus. */
+/**
+ * Builds search's and show's bundle as the install does (`deno task bundle`): "built", or why it
+ * could not be, in which case the commands run from their sources.
+ */
+async function bundleAsInstalled(log: (message: string) => void): Promise<string> {
+  const t = performance.now();
+  try {
+    await buildBundles();
+    log(`bundled search and show in ${Math.round(performance.now() - t)} ms`);
+    return "built";
+  } catch (err) {
+    return `deno task bundle failed (${err instanceof Error ? err.message : String(err)})`;
+  }
+}
+
 function cliRatioTarget(size: number): number {
   return size >= 1e9 ? 8 : 2;
 }
@@ -966,6 +1000,7 @@ const TARGETS: Target[] = [
   { key: "search_p50_ms", unit: "ms", target: () => "≤ 2", met: (f) => le(f.search_p50_ms, 2) },
   { key: "search_p95_ms", unit: "ms", target: () => "≤ 15", met: (f) => le(f.search_p95_ms, 15) },
   { key: "search_cli_ms", unit: "ms", target: () => "≤ 45", met: (f) => le(f.search_cli_ms, 45) },
+  { key: "search_cli_sources_ms", unit: "ms", target: () => "—", met: () => null },
   { key: "rg_cli_ms", unit: "ms", target: () => "—", met: () => null },
   {
     key: "rg_cli_over_search_cli",
@@ -983,6 +1018,7 @@ const TARGETS: Target[] = [
   },
   { key: "show_first_page_ms", unit: "ms", target: () => "—", met: () => null },
   { key: "show_cli_ms", unit: "ms", target: () => "≤ 60", met: (f) => le(f.show_cli_ms, 60) },
+  { key: "show_cli_sources_ms", unit: "ms", target: () => "—", met: () => null },
   {
     key: "capture_peak_rss_mb",
     unit: "MiB",
@@ -1262,10 +1298,12 @@ export function formatReport(r: BenchReport, options: BenchOptions): string {
   const found = r.search.found.map((x) => `${x.term} ${x.hits}/${x.planted}`).join(", ");
   out.push(`  hits found / planted in captured formats: ${found}`);
   out.push(
-    `  search command: deno run ${r.cli.flags.join(" ")} commands/search.ts <rare term>: ` +
+    `  search command: deno run ${r.cli.flags.join(" ")} commands/search.ts <rare term>` +
+      ` (${r.cli.bundle === "built" ? "from its bundle" : `from its sources: ${r.cli.bundle}`}): ` +
       `${r.cli.runs.map((x) => Math.round(x)).join(", ")} ms (exit ${
         [...new Set(r.cli.codes)].join("/")
-      })`,
+      }); from its sources (LOGBOOK_SOURCES=1), alternating: ` +
+      `${r.cli.sources.map((x) => Math.round(x)).join(", ")} ms`,
     `  start-up alone, same flags: search --help ${num(median(r.cli.help))} ms, an empty script ` +
       `${num(median(r.cli.empty))} ms (medians)`,
     r.rgCli.runs.length
@@ -1279,7 +1317,8 @@ export function formatReport(r: BenchReport, options: BenchOptions): string {
     `Show: first page of ${r.show.conversation} (${r.show.records} records, ${r.show.page} on the page): ` +
       `${r.show.runs.map((x) => x.toFixed(1)).join(", ")} ms in-process; the show command ` +
       `(deno run ${taskFlags("show").join(" ")} commands/show.ts <id>), spawn to exit: ` +
-      `${r.showCli.runs.map((x) => Math.round(x)).join(", ")} ms`,
+      `${r.showCli.runs.map((x) => Math.round(x)).join(", ")} ms; from its sources: ` +
+      `${r.showCli.sources.map((x) => Math.round(x)).join(", ")} ms`,
     `Capture's peak RSS: reindex from empty in a child process, ${num(r.captureRss.mib)} MiB ` +
       `(${r.captureRss.how}) in ${Math.round(r.captureRss.ms)} ms`,
   );
@@ -1337,9 +1376,11 @@ Options:
 Figures: capture_mb_s and fts_ceiling_mb_s are MB of captured source per second; search_*_ms
 cover every planted term the index answers (CJK words inside a sentence too) alone and with
 filters (symbols, a literal scan, have their own row in the table); search_cli_ms is the search command (deno run
-with its task's permissions, not deno task) from spawn to exit and rg_cli_ms rg -l -F for the same
+with its task's permissions, not deno task) from spawn to exit, started from its bundle as the install
+builds it (deno task bundle), and search_cli_sources_ms the same from its sources; rg_cli_ms rg -l -F for the same
 terms over the same files, rg_cli_over_search_cli the one over the other (target ≥ 2 at 200MB, ≥ 8
-from 1GB); show_cli_ms is the show command's first page end to end; capture_peak_rss_mb is the
+from 1GB); show_cli_ms is the show command's first page end to end (show_cli_sources_ms from its
+sources); capture_peak_rss_mb is the
 peak RSS of the reindex command capturing the corpus from empty; rg_ms is the median of rg -l -F -i -a over the
 same terms, rg_over_search that of the rare terms over search's rare-term p50; huge_line_peak_rss_mb is
 in MiB; store_ratio is history.db plus its WAL after a checkpoint over the captured source bytes;

@@ -181,7 +181,7 @@ export function childBaseEnv(): Record<string, string> {
   };
   for (const [key, value] of Object.entries(env)) {
     if (
-      /^(SSL_CERT_FILE|SSL_CERT_DIR|DENO_CERT|DENO_TLS_CA_STORE|NODE_EXTRA_CA_CERTS|https?_proxy|HTTPS?_PROXY|no_proxy|NO_PROXY|NPM_CONFIG_REGISTRY)$/
+      /^(LOGBOOK_SOURCES|SSL_CERT_FILE|SSL_CERT_DIR|DENO_CERT|DENO_TLS_CA_STORE|NODE_EXTRA_CA_CERTS|https?_proxy|HTTPS?_PROXY|no_proxy|NO_PROXY|NPM_CONFIG_REGISTRY)$/
         .test(key)
     ) {
       base[key] = value;

@@ -190,17 +190,25 @@ Deno.test("helpText() wraps long rows to fit 80 columns, continuing under the de
 });
 
 Deno.test("a command run without the environment access its task grants fails in one line, exit 1", async () => {
-  // `deno run commands/show.ts` without -E: reading the environment fails, and so would asking
-  // for LOGBOOK_DEBUG while reporting it.
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "--no-prompt", new URL("../../commands/show.ts", import.meta.url).pathname, "x"],
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const stderr = new TextDecoder().decode(out.stderr);
-  assert.equal(out.code, 1, stderr);
-  assert.match(
-    stderr,
-    /^error: Requires env access to "[A-Z_]+", run again with the --allow-env flag\n$/,
-  );
+  // `deno run -R commands/show.ts` without -E: reading the environment fails, and so would asking
+  // for LOGBOOK_DEBUG while reporting it. Without -R either, loading the command fails first.
+  const show = new URL("../../commands/show.ts", import.meta.url).pathname;
+  for (
+    const [flags, access] of [[["-R"], "env"], [[], "read"]] as const
+  ) {
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "--no-prompt", ...flags, show, "x"],
+      env: { LOGBOOK_SOURCES: "1" },
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const stderr = new TextDecoder().decode(out.stderr);
+    assert.equal(out.code, 1, stderr);
+    assert.match(
+      stderr,
+      new RegExp(
+        `^error: Requires ${access} access to "[^"]+", run again with the --allow-${access} flag\n$`,
+      ),
+    );
+  }
 });

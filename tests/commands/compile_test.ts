@@ -7,7 +7,20 @@ import { childBaseEnv, makeWorld, ROOT, tempDir } from "../_helpers.ts";
 
 async function compile(out: string): Promise<{ ok: boolean; stderr: string }> {
   const result = await new Deno.Command(Deno.execPath(), {
-    args: ["compile", "-R", "-W", "-E", "--quiet", "-o", out, join(ROOT, "commands", "logbook.ts")],
+    // search and show load their bodies by a computed specifier: the compile task includes them.
+    args: [
+      "compile",
+      "-R",
+      "-W",
+      "-E",
+      "--quiet",
+      ...["search", "show"].flatMap((
+        name,
+      ) => ["--include", join(ROOT, "commands", "_body", `${name}.ts`)]),
+      "-o",
+      out,
+      join(ROOT, "commands", "logbook.ts"),
+    ],
     env: { ...childBaseEnv(), NO_COLOR: "1" },
     stdout: "piped",
     stderr: "piped",
@@ -55,3 +68,21 @@ Deno.test({
 });
 
 addEventListener("unload", () => Deno.removeSync(probeDir, { recursive: true }));
+
+Deno.test("the compile task includes the bodies search and show load by a computed specifier", () => {
+  // deno compile embeds what it can see imported; commands/_launch.ts builds the body's URL.
+  const task = JSON.parse(Deno.readTextFileSync(join(ROOT, "deno.json"))).tasks.compile as string;
+  const builds = task.split("&&").map((part) => part.trim());
+  const needs: Record<string, string[]> = {
+    "commands/search.ts": ["search"],
+    "commands/show.ts": ["show"],
+    "commands/logbook.ts": ["search", "show"],
+  };
+  for (const [entry, bodies] of Object.entries(needs)) {
+    const build = builds.find((part) => part.endsWith(` ${entry}`));
+    assert.ok(build, `the compile task builds ${entry}`);
+    for (const body of bodies) {
+      assert.ok(build.includes(`--include commands/_body/${body}.ts`), `${entry} embeds ${body}`);
+    }
+  }
+});

@@ -1,0 +1,373 @@
+// `search`: finds records across every captured conversation, ranked, with filters. Exit 0 with
+// hits, 1 with none (as grep does), 2 for a usage error. A search past its time budget prints the
+// hits it had, says what they are on stderr and exits 0; one that had none is a usage error (2:
+// narrow the query), since "no match" would not be true. Never writes to a source.
+// With `-i`, a full screen that searches as you type (loaded only then: the plain search
+// starts lean).
+
+import type { Env } from "../../lib/env.ts";
+import {
+  defineCommand,
+  EXIT,
+  invalidOption,
+  run,
+  shared,
+  UsageError,
+  wholeNumber,
+} from "../_command.ts";
+import { type Io, stdio, styler } from "../_terminal/io.ts";
+import { loadContext, openStore, redactorFor } from "../../lib/context.ts";
+import {
+  FilterError,
+  INLINE_FILTERS,
+  MAX_SEARCH_LIMIT,
+  parseSearchInput,
+  resolveSearch,
+  resolveTeamSearch,
+} from "../../lib/filters.ts";
+import { formatCount, formatLocalTime } from "../../lib/format.ts";
+import { homeDir, projectOf } from "../../lib/paths.ts";
+import { openMirror } from "../../lib/store/mirror.ts";
+import { READERS } from "../../lib/sources/readers.ts";
+import {
+  budgetMsFrom,
+  prefixSuggestion,
+  search,
+  searchGroups,
+  type SearchHit,
+  SearchLimitError,
+  SearchStoppedError,
+} from "../../lib/store/search.ts";
+import { countLine } from "../_terminal/count_line.ts";
+import { markRanges } from "../_terminal/highlight.ts";
+import { safeIo } from "../_terminal/safe_io.ts";
+import { safeJson } from "../_terminal/safe_json.ts";
+import { safeText } from "../_terminal/safe_text.ts";
+import {
+  cutStartToWidth,
+  cutToWidth,
+  displayWidth,
+  type Span,
+  wrapSpans,
+} from "../_terminal/wrap.ts";
+
+/** The widest a search result is printed (narrower on a narrower terminal). */
+const MAX_WIDTH = 80;
+
+export const spec = defineCommand({
+  name: "search",
+  summary: "find records across every captured conversation",
+  usage: "logbook search <query> [-i|--interactive] [--project DIR|--all-projects] [--agent A] " +
+    "[--session ID] " +
+    "[--kind K] [--role R] [--since WHEN] [--until WHEN] [--subagents|--no-subagents] " +
+    "[--limit N] [--offset N] [--sort relevance|newest|oldest] [--group] " +
+    "[--mirror|--team [--machine M]] [--json]",
+  options: {
+    interactive: { type: "boolean", short: "i" },
+    ...shared("project"),
+    "all-projects": { type: "boolean" },
+    agent: { type: "string" },
+    session: { type: "string" },
+    kind: { type: "string" },
+    role: { type: "string" },
+    since: { type: "string" },
+    until: { type: "string" },
+    subagents: { type: "boolean" },
+    "no-subagents": { type: "boolean" },
+    limit: { type: "string" },
+    offset: { type: "string" },
+    sort: { type: "string" },
+    group: { type: "boolean" },
+    mirror: { type: "boolean" },
+    team: { type: "boolean" },
+    machine: { type: "string" },
+    ...shared("json"),
+  },
+  optionHelp: [
+    ["-i, --interactive", "search as you type, full screen (`logbook` alone on a terminal too)"],
+    ["--project DIR", "only this directory's project (`.` for the one you are in)"],
+    ["--all-projects", "every project (the default)"],
+    ["--agent A", "only claude, codex, opencode or logbook"],
+    ["--session ID", "only this conversation (full id, native id or unique prefix)"],
+    [
+      "--kind K",
+      "message (typed prompts too), prompt, tool_call, tool_result, reasoning, summary, event " +
+      "or meta",
+    ],
+    ["--role R", "user, assistant, system or developer"],
+    ["--since WHEN", "at or after WHEN: ISO date/time, 30m, 12h, 7d, 2w, today, yesterday"],
+    ["--until WHEN", "before WHEN (same forms)"],
+    ["--no-subagents", "leave out subagent conversations (--subagents keeps them, the default)"],
+    ["--limit N", "at most N hits (default 20)"],
+    ["--offset N", "skip the first N hits: the next page (the count line says where it starts)"],
+    ["--sort S", "relevance (best match first, the default), newest or oldest"],
+    ["--group", "one entry per conversation: title, project, hit count and its best snippet"],
+    ["--mirror", "search this project's mirror (.logbook/) instead of the history store"],
+    ["--team", "search the team's PostgreSQL history (see push) instead"],
+    ["--machine M", "with --team: only what machine M pushed"],
+    ["--json", "one JSON object per hit (per conversation with --group), one per line"],
+  ],
+  examples: [
+    'logbook search "rotate credentials" --project . --since 7d',
+    "logbook search keyring --group --sort newest",
+  ],
+});
+
+/** Runs `search` with `args`; returns the exit status. `now` is the search budget's clock. */
+export async function main(
+  args: string[],
+  io: Io = stdio(),
+  env: Env = Deno.env,
+  now: () => number = Date.now,
+): Promise<number> {
+  const startedAt = now();
+  return await run(spec, args, safeIo(io), async ({ values, positionals }) => {
+    if (values.project !== undefined && values["all-projects"]) {
+      throw new UsageError('Options "--project" and "--all-projects" cannot be used together');
+    }
+    if (values.subagents && values["no-subagents"]) {
+      throw new UsageError('Options "--subagents" and "--no-subagents" cannot be used together');
+    }
+    if (values.interactive) return await interactive(values, positionals, io, env);
+    const parsed = parseSearchInput({
+      q: positionals.join(" "),
+      project: values.project,
+      agent: values.agent,
+      session: values.session,
+      kind: values.kind,
+      role: values.role,
+      since: values.since,
+      until: values.until,
+      subagents: values["no-subagents"] ? false : values.subagents ? true : undefined,
+      limit: wholeNumber(values.limit, "limit", { max: MAX_SEARCH_LIMIT }),
+      sort: values.sort,
+    });
+    const offset = wholeNumber(values.offset, "offset", { min: 0 }) ?? 0;
+    if (!parsed.success) {
+      const issue = parsed.error;
+      const { field, message } = issue;
+      if (field !== "q") {
+        throw invalidOption(field, (values as Record<string, unknown>)[field], issue);
+      }
+      const missing = !positionals.join(" ").trim();
+      throw new UsageError(`${missing ? "Missing query" : "Invalid query"}: ${message}`);
+    }
+    if (values.machine !== undefined && !values.team) {
+      throw new UsageError('Option "--machine" needs "--team"');
+    }
+    const clash = values.mirror
+      ? "mirror"
+      : values.session !== undefined
+      ? "session"
+      : values.group
+      ? "group"
+      : values.sort !== undefined
+      ? "sort"
+      : null;
+    if (values.team && clash) {
+      throw new UsageError(`Option "--team" cannot be used with "--${clash}"`);
+    }
+    const ctx = loadContext({ env, onStall: io.err });
+    if (values.team) {
+      const { searchTeam } = await import("../_team.ts");
+      const options = resolveTeamSearch(parsed.data, ctx);
+      return await searchTeam(
+        ctx,
+        {
+          ...options,
+          offset,
+          budgetMs: budgetMsFrom(env),
+          startedAt,
+          ...(values.machine ? { machine: values.machine } : {}),
+        },
+        io,
+        values.json === true,
+      );
+    }
+    const here = values.mirror ? projectOf(ctx.cwd) : undefined;
+    const store = here
+      ? openMirror(here.root, here.key)
+      : openStore(ctx, { mustExist: true, readOnly: true });
+    try {
+      let options;
+      try {
+        options = resolveSearch(parsed.data, ctx, store);
+      } catch (err) {
+        if (err instanceof FilterError && err.field !== "session") {
+          throw new UsageError(`Invalid value for "--${err.field}": ${err.message}`);
+        }
+        throw err;
+      }
+      options.offset = offset;
+      options.budgetMs = budgetMsFrom(env);
+      options.startedAt = startedAt;
+      const page = stopsAsUsage(() =>
+        values.group
+          ? searchGroups(store, READERS, redactorFor(ctx), options, now)
+          : search(store, READERS, redactorFor(ctx), options, now)
+      );
+      const hits: (SearchHit & { hits?: number })[] = "groups" in page ? page.groups : page.hits;
+      const note = ("note" in page ? page.note : null) ??
+        (page.mode === "literal"
+          ? "the query is not valid FTS5 syntax; used a literal substring scan"
+          : null);
+      if (note) io.err(`note: ${note}\n`);
+      if (page.stopNote) io.err(`note: ${page.stopNote}\n`);
+      if (values.json) {
+        for (const hit of hits) io.out(safeJson(hit) + "\n");
+      } else {
+        const layout = { io, home: homeDir(env), width: widthOf(io) };
+        hits.forEach((hit, i) => io.out(renderHit(hit, page.highlights[i] ?? [], layout)));
+        if (hits.length) {
+          io.out(countLine(hits.length, offset, page, values.group ? "conversation" : "hit"));
+        }
+      }
+      if (!hits.length) {
+        const suggested = page.mode === "fts" && offset === 0
+          ? prefixSuggestion(store, options)
+          : null;
+        io.err(
+          offset > 0
+            ? `No matches after the first ${formatCount(offset)}\n`
+            : suggested
+            ? `No matches. Indexed words begin with it: try "${suggested}"\n`
+            : "No matches\n",
+        );
+      }
+      return hits.length ? EXIT.ok : EXIT.failure;
+    } finally {
+      store.close();
+    }
+  });
+}
+
+/**
+ * `search -i`: the full-screen search, its box holding the words and the filters given (as
+ * `agent:codex`). Options that shape printed output have no place on the screen.
+ */
+async function interactive(
+  values: Record<string, string | boolean | undefined>,
+  positionals: string[],
+  io: Io,
+  env: Env,
+): Promise<number> {
+  for (const name of ["json", "group", "team", "mirror", "machine", "limit", "offset", "sort"]) {
+    if (values[name] !== undefined) {
+      throw new UsageError(`Options "-i, --interactive" and "--${name}" cannot be used together`);
+    }
+  }
+  if (!io.outIsTerminal || !Deno.stdin.isTerminal()) {
+    throw new UsageError('Option "-i, --interactive" needs a terminal (stdin and stdout)');
+  }
+  const filters = INLINE_FILTERS.flatMap((name) => {
+    const value = values[name];
+    if (typeof value !== "string") return [];
+    return [`${name}:${/\s/.test(value) ? `"${value.replaceAll('"', "")}"` : value}`];
+  });
+  const box = [...filters, ...positionals].join(" ");
+  const subagents = values["no-subagents"] ? false : values.subagents ? true : undefined;
+  const { interactiveSearch } = await import("../_terminal/search_screen.ts");
+  return await interactiveSearch({
+    env,
+    io,
+    box: box ? `${box} ` : "",
+    ...(subagents !== undefined ? { subagents } : {}),
+  });
+}
+
+/**
+ * Runs a search; a query over a bound, or one out of time before it found anything, is a usage
+ * error (change the query): "no match" would not be true.
+ */
+function stopsAsUsage<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (err) {
+    if (err instanceof SearchLimitError || err instanceof SearchStoppedError) {
+      throw new UsageError(err.message);
+    }
+    throw err;
+  }
+}
+
+/** The columns a result may use: 80, or the terminal's width when it is narrower. */
+function widthOf(io: Io): number {
+  if (!io.outIsTerminal) return MAX_WIDTH;
+  try {
+    return Math.max(40, Math.min(MAX_WIDTH, Deno.consoleSize().columns));
+  } catch {
+    return MAX_WIDTH;
+  }
+}
+
+interface Layout {
+  io: Io;
+  home: string | undefined;
+  width: number;
+}
+
+/**
+ * One hit in at most `width` columns: the local date and time, the title and the project; then
+ * the conversation id alone on its line, whole (the line can be copied into `show`, `resume` or
+ * `fork`); then the record (for `show --around`), its kind and the snippet, wrapped. A grouped
+ * hit says its hit count and keeps the snippet to one line.
+ */
+function renderHit(
+  hit: SearchHit & { hits?: number },
+  ranges: [number, number][],
+  { io, home, width }: Layout,
+): string {
+  const s = styler(io.color);
+  let project = hit.project ?? hit.cwd ?? "";
+  if (home && (project === home || project.startsWith(home + "/"))) {
+    project = "~" + project.slice(home.length);
+  }
+  // Every part that came from a transcript is filtered before it is measured or styled.
+  const when = formatLocalTime(hit.timestamp);
+  const title = safeText((hit.title ?? "(untitled)").replace(/\s+/g, " ").trim());
+  const where = safeText(project);
+  const room = width - displayWidth(when) - 2;
+  // The title says which conversation it is: the project, cut from its start, gets what the
+  // title leaves, and at least a third of the line.
+  const whereShare = Math.min(
+    displayWidth(where),
+    Math.max(Math.floor(room / 3), room - 2 - displayWidth(title)),
+  );
+  const titleRoom = where ? room - whereShare - 2 : room;
+  const shownTitle = cutToWidth(title, titleRoom);
+  const whereRoom = room - displayWidth(shownTitle) - 2;
+  const head = `${s.dim(when)}  ${s.bold(shownTitle)}${
+    where && whereRoom > 1 ? `  ${s.dim(cutStartToWidth(where, whereRoom))}` : ""
+  }`;
+
+  const what = hit.kind === "message" && hit.role
+    ? hit.role
+    : hit.role
+    ? `${hit.kind}/${hit.role}`
+    : hit.kind;
+  const count = hit.hits === undefined
+    ? ""
+    : `${formatCount(hit.hits)} hit${hit.hits === 1 ? "" : "s"}, best `;
+  const spans: Span[] = [{
+    text: `${count}#${hit.record} ${safeText(what)}: `,
+    mark: false,
+    dim: true,
+  }];
+  markRanges(hit.snippet, ranges, (text) => {
+    spans.push({ text: safeText(text), mark: true });
+    return "";
+  }, (text) => {
+    spans.push({ text: safeText(text), mark: false });
+    return "";
+  });
+  const grouped = hit.hits !== undefined;
+  let lines = wrapSpans(spans, width - (grouped ? 4 : 2));
+  if (grouped && lines.length > 1) lines = [[...lines[0]!, { text: " …", mark: false }]];
+  const snippet = lines
+    .map((line) =>
+      "  " +
+      line.map((p) => p.mark ? s.highlight(p.text) : p.dim ? s.dim(p.text) : p.text).join("")
+    )
+    .join("\n");
+  return `${head}\n${s.cyan(safeText(hit.conversation))}\n${snippet}\n\n`;
+}

@@ -1,0 +1,203 @@
+// `search` and `show` start from a bundle (`deno task bundle`) only while it is theirs: built from
+// the sources as they are now. These tests build real bundles of a copy of the toolkit, run its
+// entries as a user does, and tell which code ran by a sentence changed in the sources alone.
+
+import assert from "node:assert/strict";
+import { cpSync } from "node:fs";
+import { join } from "node:path";
+import { buildBundles } from "../../commands/_bundle.ts";
+import { type BundleManifest, freshBundle, loadBody, MANIFEST } from "../../commands/_launch.ts";
+import { main as reindex } from "../../commands/reindex.ts";
+import {
+  captureIo,
+  childBaseEnv,
+  makeWorld,
+  removeDir,
+  ROOT,
+  type RunResult,
+  taskFlags,
+  tempDir,
+} from "../_helpers.ts";
+
+/** A copy of what the bundled commands are built from, in a temp dir. */
+async function toolkitCopy(): Promise<string> {
+  const dir = await tempDir("logbook-bundle-");
+  for (const part of ["commands", "lib", "deno.json", "deno.lock"]) {
+    cpSync(join(ROOT, part), join(dir, part), { recursive: true });
+  }
+  return dir;
+}
+
+/** Runs the copy's `commands/<name>.ts` as its task does; `sources` sets LOGBOOK_SOURCES. */
+async function runIn(
+  root: string,
+  name: string,
+  args: string[],
+  vars: Record<string, string>,
+  sources: boolean,
+): Promise<RunResult> {
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: ["run", ...taskFlags(name), "--quiet", join(root, "commands", `${name}.ts`), ...args],
+    env: { ...childBaseEnv(), NO_COLOR: "1", ...vars, LOGBOOK_SOURCES: sources ? "1" : "" },
+    clearEnv: true,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const text = new TextDecoder();
+  return {
+    code: output.code,
+    stdout: text.decode(output.stdout),
+    stderr: text.decode(output.stderr),
+    stdoutBytes: output.stdout,
+  };
+}
+
+/** Rewrites `from` to `to` (as long) in a file, keeping its size and modification time. */
+function editUnseen(path: string, from: string, to: string): void {
+  assert.equal(from.length, to.length);
+  const before = Deno.statSync(path);
+  const text = Deno.readTextFileSync(path);
+  assert.ok(text.includes(from), `${path} says "${from}"`);
+  Deno.writeTextFileSync(path, text.replace(from, to));
+  Deno.utimeSync(path, before.atime!, before.mtime!);
+}
+
+const SUMMARY = "find records across every captured conversation";
+const EDITED = "FIND RECORDS across every captured conversation";
+
+Deno.test("search and show run their bundle while its sources are unchanged, and the sources after an edit", async () => {
+  const root = await toolkitCopy();
+  try {
+    const manifest = await buildBundles(root);
+    for (const name of ["search", "show"]) {
+      const inputs = manifest.commands[name]!.inputs.map(([path]) => path);
+      for (const path of [`commands/_body/${name}.ts`, "lib/store/db.ts", "deno.json"]) {
+        assert.ok(inputs.includes(path), `${name}'s inputs hold ${path}`);
+      }
+      // The interactive screen is a dynamic import: a change to it must count too.
+      if (name === "search") assert.ok(inputs.includes("commands/_terminal/search_screen.ts"));
+      assert.equal(freshBundle(name, `${root}/`), `file://${root}/dist/bundle/${name}.js`);
+    }
+
+    // The sources now say something else, with the size and time the build recorded.
+    const body = join(root, "commands", "_body", "search.ts");
+    editUnseen(body, SUMMARY, EDITED);
+    const bundled = await runIn(root, "search", ["--help"], {}, false);
+    assert.equal(bundled.code, 0, bundled.stderr);
+    assert.match(bundled.stdout, new RegExp(SUMMARY), "the bundle ran");
+    const forced = await runIn(root, "search", ["--help"], {}, true);
+    assert.match(forced.stdout, new RegExp(EDITED), "LOGBOOK_SOURCES=1 runs the sources");
+
+    // An edit as an editor makes it (a new modification time): the bundle is no longer theirs.
+    const later = new Date(Deno.statSync(body).mtime!.getTime() + 2000);
+    Deno.utimeSync(body, later, later);
+    assert.equal(freshBundle("search", `${root}/`), null);
+    const edited = await runIn(root, "search", ["--help"], {}, false);
+    assert.match(edited.stdout, new RegExp(EDITED), "the sources ran");
+    // show's inputs did not change: it still starts from its bundle.
+    assert.notEqual(freshBundle("show", `${root}/`), null);
+  } finally {
+    await removeDir(root);
+  }
+});
+
+Deno.test("a bundled search and show print what their sources print", async () => {
+  const root = await toolkitCopy();
+  const world = await makeWorld({ fixtures: ["claude", "codex"] });
+  try {
+    assert.equal(await reindex(["--quiet"], captureIo(), world.env), 0);
+    await buildBundles(root);
+    const first = await runIn(
+      root,
+      "search",
+      ["migration", "--all-projects", "--json"],
+      world.vars,
+      true,
+    );
+    assert.equal(first.code, 0, first.stderr);
+    const id = JSON.parse(first.stdout.split("\n")[0]!).conversation as string;
+    // Each run and the exit it must have: hits, none, a usage error, a page, an export, a miss.
+    const runs: [string, string[], number][] = [
+      ["search", ["migration", "--all-projects"], 0],
+      ["search", ["migration", "--all-projects", "--json", "--group"], 0],
+      ["search", ["zzzqqqnothing", "--all-projects"], 1],
+      ["search", ["--sort", "sideways", "x"], 2],
+      ["show", [id, "--no-pager"], 0],
+      ["show", [id, "--json", "--limit", "5"], 0],
+      ["show", [id, "--format", "md"], 0],
+      ["show", ["claude:no-such-conversation"], 1],
+    ];
+    for (const [name, args, code] of runs) {
+      const what = `${name} ${args.join(" ")}`;
+      const sources = await runIn(root, name, args, world.vars, true);
+      const bundled = await runIn(root, name, args, world.vars, false);
+      assert.equal(sources.code, code, `${what}: ${sources.stderr}`);
+      assert.equal(bundled.code, code, `${what}: ${bundled.stderr}`);
+      assert.equal(bundled.stdout, sources.stdout, what);
+      assert.equal(bundled.stderr, sources.stderr, what);
+    }
+  } finally {
+    await world.cleanup();
+    await removeDir(root);
+  }
+});
+
+Deno.test("a bundle that is missing, malformed, unfinished or broken leaves the sources to run", async () => {
+  const root = await tempDir("logbook-launch-");
+  const previous = Deno.env.get("LOGBOOK_SOURCES");
+  Deno.env.delete("LOGBOOK_SOURCES");
+  try {
+    const dist = join(root, "dist", "bundle");
+    Deno.mkdirSync(join(root, "commands", "_body"), { recursive: true });
+    Deno.mkdirSync(dist, { recursive: true });
+    const source = join(root, "commands", "_body", "probe.ts");
+    Deno.writeTextFileSync(source, 'export const from = "sources";\n');
+    const entry = `file://${root}/commands/probe.ts`;
+    const write = (manifest: unknown) =>
+      Deno.writeTextFileSync(join(dist, MANIFEST), JSON.stringify(manifest));
+    const stamp = (): BundleManifest => {
+      const info = Deno.statSync(source);
+      return {
+        version: 1,
+        commands: {
+          probe: {
+            file: "probe.js",
+            inputs: [["commands/_body/probe.ts", info.size, info.mtime!.getTime()]],
+          },
+        },
+      };
+    };
+    const loaded = async () => (await loadBody<{ from: string }>("probe", entry)).from;
+
+    assert.equal(await loaded(), "sources", "no bundle at all");
+    Deno.writeTextFileSync(join(dist, "probe.js"), 'export const from = "bundle";\n');
+    assert.equal(await loaded(), "sources", "a bundle without its manifest");
+    Deno.writeTextFileSync(join(dist, MANIFEST), '{"version": 1, "commands": {');
+    assert.equal(await loaded(), "sources", "a manifest cut short");
+    write({ ...stamp(), version: 2 });
+    assert.equal(await loaded(), "sources", "a manifest of another version");
+    write({ version: 1, commands: { probe: { file: "probe.js", inputs: [] } } });
+    assert.equal(await loaded(), "sources", "a manifest that lists no inputs");
+    write(stamp());
+    assert.equal(await loaded(), "bundle", "a fresh bundle");
+
+    const fresh = stamp();
+    fresh.commands.probe!.inputs.push(["lib/gone.ts", 10, 0]);
+    write(fresh);
+    assert.equal(await loaded(), "sources", "an input that is gone");
+
+    const bigger = stamp();
+    bigger.commands.probe!.inputs[0]![1] += 1;
+    write(bigger);
+    assert.equal(await loaded(), "sources", "an input of another size");
+
+    // A bundle that throws as it loads: the sources run, and say what is wrong if anything is.
+    Deno.writeTextFileSync(join(dist, "broken.js"), 'throw new Error("half a bundle");\n');
+    write({ version: 1, commands: { probe: { ...stamp().commands.probe!, file: "broken.js" } } });
+    assert.equal(await loaded(), "sources", "a bundle that does not load");
+  } finally {
+    if (previous !== undefined) Deno.env.set("LOGBOOK_SOURCES", previous);
+    await removeDir(root);
+  }
+});
