@@ -116,14 +116,18 @@ export function taskFlags(file: string): string[] {
   return match[1]!.trim().split(" ");
 }
 
-/** Runs `commands/<file>.ts` as a user would, in a real subprocess with `vars` as its environment. */
+/**
+ * Runs `commands/<file>.ts` as a user would, in a real subprocess with `vars` as its environment
+ * (from the toolkit at `root`, this one unless a test made a copy).
+ */
 export async function runCli(
   file: string,
   args: string[],
   vars: Record<string, string> = {},
+  root = ROOT,
 ): Promise<RunResult> {
   const command = new Deno.Command(Deno.execPath(), {
-    args: ["run", ...taskFlags(file), "--quiet", join(ROOT, "commands", `${file}.ts`), ...args],
+    args: ["run", ...taskFlags(file), "--quiet", join(root, "commands", `${file}.ts`), ...args],
     env: { ...childBaseEnv(), NO_COLOR: "1", ...vars },
     clearEnv: true,
     stdin: "null",

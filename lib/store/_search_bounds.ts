@@ -103,11 +103,19 @@ function lex(query: string): Token[] {
 
 let syntaxTable: { db: DatabaseSync; match: (query: string) => void } | null = null;
 
+/** Barewords of ASCII letters, digits and `_`, each with an optional `*`, between spaces. */
+const PLAIN_WORDS = /^\s*[A-Za-z0-9_]+\*?(?:\s+[A-Za-z0-9_]+\*?)*\s*$/;
+/** A word FTS5 reads as an operator when it stands alone. */
+const OPERATOR_WORD = /(?:^|\s)(?:AND|OR|NOT|NEAR)\*?(?=\s|$)/;
+
 /**
  * True when FTS5 accepts `query` as its syntax. Asked of an empty table with the store's
  * column and tokenizer, so the answer costs nothing however much the query would match.
  */
 export function isFtsSyntax(query: string): boolean {
+  // Plain words (a prefix `*` at most), none of them an operator: always FTS5's syntax, and the
+  // commonest query, answered without making the table (half a millisecond of a start).
+  if (PLAIN_WORDS.test(query) && !OPERATOR_WORD.test(query)) return true;
   if (!syntaxTable) {
     const db = new DatabaseSync(":memory:");
     db.exec(

@@ -5,15 +5,32 @@
 // of two or more characters is found wherever it sits. Text without CJK is indexed as it is.
 
 import type { HistoryStore } from "./db.ts";
-import { isAscii } from "./_letters.ts";
 
 /** One CJK letter: Han, Hiragana, Katakana (with its prolonged sound mark) or Hangul. */
-const CJK_LETTER = /[[\p{sc=Han}\p{sc=Hira}\p{sc=Kana}\p{sc=Hang}\u30fc\uff70]&&[\p{L}\p{N}]]/v;
-const CJK_RUN = /[[\p{sc=Han}\p{sc=Hira}\p{sc=Kana}\p{sc=Hang}\u30fc\uff70]&&[\p{L}\p{N}]]+/gv;
+export const CJK_LETTER_CLASS =
+  "[[\\p{sc=Han}\\p{sc=Hira}\\p{sc=Kana}\\p{sc=Hang}\\u30fc\\uff70]&&[\\p{L}\\p{N}]]";
+
+/**
+ * Every CJK letter lies in one of these ranges (an astral one as its surrogates), so text with
+ * none of them has none. This class compiles in microseconds; the exact one, with its scripts,
+ * costs V8 about half a millisecond in each process, and is made only for text that may need it.
+ */
+export const MAYBE_CJK = /[\u1100-\u11ff\u2e80-\u9fff\ua960-\ua97f\uac00-\ufaff\uff00-\uffef]/;
+
+let exact: { letter: RegExp; run: RegExp } | undefined;
+
+/** The exact patterns: one CJK letter, and a run of them (global). */
+function cjk(): { letter: RegExp; run: RegExp } {
+  exact ??= {
+    letter: new RegExp(CJK_LETTER_CLASS, "v"),
+    run: new RegExp(`${CJK_LETTER_CLASS}+`, "gv"),
+  };
+  return exact;
+}
 
 /** True when `text` holds a CJK letter. */
 export function hasCjk(text: string): boolean {
-  return !isAscii(text) && CJK_LETTER.test(text);
+  return MAYBE_CJK.test(text) && cjk().letter.test(text);
 }
 
 /**
@@ -23,7 +40,7 @@ export function hasCjk(text: string): boolean {
  */
 export function indexText(text: string): string {
   if (!hasCjk(text)) return text;
-  return text.replace(CJK_RUN, (run) => ` ${bigrams(run)} `);
+  return text.replace(cjk().run, (run) => ` ${bigrams(run)} `);
 }
 
 /** The bigrams of one CJK run, space separated (the letter itself for a run of one). */
@@ -67,13 +84,13 @@ export function cjkQuery(query: string): string {
 /** True when `text` ends with at least two CJK letters (its last bigram is whole). */
 export function endsWithCjkPair(text: string): boolean {
   const letters = Array.from(text);
-  return letters.length >= 2 && CJK_LETTER.test(letters.at(-1)!) &&
-    CJK_LETTER.test(letters.at(-2)!);
+  return letters.length >= 2 && cjk().letter.test(letters.at(-1)!) &&
+    cjk().letter.test(letters.at(-2)!);
 }
 
 /** True when `query` holds a CJK word of one letter, which the index (of bigrams) cannot find. */
 export function hasLoneCjkLetter(query: string): boolean {
-  for (const [run] of query.matchAll(CJK_RUN)) if (Array.from(run).length === 1) return true;
+  for (const [run] of query.matchAll(cjk().run)) if (Array.from(run).length === 1) return true;
   return false;
 }
 

@@ -655,11 +655,17 @@ function literalTokens(query: string): LiteralToken[] | null {
     else {
       const word = m[3]!;
       if (/^(AND|OR|NOT)$/.test(word)) tokens.push({ kind: "op", op: word });
-      else if (/^NEAR\b/.test(word) || /^[\p{L}\p{N}_]+:/u.test(word)) return null;
+      else if (/^NEAR\b/.test(word) || isColumnFilter(word)) return null;
       else tokens.push({ kind: "term", text: word.replace(/(?<=.)\*$/, "") });
     }
   }
   return tokens;
+}
+
+/** True for `word:…`, FTS5's column filter (checked in ASCII first: the Unicode class is slow to compile). */
+function isColumnFilter(word: string): boolean {
+  if (!word.includes(":")) return false;
+  return isAscii(word) ? /^[A-Za-z0-9_]+:/.test(word) : /^[\p{L}\p{N}_]+:/u.test(word);
 }
 
 /** The literal query `query` as a tree (FTS5's precedence: NOT, then AND, then OR), or null. */

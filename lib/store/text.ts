@@ -92,13 +92,16 @@ export function queryTerms(query: string): { text: string; prefix: boolean }[] {
   return terms;
 }
 
-const WORD = /[\p{L}\p{N}\p{Co}]+/gu;
 const ASCII_WORD = /[A-Za-z0-9]+/g;
+/** Made on first use: a pattern with Unicode properties costs a start even when never run. */
+let word: RegExp | undefined;
 
 /** Lowercased word tokens, roughly as FTS5's unicode61 tokenizer sees them. */
 export function tokenize(text: string): string[] {
   const folded = fold(text);
-  return folded.match(isAscii(folded) ? ASCII_WORD : WORD) ?? [];
+  if (isAscii(folded)) return folded.match(ASCII_WORD) ?? [];
+  word ??= /[\p{L}\p{N}\p{Co}]+/gu;
+  return folded.match(word) ?? [];
 }
 
 /** Lowercase without diacritics, length-preserving for the common cases. */

@@ -10,12 +10,11 @@ import { type BundleManifest, freshBundle, loadBody, MANIFEST } from "../../comm
 import { main as reindex } from "../../commands/reindex.ts";
 import {
   captureIo,
-  childBaseEnv,
   makeWorld,
   removeDir,
   ROOT,
+  runCli,
   type RunResult,
-  taskFlags,
   tempDir,
 } from "../_helpers.ts";
 
@@ -29,28 +28,14 @@ async function toolkitCopy(): Promise<string> {
 }
 
 /** Runs the copy's `commands/<name>.ts` as its task does; `sources` sets LOGBOOK_SOURCES. */
-async function runIn(
+function runIn(
   root: string,
   name: string,
   args: string[],
   vars: Record<string, string>,
   sources: boolean,
 ): Promise<RunResult> {
-  const output = await new Deno.Command(Deno.execPath(), {
-    args: ["run", ...taskFlags(name), "--quiet", join(root, "commands", `${name}.ts`), ...args],
-    env: { ...childBaseEnv(), NO_COLOR: "1", ...vars, LOGBOOK_SOURCES: sources ? "1" : "" },
-    clearEnv: true,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const text = new TextDecoder();
-  return {
-    code: output.code,
-    stdout: text.decode(output.stdout),
-    stderr: text.decode(output.stderr),
-    stdoutBytes: output.stdout,
-  };
+  return runCli(name, args, { ...vars, LOGBOOK_SOURCES: sources ? "1" : "" }, root);
 }
 
 /** Rewrites `from` to `to` (as long) in a file, keeping its size and modification time. */

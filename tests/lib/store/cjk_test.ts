@@ -9,12 +9,15 @@ import { loadContext, openStore, redactorFor } from "../../../lib/context.ts";
 import { runCapture } from "../../../lib/capture/run.ts";
 import { ADAPTERS } from "../../../lib/sources/mod.ts";
 import {
+  CJK_LETTER_CLASS,
   CJK_MIGRATION,
   cjkIndexReady,
   cjkQuery,
+  hasCjk,
   hasLoneCjkLetter,
   INDEX_UPGRADE_KEY,
   indexText,
+  MAYBE_CJK,
 } from "../../../lib/store/cjk.ts";
 import { FLAG_INDEXED } from "../../../lib/store/schema.ts";
 import { TextDeriver } from "../../../lib/store/records.ts";
@@ -197,4 +200,21 @@ Deno.test("a query with a term the index cannot hold is scanned literally, as it
   } finally {
     await world.cleanup();
   }
+});
+
+Deno.test("the cheap CJK check lets through every code point the exact class holds", () => {
+  // hasCjk asks MAYBE_CJK first and the exact class only when it matches: a CJK letter outside
+  // its ranges would never be seen as one.
+  const exact = new RegExp(CJK_LETTER_CLASS, "v");
+  let letters = 0;
+  for (let cp = 0x80; cp <= 0x10ffff; cp++) {
+    if (cp >= 0xd800 && cp <= 0xdfff) continue;
+    const ch = String.fromCodePoint(cp);
+    if (!exact.test(ch)) continue;
+    letters++;
+    assert.ok(MAYBE_CJK.test(ch), `U+${cp.toString(16)} is CJK and outside MAYBE_CJK`);
+    assert.ok(hasCjk(`a ${ch} b`));
+  }
+  assert.ok(letters > 90_000, `${letters} CJK letters`);
+  assert.equal(hasCjk("plain — “quoted” text, café"), false);
 });

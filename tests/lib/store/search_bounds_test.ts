@@ -4,6 +4,7 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
 import {
   MAX_NEAR_DISTANCE,
   MAX_PREFIXES,
@@ -14,6 +15,7 @@ import {
   type SearchOptions,
   SearchStoppedError,
 } from "../../../lib/store/search.ts";
+import { isFtsSyntax } from "../../../lib/store/_search_bounds.ts";
 import { redactSecrets } from "../../../lib/gate.ts";
 import { ADAPTERS } from "../../../lib/sources/mod.ts";
 import { captureWorld, makeWorld, withStore, type World } from "../../_helpers.ts";
@@ -287,3 +289,40 @@ function stoppedWithNothing(fn: () => unknown): string {
   }
   assert.fail("the search was not stopped");
 }
+
+Deno.test("isFtsSyntax answers as FTS5 does, plain words without asking it too", () => {
+  // The oracle: FTS5 itself, on a table of the store's kind.
+  const db = new DatabaseSync(":memory:");
+  db.exec("CREATE VIRTUAL TABLE t USING fts5(text, content = '')");
+  const statement = db.prepare("SELECT rowid FROM t WHERE t MATCH ?");
+  const fts5 = (query: string) => {
+    try {
+      statement.get(query);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  const queries = [
+    "zanzibarite",
+    "  rotate credentials  ",
+    "rot* cred",
+    "snake_case _ x_1",
+    "and or not near",
+    "AND",
+    "foo AND",
+    "OR bar",
+    "foo NOT",
+    "NEAR",
+    "NEAR*",
+    "foo AND bar",
+    "a*b",
+    "foo**",
+    "*",
+    '"open',
+    "phx.server",
+    "col:umn",
+  ];
+  for (const query of queries) assert.equal(isFtsSyntax(query), fts5(query), query);
+  db.close();
+});
