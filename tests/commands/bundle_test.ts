@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { cpSync } from "node:fs";
 import { join } from "node:path";
-import { buildBundles } from "../../commands/_bundle.ts";
+import { buildBundles, eagerFunctions, inCycles } from "../../commands/_bundle.ts";
 import { type BundleManifest, freshBundle, loadBody, MANIFEST } from "../../commands/_launch.ts";
 import { main as reindex } from "../../commands/reindex.ts";
 import {
@@ -185,4 +185,50 @@ Deno.test("a bundle that is missing, malformed, unfinished or broken leaves the 
     if (previous !== undefined) Deno.env.set("LOGBOOK_SOURCES", previous);
     await removeDir(root);
   }
+});
+
+Deno.test("eagerFunctions makes top-level functions compile with their module and run as before", async () => {
+  const source = [
+    'import { join } from "node:path";',
+    "export const early = twice(21);",
+    "function twice(n) { return n * 2; }",
+    "async function later() { return join('a', 'b'); }",
+    "function* count() { yield 1; yield 2; }",
+    "if (true) { function inner() { return 'block'; } }",
+    "export const { name } = twice;",
+    "export { later, count };",
+    "export function exported() { return typeof twice; }",
+    "",
+  ].join("\n");
+  const eager = eagerFunctions(source);
+  for (const name of ["twice", "later", "count"]) {
+    assert.match(eager, new RegExp(`var ${name}=\\(`));
+  }
+  // A function in a block is not the module's, and an exported one stays a declaration.
+  assert.match(eager, /\{ function inner\(\)/);
+  assert.match(eager, /export function exported\(\)/);
+  const dir = await tempDir("logbook-eager-");
+  try {
+    const path = join(dir, "module.js");
+    Deno.writeTextFileSync(path, eager);
+    const module = await import(`file://${path}`);
+    assert.equal(module.early, 42, "called before where its declaration stood");
+    assert.equal(module.name, "twice");
+    assert.equal(await module.later(), join("a", "b"));
+    assert.deepEqual([...module.count()], [1, 2]);
+    assert.equal(module.exported(), "function");
+  } finally {
+    await removeDir(dir);
+  }
+});
+
+Deno.test("inCycles names the files on an import cycle and no other", () => {
+  const graph = new Map([
+    ["entry.js", ["a.js", "shared.js"]],
+    ["a.js", ["b.js"]],
+    ["b.js", ["a.js", "shared.js"]],
+    ["shared.js", []],
+    ["self.js", ["self.js"]],
+  ]);
+  assert.deepEqual([...inCycles(graph)].sort(), ["a.js", "b.js", "self.js"]);
 });
