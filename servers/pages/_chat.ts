@@ -84,15 +84,14 @@ export function toolLookup(
   return (rec) => {
     if (rec.kind !== "tool_call" && rec.kind !== "tool_result") return null;
     const adapter = adapterOf(adapters, agent, rec.source);
+    // The locator's own grammar: `#<row>` ends a database row's locator, and a folder may hold
+    // a `#` too (`/mnt/backup#2/…`), which pathOfLocator keeps in the path.
+    const path = pathOfLocator(rec.source);
     const ref: SourceRef = {
       agent: agent as SourceRef["agent"],
       locator: rec.source,
-      path: pathOfLocator(rec.source),
-      format: rec.source.endsWith(".zst")
-        ? "jsonl.zst"
-        : rec.source.includes("#")
-        ? "rows"
-        : "jsonl",
+      path,
+      format: path !== rec.source ? "rows" : path.endsWith(".zst") ? "jsonl.zst" : "jsonl",
     };
     const parts = adapter?.toolOf?.(Buffer.from(rec.raw, "base64"), ref);
     if (!parts) return null;

@@ -5,10 +5,11 @@
 
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { appFor, capturedWorld, PLANTED, request, SECRET } from "./_dashboard.ts";
+import { appFor, capturedWorld, PLANTED, request, SECRET, withVars } from "./_dashboard.ts";
 import { HOSTILE_ID, hostileWorld } from "./_hostile.ts";
-import { TOOL_HEAVY } from "../_tool_heavy.ts";
+import { addToolHeavy, TOOL_HEAVY } from "../_tool_heavy.ts";
 import { captureIo, makeWorld, runCli } from "../_helpers.ts";
+import { join } from "node:path";
 import { main as reindex } from "../../commands/reindex.ts";
 
 const FIXTURE_ID = "claude:f332cca8-0b9a-4244-835f-c44f31385301";
@@ -618,6 +619,37 @@ Deno.test("a Codex conversation page folds what Codex told the model: its rules 
       page,
       /<span class="who">User<\/span>[\s\S]*The webhook dispatcher hammers receivers/,
     );
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("tool calls fold from a source whose path holds a #, as from any other", async () => {
+  // A `#` also ends an OpenCode row's locator (`opencode.db#ses_…`): one in a folder's name
+  // must not make a transcript's lines look like database rows to its adapter.
+  const world = await makeWorld();
+  try {
+    world.codex = join(world.dir, "backup#2", "codex");
+    await Deno.mkdir(world.codex, { recursive: true });
+    withVars(world, { CODEX_HOME: world.codex });
+    addToolHeavy(world);
+    const io = captureIo();
+    assert.equal(await reindex(["--quiet"], io, world.env), 0, io.stderr());
+    const { app } = appFor(world);
+    const html = await (await request(
+      app,
+      `/conversations/${encodeURIComponent(TOOL_HEAVY.codex.id)}`,
+    )).text();
+    const tags = [
+      ...html.matchAll(/<details class="fold tool"[^>]*>\s*<summary><span class="tag">([^<]*)</g),
+    ]
+      .map((m) => m[1]);
+    assert.deepEqual(tags, ["shell", "web_search", "exec_command", "shell"]);
+    const exported = await (await request(
+      app,
+      `/conversations/${encodeURIComponent(TOOL_HEAVY.codex.id)}/export?format=html`,
+    )).text();
+    assert.match(exported, /<summary><span class="tag">exec_command<\/span>/);
   } finally {
     await world.cleanup();
   }
