@@ -109,7 +109,10 @@ export function fileSize(path: string): number {
 export function taskFlags(task: string): string[] {
   const config = JSON.parse(Deno.readTextFileSync(join(ROOT, "deno.json")));
   const line: string | undefined = config.tasks?.[task];
-  const match = line && /^deno run ((?:-\S+ )*)commands\//.exec(line);
+  // The task's run of its command (start's task builds the bundle first, with its own flags).
+  const file = task.replaceAll("-", "_");
+  const match = line &&
+    new RegExp(`(?:^|; )deno run ((?:-\\S+ )*)commands/${file}\\.ts`).exec(line);
   if (!match) throw new Error(`No "deno run … commands/" task "${task}" in deno.json`);
   return match[1]!.trim().split(" ").filter(Boolean);
 }

@@ -13,7 +13,13 @@
 
 import { parse } from "acorn";
 import { fileURLToPath } from "node:url";
-import { BUNDLE_DIR, type BundleInput, type BundleManifest, MANIFEST } from "./_launch.ts";
+import {
+  BUNDLE_DIR,
+  type BundleInput,
+  type BundleManifest,
+  freshBundle,
+  MANIFEST,
+} from "./_launch.ts";
 import { join } from "../lib/path.ts";
 
 /** The commands that start from a bundle. */
@@ -227,15 +233,33 @@ async function deno(root: string, args: string[]): Promise<string> {
   return text.decode(output.stdout);
 }
 
-if (import.meta.main) {
+/** True when every bundled command's bundle under `root` is fresh (see `freshBundle`). */
+export function bundlesFresh(root = ROOT): boolean {
+  const base = root.endsWith("/") ? root : `${root}/`;
+  return BUNDLED.every((name) => freshBundle(name, base) !== null);
+}
+
+/**
+ * `deno task bundle [--if-stale] [--quiet]`: builds the bundles (with `--if-stale`, only when one
+ * is not fresh). `--quiet` prints nothing, not even a failure: `deno task start` runs it first,
+ * and a command without its bundle still runs, from its sources.
+ */
+async function main(args: string[]): Promise<number> {
+  const quiet = args.includes("--quiet");
+  if (args.includes("--if-stale") && bundlesFresh()) return 0;
   try {
     const manifest = await buildBundles();
     const names = Object.keys(manifest.commands).join(" and ");
-    console.log(
-      `bundled ${names} into ${BUNDLE_DIR}: they start from it until their sources change`,
-    );
+    if (!quiet) {
+      console.log(
+        `bundled ${names} into ${BUNDLE_DIR}: they start from it until their sources change`,
+      );
+    }
+    return 0;
   } catch (err) {
-    console.error(`error: ${err instanceof Error ? err.message : String(err)}`);
-    Deno.exit(1);
+    if (!quiet) console.error(`error: ${err instanceof Error ? err.message : String(err)}`);
+    return 1;
   }
 }
+
+if (import.meta.main) Deno.exit(await main(Deno.args));

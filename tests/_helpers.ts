@@ -111,7 +111,9 @@ export interface RunResult {
 export function taskFlags(file: string): string[] {
   const config = JSON.parse(Deno.readTextFileSync(join(ROOT, "deno.json")));
   const task: string | undefined = config.tasks[file.replaceAll("_", "-")];
-  const match = task && /^deno run ((?:-\S+ )*)commands\//.exec(task);
+  // The task's run of this command (start's task builds the bundle first, with its own flags).
+  const match = task &&
+    new RegExp(`(?:^|; )deno run ((?:-\\S+ )*)commands/${file}\\.ts`).exec(task);
   if (!match) throw new Error(`No "deno run … commands/" task for "${file}" in deno.json`);
   return match[1]!.trim().split(" ");
 }

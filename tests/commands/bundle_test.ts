@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { cpSync } from "node:fs";
 import { join } from "node:path";
-import { buildBundles, eagerFunctions, inCycles } from "../../commands/_bundle.ts";
+import { buildBundles, bundlesFresh, eagerFunctions, inCycles } from "../../commands/_bundle.ts";
 import { type BundleManifest, freshBundle, loadBody, MANIFEST } from "../../commands/_launch.ts";
 import { main as reindex } from "../../commands/reindex.ts";
 import {
@@ -36,6 +36,18 @@ function runIn(
   sources: boolean,
 ): Promise<RunResult> {
   return runCli(name, args, { ...vars, LOGBOOK_SOURCES: sources ? "1" : "" }, root);
+}
+
+/** Runs the copy's `deno task bundle` script with `args`: its exit code and all it printed. */
+async function runBuilder(root: string, args: string[]): Promise<{ code: number; output: string }> {
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-R", "-W", "--allow-run", join(root, "commands", "_bundle.ts"), ...args],
+    cwd: root,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const text = new TextDecoder();
+  return { code: output.code, output: text.decode(output.stdout) + text.decode(output.stderr) };
 }
 
 /** Rewrites `from` to `to` (as long) in a file, keeping its size and modification time. */
@@ -82,6 +94,18 @@ Deno.test("search and show run their bundle while its sources are unchanged, and
     assert.match(edited.stdout, new RegExp(EDITED), "the sources ran");
     // show's inputs did not change: it still starts from its bundle.
     assert.notEqual(freshBundle("show", `${root}/`), null);
+
+    // What `deno task start` runs first: nothing while every bundle is fresh, a build otherwise.
+    assert.equal(bundlesFresh(root), false);
+    const ifStale = () => runBuilder(root, ["--if-stale", "--quiet"]);
+    assert.deepEqual(await ifStale(), { code: 0, output: "" });
+    assert.equal(bundlesFresh(root), true);
+    const manifestPath = join(root, "dist", "bundle", MANIFEST);
+    const built = Deno.statSync(manifestPath).mtime!.getTime();
+    assert.deepEqual(await ifStale(), { code: 0, output: "" });
+    assert.equal(Deno.statSync(manifestPath).mtime!.getTime(), built, "not built again");
+    const rebuilt = await runIn(root, "search", ["--help"], {}, false);
+    assert.match(rebuilt.stdout, new RegExp(EDITED), "the new bundle holds the edit");
   } finally {
     await removeDir(root);
   }
