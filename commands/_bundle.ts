@@ -157,14 +157,23 @@ export function inCycles(graph: Map<string, string[]>): Set<string> {
 
 /** Every local file in command `name`'s module graph, and the config files, as they are now. */
 async function inputsOf(root: string, name: string): Promise<BundleInput[]> {
-  const info = JSON.parse(
-    await deno(root, ["info", "--json", join("commands", "_body", `${name}.ts`)]),
-  ) as { modules: { specifier: string }[] };
-  const rootUrl = new URL(`file://${root.endsWith("/") ? root : `${root}/`}`).href;
-  const paths = info.modules
-    .map((m) => m.specifier)
-    .filter((s) => s.startsWith(rootUrl))
-    .map((s) => decodeURIComponent(s.slice(rootUrl.length)));
+  const body = `commands/_body/${name}.ts`;
+  const info = JSON.parse(await deno(root, ["info", "--json", body])) as {
+    modules: { specifier: string }[];
+  };
+  // Deno names modules by their real path, which a linked checkout's root is not.
+  const roots = [root, Deno.realPathSync(root)].map((dir) =>
+    new URL(`file://${dir.endsWith("/") ? dir : `${dir}/`}`).href
+  );
+  const paths: string[] = [];
+  for (const { specifier } of info.modules) {
+    if (!specifier.startsWith("file:")) continue;
+    const under = roots.find((url) => specifier.startsWith(url));
+    // A change there would not be seen: no bundle rather than one that may be stale.
+    if (!under) throw new Error(`${specifier} is outside the toolkit: ${name} cannot be bundled`);
+    paths.push(decodeURIComponent(specifier.slice(under.length)));
+  }
+  if (!paths.includes(body)) throw new Error(`deno info did not list ${body}`);
   paths.push(...CONFIG_FILES.filter((file) => exists(join(root, file))));
   return [...new Set(paths)].sort().map((path) => {
     const info = Deno.statSync(join(root, path));

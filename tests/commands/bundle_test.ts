@@ -111,6 +111,23 @@ Deno.test("search and show run their bundle while its sources are unchanged, and
   }
 });
 
+Deno.test("a build through a linked checkout records the same inputs", async () => {
+  const root = await toolkitCopy();
+  const link = `${root}-link`;
+  try {
+    Deno.symlinkSync(root, link);
+    const direct = await buildBundles(root);
+    const linked = await buildBundles(link);
+    const paths = (m: BundleManifest) => m.commands.search!.inputs.map(([path]) => path);
+    assert.ok(paths(direct).length > 40, `${paths(direct).length} inputs`);
+    assert.deepEqual(paths(linked), paths(direct));
+    assert.notEqual(freshBundle("search", `${link}/`), null);
+  } finally {
+    await Deno.remove(link);
+    await removeDir(root);
+  }
+});
+
 Deno.test("a bundled search and show print what their sources print", async () => {
   const root = await toolkitCopy();
   const world = await makeWorld({ fixtures: ["claude", "codex"] });
