@@ -1371,13 +1371,13 @@ Options:
 
 Figures: capture_mb_s and fts_ceiling_mb_s are MB of captured source per second; search_*_ms
 cover every planted term the index answers (CJK words inside a sentence too) alone and with
-filters (symbols, a literal scan, have their own row in the table); search_cli_ms is the search command (deno run
-with its task's permissions, not deno task) from spawn to exit, started from its bundle as the install
-builds it (deno task bundle), and search_cli_sources_ms the same from its sources; rg_cli_ms rg -l -F for the same
-terms over the same files, rg_cli_over_search_cli the one over the other (target ≥ 2 at 200MB, ≥ 8
-from 1GB); show_cli_ms is the show command's first page end to end (show_cli_sources_ms from its
-sources); capture_peak_rss_mb is the
-peak RSS of the reindex command capturing the corpus from empty; rg_ms is the median of rg -l -F -i -a over the
+filters (symbols, a literal scan, have their own row in the table); search_cli_ms is the search
+command (deno run with its task's permissions, not deno task) from spawn to exit, started from its
+bundle as the install builds it (deno task bundle), and search_cli_sources_ms the same from its
+sources; rg_cli_ms rg -l -F for the same terms over the same files, rg_cli_over_search_cli the one
+over the other (target ≥ 2 at 200MB, ≥ 8 from 1GB); show_cli_ms is the show command's first page
+end to end (show_cli_sources_ms from its sources); capture_peak_rss_mb is the peak RSS of the
+reindex command capturing the corpus from empty; rg_ms is the median of rg -l -F -i -a over the
 same terms, rg_over_search that of the rare terms over search's rare-term p50; huge_line_peak_rss_mb is
 in MiB; store_ratio is history.db plus its WAL after a checkpoint over the captured source bytes;
 adversarial_search_max_ms is the slowest of issue 11's adversarial searches end to end (the search

@@ -113,7 +113,8 @@ export function taskFlags(file: string): string[] {
   const task: string | undefined = config.tasks[file.replaceAll("_", "-")];
   // The task's run of this command (start's task builds the bundle first, with its own flags).
   const match = task &&
-    new RegExp(`(?:^|; )deno run ((?:-\\S+ )*)commands/${file}\\.ts`).exec(task);
+    new RegExp(`(?:^|; )deno run ((?:-\\S+ )*)commands/${file.replaceAll("-", "_")}\\.ts`)
+      .exec(task);
   if (!match) throw new Error(`No "deno run … commands/" task for "${file}" in deno.json`);
   return match[1]!.trim().split(" ");
 }
