@@ -4,6 +4,8 @@
 // narrow the query), since "no match" would not be true. Never writes to a source.
 // With `-i`, a full screen that searches as you type (loaded only then: the plain search
 // starts lean).
+// This is the command; `commands/search.ts` runs it, from its bundle while that is fresh
+// (commands/_launch.ts).
 
 import type { Env } from "../../lib/env.ts";
 import {

@@ -1,6 +1,8 @@
 // `show`: pages through a whole conversation in record order, readably (through a pager on a
 // terminal), as JSON with the exact bytes in base64, as the raw captured bytes themselves, or
 // exported whole as Markdown, HTML, JSON or text.
+// This is the command; `commands/show.ts` runs it, from its bundle while that is fresh
+// (commands/_launch.ts).
 
 import type { Env } from "../../lib/env.ts";
 import {
