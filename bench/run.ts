@@ -957,10 +957,9 @@ interface Target {
  * "built", or why it could not be, in which case the commands run from their sources.
  */
 async function bundleAsInstalled(log: (message: string) => void): Promise<string> {
-  const t = performance.now();
   const run = await runTimed(Deno.execPath(), ["task", "-q", "bundle"]);
   if (run.code !== 0) return `deno task bundle failed (${run.stderr.trim() || `exit ${run.code}`})`;
-  log(`bundled search and show in ${Math.round(performance.now() - t)} ms (deno task bundle)`);
+  log(`bundled search and show in ${Math.round(run.ms)} ms (deno task bundle)`);
   return "built";
 }
 

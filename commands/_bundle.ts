@@ -11,7 +11,7 @@
 // are no source maps: the moved code would not match them (names are kept; LOGBOOK_SOURCES=1 runs
 // the sources for a full stack).
 
-import { parse } from "acorn";
+import { parse, type Program } from "acorn";
 import { fileURLToPath } from "node:url";
 import {
   BUNDLE_DIR,
@@ -81,30 +81,34 @@ export async function buildBundles(root = ROOT, dir = BUNDLE_DIR): Promise<Bundl
  * declaration allows.
  */
 function compileEagerly(dir: string): void {
-  const files = new Map<string, { source: string; imports: string[] }>();
+  const files = new Map<string, { source: string; program: Program; imports: string[] }>();
   for (const entry of Deno.readDirSync(dir)) {
     if (!entry.isFile || !entry.name.endsWith(".js")) continue;
     const source = Deno.readTextFileSync(join(dir, entry.name));
-    files.set(entry.name, { source, imports: staticImports(source) });
+    const program = parseModule(source);
+    files.set(entry.name, { source, program, imports: staticImports(program) });
   }
   const cyclic = inCycles(new Map([...files].map(([name, file]) => [name, file.imports])));
   for (const [name, file] of files) {
     if (cyclic.has(name)) continue;
-    Deno.writeTextFileSync(join(dir, name), eagerFunctions(file.source));
+    Deno.writeTextFileSync(join(dir, name), eagerFunctions(file.source, file.program));
   }
 }
 
+function parseModule(source: string): Program {
+  return parse(source, { ecmaVersion: "latest", sourceType: "module" });
+}
+
 /**
- * `source` (an ES module) with its top-level function declarations moved to its start as
- * parenthesized function expressions, which V8 compiles with the module and so keeps in the code
- * cache. Each is in place before any other statement runs, as a hoisted declaration would be; a
- * module that imports is evaluated after what it imports, so nothing sees one early.
+ * `source` (an ES module, parsed as `program`) with its top-level function declarations moved to
+ * its start as parenthesized function expressions, which V8 compiles with the module and so keeps
+ * in the code cache. Each is in place before any other statement runs, as a hoisted declaration
+ * would be; a module that imports is evaluated after what it imports, so nothing sees one early.
  *
  * @example
  * eagerFunctions("f();\nfunction f() {}\n") // "var f=(function f() {});f();\n\n"
  */
-export function eagerFunctions(source: string): string {
-  const program = parse(source, { ecmaVersion: "latest", sourceType: "module" });
+export function eagerFunctions(source: string, program = parseModule(source)): string {
   let rest = "";
   let at = 0;
   const moved: string[] = [];
@@ -118,8 +122,7 @@ export function eagerFunctions(source: string): string {
 }
 
 /** The relative files a module imports statically (`import … from "./x.js"`, `export … from`). */
-function staticImports(source: string): string[] {
-  const program = parse(source, { ecmaVersion: "latest", sourceType: "module" });
+function staticImports(program: Program): string[] {
   const found: string[] = [];
   for (const node of program.body) {
     if (

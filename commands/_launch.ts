@@ -61,7 +61,7 @@ export async function loadBody<T>(name: string, here: string, isMain = false): P
     }
   }
   try {
-    return await import(new URL(`_body/${name}.ts`, new URL("./", here)).href) as T;
+    return await import(new URL(`_body/${name}.ts`, here).href) as T;
   } catch (err) {
     if (!isMain) throw err;
     // Run without the task's -R, say, the command fails as any command does: one line, exit 1.

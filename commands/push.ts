@@ -246,8 +246,7 @@ function machineName(): string {
 
 function interrupted(): AbortSignal {
   const controller = new AbortController();
-  const signals = STOP_SIGNALS;
-  for (const signal of signals) {
+  for (const signal of STOP_SIGNALS) {
     try {
       Deno.addSignalListener(signal, () => controller.abort());
     } catch {

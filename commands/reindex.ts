@@ -72,14 +72,13 @@ export async function main(
     const store = openStore(ctx);
     const controller = new AbortController();
     const stop = () => controller.abort();
-    const signals = STOP_SIGNALS;
-    for (const signal of signals) Deno.addSignalListener(signal, stop);
+    for (const signal of STOP_SIGNALS) Deno.addSignalListener(signal, stop);
     const bar = !values.quiet && !values.json && io.errIsTerminal ? progressBar(io) : null;
     if (values.watch) {
       try {
         return await watchMode(ctx, store, controller.signal, io, values);
       } finally {
-        for (const signal of signals) Deno.removeSignalListener(signal, stop);
+        for (const signal of STOP_SIGNALS) Deno.removeSignalListener(signal, stop);
         store.close();
       }
     }
@@ -102,7 +101,7 @@ export async function main(
       });
     } finally {
       bar?.clear();
-      for (const signal of signals) Deno.removeSignalListener(signal, stop);
+      for (const signal of STOP_SIGNALS) Deno.removeSignalListener(signal, stop);
       store.close();
     }
   });

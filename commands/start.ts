@@ -136,8 +136,7 @@ async function captureAndReport(
   const store = openStore(ctx);
   const controller = new AbortController();
   const abort = () => controller.abort();
-  const signals = STOP_SIGNALS;
-  for (const signal of signals) Deno.addSignalListener(signal, abort);
+  for (const signal of STOP_SIGNALS) Deno.addSignalListener(signal, abort);
   const bar = io.errIsTerminal ? progressBar(io) : null;
   try {
     io.out(`Capturing into ${ctx.paths.root} …\n`);
@@ -150,7 +149,7 @@ async function captureAndReport(
       ...(bar ? { onProgress: bar.update } : {}),
     });
     bar?.clear();
-    for (const signal of signals) Deno.removeSignalListener(signal, abort);
+    for (const signal of STOP_SIGNALS) Deno.removeSignalListener(signal, abort);
     if (result.status === "captured" && result.summary.stoppedBy === "signal") {
       io.err(`Capture ${STOPPED}\n`);
       return { code: EXIT.ok, stopped: true };
@@ -181,7 +180,7 @@ async function captureAndReport(
     return { code: EXIT.ok, stopped: false };
   } finally {
     bar?.clear();
-    for (const signal of signals) Deno.removeSignalListener(signal, abort);
+    for (const signal of STOP_SIGNALS) Deno.removeSignalListener(signal, abort);
     store.close();
   }
 }

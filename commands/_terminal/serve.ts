@@ -87,12 +87,11 @@ function untilStopped(stop: AbortSignal | undefined): Promise<void> {
       ? Promise.resolve()
       : new Promise((resolve) => stop.addEventListener("abort", () => resolve(), { once: true }));
   }
-  const signals = STOP_SIGNALS;
   return new Promise((resolve) => {
     const done = () => {
-      for (const signal of signals) Deno.removeSignalListener(signal, done);
+      for (const signal of STOP_SIGNALS) Deno.removeSignalListener(signal, done);
       resolve();
     };
-    for (const signal of signals) Deno.addSignalListener(signal, done);
+    for (const signal of STOP_SIGNALS) Deno.addSignalListener(signal, done);
   });
 }

@@ -22,6 +22,7 @@ export function subagentConversation(sessionId: string, agentId: string): Conver
     subagent: true,
   };
 }
+
 /** A `"uuid":"…"` field, as Claude Code writes it (no spaces), with room to spare at a cut. */
 const UUID_FIELD = /"uuid":"([0-9a-fA-F-]{36})"/g;
 const OVERLAP = 64;

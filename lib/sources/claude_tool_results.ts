@@ -32,7 +32,6 @@ import { walkFiles } from "./_walk.ts";
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Output files; `hook-*` files in the same folder are hook output, not a tool's. */
 const OUTPUT_FILE = /^(?!hook-).+\.(txt|json)$/;
-/** A subagent transcript in a session's `subagents/` folder. */
 
 /** Nothing is carried between sources: a file is one record. */
 type NoState = Record<string, never>;
