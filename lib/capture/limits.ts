@@ -7,7 +7,12 @@ export interface Limits {
   chunkSize: number;
   /** A batch commits after about this much derived text (one record may cross it). */
   textBudget: number;
-  /** A batch also commits after this much raw (records without text still move the cursor). */
+  /**
+   * A batch also commits after this much raw (records without text still move the cursor).
+   * Up to three batches are held at once (one read, two in flight), each record's bytes and
+   * parsed fields with them: at 8 MiB, a run of small rows with little text (an OpenCode
+   * database, a subagent's copy of its parent) took capture's peak 50 MiB higher than the rest.
+   */
   rawBudget: number;
   /** Lines longer than this are streamed instead of parsed in memory. */
   maxLine: number;
@@ -21,7 +26,7 @@ export interface Limits {
 export const DEFAULT_LIMITS: Limits = {
   chunkSize: 64 * 1024,
   textBudget: 512 * 1024,
-  rawBudget: 8 * 1024 * 1024,
+  rawBudget: 2 * 1024 * 1024,
   maxLine: 8 * 1024 * 1024,
   workerFrom: 16 * 1024 * 1024,
 };
