@@ -14,9 +14,9 @@ import {
   type DriftRow,
 } from "./batch_transaction.ts";
 import { FLAG_INDEXED } from "../store/schema.ts";
-import { headHash, mtimeOf } from "./identity.ts";
+import { headHash } from "./identity.ts";
 import type { Limits } from "./limits.ts";
-import { savedState, type SourceCtx } from "./source.ts";
+import { type FileSeen, savedState, type SourceCtx } from "./source.ts";
 
 /** One chunk row of a derived record, waiting in a batch. */
 export interface PendingRecord {
@@ -39,7 +39,7 @@ export interface SourceUpdate {
   cursor: number | null;
   cursorKey?: string;
   /** The file as it was when read to the end. */
-  seen?: Deno.FileInfo;
+  seen?: FileSeen;
   fingerprint?: string;
 }
 
@@ -199,9 +199,7 @@ export class BatchPlanner {
           cursor: u.cursor,
           state: u.cursor === null ? null : savedState(u.ctx),
           cursorKey: u.cursorKey ?? null,
-          seen: u.seen
-            ? { size: u.seen.size, mtimeMs: mtimeOf(u.seen), dev: u.seen.dev, ino: u.seen.ino }
-            : null,
+          seen: u.seen ?? null,
           fingerprint: u.fingerprint ?? null,
           // Once read to the end: the hash its next capture compares the file's head with.
           headHash: u.seen && u.cursor !== null ? headHash(u.ctx, u.cursor) : null,

@@ -8,6 +8,7 @@ import type { HistoryStore } from "../store/db.ts";
 import { decodeRaw } from "../store/raw.ts";
 import { FLAG_INDEXED, FLAG_JOINED, FLAG_SUPERSEDED, FLAG_ZSTD } from "../store/schema.ts";
 import { indexText } from "../store/cjk.ts";
+import type { FileSeen } from "./source.ts";
 
 /** One record row of a batch. */
 export interface BatchRecord {
@@ -81,7 +82,7 @@ export interface SourceWrite {
   state: string | null;
   cursorKey: string | null;
   /** The file as it was when read to the end (null while it is still being read). */
-  seen: { size: number; mtimeMs: number | null; dev: number | null; ino: number | null } | null;
+  seen: FileSeen | null;
   fingerprint: string | null;
   /** A hash of the file's first bytes to remember (null: keep the one remembered). */
   headHash: string | null;

@@ -2,12 +2,13 @@
 // at with lstat. A symlink or anything but a regular file is skipped and counted, never read.
 
 import type { Adapter, DiscoverContext, SourceRef } from "../sources/adapter.ts";
+import { type FileSeen, fileSeen } from "./source.ts";
 
 /** A source found, with its file as it is now. */
 export interface Found {
   adapter: Adapter;
   ref: SourceRef;
-  stat: Deno.FileInfo;
+  stat: FileSeen;
 }
 
 /** Where to look, and which of the sources found to keep. */
@@ -43,7 +44,7 @@ export async function discoverSources(options: DiscoverOptions): Promise<Found[]
       skipped.set(reason, (skipped.get(reason) ?? 0) + 1);
       return;
     }
-    found.push({ adapter, ref, stat });
+    found.push({ adapter, ref, stat: fileSeen(stat) });
   };
   if (options.sources) {
     for (const { adapter, ref } of options.sources) consider(adapter, ref);

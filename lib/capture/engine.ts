@@ -151,48 +151,61 @@ class CapturePass {
 
   async run(): Promise<CaptureSummary> {
     const started = performance.now();
+    this.#progress.report(false);
+    const work = await this.#plan();
+    const any = work.length > 0;
+    try {
+      await this.#captureAll(work);
+    } finally {
+      await this.#pipeline.close();
+    }
+    this.#progress.current.phase = "done";
+    this.#progress.report(any);
+    return this.#tally.finish(this.#o.discover.skipped, Math.round(performance.now() - started));
+  }
+
+  /**
+   * Finds the sources, settles which moved or are gone, and gives those with work to do in
+   * reading order, each with its row (new sources get theirs here). What is known of the
+   * sources with nothing new is let go here: a pass holds only what it has left to read.
+   */
+  async #plan(): Promise<Work[]> {
     const summary = this.#tally.summary;
     const progress = this.#progress.current;
-    this.#progress.report(false);
     const rows = loadSources(this.#store);
     const found = await this.#op.stage("capture.discover", () => discoverSources(this.#o));
     summary.sources = found.length;
     adoptMoved(this.#store, found, rows);
     if (!this.#o.only && !this.#o.sources) summary.gone = markGone(this.#store, found, rows);
 
-    const work = readingOrder(found.filter((f) => needsWork(f, rows.get(f.ref.locator))));
+    const work = readingOrder(found.filter((f) => needsWork(f, rows.get(f.ref.locator))), rows);
     progress.phase = "capturing";
     progress.sourcesTotal = work.length;
     progress.bytesTotal = work.reduce(
-      (sum, f) => sum + Math.max(0, f.stat.size - (rows.get(f.ref.locator)?.cursor ?? 0)),
+      (sum, w) => sum + Math.max(0, w.stat.size - (w.row?.cursor ?? 0)),
       0,
     );
     // Progress is stored only when there is work, so an idle watcher does not write.
     this.#progress.report(work.length > 0);
     // New sources get their rows in one transaction (one each cost a commit per file).
-    const fresh = work.filter((f) => !rows.has(f.ref.locator));
+    const fresh = work.filter((w) => !w.row);
     if (fresh.length) {
       const now = this.#now();
       this.#store.transaction(() => {
-        for (const f of fresh) rows.set(f.ref.locator, createSource(this.#store, f.ref, now));
+        for (const w of fresh) w.row = createSource(this.#store, w.ref, now);
       });
     }
-
-    try {
-      await this.#captureAll(work, rows);
-    } finally {
-      await this.#pipeline.close();
-    }
-    progress.phase = "done";
-    this.#progress.report(work.length > 0);
-    return this.#tally.finish(this.#o.discover.skipped, Math.round(performance.now() - started));
+    return work;
   }
 
-  async #captureAll(work: Ordered[], rows: Map<string, SourceRow>): Promise<void> {
+  /** Captures `work` in order, emptying it: each source is let go once it is read. */
+  async #captureAll(work: Work[]): Promise<void> {
     const summary = this.#tally.summary;
     let others = true;
+    const left = work.reverse();
     try {
-      for (const item of work) {
+      while (left.length) {
+        const item = left.pop()!;
         this.#checkStop();
         if (others && item.last) {
           // What these sources decide from others' records must find them stored.
@@ -200,7 +213,7 @@ class CapturePass {
           await this.#pipeline.drain(this.#batch);
         }
         try {
-          await this.#captureSource(item, rows.get(item.ref.locator));
+          await this.#captureSource(item, item.row);
           summary.changed++;
         } catch (err) {
           const translated = translateError(err);
@@ -370,9 +383,13 @@ class CapturePass {
   }
 }
 
-/** A source with work to do, and whether it is read after the others (`readAfterOthers`). */
-interface Ordered extends Found {
+/**
+ * A source with work to do: whether it is read after the others (`readAfterOthers`), and its
+ * row (none until a new source gets one).
+ */
+interface Work extends Found {
   last: boolean;
+  row: SourceRow | undefined;
 }
 
 /**
@@ -380,8 +397,14 @@ interface Ordered extends Found {
  * from other sources' (a copy of its parent, a tool's output named by a transcript) after all
  * the others. New sources get their rows, and so their ids, in this order.
  */
-function readingOrder(work: Found[]): Ordered[] {
-  const marked = work.map((f) => ({ ...f, last: f.adapter.readAfterOthers?.(f.ref) ?? false }));
+function readingOrder(work: Found[], rows: Map<string, SourceRow>): Work[] {
+  const marked = work.map((f): Work => ({
+    adapter: f.adapter,
+    ref: f.ref,
+    stat: f.stat,
+    last: f.adapter.readAfterOthers?.(f.ref) ?? false,
+    row: rows.get(f.ref.locator),
+  }));
   return [...marked.filter((f) => !f.last), ...marked.filter((f) => f.last)];
 }
 

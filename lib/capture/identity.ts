@@ -9,7 +9,13 @@ import type { HistoryStore } from "../store/db.ts";
 import { decodedRow } from "../store/raw.ts";
 import type { Found } from "./discover.ts";
 import type { ByteReader } from "./lines.ts";
-import type { SourceCtx, SourceRow } from "./source.ts";
+import {
+  type FileSeen,
+  SOURCE_COLUMNS,
+  type SourceCtx,
+  type SourceRow,
+  sourceRow,
+} from "./source.ts";
 import { openSourceReader } from "./source_reader.ts";
 
 /** Bytes of a file's head whose hash is remembered with its cursor. */
@@ -17,16 +23,18 @@ const HEAD_BYTES = 4096;
 
 /** Every source the store knows, by locator. */
 export function loadSources(store: HistoryStore): Map<string, SourceRow> {
-  const rows = store.stmt("SELECT * FROM sources").all() as unknown as SourceRow[];
+  const rows = store.stmt(`SELECT ${SOURCE_COLUMNS} FROM sources`).all().map(sourceRow);
   return new Map(rows.map((row) => [row.locator, row]));
 }
 
 /** A source row for a newly found source, in its first generation (call inside a transaction). */
 export function createSource(store: HistoryStore, ref: SourceRef, now: number): SourceRow {
-  const row = store.stmt(
-    `INSERT INTO sources (agent, locator, format, generation, cursor, first_seen)
-     VALUES (?, ?, ?, 1, 0, ?) RETURNING *`,
-  ).get(ref.agent, ref.locator, ref.format, now) as unknown as SourceRow;
+  const row = sourceRow(
+    store.stmt(
+      `INSERT INTO sources (agent, locator, format, generation, cursor, first_seen)
+       VALUES (?, ?, ?, 1, 0, ?) RETURNING ${SOURCE_COLUMNS}`,
+    ).get(ref.agent, ref.locator, ref.format, now),
+  );
   store.stmt(
     "INSERT INTO generations (source_id, generation, started_at, reason) VALUES (?, 1, ?, ?)",
   ).run(row.id, now, "first seen");
@@ -111,7 +119,7 @@ export function needsWork(found: Found, row: SourceRow | undefined): boolean {
     return found.adapter.fingerprint(found.ref) !== row.fingerprint;
   }
   const { stat } = found;
-  return row.size !== stat.size || row.mtime_ms !== mtimeOf(stat) || row.ino !== stat.ino ||
+  return row.size !== stat.size || row.mtime_ms !== stat.mtimeMs || row.ino !== stat.ino ||
     row.dev !== stat.dev;
 }
 
@@ -122,7 +130,7 @@ export function needsWork(found: Found, row: SourceRow | undefined): boolean {
 export async function generationChange(
   store: HistoryStore,
   ref: SourceRef,
-  stat: Deno.FileInfo,
+  stat: FileSeen,
   source: SourceRow,
 ): Promise<string | null> {
   if (source.ino !== stat.ino || source.dev !== stat.dev) {
@@ -181,11 +189,6 @@ export function headHash(ctx: SourceCtx, cursor: number): string | null {
   }
   ctx.headHash = `${length}:${sha256(bytes)}`;
   return ctx.headHash;
-}
-
-/** A file's modification time as stored with its source. */
-export function mtimeOf(stat: Deno.FileInfo): number | null {
-  return stat.mtime ? stat.mtime.getTime() : null;
 }
 
 async function headMatches(ref: SourceRef, expected: string | null): Promise<boolean> {

@@ -17,7 +17,7 @@ import type { PassOptions } from "./engine.ts";
 import type { RederiveStream } from "./giant_lines.ts";
 import { type Parts, partsOf } from "./parts.ts";
 import { rebuildByCopy } from "./rebuild_by_copy.ts";
-import { savedState, type SourceCtx, type SourceRow } from "./source.ts";
+import { savedState, SOURCE_COLUMNS, type SourceCtx, sourceRow } from "./source.ts";
 
 /**
  * Derives everything again from the raw records: in place when the store is sound, through a
@@ -99,8 +99,8 @@ class Rebuild {
         -- page it changes, the whole table); this transaction is rolled back whole on failure.
         UPDATE OR FAIL records SET conversation_id = NULL, ts = NULL, kind = 'meta', role = NULL,
           message_id = NULL, part_id = NULL, flags = flags & ${FLAG_ZSTD};`);
-      const sources = store.stmt("SELECT * FROM sources ORDER BY id")
-        .all() as unknown as SourceRow[];
+      const sources = store.stmt(`SELECT ${SOURCE_COLUMNS} FROM sources ORDER BY id`).all()
+        .map(sourceRow);
       const progress = this.#parts.progress;
       progress.current.phase = "rebuilding";
       progress.current.sourcesTotal = sources.filter((s) =>

@@ -22,6 +22,54 @@ export interface SourceRow {
   fingerprint: string | null;
 }
 
+/** The columns of a `SourceRow`, to select instead of `*`. */
+export const SOURCE_COLUMNS =
+  "id, agent, locator, format, generation, cursor, dev, ino, size, mtime_ms, head_hash, state, gone, cursor_key, fingerprint";
+
+/**
+ * A row as SQLite gave it (`SOURCE_COLUMNS`), copied into an object of one fixed shape. A pass
+ * keeps every source's row, and SQLite's own row objects take over twice the memory: 10,000
+ * sources held 13 MiB instead of 5.5.
+ */
+export function sourceRow(row: unknown): SourceRow {
+  const r = row as SourceRow;
+  return {
+    id: r.id,
+    agent: r.agent,
+    locator: r.locator,
+    format: r.format,
+    generation: r.generation,
+    cursor: r.cursor,
+    dev: r.dev,
+    ino: r.ino,
+    size: r.size,
+    mtime_ms: r.mtime_ms,
+    head_hash: r.head_hash,
+    state: r.state,
+    gone: r.gone,
+    cursor_key: r.cursor_key,
+    fingerprint: r.fingerprint,
+  };
+}
+
+/** A source's file as a pass saw it: what tells a change, and nothing else of its stat. */
+export interface FileSeen {
+  size: number;
+  mtimeMs: number | null;
+  dev: number | null;
+  ino: number | null;
+}
+
+/** What a pass keeps of a file's stat (a `Deno.FileInfo` holds four dates and a score of fields). */
+export function fileSeen(stat: Deno.FileInfo): FileSeen {
+  return {
+    size: stat.size,
+    mtimeMs: stat.mtime ? stat.mtime.getTime() : null,
+    dev: stat.dev,
+    ino: stat.ino,
+  };
+}
+
 /** A source being read: which generation, the adapter's state, and what was seen of it. */
 export interface SourceCtx {
   adapter: Adapter;

@@ -9,6 +9,7 @@ import { main as reindex } from "../../../commands/reindex.ts";
 import { main as search } from "../../../commands/search.ts";
 import { main as show } from "../../../commands/show.ts";
 import { generationChange, loadSources } from "../../../lib/capture/identity.ts";
+import { fileSeen, SOURCE_COLUMNS } from "../../../lib/capture/source.ts";
 import { loadContext, openStore } from "../../../lib/context.ts";
 import type { SourceRef } from "../../../lib/sources/adapter.ts";
 import { captureIo, makeWorld, manifest, runPass, type World } from "../../_helpers.ts";
@@ -112,7 +113,7 @@ Deno.test("generationChange() says why a file no longer continues its captured b
       assert.notEqual(Deno.lstatSync(path).ino, before, "another file");
     };
     const change = () =>
-      generationChange(store, ref, Deno.lstatSync(path), loadSources(store).get(path)!);
+      generationChange(store, ref, fileSeen(Deno.lstatSync(path)), loadSources(store).get(path)!);
 
     await t.step("the same file, appended to: it continues", async () => {
       appendFileSync(path, line(4));
@@ -139,6 +140,42 @@ Deno.test("generationChange() says why a file no longer continues its captured b
       replace(line(7) + line(8) + line(9));
       assert.equal(await change(), "replaced by another file");
     });
+  } finally {
+    store.close();
+    await world.cleanup();
+  }
+});
+
+Deno.test("a pass's copy of each source row holds every column, as stored", async () => {
+  const world = await makeWorld({ fixtures: ["claude", "codex"] });
+  const ctx = loadContext({ env: world.env });
+  const store = openStore(ctx);
+  try {
+    await runPass(store, ctx);
+    const stored = store.stmt("SELECT * FROM sources ORDER BY id").all() as Record<
+      string,
+      unknown
+    >[];
+    assert.ok(stored.length > 2, "sources were captured");
+    const loaded = loadSources(store);
+    assert.equal(loaded.size, stored.length);
+    for (const row of stored) {
+      const copy = loaded.get(row.locator as string)!;
+      // Every column the pass reads, each as stored (the columns it never reads are left out).
+      const read = Object.fromEntries(Object.keys(copy).map((key) => [key, row[key]]));
+      assert.deepEqual({ ...copy }, read);
+    }
+    assert.deepEqual(
+      Object.keys(loaded.values().next().value!).sort(),
+      SOURCE_COLUMNS.split(", ").sort(),
+    );
+    // The file as the pass keeps it matches what is stored once it was read to the end.
+    const first = stored.find((r) => r.format === "jsonl")!;
+    const seen = fileSeen(Deno.lstatSync(first.locator as string));
+    assert.deepEqual(
+      { size: first.size, mtimeMs: first.mtime_ms, dev: first.dev, ino: first.ino },
+      seen,
+    );
   } finally {
     store.close();
     await world.cleanup();
