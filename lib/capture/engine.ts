@@ -15,7 +15,7 @@
 //    (from titles too, in `batch_plan.ts`). The raw bytes are kept exactly as they were read.
 // 5. Batched. The record joins the batch as chunk rows of at most 64 KiB, its text cut into one
 //    index fragment per row, and the batch's cursor moves past the line. A full batch (`limits.ts`:
-//    512 KiB of text or 8 MiB raw) is planned into plain data (`batch_plan.ts`: raw bytes
+//    512 KiB of text or 2 MiB raw) is planned into plain data (`batch_plan.ts`: raw bytes
 //    compressed, conversation rows summed) and handed on (`batch_pipeline.ts`).
 // 6. Written. `batch_writers.ts` writes the batch on this connection or, in a pass with 16 MiB
 //    or more to read, in a worker with a connection of its own (`batch_worker.ts`) while the
