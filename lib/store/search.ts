@@ -18,7 +18,7 @@ import { mapStrings, type Redactor } from "../gate.ts";
 import type { Agent, Kind, Role, TextReader } from "../sources/adapter.ts";
 import type { StatementSync } from "node:sqlite";
 import { HistoryStore } from "./db.ts";
-import { FLAG_INDEXED, FLAG_ZSTD } from "./schema.ts";
+import { FLAG_INDEXED, FLAG_INJECTED, FLAG_ZSTD } from "./schema.ts";
 import { iso, type RecordRow, TextDeriver } from "./records.ts";
 import { makeSnippet, queryTerms, type Snippet, tokenize } from "./text.ts";
 import { cjkIndexReady, cjkQuery, hasCjk, hasLoneCjkLetter } from "./cjk.ts";
@@ -346,16 +346,19 @@ function ftsForms(query: string): string[] {
 
 const ANSWER_BOOST = 1.25;
 /**
- * What an agent tells the model (developer and system messages) is the same rules in every one
- * of its conversations: a word from them would otherwise rank those copies above what was said.
+ * What an agent tells the model (developer and system messages, Codex's AGENTS.md and environment
+ * as user messages: FLAG_INJECTED) is the same rules in every one of its conversations: a word
+ * from them would otherwise rank those copies above what was said. The roles are named too, for a
+ * store read before its migration 0011 marked the records it had.
  */
 const INJECTED_WEIGHT = 0.5;
 
 /** bm25, with answers (assistant messages, summaries) weighted up and injected rules down. */
-const SCORE = `bm25(fts) * CASE WHEN (r.kind = 'message' AND r.role = 'assistant')
-                              OR r.kind = 'summary' THEN ${ANSWER_BOOST}
-                            WHEN r.kind = 'message' AND r.role IN ('developer', 'system')
-                              THEN ${INJECTED_WEIGHT} ELSE 1.0 END`;
+const SCORE = `bm25(fts) * CASE WHEN (r.flags & ${FLAG_INJECTED}) != 0
+                              OR (r.kind = 'message' AND r.role IN ('developer', 'system'))
+                              THEN ${INJECTED_WEIGHT}
+                            WHEN (r.kind = 'message' AND r.role = 'assistant')
+                              OR r.kind = 'summary' THEN ${ANSWER_BOOST} ELSE 1.0 END`;
 
 /** Each sort as an ORDER BY over the candidates (records without a time sort last). */
 const ORDER: Record<SearchSort, string> = {

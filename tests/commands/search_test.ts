@@ -595,14 +595,53 @@ Deno.test("a hit's head line gives the title the room a deep project path would 
 });
 
 Deno.test("search ranks what Codex told the model below what was said, and still finds it", async () => {
-  const world = await makeWorld({ fixtures: ["codex"] });
+  const world = await makeWorld();
   try {
+    const id = "019ee0aa-1111-7222-8333-444455556666";
+    const dir = join(world.codex, "sessions", "2026", "11", "30");
+    Deno.mkdirSync(dir, { recursive: true });
+    const at = (n: number) => `2026-11-30T08:00:0${n}.000Z`;
+    const said = (n: number, role: string, text: string) =>
+      JSON.stringify({
+        timestamp: at(n),
+        type: "response_item",
+        payload: { type: "message", role, content: [{ type: "input_text", text }] },
+      });
+    const lines = [
+      JSON.stringify({
+        timestamp: at(0),
+        type: "session_meta",
+        payload: { id, timestamp: at(0), cwd: "/home/ines/src/atlas", cli_version: "0.151.2" },
+      }),
+      // Short, so bm25 alone would put them first: the same rules open every conversation.
+      said(
+        1,
+        "developer",
+        "<permissions instructions>\nThe gazetteer is read-only.\n</permissions instructions>",
+      ),
+      said(
+        1,
+        "user",
+        "# AGENTS.md instructions for /home/ines/src/atlas\n\nKeep the gazetteer sorted.",
+      ),
+      said(
+        2,
+        "user",
+        "<environment_context>\n  <cwd>/home/ines/src/atlas/gazetteer</cwd>\n</environment_context>",
+      ),
+      said(3, "user", "Why does the gazetteer importer drop the rows whose names carry accents?"),
+    ];
+    Deno.writeTextFileSync(
+      join(dir, `rollout-2026-11-30T08-00-00-${id}.jsonl`),
+      lines.join("\n") + "\n",
+    );
     const io = captureIo();
     assert.equal(await reindex(["--quiet"], io, world.env), 0, io.stderr());
-    const { hits } = await searchJson(world, ["workspace"]);
-    assert.ok(hits.length >= 2, JSON.stringify(hits));
-    assert.notEqual(hits[0].role, "developer", "a developer message ranks below the others");
-    assert.ok(hits.some((h: { role: string }) => h.role === "developer"), "and is still a hit");
+    const { hits } = await searchJson(world, ["gazetteer"]);
+    assert.equal(hits.length, 4, JSON.stringify(hits));
+    assert.match(hits[0].snippet, /importer drop/, "the prompt ranks first");
+    const rest = hits.slice(1).map((h: { role: string }) => h.role).sort();
+    assert.deepEqual(rest, ["developer", "user", "user"], "and the rules are still found");
   } finally {
     await world.cleanup();
   }
