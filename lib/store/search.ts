@@ -344,14 +344,15 @@ function ftsForms(query: string): string[] {
   return quoted === query ? [query] : [query, quoted];
 }
 
-const ANSWER_BOOST = 1.25;
+/** How much more an answer (an assistant message, a summary) weighs than a question. */
+export const ANSWER_BOOST = 1.25;
 /**
  * What an agent tells the model (developer and system messages, Codex's AGENTS.md and environment
  * as user messages: FLAG_INJECTED) is the same rules in every one of its conversations: a word
  * from them would otherwise rank those copies above what was said. The roles are named too, for a
  * store read before its migration 0011 marked the records it had.
  */
-const INJECTED_WEIGHT = 0.5;
+export const INJECTED_WEIGHT = 0.5;
 
 /** bm25, with answers (assistant messages, summaries) weighted up and injected rules down. */
 const SCORE = `bm25(fts) * CASE WHEN (r.flags & ${FLAG_INJECTED}) != 0

@@ -9,7 +9,13 @@
 import type { Sql } from "postgres";
 import type { Redactor } from "../gate.ts";
 import { hasCjk } from "../store/cjk.ts";
-import { checkBounds, DEFAULT_BUDGET_MS, SearchBudget } from "../store/search.ts";
+import {
+  ANSWER_BOOST,
+  checkBounds,
+  DEFAULT_BUDGET_MS,
+  INJECTED_WEIGHT,
+  SearchBudget,
+} from "../store/search.ts";
 
 export interface TeamSearchOptions {
   query: string;
@@ -60,6 +66,21 @@ export interface TeamSearchResult {
 }
 
 const SNIPPET_CHARS = 160;
+
+/**
+ * ts_rank's weight, as the local search weights bm25: answers up, and what an agent told the
+ * model down (developer and system messages, and the AGENTS.md and environment Codex sends as
+ * user messages, told from the text pushed as `isCodexContext` tells them). The text decides, so
+ * every row is weighed alike whenever it was pushed, and the team schema needs no column.
+ */
+const RANK_WEIGHT = `CASE
+  WHEN r.kind = 'message' AND (r.role IN ('developer', 'system') OR (r.role = 'user'
+    AND c.agent = 'codex' AND (ltrim(r.text, E' \\t\\r\\n') LIKE '<%'
+      OR ltrim(r.text, E' \\t\\r\\n') LIKE '# AGENTS.md instructions%')))
+    THEN ${INJECTED_WEIGHT}
+  WHEN (r.kind = 'message' AND r.role = 'assistant') OR r.kind = 'summary' THEN ${ANSWER_BOOST}
+  ELSE 1.0 END`;
+
 /** PostgreSQL's SQLSTATE for a statement cancelled by statement_timeout (query_canceled). */
 const QUERY_CANCELED = "57014";
 
@@ -110,7 +131,7 @@ export async function teamSearch(
       if (!cjk && (parsed?.words ?? 0) > 0) {
         await limitTime();
         return await tx<Row[]>`
-          SELECT ${columns}, ts_rank(r.tsv, q) AS score
+          SELECT ${columns}, ts_rank(r.tsv, q) * ${sql.unsafe(RANK_WEIGHT)} AS score
           FROM logbook_records r
             JOIN logbook_conversations c ON c.machine = r.machine AND c.key = r.conversation_key,
             websearch_to_tsquery('simple', ${query}) q

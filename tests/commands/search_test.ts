@@ -6,6 +6,7 @@ import { main as search } from "../../commands/search.ts";
 import { cpSync } from "node:fs";
 import { join } from "node:path";
 import { captureIo, FIXTURES, makeWorld, manifest, runCli, type World } from "../_helpers.ts";
+import { CONTEXT_PROMPT, placeCodexContextRollout } from "../_codex_context.ts";
 
 interface Entry {
   path: string;
@@ -597,49 +598,12 @@ Deno.test("a hit's head line gives the title the room a deep project path would 
 Deno.test("search ranks what Codex told the model below what was said, and still finds it", async () => {
   const world = await makeWorld();
   try {
-    const id = "019ee0aa-1111-7222-8333-444455556666";
-    const dir = join(world.codex, "sessions", "2026", "11", "30");
-    Deno.mkdirSync(dir, { recursive: true });
-    const at = (n: number) => `2026-11-30T08:00:0${n}.000Z`;
-    const said = (n: number, role: string, text: string) =>
-      JSON.stringify({
-        timestamp: at(n),
-        type: "response_item",
-        payload: { type: "message", role, content: [{ type: "input_text", text }] },
-      });
-    const lines = [
-      JSON.stringify({
-        timestamp: at(0),
-        type: "session_meta",
-        payload: { id, timestamp: at(0), cwd: "/home/ines/src/atlas", cli_version: "0.151.2" },
-      }),
-      // Short, so bm25 alone would put them first: the same rules open every conversation.
-      said(
-        1,
-        "developer",
-        "<permissions instructions>\nThe gazetteer is read-only.\n</permissions instructions>",
-      ),
-      said(
-        1,
-        "user",
-        "# AGENTS.md instructions for /home/ines/src/atlas\n\nKeep the gazetteer sorted.",
-      ),
-      said(
-        2,
-        "user",
-        "<environment_context>\n  <cwd>/home/ines/src/atlas/gazetteer</cwd>\n</environment_context>",
-      ),
-      said(3, "user", "Why does the gazetteer importer drop the rows whose names carry accents?"),
-    ];
-    Deno.writeTextFileSync(
-      join(dir, `rollout-2026-11-30T08-00-00-${id}.jsonl`),
-      lines.join("\n") + "\n",
-    );
+    placeCodexContextRollout(world, "/home/ines/src/atlas");
     const io = captureIo();
     assert.equal(await reindex(["--quiet"], io, world.env), 0, io.stderr());
     const { hits } = await searchJson(world, ["gazetteer"]);
     assert.equal(hits.length, 4, JSON.stringify(hits));
-    assert.match(hits[0].snippet, /importer drop/, "the prompt ranks first");
+    assert.match(hits[0].snippet, CONTEXT_PROMPT, "the prompt ranks first");
     const rest = hits.slice(1).map((h: { role: string }) => h.role).sort();
     assert.deepEqual(rest, ["developer", "user", "user"], "and the rules are still found");
   } finally {

@@ -18,6 +18,7 @@ import {
   type World,
 } from "../_helpers.ts";
 import { claudeTranscript, placeClaudeTranscript } from "../_claude_transcript.ts";
+import { CONTEXT_PROMPT, placeCodexContextRollout } from "../_codex_context.ts";
 import { appFor, request, withVars } from "../servers/_dashboard.ts";
 import { startPostgres } from "../postgres_server.ts";
 import { fakeUpper } from "../lib/_secret_shapes.ts";
@@ -1148,6 +1149,35 @@ Deno.test({
       url,
     );
     assert.equal(texts.out, [...sent.slice(1), sent[0]!].map((r) => r.text).join("|"));
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test({
+  name: "team: search --team ranks what Codex told the model below what was said, as search does",
+  ignore: typeof pg === "string",
+  sanitizeResources: false,
+  sanitizeOps: false,
+}, async () => {
+  if (typeof pg === "string") return;
+  const url = await pg.createDatabase("injected");
+  const world = await makeWorld();
+  try {
+    const project = join(world.dir, "src", "atlas");
+    await Deno.mkdir(project, { recursive: true });
+    placeCodexContextRollout(world, project);
+    await configure(world, { url, projects: [project], machine: "atlas" });
+    assert.equal((await runCli("reindex", ["--quiet"], world.vars)).code, 0);
+    pushed(await runCli("push", ["--json"], world.vars));
+    const found = await runCli("search", ["--team", "gazetteer", "--json"], world.vars);
+    assert.equal(found.code, 0, found.stderr);
+    const hits = found.stdout.trim().split("\n").map((line) => JSON.parse(line));
+    // PostgreSQL's parser keeps a path whole: the environment's `<cwd>…/gazetteer` is no hit.
+    assert.equal(hits.length, 3, found.stdout);
+    assert.match(hits[0].snippet, CONTEXT_PROMPT, "the prompt ranks first");
+    const rest = hits.slice(1).map((h: { role: string }) => h.role).sort();
+    assert.deepEqual(rest, ["developer", "user"], "and the rules are still found");
   } finally {
     await world.cleanup();
   }
