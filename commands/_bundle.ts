@@ -21,6 +21,7 @@ import {
   MANIFEST,
 } from "./_launch.ts";
 import { join } from "../lib/path.ts";
+import { canStat } from "../lib/present.ts";
 
 /** The commands that start from a bundle. */
 export const BUNDLED = ["search", "show"] as const;
@@ -177,7 +178,7 @@ async function inputsOf(root: string, name: string): Promise<BundleInput[]> {
     paths.push(decodeURIComponent(specifier.slice(under.length)));
   }
   if (!paths.includes(body)) throw new Error(`deno info did not list ${body}`);
-  paths.push(...CONFIG_FILES.filter((file) => exists(join(root, file))));
+  paths.push(...CONFIG_FILES.filter((file) => canStat(join(root, file))));
   return [...new Set(paths)].sort().map((path) => {
     const info = Deno.statSync(join(root, path));
     return [path, info.size, info.mtime!.getTime()];
@@ -199,15 +200,6 @@ function sameInput(root: string, [path, size, mtimeMs]: BundleInput): boolean {
   try {
     const info = Deno.statSync(join(root, path));
     return info.size === size && info.mtime?.getTime() === mtimeMs;
-  } catch {
-    return false;
-  }
-}
-
-function exists(path: string): boolean {
-  try {
-    Deno.statSync(path);
-    return true;
   } catch {
     return false;
   }

@@ -9,6 +9,7 @@
 // WAL there: every committed row is seen, and only logbook's own files are written.
 
 import { basename, dirname, join } from "../path.ts";
+import { isPresent } from "../present.ts";
 
 /** A database copied with its WAL, and the state of the originals it was copied from. */
 interface Snapshot {
@@ -52,7 +53,7 @@ export class Snapshots {
     for (let attempt = 0; attempt < COPY_ATTEMPTS; attempt++) {
       const before = signatureOf(path);
       const kept = this.#kept.get(path);
-      if (kept && kept.signature === before && exists(kept.file)) return kept.file;
+      if (kept && kept.signature === before && isPresent(kept.file)) return kept.file;
       const file = this.#fileFor(path);
       this.#drop(path);
       copyDatabase(path, file);
@@ -234,15 +235,5 @@ function removeAbandoned(parent: string, own: string): void {
         // Another run removed it first, or it is not ours to remove: it stays.
       }
     }
-  }
-}
-
-function exists(path: string): boolean {
-  try {
-    Deno.statSync(path);
-    return true;
-  } catch (err) {
-    if (err instanceof Deno.errors.NotFound) return false;
-    throw err;
   }
 }

@@ -16,6 +16,7 @@ import {
   type ToolParts,
 } from "./adapter.ts";
 import { homeDir } from "../paths.ts";
+import { canStat } from "../present.ts";
 import { zstdAvailable } from "./zstd.ts";
 import { obj, str, stringLeaves, titleFrom, toEpochMs } from "./_text.ts";
 import { walkFiles } from "./_walk.ts";
@@ -248,7 +249,7 @@ export function codexAdapter(options: CodexAdapterOptions = {}): LineAdapter<Cod
             continue;
           }
           // A rollout being compressed exists twice for a moment: the plain file is complete.
-          if (exists(path.slice(0, -".zst".length))) continue;
+          if (canStat(path.slice(0, -".zst".length))) continue;
           if (!zstd) {
             skip("zstd decoder unavailable");
             continue;
@@ -740,16 +741,6 @@ function failed(output: unknown): boolean {
   try {
     const code = obj(obj(JSON.parse(output))?.metadata)?.exit_code;
     return typeof code === "number" && code !== 0;
-  } catch {
-    return false;
-  }
-}
-
-/** True when something is at `path` (as node's existsSync: any error means no). */
-function exists(path: string): boolean {
-  try {
-    Deno.statSync(path);
-    return true;
   } catch {
     return false;
   }

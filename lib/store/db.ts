@@ -3,6 +3,7 @@
 
 import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
 import { dirname } from "../path.ts";
+import { isPresent } from "../present.ts";
 import { ensurePrivateDir, ensurePrivateFile, tightenMode } from "../private_fs.ts";
 import { MIGRATIONS } from "./schema.ts";
 import { explainUnreadable } from "./_unreadable.ts";
@@ -228,16 +229,6 @@ export class HistoryStore {
         );
       }
     }
-  }
-}
-
-function isPresent(path: string): boolean {
-  try {
-    Deno.statSync(path);
-    return true;
-  } catch (err) {
-    if (err instanceof Deno.errors.NotFound) return false;
-    throw err;
   }
 }
 
