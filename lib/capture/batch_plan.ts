@@ -13,8 +13,7 @@ import {
   type ConversationWrite,
   type DriftRow,
 } from "./batch_transaction.ts";
-import { FLAG_INDEXED, FLAG_INJECTED } from "../store/schema.ts";
-import { isInjected } from "../sources/injected.ts";
+import { FLAG_INDEXED } from "../store/schema.ts";
 import { headHash } from "./identity.ts";
 import type { Limits } from "./limits.ts";
 import { type FileSeen, savedState, type SourceCtx } from "./source.ts";
@@ -162,10 +161,7 @@ export class BatchPlanner {
         role: d.role,
         messageId: d.messageId,
         partId: d.partId,
-        flags: r.flags | (r.text ? FLAG_INDEXED : 0) | flag |
-          (r.text && isInjected(r.ctx.ref.agent, { kind: d.kind, role: d.role, text: r.text })
-            ? FLAG_INJECTED
-            : 0),
+        flags: r.flags | (r.text ? FLAG_INDEXED : 0) | flag,
         completes: r.seq === 0 && d.completes === true && !d.drift,
         text: r.text,
         drift: counted ? driftRow(r.ctx, d) : null,

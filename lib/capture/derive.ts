@@ -14,7 +14,8 @@ import type { Redactor } from "../gate.ts";
 import type { HistoryStore } from "../store/db.ts";
 import { splitFragments } from "../store/text.ts";
 import { type Batch, keyOf, type PendingRecord } from "./batch_plan.ts";
-import { FLAG_DRIFT, FLAG_JOINED, FLAG_SUPERSEDED } from "../store/schema.ts";
+import { FLAG_DRIFT, FLAG_INJECTED, FLAG_JOINED, FLAG_SUPERSEDED } from "../store/schema.ts";
+import { isInjected } from "../sources/injected.ts";
 import type { SourceCtx } from "./source.ts";
 
 /** Existing chunk rows of a stored record being derived again (rebuild). */
@@ -131,7 +132,11 @@ export class Deriver {
     const sizes = existing?.sizes ?? chunkSizes(bytes.length, this.#chunkSize);
     const fragments = text ? splitFragments(text, sizes.length) : [];
     const joined = derived.joined || derived.completes;
-    const flags = (derived.drift ? FLAG_DRIFT : 0) | (joined ? FLAG_JOINED : 0);
+    // Told from the whole text, so every row of a long line says the same.
+    const injected = text !== "" &&
+      isInjected(ctx.ref.agent, { kind: derived.kind, role: derived.role, text });
+    const flags = (derived.drift ? FLAG_DRIFT : 0) | (joined ? FLAG_JOINED : 0) |
+      (injected ? FLAG_INJECTED : 0);
     const added: PendingRecord[] = [];
     let at = 0;
     sizes.forEach((size, seq) => {

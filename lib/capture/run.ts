@@ -24,6 +24,7 @@ import {
 import { clearLatch, latch, type LatchedFailure, latchedFailure } from "../store/latch.ts";
 import { yieldToEventLoop } from "./_yield.ts";
 import { capturePass, type PassOptions } from "./engine.ts";
+import { backfillInjected } from "./injected_backfill.ts";
 import { announce, type Progress } from "./progress.ts";
 import { rebuild, RebuildStoppedError } from "./rebuild.ts";
 import { type CaptureSummary, Tally } from "./summary.ts";
@@ -196,6 +197,8 @@ export async function runCapture(options: CaptureRunOptions): Promise<CaptureRun
         }
         announce(store, "discovering", ctx.now(), options.onProgress);
       }
+      // Records captured before FLAG_INJECTED get it (migration 0011 left the work).
+      await backfillInjected(store, pass.adapters, pass.redact, pass.signal);
       const summary = await capturePass(pass);
       store.transaction(() => {
         store.setMeta("last_run", { at: ctx.now(), ok: summary.errors.length === 0, summary });

@@ -4,6 +4,7 @@
 // A backlog (sources found with unread bytes, or a pass that stopped before the end) is read in
 // full-speed passes, as `reindex` reads it, until it is drained; then only what changed is read.
 
+import { backfillInjected } from "./injected_backfill.ts";
 import { type Context } from "../context.ts";
 import type { Redactor } from "../gate.ts";
 import type { Adapter, SourceRef } from "../sources/adapter.ts";
@@ -132,6 +133,8 @@ export async function watch(options: WatchOptions): Promise<void> {
             continue;
           }
         }
+        // Records captured before FLAG_INJECTED get it (migration 0011 left the work).
+        await backfillInjected(store, adapters, options.redact, signal);
         summary = await capturePass({
           ...passOptions(ctx, store, options.redact, adapters),
           signal,

@@ -25,6 +25,7 @@ import {
   codexLineText,
   contentParts,
   isCodexContext,
+  isImageFrame,
   joinParts,
   LINE_TYPES,
   STATE_LINES,
@@ -448,7 +449,7 @@ function classifyItem(
     }
     const texts = streamed ? [] : contentParts(payload.content);
     if (!streamed && role === "user" && !state.cwd) state.cwd = cwdFromContext(texts);
-    const prompt = texts.find((t) => t.trim() !== "" && !isCodexContext(t));
+    const prompt = texts.find((t) => t.trim() !== "" && !isCodexContext(t) && !isImageFrame(t));
     const counted = role === "assistant" || (role === "user" && (streamed || prompt !== undefined));
     return makeDerived("message", role && ROLES.has(role) ? role as Role : null, conversation, {
       ...extra,

@@ -163,11 +163,26 @@ export function joinParts(parts: string[]): string {
   return parts.filter((p) => p.length > 0).join("\n");
 }
 
+/** The text part Codex opens or closes an attached image with: `<image name=[Image #1] …>`. */
+const IMAGE_FRAME = /^\s*(?:<image name=\[Image #\d+\][^>]*>|<\/image>)/;
+
+/** True when `part` is only an image's frame: neither typed nor injected. */
+export function isImageFrame(part: string): boolean {
+  const frame = IMAGE_FRAME.exec(part);
+  return frame !== null && part.slice(frame[0].length).trim() === "";
+}
+
 /**
  * Context Codex injects as a user message (`<environment_context>`, `<user_instructions>`, the
- * AGENTS.md instructions): not what the user typed, so never a title, and shown folded.
+ * AGENTS.md instructions): not what the user typed, so never a title, and shown folded. The
+ * frames of an image pasted before the words are skipped: a prompt may start with one.
  */
 export function isCodexContext(text: string): boolean {
-  const start = text.trimStart();
+  let start = text;
+  for (let frame = IMAGE_FRAME.exec(start); frame; frame = IMAGE_FRAME.exec(start)) {
+    start = start.slice(frame[0].length);
+  }
+  start = start.trimStart();
+  if (start === "") return false;
   return start.startsWith("<") || start.startsWith("# AGENTS.md instructions");
 }

@@ -327,32 +327,16 @@ export const MIGRATIONS: readonly Migration[] = [
     `,
   },
   {
-    // FLAG_INJECTED on the indexed Codex records captured before it: its developer messages, and
-    // the context it sends as a user message, told as `isCodexContext` tells it (the first part
-    // starts with a tag or with AGENTS.md's heading), in both of Codex's line shapes. Only flags
-    // change, on a few rows per conversation, found through the conversation index: CROSS JOIN
-    // keeps that order, where a scan of every record would read the whole store. A line too long
-    // for one row, or stored compressed, keeps its rank until a rebuild. Search names developer
-    // and system roles itself, so readers rank those as before until this runs. Project mirrors
-    // run it over their own copies.
+    // FLAG_INJECTED for the Codex records captured before capture marked them: this only leaves
+    // the work in meta, and the next capture does it in batches, telling each message from its
+    // text as capture does (lib/capture/injected_backfill.ts). Readers rank as before until then
+    // (search names developer and system roles itself). A store without Codex has nothing to do.
     name: "0011_injected_flag",
     readersWait: true,
     sql: `
-      UPDATE records SET flags = flags | ${FLAG_INJECTED}
-      WHERE id IN (
-        SELECT id FROM (
-          -- CASE, not AND: json_extract throws on a line that is not JSON.
-          SELECT r.id, r.role, CASE WHEN json_valid(CAST(r.raw AS TEXT)) THEN ltrim(coalesce(
-            json_extract(CAST(r.raw AS TEXT), '$.payload.content[0].text'),
-            json_extract(CAST(r.raw AS TEXT), '$.content[0].text'), ''
-          ), char(32, 9, 10, 13)) ELSE '' END AS head
-          FROM conversations c CROSS JOIN records r ON r.conversation_id = c.id
-          WHERE c.agent = 'codex' AND r.kind = 'message' AND r.seq = 0
-            AND r.role IN ('user', 'developer', 'system')
-            AND (r.flags & ${FLAG_INDEXED | FLAG_STREAMED | FLAG_ZSTD}) = ${FLAG_INDEXED}
-        )
-        WHERE role != 'user' OR head GLOB '<*' OR head GLOB '# AGENTS.md instructions*'
-      );
+      INSERT INTO meta (key, value)
+      SELECT 'injected_backfill', '{"after":0}'
+      WHERE EXISTS (SELECT 1 FROM conversations WHERE agent = 'codex');
     `,
   },
 ];

@@ -68,15 +68,21 @@ export interface TeamSearchResult {
 const SNIPPET_CHARS = 160;
 
 /**
+ * How a text Codex injected as a user message starts (`isCodexContext`): a tag or AGENTS.md's
+ * heading, after the frames of any image pasted first. Tested on its first 2 KiB only.
+ */
+export const CONTEXT_START = String.raw`^\s*((<image name=\[Image #[0-9]+\][^>]*>|</image>)\s*)*` +
+  String.raw`(<(?!image name=\[Image #|/image>)|# AGENTS\.md instructions)`;
+
+/**
  * ts_rank's weight, as the local search weights bm25: answers up, and what an agent told the
  * model down (developer and system messages, and the AGENTS.md and environment Codex sends as
- * user messages, told from the text pushed as `isCodexContext` tells them). The text decides, so
- * every row is weighed alike whenever it was pushed, and the team schema needs no column.
+ * user messages, told from the text pushed). The text decides, so every row is weighed alike
+ * whenever it was pushed, and the team schema needs no column.
  */
 const RANK_WEIGHT = `CASE
   WHEN r.kind = 'message' AND (r.role IN ('developer', 'system') OR (r.role = 'user'
-    AND c.agent = 'codex' AND (ltrim(r.text, E' \\t\\r\\n') LIKE '<%'
-      OR ltrim(r.text, E' \\t\\r\\n') LIKE '# AGENTS.md instructions%')))
+    AND c.agent = 'codex' AND substr(r.text, 1, 2048) ~ '${CONTEXT_START}'))
     THEN ${INJECTED_WEIGHT}
   WHEN (r.kind = 'message' AND r.role = 'assistant') OR r.kind = 'summary' THEN ${ANSWER_BOOST}
   ELSE 1.0 END`;

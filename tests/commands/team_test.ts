@@ -26,6 +26,8 @@ import { redactorFor } from "../../lib/context.ts";
 import { ADAPTERS } from "../../lib/sources/mod.ts";
 import { type RecordRow, TextDeriver } from "../../lib/store/records.ts";
 import { TEAM_MIGRATIONS } from "../../lib/team/db.ts";
+import { CONTEXT_START } from "../../lib/team/search.ts";
+import { isCodexContext } from "../../lib/sources/codex_text.ts";
 
 const pg = await startPostgres();
 if (typeof pg === "string") console.warn(`team tests skipped: ${pg}`);
@@ -1181,6 +1183,31 @@ Deno.test({
   } finally {
     await world.cleanup();
   }
+});
+
+Deno.test({
+  name: "team: PostgreSQL tells Codex's context from the pushed text as isCodexContext does",
+  ignore: typeof pg === "string",
+}, async () => {
+  if (typeof pg === "string") return;
+  const texts = [
+    "<environment_context>\n  <cwd>/x</cwd>\n</environment_context>",
+    "  \n# AGENTS.md instructions for /x\n\n- rules",
+    '<image name=[Image #1] path="/tmp/a.png">\n</image>\nWhat does this chart show?',
+    "<image name=[Image #2]>\n</image>\n<environment_context>\n</environment_context>",
+    "What does <b> do here?",
+    "<image name=[Image #1]>\n</image>",
+    "</image>",
+    "# AGENTS.md is where the rules go?",
+  ];
+  const values = texts.map((t) => `(${JSON.stringify(texts.indexOf(t))}, $t$${t}$t$)`).join(", ");
+  const run = await psql(
+    `SELECT n, substr(t, 1, 2048) ~ '${CONTEXT_START}' FROM (VALUES ${values}) v(n, t) ORDER BY n`,
+  );
+  assert.equal(run.code, 0, run.err);
+  const told = run.out.split("\n").map((line) => line.endsWith("|t"));
+  assert.deepEqual(told, texts.map(isCodexContext));
+  assert.deepEqual(told, [true, true, false, true, false, false, false, false]);
 });
 
 Deno.test({
