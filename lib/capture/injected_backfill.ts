@@ -45,12 +45,6 @@ export async function backfillInjected(
        AND role IN ('user', 'developer', 'system')
        AND (flags & ${FLAG_INDEXED | FLAG_INJECTED | FLAG_STREAMED}) = ${FLAG_INDEXED}`,
   );
-  // The rows after a head that belong to its line: seq > 0, before the next line's head.
-  const continuations = store.stmt(
-    `SELECT id FROM records WHERE source_id = ?1 AND generation = ?2 AND offset > ?3 AND seq > 0
-       AND offset < coalesce((SELECT min(offset) FROM records
-         WHERE source_id = ?1 AND generation = ?2 AND offset > ?3 AND seq = 0), 9e18)`,
-  );
   const mark = store.stmt(`UPDATE records SET flags = flags | ${FLAG_INJECTED} WHERE id = ?`);
   const note = store.stmt("INSERT INTO record_changes (record_id) VALUES (?)");
   let marked = 0;
@@ -63,12 +57,10 @@ export async function backfillInjected(
         for (const row of candidates.all(id) as unknown as RecordRow[]) {
           const { adapter, ref } = deriver.source(row.source_id);
           if (!adapter) continue;
-          const text = redact(adapter.textOf(deriver.lineOf(row).bytes, ref));
+          const line = deriver.lineOf(row);
+          const text = redact(adapter.textOf(line.bytes, ref));
           if (!isInjected(ref.agent, { kind: row.kind, role: row.role, text })) continue;
-          const rest = continuations.all(row.source_id, row.generation, row.offset) as {
-            id: number;
-          }[];
-          for (const target of [row.id, ...rest.map((r) => r.id)]) {
+          for (const target of line.ids) {
             mark.run(target);
             note.run(target);
             marked++;

@@ -4,13 +4,13 @@
 // A backlog (sources found with unread bytes, or a pass that stopped before the end) is read in
 // full-speed passes, as `reindex` reads it, until it is drained; then only what changed is read.
 
-import { backfillInjected } from "./injected_backfill.ts";
 import { type Context } from "../context.ts";
 import type { Redactor } from "../gate.ts";
 import type { Adapter, SourceRef } from "../sources/adapter.ts";
 import { ADAPTERS } from "../sources/mod.ts";
 import { type HistoryStore, StoreLockedError } from "../store/db.ts";
 import { capturePass } from "./engine.ts";
+import { backfillInjected } from "./injected_backfill.ts";
 import { syncMirrors } from "./mirrors.ts";
 import { dropRetired } from "../store/batched_migration.ts";
 import { clearLatch, latchedFailure } from "../store/latch.ts";

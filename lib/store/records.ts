@@ -307,25 +307,31 @@ export class TextDeriver {
     return raw;
   }
 
-  /** The whole line a chunk belongs to: its bytes and how many chunk rows it spans. */
-  lineOf(stored: RecordRow): { bytes: Uint8Array; rows: number } {
+  /** The whole line a chunk belongs to: its bytes, and the chunk rows it spans (their ids). */
+  lineOf(stored: RecordRow): { bytes: Uint8Array; rows: number; ids: number[] } {
     const row = decodedRow(stored);
     const head = row.seq === 0 ? row : this.#store.stmt(
       `SELECT * FROM records WHERE source_id = ? AND generation = ? AND offset < ? AND seq = 0
        ORDER BY offset DESC LIMIT 1`,
     ).get(row.source_id, row.generation, row.offset) as unknown as RecordRow | undefined;
-    if (!head) return { bytes: row.raw, rows: 1 };
+    if (!head) return { bytes: row.raw, rows: 1, ids: [row.id] };
     const headRaw = decodedRow(head).raw;
     // Lines are cut into rows of exactly the chunk size: a shorter head is the whole line.
-    if (headRaw.length < DEFAULT_LIMITS.chunkSize) return { bytes: headRaw, rows: 1 };
+    if (headRaw.length < DEFAULT_LIMITS.chunkSize) {
+      return { bytes: headRaw, rows: 1, ids: [head.id] };
+    }
     const rest = (this.#store.stmt(
-      `SELECT raw, flags FROM records WHERE source_id = ? AND generation = ? AND offset > ?
+      `SELECT id, raw, flags FROM records WHERE source_id = ? AND generation = ? AND offset > ?
          AND seq > 0 AND offset < coalesce((SELECT min(offset) FROM records
            WHERE source_id = ?1 AND generation = ?2 AND offset > ?3 AND seq = 0), 9e18)
        ORDER BY offset`,
-    ).all(head.source_id, head.generation, head.offset) as { raw: Uint8Array; flags: number }[])
+    ).all(head.source_id, head.generation, head.offset) as {
+      id: number;
+      raw: Uint8Array;
+      flags: number;
+    }[])
       .map(decodedRow);
-    if (!rest.length) return { bytes: headRaw, rows: 1 };
+    if (!rest.length) return { bytes: headRaw, rows: 1, ids: [head.id] };
     const parts = [headRaw, ...rest.map((r) => r.raw)];
     const length = parts.reduce((n, p) => n + p.length, 0);
     const bytes = new Uint8Array(length);
@@ -334,6 +340,6 @@ export class TextDeriver {
       bytes.set(part, at);
       at += part.length;
     }
-    return { bytes, rows: parts.length };
+    return { bytes, rows: parts.length, ids: [head.id, ...rest.map((r) => r.id)] };
   }
 }
