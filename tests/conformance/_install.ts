@@ -3,6 +3,7 @@
 // else `~/.cache/logbook/conformance`), one folder per `<agent>@<version>`.
 
 import { join } from "node:path";
+import { canStat } from "../../lib/present.ts";
 import type { AgentPin } from "./agents.ts";
 
 /** An agent ready to run: its program and the folder it was installed in. */
@@ -52,7 +53,7 @@ export async function install(pin: AgentPin): Promise<Installed | Skipped> {
   const marker = join(dir, ".installed");
   const started = performance.now();
   let seconds = 0;
-  if (!exists(marker)) {
+  if (!canStat(marker)) {
     await Deno.mkdir(dir, { recursive: true });
     const npm = await run("npm", [
       "install",
@@ -111,15 +112,6 @@ export async function install(pin: AgentPin): Promise<Installed | Skipped> {
 
 function last(text: string): string {
   return text.trim().split("\n").filter((l) => l.trim()).at(-1) ?? "no output";
-}
-
-function exists(path: string): boolean {
-  try {
-    Deno.statSync(path);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 async function run(
