@@ -5,7 +5,7 @@ import { type Context } from "./context.ts";
 import { projectOfUserPath } from "./paths.ts";
 import { type Agent, AGENTS, type Kind, KINDS, type Role, ROLES } from "./sources/adapter.ts";
 import { HistoryStore } from "./store/db.ts";
-import { findConversation } from "./store/conversations.ts";
+import { findConversation, MAX_ID_CHARS } from "./store/conversations.ts";
 import { SEARCH_SORTS, type SearchOptions, type SearchSort } from "./store/search.ts";
 import { parseWhen } from "./when.ts";
 
@@ -116,7 +116,9 @@ export function parseSearchInput(
     if (value === undefined) continue;
     if (typeof value !== "string") return expect(field, "a string");
     if (!value) return expect(field, "a value, not nothing");
-    if (field === "session" && value.length > 300) return expect(field, "at most 300 characters");
+    if (field === "session" && value.length > MAX_ID_CHARS) {
+      return expect(field, `at most ${MAX_ID_CHARS} characters`);
+    }
     data[field] = value;
   }
   const choices = [["agent", AGENTS], ["kind", KINDS], ["role", ROLES], [

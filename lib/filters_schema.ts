@@ -11,6 +11,7 @@ import {
   type SearchInput,
 } from "./filters.ts";
 import { AGENTS, KINDS, ROLES } from "./sources/adapter.ts";
+import { MAX_ID_CHARS } from "./store/conversations.ts";
 import { SEARCH_SORTS } from "./store/search.ts";
 
 /** A search request as a user writes it. */
@@ -21,7 +22,7 @@ export const searchInput = z.object({
   ),
   project: z.string().min(1).optional(),
   agent: z.enum(AGENTS).optional(),
-  session: z.string().min(1).max(300).optional(),
+  session: z.string().min(1).max(MAX_ID_CHARS).optional(),
   kind: z.enum(KINDS).optional(),
   role: z.enum(ROLES).optional(),
   since: z.string().min(1).optional(),

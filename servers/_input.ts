@@ -3,6 +3,7 @@
 
 import type { Context } from "hono";
 import { z } from "zod";
+import { MAX_ID_CHARS } from "../lib/store/conversations.ts";
 import { badRequest, fromZod } from "./_errors.ts";
 
 /**
@@ -12,7 +13,7 @@ import { badRequest, fromZod } from "./_errors.ts";
  */
 export const conversationId = z.string()
   .min(1, "the id is empty")
-  .max(300, "the id is too long")
+  .max(MAX_ID_CHARS, "the id is too long")
   // deno-lint-ignore no-control-regex -- control characters are exactly what is refused
   .refine((id) => !/[\\\x00-\x1f\x7f]/.test(id), "an id cannot contain path characters")
   .refine((id) => !id.includes(".."), "an id cannot contain path characters")

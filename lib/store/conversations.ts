@@ -17,6 +17,12 @@ import {
   TextDeriver,
 } from "./records.ts";
 
+/**
+ * The longest conversation id taken, whole or as a prefix, here and by `search --session` and the
+ * dashboard (a prefix is matched with LIKE, whose pattern SQLite bounds; ids are a UUID or so).
+ */
+export const MAX_ID_CHARS = 300;
+
 /** Thrown when a conversation id matches nothing, or more than one conversation. */
 export class ConversationNotFoundError extends Error {
   override name = "ConversationNotFoundError";
@@ -31,6 +37,11 @@ export class ConversationNotFoundError extends Error {
 export function findConversation(store: HistoryStore, id: string): ConversationRow {
   const wanted = id.trim();
   if (!wanted) throw new RangeError("The conversation id is empty");
+  if (wanted.length > MAX_ID_CHARS) {
+    throw new RangeError(
+      `The conversation id is too long: ${wanted.length} characters, at most ${MAX_ID_CHARS}`,
+    );
+  }
   // The full id first, on its index (native ids have none: matching one reads the table).
   const byKey = store.stmt("SELECT * FROM conversations WHERE key = ?").get(wanted);
   if (byKey) return byKey as unknown as ConversationRow;

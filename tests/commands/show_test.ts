@@ -150,6 +150,16 @@ Deno.test("show explains an unknown or ambiguous id", async () => {
     assert.match(io2.stderr(), /is ambiguous/);
     const io3 = captureIo();
     assert.equal(await show([], io3, world.env), 2);
+    // An id longer than any is refused as such: not "no conversation", nor SQLite's words for a
+    // LIKE pattern over its limit.
+    for (const length of [301, 60_000]) {
+      const io4 = captureIo();
+      assert.equal(await show(["a".repeat(length)], io4, world.env), 1);
+      assert.equal(
+        io4.stderr(),
+        `error: The conversation id is too long: ${length} characters, at most 300\n`,
+      );
+    }
   } finally {
     await world.cleanup();
   }
