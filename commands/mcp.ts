@@ -40,8 +40,8 @@ export async function main(
   return await run(spec, args, io, async ({ values }) => {
     const ctx = loadContext({ env, onStall: io.err });
     // The SDK is loaded only here: no other command pays for it.
-    const [{ StdioServerTransport }, { createMcpServer }, { HistoryTools }] = await Promise.all([
-      import("@modelcontextprotocol/sdk/server/stdio.js"),
+    const [{ LineTransport }, { createMcpServer }, { HistoryTools }] = await Promise.all([
+      import("../servers/mcp/stdio.ts"),
       import("../servers/mcp/server.ts"),
       import("../servers/mcp/tools.ts"),
     ]);
@@ -64,12 +64,13 @@ export async function main(
     );
     const server = createMcpServer(tools);
     const closed = Promise.withResolvers<void>();
-    const transport = new StdioServerTransport();
+    // Ends when stdin does; a line that is not a message is answered with an error, and skipped.
+    const transport = new LineTransport(
+      Deno.stdin.readable,
+      new WritableStream({ write: (bytes) => io.outBytes(bytes) }),
+    );
     transport.onclose = () => closed.resolve();
     stop?.addEventListener("abort", () => closed.resolve(), { once: true });
-    // The transport ends when stdin does; the SDK does not notice that on its own.
-    const { stdin } = await import("node:process");
-    stdin.once("end", () => closed.resolve());
     await server.connect(transport);
     try {
       await closed.promise;

@@ -4,7 +4,9 @@
 
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
+import { MAX_QUERY_CHARS } from "../../lib/filters.ts";
 import { AGENTS, KINDS, ROLES } from "../../lib/sources/adapter.ts";
+import { MAX_ID_CHARS } from "../../lib/store/conversations.ts";
 import { VERSION } from "../../lib/version.ts";
 import {
   type HistoryTools,
@@ -30,15 +32,25 @@ const limit = (max: number, fallback: number) =>
       `How many to return (default ${fallback}, at most ${max}).`,
     );
 
+/** A conversation id, or a prefix of one, in `field`: as long as the CLI and the dashboard take. */
+const id = (field: string) =>
+  z.string({ error: `"${field}" must be an id` }).min(1, `"${field}" is empty`).max(
+    MAX_ID_CHARS,
+    `"${field}" is too long: an id has at most ${MAX_ID_CHARS} characters`,
+  );
+
 const SEARCH = {
-  query: z.string({ error: '"query" must be text' }).describe(
+  query: z.string({ error: '"query" must be text' }).max(
+    MAX_QUERY_CHARS,
+    `"query" is over ${MAX_QUERY_CHARS} characters: keep the most distinctive words`,
+  ).describe(
     "Words to find. Words are matched whole; end a word with * for a prefix (cach*); " +
       'quote a phrase ("cache eviction"); OR, NOT and NEAR work as in SQLite FTS5.',
   ),
   project,
   all_projects: allProjects,
   agent: agent.describe("Only conversations of this agent: claude, codex, opencode or logbook."),
-  session: z.string().min(1).optional().describe(
+  session: id("session").optional().describe(
     "Only this conversation (an id as search_history returns it, or a unique prefix).",
   ),
   kind: z.enum(KINDS as [string, ...string[]], {
@@ -63,7 +75,7 @@ const SEARCH = {
 };
 
 const READ = {
-  conversation: z.string({ error: '"conversation" must be an id' }).min(1).describe(
+  conversation: id("conversation").describe(
     "The conversation's id as search_history or list_conversations gives it " +
       "(for example claude:3f2a9c1e-…), or a unique prefix of it.",
   ),

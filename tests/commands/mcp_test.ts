@@ -1,8 +1,9 @@
 // `logbook mcp` as an agent meets it: a real subprocess spoken to by the MCP SDK's own client over
 // stdio. Lists the tools, searches a fixture phrase with every filter, reads around the hit (tool
 // calls and results summarised), pages a long conversation to its end, finds planted secrets
-// redacted (in titles too), keeps serving after bad arguments, over-bound queries and spent
-// budgets, and never writes the store, not even to upgrade it.
+// redacted (in titles too), keeps serving after bad arguments, over-bound queries and ids, spent
+// budgets, and lines that are not messages (each answered with its JSON-RPC error, a line of
+// any length refused without holding it), and never writes the store, not even to upgrade it.
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -162,6 +163,78 @@ interface Hit {
   role: string | null;
   kind: string;
   snippet: string;
+}
+
+/** One JSON-RPC message as the server wrote it. */
+interface Reply {
+  jsonrpc: string;
+  id?: string | number | null;
+  result?: { content: Text[]; isError?: boolean };
+  error?: { code: number; message: string };
+}
+
+/**
+ * A `logbook mcp` subprocess over `world` spoken to line by line, as a client that writes
+ * anything at all would: `write` sends bytes as they are, `next` reads the next line it answers,
+ * `peakRss` reads the most memory it has held (kB, from /proc), `close` ends stdin.
+ */
+async function serveRaw(world: World) {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", ...taskFlags("mcp"), "--quiet", join(ROOT, "commands", "mcp.ts")],
+    env: { ...childBaseEnv(), ...world.vars },
+    clearEnv: true,
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const stderr = new Response(child.stderr).text();
+  const writer = child.stdin.getWriter();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let buffered = "";
+  const next = async (): Promise<Reply | null> => {
+    while (!buffered.includes("\n")) {
+      const { value, done } = await reader.read();
+      if (done) return null;
+      buffered += value;
+    }
+    const end = buffered.indexOf("\n");
+    const line = buffered.slice(0, end);
+    buffered = buffered.slice(end + 1);
+    return JSON.parse(line);
+  };
+  const write = (text: string) => writer.write(new TextEncoder().encode(text));
+  const send = (message: unknown) => write(JSON.stringify(message) + "\n");
+  const peakRss = () =>
+    Number(/VmHWM:\s+(\d+)/.exec(Deno.readTextFileSync(`/proc/${child.pid}/status`))![1]);
+  const close = async () => {
+    await writer.close().catch(() => {});
+    const status = await child.status;
+    await reader.cancel().catch(() => {});
+    return { code: status.code, stderr: await stderr };
+  };
+  await send({
+    jsonrpc: "2.0",
+    id: 0,
+    method: "initialize",
+    params: {
+      protocolVersion: "2025-06-18",
+      capabilities: {},
+      clientInfo: { name: "logbook-test", version: "1.0.0" },
+    },
+  });
+  assert.equal((await next())?.id, 0, "initialized");
+  await send({ jsonrpc: "2.0", method: "notifications/initialized" });
+  return { write, send, next, peakRss, close };
+}
+
+/** A `tools/call` of `search_history` with `id` and `query`, over every project. */
+function searchCall(id: number, query: string) {
+  return {
+    jsonrpc: "2.0",
+    id,
+    method: "tools/call",
+    params: { name: "search_history", arguments: { query, all_projects: true } },
+  };
 }
 
 /** The hits of a `search_history` answer. */
@@ -502,6 +575,23 @@ Deno.test("logbook mcp: an agent searches, reads and lists its history over stdi
       assert.equal(near.isError, true);
       assert.match(near.text, /^The NEAR distance 100000 is over the limit of 1000: /);
       assert.doesNotMatch(prefixes.text + near.text, /logbook could not answer|Error:|\n\s+at /);
+      // Over the CLI's bound of characters, a query is refused before it is read word by word.
+      const huge = await call("search_history", {
+        query: Array.from({ length: 100_000 }, (_, i) => `w${i}`).join(" "),
+      });
+      assert.equal(huge.isError, true);
+      assert.match(huge.text, /"query" is over 4096 characters: keep the most distinctive words/);
+      // An id longer than any is refused as such, whatever SQLite would make of it.
+      for (const length of [301, 100_000]) {
+        const id = "claude:" + "a".repeat(length - 7);
+        const read = await call("read_conversation", { conversation: id });
+        assert.equal(read.isError, true);
+        assert.match(read.text, /"conversation" is too long: an id has at most 300 characters/);
+        const within = await call("search_history", { query: "heron", session: id });
+        assert.equal(within.isError, true);
+        assert.match(within.text, /"session" is too long: an id has at most 300 characters/);
+        assert.doesNotMatch(read.text + within.text, /LIKE or GLOB|No conversation/);
+      }
       const still = await call("search_history", { query: "heron-ledger" });
       assert.equal(still.isError, false, still.text);
       assert.match(still.text, /claude:5b0e9d62/);
@@ -510,6 +600,95 @@ Deno.test("logbook mcp: an agent searches, reads and lists its history over stdi
     assert.deepEqual(storeFiles(world.data), before, "the store is read, never written");
   } finally {
     await client.close();
+    await world.cleanup();
+  }
+});
+
+Deno.test("logbook mcp answers a line that is not a message with a JSON-RPC error, and keeps serving", async (t) => {
+  const world = await makeWorld({ fixtures: ["claude"] });
+  try {
+    await captureWorld(world);
+    const mcp = await serveRaw(world);
+    try {
+      // Each refused line is followed by a request: its answer comes second, so a line left
+      // unanswered fails here rather than waiting for ever.
+      const answered = async (id: number) => {
+        const reply = await mcp.next();
+        assert.equal(reply?.id, id, JSON.stringify(reply));
+        assert.match(reply?.result?.content[0]?.text ?? "", /^1 hit in all projects/);
+      };
+      await t.step("a line that is not JSON is a parse error (-32700)", async () => {
+        await mcp.write('{"jsonrpc": "2.0", "id": 1, "method": "tools/list"\n');
+        await mcp.send(searchCall(2, "quokka-lantern"));
+        assert.deepEqual(await mcp.next(), {
+          jsonrpc: "2.0",
+          id: null,
+          error: { code: -32700, message: "Parse error: the line is not JSON" },
+        });
+        await answered(2);
+      });
+      await t.step("JSON that is not JSON-RPC is an invalid request (-32600)", async () => {
+        const invalid = (id: number | null) => ({
+          jsonrpc: "2.0",
+          id,
+          error: {
+            code: -32600,
+            message: "Invalid Request: the line is not a JSON-RPC 2.0 message",
+          },
+        });
+        for (const line of ['{"hello": "world"}', "[1, 2]", "42", '"tools/list"']) {
+          await mcp.write(line + "\n");
+          await mcp.send(searchCall(3, "quokka-lantern"));
+          assert.deepEqual(await mcp.next(), invalid(null), line);
+          await answered(3);
+        }
+        // A request with an id is answered by it, so the client's call ends.
+        await mcp.send({ jsonrpc: "1.0", id: 4, method: "tools/list" });
+        await mcp.send(searchCall(5, "quokka-lantern"));
+        assert.deepEqual(await mcp.next(), invalid(4));
+        await answered(5);
+      });
+      await t.step("a line over 1 MiB is refused as it arrives, never held", async () => {
+        const before = mcp.peakRss();
+        // 64 MiB in 1 MiB writes, then the line's end: over the SDK's 10 MiB, which closed.
+        const block = "x".repeat(1024 * 1024);
+        await mcp.write('{"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": "');
+        for (let i = 0; i < 64; i++) await mcp.write(block);
+        await mcp.write('"}\n');
+        await mcp.send(searchCall(6, "quokka-lantern"));
+        const reply = await mcp.next();
+        assert.deepEqual(reply, {
+          jsonrpc: "2.0",
+          id: null,
+          error: {
+            code: -32600,
+            message:
+              "Invalid Request: the line is over 1048576 bytes, the most a message may take; it is skipped",
+          },
+        });
+        await answered(6);
+        const grown = mcp.peakRss() - before;
+        assert.ok(grown < 32 * 1024, `peak memory grew by ${grown} kB`);
+      });
+      await t.step("a query of a million words costs no memory: its line is refused", async () => {
+        const before = mcp.peakRss();
+        const words = Array.from({ length: 1_000_000 }, (_, i) => `w${i}`).join(" ");
+        await mcp.send(searchCall(7, words));
+        await mcp.send(searchCall(8, "quokka-lantern"));
+        const reply = await mcp.next();
+        assert.equal(reply?.error?.code, -32600);
+        assert.match(reply?.error?.message ?? "", /over 1048576 bytes/);
+        await answered(8);
+        // Held whole and split into words, it took the server to about 480 MB.
+        const grown = mcp.peakRss() - before;
+        assert.ok(grown < 32 * 1024, `peak memory grew by ${grown} kB`);
+      });
+      const { code, stderr } = await mcp.close();
+      assert.equal(code, 0, stderr);
+    } finally {
+      await mcp.close();
+    }
+  } finally {
     await world.cleanup();
   }
 });
