@@ -1,8 +1,10 @@
 // A whole conversation as a document to keep or share (`show --format`): Markdown with tool calls
-// in collapsible `<details>` blocks, one self-contained HTML file (no script, no external asset,
-// every transcript string escaped), the JSON of `show --json` with every record, or plain text.
+// in collapsible `<details>` blocks and none of the transcript's HTML or images (see
+// `_safe_markdown.ts`), one self-contained HTML file (no script, no external asset, every
+// transcript string escaped), the JSON of `show --json` with every record, or plain text.
 // Texts arrive already through the gate (the deriver's redaction); this module only lays them out.
 
+import { safeMarkdown } from "./_safe_markdown.ts";
 import { formatLocalTime } from "./format.ts";
 import type { Page, RecordJson } from "./store/conversations.ts";
 import type { ConversationJson } from "./store/records.ts";
@@ -88,13 +90,17 @@ function markdown(c: ConversationJson, records: readonly RecordJson[]): string {
       );
       continue;
     }
-    out.push(`### ${speaker(record)}${when}`, "", body, "");
+    out.push(`### ${speaker(record)}${when}`, "", safeMarkdown(body), "");
   }
   return out.join("\n");
 }
 
-/** `value` as inline code, with a backtick run longer than any inside it. */
-function inlineCode(value: string): string {
+/**
+ * `text` as inline code, with a backtick run longer than any inside it, on one line (a blank
+ * line would end the span and let what follows be read as Markdown, HTML too).
+ */
+function inlineCode(text: string): string {
+  const value = text.replace(/\r\n|\r|\n/g, " ");
   const longest = Math.max(0, ...[...value.matchAll(/`+/g)].map((m) => m[0].length));
   const ticks = "`".repeat(longest + 1);
   const pad = value.startsWith("`") || value.endsWith("`") ? " " : "";

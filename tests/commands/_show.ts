@@ -38,3 +38,11 @@ export function unescapeHtml(text: string): string {
     .replace(/&#(\d+);/g, (_m, code) => String.fromCodePoint(Number(code)))
     .replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&quot;/g, '"').replace(/&amp;/g, "&");
 }
+
+/**
+ * Markdown as `show --format md` writes a message, its escapes read back: `&lt;`, `!\[` and the
+ * broken runs of fences.
+ */
+export function unescapeMarkdown(text: string): string {
+  return text.replace(/&lt;/g, "<").replace(/!\\\[/g, "![").replace(/\\(`{3,}|~{3,})/g, "$1");
+}

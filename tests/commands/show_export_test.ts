@@ -7,7 +7,7 @@ import { main as reindex } from "../../commands/reindex.ts";
 import { main as show } from "../../commands/show.ts";
 import { claudeTranscript, placeClaudeTranscript } from "../_claude_transcript.ts";
 import { captureIo, makeWorld, runCli, withStore, type World } from "../_helpers.ts";
-import { allRecords, type ShownRecord, unescapeHtml } from "./_show.ts";
+import { allRecords, type ShownRecord, unescapeHtml, unescapeMarkdown } from "./_show.ts";
 
 const FORMATS = ["md", "html", "json", "text"] as const;
 
@@ -37,7 +37,11 @@ async function assertRoundTrip(
       );
       continue;
     }
-    const readable = format === "html" ? unescapeHtml(out) : out;
+    const readable = format === "html"
+      ? unescapeHtml(out)
+      : format === "md"
+      ? unescapeMarkdown(out)
+      : out;
     for (const message of messages) {
       for (const line of linesOf(message.text)) {
         assert.ok(readable.includes(line), `${id} as ${format}: record ${message.id}: ${line}`);

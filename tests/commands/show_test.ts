@@ -10,7 +10,7 @@ import { main as show } from "../../commands/show.ts";
 import { captureIo, FIXTURES, makeWorld, manifest, runCli, type World } from "../_helpers.ts";
 import { fake } from "../lib/_secret_shapes.ts";
 import { addToolHeavy, TOOL_HEAVY } from "../_tool_heavy.ts";
-import { allRecords, unescapeHtml } from "./_show.ts";
+import { allRecords, unescapeHtml, unescapeMarkdown } from "./_show.ts";
 
 interface Entry {
   path: string;
@@ -319,7 +319,11 @@ Deno.test("show --format exports every message text of the conversation in each 
         );
         continue;
       }
-      const readable = format === "html" ? unescapeHtml(out) : out;
+      const readable = format === "html"
+        ? unescapeHtml(out)
+        : format === "md"
+        ? unescapeMarkdown(out)
+        : out;
       for (const text of redacted) assert.ok(readable.includes(text), `${format}: ${text}`);
       assert.ok(readable.includes("importRows"), `${format}: the tool result`);
     }
@@ -338,6 +342,9 @@ Deno.test("show --format md folds tool calls; html is one self-contained, escape
       /<details>\n<summary>tool_call · [^<]*<\/summary>\n\n```+text\n[^]*Read[^]*\n```+\n\n<\/details>/,
     );
     assert.match(md.stdout, /^### user · 2026-04-01 \d\d:\d\d$/m);
+    // A message's markup is text in Markdown too, which most viewers would render as HTML.
+    assert.ok(md.stdout.includes("Render &lt;script>alert("), "message markup is escaped");
+    assert.doesNotMatch(md.stdout, /<(script|img)\b|<\/details> and/);
     const html = await runCli("show", [id, "--format", "html"], world.vars);
     const page = html.stdout;
     assert.match(page, /^<!doctype html>/);

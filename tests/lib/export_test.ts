@@ -74,3 +74,81 @@ Deno.test("JSON is the show --json object with every record and no next page", (
   const page = JSON.parse(exportConversation("json", conversation, records));
   assert.deepEqual(page, { conversation, records, next: null });
 });
+
+/** A message record of each text, ids from 10. */
+function messages(...texts: string[]): RecordJson[] {
+  return texts.map((text, i) => record(10 + i, "message", i % 2 ? "assistant" : "user", text));
+}
+
+/** The Markdown as a viewer that passes HTML through renders it (markdown-it, GFM tables). */
+async function rendered(md: string): Promise<string> {
+  const { default: MarkdownIt } = await import("markdown-it");
+  return new MarkdownIt({ html: true }).render(md);
+}
+
+Deno.test("Markdown escapes HTML a message holds, however it is dressed, and a viewer runs none of it", async (t) => {
+  const attacks = [
+    "<script>alert(1)</script>",
+    "Inline <img src=x onerror=alert(2)> and <!-- hidden --> and <javascript:alert(3)>",
+    // A fence left open, then one whose opening line would close it.
+    "```\nopen to the end",
+    "```\n<script>alert(4)</script>\n```",
+    // A code span a viewer closes on the next line, where a one-line reading would open one.
+    "`a\nb` <img src=x onerror=alert(5)> `c`",
+    // A table splits cells at `|` before it reads code spans.
+    "| a | b |\n|---|---|\n| `x | <img src=x onerror=alert(6)> | y` |",
+    "\\`<img src=x onerror=alert(7)>`",
+    "\\\\<img src=x onerror=alert(8)>",
+    // Lone CRs end lines in Markdown.
+    "x\r\r<script>alert(9)</script>",
+    // Content less indented than its fence ends the list that holds it.
+    "- item\n  ```\n<script>alert(10)</script>\n  ```",
+    "> ```\n> <script>alert(11)</script>\n> ```",
+    "~~~ `info` <b>\n<img src=x onerror=alert(12)>\n~~~",
+    // An image a viewer would fetch, telling its server what the address holds.
+    "![pixel](https://example.com/p.png?alert(17)) ![ref][r]\n\n[r]: https://example.com/alert(18)",
+    // A fence too deep to be read here as one, that a viewer opens in the list item.
+    "- a\n\n     ```\n  x\n  ```\n  <script>alert(16)</script>\n  ```",
+  ];
+  const folded = record(30, "tool_result", null, "<script>alert(13)</script>\n`````");
+  const md = exportConversation("md", {
+    ...conversation,
+    title: "<script>alert(14)</script>",
+    cwd: "/work/p\n\n<script>alert(15)</script>",
+  }, [...messages(...attacks), folded]);
+  const html = await rendered(md);
+  await t.step("no element, comment or link of the transcript's is rendered", () => {
+    // The document's own folding is the only HTML it writes.
+    const tags = [...html.matchAll(/<([a-z!][^\s>/]*)/gi)].map((m) => m[1]!.toLowerCase());
+    const allowed = ["h1", "h3", "p", "ul", "li", "strong", "code", "pre", "details", "summary"];
+    const more = ["table", "thead", "tbody", "tr", "th", "td", "blockquote", "em", "a"];
+    assert.deepEqual([...new Set(tags)].filter((tag) => ![...allowed, ...more].includes(tag)), []);
+    assert.doesNotMatch(html, /<(script|img|b)\b|<!--|href="javascript/i);
+    for (let n = 1; n <= 18; n++) {
+      assert.ok(html.includes(`alert(${n})`), `attack ${n} is shown as text`);
+    }
+  });
+  await t.step("code keeps its markup as written, readable", async () => {
+    const code = exportConversation(
+      "md",
+      conversation,
+      messages(
+        "Use `<details>` here:\n\n```html\n<details><summary>x</summary></details>\n```",
+        "1. Then:\n   ```ts\n   const a = b < c && d > e;\n   ```",
+        "An image is written `![alt](src)`.",
+      ),
+    );
+    assert.ok(code.includes("Use `<details>` here:"), code);
+    assert.ok(code.includes("```html\n<details><summary>x</summary></details>\n```"), code);
+    assert.ok(code.includes("   ```ts\n   const a = b < c && d > e;\n   ```"), code);
+    assert.ok(code.includes("An image is written `![alt](src)`."), code);
+    const shown = await rendered(code);
+    assert.ok(shown.includes("<code>&lt;details&gt;</code>"), shown);
+    assert.ok(
+      shown.includes("&lt;details&gt;&lt;summary&gt;x&lt;/summary&gt;&lt;/details&gt;"),
+      shown,
+    );
+    assert.ok(shown.includes("const a = b &lt; c &amp;&amp; d &gt; e;"), shown);
+    assert.doesNotMatch(shown, /&amp;lt;/, "nothing escaped twice");
+  });
+});
