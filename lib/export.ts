@@ -19,17 +19,18 @@ const FOLDED = new Set(["tool_call", "tool_result", "event", "reasoning"]);
 
 /**
  * `conversation` with all its `records` in `format`. Records of kind `meta` and records without
- * text are left out of the documents (JSON keeps every record), unless `all`.
+ * text are left out of the documents (JSON keeps every record), unless `all`. JSON is written
+ * by `json` (a stricter one may escape more than `JSON.stringify` does).
  */
 export function exportConversation(
   format: ExportFormat,
   conversation: ConversationJson,
   records: readonly RecordJson[],
-  options: { all?: boolean } = {},
+  options: { all?: boolean; json?: (value: unknown) => string } = {},
 ): string {
   if (format === "json") {
     const page: Page = { conversation, records: [...records], next: null };
-    return JSON.stringify(page) + "\n";
+    return (options.json ?? JSON.stringify)(page) + "\n";
   }
   const shown = records.filter((r) =>
     options.all === true || (r.kind !== "meta" && r.text.trim() !== "")

@@ -208,8 +208,9 @@ function refuseTogether(options: [string, boolean | undefined][]): void {
 }
 
 /**
- * Writes the whole conversation in `format` to `output` (owner-only, atomically) or to stdout (on
- * a terminal through the filter). The export formats load only here.
+ * Writes the whole conversation in `format` to `output` (owner-only, atomically, through the
+ * filter but for JSON) or to stdout (on a terminal through the filter). The export formats load
+ * only here.
  */
 async function exportAll(
   store: HistoryStore,
@@ -226,11 +227,19 @@ async function exportAll(
     page = pageConversation(store, deriver, conversation, { limit: 500, after: page.next });
     records.push(...page.records);
   }
-  const document = exportConversation(format, page.conversation, records, { all: options.all });
   const { io, output } = options;
+  const document = exportConversation(format, page.conversation, records, {
+    all: options.all,
+    ...(output !== undefined ? { json: safeJson } : {}),
+  });
   if (output !== undefined) {
+    // A file is read later, with cat and less too: it holds what a terminal would be shown
+    // (JSON keeps every character exactly, such ones escaped as `show --json` writes them).
     const { writeOwnerOnlyAtomic } = await import("../../lib/private_fs.ts");
-    writeOwnerOnlyAtomic(output, document);
+    writeOwnerOnlyAtomic(
+      output,
+      format === "json" ? document : safeText(document, { multiline: true }),
+    );
     io.err(`Wrote ${plural(records.length, "record")} to ${output}\n`);
     return EXIT.ok;
   }

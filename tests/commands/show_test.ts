@@ -7,6 +7,7 @@ import { cpSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { main as reindex } from "../../commands/reindex.ts";
 import { main as show } from "../../commands/show.ts";
+import { safeText } from "../../commands/_terminal/safe_text.ts";
 import { captureIo, FIXTURES, makeWorld, manifest, runCli, type World } from "../_helpers.ts";
 import { fake } from "../lib/_secret_shapes.ts";
 import { addToolHeavy, TOOL_HEAVY } from "../_tool_heavy.ts";
@@ -204,7 +205,8 @@ Deno.test("show of a parent that is not captured says so and names its captured 
 
 const SECRET = "ghp" + "_" + fake(36);
 const HOSTILE =
-  `Render <script>alert("x")</script> & </details> and \`\`\`fences\`\`\` <img src="https://example.com/x.png">`;
+  `Render <script>alert("x")</script> & </details> and \`\`\`fences\`\`\` <img src="https://example.com/x.png">` +
+  " \x1b]0;pwned\x07 \u009b2J";
 
 /** A Claude Code transcript in its real format: questions, answers, a tool call and its result. */
 function writeConversation(world: World, cwd: string, sessionId: string): string[] {
@@ -371,8 +373,27 @@ Deno.test("show --format -o writes the file owner-only, replacing it atomically"
     assert.equal(result.stdout, "");
     assert.match(result.stderr, /^Wrote \d+ records to /);
     assert.equal(Deno.statSync(out).mode! & 0o777, 0o600);
-    const printed = await runCli("show", [id, "--format", "md"], world.vars);
-    assert.equal(Deno.readTextFileSync(out), printed.stdout);
+    // Each format's file is what it prints, but nothing in it can drive the terminal it is read
+    // on: the documents hold what a terminal shows, JSON escapes every such character exactly.
+    for (const format of ["md", "html", "json", "text"]) {
+      const file = join(world.dir, `export.${format}`);
+      const written = await runCli("show", [id, "--format", format, "-o", file], world.vars);
+      assert.equal(written.code, 0, written.stderr);
+      const printed = (await runCli("show", [id, "--format", format], world.vars)).stdout;
+      const bytes = Deno.readFileSync(file);
+      assert.ok(!bytes.includes(0x1b) && !bytes.includes(0x07), `${format}: no ESC or BEL byte`);
+      const text = new TextDecoder().decode(bytes);
+      assert.ok(!text.includes("\u009b"), `${format}: no C1 control`);
+      if (format === "json") {
+        assert.ok(text.includes("\\u001b]0;pwned\\u0007 \\u009b2J"), "escaped in JSON");
+        assert.deepEqual(JSON.parse(text), JSON.parse(printed), "JSON loses nothing");
+      } else {
+        assert.ok(printed.includes("\x1b]0;pwned"), "a pipe gets the document as it is");
+        assert.equal(text, safeText(printed, { multiline: true }), format);
+        assert.ok(text.includes("␛]0;pwned\\x07 \\x9b2J"), format);
+      }
+    }
+    assert.equal(Deno.readTextFileSync(out), Deno.readTextFileSync(join(world.dir, "export.md")));
     assert.deepEqual(
       [...Deno.readDirSync(world.dir)].map((e) => e.name).filter((n) => n.includes(".tmp-")),
       [],
