@@ -1068,6 +1068,14 @@ export class Quarantine {
 }
 
 /**
+ * Whether `text` holds a `[REDACTED:<label>]` marker: a value as the gate showed it (a project's
+ * path in a link), which names nothing on disk.
+ */
+export function holdsRedaction(text: string): boolean {
+  return /\[REDACTED:[A-Za-z0-9_.-]{1,64}\]/.test(text);
+}
+
+/**
  * Applies `fn` to every string in a JSON-like value, copying arrays and plain objects (other
  * objects are kept as they are). The walk of `redactValue`, and of anything that passes a whole
  * response through a `Redactor`.
