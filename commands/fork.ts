@@ -68,13 +68,14 @@ export async function main(
 
     if (setup) return await openSession(io, ctx, fork, setup, { incognito, verb: "Forked as" });
     io.out(`${fork.id}\n`);
-    io.err(
+    const redact = redactorFor(ctx);
+    io.err(redact(
       incognito
         ? `Forked as "${fork.title}" in incognito: nothing was recorded\n`
         : `Forked as "${fork.title}". Resume with: ${
-          resumeHint(fork.id, existingCwd(io, fork.cwd, ctx.cwd), ctx.cwd)
+          resumeHint(fork.id, existingCwd(io, fork.cwd, ctx.cwd, redact), ctx.cwd)
         }\n`,
-    );
+    ));
     return EXIT.ok;
   });
 }

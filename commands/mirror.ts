@@ -6,6 +6,7 @@
 import type { Env } from "../lib/env.ts";
 import { runCapture } from "../lib/capture/run.ts";
 import { loadContext, openStore, redactorFor, storeExists } from "../lib/context.ts";
+import { mapStrings } from "../lib/gate.ts";
 import { projectOf, resolveFromUser } from "../lib/paths.ts";
 import { setMirror } from "../lib/capture/mirrors.ts";
 import { listMirrors, mirrorPath, type MirrorState } from "../lib/store/mirror.ts";
@@ -47,21 +48,22 @@ export async function main(
       throw new UsageError(`Unknown action "${action}": use enable, disable or status`);
     }
     const ctx = loadContext({ env, onStall: io.err });
+    // A project's path may hold a secret (a token in a directory's name): shown through the gate.
+    const redact = redactorFor(ctx);
+    const out = (text: string) => io.out(redact(text));
     const project = projectOf(resolveFromUser(values.project ?? ".", env));
     if (action === "status") {
       const mirrors = storeExists(ctx) ? withStore(ctx, listMirrors) : [];
-      if (values.json) io.out(safeJson({ mirrors }) + "\n");
+      if (values.json) io.out(safeJson(mapStrings({ mirrors }, redact)) + "\n");
       else if (!mirrors.length) {
         io.out('No project mirrors. Run "logbook mirror enable" in a project to make one.\n');
-      } else for (const mirror of mirrors) io.out(describe(mirror));
+      } else for (const mirror of mirrors) out(describe(mirror));
       return EXIT.ok;
     }
     const path = mirrorPath(project.root, project.key);
     if (action === "disable") {
       const { removed } = setMirror(project.root, project.key, false);
-      io.out(
-        `Mirroring is off for ${project.root}${removed ? `; removed ${path}` : ""}.\n`,
-      );
+      out(`Mirroring is off for ${project.root}${removed ? `; removed ${path}` : ""}.\n`);
       if (storeExists(ctx)) {
         withStore(ctx, (store) => {
           const all = store.getMeta<Record<string, MirrorState>>("mirrors") ?? {};
@@ -74,7 +76,7 @@ export async function main(
       return EXIT.ok;
     }
     setMirror(project.root, project.key, true);
-    io.out(`Mirroring is on for ${project.root}: ${path}\n`);
+    out(`Mirroring is on for ${project.root}: ${path}\n`);
     if (!storeExists(ctx)) {
       io.out('Nothing is captured yet: "logbook reindex" captures and fills the mirror.\n');
       return EXIT.ok;
@@ -87,7 +89,7 @@ export async function main(
         return EXIT.ok;
       }
       const state = listMirrors(store).find((m) => m.project === project.root);
-      if (state) io.out(describe(state));
+      if (state) out(describe(state));
       return state?.state === "waiting" ? EXIT.failure : EXIT.ok;
     } finally {
       store.close();

@@ -5,6 +5,7 @@
 
 import type { Env } from "../lib/env.ts";
 import { loadContext, openStore, redactorFor, storeExists } from "../lib/context.ts";
+import { mapStrings } from "../lib/gate.ts";
 import { projectOf, resolveFromUser } from "../lib/paths.ts";
 import { ADAPTERS } from "../lib/sources/mod.ts";
 import { connectTeam, migrateTeam, safeUrl, TeamError, teamError } from "../lib/team/db.ts";
@@ -99,7 +100,8 @@ export async function main(
       if (values["dry-run"]) {
         let plan: PushPlan;
         try {
-          plan = await planPush(store, sql, machine, projects);
+          // Shown as it would be sent: each project through the gate.
+          plan = mapStrings(await planPush(store, sql, machine, projects), redactorFor(ctx));
         } catch (err) {
           throw teamError(err, url);
         }

@@ -123,7 +123,9 @@ export async function main(
     }
     if (row.agent === "logbook" && row.record) {
       if (values.print) {
-        io.out(resumeHint(row.nativeId, existingCwd(io, row.record.cwd, ctx.cwd), ctx.cwd) + "\n");
+        // A command to run here: its directory as it is, or it would not run.
+        const cwd = existingCwd(io, row.record.cwd, ctx.cwd, redact);
+        io.out(resumeHint(row.nativeId, cwd, ctx.cwd) + "\n");
         return EXIT.ok;
       }
       const setup = chatSetup(ctx, { incognito });
@@ -135,12 +137,13 @@ export async function main(
       });
     }
     const native = nativeCommand(row, project.root);
-    const command = { ...native, cwd: existingCwd(io, native.cwd, ctx.cwd) };
+    const command = { ...native, cwd: existingCwd(io, native.cwd, ctx.cwd, redact) };
     if (values.print) {
+      // A command to run here: its directory as it is, or it would not run.
       io.out(commandLine(command, ctx.cwd) + "\n");
       return EXIT.ok;
     }
-    io.err(`Resuming ${row.key} with: ${commandLine(command, ctx.cwd)}\n`);
+    io.err(redact(`Resuming ${row.key} with: ${commandLine(command, ctx.cwd)}\n`));
     return await runNative(command, row.agent);
   });
 }

@@ -1,11 +1,12 @@
 // The search filters as users give them (flags on the command line, query parameters in the
 // dashboard), checked and resolved into what the store searches by.
 
-import { type Context } from "./context.ts";
+import { type Context, redactorFor } from "./context.ts";
+import { holdsRedaction } from "./gate.ts";
 import { projectOfUserPath } from "./paths.ts";
 import { type Agent, AGENTS, type Kind, KINDS, type Role, ROLES } from "./sources/adapter.ts";
 import { HistoryStore } from "./store/db.ts";
-import { findConversation, MAX_ID_CHARS } from "./store/conversations.ts";
+import { findConversation, MAX_ID_CHARS, projectShownAs } from "./store/conversations.ts";
 import { SEARCH_SORTS, type SearchOptions, type SearchSort } from "./store/search.ts";
 import { parseWhen } from "./when.ts";
 
@@ -146,9 +147,26 @@ export function parseSearchInput(
 }
 
 /**
- * Resolves a validated search input: `project` is a directory (relative to where the user
- * stands; `.` is this project) turned into its project identity, `session` a conversation id
- * or unique prefix, `since`/`until` ISO or relative times.
+ * The project root a user names: a directory (relative to where the user stands; `.` is this
+ * project) turned into its project identity, or a root as the gate shows it (its path holds a
+ * `[REDACTED:…]` marker, as in a dashboard link or a copied `show` header), which is the stored
+ * root it stands for (`projectShownAs`). Without a store, or when no stored root is shown so, a
+ * shown root is kept as written: it names nothing on disk, and the team database keeps its
+ * projects as shown.
+ */
+export function projectOfNamed(
+  value: string,
+  ctx: Context,
+  store: HistoryStore | null,
+): string {
+  if (!holdsRedaction(value)) return projectOfUserPath(value, ctx.env).root;
+  return (store && projectShownAs(store, value, redactorFor(ctx))) ?? value;
+}
+
+/**
+ * Resolves a validated search input: `project` is a project the user names
+ * (`projectOfNamed`), `session` a conversation id or unique prefix, `since`/`until` ISO or
+ * relative times.
  */
 export function resolveSearch(
   input: SearchInput,
@@ -157,7 +175,7 @@ export function resolveSearch(
 ): SearchOptions {
   const options: SearchOptions = { query: input.q };
   if (input.project !== undefined) {
-    options.project = projectOfUserPath(input.project, ctx.env).root;
+    options.project = projectOfNamed(input.project, ctx, store);
   }
   if (input.agent) options.agent = input.agent;
   if (input.kind) options.kind = input.kind;

@@ -174,7 +174,12 @@ export interface GateOptions {
 //   an earlier `[REDACTED:…]`, or code: a call, a member path (`process.env.TOKEN`), a type or
 //   keyword (`string`, `None`, `await`), a camelCase or snake_case identifier without digits
 //   (`getPassword`, `user_token`), or the key's own name (`password=password`); except that 40
-//   base64 characters after an AWS secret access key's name are always its value;
+//   base64 characters after an AWS secret access key's name are always its value, and 40 shaped
+//   as one (both cases, not words run together) after any name that says a secret (`secret`,
+//   `aws-secret`, `SECRET_KEY`), whatever separates them;
+// - after such a name, 40 characters that are not shaped as an AWS secret key when only spaces
+//   separate them, or when the name's words are written apart (`secret key`): a SHA-1, an
+//   upper-case id, an identifier (`secret 3f2a…`, `the secret getSecretAccessKeyFrom…`);
 // - a key word mid-line in prose or code (`the password: must be…`, `token = tok`) unless the
 //   value has six or more characters with both letters and digits. A quoted value, a quoted key
 //   (`"password": …`), `KEY=value` with nothing around `=`, a `--flag`, or a key alone at the start
@@ -288,30 +293,42 @@ const PREFIX_FINDER = new RegExp(
   "g",
 );
 
-/** Group numbers of `KEY_FINDER`: the key word from its anchor on, and a closing quote. */
+/**
+ * Group numbers of `KEY_FINDER`: the key word from its anchor on, a closing quote, and a
+ * separator that counts only before an AWS secret access key's 40 characters.
+ */
 const G_KEYWORD = 1;
 const G_KEY_QUOTE = 2;
+const G_AWS_ONLY = 3;
 
 // A key word is found from a letter rarer than its first (the `k` of `token`, the `w` of
 // `password`) and checked backwards, then must be followed by a separator: `=`, `:`, `=>`, `:=`,
-// or spaces after a `--flag` or before an AWS secret access key's 40 characters.
+// or spaces after a `--flag`. Before an AWS secret access key's 40 characters, a name that says
+// a secret may also be followed by spaces alone, or by `aws configure`'s `[None]:`.
 const KEY_WORDS = [
   "[kK](?:en|EN|ey|EY)(?<=[Tt]oken|TOKEN|(?:[Aa]pi|API)[_-]?[kK]ey|API[_-]?KEY|" +
-  "(?:[Ss]ecret|SECRET)[_-]?(?:(?:[Aa]ccess|ACCESS)[_-]?)?[kK](?:ey|EY))",
+  "(?:[Ss]ecret|SECRET)[ _-]?(?:(?:[Aa]ccess|ACCESS)[ _-]?)?[kK](?:ey|EY))",
   "[wW](?:ord|ORD|d|D)(?<=[Pp]ass[wW](?:ord|d)|PASSW(?:ORD|D))",
   "cret(?<=[Ss]ecret)|[Cc]RET(?<=SECRET)",
   "phrase(?<=[Pp]assphrase)|PASSPHRASE",
 ];
+/** The end of a name that says a secret: `secret`, `SECRET_KEY`, `Secret Access Key`. */
+const SECRET_NAME = "(?:[Ss]ecret|SECRET)(?:[ _-]?(?:(?:[Aa]ccess|ACCESS)[ _-]?)?[kK](?:ey|EY))?";
 const KEY_FINDER = new RegExp(
   `(${KEY_WORDS.join("|")})(\\\\{0,3}["'\`])?` +
     "(?:[ \\t]*(?:=>|:=|[:=])|(?<=(?:^|\\s)--[A-Za-z0-9_.-]{0,64})[ \\t]+(?=[^\\s-])|" +
-    "(?<=[Aa]ccess[_-]?[Kk]ey|ACCESS[_-]?KEY)[ \\t]+(?=[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+])))" +
+    `(?<=${SECRET_NAME})((?:[ \\t]*\\[[^\\]\\r\\n]{0,16}\\][ \\t]*:)?[ \\t]+)` +
+    "(?=[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+])))" +
     "[ \\t]*",
   "g",
 );
 
 /** An AWS secret access key: 40 base64 characters (after one of its names). */
 const AWS_SECRET_VALUE = /^[A-Za-z0-9/+]{40}$/;
+/** A name that says a secret, as `SECRET_NAME` (read on the text that ends with the key word). */
+const SECRET_NAME_END = /secret(?:[ _-]?(?:access[ _-]?)?key)?$/i;
+/** Words run together, each capital starting one (`getSecretAccessKeyFromTheEnvironment`). */
+const RUN_TOGETHER_WORDS = /^[A-Za-z][a-z]*(?:[A-Z][a-z]+)*$/;
 
 const MARKER = /\[REDACTED:[A-Za-z0-9_.-]{1,64}\]/g;
 const PRIVATE_KEY_HEADER = /-----BEGIN (?:[A-Z0-9]+ ){0,4}PRIVATE KEY(?: BLOCK)?-----/y;
@@ -711,6 +728,17 @@ function findAssignedValue(text: string, m: RegExpExecArray, spans: Span[]): num
   const valueStart = at + found.length;
   // `scheme://user:password@`: the URL handler decides, so `x-access-token:` is no key here.
   if (text.startsWith("://", keyStart - 3)) return valueStart;
+  // A name that says a secret (`aws-secret`, `SECRET_KEY`, `Secret Access Key`): before 40
+  // characters shaped as an AWS secret access key, those are one. Its words written apart, or
+  // followed by spaces alone, it names nothing else.
+  const secretName = SECRET_NAME_END.exec(text.slice(Math.max(0, keywordEnd - 24), keywordEnd));
+  if (secretName !== null) {
+    const apart = m[G_AWS_ONLY] !== undefined || !/secret/i.test(key);
+    const nameStart = keywordEnd - secretName[0].length;
+    const aws = /aws/i.test(text.slice(Math.max(0, nameStart - 4), nameStart));
+    const end = findAwsSecret(text, valueStart, secretName[0], aws, spans);
+    if (end !== -1 || apart) return Math.max(end, valueStart);
+  }
 
   // Quoted values: a literal is a secret whatever the context, unless empty or a placeholder.
   let q = valueStart;
@@ -726,12 +754,6 @@ function findAssignedValue(text: string, m: RegExpExecArray, spans: Span[]): num
   if (v === null) return valueStart;
   const value = v[0];
   const valueEnd = valueStart + value.length;
-
-  // An AWS secret access key after its name is its value, whatever it looks like.
-  if (label === "aws-secret-key" && AWS_SECRET_VALUE.test(value)) {
-    spans.push({ start: valueStart, end: valueEnd, label, rank: RANK_GENERIC });
-    return valueEnd;
-  }
 
   const quotedKey = m[G_KEY_QUOTE] !== undefined && isQuote(text.charCodeAt(keyStart - 1));
   const glued = !/[ \t]/.test(found);
@@ -760,6 +782,45 @@ function findAssignedValue(text: string, m: RegExpExecArray, spans: Span[]): num
   }
   spans.push({ start: valueStart, end: valueEnd, label, rank: RANK_GENERIC });
   return valueEnd;
+}
+
+/**
+ * An AWS secret access key after `name` (the end of a key name that says a secret, `aws` before
+ * it or not), its value starting at `valueStart`, quoted or not. After a name that says
+ * `secret…access…key`, any 40 characters of its alphabet are the key; after the others
+ * (`secret`, `SECRET_KEY`, `aws-secret`), only 40 that are shaped as one (`awsSecretShaped`).
+ * Returns where the key ends, or -1.
+ */
+function findAwsSecret(
+  text: string,
+  valueStart: number,
+  name: string,
+  aws: boolean,
+  spans: Span[],
+): number {
+  let start = valueStart;
+  while (start < text.length && start - valueStart < 3 && text.charCodeAt(start) === BACKSLASH) {
+    start++;
+  }
+  const quoted = isQuote(text.charCodeAt(start));
+  if (quoted) start++;
+  else if (start !== valueStart) return -1;
+  UNQUOTED_VALUE.lastIndex = start;
+  const value = UNQUOTED_VALUE.exec(text)?.[0] ?? "";
+  const access = /access/i.test(name);
+  if (!(access ? AWS_SECRET_VALUE.test(value) : awsSecretShaped(value))) return -1;
+  const label = access || aws ? "aws-secret-key" : "secret";
+  spans.push({ start, end: start + value.length, label, rank: RANK_GENERIC });
+  return start + value.length;
+}
+
+/**
+ * 40 characters of an AWS secret access key's alphabet (`[A-Za-z0-9/+]`) in both cases: not a
+ * SHA-1 (lower-case hex) or an upper-case id, and not words run together (an identifier).
+ */
+function awsSecretShaped(value: string): boolean {
+  return AWS_SECRET_VALUE.test(value) && /[a-z]/.test(value) && /[A-Z]/.test(value) &&
+    !RUN_TOGETHER_WORDS.test(value);
 }
 
 /** The key word proper at the end of a key name: `password` of `DB_PASSWORD`. */
@@ -1004,6 +1065,14 @@ export class Quarantine {
   [Symbol.for("Deno.customInspect")](): string {
     return `Quarantine { refs: ${this.#entries.size} }`;
   }
+}
+
+/**
+ * Whether `text` holds a `[REDACTED:<label>]` marker: a value as the gate showed it (a project's
+ * path in a link), which names nothing on disk.
+ */
+export function holdsRedaction(text: string): boolean {
+  return /\[REDACTED:[A-Za-z0-9_.-]{1,64}\]/.test(text);
 }
 
 /**

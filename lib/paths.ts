@@ -200,13 +200,28 @@ function windowsRoot(path: string): string {
  * a key.
  */
 export function projectKey(canonicalPath: string): string {
-  const last = isWindowsPath(canonicalPath)
-    ? win32().basename(canonicalPath)
-    : basename(canonicalPath);
-  const slug = last.toLowerCase().replace(/[^a-z0-9]+/g, "-")
+  return `${projectSlug(canonicalPath)}-${sha256Hex(canonicalPath).slice(0, 12)}`;
+}
+
+/** The readable part of a project key: its path's last component, lower case, as a slug. */
+function projectSlug(path: string): string {
+  const last = isWindowsPath(path) ? win32().basename(path) : basename(path);
+  return last.toLowerCase().replace(/[^a-z0-9]+/g, "-")
     .replace(/^-+|-+$/g, "").slice(0, 40).replace(/-+$/, "") || "root";
-  const hash = sha256Hex(canonicalPath).slice(0, 12);
-  return `${slug}-${hash}`;
+}
+
+/**
+ * A project's `key` as shown beside its root passed through the gate (`shownRoot`): the readable
+ * part made again from the shown root, since a secret in the root's last component is lower
+ * case in the slug, where the gate no longer knows it; the hash stays, so the key still names
+ * the project.
+ *
+ * @example
+ * shownProjectKey("ghp-f4k3…-3f2a9c1d4e5b", "/src/[REDACTED:github-token]");
+ * // "redacted-github-token-3f2a9c1d4e5b"
+ */
+export function shownProjectKey(key: string, shownRoot: string): string {
+  return `${projectSlug(shownRoot)}-${key.slice(key.lastIndexOf("-") + 1)}`;
 }
 
 /**

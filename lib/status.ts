@@ -5,7 +5,8 @@ import { join } from "./path.ts";
 import { captureOffReason, type LastRun } from "./capture/run.ts";
 import { type LatchedFailure, latchedFailure } from "./store/latch.ts";
 import { snapshotStats } from "./sessions/compaction.ts";
-import { type Context, openStore, storeExists } from "./context.ts";
+import { type Context, openStore, redactorFor, storeExists } from "./context.ts";
+import { mapStrings } from "./gate.ts";
 import { isLockHeld } from "./lock.ts";
 import { stageMarkersLocation } from "./stage_markers.ts";
 import { unclosed, type UnclosedStep } from "./stage_markers_read.ts";
@@ -128,8 +129,15 @@ export function captureState(ctx: Context, options: StatusOptions = {}): Capture
   };
 }
 
-/** Gathers the status; reading never creates the store. */
+/**
+ * Gathers the status, every string of it through the gate (a mirror's project is a transcript's
+ * path, which may hold a token); reading never creates the store.
+ */
 export async function gatherStatus(ctx: Context, options: StatusOptions = {}): Promise<Status> {
+  return mapStrings(await statusOf(ctx, options), redactorFor(ctx));
+}
+
+async function statusOf(ctx: Context, options: StatusOptions): Promise<Status> {
   const now = options.now ?? ctx.now();
   const check = options.check && storeExists(ctx)
     ? await checkStoreInWorker(ctx.paths.historyDb, ctx.paths.root)

@@ -1,7 +1,7 @@
 // Opening a logbook session record in the chat loop on this terminal: what `resume` does for a
 // logbook session, `fork` for the copy it made, and the search screen for either.
 
-import type { Context } from "../../lib/context.ts";
+import { type Context, redactorFor } from "../../lib/context.ts";
 import { nearestExistingDir } from "../../lib/sessions/resume.ts";
 import type { SessionRecord } from "../../lib/sessions/records.ts";
 import type { ChatSetup } from "../../lib/sessions/setup.ts";
@@ -22,7 +22,7 @@ export async function openSession(
   options: { incognito: boolean; verb: "Resuming" | "Forked as"; recap?: boolean },
 ): Promise<number> {
   const { session, notes } = ChatSession.resume(
-    { ...setup.options, cwd: existingCwd(io, record.cwd, ctx.cwd) },
+    { ...setup.options, cwd: existingCwd(io, record.cwd, ctx.cwd, redactorFor(ctx)) },
     record,
     // In incognito nothing of this run is kept, so leaving offers no resume.
     { written: !options.incognito },
@@ -35,18 +35,23 @@ export async function openSession(
 }
 
 /**
- * `cwd`, or its nearest existing parent when it is gone (saying so on stderr): where a session's
- * own command, or its chat, runs.
+ * `cwd`, or its nearest existing parent when it is gone (saying so on stderr, through `redact`:
+ * a directory's name may hold a secret): where a session's own command, or its chat, runs.
  */
-export function existingCwd(io: Io, cwd: string, userCwd: string): string {
+export function existingCwd(
+  io: Io,
+  cwd: string,
+  userCwd: string,
+  redact: (text: string) => string,
+): string {
   // Where the user stands is there (whatever a stat says of a directory given by INIT_CWD).
   if (cwd === userCwd) return cwd;
   const existing = nearestExistingDir(cwd);
   if (existing !== cwd) {
-    io.err(
+    io.err(redact(
       `note: the session's directory "${cwd}" no longer exists; using "${existing}", the ` +
         "nearest that does\n",
-    );
+    ));
   }
   return existing;
 }

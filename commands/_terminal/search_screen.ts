@@ -12,11 +12,12 @@ import {
   FilterError,
   type InputIssue,
   parseSearchInput,
+  projectOfNamed,
   resolveSearch,
   splitInline,
 } from "../../lib/filters.ts";
 import { formatCount, plural } from "../../lib/format.ts";
-import { homeDir, projectOfUserPath } from "../../lib/paths.ts";
+import { homeDir } from "../../lib/paths.ts";
 import { forkRow } from "../../lib/sessions/fork.ts";
 import { SessionStore } from "../../lib/sessions/records.ts";
 import {
@@ -38,7 +39,7 @@ import {
   recentConversationRows,
 } from "../../lib/store/conversations.ts";
 import type { HistoryStore } from "../../lib/store/db.ts";
-import { type ConversationRow, TextDeriver } from "../../lib/store/records.ts";
+import { conversationJson, type ConversationRow, TextDeriver } from "../../lib/store/records.ts";
 import {
   prefixSuggestion,
   search,
@@ -440,21 +441,26 @@ export class SearchScreen {
     filters: string[],
   ): void {
     const { rows: found, total } = recentConversationRows(this.#store, {
-      ...(project !== undefined ? { project: projectOfUserPath(project, this.#ctx.env).root } : {}),
+      ...(project !== undefined
+        ? { project: projectOfNamed(project, this.#ctx, this.#store) }
+        : {}),
       ...(agent !== undefined ? { agent } : {}),
       limit: Math.max(rows, 50),
     });
-    this.#items = found.map((c) => ({
-      conversation: c.key,
-      record: null,
-      agent: c.agent,
-      project: c.project_root ?? c.cwd,
-      when: c.last_ts ?? c.first_ts,
-      title: c.title === null ? null : this.#redact(c.title),
-      snippet: "",
-      ranges: [],
-      messages: c.message_count,
-    }));
+    this.#items = found.map((row) => {
+      const c = conversationJson(row, this.#redact);
+      return {
+        conversation: row.key,
+        record: null,
+        agent: c.agent,
+        project: c.project ?? c.cwd,
+        when: row.last_ts ?? row.first_ts,
+        title: c.title,
+        snippet: "",
+        ranges: [],
+        messages: c.messages,
+      };
+    });
     this.#more = null;
     this.#total = total;
     this.#selected = 0;
@@ -664,12 +670,12 @@ export class SearchScreen {
     this.#handOver(async () => {
       const io = safeIo(this.#io);
       if (command.cwd !== native.cwd) {
-        io.err(
+        io.err(this.#redact(
           `note: the session's directory "${native.cwd}" no longer exists; using ` +
             `"${command.cwd}", the nearest that does\n`,
-        );
+        ));
       }
-      io.err(`Resuming ${row.key} with: ${commandLine(command, this.#ctx.cwd)}\n`);
+      io.err(this.#redact(`Resuming ${row.key} with: ${commandLine(command, this.#ctx.cwd)}\n`));
       return await runNative(command, row.agent);
     });
   }
@@ -709,7 +715,8 @@ export class SearchScreen {
     if (!found) return;
     const line = commandLine(nativeCommand(found.row, this.#ctx.cwd), this.#ctx.cwd);
     this.#screen!.send(`\x1b]52;c;${base64(line)}\x07`);
-    this.#status = { text: `Copied: ${line}`, tone: "info" };
+    // The command itself, to be run here; what the screen says of it, through the gate.
+    this.#status = { text: this.#redact(`Copied: ${line}`), tone: "info" };
   }
 
   /** The chat set-up, loaded only now (the model client is heavy), or null with the reason shown. */

@@ -257,7 +257,8 @@ export function pageConversation(
 function recordJson(row: RecordRow, deriver: TextDeriver): RecordJson {
   return {
     id: row.id,
-    source: deriver.source(row.source_id).ref.locator,
+    // A transcript's path holds its project's (Claude Code's `-home-dev-<dir>` folders).
+    source: deriver.redact(deriver.source(row.source_id).ref.locator),
     generation: row.generation,
     offset: row.offset,
     timestamp: iso(row.ts),
@@ -495,9 +496,31 @@ export function pageStarts(store: HistoryStore, conversationId: number, limit: n
   return starts;
 }
 
+/**
+ * The stored project root that `shown` stands for, `shown` being a root as `redact` shows it
+ * (`/src/[REDACTED:github-token]/app`): of the roots shown so, the most recently active, or
+ * undefined. A link or a filter carries a project as it is shown, never the secret in its path,
+ * and this is how it finds the project again.
+ */
+export function projectShownAs(
+  store: HistoryStore,
+  shown: string,
+  redact: (text: string) => string,
+): string | undefined {
+  const roots = store.stmt(
+    `SELECT project_root AS root FROM conversations WHERE project_root IS NOT NULL
+     GROUP BY project_root ORDER BY max(last_ts) DESC`,
+  ).all() as { root: string }[];
+  return roots.find(({ root }) => redact(root) === shown)?.root;
+}
+
 /** A project as the dashboard's projects page lists it. */
 export interface ProjectSummary {
-  /** The project's root directory (null: conversations without one). */
+  /**
+   * The project's root directory as shown, through the gate (null: conversations without one).
+   * Roots shown alike are one project here, as a filter by the shown root finds the most
+   * recent of them (see `projectShownAs`).
+   */
   project: string | null;
   /** Conversations per agent (subagents not counted), most first. */
   agents: { agent: string; conversations: number }[];
@@ -510,10 +533,14 @@ export interface ProjectSummary {
 }
 
 /**
- * Every project in the store with its conversations per agent, most recently active first.
- * Subagents are counted apart, so conversations and subagents add up to the store's count.
+ * Every project in the store with its conversations per agent, most recently active first, its
+ * root through `redact`. Subagents are counted apart, so conversations and subagents add up to
+ * the store's count.
  */
-export function projectSummaries(store: HistoryStore): ProjectSummary[] {
+export function projectSummaries(
+  store: HistoryStore,
+  redact: (text: string) => string,
+): ProjectSummary[] {
   const rows = store.stmt(
     `SELECT project_root AS project, agent, sum(subagent = 0) AS n, sum(subagent) AS sub,
        max(last_ts) AS last
@@ -527,12 +554,15 @@ export function projectSummaries(store: HistoryStore): ProjectSummary[] {
   }[];
   const byProject = new Map<string | null, ProjectSummary>();
   for (const row of rows) {
-    let summary = byProject.get(row.project);
+    const project = row.project === null ? null : redact(row.project);
+    let summary = byProject.get(project);
     if (!summary) {
-      summary = { project: row.project, agents: [], conversations: 0, subagents: 0, lastTs: null };
-      byProject.set(row.project, summary);
+      summary = { project, agents: [], conversations: 0, subagents: 0, lastTs: null };
+      byProject.set(project, summary);
     }
-    if (row.n > 0) summary.agents.push({ agent: row.agent, conversations: row.n });
+    const agent = summary.agents.find((a) => a.agent === row.agent);
+    if (agent) agent.conversations += row.n;
+    else if (row.n > 0) summary.agents.push({ agent: row.agent, conversations: row.n });
     summary.conversations += row.n;
     summary.subagents += row.sub;
     if (row.last !== null && (summary.lastTs === null || row.last > summary.lastTs)) {

@@ -21,6 +21,7 @@ export interface ForgetCriteria {
 export interface ForgetItem {
   conversation: string;
   agent: string;
+  /** Its title and project root, as shown: through the gate. */
   title: string | null;
   project: string | null;
   records: number;
@@ -165,7 +166,7 @@ function withDescendants(
       conversation: row.key,
       agent: row.agent,
       title: row.title === null ? null : redact(row.title),
-      project: row.project_root,
+      project: row.project_root === null ? null : redact(row.project_root),
       records: row.record_count,
       bytes: row.bytes,
       via,

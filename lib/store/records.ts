@@ -15,7 +15,8 @@ import { FLAG_STREAMED, FLAG_SUPERSEDED, FLAG_ZSTD } from "./schema.ts";
 import { DEFAULT_LIMITS } from "../capture/limits.ts";
 import { plainText, splitFragments, unescapedText } from "./text.ts";
 import { decodedRow } from "./raw.ts";
-import { REDACTION_OVERLAP, type Redactor } from "../gate.ts";
+import { mapStrings, REDACTION_OVERLAP, type Redactor } from "../gate.ts";
+import { shownProjectKey } from "../paths.ts";
 
 /** A stored record row, as the readers need it. */
 export interface RecordRow {
@@ -87,18 +88,29 @@ export interface ConversationJson {
 }
 
 /**
- * The printable form of a conversation row. The title is a transcript's first prompt or summary,
- * so it passes `redact` (the gate's redaction of anything shown) like every derived text.
+ * The printable form of a conversation row, the one form in which its fields are shown or sent:
+ * every string in it passes `redact` (the gate's redaction of anything shown), not only the
+ * title (a transcript's first prompt or summary) but the paths (a token in a directory's name)
+ * and the rest a transcript gave, so no view has a field to forget. The project key's readable
+ * part is made from the project as shown (see `shownProjectKey`).
  */
 export function conversationJson(
   row: ConversationRow,
   redact: (text: string) => string,
 ): ConversationJson {
+  const shown = mapStrings(rowJson(row), (text) => redact(text));
+  if (shown.projectKey !== null && shown.project !== null && shown.project !== row.project_root) {
+    shown.projectKey = shownProjectKey(shown.projectKey, shown.project);
+  }
+  return shown;
+}
+
+function rowJson(row: ConversationRow): ConversationJson {
   return {
     id: row.key,
     agent: row.agent,
     nativeId: row.native_id,
-    title: row.title === null ? null : redact(row.title),
+    title: row.title,
     project: row.project_root,
     projectKey: row.project_key,
     cwd: row.cwd,

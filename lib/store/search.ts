@@ -1162,17 +1162,20 @@ export interface MatchCounts {
   total: number;
   capped: boolean;
   byAgent: { agent: Agent; count: number }[];
+  /** Per project root as shown, through the gate, as a hit shows it. */
   byProject: { project: string | null; count: number }[];
 }
 
 /**
  * Counts the records `ftsQuery` (the `ftsQuery` of a search's result) matches under `filters`,
  * stopping at `cap` matches so a common word stays cheap. Chunks of one long line count apiece.
+ * Projects are counted by their root through `redact`.
  */
 export function countMatches(
   store: HistoryStore,
   ftsQuery: string,
   filters: SearchFilters,
+  redact: (text: string) => string,
   cap = 10_000,
 ): MatchCounts {
   const { where, params } = filterSql(filters);
@@ -1195,7 +1198,8 @@ export function countMatches(
   for (const row of rows) {
     total += row.n;
     agents.set(row.agent, (agents.get(row.agent) ?? 0) + row.n);
-    projects.set(row.project, (projects.get(row.project) ?? 0) + row.n);
+    const project = row.project === null ? null : redact(row.project);
+    projects.set(project, (projects.get(project) ?? 0) + row.n);
   }
   const capped = total > cap;
   const sorted = <K>(map: Map<K, number>) => [...map].sort((a, b) => b[1] - a[1]);

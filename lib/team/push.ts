@@ -25,7 +25,12 @@ import { nodeCrypto } from "../node_builtins.ts";
 import type { Adapter } from "../sources/adapter.ts";
 import type { HistoryStore } from "../store/db.ts";
 import { decodedRow } from "../store/raw.ts";
-import { type ConversationRow, type RecordRow, TextDeriver } from "../store/records.ts";
+import {
+  conversationJson,
+  type ConversationRow,
+  type RecordRow,
+  TextDeriver,
+} from "../store/records.ts";
 import { FLAG_INDEXED, FLAG_SUPERSEDED } from "../store/schema.ts";
 import { sha256Hex } from "../sha256.ts";
 import { migrateTeam, TeamError } from "./db.ts";
@@ -420,19 +425,24 @@ function* pendingRecords(
   }
 }
 
+/**
+ * What the team database holds of a conversation: its fields as they are shown
+ * (`conversationJson`, every string through the gate, paths too), but its key, which names it.
+ */
 function conversationValues(
   machine: string,
   c: ConversationRow,
   redact: Redactor,
 ): ConversationValues {
+  const shown = conversationJson(c, redact);
   return {
     machine,
     key: c.key,
     agent: c.agent,
-    project: c.project_root,
-    cwd: c.cwd,
-    branch: c.branch,
-    title: c.title === null ? null : redact(c.title),
+    project: shown.project,
+    cwd: shown.cwd,
+    branch: shown.branch,
+    title: shown.title,
     first_ts: c.first_ts === null ? null : new Date(c.first_ts),
     last_ts: c.last_ts === null ? null : new Date(c.last_ts),
     messages: c.message_count,

@@ -20,7 +20,10 @@ import {
 export interface TeamSearchOptions {
   query: string;
   machine?: string;
-  /** Canonical project root. */
+  /**
+   * Canonical project root. Projects are pushed as shown (through the gate, see `push.ts`), so
+   * it is matched through `redact` too, and a root holding a secret is never sent in a query.
+   */
   project?: string;
   agent?: string;
   kind?: string;
@@ -109,7 +112,7 @@ export async function teamSearch(
   const budget = new SearchBudget(options.budgetMs ?? DEFAULT_BUDGET_MS, options.startedAt, now);
   const filters = sql`
     ${options.machine ? sql`AND r.machine = ${options.machine}` : sql``}
-    ${options.project ? sql`AND c.project = ${options.project}` : sql``}
+    ${options.project ? sql`AND c.project = ${redact(options.project)}` : sql``}
     ${options.agent ? sql`AND c.agent = ${options.agent}` : sql``}
     ${options.kind ? sql`AND r.kind = ${options.kind}` : sql``}
     ${options.role ? sql`AND r.role = ${options.role}` : sql``}

@@ -5,7 +5,9 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import { gateFor, storeExists } from "../../lib/context.ts";
-import { type Project, projectOf, resolveFromUser } from "../../lib/paths.ts";
+import { holdsRedaction } from "../../lib/gate.ts";
+import { projectOfNamed } from "../../lib/filters.ts";
+import { type Project, projectKey, projectOf, resolveFromUser } from "../../lib/paths.ts";
 import { forkConversation } from "../../lib/sessions/fork.ts";
 import {
   commandLine,
@@ -26,7 +28,7 @@ import {
   type SessionRecord,
   SessionStore,
 } from "../../lib/sessions/records.ts";
-import type { AppEnv, Route, Services } from "../_deps.ts";
+import { type AppEnv, type Route, type Services, usingStore } from "../_deps.ts";
 import { ApiError, badRequest } from "../_errors.ts";
 import { parseBody, parseId, parseQuery, queryInt } from "../_input.ts";
 import { redactDeep } from "../_redact.ts";
@@ -113,9 +115,18 @@ export interface SessionResult {
   resume: string;
 }
 
-/** The project a `?project=` names, or the dashboard's own (where it was started). */
+/**
+ * The project a `?project=` names (a directory, or a project as the pages show it, through the
+ * gate: see `projectOfNamed`), or the dashboard's own (where it was started).
+ */
 export function projectFrom(svc: Services, dir: string | undefined): Project {
   if (dir === undefined) return projectOf(svc.ctx.cwd);
+  if (holdsRedaction(dir)) {
+    const root = storeExists(svc.ctx)
+      ? usingStore(svc, (s) => projectOfNamed(dir, svc.ctx, s))
+      : dir;
+    return { root, key: projectKey(root) };
+  }
   try {
     return projectOf(resolveFromUser(dir, svc.ctx.env));
   } catch (err) {

@@ -8,6 +8,7 @@ import { redactorFor } from "../../lib/context.ts";
 import type { Sql } from "postgres";
 import {
   FilterError,
+  projectOfNamed,
   resolveSearch,
   resolveTeamSearch,
   type SearchInput,
@@ -15,7 +16,6 @@ import {
 import { connectTeam, teamError } from "../../lib/team/db.ts";
 import { teamSearch } from "../../lib/team/search.ts";
 import { plural } from "../../lib/format.ts";
-import { projectOf, resolveFromUser } from "../../lib/paths.ts";
 import type { Agent, Kind, Role } from "../../lib/sources/adapter.ts";
 import { READERS } from "../../lib/sources/readers.ts";
 import {
@@ -221,10 +221,11 @@ export class HistoryTools {
     }
     options.budgetMs = budgetMsFrom(this.#ctx.env);
     options.startedAt = startedAt;
-    const scope = options.project ? `in project ${options.project}` : "in all projects";
+    const redact = redactorFor(this.#ctx);
+    const scope = options.project ? `in project ${redact(options.project)}` : "in all projects";
     let result;
     try {
-      result = search(this.#store, READERS, redactorFor(this.#ctx), options, this.#ctx.now);
+      result = search(this.#store, READERS, redact, options, this.#ctx.now);
     } catch (err) {
       if (err instanceof SearchLimitError) throw new ToolError(err.message);
       if (!(err instanceof SearchStoppedError)) throw err;
@@ -361,9 +362,10 @@ export class HistoryTools {
     if (args.project !== undefined && args.all_projects) {
       throw new ToolError('Give either "project" or "all_projects", not both');
     }
+    // The model sees projects as shown (through the gate) and may name one so.
     const project = args.all_projects
       ? undefined
-      : projectOf(resolveFromUser(args.project ?? ".", this.#ctx.env)).root;
+      : projectOfNamed(args.project ?? ".", this.#ctx, this.#store);
     const redact = redactorFor(this.#ctx);
     const list = recentConversations(this.#store, redact, {
       ...(project !== undefined ? { project } : {}),
@@ -371,7 +373,7 @@ export class HistoryTools {
       ...(args.subagents ? { subagents: true } : {}),
       limit: args.limit ?? 20,
     });
-    const scope = project ? `in project ${project}` : "in all projects";
+    const scope = project ? `in project ${redact(project)}` : "in all projects";
     const rows = list.map((c, i) =>
       `${i + 1}. ${c.id} · ${quoted(c.title)} · ${c.agent} · ${c.firstTimestamp ?? "?"} → ${
         c.lastTimestamp ?? "?"

@@ -17,7 +17,7 @@ import { ago, type Html, layout, projectAnchor, tilde } from "./layout.ts";
 /** The route. */
 export const projectsPageRoute: Route = (svc) =>
   new Hono<AppEnv>().get("/projects", (c) => {
-    const projects = withStore(svc, "projects", (store) => projectSummaries(store));
+    const projects = withStore(svc, "projects", (store) => projectSummaries(store, svc.redact));
     const home = homeDir(svc.ctx.env);
     const now = svc.now();
     const total = projects.reduce((n, p) => n + p.conversations, 0);

@@ -11,11 +11,11 @@ import { Hono } from "hono";
 import { html } from "hono/html";
 import { storeExists } from "../../lib/context.ts";
 import { formatBytes, formatCount, plural } from "../../lib/format.ts";
-import { homeDir, projectOfUserPath } from "../../lib/paths.ts";
+import { homeDir } from "../../lib/paths.ts";
 import { type Agent, AGENTS, KINDS, ROLES } from "../../lib/sources/adapter.ts";
 import { recentConversationRows } from "../../lib/store/conversations.ts";
 import { conversationJson } from "../../lib/store/records.ts";
-import { INLINE_FILTERS, resolveSearch, splitInline } from "../../lib/filters.ts";
+import { INLINE_FILTERS, projectOfNamed, resolveSearch, splitInline } from "../../lib/filters.ts";
 import type { HistoryStore } from "../../lib/store/db.ts";
 import {
   countMatches,
@@ -146,7 +146,7 @@ export const searchPageRoute: Route = (svc) =>
     const extra = usingStore(svc, (store) => ({
       counts: page.ftsQuery === null || page.stopped
         ? null
-        : countMatches(store, page.ftsQuery, filtersOf(store, svc, effective)),
+        : countMatches(store, page.ftsQuery, filtersOf(store, svc, effective), svc.redact),
     }));
     const body = html`${searchForm(form, teamConfigured(svc))}${
       page.note
@@ -174,24 +174,26 @@ const LIST_LIMIT = 25;
 function recentList(svc: Services, form: Form, home: string | undefined): Html {
   if (!storeExists(svc.ctx)) return notice(noStore().message);
   const offset = Math.max(0, Math.min(Number.parseInt(form.offset ?? "0", 10) || 0, 1e9));
-  const project = form.project ? projectOfUserPath(form.project, svc.ctx.env).root : undefined;
   const agent = (AGENTS as readonly string[]).includes(form.agent ?? "")
     ? form.agent as Agent
     : undefined;
-  const { rows, total } = withStore(
-    svc,
-    "recent_conversations",
-    (store) =>
-      recentConversationRows(store, {
+  const { rows, total, project } = withStore(svc, "recent_conversations", (store) => {
+    const project = form.project ? projectOfNamed(form.project, svc.ctx, store) : undefined;
+    return {
+      project,
+      ...recentConversationRows(store, {
         ...(project === undefined ? {} : { project }),
         ...(agent === undefined ? {} : { agent }),
         limit: LIST_LIMIT,
         offset,
       }),
-  );
+    };
+  });
   const list = rows.map((row) => conversationJson(row, svc.redact));
+  // Shown and linked as the gate shows it, as every project on these pages.
+  const shown = project === undefined ? undefined : svc.redact(project);
   const where = [
-    project === undefined ? null : `in ${tilde(project, home)}`,
+    shown === undefined ? null : `in ${tilde(shown, home)}`,
     agent === undefined ? null : `of ${agent}`,
   ].filter(Boolean).join(" ");
   const now = svc.now();
@@ -207,8 +209,8 @@ ${
             }`
             : `${formatCount(total)}`} ${total === 1
             ? "conversation"
-            : "conversations"}, newest first${project === undefined ? "" : html`
-            · <a href="${sessionsHref(project)}">sessions</a>
+            : "conversations"}, newest first${shown === undefined ? "" : html`
+            · <a href="${sessionsHref(shown)}">sessions</a>
           `} · type words above to search them</p>
         <ol class="rows recent">${list.map((conv) =>
           html`
@@ -217,7 +219,7 @@ ${
               <span class="side">${conv.lastTimestamp ? ago(conv.lastTimestamp, now) : ""}</span>
               <span class="meta-line">${joined([
                 html`<span class="badge">${conv.agent}</span>`,
-                project === undefined && conv.project ? tilde(conv.project, home) : null,
+                shown === undefined && conv.project ? tilde(conv.project, home) : null,
                 conv.messages ? plural(conv.messages, "message") : null,
                 formatBytes(conv.bytes),
               ])}</span>

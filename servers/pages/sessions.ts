@@ -55,7 +55,7 @@ export const sessionsPageRoute: Route = (svc) =>
         );
       }
       const outcome = outcomeOf(c.req.query("forked"), c.req.query("renamed"));
-      return c.html(page(svc, project, sessionsPage(svc, project, query), outcome));
+      return c.html(page(svc, sessionsPage(svc, project, query), outcome));
     })
     .post("/sessions/:id/fork", (c) => {
       const id = parseId(c);
@@ -63,7 +63,7 @@ export const sessionsPageRoute: Route = (svc) =>
       try {
         const fork = forkSession(svc, project, id);
         return c.redirect(
-          `${sessionsHref(project.root, { forked: fork.id })}#session-${fork.id}`,
+          `${sessionsHref(svc.redact(project.root), { forked: fork.id })}#session-${fork.id}`,
           303,
         );
       } catch (err) {
@@ -79,7 +79,9 @@ export const sessionsPageRoute: Route = (svc) =>
         if (!parsed.success) throw fromZod(parsed.error);
         const renamed = renameSession(svc, project, id, parsed.data.title);
         return c.redirect(
-          `${sessionsHref(project.root, { renamed: renamed.id })}#session-${renamed.id}`,
+          `${
+            sessionsHref(svc.redact(project.root), { renamed: renamed.id })
+          }#session-${renamed.id}`,
           303,
         );
       } catch (err) {
@@ -95,7 +97,7 @@ function failed(
   err: unknown,
 ): Response | Promise<Response> {
   if (!(err instanceof ApiError) || err.status >= 500) throw err;
-  return c.html(page(svc, project, sessionsPage(svc, project, {}), { error: err }), err.status);
+  return c.html(page(svc, sessionsPage(svc, project, {}), { error: err }), err.status);
 }
 
 function outcomeOf(forked: string | undefined, renamed: string | undefined): Outcome {
@@ -104,7 +106,7 @@ function outcomeOf(forked: string | undefined, renamed: string | undefined): Out
   return null;
 }
 
-function page(svc: Services, project: Project, list: SessionsPage, outcome: Outcome): Html {
+function page(svc: Services, list: SessionsPage, outcome: Outcome): Html {
   const home = homeDir(svc.ctx.env);
   const body = html`${projectForm(tilde(list.project, home))}
 ${outcomeNotice(list, outcome)}
@@ -127,7 +129,7 @@ ${
       )
       : ""
   }
-${list.sessions.length ? sessionList(list, project, svc.now()) : empty(list)}`;
+${list.sessions.length ? sessionList(list, svc.now()) : empty(list)}`;
   return layout("Sessions", "sessions", body);
 }
 
@@ -238,11 +240,12 @@ function empty(list: SessionsPage): Html {
 <code>logbook chat</code>, and the other agents' appear once they are captured.</p>`;
 }
 
-function sessionList(list: SessionsPage, project: Project, now: number): Html {
+/** A project's sessions; `list` is through the gate, its project too, which links carry. */
+function sessionList(list: SessionsPage, now: number): Html {
   const first = list.offset + 1;
   const last = list.offset + list.sessions.length;
   const pageLink = (offset: number) =>
-    sessionsHref(project.root, {
+    sessionsHref(list.project, {
       ...(offset > 0 ? { offset: String(offset) } : {}),
       ...(list.limit !== 50 ? { limit: String(list.limit) } : {}),
     });
@@ -255,7 +258,7 @@ function sessionList(list: SessionsPage, project: Project, now: number): Html {
   }</nav>`;
   return html`<p role="status">Sessions ${first} to ${last} of ${list.total}, newest first</p>
 <ol class="rows sessions" start="${first}">${
-    list.sessions.map((s, i) => sessionItem(s, list.offset + i, project, now))
+    list.sessions.map((s, i) => sessionItem(s, list.offset + i, list.project, now))
   }</ol>${pager}`;
 }
 
@@ -263,13 +266,11 @@ function sessionList(list: SessionsPage, project: Project, now: number): Html {
  * One session as a compact row, as the list of every project's has them: its title and age,
  * then what it is beside the command that resumes it (to copy), fork, and rename in place.
  */
-function sessionItem(s: SessionJson, n: number, project: Project, now: number): Html {
+function sessionItem(s: SessionJson, n: number, project: string, now: number): Html {
   const titleId = `title-${n}`;
   const cmdId = `cmd-${n}`;
   const action = (verb: string) =>
-    `/sessions/${encodeURIComponent(s.id)}/${verb}?${new URLSearchParams({
-      project: project.root,
-    })}`;
+    `/sessions/${encodeURIComponent(s.id)}/${verb}?${new URLSearchParams({ project })}`;
   const title = s.conversation
     ? html`<a href="${conversationHref(s.conversation)}" id="${titleId}">${s.title}</a>`
     : html`<strong id="${titleId}">${s.title}</strong>`;

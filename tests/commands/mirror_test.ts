@@ -12,6 +12,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { claudeTranscript, placeClaudeTranscript } from "../_claude_transcript.ts";
 import { childBaseEnv, makeWorld, ROOT, runCli, taskFlags } from "../_helpers.ts";
 import { makeStoreOld, messageText } from "../_old_store.ts";
+import { leaks, placeSecretPathSession, shownPath } from "../_secret_path.ts";
 import { loadContext, redactorFor } from "../../lib/context.ts";
 import { HistoryStore } from "../../lib/store/db.ts";
 
@@ -267,6 +268,29 @@ Deno.test("mirror: disable removes the file; a bad action is a usage error", asy
     const bad = await runCli("mirror", ["sideways"], vars);
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /Unknown action "sideways"/);
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("mirror and status name a project whose directory holds a secret as the gate shows it", async () => {
+  const world = await makeWorld();
+  try {
+    const cwd = await placeSecretPathSession(world);
+    const vars = { ...world.vars, INIT_CWD: cwd };
+    assert.equal((await runCli("reindex", ["--quiet"], world.vars)).code, 0);
+    const enabled = await runCli("mirror", ["enable"], vars);
+    assert.equal(enabled.code, 0, enabled.stderr);
+    assert.deepEqual(leaks(enabled.stdout), []);
+    assert.ok(enabled.stdout.includes(`Mirroring is on for ${shownPath(cwd)}: `), enabled.stdout);
+    for (const [command, args] of [["mirror", ["status"]], ["status", []]] as const) {
+      for (const json of [[], ["--json"]]) {
+        const out = await runCli(command, [...args, ...json], vars);
+        assert.equal(out.code, 0, out.stderr);
+        assert.deepEqual(leaks(out.stdout), [], `${command} ${json.join("")}`);
+        assert.ok(out.stdout.includes(shownPath(cwd)), out.stdout);
+      }
+    }
   } finally {
     await world.cleanup();
   }

@@ -11,6 +11,7 @@ import { corruptRecords, newRecord, SessionStore } from "../../lib/sessions/reco
 import { startOpenAiServer } from "../_openai_server.ts";
 import { captureIo, makeWorld, runCli, type World } from "../_helpers.ts";
 import { fakeAgents } from "../_tmux.ts";
+import { leaks, placeSecretPathSession, SECRET_PATH_SESSION, shownPath } from "../_secret_path.ts";
 
 /** A Claude Code transcript in its real format: one question and answer, run in `cwd`. */
 function writeClaudeSession(world: World, cwd: string, sessionId: string, question: string) {
@@ -337,6 +338,34 @@ Deno.test("another agent's session runs its own resume command in the session's 
     assert.match(
       missing.stderr,
       /\nerror: Cannot resume in Claude Code: "claude" is not on PATH\n$/,
+    );
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("a session's directory holding a secret: --print runs there, what resume says hides it", async () => {
+  const world = await makeWorld();
+  try {
+    const cwd = await placeSecretPathSession(world);
+    assert.equal(await reindex(["--quiet"], captureIo(), world.env), 0);
+    const { path, calls } = fakeAgents(world);
+    const vars = { ...world.vars, PATH: path };
+    // A command to run on this machine: with its directory as it is, or it would not run.
+    const printed = await runCli("resume", [SECRET_PATH_SESSION, "--print"], vars);
+    assert.equal(printed.code, 0, printed.stderr);
+    assert.equal(printed.stdout, `cd ${cwd} && claude --resume ${SECRET_PATH_SESSION}\n`);
+    const resumed = await runCli("resume", [SECRET_PATH_SESSION], vars);
+    assert.equal(resumed.code, 3, resumed.stderr);
+    assert.deepEqual(leaks(resumed.stderr), []);
+    assert.ok(
+      resumed.stderr.includes(`with: cd ${shownPath(cwd)} && claude --resume`),
+      resumed.stderr,
+    );
+    assert.equal(
+      Deno.readTextFileSync(calls),
+      `claude|${cwd}|--resume ${SECRET_PATH_SESSION}\n`,
+      "the agent runs in the directory itself",
     );
   } finally {
     await world.cleanup();

@@ -11,6 +11,13 @@ import { safeText } from "../../commands/_terminal/safe_text.ts";
 import { captureIo, FIXTURES, makeWorld, manifest, runCli, type World } from "../_helpers.ts";
 import { fake } from "../lib/_secret_shapes.ts";
 import { addToolHeavy, TOOL_HEAVY } from "../_tool_heavy.ts";
+import {
+  leaks,
+  placeSecretPathSession,
+  SECRET_PATH_ID,
+  SECRET_PATH_WORD,
+  shownPath,
+} from "../_secret_path.ts";
 import { allRecords, unescapeHtml, unescapeMarkdown } from "./_show.ts";
 
 interface Entry {
@@ -564,6 +571,53 @@ Deno.test("show folds what Codex told the model to one line each, and the user's
     );
     assert.doesNotMatch(out, /^<INSTRUCTIONS>$|^# Escalation|^<environment_context>/m);
     assert.match(out, /^\d{4}-\d\d-\d\d \d\d:\d\d user\nThe webhook dispatcher hammers receivers/m);
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("show holds no secret of a transcript's directory: the header, each --format, --json", async (t) => {
+  const world = await makeWorld();
+  try {
+    const cwd = await placeSecretPathSession(world);
+    assert.equal(await reindex(["--quiet"], captureIo(), world.env), 0);
+    await t.step("the header names the directory as the gate shows it", async () => {
+      const shown = await runCli("show", [SECRET_PATH_ID], world.vars);
+      assert.equal(shown.code, 0, shown.stderr);
+      assert.deepEqual(leaks(shown.stdout), []);
+      assert.ok(shown.stdout.includes(shownPath(cwd)), shown.stdout);
+      assert.ok(shown.stdout.includes("aws-secret [REDACTED:aws-secret-key]"), shown.stdout);
+    });
+    for (const format of ["md", "html", "json", "text"]) {
+      await t.step(`--format ${format}`, async () => {
+        const out = await runCli("show", [SECRET_PATH_ID, "--format", format], world.vars);
+        assert.equal(out.code, 0, out.stderr);
+        assert.deepEqual(leaks(out.stdout), []);
+        const readable = format === "html" ? unescapeHtml(out.stdout) : out.stdout;
+        assert.ok(readable.includes(shownPath(cwd)), readable);
+      });
+    }
+    await t.step("--json: project, cwd, the project key and each record's source", async () => {
+      const out = await runCli("show", [SECRET_PATH_ID, "--json"], world.vars);
+      assert.equal(out.code, 0, out.stderr);
+      const page = JSON.parse(out.stdout);
+      assert.equal(page.conversation.project, shownPath(cwd));
+      assert.equal(page.conversation.cwd, shownPath(cwd));
+      assert.match(page.conversation.projectKey, /^app-[0-9a-f]{12}$/);
+      for (const record of page.records) assert.deepEqual(leaks(record.source), []);
+      assert.deepEqual(leaks(JSON.stringify({ ...page, records: [] })), []);
+    });
+    await t.step("search narrows to the project named as it is shown", async () => {
+      const found = await runCli(
+        "search",
+        [SECRET_PATH_WORD, "--project", shownPath(cwd), "--json"],
+        world.vars,
+      );
+      assert.equal(found.code, 0, found.stderr);
+      const hits = found.stdout.trim().split("\n").map((line) => JSON.parse(line));
+      assert.ok(hits.length > 0 && hits.every((h) => h.project === shownPath(cwd)), found.stdout);
+      assert.deepEqual(leaks(found.stdout), []);
+    });
   } finally {
     await world.cleanup();
   }

@@ -22,6 +22,7 @@ import { CONTEXT_PROMPT, placeCodexContextRollout } from "../_codex_context.ts";
 import { appFor, request, withVars } from "../servers/_dashboard.ts";
 import { startPostgres } from "../postgres_server.ts";
 import { fakeUpper } from "../lib/_secret_shapes.ts";
+import { leaks, placeSecretPathSession, SECRET_PATH_WORD, shownPath } from "../_secret_path.ts";
 import { redactorFor } from "../../lib/context.ts";
 import { ADAPTERS } from "../../lib/sources/mod.ts";
 import { type RecordRow, TextDeriver } from "../../lib/store/records.ts";
@@ -1208,6 +1209,57 @@ Deno.test({
   const told = run.out.split("\n").map((line) => line.endsWith("|t"));
   assert.deepEqual(told, texts.map(isCodexContext));
   assert.deepEqual(told, [true, true, false, true, false, false, false, false]);
+});
+
+Deno.test({
+  name: "team: a secret in a project's directory never leaves; search --team finds the project",
+  ignore: typeof pg === "string",
+  sanitizeResources: false,
+  sanitizeOps: false,
+}, async (t) => {
+  if (typeof pg === "string") return;
+  const world = await makeWorld();
+  const url = await pg.createDatabase("pathy");
+  const dump = async () => {
+    const out = await pg.run("pg_dump", ["-d", "pathy", "--data-only"]);
+    assert.equal(out.code, 0, out.stderr);
+    return out.stdout;
+  };
+  try {
+    const cwd = await placeSecretPathSession(world);
+    await configure(world, { url, projects: [cwd], machine: "pathy" });
+    assert.equal((await runCli("reindex", ["--quiet"], world.vars)).code, 0);
+    await t.step("push sends the project and directory as shown, the text redacted", async () => {
+      const pushed = await runCli("push", [], world.vars);
+      assert.equal(pushed.code, 0, pushed.stderr);
+      const sent = await dump();
+      assert.ok(sent.includes(SECRET_PATH_WORD), "the dump has the data");
+      assert.deepEqual(leaks(sent), []);
+      const row = await psql("SELECT project, cwd FROM logbook_conversations", url);
+      assert.equal(row.out, `${shownPath(cwd)}|${shownPath(cwd)}`);
+    });
+    await t.step("search --team narrows to the project by its directory or as shown", async () => {
+      for (const project of [cwd, shownPath(cwd)]) {
+        const found = await runCli(
+          "search",
+          ["--team", SECRET_PATH_WORD, "--project", project, "--json"],
+          world.vars,
+        );
+        assert.equal(found.code, 0, found.stderr);
+        assert.match(found.stdout, /"machine":"pathy"/);
+        assert.deepEqual(leaks(found.stdout), []);
+      }
+    });
+    await t.step("a row pushed with its path whole is sent again as shown", async () => {
+      const raw = cwd.replaceAll("'", "''");
+      await psql(`UPDATE logbook_conversations SET project = '${raw}', cwd = '${raw}'`, url);
+      assert.deepEqual(leaks(await dump()), ["the token"]);
+      assert.equal((await runCli("push", ["--quiet"], world.vars)).code, 0);
+      assert.deepEqual(leaks(await dump()), []);
+    });
+  } finally {
+    await world.cleanup();
+  }
 });
 
 Deno.test({

@@ -17,6 +17,11 @@ export function fakeHex(n: number): string {
   return fake(n, "0fa4ce7b2d9e3a8c5b61");
 }
 
+/** `n` letters of both cases with capitals side by side, no digits (as an AWS secret key may be). */
+export function fakeAwsLetters(n: number): string {
+  return fake(n, "FAkeXYqzLMnpRTvwGHjb");
+}
+
 /** `n` letters of both cases, no digits (Hugging Face tokens). */
 function fakeLetters(n: number): string {
   return fake(n, "FaKeXyQzLmNpRtVwGhJb");
@@ -244,6 +249,30 @@ export const SECRET_SHAPES: SecretShape[] = [
     after: '"}',
     label: "aws-secret-key",
     nearMiss: '{"SecretAccessKey": ""}',
+  },
+  {
+    name: "AWS secret access key of letters only after SECRET_KEY=",
+    before: "SECRET_KEY=",
+    secret: fakeAwsLetters(40),
+    after: "\n",
+    label: "secret",
+    nearMiss: "SECRET_KEY=getSecretAccessKeyFromTheEnvironment",
+  },
+  {
+    name: "AWS secret access key after a name and a space",
+    before: "aws-secret ",
+    secret: fake(39) + "/",
+    after: " for prod",
+    label: "aws-secret-key",
+    nearMiss: "aws-secret " + fakeHex(40) + " is the commit",
+  },
+  {
+    name: "AWS secret access key at aws configure's prompt",
+    before: "AWS Secret Access Key [None]: ",
+    secret: fakeAwsLetters(38) + "+/",
+    after: "\nDefault region name [None]: eu-west-1",
+    label: "aws-secret-key",
+    nearMiss: "AWS Secret Access Key [****************XYZ1]: \nDefault region name [None]:",
   },
   {
     name: "Google API key",

@@ -14,7 +14,7 @@ import {
   SECRET_LABELS,
   trailEntry,
 } from "../../lib/gate.ts";
-import { fake, fakeUpper, SECRET_SHAPES } from "./_secret_shapes.ts";
+import { fake, fakeAwsLetters, fakeHex, fakeUpper, SECRET_SHAPES } from "./_secret_shapes.ts";
 
 const SECRETS = SECRET_SHAPES;
 
@@ -298,6 +298,44 @@ Deno.test("redactValue() redacts every string of a message and values under secr
   assert.equal(message.tool.arguments.password, "hunter", "the input is not modified");
 });
 
+Deno.test("an AWS secret key is redacted after any name that says a secret, a SHA-1 is not", async (t) => {
+  const letters = fakeAwsLetters(40);
+  const mixed = fake(36) + "/+Ab";
+  await t.step("40 characters shaped as an AWS secret key, after each name and separator", () => {
+    const cases: [text: string, redacted: string][] = [
+      [`aws-secret ${letters}`, "aws-secret [REDACTED:aws-secret-key]"],
+      [`aws-secret-key: ${letters}`, "aws-secret-key: [REDACTED:aws-secret-key]"],
+      [`AWS_SECRET=${letters}`, "AWS_SECRET=[REDACTED:aws-secret-key]"],
+      [`export AWS_SECRET_KEY=${letters}`, "export AWS_SECRET_KEY=[REDACTED:aws-secret-key]"],
+      [`awsSecretAccessKey: ${letters}`, "awsSecretAccessKey: [REDACTED:aws-secret-key]"],
+      [`--aws-secret ${letters} now`, "--aws-secret [REDACTED:aws-secret-key] now"],
+      [`AWS secret key ${mixed}`, "AWS secret key [REDACTED:aws-secret-key]"],
+      [`"Secret Access Key": "${letters}"`, '"Secret Access Key": "[REDACTED:aws-secret-key]"'],
+      [`secret ${mixed}`, "secret [REDACTED:secret]"],
+      [`secret: ${letters}`, "secret: [REDACTED:secret]"],
+      [`SECRET_KEY=${letters}`, "SECRET_KEY=[REDACTED:secret]"],
+      [`  secret_key: ${letters} # prod`, "  secret_key: [REDACTED:secret] # prod"],
+      [`client_secret ${mixed}`, "client_secret [REDACTED:secret]"],
+    ];
+    for (const [text, redacted] of cases) assert.equal(redactSecrets(text), redacted, text);
+  });
+  await t.step("a SHA-1, an upper-case id, an identifier or prose stays", () => {
+    const texts = [
+      `secret ${fakeHex(40)}`,
+      `aws-secret ${fakeHex(40)} is the commit that added it`,
+      `SECRET_KEY ${fakeUpper(40)}`,
+      "SECRET_KEY=getSecretAccessKeyFromTheEnvironment",
+      "the secret getSecretAccessKeyFromTheEnvironmentNow",
+      `the secret of ${letters}`,
+      `secret ${letters.toLowerCase()}`,
+      `secret_key=${letters}x`,
+      "secret key = abc123def",
+      "aws configure get aws_secret_access_key --profile dev",
+    ];
+    for (const text of texts) assert.equal(redactSecrets(text), text, text);
+  });
+});
+
 Deno.test("redactSecrets() redacts built-in shapes without a gate", () => {
   assert.equal(redactSecrets("password=hunter2"), "password=[REDACTED:password]");
 });
@@ -425,6 +463,9 @@ Deno.test("redact() copes with inputs built to make a regex backtrack", () => {
     ("0123456789abcdef".repeat(2) + "-").repeat(50_000),
     "npm_".repeat(100_000) + "abc8Q~".repeat(50_000),
     "aws_secret_access_key ".repeat(40_000),
+    "secret ".repeat(40_000),
+    "Secret Access Key [None]".repeat(20_000),
+    `secret ${"A".repeat(39)}`.repeat(10_000),
   ];
   for (const text of inputs) {
     // Not a timing test: it only guards against a pattern that would hang.

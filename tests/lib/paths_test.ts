@@ -4,6 +4,7 @@
 import assert from "node:assert/strict";
 import { join, resolve } from "node:path";
 import { envFrom } from "../../lib/env.ts";
+import { fake } from "./_secret_shapes.ts";
 import {
   configDir,
   dataDir,
@@ -16,6 +17,7 @@ import {
   projectOf,
   projectOfRecorded,
   resolveFromUser,
+  shownProjectKey,
   userCwd,
 } from "../../lib/paths.ts";
 import { SymlinkRefusedError } from "../../lib/private_fs.ts";
@@ -158,6 +160,15 @@ Deno.test("projectKey() is a readable slug of the last component and a stable ha
   const long = projectKey(`/x/${"ab-".repeat(30)}`);
   const slug = long.slice(0, -13);
   assert.ok(slug.length <= 40 && !slug.endsWith("-"), slug);
+});
+
+Deno.test("shownProjectKey() makes the slug from the shown root and keeps the hash", () => {
+  const token = "ghp" + "_" + fake(36);
+  const key = projectKey(`/src/${token}`);
+  assert.ok(key.startsWith("ghp-"), "the slug holds the token, lower case");
+  const shown = shownProjectKey(key, "/src/[REDACTED:github-token]");
+  assert.equal(shown, `redacted-github-token-${key.slice(-12)}`);
+  assert.equal(shownProjectKey(projectKey("/src/app"), "/src/app"), projectKey("/src/app"));
 });
 
 Deno.test("projectOf() outside Git is the physical directory, through symlinks", () => {

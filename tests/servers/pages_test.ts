@@ -11,6 +11,15 @@ import { addToolHeavy, TOOL_HEAVY } from "../_tool_heavy.ts";
 import { captureIo, makeWorld, runCli } from "../_helpers.ts";
 import { join } from "node:path";
 import { main as reindex } from "../../commands/reindex.ts";
+import { unescapeHtml } from "../commands/_show.ts";
+import {
+  leaks,
+  placeSecretPathSession,
+  SECRET_PATH_ID,
+  SECRET_PATH_SESSION,
+  SECRET_PATH_WORD,
+  shownPath,
+} from "../_secret_path.ts";
 
 const FIXTURE_ID = "claude:f332cca8-0b9a-4244-835f-c44f31385301";
 
@@ -650,6 +659,94 @@ Deno.test("tool calls fold from a source whose path holds a #, as from any other
       `/conversations/${encodeURIComponent(TOOL_HEAVY.codex.id)}/export?format=html`,
     )).text();
     assert.match(exported, /<summary><span class="tag">exec_command<\/span>/);
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("no page shows a secret of a transcript's directory, and its links still find the project", async (t) => {
+  const world = await makeWorld();
+  try {
+    const cwd = await placeSecretPathSession(world);
+    assert.equal(await reindex(["--quiet"], captureIo(), world.env), 0);
+    const { app, services } = appFor(world);
+    const shown = shownPath(cwd);
+    const tilde = shown.replace(world.home, "~");
+    /** The page at `path`, checked to hold no secret, with its links read back from the HTML. */
+    const page = async (path: string) => {
+      const response = await request(app, path);
+      const html = await response.text();
+      assert.equal(response.status, 200, `${path}: ${html.slice(0, 500)}`);
+      assert.deepEqual(leaks(unescapeHtml(html)), [], path);
+      const links = [...html.matchAll(/(?:href|action)="([^"]+)"/g)].map((m) =>
+        unescapeHtml(m[1]!)
+      );
+      return { html: unescapeHtml(html), links };
+    };
+    const linked = (links: string[], start: string) => {
+      const found = links.find((l) => l.startsWith(start) && l.includes(encodeURIComponent(shown)));
+      assert.ok(found, `a link to ${start}… of the project as shown, among ${links.join(" ")}`);
+      return found;
+    };
+    try {
+      await t.step(
+        "the projects page, and its links to the conversations and sessions",
+        async () => {
+          const projects = await page("/projects");
+          assert.ok(projects.html.includes(shown), projects.html);
+          const listing = await page(linked(projects.links, "/?project="));
+          assert.match(listing.html, /1 conversation, newest first/);
+          assert.ok(listing.html.includes(`Recent conversations in ${tilde}`));
+          const sessions = await page(linked(listing.links, "/sessions?project="));
+          assert.ok(sessions.html.includes(SECRET_PATH_SESSION), "the project's session is listed");
+        },
+      );
+      await t.step(
+        "a search: its hits, and its project facet narrowing to the project",
+        async () => {
+          const found = await page(`/?q=${SECRET_PATH_WORD}`);
+          assert.ok(found.html.includes(tilde));
+          const narrowed = await page(linked(found.links, "/?q="));
+          assert.match(narrowed.html, /<strong>1<\/strong> match</);
+          assert.ok(narrowed.html.includes(`<input name="project" value="${shown}"`));
+          const elsewhere = shown.replace("/app", "/web");
+          const none = await page(
+            `/?q=${SECRET_PATH_WORD}&project=${encodeURIComponent(elsewhere)}`,
+          );
+          assert.match(none.html, /No matches/, "a project shown so that is none finds nothing");
+        },
+      );
+      await t.step("the conversation page, and its fork button", async () => {
+        const conversation = await page(`/conversations/${encodeURIComponent(SECRET_PATH_ID)}`);
+        assert.ok(conversation.html.includes("aws-secret [REDACTED:aws-secret-key]"));
+        const fork = await request(app, linked(conversation.links, "/sessions/"), {
+          method: "POST",
+          headers: { Origin: "null", "Sec-Fetch-Site": "same-origin" },
+        });
+        assert.equal(fork.status, 303, await fork.text());
+        const location = fork.headers.get("location") ?? "";
+        assert.deepEqual(leaks(location), []);
+        const forked = await page(location.replace(/#.*/, ""));
+        assert.match(forked.html, /Forked into a new logbook session/);
+      });
+      await t.step("the API: a conversation, a search, the sessions and the status", async () => {
+        for (
+          const path of [
+            `/api/conversations/${encodeURIComponent(SECRET_PATH_ID)}`,
+            `/api/search?q=${SECRET_PATH_WORD}`,
+            `/api/sessions?project=${encodeURIComponent(shown)}`,
+            "/api/status",
+          ]
+        ) {
+          const response = await request(app, path);
+          const text = await response.text();
+          assert.equal(response.status, 200, `${path}: ${text}`);
+          assert.deepEqual(leaks(text), [], path);
+        }
+      });
+    } finally {
+      services.searches.close();
+    }
   } finally {
     await world.cleanup();
   }

@@ -3,8 +3,16 @@
 
 import assert from "node:assert/strict";
 import { loadContext, openStore } from "../../../lib/context.ts";
-import { HistoryTools } from "../../../servers/mcp/tools.ts";
+import { envFrom } from "../../../lib/env.ts";
+import { HistoryTools, type ToolAnswer } from "../../../servers/mcp/tools.ts";
 import { captureWorld, makeWorld } from "../../_helpers.ts";
+import {
+  leaks,
+  placeSecretPathSession,
+  SECRET_PATH_ID,
+  SECRET_PATH_WORD,
+  shownPath,
+} from "../../_secret_path.ts";
 
 Deno.test("search_history past its budget answers with the hits it had and a note", async () => {
   const world = await makeWorld({ fixtures: ["claude"] });
@@ -43,6 +51,46 @@ Deno.test("search_history past its budget answers with the hits it had and a not
       } finally {
         await onTime.close();
       }
+    } finally {
+      await tools.close();
+    }
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("the tools send no secret of a transcript's directory, and know its project as shown", async (t) => {
+  const world = await makeWorld();
+  try {
+    const cwd = await placeSecretPathSession(world);
+    await captureWorld(world);
+    // The agent works in that directory, as an agent in it would start the server.
+    const ctx = loadContext({ env: envFrom({ ...world.vars, INIT_CWD: cwd }) });
+    const tools = new HistoryTools(ctx, () => openStore(ctx, { mustExist: true, readOnly: true }));
+    const sent = (answer: ToolAnswer) => answer.text + JSON.stringify(answer.data);
+    try {
+      await t.step("search_history in the agent's own project", () => {
+        const answer = tools.searchHistory({ query: SECRET_PATH_WORD });
+        assert.deepEqual(leaks(sent(answer)), []);
+        assert.ok(answer.text.includes(`in project ${shownPath(cwd)}:`), answer.text);
+      });
+      await t.step("read_conversation", () => {
+        const answer = tools.readConversation({ conversation: SECRET_PATH_ID });
+        assert.deepEqual(leaks(sent(answer)), []);
+        assert.ok(answer.text.includes(`project ${shownPath(cwd)}`), answer.text);
+        assert.ok(answer.text.includes("aws-secret [REDACTED:aws-secret-key]"), answer.text);
+      });
+      await t.step("list_conversations, of all projects and of the project named as shown", () => {
+        const all = tools.listConversations({ all_projects: true });
+        assert.deepEqual(leaks(sent(all)), []);
+        assert.ok(all.text.includes(shownPath(cwd)), all.text);
+        const mine = tools.listConversations({ project: shownPath(cwd) });
+        assert.deepEqual(leaks(sent(mine)), []);
+        const ids = (mine.data as { conversations: { id: string }[] }).conversations.map((c) =>
+          c.id
+        );
+        assert.deepEqual(ids, [SECRET_PATH_ID]);
+      });
     } finally {
       await tools.close();
     }
