@@ -48,7 +48,7 @@ export async function main(
     const port = parsePort(values.port);
     const token = dashboardToken(env);
     // The stall line of a step that hangs goes to this terminal's stderr.
-    const ctx = loadContext({ env, onStall: io.err });
+    const ctx = loadContext({ env, onStall: io.err, onWarning: io.err });
     const dashboard = listen({
       ctx,
       io,

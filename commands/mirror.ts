@@ -46,7 +46,7 @@ export async function main(
     if (!["enable", "disable", "status"].includes(action)) {
       throw new UsageError(`Unknown action "${action}": use enable, disable or status`);
     }
-    const ctx = loadContext({ env, onStall: io.err });
+    const ctx = loadContext({ env, onStall: io.err, onWarning: io.err });
     const project = projectOf(resolveFromUser(values.project ?? ".", env));
     if (action === "status") {
       const mirrors = storeExists(ctx) ? withStore(ctx, listMirrors) : [];

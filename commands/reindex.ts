@@ -61,7 +61,7 @@ export async function main(
 ): Promise<number> {
   return await run(spec, args, safeIo(io), async ({ values }) => {
     const maxSeconds = wholeNumber(values["max-seconds"], "max-seconds");
-    const ctx = loadContext({ env, onStall: io.err });
+    const ctx = loadContext({ env, onStall: io.err, onWarning: io.err });
     if (values.status) return printStatus(ctx, io, values.json === true);
 
     if (values.watch && (values.rebuild || maxSeconds)) {

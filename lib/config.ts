@@ -301,6 +301,18 @@ export function projectWantsMirror(projectRoot: string): boolean {
   return readConfigFile(join(projectRoot, ".logbook", "config.json"), [])?.mirror === true;
 }
 
+/** Control characters and bidi controls: what a terminal would act on rather than show. */
+// deno-lint-ignore no-control-regex -- control characters are exactly what is escaped
+const UNPRINTABLE = /[\0-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/g;
+
+/** `text` with control and bidi characters written as escapes, safe inside a warning. */
+function shown(text: string): string {
+  return text.replace(
+    UNPRINTABLE,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
+}
+
 /** Reads, parses and validates one file; `undefined` when it does not exist. */
 function readConfigFile(file: string, warnings: string[]): ConfigFile | undefined {
   let bytes: Uint8Array;
@@ -364,7 +376,7 @@ function readConfigFile(file: string, warnings: string[]): ConfigFile | undefine
     if (issue.code !== "unrecognized_keys") continue;
     const parent = valueAt(json, issue.path) as Record<string, unknown>;
     for (const key of issue.keys) {
-      warnings.push(`Unknown key "${keyPath([...issue.path, key])}" in "${file}"`);
+      warnings.push(`Unknown key "${shown(keyPath([...issue.path, key]))}" in "${shown(file)}"`);
       delete parent[key];
     }
   }

@@ -174,6 +174,16 @@ Deno.test("loadConfig() merges objects deeply and replaces arrays", () => {
   });
 });
 
+Deno.test("loadConfig() writes what a file names in a warning so that a terminal cannot act on it", () => {
+  withDirs((dirs) => {
+    write(dirs.projectFile, { "\u001b]52;c;ZXZpbA==\u0007": 1, "ab\u202ecd": 2 });
+    assert.deepEqual(loadConfig(options(dirs)).warnings, [
+      `Unknown key "\\u001b]52;c;ZXZpbA==\\u0007" in "${dirs.projectFile}"`,
+      `Unknown key "ab\\u202ecd" in "${dirs.projectFile}"`,
+    ]);
+  });
+});
+
 Deno.test("loadConfig() reads each environment variable", async (t) => {
   const cases: [string, Record<string, string>, (c: ReturnType<typeof loadConfig>) => unknown][] = [
     ["LOGBOOK_MODEL", { LOGBOOK_MODEL: "gpt-x" }, (l) => l.config.model === "gpt-x"],
