@@ -1,4 +1,4 @@
-#!/usr/bin/env -S deno run --v8-flags=--expose-gc,--max-semi-space-size=1 -R -W -E --allow-net=127.0.0.1
+#!/usr/bin/env -S deno run --v8-flags=--expose-gc,--max-semi-space-size=1 -R -W -E --allow-net=127.0.0.1 --allow-run=git
 // `dashboard`: serves the local web dashboard on 127.0.0.1 and prints its URL with the access
 // token; Ctrl-C or SIGTERM stops it gracefully.
 

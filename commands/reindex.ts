@@ -1,4 +1,4 @@
-#!/usr/bin/env -S deno run --v8-flags=--expose-gc,--max-semi-space-size=1 -R -W -E
+#!/usr/bin/env -S deno run --v8-flags=--expose-gc,--max-semi-space-size=1 -R -W -E --allow-run=git
 // `reindex`: captures what is new in every agent's transcripts into the history store. Safe
 // under cron (a lock, a time limit, silence when all is well).
 

@@ -1,4 +1,4 @@
-#!/usr/bin/env -S deno run --v8-flags=--expose-gc,--max-semi-space-size=1 -R -W -E --allow-net=127.0.0.1
+#!/usr/bin/env -S deno run --v8-flags=--expose-gc,--max-semi-space-size=1 -R -W -E --allow-net=127.0.0.1 --allow-run=git
 // `start`: the first command a new user runs. Captures this machine's agent histories into the
 // default data dir, says what it found, and serves the dashboard on them until Ctrl-C; with no
 // histories, does the same for a demo on the project's own fixtures in a temporary data dir, which

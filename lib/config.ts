@@ -25,6 +25,7 @@ export interface Settings {
   tokenBudget?: number;
   secrets?: Record<string, string>;
   allowedSecrets?: string[];
+  /** Read only to be ignored with a warning: `logbook mirror enable` turns a mirror on. */
   mirror?: boolean;
   team?: { url?: string; projects?: string[]; machine?: string; raw?: boolean };
   dashboard?: { port?: number };
@@ -184,8 +185,6 @@ export interface Config {
   /** Labels whose values may be sent to a model. */
   allowedSecrets: string[];
   dashboard: { port: number };
-  /** A project's own file asks for a mirror of its conversations (see `projectWantsMirror`). */
-  mirror?: boolean;
   /** The shared team database `logbook push` sends to (see `lib/team/`). */
   team?: { url?: string; projects?: string[]; machine?: string; raw?: boolean };
 }
@@ -236,7 +235,10 @@ export interface LoadedConfig {
   config: Config;
   /** The config files read, highest precedence first (the project's, then the global one). */
   files: string[];
-  /** Unknown keys and unusable roots, one sentence each; they do not stop the load. */
+  /**
+   * Unknown keys, unusable roots and keys ignored (`mirror`), one sentence each; they do not stop
+   * the load.
+   */
   warnings: string[];
   /** `<projectRoot>/.logbook` when that directory exists. */
   projectConfigDir?: string;
@@ -246,7 +248,8 @@ export interface LoadedConfig {
  * Reads the global and project config files and the environment, and merges them, highest
  * precedence first: environment variables; the project file's section for `agent`; the project
  * file's top level; the global file's section for `agent`; the global top level; `DEFAULTS`.
- * Objects merge deeply; arrays and scalars replace. Missing files are skipped.
+ * Objects merge deeply; arrays and scalars replace. Missing files are skipped. No file sets
+ * `mirror` (each one that tries warns).
  *
  * @throws {ConfigError} when a file cannot be read, is not valid JSON or has an invalid value,
  *   or when a variable has an invalid value.
@@ -275,6 +278,7 @@ export function loadConfig(opts: LoadConfigOptions): LoadedConfig {
     const parsed = readConfigFile(file, warnings);
     if (parsed === undefined) continue;
     files.unshift(file);
+    dropMirror(parsed, file, warnings);
     const { claude, codex, opencode, logbook, $schema: _, ...top } = parsed;
     const sections: Record<Agent, Settings | undefined> = { claude, codex, opencode, logbook };
     const section = opts.agent === undefined ? undefined : sections[opts.agent];
@@ -292,13 +296,22 @@ export function loadConfig(opts: LoadConfigOptions): LoadedConfig {
 }
 
 /**
- * Whether the project at `projectRoot` asks for a mirror of its conversations: `"mirror": true`
- * at the top of its own `.logbook/config.json` (the global file cannot ask for every project).
- *
- * @throws {ConfigError} when that file exists but cannot be used.
+ * Drops `mirror` wherever a file sets it, with a warning: only `logbook mirror enable`, run by
+ * the user, turns a mirror on (a repository's file once could, and the global file never did).
  */
-export function projectWantsMirror(projectRoot: string): boolean {
-  return readConfigFile(join(projectRoot, ".logbook", "config.json"), [])?.mirror === true;
+function dropMirror(parsed: ConfigFile, file: string, warnings: string[]): void {
+  const places: [Settings | undefined, string][] = [
+    [parsed, "mirror"],
+    ...AGENTS.map((agent): [Settings | undefined, string] => [parsed[agent], `${agent}.mirror`]),
+  ];
+  for (const [settings, named] of places) {
+    if (settings?.mirror === undefined) continue;
+    delete settings.mirror;
+    warnings.push(
+      `Ignored "${named}" in "${shown(file)}": a config file cannot turn a mirror on: run ` +
+        '"logbook mirror enable" in a project to mirror it',
+    );
+  }
 }
 
 /** Control characters and bidi controls: what a terminal would act on rather than show. */

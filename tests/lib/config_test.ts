@@ -174,6 +174,23 @@ Deno.test("loadConfig() merges objects deeply and replaces arrays", () => {
   });
 });
 
+Deno.test('loadConfig() ignores "mirror" in any file, saying what turns a mirror on', () => {
+  withDirs((dirs) => {
+    write(dirs.globalFile, { mirror: true, logbook: { mirror: false } });
+    write(dirs.projectFile, { mirror: true, model: "kept" });
+    const loaded = loadConfig(options(dirs));
+    const why = 'a config file cannot turn a mirror on: run "logbook mirror enable" in a ' +
+      "project to mirror it";
+    assert.deepEqual(loaded.warnings, [
+      `Ignored "mirror" in "${dirs.globalFile}": ${why}`,
+      `Ignored "logbook.mirror" in "${dirs.globalFile}": ${why}`,
+      `Ignored "mirror" in "${dirs.projectFile}": ${why}`,
+    ]);
+    assert.equal(loaded.config.model, "kept");
+    assert.ok(!("mirror" in loaded.config));
+  });
+});
+
 Deno.test("loadConfig() writes what a file names in a warning so that a terminal cannot act on it", () => {
   withDirs((dirs) => {
     write(dirs.projectFile, { "\u001b]52;c;ZXZpbA==\u0007": 1, "ab\u202ecd": 2 });
