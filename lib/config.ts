@@ -236,8 +236,8 @@ export interface LoadedConfig {
   /** The config files read, highest precedence first (the project's, then the global one). */
   files: string[];
   /**
-   * Unknown keys, unusable roots and keys ignored (`mirror`), one sentence each; they do not stop
-   * the load.
+   * Unknown keys, unusable roots and keys ignored (a project's file setting what only the user may,
+   * a `mirror`), one sentence each; they do not stop the load.
    */
   warnings: string[];
   /** `<projectRoot>/.logbook` when that directory exists. */
@@ -248,8 +248,8 @@ export interface LoadedConfig {
  * Reads the global and project config files and the environment, and merges them, highest
  * precedence first: environment variables; the project file's section for `agent`; the project
  * file's top level; the global file's section for `agent`; the global top level; `DEFAULTS`.
- * Objects merge deeply; arrays and scalars replace. Missing files are skipped. No file sets
- * `mirror` (each one that tries warns).
+ * Objects merge deeply; arrays and scalars replace. Missing files are skipped. A project's file
+ * sets only what `PROJECT_MAY_SET` allows, and no file sets `mirror` (each key ignored warns).
  *
  * @throws {ConfigError} when a file cannot be read, is not valid JSON or has an invalid value,
  *   or when a variable has an invalid value.
@@ -273,12 +273,15 @@ export function loadConfig(opts: LoadConfigOptions): LoadedConfig {
     }
   }
 
+  let userLabels = new Set<string>();
   for (const file of [globalFile, projectFile]) {
     if (file === undefined) continue;
-    const parsed = readConfigFile(file, warnings);
+    let parsed = readConfigFile(file, warnings);
     if (parsed === undefined) continue;
     files.unshift(file);
     dropMirror(parsed, file, warnings);
+    if (file === projectFile) parsed = projectSettings(parsed, file, userLabels, warnings);
+    else userLabels = secretLabels(parsed);
     const { claude, codex, opencode, logbook, $schema: _, ...top } = parsed;
     const sections: Record<Agent, Settings | undefined> = { claude, codex, opencode, logbook };
     const section = opts.agent === undefined ? undefined : sections[opts.agent];
@@ -293,6 +296,75 @@ export function loadConfig(opts: LoadConfigOptions): LoadedConfig {
   const result: LoadedConfig = { config: merged as Config, files, warnings };
   if (projectConfigDir !== undefined) result.projectConfigDir = projectConfigDir;
   return result;
+}
+
+/**
+ * What a project's own `.logbook/config.json` may set, by key path (`*` is any label), and why it
+ * may not set the rest: this is the one list. A repository is not the user: whoever wrote the
+ * file may make logbook redact more, capture less here, or pick which model the user's own
+ * endpoint answers with and how much context it gets (cost, never reach: the request still goes
+ * only where the user's own config sends it). Everything else is the user's alone: endpoints,
+ * keys and team targets (`baseUrl`, `apiKey`, `team.*`: where the user's prompts, key and
+ * records go), `allowedSecrets` (which secrets reach a model), `history.roots` (which files are
+ * read), `dashboard.port` (where the user's history is served) and mirrors (see `dropMirror`).
+ * A rule returns undefined to keep the value, or why it is ignored.
+ */
+const PROJECT_MAY_SET = new Map<string, ProjectRule>([
+  ["model", () => undefined],
+  ["tokenBudget", () => undefined],
+  // Never on: the user may have turned capture off everywhere.
+  [
+    "history.ingest",
+    (value) => value === false ? undefined : "a project's file can only turn capture off",
+  ],
+  // A new label, never a new value for one of the user's own (that would stop its redaction).
+  [
+    "secrets.*",
+    (_value, label, user) => user.has(label) ? "your own config sets that label" : undefined,
+  ],
+]);
+
+/** Whether a project's file may set a value: undefined when it may, else why not. */
+type ProjectRule = (value: unknown, label: string, userLabels: Set<string>) => string | undefined;
+
+/** Why a project's file may not set a key that `PROJECT_MAY_SET` does not list. */
+const ONLY_YOURS = "only your own config or the environment can set it";
+
+/**
+ * A project file's settings with only what `PROJECT_MAY_SET` allows, in its top level and in each
+ * agent section; each key left out is named in a warning. `user` holds the labels of the user's
+ * own secrets.
+ */
+function projectSettings(
+  parsed: ConfigFile,
+  file: string,
+  user: Set<string>,
+  warnings: string[],
+): ConfigFile {
+  // `within` is the key path inside one layer's settings, `named` the path the warning names.
+  const allowed = (value: unknown, within: string[], named: string[]): unknown => {
+    const rule = PROJECT_MAY_SET.get(within.join(".")) ??
+      PROJECT_MAY_SET.get(`${within.slice(0, -1).join(".")}.*`);
+    if (rule === undefined && isObject(value)) {
+      // Into objects down to each key set, so that a warning names it (`team.url`).
+      const out = Object.entries(value).flatMap(([key, inner]) => {
+        const section = named.length === 0 && (AGENTS as readonly string[]).includes(key);
+        const kept = section
+          ? allowed(inner, [], [key])
+          : allowed(inner, [...within, key], [...named, key]);
+        return kept === undefined ? [] : [[key, kept] as const];
+      });
+      return out.length || within.length === 0 ? Object.fromEntries(out) : undefined;
+    }
+    const why = rule === undefined ? ONLY_YOURS : rule(value, within.at(-1) ?? "", user);
+    if (why === undefined) return value;
+    warnings.push(
+      `Ignored "${shown(named.join("."))}" in the project config "${shown(file)}": ${why}`,
+    );
+    return undefined;
+  };
+  const { $schema: _, ...settings } = parsed;
+  return allowed(settings, [], []) as ConfigFile;
 }
 
 /**
@@ -312,6 +384,13 @@ function dropMirror(parsed: ConfigFile, file: string, warnings: string[]): void 
         '"logbook mirror enable" in a project to mirror it',
     );
   }
+}
+
+/** The labels of every secret a file sets, at its top level or in any agent section. */
+function secretLabels(parsed: ConfigFile): Set<string> {
+  return new Set(
+    [parsed, ...AGENTS.map((agent) => parsed[agent])].flatMap((s) => Object.keys(s?.secrets ?? {})),
+  );
 }
 
 /** Control characters and bidi controls: what a terminal would act on rather than show. */
