@@ -47,6 +47,7 @@ export async function main(
       agent: "logbook",
       incognito: values.incognito === true,
       onStall: io.err,
+      onWarning: io.err,
     });
     const setup = chatSetup(ctx, { incognito: values.incognito ?? false });
     const session = ChatSession.start({ ...setup.options, cwd: ctx.cwd });

@@ -42,7 +42,7 @@ export async function main(
   return await run(spec, args, io, async ({ values, positionals }) => {
     const id = positionals[0];
     if (id === undefined) throw new UsageError("Missing the id of the session to compact");
-    const ctx = loadContext({ env, agent: "logbook", onStall: io.err });
+    const ctx = loadContext({ env, agent: "logbook", onStall: io.err, onWarning: io.err });
     const setup = chatSetup(ctx, { incognito: false });
     const project = projectOf(ctx.cwd);
     const row = withHistoryStore(ctx, (store) => {

@@ -1,4 +1,4 @@
-#!/usr/bin/env -S deno run --v8-flags=--expose-gc,--max-semi-space-size=1 -R -W -E --allow-net=127.0.0.1
+#!/usr/bin/env -S deno run --v8-flags=--expose-gc,--max-semi-space-size=1 -R -W -E --allow-net=127.0.0.1 --allow-run=git
 // `dashboard`: serves the local web dashboard on 127.0.0.1 and prints its URL with the access
 // token; Ctrl-C or SIGTERM stops it gracefully.
 
@@ -48,7 +48,7 @@ export async function main(
     const port = parsePort(values.port);
     const token = dashboardToken(env);
     // The stall line of a step that hangs goes to this terminal's stderr.
-    const ctx = loadContext({ env, onStall: io.err });
+    const ctx = loadContext({ env, onStall: io.err, onWarning: io.err });
     const dashboard = listen({
       ctx,
       io,

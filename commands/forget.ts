@@ -46,7 +46,7 @@ export async function main(
   ask: Ask | null = terminalAsk(),
 ): Promise<number> {
   return await run(spec, args, safeIo(io), ({ values, positionals }) => {
-    const ctx = loadContext({ env, onStall: io.err });
+    const ctx = loadContext({ env, onStall: io.err, onWarning: io.err });
     const criteria: ForgetCriteria = {};
     if (positionals.length) criteria.ids = positionals;
     if (values.project !== undefined) {

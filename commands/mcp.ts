@@ -38,7 +38,7 @@ export async function main(
   stop?: AbortSignal,
 ): Promise<number> {
   return await run(spec, args, io, async ({ values }) => {
-    const ctx = loadContext({ env, onStall: io.err });
+    const ctx = loadContext({ env, onStall: io.err, onWarning: io.err });
     // The SDK is loaded only here: no other command pays for it.
     const [{ LineTransport }, { createMcpServer }, { HistoryTools }] = await Promise.all([
       import("../servers/mcp/stdio.ts"),

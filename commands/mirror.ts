@@ -1,7 +1,8 @@
-#!/usr/bin/env -S deno run --v8-flags=--expose-gc,--max-semi-space-size=1 -R -W -E
+#!/usr/bin/env -S deno run --v8-flags=--expose-gc,--max-semi-space-size=1 -R -W -E --allow-run=git
 // `mirror`: a project's read-only copy of its own conversations inside the repository
-// (`<project>/.logbook/conversations-<hash>.db`). `enable` asks for it and fills it now,
-// `disable` stops it and removes the file, `status` (the default) lists every mirror.
+// (`<project>/.logbook/conversations-<hash>.db`). `enable` turns it on (the user's choice, kept in
+// the history store) and fills it now, `disable` turns it off and removes the file, `status` (the
+// default) lists every mirror.
 
 import type { Env } from "../lib/env.ts";
 import { runCapture } from "../lib/capture/run.ts";
@@ -9,7 +10,7 @@ import { loadContext, openStore, redactorFor, storeExists } from "../lib/context
 import { mapStrings } from "../lib/gate.ts";
 import { projectOf, resolveFromUser } from "../lib/paths.ts";
 import { setMirror } from "../lib/capture/mirrors.ts";
-import { listMirrors, mirrorPath, type MirrorState } from "../lib/store/mirror.ts";
+import { listMirrors, mirrorPath, type MirrorState, wantMirror } from "../lib/store/mirror.ts";
 import { defineCommand, EXIT, run, shared, UsageError } from "./_command.ts";
 import { type Io, stdio } from "./_terminal/io.ts";
 import { safeIo } from "./_terminal/safe_io.ts";
@@ -47,7 +48,7 @@ export async function main(
     if (!["enable", "disable", "status"].includes(action)) {
       throw new UsageError(`Unknown action "${action}": use enable, disable or status`);
     }
-    const ctx = loadContext({ env, onStall: io.err });
+    const ctx = loadContext({ env, onStall: io.err, onWarning: io.err });
     // A project's path may hold a secret (a token in a directory's name): shown through the gate.
     const redact = redactorFor(ctx);
     const out = (text: string) => io.out(redact(text));
@@ -62,28 +63,25 @@ export async function main(
     }
     const path = mirrorPath(project.root, project.key);
     if (action === "disable") {
-      const { removed } = setMirror(project.root, project.key, false);
+      const { removed } = setMirror(project.root, project.key, false, env);
       out(`Mirroring is off for ${project.root}${removed ? `; removed ${path}` : ""}.\n`);
       if (storeExists(ctx)) {
-        withStore(ctx, (store) => {
-          const all = store.getMeta<Record<string, MirrorState>>("mirrors") ?? {};
-          if (all[project.root]) {
-            all[project.root] = { ...all[project.root]!, state: "off", records: 0 };
-            store.setMeta("mirrors", all);
-          }
-        }, false);
+        withStore(ctx, (store) => wantMirror(store, project.root, false, ctx.now()), false);
       }
       return EXIT.ok;
     }
-    setMirror(project.root, project.key, true);
-    out(`Mirroring is on for ${project.root}: ${path}\n`);
-    if (!storeExists(ctx)) {
-      io.out('Nothing is captured yet: "logbook reindex" captures and fills the mirror.\n');
-      return EXIT.ok;
-    }
+    setMirror(project.root, project.key, true, env);
+    const captured = storeExists(ctx);
+    // The choice is kept in the store (created if need be): a repository cannot write there.
     const store = openStore(ctx);
     try {
-      const result = await runCapture({ ctx, store, redact: redactorFor(ctx), command: "mirror" });
+      wantMirror(store, project.root, true, ctx.now());
+      out(`Mirroring is on for ${project.root}: ${path}\n`);
+      if (!captured) {
+        io.out('Nothing is captured yet: "logbook reindex" captures and fills the mirror.\n');
+        return EXIT.ok;
+      }
+      const result = await runCapture({ ctx, store, redact, command: "mirror" });
       if (result.status !== "captured") {
         io.out(`The next capture fills it (capture did not run now: ${result.status}).\n`);
         return EXIT.ok;

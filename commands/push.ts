@@ -72,7 +72,7 @@ export async function main(
     if (values.migrate && values.watch) {
       throw new UsageError('Options "--migrate" and "--watch" cannot be used together');
     }
-    const ctx = loadContext({ env, onStall: io.err });
+    const ctx = loadContext({ env, onStall: io.err, onWarning: io.err });
     const url = teamUrl(ctx);
     if (values.migrate) return await migrateOnly(url, io, values.json === true);
     // Records per transaction (default 500): smaller batches lose less to a killed push.

@@ -1,4 +1,4 @@
-#!/usr/bin/env -S deno run --v8-flags=--expose-gc,--max-semi-space-size=1 -R -W -E
+#!/usr/bin/env -S deno run --v8-flags=--expose-gc,--max-semi-space-size=1 -R -W -E --allow-run=git
 // `reindex`: captures what is new in every agent's transcripts into the history store. Safe
 // under cron (a lock, a time limit, silence when all is well).
 
@@ -61,7 +61,7 @@ export async function main(
 ): Promise<number> {
   return await run(spec, args, safeIo(io), async ({ values }) => {
     const maxSeconds = wholeNumber(values["max-seconds"], "max-seconds");
-    const ctx = loadContext({ env, onStall: io.err });
+    const ctx = loadContext({ env, onStall: io.err, onWarning: io.err });
     if (values.status) return printStatus(ctx, io, values.json === true);
 
     if (values.watch && (values.rebuild || maxSeconds)) {

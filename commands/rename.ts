@@ -43,6 +43,7 @@ export async function main(
       agent: "logbook",
       incognito: values.incognito === true,
       onStall: io.err,
+      onWarning: io.err,
     });
     const sessions = new SessionStore(ctx.paths, { incognito });
     const project = projectOf(ctx.cwd);

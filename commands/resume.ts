@@ -71,6 +71,7 @@ export async function main(
       agent: "logbook",
       incognito: values.incognito === true,
       onStall: io.err,
+      onWarning: io.err,
     });
     const project = projectOf(ctx.cwd);
     const sessions = new SessionStore(ctx.paths, { incognito });

@@ -1,4 +1,4 @@
-#!/usr/bin/env -S deno run --v8-flags=--expose-gc,--max-semi-space-size=1 -R -W -E --allow-net=127.0.0.1
+#!/usr/bin/env -S deno run --v8-flags=--expose-gc,--max-semi-space-size=1 -R -W -E --allow-net=127.0.0.1 --allow-run=git
 // `start`: the first command a new user runs. Captures this machine's agent histories into the
 // default data dir, says what it found, and serves the dashboard on them until Ctrl-C; with no
 // histories, does the same for a demo on the project's own fixtures in a temporary data dir, which
@@ -77,7 +77,7 @@ export async function main(
       stop,
     };
     if (values.demo) return await demo(io, serve);
-    const ctx = loadContext({ env, onStall: io.err });
+    const ctx = loadContext({ env, onStall: io.err, onWarning: io.err });
     const roots = [...new Set(ADAPTERS.flatMap((a) => a.roots(discoverContext(ctx))))];
     const found = await countSources(ctx);
     if (found === 0) {
@@ -217,7 +217,7 @@ async function demoIn(dataDir: string, emptyHome: string, io: Io, serve: Serve):
     INIT_CWD: emptyHome,
     NO_COLOR: serve.env.get("NO_COLOR"),
   });
-  const ctx = loadContext({ env: demoEnv, onStall: io.err });
+  const ctx = loadContext({ env: demoEnv, onStall: io.err, onWarning: io.err });
   const started = performance.now();
   const { code, stopped } = await captureAndReport(
     ctx,

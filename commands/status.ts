@@ -34,7 +34,7 @@ export async function main(
   env: Env = Deno.env,
 ): Promise<number> {
   return await run(spec, args, safeIo(io), async ({ values }) => {
-    const ctx = loadContext({ env, onStall: io.err });
+    const ctx = loadContext({ env, onStall: io.err, onWarning: io.err });
     const status = await gatherStatus(ctx, { check: values.check === true });
     const damaged = status.check?.ok === false;
     if (values.json) {

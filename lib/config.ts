@@ -25,6 +25,7 @@ export interface Settings {
   tokenBudget?: number;
   secrets?: Record<string, string>;
   allowedSecrets?: string[];
+  /** Read only to be ignored with a warning: `logbook mirror enable` turns a mirror on. */
   mirror?: boolean;
   team?: { url?: string; projects?: string[]; machine?: string; raw?: boolean };
   dashboard?: { port?: number };
@@ -184,8 +185,6 @@ export interface Config {
   /** Labels whose values may be sent to a model. */
   allowedSecrets: string[];
   dashboard: { port: number };
-  /** A project's own file asks for a mirror of its conversations (see `projectWantsMirror`). */
-  mirror?: boolean;
   /** The shared team database `logbook push` sends to (see `lib/team/`). */
   team?: { url?: string; projects?: string[]; machine?: string; raw?: boolean };
 }
@@ -236,7 +235,10 @@ export interface LoadedConfig {
   config: Config;
   /** The config files read, highest precedence first (the project's, then the global one). */
   files: string[];
-  /** Unknown keys and unusable roots, one sentence each; they do not stop the load. */
+  /**
+   * Unknown keys, unusable roots and keys ignored (a project's file setting what only the user may,
+   * a `mirror`), one sentence each; they do not stop the load.
+   */
   warnings: string[];
   /** `<projectRoot>/.logbook` when that directory exists. */
   projectConfigDir?: string;
@@ -246,7 +248,8 @@ export interface LoadedConfig {
  * Reads the global and project config files and the environment, and merges them, highest
  * precedence first: environment variables; the project file's section for `agent`; the project
  * file's top level; the global file's section for `agent`; the global top level; `DEFAULTS`.
- * Objects merge deeply; arrays and scalars replace. Missing files are skipped.
+ * Objects merge deeply; arrays and scalars replace. Missing files are skipped. A project's file
+ * sets only what `PROJECT_MAY_SET` allows, and no file sets `mirror` (each key ignored warns).
  *
  * @throws {ConfigError} when a file cannot be read, is not valid JSON or has an invalid value,
  *   or when a variable has an invalid value.
@@ -270,11 +273,15 @@ export function loadConfig(opts: LoadConfigOptions): LoadedConfig {
     }
   }
 
+  let userLabels = new Set<string>();
   for (const file of [globalFile, projectFile]) {
     if (file === undefined) continue;
-    const parsed = readConfigFile(file, warnings);
+    let parsed = readConfigFile(file, warnings);
     if (parsed === undefined) continue;
     files.unshift(file);
+    dropMirror(parsed, file, warnings);
+    if (file === projectFile) parsed = projectSettings(parsed, file, userLabels, warnings);
+    else userLabels = secretLabels(parsed);
     const { claude, codex, opencode, logbook, $schema: _, ...top } = parsed;
     const sections: Record<Agent, Settings | undefined> = { claude, codex, opencode, logbook };
     const section = opts.agent === undefined ? undefined : sections[opts.agent];
@@ -292,13 +299,110 @@ export function loadConfig(opts: LoadConfigOptions): LoadedConfig {
 }
 
 /**
- * Whether the project at `projectRoot` asks for a mirror of its conversations: `"mirror": true`
- * at the top of its own `.logbook/config.json` (the global file cannot ask for every project).
- *
- * @throws {ConfigError} when that file exists but cannot be used.
+ * What a project's own `.logbook/config.json` may set, by key path (`*` is any label), and why it
+ * may not set the rest: this is the one list. A repository is not the user: whoever wrote the
+ * file may make logbook redact more, capture less here, or pick which model the user's own
+ * endpoint answers with and how much context it gets (cost, never reach: the request still goes
+ * only where the user's own config sends it). Everything else is the user's alone: endpoints,
+ * keys and team targets (`baseUrl`, `apiKey`, `team.*`: where the user's prompts, key and
+ * records go), `allowedSecrets` (which secrets reach a model), `history.roots` (which files are
+ * read), `dashboard.port` (where the user's history is served) and mirrors (see `dropMirror`).
+ * A rule returns undefined to keep the value, or why it is ignored.
  */
-export function projectWantsMirror(projectRoot: string): boolean {
-  return readConfigFile(join(projectRoot, ".logbook", "config.json"), [])?.mirror === true;
+const PROJECT_MAY_SET = new Map<string, ProjectRule>([
+  ["model", () => undefined],
+  ["tokenBudget", () => undefined],
+  // Never on: the user may have turned capture off everywhere.
+  [
+    "history.ingest",
+    (value) => value === false ? undefined : "a project's file can only turn capture off",
+  ],
+  // A new label, never a new value for one of the user's own (that would stop its redaction).
+  [
+    "secrets.*",
+    (_value, label, user) => user.has(label) ? "your own config sets that label" : undefined,
+  ],
+]);
+
+/** Whether a project's file may set a value: undefined when it may, else why not. */
+type ProjectRule = (value: unknown, label: string, userLabels: Set<string>) => string | undefined;
+
+/** Why a project's file may not set a key that `PROJECT_MAY_SET` does not list. */
+const ONLY_YOURS = "only your own config or the environment can set it";
+
+/**
+ * A project file's settings with only what `PROJECT_MAY_SET` allows, in its top level and in each
+ * agent section; each key left out is named in a warning. `user` holds the labels of the user's
+ * own secrets.
+ */
+function projectSettings(
+  parsed: ConfigFile,
+  file: string,
+  user: Set<string>,
+  warnings: string[],
+): ConfigFile {
+  // `within` is the key path inside one layer's settings, `named` the path the warning names.
+  const allowed = (value: unknown, within: string[], named: string[]): unknown => {
+    const rule = PROJECT_MAY_SET.get(within.join(".")) ??
+      PROJECT_MAY_SET.get(`${within.slice(0, -1).join(".")}.*`);
+    if (rule === undefined && isObject(value)) {
+      // Into objects down to each key set, so that a warning names it (`team.url`).
+      const out = Object.entries(value).flatMap(([key, inner]) => {
+        const section = named.length === 0 && (AGENTS as readonly string[]).includes(key);
+        const kept = section
+          ? allowed(inner, [], [key])
+          : allowed(inner, [...within, key], [...named, key]);
+        return kept === undefined ? [] : [[key, kept] as const];
+      });
+      return out.length || within.length === 0 ? Object.fromEntries(out) : undefined;
+    }
+    const why = rule === undefined ? ONLY_YOURS : rule(value, within.at(-1) ?? "", user);
+    if (why === undefined) return value;
+    warnings.push(
+      `Ignored "${shown(named.join("."))}" in the project config "${shown(file)}": ${why}`,
+    );
+    return undefined;
+  };
+  const { $schema: _, ...settings } = parsed;
+  return allowed(settings, [], []) as ConfigFile;
+}
+
+/**
+ * Drops `mirror` wherever a file sets it, with a warning: only `logbook mirror enable`, run by
+ * the user, turns a mirror on (a repository's file once could, and the global file never did).
+ */
+function dropMirror(parsed: ConfigFile, file: string, warnings: string[]): void {
+  const places: [Settings | undefined, string][] = [
+    [parsed, "mirror"],
+    ...AGENTS.map((agent): [Settings | undefined, string] => [parsed[agent], `${agent}.mirror`]),
+  ];
+  for (const [settings, named] of places) {
+    if (settings?.mirror === undefined) continue;
+    delete settings.mirror;
+    warnings.push(
+      `Ignored "${named}" in "${shown(file)}": a config file cannot turn a mirror on: run ` +
+        '"logbook mirror enable" in a project to mirror it',
+    );
+  }
+}
+
+/** The labels of every secret a file sets, at its top level or in any agent section. */
+function secretLabels(parsed: ConfigFile): Set<string> {
+  return new Set(
+    [parsed, ...AGENTS.map((agent) => parsed[agent])].flatMap((s) => Object.keys(s?.secrets ?? {})),
+  );
+}
+
+/** Control characters and bidi controls: what a terminal would act on rather than show. */
+// deno-lint-ignore no-control-regex -- control characters are exactly what is escaped
+const UNPRINTABLE = /[\0-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/g;
+
+/** `text` with control and bidi characters written as escapes, safe inside a warning. */
+function shown(text: string): string {
+  return text.replace(
+    UNPRINTABLE,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
 }
 
 /** Reads, parses and validates one file; `undefined` when it does not exist. */
@@ -364,7 +468,7 @@ function readConfigFile(file: string, warnings: string[]): ConfigFile | undefine
     if (issue.code !== "unrecognized_keys") continue;
     const parent = valueAt(json, issue.path) as Record<string, unknown>;
     for (const key of issue.keys) {
-      warnings.push(`Unknown key "${keyPath([...issue.path, key])}" in "${file}"`);
+      warnings.push(`Unknown key "${shown(keyPath([...issue.path, key]))}" in "${shown(file)}"`);
       delete parent[key];
     }
   }

@@ -39,6 +39,11 @@ export interface ContextOptions {
   incognito?: boolean;
   /** Where a `stall suspected` line goes: the command's stderr (without it, only the log has it). */
   onStall?: (line: string) => void;
+  /**
+   * Where each config warning goes as a `warning: …` line (an unknown key, a key a project's file
+   * may not set): the command's stderr. Without it, only `configWarnings` has them.
+   */
+  onWarning?: (line: string) => void;
 }
 
 /** Resolves dirs and configuration for a command run (throws ConfigError on a bad config). */
@@ -54,6 +59,7 @@ export function loadContext(options: ContextOptions): Context {
     projectRoot: project.root,
     ...(options.agent ? { agent: options.agent } : {}),
   });
+  for (const warning of loaded.warnings) options.onWarning?.(`warning: ${warning}\n`);
   if (loaded.projectConfigDir) {
     // A project's .logbook/ stays out of Git through .git/info/exclude, never .gitignore.
     try {

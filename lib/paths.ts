@@ -283,6 +283,73 @@ export function ensureGitExcluded(projectRoot: string, entry = ".logbook/"): boo
   return true;
 }
 
+/**
+ * Of `paths` (relative to the work tree at `root`), those `git add -A` could stage: the ones
+ * `git check-ignore` does not call ignored (a tracked file never is, whatever the patterns say).
+ * Asks the real `git`, since a committed `.gitignore` can un-ignore what `.git/info/exclude`
+ * ignores. None outside Git.
+ *
+ * @throws {Error} when Git cannot answer: not installed, not permitted to run, or failing (a
+ *   repository it refuses, such as one another user owns).
+ */
+export function notIgnoredByGit(root: string, paths: readonly string[], env: Env): string[] {
+  if (gitCommonDir(root) === undefined) return [];
+  const out = runGit(root, ["check-ignore", "--", ...paths], env, [0, 1]);
+  const ignored = new Set(out.split("\n"));
+  return paths.filter((path) => !ignored.has(path));
+}
+
+/** Of `paths` (relative to the work tree at `root`), those Git tracks; none outside Git. */
+export function trackedByGit(root: string, paths: readonly string[], env: Env): string[] {
+  if (gitCommonDir(root) === undefined) return [];
+  const tracked = new Set(runGit(root, ["ls-files", "-z", "--", ...paths], env, [0]).split("\0"));
+  return paths.filter((path) => tracked.has(path));
+}
+
+/**
+ * The variables a `git` child gets: where the user's own Git config and ignore files are, and
+ * nothing that points it at another repository (`GIT_DIR` when logbook runs from a hook).
+ */
+const GIT_VARIABLES = [
+  "PATH",
+  "HOME",
+  "XDG_CONFIG_HOME",
+  "USERPROFILE",
+  "HOMEDRIVE",
+  "HOMEPATH",
+  "SYSTEMROOT",
+  "GIT_CONFIG_GLOBAL",
+  "GIT_CONFIG_SYSTEM",
+  "GIT_CONFIG_NOSYSTEM",
+];
+
+/** Runs `git <args>` in `root`, with no fsmonitor; its stdout, or throws for another exit code. */
+function runGit(root: string, args: string[], env: Env, codes: number[]): string {
+  // Never a permission prompt in the middle of a capture: without the grant, Git cannot answer.
+  if (Deno.permissions.querySync({ name: "run", command: "git" }).state !== "granted") {
+    throw new Error('logbook may not run "git" here: it needs --allow-run=git');
+  }
+  const vars: Record<string, string> = {};
+  for (const name of GIT_VARIABLES) {
+    const value = env.get(name);
+    if (value !== undefined) vars[name] = value;
+  }
+  const out = new Deno.Command("git", {
+    args: ["-c", "core.fsmonitor=false", ...args],
+    cwd: root,
+    env: vars,
+    clearEnv: true,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).outputSync();
+  if (!codes.includes(out.code)) {
+    const said = new TextDecoder().decode(out.stderr).trim().split("\n")[0];
+    throw new Error(`"git ${args[0]}" failed with exit code ${out.code}${said ? `: ${said}` : ""}`);
+  }
+  return new TextDecoder().decode(out.stdout);
+}
+
 interface GitPlace {
   /** The canonical project root. */
   root: string;

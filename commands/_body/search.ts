@@ -169,7 +169,7 @@ export async function main(
     if (values.team && clash) {
       throw new UsageError(`Option "--team" cannot be used with "--${clash}"`);
     }
-    const ctx = loadContext({ env, onStall: io.err });
+    const ctx = loadContext({ env, onStall: io.err, onWarning: io.err });
     if (values.team) {
       const { searchTeam } = await import("../_team.ts");
       const options = resolveTeamSearch(parsed.data, ctx);

@@ -117,7 +117,7 @@ export async function main(
     if (values.team && teamClash) {
       throw new UsageError(`Options "--team" and "${teamClash}" cannot be used together`);
     }
-    const ctx = loadContext({ env, onStall: io.err });
+    const ctx = loadContext({ env, onStall: io.err, onWarning: io.err });
     if (values.team) {
       const { showTeam } = await import("../_team.ts");
       return await showTeam(ctx, id, {

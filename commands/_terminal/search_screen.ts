@@ -92,6 +92,8 @@ export async function interactiveSearch(options: SearchScreenOptions): Promise<n
     env: options.env,
     agent: "logbook",
     onStall: (line) => app?.note(line),
+    // Before the screen opens: on stderr, where they stay after it closes.
+    onWarning: options.io.err,
   });
   const store = openStore(ctx, { mustExist: true, readOnly: true });
   try {

@@ -1,19 +1,22 @@
 // Keeping project mirrors current (see `lib/store/mirror.ts` for what a mirror is): after each
-// capture, every project whose own `.logbook/config.json` says `"mirror": true` has its new
-// conversation rows and records copied, in small batches (at most 8 raw records, 32 conversation
-// rows each), from a cursor, so a record once copied is not read again. A record whose derived
-// columns change later (a newer revision takes an OpenCode part out of the index) is noted in
-// the main store's `record_changes`; each mirror follows that list from a cursor of its own and
-// updates its copies, 8 at a time. A mirror whose copies can no longer be trusted (the main store
-// was rebuilt, the list was trimmed past its cursor, or it holds an index older than this
-// build's) is emptied and copied again: it is small and derived. `.logbook/` is kept out of Git
-// through `.git/info/exclude`; when that cannot be ensured, or a link is on the way, mirroring
-// waits and the mirror's state says why.
+// capture, every project the user turned a mirror on for (`mirror enable`, kept in the main
+// store) has its new conversation rows and records copied, in small batches (at most 8 raw
+// records, 32 conversation rows each), from a cursor, so a record once copied is not read again.
+// A record whose derived columns change later (a newer revision takes an OpenCode part out of the
+// index) is noted in the main store's `record_changes`; each mirror follows that list from a
+// cursor of its own and updates its copies, 8 at a time. A mirror whose copies can no longer be
+// trusted (the main store was rebuilt, the list was trimmed past its cursor, or it holds an index
+// older than this build's) is emptied and copied again: it is small and derived. `.logbook/` is
+// kept out of Git through `.git/info/exclude`, and a mirror is written only while
+// `git check-ignore` says Git ignores its files (a committed `.gitignore` can un-ignore them);
+// when that cannot be ensured, or a link is on the way, mirroring waits and the mirror's state
+// says why.
 
-import { join } from "../path.ts";
-import { ConfigError, projectWantsMirror } from "../config.ts";
+import { basename, join } from "../path.ts";
+import { ConfigError } from "../config.ts";
+import type { Env } from "../env.ts";
 import type { Redactor } from "../gate.ts";
-import { ensureGitExcluded } from "../paths.ts";
+import { ensureGitExcluded, notIgnoredByGit, trackedByGit } from "../paths.ts";
 import { SymlinkRefusedError, writeFileAtomic } from "../private_fs.ts";
 import type { Adapter } from "../sources/adapter.ts";
 import { INDEX_UPGRADE_KEY, indexText } from "../store/cjk.ts";
@@ -27,6 +30,7 @@ import {
   type MirrorState,
   RECORDS_PER_BATCH,
   refuseLinkedMirror,
+  wantedMirrors,
 } from "../store/mirror.ts";
 import { type RecordRow, TextDeriver } from "../store/records.ts";
 import { FLAG_INDEXED, FLAG_SUPERSEDED } from "../store/schema.ts";
@@ -34,19 +38,26 @@ import { FLAG_INDEXED, FLAG_SUPERSEDED } from "../store/schema.ts";
 export interface SyncOptions {
   adapters: readonly Adapter[];
   redact: Redactor;
+  /** The environment `git check-ignore` runs with (see `notIgnoredByGit`). */
+  env: Env;
   now?: () => number;
   /** Stop copying after this long (ms), leaving the rest for the next pass (default 2000). */
   budgetMs?: number;
 }
 
+/** Why a mirror an older build made, because the project's own file asked, is no longer kept. */
+const NOT_TURNED_ON = "a project's .logbook/config.json no longer turns a mirror on: run " +
+  '"logbook mirror enable" in the project to keep it';
+
 /**
- * Brings every mirror up to date: each project of the store whose `.logbook/config.json` asks for
- * one. Never throws for one project's trouble: its state says what is wrong, and the others go on.
+ * Brings every mirror up to date: each project of the store whose mirror the user turned on. Never
+ * throws for one project's trouble: its state says what is wrong, and the others go on.
  */
 export function syncMirrors(store: HistoryStore, options: SyncOptions): MirrorState[] {
   const now = options.now ?? Date.now;
   const deadline = now() + (options.budgetMs ?? 2000);
   const known = store.getMeta<Record<string, MirrorState>>(MIRRORS_KEY) ?? {};
+  const wanted = wantedMirrors(store);
   const next: Record<string, MirrorState> = {};
   // The change cursor of each mirror synced, so the list of changes can be trimmed.
   const followed: number[] = [];
@@ -57,19 +68,31 @@ export function syncMirrors(store: HistoryStore, options: SyncOptions): MirrorSt
   for (const { root, key } of projects) {
     const path = mirrorPath(root, key);
     const before = known[root];
-    let wanted: boolean;
-    try {
-      wanted = wantsMirror(root);
-    } catch (err) {
-      next[root] = waiting(root, path, before, reasonOf(err));
+    if (!wanted.has(root)) {
+      // Only a mirror an older build kept because the project's file asked is on and not wanted:
+      // it is no longer written, and where Git could stage what it holds, it goes.
+      if (before && before.state !== "off") {
+        let reason = NOT_TURNED_ON;
+        try {
+          refuseLinkedMirror(root, path);
+          if (lstatOrUndefined(path)) {
+            reason = [reason, stageable(root, path, options.env)].filter(Boolean).join("; ");
+          }
+        } catch (err) {
+          reason = `${reason}; ${reasonOf(err)}`;
+        }
+        next[root] = waiting(root, path, before, reason);
+      }
       continue;
     }
-    if (!wanted) {
-      if (before && before.state !== "off") next[root] = { ...before, state: "off" };
-      continue;
-    }
     try {
+      refuseLinkedMirror(root, path);
       excludeFromGit(root);
+      const open = stageable(root, path, options.env);
+      if (open !== undefined) {
+        next[root] = waiting(root, path, before, open);
+        continue;
+      }
       const synced = syncMirror(store, { root, key, path }, { ...options, now, deadline });
       next[root] = synced.state;
       followed.push(synced.changes);
@@ -109,18 +132,46 @@ function lastChange(store: HistoryStore): number {
   return Math.max(row.seq ?? 0, store.getMeta<number>(CHANGES_TRIMMED_KEY) ?? 0);
 }
 
-/** Whether `root` asks for a mirror; throws when its `.logbook` is a link or its config is bad. */
-function wantsMirror(root: string): boolean {
-  const dir = join(root, ".logbook");
-  let info: Deno.FileInfo;
+/** The files SQLite keeps of a mirror: the database, and its WAL, shared memory and journal. */
+const MIRROR_FILES = ["", "-wal", "-shm", "-journal"];
+
+/**
+ * Why `git add -A` could stage the mirror at `path` of the project at `root`, as the real
+ * `git check-ignore` answers for each of its files; undefined when Git ignores them all. A
+ * file Git could stage and does not track is removed (it is logbook's, and the store holds all
+ * of it); a tracked one is never touched, and never written.
+ *
+ * @throws {Error} when Git cannot answer (then nothing may be written either).
+ */
+function stageable(root: string, path: string, env: Env): string | undefined {
+  const files = MIRROR_FILES.map((suffix) => `.logbook/${basename(path)}${suffix}`);
+  const open = notIgnoredByGit(root, files, env);
+  if (!open.length) return undefined;
+  const tracked = new Set(trackedByGit(root, open, env));
+  const removed: string[] = [];
+  for (const file of open) {
+    if (tracked.has(file)) continue;
+    try {
+      Deno.removeSync(join(root, file));
+      removed.push(file);
+    } catch (err) {
+      if (!(err instanceof Deno.errors.NotFound)) throw err;
+    }
+  }
+  return `Git does not ignore "${open[0]}" (${
+    tracked.has(open[0]!) ? "it is tracked" : 'a .gitignore un-ignores it, as "!.logbook/" does'
+  }), so "git add" could stage it: mirroring waits until "git check-ignore" says it is ignored${
+    removed.length ? `; removed ${removed.map((file) => `"${file}"`).join(", ")}` : ""
+  }`;
+}
+
+/** Whether Git ignores `file` (relative to `root`): true outside Git, false when Git cannot say. */
+function ignoredByGit(root: string, file: string, env: Env): boolean {
   try {
-    info = Deno.lstatSync(dir);
+    return notIgnoredByGit(root, [file], env).length === 0;
   } catch {
     return false;
   }
-  if (info.isSymlink) throw new SymlinkRefusedError(dir);
-  if (!info.isDirectory) return false;
-  return projectWantsMirror(root);
 }
 
 /** Keeps `.logbook/` out of Git; throws (mirroring waits) when that cannot be ensured. */
@@ -419,34 +470,43 @@ function reasonOf(err: unknown): string {
 }
 
 /**
- * Sets `"mirror": on` in the project's own `.logbook/config.json` (created 0700/0600 if missing,
- * other keys kept, written atomically), and keeps `.logbook/` out of Git. With `on` false the
- * mirror file goes too. Refuses a link at `.logbook` or the file.
+ * The files' side of turning the mirror of the project (root, key) on or off (the choice itself
+ * is the main store's, see `wantMirror`): on, `.logbook/` is kept out of Git; off, the mirror
+ * file goes. Either way a `"mirror"` key an older build wrote into the project's own
+ * `.logbook/config.json` is taken out (it no longer counts, and only warns), other keys kept and
+ * written atomically, but only where Git ignores that file: one Git tracks or could stage is the
+ * repository's, and a change to it would be staged. The file is never created. Refuses a link at
+ * `.logbook` or the file.
  */
-export function setMirror(root: string, key: string, on: boolean): { removed: boolean } {
+export function setMirror(
+  root: string,
+  key: string,
+  on: boolean,
+  env: Env,
+): { removed: boolean } {
   const dir = join(root, ".logbook");
   const info = lstatOrUndefined(dir);
   if (info?.isSymlink) throw new SymlinkRefusedError(dir);
   if (on) excludeFromGit(root);
   const file = join(dir, "config.json");
-  let config: Record<string, unknown> = {};
+  let config: unknown;
   try {
-    const parsed = JSON.parse(Deno.readTextFileSync(file));
-    if (parsed && typeof parsed === "object" && !Array.isArray(parsed)) config = parsed;
-    else throw new ConfigError(`Cannot change "${file}": it is not a JSON object`, { file });
+    config = JSON.parse(Deno.readTextFileSync(file));
   } catch (err) {
-    if (err instanceof SyntaxError) {
-      throw new ConfigError(`Cannot change "${file}": it is not valid JSON`, { file, cause: err });
-    }
-    if (!(err instanceof Deno.errors.NotFound)) throw err;
+    // A file that cannot be read as JSON holds no key to take out (loading it says what is wrong).
+    if (!(err instanceof SyntaxError || err instanceof Deno.errors.NotFound)) throw err;
   }
-  if (on) config.mirror = true;
-  else delete config.mirror;
-  if (on || info) writeFileAtomic(file, JSON.stringify(config, null, 2) + "\n", dir);
+  if (
+    config && typeof config === "object" && !Array.isArray(config) && "mirror" in config &&
+    ignoredByGit(root, ".logbook/config.json", env)
+  ) {
+    delete config.mirror;
+    writeFileAtomic(file, JSON.stringify(config, null, 2) + "\n", dir);
+  }
   let removed = false;
   if (!on) {
     const path = mirrorPath(root, key);
-    for (const suffix of ["", "-wal", "-shm"]) {
+    for (const suffix of MIRROR_FILES) {
       const target = path + suffix;
       if (lstatOrUndefined(target)?.isSymlink) throw new SymlinkRefusedError(target);
       try {

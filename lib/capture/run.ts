@@ -209,6 +209,7 @@ export async function runCapture(options: CaptureRunOptions): Promise<CaptureRun
       syncMirrors(store, {
         adapters: options.adapters ?? ADAPTERS,
         redact: options.redact,
+        env: ctx.env,
         now: ctx.now,
         budgetMs: Math.max(200, Math.min(MIRROR_BUDGET_MS, left)),
       });

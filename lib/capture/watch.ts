@@ -155,6 +155,7 @@ export async function watch(options: WatchOptions): Promise<void> {
           syncMirrors(store, {
             adapters,
             redact: options.redact,
+            env: ctx.env,
             now: ctx.now,
             budgetMs: timings.sliceMs,
           });

@@ -6,7 +6,9 @@
 // 32 conversation rows each); a record once copied is not read again. The folder stays out of Git
 // through the repository's `.git/info/exclude`, never `.gitignore`; a link on the way is refused.
 // The main store's `meta.mirrors` lists every mirror and its state, for `status`, `forget` and
-// `delete-user-data`.
+// `delete-user-data`. A mirror is made only for a project the user named with `mirror enable` on
+// this machine, kept in the main store's `meta.mirrors_wanted` (in the user's data dir, which no
+// repository can write); a project's own files cannot ask for one.
 
 import { join } from "../path.ts";
 import { SymlinkRefusedError } from "../private_fs.ts";
@@ -14,6 +16,8 @@ import { HistoryStore } from "./db.ts";
 
 /** The main store's meta key listing the mirrors. */
 export const MIRRORS_KEY = "mirrors";
+/** The main store's meta key: the projects whose mirror the user turned on, by root. */
+export const MIRRORS_WANTED_KEY = "mirrors_wanted";
 /** Most raw records copied in one transaction. */
 export const RECORDS_PER_BATCH = 8;
 /** Most conversation rows compared and copied in one transaction. */
@@ -43,6 +47,30 @@ export function mirrorPath(root: string, key: string): string {
 /** The mirrors the main store knows of, by project root. */
 export function listMirrors(store: HistoryStore): MirrorState[] {
   return Object.values(store.getMeta<Record<string, MirrorState>>(MIRRORS_KEY) ?? {});
+}
+
+/** The project roots whose mirror the user turned on (`mirror enable`) on this machine. */
+export function wantedMirrors(store: HistoryStore): Set<string> {
+  return new Set(Object.keys(store.getMeta<Record<string, unknown>>(MIRRORS_WANTED_KEY) ?? {}));
+}
+
+/**
+ * Records the user's choice to mirror the project at `root` (canonical), or not; turned off, its
+ * mirror's state says `off` at once.
+ */
+export function wantMirror(store: HistoryStore, root: string, on: boolean, at: number): void {
+  store.transaction(() => {
+    const wanted = store.getMeta<Record<string, { at: number }>>(MIRRORS_WANTED_KEY) ?? {};
+    if (on) wanted[root] = { at };
+    else delete wanted[root];
+    store.setMeta(MIRRORS_WANTED_KEY, wanted);
+    const all = store.getMeta<Record<string, MirrorState>>(MIRRORS_KEY) ?? {};
+    if (!on && all[root]) {
+      const { reason: _, ...state } = all[root]!;
+      all[root] = { ...state, state: "off", records: 0 };
+      store.setMeta(MIRRORS_KEY, all);
+    }
+  });
 }
 
 /** Removes one conversation, its records and their index entries from a mirror. */

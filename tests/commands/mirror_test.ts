@@ -10,11 +10,13 @@ import { DatabaseSync } from "node:sqlite";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { claudeTranscript, placeClaudeTranscript } from "../_claude_transcript.ts";
-import { childBaseEnv, makeWorld, ROOT, runCli, taskFlags } from "../_helpers.ts";
+import { childBaseEnv, makeWorld, ROOT, runCli, taskFlags, withStore } from "../_helpers.ts";
 import { makeStoreOld, messageText } from "../_old_store.ts";
 import { leaks, placeSecretPathSession, shownPath } from "../_secret_path.ts";
 import { loadContext, redactorFor } from "../../lib/context.ts";
+import { isPresent } from "../../lib/present.ts";
 import { HistoryStore } from "../../lib/store/db.ts";
+import { wantMirror } from "../../lib/store/mirror.ts";
 
 const ALPHA = "7d3c1a52-6f0e-4b8d-9a21-3e5f7c9b1d04";
 const BETA = "c81f4e26-2b7a-4d39-8e05-6a1d9f3c7b52";
@@ -32,16 +34,48 @@ function transcript(session: string, cwd: string, word: string, turns = 1): stri
   );
 }
 
-async function git(cwd: string, ...args: string[]): Promise<void> {
+/** Runs `git <args>` in `cwd` as a test user; what it prints, or throws with what it says. */
+async function git(cwd: string, ...args: string[]): Promise<string> {
   const out = await new Deno.Command("git", {
     args: ["-c", "user.name=t", "-c", "user.email=t@example.invalid", ...args],
     cwd,
-    stdout: "null",
+    stdout: "piped",
     stderr: "piped",
   }).output();
   if (!out.success) {
     throw new Error(`git ${args.join(" ")}: ${new TextDecoder().decode(out.stderr)}`);
   }
+  return new TextDecoder().decode(out.stdout);
+}
+
+/** What `git add -A` stages in `repo` (then unstaged again): one path a line. */
+async function stagedByAddAll(repo: string): Promise<string[]> {
+  await git(repo, "add", "-A");
+  const staged = (await git(repo, "diff", "--cached", "--name-only")).split("\n").filter(
+    Boolean,
+  );
+  await git(repo, "reset", "-q");
+  return staged;
+}
+
+/** The main store's meta value `key`, read directly. */
+function metaOf(data: string, key: string): Record<string, unknown> | undefined {
+  const db = new DatabaseSync(join(data, "history.db"), { readOnly: true });
+  try {
+    const row = db.prepare("SELECT value FROM meta WHERE key = ?").get(key) as
+      | { value: string }
+      | undefined;
+    return row ? JSON.parse(row.value) : undefined;
+  } finally {
+    db.close();
+  }
+}
+
+/** The mirror files in the project's `.logbook/`, by name. */
+function mirrorFiles(project: string): string[] {
+  if (!isPresent(join(project, ".logbook"))) return [];
+  return [...Deno.readDirSync(join(project, ".logbook"))].map((e) => e.name)
+    .filter((name) => name.startsWith("conversations-")).sort();
 }
 
 function mirrorFile(project: string): string {
@@ -83,16 +117,15 @@ Deno.test("project mirrors: enable, capture, search --mirror, worktree, exclude,
     assert.equal((await runCli("reindex", ["--quiet"], world.vars)).code, 0);
 
     await t.step(
-      "enable writes the config, the exclude entry and a mirror of this project only",
+      "enable keeps the choice in the store, writes the exclude entry and a mirror of this project only",
       async () => {
         const enabled = await runCli("mirror", ["enable"], inProject);
         assert.equal(enabled.code, 0, enabled.stderr);
         assert.match(enabled.stdout, /Mirroring is on for .*repo/);
         assert.match(enabled.stdout, /current · 2 conversations/);
-        const config = JSON.parse(
-          await Deno.readTextFile(join(project, ".logbook", "config.json")),
-        );
-        assert.deepEqual(config, { mirror: true });
+        // The choice is the user's, in the data dir: nothing in the repository says it.
+        assert.ok(!isPresent(join(project, ".logbook", "config.json")));
+        assert.deepEqual(Object.keys(metaOf(world.data, "mirrors_wanted") ?? {}), [project]);
         const db = mirrorFile(project);
         assert.equal(Deno.statSync(db).mode! & 0o777, 0o600);
         assert.equal(Deno.statSync(join(project, ".logbook")).mode! & 0o777, 0o700);
@@ -210,8 +243,6 @@ Deno.test("project mirrors: enable, capture, search --mirror, worktree, exclude,
       assert.equal(deleted.code, 0, deleted.stdout + deleted.stderr);
       assert.match(deleted.stdout, new RegExp(`removed +${db.replaceAll(".", "\\.")}`));
       assert.throws(() => Deno.statSync(db));
-      // The project's own config stays: it is the user's.
-      assert.ok(Deno.statSync(join(project, ".logbook", "config.json")).isFile);
     });
   } finally {
     await world.cleanup();
@@ -224,21 +255,23 @@ Deno.test("project mirrors: a linked .logbook is refused and mirroring waits, sa
   const target = join(world.dir, "somewhere-else");
   await Deno.mkdir(project, { recursive: true });
   await Deno.mkdir(target, { recursive: true });
-  await Deno.writeTextFile(join(target, "config.json"), '{"mirror": true}\n');
-  await Deno.symlink(target, join(project, ".logbook"));
+  await Deno.writeTextFile(join(target, "config.json"), '{"model": "m"}\n');
   await placeClaudeTranscript(world, project, ALPHA, transcript(ALPHA, project, "heron"));
+  const inProject = { ...world.vars, INIT_CWD: project };
   try {
+    assert.equal((await runCli("reindex", ["--quiet"], world.vars)).code, 0);
+    assert.equal((await runCli("mirror", ["enable"], inProject)).code, 0);
+    // Later, .logbook becomes a link to somewhere else.
+    await Deno.remove(join(project, ".logbook"), { recursive: true });
+    await Deno.symlink(target, join(project, ".logbook"));
     assert.equal((await runCli("reindex", ["--quiet"], world.vars)).code, 0);
     assert.deepEqual([...Deno.readDirSync(target)].map((e) => e.name), ["config.json"]);
     const status = await runCli("mirror", ["status"], world.vars);
     assert.match(status.stdout, /waiting: a link is on the way/);
-    const enable = await runCli("mirror", ["enable"], { ...world.vars, INIT_CWD: project });
+    const enable = await runCli("mirror", ["enable"], inProject);
     assert.equal(enable.code, 1);
     assert.match(enable.stderr, /link/);
-    const search = await runCli("search", ["--mirror", "heron"], {
-      ...world.vars,
-      INIT_CWD: project,
-    });
+    const search = await runCli("search", ["--mirror", "heron"], inProject);
     assert.equal(search.code, 1);
     assert.match(search.stderr, /link/);
   } finally {
@@ -259,10 +292,8 @@ Deno.test("mirror: disable removes the file; a bad action is a usage error", asy
     const off = await runCli("mirror", ["disable"], vars);
     assert.equal(off.code, 0, off.stderr);
     assert.throws(() => Deno.statSync(db));
-    assert.deepEqual(
-      JSON.parse(await Deno.readTextFile(join(project, ".logbook", "config.json"))),
-      {},
-    );
+    assert.ok(!isPresent(join(project, ".logbook", "config.json")), "no config is written");
+    assert.deepEqual(metaOf(world.data, "mirrors_wanted"), {});
     assert.equal((await runCli("reindex", ["--quiet"], world.vars)).code, 0);
     assert.throws(() => Deno.statSync(db), "capture does not bring it back");
     const bad = await runCli("mirror", ["sideways"], vars);
@@ -355,16 +386,12 @@ Deno.test("mirroring waits while .git/info/exclude cannot be written, and status
   // A directory where the file should be: nothing can be written there.
   await Deno.remove(exclude).catch(() => {});
   await Deno.mkdir(exclude, { recursive: true });
-  await Deno.mkdir(join(project, ".logbook"));
-  await Deno.writeTextFile(join(project, ".logbook", "config.json"), '{"mirror": true}\n');
   await placeClaudeTranscript(world, project, ALPHA, transcript(ALPHA, project, "plover"));
   try {
+    // Turned on earlier (`mirror enable` itself stops while the exclude file cannot be written).
+    withStore(world, (store) => wantMirror(store, project, true, 0));
     assert.equal((await runCli("reindex", ["--quiet"], world.vars)).code, 0);
-    assert.deepEqual(
-      [...Deno.readDirSync(join(project, ".logbook"))].map((e) => e.name),
-      ["config.json"],
-      "no mirror is written",
-    );
+    assert.ok(!isPresent(join(project, ".logbook")), "no mirror is written");
     const status = await runCli("status", [], world.vars);
     assert.equal(status.code, 0, status.stderr);
     assert.match(status.stdout, /mirrors: 1/);
@@ -455,6 +482,140 @@ Deno.test("forget says which mirror it could not open, and exits 1; a mirror gon
     const result = JSON.parse(json.stdout);
     assert.equal(result.conversations.length, 1);
     assert.deepEqual(result.mirrorsUnreached.map((m: { path: string }) => m.path), [path]);
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("a hostile repository cannot switch a mirror on, nor have Git stage one", async (t) => {
+  const world = await makeWorld();
+  const repo = join(world.dir, "cloned");
+  await Deno.mkdir(join(repo, ".logbook"), { recursive: true });
+  await git(repo, "init", "-q");
+  // What a stranger can commit: a config asking for a mirror, and a .gitignore un-ignoring it.
+  const config = join(repo, ".logbook", "config.json");
+  await Deno.writeTextFile(config, '{"mirror": true}\n');
+  await Deno.writeTextFile(join(repo, ".gitignore"), "!.logbook/\n");
+  await Deno.writeTextFile(join(repo, "README"), "Nothing to see here.\n");
+  await git(repo, "add", "-A");
+  await git(repo, "commit", "-q", "-m", "start");
+  await placeClaudeTranscript(world, repo, ALPHA, transcript(ALPHA, repo, "cormorant"));
+  const inRepo = { ...world.vars, INIT_CWD: repo };
+  try {
+    await t.step("the repository's own config writes no mirror, and says so", async () => {
+      const run = await runCli("reindex", [], inRepo);
+      assert.equal(run.code, 0, run.stderr);
+      assert.match(
+        run.stderr,
+        new RegExp(
+          `warning: Ignored "mirror" in "${config}": a config file cannot turn a mirror on`,
+        ),
+      );
+      assert.deepEqual(mirrorFiles(repo), []);
+      assert.deepEqual(metaOf(world.data, "mirrors"), {});
+      assert.deepEqual(await stagedByAddAll(repo), []);
+    });
+
+    await t.step("mirror enable there waits while Git would stage the mirror", async () => {
+      const enable = await runCli("mirror", ["enable"], inRepo);
+      assert.equal(enable.code, 1, enable.stdout + enable.stderr);
+      const why = 'Git does not ignore "\\.logbook/conversations-[0-9a-f]{12}\\.db" ' +
+        '\\(a \\.gitignore un-ignores it, as "!\\.logbook/" does\\), so "git add" could stage it: ' +
+        'mirroring waits until "git check-ignore" says it is ignored';
+      assert.match(enable.stdout, new RegExp(`waiting: ${why}`));
+      assert.match((await runCli("mirror", ["status"], world.vars)).stdout, new RegExp(why));
+      assert.deepEqual(mirrorFiles(repo), []);
+      // The repository's committed config is left as it is: a change there would be staged.
+      assert.equal(await Deno.readTextFile(config), '{"mirror": true}\n');
+      assert.deepEqual(await stagedByAddAll(repo), []);
+    });
+
+    await t.step("not misled by a GIT_DIR that points at another repository", async () => {
+      const other = join(world.dir, "other");
+      await Deno.mkdir(other);
+      await git(other, "init", "-q");
+      await Deno.writeTextFile(join(other, ".git", "info", "exclude"), "*\n");
+      const run = await runCli("reindex", ["--quiet"], {
+        ...world.vars,
+        GIT_DIR: join(other, ".git"),
+        GIT_WORK_TREE: repo,
+      });
+      assert.equal(run.code, 0, run.stderr);
+      assert.deepEqual(mirrorFiles(repo), []);
+    });
+
+    await t.step("once Git ignores it, the mirror is written, and stays unstaged", async () => {
+      await Deno.writeTextFile(join(repo, ".gitignore"), "");
+      assert.equal((await runCli("reindex", ["--quiet"], world.vars)).code, 0);
+      assert.match((await runCli("mirror", ["status"], world.vars)).stdout, /current · 1 conv/);
+      assert.equal(mirrorFiles(repo).length, 1);
+      assert.deepEqual(await stagedByAddAll(repo), [".gitignore"]);
+    });
+
+    await t.step("a .gitignore that un-ignores it again: the mirror stops and goes", async () => {
+      await Deno.writeTextFile(join(repo, ".gitignore"), "!.logbook/\n");
+      assert.equal((await runCli("reindex", ["--quiet"], world.vars)).code, 0);
+      const status = (await runCli("mirror", ["status"], world.vars)).stdout;
+      assert.match(status, /waiting: Git does not ignore .*; removed "\.logbook\/conversations-/);
+      assert.deepEqual(mirrorFiles(repo), []);
+      assert.deepEqual(await stagedByAddAll(repo), []);
+    });
+
+    await t.step(
+      "a file Git tracks at the mirror's path is never written nor removed",
+      async () => {
+        await Deno.writeTextFile(join(repo, ".gitignore"), "");
+        const state = metaOf(world.data, "mirrors")![repo] as { path: string };
+        await Deno.writeTextFile(state.path, "decoy\n");
+        await git(repo, "add", "-f", state.path);
+        await git(repo, "commit", "-q", "-am", "decoy");
+        assert.equal((await runCli("reindex", ["--quiet"], world.vars)).code, 0);
+        const status = (await runCli("mirror", ["status"], world.vars)).stdout;
+        assert.match(status, /waiting: Git does not ignore .* \(it is tracked\)/);
+        assert.doesNotMatch(status, /removed/);
+        assert.equal(await Deno.readTextFile(state.path), "decoy\n");
+        assert.deepEqual(await stagedByAddAll(repo), []);
+      },
+    );
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("a mirror an older build kept because the project's file asked waits for mirror enable", async () => {
+  const world = await makeWorld();
+  const project = join(world.dir, "repo");
+  await Deno.mkdir(project, { recursive: true });
+  await git(project, "init", "-q");
+  await placeClaudeTranscript(world, project, ALPHA, transcript(ALPHA, project, "grebe"));
+  const inProject = { ...world.vars, INIT_CWD: project };
+  try {
+    assert.equal((await runCli("reindex", ["--quiet"], world.vars)).code, 0);
+    assert.equal((await runCli("mirror", ["enable"], inProject)).code, 0);
+    // As an older build left it: the mirror on because the project's own file said so.
+    withStore(world, (store) => store.setMeta("mirrors_wanted", {}));
+    const config = join(project, ".logbook", "config.json");
+    await Deno.writeTextFile(config, '{"mirror": true, "model": "m"}\n');
+    const db = mirrorFile(project);
+    const before = keysIn(db);
+    await placeClaudeTranscript(world, project, BETA, transcript(BETA, project, "smew"));
+    const run = await runCli("reindex", [], inProject);
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stderr, /warning: Ignored "mirror" in ".*config\.json": a config file cannot/);
+    assert.deepEqual(keysIn(db), before, "no longer written");
+    const status = await runCli("status", [], world.vars);
+    assert.match(
+      status.stdout,
+      /repo: waiting: a project's \.logbook\/config\.json no longer turns a mirror on: run "logbook mirror enable" in the project to keep it/,
+    );
+
+    // mirror enable takes the old key out of the file (Git ignores it) and the mirror goes on.
+    const enable = await runCli("mirror", ["enable"], inProject);
+    assert.equal(enable.code, 0, enable.stdout + enable.stderr);
+    assert.deepEqual(JSON.parse(await Deno.readTextFile(config)), { model: "m" });
+    assert.deepEqual(keysIn(db), [`claude:${ALPHA}`, `claude:${BETA}`].sort());
+    const again = await runCli("reindex", ["--quiet"], inProject);
+    assert.equal(again.stderr, "", "no warning left");
   } finally {
     await world.cleanup();
   }

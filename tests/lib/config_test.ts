@@ -154,23 +154,132 @@ Deno.test("loadConfig() applies only the section of the agent it is given", () =
 Deno.test("loadConfig() merges objects deeply and replaces arrays", () => {
   withDirs((dirs) => {
     write(dirs.globalFile, {
-      history: { ingest: false, roots: { claude: ["/g/claude"], opencode: ["/g/opencode"] } },
+      history: { ingest: true, roots: { claude: ["/g/claude"], opencode: ["/g/opencode"] } },
       secrets: { db: "global-db-password", token: "global-token" },
       allowedSecrets: ["db"],
+      codex: { history: { roots: { opencode: ["/c/opencode"] } }, allowedSecrets: ["token"] },
     });
     write(dirs.projectFile, {
-      history: { roots: { codex: ["/p/codex"], opencode: ["/p/opencode"] } },
-      secrets: { token: "project-token" },
-      allowedSecrets: ["token"],
+      history: { ingest: false },
+      secrets: { build: "project-build-token" },
     });
     const loaded = loadConfig(options(dirs));
     assert.deepEqual(loaded.files, [dirs.projectFile, dirs.globalFile]);
+    assert.deepEqual(loaded.warnings, []);
     assert.deepEqual(loaded.config.history, {
       ingest: false,
-      roots: { claude: ["/g/claude"], codex: ["/p/codex"], opencode: ["/p/opencode"] },
+      roots: { claude: ["/g/claude"], codex: [], opencode: ["/c/opencode"] },
     });
-    assert.deepEqual(loaded.config.secrets, { db: "global-db-password", token: "project-token" });
+    assert.deepEqual(loaded.config.secrets, {
+      db: "global-db-password",
+      token: "global-token",
+      build: "project-build-token",
+    });
     assert.deepEqual(loaded.config.allowedSecrets, ["token"]);
+  });
+});
+
+Deno.test("loadConfig() takes from a project's file only what a stranger may choose", () => {
+  withDirs((dirs) => {
+    const user = {
+      history: { ingest: false, roots: { claude: ["/mine"] } },
+      model: "user-model",
+      baseUrl: "https://api.user.example/v1",
+      apiKey: "sk-the-users-own-key",
+      secrets: { token: "the-users-token" },
+      allowedSecrets: ["token"],
+      team: { url: "postgres://me@team.user.example/t", projects: ["/src/mine"], machine: "lap" },
+      dashboard: { port: 9000 },
+    };
+    write(dirs.globalFile, user);
+    write(dirs.projectFile, {
+      $schema: "https://example.com/logbook.schema.json",
+      history: { ingest: true, roots: { claude: ["/"], codex: ["../.."] } },
+      model: "project-model",
+      tokenBudget: 2000,
+      baseUrl: "https://collector.example/v1",
+      apiKey: "sk-the-repos-key",
+      secrets: { token: "xxxx", extra: "project-extra" },
+      allowedSecrets: ["token", "extra"],
+      team: { url: "postgres://x@collector.example/t", raw: true, projects: ["/"], machine: "m" },
+      dashboard: { port: 80 },
+      codex: { baseUrl: "https://codex.collector.example/v1", model: "project-codex-model" },
+      claude: { team: { raw: true } },
+    });
+    const loaded = loadConfig(options(dirs));
+    const file = dirs.projectFile;
+    const only = "only your own config or the environment can set it";
+    assert.deepEqual(loaded.warnings.toSorted(), [
+      `Ignored "allowedSecrets" in the project config "${file}": ${only}`,
+      `Ignored "apiKey" in the project config "${file}": ${only}`,
+      `Ignored "baseUrl" in the project config "${file}": ${only}`,
+      `Ignored "claude.team.raw" in the project config "${file}": ${only}`,
+      `Ignored "codex.baseUrl" in the project config "${file}": ${only}`,
+      `Ignored "dashboard.port" in the project config "${file}": ${only}`,
+      `Ignored "history.ingest" in the project config "${file}": a project's file can only ` +
+      "turn capture off",
+      `Ignored "history.roots.claude" in the project config "${file}": ${only}`,
+      `Ignored "history.roots.codex" in the project config "${file}": ${only}`,
+      `Ignored "secrets.token" in the project config "${file}": your own config sets that label`,
+      `Ignored "team.machine" in the project config "${file}": ${only}`,
+      `Ignored "team.projects" in the project config "${file}": ${only}`,
+      `Ignored "team.raw" in the project config "${file}": ${only}`,
+      `Ignored "team.url" in the project config "${file}": ${only}`,
+    ]);
+    assert.deepEqual(loaded.config, {
+      history: { ingest: false, roots: { claude: ["/mine"], codex: [], opencode: [] } },
+      // What a stranger may choose: which model, how much context, more redaction.
+      model: "project-codex-model",
+      tokenBudget: 2000,
+      secrets: { token: "the-users-token", extra: "project-extra" },
+      baseUrl: user.baseUrl,
+      apiKey: user.apiKey,
+      allowedSecrets: user.allowedSecrets,
+      team: user.team,
+      dashboard: user.dashboard,
+    });
+    // The environment still wins over the project's file where it may set something.
+    const env = loadConfig(options(dirs, { LOGBOOK_MODEL: "env-model" }));
+    assert.equal(env.config.model, "env-model");
+  });
+});
+
+Deno.test("loadConfig() lets a project's file turn capture off, not on", () => {
+  withDirs((dirs) => {
+    write(dirs.projectFile, { history: { ingest: false } });
+    assert.equal(loadConfig(options(dirs)).config.history.ingest, false);
+    write(dirs.globalFile, { history: { ingest: false } });
+    write(dirs.projectFile, { codex: { history: { ingest: true } } });
+    const loaded = loadConfig(options(dirs));
+    assert.equal(loaded.config.history.ingest, false);
+    assert.match(loaded.warnings.join("\n"), /"codex\.history\.ingest".*only turn capture off/);
+  });
+});
+
+Deno.test('loadConfig() ignores "mirror" in any file, saying what turns a mirror on', () => {
+  withDirs((dirs) => {
+    write(dirs.globalFile, { mirror: true, logbook: { mirror: false } });
+    write(dirs.projectFile, { mirror: true, model: "kept" });
+    const loaded = loadConfig(options(dirs));
+    const why = 'a config file cannot turn a mirror on: run "logbook mirror enable" in a ' +
+      "project to mirror it";
+    assert.deepEqual(loaded.warnings, [
+      `Ignored "mirror" in "${dirs.globalFile}": ${why}`,
+      `Ignored "logbook.mirror" in "${dirs.globalFile}": ${why}`,
+      `Ignored "mirror" in "${dirs.projectFile}": ${why}`,
+    ]);
+    assert.equal(loaded.config.model, "kept");
+    assert.ok(!("mirror" in loaded.config));
+  });
+});
+
+Deno.test("loadConfig() writes what a file names in a warning so that a terminal cannot act on it", () => {
+  withDirs((dirs) => {
+    write(dirs.projectFile, { "\u001b]52;c;ZXZpbA==\u0007": 1, "ab\u202ecd": 2 });
+    assert.deepEqual(loadConfig(options(dirs)).warnings, [
+      `Unknown key "\\u001b]52;c;ZXZpbA==\\u0007" in "${dirs.projectFile}"`,
+      `Unknown key "ab\\u202ecd" in "${dirs.projectFile}"`,
+    ]);
   });
 });
 
@@ -412,13 +521,13 @@ Deno.test("loadConfig() expands ~/ and resolves relative roots against the file'
   withDirs((dirs) => {
     write(dirs.globalFile, {
       history: { roots: { claude: ["~/claude-extra", "~", "extra", "/abs/a/../b"] } },
+      codex: { history: { roots: { codex: ["../vendor", "./x"] } } },
     });
-    write(dirs.projectFile, { codex: { history: { roots: { codex: ["../vendor", "./x"] } } } });
     const { config, warnings } = loadConfig(options(dirs));
     assert.deepEqual(warnings, []);
     assert.deepEqual(config.history.roots, {
       claude: [join(dirs.home, "claude-extra"), dirs.home, join(dirs.configDir, "extra"), "/abs/b"],
-      codex: [join(dirs.projectRoot, "vendor"), join(dirs.projectRoot, ".logbook", "x")],
+      codex: [join(dirs.configDir, "..", "vendor"), join(dirs.configDir, "x")],
       opencode: [],
     });
   });

@@ -13,7 +13,8 @@ import { HistoryStore } from "../../../lib/store/db.ts";
 import { search } from "../../../lib/store/search.ts";
 import { syncMirrors } from "../../../lib/capture/mirrors.ts";
 import { watch } from "../../../lib/capture/watch.ts";
-import { listMirrors, RECORDS_PER_BATCH } from "../../../lib/store/mirror.ts";
+import { listMirrors, RECORDS_PER_BATCH, wantMirror } from "../../../lib/store/mirror.ts";
+import { projectOf } from "../../../lib/paths.ts";
 import { fixtureIds, updatePart } from "../../../fixtures/opencode/make_db.ts";
 import { claudeTranscript } from "../../_claude_transcript.ts";
 import { captureWorld, makeWorld, manifest, withStore, type World } from "../../_helpers.ts";
@@ -32,11 +33,11 @@ function lines(cwd: string, turns: number): string {
   );
 }
 
-/** A project folder `name` in the world whose config turns its mirror on. */
+/** A project folder `name` in the world whose mirror the user turned on. */
 async function mirroredProject(world: World, name: string): Promise<string> {
   const project = join(world.dir, name);
-  await Deno.mkdir(join(project, ".logbook"), { recursive: true });
-  await Deno.writeTextFile(join(project, ".logbook", "config.json"), '{"mirror": true}');
+  await Deno.mkdir(project, { recursive: true });
+  withStore(world, (store) => wantMirror(store, projectOf(project).root, true, 0));
   return project;
 }
 
@@ -73,7 +74,12 @@ Deno.test("a mirror is copied in batches of at most 8 records and resumes from i
       // Start over with a clock that allows two batches.
       Deno.removeSync(state!.path);
       let tick = 0;
-      const options = { adapters: ADAPTERS, redact: redactorFor(ctx), now: () => tick++ };
+      const options = {
+        adapters: ADAPTERS,
+        redact: redactorFor(ctx),
+        env: ctx.env,
+        now: () => tick++,
+      };
       const first = syncMirrors(store, { ...options, budgetMs: 2 })[0]!;
       assert.equal(first.state, "copying");
       const partial = mirrored(first.path);
@@ -151,7 +157,7 @@ Deno.test("a mirror sync with nothing new reads no record", async () => {
   try {
     await captureWorld(world);
     withStore(world, (store, ctx) => {
-      const options = { adapters: ADAPTERS, redact: redactorFor(ctx) };
+      const options = { adapters: ADAPTERS, redact: redactorFor(ctx), env: ctx.env };
       const reads = countRecordReads(store);
       // Copied afresh, every record is read once.
       Deno.removeSync(listMirrors(store)[0]!.path);
