@@ -24,6 +24,8 @@ export const INVISIBLE_UNITS = "\\u00ad\\u034f\\u061c\\u115f\\u1160\\u17b4\\u17b
 
 const ANY = new RegExp(`[${INVISIBLE_CLASS}]`, "u");
 const RUNS = new RegExp(`[${INVISIBLE_CLASS}]+`, "gu");
+/** Whether text may hold one: the cheap scan, which most text (with none) ends at. */
+const MAYBE = new RegExp(`[${INVISIBLE_UNITS}]`);
 
 /** True when the code point `code` is an invisible character. */
 export function isInvisible(code: number): boolean {
@@ -35,7 +37,7 @@ export function isInvisible(code: number): boolean {
  * it (`pass\u200bword` is `password`). Text without any comes back as it is.
  */
 export function withoutInvisible(text: string): string {
-  return ANY.test(text) ? text.replace(RUNS, "") : text;
+  return MAYBE.test(text) ? text.replace(RUNS, "") : text;
 }
 
 /**
@@ -44,7 +46,7 @@ export function withoutInvisible(text: string): string {
  * text as it is; null when `text` has none.
  */
 export function visibleMap(text: string): { text: string; at: number[] } | null {
-  if (!ANY.test(text)) return null;
+  if (!MAYBE.test(text) || !ANY.test(text)) return null;
   let visible = "";
   const at: number[] = [];
   let from = 0;
