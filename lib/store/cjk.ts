@@ -3,7 +3,7 @@
 // Katakana or Hangul letters is indexed as its overlapping bigrams instead (`缓存策略` →
 // `缓存 存策 策略`), and a query's CJK words become the phrase of their bigrams, so any CJK word
 // of two or more characters is found wherever it sits. Text without CJK is indexed as it is,
-// but for the characters a reader cannot see (`lib/invisible.ts`), which the index never holds.
+// but for the characters a reader cannot see (`lib/invisible.ts`), which it leaves out.
 
 import { withoutInvisible } from "../invisible.ts";
 import type { HistoryStore } from "./db.ts";

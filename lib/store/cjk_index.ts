@@ -10,7 +10,7 @@
 //
 // It indexes text as the build that began it did (`bigramText`: invisible characters kept, which
 // capture's `indexText` now leaves out), so batches an older build copied still verify; records
-// it indexes keep those tokens until stored records are derived again.
+// it indexes keep those tokens until stored records are derived again (`reindex --rebuild`).
 
 import type { DatabaseSync } from "node:sqlite";
 import type { Adapter } from "../sources/adapter.ts";
