@@ -3,6 +3,7 @@
 
 import assert from "node:assert/strict";
 import { safeText } from "../../../commands/_terminal/safe_text.ts";
+import { tags } from "../../_invisible.ts";
 
 /** True when `text` holds a character a terminal acts on (tab and, with `newline`, LF allowed). */
 function hasControl(text: string, newline: boolean): boolean {
@@ -103,11 +104,6 @@ Deno.test("safeText() shows the characters a reader cannot see", async (t) => {
     });
   }
 });
-
-/** `text` written in tag characters (U+E0020–E007E for ASCII's printable characters). */
-function tags(text: string): string {
-  return [...text].map((c) => String.fromCodePoint(0xe0000 + c.charCodeAt(0))).join("");
-}
 
 Deno.test("safeText() spells out text written in tag characters", () => {
   assert.equal(

@@ -2,7 +2,6 @@
 // the next, in FTS5 and literal mode alike, and every string of a hit comes through the gate.
 
 import assert from "node:assert/strict";
-import { cpSync } from "node:fs";
 import { join } from "node:path";
 import { createGate, redactorOf } from "../../../lib/gate.ts";
 import { ADAPTERS } from "../../../lib/sources/mod.ts";
@@ -13,7 +12,8 @@ import {
   type SearchOptions,
   type SearchResult,
 } from "../../../lib/store/search.ts";
-import { captureWorld, FIXTURES, makeWorld, withStore, type World } from "../../_helpers.ts";
+import { captureWorld, makeWorld, withStore, type World } from "../../_helpers.ts";
+import { addInvisible } from "../../_invisible.ts";
 
 const SESSION = "5ea5ea5e-1111-4222-8333-444444444444";
 const CWD = "/home/dev/src/secret-cove";
@@ -127,9 +127,7 @@ Deno.test("searchGroups() keeps a conversation's best hits with perGroup, the sa
 Deno.test("search() finds a word with an invisible character inside, and marks it whole", async () => {
   const world = await makeWorld();
   try {
-    cpSync(join(FIXTURES, "invisible", "claude", "projects"), join(world.claude, "projects"), {
-      recursive: true,
-    });
+    addInvisible(world);
     await captureWorld(world);
     for (const query of ["password", "pass\u200bword", "PASS\u2060WORD", "passw*"]) {
       const result = run(world, { query });
