@@ -1,5 +1,6 @@
-// The dashboard as a Hono app: security headers, the loopback Host check, token auth and the
-// same-origin check in front of routes that call the same library functions as the commands.
+// The dashboard as a Hono app: security headers, text in tag characters spelt out, the loopback
+// Host check, token auth and the same-origin check in front of routes that call the same library
+// functions as the commands.
 
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
@@ -17,6 +18,7 @@ import { ApiError, errorJson, isApi, toApiError } from "./_errors.ts";
 import { hostCheck } from "./_host.ts";
 import { sameOrigin } from "./_origin.ts";
 import { securityHeaders } from "./_security_headers.ts";
+import { tagTextShown } from "./_tag_text.ts";
 import { CSP } from "./pages/assets.ts";
 import { errorPage } from "./pages/layout.ts";
 import { conversationPageRoute } from "./pages/conversation.ts";
@@ -68,6 +70,7 @@ export function createApp(deps: AppDeps): DashboardApp {
   const svc = services(deps);
   const app = new Hono<AppEnv>();
   app.use(securityHeaders(CSP));
+  app.use(tagTextShown());
   app.use(hostCheck(svc.hosts));
   app.use(tokenAuth({ token: svc.token, cookieName: svc.cookieName }));
   app.use(sameOrigin(svc.hosts));

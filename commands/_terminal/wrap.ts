@@ -12,6 +12,8 @@ export function displayWidth(text: string): number {
 function charWidth(code: number): number {
   if (code < 0x300) return 1;
   if ((code >= 0x300 && code <= 0x36f) || code === 0x200b || code === 0x200d) return 0;
+  // What the filter keeps of an emoji's invisible parts: selectors, a flag's tags.
+  if ((code >= 0xfe00 && code <= 0xfe0f) || (code >= 0xe0000 && code <= 0xe01ef)) return 0;
   if (
     (code >= 0x1100 && code <= 0x115f) || (code >= 0x2e80 && code <= 0xa4cf) ||
     (code >= 0xac00 && code <= 0xd7a3) || (code >= 0xf900 && code <= 0xfaff) ||

@@ -3,6 +3,7 @@
 
 import { dirname } from "../path.ts";
 import { formatBytes } from "../format.ts";
+import { INVISIBLE_CLASS } from "../invisible.ts";
 import type { Context } from "../context.ts";
 import { openStore, storeExists } from "../context.ts";
 import { type Project, projectKey } from "../paths.ts";
@@ -269,9 +270,10 @@ export function nativeCommand(row: PickerRow, fallbackCwd: string): NativeComman
   }
 }
 
-// Characters a terminal acts on (C0, DEL, C1, bidi controls): never printed raw in a command.
-// deno-lint-ignore no-control-regex -- control characters are exactly what is escaped
-const CONTROL = /[\0-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/;
+// Characters a terminal acts on (C0, DEL, C1, bidi controls) and those a reader cannot see (the
+// terminal filter would show them as escapes, which pasted back name another directory): never
+// printed raw in a command.
+const CONTROL = new RegExp(`[\\0-\\x1f\\x7f-\\x9f\\u2028\\u2029${INVISIBLE_CLASS}]`, "u");
 
 /**
  * Quotes a word for a POSIX shell when it needs it. A word with control characters (a directory
@@ -284,9 +286,11 @@ function shellQuote(word: string): string {
   const escaped = [...word].map((c) => {
     if (c === "\\" || c === "'") return `\\${c}`;
     if (!CONTROL.test(c)) return c;
-    const code = c.charCodeAt(0);
+    const code = c.codePointAt(0)!;
     return code < 0x80
       ? `\\x${code.toString(16).padStart(2, "0")}`
+      : code > 0xffff
+      ? `\\U${code.toString(16).padStart(8, "0")}`
       : `\\u${code.toString(16).padStart(4, "0")}`;
   }).join("");
   return `$'${escaped}'`;

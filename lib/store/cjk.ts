@@ -2,8 +2,10 @@
 // has no spaces) one token, so a word inside it could not be found. Each run of Han, Hiragana,
 // Katakana or Hangul letters is indexed as its overlapping bigrams instead (`缓存策略` →
 // `缓存 存策 策略`), and a query's CJK words become the phrase of their bigrams, so any CJK word
-// of two or more characters is found wherever it sits. Text without CJK is indexed as it is.
+// of two or more characters is found wherever it sits. Text without CJK is indexed as it is,
+// but for the characters a reader cannot see (`lib/invisible.ts`), which it leaves out.
 
+import { withoutInvisible } from "../invisible.ts";
 import type { HistoryStore } from "./db.ts";
 
 /** One CJK letter: Han, Hiragana, Katakana (with its prolonged sound mark) or Hangul. */
@@ -34,11 +36,20 @@ export function hasCjk(text: string): boolean {
 }
 
 /**
- * The text FTS5 is given for `text`: each CJK run as its overlapping bigrams (a run of one
- * letter as itself), set apart from the letters around it. Deterministic, so a record indexed
- * again gives the same tokens; text without CJK comes back unchanged.
+ * The text FTS5 is given for `text`: without the characters a reader cannot see (so
+ * `pass\u200bword` is indexed as `password`), and each CJK run as its overlapping bigrams.
+ * Deterministic, so a record indexed again gives the same tokens.
  */
 export function indexText(text: string): string {
+  return bigramText(withoutInvisible(text));
+}
+
+/**
+ * `text` with each CJK run as its overlapping bigrams (a run of one letter as itself), set apart
+ * from the letters around it, and nothing else changed: the index text of migration 0008
+ * (`cjk_index.ts`), whose batches an older build may have copied and this one verifies.
+ */
+export function bigramText(text: string): string {
   if (!hasCjk(text)) return text;
   return text.replace(cjk().run, (run) => ` ${bigrams(run)} `);
 }

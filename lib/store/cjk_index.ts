@@ -7,6 +7,10 @@
 // record at its position (`fts5vocab`, "instance"), in term order. Verification derives each
 // batch's text again, indexes it in a scratch table to list its instances the same way, and
 // compares both lists as digests (`migration_digest.ts`).
+//
+// It indexes text as the build that began it did (`bigramText`: invisible characters kept, which
+// capture's `indexText` now leaves out), so batches an older build copied still verify; records
+// it indexes keep those tokens until stored records are derived again (`reindex --rebuild`).
 
 import type { DatabaseSync } from "node:sqlite";
 import type { Adapter } from "../sources/adapter.ts";
@@ -14,7 +18,7 @@ import type { Redactor } from "../gate.ts";
 import type { HistoryStore } from "./db.ts";
 import { type BatchedStep, RowHash, type SourceRow } from "./batched_migration.ts";
 import type { ItemSink } from "./migration_digest.ts";
-import { CJK_MIGRATION, INDEX_UPGRADE_KEY, indexText } from "./cjk.ts";
+import { bigramText, CJK_MIGRATION, INDEX_UPGRADE_KEY } from "./cjk.ts";
 import { type RecordRow, TextDeriver } from "./records.ts";
 import { FLAG_INDEXED } from "./schema.ts";
 
@@ -106,7 +110,7 @@ export function cjkIndexStep(
       const insert = store.stmt("INSERT INTO fts_next (rowid, text) VALUES (?, ?)");
       for (const row of rows) {
         if (!row.record) continue;
-        const text = indexText(deriver.textOf(row.record));
+        const text = bigramText(deriver.textOf(row.record));
         if (text) insert.run(row.id, text);
       }
     },
@@ -137,7 +141,7 @@ export function cjkIndexStep(
       for (const row of rows) {
         if (!row.record) continue;
         // As `write` indexes it.
-        const text = indexText(deriver.textOf(row.record));
+        const text = bigramText(deriver.textOf(row.record));
         if (text) insert.run(row.id, text);
       }
       eachInstance(

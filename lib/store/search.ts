@@ -15,6 +15,7 @@
 // ones it read, in order; a literal scan gives the matches of the records it read.
 
 import { mapStrings, type Redactor } from "../gate.ts";
+import { withoutInvisible } from "../invisible.ts";
 import type { Agent, Kind, Role, TextReader } from "../sources/adapter.ts";
 import type { StatementSync } from "node:sqlite";
 import { HistoryStore } from "./db.ts";
@@ -169,7 +170,16 @@ export function search(
   options: SearchOptions,
   now?: () => number,
 ): SearchResult {
-  return foundInTime(searchWithin(store, adapters, redact, options, now), "hits");
+  return foundInTime(searchWithin(store, adapters, redact, asIndexed(options), now), "hits");
+}
+
+/**
+ * `options` with the query as the index holds text: without the characters a reader cannot see
+ * (`lib/invisible.ts`), so a pasted `pass\u200bword` looks for `password`, as was indexed.
+ */
+function asIndexed<O extends { query: string }>(options: O): O {
+  const query = withoutInvisible(options.query);
+  return query === options.query ? options : { ...options, query };
 }
 
 /**
@@ -876,7 +886,7 @@ export function searchGroups(
   options: GroupOptions,
   now?: () => number,
 ): GroupResult {
-  return foundInTime(groupsWithin(store, adapters, redact, options, now), "groups");
+  return foundInTime(groupsWithin(store, adapters, redact, asIndexed(options), now), "groups");
 }
 
 function groupsWithin(
@@ -1129,6 +1139,7 @@ function ftsGroups(
  * something under the same filters; else null. Words shorter than a prefix may be are left.
  */
 export function prefixSuggestion(store: HistoryStore, options: SearchOptions): string | null {
+  options = asIndexed(options);
   const { where, params } = filterSql(options);
   const probe = (query: string): boolean => {
     const sql = `SELECT 1 FROM fts JOIN records r ON r.id = fts.rowid

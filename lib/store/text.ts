@@ -1,6 +1,7 @@
 // Text the store derives from raw records: index fragments of long text, readable text of a
 // streamed chunk, conversation titles, and snippets with the matched terms marked.
 
+import { visibleMap } from "../invisible.ts";
 import { hasCjk } from "./cjk.ts";
 import { isAscii } from "./_letters.ts";
 
@@ -115,20 +116,30 @@ export interface Snippet {
   ranges: [number, number][];
 }
 
-/** Builds a snippet of about `width` characters around the first matched term. */
+/** Runs of whitespace a snippet shows as one space; not the BOM, which JS counts as one. */
+const SPACES = /[^\S\ufeff]+/g;
+
+/**
+ * Builds a snippet of about `width` characters around the first matched term. Terms are matched
+ * in what a reader sees, as the index holds it (`pass\u200bword` is `password`), and marked in
+ * the text as it is, invisible characters and all, for the terminal filter to show.
+ */
 export function makeSnippet(
   text: string,
   terms: { text: string; prefix: boolean }[],
   width = 240,
 ): Snippet {
-  const flat = text.replace(/\s+/g, " ").trim();
+  const flat = text.replace(SPACES, " ").trim();
   const lower = flat.toLowerCase();
-  const ascii = isAscii(lower);
+  const visible = visibleMap(lower);
+  const seen = visible?.text ?? lower;
+  const ascii = isAscii(seen);
   const ranges: [number, number][] = [];
   for (const term of terms) {
     if (!term.text) continue;
-    for (const m of lower.matchAll(termPattern(term, ascii))) {
-      ranges.push([m.index, m.index + m[0].length]);
+    for (const m of seen.matchAll(termPattern(term, ascii))) {
+      const end = m.index + m[0].length;
+      ranges.push(visible ? [visible.at[m.index]!, visible.at[end - 1]! + 1] : [m.index, end]);
       if (ranges.length > 200) break;
     }
   }

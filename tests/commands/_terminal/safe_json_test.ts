@@ -1,4 +1,5 @@
-// Tests for commands/_terminal/safe_json.ts: exact JSON without a raw terminal control in it.
+// Tests for commands/_terminal/safe_json.ts: exact JSON without a raw terminal control or an
+// invisible character in it.
 
 import assert from "node:assert/strict";
 import { safeJson } from "../../../commands/_terminal/safe_json.ts";
@@ -15,4 +16,25 @@ Deno.test("safeJson() parses back to the same value and holds no raw control cha
   assert.match(json, /\\u009b2J/);
   // Unchanged where JSON.stringify needed nothing more.
   assert.equal(safeJson({ a: "plain ü" }), JSON.stringify({ a: "plain ü" }));
+});
+
+Deno.test("safeJson() escapes every character a reader cannot see, and parses back the same", () => {
+  const value = {
+    text:
+      "pass\u200bword \u200c\u200d\u200e\u200f\u061c\u2060\ufeff\u00ad \u{e0049}\u{e0067} 👨\u200d👩 ❤\ufe0f",
+  };
+  const json = safeJson(value);
+  assert.deepEqual(JSON.parse(json), value);
+  assert.doesNotMatch(json, /[\p{Default_Ignorable_Code_Point}\u2028\u2029]/u);
+  assert.match(json, /pass\\u200bword/);
+  // A tag character as JSON writes a character past U+FFFF: its two surrogates.
+  assert.match(json, /\\udb40\\udc49\\udb40\\udc67/);
+  // Every invisible character of Unicode's.
+  let all = "";
+  for (let code = 0; code <= 0x10ffff; code++) {
+    if (code < 0xd800 || code > 0xdfff) all += String.fromCodePoint(code);
+  }
+  const every = safeJson({ all });
+  assert.equal(JSON.parse(every).all, all);
+  assert.doesNotMatch(every, /[\p{Default_Ignorable_Code_Point}\u2028\u2029]/u);
 });

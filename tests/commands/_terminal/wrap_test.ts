@@ -13,6 +13,10 @@ Deno.test("displayWidth() counts wide characters twice and combining marks not a
   assert.equal(displayWidth("abc"), 3);
   assert.equal(displayWidth("日本語"), 6);
   assert.equal(displayWidth("e\u0301"), 1);
+  // What the terminal filter keeps of an emoji's invisible parts takes no column.
+  assert.equal(displayWidth("🏴\u{e0067}\u{e0062}\u{e0073}\u{e0063}\u{e0074}\u{e007f}"), 2);
+  assert.equal(displayWidth("🙂\ufe0f"), 2);
+  assert.equal(displayWidth("葛\u{e0100}"), 2);
 });
 
 Deno.test("cutToWidth() and cutStartToWidth() fit a line, marking the cut", () => {

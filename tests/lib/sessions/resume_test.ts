@@ -195,26 +195,39 @@ Deno.test("native commands: each agent's own resume, run in the session's direct
   assert.equal(resumeHint("u-1", "/w/it's", "/w"), `cd '/w/it'\\''s' && logbook resume u-1`);
 });
 
+/** What bash makes of the directory word of `line` (`cd <word> && …`), or null without bash. */
+async function bashReads(line: string): Promise<string | null> {
+  const word = line.slice("cd ".length, line.indexOf(" && "));
+  try {
+    const bash = await new Deno.Command("bash", {
+      args: ["-c", `printf %s ${word}`],
+      env: { LC_ALL: "C.UTF-8" },
+      stdout: "piped",
+    }).output();
+    return new TextDecoder().decode(bash.stdout);
+  } catch (err) {
+    if (!(err instanceof Deno.errors.NotFound)) throw err;
+    console.log("skipped the read-back: bash is not installed");
+    return null;
+  }
+}
+
 Deno.test("a directory with control characters is quoted so bash reads it back exactly and nothing raw prints", async () => {
   const dir = "/w/it's \x1b]0;t\x07 \u009b2J \u202e\\x";
   const line = resumeHint("u-1", dir, "/w");
   assert.equal(line, `cd $'/w/it\\'s \\x1b]0;t\\x07 \\u009b2J \\u202e\\\\x' && logbook resume u-1`);
   // deno-lint-ignore no-control-regex -- control characters are exactly what is looked for
   assert.doesNotMatch(line, /[\0-\x1f\x7f-\x9f\u202a-\u202e]/);
-  let bash: Deno.CommandOutput;
-  try {
-    const word = line.slice("cd ".length, line.indexOf(" && "));
-    bash = await new Deno.Command("bash", {
-      args: ["-c", `printf %s ${word}`],
-      env: { LC_ALL: "C.UTF-8" },
-      stdout: "piped",
-    }).output();
-  } catch (err) {
-    if (!(err instanceof Deno.errors.NotFound)) throw err;
-    console.log("skipped the read-back: bash is not installed");
-    return;
-  }
-  assert.equal(new TextDecoder().decode(bash.stdout), dir);
+  assert.equal(await bashReads(line) ?? dir, dir);
+});
+
+Deno.test("a directory with invisible characters is quoted so bash reads it back and none prints raw", async () => {
+  // The terminal filter would show them as escapes, which pasted in '…' name another directory.
+  const dir = "/w/pro\u200bj \u200e\u{e0041}";
+  const line = resumeHint("u-1", dir, "/w");
+  assert.equal(line, `cd $'/w/pro\\u200bj \\u200e\\U000e0041' && logbook resume u-1`);
+  assert.doesNotMatch(line, /\p{Default_Ignorable_Code_Point}/u);
+  assert.equal(await bashReads(line) ?? dir, dir);
 });
 
 Deno.test("a manifest run is described by what it produced", () => {

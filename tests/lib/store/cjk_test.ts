@@ -9,6 +9,7 @@ import { loadContext, openStore, redactorFor } from "../../../lib/context.ts";
 import { runCapture } from "../../../lib/capture/run.ts";
 import { ADAPTERS } from "../../../lib/sources/mod.ts";
 import {
+  bigramText,
   CJK_LETTER_CLASS,
   CJK_MIGRATION,
   cjkIndexReady,
@@ -50,6 +51,16 @@ Deno.test("indexText() gives CJK runs as overlapping bigrams and leaves other te
   await t.step("punctuation ends a run (it is not a letter)", () => {
     assert.equal(indexText("缓存，策略").replace(/\s+/g, " ").trim(), "缓存 ， 策略");
   });
+});
+
+Deno.test("indexText() leaves out what a reader cannot see; bigramText() (migration 0008's) keeps it", () => {
+  assert.equal(
+    indexText("pass\u200bword over\u2060flow \u200eleft\u200f"),
+    "password overflow left",
+  );
+  assert.equal(indexText("缓存\u200b策略").trim(), "缓存 存策 策略");
+  assert.equal(bigramText("pass\u200bword"), "pass\u200bword");
+  assert.equal(bigramText("缓存策略").trim(), "缓存 存策 策略");
 });
 
 Deno.test("cjkQuery() turns CJK words into the phrases of their bigrams", () => {

@@ -6,12 +6,14 @@ import { join } from "node:path";
 import { createGate, redactorOf } from "../../../lib/gate.ts";
 import { ADAPTERS } from "../../../lib/sources/mod.ts";
 import {
+  prefixSuggestion,
   search,
   searchGroups,
   type SearchOptions,
   type SearchResult,
 } from "../../../lib/store/search.ts";
 import { captureWorld, makeWorld, withStore, type World } from "../../_helpers.ts";
+import { addInvisible } from "../../_invisible.ts";
 
 const SESSION = "5ea5ea5e-1111-4222-8333-444444444444";
 const CWD = "/home/dev/src/secret-cove";
@@ -117,6 +119,30 @@ Deno.test("searchGroups() keeps a conversation's best hits with perGroup, the sa
         } else assert.equal(three.mode, "literal");
       }
     });
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("search() finds a word with an invisible character inside, and marks it whole", async () => {
+  const world = await makeWorld();
+  try {
+    addInvisible(world);
+    await captureWorld(world);
+    for (const query of ["password", "pass\u200bword", "PASS\u2060WORD", "passw*"]) {
+      const result = run(world, { query });
+      assert.equal(result.mode, "fts", query);
+      assert.equal(result.hits.length, 1, query);
+      const [a, b] = result.highlights[0]![0]!;
+      assert.equal(result.hits[0]!.snippet.slice(a, b), "pass\u200bword", query);
+      const groups = withStore(world, (store) => searchGroups(store, ADAPTERS, redact, { query }));
+      assert.equal(groups.groups.length, 1, query);
+    }
+    const suggested = withStore(
+      world,
+      (store) => prefixSuggestion(store, { query: "passw\u200b" }),
+    );
+    assert.equal(suggested, "passw*");
   } finally {
     await world.cleanup();
   }

@@ -44,3 +44,18 @@ Deno.test("makeSnippet() marks whole words alike in ASCII and non-ASCII text", (
   assert.deepEqual(marked("naïve naï", "na"), []);
   assert.deepEqual(marked("Straße strasse", "stra*"), ["Straße", "strasse"]);
 });
+
+Deno.test("makeSnippet() finds a word with an invisible character inside and marks it whole", () => {
+  assert.deepEqual(marked("Where is the pass\u200bword reset?", "password"), ["pass\u200bword"]);
+  assert.deepEqual(marked("a soft hy\u00adphen", "hyphen"), ["hy\u00adphen"]);
+  // The BOM is no space, though JavaScript's \\s counts it as one.
+  assert.deepEqual(marked("the pass\ufeffword", "password"), ["pass\ufeffword"]);
+  // Tag characters inside a word, and a prefix.
+  assert.deepEqual(marked("over\u{e0041}\u{e0042}flows", "overflow*"), [
+    "over\u{e0041}\u{e0042}flows",
+  ]);
+  // An invisible character at a word's edge stays outside the mark.
+  assert.deepEqual(marked("\u200eleft\u200f marks", "left"), ["left"]);
+  // The snippet keeps them: the terminal filter shows them.
+  assert.equal(makeSnippet("pass\u200bword", queryTerms("password")).text, "pass\u200bword");
+});
