@@ -25,6 +25,7 @@ import { clearLatch, latch, type LatchedFailure, latchedFailure } from "../store
 import { yieldToEventLoop } from "./_yield.ts";
 import { capturePass, type PassOptions } from "./engine.ts";
 import { backfillInjected } from "./injected_backfill.ts";
+import { forgetCovered } from "../store/forget.ts";
 import { announce, type Progress } from "./progress.ts";
 import { rebuild, RebuildStoppedError } from "./rebuild.ts";
 import { type CaptureSummary, Tally } from "./summary.ts";
@@ -199,6 +200,8 @@ export async function runCapture(options: CaptureRunOptions): Promise<CaptureRun
       }
       // Records captured before FLAG_INJECTED get it (migration 0011 left the work).
       await backfillInjected(store, pass.adapters, pass.redact, pass.signal);
+      // What a store holds under a tombstone goes (migration 0012 left the work).
+      forgetCovered(store, { redact: pass.redact, now: ctx.now() });
       const summary = await capturePass(pass);
       store.transaction(() => {
         store.setMeta("last_run", { at: ctx.now(), ok: summary.errors.length === 0, summary });
