@@ -4,6 +4,7 @@
 import assert from "node:assert/strict";
 import { appendFileSync, cpSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { DatabaseSync, type SQLOutputValue } from "node:sqlite";
 import { main as forgetCommand } from "../../commands/forget.ts";
 import { main as reindex } from "../../commands/reindex.ts";
 import { main as search } from "../../commands/search.ts";
@@ -222,6 +223,55 @@ Deno.test("what appears under a forgotten conversation later stays forgotten, th
     await check("after a capture");
     assert.equal(await reindex(["--rebuild", "--quiet"], captureIo(), world.env), 0);
     await check("after a rebuild");
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("an OpenCode child session written after its parent was forgotten stays forgotten", async () => {
+  const world = await makeWorld({ fixtures: ["opencode"] });
+  try {
+    // The child and the grandchild leave the database, to come back after the forget.
+    const db = new DatabaseSync(join(world.xdgData, "opencode", "opencode.db"));
+    const later = ["ses_14a321b85ffeN5pChXfqtnfAxX", "ses_14a32115dffeVvwgyyhPd5dZKN"];
+    const marks = later.map(() => "?").join(", ");
+    const taken = new Map<string, Record<string, SQLOutputValue>[]>();
+    try {
+      for (const table of ["part", "message", "session"]) {
+        const column = table === "session" ? "id" : "session_id";
+        const where = `WHERE ${column} IN (${marks})`;
+        taken.set(table, db.prepare(`SELECT * FROM "${table}" ${where}`).all(...later));
+        db.prepare(`DELETE FROM "${table}" ${where}`).run(...later);
+      }
+    } finally {
+      db.close();
+    }
+    assert.equal(await reindex(["--quiet"], captureIo(), world.env), 0);
+    assert.equal(await hits(world, "copper-narwhal"), 1);
+    const forgot = captureIo();
+    assert.equal(
+      await forgetCommand(["opencode:ses_14a3290bfffeZahCjvaILC4ZAN", "--yes"], forgot, world.env),
+      0,
+      forgot.stderr(),
+    );
+    const back = new DatabaseSync(join(world.xdgData, "opencode", "opencode.db"));
+    try {
+      for (const table of ["session", "message", "part"]) {
+        for (const row of taken.get(table)!) {
+          const columns = Object.keys(row);
+          back.prepare(
+            `INSERT INTO "${table}" (${columns.map((c) => `"${c}"`).join(", ")})
+             VALUES (${columns.map(() => "?").join(", ")})`,
+          ).run(...Object.values(row));
+        }
+      }
+    } finally {
+      back.close();
+    }
+    assert.equal(await reindex(["--quiet"], captureIo(), world.env), 0);
+    assert.equal(await hits(world, "walnut-semaphore"), 0, "the child");
+    assert.equal(await hits(world, "opal-dirigible"), 0, "the grandchild");
+    assert.equal(await hits(world, "lichen-bugle"), 1, "other sessions stay");
   } finally {
     await world.cleanup();
   }
