@@ -48,7 +48,7 @@ export class Tombstones {
       (this.#store.stmt("SELECT key FROM tombstones").all() as { key: string }[]).map((r) => r.key),
     );
     const keys = this.#keys;
-    return coveringKeys(conversation).some((key) => keys.has(key));
+    return keys.size > 0 && coveringKeys(conversation).some((key) => keys.has(key));
   }
 
   /** True when the conversation `key` has a tombstone of its own. */

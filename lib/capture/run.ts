@@ -170,6 +170,9 @@ export async function runCapture(options: CaptureRunOptions): Promise<CaptureRun
     let rebuilt: number | null = null;
     const rebuilding = options.rebuild === true;
     try {
+      // What a store holds under a tombstone goes, from its project mirrors too (migration 0012
+      // left the work): before a rebuild, which would drop it from the store alone.
+      forgetCovered(store, { redact: pass.redact, now: ctx.now() });
       if (rebuilding) {
         announce(store, "rebuilding", ctx.now(), options.onProgress);
         // A rebuild derives the whole index afresh: a batched migration of it is not needed.
@@ -200,8 +203,6 @@ export async function runCapture(options: CaptureRunOptions): Promise<CaptureRun
       }
       // Records captured before FLAG_INJECTED get it (migration 0011 left the work).
       await backfillInjected(store, pass.adapters, pass.redact, pass.signal);
-      // What a store holds under a tombstone goes (migration 0012 left the work).
-      forgetCovered(store, { redact: pass.redact, now: ctx.now() });
       const summary = await capturePass(pass);
       store.transaction(() => {
         store.setMeta("last_run", { at: ctx.now(), ok: summary.errors.length === 0, summary });

@@ -10,6 +10,7 @@ import {
   type ConversationWrite,
   writeBatch,
 } from "../../../lib/capture/batch_transaction.ts";
+import { createSource } from "../../../lib/capture/identity.ts";
 import { HistoryStore } from "../../../lib/store/db.ts";
 import { removeDir, tempDir } from "../../_helpers.ts";
 
@@ -67,10 +68,13 @@ Deno.test("writeBatch() keeps out a subagent whose session was forgotten while i
   const dir = await tempDir();
   const store = HistoryStore.open({ path: join(dir, "history.db"), root: dir });
   try {
-    const { id: sourceId } = store.db.prepare(
-      `INSERT INTO sources (agent, locator, format, generation, cursor, first_seen)
-       VALUES ('claude', '/x.jsonl', 'jsonl', 1, 0, 0) RETURNING id`,
-    ).get() as { id: number };
+    const ref = {
+      agent: "claude",
+      locator: "/x.jsonl",
+      path: "/x.jsonl",
+      format: "jsonl",
+    } as const;
+    const sourceId = store.transaction(() => createSource(store, ref, NOW)).id;
     // Forgotten after the batch was read: the session has a tombstone, the subagent none yet.
     store.db.prepare("INSERT INTO tombstones (key, forgotten_at) VALUES ('claude:S', 1)").run();
     const payload: BatchPayload = {
