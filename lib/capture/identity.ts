@@ -254,6 +254,8 @@ async function matchesStored(
         reader = buffered(opened.reader, Math.min(COMPARE_READ, source.cursor - row.offset));
       } else if (!(await skip(reader, row.offset - position))) return false;
       const bytes = await readExactly(reader, row.raw.length);
+      // A native comparison (its constant time is beside the point): a loop in JavaScript over
+      // every byte of a large transcript costs more than reading it.
       if (bytes.length !== row.raw.length || !timingSafeEqual(bytes, row.raw)) return false;
       position = row.offset + row.raw.length;
     }
