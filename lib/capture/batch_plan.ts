@@ -84,6 +84,10 @@ export class Batch {
   supersede = new Map<string, { ctx: SourceCtx; key: string }>();
   /** The sources this batch moves forward. */
   sources = new Map<number, SourceUpdate>();
+  /** Conversations met under a tombstone (a forgotten session's subagents): tombstoned too. */
+  tombstones = new Set<string>();
+  /** Stored rows of records a tombstone covers, derived again (rebuild): they leave the store. */
+  drop: number[] = [];
 
   /** The update of `ctx`'s source, created on first use. */
   source(ctx: SourceCtx): SourceUpdate {
@@ -97,7 +101,8 @@ export class Batch {
 
   /** True when there is nothing to write. */
   get empty(): boolean {
-    return this.records.length === 0 && this.sources.size === 0;
+    return this.records.length === 0 && this.sources.size === 0 && this.tombstones.size === 0 &&
+      this.drop.length === 0;
   }
 
   /** True once the batch holds about as much as one transaction should. */
@@ -112,6 +117,8 @@ export class Batch {
     this.keyed = new Map();
     this.supersede = new Map();
     this.sources = new Map();
+    this.tombstones = new Set();
+    this.drop = [];
   }
 }
 
@@ -194,6 +201,8 @@ export class BatchPlanner {
           key,
         })),
         keys,
+        tombstones: [...batch.tombstones],
+        drop: batch.drop,
         sources: sources.map((u) => ({
           sourceId: u.ctx.sourceId,
           cursor: u.cursor,

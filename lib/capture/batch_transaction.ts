@@ -8,6 +8,7 @@ import type { HistoryStore } from "../store/db.ts";
 import { decodeRaw } from "../store/raw.ts";
 import { FLAG_INDEXED, FLAG_JOINED, FLAG_SUPERSEDED, FLAG_ZSTD } from "../store/schema.ts";
 import { indexText } from "../store/cjk.ts";
+import { addTombstone, coveredInStore } from "../store/tombstones.ts";
 import type { FileSeen } from "./source.ts";
 
 /** One record row of a batch. */
@@ -98,6 +99,10 @@ export interface BatchPayload {
   supersede: { sourceId: number; key: string }[];
   /** Keys to remember, each with the index in `records` of its head row. */
   keys: { sourceId: number; key: string; record: number }[];
+  /** Conversations to tombstone: met under a tombstone, their records were not kept. */
+  tombstones: string[];
+  /** Stored rows to delete: records a tombstone covers, derived again (rebuild; not indexed). */
+  drop: number[];
   sources: SourceWrite[];
   /** The progress to store with the batch (null: not this time). */
   progress: unknown;
@@ -129,20 +134,27 @@ export function writeBatch(
 ): BatchResult {
   return store.transaction(() => {
     const result: BatchResult = { inserted: 0, newConversations: 0, tombstoned: [] };
+    for (const key of batch.tombstones) addTombstone(store, key, batch.now);
     // A conversation forgotten while this batch was read (forget runs without the capture
-    // lock) is checked again inside the transaction, so it cannot come back.
-    const tombstoned = store.stmt("SELECT 1 FROM tombstones WHERE key = ?");
+    // lock) is checked again inside the transaction, so neither it nor what is under it can
+    // come back.
     let conversations = batch.conversations;
     let records = batch.records;
     const dropped = new Set<string>();
-    for (const c of conversations) if (tombstoned.get(c.key)) dropped.add(c.key);
+    for (const c of conversations) {
+      if (!coveredInStore(store, c)) continue;
+      dropped.add(c.key);
+      addTombstone(store, c.key, batch.now);
+    }
     if (dropped.size) {
       conversations = conversations.filter((c) => !dropped.has(c.key));
-      records = records.filter((r) =>
-        r.conversationKey === null || !dropped.has(r.conversationKey)
-      );
+      const covered = (r: BatchRecord) =>
+        r.conversationKey !== null && dropped.has(r.conversationKey);
+      dropRows(store, records.filter(covered).flatMap((r) => r.existingId ?? []));
+      records = records.filter((r) => !covered(r));
       result.tombstoned = [...dropped];
     }
+    dropRows(store, batch.drop);
     for (const { sourceId, key } of batch.supersede) supersede(store, sourceId, key);
     const written = writeConversations(store, conversations);
     result.newConversations = written.created;
@@ -224,6 +236,15 @@ export function writeBatch(
     if (batch.progress !== null) store.setMeta("progress", batch.progress);
     return result;
   });
+}
+
+/**
+ * Deletes stored rows of records a tombstone covers, met again by a rebuild (which emptied the
+ * index and the record keys first, so none of them is indexed or keyed).
+ */
+function dropRows(store: HistoryStore, ids: readonly number[]): void {
+  const drop = store.stmt("DELETE FROM records WHERE id = ?");
+  for (const id of ids) drop.run(id);
 }
 
 /** Upserts conversation rows; returns their ids by key and how many are new. */

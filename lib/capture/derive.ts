@@ -1,6 +1,7 @@
 // From a raw record to the rows that store it: the adapter derives it (kind, role, conversation,
 // text), the gate redacts its text, and it joins the batch as chunk rows with its text cut into
-// index fragments. A record of a conversation `forget` tombstoned is dropped here.
+// index fragments. A record of a conversation a tombstone covers (`lib/store/tombstones.ts`) is
+// dropped here.
 
 import {
   type Derived,
@@ -17,6 +18,7 @@ import { type Batch, keyOf, type PendingRecord } from "./batch_plan.ts";
 import { FLAG_DRIFT, FLAG_INJECTED, FLAG_JOINED, FLAG_SUPERSEDED } from "../store/schema.ts";
 import { isInjected } from "../sources/injected.ts";
 import type { SourceCtx } from "./source.ts";
+import { type Covered, coveringKeys } from "../store/tombstones.ts";
 
 /** Existing chunk rows of a stored record being derived again (rebuild). */
 export interface Existing {
@@ -36,13 +38,22 @@ export class Tombstones {
     this.#store = store;
   }
 
-  /** True when `forget` left a tombstone for the conversation `key`. */
-  has(key: string | undefined): boolean {
-    if (key === undefined) return false;
+  /**
+   * True when a tombstone covers `conversation`: its own, or (a subagent) its parent's or its
+   * session's (`lib/store/tombstones.ts`).
+   */
+  covers(conversation: Covered | null | undefined): boolean {
+    if (!conversation) return false;
     this.#keys ??= new Set(
       (this.#store.stmt("SELECT key FROM tombstones").all() as { key: string }[]).map((r) => r.key),
     );
-    return this.#keys.has(key);
+    const keys = this.#keys;
+    return keys.size > 0 && coveringKeys(conversation).some((key) => keys.has(key));
+  }
+
+  /** True when the conversation `key` has a tombstone of its own. */
+  has(key: string): boolean {
+    return this.covers({ key });
   }
 
   /** A conversation tombstoned since they were read (a batch found it and dropped its records). */
@@ -121,7 +132,15 @@ export class Deriver {
     existing?: Existing,
   ): void {
     inheritTime(ctx, derived);
-    if (this.#tombstones.has(derived.conversation?.key)) {
+    const conversation = derived.conversation;
+    if (this.#tombstones.covers(conversation)) {
+      // Under a tombstone: not kept, and (a subagent met only now) tombstoned itself, so what
+      // it spawned is covered too. A stored record derived again (rebuild) leaves the store.
+      if (!this.#tombstones.has(conversation!.key)) {
+        batch.tombstones.add(conversation!.key);
+        this.#tombstones.add(conversation!.key);
+      }
+      if (existing) batch.drop.push(...existing.ids);
       batch.raw += bytes.length;
       return;
     }

@@ -24,6 +24,7 @@ import {
 } from "../store/schema.ts";
 import { indexText } from "../store/cjk.ts";
 import { driftRecord, inheritTime, type Tombstones } from "./derive.ts";
+import { addTombstone, coveredInStore } from "../store/tombstones.ts";
 import { JsonTextScanner } from "./json_stream.ts";
 import type { LineReader } from "./lines.ts";
 import { PieceRedactor, type RedactedPiece } from "./pieces.ts";
@@ -223,7 +224,14 @@ export class GiantLines {
       }
     }
     inheritTime(ctx, derived);
-    if (tombstones.has(derived.conversation?.key)) {
+    const conversation = derived.conversation;
+    // Read again inside this transaction too: `forget` runs without the capture lock.
+    if (
+      conversation && (tombstones.covers(conversation) || coveredInStore(store, conversation))
+    ) {
+      // Under a tombstone: it leaves the store, and a subagent met only now is tombstoned too.
+      addTombstone(store, conversation.key, this.#parts.now());
+      tombstones.add(conversation.key);
       const unindex = store.stmt("DELETE FROM fts WHERE rowid = ?");
       const drop = store.stmt("DELETE FROM records WHERE id = ?");
       for (const id of rowIds) {

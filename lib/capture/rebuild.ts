@@ -9,6 +9,7 @@ import { checkStore, checkStoreInWorker, StoreDamagedError } from "../store/chec
 import { decodedRow } from "../store/raw.ts";
 import { FLAG_ZSTD } from "../store/schema.ts";
 import { INDEX_UPGRADE_KEY } from "../store/cjk.ts";
+import { refreshTotals } from "../store/status.ts";
 import { concat } from "./_bytes.ts";
 import { yieldToEventLoop } from "./_yield.ts";
 import { Batch } from "./batch_plan.ts";
@@ -142,6 +143,8 @@ class Rebuild {
         progress.current.sourcesDone++;
         progress.report(false);
       }
+      // Records a tombstone covers left the store (captured before tombstones covered children).
+      refreshTotals(store, { recount: true });
       store.setMeta("last_rebuild", { at: now(), records: count });
       // Everything was indexed afresh, as the index is written today.
       store.deleteMeta(INDEX_UPGRADE_KEY);

@@ -25,6 +25,7 @@ import { clearLatch, latch, type LatchedFailure, latchedFailure } from "../store
 import { yieldToEventLoop } from "./_yield.ts";
 import { capturePass, type PassOptions } from "./engine.ts";
 import { backfillInjected } from "./injected_backfill.ts";
+import { forgetCovered } from "../store/forget.ts";
 import { announce, type Progress } from "./progress.ts";
 import { rebuild, RebuildStoppedError } from "./rebuild.ts";
 import { type CaptureSummary, Tally } from "./summary.ts";
@@ -169,6 +170,9 @@ export async function runCapture(options: CaptureRunOptions): Promise<CaptureRun
     let rebuilt: number | null = null;
     const rebuilding = options.rebuild === true;
     try {
+      // What a store holds under a tombstone goes, from its project mirrors too (migration 0012
+      // left the work): before a rebuild, which would drop it from the store alone.
+      forgetCovered(store, { redact: pass.redact, now: ctx.now() });
       if (rebuilding) {
         announce(store, "rebuilding", ctx.now(), options.onProgress);
         // A rebuild derives the whole index afresh: a batched migration of it is not needed.

@@ -11,6 +11,7 @@ import { ADAPTERS } from "../sources/mod.ts";
 import { type HistoryStore, StoreLockedError } from "../store/db.ts";
 import { capturePass } from "./engine.ts";
 import { backfillInjected } from "./injected_backfill.ts";
+import { forgetCovered } from "../store/forget.ts";
 import { syncMirrors } from "./mirrors.ts";
 import { dropRetired } from "../store/batched_migration.ts";
 import { clearLatch, latchedFailure } from "../store/latch.ts";
@@ -135,6 +136,8 @@ export async function watch(options: WatchOptions): Promise<void> {
         }
         // Records captured before FLAG_INJECTED get it (migration 0011 left the work).
         await backfillInjected(store, adapters, options.redact, signal);
+        // What a store holds under a tombstone goes (migration 0012 left the work).
+        forgetCovered(store, { redact: options.redact, now });
         summary = await capturePass({
           ...passOptions(ctx, store, options.redact, adapters),
           signal,

@@ -1,11 +1,19 @@
 // Forgetting conversations: their records, index entries and rows go, a tombstone keeps a later
-// capture from bringing them back while their sources exist, and the space is given back.
+// capture from bringing them back while their sources exist, or anything under them (what a
+// tombstone covers: `tombstones.ts`), and the space is given back.
 
 import { giveSpaceBack, HistoryStore } from "./db.ts";
 import { findConversation } from "./conversations.ts";
 import { forgetInMirrors, type UnreachedMirror } from "./mirror.ts";
 import type { ConversationRow } from "./records.ts";
 import { refreshTotals } from "./status.ts";
+import { coveringKeys } from "./tombstones.ts";
+
+/**
+ * The meta key migration 0012 leaves in a store with tombstones: what they cover may have been
+ * captured by a build that honoured only a tombstone's own key (`forgetCovered` looks).
+ */
+export const COVERED_SWEEP_KEY = "tombstone_sweep";
 
 /** Which conversations to forget. Criteria combine: every one given must hold. */
 export interface ForgetCriteria {
@@ -132,6 +140,31 @@ export function forget(
     fromMirrors: mirrors.removed,
     mirrorsUnreached: mirrors.unreached,
   };
+}
+
+/**
+ * Forgets what the store holds under a tombstone, once, where migration 0012 left the work: the
+ * subagents and helper files of a forgotten session (with theirs) that a build before tombstones
+ * covered them captured after it was forgotten. Null when there was nothing to look for.
+ */
+export function forgetCovered(
+  store: HistoryStore,
+  options: { now?: number; redact: (text: string) => string },
+): ForgetResult | null {
+  if (store.getMeta(COVERED_SWEEP_KEY) === undefined) return null;
+  const tombstoned = new Set(
+    (store.stmt("SELECT key FROM tombstones").all() as { key: string }[]).map((t) => t.key),
+  );
+  const candidates = store.stmt(
+    `SELECT key, parent_key AS parentKey, subagent FROM conversations
+     WHERE subagent = 1 OR key IN (SELECT key FROM tombstones)`,
+  ).all() as { key: string; parentKey: string | null; subagent: number }[];
+  const covered = candidates.filter((c) =>
+    coveringKeys({ ...c, subagent: c.subagent === 1 }).some((key) => tombstoned.has(key))
+  );
+  const result = covered.length ? forget(store, { ids: covered.map((c) => c.key) }, options) : null;
+  store.deleteMeta(COVERED_SWEEP_KEY);
+  return result;
 }
 
 function select(store: HistoryStore, criteria: ForgetCriteria): ConversationRow[] {

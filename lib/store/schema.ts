@@ -23,7 +23,7 @@
 // is kept raw and leaves the index (FLAG_SUPERSEDED), and `record_changes` notes it for the
 // project mirrors that copied it as it was. `drift` counts what capture could not
 // understand, per agent version. `tombstones` names what `forget` removed, so capture does not
-// bring it back.
+// bring it back, nor anything under it (a forgotten session's subagents, `tombstones.ts`).
 //
 // fts. The text index is FTS5 and contentless: it holds the index of each record's text (after
 // the gate redacted it), not the text. A search finds record ids in it, then derives the text
@@ -337,6 +337,20 @@ export const MIGRATIONS: readonly Migration[] = [
       INSERT INTO meta (key, value)
       SELECT 'injected_backfill', '{"after":0}'
       WHERE EXISTS (SELECT 1 FROM conversations WHERE agent = 'codex');
+    `,
+  },
+  {
+    // A tombstone covers what is under its conversation too (`tombstones.ts`): a forgotten
+    // session's subagents and helper files, even those that appear later. Builds before this one
+    // honoured only a tombstone's own key, so a store with tombstones may hold such children,
+    // captured after their session was forgotten: this leaves the work in meta, and the next
+    // capture forgets them (`forgetCovered` in forget.ts). Readers need not wait.
+    name: "0012_tombstones_cover_children",
+    readersWait: true,
+    sql: `
+      INSERT INTO meta (key, value)
+      SELECT 'tombstone_sweep', '{}'
+      WHERE EXISTS (SELECT 1 FROM tombstones);
     `,
   },
 ];

@@ -2,13 +2,14 @@
 // file, tombstones keep capture from bringing them back, and --dry-run changes nothing.
 
 import assert from "node:assert/strict";
-import { appendFileSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { appendFileSync, cpSync, readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { DatabaseSync, type SQLOutputValue } from "node:sqlite";
 import { main as forgetCommand } from "../../commands/forget.ts";
 import { main as reindex } from "../../commands/reindex.ts";
 import { main as search } from "../../commands/search.ts";
 import { writeClaudeCorpus } from "../_corpus.ts";
-import { captureIo, makeWorld, manifest, runCli, type World } from "../_helpers.ts";
+import { captureIo, FIXTURES, makeWorld, manifest, runCli, type World } from "../_helpers.ts";
 
 interface Entry {
   path: string;
@@ -134,6 +135,143 @@ Deno.test("forget takes a session's subagents with it, and --dry-run changes not
       assert.equal(await hits(world, phrase), 0, phrase);
     }
     assert.equal(await hits(world, "quokka-lantern"), 1, "other conversations stay");
+  } finally {
+    await world.cleanup();
+  }
+});
+
+/** `fixtures/forgotten_children/`: a session, a Codex thread, and what appears under them later. */
+const CHILDREN = join(FIXTURES, "forgotten_children");
+const LETHE = "claude/projects/-home-dev-src-lethe";
+const SESSION = "3c9e1f20-5a7b-4d8c-9e2f-1a3b5c7d9e01";
+const ROLLOUTS = "codex/sessions/2026/08/03";
+const THREAD = "019f1a20-4c3b-7d2e-9a1f-0b2c3d4e5f60";
+
+/** Copies `path` of the fixture into the world (`claude/…` and `codex/…` to their roots). */
+function place(world: World, path: string, lines?: number): void {
+  const [root, ...rest] = path.split("/");
+  const to = join(
+    root === "claude" ? world.claude : root === "codex" ? world.codex : join(world.home, ".claude"),
+    ...rest,
+  );
+  Deno.mkdirSync(dirname(to), { recursive: true });
+  if (lines === undefined) return cpSync(join(CHILDREN, path), to, { recursive: true });
+  const text = Deno.readTextFileSync(join(CHILDREN, path));
+  Deno.writeTextFileSync(to, text.split("\n").slice(0, lines).join("\n") + "\n");
+}
+
+function rollout(id: string): string {
+  return [...Deno.readDirSync(join(CHILDREN, ROLLOUTS))].find((e) => e.name.includes(id))!.name;
+}
+
+Deno.test("what appears under a forgotten conversation later stays forgotten, through a rebuild", async () => {
+  const world = await makeWorld();
+  try {
+    // Before the forget: the session, another of its project, the Codex thread, and the
+    // prompt histories up to the session's first prompt.
+    place(world, `${LETHE}/${SESSION}.jsonl`);
+    place(world, `${LETHE}/8a4d2c6e-1f3b-4a5d-8e7c-9b0a1c2d3e4f.jsonl`);
+    place(world, "claude/history.jsonl", 2);
+    place(world, `${ROLLOUTS}/${rollout(THREAD)}`);
+    place(world, "codex/history.jsonl", 1);
+    assert.equal(await reindex(["--quiet"], captureIo(), world.env), 0);
+    assert.equal(await hits(world, "brackish-semaphore"), 1);
+    assert.equal(await hits(world, "velour-pinwheel"), 1);
+    const forgot = await runCli("forget", [`claude:${SESSION}`, `codex:${THREAD}`, "--yes"], {
+      ...world.vars,
+    });
+    assert.equal(forgot.code, 0, forgot.stderr);
+
+    // Later: the session's subagent (with the output file it named), its helper copies, an
+    // output file of its own, its prompts in the history, its transcript in another root; the
+    // thread's subagent, a fork of it, and its prompts.
+    place(world, `${LETHE}/${SESSION}/subagents`);
+    place(world, `${LETHE}/${SESSION}/tool-results`);
+    place(world, "claude/history.jsonl");
+    place(world, `home-claude/projects/-home-dev-src-lethe/${SESSION}.jsonl`);
+    place(world, `${ROLLOUTS}/${rollout("019f1a24-7e8d-7f10-8b2c-1d3e4f5a6b70")}`);
+    place(world, `${ROLLOUTS}/${rollout("019f1a2a-3b4c-7d5e-8f6a-7b8c9d0e1f20")}`);
+    place(world, "codex/history.jsonl");
+    assert.equal(await reindex(["--quiet"], captureIo(), world.env), 0);
+    // And in a pass of its own, what the thread's subagent spawned in turn.
+    place(world, `${ROLLOUTS}/${rollout("019f1a27-0a1b-7c2d-9e3f-4a5b6c7d8e90")}`);
+    assert.equal(await reindex(["--quiet"], captureIo(), world.env), 0);
+
+    const forgotten = [
+      "brackish-semaphore", // the session
+      "quartz-lamprey", // its transcript in another root
+      "tundra-falconet", // a prompt typed into it
+      "thistle-aqueduct", // its subagent
+      "ochre-bellows", // the subagent's title (.meta.json)
+      "marigold-turbine", // the output file the subagent named
+      "saffron-gondola", // an output file of the session
+      "cobalt-wheelbarrow", // its compaction copy
+      "kelp-sextant", // its aside question
+      "velour-pinwheel", // the Codex thread
+      "tinsel-oxbow", // a prompt typed into it
+      "hickory-meridian", // its subagent
+      "lantern-isthmus", // the subagent's subagent
+    ];
+    const check = async (when: string) => {
+      for (const phrase of forgotten) {
+        assert.equal(await hits(world, phrase), 0, `${phrase} ${when}`);
+      }
+      assert.equal(await hits(world, "pebble-orchard"), 1, `another session stays ${when}`);
+      assert.equal(await hits(world, "drumlin-cascade"), 1, `a fork is its own ${when}`);
+      assert.deepEqual([...filesHolding(world.data, forgotten)], [], `no file holds them ${when}`);
+    };
+    await check("after a capture");
+    assert.equal(await reindex(["--rebuild", "--quiet"], captureIo(), world.env), 0);
+    await check("after a rebuild");
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("an OpenCode child session written after its parent was forgotten stays forgotten", async () => {
+  const world = await makeWorld({ fixtures: ["opencode"] });
+  try {
+    // The child and the grandchild leave the database, to come back after the forget.
+    const db = new DatabaseSync(join(world.xdgData, "opencode", "opencode.db"));
+    const later = ["ses_14a321b85ffeN5pChXfqtnfAxX", "ses_14a32115dffeVvwgyyhPd5dZKN"];
+    const marks = later.map(() => "?").join(", ");
+    const taken = new Map<string, Record<string, SQLOutputValue>[]>();
+    try {
+      for (const table of ["part", "message", "session"]) {
+        const column = table === "session" ? "id" : "session_id";
+        const where = `WHERE ${column} IN (${marks})`;
+        taken.set(table, db.prepare(`SELECT * FROM "${table}" ${where}`).all(...later));
+        db.prepare(`DELETE FROM "${table}" ${where}`).run(...later);
+      }
+    } finally {
+      db.close();
+    }
+    assert.equal(await reindex(["--quiet"], captureIo(), world.env), 0);
+    assert.equal(await hits(world, "copper-narwhal"), 1);
+    const forgot = captureIo();
+    assert.equal(
+      await forgetCommand(["opencode:ses_14a3290bfffeZahCjvaILC4ZAN", "--yes"], forgot, world.env),
+      0,
+      forgot.stderr(),
+    );
+    const back = new DatabaseSync(join(world.xdgData, "opencode", "opencode.db"));
+    try {
+      for (const table of ["session", "message", "part"]) {
+        for (const row of taken.get(table)!) {
+          const columns = Object.keys(row);
+          back.prepare(
+            `INSERT INTO "${table}" (${columns.map((c) => `"${c}"`).join(", ")})
+             VALUES (${columns.map(() => "?").join(", ")})`,
+          ).run(...Object.values(row));
+        }
+      }
+    } finally {
+      back.close();
+    }
+    assert.equal(await reindex(["--quiet"], captureIo(), world.env), 0);
+    assert.equal(await hits(world, "walnut-semaphore"), 0, "the child");
+    assert.equal(await hits(world, "opal-dirigible"), 0, "the grandchild");
+    assert.equal(await hits(world, "lichen-bugle"), 1, "other sessions stay");
   } finally {
     await world.cleanup();
   }

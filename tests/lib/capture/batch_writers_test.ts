@@ -419,6 +419,8 @@ Deno.test("after one batch fails, the worker refuses the batches handed over beh
         conversations: [],
         supersede: [],
         keys: [],
+        tombstones: [],
+        drop: [],
         sources: [{
           sourceId,
           cursor,

@@ -1,10 +1,12 @@
 // A transcript that moves (Codex archives a rollout, or compresses it to .jsonl.zst) keeps its
 // source: nothing is captured twice, and what is appended after the move is captured once. And
-// the rules that say when a file no longer continues what was captured of it.
+// the rules that say when a file no longer continues what was captured of it, a rewrite in place
+// at the same size among them.
 
 import assert from "node:assert/strict";
 import { appendFileSync, renameSync, truncateSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
+import { main as forget } from "../../../commands/forget.ts";
 import { main as reindex } from "../../../commands/reindex.ts";
 import { main as search } from "../../../commands/search.ts";
 import { main as show } from "../../../commands/show.ts";
@@ -178,6 +180,112 @@ Deno.test("a pass's copy of each source row holds every column, as stored", asyn
     );
   } finally {
     store.close();
+    await world.cleanup();
+  }
+});
+
+/** A Claude Code transcript of `count` lines of about 600 bytes, `words[n]` in line n. */
+function transcript(session: string, count: number, words: Record<number, string>): string {
+  let text = "";
+  for (let n = 0; n < count; n++) {
+    text += JSON.stringify({
+      type: "user",
+      sessionId: session,
+      uuid: `00000000-0000-4000-8000-${String(n).padStart(12, "0")}`,
+      timestamp: "2026-01-01T00:00:00Z",
+      message: { role: "user", content: `${words[n] ?? "filler"} ${"lorem ipsum ".repeat(45)}` },
+    }) + "\n";
+  }
+  return text;
+}
+
+/** Writes `text` over the file at `path` in place (same inode), its mtime moved by `ms`. */
+function rewriteInPlace(path: string, text: string, ms: number): void {
+  const before = Deno.lstatSync(path);
+  Deno.writeTextFileSync(path, text);
+  const mtime = new Date(before.mtime!.getTime() + ms);
+  Deno.utimeSync(path, mtime, mtime);
+  assert.equal(Deno.lstatSync(path).ino, before.ino, "the same file");
+}
+
+Deno.test("a file rewritten in place keeps its old generation and is captured again", async (t) => {
+  const world = await makeWorld();
+  try {
+    const session = "6d1f2a3b-4c5d-4e6f-8a7b-9c0d1e2f3a4b";
+    const dir = join(world.claude, "projects", "-tmp-rewrite");
+    Deno.mkdirSync(dir, { recursive: true });
+    const path = join(dir, `${session}.jsonl`);
+    // Line 20 starts past the first 4 KiB (whose hash is remembered) and before the last 64 KiB.
+    const first = transcript(session, 200, { 20: "larch-vesper", 199: "fennel-abacus" });
+    Deno.writeTextFileSync(path, first);
+    await capture(world);
+
+    await t.step("the same size, a word after the first 4 KiB changed", async () => {
+      const second = first.replace("larch-vesper", "birch-vesper");
+      assert.equal(second.length, first.length);
+      rewriteInPlace(path, second, 5000);
+      const again = await capture(world);
+      assert.deepEqual(again.generations, [
+        { locator: path, generation: 2, reason: "rewritten in place" },
+      ]);
+      assert.equal(await hits(world, "birch-vesper"), 1, "its new words are found");
+      assert.equal(await hits(world, "larch-vesper"), 1, "the old generation's records stay");
+    });
+    await t.step("touched, its bytes the same: nothing to do", async () => {
+      rewriteInPlace(path, Deno.readTextFileSync(path), 5000);
+      const again = await capture(world);
+      assert.deepEqual(again.generations, []);
+      assert.equal(again.records, 0);
+    });
+    await t.step("appended to, with a change in its last 64 KiB", async () => {
+      const grown = Deno.readTextFileSync(path).replace("fennel-abacus", "fennel-zither") +
+        transcript(session, 1, { 0: "appended" });
+      rewriteInPlace(path, grown, 5000);
+      const again = await capture(world);
+      assert.deepEqual(again.generations, [
+        { locator: path, generation: 3, reason: "rewritten in place" },
+      ]);
+      assert.equal(await hits(world, "fennel-zither"), 1);
+    });
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("a touched file whose records were partly forgotten is not taken for a rewrite", async () => {
+  const world = await makeWorld();
+  try {
+    const history = join(world.claude, "history.jsonl");
+    const prompt = (session: string, text: string) =>
+      JSON.stringify({
+        display: text,
+        pastedContents: {},
+        timestamp: 1767225600000,
+        sessionId: session,
+      }) +
+      "\n";
+    const kept = "7e2a3b4c-5d6e-4f7a-8b9c-0d1e2f3a4b5c";
+    const gone = "8f3b4c5d-6e7f-4a8b-9c0d-1e2f3a4b5c6d";
+    Deno.writeTextFileSync(
+      history,
+      prompt(kept, "ask about the saffron-lintel") + prompt(gone, "ask about the gravel-oboe") +
+        prompt(kept, "and the copper-lintel"),
+    );
+    await capture(world);
+    const forgot = captureIo();
+    assert.equal(await forget([`claude:${gone}`, "--yes"], forgot, world.env), 0, forgot.stderr());
+    rewriteInPlace(history, Deno.readTextFileSync(history), 5000);
+    const again = await capture(world);
+    assert.deepEqual(again.generations, [], "the forgotten lines are a gap, not a change");
+    assert.equal(again.records, 0);
+    assert.equal(await hits(world, "saffron-lintel"), 1);
+    assert.equal(await hits(world, "gravel-oboe"), 0);
+    // The same size, a word after the gap changed: found.
+    rewriteInPlace(history, Deno.readTextFileSync(history).replace("copper", "silver"), 5000);
+    assert.equal((await capture(world)).generations.length, 1);
+    assert.equal(await hits(world, "silver-lintel"), 1);
+    assert.equal(await hits(world, "gravel-oboe"), 0);
+  } finally {
     await world.cleanup();
   }
 });

@@ -15,7 +15,9 @@ import { FLAG_STREAMED } from "../../../lib/store/schema.ts";
 import type { Limits } from "../../../lib/capture/limits.ts";
 import { rebuildDerived } from "../../../lib/capture/rebuild.ts";
 import { rng } from "../../_corpus.ts";
-import { childBaseEnv, makeWorld, ROOT, runPass } from "../../_helpers.ts";
+import { storeTotals } from "../../../lib/store/status.ts";
+import { captureWorld, childBaseEnv, makeWorld, ROOT, runPass, withStore } from "../../_helpers.ts";
+import { forgetLeavingChildren } from "../../_leaked_children.ts";
 
 /** Small chunks and a 1 MiB in-memory limit: a line of a few MiB already spans many pages. */
 const LIMITS: Partial<Limits> = { chunkSize: 16 * 1024, maxLine: 1024 * 1024 };
@@ -204,6 +206,37 @@ Deno.test("rebuild derives a giant line again exactly, without holding it whole"
     });
   } finally {
     store.close();
+    await world.cleanup();
+  }
+});
+
+Deno.test("a rebuild drops what a tombstone covers, raw bytes too, and counts what is left", async () => {
+  const world = await makeWorld({ fixtures: ["claude"] });
+  const session = "claude:e6b87366-6fa9-42f4-8674-9b1edd6ba8df";
+  try {
+    await captureWorld(world);
+    // An older build's store: the session forgotten, its subagents captured after.
+    withStore(world, (store) => forgetLeavingChildren(store, session));
+    await captureWorld(world, { rebuild: true });
+    withStore(world, (store) => {
+      const under = store.stmt(
+        `SELECT count(*) AS n FROM records r JOIN sources s ON s.id = r.source_id
+         WHERE s.locator LIKE '%/e6b87366-6fa9-42f4-8674-9b1edd6ba8df/subagents/%'`,
+      ).get() as { n: number };
+      assert.equal(under.n, 0, "no record of the subagents is left");
+      const children = store.stmt("SELECT count(*) AS n FROM conversations WHERE key LIKE ?")
+        .get(`${session}/%`) as { n: number };
+      assert.equal(children.n, 0);
+      const tombstones = store.stmt("SELECT count(*) AS n FROM tombstones").get() as { n: number };
+      assert.equal(tombstones.n, 3, "the session and its two subagents");
+      const counted = store.stmt("SELECT count(*) AS n FROM records").get() as { n: number };
+      assert.equal(storeTotals(store).records, counted.n, "status counts what is left");
+      assert.ok(
+        store.stmt("SELECT 1 FROM conversations WHERE key LIKE 'claude:%'").get(),
+        "other conversations stay",
+      );
+    });
+  } finally {
     await world.cleanup();
   }
 });

@@ -1,12 +1,17 @@
 // forget()'s return of space: every free page goes back to the file system, and a reader that
-// keeps the write-ahead log from being emptied is reported rather than ignored.
+// keeps the write-ahead log from being emptied is reported rather than ignored. And what an
+// older build captured under a tombstone, forgotten once by the next capture.
 
 import assert from "node:assert/strict";
-import { forget } from "../../../lib/store/forget.ts";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { main as search } from "../../../commands/search.ts";
+import { COVERED_SWEEP_KEY, forget, forgetCovered } from "../../../lib/store/forget.ts";
 import { HistoryStore } from "../../../lib/store/db.ts";
 import { writeClaudeCorpus } from "../../_corpus.ts";
 import { loadContext } from "../../../lib/context.ts";
-import { captureWorld, makeWorld } from "../../_helpers.ts";
+import { captureIo, captureWorld, makeWorld, withStore, type World } from "../../_helpers.ts";
+import { forgetLeavingChildren } from "../../_leaked_children.ts";
 
 const redact = (text: string) => text;
 
@@ -41,3 +46,52 @@ Deno.test("forget() frees every free page, and says when a reader kept the WAL f
     await world.cleanup();
   }
 });
+
+Deno.test("forgetCovered() forgets, once, what a store holds under its tombstones", async () => {
+  const world = await makeWorld({ fixtures: ["claude"] });
+  const session = "claude:e6b87366-6fa9-42f4-8674-9b1edd6ba8df";
+  const children = [`${session}/agent-a7d93e1`, `${session}/agent-acompact-4bae15`];
+  try {
+    await captureWorld(world);
+    withStore(world, (store) => {
+      forgetLeavingChildren(store, session);
+      // Opened by this build, the store is upgraded: migration 0012 leaves the work.
+      store.stmt("DELETE FROM migrations WHERE name = '0012_tombstones_cover_children'").run();
+    });
+    assert.equal(await hits(world, "lichen-semaphore"), 1, "a subagent an older build captured");
+    await captureWorld(world);
+    for (const phrase of ["lichen-semaphore", "hazel-turnstile"]) {
+      assert.equal(await hits(world, phrase), 0, phrase);
+      assert.equal(storeHolds(world, phrase), false, `no page holds ${phrase}`);
+    }
+    assert.equal(await hits(world, "quokka-lantern"), 1, "other conversations stay");
+    withStore(world, (store) => {
+      const tombstones = (store.stmt("SELECT key FROM tombstones ORDER BY key").all() as {
+        key: string;
+      }[]).map((t) => t.key);
+      assert.deepEqual(tombstones, [session, ...children]);
+      assert.equal(store.getMeta(COVERED_SWEEP_KEY), undefined, "done once");
+      assert.equal(forgetCovered(store, { redact }), null);
+    });
+  } finally {
+    await world.cleanup();
+  }
+});
+
+async function hits(world: World, query: string): Promise<number> {
+  const io = captureIo();
+  return (await search([query, "--json"], io, world.env)) === 0
+    ? io.stdout().trim().split("\n").length
+    : 0;
+}
+
+/** True when the store's file or its log holds `text`. */
+function storeHolds(world: World, text: string): boolean {
+  return ["history.db", "history.db-wal"].some((name) => {
+    try {
+      return readFileSync(join(world.data, name)).toString("latin1").includes(text);
+    } catch {
+      return false;
+    }
+  });
+}
