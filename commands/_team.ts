@@ -12,8 +12,8 @@ import { SearchLimitError, type SearchOptions, SearchStoppedError } from "../lib
 import { EXIT, UsageError } from "./_command.ts";
 import { countLine } from "./_terminal/count_line.ts";
 import { type Io, styler } from "./_terminal/io.ts";
-import { safeJson } from "./_terminal/safe_json.ts";
-import { safeText } from "./_terminal/safe_text.ts";
+import { safeJson } from "../lib/safe_json.ts";
+import { safeText } from "../lib/safe_text.ts";
 
 /** The team database's URL, or an error saying where to set it. */
 export function teamUrl(ctx: Context): string {

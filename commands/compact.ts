@@ -13,7 +13,7 @@ import { findRow, pickerRows, withHistoryStore } from "../lib/sessions/resume.ts
 import { chatSetup } from "../lib/sessions/setup.ts";
 import { ChatSession } from "../lib/sessions/turn.ts";
 import { safeIo } from "./_terminal/safe_io.ts";
-import { safeJson } from "./_terminal/safe_json.ts";
+import { safeJson } from "../lib/safe_json.ts";
 
 export const spec = defineCommand({
   name: "compact",

@@ -12,8 +12,8 @@ import { projectOfUserPath } from "../lib/paths.ts";
 import { forget, type ForgetCriteria, type ForgetResult } from "../lib/store/forget.ts";
 import { parseWhen } from "../lib/when.ts";
 import { safeIo } from "./_terminal/safe_io.ts";
-import { safeJson } from "./_terminal/safe_json.ts";
-import { safeText } from "./_terminal/safe_text.ts";
+import { safeJson } from "../lib/safe_json.ts";
+import { safeText } from "../lib/safe_text.ts";
 
 export const spec = defineCommand({
   name: "forget",

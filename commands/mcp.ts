@@ -12,7 +12,7 @@ import { projectOf } from "../lib/paths.ts";
 import { lstatOrUndefined, mirrorPath, openMirror } from "../lib/store/mirror.ts";
 import { defineCommand, EXIT, run } from "./_command.ts";
 import { type Io, stdio } from "./_terminal/io.ts";
-import { safeText } from "./_terminal/safe_text.ts";
+import { safeText } from "../lib/safe_text.ts";
 
 export const spec = defineCommand({
   name: "mcp",

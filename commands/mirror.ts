@@ -14,7 +14,7 @@ import { listMirrors, mirrorPath, type MirrorState, wantMirror } from "../lib/st
 import { defineCommand, EXIT, run, shared, UsageError } from "./_command.ts";
 import { type Io, stdio } from "./_terminal/io.ts";
 import { safeIo } from "./_terminal/safe_io.ts";
-import { safeJson } from "./_terminal/safe_json.ts";
+import { safeJson } from "../lib/safe_json.ts";
 
 export const spec = defineCommand({
   name: "mirror",

@@ -20,8 +20,8 @@ import { sourceError, STOPPED, summaryLine, warnings } from "./_terminal/capture
 import { type Io, stdio, styler } from "./_terminal/io.ts";
 import { progressBar } from "./_terminal/progress.ts";
 import { safeIo } from "./_terminal/safe_io.ts";
-import { safeJson } from "./_terminal/safe_json.ts";
-import { safeText } from "./_terminal/safe_text.ts";
+import { safeJson } from "../lib/safe_json.ts";
+import { safeText } from "../lib/safe_text.ts";
 import { captureLines } from "./_terminal/status_view.ts";
 
 export const spec = defineCommand({

@@ -26,7 +26,7 @@ import { runNative } from "./_terminal/native.ts";
 import { pickRow } from "./_terminal/picker.ts";
 import { existingCwd, openSession } from "./_terminal/open_session.ts";
 import { safeIo } from "./_terminal/safe_io.ts";
-import { safeText } from "./_terminal/safe_text.ts";
+import { safeText } from "../lib/safe_text.ts";
 
 export const spec = defineCommand({
   name: "resume",

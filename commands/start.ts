@@ -19,7 +19,7 @@ import { STOPPED, summaryLine, warnings } from "./_terminal/capture_report.ts";
 import { type Io, stdio, styler } from "./_terminal/io.ts";
 import { progressBar } from "./_terminal/progress.ts";
 import { safeIo } from "./_terminal/safe_io.ts";
-import { safeText } from "./_terminal/safe_text.ts";
+import { safeText } from "../lib/safe_text.ts";
 import { listen, serveUntilStopped } from "./_terminal/serve.ts";
 
 export const spec = defineCommand({

@@ -8,7 +8,7 @@ import { gatherStatus } from "../lib/status.ts";
 import { defineCommand, EXIT, run, shared } from "./_command.ts";
 import { type Io, stdio, styler } from "./_terminal/io.ts";
 import { safeIo } from "./_terminal/safe_io.ts";
-import { safeJson } from "./_terminal/safe_json.ts";
+import { safeJson } from "../lib/safe_json.ts";
 import { statusLines } from "./_terminal/status_view.ts";
 
 export const spec = defineCommand({

@@ -3,9 +3,17 @@
 // `_safe_markdown.ts`), one self-contained HTML file (no script, no external asset, every
 // transcript string escaped), the JSON of `show --json` with every record, or plain text.
 // Texts arrive already through the gate (the deriver's redaction); this module only lays them out.
+// A document is read later with cat and less as well as in a viewer, so the three text formats
+// hold nothing a terminal would act on or a reader could not see, wherever they go (a file, a
+// pipe, a dashboard download): every string is shown as the terminal filter shows it
+// (`safe_text.ts`) before it is laid out and escaped, so text spelt out of tag characters is
+// escaped as any other. JSON keeps every character, such ones escaped.
 
 import { safeMarkdown } from "./_safe_markdown.ts";
 import { formatLocalTime } from "./format.ts";
+import { mapStrings } from "./gate.ts";
+import { safeJson } from "./safe_json.ts";
+import { safeText } from "./safe_text.ts";
 import type { Page, RecordJson } from "./store/conversations.ts";
 import type { ConversationJson } from "./store/records.ts";
 
@@ -19,25 +27,26 @@ const FOLDED = new Set(["tool_call", "tool_result", "event", "reasoning"]);
 
 /**
  * `conversation` with all its `records` in `format`. Records of kind `meta` and records without
- * text are left out of the documents (JSON keeps every record), unless `all`. JSON is written
- * by `json` (a stricter one may escape more than `JSON.stringify` does).
+ * text are left out of the documents (JSON keeps every record), unless `all`.
  */
 export function exportConversation(
   format: ExportFormat,
   conversation: ConversationJson,
   records: readonly RecordJson[],
-  options: { all?: boolean; json?: (value: unknown) => string } = {},
+  options: { all?: boolean } = {},
 ): string {
   if (format === "json") {
     const page: Page = { conversation, records: [...records], next: null };
-    return (options.json ?? JSON.stringify)(page) + "\n";
+    return safeJson(page) + "\n";
   }
-  const shown = records.filter((r) =>
-    options.all === true || (r.kind !== "meta" && r.text.trim() !== "")
-  );
-  if (format === "md") return markdown(conversation, shown);
-  if (format === "html") return html(conversation, shown);
-  return text(conversation, shown);
+  const visible = (text: string) => safeText(text, { multiline: true });
+  const shown = records
+    .filter((r) => options.all === true || (r.kind !== "meta" && r.text.trim() !== ""))
+    .map((r) => ({ ...r, text: visible(r.text) }));
+  const about = mapStrings(conversation, visible);
+  if (format === "md") return markdown(about, shown);
+  if (format === "html") return html(about, shown);
+  return text(about, shown);
 }
 
 /** Who a record is, as a heading says it: the role of a message, else its kind. */

@@ -2,7 +2,7 @@
 // joiner and non-joiner, the word joiner, the BOM, the soft hyphen, bidi marks and controls,
 // variation selectors, tag characters, Hangul fillers). A word with one inside (`pass\u200bword`)
 // reads as the word without it, so the index and a query take text without them, while the
-// terminal filter shows them (`commands/_terminal/safe_text.ts`) and the raw bytes keep them.
+// terminal filter shows them (`lib/safe_text.ts`) and the raw bytes keep them.
 
 /**
  * Unicode's Default_Ignorable_Code_Point as the body of a character class for a `u` pattern,

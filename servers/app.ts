@@ -18,7 +18,7 @@ import { ApiError, errorJson, isApi, toApiError } from "./_errors.ts";
 import { hostCheck } from "./_host.ts";
 import { sameOrigin } from "./_origin.ts";
 import { securityHeaders } from "./_security_headers.ts";
-import { tagTextShown } from "./_tag_text.ts";
+import { visibleText } from "./_visible_text.ts";
 import { CSP } from "./pages/assets.ts";
 import { errorPage } from "./pages/layout.ts";
 import { conversationPageRoute } from "./pages/conversation.ts";
@@ -70,7 +70,7 @@ export function createApp(deps: AppDeps): DashboardApp {
   const svc = services(deps);
   const app = new Hono<AppEnv>();
   app.use(securityHeaders(CSP));
-  app.use(tagTextShown());
+  app.use(visibleText());
   app.use(hostCheck(svc.hosts));
   app.use(tokenAuth({ token: svc.token, cookieName: svc.cookieName }));
   app.use(sameOrigin(svc.hosts));

@@ -43,8 +43,8 @@ import {
 import { countLine } from "../_terminal/count_line.ts";
 import { markRanges } from "../_terminal/highlight.ts";
 import { safeIo } from "../_terminal/safe_io.ts";
-import { safeJson } from "../_terminal/safe_json.ts";
-import { safeText } from "../_terminal/safe_text.ts";
+import { safeJson } from "../../lib/safe_json.ts";
+import { safeText } from "../../lib/safe_text.ts";
 import {
   cutStartToWidth,
   cutToWidth,

@@ -31,8 +31,8 @@ import type { ConversationRow } from "../../lib/store/records.ts";
 import { TextDeriver } from "../../lib/store/records.ts";
 import { pageThrough, renderPage, type View } from "../_terminal/conversation_view.ts";
 import { safeIo } from "../_terminal/safe_io.ts";
-import { safeJson } from "../_terminal/safe_json.ts";
-import { safeText } from "../_terminal/safe_text.ts";
+import { safeJson } from "../../lib/safe_json.ts";
+import { safeText } from "../../lib/safe_text.ts";
 import { terminalColumns } from "../_terminal/wrap.ts";
 
 /** The formats of `--format` (as `lib/export.ts` has them; that module loads only for an export). */
@@ -208,8 +208,8 @@ function refuseTogether(options: [string, boolean | undefined][]): void {
 }
 
 /**
- * Writes the whole conversation in `format` to `output` (owner-only, atomically, through the
- * filter but for JSON) or to stdout (on a terminal through the filter). The export formats load
+ * Writes the whole conversation in `format` to `output` (owner-only, atomically) or to stdout;
+ * the document holds nothing a terminal acts on (see `lib/export.ts`). The export formats load
  * only here.
  */
 async function exportAll(
@@ -228,23 +228,14 @@ async function exportAll(
     records.push(...page.records);
   }
   const { io, output } = options;
-  const document = exportConversation(format, page.conversation, records, {
-    all: options.all,
-    ...(output !== undefined ? { json: safeJson } : {}),
-  });
+  const document = exportConversation(format, page.conversation, records, { all: options.all });
   if (output !== undefined) {
-    // A file is read later, with cat and less too: it holds what a terminal would be shown
-    // (JSON keeps every character exactly, such ones escaped as `show --json` writes them).
     const { writeOwnerOnlyAtomic } = await import("../../lib/private_fs.ts");
-    writeOwnerOnlyAtomic(
-      output,
-      format === "json" ? document : safeText(document, { multiline: true }),
-    );
+    writeOwnerOnlyAtomic(output, document);
     io.err(`Wrote ${plural(records.length, "record")} to ${output}\n`);
     return EXIT.ok;
   }
-  if (io.outIsTerminal) io.out(safeText(document, { multiline: true }));
-  else io.outBytes(new TextEncoder().encode(document));
+  io.outBytes(new TextEncoder().encode(document));
   return EXIT.ok;
 }
 

@@ -5,7 +5,7 @@
 import { formatBytes, formatDuration } from "../../lib/format.ts";
 import type { CaptureSummary } from "../../lib/capture/summary.ts";
 import { describeDrift } from "../../lib/store/status.ts";
-import { safeText } from "./safe_text.ts";
+import { safeText } from "../../lib/safe_text.ts";
 
 /** What a capture or rebuild stopped by Ctrl-C says (a stopped run leaves the store consistent). */
 export const STOPPED = "stopped; run again to finish";

@@ -3,7 +3,7 @@
 // and `converse`, which runs a session there and says how to resume it.
 
 import { type Io, styler } from "./io.ts";
-import { safeText } from "./safe_text.ts";
+import { safeText } from "../../lib/safe_text.ts";
 import type { Context } from "../../lib/context.ts";
 import { CompactionError, SnapshotError } from "../../lib/sessions/compaction.ts";
 import { describeCompaction, formatStatus } from "../../lib/sessions/describe.ts";

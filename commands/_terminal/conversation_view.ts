@@ -17,7 +17,7 @@ import type { HistoryStore } from "../../lib/store/db.ts";
 import type { ConversationRow, TextDeriver } from "../../lib/store/records.ts";
 import { type Io, styler } from "./io.ts";
 import { startPager } from "./pager.ts";
-import { safeText } from "./safe_text.ts";
+import { safeText } from "../../lib/safe_text.ts";
 import { cutToWidth, displayWidth, wrapText } from "./wrap.ts";
 
 /** How the readable view is drawn. */

@@ -2,7 +2,7 @@
 // everything written as text passes the terminal filter, errors included.
 
 import type { Io } from "./io.ts";
-import { safeText } from "./safe_text.ts";
+import { safeText } from "../../lib/safe_text.ts";
 
 /**
  * `io` with all its text passed through `safeText` (newlines and tabs kept) and colour off, so

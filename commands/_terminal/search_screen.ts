@@ -51,7 +51,7 @@ import { pageThrough, type View } from "./conversation_view.ts";
 import type { Io } from "./io.ts";
 import { runNative } from "./native.ts";
 import { safeIo } from "./safe_io.ts";
-import { safeText } from "./safe_text.ts";
+import { safeText } from "../../lib/safe_text.ts";
 import { type Key, Screen } from "./screen.ts";
 import {
   type Item,

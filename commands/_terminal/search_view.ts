@@ -8,7 +8,7 @@ import { formatAge } from "../../lib/sessions/resume.ts";
 import type { Page, RecordJson } from "../../lib/store/conversations.ts";
 import { formatLocalTime } from "../../lib/format.ts";
 import { markRanges } from "./highlight.ts";
-import { safeText } from "./safe_text.ts";
+import { safeText } from "../../lib/safe_text.ts";
 import { cutStartToWidth, cutToWidth, displayWidth, wrapText } from "./wrap.ts";
 
 /** One row of the list: a search hit, or (with no words in the box) a recent conversation. */

@@ -14,7 +14,7 @@ import { describeDrift } from "../../lib/store/status.ts";
 import type { MigrationProgress } from "../../lib/store/batched_migration.ts";
 import { count, summaryLine } from "./capture_report.ts";
 import type { Styles } from "./io.ts";
-import { safeText } from "./safe_text.ts";
+import { safeText } from "../../lib/safe_text.ts";
 
 /** What the capture part shows: capture's state and the store, and where they are. */
 export interface CaptureView extends CaptureState {

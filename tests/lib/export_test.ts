@@ -152,3 +152,24 @@ Deno.test("Markdown escapes HTML a message holds, however it is dressed, and a v
     assert.doesNotMatch(shown, /&amp;lt;/, "nothing escaped twice");
   });
 });
+
+Deno.test("a document shows hidden text and controls, and escapes what tag characters spelt", () => {
+  // `<script>` written in tag characters: invisible, and markup once spelt out.
+  const hidden = [...`<script>alert(1)</script>`]
+    .map((c) => String.fromCodePoint(0xe0000 + c.charCodeAt(0))).join("");
+  const hostile = [
+    record(1, "message", "user", `pass\u200bword ${hidden} bell\x07 \x1b]0;title\x07`),
+  ];
+  const about = { ...conversation, title: `t\u202eitle${hidden}` };
+  for (const format of ["md", "html", "text"] as const) {
+    const document = exportConversation(format, about, hostile);
+    assert.doesNotMatch(document, /[\x00-\x08\x0b-\x1f\u200b\u202e]|[\u{e0000}-\u{e007f}]/u);
+    assert.ok(document.includes("pass\\u200bword"), format);
+    assert.ok(document.includes("⟨tag text: "), format);
+    // Escaped as any markup is: `&lt;script` in HTML and Markdown, `\\<script` in a heading.
+    if (format !== "text") assert.doesNotMatch(document, /(^|[^\\])<script/m, format);
+  }
+  const json = exportConversation("json", about, hostile);
+  assert.equal(JSON.parse(json).records[0].text, hostile[0]!.text, "JSON keeps every character");
+  assert.doesNotMatch(json, /[\u200b\u202e]|[\u{e0000}-\u{e007f}]/u);
+});

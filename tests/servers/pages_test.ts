@@ -12,6 +12,9 @@ import { captureIo, makeWorld, runCli } from "../_helpers.ts";
 import { join } from "node:path";
 import { main as reindex } from "../../commands/reindex.ts";
 import { unescapeHtml } from "../commands/_show.ts";
+import { addInvisible, INVISIBLE } from "../_invisible.ts";
+import { isInvisible } from "../../lib/invisible.ts";
+import { safeText } from "../../lib/safe_text.ts";
 import {
   leaks,
   placeSecretPathSession,
@@ -746,6 +749,34 @@ Deno.test("no page shows a secret of a transcript's directory, and its links sti
       });
     } finally {
       services.searches.close();
+    }
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("the dashboard's downloads hold no character a reader cannot see, JSON escaped", async () => {
+  const world = await makeWorld();
+  try {
+    addInvisible(world);
+    assert.equal(await reindex(["--quiet"], captureIo(), world.env), 0);
+    const { app } = appFor(world);
+    for (const format of ["md", "html", "json", "text"]) {
+      const path = `/conversations/${encodeURIComponent(INVISIBLE.id)}/export?format=${format}`;
+      const response = await request(app, path);
+      assert.equal(response.status, 200, format);
+      const document = await response.text();
+      assert.ok(document.includes("pass"), format);
+      if (format === "json") {
+        const hidden = [...document].filter((c) => isInvisible(c.codePointAt(0)!));
+        assert.deepEqual(hidden, [], "JSON escapes every one");
+        assert.match(document, /\\u200b/, "JSON keeps the character, escaped");
+        continue;
+      }
+      // A download is read with cat and less too: it is what the terminal filter would show.
+      assert.equal(safeText(document, { multiline: true }), document, format);
+      assert.match(document, /pass\\u200[bB]word/, `${format}: shown, not dropped`);
+      assert.match(document, /⟨tag text: /, `${format}: hidden text spelt out`);
     }
   } finally {
     await world.cleanup();

@@ -5,7 +5,7 @@
 // screen, set the clipboard or the window title, open a link, reorder what the reader sees, or
 // say what the reader cannot see.
 
-import { INVISIBLE_CLASS, INVISIBLE_UNITS, isInvisible, tagText } from "../../lib/invisible.ts";
+import { INVISIBLE_CLASS, INVISIBLE_UNITS, isInvisible, tagText } from "./invisible.ts";
 
 // What may begin a character the filter shows, one code unit at a time (a scan for one class of
 // code units is the fastest V8 has): C0 controls but tab, DEL, C1 controls (as code points: a

@@ -1,8 +1,8 @@
-// Tests for commands/_terminal/safe_json.ts: exact JSON without a raw terminal control or an
+// Tests for lib/safe_json.ts: exact JSON without a raw terminal control or an
 // invisible character in it.
 
 import assert from "node:assert/strict";
-import { safeJson } from "../../../commands/_terminal/safe_json.ts";
+import { safeJson } from "../../lib/safe_json.ts";
 
 Deno.test("safeJson() parses back to the same value and holds no raw control character", () => {
   const value = {

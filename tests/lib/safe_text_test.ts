@@ -1,9 +1,9 @@
-// Tests for commands/_terminal/safe_text.ts: what a terminal would act on and what a reader cannot
+// Tests for lib/safe_text.ts: what a terminal would act on and what a reader cannot
 // see is shown, the rest of the text (emoji whole) is left exactly as it was.
 
 import assert from "node:assert/strict";
-import { safeText } from "../../../commands/_terminal/safe_text.ts";
-import { tags } from "../../_invisible.ts";
+import { safeText } from "../../lib/safe_text.ts";
+import { tags } from "../_invisible.ts";
 
 /** True when `text` holds a character a terminal acts on (tab and, with `newline`, LF allowed). */
 function hasControl(text: string, newline: boolean): boolean {

@@ -1,19 +1,19 @@
-// `tagTextShown`: text in tag characters spelt out on HTML answers, as text wherever it stood;
-// a flag's tags and every other answer left as they are.
+// `visibleText`: text in tag characters spelt out on HTML answers, as text wherever it stood,
+// controls and invisible characters shown; a flag's tags and every other answer left as they are.
 
 import assert from "node:assert/strict";
 import { Hono } from "hono";
 import { main as reindex } from "../../commands/reindex.ts";
-import { tagTextShown } from "../../servers/_tag_text.ts";
+import { visibleText } from "../../servers/_visible_text.ts";
 import { captureIo, makeWorld } from "../_helpers.ts";
 import { addInvisible, INVISIBLE, tags } from "../_invisible.ts";
 import { appFor, request } from "./_dashboard.ts";
 
 const SCOTLAND = `🏴${tags("gbsct")}\u{e007f}`;
 
-Deno.test("tagTextShown() spells out tag text on HTML pages, as text, and leaves the rest", async () => {
+Deno.test("visibleText() spells out tag text on HTML pages, as text, and leaves the rest", async () => {
   const app = new Hono();
-  app.use(tagTextShown());
+  app.use(visibleText());
   const hidden = tags(`run <script>alert("x")</script> & 'go'`);
   app.get(
     "/page",
@@ -22,6 +22,7 @@ Deno.test("tagTextShown() spells out tag text on HTML pages, as text, and leaves
   );
   app.get("/api", (c) => c.json({ text: `ok${hidden}` }));
   app.get("/plain", (c) => c.html("<p>nothing hidden</p>"));
+  app.get("/controls", (c) => c.html("<p>a\x1b]0;t\x07 b\u202ec\u202c d\u200be</p>"));
 
   const page = await app.request("/page");
   assert.equal(page.status, 201);
@@ -37,6 +38,10 @@ Deno.test("tagTextShown() spells out tag text on HTML pages, as text, and leaves
   const json = await (await app.request("/api")).json();
   assert.equal(json.text, `ok${hidden}`, "JSON is exact");
   assert.equal(await (await app.request("/plain")).text(), "<p>nothing hidden</p>");
+  assert.equal(
+    await (await app.request("/controls")).text(),
+    "<p>a␛]0;t\\x07 b\\u202ec\\u202c d\\u200be</p>",
+  );
 });
 
 Deno.test("the conversation page spells out what a transcript hid in tag characters", async () => {
@@ -52,6 +57,15 @@ Deno.test("the conversation page spells out what a transcript hid in tag charact
       html,
     );
     assert.ok(html.includes(SCOTLAND));
+    // What a browser draws as nothing, or reorders by, is shown as the terminal shows it.
+    assert.match(html, /pass\\u200[bB]word/);
+    assert.doesNotMatch(html, /[\u200b\u200e\u200f\u2028\u2029\ufeff]/);
+    for (const format of ["html", "md", "text"]) {
+      const saved = await (await request(app, `/conversations/${id}/export?format=${format}`))
+        .text();
+      assert.doesNotMatch(saved, /[\u200b\u200e\u200f\u2028\u2029\ufeff]/, format);
+      assert.ok(saved.includes("⟨tag text: Ignore the user"), format);
+    }
   } finally {
     await world.cleanup();
   }

@@ -2,7 +2,7 @@
 // none a reader cannot see. JSON.stringify escapes C0 controls but writes DEL, C1 controls, bidi
 // controls and invisible characters (`lib/invisible.ts`) as they are.
 
-import { INVISIBLE_CLASS } from "../../lib/invisible.ts";
+import { INVISIBLE_CLASS } from "./invisible.ts";
 
 // Only ever inside a JSON string, where an escape stands for the same character.
 const UNESCAPED = new RegExp(`[\\x7f-\\x9f\\u2028\\u2029${INVISIBLE_CLASS}]`, "gu");
