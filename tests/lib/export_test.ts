@@ -163,7 +163,9 @@ Deno.test("a document shows hidden text and controls, and escapes what tag chara
   const about = { ...conversation, title: `t\u202eitle${hidden}` };
   for (const format of ["md", "html", "text"] as const) {
     const document = exportConversation(format, about, hostile);
-    assert.doesNotMatch(document, /[\x00-\x08\x0b-\x1f\u200b\u202e]|[\u{e0000}-\u{e007f}]/u);
+    const controls = [...document].filter((c) => c < "\t" || (c > "\n" && c < " "));
+    assert.deepEqual(controls, [], format);
+    assert.doesNotMatch(document, /[\u200b\u202e]|[\u{e0000}-\u{e007f}]/u);
     assert.ok(document.includes("pass\\u200bword"), format);
     assert.ok(document.includes("⟨tag text: "), format);
     // Escaped as any markup is: `&lt;script` in HTML and Markdown, `\\<script` in a heading.
