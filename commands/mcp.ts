@@ -1,4 +1,4 @@
-#!/usr/bin/env -S deno run --v8-flags=--expose-gc,--max-semi-space-size=1 -R -W -E --allow-net
+#!/usr/bin/env -S deno run --v8-flags=--expose-gc,--max-semi-space-size=1 -R -W -E --allow-net --allow-run=git
 // `mcp`: a stdio MCP server that lets an agent search and read the history logbook keeps (the
 // same search, the same gate, read-only: it never writes the store, not even to upgrade it, and
 // says to run `logbook reindex` when the store needs that first). stdout carries only the
@@ -59,7 +59,7 @@ export async function main(
     const tools = new HistoryTools(
       ctx,
       mirror
-        ? () => openMirror(here.root, here.key)
+        ? () => openMirror(here.root, here.key, ctx.env)
         : () => openStore(ctx, { mustExist: true, readOnly: true, upgrade: false }),
     );
     const server = createMcpServer(tools);

@@ -188,7 +188,7 @@ export async function main(
     }
     const here = values.mirror ? projectOf(ctx.cwd) : undefined;
     const store = here
-      ? openMirror(here.root, here.key)
+      ? openMirror(here.root, here.key, ctx.env)
       : openStore(ctx, { mustExist: true, readOnly: true });
     try {
       let options;

@@ -10,7 +10,9 @@
 // this machine, kept in the main store's `meta.mirrors_wanted` (in the user's data dir, which no
 // repository can write); a project's own files cannot ask for one.
 
-import { join } from "../path.ts";
+import type { Env } from "../env.ts";
+import { join, relative } from "../path.ts";
+import { trackedByGit } from "../paths.ts";
 import { SymlinkRefusedError } from "../private_fs.ts";
 import { HistoryStore } from "./db.ts";
 
@@ -161,14 +163,27 @@ export function lstatOrUndefined(path: string): Deno.FileInfo | undefined {
   }
 }
 
-/** Opens the mirror of the project (root, key) read-only, as its consumers do. */
-export function openMirror(root: string, key: string): HistoryStore {
+/**
+ * Opens the mirror of the project (root, key) read-only, as its consumers do. A mirror Git
+ * tracks is refused: logbook never lets Git stage one, so it came with the repository, and what
+ * it holds is whatever its author wrote, not this machine's conversations.
+ *
+ * @throws {Error} when there is no mirror, Git tracks it, or Git cannot say (see `trackedByGit`).
+ */
+export function openMirror(root: string, key: string, env: Env): HistoryStore {
   const dir = join(root, ".logbook");
   const path = mirrorPath(root, key);
   refuseLinkedMirror(root, path);
   if (!lstatOrUndefined(path)) {
     throw new Error(
       `No mirror for the project "${root}": run "logbook mirror enable" there, then capture`,
+    );
+  }
+  const files = [path, `${path}-wal`].map((file) => relative(root, file));
+  if (trackedByGit(root, files, env).length) {
+    throw new Error(
+      `The mirror "${path}" came with the repository (Git tracks it), not from logbook on this ` +
+        'machine: it is not read ("logbook mirror enable" makes this project\'s own)',
     );
   }
   return HistoryStore.open({ path, root: dir, readOnly: true });

@@ -577,6 +577,20 @@ Deno.test("a hostile repository cannot switch a mirror on, nor have Git stage on
         assert.deepEqual(await stagedByAddAll(repo), []);
       },
     );
+
+    await t.step("a mirror that came with the repository is not read", async () => {
+      // A stranger's store, committed where this project's mirror would be: its words are theirs.
+      const state = metaOf(world.data, "mirrors")![repo] as { path: string };
+      await Deno.copyFile(join(world.data, "history.db"), state.path);
+      await git(repo, "commit", "-q", "-am", "planted");
+      const search = await runCli("search", ["--mirror", "cormorant"], inRepo);
+      assert.equal(search.code, 1, search.stdout);
+      assert.equal(search.stdout, "");
+      assert.match(
+        search.stderr,
+        /^error: The mirror ".*" came with the repository \(Git tracks it\), not from logbook on this machine: it is not read \("logbook mirror enable" makes this project's own\)\n/m,
+      );
+    });
   } finally {
     await world.cleanup();
   }
