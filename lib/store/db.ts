@@ -6,7 +6,7 @@ import { dirname } from "../path.ts";
 import { isPresent } from "../present.ts";
 import { ensurePrivateDir, ensurePrivateFile, tightenMode } from "../private_fs.ts";
 import { MIGRATIONS } from "./schema.ts";
-import { explainUnreadable } from "./_unreadable.ts";
+import { explainUnreadable, sqliteCode } from "./_unreadable.ts";
 
 /** Thrown when the store is busy beyond the busy timeout (another writer holds the lock). */
 export class StoreLockedError extends Error {
@@ -16,6 +16,14 @@ export class StoreLockedError extends Error {
 /** Thrown when the disk (or the store's size limit) is full; nothing of the batch was written. */
 export class StoreFullError extends Error {
   override name = "StoreFullError";
+}
+
+/**
+ * Thrown when the store is damaged where an operation needs it sound (a search that met damage,
+ * a rebuild of damaged raw data): the message names the store, the damage and how to recover.
+ */
+export class StoreDamagedError extends Error {
+  override name = "StoreDamagedError";
 }
 
 /** Thrown when a migration failed; the failure is latched until `reindex --retry`. */
@@ -319,9 +327,18 @@ export function translateError(err: unknown): unknown {
   return err;
 }
 
-/** True for SQLite's errors about a damaged file. */
+/** SQLITE_CORRUPT and SQLITE_NOTADB, with any extended code (FTS5's is SQLITE_CORRUPT_VTAB). */
+const DAMAGE_CODES = new Set([11, 26]);
+
+/**
+ * True for SQLite's errors about a damaged file: by their code, or by their words where they
+ * come without one (`exec` gives none). FTS5 words its own (`fts5: corruption found reading
+ * blob …`), which a search must never take for a query it cannot parse.
+ */
 export function isCorruption(err: unknown): boolean {
-  return /database disk image is malformed|file is not a database|SQLITE_(CORRUPT|NOTADB)/i
+  if (err instanceof StoreDamagedError) return true;
+  if (DAMAGE_CODES.has(sqliteCode(err) & 0xff)) return true;
+  return /database disk image is malformed|file is not a database|SQLITE_(CORRUPT|NOTADB)|fts5: corrupt/i
     .test(messageOf(err));
 }
 
