@@ -5,7 +5,7 @@
 import type { ParseArgsOptionsConfig } from "node:util";
 import type { parseArgs as nodeParseArgs } from "node:util";
 import { ArgsError, parseArgs } from "./_args.ts";
-import { isCorruption } from "../lib/store/db.ts";
+import { isCorruption, StoreDamagedError } from "../lib/store/db.ts";
 import type { Io } from "./_terminal/io.ts";
 
 /** Exit status of a command: 0 success, 1 a failure the command explains, 2 a usage error. */
@@ -253,7 +253,8 @@ export async function runCommand(
     }
     const message = err instanceof Error ? err.message : String(err);
     io.err(`error: ${message}\n`);
-    if (isCorruption(err)) {
+    // A StoreDamagedError says itself what is damaged and how to recover.
+    if (isCorruption(err) && !(err instanceof StoreDamagedError)) {
       io.err(
         'The history store is damaged: run "logbook status --check" to see what and how to recover.\n',
       );

@@ -15,6 +15,7 @@ import type { Progress } from "./capture/progress.ts";
 import { type CorruptRecord, SessionStore } from "./sessions/records.ts";
 import { describeDrift, type StoreStatus, storeStatus } from "./store/status.ts";
 import { checkStoreInWorker, type StoreCheck } from "./store/check.ts";
+import { quickCheck } from "./store/damage.ts";
 
 /**
  * A running capture's progress with a percentage and an estimate of the time left. The
@@ -44,7 +45,10 @@ export interface Status {
   };
   /** The store's status, or null before the first capture (or when damage hides it). */
   store: StoreStatus | null;
-  /** What the store check found, when one was asked for. */
+  /**
+   * What the store check found, when one was asked for; else the damage a quick check of the
+   * text index found (null when it found none).
+   */
   check: StoreCheck | null;
   /** Format drift, one human line each. */
   drift: string[];
@@ -68,6 +72,11 @@ export interface StatusOptions {
   check?: boolean;
   /** A check found damage: a store that cannot be read is left out instead of failing. */
   damaged?: boolean;
+  /**
+   * Also look at the text index for the damage its reads do not report (`quickCheck`,
+   * milliseconds); `gatherStatus` does unless the whole check was asked for.
+   */
+  quickCheck?: boolean;
   now?: number;
 }
 
@@ -76,6 +85,8 @@ export interface CaptureState {
   capture: Status["capture"];
   /** The store's status, or null before the first capture (or when damage hides it). */
   store: StoreStatus | null;
+  /** The damage a quick check found (asked for with `quickCheck`), else null. */
+  damage: StoreCheck | null;
 }
 
 /** Reads capture's state and the store's status; reading never creates the store. */
@@ -85,6 +96,7 @@ export function captureState(ctx: Context, options: StatusOptions = {}): Capture
   const running = options.running === true || isLockHeld(join(ctx.paths.run, "capture.lock"));
   let store: StoreStatus | null = null;
   let latched: LatchedFailure | null = null;
+  let damage: StoreCheck | null = null;
   const exists = storeExists(ctx);
   if (exists) {
     const read = () => {
@@ -93,6 +105,10 @@ export function captureState(ctx: Context, options: StatusOptions = {}): Capture
         opened = options.open ? options.open() : openStore(ctx, { readOnly: true });
         store = storeStatus(opened, now);
         latched = latchedFailure(opened);
+        if (options.quickCheck) {
+          const found = quickCheck(opened);
+          if (!found.ok) damage = found;
+        }
       } catch (err) {
         // The damage a check found may be what cannot be read: the check names it.
         if (!options.damaged || !isCorruption(err)) throw err;
@@ -126,6 +142,7 @@ export function captureState(ctx: Context, options: StatusOptions = {}): Capture
       lastRun: (status?.lastRun ?? null) as LastRun | null,
     },
     store: status,
+    damage,
   };
 }
 
@@ -142,10 +159,11 @@ async function statusOf(ctx: Context, options: StatusOptions): Promise<Status> {
   const check = options.check && storeExists(ctx)
     ? await checkStoreInWorker(ctx.paths.historyDb, ctx.paths.root)
     : null;
-  const { capture, store: status } = captureState(ctx, {
+  const { capture, store: status, damage } = captureState(ctx, {
     ...options,
     now,
     damaged: check?.ok === false,
+    quickCheck: check === null,
   });
   const health = ctx.markers.health();
   const sessions = new SessionStore(ctx.paths, { incognito: true });
@@ -160,7 +178,8 @@ async function statusOf(ctx: Context, options: StatusOptions): Promise<Status> {
     dataDir: ctx.paths.root,
     capture,
     store: status,
-    check,
+    // Damage a quick look found is reported as a check's: what, and how to recover.
+    check: check ?? damage,
     drift: (status?.drift ?? []).map(describeDrift),
     snapshots: snapshotStats(ctx.paths.pruneArchives),
     stageMarkers: {

@@ -7,7 +7,12 @@ import { z } from "zod";
 import { FilterError } from "../lib/filters.ts";
 import { describeIssue } from "../lib/filters_schema.ts";
 import { ConversationNotFoundError } from "../lib/store/conversations.ts";
-import { StoreFullError, StoreLockedError, translateError } from "../lib/store/db.ts";
+import {
+  StoreDamagedError,
+  StoreFullError,
+  StoreLockedError,
+  translateError,
+} from "../lib/store/db.ts";
 import { SearchLimitError, SearchStoppedError } from "../lib/store/search.ts";
 
 /** The codes an error response can carry. */
@@ -83,6 +88,11 @@ export function toApiError(thrown: unknown, report: (err: unknown) => void): Api
   if (err instanceof ConversationNotFoundError) return new ApiError(404, "not_found", err.message);
   if (err instanceof StoreLockedError) {
     return new ApiError(503, "unavailable", "The history store is busy: try again in a moment");
+  }
+  if (err instanceof StoreDamagedError) {
+    // What is damaged and how to recover, which the user can act on (never a stack).
+    report(err);
+    return new ApiError(500, "internal", err.message);
   }
   if (err instanceof StoreFullError) {
     return new ApiError(

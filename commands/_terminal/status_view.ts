@@ -17,7 +17,7 @@ import type { Styles } from "./io.ts";
 import { safeText } from "../../lib/safe_text.ts";
 
 /** What the capture part shows: capture's state and the store, and where they are. */
-export interface CaptureView extends CaptureState {
+export interface CaptureView extends Omit<CaptureState, "damage"> {
   dataDir: string;
   /** A check found the store damaged (the store line then says it cannot be read). */
   damaged?: boolean;

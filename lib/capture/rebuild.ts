@@ -4,8 +4,8 @@
 // (`rebuild_by_copy.ts`); damaged raw data cannot be rebuilt, and the error says what to do.
 
 import { adapterOf, pathOfLocator, type SourceRef } from "../sources/adapter.ts";
-import { translateError } from "../store/db.ts";
-import { checkStore, checkStoreInWorker, StoreDamagedError } from "../store/check.ts";
+import { StoreDamagedError, translateError } from "../store/db.ts";
+import { checkStore, checkStoreInWorker } from "../store/check.ts";
 import { decodedRow } from "../store/raw.ts";
 import { FLAG_ZSTD } from "../store/schema.ts";
 import { INDEX_UPGRADE_KEY } from "../store/cjk.ts";

@@ -3,6 +3,7 @@
 // interrupt, so prefixes are bounded here; every other cost is cut by the budget as rows arrive.
 
 import { DatabaseSync } from "node:sqlite";
+import { isCorruption } from "./db.ts";
 import { tokenize } from "./text.ts";
 import { endsWithCjkPair } from "./cjk.ts";
 
@@ -133,8 +134,13 @@ export function isFtsSyntax(query: string): boolean {
   }
 }
 
-/** True for the errors FTS5 gives a query it cannot parse. */
+/**
+ * True for the errors FTS5 gives a query it cannot parse; never for a damaged index, whose
+ * errors FTS5 words the same way (`fts5: corruption found …`): a search must not answer one
+ * with a literal scan, or with nothing.
+ */
 export function isFtsSyntaxError(err: unknown): boolean {
+  if (isCorruption(err)) return false;
   const message = err instanceof Error ? err.message : "";
   return /fts5: syntax error|unterminated string|unknown special query|no such column|expected integer|fts5: /i
     .test(message);

@@ -55,7 +55,8 @@ function readability(path: string): "missing" | "unreadable" | "readable" {
   }
 }
 
-function sqliteCode(err: unknown): number {
+/** The SQLite result code node:sqlite gave `err` (0 when none: `exec` gives none). */
+export function sqliteCode(err: unknown): number {
   if (typeof err !== "object" || err === null || !("errcode" in err)) return 0;
   return typeof err.errcode === "number" ? err.errcode : 0;
 }

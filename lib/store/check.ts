@@ -5,9 +5,11 @@
 // table's own integrity check (its xIntegrity method, the check `INSERT INTO fts(fts)
 // VALUES('integrity-check')` runs, which cannot run read-only). So one pass covers the raw
 // tables, the derived ones and the text index. It reads the whole file: seconds on a large store.
+// `damage.ts` has the look that costs milliseconds, for `status` and a search that found nothing.
 
 import type { HistoryStore } from "./db.ts";
 import type { CheckReply, CheckRequest } from "./_check_worker.ts";
+import { TEXT_INDEX, TEXT_INDEX_PART } from "./damage.ts";
 
 /**
  * What a damaged part holds. `raw`: captured bytes and cursors, kept nowhere else once a source
@@ -39,11 +41,6 @@ export interface StoreCheck {
   recovery: string | null;
 }
 
-/** Thrown when the store's raw data is damaged, so a rebuild cannot repair it. */
-export class StoreDamagedError extends Error {
-  override name = "StoreDamagedError";
-}
-
 /** Tables whose loss loses captured data: everything else can be derived again from them. */
 export const RAW_TABLES: ReadonlySet<string> = new Set([
   "sources",
@@ -53,9 +50,6 @@ export const RAW_TABLES: ReadonlySet<string> = new Set([
   "meta",
   "migrations",
 ]);
-
-/** The FTS5 table; its shadow tables (`fts_data`, `fts_idx`, …) count as it. */
-const TEXT_INDEX = "fts";
 
 /** At most this many problems are listed (SQLite's own default is 100). */
 const MAX_PROBLEMS = 50;
@@ -196,9 +190,7 @@ function describe(object: SchemaObject | null): Omit<DamagedPart, "messages"> {
     };
   }
   const table = object.tbl_name.startsWith(`${TEXT_INDEX}_`) ? TEXT_INDEX : object.tbl_name;
-  if (table === TEXT_INDEX) {
-    return { object: TEXT_INDEX, table, kind: "derived", label: 'the text index (table "fts")' };
-  }
+  if (table === TEXT_INDEX) return TEXT_INDEX_PART;
   if (object.type === "index") {
     return {
       object: object.name,

@@ -6,7 +6,7 @@ import { dirname } from "../path.ts";
 import { isPresent } from "../present.ts";
 import { ensurePrivateDir, ensurePrivateFile, tightenMode } from "../private_fs.ts";
 import { MIGRATIONS } from "./schema.ts";
-import { explainUnreadable } from "./_unreadable.ts";
+import { explainUnreadable, sqliteCode } from "./_unreadable.ts";
 
 /** Thrown when the store is busy beyond the busy timeout (another writer holds the lock). */
 export class StoreLockedError extends Error {
@@ -16,6 +16,14 @@ export class StoreLockedError extends Error {
 /** Thrown when the disk (or the store's size limit) is full; nothing of the batch was written. */
 export class StoreFullError extends Error {
   override name = "StoreFullError";
+}
+
+/**
+ * Thrown when the store is damaged where an operation needs it sound (a search that met damage,
+ * a rebuild of damaged raw data): the message names the store, the damage and how to recover.
+ */
+export class StoreDamagedError extends Error {
+  override name = "StoreDamagedError";
 }
 
 /** Thrown when a migration failed; the failure is latched until `reindex --retry`. */
@@ -35,6 +43,13 @@ export interface OpenStoreOptions {
    * written (`PRAGMA query_only`), so a read-only data dir (or mount) can still be read.
    */
   readOnly?: boolean;
+  /**
+   * Told of each step another process opening the store at the same moment may get in the way
+   * of, before it runs (tests interleave another connection here): `"wal"` before each attempt
+   * to switch the store to WAL, then each migration's name before it is applied, once the
+   * applied ones were read.
+   */
+  beforeStep?: (step: string) => void;
 }
 
 /** A row as node:sqlite returns it. */
@@ -90,7 +105,7 @@ export class HistoryStore {
       } else {
         // Before anything writes the first page (journal_mode does): see migration 0001.
         if (!db.prepare("SELECT 1 FROM sqlite_schema LIMIT 1").get()) db.exec(MIGRATIONS[0]!.sql);
-        db.exec("PRAGMA journal_mode = WAL");
+        enterWal(db, options.beforeStep);
         db.exec("PRAGMA synchronous = NORMAL");
       }
       db.exec("PRAGMA temp_store = MEMORY");
@@ -99,7 +114,7 @@ export class HistoryStore {
       db.exec("PRAGMA secure_delete = ON");
       db.exec("PRAGMA cache_size = -16000");
       if (!options.readOnly) {
-        store.#migrate();
+        store.#migrate(options.beforeStep);
         for (const suffix of ["", "-wal", "-shm"]) tightenIfPresent(path + suffix);
       }
     } catch (err) {
@@ -201,33 +216,67 @@ export class HistoryStore {
     if (this.db.isOpen) this.db.close();
   }
 
-  #migrate(): void {
+  /**
+   * Applies the migrations this store lacks, in order. Another process may be opening the same
+   * store at the same moment (two `reindex`, a `status` upgrading it): each step's transaction
+   * reads again, under the write lock, whether the step is applied, and skips it if another
+   * process applied it since this one looked. A step applied stays applied, so what was seen
+   * applied before is skipped without asking again.
+   */
+  #migrate(beforeStep?: (step: string) => void): void {
     // A store that is up to date is only read here: a search never takes the write lock.
     if (!this.pendingMigrations().length) return;
     this.db.exec(
       "CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)",
     );
-    const applied = new Set(this.appliedMigrations());
+    const seen = new Set(this.appliedMigrations());
     for (const migration of MIGRATIONS) {
-      if (applied.has(migration.name)) continue;
+      if (seen.has(migration.name)) continue;
+      beforeStep?.(migration.name);
       try {
-        if (migration.outsideTransaction) {
-          this.db.exec(migration.sql);
-          this.db.prepare("INSERT INTO migrations (name, applied_at) VALUES (?, ?)")
+        // A step outside a transaction (a pragma) is one that may run again.
+        if (migration.outsideTransaction) this.db.exec(migration.sql);
+        this.transaction(() => {
+          if (this.stmt("SELECT 1 FROM migrations WHERE name = ?").get(migration.name)) return;
+          if (!migration.outsideTransaction) this.db.exec(migration.sql);
+          this.stmt("INSERT INTO migrations (name, applied_at) VALUES (?, ?)")
             .run(migration.name, Date.now());
-        } else {
-          this.transaction(() => {
-            this.db.exec(migration.sql);
-            this.db.prepare("INSERT INTO migrations (name, applied_at) VALUES (?, ?)")
-              .run(migration.name, Date.now());
-          });
-        }
+        });
       } catch (err) {
+        // Waiting for another writer, or a full disk, is not a failed migration: it says so.
+        const translated = translateError(err);
+        if (translated instanceof StoreLockedError || translated instanceof StoreFullError) {
+          throw translated;
+        }
         throw new MigrationError(
           `Migration "${migration.name}" of the history store failed: ${messageOf(err)}`,
           { cause: err },
         );
       }
+    }
+  }
+}
+
+/**
+ * Switches a new store to WAL (a no-op for one that is already). The switch reads the file, then
+ * writes its header, and SQLite does not wait between the two for another writer as the busy
+ * timeout would: two processes creating the store at once, one switching while the other did,
+ * saw "database is locked" at once. Then the other's write is waited for as any writer's is
+ * (`BEGIN IMMEDIATE`, within the busy timeout), and the switch tried again: the file is WAL by
+ * then, so it writes nothing. Each retry follows another process's switch: a few suffice.
+ */
+function enterWal(db: DatabaseSync, beforeStep?: (step: string) => void): void {
+  for (let attempt = 1;; attempt++) {
+    beforeStep?.("wal");
+    if (attempt > 1) {
+      db.exec("BEGIN IMMEDIATE");
+      db.exec("ROLLBACK");
+    }
+    try {
+      db.exec("PRAGMA journal_mode = WAL");
+      return;
+    } catch (err) {
+      if (attempt === 3 || !(translateError(err) instanceof StoreLockedError)) throw err;
     }
   }
 }
@@ -278,9 +327,18 @@ export function translateError(err: unknown): unknown {
   return err;
 }
 
-/** True for SQLite's errors about a damaged file. */
+/** SQLITE_CORRUPT and SQLITE_NOTADB, with any extended code (FTS5's is SQLITE_CORRUPT_VTAB). */
+const DAMAGE_CODES = new Set([11, 26]);
+
+/**
+ * True for SQLite's errors about a damaged file: by their code, or by their words where they
+ * come without one (`exec` gives none). FTS5 words its own (`fts5: corruption found reading
+ * blob …`), which a search must never take for a query it cannot parse.
+ */
 export function isCorruption(err: unknown): boolean {
-  return /database disk image is malformed|file is not a database|SQLITE_(CORRUPT|NOTADB)/i
+  if (err instanceof StoreDamagedError) return true;
+  if (DAMAGE_CODES.has(sqliteCode(err) & 0xff)) return true;
+  return /database disk image is malformed|file is not a database|SQLITE_(CORRUPT|NOTADB)|fts5: corrupt/i
     .test(messageOf(err));
 }
 

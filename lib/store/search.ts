@@ -13,12 +13,17 @@
 // first, as fast as they come, so the page is the most recently captured matches, unranked and
 // labelled so. A ranking that finished but whose hits were not all read in time gives the best
 // ones it read, in order; a literal scan gives the matches of the records it read.
+//
+// A search that meets a damaged store says so (StoreDamagedError, `damage.ts`): what is damaged
+// and how to recover, never "no match". An index search that found nothing also has the text
+// index looked at quickly, as a misplaced page of its term index hides matches without an error.
 
 import { mapStrings, type Redactor } from "../gate.ts";
 import { withoutInvisible } from "../invisible.ts";
 import type { Agent, Kind, Role, TextReader } from "../sources/adapter.ts";
-import type { StatementSync } from "node:sqlite";
+import type { SQLInputValue, StatementSync } from "node:sqlite";
 import { HistoryStore } from "./db.ts";
+import { damageError, indexDamaged, quickCheck } from "./damage.ts";
 import { FLAG_INDEXED, FLAG_INJECTED, FLAG_ZSTD } from "./schema.ts";
 import { iso, type RecordRow, TextDeriver } from "./records.ts";
 import { makeSnippet, queryTerms, type Snippet, tokenize } from "./text.ts";
@@ -160,8 +165,9 @@ interface Candidate {
  * passed through `redact` whole (snippet, conversation, project, cwd), and where the next page
  * starts; past its budget, what it had then (`stopped`, see the file comment). Never writes and
  * never calls the network. Throws SearchLimitError for a query over a bound (before any work),
- * and SearchStoppedError when the budget ran out before any hit was found; `now` is the budget's
- * clock (epoch ms).
+ * SearchStoppedError when the budget ran out before any hit was found, and StoreDamagedError
+ * when the store is damaged where the search read it (or the index it found nothing in is: see
+ * `nothingFound`); `now` is the budget's clock (epoch ms).
  */
 export function search(
   store: HistoryStore,
@@ -170,7 +176,32 @@ export function search(
   options: SearchOptions,
   now?: () => number,
 ): SearchResult {
-  return foundInTime(searchWithin(store, adapters, redact, asIndexed(options), now), "hits");
+  return soundRead(
+    store,
+    () => foundInTime(searchWithin(store, adapters, redact, asIndexed(options), now), "hits"),
+  );
+}
+
+/**
+ * Runs `fn`, a read of `store`; SQLite's word that the store is damaged becomes the
+ * StoreDamagedError that names the damage and how to recover (`damageError`).
+ */
+function soundRead<T>(store: HistoryStore, fn: () => T): T {
+  try {
+    return fn();
+  } catch (err) {
+    throw damageError(store, err) ?? err;
+  }
+}
+
+/**
+ * For an index search that matched nothing at all: throws StoreDamagedError when the quick check
+ * finds the text index damaged, the damage that makes it answer nothing instead of an error (see
+ * `quickCheck`). Milliseconds, and only when nothing was found: a search with hits pays nothing.
+ */
+function nothingFound(store: HistoryStore): void {
+  const detail = quickCheck(store).damaged[0]?.messages[0];
+  if (detail !== undefined) throw indexDamaged(store, detail);
 }
 
 /**
@@ -236,6 +267,7 @@ function searchWithin(
         throw err;
       }
       const ranking = rows !== null;
+      if (rows?.length === 0) nothingFound(store);
       if (rows === null) {
         // Out of time to rank: the most recently captured matches, as fast as FTS5 finds them.
         budget.endBefore(reserve / 2);
@@ -405,12 +437,24 @@ function ftsCandidates(
     ${matchesUnder(where)}
     ORDER BY ${ORDER[filters.sort ?? "relevance"]}
     LIMIT ?`;
-  // Iterated: node:sqlite's all() never returns when a function called by the statement throws.
   return budgeted(
     store,
     sql,
-    (statement) => [...statement.iterate(query, ...params, limit)],
+    (statement) => sortedRows(statement, query, ...params, limit),
   ) as unknown as Candidate[];
+}
+
+/**
+ * Every row of `statement`, a query that sorts or groups all it finds before its first row.
+ * Iterated: node:sqlite's all() never returns when a function the statement calls throws (the
+ * budget's). But its iterate() ends quietly when SQLite fails a step (a damaged page), as if no
+ * row were left, and here a step can fail only in the first, which does all the work: a query
+ * that gave no row takes that step again with get(), which throws what it met.
+ */
+function sortedRows(statement: StatementSync, ...args: SQLInputValue[]): unknown[] {
+  const rows = [...statement.iterate(...args)];
+  if (!rows.length) statement.get(...args);
+  return rows;
 }
 
 /**
@@ -886,7 +930,10 @@ export function searchGroups(
   options: GroupOptions,
   now?: () => number,
 ): GroupResult {
-  return foundInTime(groupsWithin(store, adapters, redact, asIndexed(options), now), "groups");
+  return soundRead(
+    store,
+    () => foundInTime(groupsWithin(store, adapters, redact, asIndexed(options), now), "groups"),
+  );
 }
 
 function groupsWithin(
@@ -926,6 +973,7 @@ function groupsWithin(
         if (isFtsSyntaxError(err)) continue;
         throw err;
       }
+      if (rows?.length === 0 && offset === 0) nothingFound(store);
       if (rows === null) {
         budget.endBefore(reserve / 2);
         const recent = recentCandidates(store, candidateQuery, options, RECENT_GROUP_SCAN, budget);
@@ -1127,9 +1175,7 @@ function ftsGroups(
   return budgeted(
     store,
     sql,
-    (statement) => [
-      ...statement.iterate(query, ...params, page.limit, page.offset, page.perGroup),
-    ],
+    (statement) => sortedRows(statement, query, ...params, page.limit, page.offset, page.perGroup),
   ) as unknown as GroupRow[];
 }
 
@@ -1139,7 +1185,10 @@ function ftsGroups(
  * something under the same filters; else null. Words shorter than a prefix may be are left.
  */
 export function prefixSuggestion(store: HistoryStore, options: SearchOptions): string | null {
-  options = asIndexed(options);
+  return soundRead(store, () => suggestPrefix(store, asIndexed(options)));
+}
+
+function suggestPrefix(store: HistoryStore, options: SearchOptions): string | null {
   const { where, params } = filterSql(options);
   const probe = (query: string): boolean => {
     const sql = `SELECT 1 FROM fts JOIN records r ON r.id = fts.rowid
@@ -1190,7 +1239,8 @@ export function countMatches(
   cap = 10_000,
 ): MatchCounts {
   const { where, params } = filterSql(filters);
-  const rows = store.stmt(`
+  const rows = soundRead(store, () =>
+    store.stmt(`
     SELECT agent, project, count(*) AS n FROM (
       SELECT c.agent AS agent, c.project_root AS project
       FROM fts
@@ -1198,11 +1248,11 @@ export function countMatches(
       JOIN conversations c ON c.id = r.conversation_id
       WHERE fts MATCH ?${where}
       LIMIT ?
-    ) GROUP BY agent, project`).all(ftsQuery, ...params, cap + 1) as unknown as {
-    agent: Agent;
-    project: string | null;
-    n: number;
-  }[];
+    ) GROUP BY agent, project`).all(ftsQuery, ...params, cap + 1)) as unknown as {
+      agent: Agent;
+      project: string | null;
+      n: number;
+    }[];
   const agents = new Map<Agent, number>();
   const projects = new Map<string | null, number>();
   let total = 0;

@@ -8,7 +8,7 @@ import { DEFAULT_BUDGET_MS, SearchBudget, SearchStoppedError } from "./_search_b
 import { SearchLimitError } from "./_search_bounds.ts";
 import { type JobResult, runSearchJob, type SearchJob, type WireError } from "./_search_job.ts";
 import type { SearchReply } from "./_search_worker.ts";
-import { StoreFullError, StoreLockedError } from "./db.ts";
+import { StoreDamagedError, StoreFullError, StoreLockedError } from "./db.ts";
 import type { GroupResult, SearchResult } from "./search.ts";
 
 export type { SearchJob } from "./_search_job.ts";
@@ -274,6 +274,7 @@ function fromWire(wire: WireError): Error {
     SearchStoppedError,
     StoreLockedError,
     StoreFullError,
+    StoreDamagedError,
     RangeError,
     TypeError,
   };

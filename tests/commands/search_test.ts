@@ -1,4 +1,5 @@
-// `search` as a user runs it: ranking, every filter, JSON lines, and grep-like exit codes.
+// `search` as a user runs it: ranking, every filter, JSON lines, and grep-like exit codes; a
+// damaged store is an error that says how to recover, never "No matches".
 
 import assert from "node:assert/strict";
 import { main as reindex } from "../../commands/reindex.ts";
@@ -7,6 +8,7 @@ import { cpSync } from "node:fs";
 import { join } from "node:path";
 import { captureIo, FIXTURES, makeWorld, manifest, runCli, type World } from "../_helpers.ts";
 import { CONTEXT_PROMPT, placeCodexContextRollout } from "../_codex_context.ts";
+import { misplacedIndexWorld } from "../_damage.ts";
 
 interface Entry {
   path: string;
@@ -606,6 +608,30 @@ Deno.test("search ranks what Codex told the model below what was said, and still
     assert.match(hits[0].snippet, CONTEXT_PROMPT, "the prompt ranks first");
     const rest = hits.slice(1).map((h: { role: string }) => h.role).sort();
     assert.deepEqual(rest, ["developer", "user", "user"], "and the rules are still found");
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test('search on a damaged text index says so and how to recover, never "No matches"', async () => {
+  const { world, path, word } = await misplacedIndexWorld();
+  try {
+    const expected = `error: The history store "${path}" is damaged in the text index (table ` +
+      '"fts"): row not in PRIMARY KEY order for fts_idx; run "logbook reindex --rebuild" to ' +
+      "derive the text index again from the raw records (nothing captured is lost; the rebuild " +
+      "first checks every page, and says what to do if more is damaged)\n";
+    for (const args of [[word], [word, "--json"], [word, "--group"]]) {
+      const damaged = await runCli("search", args, world.vars);
+      assert.equal(damaged.code, 1, args.join(" "));
+      assert.equal(damaged.stdout, "");
+      assert.equal(damaged.stderr, expected);
+    }
+
+    const rebuilt = await runCli("reindex", ["--rebuild"], world.vars);
+    assert.equal(rebuilt.code, 0, rebuilt.stderr);
+    const found = await runCli("search", [word, "--json"], world.vars);
+    assert.equal(found.code, 0, found.stderr);
+    assert.equal(found.stdout.trim().split("\n").length, 1);
   } finally {
     await world.cleanup();
   }

@@ -7,7 +7,7 @@ import { runCapture } from "../../lib/capture/run.ts";
 import { loadContext, openStore, redactorFor } from "../../lib/context.ts";
 import { sharePercent } from "../../lib/store/present_sources.ts";
 import { writeClaudeCorpus } from "../_corpus.ts";
-import { zeroLeafPage } from "../_damage.ts";
+import { misplacedIndexWorld, zeroLeafPage } from "../_damage.ts";
 import { captureIo, makeWorld, runCli, withStore, type World } from "../_helpers.ts";
 import { appFor, request } from "../servers/_dashboard.ts";
 
@@ -293,6 +293,38 @@ Deno.test("status opens with exactly the lines of reindex --status: one renderin
       assert.match(status.stdout, /^snapshots: /m);
       assert.doesNotMatch(reindexed.stdout, /^snapshots: /m);
     }
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("plain status finds text index damage no read reports, names it and exits 1", async () => {
+  const { world } = await misplacedIndexWorld();
+  try {
+    const damaged = await runCli("status", [], world.vars);
+    assert.equal(damaged.code, 1);
+    assert.match(
+      damaged.stdout,
+      /^check: the store is damaged \(a quick check of the text index, /m,
+    );
+    assert.match(damaged.stdout, /^ {2}damaged: the text index \(table "fts"\)$/m);
+    assert.match(damaged.stdout, /^ {4}row not in PRIMARY KEY order for fts_idx$/m);
+    assert.match(
+      damaged.stdout,
+      /^recovery: run "logbook reindex --rebuild" to derive the text index again from the raw records/m,
+    );
+    assert.match(damaged.stderr, /^error: the history store is damaged/m);
+    const json = await runCli("status", ["--json"], world.vars);
+    assert.equal(json.code, 1);
+    const { check } = JSON.parse(json.stdout);
+    assert.equal(check.ok, false);
+    assert.equal(check.ran, "a quick check of the text index");
+    assert.deepEqual(check.damaged.map((d: { object: string }) => d.object), ["fts"]);
+
+    assert.equal((await runCli("reindex", ["--rebuild"], world.vars)).code, 0);
+    const healed = await runCli("status", ["--json"], world.vars);
+    assert.equal(healed.code, 0, healed.stderr);
+    assert.equal(JSON.parse(healed.stdout).check, null, "a sound store shows no check");
   } finally {
     await world.cleanup();
   }

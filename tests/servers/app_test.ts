@@ -11,7 +11,7 @@ import { createStageMarkers } from "../../lib/stage_markers.ts";
 import { sharePercent } from "../../lib/store/present_sources.ts";
 import { openStore } from "../../lib/context.ts";
 import { loadContext } from "../../lib/context.ts";
-import { zeroLeafPage } from "../_damage.ts";
+import { misplacedIndexWorld, zeroLeafPage } from "../_damage.ts";
 import { cpSync } from "node:fs";
 import { main as reindex } from "../../commands/reindex.ts";
 import { captureIo, FIXTURES, makeWorld } from "../_helpers.ts";
@@ -810,6 +810,35 @@ Deno.test("a planted secret never leaves the dashboard: search, conversation and
         assert.ok(raw.includes("[REDACTED:openai-key]"));
         assert.equal(record.rawRedacted, true);
       }
+    });
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("the dashboard names a damaged text index where its search and status meet it", async (t) => {
+  const { world, word } = await misplacedIndexWorld();
+  try {
+    const { app } = appFor(world);
+    await t.step("GET /api/search: the damage and how to recover, not an empty page", async () => {
+      const error = await assertError(await request(app, `/api/search?q=${word}`), 500, "internal");
+      assert.match(error.message, /is damaged in the text index \(table "fts"\): row not in/);
+      assert.match(error.message, /run "logbook reindex --rebuild"/);
+    });
+    await t.step("the search page, its hits and its conversations", async () => {
+      for (const group of ["", "&group=1"]) {
+        const response = await request(app, `/?q=${word}${group}`);
+        const page = await response.text();
+        assert.equal(response.status, 500, group);
+        assert.match(page, /is damaged in the text index \(table &quot;fts&quot;\): row not in/);
+        assert.match(page, /run &quot;logbook reindex --rebuild&quot;/);
+      }
+    });
+    await t.step("GET /api/status: no check asked, the quick one names it", async () => {
+      const body = await (await request(app, "/api/status")).json();
+      assert.equal(body.check.ok, false);
+      assert.equal(body.check.ran, "a quick check of the text index");
+      assert.match(body.check.recovery, /logbook reindex --rebuild/);
     });
   } finally {
     await world.cleanup();

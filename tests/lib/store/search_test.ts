@@ -1,5 +1,6 @@
 // search() pages and redacts in one place: `offset` and `limit` give one page with the offset of
-// the next, in FTS5 and literal mode alike, and every string of a hit comes through the gate.
+// the next, in FTS5 and literal mode alike, and every string of a hit comes through the gate. A
+// damaged text index is an error that says how to recover, never an empty answer.
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -12,6 +13,15 @@ import {
   type SearchOptions,
   type SearchResult,
 } from "../../../lib/store/search.ts";
+import { HistoryStore, StoreDamagedError } from "../../../lib/store/db.ts";
+import { quickCheck } from "../../../lib/store/damage.ts";
+import {
+  damagedWords,
+  manyWord,
+  misplaceLeafPage,
+  writeManyWords,
+  zeroLeafPage,
+} from "../../_damage.ts";
 import { captureWorld, makeWorld, withStore, type World } from "../../_helpers.ts";
 import { addInvisible } from "../../_invisible.ts";
 
@@ -147,3 +157,100 @@ Deno.test("search() finds a word with an invisible character inside, and marks i
     await world.cleanup();
   }
 });
+
+Deno.test("a search that meets a damaged store says so and how to recover, never answers empty", async (t) => {
+  const world = await makeWorld();
+  try {
+    writeManyWords(world);
+    await captureWorld(world);
+    const path = join(world.data, "history.db");
+    const sound = Deno.readFileSync(path);
+    /** Opens the store as damaged by `damage`, with the words it fails on and hides. */
+    const damagedBy = (damage: () => void) => {
+      Deno.writeFileSync(path, sound);
+      damage();
+      const words = damagedWords(path);
+      const store = HistoryStore.open({ path, root: world.data, readOnly: true });
+      return { store, ...words };
+    };
+    const refuses = (store: HistoryStore, query: string, message: RegExp) => {
+      for (const find of [search, searchGroups]) {
+        assert.throws(
+          () => find(store, ADAPTERS, redact, { query }),
+          (err) => err instanceof StoreDamagedError && message.test(err.message),
+          find.name,
+        );
+      }
+    };
+    const inTextIndex = (detail: string) =>
+      new RegExp(
+        `^The history store "${escape(path)}" is damaged in the text index \\(table "fts"\\): ` +
+          `${detail}; run "logbook reindex --rebuild" to derive the text index again from the raw ` +
+          "records \\(nothing captured is lost",
+      );
+
+    await t.step("a word it does not hold is no match while the store is sound", () => {
+      withStore(world, (store) => {
+        assert.deepEqual(search(store, ADAPTERS, redact, { query: "zzznowhere" }).hits, []);
+        assert.deepEqual(searchGroups(store, ADAPTERS, redact, { query: "zzznowhere" }).groups, []);
+      });
+    });
+
+    await t.step("a page of the index's data where another belongs: FTS5 fails, quietly", () => {
+      const { store, failing } = damagedBy(() => misplaceLeafPage(path, "fts_data", 3, 4));
+      try {
+        assert.ok(failing.length > 0, "some words' searches fail");
+        assert.ok(quickCheck(store).ok, "and nothing else shows it");
+        refuses(
+          store,
+          failing[0]!,
+          inTextIndex('fts5: corruption found reading blob \\d+ from table "fts"'),
+        );
+      } finally {
+        store.close();
+      }
+    });
+
+    await t.step("its configuration page zeroed", () => {
+      const { store } = damagedBy(() => zeroLeafPage(path, "fts_config"));
+      try {
+        refuses(store, manyWord(7), inTextIndex("vtable constructor failed: fts"));
+      } finally {
+        store.close();
+      }
+    });
+
+    await t.step("a page of its term index where another belongs: SQLite says nothing", () => {
+      const { store, hidden, failing } = damagedBy(() => misplaceLeafPage(path, "fts_idx", 0, 1));
+      try {
+        assert.ok(hidden.length > 0 && failing.length === 0, "words are hidden, none fails");
+        refuses(store, hidden[0]!, inTextIndex("row not in PRIMARY KEY order for fts_idx"));
+      } finally {
+        store.close();
+      }
+    });
+
+    await t.step("a page of the records a match names zeroed: status --check says what", () => {
+      const { store, failing } = damagedBy(() => zeroLeafPage(path, "records", 10));
+      try {
+        assert.ok(failing.length > 0, "some words' records cannot be read");
+        refuses(
+          store,
+          failing[0]!,
+          new RegExp(
+            `^The history store "${escape(path)}" is damaged: database disk image is malformed; ` +
+              'run "logbook status --check" to see what is damaged and how to recover$',
+          ),
+        );
+      } finally {
+        store.close();
+      }
+    });
+  } finally {
+    await world.cleanup();
+  }
+});
+
+function escape(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}

@@ -1,17 +1,20 @@
 // The history store's file safety and schema: owner-only modes, tightening, refusing a planted
-// symlink, named migrations, and capture of the real public samples when they are present.
+// symlink, named migrations (applied once however many processes open a new store at the same
+// moment), and capture of the real public samples when they are present.
 
 import assert from "node:assert/strict";
 import { join, relative } from "node:path";
 import { symlinkSync, writeFileSync } from "node:fs";
+import { DatabaseSync } from "node:sqlite";
 import { runCapture } from "../../../lib/capture/run.ts";
 import { loadContext, openStore, redactorFor } from "../../../lib/context.ts";
 import { SymlinkRefusedError } from "../../../lib/private_fs.ts";
 import { ADAPTERS } from "../../../lib/sources/mod.ts";
-import { HistoryStore } from "../../../lib/store/db.ts";
+import { HistoryStore, StoreLockedError } from "../../../lib/store/db.ts";
 import { MIGRATIONS } from "../../../lib/store/schema.ts";
 import { search } from "../../../lib/store/search.ts";
-import { CORPUS, corpusPresent, makeWorld } from "../../_helpers.ts";
+import { CORPUS, corpusPresent, makeWorld, type RunResult } from "../../_helpers.ts";
+import { runReleased } from "../../_released_command.ts";
 
 function modeOf(path: string): number {
   return Deno.statSync(path).mode! & 0o777;
@@ -115,6 +118,158 @@ Deno.test("migrations are applied once, by name, in order", async () => {
   } finally {
     await world.cleanup();
   }
+});
+
+/** Each migration's name, once, in order: what a store opened by any number of processes holds. */
+const ALL_APPLIED = MIGRATIONS.map((m) => m.name);
+
+Deno.test("a migration another process applied since this one looked is skipped", async (t) => {
+  // The other process opens the store while this one stands before migration `at` (its applied
+  // set read), and either finishes or stops before migration `stop` (killed, say).
+  const cases = MIGRATIONS.flatMap((m, i) => [
+    { at: m.name, stop: null },
+    ...(i + 1 < MIGRATIONS.length ? [{ at: m.name, stop: MIGRATIONS[i + 1]!.name }] : []),
+  ]);
+  for (const { at, stop } of cases) {
+    await t.step(`${at}${stop ? `, the other stopping before ${stop}` : ""}`, async () => {
+      const world = await makeWorld();
+      try {
+        const path = join(world.data, "history.db");
+        let interleaved = false;
+        const store = HistoryStore.open({
+          path,
+          root: world.data,
+          beforeStep: (step) => {
+            if (step !== at) return;
+            interleaved = true;
+            try {
+              HistoryStore.open({
+                path,
+                root: world.data,
+                beforeStep: (theirs) => {
+                  if (theirs === stop) throw new Error("stopped");
+                },
+              }).close();
+            } catch (err) {
+              if (!(err instanceof Error && err.message === "stopped")) throw err;
+            }
+          },
+        });
+        try {
+          assert.ok(interleaved, "the other process ran in between");
+          assert.deepEqual(store.appliedMigrations(), ALL_APPLIED);
+          const mode = store.db.prepare("PRAGMA auto_vacuum").get() as { auto_vacuum: number };
+          assert.equal(mode.auto_vacuum, 2);
+        } finally {
+          store.close();
+        }
+      } finally {
+        await world.cleanup();
+      }
+    });
+  }
+});
+
+Deno.test("a new store's switch to WAL waits for another process writing it", async () => {
+  const world = await makeWorld();
+  try {
+    const path = join(world.data, "history.db");
+    let other: DatabaseSync | null = null;
+    let attempts = 0;
+    const store = HistoryStore.open({
+      path,
+      root: world.data,
+      beforeStep: (step) => {
+        if (step !== "wal") return;
+        attempts++;
+        if (!other) {
+          // Another process begins writing the new file (as its own switch to WAL does)...
+          other = new DatabaseSync(path);
+          other.exec("BEGIN IMMEDIATE");
+        } else if (other.isTransaction) {
+          // ...and is done by the time this one has waited for it.
+          other.exec("ROLLBACK");
+        }
+      },
+    });
+    try {
+      assert.equal(attempts, 2, "the switch met the other's write, waited and switched");
+      const mode = store.db.prepare("PRAGMA journal_mode").get() as { journal_mode: string };
+      assert.equal(mode.journal_mode, "wal");
+      assert.deepEqual(store.appliedMigrations(), ALL_APPLIED);
+    } finally {
+      store.close();
+      (other as DatabaseSync | null)?.close();
+    }
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("a migration kept waiting by another writer says the store is locked", async () => {
+  const world = await makeWorld();
+  try {
+    const path = join(world.data, "history.db");
+    const last = MIGRATIONS.at(-1)!.name;
+    const made = HistoryStore.open({ path, root: world.data });
+    made.db.prepare("DELETE FROM migrations WHERE name = ?").run(last);
+    const writer = new DatabaseSync(path);
+    writer.exec("BEGIN IMMEDIATE");
+    try {
+      assert.throws(
+        () => HistoryStore.open({ path, root: world.data, busyTimeoutMs: 1 }),
+        (err) => err instanceof StoreLockedError && !/Migration/.test(err.message),
+      );
+    } finally {
+      writer.exec("ROLLBACK");
+      writer.close();
+      made.close();
+    }
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("two reindex, a status and a rename started at once on a new data dir all answer", async () => {
+  // Their opening of the new store raced, and one lost every few rounds (a migration applied
+  // twice, or "database is locked" at once from the switch to WAL). Every outcome here is one a
+  // single process may have, or the two captures taking turns: no busy timeout runs out, as
+  // nothing here writes for long.
+  const expected: Record<string, (r: RunResult) => boolean> = {
+    reindex: (r) => r.code === 0 && /^\{"status":"(captured|busy)"/.test(r.stdout),
+    status: (r) => r.code === 0 && r.stderr === "",
+    rename: (r) =>
+      r.code === 1 &&
+      r.stderr === 'error: Cannot rename session "abc": no such id in this project\n',
+  };
+  const commands = [
+    { file: "reindex", args: ["--json"] },
+    { file: "reindex", args: ["--json"] },
+    { file: "status", args: [] },
+    { file: "rename", args: ["abc", "a title"] },
+  ];
+  const wrong: string[] = [];
+  for (let round = 0; round < 8; round++) {
+    const world = await makeWorld({ fixtures: ["claude", "codex"] });
+    try {
+      const results = await runReleased(commands, world.vars);
+      results.forEach((result, i) => {
+        const { file } = commands[i]!;
+        if (!expected[file]!(result)) {
+          wrong.push(`round ${round}, ${file}: exit ${result.code}: ${result.stderr.trim()}`);
+        }
+      });
+      const store = HistoryStore.open({ path: join(world.data, "history.db"), root: world.data });
+      try {
+        assert.deepEqual(store.appliedMigrations(), ALL_APPLIED);
+      } finally {
+        store.close();
+      }
+    } finally {
+      await world.cleanup();
+    }
+  }
+  assert.deepEqual(wrong, []);
 });
 
 Deno.test({

@@ -1,10 +1,13 @@
 // The MCP tools in-process, on a clock the test sets: a search that runs out of time to rank
-// answers with the most recently captured matches and a note saying so, never a tool error.
+// answers with the most recently captured matches and a note saying so, never a tool error; a
+// search of a damaged text index is one, saying so, never an empty answer.
 
 import assert from "node:assert/strict";
 import { loadContext, openStore } from "../../../lib/context.ts";
 import { envFrom } from "../../../lib/env.ts";
 import { HistoryTools, type ToolAnswer } from "../../../servers/mcp/tools.ts";
+import { StoreDamagedError } from "../../../lib/store/db.ts";
+import { misplacedIndexWorld } from "../../_damage.ts";
 import { captureWorld, makeWorld } from "../../_helpers.ts";
 import {
   leaks,
@@ -91,6 +94,30 @@ Deno.test("the tools send no secret of a transcript's directory, and know its pr
         );
         assert.deepEqual(ids, [SECRET_PATH_ID]);
       });
+    } finally {
+      await tools.close();
+    }
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("search_history on a damaged text index fails saying so, never answers empty", async () => {
+  const { world, word } = await misplacedIndexWorld();
+  try {
+    const ctx = loadContext({ env: world.env });
+    const tools = new HistoryTools(
+      ctx,
+      () => openStore(ctx, { mustExist: true, readOnly: true, upgrade: false }),
+    );
+    try {
+      assert.throws(
+        () => tools.searchHistory({ query: word, all_projects: true }),
+        (err) =>
+          err instanceof StoreDamagedError &&
+          /is damaged in the text index \(table "fts"\)/.test(err.message) &&
+          /run "logbook reindex --rebuild"/.test(err.message),
+      );
     } finally {
       await tools.close();
     }
