@@ -2,6 +2,7 @@
 // it redacts secrets and labelled values, and withholds quarantined untrusted content.
 
 import { PREFIXED, SEPARATED_PREFIXES } from "./_secret_prefixes.ts";
+import { visibleMap } from "./invisible.ts";
 
 /** Where a text is going. Allowed labels only ever apply to `"model"`. */
 export type Destination = "disk" | "model" | "display";
@@ -1277,8 +1278,22 @@ export class Gate {
     return applySpans(input, spans, allowed, tally);
   }
 
-  /** Collects the spans of built-in secrets and labelled values in `text`. */
+  /**
+   * Collects the spans of built-in secrets and labelled values in `text`, as a reader sees it:
+   * a secret with a zero-width character inside (`ghp_…\u200b…`) is found whole, since the index
+   * and the eye both read through such characters (`lib/invisible.ts`).
+   */
   #findAll(text: string, spans: Span[]): void {
+    const seen = visibleMap(text);
+    if (seen === null) return this.#findIn(text, spans);
+    const found: Span[] = [];
+    this.#findIn(seen.text, found);
+    for (const span of found) {
+      spans.push({ ...span, start: seen.at[span.start]!, end: seen.at[span.end - 1]! + 1 });
+    }
+  }
+
+  #findIn(text: string, spans: Span[]): void {
     findSecrets(text, spans);
     for (const { label, needles } of this.#labelled) {
       for (const needle of needles) {

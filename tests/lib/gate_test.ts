@@ -503,3 +503,26 @@ Deno.test({
     }
   },
 });
+
+Deno.test("redact() finds each shape with a zero-width character inside, as a reader sees it", async (t) => {
+  const gate = createGate({ labelled: { codename: "heliotrope-vault" } });
+  for (const c of SECRETS) {
+    await t.step(c.name, () => {
+      // Inside the secret, past its first characters: where a prefix or a shape would break.
+      const at = Math.min(6, c.secret.length - 1);
+      for (const invisible of ["\u200b", "\u2060\u200c", "\u00ad"]) {
+        const hidden = c.secret.slice(0, at) + invisible + c.secret.slice(at);
+        const r = gate.redact(c.before + hidden + c.after);
+        assert.equal(
+          r.text,
+          `${c.before}[REDACTED:${c.label}]${c.after}`,
+          JSON.stringify(invisible),
+        );
+      }
+    });
+  }
+  await t.step("a labelled value, and the text around it kept as it was", () => {
+    const text = "a\u200bb heliotrope\u200b-vault c\u200bd";
+    assert.equal(gate.redactText(text), "a\u200bb [REDACTED:codename] c\u200bd");
+  });
+});
