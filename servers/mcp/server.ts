@@ -5,6 +5,7 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
 import { MAX_QUERY_CHARS } from "../../lib/filters.ts";
+import { safeText } from "../../lib/safe_text.ts";
 import { AGENTS, KINDS, ROLES } from "../../lib/sources/adapter.ts";
 import { MAX_ID_CHARS } from "../../lib/store/conversations.ts";
 import { VERSION } from "../../lib/version.ts";
@@ -157,18 +158,24 @@ async function answerAsync(run: () => Promise<ToolAnswer>) {
   }
 }
 
-/** A tool's answer in MCP's shape; a ToolError (or anything else) becomes a tool error. */
+/**
+ * A tool's answer in MCP's shape; a ToolError (or anything else) becomes a tool error. The text,
+ * which an agent's terminal shows and its model reads, holds nothing a reader cannot see, as on
+ * logbook's own terminal (`lib/safe_text.ts`): text a transcript hid in tag characters is spelt
+ * out, not passed on unseen. The structured data keeps every character, as `--json` does.
+ */
 function answer(run: () => ToolAnswer) {
   try {
     const { text, data } = run();
     return {
-      content: [{ type: "text" as const, text }],
+      content: [{ type: "text" as const, text: safeText(text, { multiline: true }) }],
       ...(data ? { structuredContent: data } : {}),
     };
   } catch (err) {
     const message = err instanceof ToolError
       ? err.message
       : `logbook could not answer: ${(err as Error).message ?? String(err)}`;
-    return { content: [{ type: "text" as const, text: message }], isError: true };
+    const text = safeText(message, { multiline: true });
+    return { content: [{ type: "text" as const, text }], isError: true };
   }
 }
