@@ -602,9 +602,15 @@ export class SearchScreen {
       question,
     };
     const paging = { store: this.#store, deriver: this.#deriver, conversation, options };
-    // Without F, so a short conversation stays up until the reader quits the pager.
+    // Without F, so a short conversation stays up until the reader quits the pager; opened
+    // where the hit shows, the question above it.
     const paged = await this.#screen!.away(() =>
-      pageThrough(page, paging, view, { env: this.#env, heading: true, less: "RX" })
+      pageThrough(page, paging, view, {
+        env: this.#env,
+        heading: true,
+        less: "RX",
+        rows: this.#size().rows,
+      })
     );
     this.#status = paged ? { text: "", tone: "info" } : {
       text: `No pager ($PAGER is empty or cat): logbook show ${item.conversation}${

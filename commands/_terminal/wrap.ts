@@ -140,3 +140,14 @@ export function terminalColumns(env: { get(name: string): string | undefined }):
     return 80;
   }
 }
+
+/** The terminal's height in rows: `$LINES` when set, else what the terminal says, else 24. */
+export function terminalRows(env: { get(name: string): string | undefined }): number {
+  const given = Number(env.get("LINES"));
+  if (Number.isSafeInteger(given) && given > 0) return given;
+  try {
+    return Deno.consoleSize().rows || 24;
+  } catch {
+    return 24;
+  }
+}

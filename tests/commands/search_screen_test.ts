@@ -144,6 +144,64 @@ Deno.test("the search screen at 80×24: find, narrow, page and come back, resize
   }
 });
 
+Deno.test("Enter on an answer below a long question opens the pager at the hit, marked, the question's end above it (tmux)", async () => {
+  if (!tmuxAvailable()) return skip();
+  const world = await makeWorld();
+  try {
+    // A question of 70 lines (a pasted brief): its answer is screens below the question's start.
+    const id = "2b7e4c1a-9d3f-4e5a-8c6b-1f2e3d4c5b6a";
+    const app = join(world.dir, "brief");
+    const brief = Array.from({ length: 70 }, (_, i) => `brief line ${i + 1} of the plan`);
+    await placeClaudeTranscript(
+      world,
+      app,
+      id,
+      claudeTranscript(id, app, [[brief.join("\n"), "The verdigris-cascade holds: ship it."]]),
+    );
+    assert.equal(await reindex(["--quiet"], captureIo(), world.env), 0);
+    const vars: Record<string, string> = { ...world.vars, LANG: "C.UTF-8" };
+    const { script } = terminalScript(world.dir, "search", ["-i", "verdigris-cascade"], vars);
+    const tmux = new Tmux(script, { width: 80, height: 24 });
+    try {
+      await tmux.waitFor(/The verdigris-cascade holds/, "the hit");
+      tmux.keys("Enter");
+      // less draws its prompt once the screen is drawn.
+      const paged = await tmux.waitFor(/^:\s*$/m, "the pager");
+      const lines = paged.split("\n");
+      const marked = lines.findIndex((l) => /assistant ◀ #\d+$/.test(l));
+      assert.ok(marked !== -1, `the hit is on the screen, marked:\n${paged}`);
+      assert.match(lines[marked + 1]!, /^The verdigris-cascade holds: ship it\.$/);
+      // Above it, the question's end, as much of it as the screen holds with the hit.
+      assert.equal(lines[marked - 1]!.trim(), "");
+      assert.equal(lines[marked - 2], "brief line 70 of the plan");
+      assert.ok(marked >= 12, `the question fills the screen above the hit:\n${paged}`);
+      assert.doesNotMatch(paged, /brief line 1 of the plan/, "not opened at the question's start");
+      tmux.keys("g");
+      await tmux.waitFor(/^claude:2b7e4c1a-/m, "the conversation's start, a key away");
+      tmux.keys("q");
+      await tmux.waitFor(/^> verdigris-cascade/m, "the screen again");
+      tmux.keys("Escape");
+      // show --around pages the same way.
+      const record = /◀ #(\d+)/.exec(lines[marked]!)![1]!;
+      const show = terminalScript(world.dir, "show", [`claude:${id}`, "--around", record], vars);
+      const shown = new Tmux(show.script, { width: 80, height: 24 });
+      try {
+        const page = await shown.waitFor(/^:\s*$/m, "show's pager");
+        assert.match(
+          page,
+          new RegExp(`^brief line 70 of the plan\n\n.*assistant ◀ #${record}$`, "m"),
+        );
+      } finally {
+        shown.kill();
+      }
+    } finally {
+      tmux.kill();
+    }
+  } finally {
+    await world.cleanup();
+  }
+});
+
 Deno.test("with NO_COLOR the screen has no colour; a hostile transcript shows ␛ (tmux)", async () => {
   if (!tmuxAvailable()) return skip();
   const { world } = await screenWorld();
