@@ -62,6 +62,7 @@ import {
   scrolled,
   type SearchModel,
   type Status,
+  statusLines,
 } from "./search_view.ts";
 import { terminalColumns } from "./wrap.ts";
 
@@ -191,7 +192,8 @@ export class SearchScreen {
   }
 
   #model(cols: number, rows: number): SearchModel {
-    const { preview } = layout(rows);
+    const status = statusLines(this.#status, this.#count, Math.max(1, cols), rows).length;
+    const { preview } = layout(rows, status);
     const item = this.#items[this.#selected];
     return {
       input: this.#input.join(""),
@@ -636,7 +638,7 @@ export class SearchScreen {
       return { row, sessions };
     } catch (err) {
       if (!(err instanceof Error)) throw err;
-      this.#status = { text: firstLine(err.message), tone: "error" };
+      this.#status = { text: this.#redact(err.message), tone: "error" };
       return null;
     }
   }
@@ -706,7 +708,7 @@ export class SearchScreen {
       });
     } catch (err) {
       if (!(err instanceof Error)) throw err;
-      this.#status = { text: firstLine(err.message), tone: "error" };
+      this.#status = { text: this.#redact(err.message), tone: "error" };
       return;
     }
     this.#handOver(() =>
@@ -737,7 +739,7 @@ export class SearchScreen {
       return { setup: chatSetup(this.#ctx, { incognito: false }), openSession };
     } catch (err) {
       if (!(err instanceof Error)) throw err;
-      this.#status = { text: firstLine(err.message), tone: "error" };
+      this.#status = { text: this.#redact(err.message), tone: "error" };
       return null;
     }
   }
@@ -767,10 +769,6 @@ function issueText(issue: InputIssue, inline: Record<string, string>): string {
 
 function upperFirst(text: string): string {
   return text.charAt(0).toUpperCase() + text.slice(1);
-}
-
-function firstLine(text: string): string {
-  return text.split("\n")[0] ?? text;
 }
 
 /** UTF-8 text in base64, as OSC 52 carries it. */
