@@ -23,9 +23,8 @@ import { SessionStore } from "../../lib/sessions/records.ts";
 import {
   commandLine,
   findRowAnywhere,
-  nativeCommand,
-  nearestExistingDir,
   type PickerRow,
+  resumeCommand,
 } from "../../lib/sessions/resume.ts";
 import { READERS } from "../../lib/sources/readers.ts";
 import {
@@ -668,23 +667,14 @@ export class SearchScreen {
       );
       return;
     }
-    const native = nativeCommand(row, this.#ctx.cwd);
-    const command = {
-      ...native,
-      cwd: native.cwd === this.#ctx.cwd ? native.cwd : nearestExistingDir(native.cwd),
-    };
+    const { command, note } = resumeCommand(row, this.#ctx.cwd);
     if (!onPath(command.command, this.#env)) {
       this.#status = { text: `Cannot resume: "${command.command}" is not on PATH`, tone: "error" };
       return;
     }
     this.#handOver(async () => {
       const io = safeIo(this.#io);
-      if (command.cwd !== native.cwd) {
-        io.err(this.#redact(
-          `note: the session's directory "${native.cwd}" no longer exists; using ` +
-            `"${command.cwd}", the nearest that does\n`,
-        ));
-      }
+      if (note !== null) io.err(this.#redact(`note: ${note}\n`));
       io.err(this.#redact(`Resuming ${row.key} with: ${commandLine(command, this.#ctx.cwd)}\n`));
       return await runNative(command, row.agent);
     });
@@ -723,10 +713,13 @@ export class SearchScreen {
   #copy(item: Item): void {
     const found = this.#row(item, "resume");
     if (!found) return;
-    const line = commandLine(nativeCommand(found.row, this.#ctx.cwd), this.#ctx.cwd);
+    const { command, note } = resumeCommand(found.row, this.#ctx.cwd);
+    const line = commandLine(command, this.#ctx.cwd);
     this.#screen!.send(`\x1b]52;c;${base64(line)}\x07`);
     // The command itself, to be run here; what the screen says of it, through the gate.
-    this.#status = { text: this.#redact(`Copied: ${line}`), tone: "info" };
+    this.#status = note === null
+      ? { text: this.#redact(`Copied: ${line}`), tone: "info" }
+      : { text: this.#redact(`Copied: ${line}\nNote: ${note}`), tone: "note" };
   }
 
   /** The chat set-up, loaded only now (the model client is heavy), or null with the reason shown. */

@@ -274,6 +274,56 @@ Deno.test("Ctrl-Y copies the resume command; Ctrl-O runs the agent in the sessio
   }
 });
 
+Deno.test("a session's directory gone: Ctrl-Y copies the command that runs in its nearest, and says so whole (tmux)", async () => {
+  if (!tmuxAvailable()) return skip();
+  const world = await makeWorld();
+  try {
+    const gone = join(world.dir, "gone", "app dir");
+    await placeClaudeTranscript(
+      world,
+      gone,
+      SESSION,
+      claudeTranscript(SESSION, gone, [[
+        QUESTION,
+        ANSWER,
+      ]]),
+    );
+    assert.equal(await reindex(["--quiet"], captureIo(), world.env), 0);
+    Deno.removeSync(join(world.dir, "gone"), { recursive: true });
+    const { path, calls } = fakeAgents(world);
+    const { script, status } = terminalScript(
+      world.dir,
+      "search",
+      ["-i", "saffron-lattice"],
+      { ...world.vars, PATH: path },
+    );
+    const tmux = new Tmux(script, { width: 80, height: 24, clipboard: true });
+    try {
+      await tmux.waitFor(/Split it in three batches/, "the hit");
+      tmux.keys("C-y");
+      // One rule with resume --print: the nearest directory that is there, never the gone one.
+      const copied = await tmux.waitFor(/the nearest that\s+does/, "the copy and its note");
+      assert.equal(tmux.buffer(), `cd ${world.dir} && claude --resume ${SESSION}`);
+      const said = copied.replace(/\s+/g, " ");
+      assert.ok(said.includes(`Copied: cd ${world.dir} && claude --resume ${SESSION}`), copied);
+      assert.ok(
+        said.includes(
+          `Note: the session's directory "${gone}" no longer exists; using "${world.dir}", the ` +
+            "nearest that does",
+        ),
+        copied,
+      );
+      tmux.keys("C-o");
+      assert.equal(await exitStatus(status), "3");
+      assert.equal(Deno.readTextFileSync(calls), `claude|${world.dir}|--resume ${SESSION}\n`);
+    } finally {
+      tmux.kill();
+    }
+  } finally {
+    await world.cleanup();
+  }
+});
+
 Deno.test("Ctrl-F forks the hit into a logbook session and opens it in chat (tmux)", async () => {
   if (!tmuxAvailable()) return skip();
   await withModelWorld(async (s) => {
