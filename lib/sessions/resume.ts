@@ -229,6 +229,19 @@ export function resumeCommand(
   return runnable(nativeCommand(row, fallbackCwd), userCwd);
 }
 
+/**
+ * The command that forks `row` in its own agent, where it can run (as `resumeCommand`), or null
+ * for a logbook session, which forks into logbook only. See `nativeForkCommand`.
+ */
+export function forkCommand(
+  row: PickerRow,
+  userCwd: string,
+  fallbackCwd: string = userCwd,
+): RunnableCommand | null {
+  const native = nativeForkCommand(row, fallbackCwd);
+  return native === null ? null : runnable(native, userCwd);
+}
+
 function runnable(native: NativeCommand, userCwd: string): RunnableCommand {
   const where = runnableDir(native.cwd, userCwd);
   return { command: { ...native, cwd: where.cwd }, note: goneNote(where) };
@@ -324,6 +337,26 @@ export function nativeCommand(row: PickerRow, fallbackCwd: string): NativeComman
       return { command: "opencode", args: ["--session", row.nativeId], cwd };
     case "logbook":
       return { command: "logbook", args: ["resume", row.nativeId], cwd };
+  }
+}
+
+/**
+ * The agent's own command that forks a row into a new session of that agent, the source left as
+ * it was, in its cwd: `claude --resume <id> --fork-session` (Claude Code), `codex fork <id>`
+ * (Codex 0.169), `opencode --session <id> --fork` (OpenCode 1.18), as each one's `--help` gives
+ * them; null for a logbook session.
+ */
+export function nativeForkCommand(row: PickerRow, fallbackCwd: string): NativeCommand | null {
+  const cwd = row.cwd ?? fallbackCwd;
+  switch (row.agent) {
+    case "claude":
+      return { command: "claude", args: ["--resume", row.nativeId, "--fork-session"], cwd };
+    case "codex":
+      return { command: "codex", args: ["fork", row.nativeId], cwd };
+    case "opencode":
+      return { command: "opencode", args: ["--session", row.nativeId, "--fork"], cwd };
+    case "logbook":
+      return null;
   }
 }
 

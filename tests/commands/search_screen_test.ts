@@ -324,6 +324,76 @@ Deno.test("a session's directory gone: Ctrl-Y copies the command that runs in it
   }
 });
 
+Deno.test("Ctrl-F with no model forks in the agent's own fork; with neither, the whole reason (tmux)", async (t) => {
+  if (!tmuxAvailable()) return skip();
+  const { world, app } = await screenWorld();
+  try {
+    await t.step("claude --resume <id> --fork-session, in the session's directory", async () => {
+      const { path, calls } = fakeAgents(world);
+      const { script, status } = terminalScript(
+        world.dir,
+        "search",
+        ["-i", "saffron-lattice"],
+        { ...world.vars, PATH: path },
+      );
+      const tmux = new Tmux(script, { width: 200, height: 24 });
+      try {
+        await tmux.waitFor(/Split it in three batches/, "the hit");
+        tmux.keys("C-f");
+        assert.equal(await exitStatus(status), "3", "the agent's exit status passes through");
+        Deno.removeSync(status);
+        assert.equal(
+          Deno.readTextFileSync(calls),
+          `claude|${app}|--resume ${SESSION} --fork-session\n`,
+        );
+        const after = tmux.screen();
+        assert.match(after, /note: no model is configured, so this forks in Claude Code; /);
+        assert.match(after, new RegExp(`Forking claude:${SESSION} with: cd '`));
+      } finally {
+        tmux.kill();
+      }
+    });
+    await t.step("no claude on PATH either: every line of why, on the status line", async () => {
+      const none = join(world.dir, "no-agents");
+      Deno.mkdirSync(none);
+      const { script } = terminalScript(
+        world.dir,
+        "search",
+        ["-i", "saffron-lattice"],
+        { ...world.vars, PATH: none },
+      );
+      const tmux = new Tmux(script, { width: 80, height: 24 });
+      try {
+        await tmux.waitFor(/Split it in three batches/, "the hit");
+        tmux.keys("C-f");
+        const screen = await tmux.waitFor(/LOGBOOK_MODEL/, "the whole reason");
+        const lines = screen.split("\n");
+        assert.match(
+          lines[1]!,
+          /^Cannot fork in Claude Code: "claude" is not on PATH; a fork into/,
+        );
+        const said = screen.replace(/\s+/g, " ");
+        for (
+          const part of [
+            "a fork into a logbook session needs a model: No model configured: add these two " +
+            "lines to",
+            `"baseUrl": "http://127.0.0.1:8080/v1",`,
+            `"model": "<the model's name at that endpoint>"`,
+            "with your endpoint's address, or set the variables OPENAI_BASE_URL and LOGBOOK_MODEL",
+          ]
+        ) assert.ok(said.includes(part), `${part}\n${screen}`);
+        // The list is still there below it, the hit still selected.
+        assert.match(screen, /^claude .*Plan the saffron/m);
+        tmux.keys("Escape");
+      } finally {
+        tmux.kill();
+      }
+    });
+  } finally {
+    await world.cleanup();
+  }
+});
+
 Deno.test("Ctrl-F forks the hit into a logbook session and opens it in chat (tmux)", async () => {
   if (!tmuxAvailable()) return skip();
   await withModelWorld(async (s) => {
