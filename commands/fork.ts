@@ -1,39 +1,58 @@
-#!/usr/bin/env -S deno run --v8-flags=--expose-gc,--max-semi-space-size=1 -R -W -E --allow-net
+#!/usr/bin/env -S deno run --v8-flags=--expose-gc,--max-semi-space-size=1 -R -W -E --allow-net --allow-run
 // `fork`: copies a session (this project's, or any captured one by its id from anywhere) into a new
-// logbook session (its own id, the same conversation) and opens it; another agent's conversation
-// becomes a session any model continues.
+// one, the source left as it was: another agent's conversation in that agent's own fork when no
+// model is configured (`claude --resume <id> --fork-session`, `codex fork`, `opencode --fork`),
+// else, or when asked, into a logbook session opened in chat, which any model continues.
 
 import type { Env } from "../lib/env.ts";
 import { defineCommand, EXIT, run, shared, UsageError } from "./_command.ts";
 import { type Io, stdio } from "./_terminal/io.ts";
 import { gateFor, loadContext, redactorFor } from "../lib/context.ts";
-import { chatSetup } from "../lib/sessions/setup.ts";
+import { ModelError } from "../lib/sessions/model.ts";
+import { type ChatSetup, chatSetup } from "../lib/sessions/setup.ts";
 import { projectOf } from "../lib/paths.ts";
 import { forkRow } from "../lib/sessions/fork.ts";
 import {
+  commandLine,
   findRowAnywhere,
+  forkCommand,
+  type PickerRow,
   pickerRows,
   resumeHint,
+  type RunnableCommand,
   withHistoryStore,
 } from "../lib/sessions/resume.ts";
 import { type SessionRecord, SessionStore } from "../lib/sessions/records.ts";
+import { noModelForkNote, runNative } from "./_terminal/native.ts";
 import { existingCwd, openSession } from "./_terminal/open_session.ts";
 import { safeIo } from "./_terminal/safe_io.ts";
 
 export const spec = defineCommand({
   name: "fork",
   summary: "copy a session into a new one and open it (the source is left as it was)",
-  usage: "logbook fork <id> [--incognito]",
+  usage: "logbook fork <id> [--into-logbook] [--print] [--incognito]",
   options: {
+    "into-logbook": { type: "boolean" },
+    print: { type: "boolean" },
     ...shared("incognito"),
   },
   optionHelp: [
     ["ID", "a session id or unique prefix, from any project once captured"],
-    ["--incognito", "open the copy without writing anything"],
+    [
+      "--into-logbook",
+      "fork into a logbook session, opened in chat with your model (on a terminal it needs " +
+      "one); without it, another agent's conversation forks in that agent when no model is " +
+      "configured",
+    ],
+    ["--print", "print the command that forks it in its own agent instead of running it"],
+    ["--incognito", "fork into a logbook session and open it without writing anything"],
   ],
-  examples: ["logbook fork claude:3f2a9c1e"],
+  examples: ["logbook fork claude:3f2a9c1e", "logbook fork codex:7e1c --print"],
   maxPositionals: 1,
 });
+
+/** How a fork goes: in the agent's own command, or into a logbook session. */
+type Fork = { native: RunnableCommand; row: PickerRow } | { record: SessionRecord };
 
 /** Runs `fork` with `args`; returns the exit status. */
 export async function main(
@@ -46,35 +65,74 @@ export async function main(
   return await run(spec, args, io, async ({ values, positionals }) => {
     const id = positionals[0];
     if (id === undefined) throw new UsageError("Missing the id of the session to fork");
+    const print = values.print === true;
     const incognito = values.incognito ?? false;
+    const intoLogbook = values["into-logbook"] === true || incognito;
+    if (print && intoLogbook) {
+      const other = incognito ? "--incognito" : "--into-logbook";
+      throw new UsageError(`Options "--print" and "${other}" cannot be used together`);
+    }
     const ctx = loadContext({
       env,
       agent: "logbook",
-      incognito: values.incognito === true,
+      incognito,
       onStall: io.err,
       onWarning: io.err,
     });
     const project = projectOf(ctx.cwd);
     const sessions = new SessionStore(ctx.paths, { incognito });
-    const open = Deno.stdin.isTerminal();
-    // Opening the fork needs the model: fail before anything is written when it is missing.
-    const setup = open ? chatSetup(ctx, { incognito }) : undefined;
+    const redact = redactorFor(ctx);
+    // On a terminal the fork opens, and a logbook session opens in chat, which needs the model:
+    // without one, another agent's conversation forks in that agent (unless a logbook session
+    // is asked for), and nothing is written. Off a terminal a logbook fork is only written.
+    let setup: ChatSetup | undefined;
+    let noModel: ModelError | undefined;
+    if (Deno.stdin.isTerminal() && !print) {
+      try {
+        setup = chatSetup(ctx, { incognito });
+      } catch (err) {
+        if (!(err instanceof ModelError && err.reason === "config") || intoLogbook) throw err;
+        noModel = err;
+      }
+    }
 
-    const fork = withHistoryStore(ctx, (store): SessionRecord => {
-      const redact = redactorFor(ctx);
+    const fork = withHistoryStore(ctx, (store): Fork => {
       const listed = pickerRows(sessions, project, { store, redact });
       const row = findRowAnywhere(listed, id, "fork", { sessions, store, redact });
-      return forkRow({ sessions, store, row, gate: gateFor(ctx), now: ctx.now(), query: id });
+      if (print || noModel) {
+        const native = forkCommand(row, ctx.cwd, project.root);
+        if (native) return { native, row };
+        // A logbook session forks into logbook only, which needs the model to open.
+        if (noModel) throw noModel;
+        throw new Error(
+          `Cannot print a command that forks "${row.key}": a logbook session forks into ` +
+            `logbook only ("logbook fork ${row.nativeId}")`,
+        );
+      }
+      const gate = gateFor(ctx);
+      return { record: forkRow({ sessions, store, row, gate, now: ctx.now(), query: id }) };
     });
 
-    if (setup) return await openSession(io, ctx, fork, setup, { incognito, verb: "Forked as" });
-    io.out(`${fork.id}\n`);
-    const redact = redactorFor(ctx);
+    if ("native" in fork) {
+      const { command, note } = fork.native;
+      if (note !== null) io.err(redact(`note: ${note}\n`));
+      if (print) {
+        // A command to run here: its directory as it is, or it would not run.
+        io.out(commandLine(command, ctx.cwd) + "\n");
+        return EXIT.ok;
+      }
+      io.err(noModelForkNote(fork.row));
+      io.err(redact(`Forking ${fork.row.key} with: ${commandLine(command, ctx.cwd)}\n`));
+      return await runNative(command, fork.row.agent, "fork");
+    }
+    const record = fork.record;
+    if (setup) return await openSession(io, ctx, record, setup, { incognito, verb: "Forked as" });
+    io.out(`${record.id}\n`);
     io.err(redact(
       incognito
-        ? `Forked as "${fork.title}" in incognito: nothing was recorded\n`
-        : `Forked as "${fork.title}". Resume with: ${
-          resumeHint(fork.id, existingCwd(io, fork.cwd, ctx.cwd, redact), ctx.cwd)
+        ? `Forked as "${record.title}" in incognito: nothing was recorded\n`
+        : `Forked as "${record.title}". Resume with: ${
+          resumeHint(record.id, existingCwd(io, record.cwd, ctx.cwd, redact), ctx.cwd)
         }\n`,
     ));
     return EXIT.ok;

@@ -13,18 +13,17 @@ import {
   commandLine,
   describeManifest,
   findRowAnywhere,
-  nativeCommand,
   newestContinuable,
   type PickerRow,
   pickerRows,
-  resumeHint,
+  resumeCommand,
   type Rows,
   withHistoryStore,
 } from "../lib/sessions/resume.ts";
 import { SessionStore } from "../lib/sessions/records.ts";
 import { runNative } from "./_terminal/native.ts";
 import { pickRow } from "./_terminal/picker.ts";
-import { existingCwd, openSession } from "./_terminal/open_session.ts";
+import { openSession } from "./_terminal/open_session.ts";
 import { safeIo } from "./_terminal/safe_io.ts";
 import { safeText } from "../lib/safe_text.ts";
 
@@ -122,13 +121,7 @@ export async function main(
       io.out(gateFor(ctx).redact(describeManifest(row.record), { destination: "display" }).text);
       return EXIT.ok;
     }
-    if (row.agent === "logbook" && row.record) {
-      if (values.print) {
-        // A command to run here: its directory as it is, or it would not run.
-        const cwd = existingCwd(io, row.record.cwd, ctx.cwd, redact);
-        io.out(resumeHint(row.nativeId, cwd, ctx.cwd) + "\n");
-        return EXIT.ok;
-      }
+    if (row.agent === "logbook" && row.record && !values.print) {
       const setup = chatSetup(ctx, { incognito });
       // The last exchange, so the conversation picks up where the user left it.
       return await openSession(io, ctx, row.record, setup, {
@@ -137,8 +130,8 @@ export async function main(
         recap: true,
       });
     }
-    const native = nativeCommand(row, project.root);
-    const command = { ...native, cwd: existingCwd(io, native.cwd, ctx.cwd, redact) };
+    const { command, note } = resumeCommand(row, ctx.cwd, project.root);
+    if (note !== null) io.err(redact(`note: ${note}\n`));
     if (values.print) {
       // A command to run here: its directory as it is, or it would not run.
       io.out(commandLine(command, ctx.cwd) + "\n");

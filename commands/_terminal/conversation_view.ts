@@ -18,7 +18,7 @@ import type { ConversationRow, TextDeriver } from "../../lib/store/records.ts";
 import { type Io, styler } from "./io.ts";
 import { startPager } from "./pager.ts";
 import { safeText } from "../../lib/safe_text.ts";
-import { cutToWidth, displayWidth, wrapText } from "./wrap.ts";
+import { cutToWidth, displayWidth, terminalRows, wrapText } from "./wrap.ts";
 
 /** How the readable view is drawn. */
 export interface View {
@@ -35,6 +35,21 @@ export interface View {
 
 /** A page as the reader sees it, the conversation's heading first when `heading`. */
 export function renderPage(page: Page, view: View, heading: boolean): string {
+  return rendered(page, view, heading).text;
+}
+
+/** Where the marked record is in a rendered page: its first line (0-based) and how many. */
+export interface HitLines {
+  line: number;
+  lines: number;
+}
+
+/** A page as `renderPage` renders it, and where the hit is in it when the page shows it. */
+export function rendered(
+  page: Page,
+  view: View,
+  heading: boolean,
+): { text: string; hit: HitLines | null } {
   const s = styler(view.io.color);
   const c = page.conversation;
   let out = "";
@@ -65,13 +80,23 @@ export function renderPage(page: Page, view: View, heading: boolean): string {
       } --after ${record.id}`,
     ) + "\n\n";
   }
+  let hit: HitLines | null = null;
   for (const record of page.records) {
     if (record.kind === "prompt" && !prompts && !view.all) continue;
     const shown = renderRecord(record, view, day, c.agent);
     if (shown) day = formatLocalTime(record.timestamp).slice(0, 10) || day;
+    if (shown && record.id === view.hit) {
+      hit = { line: lineCount(out), lines: lineCount(shown.replace(/\n+$/, "\n")) };
+    }
     out += shown;
   }
-  return out;
+  return { text: out, hit };
+}
+
+function lineCount(text: string): number {
+  let n = 0;
+  for (let at = text.indexOf("\n"); at !== -1; at = text.indexOf("\n", at + 1)) n++;
+  return n;
 }
 
 const FOLDED = new Set(["tool_call", "tool_result", "event", "meta"]);
@@ -148,19 +173,26 @@ export interface Paging {
  * Pages the conversation through the pager `env` names, as git pages: `first` (the page at
  * `paging.options`), then the rest, until the reader quits. Resolves false, having written
  * nothing, when there is no pager to start. `less` is the `LESS` the pager gets when the user
- * set none (default `FRX`).
+ * set none (default `FRX`). A page opened at a hit (`view.hit`) that lies below the first screen
+ * of `rows` rows (default the terminal's) opens where the hit shows (see `openingLine`).
  */
 export async function pageThrough(
   first: Page,
   paging: Paging,
   view: View,
-  options: { env: Env; heading: boolean; less?: string },
+  options: { env: Env; heading: boolean; less?: string; rows?: number },
 ): Promise<boolean> {
-  const pager = startPager(options.env, options.less === undefined ? {} : { less: options.less });
+  const { text, hit } = rendered(first, view, options.heading);
+  const rows = options.rows ?? terminalRows(options.env);
+  const at = hit === null ? null : openingLine(text, hit, view.width, rows);
+  const pager = startPager(options.env, {
+    ...(options.less === undefined ? {} : { less: options.less }),
+    ...(at === null ? {} : { at }),
+  });
   if (!pager) return false;
   try {
     let current = first;
-    let open = await pager.write(renderPage(current, view, options.heading));
+    let open = await pager.write(text);
     while (open && current.next !== null) {
       current = pageConversation(paging.store, paging.deriver, paging.conversation, {
         ...paging.options,
@@ -172,4 +204,34 @@ export async function pageThrough(
     await pager.close();
   }
   return true;
+}
+
+// deno-lint-ignore no-control-regex -- the view's own styling, taken off to measure a line
+const STYLING = /\x1b\[[0-9;]*m/g;
+
+/**
+ * The line (1-based) a pager of `rows` rows should open `text` at so that the hit shows, marked,
+ * with as much of what led to it (the question) above it as fits: the hit takes up to a third of
+ * the screen, the lines before it the rest. Null when the text's top already shows that much.
+ * A line wider than `width` counts the rows the terminal wraps it to; the pager keeps its last
+ * row for its prompt.
+ */
+export function openingLine(
+  text: string,
+  hit: HitLines,
+  width: number | null,
+  rows: number,
+): number | null {
+  const lines = text.split("\n");
+  const height = (line: string) =>
+    width === null ? 1 : Math.max(1, Math.ceil(displayWidth(line.replace(STYLING, "")) / width));
+  const screen = Math.max(1, rows - 1);
+  let hitRows = 0;
+  for (let i = hit.line; i < Math.min(lines.length, hit.line + hit.lines); i++) {
+    hitRows += height(lines[i]!);
+  }
+  let used = Math.max(1, Math.min(hitRows, Math.ceil(screen / 3)));
+  let start = Math.min(hit.line, lines.length);
+  while (start > 0 && used + height(lines[start - 1]!) <= screen) used += height(lines[--start]!);
+  return start === 0 ? null : start + 1;
 }

@@ -1,9 +1,11 @@
-// Running another agent's own resume command in this terminal (`claude --resume`, `codex resume`,
-// `opencode --session`), in the session's directory, with the terminal handed to it.
+// Running another agent's own command in this terminal (`claude --resume`, `codex resume`,
+// `opencode --session`, and their forks), in the session's directory, with the terminal handed
+// to it.
 
-import type { NativeCommand, RowAgent } from "../../lib/sessions/resume.ts";
+import type { NativeCommand, PickerRow, RowAgent } from "../../lib/sessions/resume.ts";
 
-const AGENT_NAMES: Record<RowAgent, string> = {
+/** What each agent is called in messages. */
+export const AGENT_NAMES: Record<RowAgent, string> = {
   logbook: "logbook",
   claude: "Claude Code",
   codex: "Codex",
@@ -11,10 +13,15 @@ const AGENT_NAMES: Record<RowAgent, string> = {
 };
 
 /**
- * Runs another agent's resume command in the session's directory, with this terminal, and
- * returns its exit status. Throws when the directory is gone or the program is not on PATH.
+ * Runs another agent's command (one that `verb`s a session: resumes it, by default, or forks it)
+ * in the session's directory, with this terminal, and returns its exit status. Throws when the
+ * directory is gone or the program is not on PATH.
  */
-export async function runNative(cmd: NativeCommand, agent: RowAgent): Promise<number> {
+export async function runNative(
+  cmd: NativeCommand,
+  agent: RowAgent,
+  verb: "resume" | "fork" = "resume",
+): Promise<number> {
   try {
     if (!Deno.statSync(cmd.cwd).isDirectory) throw new Deno.errors.NotFound();
   } catch (err) {
@@ -22,7 +29,7 @@ export async function runNative(cmd: NativeCommand, agent: RowAgent): Promise<nu
       throw err;
     }
     throw new Error(
-      `Cannot resume in ${
+      `Cannot ${verb} in ${
         AGENT_NAMES[agent]
       }: the session's directory "${cmd.cwd}" no longer exists`,
     );
@@ -39,11 +46,20 @@ export async function runNative(cmd: NativeCommand, agent: RowAgent): Promise<nu
   } catch (err) {
     if (err instanceof Deno.errors.NotFound) {
       throw new Error(
-        `Cannot resume in ${AGENT_NAMES[agent]}: "${cmd.command}" is not on PATH`,
+        `Cannot ${verb} in ${AGENT_NAMES[agent]}: "${cmd.command}" is not on PATH`,
       );
     }
     throw err;
   }
   const status = await child.status;
   return status.code;
+}
+
+/**
+ * What a fork run in the agent's own command says first: why it is not a logbook session, and
+ * how to get one.
+ */
+export function noModelForkNote(row: PickerRow): string {
+  return `note: no model is configured, so this forks in ${AGENT_NAMES[row.agent]}; ` +
+    `"logbook fork --into-logbook ${row.key}" says what to set for a logbook session\n`;
 }

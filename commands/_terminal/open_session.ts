@@ -2,7 +2,7 @@
 // logbook session, `fork` for the copy it made, and the search screen for either.
 
 import { type Context, redactorFor } from "../../lib/context.ts";
-import { nearestExistingDir } from "../../lib/sessions/resume.ts";
+import { goneNote, runnableDir } from "../../lib/sessions/resume.ts";
 import type { SessionRecord } from "../../lib/sessions/records.ts";
 import type { ChatSetup } from "../../lib/sessions/setup.ts";
 import { ChatSession } from "../../lib/sessions/turn.ts";
@@ -35,8 +35,9 @@ export async function openSession(
 }
 
 /**
- * `cwd`, or its nearest existing parent when it is gone (saying so on stderr, through `redact`:
- * a directory's name may hold a secret): where a session's own command, or its chat, runs.
+ * `cwd`, or its nearest existing parent when it is gone (`runnableDir`, the rule every resume
+ * command follows), saying so on stderr through `redact` (a directory's name may hold a secret):
+ * where a session's own command, or its chat, runs.
  */
 export function existingCwd(
   io: Io,
@@ -44,14 +45,8 @@ export function existingCwd(
   userCwd: string,
   redact: (text: string) => string,
 ): string {
-  // Where the user stands is there (whatever a stat says of a directory given by INIT_CWD).
-  if (cwd === userCwd) return cwd;
-  const existing = nearestExistingDir(cwd);
-  if (existing !== cwd) {
-    io.err(redact(
-      `note: the session's directory "${cwd}" no longer exists; using "${existing}", the ` +
-        "nearest that does\n",
-    ));
-  }
-  return existing;
+  const where = runnableDir(cwd, userCwd);
+  const note = goneNote(where);
+  if (note !== null) io.err(redact(`note: ${note}\n`));
+  return where.cwd;
 }

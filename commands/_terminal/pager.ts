@@ -19,19 +19,29 @@ export function pagerCommand(env: Env): string | null {
   return trimmed === "" || trimmed === "cat" ? null : trimmed;
 }
 
+/** Whether `command` runs less (`less -R`, `/usr/bin/less`), which takes `+<line>`. */
+export function runsLess(command: string): boolean {
+  return /^(\S*\/)?less(\s|$)/.test(command.trim());
+}
+
 /**
  * Starts the pager `env` names, reading from a pipe and showing on this terminal, or returns
  * null when there is none, when this process may not run programs, or when it cannot start.
- * `less` is the `LESS` it gets when the user set none (default `FRX`).
+ * `less` is the `LESS` it gets when the user set none (default `FRX`); `at` is the line
+ * (1-based) to open at, which less is told with `+<line>` (another pager opens at the top).
  */
-export function startPager(env: Env, options: { less?: string } = {}): Pager | null {
+export function startPager(env: Env, options: { less?: string; at?: number } = {}): Pager | null {
   const command = pagerCommand(env);
   if (command === null) return null;
   if (Deno.permissions.querySync({ name: "run", command: "sh" }).state !== "granted") return null;
+  // The line goes after the user's own words as an argument of theirs, never into the script.
+  const at = options.at !== undefined && options.at > 1 && runsLess(command)
+    ? ["sh", `+${Math.floor(options.at)}`]
+    : [];
   let child: Deno.ChildProcess;
   try {
     child = new Deno.Command("sh", {
-      args: ["-c", command],
+      args: ["-c", at.length ? `${command} "$@"` : command, ...at],
       stdin: "piped",
       stdout: "inherit",
       stderr: "inherit",

@@ -1,8 +1,9 @@
 // The full-screen search of `logbook` alone on a terminal and of `search -i`: the box searches on
 // every key (filters typed inline: `agent:codex since:7d`), one row per hit, the selected hit in
 // context below; Enter pages the conversation at the hit and comes back, Ctrl-O resumes it in its
-// own agent, Ctrl-F forks it into a logbook session, Ctrl-Y copies the command that resumes it
-// (OSC 52), Esc or Ctrl-C leaves the terminal as it was.
+// own agent, Ctrl-F forks it into a logbook session (in its own agent when no model is
+// configured), Ctrl-Y copies the command that resumes it (OSC 52), Esc or Ctrl-C leaves the
+// terminal as it was.
 
 import { join } from "../../lib/path.ts";
 import type { Env } from "../../lib/env.ts";
@@ -23,9 +24,10 @@ import { SessionStore } from "../../lib/sessions/records.ts";
 import {
   commandLine,
   findRowAnywhere,
-  nativeCommand,
-  nearestExistingDir,
+  forkCommand,
   type PickerRow,
+  resumeCommand,
+  type RunnableCommand,
 } from "../../lib/sessions/resume.ts";
 import { READERS } from "../../lib/sources/readers.ts";
 import {
@@ -49,7 +51,7 @@ import {
 } from "../../lib/store/search.ts";
 import { pageThrough, type View } from "./conversation_view.ts";
 import type { Io } from "./io.ts";
-import { runNative } from "./native.ts";
+import { AGENT_NAMES, noModelForkNote, runNative } from "./native.ts";
 import { safeIo } from "./safe_io.ts";
 import { safeText } from "../../lib/safe_text.ts";
 import { type Key, Screen } from "./screen.ts";
@@ -62,6 +64,7 @@ import {
   scrolled,
   type SearchModel,
   type Status,
+  statusLines,
 } from "./search_view.ts";
 import { terminalColumns } from "./wrap.ts";
 
@@ -191,7 +194,8 @@ export class SearchScreen {
   }
 
   #model(cols: number, rows: number): SearchModel {
-    const { preview } = layout(rows);
+    const status = statusLines(this.#status, this.#count, Math.max(1, cols), rows).length;
+    const { preview } = layout(rows, status);
     const item = this.#items[this.#selected];
     return {
       input: this.#input.join(""),
@@ -602,9 +606,15 @@ export class SearchScreen {
       question,
     };
     const paging = { store: this.#store, deriver: this.#deriver, conversation, options };
-    // Without F, so a short conversation stays up until the reader quits the pager.
+    // Without F, so a short conversation stays up until the reader quits the pager; opened
+    // where the hit shows, the question above it.
     const paged = await this.#screen!.away(() =>
-      pageThrough(page, paging, view, { env: this.#env, heading: true, less: "RX" })
+      pageThrough(page, paging, view, {
+        env: this.#env,
+        heading: true,
+        less: "RX",
+        rows: this.#size().rows,
+      })
     );
     this.#status = paged ? { text: "", tone: "info" } : {
       text: `No pager ($PAGER is empty or cat): logbook show ${item.conversation}${
@@ -630,7 +640,7 @@ export class SearchScreen {
       return { row, sessions };
     } catch (err) {
       if (!(err instanceof Error)) throw err;
-      this.#status = { text: firstLine(err.message), tone: "error" };
+      this.#status = { text: this.#redact(err.message), tone: "error" };
       return null;
     }
   }
@@ -660,47 +670,45 @@ export class SearchScreen {
       );
       return;
     }
-    const native = nativeCommand(row, this.#ctx.cwd);
-    const command = {
-      ...native,
-      cwd: native.cwd === this.#ctx.cwd ? native.cwd : nearestExistingDir(native.cwd),
-    };
+    const { command, note } = resumeCommand(row, this.#ctx.cwd);
     if (!onPath(command.command, this.#env)) {
       this.#status = { text: `Cannot resume: "${command.command}" is not on PATH`, tone: "error" };
       return;
     }
     this.#handOver(async () => {
       const io = safeIo(this.#io);
-      if (command.cwd !== native.cwd) {
-        io.err(this.#redact(
-          `note: the session's directory "${native.cwd}" no longer exists; using ` +
-            `"${command.cwd}", the nearest that does\n`,
-        ));
-      }
+      if (note !== null) io.err(this.#redact(`note: ${note}\n`));
       io.err(this.#redact(`Resuming ${row.key} with: ${commandLine(command, this.#ctx.cwd)}\n`));
       return await runNative(command, row.agent);
     });
   }
 
-  /** Ctrl-F: forks the conversation into a logbook session and opens it in chat. */
+  /**
+   * Ctrl-F: forks the conversation into a logbook session and opens it in chat; with no model
+   * configured, another agent's conversation forks in that agent instead (`#forkNatively`).
+   */
   async #fork(item: Item): Promise<void> {
     const found = this.#row(item, "fork");
     if (!found) return;
+    const { row } = found;
+    const native = forkCommand(row, this.#ctx.cwd);
     // Opening the fork needs the model: nothing is written when it is missing.
-    const opened = await this.#chat();
+    const opened = await this.#chat(
+      native === null ? undefined : (noModel) => this.#forkNatively(row, native, noModel),
+    );
     if (!opened) return;
     let record;
     try {
       record = forkRow({
         sessions: found.sessions,
         store: this.#store,
-        row: found.row,
+        row,
         gate: gateFor(this.#ctx),
         now: this.#ctx.now(),
       });
     } catch (err) {
       if (!(err instanceof Error)) throw err;
-      this.#status = { text: firstLine(err.message), tone: "error" };
+      this.#status = { text: this.#redact(err.message), tone: "error" };
       return;
     }
     this.#handOver(() =>
@@ -711,27 +719,61 @@ export class SearchScreen {
     );
   }
 
+  /**
+   * Ctrl-F with no model configured: the agent's own fork (`claude --resume <id>
+   * --fork-session`), given the terminal; when its program is not there, why neither fork can
+   * run, whole.
+   */
+  #forkNatively(row: PickerRow, native: RunnableCommand, noModel: Error): void {
+    const { command, note } = native;
+    if (!onPath(command.command, this.#env)) {
+      this.#status = {
+        text: this.#redact(
+          `Cannot fork in ${AGENT_NAMES[row.agent]}: "${command.command}" is not on PATH; ` +
+            `a fork into a logbook session needs a model: ${noModel.message}`,
+        ),
+        tone: "error",
+      };
+      return;
+    }
+    this.#handOver(async () => {
+      const io = safeIo(this.#io);
+      if (note !== null) io.err(this.#redact(`note: ${note}\n`));
+      io.err(noModelForkNote(row));
+      io.err(this.#redact(`Forking ${row.key} with: ${commandLine(command, this.#ctx.cwd)}\n`));
+      return await runNative(command, row.agent, "fork");
+    });
+  }
+
   /** Ctrl-Y: the command that resumes it, to the clipboard through the terminal (OSC 52). */
   #copy(item: Item): void {
     const found = this.#row(item, "resume");
     if (!found) return;
-    const line = commandLine(nativeCommand(found.row, this.#ctx.cwd), this.#ctx.cwd);
+    const { command, note } = resumeCommand(found.row, this.#ctx.cwd);
+    const line = commandLine(command, this.#ctx.cwd);
     this.#screen!.send(`\x1b]52;c;${base64(line)}\x07`);
     // The command itself, to be run here; what the screen says of it, through the gate.
-    this.#status = { text: this.#redact(`Copied: ${line}`), tone: "info" };
+    this.#status = note === null
+      ? { text: this.#redact(`Copied: ${line}`), tone: "info" }
+      : { text: this.#redact(`Copied: ${line}\nNote: ${note}`), tone: "note" };
   }
 
-  /** The chat set-up, loaded only now (the model client is heavy), or null with the reason shown. */
-  async #chat() {
-    const [{ chatSetup }, { openSession }] = await Promise.all([
+  /**
+   * The chat set-up, loaded only now (the model client is heavy), or null with the reason shown
+   * whole; when no model is configured and `noModel` is given, null and `noModel` told instead.
+   */
+  async #chat(noModel?: (err: Error) => void) {
+    const [{ chatSetup }, { ModelError }, { openSession }] = await Promise.all([
       import("../../lib/sessions/setup.ts"),
+      import("../../lib/sessions/model.ts"),
       import("./open_session.ts"),
     ]);
     try {
       return { setup: chatSetup(this.#ctx, { incognito: false }), openSession };
     } catch (err) {
       if (!(err instanceof Error)) throw err;
-      this.#status = { text: firstLine(err.message), tone: "error" };
+      if (noModel && err instanceof ModelError && err.reason === "config") noModel(err);
+      else this.#status = { text: this.#redact(err.message), tone: "error" };
       return null;
     }
   }
@@ -761,10 +803,6 @@ function issueText(issue: InputIssue, inline: Record<string, string>): string {
 
 function upperFirst(text: string): string {
   return text.charAt(0).toUpperCase() + text.slice(1);
-}
-
-function firstLine(text: string): string {
-  return text.split("\n")[0] ?? text;
 }
 
 /** UTF-8 text in base64, as OSC 52 carries it. */

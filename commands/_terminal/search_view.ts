@@ -77,11 +77,20 @@ export interface SearchModel {
   home: string | undefined;
 }
 
-/** How the rows are shared: the box, the status line, the list, the rule, the preview. */
-export function layout(rows: number): { list: number; preview: number } {
+/**
+ * How the rows are shared: the box, the status line, the list, the rule, the preview. A status
+ * of several rows (a problem shown whole) takes its extra rows from the preview first, then from
+ * the list, which keeps one.
+ */
+export function layout(rows: number, statusRows = 1): { list: number; preview: number } {
   const room = Math.max(1, rows - 3);
   const list = Math.max(1, Math.min(room, Math.floor(room / 2)));
-  return { list, preview: Math.max(0, room - list) };
+  const preview = Math.max(0, room - list);
+  const extra = Math.max(0, statusRows - 1);
+  return {
+    list: Math.max(1, list - Math.max(0, extra - preview)),
+    preview: Math.max(0, preview - extra),
+  };
 }
 
 /** The first item shown so that `selected` is on the list (`top` kept when it still is). */
@@ -104,14 +113,16 @@ export function render(
   color: boolean,
 ): { lines: string[]; cursor: { row: number; column: number } } {
   const width = Math.max(1, cols);
-  const { list, preview } = layout(rows);
+  const status = statusLines(model.status, model.count, width, rows);
+  const { list, preview } = layout(rows, status.length);
+  const top = scrolled(model.top, model.selected, list);
   const lines: string[] = [];
 
   const box = inputLine(model.input, model.cursor, width);
   lines.push(paint(box.line, width, color));
-  lines.push(paint(statusLine(model.status, model.count, width), width, color));
+  for (const line of status) lines.push(paint(line, width, color));
   for (let i = 0; i < list; i++) {
-    const index = model.top + i;
+    const index = top + i;
     const item = model.items[index];
     if (!item) {
       lines.push("");
@@ -147,6 +158,27 @@ function inputLine(input: string, cursor: number, width: number): { line: Line; 
     ],
     column: Math.min(width, PROMPT.length + displayWidth(shownBefore) + 1),
   };
+}
+
+/**
+ * The rows the status takes at `width` on a screen of `rows`: one for what was found (the count
+ * at its end), and for a problem or a note as many as it needs to be read whole (its own lines,
+ * wrapped), up to all but the box, a list row and the rule.
+ */
+export function statusLines(status: Status, count: string, width: number, rows: number): Line[] {
+  const one = statusLine(status, count, width);
+  if (status.tone === "info") return [one];
+  const text = safeText(status.text.trim(), { multiline: true });
+  if (!text.includes("\n") && displayWidth(text) <= width) return [one];
+  const tone: Style = status.tone === "error" ? "error" : "note";
+  const wrapped = wrapText(text, width).split("\n");
+  const most = Math.max(1, rows - 3);
+  if (wrapped.length > most) {
+    // Only a screen too small for it comes here: the last row says the rest is cut.
+    wrapped.length = most;
+    wrapped[most - 1] = cutToWidth(`${wrapped[most - 1]} …`, width);
+  }
+  return wrapped.map((line) => [{ text: line, style: tone }]);
 }
 
 /** The status line: the message, and the count at its end when there is room. */

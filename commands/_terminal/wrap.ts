@@ -132,11 +132,25 @@ export function wrapText(text: string, width: number): string {
 
 /** The terminal's width in columns: `$COLUMNS` when set, else what the terminal says, else 80. */
 export function terminalColumns(env: { get(name: string): string | undefined }): number {
-  const given = Number(env.get("COLUMNS"));
+  return terminalSize(env, "COLUMNS", "columns", 80);
+}
+
+/** The terminal's height in rows: `$LINES` when set, else what the terminal says, else 24. */
+export function terminalRows(env: { get(name: string): string | undefined }): number {
+  return terminalSize(env, "LINES", "rows", 24);
+}
+
+function terminalSize(
+  env: { get(name: string): string | undefined },
+  variable: string,
+  side: "columns" | "rows",
+  fallback: number,
+): number {
+  const given = Number(env.get(variable));
   if (Number.isSafeInteger(given) && given > 0) return given;
   try {
-    return Deno.consoleSize().columns || 80;
+    return Deno.consoleSize()[side] || fallback;
   } catch {
-    return 80;
+    return fallback;
   }
 }

@@ -86,8 +86,8 @@ export function pickerRows(
   return { rows, corrupt };
 }
 
-/** The picker row of another agent's captured conversation. */
-function conversationRow(c: ConversationRow, redact: (text: string) => string): PickerRow {
+/** The picker row of another agent's captured conversation (its title through `redact`). */
+export function conversationRow(c: ConversationRow, redact: (text: string) => string): PickerRow {
   return {
     key: c.key,
     agent: c.agent,
@@ -175,6 +175,76 @@ export function nearestExistingDir(dir: string): string {
     if (parent === at) return at;
     at = parent;
   }
+}
+
+/** Where a session's command or chat runs, and its recorded directory when that is gone. */
+export interface RunnableDir {
+  /** The recorded directory, or its nearest existing ancestor when it is gone. */
+  cwd: string;
+  /** The recorded directory when it is gone, else null. */
+  gone: string | null;
+}
+
+/**
+ * The one rule for where a session's command or chat runs: `dir`, or its nearest existing
+ * ancestor when it is gone. Where the user stands (`userCwd`) is there, whatever a stat says of
+ * a directory given by INIT_CWD.
+ */
+export function runnableDir(dir: string, userCwd: string): RunnableDir {
+  if (dir === userCwd) return { cwd: dir, gone: null };
+  const cwd = nearestExistingDir(dir);
+  return { cwd, gone: cwd === dir ? null : dir };
+}
+
+/**
+ * What a command run away from its gone directory owes the reader, as a sentence (for display:
+ * it names directories, so it goes through the gate where it is shown).
+ */
+export function goneNote(where: RunnableDir): string | null {
+  return where.gone === null
+    ? null
+    : `the session's directory "${where.gone}" no longer exists; using "${where.cwd}", the ` +
+      "nearest that does";
+}
+
+/** A session's command where it can run, and the note owed when that is not where it was. */
+export interface RunnableCommand {
+  command: NativeCommand;
+  /** `goneNote`'s sentence when the session's directory is gone, else null. */
+  note: string | null;
+}
+
+/**
+ * The command that resumes `row` (its agent's own, or `logbook resume`), in the row's directory
+ * (`fallbackCwd` when it has none), or in its nearest existing ancestor when that is gone, with
+ * the note that says so: `resume` (`--print` too), the search screen (Ctrl-O, Ctrl-Y) and the
+ * dashboard all take theirs from here. The directory is the real one (the command must run where
+ * it says); the note is shown through the gate.
+ */
+export function resumeCommand(
+  row: PickerRow,
+  userCwd: string,
+  fallbackCwd: string = userCwd,
+): RunnableCommand {
+  return runnable(nativeCommand(row, fallbackCwd), userCwd);
+}
+
+/**
+ * The command that forks `row` in its own agent, where it can run (as `resumeCommand`), or null
+ * for a logbook session, which forks into logbook only. See `nativeForkCommand`.
+ */
+export function forkCommand(
+  row: PickerRow,
+  userCwd: string,
+  fallbackCwd: string = userCwd,
+): RunnableCommand | null {
+  const native = nativeForkCommand(row, fallbackCwd);
+  return native === null ? null : runnable(native, userCwd);
+}
+
+function runnable(native: NativeCommand, userCwd: string): RunnableCommand {
+  const where = runnableDir(native.cwd, userCwd);
+  return { command: { ...native, cwd: where.cwd }, note: goneNote(where) };
 }
 
 /**
@@ -267,6 +337,26 @@ export function nativeCommand(row: PickerRow, fallbackCwd: string): NativeComman
       return { command: "opencode", args: ["--session", row.nativeId], cwd };
     case "logbook":
       return { command: "logbook", args: ["resume", row.nativeId], cwd };
+  }
+}
+
+/**
+ * The agent's own command that forks a row into a new session of that agent, the source left as
+ * it was, in its cwd: `claude --resume <id> --fork-session` (Claude Code), `codex fork <id>`
+ * (Codex 0.169), `opencode --session <id> --fork` (OpenCode 1.18), as each one's `--help` gives
+ * them; null for a logbook session.
+ */
+export function nativeForkCommand(row: PickerRow, fallbackCwd: string): NativeCommand | null {
+  const cwd = row.cwd ?? fallbackCwd;
+  switch (row.agent) {
+    case "claude":
+      return { command: "claude", args: ["--resume", row.nativeId, "--fork-session"], cwd };
+    case "codex":
+      return { command: "codex", args: ["fork", row.nativeId], cwd };
+    case "opencode":
+      return { command: "opencode", args: ["--session", row.nativeId, "--fork"], cwd };
+    case "logbook":
+      return null;
   }
 }
 

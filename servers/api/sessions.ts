@@ -13,12 +13,14 @@ import {
   commandLine,
   findRow,
   formatAge,
-  nativeCommand,
+  goneNote,
   type PickerRow,
   pickerRows,
+  resumeCommand,
   resumeHint,
   type RowAgent,
   type Rows,
+  runnableDir,
 } from "../../lib/sessions/resume.ts";
 import type { HistoryStore } from "../../lib/store/db.ts";
 import {
@@ -77,8 +79,13 @@ export interface SessionJson {
   manifest: boolean;
   /** logbook's own sessions: what this one was forked from, if anything. */
   forkedFrom: string | null;
-  /** The command that resumes it, with `cd` to its directory. */
+  /**
+   * The command that resumes it, with `cd` to its directory (its nearest existing ancestor when
+   * it is gone: see `resumeCommand`).
+   */
   resume: string;
+  /** Why the command runs elsewhere than the session did (its directory is gone), else null. */
+  resumeNote: string | null;
   canFork: boolean;
   /** Only logbook's own sessions are renamed. */
   canRename: boolean;
@@ -113,6 +120,8 @@ export interface SessionResult {
   updatedAt: string;
   /** The command that continues it. */
   resume: string;
+  /** Why that command runs elsewhere than the session's directory (it is gone), else null. */
+  resumeNote: string | null;
 }
 
 /**
@@ -186,9 +195,16 @@ function rowOf(svc: Services, rows: Rows, id: string, verb: string): PickerRow {
   }
 }
 
-/** The command that resumes a row, with `cd` to its directory (shown away from any shell). */
-export function resumeLine(row: PickerRow, project: Project): string {
-  return commandLine(nativeCommand(row, project.root), "");
+/**
+ * The command that resumes a row, with `cd` to its directory (shown away from any shell), and
+ * the note owed when that directory is gone.
+ */
+export function resumeLine(
+  row: PickerRow,
+  project: Project,
+): { line: string; note: string | null } {
+  const { command, note } = resumeCommand(row, "", project.root);
+  return { line: commandLine(command, ""), note };
 }
 
 function sessionJson(
@@ -198,6 +214,7 @@ function sessionJson(
   inStore: (key: string) => boolean,
 ): SessionJson {
   const own = row.agent === "logbook";
+  const resume = resumeLine(row, project);
   return {
     id: row.key,
     agent: row.agent,
@@ -210,7 +227,8 @@ function sessionJson(
     cwd: row.cwd,
     manifest: row.manifest,
     forkedFrom: row.record?.forkedFrom ?? null,
-    resume: resumeLine(row, project),
+    resume: resume.line,
+    resumeNote: resume.note,
     canFork: !row.manifest,
     canRename: own,
     conversation: own ? (inStore(row.key) ? row.key : null) : row.key,
@@ -241,6 +259,7 @@ export function sessionsPage(svc: Services, project: Project, query: SessionsQue
 }
 
 function resultOf(record: SessionRecord, svc: Services): SessionResult {
+  const where = runnableDir(record.cwd, "");
   return redactDeep({
     id: record.id,
     key: `logbook:${record.id}`,
@@ -249,7 +268,8 @@ function resultOf(record: SessionRecord, svc: Services): SessionResult {
     cwd: record.cwd,
     forkedFrom: record.forkedFrom,
     updatedAt: record.updatedAt,
-    resume: resumeHint(record.id, record.cwd, ""),
+    resume: resumeHint(record.id, where.cwd, ""),
+    resumeNote: goneNote(where),
   }, svc.redact);
 }
 

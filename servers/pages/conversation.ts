@@ -8,7 +8,7 @@ import { html } from "hono/html";
 import { z } from "zod";
 import { plural } from "../../lib/format.ts";
 import { homeDir } from "../../lib/paths.ts";
-import { commandLine, nativeCommand, type RowAgent } from "../../lib/sessions/resume.ts";
+import { commandLine, conversationRow, resumeCommand } from "../../lib/sessions/resume.ts";
 import {
   contextStart,
   DEFAULT_PAGE_LIMIT,
@@ -54,7 +54,7 @@ export const conversationPageRoute: Route = (svc) =>
     const limit = query.limit ?? DEFAULT_PAGE_LIMIT;
     // Where the page starts, its numbered neighbours, the page, and the question before the
     // hit when it lies before the page (shown first, then a gap): one store, one deriver.
-    const { page, after, question, skipped, starts } = withStore(
+    const { page, after, question, skipped, starts, resume } = withStore(
       svc,
       "conversation_pages",
       (store) => {
@@ -73,6 +73,7 @@ export const conversationPageRoute: Route = (svc) =>
               .records[0] ?? null,
           skipped: context?.skipped ?? 0,
           starts: pageStarts(store, row.id, limit),
+          resume: row.subagent ? null : resumeOf(row, svc.redact),
         };
       },
     );
@@ -85,7 +86,7 @@ export const conversationPageRoute: Route = (svc) =>
       .length;
     const nav = (where: "top" | "bottom", extra: Html | string = "") =>
       pager(page, query, after, starts, where, extra);
-    const body = html`${header(conv, home)}${nav("top", quietToggle(quiet))}
+    const body = html`${header(conv, home, resume)}${nav("top", quietToggle(quiet))}
 <section class="chat" aria-label="Messages">${
       question
         ? html`${chatRecords([question], render, { agent: conv.agent })}<p class="gap"><a href="${
@@ -103,8 +104,7 @@ ${page.next === null ? html`<p class="end" role="status">End of the conversation
  * The header that stays in view: the title with the resume, fork and export actions on one row,
  * the facts on the next (both one line on a phone, the facts scrolling sideways).
  */
-function header(conv: ConversationJson, home: string | undefined): Html {
-  const resume = conv.subagent ? null : resumeCommand(conv);
+function header(conv: ConversationJson, home: string | undefined, resume: Resume | null): Html {
   const agent = conv.agentVersion ? `${conv.agent} ${conv.agentVersion}` : conv.agent;
   const project = conv.project ?? conv.cwd;
   const facts: (Html | string)[] = [
@@ -144,9 +144,11 @@ function header(conv: ConversationJson, home: string | undefined): Html {
                 <summary>Resume</summary>
                 <div class="menu-body">
                   <p id="resume-label">In its own agent, from any directory:</p>
-                  <p class="cmd-line"><code class="cmd" id="resume-cmd">${resume}</code>
-                  <button type="button" data-copy="${resume}" data-copy-for="resume-cmd"
-                    aria-describedby="resume-label" hidden>Copy</button></p>
+                  <p class="cmd-line"><code class="cmd" id="resume-cmd">${resume.line}</code>
+                  <button type="button" data-copy="${resume.line}" data-copy-for="resume-cmd"
+                    aria-describedby="resume-label" hidden>Copy</button></p>${resume.note
+                      ? html`<p class="muted resume-note">Note: ${resume.note}</p>`
+                      : ""}
                   <p class="muted conv-id">${conv.id} · ${plural(conv.records, "record")}</p>
                 </div>
               </details>
@@ -214,22 +216,23 @@ function forkForm(conv: ConversationJson): Html | string {
   `;
 }
 
-/** The command that resumes the conversation in its own agent, with `cd` to its directory. */
-function resumeCommand(conv: ConversationJson): string | null {
-  if (!conv.cwd) return null;
-  const cmd = nativeCommand({
-    key: conv.id,
-    agent: conv.agent as RowAgent,
-    nativeId: conv.nativeId,
-    title: conv.title ?? conv.id,
-    updatedAt: 0,
-    size: conv.bytes,
-    messages: conv.messages,
-    cwd: conv.cwd,
-    manifest: false,
-  }, conv.cwd);
-  // Shown away from any shell, so always with the `cd`.
-  return commandLine(cmd, "");
+/** The command that resumes a conversation, and the note owed when it runs elsewhere. */
+interface Resume {
+  line: string;
+  note: string | null;
+}
+
+/**
+ * The command that resumes the conversation in its own agent, with `cd` to its directory (shown
+ * away from any shell), or to its nearest existing ancestor when that is gone, with the note that
+ * says so (`resumeCommand`, as `resume --print` and the search screen have it); both through the
+ * gate, as everything the page shows. Null when its directory is not known.
+ */
+function resumeOf(row: ConversationRow, redact: (text: string) => string): Resume | null {
+  const picker = conversationRow(row, redact);
+  if (picker.cwd === null) return null;
+  const { command, note } = resumeCommand(picker, "");
+  return { line: redact(commandLine(command, "")), note: note === null ? null : redact(note) };
 }
 
 /** Numbered pages (the current one and two on each side, first and last), next, and the size. */

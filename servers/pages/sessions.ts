@@ -316,7 +316,10 @@ function sessionItem(s: SessionJson, n: number, project: string, now: number): H
         class="actions"><span class="resume"><span class="visually-hidden">${label}:</span><code class="cmd" id="${cmdId}" title="${s
           .resume}">${s.resume}</code>
     <button type="button" data-copy="${s
-      .resume}" data-copy-for="${cmdId}" aria-describedby="${titleId}" hidden>Copy</button></span>${fork}${rename}</div>
+      .resume}" data-copy-for="${cmdId}" aria-describedby="${titleId}" hidden>Copy</button></span>${fork}${rename}</div>${s
+        .resumeNote
+      ? html`<div class="muted resume-note">Note: ${s.resumeNote}</div>`
+      : ""}
     </li>
   `;
 }

@@ -1,13 +1,18 @@
 // `fork` as a user runs it: the source is left byte for byte as it was, manifest runs and unknown
-// ids are refused, and another agent's conversation becomes a logbook session.
+// ids are refused, and another agent's conversation becomes a logbook session; on a terminal with
+// no model configured it forks in that agent's own command (`--print` prints it), and
+// `--into-logbook` asks for the logbook session, saying what a model needs, whole.
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { main as reindex } from "../../commands/reindex.ts";
-import { loadContext } from "../../lib/context.ts";
+import { loadContext, openStore } from "../../lib/context.ts";
 import { projectOf } from "../../lib/paths.ts";
 import { newRecord, type SessionRecord, SessionStore } from "../../lib/sessions/records.ts";
+import { nearestExistingDir } from "../../lib/sessions/resume.ts";
+import { claudeTranscript, placeClaudeTranscript } from "../_claude_transcript.ts";
 import { captureIo, makeWorld, runCli, type World } from "../_helpers.ts";
+import { exitStatus, fakeAgents, terminalScript, Tmux, tmuxAvailable } from "../_tmux.ts";
 
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
@@ -177,6 +182,167 @@ Deno.test("fork of a conversation whose directory is gone names the nearest one 
     assert.equal(hint[2], result.stdout.trim());
     const dir = hint[1] ?? elsewhere;
     assert.ok(Deno.statSync(dir).isDirectory, `the hint's directory "${dir}" exists`);
+  } finally {
+    await world.cleanup();
+  }
+});
+
+/** The session records written in `world` (none when its sessions folder is not there). */
+function sessionRecords(world: World): string[] {
+  const root = join(world.data, "sessions");
+  try {
+    return [...Deno.readDirSync(root)].flatMap((project) =>
+      [...Deno.readDirSync(join(root, project.name))]
+        .filter((f) => f.name.endsWith(".json"))
+        .map((f) => join(root, project.name, f.name))
+    );
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return [];
+    throw err;
+  }
+}
+
+/** One top-level conversation of each agent the world captured: its key, native id and cwd. */
+function conversationsOf(world: World): Map<string, { key: string; id: string; cwd: string }> {
+  const store = openStore(loadContext({ env: world.env }), { mustExist: true, readOnly: true });
+  try {
+    const rows = store.stmt(
+      `SELECT agent, key, native_id AS id, coalesce(cwd, project_root) AS cwd FROM conversations
+       WHERE subagent = 0 ORDER BY id`,
+    ).all() as { agent: string; key: string; id: string; cwd: string }[];
+    const found = new Map<string, { key: string; id: string; cwd: string }>();
+    for (const row of rows) if (!found.has(row.agent)) found.set(row.agent, row);
+    return found;
+  } finally {
+    store.close();
+  }
+}
+
+Deno.test("fork --print prints each agent's own fork, where it can run", async () => {
+  const world = await makeWorld({ fixtures: ["claude", "codex", "opencode"] });
+  try {
+    assert.equal(await reindex(["--quiet"], captureIo(), world.env), 0);
+    const elsewhere = join(world.dir, "elsewhere");
+    Deno.mkdirSync(elsewhere);
+    const there = { ...world.vars, INIT_CWD: elsewhere };
+    const found = conversationsOf(world);
+    // As each agent's --help gives its fork (Claude Code 2.1, Codex 0.169, OpenCode 1.18).
+    const forks: Record<string, (id: string) => string> = {
+      claude: (id) => `claude --resume ${id} --fork-session`,
+      codex: (id) => `codex fork ${id}`,
+      opencode: (id) => `opencode --session ${id} --fork`,
+    };
+    for (const [agent, fork] of Object.entries(forks)) {
+      const c = found.get(agent)!;
+      const printed = await runCli("fork", [c.key, "--print"], there);
+      assert.equal(printed.code, 0, printed.stderr);
+      // The fixtures' directories are on no machine: the nearest that is, said so.
+      const runsIn = nearestExistingDir(c.cwd);
+      assert.equal(printed.stdout, `cd ${runsIn} && ${fork(c.id)}\n`, agent);
+      assert.equal(
+        printed.stderr,
+        `note: the session's directory "${c.cwd}" no longer exists; using "${runsIn}", the ` +
+          "nearest that does\n",
+      );
+    }
+    assert.deepEqual(sessionRecords(world), [], "nothing was forked");
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("fork --print refuses a logbook session and a logbook fork, whole", async () => {
+  const { world, project, store } = await projectWorld();
+  try {
+    const source = saved(store, project);
+    const own = await runCli("fork", [source.id, "--print"], world.vars);
+    assert.equal(own.code, 1);
+    assert.equal(
+      own.stderr,
+      `error: Cannot print a command that forks "logbook:${source.id}": a logbook session forks ` +
+        `into logbook only ("logbook fork ${source.id}")\n`,
+    );
+    for (const other of ["--into-logbook", "--incognito"]) {
+      const both = await runCli("fork", [source.id, "--print", other], world.vars);
+      assert.equal(both.code, 2);
+      assert.match(
+        both.stderr,
+        new RegExp(`^error: Options "--print" and "${other}" cannot be used together\n`),
+      );
+    }
+  } finally {
+    await world.cleanup();
+  }
+});
+
+const skip = () => console.log("skipped: tmux is not installed, so the terminal test cannot run");
+
+Deno.test("on a terminal with no model, fork runs the agent's own fork; --into-logbook says what to set (tmux)", async (t) => {
+  if (!tmuxAvailable()) return skip();
+  const world = await makeWorld();
+  try {
+    const sid = "3c9d1e2f-4a5b-4c6d-8e7f-9a0b1c2d3e4f";
+    const app = join(world.dir, "app dir");
+    await placeClaudeTranscript(
+      world,
+      app,
+      sid,
+      claudeTranscript(sid, app, [["Tune the amber-quartz cache", "Done: 64 entries."]]),
+    );
+    assert.equal(await reindex(["--quiet"], captureIo(), world.env), 0);
+    const { path, calls } = fakeAgents(world);
+    const vars = { ...world.vars, PATH: path };
+    await t.step("the agent's own fork, in the session's directory", async () => {
+      const { script, status } = terminalScript(world.dir, "fork", [`claude:${sid}`], vars);
+      // Wide enough that no line wraps.
+      const tmux = new Tmux(script, { width: 200, height: 24 });
+      try {
+        assert.equal(await exitStatus(status), "3", "the agent's exit status passes through");
+        Deno.removeSync(status);
+        assert.equal(
+          Deno.readTextFileSync(calls),
+          `claude|${app}|--resume ${sid} --fork-session\n`,
+        );
+        const screen = tmux.screen().replace(/\s+/g, " ");
+        assert.ok(
+          screen.includes(
+            `note: no model is configured, so this forks in Claude Code; "logbook fork ` +
+              `--into-logbook claude:${sid}" says what to set for a logbook session`,
+          ),
+          screen,
+        );
+        assert.ok(
+          screen.includes(
+            `Forking claude:${sid} with: cd '${app}' && claude --resume ${sid} --fork-session`,
+          ),
+          screen,
+        );
+        assert.deepEqual(sessionRecords(world), [], "no logbook session was written");
+      } finally {
+        tmux.kill();
+      }
+    });
+    await t.step("--into-logbook: the model's absence, whole, and nothing written", async () => {
+      const { script, status } = terminalScript(
+        world.dir,
+        "fork",
+        [`claude:${sid}`, "--into-logbook"],
+        vars,
+      );
+      const tmux = new Tmux(script, { width: 200, height: 24 });
+      try {
+        assert.equal(await exitStatus(status), "1");
+        const screen = await tmux.waitFor(/with your endpoint's address/, "the whole error");
+        assert.match(screen, /^error: No model configured: add these two lines to .*config\.json/m);
+        assert.match(screen, /^ {2}"baseUrl": "http:\/\/127\.0\.0\.1:8080\/v1",$/m);
+        assert.match(screen, /^ {2}"model": "<the model's name at that endpoint>"$/m);
+        assert.match(screen, /or set the variables OPENAI_BASE_URL and LOGBOOK_MODEL/);
+        assert.equal(Deno.readTextFileSync(calls).split("\n").length, 2, "no agent ran");
+        assert.deepEqual(sessionRecords(world), [], "no logbook session was written");
+      } finally {
+        tmux.kill();
+      }
+    });
   } finally {
     await world.cleanup();
   }

@@ -144,6 +144,64 @@ Deno.test("the search screen at 80×24: find, narrow, page and come back, resize
   }
 });
 
+Deno.test("Enter on an answer below a long question opens the pager at the hit, marked, the question's end above it (tmux)", async () => {
+  if (!tmuxAvailable()) return skip();
+  const world = await makeWorld();
+  try {
+    // A question of 70 lines (a pasted brief): its answer is screens below the question's start.
+    const id = "2b7e4c1a-9d3f-4e5a-8c6b-1f2e3d4c5b6a";
+    const app = join(world.dir, "brief");
+    const brief = Array.from({ length: 70 }, (_, i) => `brief line ${i + 1} of the plan`);
+    await placeClaudeTranscript(
+      world,
+      app,
+      id,
+      claudeTranscript(id, app, [[brief.join("\n"), "The verdigris-cascade holds: ship it."]]),
+    );
+    assert.equal(await reindex(["--quiet"], captureIo(), world.env), 0);
+    const vars: Record<string, string> = { ...world.vars, LANG: "C.UTF-8" };
+    const { script } = terminalScript(world.dir, "search", ["-i", "verdigris-cascade"], vars);
+    const tmux = new Tmux(script, { width: 80, height: 24 });
+    try {
+      await tmux.waitFor(/The verdigris-cascade holds/, "the hit");
+      tmux.keys("Enter");
+      // less draws its prompt once the screen is drawn.
+      const paged = await tmux.waitFor(/^:\s*$/m, "the pager");
+      const lines = paged.split("\n");
+      const marked = lines.findIndex((l) => /assistant ◀ #\d+$/.test(l));
+      assert.ok(marked !== -1, `the hit is on the screen, marked:\n${paged}`);
+      assert.match(lines[marked + 1]!, /^The verdigris-cascade holds: ship it\.$/);
+      // Above it, the question's end, as much of it as the screen holds with the hit.
+      assert.equal(lines[marked - 1]!.trim(), "");
+      assert.equal(lines[marked - 2], "brief line 70 of the plan");
+      assert.ok(marked >= 12, `the question fills the screen above the hit:\n${paged}`);
+      assert.doesNotMatch(paged, /brief line 1 of the plan/, "not opened at the question's start");
+      tmux.keys("g");
+      await tmux.waitFor(/^claude:2b7e4c1a-/m, "the conversation's start, a key away");
+      tmux.keys("q");
+      await tmux.waitFor(/^> verdigris-cascade/m, "the screen again");
+      tmux.keys("Escape");
+      // show --around pages the same way.
+      const record = /◀ #(\d+)/.exec(lines[marked]!)![1]!;
+      const show = terminalScript(world.dir, "show", [`claude:${id}`, "--around", record], vars);
+      const shown = new Tmux(show.script, { width: 80, height: 24 });
+      try {
+        const page = await shown.waitFor(/^:\s*$/m, "show's pager");
+        assert.match(
+          page,
+          new RegExp(`^brief line 70 of the plan\n\n.*assistant ◀ #${record}$`, "m"),
+        );
+      } finally {
+        shown.kill();
+      }
+    } finally {
+      tmux.kill();
+    }
+  } finally {
+    await world.cleanup();
+  }
+});
+
 Deno.test("with NO_COLOR the screen has no colour; a hostile transcript shows ␛ (tmux)", async () => {
   if (!tmuxAvailable()) return skip();
   const { world } = await screenWorld();
@@ -211,6 +269,126 @@ Deno.test("Ctrl-Y copies the resume command; Ctrl-O runs the agent in the sessio
     } finally {
       tmux.kill();
     }
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("a session's directory gone: Ctrl-Y copies the command that runs in its nearest, and says so whole (tmux)", async () => {
+  if (!tmuxAvailable()) return skip();
+  const world = await makeWorld();
+  try {
+    const gone = join(world.dir, "gone", "app dir");
+    await placeClaudeTranscript(
+      world,
+      gone,
+      SESSION,
+      claudeTranscript(SESSION, gone, [[
+        QUESTION,
+        ANSWER,
+      ]]),
+    );
+    assert.equal(await reindex(["--quiet"], captureIo(), world.env), 0);
+    Deno.removeSync(join(world.dir, "gone"), { recursive: true });
+    const { path, calls } = fakeAgents(world);
+    const { script, status } = terminalScript(
+      world.dir,
+      "search",
+      ["-i", "saffron-lattice"],
+      { ...world.vars, PATH: path },
+    );
+    const tmux = new Tmux(script, { width: 80, height: 24, clipboard: true });
+    try {
+      await tmux.waitFor(/Split it in three batches/, "the hit");
+      tmux.keys("C-y");
+      // One rule with resume --print: the nearest directory that is there, never the gone one.
+      const copied = await tmux.waitFor(/the nearest that\s+does/, "the copy and its note");
+      assert.equal(tmux.buffer(), `cd ${world.dir} && claude --resume ${SESSION}`);
+      const said = copied.replace(/\s+/g, " ");
+      assert.ok(said.includes(`Copied: cd ${world.dir} && claude --resume ${SESSION}`), copied);
+      assert.ok(
+        said.includes(
+          `Note: the session's directory "${gone}" no longer exists; using "${world.dir}", the ` +
+            "nearest that does",
+        ),
+        copied,
+      );
+      tmux.keys("C-o");
+      assert.equal(await exitStatus(status), "3");
+      assert.equal(Deno.readTextFileSync(calls), `claude|${world.dir}|--resume ${SESSION}\n`);
+    } finally {
+      tmux.kill();
+    }
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("Ctrl-F with no model forks in the agent's own fork; with neither, the whole reason (tmux)", async (t) => {
+  if (!tmuxAvailable()) return skip();
+  const { world, app } = await screenWorld();
+  try {
+    await t.step("claude --resume <id> --fork-session, in the session's directory", async () => {
+      const { path, calls } = fakeAgents(world);
+      const { script, status } = terminalScript(
+        world.dir,
+        "search",
+        ["-i", "saffron-lattice"],
+        { ...world.vars, PATH: path },
+      );
+      const tmux = new Tmux(script, { width: 200, height: 24 });
+      try {
+        await tmux.waitFor(/Split it in three batches/, "the hit");
+        tmux.keys("C-f");
+        assert.equal(await exitStatus(status), "3", "the agent's exit status passes through");
+        Deno.removeSync(status);
+        assert.equal(
+          Deno.readTextFileSync(calls),
+          `claude|${app}|--resume ${SESSION} --fork-session\n`,
+        );
+        const after = tmux.screen();
+        assert.match(after, /note: no model is configured, so this forks in Claude Code; /);
+        assert.match(after, new RegExp(`Forking claude:${SESSION} with: cd '`));
+      } finally {
+        tmux.kill();
+      }
+    });
+    await t.step("no claude on PATH either: every line of why, on the status line", async () => {
+      const none = join(world.dir, "no-agents");
+      Deno.mkdirSync(none);
+      const { script } = terminalScript(
+        world.dir,
+        "search",
+        ["-i", "saffron-lattice"],
+        { ...world.vars, PATH: none },
+      );
+      const tmux = new Tmux(script, { width: 80, height: 24 });
+      try {
+        await tmux.waitFor(/Split it in three batches/, "the hit");
+        tmux.keys("C-f");
+        const screen = await tmux.waitFor(/LOGBOOK_MODEL/, "the whole reason");
+        const lines = screen.split("\n");
+        assert.match(
+          lines[1]!,
+          /^Cannot fork in Claude Code: "claude" is not on PATH; a fork into/,
+        );
+        const said = screen.replace(/\s+/g, " ");
+        for (
+          const part of [
+            "a fork into a logbook session needs a model: No model configured: add these two " +
+            "lines to",
+            `"baseUrl": "http://127.0.0.1:8080/v1",`,
+            `"model": "<the model's name at that endpoint>"`,
+            "with your endpoint's address, or set the variables OPENAI_BASE_URL and LOGBOOK_MODEL",
+          ]
+        ) assert.ok(said.includes(part), `${part}\n${screen}`);
+        // The list is still there below it, the hit still selected.
+        assert.match(screen, /^claude .*Plan the saffron/m);
+        tmux.keys("Escape");
+      } finally {
+        tmux.kill();
+      }
+    });
   } finally {
     await world.cleanup();
   }

@@ -15,6 +15,7 @@ import { unescapeHtml } from "../commands/_show.ts";
 import { addInvisible, INVISIBLE } from "../_invisible.ts";
 import { isInvisible } from "../../lib/invisible.ts";
 import { safeText } from "../../lib/safe_text.ts";
+import { nearestExistingDir } from "../../lib/sessions/resume.ts";
 import {
   leaks,
   placeSecretPathSession,
@@ -234,13 +235,19 @@ Deno.test("the conversation page is a chat: Markdown, folded tools, raw bytes, p
       for (const format of ["md", "html", "json", "text"]) {
         assert.ok(html.includes(`/export?format=${format}"`), format);
       }
-      assert.match(
-        html,
-        /<code class="cmd" id="resume-cmd">cd \/home\/dev\/src\/alpha &amp;&amp; claude --resume f332cca8-0b9a-4244-835f-c44f31385301<\/code>/,
+      // The fixture's directory is on no machine: the command runs in its nearest that is, and
+      // says so (one rule with resume --print and the search screen).
+      const runsIn = nearestExistingDir("/home/dev/src/alpha");
+      assert.ok(
+        html.includes(
+          `<code class="cmd" id="resume-cmd">cd ${runsIn} &amp;&amp; claude --resume f332cca8-0b9a-4244-835f-c44f31385301</code>`,
+        ),
       );
-      assert.match(
-        html,
-        /<button type="button" data-copy="cd \/home\/dev\/src\/alpha &amp;&amp; claude/,
+      assert.ok(html.includes(`<button type="button" data-copy="cd ${runsIn} &amp;&amp; claude`));
+      assert.ok(
+        html.includes(
+          `<p class="muted resume-note">Note: the session&#39;s directory &quot;/home/dev/src/alpha&quot; no longer exists; using &quot;${runsIn}&quot;, the nearest that does</p>`,
+        ),
       );
       assert.match(
         html,

@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { loadContext } from "../../lib/context.ts";
 import { projectOf } from "../../lib/paths.ts";
 import { newRecord, type SessionRecord, SessionStore } from "../../lib/sessions/records.ts";
+import { nearestExistingDir } from "../../lib/sessions/resume.ts";
 import type { World } from "../_helpers.ts";
 import {
   appFor,
@@ -23,6 +24,11 @@ const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f
 /** The project of the planted Claude conversation (its directory exists on no machine). */
 const PROJECT = projectOf(PLANTED.cwd);
 const Q = `project=${encodeURIComponent(PLANTED.cwd)}`;
+/** Where its resume commands run: the nearest directory of it that exists here (`/home`, `/`). */
+const RUNS_IN = nearestExistingDir(PLANTED.cwd);
+/** What the dashboard says of that. */
+const GONE_NOTE =
+  `the session's directory "${PLANTED.cwd}" no longer exists; using "${RUNS_IN}", the nearest that does`;
 
 function sessionsOf(world: World): SessionStore {
   return new SessionStore(loadContext({ env: world.env }).paths);
@@ -114,12 +120,15 @@ Deno.test("GET /api/sessions lists a project's own sessions and captured convers
         assert.equal(own.age, "6 d ago");
         assert.equal(own.messages, 2);
         assert.ok(own.size > 0);
-        assert.equal(own.resume, `cd ${PLANTED.cwd} && logbook resume ${newer.id}`);
+        // The commands run where they can (one rule with resume --print), and say why there.
+        assert.equal(own.resume, `cd ${RUNS_IN} && logbook resume ${newer.id}`);
+        assert.equal(own.resumeNote, GONE_NOTE);
         assert.equal(own.canFork, true);
         assert.equal(own.canRename, true);
         assert.equal(own.manifest, false);
         assert.equal(claude.agent, "claude");
-        assert.equal(claude.resume, `cd ${PLANTED.cwd} && claude --resume ${PLANTED.sessionId}`);
+        assert.equal(claude.resume, `cd ${RUNS_IN} && claude --resume ${PLANTED.sessionId}`);
+        assert.equal(claude.resumeNote, GONE_NOTE);
         assert.equal(claude.conversation, PLANTED.id);
         assert.equal(claude.canRename, false);
         assert.equal(claude.canFork, true);
@@ -189,7 +198,8 @@ Deno.test("POST /api/sessions/:id/fork copies an own session and leaves the sour
       assert.equal(fork.key, `logbook:${fork.id}`);
       assert.equal(fork.title, "Retry helper (fork)");
       assert.equal(fork.forkedFrom, `logbook:${newer.id}`);
-      assert.equal(fork.resume, `cd ${PLANTED.cwd} && logbook resume ${fork.id}`);
+      assert.equal(fork.resume, `cd ${RUNS_IN} && logbook resume ${fork.id}`);
+      assert.equal(fork.resumeNote, GONE_NOTE);
       assert.deepEqual(Deno.readFileSync(sessions.recordPath(newer)), recordBytes);
       assert.deepEqual(Deno.readFileSync(sessions.trailPath(newer)), trailBytes);
       const copy = sessions.read(PROJECT.key, fork.id);
@@ -419,7 +429,13 @@ Deno.test("the sessions page lists a project's sessions with copy, fork and rena
       assert.match(
         html,
         new RegExp(
-          `<code class="cmd" id="cmd-0" title="[^"]+">cd /home/dev/src/secretive &amp;&amp; logbook resume ${newer.id}</code>\\s*<button type="button" data-copy="cd /home/dev/src/secretive &amp;&amp; logbook resume ${newer.id}" data-copy-for="cmd-0"`,
+          `<code class="cmd" id="cmd-0" title="[^"]+">cd ${RUNS_IN} &amp;&amp; logbook resume ${newer.id}</code>\\s*<button type="button" data-copy="cd ${RUNS_IN} &amp;&amp; logbook resume ${newer.id}" data-copy-for="cmd-0"`,
+        ),
+      );
+      assert.match(
+        html,
+        new RegExp(
+          `<div class="muted resume-note">Note: the session&#39;s directory &quot;${PLANTED.cwd}&quot; no longer exists; using &quot;${RUNS_IN}&quot;`,
         ),
       );
       assert.match(

@@ -2,7 +2,11 @@
 // every line fits the width it is drawn for.
 
 import assert from "node:assert/strict";
-import { renderPage } from "../../../commands/_terminal/conversation_view.ts";
+import {
+  openingLine,
+  rendered,
+  renderPage,
+} from "../../../commands/_terminal/conversation_view.ts";
 import { displayWidth } from "../../../commands/_terminal/wrap.ts";
 import type { Page, RecordJson } from "../../../lib/store/conversations.ts";
 import { formatLocalTime } from "../../../lib/format.ts";
@@ -72,4 +76,47 @@ Deno.test("folded lines fit the width, the date left out where it would not leav
       assert.ok(displayWidth(line) <= width, `${width}: "${line}"`);
     }
   }
+});
+
+Deno.test("a page opened at a hit below the first screen opens where the hit shows, the question above it", async (t) => {
+  const question = record(1, "2026-03-01T10:00:00.000Z", "message", "step\n".repeat(40).trim());
+  const answer: RecordJson = {
+    ...record(2, "2026-03-01T10:01:00.000Z", "message", "Done."),
+    role: "assistant",
+  };
+  const page: Page = { ...PAGE, records: [question, answer] };
+  const view = { io: captureIo(), all: false, width: 80, hit: 2 };
+  const { text, hit } = rendered(page, view, true);
+  const lines = text.split("\n");
+  await t.step("the hit's lines are found by what was rendered, not by its mark", () => {
+    assert.ok(hit);
+    assert.match(lines[hit.line]!, /assistant ◀ #2$/);
+    assert.equal(hit.lines, 2);
+    assert.equal(lines[hit.line + 1], "Done.");
+  });
+  await t.step("24 rows: the hit at the bottom, the question's end filling the rows above", () => {
+    const at = openingLine(text, hit!, 80, 24)!;
+    // Rows at..hit, then the hit's two lines, on the 23 rows less leaves above its prompt.
+    assert.equal(hit!.line + 2 - (at - 1), 23);
+    assert.equal(lines[at - 1], "step");
+  });
+  await t.step("a screen that holds it all opens at the top", () => {
+    assert.equal(openingLine(text, hit!, 80, 60), null);
+  });
+  await t.step("a line wider than the terminal counts the rows it wraps to", () => {
+    // The gap line under a question further back may be wider than the terminal.
+    const wide = ["x".repeat(200), ...Array(40).fill("step"), "", "hit ◀ #2", "Done."];
+    const text = wide.join("\n") + "\n";
+    const at = { line: 42, lines: 2 };
+    // The hit's 2 rows, the blank line and 40 steps take 43 rows; the 200 columns need 3 more.
+    assert.equal(openingLine(text, at, 80, 47), null, "46 rows above the prompt: all of it");
+    assert.equal(openingLine(text, at, 80, 46), 2, "45 rows: from the first step");
+    assert.equal(openingLine(text, at, null, 46), null, "unwrapped, a line is a row");
+  });
+  await t.step("a long hit takes at most a third of the screen", () => {
+    const long = { ...answer, text: "line\n".repeat(30).trim() };
+    const both = rendered({ ...PAGE, records: [question, long] }, view, false);
+    const at = openingLine(both.text, both.hit!, 80, 25)!;
+    assert.equal(both.hit!.line - (at - 1), 24 - 8);
+  });
 });

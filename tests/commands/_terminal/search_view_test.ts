@@ -12,6 +12,7 @@ import {
   previewLines,
   render,
   type SearchModel,
+  statusLines,
 } from "../../../commands/_terminal/search_view.ts";
 import { displayWidth } from "../../../commands/_terminal/wrap.ts";
 import type { Page, RecordJson } from "../../../lib/store/conversations.ts";
@@ -242,4 +243,42 @@ Deno.test("fitted() cuts a line of pieces to its width with an ellipsis", () => 
 Deno.test("layout() gives the list and the preview their rows at 80×24", () => {
   assert.deepEqual(layout(24), { list: 10, preview: 11 });
   assert.deepEqual(layout(4), { list: 1, preview: 0 });
+});
+
+/** What "No model configured" says: four lines, one of them wider than 80 columns. */
+const NO_MODEL =
+  "No model configured: add these two lines to /home/me/.config/logbook/config.json " +
+  '(inside its { }):\n  "baseUrl": "http://127.0.0.1:8080/v1",\n' +
+  '  "model": "<the model\'s name at that endpoint>"\n' +
+  "with your endpoint's address, or set the variables OPENAI_BASE_URL and LOGBOOK_MODEL";
+
+Deno.test("a problem of several lines is shown whole, its rows taken from the preview", () => {
+  const { lines } = render(model({ status: { text: NO_MODEL, tone: "error" } }), 80, 24, false);
+  assert.equal(lines.length, 24);
+  const shown = lines.map(visible);
+  // Its own lines, the ones wider than the screen wrapped at a space: every word, none cut.
+  assert.deepEqual(shown.slice(1, 7).map((l) => l.trimEnd()), [
+    "No model configured: add these two lines to /home/me/.config/logbook/config.json",
+    "(inside its { }):",
+    '  "baseUrl": "http://127.0.0.1:8080/v1",',
+    '  "model": "<the model\'s name at that endpoint>"',
+    "with your endpoint's address, or set the variables OPENAI_BASE_URL and",
+    "LOGBOOK_MODEL",
+  ]);
+  assert.ok(!shown.some((l) => l.includes("…") && /model|LOGBOOK/.test(l)), "nothing cut");
+  // The list keeps its ten rows below it; the preview gives up five.
+  assert.match(shown[7]!, /^claude /);
+  assert.equal(shown.findIndex((l) => l.startsWith("── ")), 17);
+  assert.deepEqual(layout(24, 6), { list: 10, preview: 6 });
+});
+
+Deno.test("what was found stays on one line; a screen too small for a problem cuts its last row", () => {
+  const info = statusLines({ text: `${"word ".repeat(30)}end`, tone: "info" }, "3 hits", 80, 24);
+  assert.equal(info.length, 1, "the count's line, as before");
+  const fits = statusLines({ text: "Nothing selected: type words", tone: "note" }, "", 80, 24);
+  assert.equal(fits.length, 1);
+  const small = statusLines({ text: NO_MODEL, tone: "error" }, "", 40, 6);
+  assert.equal(small.length, 3, "all but the box, a list row and the rule");
+  assert.ok(small.at(-1)!.map((s) => s.text).join("").endsWith("…"), "the cut is shown");
+  assert.deepEqual(layout(6, 3), { list: 1, preview: 0 });
 });
