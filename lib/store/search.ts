@@ -1200,14 +1200,11 @@ function suggestPrefix(store: HistoryStore, options: SearchOptions): string | nu
       throw err;
     }
   };
-  let changed = false;
-  const suggested = options.query.replace(/"[^"]*"|[^\s()"]+/g, (token) => {
-    if (!/^[\p{L}\p{N}_]+$/u.test(token) || /^(AND|OR|NOT|NEAR)$/.test(token)) return token;
-    if ([...token].length < MIN_PREFIX_CHARS || probe(token) || !probe(`${token}*`)) return token;
-    changed = true;
-    return `${token}*`;
-  });
-  if (!changed || !isFtsSyntax(suggested)) return null;
+  const words = prefixCandidates(options.query, (word) => /^(AND|OR|NOT|NEAR)$/.test(word))
+    .filter((word) => !probe(word) && probe(`${word}*`));
+  if (!words.length) return null;
+  const suggested = withPrefixes(options.query, new Set(words));
+  if (!isFtsSyntax(suggested)) return null;
   try {
     checkBounds(suggested);
   } catch (err) {
@@ -1215,6 +1212,25 @@ function suggestPrefix(store: HistoryStore, options: SearchOptions): string | nu
     throw err;
   }
   return probe(suggested) ? suggested : null;
+}
+
+/** A query's words and quoted phrases, each a token as written (operators too). */
+const QUERY_TOKEN = /"[^"]*"|[^\s()"]+/g;
+
+/**
+ * The bare words of `query` (letters, digits and `_`; not an operator, which `isOperator` tells)
+ * long enough to be a prefix: the words a `word*` suggestion may write as prefixes.
+ */
+export function prefixCandidates(query: string, isOperator: (word: string) => boolean): string[] {
+  return [...query.matchAll(QUERY_TOKEN)].map((m) => m[0]).filter((token) =>
+    /^[\p{L}\p{N}_]+$/u.test(token) && !isOperator(token) &&
+    [...token].length >= MIN_PREFIX_CHARS
+  );
+}
+
+/** `query` with each bare word of `words` written as a prefix (`marm` as `marm*`). */
+export function withPrefixes(query: string, words: ReadonlySet<string>): string {
+  return query.replace(QUERY_TOKEN, (token) => words.has(token) ? `${token}*` : token);
 }
 
 /** How many records match, in all and per agent and project (up to `cap`; `capped` past it). */

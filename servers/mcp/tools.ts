@@ -168,13 +168,16 @@ export class HistoryTools {
     return {
       text: lines.length
         ? `${lead}${plural(lines.length, "hit")} in the team database:\n\n${lines.join("\n")}`
-        : `${lead}No hits in the team database.`,
+        : `${lead}No hits in the team database.${
+          result.suggestion ? ` Indexed words begin with it: try "${result.suggestion}".` : ""
+        }`,
       data: {
         hits: result.hits,
         more: result.next !== null,
         mode: result.mode,
         stopped: false,
         note,
+        suggestion: result.suggestion,
       },
     };
   }

@@ -118,7 +118,7 @@ export const searchPageRoute: Route = (svc) =>
         layout(
           `Team search: ${form.q}`,
           "search",
-          html`${searchForm(form, true)}${teamResults(result, home)}`,
+          html`${searchForm(form, true)}${teamResults(result, form, home)}`,
         ),
       );
     }
@@ -237,8 +237,16 @@ ${
 }
 
 /** Hits from the team database: one row each, marked with the machine that pushed it. */
-function teamResults(result: TeamSearchResult, home: string | undefined): Html {
-  if (!result.hits.length) return html`<p role="status">No matches in the team database</p>`;
+function teamResults(result: TeamSearchResult, form: Form, home: string | undefined): Html {
+  if (!result.hits.length) {
+    return html`<p role="status">No matches in the team database${
+      result.suggestion
+        ? html`; indexed words begin with it: try <a href="${
+          linkWith(form, { q: result.suggestion })
+        }">${result.suggestion}</a>`
+        : ""
+    }</p>`;
+  }
   const short = (path: string | null) =>
     path && home && path.startsWith(home + "/") ? "~" + path.slice(home.length) : path ?? "";
   return html`
