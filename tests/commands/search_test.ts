@@ -9,6 +9,8 @@ import { join } from "node:path";
 import { captureIo, FIXTURES, makeWorld, manifest, runCli, type World } from "../_helpers.ts";
 import { CONTEXT_PROMPT, placeCodexContextRollout } from "../_codex_context.ts";
 import { misplacedIndexWorld } from "../_damage.ts";
+import { claudeTranscript, placeClaudeTranscript } from "../_claude_transcript.ts";
+import { exitStatus, terminalScript, Tmux, tmuxAvailable } from "../_tmux.ts";
 
 interface Entry {
   path: string;
@@ -548,50 +550,109 @@ Deno.test("search suggests a prefix when a word begins indexed words but matches
   }
 });
 
-Deno.test("a hit's head line gives the title the room a deep project path would take", async () => {
+/** The prompt of a session in a deep project directory, and the world it is captured in. */
+const DEEP_PROMPT =
+  "Work on bead spotter-4te: make the ledger export resumable after a crash, then rerun it";
+
+async function deepProjectWorld(): Promise<World> {
   const world = await makeWorld();
+  const session = "7c1d2e3f-4a5b-4c6d-8e7f-00000000d1e9";
+  const cwd = "/home/dev/src/clients/northwind/projects/spotter-worktrees/spotter-4te";
+  const line = (n: number, type: string, message: unknown) =>
+    JSON.stringify({
+      parentUuid: null,
+      isSidechain: false,
+      userType: "external",
+      cwd,
+      sessionId: session,
+      version: "2.1.44",
+      type,
+      uuid: `00000000-0000-4000-8000-${String(n).padStart(12, "0")}`,
+      timestamp: `2026-10-06T06:1${n}:00.000Z`,
+      message,
+    });
+  const dir = join(world.claude, "projects", "-deep");
+  Deno.mkdirSync(dir, { recursive: true });
+  Deno.writeTextFileSync(
+    join(dir, `${session}.jsonl`),
+    [
+      line(1, "user", { role: "user", content: DEEP_PROMPT }),
+      line(2, "assistant", {
+        model: "claude-opus-4-6",
+        id: "msg_01deep",
+        type: "message",
+        role: "assistant",
+        content: [{ type: "text", text: "The export now keeps a checkpoint per ledger page." }],
+      }),
+    ].join("\n") + "\n",
+  );
+  const io = captureIo();
+  assert.equal(await reindex(["--quiet"], io, world.env), 0, io.stderr());
+  return world;
+}
+
+Deno.test("a hit's head line gives the title the room a deep project path would take", async () => {
+  const world = await deepProjectWorld();
   try {
-    const session = "7c1d2e3f-4a5b-4c6d-8e7f-00000000d1e9";
-    const cwd = "/home/dev/src/clients/northwind/projects/spotter-worktrees/spotter-4te";
-    const prompt =
-      "Work on bead spotter-4te: make the ledger export resumable after a crash, then rerun it";
-    const line = (n: number, type: string, message: unknown) =>
-      JSON.stringify({
-        parentUuid: null,
-        isSidechain: false,
-        userType: "external",
-        cwd,
-        sessionId: session,
-        version: "2.1.44",
-        type,
-        uuid: `00000000-0000-4000-8000-${String(n).padStart(12, "0")}`,
-        timestamp: `2026-10-06T06:1${n}:00.000Z`,
-        message,
-      });
-    const dir = join(world.claude, "projects", "-deep");
-    Deno.mkdirSync(dir, { recursive: true });
-    Deno.writeTextFileSync(
-      join(dir, `${session}.jsonl`),
-      [
-        line(1, "user", { role: "user", content: prompt }),
-        line(2, "assistant", {
-          model: "claude-opus-4-6",
-          id: "msg_01deep",
-          type: "message",
-          role: "assistant",
-          content: [{ type: "text", text: "The export now keeps a checkpoint per ledger page." }],
-        }),
-      ].join("\n") + "\n",
-    );
-    const io = captureIo();
-    assert.equal(await reindex(["--quiet"], io, world.env), 0, io.stderr());
     const result = await runCli("search", ["checkpoint"], world.vars);
     assert.equal(result.code, 0, result.stderr);
     const head = result.stdout.split("\n")[0]!;
     assert.ok([...head].length <= 80, head);
     // Two thirds of the line for the title, the project's end for the rest.
-    assert.ok(head.includes(prompt.slice(0, 38)), head);
+    assert.ok(head.includes(DEEP_PROMPT.slice(0, 38)), head);
     assert.match(head, /…\S*spotter-4te$/);
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("search on a 100-column terminal uses its width for the title (tmux)", async () => {
+  if (!tmuxAvailable()) {
+    return console.log("skipped: tmux is not installed, so the terminal test cannot run");
+  }
+  const world = await deepProjectWorld();
+  const { script, status } = terminalScript(world.dir, "search", ["checkpoint"], world.vars);
+  const tmux = new Tmux(script, { width: 100, height: 24 });
+  try {
+    assert.equal(await exitStatus(status), "0");
+    const head = tmux.screen().split("\n").find((l) => l.includes("spotter-4te:"))!;
+    assert.ok([...head.trimEnd()].length <= 100, head);
+    // The title has the room the wider line gives, not 40 columns of 80.
+    assert.ok(head.includes(DEEP_PROMPT.slice(0, 52)), head);
+    assert.match(head.trimEnd(), /…\S*spotter-4te$/);
+  } finally {
+    tmux.kill();
+    await world.cleanup();
+  }
+});
+
+Deno.test("search --group shows its best hit's match on its one line", async () => {
+  const world = await makeWorld();
+  try {
+    const project = join(world.dir, "src", "lagoon");
+    const lead = "The nightly job reads every partition of the events table, sorts them by day, " +
+      "writes one archive per customer and then uploads the archives to cold storage where";
+    const session = "3e8a1c2d-5b6f-4a7e-9c0d-1e2f3a4b5c6d";
+    await placeClaudeTranscript(
+      world,
+      project,
+      session,
+      claudeTranscript(session, project, [
+        [
+          `${lead} the grebe checksum fails at random.`,
+          `${lead} the grebe checksum reads a stale file.`,
+        ],
+      ]),
+    );
+    assert.equal(await reindex(["--quiet"], captureIo(), world.env), 0);
+    const shown = await runCli("search", ["grebe", "--group"], world.vars);
+    assert.equal(shown.code, 0, shown.stderr);
+    const line = shown.stdout.split("\n")[2]!;
+    assert.match(line, /^ {2}2 hits, best #\d+ \w+: /);
+    assert.match(line, /grebe/, shown.stdout);
+    assert.ok([...line].length <= 80, line);
+    const json = await searchJson(world, ["grebe", "--group"]);
+    assert.match(json.hits[0].snippet, /grebe/);
   } finally {
     await world.cleanup();
   }
