@@ -32,9 +32,9 @@ import { homeDir, projectOf } from "../../lib/paths.ts";
 import { openMirror } from "../../lib/store/mirror.ts";
 import { READERS } from "../../lib/sources/readers.ts";
 import { leadToMatch } from "../../lib/store/text.ts";
+import { explainNoMatch, FLAG_REMEDY } from "../../lib/store/no_match.ts";
 import {
   budgetMsFrom,
-  prefixSuggestion,
   search,
   searchGroups,
   type SearchHit,
@@ -89,7 +89,10 @@ export const spec = defineCommand({
   },
   optionHelp: [
     ["-i, --interactive", "search as you type, full screen (`logbook` alone on a terminal too)"],
-    ["--project DIR", "only this directory's project (`.` for the one you are in)"],
+    [
+      "--project DIR",
+      "only this directory's project (`.` for yours; `app` for the one whose path ends so)",
+    ],
     ["--all-projects", "every project (the default)"],
     ["--agent A", "only claude, codex, opencode or logbook"],
     ["--session ID", "only this conversation (full id, native id or unique prefix)"],
@@ -227,16 +230,15 @@ export async function main(
         }
       }
       if (!hits.length) {
-        const suggested = page.mode === "fts" && offset === 0
-          ? prefixSuggestion(store, options)
-          : null;
-        io.err(
-          offset > 0
-            ? `No matches after the first ${formatCount(offset)}\n`
-            : suggested
-            ? `No matches. Indexed words begin with it: try "${suggested}"\n`
-            : "No matches\n",
+        const why = explainNoMatch(
+          store,
+          parsed.data,
+          options,
+          page.ftsQuery,
+          redactorFor(ctx),
+          FLAG_REMEDY,
         );
+        io.err(`${why.text}\n`);
       }
       return hits.length ? EXIT.ok : EXIT.failure;
     } finally {

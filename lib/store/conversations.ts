@@ -524,11 +524,25 @@ export function projectShownAs(
   shown: string,
   redact: (text: string) => string,
 ): string | undefined {
-  const roots = store.stmt(
+  return projectRoots(store).find((root) => redact(root) === shown);
+}
+
+/** Every project root a conversation of the store is in, the most recently active first. */
+export function projectRoots(store: HistoryStore): string[] {
+  const rows = store.stmt(
     `SELECT project_root AS root FROM conversations WHERE project_root IS NOT NULL
-     GROUP BY project_root ORDER BY max(last_ts) DESC`,
+     GROUP BY project_root ORDER BY max(last_ts) DESC, project_root`,
   ).all() as { root: string }[];
-  return roots.find(({ root }) => redact(root) === shown)?.root;
+  return rows.map((row) => row.root);
+}
+
+/**
+ * The project roots `tail` ends (`cleekely` or `src/cleekely` ends `/home/dev/src/cleekely`),
+ * whole path components, the most recently active first.
+ */
+export function projectsEndingWith(store: HistoryStore, tail: string): string[] {
+  const wanted = `/${tail.replaceAll("\\", "/").replace(/\/+$/, "")}`;
+  return projectRoots(store).filter((root) => root.replaceAll("\\", "/").endsWith(wanted));
 }
 
 /** A project as the dashboard's projects page lists it. */

@@ -591,6 +591,84 @@ async function deepProjectWorld(): Promise<World> {
   return world;
 }
 
+Deno.test("an empty search says which filter matched nothing and what leaving it out finds", async () => {
+  const world = await capturedWorld();
+  try {
+    const found = (await searchJson(world, ["marmot"])).hits.length;
+    assert.ok(found > 1);
+    const why = async (...args: string[]) => {
+      const run = await runCli("search", ["marmot", ...args], world.vars);
+      assert.equal(run.code, 1, run.stdout);
+      return run.stderr;
+    };
+    // The fixtures are older than a week.
+    assert.equal(
+      await why("--since", "7d"),
+      `No matches for "marmot" in the last 7 days; ${found} older matches: drop --since 7d\n`,
+    );
+    assert.equal(
+      await why("--agent", "codex", "--until", "2000-01-01"),
+      `No matches for "marmot" from codex before 2000-01-01; ${found} matches with none of ` +
+        "these filters\n",
+    );
+    assert.equal(
+      await why("--kind", "tool_call"),
+      `No matches for "marmot" in tool_call records; ${found} matches of other kinds: drop ` +
+        "--kind tool_call\n",
+    );
+    const none = await runCli("search", ["zzzqx", "--since", "7d"], world.vars);
+    assert.equal(none.stderr, 'No matches for "zzzqx" at all\n');
+    const prefix = await runCli("search", ["marm", "--agent", "claude"], world.vars);
+    assert.equal(prefix.stderr, 'No matches. Indexed words begin with it: try "marm*"\n');
+    // A near miss of a project's name: the closest, and the matches elsewhere.
+    assert.match(
+      await why("--project", "alph"),
+      /^No matches: no conversation is in project "[^"]+\/alph"; the closest: "\/home\/dev\/src\/alpha"; \d+ matches? in other projects: drop --project alph\n$/,
+    );
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("--project takes the end of a project's path when it names one project", async () => {
+  const world = await makeWorld();
+  try {
+    const roots = ["north/app", "south/app", "south/tool"].map((p) => join(world.dir, p));
+    // Where the user stands is a Git repository with a conversation of its own.
+    await Deno.mkdir(join(world.home, ".git"), { recursive: true });
+    await Deno.writeTextFile(join(world.home, ".git", "HEAD"), "ref: refs/heads/main\n");
+    for (const [i, root] of [...roots, world.home].entries()) {
+      const session = `4b7e2a10-6c3d-4e5f-8a9b-0c1d2e3f4a5${i}`;
+      await placeClaudeTranscript(
+        world,
+        root,
+        session,
+        claudeTranscript(session, root, [[`Where does the osprey cache live? (${i})`, "In /tmp"]]),
+      );
+    }
+    assert.equal(await reindex(["--quiet"], captureIo(), world.env), 0);
+    const projects = async (...args: string[]) =>
+      new Set((await searchJson(world, ["osprey", ...args])).hits.map((h) => h.project));
+    assert.deepEqual(await projects("--project", "tool"), new Set([roots[2]]));
+    assert.deepEqual(await projects("--project", "north/app"), new Set([roots[0]]));
+    assert.deepEqual(await projects("--project", "."), new Set([world.home]));
+    // A name no project's path ends with is not the repository around where the user stands.
+    const elsewhere = await runCli("search", ["osprey", "--project", "nosuch"], world.vars);
+    assert.equal(elsewhere.code, 1, elsewhere.stdout);
+    assert.match(elsewhere.stderr, /^No matches: no conversation is in project "[^"]+\/nosuch"/);
+    const both = await runCli("search", ["osprey", "--project", "app"], world.vars);
+    assert.equal(both.code, 2);
+    assert.equal(
+      both.stderr.split("\n")[0],
+      `error: Invalid value for "--project": Project "app" is ambiguous: it ends the paths of "${
+        roots[0]
+      }", "${roots[1]}"; give more of the path`,
+    );
+  } finally {
+    await world.cleanup();
+  }
+});
+
 Deno.test("a hit's head line gives the title the room a deep project path would take", async () => {
   const world = await deepProjectWorld();
   try {
