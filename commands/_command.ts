@@ -6,6 +6,7 @@ import type { ParseArgsOptionsConfig } from "node:util";
 import type { parseArgs as nodeParseArgs } from "node:util";
 import { ArgsError, parseArgs } from "./_args.ts";
 import { isCorruption, StoreDamagedError } from "../lib/store/db.ts";
+import { closeTo } from "../lib/edit_distance.ts";
 import type { Io } from "./_terminal/io.ts";
 
 /** Exit status of a command: 0 success, 1 a failure the command explains, 2 a usage error. */
@@ -177,33 +178,7 @@ function plainParseError(err: ArgsError, options: ParseArgsOptionsConfig): strin
  * didYouMean("serch", ["search", "show"]); // "search"
  */
 export function didYouMean(word: string, candidates: readonly string[]): string | undefined {
-  let best: string | undefined;
-  let bestDistance = Infinity;
-  for (const candidate of candidates) {
-    const distance = candidate.startsWith(word) && word.length >= 3
-      ? 1
-      : editDistance(word, candidate);
-    if (distance < bestDistance) [best, bestDistance] = [candidate, distance];
-  }
-  const allowed = Math.max(1, Math.min(3, Math.floor(word.replace(/^-+/, "").length / 3)));
-  return bestDistance <= allowed ? best : undefined;
-}
-
-/** Levenshtein distance, with a swap of two neighbours counted as one edit. */
-function editDistance(a: string, b: string): number {
-  const d = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array(b.length).fill(0)]);
-  for (let j = 1; j <= b.length; j++) d[0]![j] = j;
-  for (let i = 1; i <= a.length; i++) {
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      let best = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
-        best = Math.min(best, d[i - 2]![j - 2]! + 1);
-      }
-      d[i]![j] = best;
-    }
-  }
-  return d[a.length]![b.length]!;
+  return closeTo(word, candidates)[0];
 }
 
 /**

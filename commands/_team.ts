@@ -7,7 +7,8 @@ import { redactorFor } from "../lib/context.ts";
 import { formatCount } from "../lib/format.ts";
 import { join } from "../lib/path.ts";
 import { connectTeam, safeUrl, teamError } from "../lib/team/db.ts";
-import { type TeamHit, teamMachinesOf, teamPage, teamSearch } from "../lib/team/search.ts";
+import { findTeamConversation, type TeamHit, teamPage, teamSearch } from "../lib/team/search.ts";
+import { ConversationNotFoundError } from "../lib/store/conversations.ts";
 import { SearchLimitError, type SearchOptions, SearchStoppedError } from "../lib/store/search.ts";
 import { EXIT, UsageError } from "./_command.ts";
 import { countLine } from "./_terminal/count_line.ts";
@@ -68,6 +69,9 @@ export async function searchTeam(
             ? `No matches after the first ${formatCount(offset)} in the team database ${
               safeUrl(url)
             }\n`
+            : result.suggestion
+            ? `No matches in the team database ${safeUrl(url)}; indexed words begin with it: ` +
+              `try "${result.suggestion}"\n`
             : `No matches in the team database ${safeUrl(url)}\n`,
         );
       }
@@ -102,36 +106,37 @@ export async function showTeam(
   const sql = await connectTeam(url);
   try {
     try {
-      let machine = options.machine;
-      if (!machine) {
-        const machines = await teamMachinesOf(sql, id);
-        if (machines.length > 1) {
-          throw new Error(
-            `Conversation "${id}" was pushed from ${machines.length} machines (${
-              machines.join(", ")
-            }): name one with --machine`,
-          );
-        }
-        machine = machines[0];
+      // A short id, as every local command takes (`claude:f332cca8`), names the one it begins.
+      const { key, machines } = await findTeamConversation(sql, id, options.machine);
+      if (machines.length > 1) {
+        throw new ConversationNotFoundError(
+          `Conversation "${key}" was pushed from ${machines.length} machines (${
+            machines.join(", ")
+          }): name one with --machine`,
+        );
       }
-      const page = machine
-        ? await teamPage(sql, redactorFor(ctx), machine, id, {
-          ...(options.after !== undefined ? { after: options.after } : {}),
-          ...(options.limit ? { limit: options.limit } : {}),
-        })
-        : null;
+      const machine = machines[0]!;
+      const redact = redactorFor(ctx);
+      // Shown as a search hit shows it: through the gate.
+      const shown = redact(key);
+      const page = await teamPage(sql, redact, machine, key, {
+        ...(options.after !== undefined ? { after: options.after } : {}),
+        ...(options.limit ? { limit: options.limit } : {}),
+      });
       if (!page) {
-        io.err(`error: No conversation "${safeText(id)}" in the team database\n`);
+        io.err(`error: No conversation "${safeText(shown)}" in the team database\n`);
         return EXIT.failure;
       }
       if (options.json) {
-        io.out(safeJson({ machine, conversation: id, ...page }) + "\n");
+        io.out(safeJson({ machine, conversation: shown, ...page }) + "\n");
         return EXIT.ok;
       }
       const s = styler(io.color);
       if (options.after === undefined) {
         io.out(
-          `${s.bold(safeText(page.title ?? id))}\n${s.dim(safeText(`${id}  from ${machine}`))}\n\n`,
+          `${s.bold(safeText(page.title ?? shown))}\n${
+            s.dim(safeText(`${shown}  from ${machine}`))
+          }\n\n`,
         );
       }
       for (const record of page.records) {
@@ -145,12 +150,14 @@ export async function showTeam(
       }
       if (page.next !== null) {
         io.err(
-          `more: logbook show --team ${safeText(id)} --machine ${machine} --after ${page.next}\n`,
+          `more: logbook show --team ${
+            safeText(shown)
+          } --machine ${machine} --after ${page.next}\n`,
         );
       }
       return EXIT.ok;
     } catch (err) {
-      if (err instanceof Error && err.message.startsWith("Conversation ")) throw err;
+      if (err instanceof ConversationNotFoundError || err instanceof RangeError) throw err;
       throw teamError(err, url);
     }
   } finally {

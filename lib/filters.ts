@@ -3,10 +3,16 @@
 
 import { type Context, redactorFor } from "./context.ts";
 import { holdsRedaction } from "./gate.ts";
-import { projectOfUserPath } from "./paths.ts";
+import { isWindowsPath, projectOfUserPath, resolveFromUser } from "./paths.ts";
+import { canStat } from "./present.ts";
 import { type Agent, AGENTS, type Kind, KINDS, type Role, ROLES } from "./sources/adapter.ts";
 import { HistoryStore } from "./store/db.ts";
-import { findConversation, MAX_ID_CHARS, projectShownAs } from "./store/conversations.ts";
+import {
+  findConversation,
+  MAX_ID_CHARS,
+  projectsEndingWith,
+  projectShownAs,
+} from "./store/conversations.ts";
 import { SEARCH_SORTS, type SearchOptions, type SearchSort } from "./store/search.ts";
 import { parseWhen } from "./when.ts";
 
@@ -152,15 +158,38 @@ export function parseSearchInput(
  * `[REDACTED:…]` marker, as in a dashboard link or a copied `show` header), which is the stored
  * root it stands for (`projectShownAs`). Without a store, or when no stored root is shown so, a
  * shown root is kept as written: it names nothing on disk, and the team database keeps its
- * projects as shown.
+ * projects as shown. A relative path that is not there (`cleekely`, `src/cleekely`) names the
+ * one stored project whose path ends so (`/home/dev/src/cleekely`); when several do, throws
+ * FilterError naming them; when none does, it is that path, where no conversation is (never the
+ * project of the directory around it).
  */
 export function projectOfNamed(
   value: string,
   ctx: Context,
   store: HistoryStore | null,
 ): string {
-  if (!holdsRedaction(value)) return projectOfUserPath(value, ctx.env).root;
-  return (store && projectShownAs(store, value, redactorFor(ctx))) ?? value;
+  if (holdsRedaction(value)) {
+    return (store && projectShownAs(store, value, redactorFor(ctx))) ?? value;
+  }
+  if (store && /^(?![~./\\])/.test(value) && !isWindowsPath(value)) {
+    const path = resolveFromUser(value, ctx.env);
+    if (!canStat(path)) {
+      const [only, ...more] = projectsEndingWith(store, value);
+      if (only !== undefined && !more.length) return only;
+      if (only !== undefined) {
+        const redact = redactorFor(ctx);
+        const names = [only, ...more].slice(0, 5).map((root) => `"${redact(root)}"`).join(", ");
+        throw new FilterError(
+          "project",
+          `Project "${value}" is ambiguous: it ends the paths of ${names}${
+            more.length > 4 ? " and more" : ""
+          }; give more of the path`,
+        );
+      }
+      return path;
+    }
+  }
+  return projectOfUserPath(value, ctx.env).root;
 }
 
 /**

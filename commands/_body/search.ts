@@ -31,9 +31,10 @@ import { formatCount, formatLocalTime } from "../../lib/format.ts";
 import { homeDir, projectOf } from "../../lib/paths.ts";
 import { openMirror } from "../../lib/store/mirror.ts";
 import { READERS } from "../../lib/sources/readers.ts";
+import { leadToMatch } from "../../lib/store/text.ts";
+import { explainNoMatch, FLAG_REMEDY } from "../../lib/store/no_match.ts";
 import {
   budgetMsFrom,
-  prefixSuggestion,
   search,
   searchGroups,
   type SearchHit,
@@ -50,11 +51,12 @@ import {
   cutToWidth,
   displayWidth,
   type Span,
+  terminalColumns,
   wrapSpans,
 } from "../_terminal/wrap.ts";
 
-/** The widest a search result is printed (narrower on a narrower terminal). */
-const MAX_WIDTH = 80;
+/** The width a search result is printed when stdout is no terminal. */
+const PIPED_WIDTH = 80;
 
 export const spec = defineCommand({
   name: "search",
@@ -87,7 +89,10 @@ export const spec = defineCommand({
   },
   optionHelp: [
     ["-i, --interactive", "search as you type, full screen (`logbook` alone on a terminal too)"],
-    ["--project DIR", "only this directory's project (`.` for the one you are in)"],
+    [
+      "--project DIR",
+      "only this directory's project (`.` for yours; `app` for the one whose path ends so)",
+    ],
     ["--all-projects", "every project (the default)"],
     ["--agent A", "only claude, codex, opencode or logbook"],
     ["--session ID", "only this conversation (full id, native id or unique prefix)"],
@@ -218,23 +223,22 @@ export async function main(
       if (values.json) {
         for (const hit of hits) io.out(safeJson(hit) + "\n");
       } else {
-        const layout = { io, home: homeDir(env), width: widthOf(io) };
+        const layout = { io, home: homeDir(env), width: widthOf(io, env) };
         hits.forEach((hit, i) => io.out(renderHit(hit, page.highlights[i] ?? [], layout)));
         if (hits.length) {
           io.out(countLine(hits.length, offset, page, values.group ? "conversation" : "hit"));
         }
       }
       if (!hits.length) {
-        const suggested = page.mode === "fts" && offset === 0
-          ? prefixSuggestion(store, options)
-          : null;
-        io.err(
-          offset > 0
-            ? `No matches after the first ${formatCount(offset)}\n`
-            : suggested
-            ? `No matches. Indexed words begin with it: try "${suggested}"\n`
-            : "No matches\n",
+        const why = explainNoMatch(
+          store,
+          parsed.data,
+          options,
+          page.ftsQuery,
+          redactorFor(ctx),
+          FLAG_REMEDY,
         );
+        io.err(`${why.text}\n`);
       }
       return hits.length ? EXIT.ok : EXIT.failure;
     } finally {
@@ -292,14 +296,9 @@ function stopsAsUsage<T>(fn: () => T): T {
   }
 }
 
-/** The columns a result may use: 80, or the terminal's width when it is narrower. */
-function widthOf(io: Io): number {
-  if (!io.outIsTerminal) return MAX_WIDTH;
-  try {
-    return Math.max(40, Math.min(MAX_WIDTH, Deno.consoleSize().columns));
-  } catch {
-    return MAX_WIDTH;
-  }
+/** The columns a result may use: the terminal's width (40 at least), or 80 when not a terminal. */
+function widthOf(io: Io, env: Env): number {
+  return io.outIsTerminal ? Math.max(40, terminalColumns(env)) : PIPED_WIDTH;
 }
 
 interface Layout {
@@ -350,19 +349,20 @@ function renderHit(
   const count = hit.hits === undefined
     ? ""
     : `${formatCount(hit.hits)} hit${hit.hits === 1 ? "" : "s"}, best `;
-  const spans: Span[] = [{
-    text: `${count}#${hit.record} ${safeText(what)}: `,
-    mark: false,
-    dim: true,
-  }];
-  markRanges(hit.snippet, ranges, (text) => {
+  const label = `${count}#${hit.record} ${safeText(what)}: `;
+  const spans: Span[] = [{ text: label, mark: false, dim: true }];
+  const grouped = hit.hits !== undefined;
+  // A group shows one line of its snippet: the line begins near the match, so it shows it.
+  const shown = grouped
+    ? leadToMatch({ text: hit.snippet, ranges }, Math.floor((width - 4 - displayWidth(label)) / 4))
+    : { text: hit.snippet, ranges };
+  markRanges(shown.text, shown.ranges, (text) => {
     spans.push({ text: safeText(text), mark: true });
     return "";
   }, (text) => {
     spans.push({ text: safeText(text), mark: false });
     return "";
   });
-  const grouped = hit.hits !== undefined;
   let lines = wrapSpans(spans, width - (grouped ? 4 : 2));
   if (grouped && lines.length > 1) lines = [[...lines[0]!, { text: " …", mark: false }]];
   const snippet = lines

@@ -42,8 +42,8 @@ import {
 } from "../../lib/store/conversations.ts";
 import type { HistoryStore } from "../../lib/store/db.ts";
 import { conversationJson, type ConversationRow, TextDeriver } from "../../lib/store/records.ts";
+import { explainNoMatch, INLINE_REMEDY } from "../../lib/store/no_match.ts";
 import {
-  prefixSuggestion,
   search,
   SearchLimitError,
   type SearchOptions,
@@ -416,15 +416,16 @@ export class SearchScreen {
       const note = page.note ??
         (page.mode === "literal" ? "not FTS5 syntax: matched as a literal substring" : null);
       if (!page.hits.length) {
-        const suggested = page.mode === "fts" ? prefixSuggestion(this.#store, options) : null;
-        this.#status = {
-          text: suggested
-            ? `No matches. Indexed words begin with it: try "${suggested}"`
-            : note
-            ? `No matches (${note})`
-            : "No matches",
-          tone: "note",
-        };
+        const why = explainNoMatch(
+          this.#store,
+          input,
+          options,
+          page.ftsQuery,
+          this.#redact,
+          INLINE_REMEDY,
+          { budgetMs: KEYSTROKE_BUDGET_MS, now: this.#ctx.now },
+        );
+        this.#status = { text: note ? `${why.text} (${note})` : why.text, tone: "note" };
       } else if (page.stopNote) {
         // Out of time: these are not the whole answer, and the note says what they are.
         this.#status = { text: page.stopNote, tone: "note" };

@@ -54,8 +54,20 @@ export function findConversation(store: HistoryStore, id: string): ConversationR
     `SELECT * FROM conversations WHERE key LIKE ?1 ESCAPE '\\' OR native_id LIKE ?1 ESCAPE '\\'
      ORDER BY subagent, last_ts DESC LIMIT 50`,
   ).all(pattern) as unknown as ConversationRow[];
+  return onlyMatch(wanted, matches, "the history store");
+}
+
+/**
+ * The conversation `wanted` names among `matches`, the conversations whose id or native id it
+ * is or begins (sessions first): the only one, or the one session whose other matches are all
+ * its subagents (a session's prefix also matches `<id>/agent-…`). Else throws
+ * ConversationNotFoundError: no such conversation in `place`, or the candidates it is ambiguous
+ * between. The rule of `findConversation`, and of `show --team` in the team database.
+ */
+export function onlyMatch<
+  M extends { key: string; subagent: number | boolean; parent_key: string | null },
+>(wanted: string, matches: readonly M[], place: string): M {
   if (matches.length === 1) return matches[0]!;
-  // A session's prefix also matches its subagents (`<id>/agent-…`): the session is meant.
   const parents = matches.filter((m) => !m.subagent);
   if (
     parents.length === 1 &&
@@ -64,7 +76,7 @@ export function findConversation(store: HistoryStore, id: string): ConversationR
     return parents[0]!;
   }
   if (!matches.length) {
-    throw new ConversationNotFoundError(`No conversation "${wanted}" in the history store`);
+    throw new ConversationNotFoundError(`No conversation "${wanted}" in ${place}`);
   }
   const names = matches.slice(0, 5).map((m) => `"${m.key}"`).join(", ");
   throw new ConversationNotFoundError(
@@ -75,6 +87,11 @@ export function findConversation(store: HistoryStore, id: string): ConversationR
 }
 
 const COMPLETE_ID = /^(?:[a-z]+:)?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** True for a whole UUID, with its agent or without: an id never taken as a prefix of another. */
+export function isCompleteId(id: string): boolean {
+  return COMPLETE_ID.test(id);
+}
 
 /**
  * Throws for a complete id that names no captured conversation: the parent its children name
@@ -96,7 +113,7 @@ function refuseMissingParent(store: HistoryStore, wanted: string): void {
       }`,
     );
   }
-  if (COMPLETE_ID.test(wanted)) {
+  if (isCompleteId(wanted)) {
     throw new ConversationNotFoundError(`No conversation "${wanted}" in the history store`);
   }
 }
@@ -507,11 +524,25 @@ export function projectShownAs(
   shown: string,
   redact: (text: string) => string,
 ): string | undefined {
-  const roots = store.stmt(
+  return projectRoots(store).find((root) => redact(root) === shown);
+}
+
+/** Every project root a conversation of the store is in, the most recently active first. */
+export function projectRoots(store: HistoryStore): string[] {
+  const rows = store.stmt(
     `SELECT project_root AS root FROM conversations WHERE project_root IS NOT NULL
-     GROUP BY project_root ORDER BY max(last_ts) DESC`,
+     GROUP BY project_root ORDER BY max(last_ts) DESC, project_root`,
   ).all() as { root: string }[];
-  return roots.find(({ root }) => redact(root) === shown)?.root;
+  return rows.map((row) => row.root);
+}
+
+/**
+ * The project roots `tail` ends (`cleekely` or `src/cleekely` ends `/home/dev/src/cleekely`),
+ * whole path components, the most recently active first.
+ */
+export function projectsEndingWith(store: HistoryStore, tail: string): string[] {
+  const wanted = `/${tail.replaceAll("\\", "/").replace(/\/+$/, "")}`;
+  return projectRoots(store).filter((root) => root.replaceAll("\\", "/").endsWith(wanted));
 }
 
 /** A project as the dashboard's projects page lists it. */

@@ -510,25 +510,41 @@ function budgeted<T>(store: HistoryStore, sql: string, run: (statement: Statemen
 }
 
 function filterSql(filters: SearchFilters): { where: string; params: (string | number)[] } {
-  let where = "";
-  const params: (string | number)[] = [];
-  const add = (clause: string, value: string | number) => {
-    where += ` AND ${clause}`;
-    params.push(value);
+  const terms = filterTerms(filters);
+  return {
+    where: terms.map((term) => ` AND ${term.sql}`).join(""),
+    params: terms.flatMap((term) => term.params),
   };
-  if (filters.project !== undefined) add("c.project_root = ?", filters.project);
-  if (filters.agent !== undefined) add("c.agent = ?", filters.agent);
-  if (filters.conversationId !== undefined) add("c.id = ?", filters.conversationId);
+}
+
+/** One filter of a search as a SQL term over its record `r` and conversation `c`. */
+interface FilterTerm {
+  /** The filter's field, or null for the term every search has. */
+  key: keyof SearchFilters | null;
+  sql: string;
+  params: (string | number)[];
+}
+
+/** The terms of `filters`, in the order `filterSql` joins them. */
+function filterTerms(filters: SearchFilters): FilterTerm[] {
+  const terms: FilterTerm[] = [];
+  const add = (key: FilterTerm["key"], sql: string, ...params: (string | number)[]) =>
+    terms.push({ key, sql, params });
+  if (filters.project !== undefined) add("project", "c.project_root = ?", filters.project);
+  if (filters.agent !== undefined) add("agent", "c.agent = ?", filters.agent);
+  if (filters.conversationId !== undefined) {
+    add("conversationId", "c.id = ?", filters.conversationId);
+  }
   // A typed prompt from a history file is a user message where its session's transcript is
   // missing; where the transcript was captured, its own copy of the prompt is the hit.
-  where += " AND (r.kind != 'prompt' OR c.message_count = 0)";
-  if (filters.kind === "message") where += " AND r.kind IN ('message', 'prompt')";
-  else if (filters.kind !== undefined) add("r.kind = ?", filters.kind);
-  if (filters.role !== undefined) add("r.role = ?", filters.role);
-  if (filters.since !== undefined) add("r.ts >= ?", filters.since);
-  if (filters.until !== undefined) add("r.ts < ?", filters.until);
-  if (filters.subagents === false) where += " AND c.subagent = 0";
-  return { where, params };
+  add(null, "(r.kind != 'prompt' OR c.message_count = 0)");
+  if (filters.kind === "message") add("kind", "r.kind IN ('message', 'prompt')");
+  else if (filters.kind !== undefined) add("kind", "r.kind = ?", filters.kind);
+  if (filters.role !== undefined) add("role", "r.role = ?", filters.role);
+  if (filters.since !== undefined) add("since", "r.ts >= ?", filters.since);
+  if (filters.until !== undefined) add("until", "r.ts < ?", filters.until);
+  if (filters.subagents === false) add("subagents", "c.subagent = 0");
+  return terms;
 }
 
 /**
@@ -1183,31 +1199,53 @@ function ftsGroups(
  * For a search that found nothing: the query with each bare word that matches no indexed word
  * but begins some (`marm` for `marmot`) written as a prefix (`marm*`), when that query finds
  * something under the same filters; else null. Words shorter than a prefix may be are left.
+ * Looks within `budget` (default: a search's), and gives null when it runs out first: a common
+ * word under a narrow filter has every match of its prefix read.
  */
-export function prefixSuggestion(store: HistoryStore, options: SearchOptions): string | null {
-  return soundRead(store, () => suggestPrefix(store, asIndexed(options)));
+export function prefixSuggestion(
+  store: HistoryStore,
+  options: SearchOptions,
+  budget: SearchBudget = new SearchBudget(DEFAULT_BUDGET_MS),
+): string | null {
+  const release = useBudget(store, budget);
+  try {
+    return soundRead(store, () => suggestPrefix(store, asIndexed(options), budget));
+  } finally {
+    release();
+  }
 }
 
-function suggestPrefix(store: HistoryStore, options: SearchOptions): string | null {
+function suggestPrefix(
+  store: HistoryStore,
+  options: SearchOptions,
+  budget: SearchBudget,
+): string | null {
   const { where, params } = filterSql(options);
-  const probe = (query: string): boolean => {
-    const sql = `SELECT 1 FROM fts JOIN records r ON r.id = fts.rowid
-      JOIN conversations c ON c.id = r.conversation_id WHERE fts MATCH ?${where} LIMIT 1`;
+  const sql = `SELECT 1 ${matchesUnder(where)} LIMIT 1`;
+  /** Whether `query` finds anything, or null when the budget ran out first. */
+  const probe = (query: string): boolean | null => {
     try {
-      return store.stmt(sql).get(query, ...params) !== undefined;
+      return stoppable(
+        budget,
+        () => budgeted(store, sql, (statement) => statement.get(query, ...params) !== undefined),
+      );
     } catch (err) {
       if (isFtsSyntaxError(err)) return false;
       throw err;
     }
   };
-  let changed = false;
-  const suggested = options.query.replace(/"[^"]*"|[^\s()"]+/g, (token) => {
-    if (!/^[\p{L}\p{N}_]+$/u.test(token) || /^(AND|OR|NOT|NEAR)$/.test(token)) return token;
-    if ([...token].length < MIN_PREFIX_CHARS || probe(token) || !probe(`${token}*`)) return token;
-    changed = true;
-    return `${token}*`;
-  });
-  if (!changed || !isFtsSyntax(suggested)) return null;
+  const words: string[] = [];
+  for (const word of prefixCandidates(options.query, (w) => /^(AND|OR|NOT|NEAR)$/.test(w))) {
+    const whole = probe(word);
+    if (whole === null) return null;
+    if (whole) continue;
+    const prefix = probe(`${word}*`);
+    if (prefix === null) return null;
+    if (prefix) words.push(word);
+  }
+  if (!words.length) return null;
+  const suggested = withPrefixes(options.query, new Set(words));
+  if (!isFtsSyntax(suggested)) return null;
   try {
     checkBounds(suggested);
   } catch (err) {
@@ -1215,6 +1253,94 @@ function suggestPrefix(store: HistoryStore, options: SearchOptions): string | nu
     throw err;
   }
   return probe(suggested) ? suggested : null;
+}
+
+/** A query's words and quoted phrases, each a token as written (operators too). */
+const QUERY_TOKEN = /"[^"]*"|[^\s()"]+/g;
+
+/**
+ * The bare words of `query` (letters, digits and `_`; not an operator, which `isOperator` tells)
+ * long enough to be a prefix: the words a `word*` suggestion may write as prefixes.
+ */
+export function prefixCandidates(query: string, isOperator: (word: string) => boolean): string[] {
+  return [...query.matchAll(QUERY_TOKEN)].map((m) => m[0]).filter((token) =>
+    /^[\p{L}\p{N}_]+$/u.test(token) && !isOperator(token) &&
+    [...token].length >= MIN_PREFIX_CHARS
+  );
+}
+
+/** `query` with each bare word of `words` written as a prefix (`marm` as `marm*`). */
+export function withPrefixes(query: string, words: ReadonlySet<string>): string {
+  return query.replace(QUERY_TOKEN, (token) => words.has(token) ? `${token}*` : token);
+}
+
+/** What `countsLeavingOut` counted. */
+export interface LeftOutCounts {
+  /** The matches with each set of filters left out, in the order asked. */
+  each: number[];
+  /** The matches with every filter left out. */
+  all: number;
+  /** False when the scan stopped at its limit: every count is then a least. */
+  complete: boolean;
+}
+
+/**
+ * How many records `ftsQuery` (the `ftsQuery` of a search's result) matches under `filters` with
+ * each set of `leaveOut` left out in turn, and with every filter left out: one pass over its
+ * matches without the filters, newest first, at most `scan` of them, each match tested against
+ * each filter. Stopped by `budget`, the counts of the matches read then; null when it ran out
+ * before any.
+ */
+export function countsLeavingOut(
+  store: HistoryStore,
+  ftsQuery: string,
+  filters: SearchFilters,
+  leaveOut: readonly (readonly (keyof SearchFilters)[])[],
+  scan: number,
+  budget: SearchBudget,
+): LeftOutCounts | null {
+  const terms = filterTerms(filters);
+  const always = terms.filter((term) => term.key === null);
+  const tested = terms.filter((term) => term.key !== null);
+  const columns = tested.map((term, i) => `(${term.sql}) AS f${i}`);
+  const sql = `SELECT ${columns.join(", ") || "1"}
+    FROM fts JOIN records r ON r.id = fts.rowid JOIN conversations c ON c.id = r.conversation_id
+    WHERE fts MATCH ? AND ${budgetCheck("fts.rowid")}${always.map((t) => ` AND ${t.sql}`).join("")}
+    ORDER BY fts.rowid DESC LIMIT ?`;
+  const params = [
+    ...tested.flatMap((term) => term.params),
+    ftsQuery,
+    ...always.flatMap((term) => term.params),
+    scan + 1,
+  ];
+  // For each set left out, the terms a match must still pass.
+  const kept = leaveOut.map((keys) => tested.map((term) => !keys.includes(term.key!)));
+  const each = leaveOut.map(() => 0);
+  let all = 0;
+  const release = useBudget(store, budget);
+  try {
+    const complete = soundRead(
+      store,
+      () =>
+        stoppable(budget, () =>
+          budgeted(store, sql, (statement) => {
+            for (const row of statement.iterate(...params) as Iterable<Record<string, unknown>>) {
+              if (all === scan) return false;
+              all++;
+              const passes = tested.map((_, i) => Boolean(row[`f${i}`]));
+              kept.forEach((must, j) => {
+                if (must.every((needed, i) => !needed || passes[i])) each[j]!++;
+              });
+            }
+            return true;
+          })),
+    );
+    // Stopped by the budget, what was read still counts, as lower bounds.
+    if (complete === null) return all ? { each, all, complete: false } : null;
+    return { each, all, complete };
+  } finally {
+    release();
+  }
 }
 
 /** How many records match, in all and per agent and project (up to `cap`; `capped` past it). */

@@ -166,6 +166,24 @@ export function makeSnippet(
   };
 }
 
+/**
+ * `snippet` with what comes before its first match cut to at most `before` characters (from a
+ * space where one is near, then `…`), so a line that shows only its start shows the match.
+ */
+export function leadToMatch(snippet: Snippet, before: number): Snippet {
+  const first = snippet.ranges[0]?.[0];
+  if (first === undefined || first <= before) return snippet;
+  let start = first - Math.max(0, before - 1);
+  // Begun inside a word: from the next one instead.
+  const space = snippet.text[start - 1] === " " ? -1 : snippet.text.indexOf(" ", start);
+  if (space >= 0 && space < first) start = space + 1;
+  const shift = 1 - start;
+  return {
+    text: "…" + snippet.text.slice(start),
+    ranges: snippet.ranges.map(([a, b]) => [a + shift, b + shift] as [number, number]),
+  };
+}
+
 const patterns = new Map<string, RegExp>();
 
 /**

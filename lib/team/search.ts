@@ -6,15 +6,24 @@
 // the same budget, which PostgreSQL enforces (`statement_timeout` in the search's transaction).
 // Every hit says which machine it came from.
 
-import type { Sql } from "postgres";
+import type { Sql, TransactionSql } from "postgres";
 import type { Redactor } from "../gate.ts";
 import { hasCjk } from "../store/cjk.ts";
+import {
+  ConversationNotFoundError,
+  isCompleteId,
+  MAX_ID_CHARS,
+  onlyMatch,
+} from "../store/conversations.ts";
 import {
   ANSWER_BOOST,
   checkBounds,
   DEFAULT_BUDGET_MS,
   INJECTED_WEIGHT,
+  prefixCandidates,
   SearchBudget,
+  SearchLimitError,
+  withPrefixes,
 } from "../store/search.ts";
 
 export interface TeamSearchOptions {
@@ -66,6 +75,12 @@ export interface TeamSearchResult {
   note: string | null;
   /** The `offset` of the next page, or null when no hit follows this page. */
   next: number | null;
+  /**
+   * With no hit at all: the query with each word that matches nothing but begins indexed words
+   * written as a prefix (`cormo*`), when that finds something, as a local search suggests it;
+   * else null.
+   */
+  suggestion: string | null;
 }
 
 const SNIPPET_CHARS = 160;
@@ -110,15 +125,7 @@ export async function teamSearch(
   const limit = Math.max(1, Math.min(options.limit ?? 20, 1000));
   const offset = Math.max(0, options.offset ?? 0);
   const budget = new SearchBudget(options.budgetMs ?? DEFAULT_BUDGET_MS, options.startedAt, now);
-  const filters = sql`
-    ${options.machine ? sql`AND r.machine = ${options.machine}` : sql``}
-    ${options.project ? sql`AND c.project = ${redact(options.project)}` : sql``}
-    ${options.agent ? sql`AND c.agent = ${options.agent}` : sql``}
-    ${options.kind ? sql`AND r.kind = ${options.kind}` : sql``}
-    ${options.role ? sql`AND r.role = ${options.role}` : sql``}
-    ${options.since !== undefined ? sql`AND r.ts >= ${new Date(options.since)}` : sql``}
-    ${options.until !== undefined ? sql`AND r.ts < ${new Date(options.until)}` : sql``}
-    ${options.subagents === false ? sql`AND NOT c.subagent` : sql``}`;
+  const filters = filterSql(sql, redact, options);
   const columns = sql`r.machine, r.id, r.conversation_key, r.ts, r.kind, r.role, r.text, c.title,
     c.agent, c.project, c.cwd`;
   let mode: TeamSearchResult["mode"] = "fts";
@@ -135,15 +142,14 @@ export async function teamSearch(
       };
       await limitTime();
       const cjk = hasCjk(query);
-      const [parsed] = cjk ? [] : await tx<{ words: number }[]>`
-        SELECT numnode(websearch_to_tsquery('simple', ${query})) AS words`;
-      if (!cjk && (parsed?.words ?? 0) > 0) {
+      const words = cjk ? null : await tsqueryOf(tx, query);
+      if (words !== null) {
         await limitTime();
         return await tx<Row[]>`
           SELECT ${columns}, ts_rank(r.tsv, q) * ${sql.unsafe(RANK_WEIGHT)} AS score
           FROM logbook_records r
             JOIN logbook_conversations c ON c.machine = r.machine AND c.key = r.conversation_key,
-            websearch_to_tsquery('simple', ${query}) q
+            CAST(${words} AS tsquery) q
           WHERE r.tsv @@ q ${filters}
           ORDER BY score DESC, r.ts DESC NULLS LAST, r.id DESC
           LIMIT ${limit + 1} OFFSET ${offset}`;
@@ -176,9 +182,13 @@ export async function teamSearch(
     throw err;
   }
   const page = rows.slice(0, limit);
+  const suggestion = !rows.length && offset === 0 && mode === "fts"
+    ? await teamPrefixSuggestion(sql, query, filters)
+    : null;
   return {
     mode,
     note,
+    suggestion,
     next: rows.length > limit ? offset + limit : null,
     hits: page.map((row) => ({
       machine: row.machine,
@@ -195,6 +205,92 @@ export async function teamSearch(
       score: Number(row.score),
     })),
   };
+}
+
+/**
+ * The filters of a team search as SQL over its records `r` and conversations `c`. A typed prompt
+ * pushed from a history file is a hit only in a conversation without transcript messages: where
+ * the transcript was pushed, its own copy of the prompt is the hit, as in a local search.
+ */
+function filterSql(sql: Sql, redact: Redactor, options: TeamSearchOptions) {
+  return sql`
+    ${options.machine ? sql`AND r.machine = ${options.machine}` : sql``}
+    ${options.project ? sql`AND c.project = ${redact(options.project)}` : sql``}
+    ${options.agent ? sql`AND c.agent = ${options.agent}` : sql``}
+    AND (r.kind <> 'prompt' OR c.messages = 0)
+    ${
+    options.kind === "message"
+      ? sql`AND r.kind IN ('message', 'prompt')`
+      : options.kind
+      ? sql`AND r.kind = ${options.kind}`
+      : sql``
+  }
+    ${options.role ? sql`AND r.role = ${options.role}` : sql``}
+    ${options.since !== undefined ? sql`AND r.ts >= ${new Date(options.since)}` : sql``}
+    ${options.until !== undefined ? sql`AND r.ts < ${new Date(options.until)}` : sql``}
+    ${options.subagents === false ? sql`AND NOT c.subagent` : sql``}`;
+}
+
+/**
+ * The tsquery (as text) of a query in websearch syntax, its `word*` terms prefixes, as a local
+ * search reads them (websearch itself drops the `*`); null when it has no word PostgreSQL
+ * indexes.
+ */
+async function tsqueryOf(tx: TransactionSql, query: string): Promise<string | null> {
+  const [parsed] = await tx<{ words: number; text: string }[]>`
+    SELECT numnode(q) AS words, q::text AS text FROM websearch_to_tsquery('simple', ${query}) q`;
+  if (!parsed || parsed.words === 0) return null;
+  let text = parsed.text;
+  for (const match of query.matchAll(/(?<![^\s(-])([\p{L}\p{N}]+)\*/gu)) {
+    const lexeme = match[1]!.toLowerCase().replaceAll("'", "''");
+    text = text.replaceAll(new RegExp(`'${lexeme}'(?!:)`, "g"), `'${lexeme}':*`);
+  }
+  return text;
+}
+
+/** How long a team search's suggestion may look, apart from the search's own budget. */
+const SUGGESTION_MS = 500;
+
+/**
+ * For a team search that found nothing: as `prefixSuggestion` for a local one, the query with
+ * each bare word that matches nothing under `filters` but begins indexed words written as a
+ * prefix, when that query finds something; null otherwise, or when looking takes too long.
+ */
+async function teamPrefixSuggestion(
+  sql: Sql,
+  query: string,
+  filters: ReturnType<typeof filterSql>,
+): Promise<string | null> {
+  const candidates = prefixCandidates(query, (word) => /^(or|and|not)$/i.test(word));
+  if (!candidates.length) return null;
+  try {
+    return await sql.begin(async (tx) => {
+      await tx`SELECT set_config('statement_timeout', ${String(SUGGESTION_MS)}, true)`;
+      const finds = async (typed: string) => {
+        const words = await tsqueryOf(tx, typed);
+        if (words === null) return false;
+        const [found] = await tx<{ found: boolean }[]>`
+          SELECT EXISTS (
+            SELECT 1 FROM logbook_records r
+              JOIN logbook_conversations c ON c.machine = r.machine AND c.key = r.conversation_key
+            WHERE r.tsv @@ CAST(${words} AS tsquery) ${filters}) AS found`;
+        return found?.found === true;
+      };
+      const prefixed = new Set<string>();
+      for (const word of candidates) {
+        if (!(await finds(word)) && (await finds(`${word}*`))) prefixed.add(word);
+      }
+      if (!prefixed.size) return null;
+      const suggested = withPrefixes(query, prefixed);
+      checkBounds(suggested);
+      return (await finds(suggested)) ? suggested : null;
+    });
+  } catch (err) {
+    if (err instanceof SearchLimitError || (err as { code?: unknown }).code === QUERY_CANCELED) {
+      return null;
+    }
+    throw err;
+  }
 }
 
 /** The words of a query, without websearch's quotes, operators and negations. */
@@ -239,11 +335,56 @@ export interface TeamRecord {
   text: string;
 }
 
-/** The machines that pushed a conversation with this id (to tell which one is meant). */
-export async function teamMachinesOf(sql: Sql, key: string): Promise<string[]> {
-  const rows = await sql<{ machine: string }[]>`
-    SELECT machine FROM logbook_conversations WHERE key = ${key} ORDER BY machine`;
-  return rows.map((r) => r.machine);
+/** A pushed conversation an id names, and the machines that pushed it. */
+export interface TeamConversation {
+  key: string;
+  machines: string[];
+}
+
+/**
+ * The pushed conversation `id` names (of `machine`, when given), by the rule of a local id
+ * (`findConversation`): its full id, its native id, or a unique prefix of either, a session's
+ * prefix meaning the session rather than its subagents; a whole UUID is never a prefix. Throws
+ * ConversationNotFoundError for no such conversation, or one naming the candidates.
+ */
+export async function findTeamConversation(
+  sql: Sql,
+  id: string,
+  machine?: string,
+): Promise<TeamConversation> {
+  const wanted = id.trim();
+  if (!wanted) throw new RangeError("The conversation id is empty");
+  if (wanted.length > MAX_ID_CHARS) {
+    throw new RangeError(
+      `The conversation id is too long: ${wanted.length} characters, at most ${MAX_ID_CHARS}`,
+    );
+  }
+  const native = sql`substr(key, strpos(key, ':') + 1)`;
+  const named = (where: ReturnType<Sql>) =>
+    sql<(TeamConversation & { subagent: boolean; parent_key: string | null })[]>`
+      SELECT key, bool_or(subagent) AS subagent, min(parent_key) AS parent_key,
+        array_agg(machine ORDER BY machine) AS machines
+      FROM logbook_conversations
+      WHERE (${where}) ${machine === undefined ? sql`` : sql`AND machine = ${machine}`}
+      GROUP BY key
+      ORDER BY bool_or(subagent), max(last_ts) DESC NULLS LAST, key
+      LIMIT 50`;
+  const place = machine === undefined
+    ? "the team database"
+    : `what machine "${machine}" pushed to the team database`;
+  const [whole] = await named(sql`key = ${wanted}`);
+  if (whole) return whole;
+  const exact = await named(sql`${native} = ${wanted}`);
+  if (exact.length === 1) return exact[0]!;
+  if (!exact.length && isCompleteId(wanted)) {
+    throw new ConversationNotFoundError(`No conversation "${wanted}" in ${place}`);
+  }
+  const pattern = wanted.replace(/[\\%_]/g, "\\$&") + "%";
+  const matches = exact.length ? exact : await named(
+    sql`key LIKE ${pattern} OR ${native} LIKE ${pattern}`,
+  );
+  const { key, machines } = onlyMatch(wanted, matches, place);
+  return { key, machines };
 }
 
 /** A page of a pushed conversation after record `after`; `next` is null on the last page. */

@@ -8,7 +8,8 @@ import { z } from "zod";
 import { busyTimeoutMs, gateOptionsFor } from "../../lib/context.ts";
 import { FilterError, resolveSearch } from "../../lib/filters.ts";
 import { searchInput } from "../../lib/filters_schema.ts";
-import { type SearchGroup, type SearchHit } from "../../lib/store/search.ts";
+import { explainNoMatch, INLINE_REMEDY, type NoMatch } from "../../lib/store/no_match.ts";
+import { type SearchGroup, type SearchHit, type SearchOptions } from "../../lib/store/search.ts";
 import type { SearchJob } from "../../lib/store/search_workers.ts";
 import { type AppEnv, type Route, type Services, usingStore } from "../_deps.ts";
 import { fromFilter, searchQueryError } from "../_errors.ts";
@@ -47,6 +48,8 @@ export interface SearchPage {
   stopped: boolean;
   /** What a stopped search's hits are, and how to get the whole answer; else null. */
   stopNote: string | null;
+  /** On a first page without hits: why nothing matched (`explainNoMatch`); else null. */
+  noMatch: NoMatch | null;
 }
 
 /**
@@ -61,14 +64,13 @@ export async function searchPage(
 ): Promise<SearchPage> {
   const { offset = 0, ...input } = query;
   const limit = input.limit ?? DEFAULT_LIMIT;
+  const job = searchJob(svc, { ...input, limit }, offset, startedAt);
   const result = await svc.op.stage(
     "dashboard.search",
-    () =>
-      svc.searches.run(searchJob(svc, { ...input, limit }, offset, startedAt)).catch(
-        rethrowAsQuery,
-      ),
+    () => svc.searches.run(job).catch(rethrowAsQuery),
   );
   return {
+    noMatch: result.hits.length ? null : whyNoMatch(svc, input, job.options, result),
     hits: result.hits,
     highlights: result.highlights,
     mode: result.mode,
@@ -101,6 +103,8 @@ export interface GroupPage {
   stopped: boolean;
   /** What a stopped search's groups are, and how to get the whole answer; else null. */
   stopNote: string | null;
+  /** On a first page without groups: why nothing matched (`explainNoMatch`); else null. */
+  noMatch: NoMatch | null;
 }
 
 /**
@@ -115,11 +119,13 @@ export async function searchGroupPage(
 ): Promise<GroupPage> {
   const { offset = 0, ...input } = query;
   const limit = input.limit ?? DEFAULT_LIMIT;
-  const result = await svc.op.stage("dashboard.search", () => {
-    const job = searchJob(svc, { ...input, limit }, offset, startedAt);
-    return svc.searches.run({ ...job, perGroup }).catch(rethrowAsQuery);
-  });
+  const job = searchJob(svc, { ...input, limit }, offset, startedAt);
+  const result = await svc.op.stage(
+    "dashboard.search",
+    () => svc.searches.run({ ...job, perGroup }).catch(rethrowAsQuery),
+  );
   return {
+    noMatch: result.groups.length ? null : whyNoMatch(svc, input, job.options, result),
     groups: result.groups,
     mode: result.mode,
     ftsQuery: result.ftsQuery,
@@ -158,6 +164,23 @@ function searchJob(
     gate: gateOptionsFor(svc.ctx),
     options,
   };
+}
+
+/**
+ * Why a search that found nothing found nothing, on its first page (a later page is only past the
+ * last hit), as the search screen says it: its filters named as typed in the box.
+ */
+function whyNoMatch(
+  svc: Services,
+  input: Omit<SearchQuery, "offset">,
+  options: SearchOptions,
+  result: { ftsQuery: string | null; stopped: boolean },
+): NoMatch | null {
+  if ((options.offset ?? 0) > 0 || result.stopped) return null;
+  return usingStore(
+    svc,
+    (store) => explainNoMatch(store, input, options, result.ftsQuery, svc.redact, INLINE_REMEDY),
+  );
 }
 
 /** Rethrows `err`; a search stopped by its bounds or its budget as the 400 it is. */

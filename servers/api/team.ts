@@ -31,6 +31,7 @@ export const teamApi: Route = (svc) =>
       hits: result.hits,
       mode: result.mode,
       note: result.note,
+      suggestion: result.suggestion,
       offset,
       next: result.next,
     });

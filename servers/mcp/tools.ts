@@ -28,6 +28,7 @@ import {
 } from "../../lib/store/conversations.ts";
 import type { HistoryStore } from "../../lib/store/db.ts";
 import { type ConversationJson, conversationJson, TextDeriver } from "../../lib/store/records.ts";
+import { explainNoMatch, type Remedy } from "../../lib/store/no_match.ts";
 import {
   budgetMsFrom,
   search,
@@ -168,13 +169,16 @@ export class HistoryTools {
     return {
       text: lines.length
         ? `${lead}${plural(lines.length, "hit")} in the team database:\n\n${lines.join("\n")}`
-        : `${lead}No hits in the team database.`,
+        : `${lead}No hits in the team database.${
+          result.suggestion ? ` Indexed words begin with it: try "${result.suggestion}".` : ""
+        }`,
       data: {
         hits: result.hits,
         more: result.next !== null,
         mode: result.mode,
         stopped: false,
         note,
+        suggestion: result.suggestion,
       },
     };
   }
@@ -266,8 +270,11 @@ export class HistoryTools {
       ? `${lead}${hits.length} hit${hits.length === 1 ? "" : "s"} ${scope}${more}:\n\n${
         lines.join("\n")
       }\n\nOpen one with read_conversation {"conversation": "<id>", "around": <record>}.`
-      : `${lead}No hits for that query ${scope}.${
-        options.project ? ' Try "all_projects": true.' : ""
+      : `${lead}${
+        sentence(
+          explainNoMatch(this.#store, input, options, result.ftsQuery, redact, ARGUMENT_REMEDY)
+            .text,
+        )
       }`;
     return {
       text,
@@ -447,6 +454,10 @@ function firstLines(text: string, n: number): string {
   const lines = text.split("\n");
   return lines.length <= n ? text : `${lines.slice(0, n).join("\n")}\n…`;
 }
+
+/** Leaving a filter out of a `search_history` call. */
+const ARGUMENT_REMEDY: Remedy = (name) =>
+  name === "project" ? 'pass "all_projects": true' : `leave out "${name}"`;
 
 /** `text` as a sentence: a capital first, a period last. */
 function sentence(text: string): string {

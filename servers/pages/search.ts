@@ -118,7 +118,7 @@ export const searchPageRoute: Route = (svc) =>
         layout(
           `Team search: ${form.q}`,
           "search",
-          html`${searchForm(form, true)}${teamResults(result, home)}`,
+          html`${searchForm(form, true)}${teamResults(result, form, home)}`,
         ),
       );
     }
@@ -237,8 +237,16 @@ ${
 }
 
 /** Hits from the team database: one row each, marked with the machine that pushed it. */
-function teamResults(result: TeamSearchResult, home: string | undefined): Html {
-  if (!result.hits.length) return html`<p role="status">No matches in the team database</p>`;
+function teamResults(result: TeamSearchResult, form: Form, home: string | undefined): Html {
+  if (!result.hits.length) {
+    return html`<p role="status">No matches in the team database${
+      result.suggestion
+        ? html`; indexed words begin with it: try <a href="${
+          linkWith(form, { q: result.suggestion })
+        }">${result.suggestion}</a>`
+        : ""
+    }</p>`;
+  }
   const short = (path: string | null) =>
     path && home && path.startsWith(home + "/") ? "~" + path.slice(home.length) : path ?? "";
   return html`
@@ -434,9 +442,7 @@ function results(
   counts: MatchCounts | null,
   home: string | undefined,
 ): Html {
-  if (!page.hits.length) {
-    return html`<p role="status">${page.offset ? "No more matches" : "No matches"}</p>`;
-  }
+  if (!page.hits.length) return noMatches(page, form);
   const first = page.offset + 1;
   const last = page.offset + page.hits.length;
   const whole = page.offset === 0 && page.next === null;
@@ -459,9 +465,7 @@ function groupResults(
   counts: MatchCounts | null,
   home: string | undefined,
 ): Html {
-  if (!page.groups.length) {
-    return html`<p role="status">${page.offset ? "No more matches" : "No matches"}</p>`;
-  }
+  if (!page.groups.length) return noMatches(page, form);
   const first = page.offset + 1;
   const last = page.offset + page.groups.length;
   const conversations = page.total ?? last;
@@ -513,6 +517,50 @@ function groupResults(
   return html`<div class="results"><div class="list">${
     summaryLine(form, html`${status}${matches}`)
   }${list}${pager(form, page)}</div>${counts ? facets(counts, form, home) : ""}</div>`;
+}
+
+/**
+ * What a search that found nothing says: why (`explainNoMatch`, as the search screen says it),
+ * and the searches it points to as links: the suggested prefix, each filter that keeps every
+ * match out left out, the projects closest to one no conversation is in.
+ */
+function noMatches(page: SearchPage | GroupPage, form: Form): Html {
+  const why = page.noMatch;
+  if (page.offset || !why) {
+    return html`<p role="status">${page.offset ? "No more matches" : "No matches"}</p>`;
+  }
+  const { text, inline } = splitInline(form.q ?? "");
+  // The box again with `changes` made to its words and filters (inline or in their fields).
+  const changed = (changes: { words?: string; drop?: string; project?: string }) => {
+    const kept = Object.entries(inline).filter(([name]) =>
+      name !== changes.drop && (changes.project === undefined || name !== "project")
+    ).map(([name, value]) => `${name}:${/\s/.test(value) ? `"${value}"` : value}`);
+    const q = [...kept, changes.words ?? text].join(" ");
+    const fields: Record<string, string | null> = { q };
+    if (changes.drop) fields[changes.drop] = null;
+    if (changes.project !== undefined) fields.project = changes.project;
+    return linkWith(form, fields);
+  };
+  const links = [
+    ...(why.suggestion
+      ? [html`<a href="${changed({ words: why.suggestion })}">${why.suggestion}</a>`]
+      : []),
+    ...why.blocking.map((b) =>
+      html`<a href="${changed({ drop: b.name })}">without ${
+        b.name === "subagents"
+          ? "leaving out subagents"
+          : `${b.name}:${inline[b.name] ?? form[b.name] ?? ""}`
+      }</a>`
+    ),
+    ...why.closest.map((project) => html`<a href="${changed({ project })}">in ${project}</a>`),
+  ];
+  return html`<p role="status">${why.text}</p>${
+    links.length
+      ? html`<p class="muted">Search again: ${
+        links.map((link, i) => html`${i ? " · " : ""}${link}`)
+      }</p>`
+      : ""
+  }`;
 }
 
 /** Pieces joined by ` · `, leaving out the missing ones. */

@@ -483,3 +483,27 @@ Deno.test("logbook alone on a terminal opens the search screen; without one it p
     await world.cleanup();
   }
 });
+
+Deno.test("a search that finds nothing says which filter kept every match out (tmux)", async () => {
+  if (!tmuxAvailable()) return skip();
+  const { world } = await screenWorld();
+  try {
+    const { script, status } = terminalScript(world.dir, "search", ["-i"], world.vars);
+    const tmux = new Tmux(script, { width: 100, height: 24 });
+    try {
+      await tmux.waitFor(/Recent conversations: type to search/, "the screen");
+      // The fixture's session is older than a week.
+      tmux.literal("saffron-lattice since:7d");
+      await tmux.waitFor(
+        /No matches for "saffron-lattice" in the last 7 days; 2 older matches: drop since:7d/,
+        "why nothing matched",
+      );
+      tmux.keys("Escape");
+      assert.equal(await exitStatus(status), "0");
+    } finally {
+      tmux.kill();
+    }
+  } finally {
+    await world.cleanup();
+  }
+});

@@ -9,6 +9,8 @@ import { join } from "node:path";
 import { captureIo, FIXTURES, makeWorld, manifest, runCli, type World } from "../_helpers.ts";
 import { CONTEXT_PROMPT, placeCodexContextRollout } from "../_codex_context.ts";
 import { misplacedIndexWorld } from "../_damage.ts";
+import { claudeTranscript, placeClaudeTranscript } from "../_claude_transcript.ts";
+import { exitStatus, terminalScript, Tmux, tmuxAvailable } from "../_tmux.ts";
 
 interface Entry {
   path: string;
@@ -548,50 +550,187 @@ Deno.test("search suggests a prefix when a word begins indexed words but matches
   }
 });
 
-Deno.test("a hit's head line gives the title the room a deep project path would take", async () => {
+/** The prompt of a session in a deep project directory, and the world it is captured in. */
+const DEEP_PROMPT =
+  "Work on bead spotter-4te: make the ledger export resumable after a crash, then rerun it";
+
+async function deepProjectWorld(): Promise<World> {
+  const world = await makeWorld();
+  const session = "7c1d2e3f-4a5b-4c6d-8e7f-00000000d1e9";
+  const cwd = "/home/dev/src/clients/northwind/projects/spotter-worktrees/spotter-4te";
+  const line = (n: number, type: string, message: unknown) =>
+    JSON.stringify({
+      parentUuid: null,
+      isSidechain: false,
+      userType: "external",
+      cwd,
+      sessionId: session,
+      version: "2.1.44",
+      type,
+      uuid: `00000000-0000-4000-8000-${String(n).padStart(12, "0")}`,
+      timestamp: `2026-10-06T06:1${n}:00.000Z`,
+      message,
+    });
+  const dir = join(world.claude, "projects", "-deep");
+  Deno.mkdirSync(dir, { recursive: true });
+  Deno.writeTextFileSync(
+    join(dir, `${session}.jsonl`),
+    [
+      line(1, "user", { role: "user", content: DEEP_PROMPT }),
+      line(2, "assistant", {
+        model: "claude-opus-4-6",
+        id: "msg_01deep",
+        type: "message",
+        role: "assistant",
+        content: [{ type: "text", text: "The export now keeps a checkpoint per ledger page." }],
+      }),
+    ].join("\n") + "\n",
+  );
+  const io = captureIo();
+  assert.equal(await reindex(["--quiet"], io, world.env), 0, io.stderr());
+  return world;
+}
+
+Deno.test("an empty search says which filter matched nothing and what leaving it out finds", async () => {
+  const world = await capturedWorld();
+  try {
+    const found = (await searchJson(world, ["marmot"])).hits.length;
+    assert.ok(found > 1);
+    const why = async (...args: string[]) => {
+      const run = await runCli("search", ["marmot", ...args], world.vars);
+      assert.equal(run.code, 1, run.stdout);
+      return run.stderr;
+    };
+    // The fixtures are older than a week.
+    assert.equal(
+      await why("--since", "7d"),
+      `No matches for "marmot" in the last 7 days; ${found} older matches: drop --since 7d\n`,
+    );
+    assert.equal(
+      await why("--agent", "codex", "--until", "2000-01-01"),
+      `No matches for "marmot" from codex before 2000-01-01; ${found} matches with none of ` +
+        "these filters\n",
+    );
+    assert.equal(
+      await why("--kind", "tool_call"),
+      `No matches for "marmot" in tool_call records; ${found} matches of other kinds: drop ` +
+        "--kind tool_call\n",
+    );
+    const none = await runCli("search", ["zzzqx", "--since", "7d"], world.vars);
+    assert.equal(none.stderr, 'No matches for "zzzqx" at all\n');
+    const prefix = await runCli("search", ["marm", "--agent", "claude"], world.vars);
+    assert.equal(prefix.stderr, 'No matches. Indexed words begin with it: try "marm*"\n');
+    // A near miss of a project's name: the closest, and the matches elsewhere.
+    assert.match(
+      await why("--project", "alph"),
+      /^No matches: no conversation is in project "[^"]+\/alph"; the closest: "\/home\/dev\/src\/alpha"; \d+ matches? in other projects: drop --project alph\n$/,
+    );
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("--project takes the end of a project's path when it names one project", async () => {
   const world = await makeWorld();
   try {
-    const session = "7c1d2e3f-4a5b-4c6d-8e7f-00000000d1e9";
-    const cwd = "/home/dev/src/clients/northwind/projects/spotter-worktrees/spotter-4te";
-    const prompt =
-      "Work on bead spotter-4te: make the ledger export resumable after a crash, then rerun it";
-    const line = (n: number, type: string, message: unknown) =>
-      JSON.stringify({
-        parentUuid: null,
-        isSidechain: false,
-        userType: "external",
-        cwd,
-        sessionId: session,
-        version: "2.1.44",
-        type,
-        uuid: `00000000-0000-4000-8000-${String(n).padStart(12, "0")}`,
-        timestamp: `2026-10-06T06:1${n}:00.000Z`,
-        message,
-      });
-    const dir = join(world.claude, "projects", "-deep");
-    Deno.mkdirSync(dir, { recursive: true });
-    Deno.writeTextFileSync(
-      join(dir, `${session}.jsonl`),
-      [
-        line(1, "user", { role: "user", content: prompt }),
-        line(2, "assistant", {
-          model: "claude-opus-4-6",
-          id: "msg_01deep",
-          type: "message",
-          role: "assistant",
-          content: [{ type: "text", text: "The export now keeps a checkpoint per ledger page." }],
-        }),
-      ].join("\n") + "\n",
+    const roots = ["north/app", "south/app", "south/tool"].map((p) => join(world.dir, p));
+    // Where the user stands is a Git repository with a conversation of its own.
+    await Deno.mkdir(join(world.home, ".git"), { recursive: true });
+    await Deno.writeTextFile(join(world.home, ".git", "HEAD"), "ref: refs/heads/main\n");
+    for (const [i, root] of [...roots, world.home].entries()) {
+      const session = `4b7e2a10-6c3d-4e5f-8a9b-0c1d2e3f4a5${i}`;
+      await placeClaudeTranscript(
+        world,
+        root,
+        session,
+        claudeTranscript(session, root, [[`Where does the osprey cache live? (${i})`, "In /tmp"]]),
+      );
+    }
+    assert.equal(await reindex(["--quiet"], captureIo(), world.env), 0);
+    const projects = async (...args: string[]) =>
+      new Set((await searchJson(world, ["osprey", ...args])).hits.map((h) => h.project));
+    assert.deepEqual(await projects("--project", "tool"), new Set([roots[2]]));
+    assert.deepEqual(await projects("--project", "north/app"), new Set([roots[0]]));
+    assert.deepEqual(await projects("--project", "."), new Set([world.home]));
+    // A name no project's path ends with is not the repository around where the user stands.
+    const elsewhere = await runCli("search", ["osprey", "--project", "nosuch"], world.vars);
+    assert.equal(elsewhere.code, 1, elsewhere.stdout);
+    assert.match(elsewhere.stderr, /^No matches: no conversation is in project "[^"]+\/nosuch"/);
+    const both = await runCli("search", ["osprey", "--project", "app"], world.vars);
+    assert.equal(both.code, 2);
+    assert.equal(
+      both.stderr.split("\n")[0],
+      `error: Invalid value for "--project": Project "app" is ambiguous: it ends the paths of "${
+        roots[0]
+      }", "${roots[1]}"; give more of the path`,
     );
-    const io = captureIo();
-    assert.equal(await reindex(["--quiet"], io, world.env), 0, io.stderr());
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("a hit's head line gives the title the room a deep project path would take", async () => {
+  const world = await deepProjectWorld();
+  try {
     const result = await runCli("search", ["checkpoint"], world.vars);
     assert.equal(result.code, 0, result.stderr);
     const head = result.stdout.split("\n")[0]!;
     assert.ok([...head].length <= 80, head);
     // Two thirds of the line for the title, the project's end for the rest.
-    assert.ok(head.includes(prompt.slice(0, 38)), head);
+    assert.ok(head.includes(DEEP_PROMPT.slice(0, 38)), head);
     assert.match(head, /…\S*spotter-4te$/);
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("search on a 100-column terminal uses its width for the title (tmux)", async () => {
+  if (!tmuxAvailable()) {
+    return console.log("skipped: tmux is not installed, so the terminal test cannot run");
+  }
+  const world = await deepProjectWorld();
+  const { script, status } = terminalScript(world.dir, "search", ["checkpoint"], world.vars);
+  const tmux = new Tmux(script, { width: 100, height: 24 });
+  try {
+    assert.equal(await exitStatus(status), "0");
+    const head = tmux.screen().split("\n").find((l) => l.includes("spotter-4te:"))!;
+    assert.ok([...head.trimEnd()].length <= 100, head);
+    // The title has the room the wider line gives, not 40 columns of 80.
+    assert.ok(head.includes(DEEP_PROMPT.slice(0, 52)), head);
+    assert.match(head.trimEnd(), /…\S*spotter-4te$/);
+  } finally {
+    tmux.kill();
+    await world.cleanup();
+  }
+});
+
+Deno.test("search --group shows its best hit's match on its one line", async () => {
+  const world = await makeWorld();
+  try {
+    const project = join(world.dir, "src", "lagoon");
+    const lead = "The nightly job reads every partition of the events table, sorts them by day, " +
+      "writes one archive per customer and then uploads the archives to cold storage where";
+    const session = "3e8a1c2d-5b6f-4a7e-9c0d-1e2f3a4b5c6d";
+    await placeClaudeTranscript(
+      world,
+      project,
+      session,
+      claudeTranscript(session, project, [
+        [
+          `${lead} the grebe checksum fails at random.`,
+          `${lead} the grebe checksum reads a stale file.`,
+        ],
+      ]),
+    );
+    assert.equal(await reindex(["--quiet"], captureIo(), world.env), 0);
+    const shown = await runCli("search", ["grebe", "--group"], world.vars);
+    assert.equal(shown.code, 0, shown.stderr);
+    const line = shown.stdout.split("\n")[2]!;
+    assert.match(line, /^ {2}2 hits, best #\d+ \w+: /);
+    assert.match(line, /grebe/, shown.stdout);
+    assert.ok([...line].length <= 80, line);
+    const json = await searchJson(world, ["grebe", "--group"]);
+    assert.match(json.hits[0].snippet, /grebe/);
   } finally {
     await world.cleanup();
   }

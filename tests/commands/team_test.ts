@@ -1263,6 +1263,97 @@ Deno.test({
 });
 
 Deno.test({
+  name: "team: search --team counts a typed prompt once, show --team takes short ids, and an " +
+    "empty search suggests word*",
+  ignore: typeof pg === "string",
+  sanitizeResources: false,
+  sanitizeOps: false,
+}, async (t) => {
+  if (typeof pg === "string") return;
+  const url = await pg.createDatabase("prompts");
+  const { world, project } = await pushingWorld(url, A, [
+    ["Why does the kestrel ledger drift overnight?", "A timezone bug in the rollup"],
+  ], { machine: "prompts" });
+  // Only typed, in a session whose transcript is gone: its id begins as A's does.
+  const typedOnly = "a51c9d04-7b2e-4f18-8c3a-5e6f7a8b9c0d";
+  const at = Date.UTC(2026, 10, 2, 10, 0);
+  const history = [
+    { display: "Why does the kestrel ledger drift overnight?", sessionId: A },
+    { display: "Is the kestrel export done yet?", sessionId: typedOnly },
+  ].map((line) => JSON.stringify({ ...line, pastedContents: {}, timestamp: at, project }));
+  try {
+    await Deno.writeTextFile(join(world.claude, "history.jsonl"), history.join("\n") + "\n");
+    assert.equal((await runCli("reindex", ["--quiet"], world.vars)).code, 0);
+    pushed(await runCli("push", ["--json"], world.vars));
+
+    await t.step("a typed prompt is one hit, as in a local search", async () => {
+      const hits = async (args: string[]) => {
+        const run = await runCli("search", [...args, "kestrel", "--json"], world.vars);
+        assert.equal(run.code, 0, run.stderr);
+        return run.stdout.trim().split("\n").map((l) => JSON.parse(l))
+          .map((h) => `${h.conversation} ${h.kind}/${h.role}`).sort();
+      };
+      const expected = [`claude:${A} message/user`, `claude:${typedOnly} prompt/user`];
+      assert.deepEqual(await hits([]), expected);
+      assert.deepEqual(await hits(["--team"]), expected);
+      const messages = await runCli(
+        "search",
+        ["--team", "kestrel", "--kind", "message", "--json"],
+        world.vars,
+      );
+      assert.equal(messages.stdout.trim().split("\n").length, 2, "typed prompts are messages");
+    });
+
+    await t.step("show --team takes a unique prefix of an id or a native id", async () => {
+      for (const id of [`claude:${A.slice(0, 8)}`, A.slice(0, 8), "claude:a51c0"]) {
+        const shown = await runCli("show", ["--team", id], world.vars);
+        assert.equal(shown.code, 0, `${id}: ${shown.stderr}`);
+        assert.match(shown.stdout, /timezone bug/);
+        assert.ok(shown.stdout.includes(`claude:${A}  from prompts`), shown.stdout);
+      }
+      const both = await runCli("show", ["--team", "claude:a51c"], world.vars);
+      assert.equal(both.code, 1);
+      assert.match(both.stderr, /Conversation id "claude:a51c" is ambiguous: it matches /);
+      assert.ok(both.stderr.includes(`"claude:${A}"`) && both.stderr.includes(typedOnly));
+      const none = await runCli("show", ["--team", "claude:ffff"], world.vars);
+      assert.equal(none.code, 1);
+      assert.match(none.stderr, /No conversation "claude:ffff" in the team database/);
+      const elsewhere = await runCli(
+        "show",
+        ["--team", A.slice(0, 8), "--machine", "desk"],
+        world.vars,
+      );
+      assert.match(elsewhere.stderr, /No conversation ".*" in what machine "desk" pushed/);
+    });
+
+    await t.step("an empty search suggests a prefix, and the prefix finds", async () => {
+      const none = await runCli("search", ["--team", "kestr"], world.vars);
+      assert.equal(none.code, 1);
+      assert.match(none.stderr, /No matches in the team database .*: try "kestr\*"/);
+      const prefixed = await runCli("search", ["--team", "kestr*", "ledger", "--json"], world.vars);
+      assert.equal(prefixed.code, 0, prefixed.stderr);
+      assert.equal(prefixed.stdout.trim().split("\n").length, 1);
+      const nothing = await runCli("search", ["--team", "zzzqx"], world.vars);
+      assert.doesNotMatch(nothing.stderr, /try/);
+      const { app, services } = appFor(world);
+      try {
+        const api = await (await request(app, "/api/team/search?q=kestr")).json();
+        assert.equal(api.suggestion, "kestr*");
+        const page = await (await request(app, "/?q=kestr&scope=team")).text();
+        assert.match(
+          page,
+          /No matches in the team database; indexed words begin with it: try <a href="\/\?q=kestr\*&amp;scope=team">kestr\*<\/a>/,
+        );
+      } finally {
+        services.searches.close();
+      }
+    });
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test({
   name: "team: stop the test cluster",
   ignore: typeof pg === "string",
 }, async () => {

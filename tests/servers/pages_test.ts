@@ -78,9 +78,41 @@ Deno.test("the search page marks matches, links each hit to its place, and escap
 
     await t.step("filters typed in the box; sorted newest; grouped by conversation", async () => {
       const q = (text: string) => `/?q=${encodeURIComponent(text)}`;
+      // Nothing found says which filter kept every match out, and links to the search without it.
+      const none = await (await request(app, q(`${PLANTED.phrase} agent:codex`))).text();
+      assert.ok(
+        none.includes(
+          `<p role="status">No matches for &quot;${PLANTED.phrase}&quot; from codex; 2 matches ` +
+            "from other agents: drop agent:codex</p>",
+        ),
+        none,
+      );
+      assert.ok(
+        none.includes(`<a href="/?q=${PLANTED.phrase}">without agent:codex</a>`),
+        "the search again without the filter",
+      );
+      const api = await (await request(app, `/api/search?q=${PLANTED.phrase}&since=7d`)).json();
+      assert.deepEqual(api.hits, []);
+      assert.equal(
+        api.noMatch.text,
+        `No matches for "${PLANTED.phrase}" in the last 7 days; 2 older matches: drop since:7d`,
+      );
+      const prefix = await (await request(app, q("walru since:3650d"))).text();
+      assert.match(prefix, /No matches\. Indexed words begin with it: try &quot;walru\*&quot;/);
+      assert.ok(prefix.includes('<a href="/?q=since%3A3650d+walru*">walru*</a>'), prefix);
+      // A project's last path component names it; a near miss offers the closest.
+      const byName = await (await request(app, q("marmot project:alpha"))).text();
+      assert.match(byName, /<strong>\d+<\/strong> match/);
+      const near = await (await request(app, q("marmot project:alph"))).text();
       assert.match(
-        await (await request(app, q(`${PLANTED.phrase} agent:codex`))).text(),
-        />No matches</,
+        near,
+        /No matches: no conversation is in project &quot;[^&]*\/alph&quot;; the closest: &quot;\/home\/dev\/src\/alpha&quot;/,
+      );
+      assert.ok(
+        near.includes(
+          '<a href="/?q=marmot&amp;project=%2Fhome%2Fdev%2Fsrc%2Falpha">in /home/dev/src/alpha</a>',
+        ),
+        near,
       );
       const inline = await (await request(app, q(`agent:claude ${PLANTED.phrase} since:3650d`)))
         .text();

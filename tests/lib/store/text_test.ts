@@ -2,7 +2,7 @@
 // must find exactly what the Unicode class finds.
 
 import assert from "node:assert/strict";
-import { makeSnippet, queryTerms, tokenize } from "../../../lib/store/text.ts";
+import { leadToMatch, makeSnippet, queryTerms, tokenize } from "../../../lib/store/text.ts";
 import { isAscii } from "../../../lib/store/_letters.ts";
 
 /** The words as the Unicode class alone finds them. */
@@ -58,4 +58,15 @@ Deno.test("makeSnippet() finds a word with an invisible character inside and mar
   assert.deepEqual(marked("\u200eleft\u200f marks", "left"), ["left"]);
   // The snippet keeps them: the terminal filter shows them.
   assert.equal(makeSnippet("pass\u200bword", queryTerms("password")).text, "pass\u200bword");
+});
+
+Deno.test("leadToMatch() keeps at most the asked lead before the first match, marks moved", () => {
+  const text = "one two three four five six seven eight nine ten grebe eleven twelve";
+  const snippet = makeSnippet(text, queryTerms("grebe twelve"));
+  const near = leadToMatch(snippet, 10);
+  assert.equal(near.text, "…nine ten grebe eleven twelve");
+  assert.deepEqual(near.ranges.map(([a, b]) => near.text.slice(a, b)), ["grebe", "twelve"]);
+  assert.equal(leadToMatch(snippet, 60), snippet, "a match within the lead is left as it is");
+  const none = makeSnippet(text, queryTerms("zzz"));
+  assert.equal(leadToMatch(none, 5), none, "nothing matched: nothing moved");
 });

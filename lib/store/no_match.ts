@@ -1,0 +1,294 @@
+// Why a search found nothing, in one sentence every surface shows (`search`, the search screen,
+// the dashboard, `logbook mcp`): a project no conversation is in (with the projects closest to
+// the name), indexed words the query's words begin (`marm*`), or the filter that keeps every
+// match out, with how many matches leaving it out finds: one pass over the query's matches
+// without the filters, a bounded number of them, testing each against each filter, within a
+// small time budget.
+
+import type { Redactor } from "../gate.ts";
+import type { SearchInput } from "../filters.ts";
+import { closeTo } from "../edit_distance.ts";
+import { formatCount } from "../format.ts";
+import { basename } from "../path.ts";
+import { projectRoots } from "./conversations.ts";
+import type { HistoryStore } from "./db.ts";
+import {
+  countsLeavingOut,
+  prefixSuggestion,
+  SearchBudget,
+  type SearchFilters,
+  type SearchOptions,
+} from "./search.ts";
+
+/** A filter of a search, as the user names it. */
+export type FilterName =
+  | "project"
+  | "agent"
+  | "session"
+  | "kind"
+  | "role"
+  | "since"
+  | "until"
+  | "subagents";
+
+/**
+ * How a surface tells the user to leave a filter out, given its name and the value typed:
+ * `drop --since 7d` on the command line, `drop since:7d` in a search box.
+ */
+export type Remedy = (name: FilterName, value: string) => string;
+
+/** Leaving a filter out on the command line: `drop --since 7d`. */
+export const FLAG_REMEDY: Remedy = (name, value) =>
+  name === "subagents" ? "drop --no-subagents" : `drop --${name} ${quotedArg(value)}`;
+
+/** Leaving a filter out of a search box: `drop since:7d`. */
+export const INLINE_REMEDY: Remedy = (name, value) =>
+  name === "subagents"
+    ? "include subagent conversations"
+    : `drop ${name}:${/\s/.test(value) ? `"${value}"` : value}`;
+
+/** Why a search found nothing. */
+export interface NoMatch {
+  /** One sentence: why nothing matched, and what would find something. */
+  text: string;
+  /** A query to try instead (`marm*`), or null. */
+  suggestion: string | null;
+  /** The filters that alone keep out every match, with how many matches leaving one out finds. */
+  blocking: LeftOut[];
+  /** For a project no conversation is in: the stored projects closest to it, as shown. */
+  closest: string[];
+}
+
+/** A filter that alone keeps every match out, and what leaving it out finds. */
+export interface LeftOut {
+  name: FilterName;
+  count: number;
+  /** True when the count is a lower bound: the matches read were not all there are. */
+  atLeast: boolean;
+  /** `12 older matches: drop --since 7d`. */
+  phrase: string;
+}
+
+/** The most matches read to count what leaving each filter out finds. */
+export const SCAN_MATCHES = 10_000;
+
+/** How long explaining may take, its counts and its prefix suggestion, by default. */
+export const EXPLAIN_BUDGET_MS = 300;
+
+/**
+ * Why a search with `options` (resolved from what the user typed, `input`) found nothing, the
+ * search's `ftsQuery` (null for a literal scan, whose matches are not counted) in hand: a
+ * project no conversation is in; else, when the words match nothing even without the filters,
+ * a prefix they begin (`marm*`); else the filters that each keep every match out, each named as
+ * `remedy` spells leaving it out. The counts come from one pass over at most `scan` matches;
+ * everything within `budgetMs`, and what was not counted in time is left out of the answer.
+ */
+export function explainNoMatch(
+  store: HistoryStore,
+  input: SearchInput,
+  options: SearchOptions,
+  ftsQuery: string | null,
+  redact: Redactor,
+  remedy: Remedy,
+  { budgetMs = EXPLAIN_BUDGET_MS, scan = SCAN_MATCHES, now }: {
+    budgetMs?: number;
+    scan?: number;
+    now?: () => number;
+  } = {},
+): NoMatch {
+  const none = { suggestion: null, blocking: [], closest: [] };
+  const offset = options.offset ?? 0;
+  if (offset > 0) return { ...none, text: `No matches after the first ${formatCount(offset)}` };
+  const active = activeFilters(input, options);
+  const budget = new SearchBudget(budgetMs, undefined, now);
+  /** What leaving each of `filters` out finds, or null when not counted in time. */
+  const leavingOut = (filters: readonly Active[]) => {
+    if (ftsQuery === null) return null;
+    const keys = filters.map((f) => f.keys);
+    const counts = countsLeavingOut(store, ftsQuery, options, keys, scan, budget);
+    if (counts === null) return null;
+    const found: LeftOut[] = filters.flatMap((filter, i) => {
+      const count = counts.each[i]!;
+      const atLeast = !counts.complete;
+      if (!count) return [];
+      const n = `${atLeast ? "at least " : ""}${formatCount(count)}`;
+      return [{
+        name: filter.name,
+        count,
+        atLeast,
+        phrase: `${filter.found(n, count)}: ${remedy(filter.name, filter.value)}`,
+      }];
+    });
+    return { found, all: counts.all, complete: counts.complete };
+  };
+  if (options.project !== undefined) {
+    const roots = projectRoots(store);
+    if (!roots.includes(options.project)) {
+      const closest = closestProjects(roots, input.project ?? options.project).map(redact);
+      const elsewhere = leavingOut(active.filter((f) => f.name === "project"))?.found ?? [];
+      return {
+        ...none,
+        closest,
+        blocking: elsewhere,
+        text: `No matches: no conversation is in project "${redact(options.project)}"${
+          closest.length ? `; the closest: ${closest.map((p) => `"${p}"`).join(", ")}` : ""
+        }${elsewhere.map((b) => `; ${b.phrase}`).join("")}`,
+      };
+    }
+  }
+  const query = options.query.trim();
+  const suggested = () => {
+    const suggestion = ftsQuery === null ? null : prefixSuggestion(store, options, budget);
+    return suggestion
+      ? {
+        ...none,
+        suggestion,
+        text: `No matches. Indexed words begin with it: try "${suggestion}"`,
+      }
+      : null;
+  };
+  if (!active.length) return suggested() ?? { ...none, text: "No matches" };
+  const scope = `No matches for "${query}" ${active.map((f) => f.scope(redact)).join(" ")}`;
+  const counted = leavingOut(active);
+  if (!counted) return { ...none, text: scope };
+  // Matching nothing even without the filters, the words are the reason, not a filter.
+  if (counted.all === 0) {
+    return suggested() ?? { ...none, text: `No matches for "${query}" at all` };
+  }
+  const blocking = counted.found;
+  if (blocking.length) {
+    return { ...none, blocking, text: `${scope}; ${blocking.map((b) => b.phrase).join("; ")}` };
+  }
+  // No one filter keeps every match out: they do together.
+  const n = `${counted.complete ? "" : "at least "}${formatCount(counted.all)}`;
+  return { ...none, text: `${scope}; ${matches(n, counted.all)} with none of these filters` };
+}
+
+/** A command-line value as a shell takes it back: quoted when it holds more than plain marks. */
+function quotedArg(value: string): string {
+  return /^[\w./:@%+=,~-]+$/.test(value) ? value : `'${value.replaceAll("'", `'\\''`)}'`;
+}
+
+/** `12 matches`, `1 match`, with `what` between: `12 older matches`. */
+function matches(n: string, count: number, what = ""): string {
+  return `${n} ${what}${count === 1 ? "match" : "matches"}`;
+}
+
+/** One filter a search has: its name, the value typed, and how to say what it does. */
+interface Active {
+  name: FilterName;
+  value: string;
+  /** What the filter keeps: `in the last 7 days`. */
+  scope: (redact: Redactor) => string;
+  /** What leaving it out finds (`n` its count in words): `12 older matches`. */
+  found: (n: string, count: number) => string;
+  /** Its fields in SearchFilters. */
+  keys: (keyof SearchFilters)[];
+}
+
+/** The filters `options` has, with the values typed (`input`), in the order a user reads them. */
+function activeFilters(input: SearchInput, options: SearchOptions): Active[] {
+  const active: Active[] = [];
+  const add = (filter: Active) => active.push(filter);
+  const other = (what: string) => (n: string, count: number) => `${matches(n, count)} ${what}`;
+  if (options.project !== undefined) {
+    const root = options.project;
+    add({
+      name: "project",
+      value: input.project ?? root,
+      scope: (redact) => `in project "${redact(root)}"`,
+      found: other("in other projects"),
+      keys: ["project"],
+    });
+  }
+  if (options.agent !== undefined) {
+    add({
+      name: "agent",
+      value: options.agent,
+      scope: () => `from ${options.agent}`,
+      found: other("from other agents"),
+      keys: ["agent"],
+    });
+  }
+  if (options.conversationId !== undefined) {
+    const session = input.session ?? String(options.conversationId);
+    add({
+      name: "session",
+      value: session,
+      scope: () => `in conversation "${session}"`,
+      found: other("in other conversations"),
+      keys: ["conversationId"],
+    });
+  }
+  if (options.kind !== undefined) {
+    add({
+      name: "kind",
+      value: options.kind,
+      scope: () => `in ${options.kind} records`,
+      found: other("of other kinds"),
+      keys: ["kind"],
+    });
+  }
+  if (options.role !== undefined) {
+    add({
+      name: "role",
+      value: options.role,
+      scope: () => `with role ${options.role}`,
+      found: other("with other roles"),
+      keys: ["role"],
+    });
+  }
+  if (options.since !== undefined) {
+    const since = input.since ?? new Date(options.since).toISOString();
+    add({
+      name: "since",
+      value: since,
+      scope: () => sinceWords(since),
+      found: (n, count) => matches(n, count, "older "),
+      keys: ["since"],
+    });
+  }
+  if (options.until !== undefined) {
+    const until = input.until ?? new Date(options.until).toISOString();
+    add({
+      name: "until",
+      value: until,
+      scope: () => `before ${until}`,
+      found: (n, count) => matches(n, count, "later "),
+      keys: ["until"],
+    });
+  }
+  if (options.subagents === false) {
+    add({
+      name: "subagents",
+      value: "",
+      scope: () => "outside subagent conversations",
+      found: other("in subagent conversations"),
+      keys: ["subagents"],
+    });
+  }
+  return active;
+}
+
+const UNITS: Record<string, string> = { m: "minute", h: "hour", d: "day", w: "week" };
+
+/** `7d` as `in the last 7 days`; any other time as `since <it>`. */
+function sinceWords(value: string): string {
+  const relative = /^(\d+)([mhdw])$/.exec(value.trim());
+  if (!relative) return `since ${value}`;
+  const n = Number(relative[1]);
+  const unit = UNITS[relative[2]!]!;
+  return n === 1 ? `in the last ${unit}` : `in the last ${n} ${unit}s`;
+}
+
+/** The few stored project roots whose last component is nearest `name`'s, nearest first. */
+function closestProjects(roots: readonly string[], name: string): string[] {
+  const last = (path: string) => basename(path.replaceAll("\\", "/").replace(/\/+$/, ""));
+  const byName = new Map<string, string[]>();
+  for (const root of roots) {
+    const key = last(root).toLowerCase();
+    byName.set(key, [...(byName.get(key) ?? []), root]);
+  }
+  const near = closeTo(last(name).toLowerCase(), [...byName.keys()], { inside: true });
+  return near.flatMap((key) => byName.get(key)!).slice(0, 3);
+}
