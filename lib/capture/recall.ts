@@ -1,7 +1,8 @@
 // What the store already holds of other sources, as adapters ask for it (`Recall` in
-// `lib/sources/adapter.ts`): whether a source is known, which are in a folder, and a source's
-// captured bytes. Raw bytes and source rows are never dropped, by a rebuild either, so what an
-// adapter decides from them is the same after a rebuild and once the files are gone.
+// `lib/sources/adapter.ts`): whether a source is known, which are in a folder or have a file's
+// name, and a source's captured bytes. Raw bytes and source rows are never dropped, by a rebuild
+// either, so what an adapter decides from them is the same after a rebuild and once the files are
+// gone.
 
 import { sep } from "../path.ts";
 import type { Recall, StoredChunk } from "../sources/adapter.ts";
@@ -30,6 +31,14 @@ export class StoreRecall implements Recall {
       "SELECT locator FROM sources WHERE locator > ? AND locator < ? ORDER BY locator",
     ).all(prefix, after) as { locator: string }[];
     return rows.map((r) => r.locator).filter((l) => !l.slice(prefix.length).includes(sep));
+  }
+
+  endingWith(suffix: string): string[] {
+    // A scan of the sources (a few thousand short rows): asked once per fork a pass reads.
+    const rows = this.#store.stmt(
+      "SELECT locator FROM sources WHERE substr(locator, -length(?1)) = ?1 ORDER BY locator",
+    ).all(suffix) as { locator: string }[];
+    return rows.map((r) => r.locator);
   }
 
   *chunks(locator: string): Iterable<StoredChunk> {
