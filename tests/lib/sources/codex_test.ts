@@ -133,6 +133,13 @@ function fixtureLines(e: CodexEntry): string[] {
   return new TextDecoder().decode(expectedBytes(world, e)).split("\n");
 }
 
+/** A world whose `$CODEX_HOME/sessions` is a copy of `fixtures/<fixture>/sessions`. */
+async function rolloutsWorld(fixture: string): Promise<World> {
+  const world = await makeWorld();
+  cpSync(join(FIXTURES, fixture, "sessions"), join(world.codex, "sessions"), { recursive: true });
+  return world;
+}
+
 /**
  * How many search hits a phrase should give in its own rollout: one per `response_item` (or
  * older bare item) holding it, and a compaction when its summary does; never the `event_msg`
@@ -247,14 +254,8 @@ Deno.test("a fork's copy of its parent's history is shown in the fork but found 
 const ORPHAN_FORK = "codex:01a06665-2966-7e55-a0c3-5d8b1f2e4c69";
 
 /** A world holding a fork whose parent's rollout was never here (fixtures/codex_orphan_fork). */
-async function orphanForkWorld(): Promise<World> {
-  const world = await makeWorld();
-  cpSync(
-    join(import.meta.dirname!, "../../../fixtures/codex_orphan_fork/sessions"),
-    join(world.codex, "sessions"),
-    { recursive: true },
-  );
-  return world;
+function orphanForkWorld(): Promise<World> {
+  return rolloutsWorld("codex_orphan_fork");
 }
 
 Deno.test("a fork whose parent's rollout the store lacks is found by the history it copied", async (t) => {
@@ -845,14 +846,8 @@ Deno.test({
 });
 
 /** A world holding the rollouts of interrupted turns (fixtures/codex_interrupted). */
-async function interruptedWorld(): Promise<World> {
-  const world = await makeWorld();
-  cpSync(
-    join(import.meta.dirname!, "../../../fixtures/codex_interrupted/sessions"),
-    join(world.codex, "sessions"),
-    { recursive: true },
-  );
-  return world;
+function interruptedWorld(): Promise<World> {
+  return rolloutsWorld("codex_interrupted");
 }
 
 const EVENT_FIRST = "codex:019e2a41-6c3d-7b80-9f12-3e4d5c6b7a89";
