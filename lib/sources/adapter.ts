@@ -204,8 +204,8 @@ export interface Recall {
   has(locator: string): boolean;
   /** The locators of the sources directly inside `folder` (not in its subfolders), sorted. */
   sources(folder: string): string[];
-  /** The locators that end with `suffix` (a file's name, wherever it is), sorted. */
-  endingWith(suffix: string): string[];
+  /** The locators of every source of `agent`, wherever they are, in no particular order. */
+  sourcesOf(agent: Agent): string[];
   /** The stored bytes of the source at `locator`: every generation, in order. None when absent. */
   chunks(locator: string): Iterable<StoredChunk>;
 }
@@ -214,7 +214,7 @@ export interface Recall {
 export const NO_RECALL: Recall = {
   has: () => false,
   sources: () => [],
-  endingWith: () => [],
+  sourcesOf: () => [],
   chunks: () => [],
 };
 

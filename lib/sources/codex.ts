@@ -602,6 +602,9 @@ function startCopy(state: CodexState, id: string, recall: Recall): void {
   state.copyIndexed = !rolloutStored(recall, id);
 }
 
+/** The session ids of the rollouts a store holds, read once per pass (`Recall` is one pass's). */
+const storedRollouts = new WeakMap<Recall, Set<string>>();
+
 /**
  * True when the store has the rollout of session `id`, wherever it is (`sessions/…`,
  * `archived_sessions/`, an extra root, compressed or not): Codex names it
@@ -609,11 +612,19 @@ function startCopy(state: CodexState, id: string, recall: Recall): void {
  * keeps it, so the answer is the same then.
  */
 function rolloutStored(recall: Recall, id: string): boolean {
-  if (!UUID.test(id)) return false;
-  const name = `-${id.toLowerCase()}.jsonl`;
-  return [name, `${name}.zst`].some((suffix) =>
-    recall.endingWith(suffix).some((locator) => ROLLOUT.test(basename(locator)))
-  );
+  let ids = storedRollouts.get(recall);
+  if (!ids) {
+    ids = new Set();
+    for (const locator of recall.sourcesOf("codex")) {
+      const name = basename(locator);
+      if (!ROLLOUT.test(name)) continue;
+      // The id ends the name: a slice, not a search (a pass may list tens of thousands).
+      const id = name.slice(0, name.lastIndexOf(".jsonl")).slice(-36);
+      if (UUID.test(id)) ids.add(id.toLowerCase());
+    }
+    storedRollouts.set(recall, ids);
+  }
+  return ids.has(id.toLowerCase());
 }
 
 /**

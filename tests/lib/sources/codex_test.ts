@@ -757,10 +757,7 @@ Deno.test("a fork's copied history ends at its first own turn, or at once when t
   // The store holds the parent's rollout (archived, compressed: found by its name anywhere).
   const parent = "/y/archived_sessions/rollout-2026-06-14T09-12-05-" +
     "019ec4f9-2ec6-7da7-bbee-b6e59f34f595.jsonl.zst";
-  const holding: Recall = {
-    ...NO_RECALL,
-    endingWith: (suffix) => parent.endsWith(suffix) ? [parent] : [],
-  };
+  const holding: Recall = { ...NO_RECALL, sourcesOf: (agent) => agent === "codex" ? [parent] : [] };
   const run = (turnIds: (string | undefined)[], recall = holding) => {
     const state: CodexState = codex.initialState(ref);
     codex.parseLine(
