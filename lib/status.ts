@@ -41,7 +41,8 @@ export interface Status {
     latched: LatchedFailure | null;
     /** Progress of the running capture (null when none runs). */
     progress: ProgressView | null;
-    lastRun: LastRun | null;
+    /** The last run's result (see `recordRun`), and how long ago it ended. */
+    lastRun: (LastRun & { ageMs: number }) | null;
   };
   /** The store's status, or null before the first capture (or when damage hides it). */
   store: StoreStatus | null;
@@ -139,11 +140,17 @@ export function captureState(ctx: Context, options: StatusOptions = {}): Capture
       running,
       latched,
       progress: running && status?.progress ? progressView(status.progress, now) : null,
-      lastRun: (status?.lastRun ?? null) as LastRun | null,
+      lastRun: lastRunAt(status?.lastRun, now),
     },
     store: status,
     damage,
   };
+}
+
+/** The last run's result with its age at `now`; null when none was recorded. */
+function lastRunAt(kept: unknown, now: number): Status["capture"]["lastRun"] {
+  const last = kept as LastRun | null | undefined;
+  return last ? { ...last, ageMs: Math.max(0, now - last.at) } : null;
 }
 
 /**

@@ -42,10 +42,16 @@ export function captureLines(view: CaptureView, s: Styles): string[] {
   }
   if (c.lastRun) {
     const when = new Date(c.lastRun.at).toISOString();
+    // Which command ran it: `reindex --watch` records its passes as cron's `reindex` its runs.
+    const by = c.lastRun.by ? `, by ${safeText(c.lastRun.by)}` : "";
     const what = c.lastRun.summary
       ? summaryLine(c.lastRun.summary)
       : safeText(c.lastRun.error ?? "");
-    lines.push(`last capture: ${when} ${c.lastRun.ok ? "ok" : s.red("failed")} — ${what}`);
+    lines.push(
+      `last capture: ${when} (${ago(c.lastRun.ageMs)} ago${by}) ${
+        c.lastRun.ok ? "ok" : s.red("failed")
+      } — ${what}`,
+    );
   } else if (store) lines.push("last capture: never");
   if (!store) {
     lines.push(

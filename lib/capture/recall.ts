@@ -1,10 +1,11 @@
 // What the store already holds of other sources, as adapters ask for it (`Recall` in
-// `lib/sources/adapter.ts`): whether a source is known, which are in a folder, and a source's
-// captured bytes. Raw bytes and source rows are never dropped, by a rebuild either, so what an
-// adapter decides from them is the same after a rebuild and once the files are gone.
+// `lib/sources/adapter.ts`): whether a source is known, which are in a folder or of an agent,
+// and a source's captured bytes. Raw bytes and source rows are never dropped, by a rebuild
+// either, so what an adapter decides from them is the same after a rebuild and once the files are
+// gone.
 
 import { sep } from "../path.ts";
-import type { Recall, StoredChunk } from "../sources/adapter.ts";
+import type { Agent, Recall, StoredChunk } from "../sources/adapter.ts";
 import type { HistoryStore } from "../store/db.ts";
 import { decodeRaw } from "../store/raw.ts";
 
@@ -30,6 +31,14 @@ export class StoreRecall implements Recall {
       "SELECT locator FROM sources WHERE locator > ? AND locator < ? ORDER BY locator",
     ).all(prefix, after) as { locator: string }[];
     return rows.map((r) => r.locator).filter((l) => !l.slice(prefix.length).includes(sep));
+  }
+
+  sourcesOf(agent: Agent): string[] {
+    // Unsorted: sorting tens of thousands of locators would take most of the time.
+    const rows = this.#store.stmt("SELECT locator FROM sources WHERE agent = ?").all(agent) as {
+      locator: string;
+    }[];
+    return rows.map((r) => r.locator);
   }
 
   *chunks(locator: string): Iterable<StoredChunk> {

@@ -57,12 +57,54 @@ export type CaptureRunResult =
   | { status: "off"; reason: string }
   | { status: "latched"; failure: LatchedFailure };
 
-/** The result of the last capture run, kept in the store for `--status`. */
+/** The result of the last capture run, kept in the store for `status` (see `recordRun`). */
 export interface LastRun {
   at: number;
+  /**
+   * The command that ran it: `reindex`, `reindex --watch`, `start`, `dashboard`, `mirror`
+   * (absent from a run an older logbook recorded).
+   */
+  by?: string;
   ok: boolean;
   summary?: CaptureSummary;
   error?: string;
+}
+
+/** The command `reindex --watch` names itself by, in the capture lock and its runs' results. */
+export const WATCH_COMMAND = "reindex --watch";
+
+/**
+ * Keeps what a capture did for `status`, the one place it is written: the result (`last_run`,
+ * with the command that ran it) and, with `totals`, the store's totals it changed (see
+ * `refreshTotals`), in one transaction.
+ */
+export function recordRun(
+  store: HistoryStore,
+  run: LastRun,
+  totals?: { sources: boolean },
+): void {
+  store.transaction(() => {
+    store.setMeta("last_run", run);
+    if (totals) refreshTotals(store, totals);
+  });
+}
+
+/**
+ * Records a capture that failed with `err` (see `recordRun`) and returns its message. A store
+ * that cannot record it is left as it is: its failing is what the caller reports.
+ */
+export function recordFailure(
+  store: HistoryStore,
+  run: { at: number; by: string },
+  err: unknown,
+): string {
+  const error = err instanceof Error ? err.message : String(err);
+  try {
+    recordRun(store, { ...run, ok: false, error });
+  } catch {
+    // The store itself failing (locked, full) is what is being reported.
+  }
+  return error;
 }
 
 /** Why capture is switched off, or null when it is on (`LOGBOOK_INGEST`, then config). */
@@ -157,7 +199,8 @@ export async function runCapture(options: CaptureRunOptions): Promise<CaptureRun
   const off = captureOffReason(ctx);
   if (off) return { status: "off", reason: off };
 
-  const lock = tryCaptureLock(ctx, options.command ?? "reindex");
+  const by = options.command ?? "reindex";
+  const lock = tryCaptureLock(ctx, by);
   if ("holder" in lock) return { status: "busy", holder: lock.holder };
   try {
     const pass: PassOptions = {
@@ -196,7 +239,7 @@ export async function runCapture(options: CaptureRunOptions): Promise<CaptureRun
           const summary = new Tally().summary;
           summary.complete = false;
           summary.stoppedBy = pass.signal?.aborted ? "signal" : "deadline";
-          store.setMeta("last_run", { at: ctx.now(), ok: true, summary } satisfies LastRun);
+          recordRun(store, { at: ctx.now(), by, ok: true, summary });
           return { status: "captured", summary, rebuilt };
         }
         announce(store, "discovering", ctx.now(), options.onProgress);
@@ -204,10 +247,11 @@ export async function runCapture(options: CaptureRunOptions): Promise<CaptureRun
       // Records captured before FLAG_INJECTED get it (migration 0011 left the work).
       await backfillInjected(store, pass.adapters, pass.redact, pass.signal);
       const summary = await capturePass(pass);
-      store.transaction(() => {
-        store.setMeta("last_run", { at: ctx.now(), ok: summary.errors.length === 0, summary });
-        refreshTotals(store, { sources: summary.records > 0 || rebuilt !== null });
-      });
+      recordRun(
+        store,
+        { at: ctx.now(), by, ok: summary.errors.length === 0, summary },
+        { sources: summary.records > 0 || rebuilt !== null },
+      );
       // Mirrors follow the store, in small batches, within what is left of the run's time.
       const left = options.maxSeconds ? pass.deadline! - ctx.now() : MIRROR_BUDGET_MS;
       syncMirrors(store, {
@@ -219,14 +263,13 @@ export async function runCapture(options: CaptureRunOptions): Promise<CaptureRun
       });
       return { status: "captured", summary, rebuilt };
     } catch (err) {
-      const message = err instanceof Error ? err.message : String(err);
-      try {
-        store.setMeta("last_run", { at: ctx.now(), ok: false, error: message } satisfies LastRun);
-        if (rebuilding) {
+      const message = recordFailure(store, { at: ctx.now(), by }, err);
+      if (rebuilding) {
+        try {
           latch(store, { at: ctx.now(), message });
+        } catch {
+          // The store itself failing (locked, full) is what is being reported.
         }
-      } catch {
-        // The store itself failing (locked, full) is what is being reported.
       }
       throw err;
     }

@@ -3,6 +3,8 @@
 // 100 ms while there is a backlog and every 2 s when idle, and SQLite contention backs off 5 s.
 // A backlog (sources found with unread bytes, or a pass that stopped before the end) is read in
 // full-speed passes, as `reindex` reads it, until it is drained; then only what changed is read.
+// Each pass that stored something, warned or failed is recorded for `status` as a run of
+// `reindex --watch` (`recordRun`), and so is the first: an idle pass writes nothing.
 
 import { type Context } from "../context.ts";
 import type { Redactor } from "../gate.ts";
@@ -12,6 +14,7 @@ import { type HistoryStore, StoreLockedError } from "../store/db.ts";
 import { capturePass } from "./engine.ts";
 import { backfillInjected } from "./injected_backfill.ts";
 import { forgetCovered } from "../store/forget.ts";
+import { emptySources } from "../store/status.ts";
 import { syncMirrors } from "./mirrors.ts";
 import { dropRetired } from "../store/batched_migration.ts";
 import { clearLatch, latchedFailure } from "../store/latch.ts";
@@ -21,7 +24,10 @@ import {
   migrate,
   migrationPending,
   passOptions,
+  recordFailure,
+  recordRun,
   tryCaptureLock,
+  WATCH_COMMAND,
 } from "./run.ts";
 import type { CaptureSummary } from "./summary.ts";
 
@@ -55,7 +61,7 @@ export interface WatchOptions {
   timings?: Partial<WatchTimings>;
   /** Clears a latched failure first (`reindex --watch --retry`). */
   retry?: boolean;
-  /** Called after every pass that stored something or warned. */
+  /** Called after every pass that stored something or warned, once it is recorded. */
   onCapture?: (summary: CaptureSummary) => void;
   /** Called for state changes worth a line: waiting for a lock, backing off, paused, resumed. */
   onNote?: (note: string) => void;
@@ -70,11 +76,11 @@ export async function watch(options: WatchOptions): Promise<void> {
   if (options.retry) clearLatch(store);
 
   // The capture lock is held for the whole watch: cron runs meanwhile exit at once.
-  let lock = tryCaptureLock(ctx, "reindex --watch");
+  let lock = tryCaptureLock(ctx, WATCH_COMMAND);
   while ("holder" in lock) {
     note(`another capture is running (pid ${lock.holder?.pid ?? "?"}); waiting`);
     if (!(await sleep(timings.backoffMs, signal))) return;
-    lock = tryCaptureLock(ctx, "reindex --watch");
+    lock = tryCaptureLock(ctx, WATCH_COMMAND);
   }
   const held = lock.held;
 
@@ -86,6 +92,8 @@ export async function watch(options: WatchOptions): Promise<void> {
   let backlog = false;
   let paused = false;
   let stopped = false;
+  // Whether a pass of this watch was recorded for `status` yet.
+  let recorded = false;
   const notifications = startNotifications(adapters, ctx, dirty, () => (rediscoverSoon = true));
 
   try {
@@ -152,6 +160,18 @@ export async function watch(options: WatchOptions): Promise<void> {
                 : known.filter((k) => changed.has(k.ref.locator)),
             }),
         });
+        // For `status`, as a run of `reindex` is: a pass that did anything, and the first (the
+        // watch took over); an idle pass writes nothing. The list of sources that yielded nothing
+        // is counted again (tens of ms over thousands of sources) only when it may change: a
+        // source met this pass yielded nothing, or one listed may have yielded something now.
+        if (tells(summary) || summary.gone > 0 || !recorded) {
+          recordRun(
+            store,
+            { at: ctx.now(), by: WATCH_COMMAND, ok: summary.errors.length === 0, summary },
+            { sources: summary.empty.length > 0 || emptySources(store).length > 0 },
+          );
+          recorded = true;
+        }
         // Mirrors follow the store as after every capture run (and the changes they read are
         // trimmed): after a pass that stored something, and at each discovery.
         if (summary.records > 0 || full) {
@@ -164,7 +184,10 @@ export async function watch(options: WatchOptions): Promise<void> {
           });
         }
       } catch (err) {
-        if (!(err instanceof StoreLockedError)) throw err;
+        if (!(err instanceof StoreLockedError)) {
+          recordFailure(store, { at: ctx.now(), by: WATCH_COMMAND }, err);
+          throw err;
+        }
         for (const locator of changed) dirty.add(locator);
         note("the history store is busy; backing off");
         if (!(await sleep(timings.backoffMs, signal))) break;
@@ -175,11 +198,7 @@ export async function watch(options: WatchOptions): Promise<void> {
         rediscoverSoon = false;
       }
       backlog = !summary.complete;
-      if (
-        summary.records || summary.drift.length || summary.errors.length || summary.empty.length
-      ) {
-        options.onCapture?.(summary);
-      }
+      if (tells(summary)) options.onCapture?.(summary);
       const busy = backlog || dirty.size > 0;
       if (!(await sleep(busy ? timings.backlogMs : timings.idleMs, signal, notifications))) {
         break;
@@ -189,6 +208,12 @@ export async function watch(options: WatchOptions): Promise<void> {
     notifications.close();
     held.release();
   }
+}
+
+/** True for a pass whose summary is worth a line: it stored something, warned or failed. */
+function tells(summary: CaptureSummary): boolean {
+  return summary.records > 0 || summary.drift.length > 0 || summary.errors.length > 0 ||
+    summary.empty.length > 0;
 }
 
 interface Notifications {

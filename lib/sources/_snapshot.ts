@@ -108,12 +108,14 @@ export class Snapshots {
   }
 
   #fileFor(path: string): string {
+    // The directory first: a new one starts with no names, so a name is never given twice in it.
+    const dir = this.#directory();
     let name = this.#names.get(path);
     if (name === undefined) {
       name = `${this.#names.size}-${basename(path)}`;
       this.#names.set(path, name);
     }
-    return join(this.#directory(), name);
+    return join(dir, name);
   }
 
   #directory(): string {

@@ -204,12 +204,19 @@ export interface Recall {
   has(locator: string): boolean;
   /** The locators of the sources directly inside `folder` (not in its subfolders), sorted. */
   sources(folder: string): string[];
+  /** The locators of every source of `agent`, wherever they are, in no particular order. */
+  sourcesOf(agent: Agent): string[];
   /** The stored bytes of the source at `locator`: every generation, in order. None when absent. */
   chunks(locator: string): Iterable<StoredChunk>;
 }
 
 /** The recall of a caller without a store (tests, benchmarks): it holds nothing. */
-export const NO_RECALL: Recall = { has: () => false, sources: () => [], chunks: () => [] };
+export const NO_RECALL: Recall = {
+  has: () => false,
+  sources: () => [],
+  sourcesOf: () => [],
+  chunks: () => [],
+};
 
 /** An adapter for a line-oriented source (JSONL, optionally zstd-compressed). */
 export interface LineAdapter<State = unknown> {

@@ -10,6 +10,8 @@ import {
   type LineAdapter,
   type LineInput,
   makeDerived,
+  NO_RECALL,
+  type Recall,
   type Role,
   type Scalar,
   type SourceRef,
@@ -49,10 +51,16 @@ export interface CodexState {
   legacy: boolean;
   /**
    * True between a later `session_meta` (a fork's copy of its parent's) and the first turn of
-   * this rollout's own: those lines are kept and shown, but not indexed, because the parent
-   * conversation already holds them.
+   * this rollout's own: those lines are kept and shown, and not indexed when the parent
+   * conversation holds them (see `copyIndexed`).
    */
   copying: boolean;
+  /**
+   * True while copying when the store lacks the rollout the history was copied from (deleted
+   * before logbook ran, or never on this machine): the copy is then the only place its words are
+   * found, and it is indexed. Decided at the copy's first `session_meta`.
+   */
+  copyIndexed?: boolean;
   /**
    * The assistant's words in the current turn that one line said and its twin has not repeated
    * yet (Codex writes each reply as a `response_item` message and an `event_msg` agent_message,
@@ -80,6 +88,7 @@ const UUID_AT_END =
   /([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl(?:\.zst)?$/i;
 const UUID_V7 = /^([0-9a-f]{8})-([0-9a-f]{4})-7[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const ROLLOUT = /^rollout-.*\.jsonl(?:\.zst)?$/;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** `response_item` payload types that carry no searchable text of their own. */
 const QUIET_ITEMS = new Set([
@@ -277,18 +286,24 @@ export function codexAdapter(options: CodexAdapterOptions = {}): LineAdapter<Cod
       };
     },
 
-    parseLine(line: LineInput, state: CodexState, source: SourceRef): Derived {
+    parseLine(
+      line: LineInput,
+      state: CodexState,
+      source: SourceRef,
+      recall: Recall = NO_RECALL,
+    ): Derived {
       if (line.blank) return makeDerived("meta", null, conversationOf(state, source));
       const record = obj(line.value);
       if (!record) {
         const detail = line.value === undefined ? "invalid JSON" : "not a JSON object";
         return drift("unparsable", detail, state, source);
       }
-      const derived = classify(record, state, source, false);
+      const derived = classify(record, state, source, false, recall);
       if (derived.drift) return derived;
       const repeats = pairAgentMessage(record, derived, state);
-      if (state.copying) {
-        derived.title = null;
+      // Copied history never titles the fork: its own first prompt does.
+      if (state.copying) derived.title = null;
+      if (state.copying && !state.copyIndexed) {
         derived.copied = true;
         return derived;
       }
@@ -296,10 +311,15 @@ export function codexAdapter(options: CodexAdapterOptions = {}): LineAdapter<Cod
       return derived;
     },
 
-    parseStreamed(scalars: ReadonlyMap<string, Scalar>, state: CodexState, source: SourceRef) {
-      const derived = classify(recordFromScalars(scalars), state, source, true);
+    parseStreamed(
+      scalars: ReadonlyMap<string, Scalar>,
+      state: CodexState,
+      source: SourceRef,
+      recall: Recall = NO_RECALL,
+    ) {
+      const derived = classify(recordFromScalars(scalars), state, source, true, recall);
       derived.title = null;
-      if (state.copying) derived.copied = true;
+      if (state.copying && !state.copyIndexed) derived.copied = true;
       return derived;
     },
 
@@ -350,6 +370,7 @@ function classify(
   state: CodexState,
   source: SourceRef,
   streamed: boolean,
+  recall: Recall,
 ): Derived {
   const shape = shapeOf(record, state);
   if (!shape) return drift("missing_fields", "line without a type", state, source);
@@ -361,7 +382,7 @@ function classify(
       if (!payload) return missing("session_meta without a payload", state, source, ts);
       const id = str(payload.id);
       if (!state.id && id) adopt(state, payload, shape.line === "legacy_meta");
-      else if (id && id !== state.id) state.copying = true; // a fork's copy of its parent's
+      else if (id && id !== state.id) startCopy(state, id, recall);
       return makeDerived("meta", null, conversationOf(state, source), {
         ts,
         version: state.version,
@@ -570,6 +591,43 @@ function adopt(state: CodexState, meta: Record<string, unknown>, legacy: boolean
 }
 
 /**
+ * Starts copied history at a `session_meta` of another session: a fork's copy of its parent's
+ * (a fork of a fork copies its parent's copy too, whose `session_meta` follows and changes
+ * nothing). The copy is indexed when the store lacks the rollout it was copied from, as a Claude
+ * Code copy is: a duplicate hit is better than a lost one.
+ */
+function startCopy(state: CodexState, id: string, recall: Recall): void {
+  if (state.copying) return;
+  state.copying = true;
+  state.copyIndexed = !rolloutStored(recall, id);
+}
+
+/** The session ids of the rollouts a store holds, read once per pass (`Recall` is one pass's). */
+const storedRollouts = new WeakMap<Recall, Set<string>>();
+
+/**
+ * True when the store has the rollout of session `id`, wherever it is (`sessions/…`,
+ * `archived_sessions/`, an extra root, compressed or not): Codex names it
+ * `rollout-<time>-<id>.jsonl`. Its source stays in the store once its file is gone, and a rebuild
+ * keeps it, so the answer is the same then.
+ */
+function rolloutStored(recall: Recall, id: string): boolean {
+  let ids = storedRollouts.get(recall);
+  if (!ids) {
+    ids = new Set();
+    for (const locator of recall.sourcesOf("codex")) {
+      const name = basename(locator);
+      if (!ROLLOUT.test(name)) continue;
+      // The id ends the name: a slice, not a search (a pass may list tens of thousands).
+      const id = name.slice(0, name.lastIndexOf(".jsonl")).slice(-36);
+      if (UUID.test(id)) ids.add(id.toLowerCase());
+    }
+    storedRollouts.set(recall, ids);
+  }
+  return ids.has(id.toLowerCase());
+}
+
+/**
  * Ends copied history at this rollout's own first turn. Turn ids are UUIDv7: a copied turn
  * began before this session was created, an own one after. When that cannot be told (no id,
  * or not v7), copying ends: a duplicate hit is better than a lost one.
@@ -580,6 +638,7 @@ function endCopyAt(state: CodexState, turnId: string | null): void {
   const session = state.id ? v7Time(state.id) : null;
   if (turn !== null && session !== null && turn < session) return;
   state.copying = false;
+  delete state.copyIndexed;
 }
 
 /** The 48-bit millisecond time of a UUIDv7 as 12 hex digits (comparable as strings), or null. */

@@ -136,7 +136,7 @@ function runLine(run: RunView): Html {
 function lastRunLine(last: LastRun): Html {
   const at = new Date(last.at).toISOString();
   const what = last.summary ? summaryText(last.summary) : last.error ?? "";
-  return html`<p class="muted">Last run (any process): ${time(at)}, ${
+  return html`<p class="muted">Last run (${last.by ?? "any process"}): ${time(at)}, ${
     last.ok ? "ok" : "with errors"
   }. ${what}</p>`;
 }

@@ -280,9 +280,9 @@ Deno.test("status opens with exactly the lines of reindex --status: one renderin
       const status = await runCli("status", [], world.vars);
       assert.equal(reindexed.code, 0, reindexed.stderr);
       assert.equal(status.code, 0, status.stderr);
-      // The two commands run a moment apart: an age ("last written 0 s ago") may tick between them.
-      const steady = (line: string) =>
-        line.replace(/last written \d+ \w+ ago/, "last written … ago");
+      // The two commands run a moment apart: an age ("last written 0 s ago", the last capture's
+      // "(0 s ago, by reindex)") may tick between them.
+      const steady = (line: string) => line.replace(/\b\d+ \w+ ago\b/, "… ago");
       const capture = reindexed.stdout.trimEnd().split("\n").map(steady);
       assert.ok(capture.length >= 4, `${stage}: ${reindexed.stdout}`);
       assert.deepEqual(
@@ -292,6 +292,13 @@ Deno.test("status opens with exactly the lines of reindex --status: one renderin
       );
       assert.match(status.stdout, /^snapshots: /m);
       assert.doesNotMatch(reindexed.stdout, /^snapshots: /m);
+      if (stage === "after a capture") {
+        // The run, how long ago, and the command that ran it.
+        assert.match(
+          status.stdout,
+          /^last capture: \S+Z \(\d+ s ago, by reindex\) ok — Captured /m,
+        );
+      }
     }
   } finally {
     await world.cleanup();

@@ -6,7 +6,15 @@ import { appendFileSync } from "node:fs";
 import { join } from "node:path";
 import { main as reindex } from "../../commands/reindex.ts";
 import { main as search } from "../../commands/search.ts";
-import { captureIo, childBaseEnv, makeWorld, ROOT, taskFlags, type World } from "../_helpers.ts";
+import {
+  captureIo,
+  childBaseEnv,
+  makeWorld,
+  ROOT,
+  runCli,
+  taskFlags,
+  type World,
+} from "../_helpers.ts";
 import { writeClaudeCorpus } from "../_corpus.ts";
 
 async function hits(world: World, query: string): Promise<number> {
@@ -73,6 +81,12 @@ Deno.test("reindex --watch captures appends and new files within seconds and sto
   })();
   try {
     await eventually("the first capture", async () => (await hits(world, "marker2")) === 1);
+    // status names the watcher as what captured last, as it names reindex for a cron run.
+    await eventually("status to show the watcher's capture", async () => {
+      const shown = await runCli("status", [], world.vars);
+      return /^last capture: \S+ \(\d+ s ago, by reindex --watch\) ok — Captured 12 new records /m
+        .test(shown.stdout);
+    });
     const sessionId = child.file.split("/").at(-1)!.replace(".jsonl", "");
     appendFileSync(child.file, line(sessionId, "appended quetzal-harmonica words"));
     await eventually(

@@ -3,16 +3,18 @@
 
 import assert from "node:assert/strict";
 import { appendFileSync } from "node:fs";
+import { join } from "node:path";
 import { loadContext, openStore, redactorFor } from "../../../lib/context.ts";
 import type { CaptureSummary } from "../../../lib/capture/summary.ts";
 import { watch } from "../../../lib/capture/watch.ts";
 import { writeClaudeCorpus } from "../../_corpus.ts";
-import { makeWorld, withStore, type World } from "../../_helpers.ts";
+import { captureWorld, makeWorld, withStore, type World } from "../../_helpers.ts";
 import { oldStoreWorld } from "../../_old_store.ts";
 import { ADAPTERS } from "../../../lib/sources/mod.ts";
 import { INDEX_UPGRADE_KEY } from "../../../lib/store/cjk.ts";
 import { migrationState } from "../../../lib/store/batched_migration.ts";
 import { search } from "../../../lib/store/search.ts";
+import { captureState } from "../../../lib/status.ts";
 
 /** Waits until `check` holds; a watcher that leaves work undone fails here, naming it. */
 async function eventually(what: string, check: () => boolean, ms = 30_000): Promise<void> {
@@ -105,6 +107,87 @@ Deno.test("watch() migrates a store written before 0008 in slices, then captures
     );
     assert.equal(hits.mode, "fts");
     assert.ok(hits.hits.length > 0);
+  } finally {
+    controller.abort();
+    await watching;
+    store.close();
+    await world.cleanup();
+  }
+});
+
+Deno.test("watch() records its passes for status as runs of reindex --watch, as reindex records its runs", async (t) => {
+  const world = await makeWorld();
+  const paths = writeClaudeCorpus(world.claude, { sessions: 3, lines: 4 });
+  // A run from cron before the watcher starts.
+  await captureWorld(world);
+  const status = () => captureState(loadContext({ env: world.env }));
+  assert.equal(status().capture.lastRun?.by, "reindex");
+  const ctx = loadContext({ env: world.env });
+  const store = openStore(ctx);
+  // The passes that stored something or warned, as the watcher reports each once recorded.
+  const captured: CaptureSummary[] = [];
+  let reported = () => {};
+  /** The summaries reported from now until `done` holds for them (30 s at most). */
+  const capturesUntil = async (done: (since: CaptureSummary[]) => boolean) => {
+    const from = captured.length;
+    const until = Date.now() + 30_000;
+    while (!done(captured.slice(from))) {
+      if (Date.now() > until) throw new Error("timed out waiting for the watcher's captures");
+      await Promise.race([
+        new Promise<void>((resolve) => (reported = resolve)),
+        new Promise<void>((resolve) => setTimeout(resolve, 1000)),
+      ]);
+    }
+    return captured.slice(from);
+  };
+  const controller = new AbortController();
+  const watching = watch({
+    ctx,
+    store,
+    redact: redactorFor(ctx),
+    signal: controller.signal,
+    onCapture: (summary) => {
+      captured.push(summary);
+      reported();
+    },
+  });
+  try {
+    await t.step("its first pass takes over, though it finds nothing new", async () => {
+      await eventually(
+        "the first pass recorded",
+        () => status().capture.lastRun?.by === "reindex --watch",
+      );
+      const { lastRun } = status().capture;
+      assert.equal(lastRun?.ok, true);
+      assert.equal(lastRun?.summary?.records, 0);
+      assert.deepEqual(captured, [], "nothing to report");
+    });
+
+    await t.step("a pass that stores something replaces it, with what status counts", async () => {
+      const before = status().capture.lastRun!.at;
+      const more = writeClaudeCorpus(world.dir, { sessions: 1, lines: 2, seed: 9 });
+      appendFileSync(paths[0]!, Deno.readFileSync(more[0]!));
+      // A transcript that yields no conversation (one unparsable line): status warns of it.
+      const stray = join(world.claude, "projects", "-home-dev-src-project0", "stray.jsonl");
+      Deno.writeTextFileSync(stray, "not a transcript\n");
+      const summaries = await capturesUntil((since) =>
+        since.reduce((n, s) => n + s.records, 0) >= 3 && since.some((s) => s.empty.length > 0)
+      );
+      const { capture, store: kept } = status();
+      assert.equal(capture.lastRun?.by, "reindex --watch");
+      assert.ok(capture.lastRun!.at >= before);
+      assert.deepEqual(capture.lastRun?.summary, summaries.at(-1));
+      assert.equal(kept?.records, 15);
+      assert.deepEqual(kept?.empty, [stray]);
+    });
+
+    await t.step("a listed source that yields a conversation leaves the list", async () => {
+      const stray = status().store!.empty[0]!;
+      const line = Deno.readTextFileSync(paths[1]!).split("\n")[0]!;
+      appendFileSync(stray, line + "\n");
+      await capturesUntil((since) => since.some((s) => s.records > 0));
+      assert.deepEqual(status().store?.empty, []);
+    });
   } finally {
     controller.abort();
     await watching;

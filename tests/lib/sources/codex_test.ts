@@ -2,13 +2,26 @@
 // byte, each phrase found once per indexed copy, forks and subagents in the conversation tree.
 
 import assert from "node:assert/strict";
-import { appendFileSync, cpSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import {
+  appendFileSync,
+  cpSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
+import { basename, join } from "node:path";
 import { Buffer } from "node:buffer";
 import { createHash } from "node:crypto";
 import { zstdDecompressSync } from "node:zlib";
 import { loadContext, openStore, redactorFor } from "../../../lib/context.ts";
-import type { DiscoverContext, SourceRef } from "../../../lib/sources/adapter.ts";
+import {
+  type DiscoverContext,
+  NO_RECALL,
+  type Recall,
+  type SourceRef,
+} from "../../../lib/sources/adapter.ts";
 import { codex, codexAdapter, type CodexState } from "../../../lib/sources/codex.ts";
 import { ADAPTERS } from "../../../lib/sources/mod.ts";
 import { findConversation, pageConversation } from "../../../lib/store/conversations.ts";
@@ -120,6 +133,13 @@ function fixtureLines(e: CodexEntry): string[] {
   return new TextDecoder().decode(expectedBytes(world, e)).split("\n");
 }
 
+/** A world whose `$CODEX_HOME/sessions` is a copy of `fixtures/<fixture>/sessions`. */
+async function rolloutsWorld(fixture: string): Promise<World> {
+  const world = await makeWorld();
+  cpSync(join(FIXTURES, fixture, "sessions"), join(world.codex, "sessions"), { recursive: true });
+  return world;
+}
+
 /**
  * How many search hits a phrase should give in its own rollout: one per `response_item` (or
  * older bare item) holding it, and a compaction when its summary does; never the `event_msg`
@@ -229,6 +249,121 @@ Deno.test("a fork's copy of its parent's history is shown in the fork but found 
   } finally {
     await world.cleanup();
   }
+});
+
+const ORPHAN_FORK = "codex:01a06665-2966-7e55-a0c3-5d8b1f2e4c69";
+
+/** A world holding a fork whose parent's rollout was never here (fixtures/codex_orphan_fork). */
+function orphanForkWorld(): Promise<World> {
+  return rolloutsWorld("codex_orphan_fork");
+}
+
+Deno.test("a fork whose parent's rollout the store lacks is found by the history it copied", async (t) => {
+  const found = (world: World) => {
+    const where = (phrase: string) =>
+      find(world, phrase).map((h) => [h.conversation, h.kind, h.role]);
+    // Once each: the copied prompt and answer, not their events.
+    assert.deepEqual(where("sorrel-gazebo"), [[ORPHAN_FORK, "message", "user"]]);
+    assert.deepEqual(where("tamarind-oculus"), [[ORPHAN_FORK, "message", "assistant"]]);
+    assert.equal(where("wicker-nautilus").length, 2);
+    const row = conversationRow(world, ORPHAN_FORK)!;
+    assert.equal(row.parent_key, "codex:01a06651-8059-7a1c-9d2e-4b7f6a1c3e58");
+    // Still titled by its own first prompt, not by the copied one.
+    assert.match(row.title!, /^Stream the upload/);
+  };
+
+  await t.step("captured, and rebuilt", async () => {
+    const world = await orphanForkWorld();
+    try {
+      await captureWorld(world);
+      found(world);
+      await captureWorld(world, { rebuild: true });
+      found(world);
+    } finally {
+      await world.cleanup();
+    }
+  });
+
+  await t.step("its lines too long to hold, streamed", async () => {
+    const world = await orphanForkWorld();
+    try {
+      const ctx = loadContext({ env: world.env });
+      const store = openStore(ctx);
+      try {
+        // Every line longer than 300 bytes takes the streaming path, the copied ones included.
+        await runPass(store, ctx, { limits: { maxLine: 300 } });
+        const streamed = store.db.prepare(
+          `SELECT count(*) AS n FROM records WHERE (flags & ${FLAG_STREAMED}) != 0`,
+        ).get() as { n: number };
+        assert.ok(streamed.n > 0, "some lines were streamed");
+      } finally {
+        store.close();
+      }
+      // A streamed line is indexed whole, whatever its kind: its events are found too.
+      for (const phrase of ["sorrel-gazebo", "tamarind-oculus"]) {
+        const hits = find(world, phrase);
+        assert.ok(hits.length > 0 && hits.every((h) => h.conversation === ORPHAN_FORK), phrase);
+      }
+    } finally {
+      await world.cleanup();
+    }
+  });
+});
+
+Deno.test("a fork's copied history is found in the parent whenever the store has its rollout", async (t) => {
+  const fork = entry("forked");
+  const parent = entry("current");
+  /** The conversations a shared phrase is found in, each once. */
+  const holders = (world: World, phrase: string) =>
+    [...new Set(find(world, phrase).map((h) => h.conversation))].sort();
+
+  await t.step("the parent's rollout deleted before logbook ran: found in the fork", async () => {
+    const world = await makeWorld({ fixtures: ["codex"] });
+    try {
+      rmSync(join(world.codex, parent.path));
+      await captureWorld(world);
+      for (const phrase of fork.sharedPhrases!) {
+        assert.ok(holders(world, phrase).includes(fork.conversation), phrase);
+      }
+    } finally {
+      await world.cleanup();
+    }
+  });
+
+  await t.step("captured with its parent, the parent deleted, the store rebuilt", async () => {
+    const world = await makeWorld({ fixtures: ["codex"] });
+    try {
+      await captureWorld(world);
+      rmSync(join(world.codex, parent.path));
+      await captureWorld(world, { rebuild: true });
+      for (const phrase of fork.sharedPhrases!) {
+        assert.deepEqual(holders(world, phrase), [parent.conversation], phrase);
+      }
+    } finally {
+      await world.cleanup();
+    }
+  });
+
+  await t.step("the parent captured after the fork: in both until a rebuild", async () => {
+    const world = await makeWorld({ fixtures: ["codex"] });
+    const held = join(world.dir, basename(parent.path));
+    try {
+      renameSync(join(world.codex, parent.path), held);
+      await captureWorld(world);
+      renameSync(held, join(world.codex, parent.path));
+      await captureWorld(world);
+      // Nothing takes a fork's indexed copy back when its parent comes: a duplicate, not a loss.
+      for (const phrase of fork.sharedPhrases!) {
+        assert.deepEqual(holders(world, phrase), [parent.conversation, fork.conversation].sort());
+      }
+      await captureWorld(world, { rebuild: true });
+      for (const phrase of fork.sharedPhrases!) {
+        assert.deepEqual(holders(world, phrase), [parent.conversation], phrase);
+      }
+    } finally {
+      await world.cleanup();
+    }
+  });
 });
 
 Deno.test("every line of a current rollout has the kind and role its type means", async () => {
@@ -619,17 +754,22 @@ Deno.test("a fork's copied history ends at its first own turn, or at once when t
       type: "response_item",
       payload: { type: "message", role: "user", content: [{ type: "input_text", text }] },
     });
-  const run = (turnIds: (string | undefined)[]) => {
+  // The store holds the parent's rollout (archived, compressed: found by its name anywhere).
+  const parent = "/y/archived_sessions/rollout-2026-06-14T09-12-05-" +
+    "019ec4f9-2ec6-7da7-bbee-b6e59f34f595.jsonl.zst";
+  const holding: Recall = { ...NO_RECALL, sourcesOf: (agent) => agent === "codex" ? [parent] : [] };
+  const run = (turnIds: (string | undefined)[], recall = holding) => {
     const state: CodexState = codex.initialState(ref);
     codex.parseLine(
       meta("019ec4fd-6348-7574-9d92-a7cec8ea9dc8", { forked_from_id: "p" }),
       state,
       ref,
+      recall,
     );
-    codex.parseLine(meta("019ec4f9-2ec6-7da7-bbee-b6e59f34f595"), state, ref);
+    codex.parseLine(meta("019ec4f9-2ec6-7da7-bbee-b6e59f34f595"), state, ref, recall);
     return turnIds.map((id, i) => {
-      codex.parseLine(turn(id), state, ref);
-      return codex.parseLine(prompt(`prompt ${i}`), state, ref).text;
+      codex.parseLine(turn(id), state, ref, recall);
+      return codex.parseLine(prompt(`prompt ${i}`), state, ref, recall).text;
     });
   };
   // Turns begun before the fork existed are the parent's; the next one is the fork's own.
@@ -646,6 +786,14 @@ Deno.test("a fork's copied history ends at its first own turn, or at once when t
     "prompt 0",
     "prompt 1",
   ]);
+  // A copy from a rollout the store lacks is indexed: nothing else holds its words.
+  assert.deepEqual(
+    run(
+      ["019ec4f9-3376-765d-a78c-0deca166c572", "019ec4fd-8670-7f7f-b48a-7b1cf92aae57"],
+      NO_RECALL,
+    ),
+    ["prompt 0", "prompt 1"],
+  );
   // A name the user gave the thread outranks the first prompt as its title.
   const named = codex.parseLine(
     line({ type: "event_msg", payload: { type: "thread_name_updated", thread_name: "Backoff" } }),
@@ -695,14 +843,8 @@ Deno.test({
 });
 
 /** A world holding the rollouts of interrupted turns (fixtures/codex_interrupted). */
-async function interruptedWorld(): Promise<World> {
-  const world = await makeWorld();
-  cpSync(
-    join(import.meta.dirname!, "../../../fixtures/codex_interrupted/sessions"),
-    join(world.codex, "sessions"),
-    { recursive: true },
-  );
-  return world;
+function interruptedWorld(): Promise<World> {
+  return rolloutsWorld("codex_interrupted");
 }
 
 const EVENT_FIRST = "codex:019e2a41-6c3d-7b80-9f12-3e4d5c6b7a89";

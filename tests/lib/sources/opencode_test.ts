@@ -15,9 +15,11 @@ import { findConversation, pageConversation } from "../../../lib/store/conversat
 import { TextDeriver } from "../../../lib/store/records.ts";
 import { search } from "../../../lib/store/search.ts";
 import { envFrom } from "../../../lib/env.ts";
+import { isPresent } from "../../../lib/present.ts";
 import {
   fixtureIds,
   insertPart,
+  makeOpencodeDb,
   openWriter,
   updatePart,
 } from "../../../fixtures/opencode/make_db.ts";
@@ -392,28 +394,34 @@ Deno.test("capture never creates or changes a file beside OpenCode's database, a
   }
 });
 
+/**
+ * Puts the fixture's database in `folder` as a copied or synced data folder holds it:
+ * `opencode.db` and `opencode.db-wal`, the WAL holding a part with `text` that the database file
+ * does not (OpenCode stopped before checkpointing).
+ */
+function databaseWithWal(world: World, folder: string, text: string): void {
+  const live = Deno.makeTempDirSync({ dir: world.dir });
+  cpSync(
+    join(FIXTURES, "opencode", "xdg-data", "opencode", "opencode.db"),
+    join(live, "opencode.db"),
+  );
+  const writer = openWriter(join(live, "opencode.db"));
+  Deno.mkdirSync(folder, { recursive: true });
+  try {
+    insertPart(writer, newPart(text, Date.now()));
+    for (const name of ["opencode.db", "opencode.db-wal"]) {
+      Deno.copyFileSync(join(live, name), join(folder, name));
+    }
+  } finally {
+    writer.close();
+  }
+}
+
 Deno.test("a database whose rows are only in its WAL, with no -shm and no OpenCode running, is read and left as found", async () => {
   const world = await makeWorld();
   try {
-    // As a copied or synced data folder holds it: opencode.db and opencode.db-wal, the WAL
-    // holding rows the database file does not (OpenCode stopped before checkpointing).
-    const live = join(world.dir, "live");
-    Deno.mkdirSync(live);
-    cpSync(
-      join(FIXTURES, "opencode", "xdg-data", "opencode", "opencode.db"),
-      join(live, "opencode.db"),
-    );
-    const writer = openWriter(join(live, "opencode.db"));
     const folder = join(world.xdgData, "opencode");
-    Deno.mkdirSync(folder, { recursive: true });
-    try {
-      insertPart(writer, newPart("Only in the WAL: lichen-gazebo.", Date.now()));
-      for (const name of ["opencode.db", "opencode.db-wal"]) {
-        Deno.copyFileSync(join(live, name), join(folder, name));
-      }
-    } finally {
-      writer.close();
-    }
+    databaseWithWal(world, folder, "Only in the WAL: lichen-gazebo.");
     const walOnly = new DatabaseSync(`file:${join(folder, "opencode.db")}?immutable=1`, {
       readOnly: true,
     });
@@ -440,6 +448,33 @@ Deno.test("a database whose rows are only in its WAL, with no -shm and no OpenCo
       e.name.startsWith("logbook-snapshot-")
     ).flatMap((e) => [...Deno.readDirSync(join(world.data, "run", e.name))]);
     assert.deepEqual(left, []);
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("the first reindex reads each of several databases from its own copy, with and without a WAL", async () => {
+  const world = await makeWorld({ fixtures: ["opencode"] });
+  try {
+    // OpenCode's own folder: its database with rows only in the WAL, and JSON storage beside
+    // it (reading that keeps the database's copy for the next session file).
+    databaseWithWal(world, join(world.xdgData, "opencode"), "Only in the WAL: lichen-gazebo.");
+    // An extra root holding another database of the same name, without a WAL.
+    const synced = join(world.dir, "synced");
+    const { path } = makeOpencodeDb(synced);
+    insertPart(path, newPart("Only in the synced database: garnet-tollbooth.", Date.now()));
+    assert.ok(!isPresent(`${path}-wal`), "the second database has no WAL");
+    Deno.mkdirSync(world.config, { recursive: true });
+    Deno.writeTextFileSync(
+      join(world.config, "config.json"),
+      JSON.stringify({ history: { roots: { opencode: [synced] } } }),
+    );
+
+    const reindex = await runCli("reindex", [], world.vars);
+    assert.equal(reindex.code, 0, reindex.stderr);
+    assert.doesNotMatch(reindex.stderr, /malformed|Cannot read|error/i);
+    assert.equal(hits(world, "lichen-gazebo").length, 1, "the WAL's row, from its own copy");
+    assert.equal(hits(world, "garnet-tollbooth").length, 1, "the second database's own row");
   } finally {
     await world.cleanup();
   }

@@ -60,6 +60,40 @@ Deno.test("a snapshot holds the WAL's rows, is private, and goes when released",
   }
 });
 
+Deno.test("databases of one name get copies of their own, the first made with the directory", async () => {
+  const dir = await tempDir();
+  const run = join(dir, "run");
+  Deno.mkdirSync(run);
+  Deno.mkdirSync(join(dir, "a"));
+  Deno.mkdirSync(join(dir, "b"));
+  // The first database has a row only in its WAL; the second, of the same name, has no WAL.
+  const { path: first, writer } = walDatabase(join(dir, "a"));
+  const second = join(dir, "b", "opencode.db");
+  const plain = new DatabaseSync(second);
+  plain.exec("CREATE TABLE part (id TEXT, data TEXT); INSERT INTO part VALUES ('z', 'second')");
+  plain.close();
+  const ids = (file: string) => {
+    const db = new DatabaseSync(file, { readOnly: true });
+    try {
+      return db.prepare("SELECT id FROM part ORDER BY id").all().map((r) => r.id);
+    } finally {
+      db.close();
+    }
+  };
+  try {
+    const snapshots = new Snapshots(() => run);
+    const copyOfFirst = snapshots.of(first);
+    const copyOfSecond = snapshots.of(second);
+    assert.notEqual(copyOfSecond, copyOfFirst);
+    assert.deepEqual(ids(copyOfSecond), ["z"], "the second database, without the first's WAL");
+    assert.deepEqual(ids(snapshots.of(first)), ["a", "b"]);
+    snapshots.releaseAll();
+  } finally {
+    writer.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("a copy left by a killed run is removed by the next; a live run's is kept", async () => {
   const dir = await tempDir();
   const { path, writer } = walDatabase(dir);
