@@ -16,6 +16,24 @@ export const STOP_SIGNALS: readonly Deno.Signal[] = Deno.build.os === "windows"
   ? ["SIGINT"]
   : ["SIGINT", "SIGTERM"];
 
+/**
+ * An `AbortSignal` that Ctrl-C or SIGTERM aborts, listening until `release`. Hold it until the
+ * command's clean-up is done: under `deno task` one Ctrl-C reaches the command twice (from the
+ * terminal, and forwarded by the task runner), and a copy that finds no listener kills the
+ * process with its clean-up half done.
+ */
+export function stopSignals(): { signal: AbortSignal; release(): void } {
+  const controller = new AbortController();
+  const abort = () => controller.abort();
+  for (const signal of STOP_SIGNALS) Deno.addSignalListener(signal, abort);
+  return {
+    signal: controller.signal,
+    release() {
+      for (const signal of STOP_SIGNALS) Deno.removeSignalListener(signal, abort);
+    },
+  };
+}
+
 /** A mistake in how a command was called; reported with a hint to `--help` and exit 2. */
 export class UsageError extends Error {
   override name = "UsageError";

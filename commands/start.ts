@@ -14,7 +14,7 @@ import { ADAPTERS } from "../lib/sources/mod.ts";
 import { search } from "../lib/store/search.ts";
 import { storeStatus } from "../lib/store/status.ts";
 import { dashboardToken } from "../servers/dashboard.ts";
-import { defineCommand, EXIT, parsePort, run, shared, STOP_SIGNALS } from "./_command.ts";
+import { defineCommand, EXIT, parsePort, run, shared, stopSignals } from "./_command.ts";
 import { STOPPED, summaryLine, warnings } from "./_terminal/capture_report.ts";
 import { type Io, stdio, styler } from "./_terminal/io.ts";
 import { progressBar } from "./_terminal/progress.ts";
@@ -96,8 +96,8 @@ export async function main(
   });
 }
 
-/** Serves the dashboard on `ctx`'s data dir until stopped. */
-async function dashboardOn(ctx: Context, io: Io, serve: Serve): Promise<void> {
+/** Serves the dashboard on `ctx`'s data dir (the demo's when `demo`) until stopped. */
+async function dashboardOn(ctx: Context, io: Io, serve: Serve, demo = false): Promise<void> {
   const dashboard = listen({
     ctx,
     io,
@@ -107,6 +107,7 @@ async function dashboardOn(ctx: Context, io: Io, serve: Serve): Promise<void> {
     anyPortIfBusy: serve.port === undefined,
     token: serve.token,
     markers: ctx.markers,
+    demo,
   });
   await serveUntilStopped(dashboard, io, serve.stop);
 }
@@ -134,9 +135,7 @@ async function captureAndReport(
 ): Promise<{ code: number; stopped: boolean }> {
   const s = styler(io.color);
   const store = openStore(ctx);
-  const controller = new AbortController();
-  const abort = () => controller.abort();
-  for (const signal of STOP_SIGNALS) Deno.addSignalListener(signal, abort);
+  const signals = stopSignals();
   const bar = io.errIsTerminal ? progressBar(io) : null;
   try {
     io.out(`Capturing into ${ctx.paths.root} …\n`);
@@ -145,11 +144,10 @@ async function captureAndReport(
       store,
       redact: redactorFor(ctx),
       command: "start",
-      signal: stop ? AbortSignal.any([stop, controller.signal]) : controller.signal,
+      signal: stop ? AbortSignal.any([stop, signals.signal]) : signals.signal,
       ...(bar ? { onProgress: bar.update } : {}),
     });
     bar?.clear();
-    for (const signal of STOP_SIGNALS) Deno.removeSignalListener(signal, abort);
     if (result.status === "captured" && result.summary.stoppedBy === "signal") {
       io.err(`Capture ${STOPPED}\n`);
       return { code: EXIT.ok, stopped: true };
@@ -180,24 +178,29 @@ async function captureAndReport(
     return { code: EXIT.ok, stopped: false };
   } finally {
     bar?.clear();
-    for (const signal of STOP_SIGNALS) Deno.removeSignalListener(signal, abort);
+    signals.release();
     store.close();
   }
 }
 
 /**
  * The demo: the fixtures captured into a fresh temporary data dir, one sample search, and the
- * dashboard on that store (unless `serve.on` is false). Its temporary folders go when it exits.
+ * dashboard on that store (unless `serve.on` is false). Its temporary folders go when it exits:
+ * Ctrl-C or SIGTERM at any moment stops it, and their handlers stay until the folders are gone.
  */
 async function demo(io: Io, serve: Serve): Promise<number> {
-  const dataDir = await Deno.makeTempDir({ prefix: "logbook-demo-" });
-  const emptyHome = await Deno.makeTempDir({ prefix: "logbook-demo-home-" });
+  const signals = stopSignals();
+  const stop = serve.stop ? AbortSignal.any([serve.stop, signals.signal]) : signals.signal;
+  const dirs: string[] = [];
   try {
-    return await demoIn(dataDir, emptyHome, io, serve);
+    const dataDir = await Deno.makeTempDir({ prefix: "logbook-demo-" });
+    dirs.push(dataDir);
+    const emptyHome = await Deno.makeTempDir({ prefix: "logbook-demo-home-" });
+    dirs.push(emptyHome);
+    return await demoIn(dataDir, emptyHome, io, { ...serve, stop });
   } finally {
-    for (const dir of [dataDir, emptyHome]) {
-      await Deno.remove(dir, { recursive: true }).catch(() => {});
-    }
+    for (const dir of dirs) await Deno.remove(dir, { recursive: true }).catch(() => {});
+    signals.release();
   }
 }
 
@@ -247,13 +250,13 @@ async function demoIn(dataDir: string, emptyHome: string, io: Io, serve: Serve):
     `\nThe demo store is ${dataDir} (${formatDuration(performance.now() - started)}); ` +
       `it and ${emptyHome} are removed when this command exits.\n`,
   );
-  if (!serve.on) return EXIT.ok;
+  if (!serve.on || serve.stop?.aborted) return EXIT.ok;
   io.out(
     `\n${s.bold("This is a demo")}: the dashboard below serves the bundled sample transcripts ` +
       `from the temporary store\n${dataDir}, not your own histories (your data dir is ` +
       `untouched).\nTry searching for "marmot keyring".\n`,
   );
-  await dashboardOn(ctx, io, serve);
+  await dashboardOn(ctx, io, serve, true);
   return EXIT.ok;
 }
 

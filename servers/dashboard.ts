@@ -31,6 +31,8 @@ export interface ServeOptions {
   token: string;
   markers?: StageMarkers;
   onError?: (err: unknown) => void;
+  /** The data dir is `start`'s demo: the home page says so. */
+  demo?: boolean;
 }
 
 /** A dashboard being served. */
@@ -111,6 +113,7 @@ export function serveDashboard(options: ServeOptions): RunningDashboard {
     cookieName: `logbook_token_${port}`,
     ...(options.markers ? { markers: options.markers } : {}),
     ...(options.onError ? { onError: options.onError } : {}),
+    ...(options.demo ? { demo: true } : {}),
   });
   fetch = (request) => app.fetch(request);
   services.searches.warm();

@@ -1,7 +1,7 @@
 // Serving the dashboard from a terminal, for `dashboard` and `start`: binding errors turned into
 // what to do, the URL with its token printed, and serving until Ctrl-C or SIGTERM.
 
-import { STOP_SIGNALS } from "../_command.ts";
+import { stopSignals } from "../_command.ts";
 import type { Context } from "../../lib/context.ts";
 import type { StageMarkers } from "../../lib/stage_markers.ts";
 import { isLoopback, type RunningDashboard, serveDashboard } from "../../servers/dashboard.ts";
@@ -17,6 +17,8 @@ export interface ListenOptions {
   markers: StageMarkers;
   /** When the port is in use, serve on a free one instead (for a port nobody asked for). */
   anyPortIfBusy?: boolean;
+  /** The data dir is `start`'s demo: the dashboard says so. */
+  demo?: boolean;
 }
 
 /**
@@ -32,6 +34,7 @@ export function listen(options: ListenOptions): RunningDashboard {
       port: on,
       token: options.token,
       markers: options.markers,
+      ...(options.demo ? { demo: true } : {}),
       onError: (err) => io.err(`error: ${err instanceof Error ? err.stack ?? err.message : err}\n`),
     });
   try {
@@ -75,23 +78,20 @@ export async function serveUntilStopped(
       `warning: listening on "${dashboard.hostname}": other machines can reach it with the token\n`,
     );
   }
-  await untilStopped(stop);
-  await dashboard.shutdown();
+  // The signals are listened to until the dashboard is down (see `stopSignals`).
+  const until = stop ? { signal: stop, release() {} } : stopSignals();
+  try {
+    await aborted(until.signal);
+    await dashboard.shutdown();
+  } finally {
+    until.release();
+  }
   io.err("Dashboard stopped\n");
 }
 
-/** Resolves when `stop` aborts, or on SIGINT or SIGTERM when no signal is given. */
-function untilStopped(stop: AbortSignal | undefined): Promise<void> {
-  if (stop) {
-    return stop.aborted
-      ? Promise.resolve()
-      : new Promise((resolve) => stop.addEventListener("abort", () => resolve(), { once: true }));
-  }
-  return new Promise((resolve) => {
-    const done = () => {
-      for (const signal of STOP_SIGNALS) Deno.removeSignalListener(signal, done);
-      resolve();
-    };
-    for (const signal of STOP_SIGNALS) Deno.addSignalListener(signal, done);
-  });
+/** Resolves when `signal` aborts. */
+function aborted(signal: AbortSignal): Promise<void> {
+  return signal.aborted
+    ? Promise.resolve()
+    : new Promise((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
 }

@@ -1,10 +1,12 @@
-// `dashboard` as a user runs it (a real subprocess): `--help`, and the options it refuses with a
-// usage error before serving anything.
+// `dashboard` as a user runs it (a real subprocess): `--help`, the options it refuses with a
+// usage error before serving anything, and Ctrl-C as `deno task` delivers it.
 
 import assert from "node:assert/strict";
+import { join } from "node:path";
 import { helpText } from "../../commands/_command.ts";
 import { spec } from "../../commands/dashboard.ts";
-import { makeWorld, runCli } from "../_helpers.ts";
+import { childBaseEnv, makeWorld, ROOT, runCli, taskFlags } from "../_helpers.ts";
+import { ctrlCTwice } from "./_ctrl_c_twice.ts";
 
 Deno.test("dashboard --help, and bad options are usage errors with exit 2", async (t) => {
   const world = await makeWorld();
@@ -32,6 +34,41 @@ Deno.test("dashboard --help, and bad options are usage errors with exit 2", asyn
       assert.match(result.stderr, /^error: .*--public/);
     });
   } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("Ctrl-C, which deno task delivers twice, stops the dashboard cleanly", async () => {
+  const world = await makeWorld();
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", ...taskFlags("dashboard"), "--quiet", join(ROOT, "commands", "dashboard.ts")],
+    env: { ...childBaseEnv(), ...world.vars, LOGBOOK_DASHBOARD_TOKEN: "t".repeat(32) },
+    clearEnv: true,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const stderr = new Response(child.stderr).text();
+  const lines = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let stopped = false;
+  try {
+    let printed = "";
+    let port: RegExpExecArray | null = null;
+    while (!(port = /^logbook dashboard: http:\/\/127\.0\.0\.1:(\d+)\//m.exec(printed))) {
+      const { value, done } = await lines.read();
+      if (done) assert.fail(`dashboard ended before printing its URL: ${await stderr}`);
+      printed += value;
+    }
+    await ctrlCTwice(child.pid, Number(port[1]), "t".repeat(32));
+    stopped = true;
+    const status = await child.status;
+    assert.equal(status.code, 0, `${status.signal ?? ""} ${await stderr}`);
+    assert.match(await stderr, /Dashboard stopped\n$/);
+  } finally {
+    if (!stopped) child.kill("SIGKILL");
+    await lines.cancel().catch(() => {});
+    await child.status;
+    await stderr.catch(() => "");
     await world.cleanup();
   }
 });
