@@ -7,6 +7,7 @@ import type { parseArgs as nodeParseArgs } from "node:util";
 import { ArgsError, parseArgs } from "./_args.ts";
 import { isCorruption, StoreDamagedError } from "../lib/store/db.ts";
 import type { Io } from "./_terminal/io.ts";
+import type { Env } from "../lib/env.ts";
 
 /** Exit status of a command: 0 success, 1 a failure the command explains, 2 a usage error. */
 export const EXIT = { ok: 0, failure: 1, usage: 2 } as const;
@@ -246,6 +247,16 @@ export async function run<O extends ParseArgsOptionsConfig>(
     }
     return await body(parsed);
   });
+}
+
+/**
+ * How the user runs `command` (`search`) the way they ran this process: `logbook search` from the
+ * `logbook` entry (installed or compiled; `deno task logbook search` under `deno task`, which sets
+ * `INIT_CWD`), `deno task search` from a command's own file, as `deno task start` runs it.
+ */
+export function commandLine(command: string, env: Env, mainModule = Deno.mainModule): string {
+  if (!mainModule.endsWith("/commands/logbook.ts")) return `deno task ${command}`;
+  return env.get("INIT_CWD") ? `deno task logbook ${command}` : `logbook ${command}`;
 }
 
 /** The line after a usage error: where the command's help is. */

@@ -14,7 +14,15 @@ import { ADAPTERS } from "../lib/sources/mod.ts";
 import { search } from "../lib/store/search.ts";
 import { storeStatus } from "../lib/store/status.ts";
 import { dashboardToken } from "../servers/dashboard.ts";
-import { defineCommand, EXIT, parsePort, run, shared, stopSignals } from "./_command.ts";
+import {
+  commandLine,
+  defineCommand,
+  EXIT,
+  parsePort,
+  run,
+  shared,
+  stopSignals,
+} from "./_command.ts";
 import { STOPPED, summaryLine, warnings } from "./_terminal/capture_report.ts";
 import { type Io, stdio, styler } from "./_terminal/io.ts";
 import { progressBar } from "./_terminal/progress.ts";
@@ -88,7 +96,8 @@ export async function main(
       );
       return await demo(io, serve);
     }
-    const { code, stopped } = await captureAndReport(ctx, io, serve.stop, "deno task search");
+    const search = commandLine("search", env);
+    const { code, stopped } = await captureAndReport(ctx, io, serve.stop, search);
     if (code !== EXIT.ok || stopped || !serve.on) return code;
     io.out("\nOr search, read, resume and fork them in the dashboard:\n");
     await dashboardOn(ctx, io, serve);
@@ -227,7 +236,7 @@ async function demoIn(dataDir: string, emptyHome: string, io: Io, serve: Serve):
     io,
     serve.stop,
     // The demo store lives only while the dashboard serves it.
-    serve.on ? `LOGBOOK_DATA_DIR=${dataDir} deno task search` : null,
+    serve.on ? `LOGBOOK_DATA_DIR=${dataDir} ${commandLine("search", serve.env)}` : null,
     true,
   );
   if (code !== EXIT.ok || stopped) return code;
