@@ -4,7 +4,12 @@
 import { stopSignals } from "../_command.ts";
 import type { Context } from "../../lib/context.ts";
 import type { StageMarkers } from "../../lib/stage_markers.ts";
-import { isLoopback, type RunningDashboard, serveDashboard } from "../../servers/dashboard.ts";
+import {
+  isLoopback,
+  ListenError,
+  type RunningDashboard,
+  serveDashboard,
+} from "../../servers/dashboard.ts";
 import type { Io } from "./io.ts";
 
 /** Where and how `listen` serves. */
@@ -37,23 +42,33 @@ export function listen(options: ListenOptions): RunningDashboard {
       ...(options.demo ? { demo: true } : {}),
       onError: (err) => io.err(`error: ${err instanceof Error ? err.stack ?? err.message : err}\n`),
     });
+  const inUse = (err: unknown) =>
+    err instanceof ListenError && err.cause instanceof Deno.errors.AddrInUse;
   try {
     try {
       return serve(port);
     } catch (err) {
-      if (!(err instanceof Deno.errors.AddrInUse && options.anyPortIfBusy && port !== 0)) throw err;
+      if (!(inUse(err) && options.anyPortIfBusy && port !== 0)) throw err;
       io.err(`Port ${port} is in use: serving on a free port instead\n`);
       return serve(0);
     }
   } catch (err) {
-    if (err instanceof Deno.errors.AddrInUse) {
+    // Only binding: the data dir's errors (the dashboard's lock is there) say what they are.
+    if (!(err instanceof ListenError)) throw err;
+    if (inUse(err)) {
       throw new Error(
         `Cannot listen on ${host}:${port}: the port is in use (choose another with --port)`,
       );
     }
-    if (err instanceof Deno.errors.NotCapable || err instanceof Deno.errors.PermissionDenied) {
+    if (err.cause instanceof Deno.errors.NotCapable) {
       throw new Error(
         `Cannot listen on "${host}": Deno was not allowed to (run it with --allow-net=${host})`,
+      );
+    }
+    if (err.cause instanceof Deno.errors.PermissionDenied) {
+      throw new Error(
+        `Cannot listen on ${host}:${port}: this user may not use the port (below 1024 only ` +
+          "privileged users may); choose another with --port",
       );
     }
     throw err;
