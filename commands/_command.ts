@@ -82,6 +82,11 @@ export interface CommandSpec<O extends ParseArgsOptionsConfig> {
   examples: string[];
   /** Most positionals the command accepts (default: unlimited). */
   maxPositionals?: number;
+  /**
+   * The values an option of this command alone accepts, when they are a fixed list
+   * (`logbook completions` offers them; `--agent`, `--kind` and `--role` it knows everywhere).
+   */
+  optionValues?: Partial<Record<keyof O & string, readonly string[]>>;
 }
 
 /** Declares a command, adding `--help` to its options (and keeping their types precise). */

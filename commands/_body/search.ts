@@ -35,6 +35,7 @@ import {
   budgetMsFrom,
   prefixSuggestion,
   search,
+  SEARCH_SORTS,
   searchGroups,
   type SearchHit,
   SearchLimitError,
@@ -113,6 +114,7 @@ export const spec = defineCommand({
     'logbook search "rotate credentials" --project . --since 7d',
     "logbook search keyring --group --sort newest",
   ],
+  optionValues: { sort: SEARCH_SORTS },
 });
 
 /** Runs `search` with `args`; returns the exit status. `now` is the search budget's clock. */
