@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url";
 import { discoverContext, runCapture, whyNotCaptured } from "../lib/capture/run.ts";
 import { type Context, loadContext, openStore, redactorFor } from "../lib/context.ts";
 import { type Env, envFrom } from "../lib/env.ts";
-import { formatBytes, formatDuration, plural } from "../lib/format.ts";
+import { formatBytes, formatDuration } from "../lib/format.ts";
 import { ADAPTERS } from "../lib/sources/mod.ts";
 import { search } from "../lib/store/search.ts";
 import { storeStatus } from "../lib/store/status.ts";
@@ -26,6 +26,7 @@ import {
 import { STOPPED, summaryLine, warnings } from "./_terminal/capture_report.ts";
 import { type Io, stdio, styler } from "./_terminal/io.ts";
 import { progressBar } from "./_terminal/progress.ts";
+import { conversationTotal } from "./_terminal/status_view.ts";
 import { safeIo } from "./_terminal/safe_io.ts";
 import { safeText } from "../lib/safe_text.ts";
 import { listen, serveUntilStopped } from "./_terminal/serve.ts";
@@ -175,11 +176,10 @@ async function captureAndReport(
       for (const line of lines) io.err(`${s.yellow("warning:")} ${line}\n`);
     }
     const status = storeStatus(store);
-    const total = status.conversations.reduce((n, c) => n + c.count, 0);
     io.out(
-      `\n${s.bold(plural(total, "conversation"))} in the store (${
-        formatBytes(status.storeBytes)
-      }):\n` +
+      `\nThe store (${formatBytes(status.storeBytes)}) holds ${
+        s.bold(conversationTotal(status.conversations))
+      }:\n` +
         status.conversations.map((c) => `  ${c.agent.padEnd(9)} ${c.count}\n`).join("") +
         (searchCommand === null ? "" : `\nSearch them:\n  ${searchCommand} "words you remember"\n` +
           (demo ? "" : `  ${searchCommand} "words" --project . --since 7d\n`)),

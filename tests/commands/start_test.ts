@@ -51,6 +51,10 @@ Deno.test("start captures the machine's histories and shows how to search them",
     const io = captureIo();
     assert.equal(await start(["--no-dashboard"], io, world.env), 0, io.stderr());
     assert.match(io.stdout(), /Captured \d+ new records \(29 new conversations\)/);
+    assert.match(
+      io.stdout(),
+      /^The store \(\S+ \S+\) holds 29 conversations, 8 of them subagents:$/m,
+    );
     assert.match(io.stdout(), /^ {2}claude +29$/m);
     assert.match(io.stdout(), /deno task search "words you remember"/);
     assert.doesNotMatch(io.stdout(), /logbook dashboard:/);
