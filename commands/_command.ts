@@ -8,6 +8,7 @@ import { ArgsError, parseArgs } from "./_args.ts";
 import { isCorruption, StoreDamagedError } from "../lib/store/db.ts";
 import { closeTo } from "../lib/edit_distance.ts";
 import type { Io } from "./_terminal/io.ts";
+import type { Env } from "../lib/env.ts";
 
 /** Exit status of a command: 0 success, 1 a failure the command explains, 2 a usage error. */
 export const EXIT = { ok: 0, failure: 1, usage: 2 } as const;
@@ -16,6 +17,24 @@ export const EXIT = { ok: 0, failure: 1, usage: 2 } as const;
 export const STOP_SIGNALS: readonly Deno.Signal[] = Deno.build.os === "windows"
   ? ["SIGINT"]
   : ["SIGINT", "SIGTERM"];
+
+/**
+ * An `AbortSignal` that Ctrl-C or SIGTERM aborts, listening until `release`. Hold it until the
+ * command's clean-up is done: under `deno task` one Ctrl-C reaches the command twice (from the
+ * terminal, and forwarded by the task runner), and a copy that finds no listener kills the
+ * process with its clean-up half done.
+ */
+export function stopSignals(): { signal: AbortSignal; release(): void } {
+  const controller = new AbortController();
+  const abort = () => controller.abort();
+  for (const signal of STOP_SIGNALS) Deno.addSignalListener(signal, abort);
+  return {
+    signal: controller.signal,
+    release() {
+      for (const signal of STOP_SIGNALS) Deno.removeSignalListener(signal, abort);
+    },
+  };
+}
 
 /** A mistake in how a command was called; reported with a hint to `--help` and exit 2. */
 export class UsageError extends Error {
@@ -64,6 +83,11 @@ export interface CommandSpec<O extends ParseArgsOptionsConfig> {
   examples: string[];
   /** Most positionals the command accepts (default: unlimited). */
   maxPositionals?: number;
+  /**
+   * The values an option of this command alone accepts, when they are a fixed list
+   * (`logbook completions` offers them; `--agent`, `--kind` and `--role` it knows everywhere).
+   */
+  optionValues?: Partial<Record<keyof O & string, readonly string[]>>;
 }
 
 /** Declares a command, adding `--help` to its options (and keeping their types precise). */
@@ -203,6 +227,16 @@ export async function run<O extends ParseArgsOptionsConfig>(
     }
     return await body(parsed);
   });
+}
+
+/**
+ * How the user runs `command` (`search`) the way they ran this process: `logbook search` from the
+ * `logbook` entry (installed or compiled; `deno task logbook search` under `deno task`, which sets
+ * `INIT_CWD`), `deno task search` from a command's own file, as `deno task start` runs it.
+ */
+export function commandLine(command: string, env: Env, mainModule = Deno.mainModule): string {
+  if (!mainModule.endsWith("/commands/logbook.ts")) return `deno task ${command}`;
+  return env.get("INIT_CWD") ? `deno task logbook ${command}` : `logbook ${command}`;
 }
 
 /** The line after a usage error: where the command's help is. */

@@ -1,6 +1,6 @@
 // `logbook completions bash|zsh|fish`: a completion script generated from the command specs
-// (their options, which take a value, and the values agent, kind and role accept), so it names
-// exactly what the commands parse and never goes stale.
+// (their options, which take a value, and the values agent, kind, role and each spec's
+// `optionValues` accept), so it names exactly what the commands parse and never goes stale.
 
 import type { ParseArgsOptionsConfig } from "node:util";
 import { type CommandSpec, defineCommand, UsageError } from "./_command.ts";
@@ -22,7 +22,10 @@ export const spec = defineCommand({
   maxPositionals: 1,
 });
 
-/** The values an option takes, wherever a command has it: one word per idea across commands. */
+/**
+ * The values an option takes, wherever a command has it: one word per idea across commands. An
+ * option of one command alone states its values in that command's spec (`optionValues`).
+ */
 const OPTION_VALUES: Record<string, readonly string[]> = {
   agent: AGENTS,
   kind: KINDS,
@@ -79,7 +82,8 @@ function optionEntries(spec: CommandSpec<ParseArgsOptionsConfig>): OptionEntry[]
       description: help.get(long) ?? "",
     };
     if (option.short) entry.short = option.short;
-    if (entry.takesValue && OPTION_VALUES[long]) entry.values = OPTION_VALUES[long];
+    const values = spec.optionValues?.[long] ?? OPTION_VALUES[long];
+    if (entry.takesValue && values) entry.values = values;
     return entry;
   });
 }

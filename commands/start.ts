@@ -9,15 +9,24 @@ import { fileURLToPath } from "node:url";
 import { discoverContext, runCapture, whyNotCaptured } from "../lib/capture/run.ts";
 import { type Context, loadContext, openStore, redactorFor } from "../lib/context.ts";
 import { type Env, envFrom } from "../lib/env.ts";
-import { formatBytes, formatDuration, plural } from "../lib/format.ts";
+import { formatBytes, formatDuration } from "../lib/format.ts";
 import { ADAPTERS } from "../lib/sources/mod.ts";
 import { search } from "../lib/store/search.ts";
 import { storeStatus } from "../lib/store/status.ts";
 import { dashboardToken } from "../servers/dashboard.ts";
-import { defineCommand, EXIT, parsePort, run, shared, STOP_SIGNALS } from "./_command.ts";
+import {
+  commandLine,
+  defineCommand,
+  EXIT,
+  parsePort,
+  run,
+  shared,
+  stopSignals,
+} from "./_command.ts";
 import { STOPPED, summaryLine, warnings } from "./_terminal/capture_report.ts";
 import { type Io, stdio, styler } from "./_terminal/io.ts";
 import { progressBar } from "./_terminal/progress.ts";
+import { conversationTotal } from "./_terminal/status_view.ts";
 import { safeIo } from "./_terminal/safe_io.ts";
 import { safeText } from "../lib/safe_text.ts";
 import { listen, serveUntilStopped } from "./_terminal/serve.ts";
@@ -88,7 +97,8 @@ export async function main(
       );
       return await demo(io, serve);
     }
-    const { code, stopped } = await captureAndReport(ctx, io, serve.stop, "deno task search");
+    const search = commandLine("search", env);
+    const { code, stopped } = await captureAndReport(ctx, io, serve.stop, search);
     if (code !== EXIT.ok || stopped || !serve.on) return code;
     io.out("\nOr search, read, resume and fork them in the dashboard:\n");
     await dashboardOn(ctx, io, serve);
@@ -96,8 +106,8 @@ export async function main(
   });
 }
 
-/** Serves the dashboard on `ctx`'s data dir until stopped. */
-async function dashboardOn(ctx: Context, io: Io, serve: Serve): Promise<void> {
+/** Serves the dashboard on `ctx`'s data dir (the demo's when `demo`) until stopped. */
+async function dashboardOn(ctx: Context, io: Io, serve: Serve, demo = false): Promise<void> {
   const dashboard = listen({
     ctx,
     io,
@@ -107,6 +117,7 @@ async function dashboardOn(ctx: Context, io: Io, serve: Serve): Promise<void> {
     anyPortIfBusy: serve.port === undefined,
     token: serve.token,
     markers: ctx.markers,
+    demo,
   });
   await serveUntilStopped(dashboard, io, serve.stop);
 }
@@ -134,9 +145,7 @@ async function captureAndReport(
 ): Promise<{ code: number; stopped: boolean }> {
   const s = styler(io.color);
   const store = openStore(ctx);
-  const controller = new AbortController();
-  const abort = () => controller.abort();
-  for (const signal of STOP_SIGNALS) Deno.addSignalListener(signal, abort);
+  const signals = stopSignals();
   const bar = io.errIsTerminal ? progressBar(io) : null;
   try {
     io.out(`Capturing into ${ctx.paths.root} …\n`);
@@ -145,11 +154,10 @@ async function captureAndReport(
       store,
       redact: redactorFor(ctx),
       command: "start",
-      signal: stop ? AbortSignal.any([stop, controller.signal]) : controller.signal,
+      signal: stop ? AbortSignal.any([stop, signals.signal]) : signals.signal,
       ...(bar ? { onProgress: bar.update } : {}),
     });
     bar?.clear();
-    for (const signal of STOP_SIGNALS) Deno.removeSignalListener(signal, abort);
     if (result.status === "captured" && result.summary.stoppedBy === "signal") {
       io.err(`Capture ${STOPPED}\n`);
       return { code: EXIT.ok, stopped: true };
@@ -168,11 +176,10 @@ async function captureAndReport(
       for (const line of lines) io.err(`${s.yellow("warning:")} ${line}\n`);
     }
     const status = storeStatus(store);
-    const total = status.conversations.reduce((n, c) => n + c.count, 0);
     io.out(
-      `\n${s.bold(plural(total, "conversation"))} in the store (${
-        formatBytes(status.storeBytes)
-      }):\n` +
+      `\nThe store (${formatBytes(status.storeBytes)}) holds ${
+        s.bold(conversationTotal(status.conversations))
+      }:\n` +
         status.conversations.map((c) => `  ${c.agent.padEnd(9)} ${c.count}\n`).join("") +
         (searchCommand === null ? "" : `\nSearch them:\n  ${searchCommand} "words you remember"\n` +
           (demo ? "" : `  ${searchCommand} "words" --project . --since 7d\n`)),
@@ -180,24 +187,29 @@ async function captureAndReport(
     return { code: EXIT.ok, stopped: false };
   } finally {
     bar?.clear();
-    for (const signal of STOP_SIGNALS) Deno.removeSignalListener(signal, abort);
+    signals.release();
     store.close();
   }
 }
 
 /**
  * The demo: the fixtures captured into a fresh temporary data dir, one sample search, and the
- * dashboard on that store (unless `serve.on` is false). Its temporary folders go when it exits.
+ * dashboard on that store (unless `serve.on` is false). Its temporary folders go when it exits:
+ * Ctrl-C or SIGTERM at any moment stops it, and their handlers stay until the folders are gone.
  */
 async function demo(io: Io, serve: Serve): Promise<number> {
-  const dataDir = await Deno.makeTempDir({ prefix: "logbook-demo-" });
-  const emptyHome = await Deno.makeTempDir({ prefix: "logbook-demo-home-" });
+  const signals = stopSignals();
+  const stop = serve.stop ? AbortSignal.any([serve.stop, signals.signal]) : signals.signal;
+  const dirs: string[] = [];
   try {
-    return await demoIn(dataDir, emptyHome, io, serve);
+    const dataDir = await Deno.makeTempDir({ prefix: "logbook-demo-" });
+    dirs.push(dataDir);
+    const emptyHome = await Deno.makeTempDir({ prefix: "logbook-demo-home-" });
+    dirs.push(emptyHome);
+    return await demoIn(dataDir, emptyHome, io, { ...serve, stop });
   } finally {
-    for (const dir of [dataDir, emptyHome]) {
-      await Deno.remove(dir, { recursive: true }).catch(() => {});
-    }
+    for (const dir of dirs) await Deno.remove(dir, { recursive: true }).catch(() => {});
+    signals.release();
   }
 }
 
@@ -224,7 +236,7 @@ async function demoIn(dataDir: string, emptyHome: string, io: Io, serve: Serve):
     io,
     serve.stop,
     // The demo store lives only while the dashboard serves it.
-    serve.on ? `LOGBOOK_DATA_DIR=${dataDir} deno task search` : null,
+    serve.on ? `LOGBOOK_DATA_DIR=${dataDir} ${commandLine("search", serve.env)}` : null,
     true,
   );
   if (code !== EXIT.ok || stopped) return code;
@@ -247,13 +259,13 @@ async function demoIn(dataDir: string, emptyHome: string, io: Io, serve: Serve):
     `\nThe demo store is ${dataDir} (${formatDuration(performance.now() - started)}); ` +
       `it and ${emptyHome} are removed when this command exits.\n`,
   );
-  if (!serve.on) return EXIT.ok;
+  if (!serve.on || serve.stop?.aborted) return EXIT.ok;
   io.out(
     `\n${s.bold("This is a demo")}: the dashboard below serves the bundled sample transcripts ` +
       `from the temporary store\n${dataDir}, not your own histories (your data dir is ` +
       `untouched).\nTry searching for "marmot keyring".\n`,
   );
-  await dashboardOn(ctx, io, serve);
+  await dashboardOn(ctx, io, serve, true);
   return EXIT.ok;
 }
 

@@ -13,6 +13,7 @@ import {
   userCwd,
 } from "./paths.ts";
 import { HistoryStore, StoreLockedError } from "./store/db.ts";
+import { explainDataDir } from "./private_fs.ts";
 import { createGate, type Gate, type Redactor, redactorOf } from "./gate.ts";
 import { configureStageMarkers, type StageMarkers, stageMarkersFromEnv } from "./stage_markers.ts";
 
@@ -126,8 +127,19 @@ export interface OpenStoreOptions {
   upgrade?: boolean;
 }
 
-/** Opens the history store, creating it unless `mustExist` is set and it is missing. */
+/**
+ * Opens the history store, creating it unless `mustExist` is set and it is missing. A data dir
+ * the file system refuses is said in words (`explainDataDir`).
+ */
 export function openStore(ctx: Context, options: OpenStoreOptions = {}): HistoryStore {
+  try {
+    return openStoreIn(ctx, options);
+  } catch (err) {
+    throw explainDataDir(err, ctx.paths.root, options.readOnly ? "read" : "write") ?? err;
+  }
+}
+
+function openStoreIn(ctx: Context, options: OpenStoreOptions): HistoryStore {
   if (options.mustExist && !storeExists(ctx)) {
     throw new Error(
       `No history captured yet in "${ctx.paths.root}": run "logbook reindex" first`,

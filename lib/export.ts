@@ -7,13 +7,16 @@
 // hold nothing a terminal would act on or a reader could not see, wherever they go (a file, a
 // pipe, a dashboard download): every string is shown as the terminal filter shows it
 // (`safe_text.ts`) before it is laid out and escaped, so text spelt out of tag characters is
-// escaped as any other. JSON keeps every character, such ones escaped.
+// escaped as any other. JSON keeps every character, such ones escaped. What the agent put into the
+// conversation (its rules, Codex's AGENTS.md and environment: `isInjected`) is folded as context,
+// as `show` and the dashboard fold it, never laid out as someone's message with its headings.
 
 import { safeMarkdown } from "./_safe_markdown.ts";
 import { formatLocalTime } from "./format.ts";
 import { mapStrings } from "./gate.ts";
 import { safeJson } from "./safe_json.ts";
 import { safeText } from "./safe_text.ts";
+import { isInjected } from "./sources/injected.ts";
 import type { Page, RecordJson } from "./store/conversations.ts";
 import type { ConversationJson } from "./store/records.ts";
 
@@ -24,6 +27,9 @@ export type ExportFormat = typeof EXPORT_FORMATS[number];
 
 /** Kinds shown folded: a line in text, a collapsible block in Markdown and HTML. */
 const FOLDED = new Set(["tool_call", "tool_result", "event", "reasoning"]);
+
+/** A record as a document shows it: its text made visible, and whether the agent injected it. */
+type Shown = RecordJson & { injected: boolean };
 
 /**
  * `conversation` with all its `records` in `format`. Records of kind `meta` and records without
@@ -42,15 +48,19 @@ export function exportConversation(
   const visible = (text: string) => safeText(text, { multiline: true });
   const shown = records
     .filter((r) => options.all === true || (r.kind !== "meta" && r.text.trim() !== ""))
-    .map((r) => ({ ...r, text: visible(r.text) }));
+    .map((r) => ({ ...r, text: visible(r.text), injected: isInjected(conversation.agent, r) }));
   const about = mapStrings(conversation, visible);
   if (format === "md") return markdown(about, shown);
   if (format === "html") return html(about, shown);
   return text(about, shown);
 }
 
-/** Who a record is, as a heading says it: the role of a message, else its kind. */
-function speaker(record: RecordJson): string {
+/**
+ * Who a record is, as a heading says it: the role of a message, else its kind; what the agent
+ * injected as a user message (Codex's AGENTS.md, its environment) is `context`.
+ */
+function speaker(record: Shown): string {
+  if (record.injected && record.role === "user") return "context";
   if (record.kind === "message") return record.role ?? "message";
   if (record.kind === "reasoning") return "thinking";
   return record.kind;
@@ -78,14 +88,19 @@ function fence(text: string): string {
   return "`".repeat(Math.max(3, longest + 1));
 }
 
-function markdown(c: ConversationJson, records: readonly RecordJson[]): string {
+/** Shown as a collapsible block: tool calls and the like, and what the agent injected. */
+function folded(record: Shown): boolean {
+  return FOLDED.has(record.kind) || record.injected;
+}
+
+function markdown(c: ConversationJson, records: readonly Shown[]): string {
   const out = [`# ${escapeMarkdownLine(titleOf(c))}`, ""];
   for (const [name, value] of facts(c)) out.push(`- **${name}:** ${inlineCode(value)}`);
   out.push("");
   for (const record of records) {
     const when = record.timestamp === null ? "" : ` · ${formatLocalTime(record.timestamp)}`;
     const body = record.text.trim();
-    if (FOLDED.has(record.kind)) {
+    if (folded(record)) {
       const f = fence(body);
       out.push(
         "<details>",
@@ -152,7 +167,7 @@ pre { white-space: pre-wrap; overflow-wrap: anywhere; font: 13px/1.4 ui-monospac
   dl, h2, details { color: #aaa; } pre { background: #222226; }
 }`;
 
-function html(c: ConversationJson, records: readonly RecordJson[]): string {
+function html(c: ConversationJson, records: readonly Shown[]): string {
   const title = escapeHtml(titleOf(c));
   const out = [
     "<!doctype html>",
@@ -183,9 +198,10 @@ function html(c: ConversationJson, records: readonly RecordJson[]): string {
       : "";
     const who = escapeHtml(speaker(record));
     const body = escapeHtml(record.text.trim());
-    if (FOLDED.has(record.kind)) {
+    if (folded(record)) {
+      const kind = record.injected ? "context" : record.kind;
       out.push(
-        `<details class="${escapeHtml(record.kind)}"><summary>${who} · ${when}</summary>`,
+        `<details class="${escapeHtml(kind)}"><summary>${who} · ${when}</summary>`,
         `<pre>${body}</pre></details>`,
       );
       continue;
@@ -203,7 +219,7 @@ function html(c: ConversationJson, records: readonly RecordJson[]): string {
 
 // --- Plain text ---
 
-function text(c: ConversationJson, records: readonly RecordJson[]): string {
+function text(c: ConversationJson, records: readonly Shown[]): string {
   const out = [titleOf(c), ...facts(c).map(([name, value]) => `${name}: ${value}`), ""];
   for (const record of records) {
     out.push(`[${formatLocalTime(record.timestamp)}] ${speaker(record)}`, record.text.trim(), "");

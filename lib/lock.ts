@@ -3,7 +3,7 @@
 // and the holder's pid in the file, so a second run can name it.
 
 import { join } from "./path.ts";
-import { ensurePrivateFile } from "./private_fs.ts";
+import { ensurePrivateFile, explainDataDir } from "./private_fs.ts";
 
 /** What a lock file says about its holder. */
 export interface LockInfo {
@@ -20,7 +20,8 @@ export interface HeldLock {
 
 /**
  * Tries to take `run/<name>.lock` without waiting. Returns the held lock, or the holder's
- * details (null when unreadable) when another process holds it.
+ * details (null when unreadable) when another process holds it. A data dir (`root`) the file
+ * system refuses is said in words (`explainDataDir`).
  */
 export function tryLock(
   runDir: string,
@@ -29,8 +30,13 @@ export function tryLock(
   command: string,
 ): { held: HeldLock } | { holder: LockInfo | null } {
   const path = join(runDir, `${name}.lock`);
-  ensurePrivateFile(path, root);
-  const file = Deno.openSync(path, { read: true, write: true });
+  let file: Deno.FsFile;
+  try {
+    ensurePrivateFile(path, root);
+    file = Deno.openSync(path, { read: true, write: true });
+  } catch (err) {
+    throw explainDataDir(err, root) ?? err;
+  }
   let locked = false;
   try {
     locked = file.tryLockSync(true);

@@ -6,6 +6,7 @@
 // loaded on the first write, so a command that only reads never pays for it.
 import { nodeFs } from "./node_builtins.ts";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "./path.ts";
+import { canStat } from "./present.ts";
 
 /** Mode of every directory logbook creates in the data dir. */
 export const DIR_MODE = 0o700;
@@ -27,6 +28,100 @@ export class SymlinkRefusedError extends Error {
     super(`Refusing to follow symbolic link "${path}" inside ${where}`);
     this.path = path;
   }
+}
+
+/** The refusals of the file system that `explainDataDir` puts in words. */
+const REFUSALS = new Set(["EACCES", "EPERM", "EROFS", "ENOTDIR", "EEXIST"]);
+
+/**
+ * Why the data dir `root` cannot be used and what to do, in one sentence naming the path in the
+ * way, for an error the file system raised while logbook made or wrote its folders and files: a
+ * file where a folder should be, something of another user's that cannot be made owner-only, a
+ * folder this user may not write (or, for a command that only reads, `access: "read"`, may not
+ * read), a read-only disk. Undefined for any other error.
+ *
+ * @example
+ * try { return HistoryStore.open(options); } catch (err) { throw explainDataDir(err, root) ?? err; }
+ */
+export function explainDataDir(
+  err: unknown,
+  root: string,
+  access: "read" | "write" = "write",
+): Error | undefined {
+  const code = codeOf(err) ?? codeOfClass(err);
+  if (code === undefined || !REFUSALS.has(code)) return undefined;
+  const dir = resolve(root);
+  const at = pathOf(err) ?? dir;
+  const cannot = `Cannot use the data dir "${dir}"`;
+  const elsewhere = "or set LOGBOOK_DATA_DIR to a folder of your own";
+  const it = (path: string) => (path === dir ? "it" : `"${path}"`);
+  const file = fileInTheWay(at, code === "ENOTDIR" || code === "EEXIST");
+  if (file !== undefined) {
+    return new Error(
+      `${cannot}: ${it(file)} is a file where a folder should be; move it away, ${elsewhere}`,
+      { cause: err },
+    );
+  }
+  if (code === "ENOTDIR" || code === "EEXIST") return undefined;
+  if (code === "EPERM") {
+    return new Error(
+      `${cannot}: ${it(at)} belongs to another user, so it cannot be made owner-only; run ` +
+        `logbook as its owner, ${elsewhere}`,
+      { cause: err },
+    );
+  }
+  // `at` (when it is there) or the folder that holds it (when it is not) refused this user.
+  const refused = canStat(at) ? at : dirname(at);
+  return new Error(
+    code === "EROFS"
+      ? `${cannot}: ${it(refused)} is on a read-only disk; set LOGBOOK_DATA_DIR to a folder on ` +
+        "a writable one"
+      : access === "read"
+      ? `${cannot}: this user may not read ${it(refused)}; run logbook as its owner, ${elsewhere}`
+      : `${cannot}: this user may not write in ${it(refused)}; make it writable for you, ` +
+        elsewhere,
+    { cause: err },
+  );
+}
+
+/**
+ * The first path from `/` down to `at` that is there but is not a folder (following links, as
+ * the path itself is followed above the data dir); `at` itself counts when `self` is set.
+ */
+function fileInTheWay(at: string, self: boolean): string | undefined {
+  const parts = resolve(at).split(sep).filter(Boolean);
+  let path = "";
+  for (const [i, part] of parts.entries()) {
+    path += sep + part;
+    if (i === parts.length - 1 && !self) return undefined;
+    let info: Deno.FileInfo;
+    try {
+      info = Deno.statSync(path);
+    } catch {
+      return undefined; // missing, or not to be looked into: nothing further down is there
+    }
+    if (!info.isDirectory) return path;
+  }
+  return undefined;
+}
+
+/** The path an error of the file system was raised on: node's `path`, or in Deno's message. */
+function pathOf(err: unknown): string | undefined {
+  if (typeof err === "object" && err !== null && "path" in err && typeof err.path === "string") {
+    return resolve(err.path);
+  }
+  const quoted = err instanceof Error
+    ? /\(os error \d+\): [a-z_]+ '(.+?)'(?: -> '.*')?$/s.exec(err.message)
+    : null;
+  return quoted ? resolve(quoted[1]!) : undefined;
+}
+
+/** The code of Deno's error classes that come without one. */
+function codeOfClass(err: unknown): string | undefined {
+  if (err instanceof Deno.errors.NotADirectory) return "ENOTDIR";
+  if (err instanceof Deno.errors.AlreadyExists) return "EEXIST";
+  if (err instanceof Deno.errors.PermissionDenied) return "EACCES";
+  return undefined;
 }
 
 /**
@@ -259,7 +354,12 @@ function ensureOneDir(dir: string): void {
     }
   }
   if (info.isSymlink) throw new SymlinkRefusedError(dir);
-  if (!info.isDirectory) throw new Error(`Cannot use "${dir}" as a directory: it is not one`);
+  if (!info.isDirectory) {
+    throw Object.assign(
+      new Deno.errors.NotADirectory(`Cannot use "${dir}" as a directory: it is not one`),
+      { code: "ENOTDIR", path: dir },
+    );
+  }
   if (info.mode !== null && (info.mode & STICKY) !== 0 && (info.mode & 0o077) !== 0) {
     // A sticky, shared directory such as /tmp is not logbook's to lock everyone else out of.
     throw new Error(`Refusing to make shared directory "${dir}" private: choose a dir of its own`);

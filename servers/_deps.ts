@@ -40,6 +40,8 @@ export interface AppDeps {
   onError?: (err: unknown) => void;
   /** Starts a search worker (default: the real one); a test wraps it to hold a search. */
   startSearchWorker?: () => Worker;
+  /** The data dir is `start`'s demo of the sample transcripts: the home page says so. */
+  demo?: boolean;
 }
 
 /** The resolved dependencies every route gets. */
@@ -62,6 +64,8 @@ export interface Services {
   searches: SearchWorkers;
   /** How long a search may take from its request's arrival (`LOGBOOK_SEARCH_BUDGET_MS`). */
   searchBudgetMs: number;
+  /** The data dir is `start`'s demo (see `AppDeps.demo`). */
+  demo: boolean;
 }
 
 /** The Hono environment of the dashboard's apps. */
@@ -99,6 +103,7 @@ export function services(deps: AppDeps): Services {
       })
       : sharedSearchWorkers(),
     searchBudgetMs: budgetMsFrom(ctx.env),
+    demo: deps.demo ?? false,
   };
 }
 

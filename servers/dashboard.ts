@@ -21,6 +21,17 @@ export class DashboardRunningError extends Error {
   }
 }
 
+/** Thrown when the address cannot be bound; `cause` is Deno's error (`AddrInUse`, `NotCapable`…). */
+export class ListenError extends Error {
+  override name = "ListenError";
+  constructor(readonly hostname: string, readonly port: number, cause: unknown) {
+    super(
+      `Cannot listen on ${hostname}:${port}: ${cause instanceof Error ? cause.message : cause}`,
+      { cause },
+    );
+  }
+}
+
 /** How to serve. */
 export interface ServeOptions {
   ctx: Context;
@@ -31,6 +42,8 @@ export interface ServeOptions {
   token: string;
   markers?: StageMarkers;
   onError?: (err: unknown) => void;
+  /** The data dir is `start`'s demo: the home page says so. */
+  demo?: boolean;
 }
 
 /** A dashboard being served. */
@@ -83,8 +96,8 @@ export function servedHosts(hostname: string, port: number): string[] {
 
 /**
  * Takes the dashboard lock and serves the app on `hostname:port`. Throws DashboardRunningError
- * when another dashboard holds the lock, and Deno's own errors when the address cannot be bound
- * (`AddrInUse`, `NotCapable`); the lock is released again in those cases.
+ * when another dashboard holds the lock, and ListenError when the address cannot be bound (the
+ * lock is released again then).
  */
 export function serveDashboard(options: ServeOptions): RunningDashboard {
   const { ctx } = options;
@@ -101,7 +114,7 @@ export function serveDashboard(options: ServeOptions): RunningDashboard {
     );
   } catch (err) {
     lock.held.release();
-    throw err;
+    throw new ListenError(bind, options.port, err);
   }
   const port = server.addr.port;
   const { app, services } = createApp({
@@ -111,6 +124,7 @@ export function serveDashboard(options: ServeOptions): RunningDashboard {
     cookieName: `logbook_token_${port}`,
     ...(options.markers ? { markers: options.markers } : {}),
     ...(options.onError ? { onError: options.onError } : {}),
+    ...(options.demo ? { demo: true } : {}),
   });
   fetch = (request) => app.fetch(request);
   services.searches.warm();

@@ -223,3 +223,27 @@ Deno.test("the house rules' reader sees what it must, and not what it must not",
     ["a();", "b();"],
   );
 });
+
+Deno.test("deno.json names only the npm packages logbook itself imports, and start runs Deno quietly", () => {
+  // `deno task` downloads every package deno.json and deno.lock hold before it runs any task, so
+  // a package only a test imports would be a user's download on the first `deno task start`.
+  const config = JSON.parse(Deno.readTextFileSync(join(ROOT, "deno.json")));
+  const product = FILES.filter((f) => /^(commands|lib|servers)\//.test(f));
+  const specifiers = new Set<string>();
+  for (const file of product) {
+    const text = TEXTS.get(file)!;
+    for (const re of [STATIC, BARE, DYNAMIC]) {
+      for (const m of text.matchAll(re)) specifiers.add(m[1]!);
+    }
+  }
+  const unused = Object.keys(config.imports).filter((name) => {
+    const bare = name.replace(/\/$/, "");
+    return ![...specifiers].some((s) => s === bare || s.startsWith(`${bare}/`));
+  });
+  none(unused, "deno.json imports that only tests (or nothing) use");
+  const runs = (config.tasks.start as string).split(";").map((run) => run.trim());
+  none(
+    runs.filter((run) => !run.startsWith("deno run --quiet ")),
+    "start's deno runs that would print Deno's download lines",
+  );
+});

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { COMMANDS, main as logbook } from "../commands/logbook.ts";
-import { captureIo, ROOT } from "./_helpers.ts";
+import { captureIo, childBaseEnv, removeDir, ROOT, taskFlags, tempDir } from "./_helpers.ts";
 
 const README = Deno.readTextFileSync(join(ROOT, "README.md"));
 
@@ -32,6 +32,35 @@ Deno.test("README's first screen shows exactly the start and test commands", () 
     l.split("#")[0]!.trim()
   );
   assert.deepEqual(commands, ["deno task start", "deno task test"]);
+});
+
+Deno.test("README's completion lines install each shell's script in a fresh home", async () => {
+  const block = /Tab completion of [\s\S]*?```sh\n([\s\S]*?)```/.exec(README);
+  assert.ok(block, "the completions block");
+  const home = await tempDir();
+  try {
+    // `logbook` as installed: the dispatcher with the permissions the install gives it.
+    const logbook = [Deno.execPath(), "run", ...taskFlags("logbook"), "--quiet"]
+      .concat(join(ROOT, "commands", "logbook.ts")).map((w) => `'${w}'`).join(" ");
+    const output = await new Deno.Command("bash", {
+      args: ["-euc", `logbook() { ${logbook} "$@"; }\n${block[1]}`],
+      env: { ...childBaseEnv(), HOME: home },
+      clearEnv: true,
+      stdin: "null",
+    }).output();
+    assert.equal(output.code, 0, new TextDecoder().decode(output.stderr));
+    for (
+      const [file, first] of [
+        [".local/share/bash-completion/completions/logbook", "# bash completion"],
+        [".zfunc/_logbook", "#compdef logbook"],
+        [".config/fish/completions/logbook.fish", "# fish completion"],
+      ]
+    ) {
+      assert.ok(Deno.readTextFileSync(join(home, file!)).startsWith(first!), file);
+    }
+  } finally {
+    await removeDir(home);
+  }
 });
 
 /** The lines of a TOML table as this README writes them: strings, arrays and inline tables. */

@@ -36,6 +36,7 @@ import { explainNoMatch, FLAG_REMEDY } from "../../lib/store/no_match.ts";
 import {
   budgetMsFrom,
   search,
+  SEARCH_SORTS,
   searchGroups,
   type SearchHit,
   SearchLimitError,
@@ -118,6 +119,7 @@ export const spec = defineCommand({
     'logbook search "rotate credentials" --project . --since 7d',
     "logbook search keyring --group --sort newest",
   ],
+  optionValues: { sort: SEARCH_SORTS },
 });
 
 /** Runs `search` with `args`; returns the exit status. `now` is the search budget's clock. */

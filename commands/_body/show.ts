@@ -76,6 +76,7 @@ export const spec = defineCommand({
     "logbook show claude:3f2a9c1e --format html -o session.html",
   ],
   maxPositionals: 1,
+  optionValues: { format: FORMATS },
 });
 
 /** Runs `show` with `args`; returns the exit status. */

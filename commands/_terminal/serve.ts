@@ -1,10 +1,15 @@
 // Serving the dashboard from a terminal, for `dashboard` and `start`: binding errors turned into
 // what to do, the URL with its token printed, and serving until Ctrl-C or SIGTERM.
 
-import { STOP_SIGNALS } from "../_command.ts";
+import { stopSignals } from "../_command.ts";
 import type { Context } from "../../lib/context.ts";
 import type { StageMarkers } from "../../lib/stage_markers.ts";
-import { isLoopback, type RunningDashboard, serveDashboard } from "../../servers/dashboard.ts";
+import {
+  isLoopback,
+  ListenError,
+  type RunningDashboard,
+  serveDashboard,
+} from "../../servers/dashboard.ts";
 import type { Io } from "./io.ts";
 
 /** Where and how `listen` serves. */
@@ -17,6 +22,8 @@ export interface ListenOptions {
   markers: StageMarkers;
   /** When the port is in use, serve on a free one instead (for a port nobody asked for). */
   anyPortIfBusy?: boolean;
+  /** The data dir is `start`'s demo: the dashboard says so. */
+  demo?: boolean;
 }
 
 /**
@@ -32,25 +39,36 @@ export function listen(options: ListenOptions): RunningDashboard {
       port: on,
       token: options.token,
       markers: options.markers,
+      ...(options.demo ? { demo: true } : {}),
       onError: (err) => io.err(`error: ${err instanceof Error ? err.stack ?? err.message : err}\n`),
     });
+  const inUse = (err: unknown) =>
+    err instanceof ListenError && err.cause instanceof Deno.errors.AddrInUse;
   try {
     try {
       return serve(port);
     } catch (err) {
-      if (!(err instanceof Deno.errors.AddrInUse && options.anyPortIfBusy && port !== 0)) throw err;
+      if (!(inUse(err) && options.anyPortIfBusy && port !== 0)) throw err;
       io.err(`Port ${port} is in use: serving on a free port instead\n`);
       return serve(0);
     }
   } catch (err) {
-    if (err instanceof Deno.errors.AddrInUse) {
+    // Only binding: the data dir's errors (the dashboard's lock is there) say what they are.
+    if (!(err instanceof ListenError)) throw err;
+    if (inUse(err)) {
       throw new Error(
         `Cannot listen on ${host}:${port}: the port is in use (choose another with --port)`,
       );
     }
-    if (err instanceof Deno.errors.NotCapable || err instanceof Deno.errors.PermissionDenied) {
+    if (err.cause instanceof Deno.errors.NotCapable) {
       throw new Error(
         `Cannot listen on "${host}": Deno was not allowed to (run it with --allow-net=${host})`,
+      );
+    }
+    if (err.cause instanceof Deno.errors.PermissionDenied) {
+      throw new Error(
+        `Cannot listen on ${host}:${port}: this user may not use the port (below 1024 only ` +
+          "privileged users may); choose another with --port",
       );
     }
     throw err;
@@ -75,23 +93,20 @@ export async function serveUntilStopped(
       `warning: listening on "${dashboard.hostname}": other machines can reach it with the token\n`,
     );
   }
-  await untilStopped(stop);
-  await dashboard.shutdown();
+  // The signals are listened to until the dashboard is down (see `stopSignals`).
+  const until = stop ? { signal: stop, release() {} } : stopSignals();
+  try {
+    await aborted(until.signal);
+    await dashboard.shutdown();
+  } finally {
+    until.release();
+  }
   io.err("Dashboard stopped\n");
 }
 
-/** Resolves when `stop` aborts, or on SIGINT or SIGTERM when no signal is given. */
-function untilStopped(stop: AbortSignal | undefined): Promise<void> {
-  if (stop) {
-    return stop.aborted
-      ? Promise.resolve()
-      : new Promise((resolve) => stop.addEventListener("abort", () => resolve(), { once: true }));
-  }
-  return new Promise((resolve) => {
-    const done = () => {
-      for (const signal of STOP_SIGNALS) Deno.removeSignalListener(signal, done);
-      resolve();
-    };
-    for (const signal of STOP_SIGNALS) Deno.addSignalListener(signal, done);
-  });
+/** Resolves when `signal` aborts. */
+function aborted(signal: AbortSignal): Promise<void> {
+  return signal.aborted
+    ? Promise.resolve()
+    : new Promise((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
 }

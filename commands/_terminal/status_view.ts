@@ -2,7 +2,7 @@
 // (phase, switch, last run, store, sources, conversations, drift, problems); `status` prints the
 // same lines and then snapshots, sessions, stage markers and the store check.
 
-import { formatBytes, formatDuration, plural } from "../../lib/format.ts";
+import { formatBytes, formatCount, formatDuration, plural } from "../../lib/format.ts";
 import type { CaptureState, ProgressView, Status } from "../../lib/status.ts";
 import type { StoreCheck } from "../../lib/store/check.ts";
 import {
@@ -61,20 +61,20 @@ export function captureLines(view: CaptureView, s: Styles): string[] {
     );
     return lines;
   }
+  // The raw bytes are what was captured, kept when a source is rewritten or gone (and a
+  // compressed one's uncompressed): they may well be more than the sources hold now.
   lines.push(
-    `store: ${formatBytes(store.storeBytes)} (${formatBytes(store.rawBytes)} raw in ${
-      count(store.records, "record")
-    })`,
+    `store: ${formatBytes(store.storeBytes)} on disk, holding ${
+      formatBytes(store.rawBytes)
+    } of transcripts as captured (${count(store.records, "record")}) and their index`,
   );
+  const { captured } = store;
   lines.push(
-    `sources: ${store.sources} (${store.sourcesGone} gone upstream), ${
-      sharePercent(store.captured.ratio)
-    } captured (${formatBytes(store.captured.bytes)} of ${formatBytes(store.captured.of)})`,
+    `sources: ${store.sources} (${store.sourcesGone} gone upstream); the files still there hold ${
+      formatBytes(captured.of)
+    }, ${captured.bytes >= captured.of ? "all" : sharePercent(captured.ratio)} of it captured`,
   );
-  const agents = store.conversations.map((a) =>
-    `${safeText(a.agent)} ${a.count}${a.gone ? ` (${a.gone} with source gone)` : ""}`
-  );
-  lines.push(`conversations: ${agents.join(", ") || "none"}`);
+  lines.push(`conversations: ${conversationsText(store.conversations)}`);
   if (store.multiGeneration) {
     lines.push(
       `generations: ${
@@ -96,6 +96,30 @@ export function captureLines(view: CaptureView, s: Styles): string[] {
     lines.push(s.red(`source error: "${safeText(e.locator)}": ${safeText(e.message)}`));
   }
   return lines;
+}
+
+/** Conversations of one agent, as the store's status counts them. */
+type AgentConversations = { agent: string; count: number; subagents: number; gone: number };
+
+/**
+ * `37 conversations, 8 of them subagents` (`noun` false: `37, 8 of them subagents`): every
+ * conversation counts, a subagent's too, so the total says how many of them are subagents.
+ */
+export function conversationTotal(agents: readonly AgentConversations[], noun = true): string {
+  const total = agents.reduce((n, a) => n + a.count, 0);
+  const subagents = agents.reduce((n, a) => n + a.subagents, 0);
+  return `${noun ? plural(total, "conversation") : formatCount(total)}${
+    subagents ? `, ${formatCount(subagents)} of them subagents` : ""
+  }`;
+}
+
+/** `37, 8 of them subagents (claude 29, 2 with source gone; codex 8)`, or `none`. */
+function conversationsText(agents: readonly AgentConversations[]): string {
+  if (!agents.length) return "none";
+  const each = agents.map((a) =>
+    `${safeText(a.agent)} ${formatCount(a.count)}${a.gone ? `, ${a.gone} with source gone` : ""}`
+  );
+  return `${conversationTotal(agents, false)} (${each.join("; ")})`;
 }
 
 /**

@@ -69,10 +69,16 @@ export const searchPageRoute: Route = (svc) =>
     for (const [key, value] of Object.entries(c.req.query())) form[key] = value;
     const home = homeDir(svc.ctx.env);
     if (!form.q?.trim()) {
-      // A project (or an agent) without words: its recent conversations, newest first.
-      const listing = form.project || form.agent ? recentList(svc, form, home) : hint();
+      // No words: the recent conversations (of the project and agent given), newest first, as
+      // the search screen opens.
       return c.html(
-        layout("Search", "search", html`${searchForm(form, teamConfigured(svc))}${listing}`),
+        layout(
+          "Search",
+          "search",
+          html`${demoNotice(svc)}${searchForm(form, teamConfigured(svc))}${
+            recentList(svc, form, home)
+          }${hint()}`,
+        ),
       );
     }
     // `agent:codex since:7d words` searches for the words with those filters (a field set in
@@ -198,7 +204,7 @@ function recentList(svc: Services, form: Form, home: string | undefined): Html {
   ].filter(Boolean).join(" ");
   const now = svc.now();
   const link = (at: number) => pageLink(form, at);
-  return html`<h2>Recent conversations ${where}</h2>
+  return html`<h2>Recent conversations${where ? ` ${where}` : ""}</h2>
 ${
     list.length
       ? html`
@@ -287,6 +293,14 @@ function filtersOf(store: HistoryStore, svc: Services, form: Form): SearchFilter
   const { offset: _o, sort: _s, ...input } = parseFields(form, searchQuery, ["q"]);
   const { query: _q, limit: _l, ...filters } = resolveSearch(input, svc.ctx, store);
   return filters;
+}
+
+/** In `start`'s demo, what the dashboard shows: sample transcripts, not the user's. */
+function demoNotice(svc: Services): Html | "" {
+  if (!svc.demo) return "";
+  return html`<p class="notice" role="note"><strong>This is a demo</strong>: logbook's bundled
+sample transcripts, captured into the temporary store <code>${svc.ctx.paths.root}</code> (removed
+when <code>start</code> exits), not your own histories.</p>`;
 }
 
 function hint(): Html {

@@ -1,11 +1,13 @@
 // `logbook completions`: each script parses in its shell and completes commands, options and the
-// values agent and kind take, as the specs say; zsh (typed into under tmux) and fish are tried
+// values agent, kind, show's --format and search's --sort take, as the specs say; zsh (typed into under tmux) and fish are tried
 // only where installed.
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { COMMANDS } from "../../commands/logbook.ts";
 import { AGENTS, KINDS } from "../../lib/sources/adapter.ts";
+import { EXPORT_FORMATS as FORMATS } from "../../lib/export.ts";
+import { SEARCH_SORTS } from "../../lib/store/search.ts";
 import { captureIo, makeWorld, removeDir, runCli, tempDir } from "../_helpers.ts";
 import { shellScript, shellWord, Tmux, tmuxAvailable } from "../_tmux.ts";
 
@@ -68,6 +70,17 @@ Deno.test("the bash script parses and completes commands, options and values", a
         KINDS.filter((k) => k.startsWith("tool_")).sort(),
       );
     });
+    await t.step(
+      "the values of show --format and search --sort, as their specs give them",
+      async () => {
+        assert.deepEqual(await complete("logbook", "show", "--format", ""), [...FORMATS].sort());
+        assert.deepEqual(await complete("logbook", "show", "--format", "h"), ["html"]);
+        assert.deepEqual(
+          await complete("logbook", "search", "--sort", ""),
+          [...SEARCH_SORTS].sort(),
+        );
+      },
+    );
     await t.step("the shells of completions", async () => {
       assert.deepEqual(await complete("logbook", "completions", "z"), ["zsh"]);
     });
@@ -95,6 +108,7 @@ Deno.test({
       };
       assert.deepEqual(await complete("logbook sea"), ["search"]);
       assert.deepEqual(await complete("logbook search --agent "), [...AGENTS].sort());
+      assert.deepEqual(await complete("logbook show --format "), [...FORMATS].sort());
       assert.deepEqual(await complete("logbook forget --dr"), ["--dry-run"]);
     } finally {
       await removeDir(dir);

@@ -267,7 +267,8 @@ Deno.test("reindex --quiet prints nothing when all is well, and --status reports
     assert.equal(parsed.lastRun.ok, true);
     const human = await runCli("reindex", ["--status"], world.vars);
     assert.match(human.stdout, /^phase: idle$/m);
-    assert.match(human.stdout, /100\.0% captured/);
+    assert.match(human.stdout, /; the files still there hold \S+ \S+, all of it captured$/m);
+    assert.match(human.stdout, /^conversations: 5 \(claude 5\)$/m, "no subagents to name");
   } finally {
     await world.cleanup();
   }

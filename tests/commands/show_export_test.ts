@@ -8,6 +8,7 @@ import { main as show } from "../../commands/show.ts";
 import { claudeTranscript, placeClaudeTranscript } from "../_claude_transcript.ts";
 import { captureIo, makeWorld, runCli, withStore, type World } from "../_helpers.ts";
 import { allRecords, type ShownRecord, unescapeHtml, unescapeMarkdown } from "./_show.ts";
+import { CONTEXT_SESSION, placeCodexContextRollout } from "../_codex_context.ts";
 
 const FORMATS = ["md", "html", "json", "text"] as const;
 
@@ -96,6 +97,26 @@ Deno.test("show --format exports a conversation longer than one page whole (a re
       return result.stdout;
     });
     assert.equal(checked, 600);
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("show --format md folds what Codex told the model as context, not as the user's words", async () => {
+  const world = await makeWorld();
+  try {
+    placeCodexContextRollout(world, "/home/dev/src/atlas");
+    assert.equal(await reindex(["--quiet"], captureIo(), world.env), 0);
+    const result = await runCli("show", [`codex:${CONTEXT_SESSION}`, "--format", "md"], world.vars);
+    assert.equal(result.code, 0, result.stderr);
+    const outsideFences = result.stdout.replace(/\n(`{3,})text\n[\s\S]*?\n\1\n/g, "\n");
+    assert.doesNotMatch(outsideFences, /AGENTS\.md|environment_context/, "no heading of its own");
+    assert.match(result.stdout, /<summary>context · [^<]+<\/summary>\n\n```text\n# AGENTS\.md/);
+    assert.match(result.stdout, /<summary>context · [^<]+<\/summary>\n\n```text\n<environment_/);
+    assert.match(result.stdout, /<summary>developer · /);
+    const users = [...result.stdout.matchAll(/^### user[^\n]*\n\n(.*)$/gm)].map((m) => m[1]);
+    assert.equal(users.length, 1, "the prompt alone is the user's");
+    assert.match(users[0]!, /importer drop the rows/);
   } finally {
     await world.cleanup();
   }

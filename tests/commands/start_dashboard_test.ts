@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { isLockHeld, readLock } from "../../lib/lock.ts";
 import { childBaseEnv, makeWorld, removeDir, ROOT, taskFlags, type World } from "../_helpers.ts";
+import { ctrlCTwice } from "./_ctrl_c_twice.ts";
 
 const URL_LINE = /^logbook dashboard: (http:\/\/127\.0\.0\.1:(\d+)\/)\?token=(\S+)$/m;
 
@@ -113,6 +114,11 @@ Deno.test("start on a machine without histories serves the demo's store and says
     });
     assert.equal(hits.status, 200);
     assert.ok((await hits.json()).hits.length > 0, "the demo's store is served");
+    const home = await fetch(found.url, { headers: { Authorization: `Bearer ${found.token}` } });
+    const page = await home.text();
+    assert.match(page, /<strong>This is a demo<\/strong>/, "the dashboard says so too");
+    assert.ok(page.includes(`<code>${dir}</code>`), "with its temporary store");
+    assert.match(page, /<ol class="rows recent">/, "its conversations, before any search");
     assert.equal(readLock(join(dir, "run", "dashboard.lock"))?.pid, child.pid);
 
     child.kill("SIGTERM");
@@ -131,6 +137,36 @@ Deno.test("start on a machine without histories serves the demo's store and says
     await stderr.catch(() => "");
     const dirs = /The demo store is (\S+) \([^)]*\); it and (\S+) are removed/.exec(printed);
     if (dirs) { for (const dir of dirs.slice(1)) await removeDir(dir); }
+    await world.cleanup();
+  }
+});
+
+Deno.test("Ctrl-C on the demo, which deno task delivers twice, still removes its folders", async () => {
+  const world = await makeWorld();
+  const child = spawnStart(world, ["--demo", "--port", "0"]);
+  const stderr = new Response(child.stderr).text();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let dirs: string[] = [];
+  let stopped = false;
+  try {
+    const found = await untilUrl(reader, stderr);
+    dirs = /The demo store is (\S+) \([^)]*\); it and (\S+) are removed/.exec(found.printed)!
+      .slice(1);
+    assert.equal(dirs.length, 2, found.printed);
+    await ctrlCTwice(child.pid, Number(found.port), found.token);
+    stopped = true;
+    const status = await child.status;
+    assert.equal(status.code, 0, `${status.signal ?? ""} ${await stderr}`);
+    assert.match(await stderr, /Dashboard stopped/);
+    for (const dir of dirs) {
+      assert.equal(await Deno.stat(dir).catch(() => null), null, `${dir} removed`);
+    }
+  } finally {
+    if (!stopped) child.kill("SIGKILL");
+    await reader.cancel().catch(() => {});
+    await child.status;
+    await stderr.catch(() => "");
+    for (const dir of dirs) await removeDir(dir);
     await world.cleanup();
   }
 });

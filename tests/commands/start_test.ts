@@ -51,9 +51,39 @@ Deno.test("start captures the machine's histories and shows how to search them",
     const io = captureIo();
     assert.equal(await start(["--no-dashboard"], io, world.env), 0, io.stderr());
     assert.match(io.stdout(), /Captured \d+ new records \(29 new conversations\)/);
+    assert.match(
+      io.stdout(),
+      /^The store \(\S+ \S+\) holds 29 conversations, 8 of them subagents:$/m,
+    );
     assert.match(io.stdout(), /^ {2}claude +29$/m);
     assert.match(io.stdout(), /deno task search "words you remember"/);
     assert.doesNotMatch(io.stdout(), /logbook dashboard:/);
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("start says how to search the way it was run: logbook search, or deno task search", async (t) => {
+  const world = await makeWorld({ fixtures: ["claude"] });
+  try {
+    await t.step("the installed logbook start", async () => {
+      // Outside deno task, nothing sets INIT_CWD.
+      const { INIT_CWD: _, ...vars } = world.vars;
+      const result = await runCli("logbook", ["start", "--no-dashboard"], vars);
+      assert.equal(result.code, 0, result.stderr);
+      assert.match(result.stdout, /^ {2}logbook search "words you remember"$/m);
+      assert.doesNotMatch(result.stdout, /deno task/);
+    });
+    await t.step("deno task logbook start", async () => {
+      const result = await runCli("logbook", ["start", "--no-dashboard"], world.vars);
+      assert.equal(result.code, 0, result.stderr);
+      assert.match(result.stdout, /^ {2}deno task logbook search "words you remember"$/m);
+    });
+    await t.step("deno task start", async () => {
+      const result = await runCli("start", ["--no-dashboard"], world.vars);
+      assert.equal(result.code, 0, result.stderr);
+      assert.match(result.stdout, /^ {2}deno task search "words you remember"$/m);
+    });
   } finally {
     await world.cleanup();
   }

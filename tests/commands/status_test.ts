@@ -76,7 +76,17 @@ Deno.test("status reports the store, drift, snapshots, unclosed markers and corr
     assert.equal(open.alive, false);
 
     const human = await runCli("status", [], world.vars);
-    assert.match(human.stdout, /^conversations: claude 29$/m);
+    // Subagents are conversations too, and the total says how many of them there are.
+    assert.match(human.stdout, /^conversations: 29, 8 of them subagents \(claude 29\)$/m);
+    // What the store holds as captured, and what the sources hold now: two different measures.
+    assert.match(
+      human.stdout,
+      /^store: \S+ \S+ on disk, holding \S+ \S+ of transcripts as captured \(219 records\) and their index$/m,
+    );
+    assert.match(
+      human.stdout,
+      /^sources: 27 \(0 gone upstream\); the files still there hold \S+ \S+, \d+\.\d% of it captured$/m,
+    );
     assert.match(human.stdout, /^snapshots: 1 \(8 B\) in prune-archives\/$/m);
     assert.match(human.stdout, /^corrupt session record: ".*\.json": /m);
     assert.match(human.stdout, /^ {2}capture\.batch \(pid \d+, dead\) open /m);
@@ -126,9 +136,12 @@ Deno.test("after a partial capture the share counts every present source whole, 
     const percent = sharePercent(expected.ratio);
     assert.notEqual(percent, "100.0%");
     const human = await runCli("status", [], world.vars);
-    assert.match(human.stdout, new RegExp(` ${percent.replace(".", "\\.")} captured`));
+    assert.match(human.stdout, new RegExp(` ${percent.replace(".", "\\.")} of it captured`));
     const reindexHuman = await runCli("reindex", ["--status"], world.vars);
-    assert.match(reindexHuman.stdout, new RegExp(` ${percent.replace(".", "\\.")} captured`));
+    assert.match(
+      reindexHuman.stdout,
+      new RegExp(` ${percent.replace(".", "\\.")} of it captured`),
+    );
 
     const { app } = appFor(world);
     const api = await (await request(app, "/api/status")).json();

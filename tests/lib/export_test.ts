@@ -175,3 +175,34 @@ Deno.test("a document shows hidden text and controls, and escapes what tag chara
   assert.equal(JSON.parse(json).records[0].text, hostile[0]!.text, "JSON keeps every character");
   assert.doesNotMatch(json, /[\u200b\u202e]|[\u{e0000}-\u{e007f}]/u);
 });
+
+Deno.test("what Codex injected is folded as context, its headings no document's headings", () => {
+  const codex: ConversationJson = { ...conversation, id: "codex:0e0e", agent: "codex" };
+  const agentsMd = "# AGENTS.md instructions for /work/p\n\n## Tests\n\nRun the suite first.";
+  const env = "<environment_context>\n  <cwd>/work/p</cwd>\n</environment_context>";
+  const said = [
+    record(1, "message", "developer", "<permissions instructions>\nread-only\n</permissions>"),
+    record(2, "message", "user", agentsMd),
+    record(3, "message", "user", env),
+    record(4, "message", "user", "# Why does the importer drop accents?"),
+  ];
+  const md = exportConversation("md", codex, said);
+  const outsideFences = md.replace(/\n(`{3,})text\n[\s\S]*?\n\1\n/g, "\n");
+  assert.doesNotMatch(outsideFences, /AGENTS\.md|## Tests|environment_context|permissions/);
+  assert.match(md, /<summary>context · [^<]+<\/summary>\n\n```text\n# AGENTS\.md instructions/);
+  assert.match(md, /<summary>context · [^<]+<\/summary>\n\n```text\n<environment_context>/);
+  assert.match(md, /<summary>developer · [^<]+<\/summary>\n\n```text\n<permissions/);
+  assert.equal([...md.matchAll(/^### user/gm)].length, 1, "the prompt alone is the user's");
+
+  const page = exportConversation("html", codex, said);
+  assert.equal([...page.matchAll(/<details class="context"><summary>context · /g)].length, 2);
+  assert.equal([...page.matchAll(/<section class="user">/g)].length, 1);
+
+  const text = exportConversation("text", codex, said);
+  assert.equal([...text.matchAll(/\] context\n/g)].length, 2);
+  assert.equal([...text.matchAll(/\] user\n/g)].length, 1);
+
+  // A Claude conversation's message that opens with a heading is the user's own.
+  const claude = exportConversation("md", conversation, [record(1, "message", "user", agentsMd)]);
+  assert.match(claude, /^### user/m);
+});

@@ -8,6 +8,7 @@ import {
   assertNoSymlinkInside,
   ensurePrivateDir,
   ensurePrivateFile,
+  explainDataDir,
   isPidAlive,
   removePath,
   SymlinkRefusedError,
@@ -432,5 +433,89 @@ Deno.test("isPidAlive() is true for a running process and false once it has exit
 Deno.test("isPidAlive() rejects ids that would probe a process group", () => {
   for (const pid of [0, -1, 1.5, Number.NaN]) {
     assert.throws(() => isPidAlive(pid), RangeError);
+  }
+});
+
+/** The error `fn` throws. */
+function thrown(fn: () => void): unknown {
+  try {
+    fn();
+  } catch (err) {
+    return err;
+  }
+  assert.fail("expected an error");
+}
+
+Deno.test("explainDataDir() names a file where the data dir or a folder above it should be", async (t) => {
+  const dir = tempDir();
+  try {
+    const file = join(dir, "file");
+    Deno.writeTextFileSync(file, "");
+    await t.step("a file at the data dir's path", () => {
+      const err = thrown(() => ensurePrivateDir(join(file, "run"), file));
+      assert.equal(
+        explainDataDir(err, file)?.message,
+        `Cannot use the data dir "${file}": it is a file where a folder should be; move it ` +
+          "away, or set LOGBOOK_DATA_DIR to a folder of your own",
+      );
+    });
+    await t.step("a file above it (mkdir says it exists)", () => {
+      const root = join(file, "logbook");
+      const err = thrown(() => ensurePrivateDir(root, root));
+      assert.match(String(err), /File exists/);
+      assert.equal(
+        explainDataDir(err, root)?.message,
+        `Cannot use the data dir "${root}": "${file}" is a file where a folder should be; ` +
+          "move it away, or set LOGBOOK_DATA_DIR to a folder of your own",
+      );
+    });
+    await t.step("a file in its way when only reading (stat says not a directory)", () => {
+      const root = join(file, "logbook");
+      const err = thrown(() => Deno.statSync(join(root, "history.db")));
+      assert.match(
+        explainDataDir(err, root, "read")?.message ?? "",
+        new RegExp(`: "${file}" is a file where a folder should be;`),
+      );
+    });
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
+Deno.test("explainDataDir() leaves errors that are not the file system's refusals alone", () => {
+  assert.equal(explainDataDir(new Error("disk on fire"), "/tmp/x"), undefined);
+  assert.equal(explainDataDir(new Deno.errors.NotFound("gone"), "/tmp/x"), undefined);
+  assert.equal(explainDataDir(new TypeError("bad"), "/tmp/x"), undefined);
+});
+
+Deno.test("explainDataDir() says whose a refused path is and what to do, from the error's code and path", () => {
+  const dir = tempDir();
+  try {
+    const root = join(dir, "data");
+    const refusal = (code: string, path: string) =>
+      Object.assign(new Error(`refused (os error 1): op '${path}'`), { code });
+    assert.equal(
+      explainDataDir(refusal("EPERM", root), root)?.message,
+      `Cannot use the data dir "${root}": it belongs to another user, so it cannot be made ` +
+        "owner-only; run logbook as its owner, or set LOGBOOK_DATA_DIR to a folder of your own",
+    );
+    assert.equal(
+      explainDataDir(refusal("EACCES", root), root)?.message,
+      `Cannot use the data dir "${root}": this user may not write in "${dir}"; make it writable ` +
+        "for you, or set LOGBOOK_DATA_DIR to a folder of your own",
+    );
+    assert.equal(
+      explainDataDir(refusal("EROFS", root), root)?.message,
+      `Cannot use the data dir "${root}": "${dir}" is on a read-only disk; set LOGBOOK_DATA_DIR ` +
+        "to a folder on a writable one",
+    );
+    Deno.mkdirSync(root);
+    assert.equal(
+      explainDataDir(refusal("EACCES", join(root, "history.db")), root, "read")?.message,
+      `Cannot use the data dir "${root}": this user may not read it; run logbook as its owner, ` +
+        "or set LOGBOOK_DATA_DIR to a folder of your own",
+    );
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
   }
 });

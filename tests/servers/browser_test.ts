@@ -4,7 +4,8 @@
 // it, see the projects and the status. Every page is checked by axe-core (no serious or critical
 // violation) and photographed in light and dark to tests/artifacts/. A second test opens a
 // conversation full of hostile Markdown and HTML and finds that nothing ran. Skipped, saying why,
-// without Chromium.
+// without Chromium or without npm to install playwright-core and axe-core with (they are not in
+// deno.json, so a user's first `deno task start` does not download them).
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -15,12 +16,10 @@ import { serveDashboard } from "../../servers/dashboard.ts";
 import { ROOT, type World } from "../_helpers.ts";
 import { capturedWorld, TOKEN } from "./_dashboard.ts";
 import { HOSTILE_ID, HOSTILE_WORD, hostileWorld } from "./_hostile.ts";
+import { loadPlaywright, type Page, type Playwright } from "./_playwright.ts";
 
 const CHROMIUM = "/usr/lib/chromium/chromium";
 const ARTIFACTS = join(ROOT, "tests", "artifacts");
-
-type Playwright = typeof import("playwright-core");
-type Page = import("playwright-core").Page;
 
 const LAUNCH = {
   executablePath: CHROMIUM,
@@ -36,7 +35,7 @@ const LAUNCH = {
 };
 
 /** axe-core's script, run in the page through the DevTools protocol (the page's CSP stays). */
-const AXE = (await import("axe-core")).default.source;
+let AXE = "";
 
 /** Violations of impact serious or critical on the page as it is now. */
 async function seriousViolations(page: Page): Promise<string[]> {
@@ -76,20 +75,17 @@ async function scrolledPast(page: Page, y: number): Promise<void> {
   throw new Error(`The page did not scroll past ${y} px`);
 }
 
-/** playwright-core and Chromium, or why the test cannot run here. */
+/** playwright-core and Chromium (and axe-core's script), or why the test cannot run here. */
 async function browser(): Promise<{ playwright: Playwright } | { missing: string }> {
   try {
     if (!Deno.statSync(CHROMIUM).isFile) return { missing: `no Chromium at ${CHROMIUM}` };
   } catch {
     return { missing: `no Chromium at ${CHROMIUM} (apt-get install -y chromium)` };
   }
-  try {
-    return { playwright: await import("playwright-core") };
-  } catch (err) {
-    return {
-      missing: `playwright-core cannot be loaded: ${(err as Error).message.split("\n")[0]}`,
-    };
-  }
+  const loaded = await loadPlaywright();
+  if ("missing" in loaded) return loaded;
+  AXE = loaded.axe;
+  return { playwright: loaded.playwright };
 }
 
 const found = await browser();

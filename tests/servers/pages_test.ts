@@ -49,6 +49,32 @@ Deno.test("the search page marks matches, links each hit to its place, and escap
       assert.doesNotMatch(html, /class="hits"/);
     });
 
+    await t.step(
+      "without a query: the recent conversations, as the search screen opens",
+      async () => {
+        const html = await (await request(app, "/")).text();
+        assert.match(html, /<h2>Recent conversations<\/h2>/);
+        const total = /<p role="status"\s+class="muted">(\d+) conversations, newest first/.exec(
+          html,
+        );
+        assert.ok(total, "how many");
+        const rows = html.slice(html.indexOf('<ol class="rows recent">'), html.indexOf("</ol>"));
+        const titles = [
+          ...rows.matchAll(/<a class="title" href="\/conversations\/[^"]+">([^<]*)</g),
+        ];
+        assert.equal(titles.length, Number(total[1]));
+        assert.ok(titles.some((m) => /^walrus-sprocket rotation \[REDACTED/.test(m[1]!)), "gated");
+        const times = [...rows.matchAll(/<time datetime="([^"]+)"/g)].map((m) => m[1]!);
+        assert.deepEqual(times, [...times].sort().reverse(), "newest first");
+        assert.doesNotMatch(html, /This is a demo/, "not a demo");
+        const demo = await (await request(appFor(world, { demo: true }).app, "/")).text();
+        assert.match(
+          demo,
+          /<strong>This is a demo<\/strong>: logbook's bundled\s+sample transcripts/,
+        );
+      },
+    );
+
     await t.step("hits with <mark>, a link to the conversation at the hit", async () => {
       const html = await (await request(app, `/?q=${PLANTED.phrase}&agent=claude`)).text();
       assert.match(html, /<p role="status"><strong>2<\/strong> matches<\/p>/, "one total line");
