@@ -13,6 +13,7 @@ import { findConversation, pageConversation } from "../../../lib/store/conversat
 import { TextDeriver } from "../../../lib/store/records.ts";
 import { search, type SearchOptions } from "../../../lib/store/search.ts";
 import { FLAG_INDEXED, FLAG_STREAMED } from "../../../lib/store/schema.ts";
+import { cutTitle } from "../../../lib/store/text.ts";
 import { emptySources } from "../../../lib/store/status.ts";
 import {
   captureWorld,
@@ -407,6 +408,72 @@ Deno.test("a transcript written as spaced JSON is read by its fields: copies onc
     await t.step("rebuilt", async () => {
       await captureWorld(world, { rebuild: true });
       found();
+    });
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("a helper's copy is titled after its session, whenever that title comes or changes", async (t) => {
+  const world = await makeWorld();
+  const session = "9fca650e-c4d4-4601-8350-b8ea11fbd1ea";
+  const folder = join(world.claude, "projects", "-home-dev-src-lattice");
+  const parentFile = join(folder, `${session}.jsonl`);
+  const compaction = `claude:${session}/agent-acompact-bd10ba`;
+  const aside = `claude:${session}/agent-aside_question-8685694c2bcf7b75`;
+  const titles = () => [compaction, aside].map((key) => conversation(world, key)?.title);
+  const asked = "Why does the ferret-lattice ledger sync retry forever when the upstream…";
+  try {
+    cpSync(join(FIXTURES, "spaced_json", "claude", "projects"), join(world.claude, "projects"), {
+      recursive: true,
+    });
+    const held = join(world.dir, "parent.jsonl");
+    renameSync(parentFile, held);
+
+    await t.step("captured before its session: named by the session's short id", async () => {
+      await captureWorld(world);
+      assert.deepEqual(titles(), [
+        "Compaction of claude:9fca650e",
+        "Side question in claude:9fca650e",
+      ]);
+    });
+
+    await t.step("its session captured after it: its title", async () => {
+      renameSync(held, parentFile);
+      await captureWorld(world);
+      const parent = conversation(world, `claude:${session}`)!.title;
+      assert.equal(parent, asked);
+      assert.deepEqual(titles(), [
+        cutTitle(`Compaction of ${asked}`),
+        cutTitle(`Side question in ${asked}`),
+      ]);
+    });
+
+    await t.step("its session renamed: the new title", async () => {
+      const rename = {
+        type: "custom-title",
+        customTitle: "Ledger sync backoff",
+        sessionId: session,
+      };
+      Deno.writeTextFileSync(parentFile, JSON.stringify(rename) + "\n", { append: true });
+      await captureWorld(world);
+      assert.deepEqual(titles(), [
+        "Compaction of Ledger sync backoff",
+        "Side question in Ledger sync backoff",
+      ]);
+    });
+
+    await t.step("rebuilt, shown and found with it", async () => {
+      await captureWorld(world, { rebuild: true });
+      assert.deepEqual(titles(), [
+        "Compaction of Ledger sync backoff",
+        "Side question in Ledger sync backoff",
+      ]);
+      const shown = await runCli("show", [compaction], world.vars);
+      assert.equal(shown.code, 0, shown.stderr);
+      assert.ok(shown.stdout.startsWith("Compaction of Ledger sync backoff\n"), shown.stdout);
+      const found = hits(world, '"kiln-parapet"');
+      assert.deepEqual(found.map((h) => h.title), ["Compaction of Ledger sync backoff"]);
     });
   } finally {
     await world.cleanup();
