@@ -1,7 +1,8 @@
 // A Claude Code message holding a pasted screenshot and then a question (fixtures/pasted_image/),
 // its image grown to a real screenshot's size: the line is stored as many chunk rows (and past
 // 8 MiB streamed), yet `show`, `search`, an export and the dashboard, run as a user runs them,
-// give its text whole, as one user message, and find a phrase of it.
+// give its text whole, as one user message, and find a phrase of it; `show`'s pages hold such a
+// line whole, so none of them is left with nothing to show.
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -77,6 +78,24 @@ for (
         assert.ok(shown.stdout.includes(`user\n${QUESTION}\n`), shown.stdout);
         assert.ok(!shown.stdout.includes("iVBORw0KGgo"), "the image's bytes are not shown");
       });
+
+      if (size <= DEFAULT_LIMITS.maxLine) {
+        await t.step("show's pages hold the line whole, and each shows a message", async () => {
+          const said: string[] = [];
+          let after: string[] = [];
+          for (let pages = 1;; pages++) {
+            const shown = await runCli("show", [SID, ...after], world.vars);
+            assert.equal(shown.code, 0, shown.stderr);
+            const page = speakers(shown.stdout);
+            assert.ok(page.length > 0, `page ${pages} shows nothing: ${shown.stdout}`);
+            said.push(...page);
+            const more = /--after (\d+)/.exec(shown.stderr);
+            if (!more) break;
+            after = ["--after", more[1]!];
+          }
+          assert.deepEqual(said, ["user", "assistant", "user", "assistant"]);
+        });
+      }
 
       await t.step("search finds the phrase, quoted and not, with its snippet", async () => {
         for (const query of ['"marble gateway"', "marble gateway", '"kestrel diagram"']) {
