@@ -9,6 +9,7 @@ import { decodeRaw } from "../store/raw.ts";
 import { FLAG_INDEXED, FLAG_JOINED, FLAG_SUPERSEDED, FLAG_ZSTD } from "../store/schema.ts";
 import { indexText } from "../store/cjk.ts";
 import { addTombstone, coveredInStore } from "../store/tombstones.ts";
+import { titledByParent, titleFromParent } from "../sources/parent_titles.ts";
 import type { FileSeen } from "./source.ts";
 
 /** One record row of a batch. */
@@ -307,7 +308,42 @@ export function writeConversations(
     ) as { id: number };
     ids.set(c.key, id);
   }
+  titleFromParents(store, rows);
   return { ids, created };
+}
+
+/**
+ * The rank of a title a conversation takes from its parent's: above any of its own (1 first
+ * prompt, 2 summary, 3 explicit), so only its parent's changes it.
+ */
+const TITLE_FROM_PARENT = 4;
+
+/**
+ * Titles the conversations of `rows` that are titled by their parent (a Claude Code helper's
+ * copy: `lib/sources/parent_titles.ts`) from it, and again those whose parent `rows` may have
+ * given a new title (a session captured after its copies, or renamed).
+ */
+function titleFromParents(store: HistoryStore, rows: readonly ConversationWrite[]): void {
+  const parentOf = store.stmt(
+    `SELECT p.title FROM conversations c LEFT JOIN conversations p ON p.key = c.parent_key
+     WHERE c.key = ?`,
+  );
+  const children = store.stmt("SELECT key FROM conversations WHERE parent_key = ?");
+  const retitle = store.stmt(
+    `UPDATE conversations SET title = ?, title_rank = ${TITLE_FROM_PARENT} WHERE key = ?`,
+  );
+  const fromParent = (key: string) => {
+    const parent = parentOf.get(key) as { title: string | null } | undefined;
+    const title = titleFromParent(key, parent?.title ?? null);
+    if (title !== null) retitle.run(title, key);
+  };
+  for (const c of rows) {
+    if (titledByParent(c.key)) fromParent(c.key);
+    if (c.title === null) continue;
+    for (const { key } of children.all(c.key) as { key: string }[]) {
+      if (titledByParent(key)) fromParent(key);
+    }
+  }
 }
 
 /** Adds one to a drift count. */

@@ -1,6 +1,6 @@
 // From a raw record to the rows that store it: the adapter derives it (kind, role, conversation,
-// text), the gate redacts its text, and it joins the batch as chunk rows with its text cut into
-// index fragments. A record of a conversation a tombstone covers (`lib/store/tombstones.ts`) is
+// text), the gate redacts its text, and it joins the batch as chunk rows, its whole text indexed
+// with the first. A record of a conversation a tombstone covers (`lib/store/tombstones.ts`) is
 // dropped here.
 
 import {
@@ -13,7 +13,6 @@ import {
 } from "../sources/adapter.ts";
 import type { Redactor } from "../gate.ts";
 import type { HistoryStore } from "../store/db.ts";
-import { splitFragments } from "../store/text.ts";
 import { type Batch, keyOf, type PendingRecord } from "./batch_plan.ts";
 import { FLAG_DRIFT, FLAG_INJECTED, FLAG_JOINED, FLAG_SUPERSEDED } from "../store/schema.ts";
 import { isInjected } from "../sources/injected.ts";
@@ -122,7 +121,10 @@ export class Deriver {
     this.#add(ctx, batch, offset, raw, derived, existing);
   }
 
-  /** Adds one derived record to the batch, split into chunk rows with its text in fragments. */
+  /**
+   * Adds one derived record to the batch as chunk rows: its text is indexed whole with the first
+   * row (a text cut at a chunk's edge would be found, and shown, in pieces).
+   */
   #add(
     ctx: SourceCtx,
     batch: Batch,
@@ -144,12 +146,13 @@ export class Deriver {
       batch.raw += bytes.length;
       return;
     }
-    const text = derived.text && !derived.drift && !derived.copied
+    const redacted = derived.text && !derived.drift && !derived.copied
       ? this.#redact(derived.text)
       : "";
+    // Only words are indexed: a row flagged indexed has some (`TextDeriver.hasText`).
+    const text = redacted.trim() ? redacted : "";
     // A stored record keeps the chunking it was captured with.
     const sizes = existing?.sizes ?? chunkSizes(bytes.length, this.#chunkSize);
-    const fragments = text ? splitFragments(text, sizes.length) : [];
     const joined = derived.joined || derived.completes;
     // Told from the whole text, so every row of a long line says the same.
     const injected = text !== "" &&
@@ -166,7 +169,7 @@ export class Deriver {
         seq,
         raw: sizes.length === 1 ? bytes : bytes.subarray(at, at + size),
         derived,
-        text: fragments[seq] ?? "",
+        text: seq === 0 ? text : "",
         flags,
       };
       added.push(record);

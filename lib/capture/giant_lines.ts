@@ -1,7 +1,8 @@
 // Lines too long to hold in memory (over `Limits.maxLine`): a pass streams one into chunk rows
-// as it is read, in a transaction of its own, its text taken out by the JSON scanner piece by
-// piece and redacted with its neighbours in view; once the line ends, the adapter classifies it
-// from the scalars the scanner kept. Rebuild re-derives such a stored line the same way.
+// as it is read, in a transaction of its own, its text taken out by the JSON scanner and indexed
+// whole under its first row (a longer text than `Limits.textPiece` in pieces of that size, each
+// redacted with its neighbours in view); once the line ends, the adapter classifies it from
+// the scalars the scanner kept. Rebuild re-derives such a stored line the same way.
 
 import type { Derived, LineAdapter, Recall } from "../sources/adapter.ts";
 import type { Redactor } from "../gate.ts";
@@ -27,7 +28,7 @@ import { driftRecord, inheritTime, type Tombstones } from "./derive.ts";
 import { addTombstone, coveredInStore } from "../store/tombstones.ts";
 import { JsonTextScanner } from "./json_stream.ts";
 import type { LineReader } from "./lines.ts";
-import { PieceRedactor, type RedactedPiece } from "./pieces.ts";
+import { LinePieces, type RedactedPiece } from "./pieces.ts";
 import type { ProgressTracker } from "./progress.ts";
 import { savedState, type SourceCtx } from "./source.ts";
 import type { Tally } from "./summary.ts";
@@ -45,6 +46,8 @@ export interface GiantLineParts {
   op: Operation;
   redact: Redactor;
   chunkSize: number;
+  /** A streamed line's text is indexed in pieces of about this many characters (`LinePieces`). */
+  pieceSize: number;
   now: () => number;
   planner: BatchPlanner;
   tally: Tally;
@@ -73,33 +76,26 @@ export class GiantLines {
     head: Uint8Array,
     headComplete: boolean,
   ): Promise<boolean> {
-    const { store, op, redact, chunkSize, now, tally, progress } = this.#parts;
-    const scanner = new JsonTextScanner(ctx.adapter.skipKeys);
+    const { store, op, chunkSize, now, tally, progress } = this.#parts;
+    const scanner = this.#scanner(ctx);
     const insert = store.stmt(
       `INSERT INTO records (source_id, generation, offset, seq, raw, kind, flags)
-       VALUES (?, ?, ?, ?, ?, 'meta', ?)`,
+       VALUES (?, ?, ?, ?, ?, 'meta', ${FLAG_STREAMED})`,
     );
-    const index = store.stmt("INSERT INTO fts (rowid, text) VALUES (?, ?)");
     let seq = 0;
     let at = offset;
     let total = 0;
     let pending: Uint8Array[] = [];
     let pendingLength = 0;
     const rowIds: number[] = [];
-    // Each chunk's text is indexed once the text after it is known (see `PieceRedactor`).
-    const pieces = new PieceRedactor(redact);
-    const indexed = (ready: RedactedPiece[]) => {
-      for (const { id, text } of ready) if (text) index.run(id, indexText(text));
-    };
+    const pieces = this.#pieces();
+    const indexed = this.#indexer();
     const writeRow = (bytes: Uint8Array) => {
       scanner.write(bytes);
       const text = scanner.takeText();
-      const flags = FLAG_STREAMED | (text.trim() ? FLAG_INDEXED : 0);
-      const id = Number(
-        insert.run(ctx.sourceId, ctx.generation, at, seq, bytes, flags).lastInsertRowid,
-      );
+      const id = Number(insert.run(ctx.sourceId, ctx.generation, at, seq, bytes).lastInsertRowid);
       rowIds.push(id);
-      indexed(pieces.push(id, text));
+      indexed(pieces.add(id, text));
       at += bytes.length;
       total += bytes.length;
       seq++;
@@ -170,24 +166,20 @@ export class GiantLines {
    * read: each chunk's text is indexed as capture indexed it, and `end` classifies the line.
    */
   rederive(ctx: SourceCtx, offset: number): RederiveStream {
-    const { store, redact } = this.#parts;
-    const scanner = new JsonTextScanner(ctx.adapter.skipKeys);
-    const index = store.stmt("INSERT INTO fts (rowid, text) VALUES (?, ?)");
+    const { store } = this.#parts;
+    const scanner = this.#scanner(ctx);
     const flag = store.stmt(
-      `UPDATE records SET flags = (flags & ${FLAG_ZSTD}) | ? WHERE id = ?`,
+      `UPDATE records SET flags = (flags & ${FLAG_ZSTD}) | ${FLAG_STREAMED} WHERE id = ?`,
     );
-    // Each chunk's text is indexed once the text after it is known (see `PieceRedactor`).
-    const pieces = new PieceRedactor(redact);
-    const indexed = (ready: RedactedPiece[]) => {
-      for (const { id, text } of ready) if (text) index.run(id, indexText(text));
-    };
+    const pieces = this.#pieces();
+    const indexed = this.#indexer();
     let end = offset;
     return {
       write: (id, bytes) => {
         scanner.write(bytes);
         const text = scanner.takeText();
-        flag.run(FLAG_STREAMED | (text.trim() ? FLAG_INDEXED : 0), id);
-        indexed(pieces.push(id, text));
+        flag.run(id);
+        indexed(pieces.add(id, text));
         end += bytes.length;
       },
       end: (ids) => {
@@ -195,6 +187,31 @@ export class GiantLines {
         scanner.end();
         this.#finish(ctx, scanner, offset, end, ids);
       },
+    };
+  }
+
+  /** The scanner of a streamed line of `ctx`'s source: its adapter says where text is. */
+  #scanner(ctx: SourceCtx): JsonTextScanner {
+    const adapter = ctx.adapter as LineAdapter<unknown>;
+    return new JsonTextScanner(adapter.skipKeys, adapter.textPath);
+  }
+
+  /** The pieces a streamed line's text is indexed in. */
+  #pieces(): LinePieces {
+    return new LinePieces(this.#parts.redact, this.#parts.pieceSize);
+  }
+
+  /** Indexes redacted pieces, each under the row it starts at, and flags that row indexed. */
+  #indexer(): (ready: RedactedPiece[]) => void {
+    const { store } = this.#parts;
+    const index = store.stmt("INSERT INTO fts (rowid, text) VALUES (?, ?)");
+    const flag = store.stmt(`UPDATE records SET flags = flags | ${FLAG_INDEXED} WHERE id = ?`);
+    return (ready) => {
+      for (const { id, text } of ready) {
+        if (!text) continue;
+        index.run(id, indexText(text));
+        flag.run(id);
+      }
     };
   }
 

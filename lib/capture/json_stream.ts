@@ -1,8 +1,9 @@
 // A streaming scanner for JSON lines too long to hold in memory: it walks the bytes once,
 // keeps the small scalar fields near the top (type, role, timestamp…), and emits the text of
-// string values as it goes, leaving out base64 payloads. Memory stays bounded by constants.
+// string values as it goes (those where the adapter says text is, when it says), leaving out
+// base64 payloads. Memory stays bounded by constants.
 
-import type { Scalar } from "../sources/adapter.ts";
+import type { Scalar, TextPath } from "../sources/adapter.ts";
 
 const enum S {
   Value, // expecting a value
@@ -36,6 +37,7 @@ const encoder = new TextEncoder();
 export class JsonTextScanner {
   readonly scalars = new Map<string, Scalar>();
   #skipKeys: ReadonlySet<string>;
+  #textPath: TextPath | undefined;
   #state: S = S.Value;
   #stack: Frame[] = [];
   // The string being read: whether it is a key, whether its text is emitted.
@@ -44,20 +46,23 @@ export class JsonTextScanner {
   #probe = true;
   #keyBytes: number[] = [];
   #scalarBytes: number[] | null = null;
-  #stringLength = 0;
   #pending: number[] = []; // bytes of the current string held while probing for base64
   #lit = "";
   #uni = "";
   #highSurrogate = 0;
   #out: Uint8Array[] = [];
+  /** True once any text was emitted: the next string's text follows it on a line of its own. */
+  #emitted = false;
   // Emitted bytes gather in one reused buffer: per-byte pushes to an array made the heap grow.
   #outPiece = new Uint8Array(OUT_PIECE);
   #outLength = 0;
   #decoder = new TextDecoder("utf-8", { fatal: false, ignoreBOM: true });
   #failed = false;
 
-  constructor(skipKeys: ReadonlySet<string>) {
+  /** `textPath`: where text is (every string but those of `skipKeys` when absent). */
+  constructor(skipKeys: ReadonlySet<string>, textPath?: TextPath) {
     this.#skipKeys = skipKeys;
+    this.#textPath = textPath;
   }
 
   /** True when the bytes seen so far are not valid JSON (scanning continues leniently). */
@@ -67,7 +72,23 @@ export class JsonTextScanner {
 
   /** Feeds the next piece of the line. */
   write(bytes: Uint8Array): void {
-    for (let i = 0; i < bytes.length; i++) this.#byte(bytes[i]!);
+    // Where the next quote and backslash are, found once each for the runs of string bytes
+    // between them: a long string (a payload, a long text) is passed over or copied, not walked.
+    let quote = -1;
+    let slash = -1;
+    for (let i = 0; i < bytes.length;) {
+      if (this.#state === S.Str && !this.#isKey) {
+        if (quote < i) quote = endOr(bytes.indexOf(0x22, i), bytes.length);
+        if (slash < i) slash = endOr(bytes.indexOf(0x5c, i), bytes.length);
+        const end = Math.min(quote, slash);
+        if (end > i) {
+          this.#stringRun(bytes, i, end);
+          i = end;
+          continue;
+        }
+      }
+      this.#byte(bytes[i++]!);
+    }
     this.#flushPiece();
   }
 
@@ -88,6 +109,7 @@ export class JsonTextScanner {
   }
 
   #emitByte(b: number): void {
+    this.#emitted = true;
     this.#outPiece[this.#outLength++] = b;
     if (this.#outLength === OUT_PIECE) this.#flushPiece();
   }
@@ -198,7 +220,6 @@ export class JsonTextScanner {
   #startString(isKey: boolean): void {
     this.#isKey = isKey;
     this.#state = S.Str;
-    this.#stringLength = 0;
     this.#highSurrogate = 0;
     if (isKey) {
       this.#keyBytes = [];
@@ -206,14 +227,14 @@ export class JsonTextScanner {
       return;
     }
     const key = this.#currentKey();
-    this.#emit = !(key !== null && this.#skipKeys.has(key));
+    this.#emit = !(key !== null && this.#skipKeys.has(key)) &&
+      (this.#textPath === undefined || this.#textPath(this.#stack.map(pathPart)));
     this.#probe = this.#emit;
     this.#pending = [];
     this.#scalarBytes = this.#stack.length <= MAX_DEPTH ? [] : null;
   }
 
   #stringByte(b: number): void {
-    this.#stringLength++;
     if (this.#isKey) {
       if (this.#keyBytes.length < 128) this.#keyBytes.push(b);
       return;
@@ -222,6 +243,30 @@ export class JsonTextScanner {
       if (this.#scalarBytes.length < MAX_SCALAR) this.#scalarBytes.push(b);
       else this.#scalarBytes = null;
     }
+    this.#textByte(b);
+  }
+
+  /** Bytes `from` to `to` of `bytes`, plain bytes of a value's string: as `#stringByte` each. */
+  #stringRun(bytes: Uint8Array, from: number, to: number): void {
+    if (this.#scalarBytes) {
+      if (to - from > MAX_SCALAR - this.#scalarBytes.length) this.#scalarBytes = null;
+      else for (let k = from; k < to; k++) this.#scalarBytes.push(bytes[k]!);
+    }
+    let k = from;
+    while (k < to && this.#emit && this.#probe) this.#textByte(bytes[k++]!);
+    if (!this.#emit) return;
+    while (k < to) {
+      const n = Math.min(to - k, OUT_PIECE - this.#outLength);
+      this.#outPiece.set(bytes.subarray(k, k + n), this.#outLength);
+      this.#outLength += n;
+      this.#emitted = true;
+      k += n;
+      if (this.#outLength === OUT_PIECE) this.#flushPiece();
+    }
+  }
+
+  /** A byte of a value's string, for its text. */
+  #textByte(b: number): void {
     if (!this.#emit) return;
     if (this.#probe) {
       this.#pending.push(b);
@@ -239,7 +284,8 @@ export class JsonTextScanner {
   }
 
   #releasePending(): void {
-    if (this.#outLength || this.#out.length) this.#emitByte(0x0a);
+    // Also when the text before was taken already: the texts of two strings never run together.
+    if (this.#emitted) this.#emitByte(0x0a);
     for (const p of this.#pending) this.#emitByte(p);
     this.#pending = [];
   }
@@ -309,6 +355,15 @@ export class JsonTextScanner {
     if (this.#state !== S.Done && this.#state !== S.After) this.#failed = true;
     if (this.#stack.length) this.#failed = true;
   }
+}
+
+/** `at`, or `end` when it is -1 (not found). */
+function endOr(at: number, end: number): number {
+  return at < 0 ? end : at;
+}
+
+function pathPart(frame: Frame): string | number {
+  return frame.array ? frame.index : frame.key ?? "";
 }
 
 function isSpace(b: number): boolean {

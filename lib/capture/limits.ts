@@ -17,6 +17,12 @@ export interface Limits {
   /** Lines longer than this are streamed instead of parsed in memory. */
   maxLine: number;
   /**
+   * A streamed line's text is indexed, and shown, in pieces of about this many characters, each
+   * at the row it starts at: a shorter text is one piece however many rows its line spans. Its
+   * size bounds the memory a piece takes and the work of a snippet of it.
+   */
+  textPiece: number;
+  /**
    * A capture with at least this many new source bytes writes its batches in a worker, so
    * SQLite's work on one batch overlaps with reading and parsing the next.
    */
@@ -28,5 +34,6 @@ export const DEFAULT_LIMITS: Limits = {
   textBudget: 512 * 1024,
   rawBudget: 2 * 1024 * 1024,
   maxLine: 8 * 1024 * 1024,
+  textPiece: 1024 * 1024,
   workerFrom: 16 * 1024 * 1024,
 };

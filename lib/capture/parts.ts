@@ -68,6 +68,7 @@ export function partsOf(options: PassOptions): Parts {
     op,
     redact,
     chunkSize: limits.chunkSize,
+    pieceSize: limits.textPiece,
     now,
     planner,
     tally,

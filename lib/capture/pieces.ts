@@ -60,3 +60,50 @@ export class PieceRedactor {
     return { id: first.id, text };
   }
 }
+
+/**
+ * True when a row of a streamed line whose text is `text` starts a new piece of the line's text,
+ * the piece before holding `held` characters: a piece ends at a row's end once it holds `size`,
+ * and the next starts at a row with words (`LinePieces`).
+ */
+export function startsPiece(held: number, text: string, size: number): boolean {
+  return held >= size && text.trim() !== "";
+}
+
+/**
+ * Gathers the text of a streamed line, row by row, into pieces indexed whole, each under the id
+ * of its first row: a text shorter than `size` is one piece however many rows its line spans, and
+ * a longer one is cut only where a piece has reached `size`. Each piece is redacted with the text
+ * around it in view (`PieceRedactor`); memory holds about two pieces.
+ */
+export class LinePieces {
+  #pieces: PieceRedactor;
+  #size: number;
+  #id: number | null = null;
+  #text = "";
+
+  constructor(redact: Redactor, size: number) {
+    this.#pieces = new PieceRedactor(redact);
+    this.#size = size;
+  }
+
+  /** Adds the text of row `id`, the next of the line; returns the pieces now redacted. */
+  add(id: number, text: string): RedactedPiece[] {
+    if (this.#id !== null && !startsPiece(this.#text.length, text, this.#size)) {
+      this.#text += text;
+      return [];
+    }
+    const ready = this.#id === null ? [] : this.#pieces.push(this.#id, this.#text);
+    this.#id = id;
+    this.#text = text;
+    return ready;
+  }
+
+  /** The line has ended: redacts the pieces still held. */
+  end(): RedactedPiece[] {
+    const ready = this.#id === null ? [] : this.#pieces.push(this.#id, this.#text);
+    this.#id = null;
+    this.#text = "";
+    return [...ready, ...this.#pieces.end()];
+  }
+}

@@ -7,6 +7,7 @@
 import { basename, dirname, join } from "../path.ts";
 import type { ConversationInfo, Recall, StoredChunk } from "./adapter.ts";
 import { obj, str } from "./_text.ts";
+import { JsonLineFields } from "./_json_fields.ts";
 
 const CHUNK = 64 * 1024;
 
@@ -23,40 +24,21 @@ export function subagentConversation(sessionId: string, agentId: string): Conver
   };
 }
 
-/** A `"uuid":"…"` field, as Claude Code writes it (no spaces), with room to spare at a cut. */
-const UUID_FIELD = /"uuid":"([0-9a-fA-F-]{36})"/g;
-const OVERLAP = 64;
-
 /**
- * Calls `each` with every uuid written as a `"uuid"` field in `chunks`, wherever the chunks cut
- * it; stops early when `each` returns true.
+ * Calls `each` with the uuid of every line of `chunks` that has one (its top-level `uuid` field,
+ * read as JSON reads it, however it is spaced or escaped), wherever the chunks cut it; stops
+ * early when `each` returns true.
  */
 export function scanUuids(
-  chunks: Iterable<Uint8Array>,
+  chunks: Iterable<StoredChunk>,
   each: (uuid: string) => boolean | void,
 ): void {
-  const stream = new TextDecoder();
-  let carry = "";
+  const fields = new JsonLineFields(["uuid"], { field: (_key, uuid) => each(uuid.toLowerCase()) });
   for (const chunk of chunks) {
-    const text = carry + stream.decode(chunk, { stream: true });
-    // A match that starts before the tail kept for the next chunk is whole here (a field is
-    // shorter than the tail); one that starts in the tail is found with the next chunk.
-    const keepFrom = Math.max(0, text.length - OVERLAP);
-    UUID_FIELD.lastIndex = 0;
-    for (let m = UUID_FIELD.exec(text); m && m.index < keepFrom; m = UUID_FIELD.exec(text)) {
-      if (each(m[1]!.toLowerCase())) return;
-    }
-    carry = text.slice(keepFrom);
+    if (chunk.start && !fields.newLine()) return;
+    if (!fields.write(chunk.bytes)) return;
   }
-  UUID_FIELD.lastIndex = 0;
-  for (let m = UUID_FIELD.exec(carry); m; m = UUID_FIELD.exec(carry)) {
-    if (each(m[1]!.toLowerCase())) return;
-  }
-}
-
-/** The bytes of `chunks`, without the record marks. */
-function* bytesOf(chunks: Iterable<StoredChunk>): Iterable<Uint8Array> {
-  for (const chunk of chunks) yield chunk.bytes;
+  fields.end();
 }
 
 /** The file at `path` in chunks; nothing when it cannot be read. */
@@ -102,7 +84,7 @@ export function parentHolds(recall: Recall, locator: string, uuid: string): bool
   let uuids = parents.get(locator);
   if (!uuids) {
     const found = new Set<string>();
-    scanUuids(bytesOf(recall.chunks(locator)), (u) => void found.add(u));
+    scanUuids(recall.chunks(locator), (u) => void found.add(u));
     parents.set(locator, uuids = found);
   }
   return uuids.has(uuid.toLowerCase());
@@ -130,42 +112,46 @@ export function subagentMeta(
 
 /** Summary-only files are small: a file larger than this is not one. */
 const SUMMARY_FILE_MAX = 4 << 20;
-const SUMMARY_LINE = '{"type":"summary"';
-const LEAF = /"leafUuid":"([0-9a-fA-F-]{36})"/;
 const SESSION_FILE = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl$/i;
 
 /**
  * The leaf uuids of bytes made only of `summary` lines; null for anything else (another line,
- * no leaf, or more than a summary-only file holds). Stops at the first line that is not one.
+ * no leaf, or more than a summary-only file holds). Stops at the first line of another type.
  */
 function summaryLeaves(chunks: Iterable<StoredChunk>): string[] | null {
   const leaves: string[] = [];
-  const decoder = new TextDecoder();
-  let pending = "";
+  let type: string | null = null;
+  let leaf: string | null = null;
+  let only = true;
+  const fields = new JsonLineFields(["type", "leafUuid"], {
+    field: (key, value) => {
+      if (key === "leafUuid") leaf = value.toLowerCase();
+      else type = value;
+      // A line of another type: the bytes are not a summary-only file's, read no further.
+      if (type === null || type === "summary") return false;
+      only = false;
+      return true;
+    },
+    line: (blank) => {
+      if (blank) return false;
+      if (type !== "summary") {
+        only = false;
+        return true;
+      }
+      if (leaf) leaves.push(leaf);
+      type = leaf = null;
+      return false;
+    },
+  });
   let size = 0;
-  const line = (text: string): boolean => {
-    if (text.trim() === "") return true;
-    if (!text.startsWith(SUMMARY_LINE)) return false;
-    const leaf = LEAF.exec(text)?.[1];
-    if (leaf) leaves.push(leaf.toLowerCase());
-    return true;
-  };
   for (const chunk of chunks) {
     size += chunk.bytes.length;
     if (size > SUMMARY_FILE_MAX) return null;
-    pending += decoder.decode(chunk.bytes, { stream: true });
-    let end = pending.indexOf("\n");
-    while (end >= 0) {
-      if (!line(pending.slice(0, end))) return null;
-      pending = pending.slice(end + 1);
-      end = pending.indexOf("\n");
-    }
-    // A line of another type shows in its first bytes: no need to read it to its end.
-    const head = pending.trimStart();
-    if (head.length >= SUMMARY_LINE.length && !head.startsWith(SUMMARY_LINE)) return null;
+    if (chunk.start && !fields.newLine()) break;
+    if (!fields.write(chunk.bytes)) break;
   }
-  if (!line(pending + decoder.decode())) return null;
-  return leaves.length > 0 ? leaves : null;
+  fields.end();
+  return only && leaves.length > 0 ? leaves : null;
 }
 
 /**
@@ -226,7 +212,7 @@ function findLeaves(
     if (left.size === 0) break;
     const session = SESSION_FILE.exec(basename(locator))?.[1]?.toLowerCase();
     if (!session) continue;
-    scanUuids(bytesOf(recall.chunks(locator)), (uuid) => {
+    scanUuids(recall.chunks(locator), (uuid) => {
       if (left.delete(uuid)) into.set(uuid, session);
       return left.size === 0;
     });

@@ -218,6 +218,12 @@ export const NO_RECALL: Recall = {
   chunks: () => [],
 };
 
+/**
+ * Where a record's text is, by the path of a string in it (keys and array indexes from the top:
+ * `["message", "content", 0, "text"]`): what a line too long to parse shows and indexes.
+ */
+export type TextPath = (path: readonly (string | number)[]) => boolean;
+
 /** An adapter for a line-oriented source (JSONL, optionally zstd-compressed). */
 export interface LineAdapter<State = unknown> {
   readonly agent: Agent;
@@ -259,6 +265,8 @@ export interface LineAdapter<State = unknown> {
   toolOf?(bytes: Uint8Array, source: SourceRef): ToolParts | null;
   /** Field names whose string values are never indexed (base64 payloads and signatures). */
   readonly skipKeys: ReadonlySet<string>;
+  /** Where a line's text is, for lines too long to parse (every string but `skipKeys`'s if absent). */
+  readonly textPath?: TextPath;
 }
 
 /** A scalar seen by the streaming scanner. */
@@ -336,6 +344,10 @@ export interface TextReader {
   claims?(locator: string): boolean;
   /** As `LineAdapter.textOf`. */
   textOf(bytes: Uint8Array, source: SourceRef): string;
+  /** As `LineAdapter.skipKeys` (none when absent), for the text of a line too long to parse. */
+  readonly skipKeys?: ReadonlySet<string>;
+  /** As `LineAdapter.textPath`. */
+  readonly textPath?: TextPath;
 }
 
 /**

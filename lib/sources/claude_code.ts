@@ -18,7 +18,7 @@ import {
 import { homeDir } from "../paths.ts";
 import { obj, str, stringLeaves, titleFrom, toEpochMs } from "./_text.ts";
 import { walkFiles } from "./_walk.ts";
-import { CLAUDE_SKIP_KEYS, claudeLineText, textOfRecord } from "./claude_text.ts";
+import { CLAUDE_SKIP_KEYS, claudeLineText, claudeTextPath, textOfRecord } from "./claude_text.ts";
 import {
   AGENT_FILE,
   isSummaryOnly,
@@ -132,6 +132,7 @@ export const claudeCode: LineAdapter<ClaudeState> = {
   agent: "claude",
   mode: "lines",
   skipKeys: CLAUDE_SKIP_KEYS,
+  textPath: claudeTextPath,
 
   roots(ctx: DiscoverContext): string[] {
     const roots: string[] = [];

@@ -1,7 +1,7 @@
 // The text of Claude Code's transcript lines: what capture indexes and what reading shows, apart
 // from the capture code so that `search` and `show` load only this (lib/sources/readers.ts).
 
-import type { SourceRef, TextReader } from "./adapter.ts";
+import type { SourceRef, TextPath, TextReader } from "./adapter.ts";
 import { looksLikeBase64, obj, str, stringLeaves } from "./_text.ts";
 
 /** Field names whose string values are never indexed: payloads and signatures. */
@@ -18,8 +18,36 @@ export function claudeLineText(bytes: Uint8Array): string {
   }
 }
 
+/**
+ * Where `textOfRecord` finds text, by a string's path in the record: a summary, a system
+ * record's content, and a message's content (a string, or its blocks' text, thinking, tool name
+ * and input, and a tool result's content); not ids, types, payloads or the tool result copy
+ * (`toolUseResult`) a user record also holds.
+ */
+export const claudeTextPath: TextPath = (path) => {
+  if (path.length === 1) return path[0] === "summary" || path[0] === "content";
+  if (path[0] !== "message" || path[1] !== "content") return false;
+  return path.length === 2 || (typeof path[2] === "number" && blockTextPath(path.slice(3)));
+};
+
+/** Whether a string at `path` inside a content block is text. */
+function blockTextPath(path: readonly (string | number)[]): boolean {
+  const [key, next] = path;
+  if (key === "input") return true;
+  if (path.length === 1) {
+    return key === "text" || key === "thinking" || key === "name" || key === "content";
+  }
+  // A tool result's content blocks.
+  return key === "content" && typeof next === "number" && blockTextPath(path.slice(2));
+}
+
 /** Claude Code transcripts, for reading. */
-export const claudeTranscriptText: TextReader = { agent: "claude", textOf: claudeLineText };
+export const claudeTranscriptText: TextReader = {
+  agent: "claude",
+  textOf: claudeLineText,
+  skipKeys: CLAUDE_SKIP_KEYS,
+  textPath: claudeTextPath,
+};
 
 /** The searchable text of a record: what was said, run, returned or thought; never payloads. */
 export function textOfRecord(type: string, record: Record<string, unknown>): string {

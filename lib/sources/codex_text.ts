@@ -14,9 +14,6 @@ export function codexLineText(bytes: Uint8Array): string {
   }
 }
 
-/** Codex rollouts, for reading. */
-export const codexTranscriptText: TextReader = { agent: "codex", textOf: codexLineText };
-
 /**
  * Line types that record state, not conversation, kept raw as `meta`: surveyed from Codex
  * 0.169's rollout item variants (`token_usage_record` is its token accounting).
@@ -48,6 +45,13 @@ export const CODEX_SKIP_KEYS: ReadonlySet<string> = new Set([
   "image_url",
   "images",
 ]);
+
+/** Codex rollouts, for reading. */
+export const codexTranscriptText: TextReader = {
+  agent: "codex",
+  textOf: codexLineText,
+  skipKeys: CODEX_SKIP_KEYS,
+};
 
 /** The searchable text of a line: what was said, run, returned or thought; never payloads. */
 export function textOfRecord(record: Record<string, unknown>): string {

@@ -7,7 +7,7 @@
 import { type Agent, AGENTS, type Kind, type Role } from "../sources/adapter.ts";
 import { HistoryStore } from "./db.ts";
 import { decodedRow } from "./raw.ts";
-import { FLAG_JOINED } from "./schema.ts";
+import { FLAG_JOINED, FLAG_STREAMED } from "./schema.ts";
 import {
   type ConversationJson,
   conversationJson,
@@ -143,14 +143,23 @@ export interface Page {
 export interface PageOptions {
   /** Return records after this record id. */
   after?: number;
-  /** At most this many records (default 100). */
+  /** At most this many records (default 100); a long line's rows count once. */
   limit?: number;
-  /** At most about this many raw bytes; one record may cross it (default 512 KiB). */
+  /** At most about this many raw bytes; one record, all its rows, may cross it (default 512 KiB). */
   budget?: number;
 }
 
 export const DEFAULT_PAGE_LIMIT = 100;
 export const PAGE_BUDGET = 512 * 1024;
+
+/**
+ * True for a row that goes on a line parsed whole (`seq` above 0, not streamed): a page never
+ * ends before it, nor counts it, as the line's text is its first row's (a page of such rows
+ * alone would show nothing). A streamed line's rows are paged one by one, as long as it is.
+ */
+function continuesLine(row: Pick<RecordRow, "seq" | "flags">): boolean {
+  return row.seq > 0 && !(row.flags & FLAG_STREAMED);
+}
 
 /** The rows of one page, in record order, and whether more follow. */
 export function pageRows(
@@ -161,19 +170,22 @@ export function pageRows(
   const limit = Math.max(1, options.limit ?? DEFAULT_PAGE_LIMIT);
   const budget = options.budget ?? PAGE_BUDGET;
   const rows: RecordRow[] = [];
+  let records = 0;
   let bytes = 0;
   let more = false;
   const iterator = store.stmt(
-    "SELECT * FROM records WHERE conversation_id = ? AND id > ? ORDER BY id LIMIT ?",
-  ).iterate(conversationId, options.after ?? 0, limit + 1) as Iterable<RecordRow>;
+    "SELECT * FROM records WHERE conversation_id = ? AND id > ? ORDER BY id",
+  ).iterate(conversationId, options.after ?? 0) as Iterable<RecordRow>;
   for (const stored of iterator) {
-    if (rows.length >= limit || (rows.length > 0 && bytes >= budget)) {
+    const continues = continuesLine(stored);
+    if (!continues && (records >= limit || (rows.length > 0 && bytes >= budget))) {
       more = true;
       break;
     }
     const row = decodedRow(stored);
     rows.push(row);
     bytes += row.raw.length;
+    if (!continues) records++;
   }
   const next = more ? rows.at(-1)!.id : null;
   return { rows: placeJoined(store, conversationId, rows), next };
@@ -500,17 +512,15 @@ export function questionOf(
  * cut short by the byte budget makes `next` run ahead of these; both reach every record.
  */
 export function pageStarts(store: HistoryStore, conversationId: number, limit: number): number[] {
+  // Records as pages count them (a row that goes on a line is not one: `continuesLine`); a page
+  // starts just before its first record, after the last row of the page before.
   const rows = store.stmt(
     `SELECT id FROM (
-       SELECT id, row_number() OVER (ORDER BY id) AS n FROM records WHERE conversation_id = ?
-     ) WHERE n % ? = 0 ORDER BY id`,
+       SELECT id, row_number() OVER (ORDER BY id) AS n FROM records
+       WHERE conversation_id = ? AND (seq = 0 OR (flags & ${FLAG_STREAMED}) != 0)
+     ) WHERE n > 1 AND (n - 1) % ? = 0 ORDER BY id`,
   ).all(conversationId, limit) as unknown as { id: number }[];
-  const total = store.stmt("SELECT count(*) AS n FROM records WHERE conversation_id = ?")
-    .get(conversationId) as { n: number };
-  const starts = [0, ...rows.map((r) => r.id)];
-  // A last start with nothing after it is no page.
-  if (total.n > 0 && total.n % limit === 0) starts.pop();
-  return starts;
+  return [0, ...rows.map((r) => r.id - 1)];
 }
 
 /**

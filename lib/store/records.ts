@@ -11,9 +11,9 @@ import {
   type TextReader,
 } from "../sources/adapter.ts";
 import { HistoryStore } from "./db.ts";
-import { FLAG_STREAMED, FLAG_SUPERSEDED, FLAG_ZSTD } from "./schema.ts";
+import { FLAG_INDEXED, FLAG_STREAMED, FLAG_SUPERSEDED, FLAG_ZSTD } from "./schema.ts";
 import { DEFAULT_LIMITS } from "../capture/limits.ts";
-import { plainText, splitFragments, unescapedText } from "./text.ts";
+import { type LineRow, streamedText } from "./_streamed_text.ts";
 import { decodedRow } from "./raw.ts";
 import { mapStrings, REDACTION_OVERLAP, type Redactor } from "../gate.ts";
 import { shownProjectKey } from "../paths.ts";
@@ -218,49 +218,65 @@ export class TextDeriver {
   }
 
   /**
-   * The text of one record row (the fragment of its line's text that belongs to this chunk). A
-   * chunk of a streamed line is redacted with the ends of its neighbours in view, so a secret
-   * cut by a chunk boundary is redacted in both chunks rather than shown in two halves.
+   * The text of one record row. A line longer than a chunk is several rows, and its text is its
+   * first row's, whole; the others have none. A streamed line's text is in pieces, each at the
+   * row it starts at, as capture indexed them (`_streamed_text.ts`).
    */
   textOf(stored: RecordRow): string {
     // A superseded record's words live in the record that replaced it (a newer revision, a
     // response item repeating an agent message): shown, forked and scanned once, there.
     if (stored.flags & FLAG_SUPERSEDED) return "";
     const row = decodedRow(stored);
-    if (row.flags & FLAG_STREAMED) {
-      const { before, after } = this.neighbours({ ...row, size: row.raw.length });
-      const text = this.#redact.between(
-        unescapedText(before),
-        unescapedText(row.raw),
-        unescapedText(after),
-      );
-      return plainText(text).trim();
-    }
+    if (row.flags & FLAG_STREAMED) return this.#streamedText(row);
+    if (row.seq > 0) return "";
     const { adapter, ref } = this.source(row.source_id);
     if (!adapter) return "";
-    const line = this.lineOf(row);
-    const text = this.#redact(adapter.textOf(line.bytes, ref));
-    if (line.rows === 1) return text;
-    return splitFragments(text, line.rows)[row.seq] ?? "";
+    return this.#redact(adapter.textOf(this.lineOf(row).bytes, ref));
   }
 
   /**
    * True when the record has words to show: what `textOf` gives is not blank. Cheaper than
-   * `textOf` (no redaction, which never empties a text); a chunk of a long line always has.
+   * `textOf` (no redaction, which never empties a text): a long line whose text was indexed is
+   * told without reading it.
    */
   hasText(stored: RecordRow): boolean {
     if (stored.flags & FLAG_SUPERSEDED) return false;
-    if (stored.flags & FLAG_STREAMED || stored.seq > 0 || this.#continued(stored)) return true;
+    if (stored.flags & FLAG_STREAMED && stored.flags & FLAG_INDEXED) return true;
+    if (stored.seq > 0) return false;
+    if (stored.flags & FLAG_STREAMED) return this.#streamedText(decodedRow(stored)) !== "";
+    if (stored.flags & FLAG_INDEXED && this.#continued(stored)) return true;
     const row = decodedRow(stored);
     const { adapter, ref } = this.source(row.source_id);
     if (!adapter) return false;
-    const line = this.lineOf(row);
-    return line.rows > 1 || adapter.textOf(line.bytes, ref).trim() !== "";
+    return adapter.textOf(this.lineOf(row).bytes, ref).trim() !== "";
+  }
+
+  /** The text of a row of a streamed line (see `streamedText`). */
+  #streamedText(row: RecordRow): string {
+    const { adapter } = this.source(row.source_id);
+    if (!adapter || (row.seq > 0 && !(row.flags & FLAG_INDEXED))) return "";
+    return streamedText(this.#lineRows(row), row, adapter, this.#redact, DEFAULT_LIMITS.textPiece);
+  }
+
+  /** The rows of the line `row` is a chunk of, from its first, each decoded as it is read. */
+  *#lineRows(row: RecordRow): Iterable<LineRow> {
+    const head = row.seq === 0 ? row.offset : (this.#store.stmt(
+      `SELECT offset FROM records WHERE source_id = ? AND generation = ? AND offset <= ? AND seq = 0
+       ORDER BY offset DESC LIMIT 1`,
+    ).get(row.source_id, row.generation, row.offset) as { offset: number } | undefined)?.offset;
+    if (head === undefined) return;
+    const rows = this.#store.stmt(
+      `SELECT id, raw, flags, length FROM records WHERE source_id = ?1 AND generation = ?2
+         AND offset >= ?3 AND offset < coalesce((SELECT min(offset) FROM records
+           WHERE source_id = ?1 AND generation = ?2 AND offset > ?3 AND seq = 0), 9e18)
+       ORDER BY offset`,
+    ).iterate(row.source_id, row.generation, head) as Iterable<LineRow>;
+    for (const stored of rows) yield decodedRow(stored);
   }
 
   /**
-   * True when the line whose first row is `head` goes on in another row: a long line, with text
-   * in each of its rows (`lineOf`), told without reading, decoding and parsing all of it.
+   * True when the line whose first row is `head` goes on in another row (a long line), told
+   * without reading, decoding and parsing all of it.
    */
   #continued(head: RecordRow): boolean {
     const length = head.flags & FLAG_ZSTD ? head.length : head.raw.length;

@@ -4,11 +4,12 @@
 // records. Every byte capture reads from a transcript is kept, exactly as read, in `records.raw`:
 // one row per line (or per database row of a row source such as OpenCode's), keyed by (source,
 // generation, offset). A line longer than the chunk size (64 KiB) spans several rows, `seq` 0, 1,
-// …, at the offsets of its chunks. A chunk of 8 KiB or more is stored zstd-compressed when that
-// saves an eighth (FLAG_ZSTD, its captured length in `length`); reading always gives back the
-// exact bytes. Beside the bytes, each row holds what was derived from them: its conversation,
-// time, kind, role, the ids of its message and part, and its flags (below). Raw is never
-// rewritten; everything else can be derived again from it (`reindex --rebuild`).
+// …, at the offsets of its chunks, and its text is the first row's, whole. A chunk of 8 KiB or
+// more is stored zstd-compressed when that saves an eighth (FLAG_ZSTD, its captured length in
+// `length`); reading always gives back the exact bytes. Beside the bytes, each row holds what was
+// derived from them: its conversation, time, kind, role, the ids of its message and part, and its
+// flags (below). Raw is never rewritten; everything else can be derived again from it (`reindex
+// --rebuild`).
 //
 // sources and generations. `sources` has one row per captured file or table: where it is, how
 // far it was read (`cursor`, moved in the same transaction as the records it covers), and what
@@ -45,8 +46,9 @@
 /** The record's text is in the index (`fts`). */
 export const FLAG_INDEXED = 1;
 /**
- * A chunk of a line longer than `Limits.maxLine`, which capture streamed instead of parsing:
- * its text is derived from its own bytes, read with its neighbours.
+ * A chunk of a line longer than `Limits.maxLine`, which capture streamed instead of parsing: the
+ * line's text is in pieces, each indexed at the chunk it starts at (flagged FLAG_INDEXED) and
+ * read back from the line's chunks (`_streamed_text.ts`).
  */
 export const FLAG_STREAMED = 2;
 /** Kept raw, not understood: an unknown type or an unparsable line (format drift). */

@@ -24,7 +24,7 @@ import type { Agent, Kind, Role, TextReader } from "../sources/adapter.ts";
 import type { SQLInputValue, StatementSync } from "node:sqlite";
 import { HistoryStore } from "./db.ts";
 import { damageError, indexDamaged, quickCheck } from "./damage.ts";
-import { FLAG_INDEXED, FLAG_INJECTED, FLAG_ZSTD } from "./schema.ts";
+import { FLAG_INDEXED, FLAG_INJECTED, FLAG_STREAMED, FLAG_ZSTD } from "./schema.ts";
 import { iso, type RecordRow, TextDeriver } from "./records.ts";
 import { makeSnippet, queryTerms, type Snippet, tokenize } from "./text.ts";
 import { cjkIndexReady, cjkQuery, hasCjk, hasLoneCjkLetter } from "./cjk.ts";
@@ -548,8 +548,10 @@ function filterTerms(filters: SearchFilters): FilterTerm[] {
 }
 
 /**
- * Keeps the best-ranked chunk of each long record (its chunks are indexed separately); when the
- * budget runs out, the rows kept so far (`complete` false).
+ * Keeps the best-ranked chunk of each long record (a streamed line's pieces of text are indexed
+ * apart), a hit on a later row of a line parsed whole standing for the line's first row, which
+ * holds its text (a store captured before that held a piece in each row); when the budget runs
+ * out, the rows kept so far (`complete` false).
  */
 function dedupeLines(
   store: HistoryStore,
@@ -559,22 +561,26 @@ function dedupeLines(
   const seen = new Set<string>();
   const kept: Candidate[] = [];
   const head = store.stmt(
-    `SELECT offset FROM records WHERE source_id = ? AND generation = ? AND offset <= ? AND seq = 0
-     ORDER BY offset DESC LIMIT 1`,
+    `SELECT id, offset FROM records WHERE source_id = ? AND generation = ? AND offset <= ?
+       AND seq = 0 ORDER BY offset DESC LIMIT 1`,
   );
   for (const row of rows) {
     if (budget.spent()) return { rows: kept, complete: false };
     let lineOffset = row.offset;
+    let hit = row;
     if (row.seq > 0) {
       const found = head.get(row.source_id, row.generation, row.offset) as
-        | { offset: number }
+        | { id: number; offset: number }
         | undefined;
       lineOffset = found?.offset ?? row.offset;
+      if (found && !(row.flags & FLAG_STREAMED)) {
+        hit = { ...row, id: found.id, offset: found.offset, seq: 0 };
+      }
     }
     const key = `${row.source_id}:${row.generation}:${lineOffset}`;
     if (seen.has(key)) continue;
     seen.add(key);
-    kept.push(row);
+    kept.push(hit);
   }
   return { rows: kept, complete: true };
 }

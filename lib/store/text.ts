@@ -1,34 +1,9 @@
-// Text the store derives from raw records: index fragments of long text, readable text of a
-// streamed chunk, conversation titles, and snippets with the matched terms marked.
+// Text the store derives from raw records: conversation titles, and snippets with the matched
+// terms marked.
 
 import { visibleMap } from "../invisible.ts";
 import { hasCjk } from "./cjk.ts";
 import { isAscii } from "./_letters.ts";
-
-/**
- * Splits `text` into exactly `parts` fragments of similar length, cutting at whitespace when
- * one is near, so an oversized record is indexed whole across its chunks. Deterministic: the
- * same text and count always give the same fragments (search derives them again for snippets).
- */
-export function splitFragments(text: string, parts: number): string[] {
-  if (parts <= 1) return [text];
-  const fragments: string[] = [];
-  let start = 0;
-  for (let i = 1; i < parts; i++) {
-    let cut = Math.round((text.length * i) / parts);
-    if (cut <= start) cut = start;
-    const space = text.indexOf(" ", cut);
-    if (space >= 0 && space - cut < 200) cut = space + 1;
-    // Never split a surrogate pair.
-    const code = text.charCodeAt(cut - 1);
-    if (code >= 0xd800 && code <= 0xdbff) cut++;
-    cut = Math.min(cut, text.length);
-    fragments.push(text.slice(start, cut));
-    start = cut;
-  }
-  fragments.push(text.slice(start));
-  return fragments;
-}
 
 /** A title cut (at a word where possible, never inside a surrogate pair) to at most `max` characters. */
 export function cutTitle(line: string, max = 80): string {
@@ -38,38 +13,6 @@ export function cutTitle(line: string, max = 80): string {
   if (space > max * 0.6) cut = cut.slice(0, space);
   else if (/[\ud800-\udbff]$/.test(cut)) cut = cut.slice(0, -1);
   return `${cut}…`;
-}
-
-const ESCAPES: Record<string, string> = { n: "\n", t: "\t", r: "", '"': '"', "\\": "\\", "/": "/" };
-
-/**
- * Readable text of a chunk cut from the middle of a very long JSON line: JSON escapes undone,
- * structure dropped. Used only for snippets of streamed records.
- */
-export function looseText(bytes: Uint8Array): string {
-  return plainText(unescapedText(bytes));
-}
-
-/**
- * The first step of `looseText`: the chunk decoded and its JSON escapes undone, its structure
- * still there, so the gate can see keys and quoted values (`"password": "…"`) before
- * `plainText` drops them.
- */
-export function unescapedText(bytes: Uint8Array): string {
-  const raw = new TextDecoder("utf-8", { fatal: false }).decode(bytes);
-  return raw
-    .replace(/\\u([0-9a-fA-F]{4})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)))
-    .replace(/\\(.)/g, (_, c: string) => ESCAPES[c] ?? c);
-}
-
-/** The second step of `looseText`: JSON structure dropped, `[REDACTED:…]` markers kept. */
-export function plainText(text: string): string {
-  return text
-    .replace(/"\s*[,:]\s*"/g, "\n")
-    .replace(
-      /\[REDACTED:[A-Za-z0-9_.-]{1,64}\]|[{}[\]]+/g,
-      (m) => (m.startsWith("[REDACTED:") ? m : " "),
-    );
 }
 
 /** The words and phrases of a search query, lowercased, for marking matches in snippets. */

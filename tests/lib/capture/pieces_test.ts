@@ -1,9 +1,10 @@
 // `PieceRedactor`: a text that arrives in pieces is redacted piece by piece with its neighbours
-// in view, so no piece shows part of a secret that crosses its edges.
+// in view, so no piece shows part of a secret that crosses its edges. `LinePieces`: a streamed
+// line's text, row by row, is indexed whole up to a size, and cut only past it.
 
 import assert from "node:assert/strict";
 import { createGate, redactorOf } from "../../../lib/gate.ts";
-import { PieceRedactor, type RedactedPiece } from "../../../lib/capture/pieces.ts";
+import { LinePieces, PieceRedactor, type RedactedPiece } from "../../../lib/capture/pieces.ts";
 import { fake } from "../_secret_shapes.ts";
 
 Deno.test("a secret across three pieces is redacted in each, and the ids keep their order", () => {
@@ -35,4 +36,25 @@ Deno.test("pieces are released once the text after them is long enough", () => {
   assert.deepEqual(pieces.push(4, ""), []);
   assert.deepEqual(pieces.end(), [{ id: 3, text: "gamma delta" }, { id: 4, text: "" }]);
   assert.deepEqual(pieces.end(), []);
+});
+
+Deno.test("a line's text is one piece at its first row, however many rows it spans", () => {
+  const pieces = new LinePieces(redactorOf(createGate()), 1000);
+  const rows = ["", "", "", "\nthe pasted ", "kestrel dia", "gram", ""];
+  const out = rows.flatMap((text, i) => pieces.add(i + 1, text));
+  out.push(...pieces.end());
+  assert.deepEqual(out, [{ id: 1, text: "the pasted kestrel diagram" }]);
+});
+
+Deno.test("a line's text is cut only past the size, at a row with words", () => {
+  const pieces = new LinePieces(redactorOf(createGate()), 10);
+  const rows = ["short ", "words ", "  ", "then more words", " and the end"];
+  const out = rows.flatMap((text, i) => pieces.add(i + 1, text));
+  out.push(...pieces.end());
+  // Past 10 characters after row 2; row 3 has no words, so the next piece starts at row 4.
+  assert.deepEqual(out, [
+    { id: 1, text: "short words" },
+    { id: 4, text: "then more words" },
+    { id: 5, text: "and the end" },
+  ]);
 });

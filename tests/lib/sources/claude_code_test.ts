@@ -13,6 +13,7 @@ import { findConversation, pageConversation } from "../../../lib/store/conversat
 import { TextDeriver } from "../../../lib/store/records.ts";
 import { search, type SearchOptions } from "../../../lib/store/search.ts";
 import { FLAG_INDEXED, FLAG_STREAMED } from "../../../lib/store/schema.ts";
+import { cutTitle } from "../../../lib/store/text.ts";
 import { emptySources } from "../../../lib/store/status.ts";
 import {
   captureWorld,
@@ -325,13 +326,13 @@ Deno.test({
   },
 });
 
-Deno.test("a parent's uuids are found wherever the stored chunks cut them", () => {
+Deno.test("a parent's uuids are read as fields, wherever the stored chunks cut them", () => {
   const encoder = new TextEncoder();
   const uuid = "3f2a9c1e-5b7d-4e8f-a0b1-c2d3e4f5a6b7";
   const field = `"uuid":"${uuid}"`;
   const found = (chunks: Uint8Array[]) => {
     const uuids: string[] = [];
-    scanUuids(chunks, (u) => void uuids.push(u));
+    scanUuids(chunks.map((bytes, i) => ({ bytes, start: i === 0 })), (u) => void uuids.push(u));
     return uuids;
   };
   for (const cut of [0, 1, 7, 8, 20, 43, 44, 45]) {
@@ -345,10 +346,138 @@ Deno.test("a parent's uuids are found wherever the stored chunks cut them", () =
     const chunks = [bytes.subarray(0, chunk), bytes.subarray(chunk)];
     assert.deepEqual(found(chunks), [uuid, "0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"], `cut ${cut}`);
   }
+  // Escapes cut anywhere: an escaped backslash ends a string, an escaped quote does not.
+  const escapes = encoder.encode(`{"t":"a\\\\","q":"\\",\\"uuid\\":\\"x",${field}}\n`);
+  for (let cut = 1; cut < escapes.length; cut++) {
+    assert.deepEqual(
+      found([escapes.subarray(0, cut), escapes.subarray(cut)]),
+      [uuid],
+      `cut ${cut}`,
+    );
+  }
   // A cut inside a multi-byte character does not hide the field after it.
   const accented = encoder.encode(`{"t":"é",${field}}\n`);
   assert.deepEqual(found([accented.subarray(0, 7), accented.subarray(7)]), [uuid]);
   assert.deepEqual(found([]), []);
+  // Spaced, escaped, last in the line: read as JSON reads it. A nested field, or one in a
+  // string, is not the line's.
+  const lines = [
+    JSON.stringify({ type: "user", message: { content: "hi" }, uuid }, null, 1)
+      .replaceAll("\n", " "),
+    `{ "type" : "assistant" , "\\u0075uid" : "${uuid.toUpperCase().replace("-", "\\u002d")}" }`,
+    `{"message": {"uuid": "11111111-1111-4111-8111-111111111111"}, "text": "\\"uuid\\":\\"x\\""}`,
+  ].join("\n");
+  const spaced = encoder.encode(lines);
+  for (const cut of [1, 5, 30, 90]) {
+    assert.deepEqual(found([spaced.subarray(0, cut), spaced.subarray(cut)]), [uuid, uuid]);
+  }
+});
+
+Deno.test("a transcript written as spaced JSON is read by its fields: copies once, summaries titled", async (t) => {
+  const world = await makeWorld();
+  try {
+    cpSync(join(FIXTURES, "spaced_json", "claude", "projects"), join(world.claude, "projects"), {
+      recursive: true,
+    });
+    const session = "claude:9fca650e-c4d4-4601-8350-b8ea11fbd1ea";
+    const titled = "claude:36f54ca4-bbb6-4b59-87a8-459b18d91eaf";
+    const found = () => {
+      for (const phrase of ["ferret-lattice", "sable-quarry"]) {
+        assert.deepEqual(hits(world, `"${phrase}"`).map((h) => h.conversation), [session], phrase);
+      }
+      for (
+        const [phrase, copy] of [["kiln-parapet", "acompact-bd10ba"], [
+          "osprey-ledger",
+          "aside_question-8685694c2bcf7b75",
+        ]]
+      ) {
+        const own = hits(world, `"${phrase}"`);
+        assert.ok(
+          own.length > 0 && own.every((h) => h.conversation === `${session}/agent-${copy}`),
+          phrase,
+        );
+      }
+      assert.equal(conversation(world, titled)!.title, "Rename tinder-cobalt flag to --dry-run");
+      const summary = hits(world, '"tinder-cobalt"', { kind: "summary" });
+      assert.deepEqual(summary.map((h) => h.conversation), [titled]);
+    };
+    await t.step("captured", async () => {
+      await captureWorld(world);
+      found();
+    });
+    await t.step("rebuilt", async () => {
+      await captureWorld(world, { rebuild: true });
+      found();
+    });
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("a helper's copy is titled after its session, whenever that title comes or changes", async (t) => {
+  const world = await makeWorld();
+  const session = "9fca650e-c4d4-4601-8350-b8ea11fbd1ea";
+  const folder = join(world.claude, "projects", "-home-dev-src-lattice");
+  const parentFile = join(folder, `${session}.jsonl`);
+  const compaction = `claude:${session}/agent-acompact-bd10ba`;
+  const aside = `claude:${session}/agent-aside_question-8685694c2bcf7b75`;
+  const titles = () => [compaction, aside].map((key) => conversation(world, key)?.title);
+  const asked = "Why does the ferret-lattice ledger sync retry forever when the upstream…";
+  try {
+    cpSync(join(FIXTURES, "spaced_json", "claude", "projects"), join(world.claude, "projects"), {
+      recursive: true,
+    });
+    const held = join(world.dir, "parent.jsonl");
+    renameSync(parentFile, held);
+
+    await t.step("captured before its session: named by the session's short id", async () => {
+      await captureWorld(world);
+      assert.deepEqual(titles(), [
+        "Compaction of claude:9fca650e",
+        "Side question in claude:9fca650e",
+      ]);
+    });
+
+    await t.step("its session captured after it: its title", async () => {
+      renameSync(held, parentFile);
+      await captureWorld(world);
+      const parent = conversation(world, `claude:${session}`)!.title;
+      assert.equal(parent, asked);
+      assert.deepEqual(titles(), [
+        cutTitle(`Compaction of ${asked}`),
+        cutTitle(`Side question in ${asked}`),
+      ]);
+    });
+
+    await t.step("its session renamed: the new title", async () => {
+      const rename = {
+        type: "custom-title",
+        customTitle: "Ledger sync backoff",
+        sessionId: session,
+      };
+      Deno.writeTextFileSync(parentFile, JSON.stringify(rename) + "\n", { append: true });
+      await captureWorld(world);
+      assert.deepEqual(titles(), [
+        "Compaction of Ledger sync backoff",
+        "Side question in Ledger sync backoff",
+      ]);
+    });
+
+    await t.step("rebuilt, shown and found with it", async () => {
+      await captureWorld(world, { rebuild: true });
+      assert.deepEqual(titles(), [
+        "Compaction of Ledger sync backoff",
+        "Side question in Ledger sync backoff",
+      ]);
+      const shown = await runCli("show", [compaction], world.vars);
+      assert.equal(shown.code, 0, shown.stderr);
+      assert.ok(shown.stdout.startsWith("Compaction of Ledger sync backoff\n"), shown.stdout);
+      const found = hits(world, '"kiln-parapet"');
+      assert.deepEqual(found.map((h) => h.title), ["Compaction of Ledger sync backoff"]);
+    });
+  } finally {
+    await world.cleanup();
+  }
 });
 
 Deno.test("a copy is searched once after its parent's transcript is gone", async (t) => {

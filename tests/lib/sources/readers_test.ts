@@ -49,3 +49,12 @@ Deno.test("READERS read every stored record of the fixtures as ADAPTERS do", asy
     await world.cleanup();
   }
 });
+
+Deno.test("READERS read a streamed line's text with their adapters' skipped keys and text path", () => {
+  ADAPTERS.forEach((adapter, i) => {
+    const reader = READERS[i]!;
+    if (adapter.mode !== "lines") return;
+    assert.deepEqual([...(reader.skipKeys ?? [])], [...adapter.skipKeys], adapter.agent);
+    assert.equal(reader.textPath, adapter.textPath, adapter.agent);
+  });
+});

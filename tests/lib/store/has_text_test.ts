@@ -1,6 +1,7 @@
 // TextDeriver.hasText() (what `show --around` asks of each record it walks back over) for the
-// lines whose rows it tells without reading them: a line longer than a chunk has text in each of
-// its rows; a line of exactly one chunk is read like any other, blank or not.
+// lines whose rows it tells without reading them: a line longer than a chunk has its whole text
+// in its first row and none in the others; a line of exactly one chunk is read like any other,
+// blank or not.
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -52,7 +53,7 @@ Deno.test("hasText() tells a long line's rows and a one-chunk line, blank or not
     Deno.mkdirSync(dir, { recursive: true });
     const words = "the rows of a long answer ".repeat(Math.ceil((3 * CHUNK) / 26));
     const lines = [
-      assistantLine(1, words.slice(0, 3 * CHUNK)), // four rows, text in each
+      assistantLine(1, words.slice(0, 3 * CHUNK)), // four rows, the text in the first
       assistantLine(2, "\n\n", CHUNK - 1), // one row of exactly a chunk (with its newline), blank
       assistantLine(3, "a short answer", CHUNK - 1), // one row of exactly a chunk, with text
       assistantLine(4, "\n\n"), // short and blank
@@ -80,6 +81,11 @@ Deno.test("hasText() tells a long line's rows and a one-chunk line, blank or not
       }
       const said = heads.map(({ id }) => deriver.hasText(deriver.storedById(id)));
       assert.deepEqual(said, [true, false, true, false]);
+      // The long line's text is its first row's, whole; its other rows have none.
+      const later = rows.filter((r) => r.id > heads[0]!.id && r.id < heads[1]!.id);
+      assert.equal(later.length, 3);
+      for (const { id } of later) assert.equal(deriver.textOf(deriver.recordById(id)), "");
+      assert.equal(deriver.textOf(deriver.recordById(heads[0]!.id)), words.slice(0, 3 * CHUNK));
       // The long line is told from one lookup, its bytes unread: a head row without them answers.
       const head = deriver.storedById(heads[0]!.id);
       assert.ok(head.flags & FLAG_ZSTD, "the long line's first row is stored compressed");

@@ -1,18 +1,8 @@
-// The store's small parts: index fragments, snippets and relative times.
+// The store's small parts: snippets and relative times.
 
 import assert from "node:assert/strict";
-import { makeSnippet, queryTerms, splitFragments } from "../../../lib/store/text.ts";
+import { makeSnippet, queryTerms } from "../../../lib/store/text.ts";
 import { parseWhen } from "../../../lib/when.ts";
-
-Deno.test("splitFragments gives exactly N pieces that join back to the text", () => {
-  const text = "word ".repeat(10_000) + "tail";
-  for (const parts of [1, 2, 5, 17]) {
-    const fragments = splitFragments(text, parts);
-    assert.equal(fragments.length, parts);
-    assert.equal(fragments.join(""), text);
-  }
-  assert.deepEqual(splitFragments("", 3), ["", "", ""]);
-});
 
 Deno.test("makeSnippet centres on the first match and marks every term", () => {
   const text = "x ".repeat(500) + "the Marmot keyring rotates " + "y ".repeat(500);

@@ -254,3 +254,43 @@ Deno.test("a search that meets a damaged store says so and how to recover, never
 function escape(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
+
+Deno.test("a hit on a later row of a long line stands for its first, which holds its text", async () => {
+  const world = await makeWorld();
+  try {
+    const session = "2b7c9d1e-3f4a-4b5c-8d6e-7f8a9b0c1d2e";
+    const dir = join(world.claude, "projects", "-home-dev-src-rows");
+    Deno.mkdirSync(dir, { recursive: true });
+    const text = "lorem ipsum ".repeat(20_000) + "the granite heron";
+    const line = JSON.stringify({
+      type: "user",
+      sessionId: session,
+      uuid: "2b7c9d1e-0000-4b5c-8d6e-000000000001",
+      timestamp: "2026-11-02T10:00:00.000Z",
+      message: { role: "user", content: text },
+    });
+    Deno.writeTextFileSync(join(dir, `${session}.jsonl`), line + "\n");
+    await captureWorld(world);
+    withStore(world, (store) => {
+      const rows = store.db.prepare("SELECT id, seq FROM records ORDER BY id").all() as {
+        id: number;
+        seq: number;
+      }[];
+      assert.ok(rows.length > 2, "a line of several rows");
+      const redact = redactorOf(createGate());
+      const found = () => search(store, ADAPTERS, redact, { query: '"granite heron"' }).hits;
+      assert.deepEqual(found().map((h) => h.record), [rows[0]!.id]);
+      // As a store captured before indexed it: a piece of the text with each row.
+      store.db.prepare("DELETE FROM fts WHERE rowid = ?").run(rows[0]!.id);
+      store.db.prepare("INSERT INTO fts (rowid, text) VALUES (?, ?)").run(
+        rows.at(-1)!.id,
+        "the granite heron",
+      );
+      const hits = found();
+      assert.deepEqual(hits.map((h) => h.record), [rows[0]!.id]);
+      assert.match(hits[0]!.snippet, /the granite heron/);
+    });
+  } finally {
+    await world.cleanup();
+  }
+});
