@@ -11,6 +11,7 @@ import { ADAPTERS } from "../sources/mod.ts";
 import { type HistoryStore, StoreLockedError } from "../store/db.ts";
 import { capturePass } from "./engine.ts";
 import { backfillInjected } from "./injected_backfill.ts";
+import { rederive } from "./rederive.ts";
 import { forgetCovered } from "../store/forget.ts";
 import { syncMirrors } from "./mirrors.ts";
 import { dropRetired } from "../store/batched_migration.ts";
@@ -136,6 +137,17 @@ export async function watch(options: WatchOptions): Promise<void> {
         }
         // Records captured before FLAG_INJECTED get it (migration 0011 left the work).
         await backfillInjected(store, adapters, options.redact, signal);
+        // Sources derived with other versions of their adapter are derived again, a slice at a
+        // time; capture waits until none is left (it goes on from the state they leave).
+        const rederived = await rederive({
+          ...passOptions(ctx, store, options.redact, adapters),
+          signal,
+          deadline: now + timings.sliceMs,
+        });
+        if (!rederived.done) {
+          for (const locator of changed) dirty.add(locator);
+          continue;
+        }
         // What a store holds under a tombstone goes (migration 0012 left the work).
         forgetCovered(store, { redact: options.redact, now });
         summary = await capturePass({
