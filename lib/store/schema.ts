@@ -15,7 +15,8 @@
 // identifies it (device and inode, size, mtime, a hash of its head, or a fingerprint for a
 // database). When a file is replaced or rewritten rather than appended to, capture starts a new
 // generation and keeps the old one's records; `generations` says when and why. `gone` marks a
-// source that disappeared upstream (its records stay).
+// source that disappeared upstream (its records stay). `derivation` names the versions of its
+// adapter and of the shared steps that derived its rows (`lib/capture/derivation.ts`).
 //
 // conversations. Derived: one row per conversation (`<agent>:<native id>`), with its project,
 // cwd, title, first and last times and counts, updated as records arrive; `conversation_shares`
