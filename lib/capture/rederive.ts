@@ -66,12 +66,14 @@ export async function rederive(pass: PassOptions): Promise<Rederived> {
   progress.current.bytesTotal = stale.reduce((n, s) => n + s.bytes, 0);
   if (stale.length) progress.report(true);
   const now = parts.now;
-  const over = () =>
-    pass.signal?.aborted === true || (pass.deadline !== undefined && now() >= pass.deadline);
+  // Past the deadline, a run stops after its first transaction: each run gets something done.
+  const over = (worked: boolean) =>
+    pass.signal?.aborted === true ||
+    (worked && pass.deadline !== undefined && now() >= pass.deadline);
   let done = 0;
   let summed = 0;
   for (let at = 0; at < stale.length;) {
-    if (over()) return { sources: done, done: false };
+    if (over(done > 0)) return { sources: done, done: false };
     const group: Stale[] = [];
     let bytes = 0;
     while (at < stale.length && (group.length === 0 || bytes < parts.limits.rawBudget)) {
@@ -88,7 +90,7 @@ export async function rederive(pass: PassOptions): Promise<Rederived> {
     await yieldToEventLoop();
   }
   while (store.stmt("SELECT 1 FROM conversations_to_sum LIMIT 1").get()) {
-    if (over()) return { sources: done, done: false };
+    if (over(done > 0 || summed > 0)) return { sources: done, done: false };
     summed += store.transaction(() => sumConversations(store, SUMS_PER_BATCH));
     await yieldToEventLoop();
   }

@@ -137,16 +137,17 @@ export async function watch(options: WatchOptions): Promise<void> {
         }
         // Records captured before FLAG_INJECTED get it (migration 0011 left the work).
         await backfillInjected(store, adapters, options.redact, signal);
-        // Sources derived with other versions of their adapter are derived again, a slice at a
-        // time; capture waits until none is left (it goes on from the state they leave).
+        // Sources derived with other versions of their adapter are derived again first, all of
+        // them (capture goes on from the state they leave); a stop rolls back the one under way.
         const rederived = await rederive({
           ...passOptions(ctx, store, options.redact, adapters),
           signal,
-          deadline: now + timings.sliceMs,
         });
-        if (!rederived.done) {
-          for (const locator of changed) dirty.add(locator);
-          continue;
+        if (!rederived.done) break;
+        if (rederived.sources) {
+          note(
+            `derived ${rederived.sources} stored sources again, as this build's adapters derive them`,
+          );
         }
         // What a store holds under a tombstone goes (migration 0012 left the work).
         forgetCovered(store, { redact: options.redact, now });

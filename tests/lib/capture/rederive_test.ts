@@ -8,6 +8,7 @@ import { cpSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { passOptions, runCapture } from "../../../lib/capture/run.ts";
 import { rederive } from "../../../lib/capture/rederive.ts";
+import { watch } from "../../../lib/capture/watch.ts";
 import type { Progress } from "../../../lib/capture/progress.ts";
 import { loadContext, openStore, redactorFor } from "../../../lib/context.ts";
 import { envFrom } from "../../../lib/env.ts";
@@ -193,6 +194,50 @@ Deno.test("a store captured before derivations were recorded is derived again wh
       store.close();
     }
     assert.deepEqual(answers(world, ADAPTERS), expected);
+    assert.deepEqual(stateOf(world), stateOf(world, fresh));
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("watch() derives a store again before it captures, and says so", async () => {
+  const world = await makeWorld({ fixtures: ["claude", "codex"] });
+  try {
+    await captureWorld(world, { adapters: olderClaude(1) });
+    // A transcript new since: the watcher's first capture stores it, once the store is derived
+    // again (the first thing it says is which happened first).
+    addInvisible(world);
+    const today = claudeAt(2);
+    const fresh = await freshCapture(world, today);
+    const ctx = loadContext({ env: world.env });
+    const store = openStore(ctx);
+    const controller = new AbortController();
+    // What the watcher says and does, in order, until its first capture.
+    const events: string[] = [];
+    let captured!: () => void;
+    const capture = new Promise<void>((resolve) => captured = resolve);
+    const watching = watch({
+      ctx,
+      store,
+      redact: redactorFor(ctx),
+      adapters: today,
+      signal: controller.signal,
+      timings: { rediscoverMs: 3_600_000 },
+      onNote: (note) => events.push(note),
+      onCapture: (summary) => {
+        events.push(`captured ${summary.records} records`);
+        captured();
+      },
+    });
+    try {
+      await capture;
+      assert.match(events[0] ?? "", /^derived \d+ stored sources again/);
+      assert.match(events.at(-1)!, /^captured \d+ records/);
+    } finally {
+      controller.abort();
+      await watching;
+      store.close();
+    }
     assert.deepEqual(stateOf(world), stateOf(world, fresh));
   } finally {
     await world.cleanup();
