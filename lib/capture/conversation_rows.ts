@@ -6,6 +6,7 @@
 // shares, in source order, as a fresh capture of the same files would have summed them.
 
 import type { HistoryStore } from "../store/db.ts";
+import type { ConversationRow } from "../store/records.ts";
 
 /** What a batch adds to one conversation row (upserted by key), from one source. */
 export interface ConversationWrite {
@@ -129,29 +130,12 @@ function addShare(store: HistoryStore, id: number, c: ConversationWrite): void {
     .run(id, c.sourceId, ...values(c));
 }
 
-/** A stored share as the write that adds it to a row of conversation `key`. */
-interface ShareRow {
-  source_id: number;
-  agent: string;
-  native_id: string;
-  project_root: string | null;
-  project_key: string | null;
-  cwd: string | null;
-  branch: string | null;
-  title: string | null;
-  title_rank: number;
-  first_ts: number | null;
-  last_ts: number | null;
-  message_count: number;
-  record_count: number;
-  bytes: number;
-  parent_key: string | null;
-  subagent: number;
-  archived: number | null;
-  agent_version: string | null;
-  agent_type: string | null;
-}
+/** A row of `conversation_shares`: a conversation row's columns, for one source. */
+type ShareRow =
+  & Omit<ConversationRow, "id" | "key" | "source_id" | "agent_type" | "gone">
+  & { source_id: number; title_rank: number; agent_type: string | null };
 
+/** A stored share as the write that adds it to a row of conversation `key`. */
 function shareWrite(key: string, s: ShareRow): ConversationWrite {
   return {
     key,
