@@ -153,16 +153,18 @@ export class Vocabulary {
 
 /**
  * The classes of planted query terms. A `cjk` word sits inside a run of CJK letters (as in a
- * Chinese sentence, which has no spaces); a `symbol` has no word the index holds, so search
- * answers it with the literal scan.
+ * Chinese sentence, which has no spaces); a `hidden` word is written with a character a reader
+ * cannot see inside it (`glimmer\u200bstone`) and searched as it is seen; a `symbol` has no word
+ * the index holds, so search answers it with the literal scan.
  */
-export type TermClass = "rare" | "medium" | "common" | "phrase" | "cjk" | "symbol";
+export type TermClass = "rare" | "medium" | "common" | "phrase" | "cjk" | "hidden" | "symbol";
 export const TERM_CLASSES: readonly TermClass[] = [
   "rare",
   "medium",
   "common",
   "phrase",
   "cjk",
+  "hidden",
   "symbol",
 ];
 /** Classes the index answers (the others are literal scans, timed apart). */
@@ -199,6 +201,9 @@ const PHRASE_RATE = 0.002;
 /** CJK words, planted inside a CJK run (`把缓存策略改成`): never drawn by chance from the pools. */
 const CJK_TERMS = ["缓存策略", "按需加载"];
 const CJK_RATE = 0.005;
+/** Words written with a zero-width space inside (what search reads through), never drawn by chance. */
+const HIDDEN_TERMS = ["glimmerstone", "wickerlamp"];
+const HIDDEN_RATE = 0.005;
 /** Symbols people search for (the text generator writes neither). */
 const SYMBOL_TERMS = ["💡", "✅"];
 const SYMBOL_RATE = 0.005;
@@ -206,7 +211,7 @@ const SYMBOL_RATE = 0.005;
 const PHRASE_RANKS: readonly [number, number][] = [[420, 1310], [640, 2250], [900, 3100]];
 
 /** Every term that must never appear in the vocabulary by chance. */
-export const RESERVED_TERMS: readonly string[] = [...RARE, ...MEDIUM, ...COMMON];
+export const RESERVED_TERMS: readonly string[] = [...RARE, ...MEDIUM, ...COMMON, ...HIDDEN_TERMS];
 
 /**
  * Decides which planted terms go into the next text segment: rare terms at fixed fractions of
@@ -238,6 +243,7 @@ export class Planter {
       ...COMMON.map((t) => make(t, "common", COMMON_RATE)),
       ...phrases,
       ...CJK_TERMS.map((t) => make(t, "cjk", CJK_RATE)),
+      ...HIDDEN_TERMS.map((t) => make(t, "hidden", HIDDEN_RATE)),
       ...SYMBOL_TERMS.map((t) => make(t, "symbol", SYMBOL_RATE)),
     ];
     this.terms = [...rare, ...this.#rated];
@@ -254,7 +260,10 @@ export class Planter {
     this.#schedule.sort((a, b) => a.at - b.at);
   }
 
-  /** The terms to put into the next segment written for `agent` (a CJK word in its run). */
+  /**
+   * The terms to put into the next segment written for `agent` (a CJK word in its run, a hidden
+   * word with its zero-width space).
+   */
   take(agent: string): string[] {
     const out: string[] = [];
     while (this.#schedule.length && this.#schedule[0]!.at <= this.position && out.length < 2) {
@@ -263,7 +272,9 @@ export class Planter {
     for (const term of this.#rated) {
       if (this.#random() < term.rate!) {
         const text = this.#count(term, agent);
-        out.push(term.class === "cjk" ? `把${text}改成` : text);
+        out.push(
+          term.class === "cjk" ? `把${text}改成` : term.class === "hidden" ? hidden(text) : text,
+        );
       }
     }
     return out;
@@ -280,6 +291,12 @@ export class Planter {
     term.byAgent[agent] = (term.byAgent[agent] ?? 0) + 1;
     return term.term;
   }
+}
+
+/** `word` with a zero-width space in its middle: one word to a reader, two to a plain index. */
+function hidden(word: string): string {
+  const at = Math.floor(word.length / 2);
+  return `${word.slice(0, at)}\u200b${word.slice(at)}`;
 }
 
 // CJK text: some people write to their agent in Chinese, Japanese or Korean, with code and

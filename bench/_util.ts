@@ -103,11 +103,11 @@ export function fileSize(path: string): number {
 }
 
 /**
- * The permission flags `deno task <name>` runs a command with (from deno.json), so child
- * processes run with exactly the permissions users get.
+ * The permission flags `deno task <name>` runs a command with (from the deno.json of the toolkit
+ * at `root`, this one unless told), so child processes run with exactly the permissions users get.
  */
-export function taskFlags(task: string): string[] {
-  const config = JSON.parse(Deno.readTextFileSync(join(ROOT, "deno.json")));
+export function taskFlags(task: string, root = ROOT): string[] {
+  const config = JSON.parse(Deno.readTextFileSync(join(root, "deno.json")));
   const line: string | undefined = config.tasks?.[task];
   // The task's run of its command (start's task builds the bundle first, with its own flags).
   const file = task.replaceAll("-", "_");

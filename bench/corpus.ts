@@ -37,9 +37,9 @@ export const CORPUS_AGENTS: readonly CorpusAgent[] = ["claude", "codex", "openco
 export const DEFAULT_SEED = 7;
 /**
  * The corpus's shape: a corpus kept from another version is generated again (2: CJK text;
- * 3: planted CJK words and symbols).
+ * 3: planted CJK words and symbols; 4: planted words with a zero-width space inside).
  */
-export const CORPUS_VERSION = 3;
+export const CORPUS_VERSION = 4;
 
 export interface CorpusOptions {
   out: string;

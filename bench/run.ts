@@ -2,8 +2,9 @@
 // Issue 7's benchmark: generates a corpus in all three formats, captures it through the real
 // engine, and prints capture throughput against a bare FTS5 baseline, no-op and append reindex
 // times, search latency in-process and end to end against rg, the first page of show, peak
-// memory on a huge single-line transcript (captured and rebuilt), the store's size, and a
-// watcher's drain of the corpus against reindex, each next to its target.
+// memory on a huge single-line transcript (captured and rebuilt), the store's size, a watcher's
+// drain of the corpus against reindex, and a store the previous release captured, upgraded by this
+// build, against a fresh capture, each next to its target.
 
 import { basename, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
@@ -61,6 +62,7 @@ import {
 } from "./_text.ts";
 import { measureWatchBacklog, type WatchBacklog } from "./_watch.ts";
 import { measureMigration } from "./_migrate.ts";
+import { measureUpgrade, type UpgradeRun, upgradeUnavailable } from "./_upgrade.ts";
 import {
   fileSize,
   formatBytes,
@@ -102,6 +104,8 @@ export const FIGURE_KEYS = [
   "team_search_ms",
   "migrate_mb_s",
   "migration_peak_rss_mb",
+  "upgrade_terms_differing",
+  "upgrade_mb_s",
 ] as const;
 export type FigureKey = typeof FIGURE_KEYS[number];
 export type Figures = Record<FigureKey, number | null>;
@@ -121,6 +125,8 @@ export interface BenchOptions {
   captureRounds: number;
   /** Write a CPU profile of a capture (the reindex command) into this dir and summarise it. */
   cpuProf: string | null;
+  /** Size of the corpus the upgrade from the previous release runs on; 0 skips it. */
+  upgradeSize: number;
   log: (message: string) => void;
 }
 
@@ -195,12 +201,16 @@ export interface BenchReport {
     rebuild: { mib: number; ms: number };
   } | null;
   watch: WatchBacklog;
+  /** The previous release's store upgraded by this build, against a fresh capture. */
+  upgrade: UpgradeRun | null;
   store: { db: number; wal: number };
   profile: ReturnType<typeof summariseProfile> | null;
   adversarial: AdversarialReport;
 }
 
 const HUGE_DEFAULT = "1GiB";
+/** The upgrade's corpus at most, unless told: it is captured three times. */
+const UPGRADE_DEFAULT = 20_000_000;
 
 /** Runs the whole benchmark; see the file comment. */
 export async function runBench(options: BenchOptions): Promise<BenchReport> {
@@ -510,6 +520,14 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         } MiB`,
       );
 
+      // A store the previous release captured, upgraded by this build ------------------------------
+      const upgrade = await upgradeStep(
+        options,
+        work,
+        { home, config, corpusDir, manifest },
+        notes,
+      );
+
       // The huge single line, in a child process -------------------------------------------------
       const huge = options.hugeLine > 0 ? await measureHugeLine(work, home, config, options) : null;
       if (!huge) notes.push("huge_line_peak_rss_mb was not measured (--huge-line 0)");
@@ -557,6 +575,8 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         team_search_ms: team.searchP50,
         migrate_mb_s: migration.mbS,
         migration_peak_rss_mb: migration.mib,
+        upgrade_terms_differing: upgrade?.differing ?? null,
+        upgrade_mb_s: upgrade ? upgrade.bytes / 1e6 / (upgrade.upgradeMs / 1000) : null,
       };
       for (const key of FIGURE_KEYS) {
         const value = figures[key];
@@ -615,6 +635,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         },
         huge,
         watch,
+        upgrade,
         store: storeSize,
         profile,
         adversarial,
@@ -633,6 +654,59 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     await Deno.remove(join(work, "huge"), { recursive: true }).catch(() => {});
     if (!options.keep) await Deno.remove(work, { recursive: true }).catch(() => {});
   }
+}
+
+/**
+ * The upgrade from the previous release (`_upgrade.ts`) on a corpus of `options.upgradeSize`: the
+ * bench's own when the sizes match, else one generated (or kept) beside it. Null, with a note,
+ * when it is skipped or the previous release cannot be had here.
+ */
+async function upgradeStep(
+  options: BenchOptions,
+  work: string,
+  at: { home: string; config: string; corpusDir: string; manifest: CorpusManifest },
+  notes: string[],
+): Promise<UpgradeRun | null> {
+  const { log } = options;
+  if (options.upgradeSize === 0) {
+    notes.push("the upgrade from the previous release was not measured (--upgrade-size 0)");
+    return null;
+  }
+  const unavailable = await upgradeUnavailable();
+  if (unavailable) {
+    notes.push(`the upgrade from the previous release was not measured: ${unavailable}`);
+    return null;
+  }
+  let dir = at.corpusDir;
+  let manifest = at.manifest;
+  if (options.upgradeSize !== options.size) {
+    dir = join(work, "corpus-upgrade");
+    const kept = readManifest(dir);
+    if (
+      kept && kept.version === CORPUS_VERSION && kept.seed === options.seed &&
+      kept.targetBytes === options.upgradeSize
+    ) {
+      manifest = kept;
+    } else {
+      await Deno.remove(dir, { recursive: true }).catch(() => {});
+      await Deno.mkdir(dir, { recursive: true });
+      log(`generating a ${formatBytes(options.upgradeSize)} corpus for the upgrade in ${dir}`);
+      manifest = generateCorpus({ out: dir, size: options.upgradeSize, seed: options.seed });
+    }
+  }
+  const vars = {
+    ...corpusEnv(dir, at.home),
+    LOGBOOK_CONFIG_DIR: at.config,
+    INIT_CWD: at.home,
+    NO_COLOR: "1",
+  };
+  const redact = redactorFor(loadContext({ env: envFrom(vars) }));
+  const run = await measureUpgrade({ vars, work, manifest, redact, log });
+  log(
+    `upgrade: ${run.rederived} sources derived again in ${Math.round(run.upgradeMs)} ms; ` +
+      `${run.differing} of ${run.terms.length} terms answer otherwise than a fresh capture`,
+  );
+  return run;
 }
 
 /** Captures the corpus from empty into a store of its own, removed after; returns the ms. */
@@ -773,7 +847,7 @@ function measureSearch(
       times.set(key, [...(times.get(key) ?? []), ms]);
     }
   }
-  const counted: TermClass[] = ["rare", "medium", "cjk", "symbol"];
+  const counted: TermClass[] = ["rare", "medium", "cjk", "hidden", "symbol"];
   for (const term of manifest.terms.filter((t) => counted.includes(t.class))) {
     // A count, not a timing: a budget that never stops it, so no hit is left out.
     const options = { query: term.term, limit: 10_000, budgetMs: 600_000 };
@@ -1072,6 +1146,13 @@ const TARGETS: Target[] = [
     target: () => "≤ 200",
     met: (f) => le(f.migration_peak_rss_mb, 200),
   },
+  {
+    key: "upgrade_terms_differing",
+    unit: "terms",
+    target: () => "0",
+    met: (f) => le(f.upgrade_terms_differing, 0),
+  },
+  { key: "upgrade_mb_s", unit: "MB/s", target: () => "—", met: () => null },
 ];
 
 function le(value: number | null, limit: number): boolean | null {
@@ -1341,6 +1422,20 @@ export function formatReport(r: BenchReport, options: BenchOptions): string {
       `${ms(r.watch.reindexRuns)} ms (spawn to done, rounds alternating; the figure is median ` +
       `over median)`,
   );
+  if (r.upgrade) {
+    const u = r.upgrade;
+    const differing = u.terms.filter((t) => t.upgraded !== t.fresh)
+      .map((t) => `${t.term} ${t.upgraded} (fresh ${t.fresh})`);
+    out.push(
+      `Upgrade: the previous release (${u.release}) captured a ${formatBytes(u.bytes)} corpus in ` +
+        `${Math.round(u.previousMs)} ms; this build's reindex upgraded that store in ` +
+        `${Math.round(u.upgradeMs)} ms (${u.rederived} sources derived again), and captured it ` +
+        `from empty in ${Math.round(u.freshMs)} ms; hits of ${u.terms.length} terms (planted and ` +
+        `common), upgraded against fresh: ${
+          differing.length ? `differing for ${differing.join(", ")}` : "the same for every one"
+        } (before the upgrade, ${u.differingBefore} differed)`,
+    );
+  }
   if (r.notes.length) out.push("", "Notes:", ...r.notes.map((n) => `  - ${n}`));
   if (options.keep) out.push("", `Kept: ${r.work} (corpus/, data/)`);
   return out.join("\n") + "\n";
@@ -1352,7 +1447,8 @@ Generates a corpus of Claude Code, Codex and OpenCode histories (bench/corpus.ts
 through the real engine and prints, in one run: capture throughput against a bare FTS5 baseline,
 no-op and append reindex, search latency (in-process and the command end to end) against rg,
 the first page of show, peak memory capturing and rebuilding a huge single-line transcript, the
-store's size, and how fast reindex --watch drains the corpus against reindex.
+store's size, how fast reindex --watch drains the corpus against reindex, and how a store the
+previous release captured answers once this build upgraded it, against a fresh capture.
 
 Options:
   --size SIZE        corpus size, e.g. 20MB, 200MB (default 200MB; MB is 10^6 bytes)
@@ -1366,6 +1462,8 @@ Options:
   --capture-rounds N captures from empty, alternating with as many FTS ceilings, and as many
                      reindex and reindex --watch runs; the figures are the medians (default 3)
   --cpu-prof DIR     also profile a capture with the reindex command and summarise where time goes
+  --upgrade-size SIZE the corpus of the upgrade from the previous release (default: --size, at most
+                     20MB; 0 skips it)
   -h, --help         show this help
 
 Figures: capture_mb_s and fts_ceiling_mb_s are MB of captured source per second; search_*_ms
@@ -1391,7 +1489,10 @@ per second); team_search_ms the p50 of search --team end to end (the command: st
 searching) after the corpus was pushed from two machines.
 migrate_mb_s is the store's raw bytes over the time migration 0008 (the CJK
 index, in batches) adds to a no-op reindex of a copy of the store written as before it, and
-migration_peak_rss_mb that reindex's peak RSS.
+migration_peak_rss_mb that reindex's peak RSS. upgrade_terms_differing is the number of terms
+(planted and common) whose hits differ between a store the previous release captured and this
+build's reindex then upgraded, and a fresh capture of the same corpus by this build (target 0);
+upgrade_mb_s is that corpus's MB over the time the upgrading reindex took.
 
 Example:
   deno task bench -- --size 200MB --keep /tmp/logbook-bench
@@ -1416,6 +1517,7 @@ export async function main(args: string[]): Promise<number> {
         "cli-runs": { type: "string", default: "7" },
         "capture-rounds": { type: "string", default: "3" },
         "cpu-prof": { type: "string" },
+        "upgrade-size": { type: "string" },
         help: { type: "boolean", short: "h" },
       },
     }));
@@ -1437,8 +1539,9 @@ export async function main(args: string[]): Promise<number> {
       return n;
     };
     const started = performance.now();
+    const size = parseSize(values.size);
     options = {
-      size: parseSize(values.size),
+      size,
       seed: values.seed === undefined ? DEFAULT_SEED : count("seed", values.seed),
       keep: values.keep ?? null,
       hugeLine: parseSize(values["huge-line"]),
@@ -1446,6 +1549,9 @@ export async function main(args: string[]): Promise<number> {
       cliRuns: count("cli-runs", values["cli-runs"]),
       captureRounds: count("capture-rounds", values["capture-rounds"]),
       cpuProf: values["cpu-prof"] ?? null,
+      upgradeSize: values["upgrade-size"] === undefined
+        ? Math.min(size, UPGRADE_DEFAULT)
+        : parseSize(values["upgrade-size"]),
       log: (message) =>
         console.error(`[bench ${((performance.now() - started) / 1000).toFixed(1)}s] ${message}`),
     };

@@ -133,7 +133,14 @@ function report(
       const { summary } = result;
       const stopped = summary.stoppedBy === "signal";
       if (options.json) {
-        io.out(safeJson({ status: "captured", rebuilt: result.rebuilt, ...summary }) + "\n");
+        io.out(
+          safeJson({
+            status: "captured",
+            rebuilt: result.rebuilt,
+            rederived: result.rederived,
+            ...summary,
+          }) + "\n",
+        );
       } else if (stopped && options.rebuild && result.rebuilt === null) {
         // Rolled back whole: nothing was captured, and the old index still answers searches.
         io.err(`Rebuild ${STOPPED} (the index and conversations are as they were)\n`);
@@ -142,6 +149,12 @@ function report(
       } else if (!options.quiet) {
         if (result.rebuilt !== null) {
           io.out(`Rebuilt the index and conversations from ${result.rebuilt} raw records\n`);
+        }
+        if (result.rederived) {
+          io.out(
+            `Derived ${result.rederived} stored sources again, as this build's adapters derive ` +
+              "them\n",
+          );
         }
         io.out(summaryLine(summary) + "\n");
       }

@@ -1,10 +1,14 @@
 // A store as the build before migration 0008 left it: many captured records (Claude Code's
 // format, some in Chinese, Japanese or Korean), the index holding CJK sentences whole, and
-// neither the migration nor its batches table there. The migration tests start from it.
+// neither the migration nor its batches table there. The migration tests start from it. And a
+// store as builds before migration 0013 left it (no derivation recorded), with what a store
+// derived laid out to compare with a fresh capture of the same files.
 
 import { join } from "node:path";
 import { ADAPTERS } from "../lib/sources/mod.ts";
-import { CJK_MIGRATION } from "../lib/store/cjk.ts";
+import { bigramText, CJK_MIGRATION } from "../lib/store/cjk.ts";
+import { withoutInvisible } from "../lib/invisible.ts";
+import { DERIVATIONS_KEY } from "../lib/capture/derivation.ts";
 import { TextDeriver } from "../lib/store/records.ts";
 import { RowHash } from "../lib/store/batched_migration.ts";
 import type { HistoryStore } from "../lib/store/db.ts";
@@ -136,4 +140,79 @@ export function recordsHash(store: HistoryStore): string {
       .iterate() as Iterable<{ id: number; flags: number; raw: Uint8Array }>
   ) hash.value(row.id).value(row.flags).value(row.raw).endRow();
   return Array.from(hash.digest(), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/**
+ * Makes `store` what a build before migration 0013 left (any store captured before this week's
+ * upgrade): no derivation recorded with its sources, no conversation shares, and the records
+ * that hold characters a reader cannot see indexed with those characters, as builds before the
+ * index left them out did. Opening it again applies 0013, and capture derives it again.
+ */
+export function makeStoreUnversioned(store: HistoryStore, redact: Redactor): void {
+  const deriver = new TextDeriver(store, ADAPTERS, redact);
+  const rows = store.db.prepare(`SELECT * FROM records WHERE (flags & ${FLAG_INDEXED}) != 0`)
+    .all() as unknown as Parameters<TextDeriver["textOf"]>[0][];
+  store.transaction(() => {
+    for (const row of rows) {
+      const text = deriver.textOf(row);
+      if (withoutInvisible(text) === text) continue;
+      store.db.prepare("DELETE FROM fts WHERE rowid = ?").run(row.id);
+      store.db.prepare("INSERT INTO fts (rowid, text) VALUES (?, ?)").run(row.id, bigramText(text));
+    }
+    store.db.exec(`
+      DROP TABLE conversation_shares;
+      DROP TABLE conversations_to_sum;
+      ALTER TABLE sources DROP COLUMN derivation;
+      DELETE FROM migrations WHERE name = '0013_derivations';
+      DELETE FROM meta WHERE key = '${DERIVATIONS_KEY}';`);
+  });
+  store.db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+}
+
+/**
+ * What `store` derived, keyed so that two stores of the same files compare whatever their
+ * record ids and wherever the files are (`root` is cut from each source's path): conversation
+ * rows by key, records by source, generation and offset, the words the index holds of each
+ * record, record keys, drift, each source's shares of conversations and its saved state.
+ */
+export function derivedState(store: HistoryStore, root: string): Record<string, string[]> {
+  const all = (sql: string) =>
+    store.db.prepare(sql).all().map((row) =>
+      JSON.stringify(row, (_, v) => (typeof v === "string" ? v.replaceAll(root, "<root>") : v))
+    );
+  const record = `s.locator || ' ' || r.generation || ' ' || r.offset`;
+  store.db.exec(
+    "CREATE VIRTUAL TABLE IF NOT EXISTS temp.fts_rows USING fts5vocab(main, fts, instance)",
+  );
+  return {
+    conversations: all(`
+      SELECT c.*, s.locator AS source FROM conversations c LEFT JOIN sources s ON s.id = c.source_id
+      ORDER BY c.key`).map((row) => row.replace(/"id":\d+,/, "").replace(/"source_id":\d+,/, "")),
+    records: all(`
+      SELECT ${record} AS record, r.seq, c.key, r.ts, r.kind, r.role, r.message_id, r.part_id,
+        r.flags
+      FROM records r JOIN sources s ON s.id = r.source_id
+      LEFT JOIN conversations c ON c.id = r.conversation_id ORDER BY s.locator, r.generation, r.offset`),
+    index: all(`
+      SELECT ${record} AS record, group_concat(v.term || '@' || v.offset, ' ') AS terms
+      FROM (SELECT * FROM temp.fts_rows ORDER BY doc, offset, term) v
+      JOIN records r ON r.id = v.doc JOIN sources s ON s.id = r.source_id
+      GROUP BY v.doc ORDER BY record`),
+    keys: all(`
+      SELECT s.locator, k.key, ${record} AS record FROM record_keys k
+      JOIN sources s ON s.id = k.source_id JOIN records r ON r.id = k.record_id
+      ORDER BY s.locator, k.key`),
+    drift: all(`
+      SELECT s.locator, d.generation, d.agent, d.version, d.category, d.detail, d.count
+      FROM drift d JOIN sources s ON s.id = d.source_id ORDER BY 1, 2, 3, 4, 5, 6`),
+    shares: all(`
+      SELECT c.key, s.locator, sh.* FROM conversation_shares sh
+      JOIN conversations c ON c.id = sh.conversation_id JOIN sources s ON s.id = sh.source_id
+      ORDER BY c.key, s.locator`).map((row) =>
+      row.replace(/"conversation_id":\d+,/, "").replace(/"source_id":\d+,/, "")
+    ),
+    sources: all(
+      "SELECT locator, generation, cursor, state, derivation FROM sources ORDER BY locator",
+    ),
+  };
 }

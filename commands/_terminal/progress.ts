@@ -1,5 +1,6 @@
 // The progress bar a capture draws on stderr while it runs (only on a terminal): sources and
-// bytes done with the time left, for a capture and for a rebuild deriving everything again.
+// bytes done with the time left, for a capture, for a rebuild deriving everything again, and for
+// sources derived again because what derives them changed.
 
 import { formatBytes, formatDuration } from "../../lib/format.ts";
 import { progressView } from "../../lib/status.ts";
@@ -24,6 +25,7 @@ export function progressBar(io: Io, now: () => number = Date.now): ProgressBar {
         return;
       }
       const rebuilding = p.phase === "rebuilding";
+      const rederiving = p.phase === "rederiving";
       if (rebuilding && p.bytesTotal === 0) {
         // Before the rebuild has counted what it will derive again.
         shown = true;
@@ -31,7 +33,7 @@ export function progressBar(io: Io, now: () => number = Date.now): ProgressBar {
         return;
       }
       const at = now();
-      if (at - last < 100 || (p.phase !== "capturing" && !rebuilding)) return;
+      if (at - last < 100 || (p.phase !== "capturing" && !rebuilding && !rederiving)) return;
       last = at;
       shown = true;
       const view = progressView(p, at);
@@ -39,9 +41,9 @@ export function progressBar(io: Io, now: () => number = Date.now): ProgressBar {
       const filled = Math.round((view.percent / 100) * width);
       const eta = view.etaMs !== null ? formatDuration(view.etaMs) : "…";
       io.err(
-        `\r${rebuilding ? "Rebuilding " : ""}[${"#".repeat(filled)}${
-          ".".repeat(width - filled)
-        }] ${view.percent}% ` +
+        `\r${rebuilding ? "Rebuilding " : rederiving ? "Deriving again " : ""}[${
+          "#".repeat(filled)
+        }${".".repeat(width - filled)}] ${view.percent}% ` +
           `${p.sourcesDone}/${p.sourcesTotal} sources ${formatBytes(p.bytesDone)}/${
             formatBytes(p.bytesTotal)
           } ${eta} left\x1b[K`,

@@ -197,6 +197,11 @@ export function describeRun(p: ProgressView, captured: CapturedShare | null): st
     return `pid ${p.pid}, deriving the index and conversations again from the raw records`;
   }
   if (p.phase === "migrating") return `pid ${p.pid}, migrating the store in batches`;
+  if (p.phase === "rederiving") {
+    const eta = p.etaMs !== null ? `, ${formatDuration(p.etaMs)} left` : "";
+    return `pid ${p.pid}, deriving ${p.sourcesDone} of ${p.sourcesTotal} sources again with ` +
+      `this build's adapters${eta}`;
+  }
   const share = captured ? `${sharePercent(captured.ratio)} captured, ` : "";
   const eta = p.etaMs !== null ? `, ${formatDuration(p.etaMs)} left` : "";
   return `pid ${p.pid}, ${share}${p.sourcesDone} of ${p.sourcesTotal} sources${eta}`;

@@ -1,18 +1,14 @@
 // A batch as a pass assembles it (the records of one or more sources, the keys they carry, the
 // cursors they move) and as the writer takes it (`BatchPayload`: plain data, the raw bytes
-// compressed and packed in one buffer, the conversation rows summed per conversation).
+// compressed and packed in one buffer, what it tells each conversation summed per source).
 
 import type { Agent, ConversationInfo, Derived } from "../sources/adapter.ts";
 import type { Redactor } from "../gate.ts";
 import type { Project } from "../paths.ts";
 import { encodeRaw } from "../store/raw.ts";
 import { cutTitle } from "../store/text.ts";
-import {
-  type BatchPayload,
-  type BatchRecord,
-  type ConversationWrite,
-  type DriftRow,
-} from "./batch_transaction.ts";
+import type { BatchPayload, BatchRecord, DriftRow } from "./batch_transaction.ts";
+import type { ConversationWrite } from "./conversation_rows.ts";
 import { FLAG_INDEXED } from "../store/schema.ts";
 import { headHash } from "./identity.ts";
 import type { Limits } from "./limits.ts";
@@ -55,11 +51,11 @@ export interface Job {
   keyed: Batch["keyed"];
 }
 
-/** What a batch tells a conversation row. */
+/** What the records of one source in a batch tell a conversation row. */
 export interface ConversationDelta {
+  key: string;
   info: ConversationInfo;
   agent: Agent;
-  /** The source of its first record in the batch. */
   sourceId: number;
   firstTs: number | null;
   lastTs: number | null;
@@ -128,9 +124,16 @@ export class BatchPlanner {
   readonly #projectOf: (cwd: string) => Project;
   readonly #projects = new Map<string, Project>();
 
-  constructor(redact: Redactor, projectOf: (cwd: string) => Project) {
+  /**
+   * True when the records planned are derived again in place (`rederive.ts`): their
+   * conversations' shares are replaced, the rows summed again later.
+   */
+  readonly rederive: boolean;
+
+  constructor(redact: Redactor, projectOf: (cwd: string) => Project, rederive = false) {
     this.#redact = redact;
     this.#projectOf = projectOf;
+    this.rederive = rederive;
   }
 
   /**
@@ -201,6 +204,7 @@ export class BatchPlanner {
           key,
         })),
         keys,
+        rederive: this.rederive,
         tombstones: [...batch.tombstones],
         drop: batch.drop,
         sources: sources.map((u) => ({
@@ -225,15 +229,20 @@ export class BatchPlanner {
     };
   }
 
-  /** What `records` tell their conversations, by key, each with its project resolved. */
+  /**
+   * What `records` tell their conversations, by conversation and source (in the order first
+   * met, so a conversation's writes add up as its records came), each with its project resolved.
+   */
   conversations(records: PendingRecord[]): Map<string, ConversationDelta> {
     const deltas = new Map<string, ConversationDelta>();
     for (const r of records) {
       const d = r.derived;
       if (!d.conversation) continue;
-      let delta = deltas.get(d.conversation.key);
+      const at = `${r.ctx.sourceId} ${d.conversation.key}`;
+      let delta = deltas.get(at);
       if (!delta) {
         delta = {
+          key: d.conversation.key,
           info: { ...d.conversation },
           agent: r.ctx.ref.agent,
           sourceId: r.ctx.sourceId,
@@ -245,7 +254,7 @@ export class BatchPlanner {
           title: null,
           version: null,
         };
-        deltas.set(d.conversation.key, delta);
+        deltas.set(at, delta);
       } else {
         mergeInfo(delta.info, d.conversation);
       }
@@ -286,10 +295,10 @@ export class BatchPlanner {
 
 /** The conversation rows a batch's deltas upsert. */
 export function conversationWrites(deltas: Map<string, ConversationDelta>): ConversationWrite[] {
-  return [...deltas].map(([key, delta]) => {
+  return [...deltas.values()].map((delta) => {
     const info = delta.info as ConversationInfo & { project?: Project };
     return {
-      key,
+      key: delta.key,
       agent: delta.agent,
       nativeId: info.nativeId,
       sourceId: delta.sourceId,

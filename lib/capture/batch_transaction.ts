@@ -9,7 +9,7 @@ import { decodeRaw } from "../store/raw.ts";
 import { FLAG_INDEXED, FLAG_JOINED, FLAG_SUPERSEDED, FLAG_ZSTD } from "../store/schema.ts";
 import { indexText } from "../store/cjk.ts";
 import { addTombstone, coveredInStore } from "../store/tombstones.ts";
-import { titledByParent, titleFromParent } from "../sources/parent_titles.ts";
+import { type ConversationWrite, writeConversations } from "./conversation_rows.ts";
 import type { FileSeen } from "./source.ts";
 
 /** One record row of a batch. */
@@ -51,30 +51,6 @@ export interface DriftRow {
   detail: string;
 }
 
-/** What a batch adds to one conversation row (upserted by key). */
-export interface ConversationWrite {
-  key: string;
-  agent: string;
-  nativeId: string;
-  sourceId: number;
-  projectRoot: string | null;
-  projectKey: string | null;
-  cwd: string | null;
-  branch: string | null;
-  title: string | null;
-  titleRank: number;
-  firstTs: number | null;
-  lastTs: number | null;
-  messages: number;
-  records: number;
-  bytes: number;
-  parentKey: string | null;
-  subagent: boolean;
-  agentType: string | null;
-  archived: boolean | null;
-  version: string | null;
-}
-
 /** Where a batch moves one source. */
 export interface SourceWrite {
   sourceId: number;
@@ -100,6 +76,11 @@ export interface BatchPayload {
   supersede: { sourceId: number; key: string }[];
   /** Keys to remember, each with the index in `records` of its head row. */
   keys: { sourceId: number; key: string; record: number }[];
+  /**
+   * True for records derived again in place (`rederive.ts`): conversations get their shares
+   * replaced, and their rows are summed again later (`conversation_rows.ts`).
+   */
+  rederive: boolean;
   /** Conversations to tombstone: met under a tombstone, their records were not kept. */
   tombstones: string[];
   /** Stored rows to delete: records a tombstone covers, derived again (rebuild; not indexed). */
@@ -157,7 +138,11 @@ export function writeBatch(
     }
     dropRows(store, batch.drop);
     for (const { sourceId, key } of batch.supersede) supersede(store, sourceId, key);
-    const written = writeConversations(store, conversations);
+    const written = writeConversations(
+      store,
+      conversations,
+      batch.rederive ? "rederive" : "add",
+    );
     result.newConversations = written.created;
     const ids = new Map<BatchRecord, number>();
     const indexed: [number, string][] = [];
@@ -246,104 +231,6 @@ export function writeBatch(
 function dropRows(store: HistoryStore, ids: readonly number[]): void {
   const drop = store.stmt("DELETE FROM records WHERE id = ?");
   for (const id of ids) drop.run(id);
-}
-
-/** Upserts conversation rows; returns their ids by key and how many are new. */
-export function writeConversations(
-  store: HistoryStore,
-  rows: readonly ConversationWrite[],
-): { ids: Map<string, number>; created: number } {
-  const ids = new Map<string, number>();
-  let created = 0;
-  const exists = store.stmt("SELECT id FROM conversations WHERE key = ?");
-  const upsert = store.stmt(`
-    INSERT INTO conversations (key, agent, native_id, source_id, project_root, project_key, cwd,
-      branch, title, title_rank, first_ts, last_ts, message_count, record_count, bytes,
-      parent_key, subagent, archived, agent_version, agent_type)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-    ON CONFLICT (key) DO UPDATE SET
-      first_ts = coalesce(min(first_ts, excluded.first_ts), first_ts, excluded.first_ts),
-      last_ts = coalesce(max(last_ts, excluded.last_ts), last_ts, excluded.last_ts),
-      message_count = message_count + excluded.message_count,
-      record_count = record_count + excluded.record_count,
-      bytes = bytes + excluded.bytes,
-      title = CASE WHEN excluded.title IS NOT NULL AND (excluded.title_rank > title_rank
-                OR (excluded.title_rank >= 2 AND excluded.title_rank = title_rank))
-              THEN excluded.title ELSE title END,
-      title_rank = max(title_rank, excluded.title_rank),
-      cwd = coalesce(cwd, excluded.cwd),
-      project_root = coalesce(project_root, excluded.project_root),
-      project_key = coalesce(project_key, excluded.project_key),
-      branch = coalesce(excluded.branch, branch),
-      parent_key = coalesce(parent_key, excluded.parent_key),
-      subagent = max(subagent, excluded.subagent),
-      archived = coalesce(excluded.archived, archived),
-      agent_version = coalesce(excluded.agent_version, agent_version),
-      agent_type = coalesce(excluded.agent_type, agent_type),
-      gone = 0
-    RETURNING id`);
-  for (const c of rows) {
-    if (!exists.get(c.key)) created++;
-    const { id } = upsert.get(
-      c.key,
-      c.agent,
-      c.nativeId,
-      c.sourceId,
-      c.projectRoot,
-      c.projectKey,
-      c.cwd,
-      c.branch,
-      c.title,
-      c.titleRank,
-      c.firstTs,
-      c.lastTs,
-      c.messages,
-      c.records,
-      c.bytes,
-      c.parentKey,
-      c.subagent ? 1 : 0,
-      c.archived === null ? null : c.archived ? 1 : 0,
-      c.version,
-      c.agentType,
-    ) as { id: number };
-    ids.set(c.key, id);
-  }
-  titleFromParents(store, rows);
-  return { ids, created };
-}
-
-/**
- * The rank of a title a conversation takes from its parent's: above any of its own (1 first
- * prompt, 2 summary, 3 explicit), so only its parent's changes it.
- */
-const TITLE_FROM_PARENT = 4;
-
-/**
- * Titles the conversations of `rows` that are titled by their parent (a Claude Code helper's
- * copy: `lib/sources/parent_titles.ts`) from it, and again those whose parent `rows` may have
- * given a new title (a session captured after its copies, or renamed).
- */
-function titleFromParents(store: HistoryStore, rows: readonly ConversationWrite[]): void {
-  const parentOf = store.stmt(
-    `SELECT p.title FROM conversations c LEFT JOIN conversations p ON p.key = c.parent_key
-     WHERE c.key = ?`,
-  );
-  const children = store.stmt("SELECT key FROM conversations WHERE parent_key = ?");
-  const retitle = store.stmt(
-    `UPDATE conversations SET title = ?, title_rank = ${TITLE_FROM_PARENT} WHERE key = ?`,
-  );
-  const fromParent = (key: string) => {
-    const parent = parentOf.get(key) as { title: string | null } | undefined;
-    const title = titleFromParent(key, parent?.title ?? null);
-    if (title !== null) retitle.run(title, key);
-  };
-  for (const c of rows) {
-    if (titledByParent(c.key)) fromParent(c.key);
-    if (c.title === null) continue;
-    for (const { key } of children.all(c.key) as { key: string }[]) {
-      if (titledByParent(key)) fromParent(key);
-    }
-  }
 }
 
 /** Adds one to a drift count. */

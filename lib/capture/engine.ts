@@ -192,7 +192,7 @@ class CapturePass {
     if (fresh.length) {
       const now = this.#now();
       this.#store.transaction(() => {
-        for (const w of fresh) w.row = createSource(this.#store, w.ref, now);
+        for (const w of fresh) w.row = createSource(this.#store, w, now);
       });
     }
     return work;
@@ -262,7 +262,7 @@ class CapturePass {
     // This connection writes below: the batch in flight is committed first.
     if (!row) await this.#pipeline.settle();
     const source = row ??
-      this.#store.transaction(() => createSource(this.#store, ref, this.#now()));
+      this.#store.transaction(() => createSource(this.#store, found, this.#now()));
     let generation = source.generation;
     let cursor = source.cursor;
     let saved = parseSaved(source.state);
@@ -345,7 +345,7 @@ class CapturePass {
     const { ref, stat } = found;
     if (!row) await this.#pipeline.settle();
     const source = row ??
-      this.#store.transaction(() => createSource(this.#store, ref, this.#now()));
+      this.#store.transaction(() => createSource(this.#store, found, this.#now()));
     const saved = parseSaved(source.state);
     const ctx: SourceCtx = {
       adapter,

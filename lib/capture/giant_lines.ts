@@ -15,7 +15,8 @@ import {
   driftRow,
   type PendingRecord,
 } from "./batch_plan.ts";
-import { countDrift, writeConversations } from "./batch_transaction.ts";
+import { countDrift } from "./batch_transaction.ts";
+import { writeConversations } from "./conversation_rows.ts";
 import {
   FLAG_DRIFT,
   FLAG_INDEXED,
@@ -280,7 +281,11 @@ export class GiantLines {
         unflag.run(id);
       }
     }
-    const { ids, created } = writeConversations(store, conversationWrites(deltas));
+    const { ids, created } = writeConversations(
+      store,
+      conversationWrites(deltas),
+      planner.rederive ? "rederive" : "add",
+    );
     tally.summary.conversations += created;
     const conversationId = derived.conversation ? ids.get(derived.conversation.key) ?? null : null;
     // Row by row: one UPDATE over the whole range would hold every row of the line in memory.

@@ -17,6 +17,7 @@
 import { createHash } from "node:crypto";
 import { pathOfLocator, type SourceRef } from "../sources/adapter.ts";
 import type { HistoryStore } from "../store/db.ts";
+import { derivationOf } from "./derivation.ts";
 import { decodedRow } from "../store/raw.ts";
 import type { Found } from "./discover.ts";
 import type { ByteReader } from "./lines.ts";
@@ -42,13 +43,20 @@ export function loadSources(store: HistoryStore): Map<string, SourceRow> {
   return new Map(rows.map((row) => [row.locator, row]));
 }
 
-/** A source row for a newly found source, in its first generation (call inside a transaction). */
-export function createSource(store: HistoryStore, ref: SourceRef, now: number): SourceRow {
+/**
+ * A source row for a newly found source, in its first generation, to be derived by `adapter`
+ * (its derivation recorded, `derive.ts`). Call inside a transaction.
+ */
+export function createSource(
+  store: HistoryStore,
+  { adapter, ref }: { adapter: { readonly derivation: number }; ref: SourceRef },
+  now: number,
+): SourceRow {
   const row = sourceRow(
     store.stmt(
-      `INSERT INTO sources (agent, locator, format, generation, cursor, first_seen)
-       VALUES (?, ?, ?, 1, 0, ?) RETURNING ${SOURCE_COLUMNS}`,
-    ).get(ref.agent, ref.locator, ref.format, now),
+      `INSERT INTO sources (agent, locator, format, generation, cursor, first_seen, derivation)
+       VALUES (?, ?, ?, 1, 0, ?, ?) RETURNING ${SOURCE_COLUMNS}`,
+    ).get(ref.agent, ref.locator, ref.format, now, derivationOf(adapter)),
   );
   store.stmt(
     "INSERT INTO generations (source_id, generation, started_at, reason) VALUES (?, 1, ?, ?)",

@@ -34,8 +34,11 @@ export interface Parts {
   giantLines: GiantLines;
 }
 
-/** The parts of a pass run with `options`. */
-export function partsOf(options: PassOptions): Parts {
+/**
+ * The parts of a pass run with `options`; with `rederive`, of one deriving stored sources again
+ * in place (`rederive.ts`), whose conversation rows are summed again from their shares after.
+ */
+export function partsOf(options: PassOptions, rederive = false): Parts {
   const { store, redact } = options;
   const limits = { ...DEFAULT_LIMITS, ...options.limits };
   const op = options.markers ?? NO_MARKERS;
@@ -43,7 +46,7 @@ export function partsOf(options: PassOptions): Parts {
   const tally = new Tally();
   const progress = new ProgressTracker(store, now, options.onProgress);
   const tombstones = new Tombstones(store);
-  const planner = new BatchPlanner(redact, options.projectOf);
+  const planner = new BatchPlanner(redact, options.projectOf, rederive);
   const pipeline = new BatchPipeline({
     store,
     op,

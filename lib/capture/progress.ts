@@ -5,7 +5,8 @@ import { type HistoryStore, translateError } from "../store/db.ts";
 
 /** Progress of a capture, reported after every batch. */
 export interface Progress {
-  phase: "rebuilding" | "migrating" | "discovering" | "capturing" | "done";
+  /** `rederiving`: sources derived again because what derives them changed (`rederive.ts`). */
+  phase: "rebuilding" | "migrating" | "rederiving" | "discovering" | "capturing" | "done";
   sourcesTotal: number;
   sourcesDone: number;
   bytesTotal: number;

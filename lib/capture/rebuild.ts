@@ -3,22 +3,18 @@
 // data in place. A store whose derived data is damaged is rebuilt through a copy
 // (`rebuild_by_copy.ts`); damaged raw data cannot be rebuilt, and the error says what to do.
 
-import { adapterOf, pathOfLocator, type SourceRef } from "../sources/adapter.ts";
+import { adapterOf } from "../sources/adapter.ts";
 import { StoreDamagedError, translateError } from "../store/db.ts";
 import { checkStore, checkStoreInWorker } from "../store/check.ts";
-import { decodedRow } from "../store/raw.ts";
 import { FLAG_ZSTD } from "../store/schema.ts";
 import { INDEX_UPGRADE_KEY } from "../store/cjk.ts";
 import { refreshTotals } from "../store/status.ts";
-import { concat } from "./_bytes.ts";
-import { yieldToEventLoop } from "./_yield.ts";
-import { Batch } from "./batch_plan.ts";
-import type { Existing } from "./derive.ts";
+import { derivationOf, derivations, DERIVATIONS_KEY } from "./derivation.ts";
 import type { PassOptions } from "./engine.ts";
-import type { RederiveStream } from "./giant_lines.ts";
 import { type Parts, partsOf } from "./parts.ts";
 import { rebuildByCopy } from "./rebuild_by_copy.ts";
-import { savedState, SOURCE_COLUMNS, type SourceCtx, sourceRow } from "./source.ts";
+import { rederiveSource } from "./rederive_source.ts";
+import { SOURCE_COLUMNS, sourceRow } from "./source.ts";
 
 /**
  * Derives everything again from the raw records: in place when the store is sound, through a
@@ -66,15 +62,6 @@ export async function rebuildDerived(options: PassOptions): Promise<number> {
   return await parts.op.stage("capture.rebuild", () => new Rebuild(options, parts).run());
 }
 
-/** A stored line being re-derived: its chunk rows so far, held or streamed. */
-interface StoredLine extends Existing {
-  offset: number;
-  length: number;
-  /** Its chunks, until it is known to be too long to hold (then `stream` has them). */
-  parts: Uint8Array[];
-  stream: RederiveStream | null;
-}
-
 /** One rebuild: every source generation's stored records, derived again in order. */
 class Rebuild {
   readonly #options: PassOptions;
@@ -92,6 +79,8 @@ class Rebuild {
     try {
       store.db.exec(`
         DELETE FROM conversations;
+        DELETE FROM conversation_shares;
+        DELETE FROM conversations_to_sum;
         DELETE FROM drift;
         DELETE FROM record_keys;
         DELETE FROM record_changes;
@@ -112,42 +101,24 @@ class Rebuild {
           .get() as { n: number }).n,
       );
       progress.report(false);
+      const stop = () => {
+        if (this.#options.signal?.aborted) throw new RebuildStoppedError();
+      };
+      const derived = store.stmt("UPDATE sources SET derivation = ? WHERE id = ?");
       for (const source of sources) {
         const adapter = adapterOf(this.#options.adapters, source.agent, source.locator);
         if (!adapter) continue;
-        const generations = store.stmt(
-          "SELECT DISTINCT generation FROM records WHERE source_id = ? ORDER BY generation",
-        ).all(source.id) as { generation: number }[];
-        for (const { generation } of generations) {
-          const ref: SourceRef = {
-            agent: adapter.agent,
-            locator: source.locator,
-            path: pathOfLocator(source.locator),
-            format: source.format as SourceRef["format"],
-          };
-          const ctx: SourceCtx = {
-            adapter,
-            ref,
-            sourceId: source.id,
-            generation,
-            headHash: source.head_hash,
-            state: adapter.initialState(ref),
-            lastTs: null,
-            recognised: false,
-          };
-          count += await this.#rederive(ctx);
-          if (generation === source.generation) {
-            store.stmt("UPDATE sources SET state = ? WHERE id = ?").run(savedState(ctx), source.id);
-          }
-        }
+        count += await rederiveSource(this.#parts, adapter, source, stop);
+        derived.run(derivationOf(adapter), source.id);
         progress.current.sourcesDone++;
         progress.report(false);
       }
       // Records a tombstone covers left the store (captured before tombstones covered children).
       refreshTotals(store, { recount: true });
       store.setMeta("last_rebuild", { at: now(), records: count });
-      // Everything was indexed afresh, as the index is written today.
+      // Everything was indexed afresh, as the index is written today, and derived as today.
       store.deleteMeta(INDEX_UPGRADE_KEY);
+      store.setMeta(DERIVATIONS_KEY, derivations(this.#options.adapters));
       store.db.exec("DROP TABLE IF EXISTS fts_next");
       store.db.exec("COMMIT");
     } catch (err) {
@@ -155,79 +126,5 @@ class Rebuild {
       throw translateError(err);
     }
     return count;
-  }
-
-  /**
-   * Re-derives one source generation from its stored chunks, line by line. A line that grows
-   * past `Limits.maxLine` is streamed from then on, as capture streamed it: its chunks go through
-   * the JSON scanner as they are read, so rebuild holds no more of one line than that and a page.
-   */
-  async #rederive(ctx: SourceCtx): Promise<number> {
-    const { store, limits, deriver, pipeline, giantLines } = this.#parts;
-    const page = store.stmt(
-      `SELECT id, offset, seq, raw, flags FROM records WHERE source_id = ? AND generation = ? AND offset > ?
-       ORDER BY offset LIMIT ?`,
-    );
-    const batch = new Batch();
-    let line: StoredLine | null = null;
-    let total = 0;
-    let last = -1;
-    const finish = async () => {
-      if (!line) return;
-      if (line.stream) line.stream.end(line.ids);
-      else if (ctx.adapter.mode === "rows") {
-        deriver.addRow(ctx, batch, line.offset, concat(line.parts, line.length), line);
-      } else {
-        deriver.addLine(ctx, batch, line.offset, concat(line.parts, line.length), line);
-      }
-      total += line.ids.length;
-      line = null;
-      if (batch.full(limits)) {
-        pipeline.commit(batch);
-        await yieldToEventLoop();
-      }
-    };
-    while (true) {
-      // A streamed line's chunks a few at a time: chunks kept past a young-generation GC are
-      // promoted, and their buffers then wait for a full GC (tens of MiB at the peak).
-      const rows = line?.stream ? 16 : 128;
-      const stored = page.all(ctx.sourceId, ctx.generation, last, rows) as {
-        id: number;
-        offset: number;
-        seq: number;
-        raw: Uint8Array;
-        flags: number;
-      }[];
-      if (!stored.length) break;
-      if (this.#options.signal?.aborted) throw new RebuildStoppedError();
-      for (const packed of stored) {
-        // Decoded one at a time: a page of a giant line is megabytes once decompressed.
-        const row = decodedRow(packed);
-        // A new line starts at seq 0, or after a gap left by forgotten records.
-        const contiguous = line !== null && line.offset + line.length === row.offset;
-        if (row.seq === 0 || !contiguous) await finish();
-        line ??= { offset: row.offset, length: 0, ids: [], sizes: [], parts: [], stream: null };
-        line.ids.push(row.id);
-        line.sizes.push(row.raw.length);
-        line.length += row.raw.length;
-        last = row.offset;
-        if (line.stream) line.stream.write(row.id, row.raw);
-        else {
-          line.parts.push(row.raw);
-          if (ctx.adapter.mode === "lines" && line.length > limits.maxLine) {
-            // Too long to derive in memory: the lines before it are written first, in order.
-            pipeline.commit(batch);
-            const stream = giantLines.rederive(ctx, line.offset);
-            for (let i = 0; i < line.parts.length; i++) stream.write(line.ids[i]!, line.parts[i]!);
-            line.parts = [];
-            line.stream = stream;
-          }
-        }
-      }
-      await yieldToEventLoop();
-    }
-    await finish();
-    pipeline.commit(batch);
-    return total;
   }
 }

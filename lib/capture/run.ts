@@ -25,6 +25,7 @@ import { clearLatch, latch, type LatchedFailure, latchedFailure } from "../store
 import { yieldToEventLoop } from "./_yield.ts";
 import { capturePass, type PassOptions } from "./engine.ts";
 import { backfillInjected } from "./injected_backfill.ts";
+import { rederive } from "./rederive.ts";
 import { forgetCovered } from "../store/forget.ts";
 import { announce, type Progress } from "./progress.ts";
 import { rebuild, RebuildStoppedError } from "./rebuild.ts";
@@ -52,7 +53,13 @@ export interface CaptureRunOptions {
 
 /** What a capture run did, or why it did not run. */
 export type CaptureRunResult =
-  | { status: "captured"; summary: CaptureSummary; rebuilt: number | null }
+  | {
+    status: "captured";
+    summary: CaptureSummary;
+    rebuilt: number | null;
+    /** Sources derived again because what derives them changed (`rederive.ts`). */
+    rederived: number;
+  }
   | { status: "busy"; holder: LockInfo | null }
   | { status: "off"; reason: string }
   | { status: "latched"; failure: LatchedFailure };
@@ -226,7 +233,7 @@ export async function runCapture(options: CaptureRunOptions): Promise<CaptureRun
           if (!(err instanceof RebuildStoppedError)) throw err;
           // Stopped on request, rolled back whole: not a failure to latch; run again to finish.
           announce(store, "done", ctx.now(), undefined);
-          return { status: "captured", summary: stoppedSummary(), rebuilt: null };
+          return { status: "captured", summary: stoppedSummary(), rebuilt: null, rederived: 0 };
         }
         // Capture stores its progress only once it finds work: until then it is discovering.
         announce(store, "discovering", ctx.now(), options.onProgress);
@@ -235,17 +242,16 @@ export async function runCapture(options: CaptureRunOptions): Promise<CaptureRun
       dropRetired(store);
       if (migrationPending(store)) {
         announce(store, "migrating", ctx.now(), options.onProgress);
-        if (!(await migrate(pass))) {
-          const summary = new Tally().summary;
-          summary.complete = false;
-          summary.stoppedBy = pass.signal?.aborted ? "signal" : "deadline";
-          recordRun(store, { at: ctx.now(), by, ok: true, summary });
-          return { status: "captured", summary, rebuilt };
-        }
+        if (!(await migrate(pass))) return stoppedEarly(store, pass, by, rebuilt, 0);
         announce(store, "discovering", ctx.now(), options.onProgress);
       }
       // Records captured before FLAG_INJECTED get it (migration 0011 left the work).
       await backfillInjected(store, pass.adapters, pass.redact, pass.signal);
+      // Sources derived with other versions of their adapter are derived again first: capture
+      // then goes on from a state the adapter of today left.
+      const rederived = await rederive(pass);
+      if (!rederived.done) return stoppedEarly(store, pass, by, rebuilt, rederived.sources);
+      if (rederived.sources) announce(store, "discovering", ctx.now(), options.onProgress);
       const summary = await capturePass(pass);
       recordRun(
         store,
@@ -261,7 +267,7 @@ export async function runCapture(options: CaptureRunOptions): Promise<CaptureRun
         now: ctx.now,
         budgetMs: Math.max(200, Math.min(MIRROR_BUDGET_MS, left)),
       });
-      return { status: "captured", summary, rebuilt };
+      return { status: "captured", summary, rebuilt, rederived: rederived.sources };
     } catch (err) {
       const message = recordFailure(store, { at: ctx.now(), by }, err);
       if (rebuilding) {
@@ -301,6 +307,24 @@ export async function migrate(pass: PassOptions): Promise<boolean> {
     ...(pass.deadline !== undefined ? { deadline: pass.deadline } : {}),
     pause: yieldToEventLoop,
   });
+}
+
+/**
+ * The result of a run that stopped (its signal, its deadline) before capture began: a batched
+ * migration or a derivation again left for the next run.
+ */
+function stoppedEarly(
+  store: HistoryStore,
+  pass: PassOptions,
+  by: string,
+  rebuilt: number | null,
+  rederived: number,
+): CaptureRunResult {
+  const summary = new Tally().summary;
+  summary.complete = false;
+  summary.stoppedBy = pass.signal?.aborted ? "signal" : "deadline";
+  recordRun(store, { at: (pass.now ?? Date.now)(), by, ok: true, summary });
+  return { status: "captured", summary, rebuilt, rederived };
 }
 
 /** The summary of a run stopped on request before it captured anything. */

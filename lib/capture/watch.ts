@@ -13,6 +13,7 @@ import { ADAPTERS } from "../sources/mod.ts";
 import { type HistoryStore, StoreLockedError } from "../store/db.ts";
 import { capturePass } from "./engine.ts";
 import { backfillInjected } from "./injected_backfill.ts";
+import { rederive } from "./rederive.ts";
 import { forgetCovered } from "../store/forget.ts";
 import { emptySources } from "../store/status.ts";
 import { syncMirrors } from "./mirrors.ts";
@@ -144,6 +145,18 @@ export async function watch(options: WatchOptions): Promise<void> {
         }
         // Records captured before FLAG_INJECTED get it (migration 0011 left the work).
         await backfillInjected(store, adapters, options.redact, signal);
+        // Sources derived with other versions of their adapter are derived again first, all of
+        // them (capture goes on from the state they leave); a stop rolls back the one under way.
+        const rederived = await rederive({
+          ...passOptions(ctx, store, options.redact, adapters),
+          signal,
+        });
+        if (!rederived.done) break;
+        if (rederived.sources) {
+          note(
+            `derived ${rederived.sources} stored sources again, as this build's adapters derive them`,
+          );
+        }
         // What a store holds under a tombstone goes (migration 0012 left the work).
         forgetCovered(store, { redact: options.redact, now });
         summary = await capturePass({

@@ -228,6 +228,14 @@ export type TextPath = (path: readonly (string | number)[]) => boolean;
 export interface LineAdapter<State = unknown> {
   readonly agent: Agent;
   readonly mode: "lines";
+  /**
+   * The version of what this adapter derives from the same bytes: kind, role, conversation,
+   * text, title, and which records are copies or joined. Raise it by one, with a line beside it
+   * saying why, in the change that makes it derive anything differently: capture then derives
+   * the sources it stored before again (`lib/capture/rederive.ts`), so an upgraded store answers
+   * as a fresh capture would.
+   */
+  readonly derivation: number;
   /** True for the locators this adapter owns when its agent has several adapters (see `adapterOf`). */
   claims?(locator: string): boolean;
   /**
@@ -294,6 +302,8 @@ export type Lookup = (key: string) => Uint8Array | null;
 export interface RowAdapter<State = unknown> {
   readonly agent: Agent;
   readonly mode: "rows";
+  /** As `LineAdapter.derivation`. */
+  readonly derivation: number;
   /** True for the locators this adapter owns when its agent has several adapters (see `adapterOf`). */
   claims?(locator: string): boolean;
   /** As `LineAdapter.readAfterOthers`. */

@@ -131,6 +131,9 @@ const SIDECHAIN_MEMORY = 512;
 export const claudeCode: LineAdapter<ClaudeState> = {
   agent: "claude",
   mode: "lines",
+  // What it derives, versioned (`LineAdapter.derivation`); one line per raise, saying why:
+  // 1: the version of the build that began recording versions.
+  derivation: 1,
   skipKeys: CLAUDE_SKIP_KEYS,
   textPath: claudeTextPath,
 

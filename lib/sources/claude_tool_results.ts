@@ -40,6 +40,9 @@ type NoState = Record<string, never>;
 export const claudeToolResults: RowAdapter<NoState> = {
   agent: "claude",
   mode: "rows",
+  // What it derives, versioned (`LineAdapter.derivation`); one line per raise, saying why:
+  // 1: the version of the build that began recording versions.
+  derivation: 1,
   skipKeys: TOOL_RESULT_SKIP_KEYS,
 
   claims: isToolResultFile,

@@ -236,6 +236,9 @@ export function codexAdapter(options: CodexAdapterOptions = {}): LineAdapter<Cod
   return {
     agent: "codex",
     mode: "lines",
+    // What it derives, versioned (`LineAdapter.derivation`); one line per raise, saying why:
+    // 1: the version of the build that began recording versions.
+    derivation: 1,
     skipKeys: CODEX_SKIP_KEYS,
 
     roots(ctx: DiscoverContext): string[] {

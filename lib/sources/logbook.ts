@@ -28,6 +28,9 @@ const encoder = new TextEncoder();
 export const logbookSessions: RowAdapter<Record<string, never>> = {
   agent: "logbook",
   mode: "rows",
+  // What it derives, versioned (`LineAdapter.derivation`); one line per raise, saying why:
+  // 1: the version of the build that began recording versions.
+  derivation: 1,
   skipKeys: new Set(),
 
   roots(ctx: DiscoverContext): string[] {

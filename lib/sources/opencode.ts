@@ -95,6 +95,9 @@ export function createOpencodeAdapter(options: OpencodeOptions = {}): RowAdapter
   return {
     agent: "opencode",
     mode: "rows",
+    // What it derives, versioned (`LineAdapter.derivation`); one line per raise, saying why:
+    // 1: the version of the build that began recording versions.
+    derivation: 1,
     skipKeys: OPENCODE_SKIP_KEYS,
     roots,
 

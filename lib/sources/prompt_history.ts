@@ -144,6 +144,9 @@ function historyAdapter(format: HistoryFormat): LineAdapter<NoState> {
   return {
     agent: format.agent,
     mode: "lines",
+    // What it derives, versioned (`LineAdapter.derivation`); one line per raise, saying why:
+    // 1: the version of the build that began recording versions.
+    derivation: 1,
     skipKeys: NO_KEYS,
 
     claims(locator: string): boolean {

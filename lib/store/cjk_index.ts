@@ -10,7 +10,8 @@
 //
 // It indexes text as the build that began it did (`bigramText`: invisible characters kept, which
 // capture's `indexText` now leaves out), so batches an older build copied still verify; records
-// it indexes keep those tokens until stored records are derived again (`reindex --rebuild`).
+// it indexes keep those tokens until capture derives them again (`lib/capture/rederive.ts`: a
+// store this migration runs on was captured before derivations were recorded).
 
 import type { DatabaseSync } from "node:sqlite";
 import type { Adapter } from "../sources/adapter.ts";

@@ -99,6 +99,9 @@ export function forget(
     );
     const drop = store.stmt("DELETE FROM records WHERE conversation_id = ?");
     const row = store.stmt("DELETE FROM conversations WHERE id = ?");
+    // What its sources told it (titles among it) goes with it.
+    const shares = store.stmt("DELETE FROM conversation_shares WHERE conversation_id = ?");
+    const unlist = store.stmt("DELETE FROM conversations_to_sum WHERE id = ?");
     const tomb = store.stmt(
       "INSERT INTO tombstones (key, forgotten_at) VALUES (?, ?) ON CONFLICT DO UPDATE SET forgotten_at = excluded.forgotten_at",
     );
@@ -117,6 +120,8 @@ export function forget(
       unindexNext?.run(id);
       drop.run(id);
       row.run(id);
+      shares.run(id);
+      unlist.run(id);
       tomb.run(item.conversation, now);
     }
     store.stmt("DELETE FROM record_keys WHERE record_id NOT IN (SELECT id FROM records)").run();

@@ -16,10 +16,13 @@
 // identifies it (device and inode, size, mtime, a hash of its head, or a fingerprint for a
 // database). When a file is replaced or rewritten rather than appended to, capture starts a new
 // generation and keeps the old one's records; `generations` says when and why. `gone` marks a
-// source that disappeared upstream (its records stay).
+// source that disappeared upstream (its records stay). `derivation` names the versions of its
+// adapter and of the shared steps that derived its rows (`lib/capture/derivation.ts`).
 //
 // conversations. Derived: one row per conversation (`<agent>:<native id>`), with its project,
-// cwd, title, first and last times and counts, updated as records arrive. `record_keys` lets a
+// cwd, title, first and last times and counts, updated as records arrive; `conversation_shares`
+// holds what each source told it, so a source derived again (its adapter changed, see
+// `sources.derivation`) replaces its share and the row is summed again. `record_keys` lets a
 // newer revision of a keyed record (an OpenCode part) find the one it replaces; the older one
 // is kept raw and leaves the index (FLAG_SUPERSEDED), and `record_changes` notes it for the
 // project mirrors that copied it as it was. `drift` counts what capture could not
@@ -353,6 +356,49 @@ export const MIGRATIONS: readonly Migration[] = [
       INSERT INTO meta (key, value)
       SELECT 'tombstone_sweep', '{}'
       WHERE EXISTS (SELECT 1 FROM tombstones);
+    `,
+  },
+  {
+    // Which derivation made each source's derived rows (`sources.derivation`: the shared version
+    // and its adapter's, `lib/capture/derive.ts`), and each source's share of every conversation
+    // row (`conversation_shares`), so that a source derived again replaces its own share alone.
+    // A source without a derivation was captured by a build before this one: the next capture
+    // derives it again in batches (`lib/capture/rederive.ts`), filling in its shares, while
+    // readers keep the rows as they were. `conversations_to_sum` holds the conversations whose
+    // rows are summed again from their shares once no source is left to derive again.
+    name: "0013_derivations",
+    readersWait: true,
+    sql: `
+      ALTER TABLE sources ADD COLUMN derivation TEXT;
+
+      -- Derived: what the records of one source tell one conversation, summed as the
+      -- conversation row is (lib/capture/conversation_rows.ts).
+      CREATE TABLE conversation_shares (
+        conversation_id INTEGER NOT NULL,
+        source_id INTEGER NOT NULL,
+        agent TEXT NOT NULL,
+        native_id TEXT NOT NULL,
+        project_root TEXT,
+        project_key TEXT,
+        cwd TEXT,
+        branch TEXT,
+        title TEXT,
+        title_rank INTEGER NOT NULL DEFAULT 0,
+        first_ts INTEGER,
+        last_ts INTEGER,
+        message_count INTEGER NOT NULL DEFAULT 0,
+        record_count INTEGER NOT NULL DEFAULT 0,
+        bytes INTEGER NOT NULL DEFAULT 0,
+        parent_key TEXT,
+        subagent INTEGER NOT NULL DEFAULT 0,
+        archived INTEGER,
+        agent_version TEXT,
+        agent_type TEXT,
+        PRIMARY KEY (conversation_id, source_id)
+      ) STRICT, WITHOUT ROWID;
+      CREATE INDEX conversation_shares_source ON conversation_shares (source_id);
+
+      CREATE TABLE conversations_to_sum (id INTEGER PRIMARY KEY) STRICT;
     `,
   },
 ];

@@ -4,13 +4,24 @@
 // index and of the records). Ten trials, each from a copy of the old store killed one to three
 // times while its migration was under way, then run to the end and compared; two trials run at
 // a time (CI has two cores; a reindex uses one). LOGBOOK_TEST_MIGRATION_RECORDS sets the
-// store's size: 200,000 records by default.
+// store's size: 200,000 records by default. And a store captured before derivations were
+// recorded (migration 0013) is derived again by the command, which says so.
 
 import assert from "node:assert/strict";
 import { cpSync } from "node:fs";
 import { join } from "node:path";
-import { childBaseEnv, removeDir, ROOT, runCli, taskFlags } from "../_helpers.ts";
-import { indexHash, oldStoreWorld, recordsHash } from "../_old_store.ts";
+import {
+  captureWorld,
+  childBaseEnv,
+  makeWorld,
+  removeDir,
+  ROOT,
+  runCli,
+  taskFlags,
+  withStore,
+} from "../_helpers.ts";
+import { indexHash, makeStoreUnversioned, oldStoreWorld, recordsHash } from "../_old_store.ts";
+import { addInvisible, INVISIBLE } from "../_invisible.ts";
 import { HistoryStore } from "../../lib/store/db.ts";
 import { loadContext, openStore, redactorFor } from "../../lib/context.ts";
 import { ADAPTERS } from "../../lib/sources/mod.ts";
@@ -310,6 +321,41 @@ Deno.test("reindex latches a migration that fails verification, and reindex --re
     const cjk = await runCli("search", ["缓存策略", "--json"], world.vars);
     assert.equal(cjk.code, 0, cjk.stderr);
     assert.doesNotMatch(cjk.stderr, /note:/, "answered by the new index");
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("reindex derives again a store captured before derivations were recorded, and says so", async () => {
+  const world = await makeWorld({ fixtures: ["claude", "codex"] });
+  addInvisible(world);
+  try {
+    await captureWorld(world);
+    const sources = withStore(world, (store, ctx) => {
+      makeStoreUnversioned(store, redactorFor(ctx));
+      return (store.db.prepare("SELECT count(*) AS n FROM sources").get() as { n: number }).n;
+    });
+    const before = await runCli("search", ["password", "--json"], world.vars);
+    assert.equal(before.code, 1, "no match: the old index holds pass\u200bword as two words");
+
+    const run = await runCli("reindex", [], world.vars);
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(
+      run.stdout,
+      new RegExp(
+        `^Derived ${sources} stored sources again, as this build's adapters derive them\n`,
+      ),
+    );
+    const after = await runCli("search", ["password", "--json"], world.vars);
+    const hits = after.stdout.trim().split("\n").map((line) => JSON.parse(line));
+    assert.deepEqual(
+      hits.map((h) => h.conversation),
+      [INVISIBLE.id],
+      "as a fresh capture finds it",
+    );
+
+    const again = await runCli("reindex", ["--json"], world.vars);
+    assert.equal(JSON.parse(again.stdout).rederived, 0, "nothing left to derive again");
   } finally {
     await world.cleanup();
   }

@@ -1,6 +1,6 @@
 // The capture's progress bar on stderr: redrawn in place at most every 100 ms, for a capture and
-// for a rebuild (a note until the rebuild has counted its work), and cleared so the summary line
-// starts clean.
+// for a rebuild (a note until the rebuild has counted its work) and for sources derived again, and
+// cleared so the summary line starts clean.
 
 import assert from "node:assert/strict";
 import { progressBar } from "../../../commands/_terminal/progress.ts";
@@ -56,4 +56,14 @@ Deno.test("progressBar() draws a rebuild's share and time left as it draws a cap
   );
   bar.clear();
   assert.ok(io.stderr().endsWith("\r\x1b[K"));
+});
+
+Deno.test("progressBar() draws sources derived again as it draws a capture, named so", () => {
+  const io = captureIo();
+  const bar = progressBar(io, () => 10_000);
+  bar.update({ ...BASE, phase: "rederiving", sourcesDone: 2, bytesDone: 1_000_000 });
+  assert.equal(
+    io.stderr(),
+    "\rDeriving again [############............] 50% 2/4 sources 1.0 MB/2.0 MB 10.0 s left\x1b[K",
+  );
 });

@@ -7,9 +7,9 @@ import { join } from "node:path";
 import {
   type BatchPayload,
   type BatchRecord,
-  type ConversationWrite,
   writeBatch,
 } from "../../../lib/capture/batch_transaction.ts";
+import type { ConversationWrite } from "../../../lib/capture/conversation_rows.ts";
 import { createSource } from "../../../lib/capture/identity.ts";
 import { HistoryStore } from "../../../lib/store/db.ts";
 import { removeDir, tempDir } from "../../_helpers.ts";
@@ -74,7 +74,9 @@ Deno.test("writeBatch() keeps out a subagent whose session was forgotten while i
       path: "/x.jsonl",
       format: "jsonl",
     } as const;
-    const sourceId = store.transaction(() => createSource(store, ref, NOW)).id;
+    const sourceId = store.transaction(() =>
+      createSource(store, { adapter: { derivation: 1 }, ref }, NOW)
+    ).id;
     // Forgotten after the batch was read: the session has a tombstone, the subagent none yet.
     store.db.prepare("INSERT INTO tombstones (key, forgotten_at) VALUES ('claude:S', 1)").run();
     const payload: BatchPayload = {
@@ -83,6 +85,7 @@ Deno.test("writeBatch() keeps out a subagent whose session was forgotten while i
       conversations: [conversation("claude:S/agent-x", "claude:S"), conversation("claude:T", null)],
       supersede: [],
       keys: [],
+      rederive: false,
       tombstones: [],
       drop: [],
       sources: [],

@@ -419,6 +419,7 @@ Deno.test("after one batch fails, the worker refuses the batches handed over beh
         conversations: [],
         supersede: [],
         keys: [],
+        rederive: false,
         tombstones: [],
         drop: [],
         sources: [{

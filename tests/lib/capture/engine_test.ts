@@ -458,6 +458,7 @@ Deno.test("a SourceError fails its source alone; another error of that name fail
       const adapter: RowAdapter<null> = {
         agent: "opencode",
         mode: "rows",
+        derivation: 1,
         skipKeys: new Set(),
         roots: () => [],
         async *discover() {

@@ -1,0 +1,175 @@
+// The upgrade from the previous release, measured. The previous release's code (the commit
+// PREVIOUS_RELEASE) is exported from this repository's Git history into the work dir (`git
+// archive`: the repository itself is left as it is), its reindex command captures the corpus,
+// and this build's reindex command then opens that store and upgrades it (its migrations, and
+// every source derived again). A fresh capture of the same corpus by this build is the
+// reference: for each term, planted and common, the hits of both stores are counted, and the
+// terms whose counts differ are the figure (target 0). The store as the previous release left it
+// is counted too (read by this build before it upgrades it): what an upgrade that derived nothing
+// again would answer.
+
+import { join } from "node:path";
+import { HistoryStore } from "../lib/store/db.ts";
+import { ADAPTERS } from "../lib/sources/mod.ts";
+import type { Redactor } from "../lib/gate.ts";
+import { search } from "../lib/store/search.ts";
+import type { CorpusManifest } from "./corpus.ts";
+import { commandArgs, commandEnv, runTimed } from "./_measure.ts";
+import { taskFlags, which } from "./_util.ts";
+
+/** The last release before this build: the store it writes is what an upgrade starts from. */
+export const PREVIOUS_RELEASE = "fc6e04f";
+
+/** Words every conversation about code holds, searched besides the planted terms. */
+const COMMON_WORDS = [
+  "the",
+  "error",
+  "file",
+  "function",
+  "test",
+  "migration",
+  "cache",
+  "token",
+  "config",
+  "install",
+];
+
+/** What the upgrade did, and how its store answers against a fresh capture's. */
+export interface UpgradeRun {
+  release: string;
+  /** Source bytes of the corpus. */
+  bytes: number;
+  /** The previous release's reindex capturing the corpus from empty, ms. */
+  previousMs: number;
+  /** This build's reindex upgrading that store (migrations, sources derived again), ms. */
+  upgradeMs: number;
+  /** This build's reindex capturing the corpus from empty, ms. */
+  freshMs: number;
+  /** Sources this build derived again. */
+  rederived: number;
+  /** Each term's hits: in the previous release's store as it left it, upgraded, and fresh. */
+  terms: { term: string; previous: number; upgraded: number; fresh: number }[];
+  /** Terms whose hits differ between the upgraded store and the fresh one. */
+  differing: number;
+  /** Terms whose hits differed before the upgrade (the store as the previous release left it). */
+  differingBefore: number;
+}
+
+/** Why the previous release cannot be had here (no git, or a history without it), or null. */
+export async function upgradeUnavailable(): Promise<string | null> {
+  if (!which("git") || !which("tar")) return "git or tar is not installed";
+  const found = await runTimed("git", ["cat-file", "-e", `${PREVIOUS_RELEASE}^{commit}`]);
+  return found.code === 0
+    ? null
+    : `the previous release (commit ${PREVIOUS_RELEASE}) is not in this repository's history`;
+}
+
+/**
+ * Captures the corpus that `vars` point at with the previous release, upgrades that store with
+ * this build and compares it with a fresh capture; see the file comment. `vars` must not set
+ * `LOGBOOK_DATA_DIR`: the stores go under `work`, and are removed after.
+ */
+export async function measureUpgrade(options: {
+  vars: Record<string, string>;
+  work: string;
+  manifest: CorpusManifest;
+  redact: Redactor;
+  log: (message: string) => void;
+}): Promise<UpgradeRun> {
+  const { vars, work, manifest, log } = options;
+  const dir = join(work, "upgrade");
+  await Deno.remove(dir, { recursive: true }).catch(() => {});
+  const previous = join(dir, "previous");
+  await Deno.mkdir(previous, { recursive: true });
+  try {
+    log(`the previous release (${PREVIOUS_RELEASE}), exported with git archive`);
+    const tarball = join(dir, "previous.tar");
+    await check(runTimed("git", ["archive", "--output", tarball, PREVIOUS_RELEASE]), "git archive");
+    await check(runTimed("tar", ["-xf", tarball, "-C", previous]), "tar");
+
+    const upgraded = join(dir, "data-upgraded");
+    log(`the previous release's reindex captures the corpus`);
+    const before = await check(
+      runTimed(
+        Deno.execPath(),
+        [
+          "run",
+          ...taskFlags("reindex", previous),
+          join(previous, "commands", "reindex.ts"),
+          "--quiet",
+        ],
+        { env: commandEnv({ ...vars, LOGBOOK_DATA_DIR: upgraded }), cwd: previous },
+      ),
+      "the previous release's reindex",
+    );
+    const terms = [
+      ...manifest.terms.map((t) => (t.class === "phrase" ? `"${t.term}"` : t.term)),
+      ...COMMON_WORDS,
+    ];
+    const previousHits = hitCounts(upgraded, terms, options.redact);
+    log("this build's reindex upgrades that store");
+    const reindex = commandArgs(taskFlags("reindex"), "reindex.ts", ["--json"]);
+    const upgrade = await check(
+      runTimed(Deno.execPath(), reindex, {
+        env: commandEnv({ ...vars, LOGBOOK_DATA_DIR: upgraded }),
+      }),
+      "the upgrading reindex",
+    );
+    const rederived = Number(JSON.parse(upgrade.stdout.trim().split("\n").at(-1)!).rederived);
+    const fresh = join(dir, "data-fresh");
+    log("this build's reindex captures the corpus from empty");
+    const capture = await check(
+      runTimed(Deno.execPath(), reindex, { env: commandEnv({ ...vars, LOGBOOK_DATA_DIR: fresh }) }),
+      "the fresh reindex",
+    );
+
+    log(`hits of ${terms.length} terms, upgraded against fresh`);
+    const upgradedHits = hitCounts(upgraded, terms, options.redact);
+    const freshHits = hitCounts(fresh, terms, options.redact);
+    const compared = terms.map((term, i) => ({
+      term,
+      previous: previousHits[i]!,
+      upgraded: upgradedHits[i]!,
+      fresh: freshHits[i]!,
+    }));
+    return {
+      release: PREVIOUS_RELEASE,
+      bytes: manifest.totalBytes,
+      previousMs: before.ms,
+      upgradeMs: upgrade.ms,
+      freshMs: capture.ms,
+      rederived,
+      terms: compared,
+      differing: compared.filter((t) => t.upgraded !== t.fresh).length,
+      differingBefore: compared.filter((t) => t.previous !== t.fresh).length,
+    };
+  } finally {
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+}
+
+/** Waits for a child run and throws with its stderr's tail when it failed. */
+async function check<T extends { code: number; stderr: string }>(
+  run: Promise<T>,
+  what: string,
+): Promise<T> {
+  const done = await run;
+  if (done.code !== 0) throw new Error(`${what} failed (${done.code}): ${done.stderr.slice(-600)}`);
+  return done;
+}
+
+/**
+ * How many records each term finds in the store in `data`: the search's count of its whole
+ * answer (a line over 64 KiB counted once per matching chunk, the same in every store), or, for a
+ * literal scan, which counts nothing, its hits.
+ */
+function hitCounts(data: string, terms: string[], redact: Redactor): number[] {
+  const store = HistoryStore.open({ path: join(data, "history.db"), root: data, readOnly: true });
+  const count = (query: string, limit: number) =>
+    search(store, ADAPTERS, redact, { query, limit, budgetMs: 600_000 });
+  try {
+    return terms.map((query) => count(query, 1).total ?? count(query, 10_000).hits.length);
+  } finally {
+    store.close();
+  }
+}
