@@ -205,17 +205,21 @@ export function shellScript(
     script,
     `#!/bin/sh\ncd ${q(vars.INIT_CWD ?? dir)}\n${
       options.banner === undefined ? "" : `printf '%s\\n' ${q(options.banner)}\n`
-    }env -i ${env} ${argv.map(q).join(" ")}\necho $? > ${q(status)}\n${
-      options.after === undefined ? "" : `${options.after}\n`
-    }sleep 30\n`,
+    }env -i ${env} ${argv.map(q).join(" ")}\necho $? > ${q(`${status}.part`)}\nmv ${
+      q(`${status}.part`)
+    } ${q(status)}\n${options.after === undefined ? "" : `${options.after}\n`}sleep 30\n`,
   );
   Deno.chmodSync(script, 0o755);
   return { script, status };
 }
 
-/** Waits until the script's status file is written; returns the exit status it holds. */
+/**
+ * Waits until the script's status file is there (moved into place whole, so it is never seen
+ * empty); returns the exit status it holds. A busy machine only makes the wait longer: it gives
+ * up after two minutes, for a command that never ended.
+ */
 export async function exitStatus(status: string): Promise<string> {
-  for (let i = 0; i < 400 && !existsFile(status); i++) {
+  for (let i = 0; i < 2400 && !existsFile(status); i++) {
     await new Promise((r) => setTimeout(r, 50));
   }
   return Deno.readTextFileSync(status).trim();

@@ -11,7 +11,7 @@ import { projectOf } from "../../lib/paths.ts";
 import { newRecord, SessionStore } from "../../lib/sessions/records.ts";
 import { withModelWorld } from "../_openai_server.ts";
 import { captureIo, childBaseEnv, makeWorld, type World } from "../_helpers.ts";
-import { existsFile, terminalScript, Tmux, tmuxAvailable } from "../_tmux.ts";
+import { exitStatus, terminalScript, Tmux, tmuxAvailable } from "../_tmux.ts";
 
 Deno.test("on a terminal, Up and Down walk the prompt history (tmux)", async (t) => {
   if (!tmuxAvailable()) {
@@ -51,10 +51,7 @@ Deno.test("on a terminal, Up and Down walk the prompt history (tmux)", async (t)
       tmux.literal("/exit");
       tmux.keys("Enter");
       await tmux.waitFor(/Resume with: logbook resume [0-9a-f-]{36}/, "the resume line");
-      for (let i = 0; i < 200 && !existsFile(status); i++) {
-        await new Promise((r) => setTimeout(r, 50));
-      }
-      assert.equal(Deno.readTextFileSync(status).trim(), "0");
+      assert.equal(await exitStatus(status), "0");
       const sent = s.server.requests.map((r) => r.json.messages.at(-1)!.content);
       assert.deepEqual(sent, ["alpha question", "beta question", "alpha question"]);
       const history = Deno.readTextFileSync(join(s.world.data, "prompt-history.jsonl"))
@@ -165,10 +162,7 @@ Deno.test("the chat prompt: a paste kept whole, Ctrl-R, Tab, word motions, waiti
         /Resume with: logbook resume [0-9a-f-]{36}/,
         "the resume line",
       );
-      for (let i = 0; i < 200 && !existsFile(status); i++) {
-        await new Promise((r) => setTimeout(r, 50));
-      }
-      assert.equal(Deno.readTextFileSync(status).trim(), "0");
+      assert.equal(await exitStatus(status), "0");
       const id = /Resume with: logbook resume ([0-9a-f-]{36})/.exec(end)![1]!;
 
       await t.step("resume shows the last exchange before the prompt", async () => {
@@ -261,10 +255,7 @@ Deno.test("the resume picker filters as you type, refuses a manifest run and res
       );
       assert.match(docs, /claude +Deploy the docs site to staging/);
       tmux.keys("Enter");
-      for (let i = 0; i < 400 && !existsFile(status); i++) {
-        await new Promise((r) => setTimeout(r, 50));
-      }
-      assert.equal(Deno.readTextFileSync(status).trim(), "0");
+      assert.equal(await exitStatus(status), "0");
       assert.equal(Deno.readTextFileSync(calls), `${s.project}|--resume ${sessionId}\n`);
     } finally {
       tmux.kill();
@@ -362,10 +353,7 @@ Deno.test("forget on a terminal lists what goes, asks, and forgets on y (tmux)",
       tmux.literal("y");
       tmux.keys("Enter");
       await tmux.waitFor(/Forgot 1 conversation \(2 records/, "the result");
-      for (let i = 0; i < 200 && !existsFile(status); i++) {
-        await new Promise((r) => setTimeout(r, 50));
-      }
-      assert.equal(Deno.readTextFileSync(status).trim(), "0");
+      assert.equal(await exitStatus(status), "0");
     } finally {
       tmux.kill();
     }
@@ -402,10 +390,7 @@ Deno.test("on a terminal, show pages through less, wrapped to the terminal, and 
       assert.match(screen, /^\d{4}-\d\d-\d\d \d\d:\d\d user\s*$/m);
       for (const line of screen.split("\n")) assert.ok([...line].length <= 160, line);
       tmux.keys("q");
-      for (let i = 0; i < 200 && !existsFile(status); i++) {
-        await new Promise((r) => setTimeout(r, 50));
-      }
-      assert.equal(Deno.readTextFileSync(status).trim(), "0");
+      assert.equal(await exitStatus(status), "0");
     } finally {
       tmux.kill();
     }
