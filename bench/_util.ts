@@ -60,6 +60,23 @@ export function round(value: number): number {
   return Math.round(value * digits) / digits;
 }
 
+/** A figure for printing: rounded, or `n/a` when missing. */
+export function num(value: number | null | undefined): string {
+  if (value === null || value === undefined || Number.isNaN(value)) return "n/a";
+  return String(round(value));
+}
+
+/** `rows` as a text table, the first row its header, each column aligned left or right. */
+export function table(rows: string[][], align: ("l" | "r")[]): string {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => [...(r[i] ?? "")].length)));
+  return rows.map((row) =>
+    row.map((cell, i) => {
+      const pad = " ".repeat(widths[i]! - [...cell].length);
+      return align[i] === "r" ? pad + cell : cell + pad;
+    }).join("  ").trimEnd()
+  ).join("\n");
+}
+
 /** Milliseconds `fn` took. */
 export async function timed<T>(fn: () => T | Promise<T>): Promise<{ ms: number; value: T }> {
   const start = performance.now();
