@@ -39,7 +39,7 @@ import {
   median,
   num,
   quantile,
-  round,
+  roundFigures,
   table,
   taskFlags,
   treeBytes,
@@ -303,10 +303,7 @@ export async function measureRelevance(options: RelevanceOptions): Promise<Relev
     relevance_store_growth: baseline ? store.bytes / baseline.bytes - 1 : null,
     relevance_capture_slowdown: baseline ? median(store.ms) / median(baseline.ms) - 1 : null,
   };
-  for (const key of RELEVANCE_KEYS) {
-    const value = figures[key];
-    if (value !== null) figures[key] = round(value);
-  }
+  roundFigures(figures);
   return {
     figures,
     classes,

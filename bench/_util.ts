@@ -60,6 +60,14 @@ export function round(value: number): number {
   return Math.round(value * digits) / digits;
 }
 
+/** Rounds every figure measured (`round`), in place; a figure not measured stays null. */
+export function roundFigures<K extends string>(figures: Record<K, number | null>): void {
+  for (const key of Object.keys(figures) as K[]) {
+    const value = figures[key];
+    if (value !== null) figures[key] = round(value);
+  }
+}
+
 /** A figure for printing: rounded, or `n/a` when missing. */
 export function num(value: number | null | undefined): string {
   if (value === null || value === undefined || Number.isNaN(value)) return "n/a";

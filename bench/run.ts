@@ -78,7 +78,7 @@ import {
   num,
   parseSize,
   quantile,
-  round,
+  roundFigures,
   table,
   taskFlags,
   treeBytes,
@@ -608,10 +608,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         upgrade_mb_s: upgrade ? upgrade.bytes / 1e6 / (upgrade.upgradeMs / 1000) : null,
         ...relevance.figures,
       };
-      for (const key of FIGURE_KEYS) {
-        const value = figures[key];
-        if (value !== null) figures[key] = round(value);
-      }
+      roundFigures(figures);
       return {
         figures,
         notes,
@@ -1647,22 +1644,20 @@ export async function main(args: string[]): Promise<number> {
     console.error(`error: ${err.message}\nRun with --help for usage.`);
     return 2;
   }
-  if (values.only === "relevance") {
-    const report = await runRelevanceAlone(options);
-    if (values.json) {
-      for (const note of report.notes) console.error(`note: ${note}`);
-      console.log(JSON.stringify(report.figures));
-    } else {
-      console.log(formatRelevanceAlone(report, options));
-    }
-    return 0;
-  }
-  const report = await runBench(options);
+  const { report, human } = values.only === "relevance"
+    ? await runRelevanceAlone(options).then((report) => ({
+      report,
+      human: () => formatRelevanceAlone(report, options),
+    }))
+    : await runBench(options).then((report) => ({
+      report,
+      human: () => formatReport(report, options),
+    }));
   if (values.json) {
     for (const note of report.notes) console.error(`note: ${note}`);
     console.log(JSON.stringify(report.figures));
   } else {
-    console.log(formatReport(report, options));
+    console.log(human());
   }
   return 0;
 }

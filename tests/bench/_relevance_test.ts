@@ -17,7 +17,8 @@ import {
   RELEVANCE_KEYS,
   RELEVANCE_TARGETS,
 } from "../../bench/_relevance.ts";
-import { childBaseEnv, removeDir, ROOT, tempDir } from "../_helpers.ts";
+import { removeDir, tempDir } from "../_helpers.ts";
+import { benchJson } from "./_bench_json.ts";
 
 /**
  * Whether `search()` forgives (issue 31): a typo or another form of a planted word comes back
@@ -38,36 +39,19 @@ function forgives(data: string, fact: Fact): boolean {
 Deno.test("bench/run.ts --only relevance --json prints exactly the relevance figures, as numbers", async (t) => {
   const dir = await tempDir("logbook-bench-relevance-");
   try {
-    const output = await new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        "-A",
-        join(ROOT, "bench", "run.ts"),
-        "--",
-        "--only",
-        "relevance",
-        "--relevance-size",
-        "2MB",
-        "--json",
-        "--rounds",
-        "1",
-        "--capture-rounds",
-        "1",
-        "--keep",
-        dir,
-      ],
-      cwd: ROOT,
-      env: { ...childBaseEnv(), NO_COLOR: "1" },
-      clearEnv: true,
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    const stderr = new TextDecoder().decode(output.stderr);
-    assert.equal(output.code, 0, stderr);
-    const lines = new TextDecoder().decode(output.stdout).trim().split("\n");
-    assert.equal(lines.length, 1);
-    const figures = JSON.parse(lines[0]!) as Record<string, number | null>;
+    const { figures, stderr } = await benchJson([
+      "--only",
+      "relevance",
+      "--relevance-size",
+      "2MB",
+      "--json",
+      "--rounds",
+      "1",
+      "--capture-rounds",
+      "1",
+      "--keep",
+      dir,
+    ]);
     const facts = JSON.parse(
       await Deno.readTextFile(join(dir, "relevance", "corpus", "facts.json")),
     ) as Fact[];

@@ -16,7 +16,13 @@ import { serveDashboard } from "../../servers/dashboard.ts";
 import { ROOT, type World } from "../_helpers.ts";
 import { capturedWorld, TOKEN } from "./_dashboard.ts";
 import { HOSTILE_ID, HOSTILE_WORD, hostileWorld } from "./_hostile.ts";
-import { loadPlaywright, type Page, type Playwright, type Route } from "./_playwright.ts";
+import {
+  type Browser,
+  loadPlaywright,
+  type Page,
+  type Playwright,
+  type Route,
+} from "./_playwright.ts";
 
 const CHROMIUM = "/usr/lib/chromium/chromium";
 const ARTIFACTS = join(ROOT, "tests", "artifacts");
@@ -89,6 +95,54 @@ async function browser(): Promise<{ playwright: Playwright } | { missing: string
 }
 
 const found = await browser();
+
+/** `world` served by a dashboard on a free loopback port, and a browser to open it in. */
+async function serve(world: World): Promise<{
+  dashboard: ReturnType<typeof serveDashboard>;
+  browser: Browser;
+  close(): Promise<void>;
+}> {
+  const { chromium } = (found as { playwright: Playwright }).playwright;
+  const dashboard = serveDashboard({
+    ctx: loadContext({ env: world.env }),
+    hostname: "127.0.0.1",
+    port: 0,
+    token: TOKEN,
+    markers: stageMarkersFromEnv(world.env),
+  });
+  const browser = await chromium.launch(LAUNCH);
+  return {
+    dashboard,
+    browser,
+    close: async () => {
+      await browser.close();
+      await dashboard.shutdown();
+      await world.cleanup();
+    },
+  };
+}
+
+/**
+ * A desktop-sized page of `browser`, and what goes wrong on it: script errors and policy
+ * violations (`problems`), and requests to anywhere but `url` (`outside`).
+ */
+async function watchedPage(
+  browser: Browser,
+  url: string,
+): Promise<{ page: Page; problems: string[]; outside: string[] }> {
+  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  const problems: string[] = [];
+  page.on("console", (message) => {
+    if (message.type() === "error") problems.push(message.text());
+  });
+  page.on("pageerror", (err) => problems.push(err.message));
+  const outside: string[] = [];
+  page.on("request", (request) => {
+    if (!request.url().startsWith(url)) outside.push(request.url());
+  });
+  return { page, problems, outside };
+}
+
 const NAME =
   "a browser opens the printed URL, searches, opens a hit, pages to the end and forks it";
 
@@ -96,29 +150,11 @@ Deno.test({
   name: "playwright" in found ? NAME : `${NAME} (skipped: ${found.missing})`,
   ignore: !("playwright" in found),
   async fn(t) {
-    const { chromium } = (found as { playwright: Playwright }).playwright;
     await Deno.mkdir(ARTIFACTS, { recursive: true });
-    const world = await capturedWorld({ toolHeavy: true });
-    const dashboard = serveDashboard({
-      ctx: loadContext({ env: world.env }),
-      hostname: "127.0.0.1",
-      port: 0,
-      token: TOKEN,
-      markers: stageMarkersFromEnv(world.env),
-    });
-    const browser = await chromium.launch(LAUNCH);
+    const { dashboard, browser, close } = await serve(await capturedWorld({ toolHeavy: true }));
     const accessibility: string[] = [];
     try {
-      const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-      const problems: string[] = [];
-      page.on("console", (message) => {
-        if (message.type() === "error") problems.push(message.text());
-      });
-      page.on("pageerror", (err) => problems.push(err.message));
-      const outside: string[] = [];
-      page.on("request", (request) => {
-        if (!request.url().startsWith(dashboard.url)) outside.push(request.url());
-      });
+      const { page, problems, outside } = await watchedPage(browser, dashboard.url);
 
       await t.step("the printed URL sets the cookie and drops the token", async () => {
         await page.goto(dashboard.urlWithToken);
@@ -477,9 +513,7 @@ Deno.test({
       assert.deepEqual(problems, [], "no script error and no policy violation");
       assert.deepEqual(outside, [], "nothing is loaded from anywhere else");
     } finally {
-      await browser.close();
-      await dashboard.shutdown();
-      await world.cleanup();
+      await close();
     }
   },
 });
@@ -509,29 +543,13 @@ Deno.test({
   name: "playwright" in found ? LIVE_NAME : `${LIVE_NAME} (skipped: ${found.missing})`,
   ignore: !("playwright" in found),
   async fn(t) {
-    const { chromium } = (found as { playwright: Playwright }).playwright;
     await Deno.mkdir(ARTIFACTS, { recursive: true });
-    const world = await capturedWorld({ toolHeavy: true });
-    const dashboard = serveDashboard({
-      ctx: loadContext({ env: world.env }),
-      hostname: "127.0.0.1",
-      port: 0,
-      token: TOKEN,
-      markers: stageMarkersFromEnv(world.env),
-    });
-    const browser = await chromium.launch(LAUNCH);
+    const { dashboard, browser, close } = await serve(await capturedWorld({ toolHeavy: true }));
     const accessibility: string[] = [];
     try {
-      const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-      const problems: string[] = [];
-      page.on("console", (message) => {
-        if (message.type() === "error") problems.push(message.text());
-      });
-      page.on("pageerror", (err) => problems.push(err.message));
-      const outside: string[] = [];
+      const { page, problems, outside } = await watchedPage(browser, dashboard.url);
       const asked: string[] = [];
       page.on("request", (request) => {
-        if (!request.url().startsWith(dashboard.url)) outside.push(request.url());
         if (request.url().includes("/search/results")) asked.push(request.url());
       });
       // Requests answered, or failed (abandoned by the page), for the test to wait on.
@@ -692,9 +710,7 @@ Deno.test({
       assert.deepEqual(problems, [], "no script error and no policy violation");
       assert.deepEqual(outside, [], "nothing is loaded from anywhere else");
     } finally {
-      await browser.close();
-      await dashboard.shutdown();
-      await world.cleanup();
+      await close();
     }
   },
 });
@@ -705,16 +721,7 @@ Deno.test({
   name: "playwright" in found ? HOSTILE_NAME : `${HOSTILE_NAME} (skipped: ${found.missing})`,
   ignore: !("playwright" in found),
   async fn(t) {
-    const { chromium } = (found as { playwright: Playwright }).playwright;
-    const world: World = await hostileWorld();
-    const dashboard = serveDashboard({
-      ctx: loadContext({ env: world.env }),
-      hostname: "127.0.0.1",
-      port: 0,
-      token: TOKEN,
-      markers: stageMarkersFromEnv(world.env),
-    });
-    const browser = await chromium.launch(LAUNCH);
+    const { dashboard, browser, close } = await serve(await hostileWorld());
     try {
       const page = await browser.newPage();
       const dialogs: string[] = [];
@@ -794,9 +801,7 @@ Deno.test({
       assert.deepEqual(dialogs, [], "no dialog opened");
       assert.deepEqual(outside, [], "nothing fetched from anywhere else");
     } finally {
-      await browser.close();
-      await dashboard.shutdown();
-      await world.cleanup();
+      await close();
     }
   },
 });
