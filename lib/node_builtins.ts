@@ -12,10 +12,18 @@ interface NodeProcess {
   getBuiltinModule(id: string): unknown;
 }
 
+const loaded = new Set<string>();
+
 function builtin<T>(id: string): T {
   // `process.getBuiltinModule` loads a built-in synchronously, where `import()` would be async.
   const process = (globalThis as unknown as { process: NodeProcess }).process;
+  loaded.add(id);
   return process.getBuiltinModule(id) as T;
+}
+
+/** The built-ins loaded through this module so far, in the order they were first loaded. */
+export function loadedBuiltins(): string[] {
+  return [...loaded];
 }
 
 let fs: typeof Fs | undefined;
@@ -40,7 +48,7 @@ export function nodeZlib(): typeof Zlib {
 
 /** True once node:zlib is loaded: using it then costs nothing more. */
 export function nodeZlibLoaded(): boolean {
-  return zlib !== undefined;
+  return loaded.has("node:zlib");
 }
 
 /** node:path, loaded on the first call (lib/path.ts uses it on Windows and for Windows paths). */
