@@ -1,4 +1,4 @@
-// node:fs, node:crypto, node:zlib and node:path, loaded on first use. Each costs a command's
+// node:fs, node:crypto, node:zlib, node:path and node:module, loaded on first use. Each costs a command's
 // start-up 10 to 15 ms of Node compatibility set-up, which `search` and `show` (reading only)
 // never need: the modules that write files, hash or compress call these instead of importing
 // them, and lib/path.ts calls node:path only on Windows or for a Windows path.
@@ -7,6 +7,7 @@ import type * as Fs from "node:fs";
 import type * as Crypto from "node:crypto";
 import type * as Zlib from "node:zlib";
 import type * as NodePath from "node:path";
+import type * as NodeModule from "node:module";
 
 interface NodeProcess {
   getBuiltinModule(id: string): unknown;
@@ -30,6 +31,7 @@ let fs: typeof Fs | undefined;
 let crypto: typeof Crypto | undefined;
 let zlib: typeof Zlib | undefined;
 let path: typeof NodePath | undefined;
+let module: typeof NodeModule | undefined;
 
 /** node:fs, loaded on the first call. */
 export function nodeFs(): typeof Fs {
@@ -54,4 +56,9 @@ export function nodeZlibLoaded(): boolean {
 /** node:path, loaded on the first call (lib/path.ts uses it on Windows and for Windows paths). */
 export function nodePath(): typeof NodePath {
   return path ??= builtin<typeof NodePath>("node:path");
+}
+
+/** node:module, loaded on the first call (for `createRequire`: an npm package loaded synchronously). */
+export function nodeModule(): typeof NodeModule {
+  return module ??= builtin<typeof NodeModule>("node:module");
 }
