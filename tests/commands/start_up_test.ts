@@ -1,9 +1,9 @@
 // `search` and `show` start fast: nothing on their start-up path (the static imports from the
 // command file down) loads node:fs, node:zlib, node:crypto, node:util, node:path, node:buffer or
 // an npm package such as zod, each of which costs a start 6 to 25 ms (node:path and node:buffer
-// share one Node set-up of ~9 ms; lib/path.ts stands in for node:path). They are loaded on first use where a command
-// needs them. Stored chunks are decoded by lib/store/zstd_decode.ts until
-// native zstd would pay.
+// share one Node set-up of ~9 ms; lib/path.ts stands in for node:path), save the one package
+// measured not to. They are loaded on first use where a command needs them. Stored chunks are
+// decoded by lib/store/zstd_decode.ts until native zstd would pay.
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -14,6 +14,12 @@ import { captureWorld, childBaseEnv, makeWorld, ROOT, taskFlags, withStore } fro
  * Node set-ups, npm packages, and the store's whole-file check (`status --check` alone runs it).
  */
 const HEAVY = /^(node:(fs|zlib|crypto|util|path|buffer)(\/|$)|npm:)|\/lib\/store\/check\.ts$/;
+
+/**
+ * The npm packages allowed on the start-up path, each measured (docs/design.md): the terminal's
+ * column widths (get-east-asian-width), which the bundle holds (commands/_bundle.ts `INLINED`).
+ */
+const ALLOWED = /^npm:\/?get-east-asian-width@/;
 
 interface InfoDependency {
   specifier: string;
@@ -73,7 +79,8 @@ async function heavyOnStartUp(entry: string): Promise<string[]> {
       if (!dep.code || dep.isDynamic) continue;
       const target = info.redirects[dep.code.specifier] ?? dep.code.specifier;
       const next = [...chain, target.replace(`file://${ROOT}`, "")];
-      if (HEAVY.test(dep.code.specifier) || HEAVY.test(target)) found.push(next.join(" → "));
+      const heavy = HEAVY.test(dep.code.specifier) || HEAVY.test(target);
+      if (heavy && !ALLOWED.test(target)) found.push(next.join(" → "));
       else walk(target, next);
     }
   };
