@@ -123,3 +123,49 @@ console.log(JSON.stringify({ size, seen }));
     await removeDir(dir);
   }
 });
+
+Deno.test("a page whose chunks would pass the JavaScript share is decoded natively at once", async () => {
+  const dir = await tempDir();
+  try {
+    // Two chunks, each within the share and together past it, as a long conversation's page.
+    const chunks = [bytesOf(5, 200 * 1024, 95), bytesOf(6, 200 * 1024, 95)].map(encodeRaw);
+    assert.ok(chunks.every((c) => c.flag === FLAG_ZSTD && c.stored.length < DECODE_IN_JS_UP_TO));
+    assert.ok(chunks[0]!.stored.length + chunks[1]!.stored.length > DECODE_IN_JS_UP_TO);
+    const paths = chunks.map((c, i) => {
+      const path = join(dir, `chunk${i}.zst`);
+      Deno.writeFileSync(path, c.stored);
+      return path;
+    });
+    const script = join(dir, "read.ts");
+    Deno.writeTextFileSync(
+      script,
+      `import { decodedInJavaScript, decodedRows, decodeRaw } from ${
+        JSON.stringify(join(ROOT, "lib/store/raw.ts"))
+      };
+const rows = ${
+        JSON.stringify(paths)
+      }.map((path) => ({ raw: Deno.readFileSync(path), flags: ${FLAG_ZSTD} }));
+// One chunk alone is read in JavaScript; the two together, as a page, natively.
+const alone = decodeRaw(rows[0]).length;
+const inJs = decodedInJavaScript();
+const page = decodedRows([rows[1], rows[0]]).map((row) => row.raw.length);
+console.log(JSON.stringify({ alone, inJs, page, after: decodedInJavaScript() }));
+`,
+    );
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "--config", join(ROOT, "deno.json"), "-R", script],
+      env: childBaseEnv(),
+      clearEnv: true,
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+    const { alone, inJs, page, after } = JSON.parse(new TextDecoder().decode(out.stdout));
+    assert.equal(alone, 200 * 1024);
+    assert.equal(inJs, chunks[0]!.stored.length, "a chunk alone is decoded in JavaScript");
+    assert.deepEqual(page, [200 * 1024, 200 * 1024]);
+    assert.equal(after, inJs, "the page is decoded natively, nothing of it in JavaScript");
+  } finally {
+    await removeDir(dir);
+  }
+});
