@@ -24,6 +24,19 @@ function transcriptLike(length: number): Uint8Array {
   return new TextEncoder().encode(out).slice(0, length);
 }
 
+/** Runs `script` in a fresh process (a process's reads share one JavaScript share): its JSON. */
+async function runScript<T>(script: string): Promise<T> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "--config", join(ROOT, "deno.json"), "-R", script],
+    env: childBaseEnv(),
+    clearEnv: true,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+  return JSON.parse(new TextDecoder().decode(out.stdout)) as T;
+}
+
 const CASES: [string, Uint8Array][] = [
   ["transcript lines, 8 KiB", transcriptLike(8192)],
   ["transcript lines, 300 KiB", transcriptLike(300 * 1024)],
@@ -107,15 +120,7 @@ for (let i = 0; i < ${reads}; i++) {
 console.log(JSON.stringify({ size, seen }));
 `,
     );
-    const out = await new Deno.Command(Deno.execPath(), {
-      args: ["run", "--config", join(ROOT, "deno.json"), "-R", script],
-      env: childBaseEnv(),
-      clearEnv: true,
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
-    const { size, seen } = JSON.parse(new TextDecoder().decode(out.stdout));
+    const { size, seen } = await runScript<{ size: number; seen: boolean[] }>(script);
     assert.equal(size, 512 * 1024);
     assert.equal(seen[0], false, "the first read does not load node:zlib");
     assert.equal(seen.indexOf(true), reads - 1, "native zstd once the share is decoded");
@@ -152,15 +157,9 @@ const page = decodedRows([rows[1], rows[0]]).map((row) => row.raw.length);
 console.log(JSON.stringify({ alone, inJs, page, after: decodedInJavaScript() }));
 `,
     );
-    const out = await new Deno.Command(Deno.execPath(), {
-      args: ["run", "--config", join(ROOT, "deno.json"), "-R", script],
-      env: childBaseEnv(),
-      clearEnv: true,
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
-    const { alone, inJs, page, after } = JSON.parse(new TextDecoder().decode(out.stdout));
+    const { alone, inJs, page, after } = await runScript<
+      { alone: number; inJs: number; page: number[]; after: number }
+    >(script);
     assert.equal(alone, 200 * 1024);
     assert.equal(inJs, chunks[0]!.stored.length, "a chunk alone is decoded in JavaScript");
     assert.deepEqual(page, [200 * 1024, 200 * 1024]);
