@@ -1,7 +1,7 @@
-// node:fs, node:crypto, node:zlib, node:path and node:module, loaded on first use. Each costs a command's
-// start-up 10 to 15 ms of Node compatibility set-up, which `search` and `show` (reading only)
-// never need: the modules that write files, hash or compress call these instead of importing
-// them, and lib/path.ts calls node:path only on Windows or for a Windows path.
+// node:fs, node:crypto, node:zlib, node:path and node:module, loaded on first use. Each costs a
+// command's start-up 10 to 40 ms of Node compatibility set-up, which `search` and `show` (reading
+// only) never need: the modules that write files, hash or compress call these instead of
+// importing them, and lib/path.ts calls node:path only on Windows or for a Windows path.
 
 import type * as Fs from "node:fs";
 import type * as Crypto from "node:crypto";
@@ -31,7 +31,7 @@ let fs: typeof Fs | undefined;
 let crypto: typeof Crypto | undefined;
 let zlib: typeof Zlib | undefined;
 let path: typeof NodePath | undefined;
-let module: typeof NodeModule | undefined;
+let moduleBuiltin: typeof NodeModule | undefined;
 
 /** node:fs, loaded on the first call. */
 export function nodeFs(): typeof Fs {
@@ -58,7 +58,7 @@ export function nodePath(): typeof NodePath {
   return path ??= builtin<typeof NodePath>("node:path");
 }
 
-/** node:module, loaded on the first call (for `createRequire`: an npm package loaded synchronously). */
+/** node:module, loaded on the first call (`createRequire` loads an npm package synchronously). */
 export function nodeModule(): typeof NodeModule {
-  return module ??= builtin<typeof NodeModule>("node:module");
+  return moduleBuiltin ??= builtin<typeof NodeModule>("node:module");
 }
