@@ -1,7 +1,9 @@
 // Loads logbook's settings: the global and project `config.json` files and the environment,
 // validated and merged in precedence order over the defaults.
 
+import type * as Jsonc from "jsonc-parser";
 import { dirname, isAbsolute, join, resolve } from "./path.ts";
+import { nodeModule } from "./node_builtins.ts";
 import { type Env, isOff } from "./env.ts";
 
 /** The agents whose name can head a section of a config file. */
@@ -655,125 +657,35 @@ function lineColumn(source: string, offset: number): string {
 }
 
 /**
- * Finds where JSON text first goes wrong and why. V8's `JSON.parse` messages give a position for
- * only some errors, so the text is scanned again, only after `JSON.parse` has failed.
+ * Where JSON text first goes wrong and why, as jsonc-parser finds it (strictly: no comments, no
+ * trailing commas), which gives every error's offset where V8's `JSON.parse` messages give only
+ * some. Loaded only after `JSON.parse` has failed, and synchronously, as the config is loaded.
  */
 function jsonErrorAt(source: string): { offset: number; reason: string } | undefined {
-  let i = 0;
-  const fail: (reason?: string) => never = (reason) => {
-    throw new JsonScanError(
-      i,
-      reason ??
-        (i >= source.length
-          ? "unexpected end of input"
-          : `unexpected ${JSON.stringify(source[i])}`),
-    );
+  const jsonc = nodeModule().createRequire(import.meta.url)("jsonc-parser") as typeof Jsonc;
+  const errors: Jsonc.ParseError[] = [];
+  jsonc.parse(source, errors, {
+    disallowComments: true,
+    allowTrailingComma: false,
+    allowEmptyContent: false,
+  });
+  const first = errors[0];
+  if (!first) return undefined;
+  const { offset, length } = first;
+  const token = source.slice(offset, offset + length);
+  // The string errors are at the string's start, which the reason names.
+  const reasons: Record<string, string> = {
+    UnexpectedEndOfString: "unterminated string",
+    InvalidCharacter: "control character in string",
+    InvalidEscapeCharacter: "invalid escape in string",
+    InvalidUnicode: "invalid \\u escape in string",
+    UnexpectedEndOfComment: "unterminated comment",
+    InvalidCommentToken: "comments are not allowed",
   };
-  const ws = () => {
-    while (i < source.length && " \t\n\r".includes(source[i]!)) i++;
-  };
-  const digits = () => {
-    const start = i;
-    while (i < source.length && source[i]! >= "0" && source[i]! <= "9") i++;
-    if (i === start) fail();
-  };
-  const string = () => {
-    const start = i++;
-    for (;;) {
-      const c = source[i];
-      if (c === undefined) {
-        i = start; // where the string began says more than the end of the file
-        fail("unterminated string");
-      }
-      if (c === '"') return void i++;
-      if (c < " ") fail("control character in string");
-      if (c === "\\") {
-        i++;
-        const e = source[i];
-        if (e === "u") {
-          for (let k = 1; k <= 4; k++) {
-            if (!/[0-9a-fA-F]/.test(source[i + k] ?? "")) {
-              i += k;
-              fail("invalid \\u escape");
-            }
-          }
-          i += 5;
-        } else if (e !== undefined && '"\\/bfnrt'.includes(e)) i++;
-        else fail("invalid escape");
-      } else i++;
-    }
-  };
-  const value = (): void => {
-    ws();
-    const c = source[i];
-    if (c === "{") {
-      i++;
-      ws();
-      if (source[i] === "}") return void i++;
-      for (;;) {
-        ws();
-        if (source[i] !== '"') fail();
-        string();
-        ws();
-        if (source[i] !== ":") fail();
-        i++;
-        value();
-        ws();
-        if (source[i] === ",") i++;
-        else if (source[i] === "}") return void i++;
-        else fail();
-      }
-    }
-    if (c === "[") {
-      i++;
-      ws();
-      if (source[i] === "]") return void i++;
-      for (;;) {
-        value();
-        ws();
-        if (source[i] === ",") i++;
-        else if (source[i] === "]") return void i++;
-        else fail();
-      }
-    }
-    if (c === '"') return string();
-    if (c === "-" || (c !== undefined && c >= "0" && c <= "9")) {
-      if (c === "-") i++;
-      if (source[i] === "0") i++;
-      else digits();
-      if (source[i] === ".") {
-        i++;
-        digits();
-      }
-      if (source[i] === "e" || source[i] === "E") {
-        i++;
-        if (source[i] === "+" || source[i] === "-") i++;
-        digits();
-      }
-      return;
-    }
-    const word = c === "t" ? "true" : c === "f" ? "false" : c === "n" ? "null" : undefined;
-    if (word === undefined) fail();
-    for (const expected of word) {
-      if (source[i] !== expected) fail();
-      i++;
-    }
-  };
-  try {
-    value();
-    ws();
-    if (i < source.length) fail();
-  } catch (err) {
-    if (err instanceof JsonScanError) return err;
-    // Nesting too deep for this recursive scan: V8's own message will have to do.
-    if (err instanceof RangeError) return undefined;
-    throw err;
-  }
-  return undefined;
-}
-
-class JsonScanError extends Error {
-  constructor(readonly offset: number, readonly reason: string) {
-    super(reason);
-  }
+  const unexpected = offset >= source.length
+    ? "unexpected end of input"
+    : `unexpected ${
+      JSON.stringify(token.length > 20 ? `${token.slice(0, 20)}…` : token || source[offset])
+    }`;
+  return { offset, reason: reasons[jsonc.printParseErrorCode(first.error)] ?? unexpected };
 }

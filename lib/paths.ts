@@ -103,6 +103,20 @@ export interface Project {
 }
 
 /**
+ * The project at `root`. Its key is hashed when first read: `search` and `show` never read it,
+ * and so never load node:crypto (lib/sha256.ts).
+ */
+function projectAt(root: string): Project {
+  let key: string | undefined;
+  return {
+    root,
+    get key() {
+      return key ??= projectKey(root);
+    },
+  };
+}
+
+/**
  * The project `dir` belongs to: the main worktree's root for any worktree of a Git repository,
  * the worktree itself for submodules and other layouts, and the physical directory (realpath)
  * outside Git. A directory that no longer exists is judged by its nearest existing ancestor.
@@ -113,7 +127,7 @@ export function projectOf(dir: string): Project {
   const root = place === undefined
     ? absoluteOf(dir)
     : findGit(place.real)?.root ?? join(place.real, ...place.missing);
-  return { root, key: projectKey(root) };
+  return projectAt(root);
 }
 
 /**
@@ -132,12 +146,12 @@ export function projectOf(dir: string): Project {
 export function projectOfRecorded(cwd: string): Project {
   if (Deno.build.os !== "windows" && isWindowsPath(cwd)) {
     const root = windowsRoot(cwd);
-    return { root, key: projectKey(root) };
+    return projectAt(root);
   }
   if (!isAbsolute(cwd)) {
     // A relative cwd names no place: keep it as written, not under this process's directory.
     const root = normalize(cwd.replaceAll("\\", "/")).replace(/(?<=.)\/+$/, "");
-    return { root, key: projectKey(root) };
+    return projectAt(root);
   }
   if (attempt(() => Deno.statSync(cwd))) return projectOf(cwd);
   const place = nearestExisting(cwd);
@@ -146,7 +160,7 @@ export function projectOfRecorded(cwd: string): Project {
     resolve(cwd),
     root,
   ]);
-  return owner ? { root: owner, key: projectKey(owner) } : { root, key: projectKey(root) };
+  return projectAt(owner || root);
 }
 
 /**

@@ -1,15 +1,15 @@
 // Token auth for every request: `Authorization: Bearer <token>`, or the cookie that a first
 // visit with `?token=<token>` sets (then redirects to the same URL without the token).
 
-import { createHash, timingSafeEqual } from "node:crypto";
+import { timingSafeEqual } from "node:crypto";
 import type { MiddlewareHandler } from "hono";
 import { getCookie, setCookie } from "hono/cookie";
 import { ApiError } from "./_errors.ts";
+import { sha256 } from "../lib/sha256.ts";
 
 /** Compares two tokens in time that does not depend on where they differ (or their lengths). */
 export function sameToken(given: string, expected: string): boolean {
-  const digest = (s: string) => createHash("sha256").update(s, "utf8").digest();
-  return timingSafeEqual(digest(given), digest(expected));
+  return timingSafeEqual(sha256(given), sha256(expected));
 }
 
 /**

@@ -2,6 +2,8 @@
 // combining marks none), cutting a line with an ellipsis, and wrapping text, marked or not, at
 // spaces. Every function works on text already passed through the terminal filter.
 
+import { eastAsianWidth } from "get-east-asian-width";
+
 /** The columns a terminal gives `text` (wide characters two, combining marks none). */
 export function displayWidth(text: string): number {
   let width = 0;
@@ -9,21 +11,18 @@ export function displayWidth(text: string): number {
   return width;
 }
 
+/**
+ * What takes no column: combining marks, and what the terminal filter keeps of an emoji's
+ * invisible parts (the zero-width joiner, variation selectors, a flag's tags).
+ */
+const ZERO_WIDTH = /^[\p{Mn}\p{Me}\u200b\u200d\u{e0000}-\u{e007f}]$/u;
+
 function charWidth(code: number): number {
   if (code < 0x300) return 1;
-  if ((code >= 0x300 && code <= 0x36f) || code === 0x200b || code === 0x200d) return 0;
-  // What the filter keeps of an emoji's invisible parts: selectors, a flag's tags.
-  if ((code >= 0xfe00 && code <= 0xfe0f) || (code >= 0xe0000 && code <= 0xe01ef)) return 0;
-  if (
-    (code >= 0x1100 && code <= 0x115f) || (code >= 0x2e80 && code <= 0xa4cf) ||
-    (code >= 0xac00 && code <= 0xd7a3) || (code >= 0xf900 && code <= 0xfaff) ||
-    (code >= 0xfe30 && code <= 0xfe4f) || (code >= 0xff00 && code <= 0xff60) ||
-    (code >= 0xffe0 && code <= 0xffe6) || (code >= 0x1f300 && code <= 0x1faff) ||
-    (code >= 0x20000 && code <= 0x3fffd)
-  ) {
-    return 2;
-  }
-  return 1;
+  if (ZERO_WIDTH.test(String.fromCodePoint(code))) return 0;
+  // Unicode's East Asian Width: wide and fullwidth characters (CJK, and emoji such as ✅ and ⌚
+  // that terminals draw in two columns) take two, ambiguous ones one.
+  return eastAsianWidth(code);
 }
 
 /** `text` cut to at most `width` columns, ending in `…` when it was cut. */

@@ -14,11 +14,11 @@
 // SHA-256 of it takes 0.9 s), and it is rare: agents append. Nothing new is remembered for it,
 // so sources captured by earlier builds are compared the same way.
 
-import { createHash } from "node:crypto";
 import { pathOfLocator, type SourceRef } from "../sources/adapter.ts";
 import type { HistoryStore } from "../store/db.ts";
 import { derivationOf } from "./derivation.ts";
 import { decodedRow } from "../store/raw.ts";
+import { sha256Hex } from "../sha256.ts";
 import type { Found } from "./discover.ts";
 import type { ByteReader } from "./lines.ts";
 import {
@@ -218,7 +218,7 @@ export function headHash(ctx: SourceCtx, cursor: number): string | null {
   } catch {
     return null; // gone or unreadable meanwhile: the next capture tries again
   }
-  ctx.headHash = `${length}:${sha256(bytes)}`;
+  ctx.headHash = `${length}:${sha256Hex(bytes)}`;
   return ctx.headHash;
 }
 
@@ -227,7 +227,7 @@ async function headMatches(ref: SourceRef, expected: string | null): Promise<boo
   const [lengthText, hash] = expected.split(":");
   const length = Number(lengthText);
   const bytes = await readPrefix(ref, length);
-  return bytes.length === length && sha256(bytes) === hash;
+  return bytes.length === length && sha256Hex(bytes) === hash;
 }
 
 /**
@@ -341,8 +341,4 @@ function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
   return true;
-}
-
-function sha256(bytes: Uint8Array): string {
-  return createHash("sha256").update(bytes).digest("hex");
 }

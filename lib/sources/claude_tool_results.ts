@@ -28,6 +28,7 @@ import { isToolResultFile, outputText, TOOL_RESULT_SKIP_KEYS } from "./claude_te
 import { AGENT_FILE, namingRecord, subagentConversation } from "./_claude_files.ts";
 import { str, toEpochMs } from "./_text.ts";
 import { walkFiles } from "./_walk.ts";
+import { sha256Hex } from "../sha256.ts";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Output files; `hook-*` files in the same folder are hook output, not a tool's. */
@@ -91,7 +92,7 @@ export const claudeToolResults: RowAdapter<NoState> = {
    */
   async readRows(source: SourceRef, cursorKey: string | null): Promise<RowRead> {
     const bytes = await Deno.readFile(source.path);
-    const key = `${bytes.length}:${await digest(bytes)}`;
+    const key = `${bytes.length}:${sha256Hex(bytes).slice(0, 16)}`;
     if (key === cursorKey || bytes.length === 0) return { rows: [], cursorKey: key, more: false };
     return { rows: [bytes], cursorKey: key, more: false };
   },
@@ -169,10 +170,4 @@ function subfolders(
   }
   return entries.filter((e) => e.isDirectory && !e.isSymlink && accept(e.name))
     .map((e) => e.name).sort().map((name) => join(dir, name));
-}
-
-/** A short digest of `bytes` (SHA-256, first 16 hex digits). */
-async function digest(bytes: Uint8Array<ArrayBuffer>): Promise<string> {
-  const hash = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
-  return [...hash.subarray(0, 8)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }

@@ -19,7 +19,7 @@ import {
 } from "./adapter.ts";
 import { dataDir, dataPaths, homeDir } from "../paths.ts";
 import { SnapshotChangingError, Snapshots } from "./_snapshot.ts";
-import { nodeCrypto } from "../node_builtins.ts";
+import { sha256Hash, sha256Hex } from "../sha256.ts";
 import { obj, str, stringLeaves, titleFrom } from "./_text.ts";
 import { walkFiles } from "./_walk.ts";
 import {
@@ -580,7 +580,7 @@ function fileSignature(path: string): string | null {
 /** Names, sizes and mtimes of every file of the session. */
 function storageFingerprint(sessionPath: string): string {
   try {
-    const hash = nodeCrypto().createHash("sha256");
+    const hash = sha256Hash();
     for (const f of storageFiles(sessionPath)) hash.update(`${f.rel}\0${fileSignature(f.path)}\n`);
     return hash.digest("hex").slice(0, 32);
   } catch (err) {
@@ -631,7 +631,7 @@ function readStorage(
       if (err instanceof Deno.errors.NotFound) continue;
       throw err;
     }
-    const hash = nodeCrypto().createHash("sha256").update(content).digest("hex").slice(0, 16);
+    const hash = sha256Hex(content).slice(0, 16);
     const previous = seen[file.rel];
     seen[file.rel] = `${signature}:${hash}`;
     if (previous !== undefined && previous.endsWith(`:${hash}`)) continue;

@@ -14,8 +14,9 @@
 // `reindex --retry`), both copies kept; the retry copies the failing blocks again and verifies
 // everything once more.
 
-import { createHash, type Hash } from "node:crypto";
+import type { Hash } from "node:crypto";
 import type { HistoryStore } from "./db.ts";
+import { sha256Hash } from "../sha256.ts";
 import { giveSpaceBack, MigrationError } from "./db.ts";
 import { latch, latchedFailure } from "./latch.ts";
 import { BlockDigests, DIGEST_BLOCKS, type ItemSink } from "./migration_digest.ts";
@@ -703,7 +704,7 @@ function equal(a: Uint8Array, b: Uint8Array): boolean {
  * by shifting bytes between fields or rows.
  */
 export class RowHash {
-  readonly #hash: Hash = createHash("sha256");
+  readonly #hash: Hash = sha256Hash();
   readonly #encoder = new TextEncoder();
   // Values are gathered here and hashed a buffer at a time: an update per value costs more
   // than the hashing itself.

@@ -6,7 +6,7 @@
 
 import { type Agent, AGENTS, type Kind, type Role } from "../sources/adapter.ts";
 import { HistoryStore } from "./db.ts";
-import { decodedRow } from "./raw.ts";
+import { decodedRow, decodedRows } from "./raw.ts";
 import { FLAG_JOINED, FLAG_STREAMED } from "./schema.ts";
 import {
   type ConversationJson,
@@ -182,13 +182,12 @@ export function pageRows(
       more = true;
       break;
     }
-    const row = decodedRow(stored);
-    rows.push(row);
-    bytes += row.raw.length;
+    rows.push(stored);
+    bytes += stored.length ?? stored.raw.length; // its captured length
     if (!continues) records++;
   }
   const next = more ? rows.at(-1)!.id : null;
-  return { rows: placeJoined(store, conversationId, rows), next };
+  return { rows: placeJoined(store, conversationId, decodedRows(rows)), next };
 }
 
 /** The rows of joined records with one message id, in order, grouped by record. */

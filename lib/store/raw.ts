@@ -2,10 +2,11 @@
 // to pay (flag FLAG_ZSTD); reading always gives back the bytes exactly as captured.
 //
 // Reading decodes with logbook's own zstd decoder (zstd_decode.ts) until native zstd would pay:
-// node:zlib costs a command ~15 ms of Node compatibility set-up, about what decoding 256 KiB of
-// compressed chunks takes a cold process here, and more than `search` or `show` spend on a page.
-// Capture (which has node:zlib loaded to compress) and bulk readers (rebuild, export) decode
-// natively.
+// node:zlib costs a command 30 to 40 ms of Node compatibility set-up, more than decoding 256 KiB
+// of compressed chunks takes a cold process, and more than `search` or `show` spend on a page
+// (a search whose hit is in a compressed chunk answers ~35 ms sooner: docs/design.md). A page
+// that needs more than that share (`decodedRows`) loads native zstd at once. Capture (which has
+// node:zlib loaded to compress) and bulk readers (rebuild, export) decode natively.
 
 import { nodeZlib, nodeZlibLoaded } from "../node_builtins.ts";
 import { FLAG_ZSTD } from "./schema.ts";
@@ -94,6 +95,23 @@ function decodeNatively(frame: Uint8Array): Uint8Array {
   }
   const bytes = zstd.zstdDecompressSync(frame);
   return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+/** The compressed bytes this process has decoded in JavaScript so far. */
+export function decodedInJavaScript(): number {
+  return decodedInJs;
+}
+
+/**
+ * `rows` with their raw bytes decoded (`decodedRow`), all natively when together they would pass
+ * the share decoded in JavaScript: a page that will load native zstd anyway (a long
+ * conversation's) does not pay for the JavaScript decoder first.
+ */
+export function decodedRows<T extends { raw: Uint8Array; flags: number }>(rows: T[]): T[] {
+  let packed = 0;
+  for (const row of rows) if (row.flags & FLAG_ZSTD) packed += row.raw.length;
+  if (decodedInJs + packed > DECODE_IN_JS_UP_TO) zstdOf();
+  return rows.map(decodedRow);
 }
 
 /** A row with its raw bytes decoded (and the compression flag cleared). */

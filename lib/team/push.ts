@@ -21,7 +21,6 @@
 
 import type { Sql } from "postgres";
 import type { Redactor } from "../gate.ts";
-import { nodeCrypto } from "../node_builtins.ts";
 import type { Adapter } from "../sources/adapter.ts";
 import type { HistoryStore } from "../store/db.ts";
 import { decodedRow } from "../store/raw.ts";
@@ -32,7 +31,7 @@ import {
   TextDeriver,
 } from "../store/records.ts";
 import { FLAG_INDEXED, FLAG_SUPERSEDED } from "../store/schema.ts";
-import { sha256Hex } from "../sha256.ts";
+import { sha256, sha256Hash, sha256Hex } from "../sha256.ts";
 import { migrateTeam, TeamError } from "./db.ts";
 
 /** Records per transaction, and the bytes one batch holds at most (one record may cross). */
@@ -254,11 +253,9 @@ function recordUid(
   const place = deriver.source(stored.source_id).ref.format === "rows"
     ? "row"
     : `at ${stored.offset}`;
-  const digest = nodeCrypto().createHash("sha256")
-    .update(`${conversationKey}\0${place}\0`)
-    .update(bytes)
-    .digest();
-  return new Uint8Array(digest.buffer, digest.byteOffset, digest.byteLength);
+  return new Uint8Array(
+    sha256Hash().update(`${conversationKey}\0${place}\0`).update(bytes).digest(),
+  );
 }
 
 /**
@@ -348,7 +345,7 @@ async function giveLegacyRowsTheirUid(
         if (seen.has(uid.toHex())) uid = null;
         else seen.add(uid.toHex());
       }
-      return [row.id, uid ?? nodeCrypto().createHash("sha256").update(`legacy ${row.id}`).digest()];
+      return [row.id, uid ?? sha256(`legacy ${row.id}`)];
     });
     await sql`
       UPDATE logbook_records r SET uid = CASE

@@ -1,7 +1,7 @@
 // The dashboard's only style sheet and script, inlined into every page and allowed by their
 // SHA-256 hashes in the content security policy: no external asset, so it works offline.
 
-import { createHash } from "node:crypto";
+import { sha256 } from "../../lib/sha256.ts";
 
 /** The style sheet. */
 export const STYLE = `
@@ -471,8 +471,9 @@ export const SCRIPT = `
 })();
 `;
 
-function sha256(text: string): string {
-  return `'sha256-${createHash("sha256").update(text, "utf8").digest("base64")}'`;
+/** A CSP source allowing the inline `text` by its hash. */
+function hashSource(text: string): string {
+  return `'sha256-${sha256(text).toBase64()}'`;
 }
 
 /**
@@ -481,8 +482,8 @@ function sha256(text: string): string {
  */
 export const CSP = [
   "default-src 'self'",
-  `script-src ${sha256(SCRIPT)}`,
-  `style-src ${sha256(STYLE)}`,
+  `script-src ${hashSource(SCRIPT)}`,
+  `style-src ${hashSource(STYLE)}`,
   "img-src 'self' data:",
   "connect-src 'self'",
   "object-src 'none'",

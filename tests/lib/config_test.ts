@@ -462,10 +462,22 @@ Deno.test("loadConfig() names the file, key and expectation of an invalid value"
 Deno.test("loadConfig() names the file and position of invalid JSON", async (t) => {
   const cases: [string, string, string][] = [
     ["a trailing comma", '{\n  "model": "x",\n}\n', 'unexpected "}" at line 3, column 1'],
-    ["a misspelt literal", '{"history": {"ingest": tru}}', 'unexpected "}" at line 1, column 27'],
+    ["a misspelt literal", '{"history": {"ingest": tru}}', 'unexpected "tru" at line 1, column 24'],
     ["an empty file", "", "unexpected end of input at line 1, column 1"],
     ["an unterminated string", '{\n"model": "x', "unterminated string at line 2, column 10"],
     ["text after the object", '{"model": "x"} {}', 'unexpected "{" at line 1, column 16'],
+    [
+      "a missing comma",
+      '{"model": "x"\n "history": {}}',
+      'unexpected "\\"history\\"" at line 2, column 2',
+    ],
+    [
+      "a comment",
+      '{\n  // the model\n  "model": "x"\n}',
+      "comments are not allowed at line 2, column 3",
+    ],
+    ["a tab in a string", '{"model": "a\tb"}', "control character in string at line 1, column 11"],
+    ["a bad escape", '{"model": "a\\qb"}', "invalid escape in string at line 1, column 11"],
   ];
   for (const [name, source, detail] of cases) {
     await t.step(name, () => {

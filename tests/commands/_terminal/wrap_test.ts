@@ -17,6 +17,22 @@ Deno.test("displayWidth() counts wide characters twice and combining marks not a
   assert.equal(displayWidth("🏴\u{e0067}\u{e0062}\u{e0073}\u{e0063}\u{e0074}\u{e007f}"), 2);
   assert.equal(displayWidth("🙂\ufe0f"), 2);
   assert.equal(displayWidth("葛\u{e0100}"), 2);
+  // A joined sequence is its emoji, two columns each, and the joiner none.
+  assert.equal(displayWidth("👩\u200d💻"), 4);
+});
+
+Deno.test("displayWidth() counts what Unicode calls wide as two, emoji before U+1F300 too", () => {
+  // Terminals draw these in two columns (East Asian Width "W"); a hand-written table missed them.
+  assert.equal(displayWidth("✅"), 2);
+  assert.equal(displayWidth("⌚"), 2);
+  assert.equal(displayWidth("⚡ done"), 7);
+  assert.equal(displayWidth("🀄"), 2);
+  // Ambiguous characters (arrows, box drawing) are narrow, as on a terminal outside East Asia.
+  assert.equal(displayWidth("→─"), 2);
+  // Combining marks of every script take no column, not only those after Latin letters.
+  assert.equal(displayWidth("क्ष"), 2);
+  assert.equal(displayWidth("a\u20dd"), 1);
+  assert.equal(displayWidth(cutToWidth("✅✅✅✅ all green", 6)), 5);
 });
 
 Deno.test("cutToWidth() and cutStartToWidth() fit a line, marking the cut", () => {

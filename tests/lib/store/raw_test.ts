@@ -24,6 +24,19 @@ function transcriptLike(length: number): Uint8Array {
   return new TextEncoder().encode(out).slice(0, length);
 }
 
+/** Runs `script` in a fresh process (a process's reads share one JavaScript share): its JSON. */
+async function runScript<T>(script: string): Promise<T> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "--config", join(ROOT, "deno.json"), "-R", script],
+    env: childBaseEnv(),
+    clearEnv: true,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+  return JSON.parse(new TextDecoder().decode(out.stdout)) as T;
+}
+
 const CASES: [string, Uint8Array][] = [
   ["transcript lines, 8 KiB", transcriptLike(8192)],
   ["transcript lines, 300 KiB", transcriptLike(300 * 1024)],
@@ -107,18 +120,50 @@ for (let i = 0; i < ${reads}; i++) {
 console.log(JSON.stringify({ size, seen }));
 `,
     );
-    const out = await new Deno.Command(Deno.execPath(), {
-      args: ["run", "--config", join(ROOT, "deno.json"), "-R", script],
-      env: childBaseEnv(),
-      clearEnv: true,
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
-    const { size, seen } = JSON.parse(new TextDecoder().decode(out.stdout));
+    const { size, seen } = await runScript<{ size: number; seen: boolean[] }>(script);
     assert.equal(size, 512 * 1024);
     assert.equal(seen[0], false, "the first read does not load node:zlib");
     assert.equal(seen.indexOf(true), reads - 1, "native zstd once the share is decoded");
+  } finally {
+    await removeDir(dir);
+  }
+});
+
+Deno.test("a page whose chunks would pass the JavaScript share is decoded natively at once", async () => {
+  const dir = await tempDir();
+  try {
+    // Two chunks, each within the share and together past it, as a long conversation's page.
+    const chunks = [bytesOf(5, 200 * 1024, 95), bytesOf(6, 200 * 1024, 95)].map(encodeRaw);
+    assert.ok(chunks.every((c) => c.flag === FLAG_ZSTD && c.stored.length < DECODE_IN_JS_UP_TO));
+    assert.ok(chunks[0]!.stored.length + chunks[1]!.stored.length > DECODE_IN_JS_UP_TO);
+    const paths = chunks.map((c, i) => {
+      const path = join(dir, `chunk${i}.zst`);
+      Deno.writeFileSync(path, c.stored);
+      return path;
+    });
+    const script = join(dir, "read.ts");
+    Deno.writeTextFileSync(
+      script,
+      `import { decodedInJavaScript, decodedRows, decodeRaw } from ${
+        JSON.stringify(join(ROOT, "lib/store/raw.ts"))
+      };
+const rows = ${
+        JSON.stringify(paths)
+      }.map((path) => ({ raw: Deno.readFileSync(path), flags: ${FLAG_ZSTD} }));
+// One chunk alone is read in JavaScript; the two together, as a page, natively.
+const alone = decodeRaw(rows[0]).length;
+const inJs = decodedInJavaScript();
+const page = decodedRows([rows[1], rows[0]]).map((row) => row.raw.length);
+console.log(JSON.stringify({ alone, inJs, page, after: decodedInJavaScript() }));
+`,
+    );
+    const { alone, inJs, page, after } = await runScript<
+      { alone: number; inJs: number; page: number[]; after: number }
+    >(script);
+    assert.equal(alone, 200 * 1024);
+    assert.equal(inJs, chunks[0]!.stored.length, "a chunk alone is decoded in JavaScript");
+    assert.deepEqual(page, [200 * 1024, 200 * 1024]);
+    assert.equal(after, inJs, "the page is decoded natively, nothing of it in JavaScript");
   } finally {
     await removeDir(dir);
   }
