@@ -5,7 +5,7 @@
 
 import type { Env } from "../lib/env.ts";
 import { loadContext, openStore, redactorFor, storeExists } from "../lib/context.ts";
-import { mapStrings } from "../lib/gate.ts";
+import { mapStrings } from "../lib/gate/secrets.ts";
 import { projectOf, resolveFromUser } from "../lib/paths.ts";
 import { ADAPTERS } from "../lib/sources/mod.ts";
 import { connectTeam, migrateTeam, safeUrl, TeamError, teamError } from "../lib/team/db.ts";

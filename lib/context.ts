@@ -14,7 +14,8 @@ import {
 } from "./paths.ts";
 import { HistoryStore, StoreLockedError } from "./store/db.ts";
 import { explainDataDir } from "./private_fs.ts";
-import { createGate, type Gate, type Redactor, redactorOf } from "./gate.ts";
+import { createGate, type Gate, redactorOf } from "./gate/gate.ts";
+import type { Redactor } from "./gate/secrets.ts";
 import { configureStageMarkers, type StageMarkers, stageMarkersFromEnv } from "./stage_markers.ts";
 
 /** The resolved surroundings of one command run. */

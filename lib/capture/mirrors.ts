@@ -15,7 +15,7 @@
 import { basename, join } from "../path.ts";
 import { ConfigError } from "../config.ts";
 import type { Env } from "../env.ts";
-import type { Redactor } from "../gate.ts";
+import type { Redactor } from "../gate/secrets.ts";
 import { ensureGitExcluded, notIgnoredByGit, trackedByGit } from "../paths.ts";
 import { SymlinkRefusedError, writeFileAtomic } from "../private_fs.ts";
 import type { Adapter } from "../sources/adapter.ts";

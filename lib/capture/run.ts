@@ -3,7 +3,7 @@
 // latch, the engine's options (built here and nowhere else) and the last run's result.
 
 import { loadConfig } from "../config.ts";
-import type { Redactor } from "../gate.ts";
+import type { Redactor } from "../gate/secrets.ts";
 import type { Context } from "../context.ts";
 import { isOff } from "../env.ts";
 import { type HeldLock, type LockInfo, tryLock } from "../lock.ts";

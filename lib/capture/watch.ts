@@ -7,7 +7,7 @@
 // `reindex --watch` (`recordRun`), and so is the first: an idle pass writes nothing.
 
 import { type Context } from "../context.ts";
-import type { Redactor } from "../gate.ts";
+import type { Redactor } from "../gate/secrets.ts";
 import type { Adapter, SourceRef } from "../sources/adapter.ts";
 import { ADAPTERS } from "../sources/mod.ts";
 import { type HistoryStore, StoreLockedError } from "../store/db.ts";

@@ -10,7 +10,7 @@
 // 2. `turn()` compacts first when the request would go over the token budget
 //    (lib/sessions/compaction.ts: a plain-text snapshot in `prune-archives/`, then a summary from
 //    the model replaces the oldest rounds in requests; the record keeps them in its archive).
-// 3. The gate (lib/gate.ts) redacts the prompt twice: once for disk, once for the model (which
+// 3. The gate (lib/gate/) redacts the prompt twice: once for disk, once for the model (which
 //    may see a label the user allowed). Untrusted content goes to the quarantine: the model sees
 //    it, the record only its reference.
 // 4. The model (lib/sessions/model.ts, the `openai` client) streams the reply; every piece passes
@@ -28,8 +28,8 @@
 // the session as it was. A write that fails does not stop the session: the first failure becomes
 // one warning (lib/sessions/persistence.ts).
 
-import type { Gate, GateDecision } from "../gate.ts";
-import { trailEntry } from "../gate.ts";
+import type { Gate, GateDecision } from "../gate/gate.ts";
+import { trailEntry } from "../gate/gate.ts";
 import { projectOf } from "../paths.ts";
 import type { DataPaths } from "../paths.ts";
 import { operation } from "../stage_markers.ts";

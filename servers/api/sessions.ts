@@ -5,7 +5,7 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import { gateFor, storeExists } from "../../lib/context.ts";
-import { holdsRedaction } from "../../lib/gate.ts";
+import { holdsRedaction } from "../../lib/gate/secrets.ts";
 import { projectOfNamed } from "../../lib/filters.ts";
 import { type Project, projectKey, projectOf, resolveFromUser } from "../../lib/paths.ts";
 import { forkConversation } from "../../lib/sessions/fork.ts";

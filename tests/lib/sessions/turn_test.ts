@@ -4,7 +4,7 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { createGate } from "../../../lib/gate.ts";
+import { createGate } from "../../../lib/gate/gate.ts";
 import { projectOf } from "../../../lib/paths.ts";
 import { restoredState } from "../../../lib/sessions/restore.ts";
 import { splitWallTime } from "../../../lib/sessions/spend.ts";
