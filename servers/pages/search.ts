@@ -10,7 +10,7 @@ import type { SearchInput } from "../../lib/filters.ts";
 import { Hono } from "hono";
 import { html } from "hono/html";
 import { storeExists } from "../../lib/context.ts";
-import { formatBytes, formatCount, plural } from "../../lib/format.ts";
+import { formatBytes, formatCount, plural, tilde } from "../../lib/format.ts";
 import { homeDir } from "../../lib/paths.ts";
 import { type Agent, AGENTS, KINDS, ROLES } from "../../lib/sources/adapter.ts";
 import { recentConversationRows } from "../../lib/store/conversations.ts";
@@ -41,16 +41,7 @@ import {
 } from "../_deps.ts";
 import { ApiError } from "../_errors.ts";
 import { parseFields } from "../_input.ts";
-import {
-  ago,
-  conversationHref,
-  type Html,
-  layout,
-  marked,
-  notice,
-  shortTime,
-  tilde,
-} from "./layout.ts";
+import { ago, conversationHref, type Html, layout, marked, notice, shortTime } from "./layout.ts";
 import { sessionsHref } from "./sessions.ts";
 
 type Form = Record<string, string>;
@@ -253,8 +244,7 @@ function teamResults(result: TeamSearchResult, form: Form, home: string | undefi
         : ""
     }</p>`;
   }
-  const short = (path: string | null) =>
-    path && home && path.startsWith(home + "/") ? "~" + path.slice(home.length) : path ?? "";
+  const short = (path: string | null) => (path ? tilde(path, home) : "");
   return html`
     <div class="results">
       <div class="list">
