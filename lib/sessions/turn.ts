@@ -186,6 +186,12 @@ export interface SessionStatus {
   forkedFrom: string | null;
 }
 
+/** What asking the model came to: its completion, the error that ended it, or a cancel. */
+type Answer =
+  | { outcome: "ok"; completion: Completion; waitingModelMs: number }
+  | { outcome: "failed"; error: ModelError; wallMs: number; waitingModelMs: number }
+  | { outcome: "cancelled" };
+
 interface Snapshot {
   messages: SessionRecord["messages"];
   spend: SessionRecord["spend"];
@@ -338,33 +344,13 @@ export class ChatSession {
       ? await o.beforeRequest(this.request, this.record)
       : this.request;
 
-    const shown = new StreamRedactor(o.gate);
-    const modelStarted = clock();
-    let completion: Completion;
-    try {
-      completion = await operation("model").stage("model.request", () =>
-        o.model.complete(request, {
-          stream: o.stream ?? true,
-          ...(options.signal ? { signal: options.signal } : {}),
-          onText: (delta) => {
-            const visible = shown.push(delta);
-            if (visible) options.onText?.(visible);
-          },
-        }));
-    } catch (err) {
-      if (!(err instanceof ModelError)) throw err;
-      if (err.reason === "cancelled" || options.signal?.aborted) {
-        this.#restore(before);
-        return { outcome: "cancelled" };
-      }
-      const spend = this.#spend(
-        turn,
-        at,
-        null,
-        clock() - started,
-        clock() - modelStarted,
-        "failed",
-      );
+    const answer = await this.#ask(request, options, started);
+    if (answer.outcome === "cancelled") {
+      this.#restore(before);
+      return answer;
+    }
+    if (answer.outcome === "failed") {
+      const spend = this.#spend(turn, at, null, answer.wallMs, answer.waitingModelMs, "failed");
       record.spend.turns.push(spend);
       this.#commit({
         at,
@@ -375,11 +361,9 @@ export class ChatSession {
         model: trailEntry(model),
       });
       this.#undo = before;
-      return { outcome: "failed", error: err, spend };
+      return { outcome: "failed", error: answer.error, spend };
     }
-    const waitingModelMs = clock() - modelStarted;
-    const rest = shown.flush();
-    if (rest) options.onText?.(rest);
+    const { completion, waitingModelMs } = answer;
 
     const replyDisk = o.gate.redact(completion.text, { destination: "disk" });
     const replyModel = o.gate.redact(completion.text, { destination: "model" });
@@ -421,31 +405,11 @@ export class ChatSession {
     const request = [...this.request, { role: "user" as const, content: forModel.text }];
     // Untrusted content in the request may have steered the answer: it is not written down.
     const untrusted = request.some((m) => m.content.includes("\n<untrusted source="));
-    const shown = new StreamRedactor(o.gate);
-    const modelStarted = clock();
     const turn = turnsOf(record);
-    let completion: Completion;
-    try {
-      completion = await operation("model").stage("model.request", () =>
-        o.model.complete(request, {
-          stream: o.stream ?? true,
-          ...(options.signal ? { signal: options.signal } : {}),
-          onText: (delta) => {
-            const visible = shown.push(delta);
-            if (visible) options.onText?.(visible);
-          },
-        }));
-    } catch (err) {
-      if (!(err instanceof ModelError)) throw err;
-      if (err.reason === "cancelled" || options.signal?.aborted) return { outcome: "cancelled" };
-      const spend = this.#spend(
-        turn,
-        at,
-        null,
-        clock() - started,
-        clock() - modelStarted,
-        "btw-failed",
-      );
+    const answer = await this.#ask(request, options, started);
+    if (answer.outcome === "cancelled") return answer;
+    if (answer.outcome === "failed") {
+      const spend = this.#spend(turn, at, null, answer.wallMs, answer.waitingModelMs, "btw-failed");
       record.spend.turns.push(spend);
       record.btw.push({ question: forDisk.text, answer: null, at });
       this.#commit({
@@ -455,11 +419,9 @@ export class ChatSession {
         disk: trailEntry(forDisk),
         model: trailEntry(forModel),
       });
-      return { outcome: "failed", error: err, spend };
+      return { outcome: "failed", error: answer.error, spend };
     }
-    const rest = shown.flush();
-    if (rest) options.onText?.(rest);
-    const waitingModelMs = clock() - modelStarted;
+    const { completion, waitingModelMs } = answer;
     const answerDisk = o.gate.redact(completion.text, { destination: "disk" });
     const spend = this.#spend(turn, at, completion, clock() - started, waitingModelMs, "btw");
     record.spend.turns.push(spend);
@@ -475,6 +437,43 @@ export class ChatSession {
     });
     const text = o.gate.redact(completion.text, { destination: "display" }).text;
     return { outcome: "ok", text, kept: !untrusted, spend };
+  }
+
+  /**
+   * Sends `request` to the model as the `model.request` stage, the reply streamed through the
+   * gate for display to `onText`. Times the wait for the model, and on failure the whole turn
+   * from `started`; a cancel (or an aborted signal) is said as such, any other error thrown.
+   */
+  async #ask(
+    request: ChatMessage[],
+    options: Omit<TurnOptions, "untrusted">,
+    started: number,
+  ): Promise<Answer> {
+    const o = this.#o;
+    const clock = o.clock ?? (() => performance.now());
+    const shown = new StreamRedactor(o.gate);
+    const modelStarted = clock();
+    let completion: Completion;
+    try {
+      completion = await operation("model").stage("model.request", () =>
+        o.model.complete(request, {
+          stream: o.stream ?? true,
+          ...(options.signal ? { signal: options.signal } : {}),
+          onText: (delta) => {
+            const visible = shown.push(delta);
+            if (visible) options.onText?.(visible);
+          },
+        }));
+    } catch (err) {
+      if (!(err instanceof ModelError)) throw err;
+      if (err.reason === "cancelled" || options.signal?.aborted) return { outcome: "cancelled" };
+      const wallMs = clock() - started;
+      return { outcome: "failed", error: err, wallMs, waitingModelMs: clock() - modelStarted };
+    }
+    const waitingModelMs = clock() - modelStarted;
+    const rest = shown.flush();
+    if (rest) options.onText?.(rest);
+    return { outcome: "ok", completion, waitingModelMs };
   }
 
   /** The side questions of this session, with the answers this window holds. */
