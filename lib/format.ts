@@ -77,6 +77,11 @@ export function timeAgo(then: number, now: number, style: "long" | "short" = "lo
   return short === undefined ? new Date(then).toISOString().slice(0, 10) : `${value} ${short} ago`;
 }
 
+/** What a thrown value says: an `Error`'s message, anything else as a string. */
+export function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
 /** `path` with the home directory shown as `~` (`~/src/app`); `-` for none. */
 export function tilde(path: string | null, home: string | undefined): string {
   if (!path) return "-";

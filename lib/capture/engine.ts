@@ -75,6 +75,7 @@ import type { Progress } from "./progress.ts";
 import { parseSaved, type SourceCtx, type SourceRow } from "./source.ts";
 import { openSourceReader } from "./source_reader.ts";
 import type { CaptureSummary } from "./summary.ts";
+import { messageOf } from "../format.ts";
 
 /** What a pass reads, how it writes, and when it stops. */
 export interface PassOptions {
@@ -247,7 +248,7 @@ class CapturePass {
   }
 
   async #sourceFailed(ref: SourceRef, err: unknown): Promise<void> {
-    const message = err instanceof Error ? err.message : String(err);
+    const message = messageOf(err);
     this.#tally.summary.errors.push({ locator: ref.locator, message });
     await this.#pipeline.settle(); // this connection writes: the worker's batches first
     this.#store.stmt("UPDATE sources SET error = ? WHERE locator = ?").run(message, ref.locator);

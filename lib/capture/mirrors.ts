@@ -17,6 +17,7 @@ import { ConfigError } from "../config.ts";
 import type { Env } from "../env.ts";
 import type { Redactor } from "../gate/secrets.ts";
 import { ensureGitExcluded, notIgnoredByGit, trackedByGit } from "../paths.ts";
+import { lstatOrUndefined } from "../present.ts";
 import { SymlinkRefusedError, writeFileAtomic } from "../private_fs.ts";
 import type { Adapter } from "../sources/adapter.ts";
 import { INDEX_UPGRADE_KEY, indexText } from "../store/cjk.ts";
@@ -24,7 +25,6 @@ import { HistoryStore } from "../store/db.ts";
 import {
   CONVERSATIONS_PER_BATCH,
   dropConversation,
-  lstatOrUndefined,
   mirrorPath,
   MIRRORS_KEY,
   type MirrorState,
@@ -34,6 +34,7 @@ import {
 } from "../store/mirror.ts";
 import { type RecordRow, TextDeriver } from "../store/records.ts";
 import { FLAG_INDEXED, FLAG_SUPERSEDED } from "../store/schema.ts";
+import { messageOf } from "../format.ts";
 
 export interface SyncOptions {
   adapters: readonly Adapter[];
@@ -466,7 +467,7 @@ function waiting(
 function reasonOf(err: unknown): string {
   if (err instanceof SymlinkRefusedError) return `a link is on the way: ${err.message}`;
   if (err instanceof ConfigError) return err.message;
-  return err instanceof Error ? err.message : String(err);
+  return messageOf(err);
 }
 
 /**

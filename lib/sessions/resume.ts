@@ -2,7 +2,7 @@
 // history store's conversations of this project, and the native command that resumes a row.
 
 import { dirname } from "../path.ts";
-import { formatBytes, timeAgo } from "../format.ts";
+import { formatBytes, messageOf, timeAgo } from "../format.ts";
 import { INVISIBLE_CLASS } from "../invisible.ts";
 import type { Context } from "../context.ts";
 import { openStore, storeExists } from "../context.ts";
@@ -260,7 +260,7 @@ export function withHistoryStore<T>(
   try {
     store = openStore(ctx, { mustExist: true, readOnly: true });
   } catch (err) {
-    return fn(undefined, err instanceof Error ? err.message : String(err));
+    return fn(undefined, messageOf(err));
   }
   try {
     return fn(store, undefined);

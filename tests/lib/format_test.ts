@@ -6,6 +6,7 @@ import {
   formatCount,
   formatDuration,
   formatLocalTime,
+  messageOf,
   tilde,
   timeAgo,
 } from "../../lib/format.ts";
@@ -72,4 +73,10 @@ Deno.test("tilde() shows the home directory as ~, and only a whole directory of 
   assert.equal(tilde("/home/anabel/app", "/home/ana"), "/home/anabel/app");
   assert.equal(tilde("/srv/app", undefined), "/srv/app");
   assert.equal(tilde(null, "/home/ana"), "-");
+});
+
+Deno.test("messageOf() says what a thrown value says", () => {
+  assert.equal(messageOf(new RangeError("Bad size")), "Bad size");
+  assert.equal(messageOf("plain words"), "plain words");
+  assert.equal(messageOf(42), "42");
 });
