@@ -195,3 +195,41 @@ Deno.test("watch() records its passes for status as runs of reindex --watch, as 
     await world.cleanup();
   }
 });
+
+Deno.test("watch() captures a prompt typed into Codex's history file between discoveries", async () => {
+  const world = await makeWorld({ fixtures: ["codex"] });
+  const history = join(world.codex, "history.jsonl");
+  const ctx = loadContext({ env: world.env });
+  const store = openStore(ctx);
+  const controller = new AbortController();
+  const watching = watch({
+    ctx,
+    store,
+    redact: redactorFor(ctx),
+    signal: controller.signal,
+    // No rediscovery within the test: only watching the file (or polling it) can see the prompt.
+    timings: { rediscoverMs: 3_600_000 },
+  });
+  const found = (query: string) =>
+    withStore(world, (s, c) => search(s, ADAPTERS, redactorFor(c), { query }).hits.length);
+  try {
+    await eventually(
+      "the first pass to read the history file",
+      () => allCaptured(world, [history]),
+    );
+    appendFileSync(
+      history,
+      JSON.stringify({
+        session_id: "019f1c2d-3e4f-7a5b-8c6d-7e8f9a0b1c2d",
+        ts: Math.floor(Date.now() / 1000),
+        text: "what became of the heron-spinnaker build",
+      }) + "\n",
+    );
+    await eventually("the typed prompt", () => found("heron-spinnaker") === 1);
+  } finally {
+    controller.abort();
+    await watching;
+    store.close();
+    await world.cleanup();
+  }
+});
