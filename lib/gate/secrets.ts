@@ -350,13 +350,23 @@ function hasLetter(s: string): boolean {
 
 /** Collects the built-in secret spans of `text` into `spans`. */
 export function findSecrets(text: string, spans: Span[]): void {
+  findTokens(text, spans);
+  findSeparatedPrefixes(text, spans);
+  findAssignments(text, spans);
+}
+
+/** Provider key shapes and the anchors of what needs context (`TOKEN_FINDER`). */
+function findTokens(text: string, spans: Span[]): void {
   const tokens = TOKEN_FINDER;
   tokens.lastIndex = 0;
-  let pkNoFooterFrom = Infinity;
+  const noFooter = { from: Infinity };
+  const provider = (start: number, end: number, label: string) =>
+    spans.push({ start, end, label, rank: RANK_PROVIDER });
   let m: RegExpExecArray | null;
   while ((m = tokens.exec(text)) !== null) {
     const at = m.index;
     const found = m[0];
+    const end = at + found.length;
     if (m[G_SK] !== undefined) {
       const body = found.slice(2);
       const rest = body.replace(/^(?:ant|proj|svcacct|admin|None|or-v1)-/, "");
@@ -366,68 +376,32 @@ export function findSecrets(text: string, spans: Span[]): void {
           : body.startsWith("or-v1-")
           ? "openrouter-key"
           : "openai-key";
-        spans.push({ start: at - 1, end: at + found.length, label, rank: RANK_PROVIDER });
+        provider(at - 1, end, label);
       }
     } else if (m[G_STRIPE] !== undefined) {
-      spans.push({
-        start: at - 1,
-        end: at + found.length,
-        label: "stripe-key",
-        rank: RANK_PROVIDER,
-      });
+      provider(at - 1, end, "stripe-key");
     } else if (m[G_A] !== undefined) {
       if (found.startsWith("AKIA") || found.startsWith("ASIA")) {
-        spans.push({
-          start: at,
-          end: at + found.length,
-          label: "aws-access-key-id",
-          rank: RANK_PROVIDER,
-        });
-      } else if (found.startsWith("AIza")) {
-        spans.push({
-          start: at,
-          end: at + found.length,
-          label: "google-api-key",
-          rank: RANK_PROVIDER,
-        });
-      } else findPrefixed(text, at, found, spans);
+        provider(at, end, "aws-access-key-id");
+      } else if (found.startsWith("AIza")) provider(at, end, "google-api-key");
+      else findPrefixed(text, at, found, spans);
     } else if (m[G_JWT] !== undefined) {
-      spans.push({ start: at - 2, end: at + found.length, label: "jwt", rank: RANK_PROVIDER });
+      provider(at - 2, end, "jwt");
     } else if (m[G_SLACK] !== undefined) {
-      if (hasDigit(found.slice(5))) {
-        spans.push({
-          start: at,
-          end: at + found.length,
-          label: "slack-token",
-          rank: RANK_PROVIDER,
-        });
-      }
+      if (hasDigit(found.slice(5))) provider(at, end, "slack-token");
     } else if (m[G_GIT] !== undefined) {
-      const label = found.startsWith("gl") ? "gitlab-token" : "github-token";
-      spans.push({ start: at, end: at + found.length, label, rank: RANK_PROVIDER });
+      provider(at, end, found.startsWith("gl") ? "gitlab-token" : "github-token");
     } else if (m[G_LETTERED] !== undefined) {
       findPrefixed(text, at, found, spans);
     } else if (m[G_PRIVATE_KEY] !== undefined) {
-      if (found[5] === "E") {
-        findKeyTail(text, at, spans);
-        continue;
+      if (found[5] === "E") findKeyTail(text, at, spans);
+      else {
+        const keyEnd = findPrivateKey(text, at, noFooter);
+        if (keyEnd !== -1) {
+          provider(at, keyEnd, "private-key");
+          tokens.lastIndex = keyEnd;
+        }
       }
-      PRIVATE_KEY_HEADER.lastIndex = at;
-      if (!PRIVATE_KEY_HEADER.test(text)) continue;
-      const headerEnd = PRIVATE_KEY_HEADER.lastIndex;
-      // A missing footer is remembered, so many headers without one stay linear.
-      let end = -1;
-      if (headerEnd < pkNoFooterFrom) {
-        end = findFooter(text, headerEnd);
-        if (end === -1) pkNoFooterFrom = headerEnd;
-      }
-      if (end === -1) {
-        PRIVATE_KEY_BODY.lastIndex = headerEnd;
-        if (!PRIVATE_KEY_BODY.test(text)) continue;
-        end = text.length;
-      }
-      spans.push({ start: at, end, label: "private-key", rank: RANK_PROVIDER });
-      tokens.lastIndex = end;
     } else if (m[G_COLON] !== undefined) {
       if (found === "://") findInUrl(text, at, spans);
       else findAfterColon(text, at, found, spans);
@@ -435,8 +409,32 @@ export function findSecrets(text: string, spans: Span[]): void {
       findAuthToken(text, at, found, spans);
     }
   }
+}
+
+/**
+ * Where a private key whose `-----BEGIN ` is at `at` ends: after its END line, or at the end of
+ * the text when key material follows the header and no END line does; -1 for a header alone.
+ * `noFooter.from` remembers a search for an END line that found none, so many headers without
+ * one stay linear.
+ */
+function findPrivateKey(text: string, at: number, noFooter: { from: number }): number {
+  PRIVATE_KEY_HEADER.lastIndex = at;
+  if (!PRIVATE_KEY_HEADER.test(text)) return -1;
+  const headerEnd = PRIVATE_KEY_HEADER.lastIndex;
+  if (headerEnd < noFooter.from) {
+    const end = findFooter(text, headerEnd);
+    if (end !== -1) return end;
+    noFooter.from = headerEnd;
+  }
+  PRIVATE_KEY_BODY.lastIndex = headerEnd;
+  return PRIVATE_KEY_BODY.test(text) ? text.length : -1;
+}
+
+/** Provider tokens whose prefix ends in `_`, `-`, `.` or `~` (`PREFIX_FINDER`). */
+function findSeparatedPrefixes(text: string, spans: Span[]): void {
   const prefixes = PREFIX_FINDER;
   prefixes.lastIndex = 0;
+  let m: RegExpExecArray | null;
   while ((m = prefixes.exec(text)) !== null) {
     const after = m.index + 1;
     const prefix = m[G_SEPARATED] ?? m[G_TERRAFORM] ?? m[G_MAILCHIMP] ?? m[G_AZURE] ?? "";
@@ -448,8 +446,13 @@ export function findSecrets(text: string, spans: Span[]): void {
       pushMatch(text, start, after, TERRAFORM_REST, "terraform-token", spans);
     } else pushMatch(text, start, after, AZURE_SECRET_REST, "azure-client-secret", spans);
   }
+}
+
+/** Values after a key word that says a secret (`KEY_FINDER`): `password=…`, `"token": "…"`. */
+function findAssignments(text: string, spans: Span[]): void {
   const keys = KEY_FINDER;
   keys.lastIndex = 0;
+  let m: RegExpExecArray | null;
   while ((m = keys.exec(text)) !== null) {
     // Going on after the value keeps `token=token=token=…` linear.
     keys.lastIndex = Math.max(keys.lastIndex, findAssignedValue(text, m, spans));
