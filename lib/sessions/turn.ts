@@ -32,7 +32,7 @@ import type { Gate, GateDecision } from "../gate/gate.ts";
 import { trailEntry } from "../gate/gate.ts";
 import { projectOf } from "../paths.ts";
 import type { DataPaths } from "../paths.ts";
-import { operation } from "../stage_markers.ts";
+import { type Operation, operation } from "../stage_markers.ts";
 import { VERSION } from "../version.ts";
 import { currentBranch } from "./branch.ts";
 import {
@@ -318,23 +318,7 @@ export class ChatSession {
     const turn = turnsOf(record) + 1;
     const at = new Date(now()).toISOString();
 
-    const disk: GateDecision[] = [];
-    const model: GateDecision[] = [];
-    const forDisk = o.gate.redact(prompt, { destination: "disk" });
-    const forModel = o.gate.redact(prompt, { destination: "model" });
-    disk.push(forDisk);
-    model.push(forModel);
-    let stored = forDisk.text;
-    let sent = forModel.text;
-    for (const item of options.untrusted ?? []) {
-      const ref = o.gate.quarantine.put(item.content, { source: item.source });
-      const source = o.gate.redact(item.source, { destination: "disk" }).text;
-      disk.push({ gates: ["quarantine"], quarantined: [ref] });
-      stored += `\n\n[untrusted content from ${source}: ${ref}]`;
-      sent += `\n\n<untrusted source="${item.source}">\n${
-        o.gate.redact(item.content, { destination: "model" }).text
-      }\n</untrusted>`;
-    }
+    const { stored, sent, disk, model } = this.#gatePrompt(prompt, options.untrusted ?? []);
     if (record.title === "") record.title = defaultTitle(stored);
     record.messages.push({ role: "user", content: stored, at, turn });
     this.#wire.push({ role: "user", content: sent });
@@ -440,6 +424,34 @@ export class ChatSession {
   }
 
   /**
+   * The prompt as the record keeps it and as the model is sent it, each through the gate for its
+   * destination, with what the gates decided: untrusted content goes to the quarantine, the
+   * record keeps its reference and the model sees it marked as untrusted.
+   */
+  #gatePrompt(
+    prompt: string,
+    untrusted: UntrustedContent[],
+  ): { stored: string; sent: string; disk: GateDecision[]; model: GateDecision[] } {
+    const gate = this.#o.gate;
+    const forDisk = gate.redact(prompt, { destination: "disk" });
+    const forModel = gate.redact(prompt, { destination: "model" });
+    const disk: GateDecision[] = [forDisk];
+    const model: GateDecision[] = [forModel];
+    let stored = forDisk.text;
+    let sent = forModel.text;
+    for (const item of untrusted) {
+      const ref = gate.quarantine.put(item.content, { source: item.source });
+      const source = gate.redact(item.source, { destination: "disk" }).text;
+      disk.push({ gates: ["quarantine"], quarantined: [ref] });
+      stored += `\n\n[untrusted content from ${source}: ${ref}]`;
+      sent += `\n\n<untrusted source="${item.source}">\n${
+        gate.redact(item.content, { destination: "model" }).text
+      }\n</untrusted>`;
+    }
+    return { stored, sent, disk, model };
+  }
+
+  /**
    * Sends `request` to the model as the `model.request` stage, the reply streamed through the
    * gate for display to `onText`. Times the wait for the model, and on failure the whole turn
    * from `started`; a cancel (or an aborted signal) is said as such, any other error thrown.
@@ -507,18 +519,7 @@ export class ChatSession {
     const op = operation("compaction");
     const now = o.now ?? Date.now;
     const clock = o.clock ?? (() => performance.now());
-    let snapshot: string | null = null;
-    if (!options.noSnapshot) {
-      const paths = o.paths;
-      if (!paths || o.persistence.incognito) {
-        throw new SnapshotError(
-          "Cannot write the snapshot before compacting " +
-            (paths ? "in an incognito session" : "without a data dir") +
-            ", so nothing was compacted; compact once without a snapshot (--no-snapshot) to go on",
-        );
-      }
-      snapshot = op.stageSync("snapshot.write", () => writeSnapshot(paths, record, now()));
-    }
+    const snapshot = options.noSnapshot ? null : this.#writeSnapshot(op, now());
     const replaced = record.messages.slice(0, cut).map((m) => ({
       role: m.role,
       content: o.gate.redact(m.content, { destination: "model" }).text,
@@ -576,6 +577,22 @@ export class ChatSession {
         snapshot,
       };
     });
+  }
+
+  /**
+   * Writes the plain-text snapshot a compaction starts with; refused (SnapshotError) where it
+   * cannot be written, so that nothing is compacted without one unless asked.
+   */
+  #writeSnapshot(op: Operation, at: number): string {
+    const paths = this.#o.paths;
+    if (!paths || this.#o.persistence.incognito) {
+      throw new SnapshotError(
+        "Cannot write the snapshot before compacting " +
+          (paths ? "in an incognito session" : "without a data dir") +
+          ", so nothing was compacted; compact once without a snapshot (--no-snapshot) to go on",
+      );
+    }
+    return op.stageSync("snapshot.write", () => writeSnapshot(paths, this.#record, at));
   }
 
   /** Compacts before a turn when the request would go over the token budget. */
