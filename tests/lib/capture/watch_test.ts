@@ -233,3 +233,37 @@ Deno.test("watch() captures a prompt typed into Codex's history file between dis
     await world.cleanup();
   }
 });
+
+Deno.test("watch() waits while capture is switched off, says so once each way, then captures", async () => {
+  const world = await makeWorld({ fixtures: ["claude"] });
+  const file = join(world.config, "config.json");
+  Deno.mkdirSync(world.config, { recursive: true });
+  Deno.writeTextFileSync(file, JSON.stringify({ history: { ingest: false } }));
+  const ctx = loadContext({ env: world.env });
+  const store = openStore(ctx);
+  const controller = new AbortController();
+  const notes: string[] = [];
+  const watching = watch({
+    ctx,
+    store,
+    redact: redactorFor(ctx),
+    signal: controller.signal,
+    timings: { idleMs: 20 },
+    onNote: (note) => notes.push(note),
+  });
+  try {
+    await eventually("the watcher to say capture is off", () => notes.length > 0);
+    assert.equal(records(world), 0);
+    Deno.writeTextFileSync(file, JSON.stringify({ history: { ingest: true } }));
+    await eventually("a capture once switched on", () => records(world) > 0);
+    assert.deepEqual(notes, [
+      `capture switched off (config "history.ingest" is false); waiting, cursors kept`,
+      "capture switched on again",
+    ]);
+  } finally {
+    controller.abort();
+    await watching;
+    store.close();
+    await world.cleanup();
+  }
+});
