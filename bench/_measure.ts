@@ -75,9 +75,13 @@ export async function exportCommit(commit: string, into: string): Promise<void> 
   }
 }
 
-/** The environment a logbook command runs with: the base a child Deno needs, plus `vars`. */
+/**
+ * The environment a logbook command runs with: the base a child Deno needs, plus `vars`. The
+ * bench times what a user runs, so `search` and `show` start from the bundle unless a figure
+ * sets LOGBOOK_SOURCES itself.
+ */
 export function commandEnv(vars: Record<string, string>): Record<string, string> {
-  return { ...childBaseEnv(), NO_COLOR: "1", ...vars };
+  return { ...childBaseEnv(), NO_COLOR: "1", LOGBOOK_SOURCES: "", ...vars };
 }
 
 /** Arguments of `deno run` for a logbook command with its task's permission flags. */

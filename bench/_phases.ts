@@ -3,7 +3,7 @@
 // raw chunks and of the derived text (the FTS ceiling) into fresh databases.
 
 import { DatabaseSync } from "node:sqlite";
-import type { Redactor } from "../lib/gate.ts";
+import type { Redactor } from "../lib/gate/secrets.ts";
 import type { Adapter, LineAdapter, SourceRef } from "../lib/sources/adapter.ts";
 import type { HistoryStore } from "../lib/store/db.ts";
 import { FLAG_INDEXED } from "../lib/store/schema.ts";

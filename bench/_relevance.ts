@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { loadContext, redactorFor } from "../lib/context.ts";
 import { envFrom } from "../lib/env.ts";
-import type { Redactor } from "../lib/gate.ts";
+import type { Redactor } from "../lib/gate/secrets.ts";
 import { ADAPTERS } from "../lib/sources/mod.ts";
 import { HistoryStore } from "../lib/store/db.ts";
 import {

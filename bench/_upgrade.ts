@@ -11,7 +11,7 @@
 import { join } from "node:path";
 import { HistoryStore } from "../lib/store/db.ts";
 import { ADAPTERS } from "../lib/sources/mod.ts";
-import type { Redactor } from "../lib/gate.ts";
+import type { Redactor } from "../lib/gate/secrets.ts";
 import { search } from "../lib/store/search.ts";
 import type { CorpusManifest } from "./corpus.ts";
 import {

@@ -4,6 +4,9 @@
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
+// Shared with the tests, which run commands the same way.
+export { childBaseEnv, taskFlags } from "../tests/command_env.ts";
+
 /** The repository root. */
 export const ROOT = fileURLToPath(new URL("../", import.meta.url));
 
@@ -125,43 +128,6 @@ export function fileSize(path: string): number {
     if (err instanceof Deno.errors.NotFound) return 0;
     throw err;
   }
-}
-
-/**
- * The permission flags `deno task <name>` runs a command with (from the deno.json of the toolkit
- * at `root`, this one unless told), so child processes run with exactly the permissions users get.
- */
-export function taskFlags(task: string, root = ROOT): string[] {
-  const config = JSON.parse(Deno.readTextFileSync(join(root, "deno.json")));
-  const line: string | undefined = config.tasks?.[task];
-  // The task's run of its command (start's task builds the bundle first, with its own flags).
-  const file = task.replaceAll("-", "_");
-  const match = line &&
-    new RegExp(`(?:^|; )deno run ((?:-\\S+ )*)commands/${file}\\.ts`).exec(line);
-  if (!match) throw new Error(`No "deno run … commands/" task "${task}" in deno.json`);
-  return match[1]!.trim().split(" ").filter(Boolean);
-}
-
-/**
- * What a child Deno needs from this environment whatever its own variables: PATH, the module
- * cache (so nothing is fetched again under a temp HOME), and TLS and proxy settings.
- */
-export function childBaseEnv(): Record<string, string> {
-  const env = Deno.env.toObject();
-  const home = env.HOME ?? "/root";
-  const base: Record<string, string> = {
-    PATH: env.PATH ?? "/usr/bin:/bin",
-    DENO_DIR: env.DENO_DIR ?? join(env.XDG_CACHE_HOME ?? join(home, ".cache"), "deno"),
-  };
-  for (const [key, value] of Object.entries(env)) {
-    if (
-      /^(SSL_CERT_FILE|SSL_CERT_DIR|DENO_CERT|DENO_TLS_CA_STORE|NODE_EXTRA_CA_CERTS|https?_proxy|HTTPS?_PROXY|no_proxy|NO_PROXY|NPM_CONFIG_REGISTRY)$/
-        .test(key)
-    ) {
-      base[key] = value;
-    }
-  }
-  return base;
 }
 
 /** The first executable named `name` on PATH, or null. */

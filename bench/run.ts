@@ -11,7 +11,7 @@ import { parseArgs } from "node:util";
 import { DatabaseSync } from "node:sqlite";
 import { discoverContext, runCapture } from "../lib/capture/run.ts";
 import { loadContext, openStore, redactorFor } from "../lib/context.ts";
-import type { Redactor } from "../lib/gate.ts";
+import type { Redactor } from "../lib/gate/secrets.ts";
 import { envFrom } from "../lib/env.ts";
 import type { Adapter, LineAdapter, SourceRef } from "../lib/sources/adapter.ts";
 import { ADAPTERS } from "../lib/sources/mod.ts";

@@ -9,7 +9,8 @@
 import type { Env } from "../lib/env.ts";
 import { loadContext, openStore, storeExists } from "../lib/context.ts";
 import { projectOf } from "../lib/paths.ts";
-import { lstatOrUndefined, mirrorPath, openMirror } from "../lib/store/mirror.ts";
+import { lstatOrUndefined } from "../lib/present.ts";
+import { mirrorPath, openMirror } from "../lib/store/mirror.ts";
 import { defineCommand, EXIT, run } from "./_command.ts";
 import { type Io, stdio } from "./_terminal/io.ts";
 import { safeText } from "../lib/safe_text.ts";

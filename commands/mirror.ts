@@ -7,7 +7,7 @@
 import type { Env } from "../lib/env.ts";
 import { runCapture } from "../lib/capture/run.ts";
 import { loadContext, openStore, redactorFor, storeExists } from "../lib/context.ts";
-import { mapStrings } from "../lib/gate.ts";
+import { mapStrings } from "../lib/gate/secrets.ts";
 import { projectOf, resolveFromUser } from "../lib/paths.ts";
 import { setMirror } from "../lib/capture/mirrors.ts";
 import { listMirrors, mirrorPath, type MirrorState, wantMirror } from "../lib/store/mirror.ts";

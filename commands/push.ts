@@ -5,11 +5,12 @@
 
 import type { Env } from "../lib/env.ts";
 import { loadContext, openStore, redactorFor, storeExists } from "../lib/context.ts";
-import { mapStrings } from "../lib/gate.ts";
+import { mapStrings, type Redactor } from "../lib/gate/secrets.ts";
 import { projectOf, resolveFromUser } from "../lib/paths.ts";
 import { ADAPTERS } from "../lib/sources/mod.ts";
 import { connectTeam, migrateTeam, safeUrl, TeamError, teamError } from "../lib/team/db.ts";
 import { planPush, push, type PushPlan, type PushSummary } from "../lib/team/push.ts";
+import type { HistoryStore } from "../lib/store/db.ts";
 import {
   defineCommand,
   EXIT,
@@ -95,62 +96,117 @@ export async function main(
     }
     const store = openStore(ctx, { mustExist: true, readOnly: true });
     const sql = await connectTeam(url);
+    const to: Destination = { sql, url, machine, projects, raw: team.raw === true };
     const signal = stop ?? interrupted();
     try {
       if (values["dry-run"]) {
-        let plan: PushPlan;
-        try {
-          // Shown as it would be sent: each project through the gate.
-          plan = mapStrings(await planPush(store, sql, machine, projects), redactorFor(ctx));
-        } catch (err) {
-          throw teamError(err, url);
-        }
-        if (values.json) io.out(JSON.stringify({ machine, dryRun: true, ...plan }) + "\n");
-        else io.out(describePlan(plan, machine, safeUrl(url), team.raw === true));
-        return EXIT.ok;
+        return await dryRun(io, store, to, redactorFor(ctx), values.json === true);
       }
-      let failures = 0;
-      for (;;) {
-        const started = Date.now();
-        let summary: PushSummary;
-        try {
-          summary = await push({
-            store,
-            sql,
-            adapters: ADAPTERS,
-            redact: redactorFor(ctx),
-            machine,
-            projects,
-            raw: team.raw === true,
-            signal,
-            ...(batch ? { batchRecords: batch } : {}),
-            ...(maxSeconds ? { deadline: started + maxSeconds * 1000 } : {}),
-          });
-        } catch (err) {
-          if (!values.watch || !isTeamTrouble(err)) throw teamError(err, url);
-          // A watcher outlives a database that is down or refusing: it says so and waits longer.
-          failures++;
-          const wait = Math.min(
-            interval * 2 ** (failures - 1),
-            Math.max(interval, MAX_BACKOFF_SECONDS),
-          );
-          io.err(`error: ${teamError(err, url).message}; trying again in ${wait} s\n`);
-          if (await sleep(wait * 1000, signal)) return EXIT.ok;
-          continue;
-        }
-        failures = 0;
-        if (values.json) io.out(JSON.stringify({ machine, ...summary }) + "\n");
-        else if (!values.quiet || !summary.complete || summary.newStore) {
-          io.out(describe(summary, machine, signal.aborted) + "\n");
-        }
-        if (!values.watch || signal.aborted) return EXIT.ok;
-        if (await sleep(interval * 1000, signal)) return EXIT.ok;
-      }
+      return await pushRounds(io, store, to, {
+        redact: redactorFor(ctx),
+        signal,
+        ...(batch ? { batch } : {}),
+        ...(maxSeconds ? { maxSeconds } : {}),
+        interval,
+        watch: values.watch === true,
+        json: values.json === true,
+        quiet: values.quiet === true,
+      });
     } finally {
       await sql.end({ timeout: 5 });
       store.close();
     }
   });
+}
+
+/** Where a push goes and what it takes: the team database, this machine, its allowed projects. */
+interface Destination {
+  sql: Awaited<ReturnType<typeof connectTeam>>;
+  url: string;
+  machine: string;
+  projects: string[];
+  /** Raw records too (config's `team.raw`). */
+  raw: boolean;
+}
+
+/** `--dry-run`: what a push would send and remove, each project as it would be sent. */
+async function dryRun(
+  io: Io,
+  store: HistoryStore,
+  to: Destination,
+  redact: Redactor,
+  json: boolean,
+): Promise<number> {
+  let plan: PushPlan;
+  try {
+    // Shown as it would be sent: each project through the gate.
+    plan = mapStrings(await planPush(store, to.sql, to.machine, to.projects), redact);
+  } catch (err) {
+    throw teamError(err, to.url);
+  }
+  if (json) io.out(JSON.stringify({ machine: to.machine, dryRun: true, ...plan }) + "\n");
+  else io.out(describePlan(plan, to.machine, safeUrl(to.url), to.raw));
+  return EXIT.ok;
+}
+
+/**
+ * One push, or with `watch` one every `interval` seconds until the signal: a round that fails
+ * for the team database's sake is said and tried again after a wait that doubles (up to
+ * `MAX_BACKOFF_SECONDS`).
+ */
+async function pushRounds(
+  io: Io,
+  store: HistoryStore,
+  to: Destination,
+  options: {
+    redact: Redactor;
+    signal: AbortSignal;
+    batch?: number;
+    maxSeconds?: number;
+    interval: number;
+    watch: boolean;
+    json: boolean;
+    quiet: boolean;
+  },
+): Promise<number> {
+  const { signal, interval } = options;
+  let failures = 0;
+  for (;;) {
+    const started = Date.now();
+    let summary: PushSummary;
+    try {
+      summary = await push({
+        store,
+        sql: to.sql,
+        adapters: ADAPTERS,
+        redact: options.redact,
+        machine: to.machine,
+        projects: to.projects,
+        raw: to.raw,
+        signal,
+        ...(options.batch ? { batchRecords: options.batch } : {}),
+        ...(options.maxSeconds ? { deadline: started + options.maxSeconds * 1000 } : {}),
+      });
+    } catch (err) {
+      if (!options.watch || !isTeamTrouble(err)) throw teamError(err, to.url);
+      // A watcher outlives a database that is down or refusing: it says so and waits longer.
+      failures++;
+      const wait = Math.min(
+        interval * 2 ** (failures - 1),
+        Math.max(interval, MAX_BACKOFF_SECONDS),
+      );
+      io.err(`error: ${teamError(err, to.url).message}; trying again in ${wait} s\n`);
+      if (await sleep(wait * 1000, signal)) return EXIT.ok;
+      continue;
+    }
+    failures = 0;
+    if (options.json) io.out(JSON.stringify({ machine: to.machine, ...summary }) + "\n");
+    else if (!options.quiet || !summary.complete || summary.newStore) {
+      io.out(describe(summary, to.machine, signal.aborted) + "\n");
+    }
+    if (!options.watch || signal.aborted) return EXIT.ok;
+    if (await sleep(interval * 1000, signal)) return EXIT.ok;
+  }
 }
 
 /** The longest a watcher waits after failed rounds (doubling from the interval up to this). */

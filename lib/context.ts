@@ -14,8 +14,10 @@ import {
 } from "./paths.ts";
 import { HistoryStore, StoreLockedError } from "./store/db.ts";
 import { explainDataDir } from "./private_fs.ts";
-import { createGate, type Gate, type Redactor, redactorOf } from "./gate.ts";
+import { createGate, type Gate, redactorOf } from "./gate/gate.ts";
+import type { Redactor } from "./gate/secrets.ts";
 import { configureStageMarkers, type StageMarkers, stageMarkersFromEnv } from "./stage_markers.ts";
+import { messageOf } from "./format.ts";
 
 /** The resolved surroundings of one command run. */
 export interface Context {
@@ -173,10 +175,6 @@ function openStoreIn(ctx: Context, options: OpenStoreOptions): HistoryStore {
       { cause: err },
     );
   }
-}
-
-function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
 
 /** `LOGBOOK_BUSY_TIMEOUT_MS` when it is a positive number, else undefined (the store's own). */

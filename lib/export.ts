@@ -13,7 +13,7 @@
 
 import { safeMarkdown } from "./_safe_markdown.ts";
 import { formatLocalTime } from "./format.ts";
-import { mapStrings } from "./gate.ts";
+import { mapStrings } from "./gate/secrets.ts";
 import { safeJson } from "./safe_json.ts";
 import { safeText } from "./safe_text.ts";
 import { isInjected } from "./sources/injected.ts";

@@ -2,7 +2,7 @@
 // dashboard), checked and resolved into what the store searches by.
 
 import { type Context, redactorFor } from "./context.ts";
-import { holdsRedaction } from "./gate.ts";
+import { holdsRedaction } from "./gate/secrets.ts";
 import { isWindowsPath, projectOfUserPath, resolveFromUser } from "./paths.ts";
 import { canStat } from "./present.ts";
 import { type Agent, AGENTS, type Kind, KINDS, type Role, ROLES } from "./sources/adapter.ts";

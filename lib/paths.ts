@@ -6,6 +6,7 @@ import type { Env } from "./env.ts";
 import { nodeFs } from "./node_builtins.ts";
 import { sha256Hex } from "./sha256.ts";
 import { SymlinkRefusedError } from "./private_fs.ts";
+import { lstatOrUndefined } from "./present.ts";
 
 /** Thrown when a location depends on the home directory and neither HOME nor USERPROFILE is set. */
 export class NoHomeError extends Error {
@@ -460,15 +461,6 @@ function locate(
     );
   }
   return resolve(home, ...underHome, "logbook");
-}
-
-function lstatOrUndefined(path: string): Deno.FileInfo | undefined {
-  try {
-    return Deno.lstatSync(path);
-  } catch (err) {
-    if (err instanceof Deno.errors.NotFound) return undefined;
-    throw err;
-  }
 }
 
 function nonEmpty(env: Env, name: string): string | undefined {

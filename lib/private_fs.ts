@@ -6,7 +6,8 @@
 // loaded on the first write, so a command that only reads never pays for it.
 import { nodeFs } from "./node_builtins.ts";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "./path.ts";
-import { canStat } from "./present.ts";
+import { canStat, lstatOrUndefined } from "./present.ts";
+import { messageOf } from "./format.ts";
 
 /** Mode of every directory logbook creates in the data dir. */
 export const DIR_MODE = 0o700;
@@ -444,22 +445,9 @@ function removeQuietly(path: string): void {
   }
 }
 
-function lstatOrUndefined(path: string): Deno.FileInfo | undefined {
-  try {
-    return Deno.lstatSync(path);
-  } catch (err) {
-    if (err instanceof Deno.errors.NotFound) return undefined;
-    throw err;
-  }
-}
-
 function codeOf(err: unknown): string | undefined {
   if (typeof err !== "object" || err === null || !("code" in err)) return undefined;
   return typeof err.code === "string" ? err.code : undefined;
-}
-
-function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
 
 /**

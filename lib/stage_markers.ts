@@ -3,7 +3,7 @@
 // or messages. Reading the log back is `stage_markers_read.ts`.
 
 import { basename, dirname, isAbsolute, join, relative, sep } from "./path.ts";
-import { formatDuration } from "./format.ts";
+import { formatDuration, messageOf } from "./format.ts";
 import { type Env, isOff } from "./env.ts";
 import { dataDir, dataPaths } from "./paths.ts";
 import {
@@ -607,8 +607,4 @@ function physical(path: string): string {
   } catch {
     return path;
   }
-}
-
-function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }

@@ -6,7 +6,7 @@ import { captureOffReason, type LastRun } from "./capture/run.ts";
 import { type LatchedFailure, latchedFailure } from "./store/latch.ts";
 import { snapshotStats } from "./sessions/compaction.ts";
 import { type Context, openStore, redactorFor, storeExists } from "./context.ts";
-import { mapStrings } from "./gate.ts";
+import { mapStrings } from "./gate/secrets.ts";
 import { isLockHeld } from "./lock.ts";
 import { stageMarkersLocation } from "./stage_markers.ts";
 import { unclosed, type UnclosedStep } from "./stage_markers_read.ts";

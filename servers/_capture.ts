@@ -3,7 +3,7 @@
 
 import { type CaptureRunResult, runCapture, whyNotCaptured } from "../lib/capture/run.ts";
 import type { Context } from "../lib/context.ts";
-import type { Redactor } from "../lib/gate.ts";
+import type { Redactor } from "../lib/gate/secrets.ts";
 import type { Adapter } from "../lib/sources/adapter.ts";
 import type { HistoryStore } from "../lib/store/db.ts";
 import type { CaptureSummary } from "../lib/capture/summary.ts";

@@ -8,7 +8,7 @@ import {
   redactorFor,
   storeExists,
 } from "../lib/context.ts";
-import type { Redactor } from "../lib/gate.ts";
+import type { Redactor } from "../lib/gate/secrets.ts";
 import type { Adapter } from "../lib/sources/adapter.ts";
 import { ADAPTERS } from "../lib/sources/mod.ts";
 import type { HistoryStore } from "../lib/store/db.ts";

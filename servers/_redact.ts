@@ -4,7 +4,7 @@
 // bytes in view). Search hits need none of this: `search()` returns them through the gate.
 
 import { Buffer } from "node:buffer";
-import { mapStrings, type Redactor } from "../lib/gate.ts";
+import { mapStrings, type Redactor } from "../lib/gate/secrets.ts";
 import type { Page, RecordJson } from "../lib/store/conversations.ts";
 
 /** A record as the dashboard serves it: `rawRedacted` is set when the gate changed its bytes. */

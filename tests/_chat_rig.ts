@@ -3,7 +3,7 @@
 
 import { join } from "node:path";
 import { envFrom } from "../lib/env.ts";
-import { createGate, type Gate } from "../lib/gate.ts";
+import { createGate, type Gate } from "../lib/gate/gate.ts";
 import { dataPaths } from "../lib/paths.ts";
 import { createModelClient } from "../lib/sessions/model.ts";
 import { Persistence } from "../lib/sessions/persistence.ts";

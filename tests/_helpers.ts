@@ -12,6 +12,9 @@ import { ADAPTERS } from "../lib/sources/mod.ts";
 import type { HistoryStore } from "../lib/store/db.ts";
 import { capturePass, type PassOptions } from "../lib/capture/engine.ts";
 import type { CaptureSummary } from "../lib/capture/summary.ts";
+import { childBaseEnv, taskFlags } from "./command_env.ts";
+
+export { childBaseEnv, taskFlags };
 
 /** The repository root and its fixtures. */
 export const ROOT = fileURLToPath(new URL("../", import.meta.url));
@@ -105,21 +108,6 @@ export interface RunResult {
 }
 
 /**
- * The permission flags `deno task <name>` runs a command with (from deno.json), so subprocess
- * tests run with exactly the permissions users get, not `-A`.
- */
-export function taskFlags(file: string): string[] {
-  const config = JSON.parse(Deno.readTextFileSync(join(ROOT, "deno.json")));
-  const task: string | undefined = config.tasks[file.replaceAll("_", "-")];
-  // The task's run of this command (start's task builds the bundle first, with its own flags).
-  const match = task &&
-    new RegExp(`(?:^|; )deno run ((?:-\\S+ )*)commands/${file.replaceAll("-", "_")}\\.ts`)
-      .exec(task);
-  if (!match) throw new Error(`No "deno run … commands/" task for "${file}" in deno.json`);
-  return match[1]!.trim().split(" ");
-}
-
-/**
  * Runs `commands/<file>.ts` as a user would, in a real subprocess with `vars` as its environment
  * (from the toolkit at `root`, this one unless a test made a copy).
  */
@@ -173,28 +161,6 @@ export async function runCliWithInput(
     stderr: decoder.decode(output.stderr),
     stdoutBytes: output.stdout,
   };
-}
-
-/**
- * What a child Deno needs from this environment whatever the test's own variables: PATH, the
- * module cache (so nothing is downloaded again under a temp HOME), and TLS and proxy settings.
- */
-export function childBaseEnv(): Record<string, string> {
-  const env = Deno.env.toObject();
-  const home = env.HOME ?? "/root";
-  const base: Record<string, string> = {
-    PATH: env.PATH ?? "/usr/bin:/bin",
-    DENO_DIR: env.DENO_DIR ?? join(env.XDG_CACHE_HOME ?? join(home, ".cache"), "deno"),
-  };
-  for (const [key, value] of Object.entries(env)) {
-    if (
-      /^(LOGBOOK_SOURCES|SSL_CERT_FILE|SSL_CERT_DIR|DENO_CERT|DENO_TLS_CA_STORE|NODE_EXTRA_CA_CERTS|https?_proxy|HTTPS?_PROXY|no_proxy|NO_PROXY|NPM_CONFIG_REGISTRY)$/
-        .test(key)
-    ) {
-      base[key] = value;
-    }
-  }
-  return base;
 }
 
 /** Reads a JSON manifest of the fixtures. */

@@ -13,7 +13,7 @@ import { TextDeriver } from "../lib/store/records.ts";
 import { RowHash } from "../lib/store/batched_migration.ts";
 import type { HistoryStore } from "../lib/store/db.ts";
 import { FLAG_INDEXED } from "../lib/store/schema.ts";
-import type { Redactor } from "../lib/gate.ts";
+import type { Redactor } from "../lib/gate/secrets.ts";
 import { redactorFor } from "../lib/context.ts";
 import { captureWorld, makeWorld, withStore, type World } from "./_helpers.ts";
 

@@ -125,11 +125,27 @@ export class Tmux {
     throw new Error(`Timed out waiting for ${what}; the screen shows:\n${this.screen()}`);
   }
 
-  /** Waits until the prompt is open again: the last line shown is the bare prompt. */
+  /**
+   * Waits until the prompt is open again: the last line shown is the bare prompt, and the
+   * terminal is in raw mode (readline has it, so a key sent next is read as a key).
+   */
   async ready(what: string): Promise<void> {
     await this.waitFor(/\n>\s*$/, what);
-    // readline takes the terminal a moment after it draws the prompt.
-    await new Promise((r) => setTimeout(r, 100));
+    for (let i = 0; !this.#raw(); i++) {
+      if (i > 600) throw new Error(`Timed out waiting for ${what} to take the terminal`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  /** True when the pane's terminal is in raw mode (`stty` says `-icanon`). */
+  #raw(): boolean {
+    const out = new Deno.Command("stty", {
+      args: ["-a", "-F", this.display("#{pane_tty}")],
+      stdout: "piped",
+      stderr: "piped",
+    }).outputSync();
+    if (!out.success) throw new Error(`stty failed: ${new TextDecoder().decode(out.stderr)}`);
+    return /(^|\s)-icanon(\s|$)/.test(new TextDecoder().decode(out.stdout));
   }
 
   kill(): void {

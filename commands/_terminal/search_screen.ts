@@ -8,7 +8,7 @@
 import { join } from "../../lib/path.ts";
 import type { Env } from "../../lib/env.ts";
 import { type Context, gateFor, loadContext, openStore, redactorFor } from "../../lib/context.ts";
-import type { Redactor } from "../../lib/gate.ts";
+import type { Redactor } from "../../lib/gate/secrets.ts";
 import {
   FilterError,
   type InputIssue,

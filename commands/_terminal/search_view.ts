@@ -4,9 +4,8 @@
 // terminal counts it (wide CJK characters take two columns), and every piece of transcript text
 // passes the terminal filter before it is measured or styled.
 
-import { formatAge } from "../../lib/sessions/resume.ts";
 import type { Page, RecordJson } from "../../lib/store/conversations.ts";
-import { formatLocalTime } from "../../lib/format.ts";
+import { formatLocalTime, tilde, timeAgo } from "../../lib/format.ts";
 import { markRanges } from "./highlight.ts";
 import { safeText } from "../../lib/safe_text.ts";
 import { cutStartToWidth, cutToWidth, displayWidth, wrapText } from "./wrap.ts";
@@ -200,12 +199,6 @@ function statusLine(status: Status, count: string, width: number): Line {
   ];
 }
 
-/** `~/src/app` for a path under the home directory. */
-function tilde(path: string, home: string | undefined): string {
-  if (home && (path === home || path.startsWith(home + "/"))) return "~" + path.slice(home.length);
-  return path;
-}
-
 /** `text` padded with spaces to `width` columns. */
 function padTo(text: string, width: number): string {
   return text + " ".repeat(Math.max(0, width - displayWidth(text)));
@@ -218,8 +211,8 @@ function padTo(text: string, width: number): string {
 export function itemLine(item: Item, width: number, now: number, home: string | undefined): Line {
   const projectWidth = width >= 60 ? Math.max(10, Math.min(24, Math.floor(width * 0.14))) : 0;
   const titleWidth = Math.max(12, Math.min(40, Math.floor(width * 0.24)));
-  const age = item.when === null ? "" : formatAge(item.when, now);
-  const project = safeText(tilde(item.project ?? "", home));
+  const age = item.when === null ? "" : timeAgo(item.when, now, "short");
+  const project = safeText(item.project ? tilde(item.project, home) : "");
   const title = safeText((item.title ?? "(untitled)").replace(/\s+/g, " ").trim());
   const line: Line = [
     { text: padTo(safeText(item.agent), 8) + " ", style: "id" },

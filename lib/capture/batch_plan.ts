@@ -3,7 +3,7 @@
 // compressed and packed in one buffer, what it tells each conversation summed per source).
 
 import type { Agent, ConversationInfo, Derived } from "../sources/adapter.ts";
-import type { Redactor } from "../gate.ts";
+import type { Redactor } from "../gate/secrets.ts";
 import type { Project } from "../paths.ts";
 import { encodeRaw } from "../store/raw.ts";
 import { cutTitle } from "../store/text.ts";

@@ -115,27 +115,8 @@ export function writeBatch(
   onIndex: IndexHook = (write) => write(),
 ): BatchResult {
   return store.transaction(() => {
-    const result: BatchResult = { inserted: 0, newConversations: 0, tombstoned: [] };
     for (const key of batch.tombstones) addTombstone(store, key, batch.now);
-    // A conversation forgotten while this batch was read (forget runs without the capture
-    // lock) is checked again inside the transaction, so neither it nor what is under it can
-    // come back.
-    let conversations = batch.conversations;
-    let records = batch.records;
-    const dropped = new Set<string>();
-    for (const c of conversations) {
-      if (!coveredInStore(store, c)) continue;
-      dropped.add(c.key);
-      addTombstone(store, c.key, batch.now);
-    }
-    if (dropped.size) {
-      conversations = conversations.filter((c) => !dropped.has(c.key));
-      const covered = (r: BatchRecord) =>
-        r.conversationKey !== null && dropped.has(r.conversationKey);
-      dropRows(store, records.filter(covered).flatMap((r) => r.existingId ?? []));
-      records = records.filter((r) => !covered(r));
-      result.tombstoned = [...dropped];
-    }
+    const { conversations, records, tombstoned } = dropForgotten(store, batch);
     dropRows(store, batch.drop);
     for (const { sourceId, key } of batch.supersede) supersede(store, sourceId, key);
     const written = writeConversations(
@@ -143,65 +124,9 @@ export function writeBatch(
       conversations,
       batch.rederive ? "rederive" : "add",
     );
-    result.newConversations = written.created;
-    const ids = new Map<BatchRecord, number>();
-    const indexed: [number, string][] = [];
-    const update = store.stmt(
-      `UPDATE records SET conversation_id = ?, ts = ?, kind = ?, role = ?, message_id = ?,
-       part_id = ?, flags = (flags & ${FLAG_ZSTD}) | ? WHERE id = ?`,
-    );
-    const placed = (r: BatchRecord, id: number) => {
-      ids.set(r, id);
-      if (r.text) indexed.push([id, r.text]);
-      if (r.drift) countDrift(store, r.drift);
-    };
-    // New records go in many rows per statement (rowids follow one another), which halves
-    // SQLite's per-call overhead at capture's rate of tens of thousands of rows.
-    const fresh: BatchRecord[] = [];
-    for (const r of records) {
-      if (r.existingId === null) {
-        fresh.push(r);
-        continue;
-      }
-      const conversationId = r.conversationKey === null
-        ? null
-        : written.ids.get(r.conversationKey) ?? null;
-      update.run(
-        conversationId,
-        r.ts,
-        r.kind,
-        r.role,
-        r.messageId,
-        r.partId,
-        r.flags,
-        r.existingId,
-      );
-      placed(r, r.existingId);
-    }
-    for (let at = 0; at < fresh.length; at += ROWS_PER_INSERT) {
-      const group = fresh.slice(at, at + ROWS_PER_INSERT);
-      const values: SQLInputValue[] = [];
-      for (const r of group) {
-        values.push(
-          r.sourceId,
-          r.generation,
-          r.offset,
-          r.seq,
-          batch.raw.subarray(r.rawAt, r.rawAt + r.rawLength),
-          r.length,
-          r.conversationKey === null ? null : written.ids.get(r.conversationKey) ?? null,
-          r.ts,
-          r.kind,
-          r.role,
-          r.messageId,
-          r.partId,
-          r.flags,
-        );
-      }
-      const last = Number(insertRecords(store, group.length).run(...values).lastInsertRowid);
-      group.forEach((r, i) => placed(r, last - group.length + 1 + i));
-      result.inserted += group.length;
-    }
+    const conversationId = (r: BatchRecord) =>
+      r.conversationKey === null ? null : written.ids.get(r.conversationKey) ?? null;
+    const { ids, indexed, inserted } = writeRecords(store, records, batch.raw, conversationId);
     onIndex(() => {
       const index = store.stmt("INSERT INTO fts (rowid, text) VALUES (?, ?)");
       for (const [id, text] of indexed) index.run(id, indexText(text));
@@ -220,8 +145,102 @@ export function writeBatch(
     }
     for (const source of batch.sources) writeSource(store, source, batch.now);
     if (batch.progress !== null) store.setMeta("progress", batch.progress);
-    return result;
+    return { inserted, newConversations: written.created, tombstoned };
   });
+}
+
+/**
+ * The batch's conversations and records without those of conversations forgotten while it was
+ * read (forget runs without the capture lock): checked again inside the transaction, each is
+ * tombstoned and what of it is stored dropped, so neither it nor what is under it comes back.
+ */
+function dropForgotten(
+  store: HistoryStore,
+  batch: BatchPayload,
+): { conversations: ConversationWrite[]; records: BatchRecord[]; tombstoned: string[] } {
+  const dropped = new Set<string>();
+  for (const c of batch.conversations) {
+    if (!coveredInStore(store, c)) continue;
+    dropped.add(c.key);
+    addTombstone(store, c.key, batch.now);
+  }
+  if (!dropped.size) {
+    return { conversations: batch.conversations, records: batch.records, tombstoned: [] };
+  }
+  const covered = (r: BatchRecord) => r.conversationKey !== null && dropped.has(r.conversationKey);
+  dropRows(store, batch.records.filter(covered).flatMap((r) => r.existingId ?? []));
+  return {
+    conversations: batch.conversations.filter((c) => !dropped.has(c.key)),
+    records: batch.records.filter((r) => !covered(r)),
+    tombstoned: [...dropped],
+  };
+}
+
+/**
+ * Writes the batch's records: those stored before (derived again) updated in place, new ones
+ * inserted many rows per statement (rowids follow one another), which halves SQLite's per-call
+ * overhead at capture's rate of tens of thousands of rows. Returns each record's id, the texts
+ * to index, and how many were inserted.
+ */
+function writeRecords(
+  store: HistoryStore,
+  records: readonly BatchRecord[],
+  raw: Uint8Array,
+  conversationId: (r: BatchRecord) => number | null,
+): { ids: Map<BatchRecord, number>; indexed: [number, string][]; inserted: number } {
+  const ids = new Map<BatchRecord, number>();
+  const indexed: [number, string][] = [];
+  const update = store.stmt(
+    `UPDATE records SET conversation_id = ?, ts = ?, kind = ?, role = ?, message_id = ?,
+     part_id = ?, flags = (flags & ${FLAG_ZSTD}) | ? WHERE id = ?`,
+  );
+  const placed = (r: BatchRecord, id: number) => {
+    ids.set(r, id);
+    if (r.text) indexed.push([id, r.text]);
+    if (r.drift) countDrift(store, r.drift);
+  };
+  const fresh: BatchRecord[] = [];
+  for (const r of records) {
+    if (r.existingId === null) {
+      fresh.push(r);
+      continue;
+    }
+    update.run(
+      conversationId(r),
+      r.ts,
+      r.kind,
+      r.role,
+      r.messageId,
+      r.partId,
+      r.flags,
+      r.existingId,
+    );
+    placed(r, r.existingId);
+  }
+  for (let at = 0; at < fresh.length; at += ROWS_PER_INSERT) {
+    const group = fresh.slice(at, at + ROWS_PER_INSERT);
+    const values: SQLInputValue[] = [];
+    for (const r of group) {
+      values.push(
+        r.sourceId,
+        r.generation,
+        r.offset,
+        r.seq,
+        raw.subarray(r.rawAt, r.rawAt + r.rawLength),
+        r.length,
+        conversationId(r),
+        r.ts,
+        r.kind,
+        r.role,
+        r.messageId,
+        r.partId,
+        r.flags,
+      );
+    }
+    const last = Number(insertRecords(store, group.length).run(...values).lastInsertRowid);
+    group.forEach((r, i) => placed(r, last - group.length + 1 + i));
+  }
+  return { ids, indexed, inserted: fresh.length };
 }
 
 /**

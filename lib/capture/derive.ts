@@ -11,7 +11,7 @@ import {
   type Recall,
   type RowAdapter,
 } from "../sources/adapter.ts";
-import type { Redactor } from "../gate.ts";
+import type { Redactor } from "../gate/secrets.ts";
 import type { HistoryStore } from "../store/db.ts";
 import { type Batch, keyOf, type PendingRecord } from "./batch_plan.ts";
 import { FLAG_DRIFT, FLAG_INJECTED, FLAG_JOINED, FLAG_SUPERSEDED } from "../store/schema.ts";

@@ -11,7 +11,7 @@
 //    `lines.ts` cuts complete lines out of 64 KiB reads; an incomplete last line waits.
 // 3. Parsed. `derive.ts` decodes the line and hands it to its adapter (`LineAdapter.parseLine`),
 //    which derives kind, role, conversation and text; an adapter error keeps the line as drift.
-// 4. Gated. The gate (`lib/gate.ts`) redacts secrets from the text before anything is indexed
+// 4. Gated. The gate (`lib/gate/`) redacts secrets from the text before anything is indexed
 //    (from titles too, in `batch_plan.ts`). The raw bytes are kept exactly as they were read.
 // 5. Batched. The record joins the batch as chunk rows of at most 64 KiB, its text cut into one
 //    index fragment per row, and the batch's cursor moves past the line. A full batch (`limits.ts`:
@@ -47,7 +47,7 @@ import {
   type SourceRef,
 } from "../sources/adapter.ts";
 import type { Project } from "../paths.ts";
-import type { Redactor } from "../gate.ts";
+import type { Redactor } from "../gate/secrets.ts";
 import type { Operation } from "../stage_markers.ts";
 import {
   type HistoryStore,
@@ -75,6 +75,7 @@ import type { Progress } from "./progress.ts";
 import { parseSaved, type SourceCtx, type SourceRow } from "./source.ts";
 import { openSourceReader } from "./source_reader.ts";
 import type { CaptureSummary } from "./summary.ts";
+import { messageOf } from "../format.ts";
 
 /** What a pass reads, how it writes, and when it stops. */
 export interface PassOptions {
@@ -247,7 +248,7 @@ class CapturePass {
   }
 
   async #sourceFailed(ref: SourceRef, err: unknown): Promise<void> {
-    const message = err instanceof Error ? err.message : String(err);
+    const message = messageOf(err);
     this.#tally.summary.errors.push({ locator: ref.locator, message });
     await this.#pipeline.settle(); // this connection writes: the worker's batches first
     this.#store.stmt("UPDATE sources SET error = ? WHERE locator = ?").run(message, ref.locator);

@@ -5,7 +5,7 @@
 // the scalars the scanner kept. Rebuild re-derives such a stored line the same way.
 
 import type { Derived, LineAdapter, Recall } from "../sources/adapter.ts";
-import type { Redactor } from "../gate.ts";
+import type { Redactor } from "../gate/secrets.ts";
 import type { Operation } from "../stage_markers.ts";
 import { type HistoryStore, translateError } from "../store/db.ts";
 import { concat } from "./_bytes.ts";

@@ -5,7 +5,7 @@
 // 32 at a time, each batch one transaction that moves the cursor, so a run stopped midway goes on
 // from there. Each marked row is noted in `record_changes`, so project mirrors update their copies.
 
-import type { Redactor } from "../gate.ts";
+import type { Redactor } from "../gate/secrets.ts";
 import type { TextReader } from "../sources/adapter.ts";
 import { isInjected } from "../sources/injected.ts";
 import type { HistoryStore } from "../store/db.ts";

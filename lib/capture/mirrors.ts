@@ -15,8 +15,9 @@
 import { basename, join } from "../path.ts";
 import { ConfigError } from "../config.ts";
 import type { Env } from "../env.ts";
-import type { Redactor } from "../gate.ts";
+import type { Redactor } from "../gate/secrets.ts";
 import { ensureGitExcluded, notIgnoredByGit, trackedByGit } from "../paths.ts";
+import { lstatOrUndefined } from "../present.ts";
 import { SymlinkRefusedError, writeFileAtomic } from "../private_fs.ts";
 import type { Adapter } from "../sources/adapter.ts";
 import { INDEX_UPGRADE_KEY, indexText } from "../store/cjk.ts";
@@ -24,7 +25,6 @@ import { HistoryStore } from "../store/db.ts";
 import {
   CONVERSATIONS_PER_BATCH,
   dropConversation,
-  lstatOrUndefined,
   mirrorPath,
   MIRRORS_KEY,
   type MirrorState,
@@ -34,6 +34,7 @@ import {
 } from "../store/mirror.ts";
 import { type RecordRow, TextDeriver } from "../store/records.ts";
 import { FLAG_INDEXED, FLAG_SUPERSEDED } from "../store/schema.ts";
+import { messageOf } from "../format.ts";
 
 export interface SyncOptions {
   adapters: readonly Adapter[];
@@ -218,8 +219,7 @@ function syncMirror(
   try {
     const rebuild = JSON.stringify(store.getMeta("last_rebuild") ?? null);
     const mine = mirror.getMeta<MirrorMeta>("mirror");
-    let cursor = mine?.cursor ?? 0;
-    let changes = mine?.changes ?? 0;
+    const at = { cursor: mine?.cursor ?? 0, changes: mine?.changes ?? 0 };
     const trimmed = store.getMeta<number>(CHANGES_TRIMMED_KEY) ?? 0;
     // Opening a mirror made before 0008 marked its index for the batched migration, which only
     // the main store runs: the mirror is copied afresh with the index as this build makes it.
@@ -231,67 +231,24 @@ function syncMirror(
       // The main store was rebuilt (its derived rows may differ), or the copies may hold what
       // later changed: copy everything again.
       clearMirror(mirror);
-      cursor = 0;
+      at.cursor = 0;
     }
     // A copy that starts now copies records as they are now: earlier changes are in it.
-    if (cursor === 0) changes = lastChange(store);
-    const save = () =>
-      mirror.setMeta(
-        "mirror",
-        { project: target.root, rebuild, cursor, changes } satisfies MirrorMeta,
-      );
+    if (at.cursor === 0) at.changes = lastChange(store);
+    const copy: MirrorCopy = {
+      store,
+      mirror,
+      deriver: new TextDeriver(store, options.adapters, options.redact),
+      at,
+      save: () =>
+        mirror.setMeta("mirror", { project: target.root, rebuild, ...at } satisfies MirrorMeta),
+      late: () => options.now() >= options.deadline,
+    };
     const joined = syncConversations(store, mirror, target.root);
-    const ids = (mirror.stmt("SELECT id FROM conversations").all() as { id: number }[]).map((r) =>
-      r.id
-    );
-    const deriver = new TextDeriver(store, options.adapters, options.redact);
-    // A conversation that joined the project after the cursor passed its first records (a late
-    // binding) has those copied first, in the same small batches.
-    for (const id of joined) {
-      let after = 0;
-      for (;;) {
-        const rows = store.stmt(
-          "SELECT * FROM records WHERE conversation_id = ? AND id > ? AND id <= ? ORDER BY id LIMIT ?",
-        ).all(id, after, cursor, RECORDS_PER_BATCH) as unknown as RecordRow[];
-        if (!rows.length) break;
-        mirror.transaction(() => {
-          for (const row of rows) copyRecord(store, mirror, deriver, row);
-        });
-        after = rows.at(-1)!.id;
-      }
-    }
-    // Records copied before their derived columns changed, brought up to date.
-    let changesDone = false;
-    for (;;) {
-      const noted = store.stmt(
-        "SELECT seq, record_id FROM record_changes WHERE seq > ? ORDER BY seq LIMIT ?",
-      ).all(changes, RECORDS_PER_BATCH) as { seq: number; record_id: number }[];
-      if (!noted.length) {
-        changesDone = true;
-        break;
-      }
-      if (options.now() >= options.deadline) break;
-      mirror.transaction(() => {
-        for (const { record_id } of noted) updateRecord(store, mirror, deriver, record_id);
-        changes = noted.at(-1)!.seq;
-        save();
-      });
-    }
-    let copied = ids.length === 0;
-    while (!copied && options.now() < options.deadline) {
-      const rows = nextRecords(store, ids, cursor);
-      if (rows.length === 0) {
-        copied = true;
-        break;
-      }
-      mirror.transaction(() => {
-        for (const row of rows) copyRecord(store, mirror, deriver, row);
-        cursor = rows.at(-1)!.id;
-        save();
-      });
-    }
-    const done = copied && changesDone;
-    if (!mine || done || cursor === 0) save();
+    copyLateJoined(copy, joined);
+    const changesDone = applyRecordChanges(copy);
+    const done = copyNewRecords(copy) && changesDone;
+    if (!mine || done || at.cursor === 0) copy.save();
     const counts = mirror.stmt(
       "SELECT (SELECT count(*) FROM conversations) AS c, (SELECT count(*) FROM records) AS r",
     ).get() as { c: number; r: number };
@@ -304,11 +261,84 @@ function syncMirror(
         records: counts.r,
         syncedAt: done ? options.now() : null,
       },
-      changes,
+      changes: at.changes,
     };
   } finally {
     mirror.close();
   }
+}
+
+/** A mirror being brought up to date: where its copy stands, and how to record that. */
+interface MirrorCopy {
+  store: HistoryStore;
+  mirror: HistoryStore;
+  deriver: TextDeriver;
+  /** The last record id copied and the last `record_changes` seq applied. */
+  at: { cursor: number; changes: number };
+  /** Records `at` in the mirror. */
+  save(): void;
+  /** True once the deadline has passed. */
+  late(): boolean;
+}
+
+/**
+ * The records before the cursor of conversations that joined the project after the cursor
+ * passed them (a late binding), copied first, in the same small batches.
+ */
+function copyLateJoined(copy: MirrorCopy, joined: readonly number[]): void {
+  const { store, mirror, deriver } = copy;
+  for (const id of joined) {
+    let after = 0;
+    for (;;) {
+      const rows = store.stmt(
+        "SELECT * FROM records WHERE conversation_id = ? AND id > ? AND id <= ? ORDER BY id LIMIT ?",
+      ).all(id, after, copy.at.cursor, RECORDS_PER_BATCH) as unknown as RecordRow[];
+      if (!rows.length) break;
+      mirror.transaction(() => {
+        for (const row of rows) copyRecord(store, mirror, deriver, row);
+      });
+      after = rows.at(-1)!.id;
+    }
+  }
+}
+
+/**
+ * Records copied before their derived columns changed, brought up to date (`record_changes`);
+ * true when none is left.
+ */
+function applyRecordChanges(copy: MirrorCopy): boolean {
+  const { store, mirror, deriver, at } = copy;
+  for (;;) {
+    const noted = store.stmt(
+      "SELECT seq, record_id FROM record_changes WHERE seq > ? ORDER BY seq LIMIT ?",
+    ).all(at.changes, RECORDS_PER_BATCH) as { seq: number; record_id: number }[];
+    if (!noted.length) return true;
+    if (copy.late()) return false;
+    mirror.transaction(() => {
+      for (const { record_id } of noted) updateRecord(store, mirror, deriver, record_id);
+      at.changes = noted.at(-1)!.seq;
+      copy.save();
+    });
+  }
+}
+
+/** The project's records after the cursor, copied in batches; true when all are. */
+function copyNewRecords(copy: MirrorCopy): boolean {
+  const { store, mirror, deriver, at } = copy;
+  const ids = (mirror.stmt("SELECT id FROM conversations").all() as { id: number }[]).map((r) =>
+    r.id
+  );
+  if (ids.length === 0) return true;
+  while (!copy.late()) {
+    const rows = nextRecords(store, ids, at.cursor);
+    if (rows.length === 0) return true;
+    mirror.transaction(() => {
+      for (const row of rows) copyRecord(store, mirror, deriver, row);
+      at.cursor = rows.at(-1)!.id;
+      copy.save();
+    });
+  }
+  return false;
 }
 
 /**
@@ -466,7 +496,7 @@ function waiting(
 function reasonOf(err: unknown): string {
   if (err instanceof SymlinkRefusedError) return `a link is on the way: ${err.message}`;
   if (err instanceof ConfigError) return err.message;
-  return err instanceof Error ? err.message : String(err);
+  return messageOf(err);
 }
 
 /**

@@ -1,7 +1,7 @@
 // Redacting a text that arrives in pieces (the text of a long line, one chunk at a time): each
 // piece is redacted with its neighbours in view, so a secret cut by a piece's edge is seen whole.
 
-import { REDACTION_OVERLAP, type Redactor } from "../gate.ts";
+import { REDACTION_OVERLAP, type Redactor } from "../gate/secrets.ts";
 
 /** A piece redacted: the id it came with and its text, trimmed. */
 export interface RedactedPiece {

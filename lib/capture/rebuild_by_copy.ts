@@ -7,6 +7,7 @@
 import { backup } from "node:sqlite";
 import { HistoryStore } from "../store/db.ts";
 import { FLAG_ZSTD } from "../store/schema.ts";
+import { messageOf } from "../format.ts";
 
 /** The raw tables in copy order, with what is copied of each (records: its raw columns only). */
 const RAW_COPIES: readonly { table: string; columns: readonly string[] | null }[] = [
@@ -82,9 +83,7 @@ function copyTable(
   } catch (err) {
     if (to.db.isTransaction) to.db.exec("ROLLBACK");
     throw new Error(
-      `Cannot copy table "${table}" of the history store: ${
-        err instanceof Error ? err.message : String(err)
-      }`,
+      `Cannot copy table "${table}" of the history store: ${messageOf(err)}`,
       { cause: err },
     );
   }

@@ -3,7 +3,7 @@
 // latch, the engine's options (built here and nowhere else) and the last run's result.
 
 import { loadConfig } from "../config.ts";
-import type { Redactor } from "../gate.ts";
+import type { Redactor } from "../gate/secrets.ts";
 import type { Context } from "../context.ts";
 import { isOff } from "../env.ts";
 import { type HeldLock, type LockInfo, tryLock } from "../lock.ts";
@@ -30,6 +30,7 @@ import { forgetCovered } from "../store/forget.ts";
 import { announce, type Progress } from "./progress.ts";
 import { rebuild, RebuildStoppedError } from "./rebuild.ts";
 import { type CaptureSummary, Tally } from "./summary.ts";
+import { messageOf } from "../format.ts";
 
 /** How long one run spends bringing project mirrors up to date at most (the rest waits). */
 const MIRROR_BUDGET_MS = 2000;
@@ -105,7 +106,7 @@ export function recordFailure(
   run: { at: number; by: string },
   err: unknown,
 ): string {
-  const error = err instanceof Error ? err.message : String(err);
+  const error = messageOf(err);
   try {
     recordRun(store, { ...run, ok: false, error });
   } catch {

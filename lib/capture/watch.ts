@@ -7,11 +7,12 @@
 // `reindex --watch` (`recordRun`), and so is the first: an idle pass writes nothing.
 
 import { type Context } from "../context.ts";
-import type { Redactor } from "../gate.ts";
+import type { HeldLock } from "../lock.ts";
+import type { Redactor } from "../gate/secrets.ts";
 import type { Adapter, SourceRef } from "../sources/adapter.ts";
 import { ADAPTERS } from "../sources/mod.ts";
 import { type HistoryStore, StoreLockedError } from "../store/db.ts";
-import { capturePass } from "./engine.ts";
+import { capturePass, type PassOptions } from "./engine.ts";
 import { backfillInjected } from "./injected_backfill.ts";
 import { rederive } from "./rederive.ts";
 import { forgetCovered } from "../store/forget.ts";
@@ -77,13 +78,8 @@ export async function watch(options: WatchOptions): Promise<void> {
   if (options.retry) clearLatch(store);
 
   // The capture lock is held for the whole watch: cron runs meanwhile exit at once.
-  let lock = tryCaptureLock(ctx, WATCH_COMMAND);
-  while ("holder" in lock) {
-    note(`another capture is running (pid ${lock.holder?.pid ?? "?"}); waiting`);
-    if (!(await sleep(timings.backoffMs, signal))) return;
-    lock = tryCaptureLock(ctx, WATCH_COMMAND);
-  }
-  const held = lock.held;
+  const held = await waitForCaptureLock(ctx, timings.backoffMs, signal, note);
+  if (!held) return;
 
   let known: { adapter: Adapter; ref: SourceRef }[] = [];
   const dirty = new Set<string>();
@@ -91,33 +87,17 @@ export async function watch(options: WatchOptions): Promise<void> {
   let rediscoverSoon = true;
   // The last capture stopped before reading everything it found: what is left is read next.
   let backlog = false;
-  let paused = false;
-  let stopped = false;
+  const waiting: Waiting = { off: false, latched: false };
   // Whether a pass of this watch was recorded for `status` yet.
   let recorded = false;
   const notifications = startNotifications(adapters, ctx, dirty, () => (rediscoverSoon = true));
 
   try {
     while (!signal.aborted) {
-      const off = captureOffNow(ctx);
-      if (off) {
-        if (!paused) note(`capture switched off (${off}); waiting, cursors kept`);
-        paused = true;
+      if (mustWait(ctx, store, waiting, note)) {
         if (!(await sleep(timings.idleMs, signal))) break;
         continue;
       }
-      if (paused) note("capture switched on again");
-      paused = false;
-      // A failed migration or rebuild stops capture, as it stops `reindex`, until --retry.
-      const latched = latchedFailure(store);
-      if (latched) {
-        if (!stopped) note(`capture is stopped after a failure: ${latched.message}`);
-        stopped = true;
-        if (!(await sleep(timings.idleMs, signal))) break;
-        continue;
-      }
-      stopped = false;
-
       const now = Date.now();
       const full = rediscoverSoon || now - lastDiscovery >= timings.rediscoverMs;
       // A discovery may find unread sources, and a capture that stopped early left some: either
@@ -128,80 +108,32 @@ export async function watch(options: WatchOptions): Promise<void> {
       // Changes noted while this capture runs are for the next tick.
       const changed = new Set(dirty);
       dirty.clear();
+      const requeue = () => changed.forEach((locator) => dirty.add(locator));
+      const pass = () => passOptions(ctx, store, options.redact, adapters);
       let summary: CaptureSummary;
       try {
-        dropRetired(store);
-        if (migrationPending(store)) {
-          // A schema change is copied in batches first; capture waits for its switch-over.
-          const done = await migrate({
-            ...passOptions(ctx, store, options.redact, adapters),
-            signal,
-            deadline: now + timings.sliceMs,
-          });
-          if (!done) {
-            for (const locator of changed) dirty.add(locator);
-            continue;
-          }
+        const owed = await workOwed(pass, { signal, now, deadline: now + timings.sliceMs, note });
+        if (owed === "stopped") break;
+        if (owed === "migrating") {
+          requeue();
+          continue;
         }
-        // Records captured before FLAG_INJECTED get it (migration 0011 left the work).
-        await backfillInjected(store, adapters, options.redact, signal);
-        // Sources derived with other versions of their adapter are derived again first, all of
-        // them (capture goes on from the state they leave); a stop rolls back the one under way.
-        const rederived = await rederive({
-          ...passOptions(ctx, store, options.redact, adapters),
-          signal,
-        });
-        if (!rederived.done) break;
-        if (rederived.sources) {
-          note(
-            `derived ${rederived.sources} stored sources again, as this build's adapters derive them`,
-          );
-        }
-        // What a store holds under a tombstone goes (migration 0012 left the work).
-        forgetCovered(store, { redact: options.redact, now });
         summary = await capturePass({
-          ...passOptions(ctx, store, options.redact, adapters),
+          ...pass(),
           signal,
           deadline: drain ? Math.max(nextDiscovery, now + timings.sliceMs) : now + timings.sliceMs,
           ...(full
             ? { onDiscovered: (sources) => (known = sources) }
-            // Between discoveries: every known source while draining or polling (a stat each,
-            // nothing read unless unread), else only those notifications named.
-            : {
-              sources: drain || !notifications.working
-                ? known
-                : known.filter((k) => changed.has(k.ref.locator)),
-            }),
+            : { sources: between(known, changed, drain || !notifications.working) }),
         });
-        // For `status`, as a run of `reindex` is: a pass that did anything, and the first (the
-        // watch took over); an idle pass writes nothing. The list of sources that yielded nothing
-        // is counted again (tens of ms over thousands of sources) only when it may change: a
-        // source met this pass yielded nothing, or one listed may have yielded something now.
-        if (tells(summary) || summary.gone > 0 || !recorded) {
-          recordRun(
-            store,
-            { at: ctx.now(), by: WATCH_COMMAND, ok: summary.errors.length === 0, summary },
-            { sources: summary.empty.length > 0 || emptySources(store).length > 0 },
-          );
-          recorded = true;
-        }
-        // Mirrors follow the store as after every capture run (and the changes they read are
-        // trimmed): after a pass that stored something, and at each discovery.
-        if (summary.records > 0 || full) {
-          syncMirrors(store, {
-            adapters,
-            redact: options.redact,
-            env: ctx.env,
-            now: ctx.now,
-            budgetMs: timings.sliceMs,
-          });
-        }
+        keepUp(store, summary, { first: !recorded, full, options, sliceMs: timings.sliceMs });
+        recorded = true;
       } catch (err) {
         if (!(err instanceof StoreLockedError)) {
           recordFailure(store, { at: ctx.now(), by: WATCH_COMMAND }, err);
           throw err;
         }
-        for (const locator of changed) dirty.add(locator);
+        requeue();
         note("the history store is busy; backing off");
         if (!(await sleep(timings.backoffMs, signal))) break;
         continue;
@@ -220,6 +152,138 @@ export async function watch(options: WatchOptions): Promise<void> {
   } finally {
     notifications.close();
     held.release();
+  }
+}
+
+/**
+ * The sources a pass between discoveries reads: every known one while draining or polling (a
+ * stat each, nothing read unless unread), else only those notifications named.
+ */
+function between<T extends { ref: SourceRef }>(
+  known: T[],
+  changed: ReadonlySet<string>,
+  every: boolean,
+): T[] {
+  return every ? known : known.filter((k) => changed.has(k.ref.locator));
+}
+
+/** Takes the capture lock, waiting while another capture holds it; null when `signal` aborted. */
+async function waitForCaptureLock(
+  ctx: Context,
+  backoffMs: number,
+  signal: AbortSignal,
+  note: (note: string) => void,
+): Promise<HeldLock | null> {
+  let lock = tryCaptureLock(ctx, WATCH_COMMAND);
+  while ("holder" in lock) {
+    note(`another capture is running (pid ${lock.holder?.pid ?? "?"}); waiting`);
+    if (!(await sleep(backoffMs, signal))) return null;
+    lock = tryCaptureLock(ctx, WATCH_COMMAND);
+  }
+  return lock.held;
+}
+
+/** What the watcher is waiting for, so each wait is noted once, when it begins (and ends). */
+interface Waiting {
+  /** Capture is switched off. */
+  off: boolean;
+  /** A failure is latched. */
+  latched: boolean;
+}
+
+/**
+ * True when capture must wait this tick: it is switched off, or stopped after a failure (a
+ * failed migration or rebuild stops capture, as it stops `reindex`, until --retry).
+ */
+function mustWait(
+  ctx: Context,
+  store: HistoryStore,
+  waiting: Waiting,
+  note: (note: string) => void,
+): boolean {
+  const off = captureOffNow(ctx);
+  if (off) {
+    if (!waiting.off) note(`capture switched off (${off}); waiting, cursors kept`);
+    waiting.off = true;
+    return true;
+  }
+  if (waiting.off) note("capture switched on again");
+  waiting.off = false;
+  const latched = latchedFailure(store);
+  if (latched) {
+    if (!waiting.latched) note(`capture is stopped after a failure: ${latched.message}`);
+    waiting.latched = true;
+    return true;
+  }
+  waiting.latched = false;
+  return false;
+}
+
+/**
+ * The work a store may owe before a capture: a schema change copied in batches (capture waits
+ * for its switch-over: `migrating` while a slice of it is not the last), records captured before
+ * FLAG_INJECTED (0011), sources derived with other versions of their adapter (all of them; a stop
+ * rolls back the one under way: `stopped`), and what a tombstone covers (0012). `ready` when the
+ * capture may run.
+ */
+async function workOwed(
+  pass: () => PassOptions,
+  { signal, now, deadline, note }: {
+    signal: AbortSignal;
+    now: number;
+    deadline: number;
+    note: (note: string) => void;
+  },
+): Promise<"ready" | "migrating" | "stopped"> {
+  const { store, redact, adapters } = pass();
+  dropRetired(store);
+  if (migrationPending(store) && !(await migrate({ ...pass(), signal, deadline }))) {
+    return "migrating";
+  }
+  await backfillInjected(store, adapters, redact, signal);
+  const rederived = await rederive({ ...pass(), signal });
+  if (!rederived.done) return "stopped";
+  if (rederived.sources) {
+    note(`derived ${rederived.sources} stored sources again, as this build's adapters derive them`);
+  }
+  forgetCovered(store, { redact, now });
+  return "ready";
+}
+
+/**
+ * After a pass: recorded for `status`, as a run of `reindex` is (a pass that did anything, and
+ * the first: the watch took over; an idle pass writes nothing), and the project mirrors kept up
+ * (after a pass that stored something, and at each discovery; the changes they read trimmed).
+ */
+function keepUp(
+  store: HistoryStore,
+  summary: CaptureSummary,
+  { first, full, options, sliceMs }: {
+    first: boolean;
+    full: boolean;
+    options: WatchOptions;
+    sliceMs: number;
+  },
+): void {
+  const { ctx } = options;
+  if (tells(summary) || summary.gone > 0 || first) {
+    // The list of sources that yielded nothing is counted again (tens of ms over thousands of
+    // sources) only when it may change: a source met this pass yielded nothing, or one listed
+    // may have yielded something now.
+    recordRun(
+      store,
+      { at: ctx.now(), by: WATCH_COMMAND, ok: summary.errors.length === 0, summary },
+      { sources: summary.empty.length > 0 || emptySources(store).length > 0 },
+    );
+  }
+  if (summary.records > 0 || full) {
+    syncMirrors(store, {
+      adapters: options.adapters ?? ADAPTERS,
+      redact: options.redact,
+      env: ctx.env,
+      now: ctx.now,
+      budgetMs: sliceMs,
+    });
   }
 }
 

@@ -7,6 +7,7 @@ import type { DataPaths } from "../paths.ts";
 import { writeFileAtomic } from "../private_fs.ts";
 import type { ChatMessage, Completion, ModelClient } from "./model.ts";
 import type { SessionMessage, SessionRecord } from "./records.ts";
+import { messageOf } from "../format.ts";
 
 /** The largest summary accepted, in bytes of UTF-8. */
 export const SUMMARY_MAX_BYTES = 65_536;
@@ -128,7 +129,7 @@ export function writeSnapshot(
   try {
     write(path, snapshotText(record, at), paths.root);
   } catch (err) {
-    const reason = err instanceof Error ? err.message : String(err);
+    const reason = messageOf(err);
     throw new SnapshotError(
       `Cannot write the snapshot before compacting, so nothing was compacted: ${reason}. ` +
         "Free some space and try again, or compact once without a snapshot (--no-snapshot)",

@@ -2,7 +2,8 @@
 // `codex:` or `opencode:` row): its user and assistant messages through the gate, written as a new
 // record with a first trail line.
 
-import { type Gate, type GateDecision, type Redactor, trailEntry } from "../gate.ts";
+import { type Gate, type GateDecision, trailEntry } from "../gate/gate.ts";
+import type { Redactor } from "../gate/secrets.ts";
 import { READERS } from "../sources/readers.ts";
 import { pageRows } from "../store/conversations.ts";
 import type { HistoryStore } from "../store/db.ts";

@@ -8,7 +8,7 @@ import OpenAI, {
   APIUserAbortError,
 } from "openai";
 import type { Config } from "../config.ts";
-import { redactSecrets } from "../gate.ts";
+import { redactSecrets } from "../gate/secrets.ts";
 
 /** Where to reach the model, from config (which already maps the environment variables). */
 export interface ModelSettings {

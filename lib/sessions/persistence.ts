@@ -3,6 +3,7 @@
 
 import type { PromptHistory } from "./prompt_history.ts";
 import type { SessionStore } from "./records.ts";
+import { messageOf } from "../format.ts";
 
 /**
  * Where a session's files go: the session store and the prompt history. A write that fails does
@@ -32,7 +33,7 @@ export class Persistence {
       if (err instanceof TypeError || err instanceof RangeError) throw err;
       if (!this.#warned) {
         this.#warned = true;
-        const reason = err instanceof Error ? err.message : String(err);
+        const reason = messageOf(err);
         this.#pending.push(
           `This session is not being saved: cannot write in the data dir "${this.store.root}": ${reason}`,
         );

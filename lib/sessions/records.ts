@@ -22,7 +22,7 @@
 // does not match its id, a symbolic link) is left out of lists and reported with the reason.
 //
 // The trail (`TrailLine`) has one JSON object per line, appended: a turn, an undo, a rename, a
-// fork or a compaction, with the gates' decisions as gate names, labels and counts (lib/gate.ts
+// fork or a compaction, with the gates' decisions as gate names, labels and counts (lib/gate/gate.ts
 // `trailEntry`), never content. A fork copies its source's trail byte for byte.
 //
 // Writes are owner-only and atomic (lib/private_fs.ts): directories 0700, files 0600; a record is
@@ -47,7 +47,7 @@ import {
   SymlinkRefusedError,
   writeFileAtomic,
 } from "../private_fs.ts";
-import { type Gate, type TrailEntry, trailEntry } from "../gate.ts";
+import { type Gate, type TrailEntry, trailEntry } from "../gate/gate.ts";
 
 /** The record format this build writes. Newer records are read, and their unknown fields kept. */
 export const SESSION_VERSION = 1;

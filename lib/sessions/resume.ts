@@ -2,7 +2,7 @@
 // history store's conversations of this project, and the native command that resumes a row.
 
 import { dirname } from "../path.ts";
-import { formatBytes } from "../format.ts";
+import { formatBytes, messageOf, timeAgo } from "../format.ts";
 import { INVISIBLE_CLASS } from "../invisible.ts";
 import type { Context } from "../context.ts";
 import { openStore, storeExists } from "../context.ts";
@@ -260,7 +260,7 @@ export function withHistoryStore<T>(
   try {
     store = openStore(ctx, { mustExist: true, readOnly: true });
   } catch (err) {
-    return fn(undefined, err instanceof Error ? err.message : String(err));
+    return fn(undefined, messageOf(err));
   }
   try {
     return fn(store, undefined);
@@ -397,23 +397,13 @@ export function resumeHint(sessionId: string, sessionCwd: string, userCwd: strin
   return commandLine({ command: "logbook", args: ["resume", sessionId], cwd: sessionCwd }, userCwd);
 }
 
-/** How long ago, briefly: `just now`, `5 min ago`, `3 h ago`, `2 d ago`, or a date. */
-export function formatAge(then: number, now: number): string {
-  const s = Math.max(0, (now - then) / 1000);
-  if (s < 60) return "just now";
-  if (s < 3600) return `${Math.floor(s / 60)} min ago`;
-  if (s < 86400) return `${Math.floor(s / 3600)} h ago`;
-  if (s < 86400 * 30) return `${Math.floor(s / 86400)} d ago`;
-  return new Date(then).toISOString().slice(0, 10);
-}
-
 /** A row as the picker shows it: agent, title, age and size; manifest runs marked. */
 export function rowLabel(row: PickerRow, now: number, width = 60): string {
   const mark = row.manifest ? "[manifest] " : "";
   const title = (mark + row.title).replace(/\s+/g, " ");
   const cut = [...title].length > width ? [...title].slice(0, width - 1).join("") + "…" : title;
   return `${row.agent.padEnd(8)} ${cut.padEnd(width)}  ${
-    formatAge(row.updatedAt, now).padStart(10)
+    timeAgo(row.updatedAt, now, "short").padStart(10)
   }  ${formatBytes(row.size).padStart(8)}`;
 }
 

@@ -3,7 +3,7 @@
 // context (a key word, `Bearer`, a key block's dashes) the rest of the line is held until it ends,
 // a private key block until its end line, and lines of bare key material until a line that is not.
 
-import type { Gate } from "../gate.ts";
+import type { Gate } from "../gate/gate.ts";
 
 /**
  * A word from which the rest of the line is held: the gate recognises a value by what comes

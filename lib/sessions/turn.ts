@@ -10,7 +10,7 @@
 // 2. `turn()` compacts first when the request would go over the token budget
 //    (lib/sessions/compaction.ts: a plain-text snapshot in `prune-archives/`, then a summary from
 //    the model replaces the oldest rounds in requests; the record keeps them in its archive).
-// 3. The gate (lib/gate.ts) redacts the prompt twice: once for disk, once for the model (which
+// 3. The gate (lib/gate/) redacts the prompt twice: once for disk, once for the model (which
 //    may see a label the user allowed). Untrusted content goes to the quarantine: the model sees
 //    it, the record only its reference.
 // 4. The model (lib/sessions/model.ts, the `openai` client) streams the reply; every piece passes
@@ -28,11 +28,11 @@
 // the session as it was. A write that fails does not stop the session: the first failure becomes
 // one warning (lib/sessions/persistence.ts).
 
-import type { Gate, GateDecision } from "../gate.ts";
-import { trailEntry } from "../gate.ts";
+import type { Gate, GateDecision } from "../gate/gate.ts";
+import { trailEntry } from "../gate/gate.ts";
 import { projectOf } from "../paths.ts";
 import type { DataPaths } from "../paths.ts";
-import { operation } from "../stage_markers.ts";
+import { type Operation, operation } from "../stage_markers.ts";
 import { VERSION } from "../version.ts";
 import { currentBranch } from "./branch.ts";
 import {
@@ -186,6 +186,12 @@ export interface SessionStatus {
   forkedFrom: string | null;
 }
 
+/** What asking the model came to: its completion, the error that ended it, or a cancel. */
+type Answer =
+  | { outcome: "ok"; completion: Completion; waitingModelMs: number }
+  | { outcome: "failed"; error: ModelError; wallMs: number; waitingModelMs: number }
+  | { outcome: "cancelled" };
+
 interface Snapshot {
   messages: SessionRecord["messages"];
   spend: SessionRecord["spend"];
@@ -312,23 +318,7 @@ export class ChatSession {
     const turn = turnsOf(record) + 1;
     const at = new Date(now()).toISOString();
 
-    const disk: GateDecision[] = [];
-    const model: GateDecision[] = [];
-    const forDisk = o.gate.redact(prompt, { destination: "disk" });
-    const forModel = o.gate.redact(prompt, { destination: "model" });
-    disk.push(forDisk);
-    model.push(forModel);
-    let stored = forDisk.text;
-    let sent = forModel.text;
-    for (const item of options.untrusted ?? []) {
-      const ref = o.gate.quarantine.put(item.content, { source: item.source });
-      const source = o.gate.redact(item.source, { destination: "disk" }).text;
-      disk.push({ gates: ["quarantine"], quarantined: [ref] });
-      stored += `\n\n[untrusted content from ${source}: ${ref}]`;
-      sent += `\n\n<untrusted source="${item.source}">\n${
-        o.gate.redact(item.content, { destination: "model" }).text
-      }\n</untrusted>`;
-    }
+    const { stored, sent, disk, model } = this.#gatePrompt(prompt, options.untrusted ?? []);
     if (record.title === "") record.title = defaultTitle(stored);
     record.messages.push({ role: "user", content: stored, at, turn });
     this.#wire.push({ role: "user", content: sent });
@@ -338,33 +328,13 @@ export class ChatSession {
       ? await o.beforeRequest(this.request, this.record)
       : this.request;
 
-    const shown = new StreamRedactor(o.gate);
-    const modelStarted = clock();
-    let completion: Completion;
-    try {
-      completion = await operation("model").stage("model.request", () =>
-        o.model.complete(request, {
-          stream: o.stream ?? true,
-          ...(options.signal ? { signal: options.signal } : {}),
-          onText: (delta) => {
-            const visible = shown.push(delta);
-            if (visible) options.onText?.(visible);
-          },
-        }));
-    } catch (err) {
-      if (!(err instanceof ModelError)) throw err;
-      if (err.reason === "cancelled" || options.signal?.aborted) {
-        this.#restore(before);
-        return { outcome: "cancelled" };
-      }
-      const spend = this.#spend(
-        turn,
-        at,
-        null,
-        clock() - started,
-        clock() - modelStarted,
-        "failed",
-      );
+    const answer = await this.#ask(request, options, started);
+    if (answer.outcome === "cancelled") {
+      this.#restore(before);
+      return answer;
+    }
+    if (answer.outcome === "failed") {
+      const spend = this.#spend(turn, at, null, answer.wallMs, answer.waitingModelMs, "failed");
       record.spend.turns.push(spend);
       this.#commit({
         at,
@@ -375,11 +345,9 @@ export class ChatSession {
         model: trailEntry(model),
       });
       this.#undo = before;
-      return { outcome: "failed", error: err, spend };
+      return { outcome: "failed", error: answer.error, spend };
     }
-    const waitingModelMs = clock() - modelStarted;
-    const rest = shown.flush();
-    if (rest) options.onText?.(rest);
+    const { completion, waitingModelMs } = answer;
 
     const replyDisk = o.gate.redact(completion.text, { destination: "disk" });
     const replyModel = o.gate.redact(completion.text, { destination: "model" });
@@ -421,31 +389,11 @@ export class ChatSession {
     const request = [...this.request, { role: "user" as const, content: forModel.text }];
     // Untrusted content in the request may have steered the answer: it is not written down.
     const untrusted = request.some((m) => m.content.includes("\n<untrusted source="));
-    const shown = new StreamRedactor(o.gate);
-    const modelStarted = clock();
     const turn = turnsOf(record);
-    let completion: Completion;
-    try {
-      completion = await operation("model").stage("model.request", () =>
-        o.model.complete(request, {
-          stream: o.stream ?? true,
-          ...(options.signal ? { signal: options.signal } : {}),
-          onText: (delta) => {
-            const visible = shown.push(delta);
-            if (visible) options.onText?.(visible);
-          },
-        }));
-    } catch (err) {
-      if (!(err instanceof ModelError)) throw err;
-      if (err.reason === "cancelled" || options.signal?.aborted) return { outcome: "cancelled" };
-      const spend = this.#spend(
-        turn,
-        at,
-        null,
-        clock() - started,
-        clock() - modelStarted,
-        "btw-failed",
-      );
+    const answer = await this.#ask(request, options, started);
+    if (answer.outcome === "cancelled") return answer;
+    if (answer.outcome === "failed") {
+      const spend = this.#spend(turn, at, null, answer.wallMs, answer.waitingModelMs, "btw-failed");
       record.spend.turns.push(spend);
       record.btw.push({ question: forDisk.text, answer: null, at });
       this.#commit({
@@ -455,11 +403,9 @@ export class ChatSession {
         disk: trailEntry(forDisk),
         model: trailEntry(forModel),
       });
-      return { outcome: "failed", error: err, spend };
+      return { outcome: "failed", error: answer.error, spend };
     }
-    const rest = shown.flush();
-    if (rest) options.onText?.(rest);
-    const waitingModelMs = clock() - modelStarted;
+    const { completion, waitingModelMs } = answer;
     const answerDisk = o.gate.redact(completion.text, { destination: "disk" });
     const spend = this.#spend(turn, at, completion, clock() - started, waitingModelMs, "btw");
     record.spend.turns.push(spend);
@@ -475,6 +421,71 @@ export class ChatSession {
     });
     const text = o.gate.redact(completion.text, { destination: "display" }).text;
     return { outcome: "ok", text, kept: !untrusted, spend };
+  }
+
+  /**
+   * The prompt as the record keeps it and as the model is sent it, each through the gate for its
+   * destination, with what the gates decided: untrusted content goes to the quarantine, the
+   * record keeps its reference and the model sees it marked as untrusted.
+   */
+  #gatePrompt(
+    prompt: string,
+    untrusted: UntrustedContent[],
+  ): { stored: string; sent: string; disk: GateDecision[]; model: GateDecision[] } {
+    const gate = this.#o.gate;
+    const forDisk = gate.redact(prompt, { destination: "disk" });
+    const forModel = gate.redact(prompt, { destination: "model" });
+    const disk: GateDecision[] = [forDisk];
+    const model: GateDecision[] = [forModel];
+    let stored = forDisk.text;
+    let sent = forModel.text;
+    for (const item of untrusted) {
+      const ref = gate.quarantine.put(item.content, { source: item.source });
+      const source = gate.redact(item.source, { destination: "disk" }).text;
+      disk.push({ gates: ["quarantine"], quarantined: [ref] });
+      stored += `\n\n[untrusted content from ${source}: ${ref}]`;
+      sent += `\n\n<untrusted source="${item.source}">\n${
+        gate.redact(item.content, { destination: "model" }).text
+      }\n</untrusted>`;
+    }
+    return { stored, sent, disk, model };
+  }
+
+  /**
+   * Sends `request` to the model as the `model.request` stage, the reply streamed through the
+   * gate for display to `onText`. Times the wait for the model, and on failure the whole turn
+   * from `started`; a cancel (or an aborted signal) is said as such, any other error thrown.
+   */
+  async #ask(
+    request: ChatMessage[],
+    options: Omit<TurnOptions, "untrusted">,
+    started: number,
+  ): Promise<Answer> {
+    const o = this.#o;
+    const clock = o.clock ?? (() => performance.now());
+    const shown = new StreamRedactor(o.gate);
+    const modelStarted = clock();
+    let completion: Completion;
+    try {
+      completion = await operation("model").stage("model.request", () =>
+        o.model.complete(request, {
+          stream: o.stream ?? true,
+          ...(options.signal ? { signal: options.signal } : {}),
+          onText: (delta) => {
+            const visible = shown.push(delta);
+            if (visible) options.onText?.(visible);
+          },
+        }));
+    } catch (err) {
+      if (!(err instanceof ModelError)) throw err;
+      if (err.reason === "cancelled" || options.signal?.aborted) return { outcome: "cancelled" };
+      const wallMs = clock() - started;
+      return { outcome: "failed", error: err, wallMs, waitingModelMs: clock() - modelStarted };
+    }
+    const waitingModelMs = clock() - modelStarted;
+    const rest = shown.flush();
+    if (rest) options.onText?.(rest);
+    return { outcome: "ok", completion, waitingModelMs };
   }
 
   /** The side questions of this session, with the answers this window holds. */
@@ -508,18 +519,7 @@ export class ChatSession {
     const op = operation("compaction");
     const now = o.now ?? Date.now;
     const clock = o.clock ?? (() => performance.now());
-    let snapshot: string | null = null;
-    if (!options.noSnapshot) {
-      const paths = o.paths;
-      if (!paths || o.persistence.incognito) {
-        throw new SnapshotError(
-          "Cannot write the snapshot before compacting " +
-            (paths ? "in an incognito session" : "without a data dir") +
-            ", so nothing was compacted; compact once without a snapshot (--no-snapshot) to go on",
-        );
-      }
-      snapshot = op.stageSync("snapshot.write", () => writeSnapshot(paths, record, now()));
-    }
+    const snapshot = options.noSnapshot ? null : this.#writeSnapshot(op, now());
     const replaced = record.messages.slice(0, cut).map((m) => ({
       role: m.role,
       content: o.gate.redact(m.content, { destination: "model" }).text,
@@ -577,6 +577,22 @@ export class ChatSession {
         snapshot,
       };
     });
+  }
+
+  /**
+   * Writes the plain-text snapshot a compaction starts with; refused (SnapshotError) where it
+   * cannot be written, so that nothing is compacted without one unless asked.
+   */
+  #writeSnapshot(op: Operation, at: number): string {
+    const paths = this.#o.paths;
+    if (!paths || this.#o.persistence.incognito) {
+      throw new SnapshotError(
+        "Cannot write the snapshot before compacting " +
+          (paths ? "in an incognito session" : "without a data dir") +
+          ", so nothing was compacted; compact once without a snapshot (--no-snapshot) to go on",
+      );
+    }
+    return op.stageSync("snapshot.write", () => writeSnapshot(paths, this.#record, at));
   }
 
   /** Compacts before a turn when the request would go over the token budget. */

@@ -4,6 +4,7 @@
 
 import { HistoryStore, isCorruption } from "./db.ts";
 import { checkStore, type StoreCheck, unopenable } from "./check.ts";
+import { messageOf } from "../format.ts";
 
 /** What the worker is asked. */
 export interface CheckRequest {
@@ -33,12 +34,12 @@ function run(request: CheckRequest): CheckReply {
     store = HistoryStore.open({ path: request.path, root: request.root, readOnly: true });
   } catch (err) {
     if (isCorruption(err)) return { ok: true, check: unopenable(err) };
-    return { ok: false, message: err instanceof Error ? err.message : String(err) };
+    return { ok: false, message: messageOf(err) };
   }
   try {
     return { ok: true, check: checkStore(store) };
   } catch (err) {
-    return { ok: false, message: err instanceof Error ? err.message : String(err) };
+    return { ok: false, message: messageOf(err) };
   } finally {
     store.close();
   }

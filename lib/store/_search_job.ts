@@ -1,7 +1,8 @@
 // One search as plain data, so it can run on a worker thread: the store to open, the gate to
 // redact with, the search's options. `runSearchJob` runs it on whichever thread calls it.
 
-import { createGate, type Redactor, redactorOf } from "../gate.ts";
+import { createGate, redactorOf } from "../gate/gate.ts";
+import type { Redactor } from "../gate/secrets.ts";
 import type { TextReader } from "../sources/adapter.ts";
 import { READERS } from "../sources/readers.ts";
 import { HistoryStore } from "./db.ts";

@@ -3,7 +3,7 @@
 // under the row it starts at, and a row no piece starts at has none.
 
 import type { TextReader } from "../sources/adapter.ts";
-import { REDACTION_OVERLAP, type Redactor } from "../gate.ts";
+import { REDACTION_OVERLAP, type Redactor } from "../gate/secrets.ts";
 import { JsonTextScanner } from "../capture/json_stream.ts";
 import { startsPiece } from "../capture/pieces.ts";
 import { FLAG_INDEXED } from "./schema.ts";

@@ -10,6 +10,7 @@
 import type { HistoryStore } from "./db.ts";
 import type { CheckReply, CheckRequest } from "./_check_worker.ts";
 import { TEXT_INDEX, TEXT_INDEX_PART } from "./damage.ts";
+import { messageOf } from "../format.ts";
 
 /**
  * What a damaged part holds. `raw`: captured bytes and cursors, kept nowhere else once a source
@@ -130,10 +131,6 @@ export function unopenable(err: unknown): StoreCheck {
     label: "the file's header or its list of tables (it cannot be opened)",
     messages: [messageOf(err)],
   }], "opening the store");
-}
-
-function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
 
 /**

@@ -15,7 +15,7 @@
 
 import type { DatabaseSync } from "node:sqlite";
 import type { Adapter } from "../sources/adapter.ts";
-import type { Redactor } from "../gate.ts";
+import type { Redactor } from "../gate/secrets.ts";
 import type { HistoryStore } from "./db.ts";
 import { type BatchedStep, RowHash, type SourceRow } from "./batched_migration.ts";
 import type { ItemSink } from "./migration_digest.ts";

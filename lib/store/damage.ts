@@ -10,6 +10,7 @@
 
 import { type HistoryStore, isCorruption, StoreDamagedError } from "./db.ts";
 import type { DamagedPart, StoreCheck } from "./check.ts";
+import { messageOf } from "../format.ts";
 
 /** The FTS5 table; its shadow tables (`fts_data`, `fts_idx`, …) count as it. */
 export const TEXT_INDEX = "fts";
@@ -96,8 +97,4 @@ export function indexDamaged(
       REBUILD_INDEX,
     cause === undefined ? undefined : { cause },
   );
-}
-
-function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }

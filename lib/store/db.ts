@@ -7,6 +7,7 @@ import { isPresent } from "../present.ts";
 import { ensurePrivateDir, ensurePrivateFile, tightenMode } from "../private_fs.ts";
 import { MIGRATIONS } from "./schema.ts";
 import { explainUnreadable, sqliteCode } from "./_unreadable.ts";
+import { messageOf } from "../format.ts";
 
 /** Thrown when the store is busy beyond the busy timeout (another writer holds the lock). */
 export class StoreLockedError extends Error {
@@ -340,8 +341,4 @@ export function isCorruption(err: unknown): boolean {
   if (DAMAGE_CODES.has(sqliteCode(err) & 0xff)) return true;
   return /database disk image is malformed|file is not a database|SQLITE_(CORRUPT|NOTADB)|fts5: corrupt/i
     .test(messageOf(err));
-}
-
-function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }

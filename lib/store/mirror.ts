@@ -13,8 +13,10 @@
 import type { Env } from "../env.ts";
 import { join, relative } from "../path.ts";
 import { trackedByGit } from "../paths.ts";
+import { lstatOrUndefined } from "../present.ts";
 import { SymlinkRefusedError } from "../private_fs.ts";
 import { HistoryStore } from "./db.ts";
+import { messageOf } from "../format.ts";
 
 /** The main store's meta key listing the mirrors. */
 export const MIRRORS_KEY = "mirrors";
@@ -114,7 +116,7 @@ export function forgetInMirrors(
       unreached.push({
         project: state.project,
         path: state.path,
-        reason: err instanceof Error ? err.message : String(err),
+        reason: messageOf(err),
       });
       continue;
     }
@@ -148,18 +150,6 @@ export function refuseLinkedMirror(root: string, path: string): void {
     if (lstatOrUndefined(place)?.isSymlink) {
       throw new SymlinkRefusedError(place, `the project "${root}"`);
     }
-  }
-}
-
-/** `lstat`, or undefined where nothing is. */
-export function lstatOrUndefined(path: string): Deno.FileInfo | undefined {
-  try {
-    return Deno.lstatSync(path);
-  } catch (err) {
-    if (err instanceof Deno.errors.NotFound || err instanceof Deno.errors.NotADirectory) {
-      return undefined;
-    }
-    throw err;
   }
 }
 

@@ -5,7 +5,7 @@
 // without the filters, a bounded number of them, testing each against each filter, within a
 // small time budget.
 
-import type { Redactor } from "../gate.ts";
+import type { Redactor } from "../gate/secrets.ts";
 import type { SearchInput } from "../filters.ts";
 import { closeTo } from "../edit_distance.ts";
 import { formatCount } from "../format.ts";

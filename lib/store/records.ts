@@ -15,7 +15,7 @@ import { FLAG_INDEXED, FLAG_STREAMED, FLAG_SUPERSEDED, FLAG_ZSTD } from "./schem
 import { DEFAULT_LIMITS } from "../capture/limits.ts";
 import { type LineRow, streamedText } from "./_streamed_text.ts";
 import { decodedRow } from "./raw.ts";
-import { mapStrings, REDACTION_OVERLAP, type Redactor } from "../gate.ts";
+import { mapStrings, REDACTION_OVERLAP, type Redactor } from "../gate/secrets.ts";
 import { shownProjectKey } from "../paths.ts";
 
 /** A stored record row, as the readers need it. */

@@ -18,7 +18,7 @@
 // and how to recover, never "no match". An index search that found nothing also has the text
 // index looked at quickly, as a misplaced page of its term index hides matches without an error.
 
-import { mapStrings, type Redactor } from "../gate.ts";
+import { mapStrings, type Redactor } from "../gate/secrets.ts";
 import { withoutInvisible } from "../invisible.ts";
 import type { Agent, Kind, Role, TextReader } from "../sources/adapter.ts";
 import type { SQLInputValue, StatementSync } from "node:sqlite";

@@ -9,6 +9,7 @@
 // Migrating needs the owner: a push login only reads whether the schema is up to date.
 
 import type { Sql } from "postgres";
+import { messageOf } from "../format.ts";
 
 /** One named schema step, run once, in its own transaction, in order. */
 interface TeamMigration {
@@ -269,7 +270,7 @@ function isInsufficientPrivilege(err: unknown): boolean {
 /** A driver error as a TeamError whose message names the database without its password. */
 export function teamError(err: unknown, url: string): TeamError {
   if (err instanceof TeamError) return err;
-  const message = err instanceof Error ? err.message : String(err);
+  const message = messageOf(err);
   const clean = message.split(url).join(safeUrl(url));
   return new TeamError(`The team database ${safeUrl(url)} failed: ${clean}`, { cause: err });
 }

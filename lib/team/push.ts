@@ -20,7 +20,7 @@
 // and about 1 MiB of decoded bytes and text (one record may cross it).
 
 import type { Sql } from "postgres";
-import type { Redactor } from "../gate.ts";
+import type { Redactor } from "../gate/secrets.ts";
 import type { Adapter } from "../sources/adapter.ts";
 import type { HistoryStore } from "../store/db.ts";
 import { decodedRow } from "../store/raw.ts";

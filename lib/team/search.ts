@@ -7,7 +7,7 @@
 // Every hit says which machine it came from.
 
 import type { Sql, TransactionSql } from "postgres";
-import type { Redactor } from "../gate.ts";
+import type { Redactor } from "../gate/secrets.ts";
 import { hasCjk } from "../store/cjk.ts";
 import {
   ConversationNotFoundError,

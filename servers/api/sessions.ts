@@ -5,14 +5,14 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import { gateFor, storeExists } from "../../lib/context.ts";
-import { holdsRedaction } from "../../lib/gate.ts";
+import { timeAgo } from "../../lib/format.ts";
+import { holdsRedaction } from "../../lib/gate/secrets.ts";
 import { projectOfNamed } from "../../lib/filters.ts";
 import { type Project, projectKey, projectOf, resolveFromUser } from "../../lib/paths.ts";
 import { forkConversation } from "../../lib/sessions/fork.ts";
 import {
   commandLine,
   findRow,
-  formatAge,
   goneNote,
   type PickerRow,
   pickerRows,
@@ -221,7 +221,7 @@ function sessionJson(
     nativeId: row.nativeId,
     title: row.title,
     updatedAt: new Date(row.updatedAt).toISOString(),
-    age: formatAge(row.updatedAt, now),
+    age: timeAgo(row.updatedAt, now, "short"),
     size: row.size,
     messages: row.messages,
     cwd: row.cwd,

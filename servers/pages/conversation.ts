@@ -6,7 +6,7 @@
 import { Hono } from "hono";
 import { html } from "hono/html";
 import { z } from "zod";
-import { plural } from "../../lib/format.ts";
+import { plural, tilde } from "../../lib/format.ts";
 import { homeDir } from "../../lib/paths.ts";
 import { commandLine, conversationRow, resumeCommand } from "../../lib/sessions/resume.ts";
 import {
@@ -29,15 +29,7 @@ import type { ShownPage } from "../_redact.ts";
 import { chatRecords, pairTools, shapeOf, toolLookup } from "./_chat.ts";
 import { markdownRenderer } from "./_markdown.ts";
 import { EXPORT_FORMATS, exportHref } from "./export.ts";
-import {
-  conversationHref,
-  type Html,
-  layout,
-  projectAnchor,
-  shortTime,
-  tilde,
-  time,
-} from "./layout.ts";
+import { conversationHref, type Html, layout, projectAnchor, shortTime, time } from "./layout.ts";
 
 /** The page sizes offered (records per page). */
 const PAGE_SIZES = [10, 25, 50, 100, 200];

@@ -3,6 +3,7 @@
 
 import { html, raw } from "hono/html";
 import type { HtmlEscapedString } from "hono/utils/html";
+import { timeAgo } from "../../lib/format.ts";
 import { SCRIPT, STYLE } from "./assets.ts";
 
 /** A piece of HTML as `html` builds it. */
@@ -88,47 +89,18 @@ export function shortTime(iso: string | null): string {
   return iso ? `${iso.slice(0, 16).replace("T", " ")} UTC` : "-";
 }
 
-/** `3 days ago` for an ISO time seen at `now` (epoch ms). */
-export function relativeTime(iso: string, now: number): string {
-  const seconds = Math.round((now - Date.parse(iso)) / 1000);
-  if (!Number.isFinite(seconds)) return shortTime(iso);
-  if (seconds < 0) return shortTime(iso);
-  const steps: [number, string][] = [
-    [60, "second"],
-    [60, "minute"],
-    [24, "hour"],
-    [30, "day"],
-    [12, "month"],
-    [Infinity, "year"],
-  ];
-  let value = seconds;
-  for (const [size, unit] of steps) {
-    if (value < size) {
-      if (unit === "second") return "just now";
-      return `${value} ${unit}${value === 1 ? "" : "s"} ago`;
-    }
-    value = Math.floor(value / size);
-  }
-  return shortTime(iso);
-}
-
 /** `<time>` saying how long ago, with the exact time as its tooltip. */
 export function ago(iso: string | null, now: number): Html {
-  return iso
-    ? html`<time datetime="${iso}" title="${shortTime(iso)}">${relativeTime(iso, now)}</time>`
-    : html`-`;
+  if (!iso) return html`-`;
+  const then = Date.parse(iso);
+  // A time that cannot be read, or one after now, is shown as it is.
+  const words = Number.isFinite(then) && then <= now ? timeAgo(then, now) : shortTime(iso);
+  return html`<time datetime="${iso}" title="${shortTime(iso)}">${words}</time>`;
 }
 
 /** `<time>` for an ISO time. */
 export function time(iso: string | null): Html {
   return iso ? html`<time datetime="${iso}">${shortTime(iso)}</time>` : html`-`;
-}
-
-/** A path with the home directory shown as `~`. */
-export function tilde(path: string | null, home: string | undefined): string {
-  if (!path) return "-";
-  if (home && (path === home || path.startsWith(home + "/"))) return "~" + path.slice(home.length);
-  return path;
 }
 
 /** `text` with the `[start, end)` ranges wrapped in `<mark>`, everything escaped. */

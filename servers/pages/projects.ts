@@ -5,14 +5,14 @@
 
 import { Hono } from "hono";
 import { html } from "hono/html";
-import { plural } from "../../lib/format.ts";
+import { plural, tilde } from "../../lib/format.ts";
 import { homeDir } from "../../lib/paths.ts";
 import { projectSummaries } from "../../lib/store/conversations.ts";
 import { iso } from "../../lib/store/records.ts";
 import { type AppEnv, type Route, withStore } from "../_deps.ts";
 import { projectConversationsHref } from "./search.ts";
 import { sessionsHref } from "./sessions.ts";
-import { ago, type Html, layout, projectAnchor, tilde } from "./layout.ts";
+import { ago, type Html, layout, projectAnchor } from "./layout.ts";
 
 /** The route. */
 export const projectsPageRoute: Route = (svc) =>

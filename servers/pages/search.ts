@@ -12,7 +12,7 @@ import { Hono } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { html } from "hono/html";
 import { storeExists } from "../../lib/context.ts";
-import { formatBytes, formatCount, plural } from "../../lib/format.ts";
+import { formatBytes, formatCount, plural, tilde } from "../../lib/format.ts";
 import { homeDir } from "../../lib/paths.ts";
 import { type Agent, AGENTS, KINDS, ROLES } from "../../lib/sources/adapter.ts";
 import { recentConversationRows } from "../../lib/store/conversations.ts";
@@ -43,16 +43,7 @@ import {
 } from "../_deps.ts";
 import { ApiError } from "../_errors.ts";
 import { parseFields } from "../_input.ts";
-import {
-  ago,
-  conversationHref,
-  type Html,
-  layout,
-  marked,
-  notice,
-  shortTime,
-  tilde,
-} from "./layout.ts";
+import { ago, conversationHref, type Html, layout, marked, notice, shortTime } from "./layout.ts";
 import { sessionsHref } from "./sessions.ts";
 import { RESULTS_TITLE_HEADER } from "./assets.ts";
 
@@ -288,8 +279,7 @@ function teamResults(result: TeamSearchResult, form: Form, home: string | undefi
         : ""
     }</p>`;
   }
-  const short = (path: string | null) =>
-    path && home && path.startsWith(home + "/") ? "~" + path.slice(home.length) : path ?? "";
+  const short = (path: string | null) => (path ? tilde(path, home) : "");
   return html`
     <div class="results">
       <div class="list">

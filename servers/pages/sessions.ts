@@ -9,7 +9,7 @@ import { recentConversationRows } from "../../lib/store/conversations.ts";
 import { conversationJson } from "../../lib/store/records.ts";
 import type { Context } from "hono";
 import { html } from "hono/html";
-import { formatBytes, plural } from "../../lib/format.ts";
+import { formatBytes, plural, tilde } from "../../lib/format.ts";
 import { homeDir, type Project } from "../../lib/paths.ts";
 import {
   forkSession,
@@ -25,7 +25,7 @@ import {
 import { type AppEnv, noStore, type Route, type Services, withStore } from "../_deps.ts";
 import { ApiError, fromZod } from "../_errors.ts";
 import { conversationId, parseId, parseQuery, queryInt } from "../_input.ts";
-import { ago, conversationHref, type Html, layout, notice, tilde } from "./layout.ts";
+import { ago, conversationHref, type Html, layout, notice } from "./layout.ts";
 
 /** The link to a project's sessions page, with extra query parameters. */
 export function sessionsHref(project: string, extra: Record<string, string> = {}): string {

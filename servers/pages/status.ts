@@ -5,7 +5,7 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import { html } from "hono/html";
-import { formatBytes, formatDuration } from "../../lib/format.ts";
+import { formatBytes, formatDuration, tilde } from "../../lib/format.ts";
 import type { LastRun } from "../../lib/capture/run.ts";
 import { homeDir } from "../../lib/paths.ts";
 import type { UnclosedStep } from "../../lib/stage_markers_read.ts";
@@ -20,7 +20,7 @@ import type { AppEnv, Route } from "../_deps.ts";
 import { ApiError } from "../_errors.ts";
 import { parseQuery, queryFlag } from "../_input.ts";
 import { type ProgressView, type StatusView, statusView } from "../_status.ts";
-import { type Html, layout, notice, tilde, time } from "./layout.ts";
+import { type Html, layout, notice, time } from "./layout.ts";
 
 const query = z.object({ check: queryFlag.optional() });
 

@@ -8,7 +8,7 @@ import { editDistance } from "../../lib/edit_distance.ts";
 import { HistoryStore } from "../../lib/store/db.ts";
 import { ADAPTERS } from "../../lib/sources/mod.ts";
 import { search } from "../../lib/store/search.ts";
-import { redactSecrets } from "../../lib/gate.ts";
+import { redactSecrets } from "../../lib/gate/secrets.ts";
 import type { Fact } from "../../bench/_facts.ts";
 import { commitUnavailable } from "../../bench/_measure.ts";
 import {

@@ -817,7 +817,10 @@ Deno.test({
   try {
     assert.equal((await runCli("push", ["--migrate"], world.vars)).code, 0);
     const vars = { ...world.vars, LOGBOOK_PUSH_BATCH: "20" };
-    // The first batch waits for a lock past the time limit: the push stops after it.
+    // The first batch waits for a lock past the time limit: the push stops after it. The push
+    // set its one-second limit before it began to wait, so once it is seen waiting, a second
+    // and a half more is past the limit however busy the machine: a wait for the clock the
+    // limit reads, not a guess at how long something takes.
     const lock = await holdLock(
       url,
       "LOCK TABLE logbook_records IN SHARE MODE",

@@ -2,7 +2,7 @@
 // other byte kept even when they are not UTF-8.
 
 import assert from "node:assert/strict";
-import { redactSecrets } from "../../lib/gate.ts";
+import { redactSecrets } from "../../lib/gate/secrets.ts";
 import { redactBytes } from "../../servers/_redact.ts";
 import { SECRET } from "./_dashboard.ts";
 

@@ -3,7 +3,7 @@
 // line's text, row by row, is indexed whole up to a size, and cut only past it.
 
 import assert from "node:assert/strict";
-import { createGate, redactorOf } from "../../../lib/gate.ts";
+import { createGate, redactorOf } from "../../../lib/gate/gate.ts";
 import { LinePieces, PieceRedactor, type RedactedPiece } from "../../../lib/capture/pieces.ts";
 import { fake } from "../_secret_shapes.ts";
 

@@ -195,3 +195,75 @@ Deno.test("watch() records its passes for status as runs of reindex --watch, as 
     await world.cleanup();
   }
 });
+
+Deno.test("watch() captures a prompt typed into Codex's history file between discoveries", async () => {
+  const world = await makeWorld({ fixtures: ["codex"] });
+  const history = join(world.codex, "history.jsonl");
+  const ctx = loadContext({ env: world.env });
+  const store = openStore(ctx);
+  const controller = new AbortController();
+  const watching = watch({
+    ctx,
+    store,
+    redact: redactorFor(ctx),
+    signal: controller.signal,
+    // No rediscovery within the test: only watching the file (or polling it) can see the prompt.
+    timings: { rediscoverMs: 3_600_000 },
+  });
+  const found = (query: string) =>
+    withStore(world, (s, c) => search(s, ADAPTERS, redactorFor(c), { query }).hits.length);
+  try {
+    await eventually(
+      "the first pass to read the history file",
+      () => allCaptured(world, [history]),
+    );
+    appendFileSync(
+      history,
+      JSON.stringify({
+        session_id: "019f1c2d-3e4f-7a5b-8c6d-7e8f9a0b1c2d",
+        ts: Math.floor(Date.now() / 1000),
+        text: "what became of the heron-spinnaker build",
+      }) + "\n",
+    );
+    await eventually("the typed prompt", () => found("heron-spinnaker") === 1);
+  } finally {
+    controller.abort();
+    await watching;
+    store.close();
+    await world.cleanup();
+  }
+});
+
+Deno.test("watch() waits while capture is switched off, says so once each way, then captures", async () => {
+  const world = await makeWorld({ fixtures: ["claude"] });
+  const file = join(world.config, "config.json");
+  Deno.mkdirSync(world.config, { recursive: true });
+  Deno.writeTextFileSync(file, JSON.stringify({ history: { ingest: false } }));
+  const ctx = loadContext({ env: world.env });
+  const store = openStore(ctx);
+  const controller = new AbortController();
+  const notes: string[] = [];
+  const watching = watch({
+    ctx,
+    store,
+    redact: redactorFor(ctx),
+    signal: controller.signal,
+    timings: { idleMs: 20 },
+    onNote: (note) => notes.push(note),
+  });
+  try {
+    await eventually("the watcher to say capture is off", () => notes.length > 0);
+    assert.equal(records(world), 0);
+    Deno.writeTextFileSync(file, JSON.stringify({ history: { ingest: true } }));
+    await eventually("a capture once switched on", () => records(world) > 0);
+    assert.deepEqual(notes, [
+      `capture switched off (config "history.ingest" is false); waiting, cursors kept`,
+      "capture switched on again",
+    ]);
+  } finally {
+    controller.abort();
+    await watching;
+    store.close();
+    await world.cleanup();
+  }
+});

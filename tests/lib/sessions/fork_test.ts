@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { main as reindex } from "../../../commands/reindex.ts";
 import { loadContext } from "../../../lib/context.ts";
-import { createGate } from "../../../lib/gate.ts";
+import { createGate } from "../../../lib/gate/gate.ts";
 import { projectOf } from "../../../lib/paths.ts";
 import { forkConversation } from "../../../lib/sessions/fork.ts";
 import { findRow, pickerRows, withHistoryStore } from "../../../lib/sessions/resume.ts";

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { PromptHistory } from "../../../lib/sessions/prompt_history.ts";
-import { redactSecrets } from "../../../lib/gate.ts";
+import { redactSecrets } from "../../../lib/gate/secrets.ts";
 import { removeDir, tempDir } from "../../_helpers.ts";
 
 async function withHistory(

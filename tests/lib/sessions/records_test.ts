@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { dataPaths, projectKey } from "../../../lib/paths.ts";
-import { createGate } from "../../../lib/gate.ts";
+import { createGate } from "../../../lib/gate/gate.ts";
 import {
   corruptRecords,
   newRecord,

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { main as reindex } from "../../../commands/reindex.ts";
 import { loadContext } from "../../../lib/context.ts";
-import { createGate } from "../../../lib/gate.ts";
+import { createGate } from "../../../lib/gate/gate.ts";
 import { projectOf } from "../../../lib/paths.ts";
 import {
   commandLine,

@@ -1,7 +1,7 @@
 // Tests for lib/sessions/stream_redactor.ts: a streamed reply shown through the gate.
 
 import assert from "node:assert/strict";
-import { createGate } from "../../../lib/gate.ts";
+import { createGate } from "../../../lib/gate/gate.ts";
 import { StreamRedactor } from "../../../lib/sessions/stream_redactor.ts";
 import { fake, SECRET_SHAPES } from "../_secret_shapes.ts";
 

@@ -4,7 +4,7 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { createGate } from "../../../lib/gate.ts";
+import { createGate } from "../../../lib/gate/gate.ts";
 import { projectOf } from "../../../lib/paths.ts";
 import { restoredState } from "../../../lib/sessions/restore.ts";
 import { splitWallTime } from "../../../lib/sessions/spend.ts";
@@ -380,6 +380,46 @@ Deno.test("/btw answers over the conversation, is kept apart from it, and counts
       readRecord(rig, session).spend.turns.map((t: { outcome: string }) => t.outcome),
       ["ok", "btw"],
     );
+  });
+});
+
+Deno.test("/btw that fails is recorded with its question alone; a cancelled one leaves no trace", async (t) => {
+  await t.step("failed", async () => {
+    await withRig(async (rig) => {
+      const session = ChatSession.start(rig.options);
+      await session.turn("first");
+      rig.server.options.failWith = { status: 500, message: "overloaded" };
+      const result = await session.btw("aside?");
+      assert.ok(result.outcome === "failed" && /HTTP 500\): overloaded/.test(result.error.message));
+      const record = readRecord(rig, session);
+      assert.deepEqual(
+        record.btw.map((b: { question: string; answer: unknown }) => [b.question, b.answer]),
+        [["aside?", null]],
+      );
+      assert.deepEqual(
+        record.spend.turns.map((x: { outcome: string }) => x.outcome),
+        ["ok", "btw-failed"],
+      );
+      const trail = Deno.readTextFileSync(rig.store.trailPath(record)).trimEnd().split("\n");
+      assert.deepEqual(JSON.parse(trail.at(-1)!).outcome, "failed");
+    });
+  });
+  await t.step("cancelled", async () => {
+    await withRig(async (rig) => {
+      const session = ChatSession.start(rig.options);
+      await session.turn("kept");
+      const before = Deno.readFileSync(rig.store.recordPath(session.record));
+      rig.server.options.reply = () => "a slow line\n".repeat(40);
+      rig.server.options.pieceDelayMs = 10;
+      const controller = new AbortController();
+      const result = await session.btw("interrupted?", {
+        signal: controller.signal,
+        onText: () => controller.abort(),
+      });
+      assert.equal(result.outcome, "cancelled");
+      assert.deepEqual(Deno.readFileSync(rig.store.recordPath(session.record)), before);
+      assert.deepEqual(session.sideQuestions, []);
+    });
   });
 });
 

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { Buffer } from "node:buffer";
 import { main as show } from "../../../commands/show.ts";
 import { loadContext, openStore, redactorFor } from "../../../lib/context.ts";
-import { createGate } from "../../../lib/gate.ts";
+import { createGate } from "../../../lib/gate/gate.ts";
 import { projectOf } from "../../../lib/paths.ts";
 import { forkConversation } from "../../../lib/sessions/fork.ts";
 import { findRow, pickerRows, withHistoryStore } from "../../../lib/sessions/resume.ts";

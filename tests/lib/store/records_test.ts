@@ -1,7 +1,7 @@
 // Tests for lib/store/records.ts: a conversation row in the form it is shown or sent.
 
 import assert from "node:assert/strict";
-import { redactSecrets } from "../../../lib/gate.ts";
+import { redactSecrets } from "../../../lib/gate/secrets.ts";
 import { projectKey } from "../../../lib/paths.ts";
 import { conversationJson, type ConversationRow } from "../../../lib/store/records.ts";
 import { fake } from "../_secret_shapes.ts";

@@ -16,7 +16,7 @@ import {
   SearchStoppedError,
 } from "../../../lib/store/search.ts";
 import { isFtsSyntax } from "../../../lib/store/_search_bounds.ts";
-import { redactSecrets } from "../../../lib/gate.ts";
+import { redactSecrets } from "../../../lib/gate/secrets.ts";
 import { ADAPTERS } from "../../../lib/sources/mod.ts";
 import { captureWorld, makeWorld, withStore, type World } from "../../_helpers.ts";
 

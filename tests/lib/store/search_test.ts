@@ -4,7 +4,7 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { createGate, redactorOf } from "../../../lib/gate.ts";
+import { createGate, redactorOf } from "../../../lib/gate/gate.ts";
 import { ADAPTERS } from "../../../lib/sources/mod.ts";
 import {
   prefixSuggestion,

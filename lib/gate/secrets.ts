@@ -1,17 +1,11 @@
-// The gate every message passes before it is kept in a record, written, sent to a model or shown:
-// it redacts secrets and labelled values, and withholds quarantined untrusted content.
+// Finding secrets in text: the built-in shapes (provider tokens, private keys, credentials in
+// assignments, URLs and auth headers), the spans they cover, and the text rebuilt with each span
+// replaced by `[REDACTED:<label>]`. Also what every redaction shares: the `Redactor` a derived text
+// passes through, `redactSecrets` (the built-in shapes alone) and `mapStrings`, the walk that
+// passes a whole JSON-like value through one.
 
 import { PREFIXED, SEPARATED_PREFIXES } from "./_secret_prefixes.ts";
-import { visibleMap } from "./invisible.ts";
-
-/** Where a text is going. Allowed labels only ever apply to `"model"`. */
-export type Destination = "disk" | "model" | "display";
-
-/** The gates a pass can run, in the order a trail lists them. */
-export const GATES = ["secrets", "labelled", "quarantine"] as const;
-
-/** The name of one gate: built-in secret patterns, the user's labelled values, the quarantine. */
-export type GateName = (typeof GATES)[number];
+import { visibleMap } from "../invisible.ts";
 
 /** The labels the built-in secret patterns redact with (user labels come from config). */
 export const SECRET_LABELS = [
@@ -78,71 +72,6 @@ export const SECRET_LABELS = [
 
 /** The shape of a label, the same rule config applies to the keys of `secrets`. */
 export const LABEL_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/;
-
-/** Labelled values shorter than this would redact ordinary words, so they are refused. */
-export const MIN_LABELLED_LENGTH = 4;
-
-/** What the gate does to a text it is given. */
-export interface RedactOptions {
-  /** Where the text is going (default `"disk"`, the strictest). */
-  destination?: Destination;
-}
-
-/** The result of one pass of a text through the gate: the text, and what was decided. */
-export interface Redaction {
-  /** The text with secrets replaced by `[REDACTED:<label>]` and quarantined content withheld. */
-  text: string;
-  /** The labels that redacted something, each once, in the order first met. */
-  labels: string[];
-  /** How many times each label redacted something. */
-  counts: Record<string, number>;
-  /** Allowed labels let through unredacted to a model, with how many times. */
-  passed: Record<string, number>;
-  /** The quarantine references that replaced quarantined content, each once. */
-  quarantined: string[];
-  /** The gates that ran. */
-  gates: GateName[];
-  /** Where the text was going. */
-  destination: Destination;
-}
-
-/** The result of one pass of a JSON-like value through the gate. */
-export interface ValueRedaction<T> extends Omit<Redaction, "text"> {
-  /** A copy of the value with every string redacted; the input is left untouched. */
-  value: T;
-}
-
-/** A pass's decisions as a trail takes them: a `Redaction` is one, and so is a quarantine `put`. */
-export interface GateDecision {
-  /** The gates that ran. */
-  gates?: Iterable<GateName>;
-  /** Redactions per label. */
-  counts?: Readonly<Record<string, number>>;
-  /** Allowed labels let through to a model, per label. */
-  passed?: Readonly<Record<string, number>>;
-  /** Quarantine references involved (withheld or newly put). */
-  quarantined?: Iterable<string>;
-}
-
-/** One line of a session's audit trail for one pass: gate names, labels and counts, no content. */
-export interface TrailEntry {
-  /** The gates that ran, in `GATES` order. */
-  gates: GateName[];
-  /** Redactions per label. */
-  redacted: Record<string, number>;
-  /** Allowed labels let through to a model, per label (present only when some were). */
-  allowed?: Record<string, number>;
-  /** How many distinct quarantine references were involved (present when the quarantine ran). */
-  quarantined?: number;
-}
-
-/** The user's configuration of the gate. */
-export interface GateOptions {
-  /** Label to value: values to redact as `[REDACTED:<label>]` (config's `secrets`). */
-  labelled?: Readonly<Record<string, string>>;
-  /** Labels whose matches may be sent to a model (config's `allowedSecrets`). */
-  allowed?: Iterable<string>;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Finding secrets.
@@ -217,12 +146,14 @@ function suffixAlternation(words: readonly string[]): string {
 /** Lower rank loses to higher rank when spans start at the same place. */
 const RANK_GENERIC = 1;
 const RANK_PROVIDER = 2;
-const RANK_LABELLED = 3;
+/** The rank of a user's labelled value: above any built-in shape. */
+export const RANK_LABELLED = 3;
 const RANK_MARKER = 4;
-const RANK_QUARANTINE = 5;
+/** The rank of quarantined content: above everything, so it is withheld whole. */
+export const RANK_QUARANTINE = 5;
 
 /** A stretch of text to redact (or, for an existing marker, to keep as it is). */
-interface Span {
+export interface Span {
   start: number;
   end: number;
   /** The label, or `""` for an existing `[REDACTED:…]` marker, which is kept. */
@@ -418,14 +349,24 @@ function hasLetter(s: string): boolean {
 }
 
 /** Collects the built-in secret spans of `text` into `spans`. */
-function findSecrets(text: string, spans: Span[]): void {
+export function findSecrets(text: string, spans: Span[]): void {
+  findTokens(text, spans);
+  findSeparatedPrefixes(text, spans);
+  findAssignments(text, spans);
+}
+
+/** Provider key shapes and the anchors of what needs context (`TOKEN_FINDER`). */
+function findTokens(text: string, spans: Span[]): void {
   const tokens = TOKEN_FINDER;
   tokens.lastIndex = 0;
-  let pkNoFooterFrom = Infinity;
+  const noFooter = { from: Infinity };
+  const provider = (start: number, end: number, label: string) =>
+    spans.push({ start, end, label, rank: RANK_PROVIDER });
   let m: RegExpExecArray | null;
   while ((m = tokens.exec(text)) !== null) {
     const at = m.index;
     const found = m[0];
+    const end = at + found.length;
     if (m[G_SK] !== undefined) {
       const body = found.slice(2);
       const rest = body.replace(/^(?:ant|proj|svcacct|admin|None|or-v1)-/, "");
@@ -435,68 +376,32 @@ function findSecrets(text: string, spans: Span[]): void {
           : body.startsWith("or-v1-")
           ? "openrouter-key"
           : "openai-key";
-        spans.push({ start: at - 1, end: at + found.length, label, rank: RANK_PROVIDER });
+        provider(at - 1, end, label);
       }
     } else if (m[G_STRIPE] !== undefined) {
-      spans.push({
-        start: at - 1,
-        end: at + found.length,
-        label: "stripe-key",
-        rank: RANK_PROVIDER,
-      });
+      provider(at - 1, end, "stripe-key");
     } else if (m[G_A] !== undefined) {
       if (found.startsWith("AKIA") || found.startsWith("ASIA")) {
-        spans.push({
-          start: at,
-          end: at + found.length,
-          label: "aws-access-key-id",
-          rank: RANK_PROVIDER,
-        });
-      } else if (found.startsWith("AIza")) {
-        spans.push({
-          start: at,
-          end: at + found.length,
-          label: "google-api-key",
-          rank: RANK_PROVIDER,
-        });
-      } else findPrefixed(text, at, found, spans);
+        provider(at, end, "aws-access-key-id");
+      } else if (found.startsWith("AIza")) provider(at, end, "google-api-key");
+      else findPrefixed(text, at, found, spans);
     } else if (m[G_JWT] !== undefined) {
-      spans.push({ start: at - 2, end: at + found.length, label: "jwt", rank: RANK_PROVIDER });
+      provider(at - 2, end, "jwt");
     } else if (m[G_SLACK] !== undefined) {
-      if (hasDigit(found.slice(5))) {
-        spans.push({
-          start: at,
-          end: at + found.length,
-          label: "slack-token",
-          rank: RANK_PROVIDER,
-        });
-      }
+      if (hasDigit(found.slice(5))) provider(at, end, "slack-token");
     } else if (m[G_GIT] !== undefined) {
-      const label = found.startsWith("gl") ? "gitlab-token" : "github-token";
-      spans.push({ start: at, end: at + found.length, label, rank: RANK_PROVIDER });
+      provider(at, end, found.startsWith("gl") ? "gitlab-token" : "github-token");
     } else if (m[G_LETTERED] !== undefined) {
       findPrefixed(text, at, found, spans);
     } else if (m[G_PRIVATE_KEY] !== undefined) {
-      if (found[5] === "E") {
-        findKeyTail(text, at, spans);
-        continue;
+      if (found[5] === "E") findKeyTail(text, at, spans);
+      else {
+        const keyEnd = findPrivateKey(text, at, noFooter);
+        if (keyEnd !== -1) {
+          provider(at, keyEnd, "private-key");
+          tokens.lastIndex = keyEnd;
+        }
       }
-      PRIVATE_KEY_HEADER.lastIndex = at;
-      if (!PRIVATE_KEY_HEADER.test(text)) continue;
-      const headerEnd = PRIVATE_KEY_HEADER.lastIndex;
-      // A missing footer is remembered, so many headers without one stay linear.
-      let end = -1;
-      if (headerEnd < pkNoFooterFrom) {
-        end = findFooter(text, headerEnd);
-        if (end === -1) pkNoFooterFrom = headerEnd;
-      }
-      if (end === -1) {
-        PRIVATE_KEY_BODY.lastIndex = headerEnd;
-        if (!PRIVATE_KEY_BODY.test(text)) continue;
-        end = text.length;
-      }
-      spans.push({ start: at, end, label: "private-key", rank: RANK_PROVIDER });
-      tokens.lastIndex = end;
     } else if (m[G_COLON] !== undefined) {
       if (found === "://") findInUrl(text, at, spans);
       else findAfterColon(text, at, found, spans);
@@ -504,8 +409,32 @@ function findSecrets(text: string, spans: Span[]): void {
       findAuthToken(text, at, found, spans);
     }
   }
+}
+
+/**
+ * Where a private key whose `-----BEGIN ` is at `at` ends: after its END line, or at the end of
+ * the text when key material follows the header and no END line does; -1 for a header alone.
+ * `noFooter.from` remembers a search for an END line that found none, so many headers without
+ * one stay linear.
+ */
+function findPrivateKey(text: string, at: number, noFooter: { from: number }): number {
+  PRIVATE_KEY_HEADER.lastIndex = at;
+  if (!PRIVATE_KEY_HEADER.test(text)) return -1;
+  const headerEnd = PRIVATE_KEY_HEADER.lastIndex;
+  if (headerEnd < noFooter.from) {
+    const end = findFooter(text, headerEnd);
+    if (end !== -1) return end;
+    noFooter.from = headerEnd;
+  }
+  PRIVATE_KEY_BODY.lastIndex = headerEnd;
+  return PRIVATE_KEY_BODY.test(text) ? text.length : -1;
+}
+
+/** Provider tokens whose prefix ends in `_`, `-`, `.` or `~` (`PREFIX_FINDER`). */
+function findSeparatedPrefixes(text: string, spans: Span[]): void {
   const prefixes = PREFIX_FINDER;
   prefixes.lastIndex = 0;
+  let m: RegExpExecArray | null;
   while ((m = prefixes.exec(text)) !== null) {
     const after = m.index + 1;
     const prefix = m[G_SEPARATED] ?? m[G_TERRAFORM] ?? m[G_MAILCHIMP] ?? m[G_AZURE] ?? "";
@@ -517,8 +446,13 @@ function findSecrets(text: string, spans: Span[]): void {
       pushMatch(text, start, after, TERRAFORM_REST, "terraform-token", spans);
     } else pushMatch(text, start, after, AZURE_SECRET_REST, "azure-client-secret", spans);
   }
+}
+
+/** Values after a key word that says a secret (`KEY_FINDER`): `password=…`, `"token": "…"`. */
+function findAssignments(text: string, spans: Span[]): void {
   const keys = KEY_FINDER;
   keys.lastIndex = 0;
+  let m: RegExpExecArray | null;
   while ((m = keys.exec(text)) !== null) {
     // Going on after the value keeps `token=token=token=…` linear.
     keys.lastIndex = Math.max(keys.lastIndex, findAssignedValue(text, m, spans));
@@ -676,7 +610,7 @@ function findAuthToken(text: string, at: number, found: string, spans: Span[]): 
 }
 
 /** Whether a value is worth redacting at all: not empty, a placeholder or an earlier marker. */
-function secretLooking(value: string): boolean {
+export function secretLooking(value: string): boolean {
   if (value.length === 0 || QUOTED_PLACEHOLDER.test(value)) return false;
   const first = value.charCodeAt(0);
   return first !== 36 /* $ */ && first !== 123 /* { */ && first !== 60 /* < */;
@@ -824,6 +758,14 @@ function awsSecretShaped(value: string): boolean {
     !RUN_TOGETHER_WORDS.test(value);
 }
 
+/**
+ * The label a value under `key` is redacted with when the key names a secret (`password`,
+ * `apiKey`, `token`, …), or undefined when it names none.
+ */
+export function secretKeyLabel(key: string): string | undefined {
+  return SECRET_KEY.test(key) ? assignmentLabel(wordOf(key)) : undefined;
+}
+
 /** The key word proper at the end of a key name: `password` of `DB_PASSWORD`. */
 function wordOf(key: string): string {
   return SECRET_KEY.exec(key)?.[0] ?? key;
@@ -871,7 +813,7 @@ function pushQuoted(
 }
 
 /** Counts kept while a text is rebuilt; absent when only the text is wanted. */
-interface Tally {
+export interface Tally {
   counts: Map<string, number>;
   passed: Map<string, number>;
 }
@@ -882,7 +824,7 @@ interface Tally {
  * stretch is only let through if every part of it is allowed. With `from` and `to`, only that
  * part of the result is built: a stretch running over either edge is replaced in the part inside.
  */
-function applySpans(
+export function applySpans(
   text: string,
   spans: Span[],
   allowed: ReadonlySet<string> | undefined,
@@ -935,145 +877,15 @@ function applySpans(
 }
 
 // ---------------------------------------------------------------------------------------------
-// The quarantine.
-
-/** What `Quarantine.withhold` returns: the message with quarantined content replaced. */
-export interface Withheld<T> {
-  /** A copy of the message in which each quarantined content is replaced by its reference. */
-  message: T;
-  /** The references that replaced something, each once. */
-  refs: string[];
-}
-
-interface QuarantineEntry {
-  content: string;
-  source: string | undefined;
-}
-
-/**
- * Untrusted content held in memory under references (`quarantine:1`, `quarantine:2`, …) from a
- * counter that only ever goes up. Nothing in it is ever serialised: `toJSON` gives only the count.
- *
- * @example
- * const ref = gate.quarantine.put(page, { source: "https://example.com" }); // "quarantine:1"
- * const { message } = gate.quarantine.withhold({ role: "tool", content: page });
- * // message.content === "quarantine:1"
- */
-export class Quarantine {
-  #entries = new Map<string, QuarantineEntry>();
-  #counter = 0;
-
-  /** Holds `content` and returns its new reference. */
-  put(content: string, options: { source?: string } = {}): string {
-    if (typeof content !== "string") {
-      throw new TypeError(`Cannot quarantine content: expected a string, got ${typeof content}`);
-    }
-    this.#counter++;
-    const ref = `quarantine:${this.#counter}`;
-    this.#entries.set(ref, { content, source: options.source });
-    return ref;
-  }
-
-  /** The content held under `ref`, or undefined. */
-  get(ref: string): string | undefined {
-    return this.#entries.get(ref)?.content;
-  }
-
-  /** Whether `ref` names held content. */
-  has(ref: string): boolean {
-    return this.#entries.has(ref);
-  }
-
-  /** Where the content under `ref` came from, as given to `put`. */
-  sourceOf(ref: string): string | undefined {
-    return this.#entries.get(ref)?.source;
-  }
-
-  /** How many contents are held. */
-  get size(): number {
-    return this.#entries.size;
-  }
-
-  /** Replaces every quarantined content in `text` by its reference. */
-  withholdText(text: string): Withheld<string> {
-    const found = this.find(text);
-    if (found.length === 0) return { message: text, refs: [] };
-    const out: string[] = [];
-    const refs = new Set<string>();
-    let last = 0;
-    for (const { start, end, refs: group } of found) {
-      for (const ref of group) refs.add(ref);
-      out.push(text.slice(last, start), group.join(" "));
-      last = end;
-    }
-    out.push(text.slice(last));
-    return { message: out.join(""), refs: [...refs] };
-  }
-
-  /**
-   * Where quarantined content occurs in `text`, in order; overlapping contents are one stretch
-   * with all their references, so no part of either survives when it is replaced.
-   */
-  find(text: string): { start: number; end: number; refs: string[] }[] {
-    if (this.#entries.size === 0 || text.length === 0) return [];
-    const hits: { start: number; end: number; ref: string }[] = [];
-    const seen = new Set<string>();
-    for (const [ref, { content }] of this.#entries) {
-      // The same content put twice is withheld under its first reference.
-      if (content.length === 0 || seen.has(content)) continue;
-      seen.add(content);
-      for (let i = text.indexOf(content); i !== -1; i = text.indexOf(content, i + content.length)) {
-        hits.push({ start: i, end: i + content.length, ref });
-      }
-    }
-    hits.sort((a, b) => a.start - b.start || b.end - a.end);
-    const found: { start: number; end: number; refs: string[] }[] = [];
-    let i = 0;
-    while (i < hits.length) {
-      const first = hits[i]!;
-      let end = first.end;
-      const refs = [first.ref];
-      for (i++; i < hits.length && hits[i]!.start < end; i++) {
-        const h = hits[i]!;
-        end = Math.max(end, h.end);
-        if (!refs.includes(h.ref)) refs.push(h.ref);
-      }
-      found.push({ start: first.start, end, refs });
-    }
-    return found;
-  }
-
-  /**
-   * Replaces quarantined content by its reference in every string of a JSON-like message
-   * (strings, arrays, plain objects), returning a copy; call it on anything about to be written.
-   */
-  withhold<T>(message: T): Withheld<T> {
-    const refs = new Set<string>();
-    const value = mapStrings(message, (s) => {
-      const w = this.withholdText(s);
-      for (const ref of w.refs) refs.add(ref);
-      return w.message;
-    });
-    return { message: value, refs: [...refs] };
-  }
-
-  /** Only the count, so an accidental `JSON.stringify` cannot leak quarantined content. */
-  toJSON(): { refs: number } {
-    return { refs: this.#entries.size };
-  }
-
-  /** What `Deno.inspect` shows of it (printing it, say): the count only. */
-  [Symbol.for("Deno.customInspect")](): string {
-    return `Quarantine { refs: ${this.#entries.size} }`;
-  }
-}
+// Markers and JSON-like values.
 
 /**
  * Whether `text` holds a `[REDACTED:<label>]` marker: a value as the gate showed it (a project's
  * path in a link), which names nothing on disk.
  */
 export function holdsRedaction(text: string): boolean {
-  return /\[REDACTED:[A-Za-z0-9_.-]{1,64}\]/.test(text);
+  MARKER.lastIndex = 0;
+  return MARKER.test(text);
 }
 
 /**
@@ -1108,253 +920,7 @@ export function mapStrings<T>(value: T, fn: (s: string, key: string | undefined)
 }
 
 // ---------------------------------------------------------------------------------------------
-// The gate.
-
-interface Labelled {
-  label: string;
-  /** The value, and its JSON-escaped form when that differs. */
-  needles: string[];
-}
-
-/**
- * The gate: built from the user's labelled values and allowed labels, it redacts texts and
- * JSON-like values and owns the quarantine. Build one with `createGate`.
- */
-export class Gate {
-  /** Untrusted content held in memory, never written. */
-  readonly quarantine: Quarantine = new Quarantine();
-  #labelled: Labelled[];
-  #allowed: ReadonlySet<string>;
-
-  /** Validates the options; see `createGate`. */
-  constructor(options: GateOptions = {}) {
-    const labelled: Labelled[] = [];
-    for (const [label, value] of Object.entries(options.labelled ?? {})) {
-      if (!LABEL_PATTERN.test(label)) {
-        throw new RangeError(
-          `Invalid secret label "${label}": expected 1 to 64 letters, digits, "_", "." or "-"`,
-        );
-      }
-      if (typeof value !== "string") {
-        throw new TypeError(`Invalid value for secret label "${label}": expected a string`);
-      }
-      if (value.length < MIN_LABELLED_LENGTH) {
-        throw new RangeError(
-          `Invalid value for secret label "${label}": expected at least ${MIN_LABELLED_LENGTH} characters`,
-        );
-      }
-      const escaped = JSON.stringify(value).slice(1, -1);
-      labelled.push({ label, needles: escaped === value ? [value] : [value, escaped] });
-    }
-    // Longer values first, so a value that contains another one is redacted whole.
-    labelled.sort((a, b) => b.needles[0]!.length - a.needles[0]!.length);
-    this.#labelled = labelled;
-    const allowed = new Set<string>();
-    for (const label of options.allowed ?? []) {
-      if (typeof label !== "string" || !LABEL_PATTERN.test(label)) {
-        throw new RangeError(
-          `Invalid allowed label ${
-            JSON.stringify(String(label))
-          }: expected 1 to 64 letters, digits, "_", "." or "-"`,
-        );
-      }
-      allowed.add(label);
-    }
-    this.#allowed = allowed;
-  }
-
-  /** The labels of the user's labelled values (never the values). */
-  get labels(): string[] {
-    return this.#labelled.map((l) => l.label);
-  }
-
-  /** The labels allowed to pass to a model. */
-  get allowed(): string[] {
-    return [...this.#allowed];
-  }
-
-  /**
-   * Passes `text` through the gate. Secrets and labelled values become `[REDACTED:<label>]`
-   * (allowed labels pass when the destination is `"model"`); for `"disk"` (the default) and
-   * `"display"`, quarantined content is replaced by its reference first.
-   *
-   * @example
-   * gate.redact(`key=${key}`).text; // "key=[REDACTED:openai-key]"
-   */
-  redact(text: string, options: RedactOptions = {}): Redaction {
-    const destination = checkDestination(options.destination);
-    const tally: Tally = { counts: new Map(), passed: new Map() };
-    const quarantined = new Set<string>();
-    const out = this.#pass(text, destination, tally, quarantined);
-    return this.#result(destination, tally, quarantined, { text: out });
-  }
-
-  /** The fast path for derived text (destination `"disk"`): only the redacted text. */
-  redactText(text: string): string {
-    return this.#pass(text, "disk", undefined, undefined);
-  }
-
-  /**
-   * Redacts `text` as the middle of `before + text + after`, for derived text as `redactText`
-   * does: a secret running over an edge into a neighbour is still found, and its part inside
-   * `text` is redacted. This is how a text cut in pieces (a long line's chunks) is redacted one
-   * piece at a time without showing a secret in two halves.
-   *
-   * @example
-   * gate.redactBetween("key sk-pro", "j-abc…", " done"); // "[REDACTED:openai-key]"
-   */
-  redactBetween(before: string, text: string, after: string): string {
-    for (const [name, value] of [["before", before], ["text", text], ["after", after]]) {
-      if (typeof value !== "string") {
-        throw new TypeError(`Cannot redact "${name}": expected a string, got ${typeof value}`);
-      }
-    }
-    const whole = before + text + after;
-    const spans: Span[] = [];
-    for (const { start, end, refs } of this.quarantine.find(whole)) {
-      spans.push({
-        start,
-        end,
-        label: refs[0]!,
-        rank: RANK_QUARANTINE,
-        replacement: refs.join(" "),
-      });
-    }
-    this.#findAll(whole, spans);
-    return applySpans(
-      whole,
-      spans,
-      undefined,
-      undefined,
-      before.length,
-      before.length + text.length,
-    );
-  }
-
-  /**
-   * Passes every string of a JSON-like value (a message, a tool call) through the gate and
-   * returns a redacted copy. A string under a key that names a secret (`password`, `apiKey`,
-   * `token`, …) is redacted whole unless it is empty or a placeholder.
-   */
-  redactValue<T>(value: T, options: RedactOptions = {}): ValueRedaction<T> {
-    const destination = checkDestination(options.destination);
-    const tally: Tally = { counts: new Map(), passed: new Map() };
-    const quarantined = new Set<string>();
-    const out = mapStrings(value, (s, key) => {
-      const redacted = this.#pass(s, destination, tally, quarantined);
-      if (key === undefined || !SECRET_KEY.test(key) || redacted.startsWith("[REDACTED:")) {
-        return redacted;
-      }
-      if (!secretLooking(redacted) || /^quarantine:\d+$/.test(redacted)) return redacted;
-      const label = assignmentLabel(wordOf(key));
-      if (destination === "model" && this.#allowed.has(label)) {
-        tally.passed.set(label, (tally.passed.get(label) ?? 0) + 1);
-        return redacted;
-      }
-      tally.counts.set(label, (tally.counts.get(label) ?? 0) + 1);
-      return `[REDACTED:${label}]`;
-    });
-    return this.#result(destination, tally, quarantined, { value: out });
-  }
-
-  #pass(
-    text: string,
-    destination: Destination,
-    tally: Tally | undefined,
-    quarantined: Set<string> | undefined,
-  ): string {
-    if (typeof text !== "string") {
-      throw new TypeError(`Cannot redact: expected a string, got ${typeof text}`);
-    }
-    let input = text;
-    if (destination !== "model" && this.quarantine.size > 0) {
-      const w = this.quarantine.withholdText(input);
-      input = w.message;
-      if (quarantined !== undefined) { for (const ref of w.refs) quarantined.add(ref); }
-    }
-    const spans: Span[] = [];
-    this.#findAll(input, spans);
-    const allowed = destination === "model" && this.#allowed.size > 0 ? this.#allowed : undefined;
-    return applySpans(input, spans, allowed, tally);
-  }
-
-  /**
-   * Collects the spans of built-in secrets and labelled values in `text`, as a reader sees it:
-   * a secret with a zero-width character inside (`ghp_…\u200b…`) is found whole, since the index
-   * and the eye both read through such characters (`lib/invisible.ts`).
-   */
-  #findAll(text: string, spans: Span[]): void {
-    const seen = visibleMap(text);
-    if (seen === null) return this.#findIn(text, spans);
-    const found: Span[] = [];
-    this.#findIn(seen.text, found);
-    for (const span of found) {
-      spans.push({ ...span, start: seen.at[span.start]!, end: seen.at[span.end - 1]! + 1 });
-    }
-  }
-
-  #findIn(text: string, spans: Span[]): void {
-    findSecrets(text, spans);
-    for (const { label, needles } of this.#labelled) {
-      for (const needle of needles) {
-        for (let i = text.indexOf(needle); i !== -1; i = text.indexOf(needle, i + needle.length)) {
-          spans.push({ start: i, end: i + needle.length, label, rank: RANK_LABELLED });
-        }
-      }
-    }
-  }
-
-  #result<E extends object>(
-    destination: Destination,
-    tally: Tally,
-    quarantined: Set<string>,
-    extra: E,
-  ): Omit<Redaction, "text"> & E {
-    const gates: GateName[] = ["secrets"];
-    if (this.#labelled.length > 0) gates.push("labelled");
-    if (destination !== "model") gates.push("quarantine");
-    return {
-      ...extra,
-      labels: [...tally.counts.keys()],
-      counts: Object.fromEntries(tally.counts),
-      passed: Object.fromEntries(tally.passed),
-      quarantined: [...quarantined],
-      gates,
-      destination,
-    };
-  }
-
-  /** Labels and counts only: never a labelled value or quarantined content. */
-  toJSON(): { labelled: string[]; allowed: string[]; quarantine: { refs: number } } {
-    return { labelled: this.labels, allowed: this.allowed, quarantine: this.quarantine.toJSON() };
-  }
-
-  /** What `Deno.inspect` shows of it (printing it, say): what `toJSON` shows. */
-  [Symbol.for("Deno.customInspect")](): string {
-    return `Gate ${JSON.stringify(this)}`;
-  }
-}
-
-function checkDestination(destination: Destination | undefined): Destination {
-  const d = destination ?? "disk";
-  if (d !== "disk" && d !== "model" && d !== "display") {
-    throw new RangeError(
-      `Unknown destination ${JSON.stringify(String(d))}: expected "disk", "model" or "display"`,
-    );
-  }
-  return d;
-}
-
-/**
- * Builds the gate from the user's labelled values and the labels allowed to reach a model.
- *
- * @example
- * const gate = createGate({ labelled: { "work-db": dbPassword }, allowed: ["work-db"] });
- * gate.redact(text, { destination: "model" });
- */
-export function createGate(options: GateOptions = {}): Gate {
-  return new Gate(options);
-}
+// Redacting derived text.
 
 /**
  * A redaction of derived text: called on a text, or through `between` on a piece of a longer text
@@ -1373,12 +939,44 @@ export interface Redactor {
  */
 export const REDACTION_OVERLAP = 8192;
 
-/** The redaction of derived text by `gate` (destination `"disk"`), as a `Redactor`. */
-export function redactorOf(gate: Gate): Redactor {
-  return Object.assign((text: string) => gate.redactText(text), {
-    between: (before: string, text: string, after: string) =>
-      gate.redactBetween(before, text, after),
-  });
+/**
+ * Collects the spans `find` finds in `text` as a reader sees it: a secret with a zero-width
+ * character inside (`ghp_…\u200b…`) is found whole, since the index and the eye both read through
+ * such characters (`lib/invisible.ts`).
+ */
+export function findAsSeen(
+  text: string,
+  spans: Span[],
+  find: (text: string, spans: Span[]) => void,
+): void {
+  const seen = visibleMap(text);
+  if (seen === null) return find(text, spans);
+  const found: Span[] = [];
+  find(seen.text, found);
+  for (const span of found) {
+    spans.push({ ...span, start: seen.at[span.start]!, end: seen.at[span.end - 1]! + 1 });
+  }
+}
+
+/**
+ * Redacts `text` as the middle of `before + text + after`, with the spans `find` collects in the
+ * whole: a secret running over an edge is found whole, and its part inside `text` redacted.
+ */
+export function redactWindow(
+  before: string,
+  text: string,
+  after: string,
+  find: (whole: string, spans: Span[]) => void,
+): string {
+  for (const [name, value] of [["before", before], ["text", text], ["after", after]]) {
+    if (typeof value !== "string") {
+      throw new TypeError(`Cannot redact "${name}": expected a string, got ${typeof value}`);
+    }
+  }
+  const whole = before + text + after;
+  const spans: Span[] = [];
+  find(whole, spans);
+  return applySpans(whole, spans, undefined, undefined, before.length, before.length + text.length);
 }
 
 /** Redacts built-in secret shapes only (no labelled values, no quarantine). */
@@ -1393,63 +991,6 @@ export const redactSecrets: Redactor = Object.assign(
   },
   {
     between: (before: string, text: string, after: string) =>
-      BUILT_IN.redactBetween(before, text, after),
+      redactWindow(before, text, after, (whole, spans) => findAsSeen(whole, spans, findSecrets)),
   },
 );
-
-/** A gate with nothing labelled and an empty quarantine: the built-in shapes only. */
-const BUILT_IN = new Gate();
-
-/**
- * The audit trail's record of one pass: which gates ran and what they decided, as gate names,
- * labels and counts, never content. Takes `Redaction`s and other decisions, such as
- * `{ gates: ["quarantine"], quarantined: [ref] }` for content put in quarantine.
- *
- * @example
- * trailEntry([gate.redact(prompt), { gates: ["quarantine"], quarantined: [ref] }]);
- * // { gates: ["secrets", "quarantine"], redacted: { "openai-key": 1 }, quarantined: 1 }
- */
-export function trailEntry(decisions: GateDecision | Iterable<GateDecision>): TrailEntry {
-  const list: Iterable<GateDecision> = isIterable(decisions) ? decisions : [decisions];
-  const ran = new Set<GateName>();
-  const redacted = new Map<string, number>();
-  const allowed = new Map<string, number>();
-  const refs = new Set<string>();
-  for (const d of list) {
-    for (const g of d.gates ?? []) if ((GATES as readonly string[]).includes(g)) ran.add(g);
-    addCounts(redacted, d.counts);
-    addCounts(allowed, d.passed);
-    for (const ref of d.quarantined ?? []) {
-      if (typeof ref === "string" && /^quarantine:\d+$/.test(ref)) refs.add(ref);
-    }
-  }
-  if (refs.size > 0) ran.add("quarantine");
-  const entry: TrailEntry = {
-    gates: GATES.filter((g) => ran.has(g)),
-    redacted: sortedRecord(redacted),
-  };
-  if (allowed.size > 0) entry.allowed = sortedRecord(allowed);
-  if (ran.has("quarantine")) entry.quarantined = refs.size;
-  return entry;
-}
-
-function isIterable(v: unknown): v is Iterable<GateDecision> {
-  return typeof v === "object" && v !== null && Symbol.iterator in v;
-}
-
-/** Adds counts, keeping only label-shaped keys so nothing else can reach a trail. */
-function addCounts(
-  into: Map<string, number>,
-  counts: Readonly<Record<string, number>> | undefined,
-) {
-  if (counts === undefined) return;
-  for (const [label, n] of Object.entries(counts)) {
-    if (!Number.isSafeInteger(n) || n <= 0) continue;
-    const key = LABEL_PATTERN.test(label) ? label : "invalid-label";
-    into.set(key, (into.get(key) ?? 0) + n);
-  }
-}
-
-function sortedRecord(map: Map<string, number>): Record<string, number> {
-  return Object.fromEntries([...map].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
-}

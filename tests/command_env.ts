@@ -1,0 +1,48 @@
+// How the tests and the bench run a logbook command as a user runs it: with the permission flags
+// of its `deno task`, and with what a child Deno needs from this environment. Not `_`-named, so
+// the bench may import it (as it does `postgres_server.ts`).
+
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const ROOT = fileURLToPath(new URL("../", import.meta.url));
+
+/**
+ * The permission flags `deno task <command>` runs a command with (from the deno.json of the
+ * toolkit at `root`, this one unless told), so child processes run with exactly the permissions
+ * users get, not `-A`. `command` is the task's name or the file's (`delete-user-data`,
+ * `delete_user_data`).
+ */
+export function taskFlags(command: string, root = ROOT): string[] {
+  const config = JSON.parse(Deno.readTextFileSync(join(root, "deno.json")));
+  const line: string | undefined = config.tasks?.[command.replaceAll("_", "-")];
+  // The task's run of its command (start's task builds the bundle first, with its own flags).
+  const file = command.replaceAll("-", "_");
+  const match = line &&
+    new RegExp(`(?:^|; )deno run ((?:-\\S+ )*)commands/${file}\\.ts`).exec(line);
+  if (!match) throw new Error(`No "deno run … commands/" task for "${command}" in deno.json`);
+  return match[1]!.trim().split(" ").filter(Boolean);
+}
+
+/**
+ * What a child Deno needs from this environment whatever its own variables: PATH, the module
+ * cache (so nothing is downloaded again under a temp HOME), TLS and proxy settings, and
+ * LOGBOOK_SOURCES (`deno task test` sets it, so `search` and `show` run their sources).
+ */
+export function childBaseEnv(): Record<string, string> {
+  const env = Deno.env.toObject();
+  const home = env.HOME ?? "/root";
+  const base: Record<string, string> = {
+    PATH: env.PATH ?? "/usr/bin:/bin",
+    DENO_DIR: env.DENO_DIR ?? join(env.XDG_CACHE_HOME ?? join(home, ".cache"), "deno"),
+  };
+  for (const [key, value] of Object.entries(env)) {
+    if (
+      /^(LOGBOOK_SOURCES|SSL_CERT_FILE|SSL_CERT_DIR|DENO_CERT|DENO_TLS_CA_STORE|NODE_EXTRA_CA_CERTS|https?_proxy|HTTPS?_PROXY|no_proxy|NO_PROXY|NPM_CONFIG_REGISTRY)$/
+        .test(key)
+    ) {
+      base[key] = value;
+    }
+  }
+  return base;
+}
