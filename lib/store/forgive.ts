@@ -101,6 +101,8 @@ interface Said {
   word: string;
   tokens: string[];
   prefix: boolean;
+  /** Quoted as typed: its words are one term, as FTS5 matches them. */
+  phrase: boolean;
   widened: Word | null;
 }
 
@@ -116,7 +118,17 @@ export class Forgiveness {
   readonly #said: Said[];
   #queries = new Map<Level, string>();
 
-  constructor(store: HistoryStore, typed: string, mode: Forgive, budget: SearchBudget) {
+  /**
+   * The levels of `typed`, the FTS5 query of `query` (as the user typed it, which may have a
+   * punctuated word the search quoted: `phx.server` as `"phx.server"`).
+   */
+  constructor(
+    store: HistoryStore,
+    typed: string,
+    mode: Forgive,
+    budget: SearchBudget,
+    query = typed,
+  ) {
     this.mode = mode;
     this.typed = typed;
     this.#store = store;
@@ -125,17 +137,19 @@ export class Forgiveness {
     this.#words = [];
     this.#said = [];
     const untouched = mode === "exact" || UNTOUCHED.test(typed);
+    const asTyped = query.match(PIECE) ?? [];
+    const original = asTyped.length === this.#pieces.length ? asTyped : this.#pieces;
     let lastBare = -1;
     this.#pieces.forEach((piece, i) => {
       const before = this.#pieces[i - 1];
-      if (/^(AND|OR|NOT)$/.test(piece) || piece === "(" || piece === ")") return;
+      if (/^(AND|OR|NOT|NEAR)$/.test(piece) || piece === "(" || piece === ")") return;
       if (before === "NOT") return;
       if (piece.startsWith('"')) {
         const tokens = tokenize(piece.replace(/"\*?$/, "").slice(1));
         const prefix = piece.endsWith("*");
-        if (tokens.length) {
-          this.#said.push({ word: tokens.join(" "), tokens, prefix, widened: null });
-        }
+        const phrase = original[i]!.startsWith('"');
+        const word = phrase ? tokens.join(" ") : original[i]!.replace(/\*$/, "").toLowerCase();
+        if (tokens.length) this.#said.push({ word, tokens, prefix, phrase, widened: null });
         return;
       }
       const star = piece.length > 1 && piece.endsWith("*");
@@ -149,7 +163,7 @@ export class Forgiveness {
         ? { piece: i, word, prefixed: mode === "fallback", plain: PLAIN_WORD.test(bare) }
         : null;
       if (widened) this.#words.push(widened);
-      this.#said.push({ word: tokens.join(" "), tokens, prefix: star, widened });
+      this.#said.push({ word, tokens, prefix: star, phrase: false, widened });
       lastBare = i;
     });
     if (mode === "typing") {
@@ -231,7 +245,9 @@ export class Forgiveness {
     this.#said.forEach((said, i) => {
       const widened = said.widened;
       if (!widened || level === 0) {
-        terms.push({ text: said.tokens.join(" "), prefix: said.prefix, said: i, how: "exact" });
+        // As typed, as `queryTerms` marks them: a phrase whole, a word's tokens apiece.
+        const texts = said.phrase ? [said.tokens.join(" ")] : said.tokens;
+        for (const text of texts) terms.push({ text, prefix: said.prefix, said: i, how: "exact" });
         return;
       }
       const alternatives = this.#alternatives(widened, level);

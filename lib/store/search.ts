@@ -271,7 +271,13 @@ function searchWithin(
     for (const typed of unindexed ? [] : ftsForms(options.query)) {
       if (!isFtsSyntax(typed)) continue;
       checkBounds(typed);
-      const forgiveness = new Forgiveness(store, typed, options.forgive ?? "exact", budget);
+      const forgiveness = new Forgiveness(
+        store,
+        typed,
+        options.forgive ?? "exact",
+        budget,
+        options.query,
+      );
       const page = { store, deriver, options, budget, offset, limit, forgiveness };
       try {
         const found = runLevels(forgiveness, options.query, (tiers) => ftsPage(page, tiers));
@@ -1108,7 +1114,13 @@ function groupsWithin(
     for (const typed of unindexed ? [] : ftsForms(options.query)) {
       if (!isFtsSyntax(typed)) continue;
       checkBounds(typed);
-      const forgiveness = new Forgiveness(store, typed, options.forgive ?? "exact", budget);
+      const forgiveness = new Forgiveness(
+        store,
+        typed,
+        options.forgive ?? "exact",
+        budget,
+        options.query,
+      );
       const scope = { store, deriver, options, budget, offset, limit, forgiveness };
       try {
         const found = runLevels(

@@ -19,6 +19,7 @@ import { INLINE_FILTERS, projectOfNamed, resolveSearch, splitInline } from "../.
 import type { HistoryStore } from "../../lib/store/db.ts";
 import {
   countMatches,
+  type Forgiven,
   type MatchCounts,
   type SearchFilters,
   type SearchHit,
@@ -160,13 +161,25 @@ export const searchPageRoute: Route = (svc) =>
         : page.mode === "literal"
         ? notice("The query is not valid FTS5 syntax: this is a literal substring scan")
         : ""
-    }${page.stopNote ? notice(page.stopNote) : ""}${
+    }${page.forgiven ? forgivenNotice(page.forgiven, form) : ""}${
+      page.stopNote ? notice(page.stopNote) : ""
+    }${
       "groups" in page
         ? groupResults(svc, page, form, extra.counts, home)
         : results(svc, page, form, extra.counts, home)
     }`;
     return c.html(layout(`Search: ${form.q}`, "search", body));
   });
+
+/**
+ * What a search forgave (`no hits for "lanternfsh"; showing "lanternfish"`), with the way back to
+ * the words as typed: the same search with `forgive=exact`.
+ */
+function forgivenNotice(forgiven: Forgiven, form: Form): Html {
+  return html`<p class="notice forgiven">${upperFirst(forgiven.note)} · <a href="${
+    linkWith(form, { forgive: "exact" })
+  }">search for the words as typed</a></p>`;
+}
 
 /** The search page listing a project's conversations, newest first (no words to search for). */
 export function projectConversationsHref(project: string): string {
@@ -306,7 +319,8 @@ when <code>start</code> exits), not your own histories.</p>`;
 function hint(): Html {
   return html`<p class="muted">Press <kbd>/</kbd> anywhere to jump to the search box, <kbd>j</kbd>
 and <kbd>k</kbd> to move between hits and <kbd>Enter</kbd> to open one. Words match whole words and
-prefixes with <code>*</code>; quote a phrase. Filters can be typed in the box:
+prefixes with <code>*</code>; quote a phrase. Words that find nothing are searched as the words they
+begin, their other forms, then the closest spellings. Filters can be typed in the box:
 <code>agent:codex</code>, <code>project:/home/me/app</code>, <code>since:7d</code>,
 <code>until:2026-03-10</code>, <code>kind:tool_call</code>, <code>role:user</code>.</p>`;
 }

@@ -123,9 +123,23 @@ Deno.test("the search page marks matches, links each hit to its place, and escap
         api.noMatch.text,
         `No matches for "${PLANTED.phrase}" in the last 7 days; 2 older matches: drop since:7d`,
       );
-      const prefix = await (await request(app, q("walru since:3650d"))).text();
+      // The words as typed (forgive=exact): a prefix they begin is offered as a link.
+      const prefix = await (await request(app, `${q("walru since:3650d")}&forgive=exact`)).text();
       assert.match(prefix, /No matches\. Indexed words begin with it: try &quot;walru\*&quot;/);
-      assert.ok(prefix.includes('<a href="/?q=since%3A3650d+walru*">walru*</a>'), prefix);
+      assert.ok(
+        prefix.includes('<a href="/?q=since%3A3650d+walru*&amp;forgive=exact">walru*</a>'),
+        prefix,
+      );
+      // Forgiving (the default): the prefix's hits, saying so, with the way back to the words.
+      const forgiven = await (await request(app, q("walru since:3650d"))).text();
+      assert.match(forgiven, /<mark>walrus<\/mark>/);
+      assert.ok(
+        forgiven.includes(
+          '<p class="notice forgiven">No hits for &quot;walru&quot;; showing &quot;walru*&quot; · ' +
+            '<a href="/?q=walru+since%3A3650d&amp;forgive=exact">search for the words as typed</a>',
+        ),
+        forgiven,
+      );
       // A project's last path component names it; a near miss offers the closest.
       const byName = await (await request(app, q("marmot project:alpha"))).text();
       assert.match(byName, /<strong>\d+<\/strong> match/);

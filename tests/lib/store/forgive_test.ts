@@ -221,6 +221,42 @@ Deno.test("a forgiving search leaves phrases, code, numbers, CJK and filters as 
       const found = await find(world, { query: "lanternf", forgive: "fallback", agent: "claude" });
       assert.deepEqual(conversations(found), [KEYS]);
     });
+    await t.step(
+      "a query found as typed gets the hits and marks of a search without forgive",
+      async () => {
+        const queries = [
+          "loader_utils.ts",
+          "parse_config_file",
+          "lanternfish service",
+          '"signing keys"',
+          "keys NOT cron",
+          "lanternf*",
+          "rotating OR lantern",
+        ];
+        for (const query of queries) {
+          const plain = await find(world, { query });
+          assert.ok(plain.hits.length, query);
+          for (const forgive of ["exact", "fallback", "typing"] as const) {
+            const found = await find(world, { query, forgive });
+            if (forgive === "typing") {
+              // Typing may add wider tiers below; the exact ones come first, marked alike.
+              assert.deepEqual(
+                found.highlights.slice(0, plain.hits.length),
+                plain.highlights,
+                query,
+              );
+              continue;
+            }
+            assert.deepEqual(found.highlights, plain.highlights, `${query} (${forgive})`);
+            assert.deepEqual(
+              found.hits.map(({ matched: _, ...hit }) => hit),
+              plain.hits,
+              `${query} (${forgive})`,
+            );
+          }
+        }
+      },
+    );
     await t.step("exact, and no forgive at all, widen nothing", async () => {
       await nothing("lanternfsh", { forgive: "exact" });
       const plain = await find(world, { query: "lanternfsh" });
