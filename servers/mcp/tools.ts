@@ -148,6 +148,7 @@ export class HistoryTools {
         ...(args.subagents !== undefined ? { subagents: args.subagents } : {}),
         budgetMs: budgetMsFrom(this.#ctx.env),
         startedAt,
+        forgive: "fallback",
       });
     } catch (err) {
       if (err instanceof SearchLimitError) throw new ToolError(err.message);
@@ -165,7 +166,8 @@ export class HistoryTools {
         hit.timestamp ?? "undated"
       } · ${hit.role ? `${hit.role} ` : ""}${hit.kind}\n   ${oneLine(hit.snippet)}`
     );
-    const note = result.note === null ? null : sentence(result.note);
+    const notes = [result.note, result.forgiven?.note ?? null].filter((n) => n !== null);
+    const note = notes.length ? notes.map((n) => sentence(n)).join(" ") : null;
     const lead = note ? `Note: ${note}\n` : "";
     return {
       text: lines.length
@@ -180,6 +182,7 @@ export class HistoryTools {
         stopped: false,
         note,
         suggestion: result.suggestion,
+        ...(result.forgiven ? { forgiven: result.forgiven } : {}),
       },
     };
   }

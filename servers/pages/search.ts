@@ -125,7 +125,9 @@ export const searchPageRoute: Route = (svc) =>
         layout(
           `Team search: ${form.q}`,
           "search",
-          html`${searchForm(form, true)}${teamResults(result, form, home)}`,
+          html`${searchForm(form, true)}${
+            result.forgiven ? forgivenNotice(result.forgiven, form) : ""
+          }${teamResults(result, form, home)}`,
         ),
       );
     }
