@@ -169,11 +169,12 @@ export function closestTerms(
   };
   const first = word.slice(0, word.length >= 5 ? 3 : 2);
   consider(termsFrom(store, first, RANGE_TERMS));
-  if (!found.size) {
-    for (const prefix of editedPrefixes(word, first)) {
+  for (const group of found.size ? [] : editedPrefixes(word, first)) {
+    for (const prefix of group) {
       if (budget.spent() || now() > deadline) break;
       consider(termsFrom(store, prefix, RANGE_TERMS));
     }
+    if (found.size) break;
   }
   const closest = Math.min(...[...found.values()].map((s) => s.distance));
   return [...found.values()]
@@ -187,28 +188,33 @@ const LETTERS = "abcdefghijklmnopqrstuvwxyz";
 /**
  * The first letters of the words one edit from `word` within its first three letters (a letter
  * left out, added, changed, or two swapped), each as short as covers the edit, none covered by
- * another or by `done`; the cheap ones (one range each) first.
+ * another or by `done`: in groups, the likelier and cheaper first (a letter left out or typed
+ * twice, two swapped: a range each), then a letter changed or missing in the first two (26
+ * ranges each), then in the third (the range of the first two letters).
  */
-function editedPrefixes(word: string, done: string): string[] {
+function editedPrefixes(word: string, done: string): string[][] {
   const cheap: string[] = [];
   const wide: string[] = [];
   for (let i = 0; i < 3 && i < word.length; i++) {
-    // Left out of the typo (the word has one more letter there), or typed twice.
     cheap.push((word.slice(0, i) + word.slice(i + 1)).slice(0, 3));
-    // Swapped with the next.
     if (i + 1 < word.length) {
       cheap.push((word.slice(0, i) + word[i + 1] + word[i] + word.slice(i + 2)).slice(0, 3));
     }
+    if (i === 2) continue;
     for (const letter of LETTERS) {
-      // Changed, or missing from the typo.
       wide.push((word.slice(0, i) + letter + word.slice(i + 1)).slice(0, 3));
       wide.push((word.slice(0, i) + letter + word.slice(i)).slice(0, 3));
     }
   }
-  const all = [...new Set([...cheap, ...wide])].filter((p) => p !== done && p.length === 3);
-  // The first two letters kept, any third: one range of two letters covers the 26.
-  const two = word.slice(0, 2);
-  const covered = (p: string) => p.startsWith(done) || (done.length > 2 && p.startsWith(two));
-  const prefixes = all.filter((p) => !covered(p));
-  return done.length > 2 ? [...prefixes, two] : prefixes;
+  // With three letters done, the range of the first two covers every edit of the third.
+  const two = done.length > 2 ? word.slice(0, 2) : null;
+  const seen = new Set([done]);
+  const fresh = (prefixes: string[]) =>
+    prefixes.filter((p) => {
+      const covered = seen.has(p) || p.length < 3 || p.startsWith(done) ||
+        (two !== null && p.startsWith(two));
+      seen.add(p);
+      return !covered;
+    });
+  return [fresh(cheap), fresh(wide), ...(two ? [[two]] : [])];
 }
