@@ -40,6 +40,41 @@ export async function runTimed(
   };
 }
 
+/** Waits for a child run and throws with its stderr's tail when it failed. */
+export async function check<T extends { code: number; stderr: string }>(
+  run: Promise<T>,
+  what: string,
+): Promise<T> {
+  const done = await run;
+  if (done.code !== 0) throw new Error(`${what} failed (${done.code}): ${done.stderr.slice(-600)}`);
+  return done;
+}
+
+/**
+ * Why the code of `commit` (`what`, in words) cannot be had here (no git, or a history without
+ * it), or null.
+ */
+export async function commitUnavailable(commit: string, what: string): Promise<string | null> {
+  if (!which("git") || !which("tar")) return "git or tar is not installed";
+  const found = await runTimed("git", ["cat-file", "-e", `${commit}^{commit}`]);
+  return found.code === 0 ? null : `${what} (commit ${commit}) is not in this repository's history`;
+}
+
+/**
+ * Exports the code of `commit` into the dir `into` (git archive, then tar): the repository itself
+ * is left as it is.
+ */
+export async function exportCommit(commit: string, into: string): Promise<void> {
+  await Deno.mkdir(into, { recursive: true });
+  const tarball = `${into}.tar`;
+  try {
+    await check(runTimed("git", ["archive", "--output", tarball, commit]), "git archive");
+    await check(runTimed("tar", ["-xf", tarball, "-C", into]), "tar");
+  } finally {
+    await Deno.remove(tarball).catch(() => {});
+  }
+}
+
 /** The environment a logbook command runs with: the base a child Deno needs, plus `vars`. */
 export function commandEnv(vars: Record<string, string>): Record<string, string> {
   return { ...childBaseEnv(), NO_COLOR: "1", ...vars };

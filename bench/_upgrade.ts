@@ -14,8 +14,15 @@ import { ADAPTERS } from "../lib/sources/mod.ts";
 import type { Redactor } from "../lib/gate.ts";
 import { search } from "../lib/store/search.ts";
 import type { CorpusManifest } from "./corpus.ts";
-import { commandArgs, commandEnv, runTimed } from "./_measure.ts";
-import { taskFlags, which } from "./_util.ts";
+import {
+  check,
+  commandArgs,
+  commandEnv,
+  commitUnavailable,
+  exportCommit,
+  runTimed,
+} from "./_measure.ts";
+import { taskFlags } from "./_util.ts";
 
 /** The last release before this build: the store it writes is what an upgrade starts from. */
 export const PREVIOUS_RELEASE = "fc6e04f";
@@ -56,12 +63,8 @@ export interface UpgradeRun {
 }
 
 /** Why the previous release cannot be had here (no git, or a history without it), or null. */
-export async function upgradeUnavailable(): Promise<string | null> {
-  if (!which("git") || !which("tar")) return "git or tar is not installed";
-  const found = await runTimed("git", ["cat-file", "-e", `${PREVIOUS_RELEASE}^{commit}`]);
-  return found.code === 0
-    ? null
-    : `the previous release (commit ${PREVIOUS_RELEASE}) is not in this repository's history`;
+export function upgradeUnavailable(): Promise<string | null> {
+  return commitUnavailable(PREVIOUS_RELEASE, "the previous release");
 }
 
 /**
@@ -83,9 +86,7 @@ export async function measureUpgrade(options: {
   await Deno.mkdir(previous, { recursive: true });
   try {
     log(`the previous release (${PREVIOUS_RELEASE}), exported with git archive`);
-    const tarball = join(dir, "previous.tar");
-    await check(runTimed("git", ["archive", "--output", tarball, PREVIOUS_RELEASE]), "git archive");
-    await check(runTimed("tar", ["-xf", tarball, "-C", previous]), "tar");
+    await exportCommit(PREVIOUS_RELEASE, previous);
 
     const upgraded = join(dir, "data-upgraded");
     log(`the previous release's reindex captures the corpus`);
@@ -146,16 +147,6 @@ export async function measureUpgrade(options: {
   } finally {
     await Deno.remove(dir, { recursive: true }).catch(() => {});
   }
-}
-
-/** Waits for a child run and throws with its stderr's tail when it failed. */
-async function check<T extends { code: number; stderr: string }>(
-  run: Promise<T>,
-  what: string,
-): Promise<T> {
-  const done = await run;
-  if (done.code !== 0) throw new Error(`${what} failed (${done.code}): ${done.stderr.slice(-600)}`);
-  return done;
 }
 
 /**

@@ -60,6 +60,31 @@ export function round(value: number): number {
   return Math.round(value * digits) / digits;
 }
 
+/** Rounds every figure measured (`round`), in place; a figure not measured stays null. */
+export function roundFigures<K extends string>(figures: Record<K, number | null>): void {
+  for (const key of Object.keys(figures) as K[]) {
+    const value = figures[key];
+    if (value !== null) figures[key] = round(value);
+  }
+}
+
+/** A figure for printing: rounded, or `n/a` when missing. */
+export function num(value: number | null | undefined): string {
+  if (value === null || value === undefined || Number.isNaN(value)) return "n/a";
+  return String(round(value));
+}
+
+/** `rows` as a text table, the first row its header, each column aligned left or right. */
+export function table(rows: string[][], align: ("l" | "r")[]): string {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => [...(r[i] ?? "")].length)));
+  return rows.map((row) =>
+    row.map((cell, i) => {
+      const pad = " ".repeat(widths[i]! - [...cell].length);
+      return align[i] === "r" ? pad + cell : cell + pad;
+    }).join("  ").trimEnd()
+  ).join("\n");
+}
+
 /** Milliseconds `fn` took. */
 export async function timed<T>(fn: () => T | Promise<T>): Promise<{ ms: number; value: T }> {
   const start = performance.now();

@@ -64,12 +64,22 @@ import { measureWatchBacklog, type WatchBacklog } from "./_watch.ts";
 import { measureMigration } from "./_migrate.ts";
 import { measureUpgrade, type UpgradeRun, upgradeUnavailable } from "./_upgrade.ts";
 import {
+  formatRelevance,
+  measureRelevance,
+  RELEVANCE_BASELINE,
+  RELEVANCE_KEYS,
+  RELEVANCE_TARGETS,
+  type RelevanceReport,
+} from "./_relevance.ts";
+import {
   fileSize,
   formatBytes,
   median,
+  num,
   parseSize,
   quantile,
-  round,
+  roundFigures,
+  table,
   taskFlags,
   treeBytes,
 } from "./_util.ts";
@@ -106,6 +116,7 @@ export const FIGURE_KEYS = [
   "migration_peak_rss_mb",
   "upgrade_terms_differing",
   "upgrade_mb_s",
+  ...RELEVANCE_KEYS,
 ] as const;
 export type FigureKey = typeof FIGURE_KEYS[number];
 export type Figures = Record<FigureKey, number | null>;
@@ -127,6 +138,8 @@ export interface BenchOptions {
   cpuProf: string | null;
   /** Size of the corpus the upgrade from the previous release runs on; 0 skips it. */
   upgradeSize: number;
+  /** Size of the corpus the relevance benchmark plants its facts in. */
+  relevanceSize: number;
   log: (message: string) => void;
 }
 
@@ -203,12 +216,16 @@ export interface BenchReport {
   watch: WatchBacklog;
   /** The previous release's store upgraded by this build, against a fresh capture. */
   upgrade: UpgradeRun | null;
+  /** Facts planted in known conversations, found again by five classes of query. */
+  relevance: RelevanceReport;
   store: { db: number; wal: number };
   profile: ReturnType<typeof summariseProfile> | null;
   adversarial: AdversarialReport;
 }
 
 const HUGE_DEFAULT = "1GiB";
+/** The relevance benchmark's corpus, unless told: it is captured by two builds. */
+const RELEVANCE_DEFAULT = "20MB";
 /** The upgrade's corpus at most, unless told: it is captured three times. */
 const UPGRADE_DEFAULT = 20_000_000;
 
@@ -528,6 +545,18 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         notes,
       );
 
+      // Facts planted in known conversations of a corpus of their own, found again -----------------
+      const relevance = await measureRelevance({
+        size: options.relevanceSize,
+        seed: options.seed,
+        rounds: options.rounds,
+        captureRounds: options.captureRounds,
+        dir: join(work, "relevance"),
+        log,
+      });
+      notes.push(...relevance.notes);
+      if (!options.keep) await Deno.remove(join(work, "relevance"), { recursive: true });
+
       // The huge single line, in a child process -------------------------------------------------
       const huge = options.hugeLine > 0 ? await measureHugeLine(work, home, config, options) : null;
       if (!huge) notes.push("huge_line_peak_rss_mb was not measured (--huge-line 0)");
@@ -577,11 +606,9 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         migration_peak_rss_mb: migration.mib,
         upgrade_terms_differing: upgrade?.differing ?? null,
         upgrade_mb_s: upgrade ? upgrade.bytes / 1e6 / (upgrade.upgradeMs / 1000) : null,
+        ...relevance.figures,
       };
-      for (const key of FIGURE_KEYS) {
-        const value = figures[key];
-        if (value !== null) figures[key] = round(value);
-      }
+      roundFigures(figures);
       return {
         figures,
         notes,
@@ -636,6 +663,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         huge,
         watch,
         upgrade,
+        relevance,
         store: storeSize,
         profile,
         adversarial,
@@ -1153,25 +1181,71 @@ const TARGETS: Target[] = [
     met: (f) => le(f.upgrade_terms_differing, 0),
   },
   { key: "upgrade_mb_s", unit: "MB/s", target: () => "—", met: () => null },
+  ...RELEVANCE_TARGETS.map((t): Target => ({
+    key: t.key,
+    unit: t.unit,
+    target: () => t.target,
+    met: (f) => {
+      const value = f[t.key];
+      return t.met === null || value === null ? null : t.met(value);
+    },
+  })),
 ];
 
 function le(value: number | null, limit: number): boolean | null {
   return value === null ? null : value <= limit;
 }
 
-function num(value: number | null | undefined): string {
-  if (value === null || value === undefined || Number.isNaN(value)) return "n/a";
-  return String(round(value));
+/** The relevance benchmark alone (`--only relevance`), in DIR/relevance with `--keep DIR`. */
+async function runRelevanceAlone(options: BenchOptions): Promise<RelevanceReport> {
+  const work = options.keep
+    ? resolve(options.keep)
+    : await Deno.makeTempDir({ prefix: "logbook-bench-" });
+  try {
+    return await measureRelevance({
+      size: options.relevanceSize,
+      seed: options.seed,
+      rounds: options.rounds,
+      captureRounds: options.captureRounds,
+      dir: join(work, "relevance"),
+      log: options.log,
+    });
+  } finally {
+    if (!options.keep) await Deno.remove(work, { recursive: true }).catch(() => {});
+  }
 }
 
-function table(rows: string[][], align: ("l" | "r")[]): string {
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => [...(r[i] ?? "")].length)));
-  return rows.map((row) =>
-    row.map((cell, i) => {
-      const pad = " ".repeat(widths[i]! - [...cell].length);
-      return align[i] === "r" ? pad + cell : cell + pad;
-    }).join("  ").trimEnd()
-  ).join("\n");
+/** The human report of `--only relevance`: its figures against their targets, and the detail. */
+function formatRelevanceAlone(r: RelevanceReport, options: BenchOptions): string {
+  const figures = Object.fromEntries(FIGURE_KEYS.map((key) => [key, null])) as Figures;
+  Object.assign(figures, r.figures);
+  const keys: readonly FigureKey[] = RELEVANCE_KEYS;
+  const out = [
+    `logbook relevance benchmark (seed ${options.seed}), ${navigator.hardwareConcurrency} CPUs`,
+    "",
+    targetTable(TARGETS.filter((t) => keys.includes(t.key)), figures, options.size),
+    "",
+    ...formatRelevance(r),
+  ];
+  if (r.notes.length) out.push("", "Notes:", ...r.notes.map((n) => `  - ${n}`));
+  if (options.keep) out.push("", `Kept: ${r.data} (the store), beside it corpus/`);
+  return out.join("\n") + "\n";
+}
+
+/** The figures of `targets` against them: met, MISSED, or — for a figure without a target. */
+function targetTable(targets: readonly Target[], f: Figures, size: number): string {
+  const rows = [["figure", "value", "unit", "target", "result"]];
+  for (const t of targets) {
+    const met = t.met(f, size);
+    rows.push([
+      t.key,
+      num(f[t.key]),
+      t.unit,
+      t.target(f, size),
+      met === null ? "—" : met ? "met" : "MISSED",
+    ]);
+  }
+  return table(rows, ["l", "r", "l", "l", "l"]);
 }
 
 /** The human report: the figures against their targets, then the detail behind them. */
@@ -1188,18 +1262,7 @@ export function formatReport(r: BenchReport, options: BenchOptions): string {
     `targets are for the 2-core reference machine and a 200 MB corpus`,
     "",
   );
-  const rows = [["figure", "value", "unit", "target", "result"]];
-  for (const t of TARGETS) {
-    const met = t.met(f, options.size);
-    rows.push([
-      t.key,
-      num(f[t.key]),
-      t.unit,
-      t.target(f, options.size),
-      met === null ? "—" : met ? "met" : "MISSED",
-    ]);
-  }
-  out.push(table(rows, ["l", "r", "l", "l", "l"]), "");
+  out.push(targetTable(TARGETS, f, options.size), "");
 
   out.push("Corpus and what was captured:");
   const crow = [[
@@ -1436,6 +1499,7 @@ export function formatReport(r: BenchReport, options: BenchOptions): string {
         } (before the upgrade, ${u.differingBefore} differed)`,
     );
   }
+  out.push("", ...formatRelevance(r.relevance));
   if (r.notes.length) out.push("", "Notes:", ...r.notes.map((n) => `  - ${n}`));
   if (options.keep) out.push("", `Kept: ${r.work} (corpus/, data/)`);
   return out.join("\n") + "\n";
@@ -1447,8 +1511,9 @@ Generates a corpus of Claude Code, Codex and OpenCode histories (bench/corpus.ts
 through the real engine and prints, in one run: capture throughput against a bare FTS5 baseline,
 no-op and append reindex, search latency (in-process and the command end to end) against rg,
 the first page of show, peak memory capturing and rebuilding a huge single-line transcript, the
-store's size, how fast reindex --watch drains the corpus against reindex, and how a store the
-previous release captured answers once this build upgraded it, against a fresh capture.
+store's size, how fast reindex --watch drains the corpus against reindex, how a store the
+previous release captured answers once this build upgraded it, against a fresh capture, and how
+well search finds facts planted in known conversations again (bench/_relevance.ts).
 
 Options:
   --size SIZE        corpus size, e.g. 20MB, 200MB (default 200MB; MB is 10^6 bytes)
@@ -1464,6 +1529,9 @@ Options:
   --cpu-prof DIR     also profile a capture with the reindex command and summarise where time goes
   --upgrade-size SIZE the corpus of the upgrade from the previous release (default: --size, at most
                      20MB; 0 skips it)
+  --relevance-size SIZE the corpus the relevance benchmark plants its facts in (default ${RELEVANCE_DEFAULT})
+  --only relevance   run only the relevance benchmark (its corpus, captures and queries); with
+                     --keep DIR it works in DIR/relevance
   -h, --help         show this help
 
 Figures: capture_mb_s and fts_ceiling_mb_s are MB of captured source per second; search_*_ms
@@ -1493,6 +1561,16 @@ migration_peak_rss_mb that reindex's peak RSS. upgrade_terms_differing is the nu
 (planted and common) whose hits differ between a store the previous release captured and this
 build's reindex then upgraded, and a fresh capture of the same corpus by this build (target 0);
 upgrade_mb_s is that corpus's MB over the time the upgrading reindex took.
+relevance_*: forty facts planted in known conversations, each found again by five queries: its
+noun (exact), another form of its verb (form), the noun with one typo (typo), the first 3 to 6
+letters of the noun as typed (prefix, searched as the search screen does as you type) and two of
+its words in another order (order). relevance_recall_<class> is the share whose conversation is
+among the first 10 hits' conversations, relevance_mrr the mean of 1 / the rank of its first hit
+(0 past 10) over every query; relevance_exact_p50_ms and _p95_ms time the exact and order
+queries in-process, relevance_forgiving_p95_ms the others; relevance_store_ratio is that store
+over its source, relevance_store_growth its size over the same corpus's captured by the build
+before issue 31 (${RELEVANCE_BASELINE}), less one, and relevance_capture_slowdown likewise for the
+median capture time (the reindex command, spawn to exit).
 
 Example:
   deno task bench -- --size 200MB --keep /tmp/logbook-bench
@@ -1518,6 +1596,8 @@ export async function main(args: string[]): Promise<number> {
         "capture-rounds": { type: "string", default: "3" },
         "cpu-prof": { type: "string" },
         "upgrade-size": { type: "string" },
+        "relevance-size": { type: "string", default: RELEVANCE_DEFAULT },
+        only: { type: "string" },
         help: { type: "boolean", short: "h" },
       },
     }));
@@ -1552,20 +1632,32 @@ export async function main(args: string[]): Promise<number> {
       upgradeSize: values["upgrade-size"] === undefined
         ? Math.min(size, UPGRADE_DEFAULT)
         : parseSize(values["upgrade-size"]),
+      relevanceSize: parseSize(values["relevance-size"]),
       log: (message) =>
         console.error(`[bench ${((performance.now() - started) / 1000).toFixed(1)}s] ${message}`),
     };
+    if (values.only !== undefined && values.only !== "relevance") {
+      throw new RangeError(`Expected --only relevance: got "${values.only}"`);
+    }
   } catch (err) {
     if (!(err instanceof RangeError)) throw err;
     console.error(`error: ${err.message}\nRun with --help for usage.`);
     return 2;
   }
-  const report = await runBench(options);
+  const { report, human } = values.only === "relevance"
+    ? await runRelevanceAlone(options).then((report) => ({
+      report,
+      human: () => formatRelevanceAlone(report, options),
+    }))
+    : await runBench(options).then((report) => ({
+      report,
+      human: () => formatReport(report, options),
+    }));
   if (values.json) {
     for (const note of report.notes) console.error(`note: ${note}`);
     console.log(JSON.stringify(report.figures));
   } else {
-    console.log(formatReport(report, options));
+    console.log(human());
   }
   return 0;
 }

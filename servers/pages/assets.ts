@@ -265,7 +265,16 @@ progress { width: 20rem; max-width: 100%; height: 1.1rem; }
 }
 `;
 
-/** The script: `/` focuses the search box, copy buttons, and live capture progress. */
+/**
+ * The header that marks an answer of `/search/results` (the search page's results alone) and
+ * carries the page's title for them, URI-encoded: the script puts only such an answer in place.
+ */
+export const RESULTS_TITLE_HEADER = "X-Logbook-Title";
+
+/**
+ * The script: `/` focuses the search box, j and k move between hits, the box searches as you
+ * type, copy buttons, and live capture progress.
+ */
 export const SCRIPT = `
 "use strict";
 (function () {
@@ -289,21 +298,85 @@ export const SCRIPT = `
     });
   });
 
-  // j and k move between search hits (focusing each one's link, so Enter opens it).
-  var hits = Array.prototype.slice.call(document.querySelectorAll("li.hit"));
-  var current = -1;
-  if (hits.length) {
-    document.addEventListener("keydown", function (event) {
-      if ((event.key !== "j" && event.key !== "k") || event.ctrlKey || event.metaKey || event.altKey) return;
-      var target = event.target;
-      if (target && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName))) return;
-      event.preventDefault();
-      current = event.key === "j" ? Math.min(hits.length - 1, current + 1) : Math.max(0, current - 1);
-      hits.forEach(function (hit, i) { hit.classList.toggle("current", i === current); });
-      var link = hits[current].querySelector("a.title");
-      if (link) link.focus();
-      hits[current].scrollIntoView({ block: "nearest" });
+  // j and k move between search hits (focusing each one's link, so Enter opens it). The hits are
+  // looked up at each key: a search as you type replaces them.
+  document.addEventListener("keydown", function (event) {
+    if ((event.key !== "j" && event.key !== "k") || event.ctrlKey || event.metaKey || event.altKey) return;
+    var target = event.target;
+    if (target && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName))) return;
+    var hits = Array.prototype.slice.call(document.querySelectorAll("li.hit"));
+    if (!hits.length) return;
+    event.preventDefault();
+    var current = -1;
+    hits.forEach(function (hit, i) { if (hit.classList.contains("current")) current = i; });
+    current = event.key === "j" ? Math.min(hits.length - 1, current + 1) : Math.max(0, current - 1);
+    hits.forEach(function (hit, i) { hit.classList.toggle("current", i === current); });
+    var link = hits[current].querySelector("a.title");
+    if (link) link.focus();
+    hits[current].scrollIntoView({ block: "nearest" });
+  });
+
+  // Search as you type: a pause in typing searches what the box holds as the search screen does
+  // (forgive=typing: the word being typed is a prefix), and the answer, rendered by the server as
+  // the page renders it (/search/results), takes the place of the results below the box when it
+  // comes: the old ones stay until then, and an answer to an older search is dropped. The address
+  // follows, so reload and back show the same. Without the script, the form submits as ever.
+  var form = document.querySelector("form.search");
+  var region = document.getElementById("results");
+  var box = document.getElementById("q");
+  if (form && region && box && window.fetch && window.URLSearchParams && window.FormData) {
+    var timer = null;
+    var sequence = 0;
+    var pending = null;
+    var stop = function () {
+      if (timer !== null) clearTimeout(timer);
+      timer = null;
+      sequence++;
+      if (pending) pending.abort();
+      pending = null;
+    };
+    var search = function () {
+      stop();
+      var mine = sequence;
+      var params = new URLSearchParams();
+      new FormData(form).forEach(function (value, name) {
+        if (typeof value === "string" && value !== "") params.append(name, value);
+      });
+      if (params.has("q")) params.set("forgive", "typing");
+      var query = params.toString();
+      var address = "/" + (query ? "?" + query : "");
+      pending = typeof AbortController === "function" ? new AbortController() : null;
+      region.setAttribute("aria-busy", "true");
+      fetch("/search/results" + (query ? "?" + query : ""), {
+        credentials: "same-origin",
+        headers: { Accept: "text/html" },
+        signal: pending ? pending.signal : undefined
+      }).then(function (response) {
+        if (mine !== sequence) return null;
+        var title = response.headers.get("${RESULTS_TITLE_HEADER}");
+        // Not the results (the session ended, the server failed): the page itself says why.
+        if (title === null) { location.assign(address); return null; }
+        return response.text().then(function (html) { return { title: title, html: html }; });
+      }).then(function (answer) {
+        if (!answer || mine !== sequence) return;
+        region.innerHTML = answer.html;
+        region.setAttribute("aria-busy", "false");
+        document.title = decodeURIComponent(answer.title);
+        history.replaceState(null, "", address);
+      }, function () {
+        if (mine === sequence) region.setAttribute("aria-busy", "false");
+      });
+    };
+    box.addEventListener("input", function () {
+      if (timer !== null) clearTimeout(timer);
+      timer = setTimeout(search, 150);
     });
+    // A filter chosen from a list searches at once; one typed in a field waits for Enter.
+    form.addEventListener("change", function (event) {
+      var target = event.target;
+      if (target && (target.tagName === "SELECT" || target.type === "radio")) search();
+    });
+    form.addEventListener("submit", stop);
   }
 
   // Menus (resume, export, rename) close on a click elsewhere and on Escape.

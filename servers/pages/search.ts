@@ -1,13 +1,15 @@
 // The search page (`/`): one box (filters folded behind "Filters", or typed inline as
 // `agent:codex since:7d`), a total with counts per agent and project to narrow by, hits with
 // their conversation's title, agent, project, age and a marked snippet, grouped by conversation
-// on request, sorted by relevance or newest; `/`, `j`/`k` and Enter from the keyboard.
-
+// on request, sorted by relevance or newest; `/`, `j`/`k` and Enter from the keyboard. The
+// results below the box are also served alone (`/search/results`), for the page's script to put
+// in place as you type: one rendering of them, the server's.
 import { teamQuery } from "../api/team.ts";
 import { searchTeamFor, teamConfigured } from "../_team.ts";
 import type { TeamSearchResult } from "../../lib/team/search.ts";
 import type { SearchInput } from "../../lib/filters.ts";
 import { Hono } from "hono";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { html } from "hono/html";
 import { storeExists } from "../../lib/context.ts";
 import { formatBytes, formatCount, plural } from "../../lib/format.ts";
@@ -53,6 +55,7 @@ import {
   tilde,
 } from "./layout.ts";
 import { sessionsHref } from "./sessions.ts";
+import { RESULTS_TITLE_HEADER } from "./assets.ts";
 
 type Form = Record<string, string>;
 
@@ -62,125 +65,130 @@ const LIMITS = ["50", "100"];
 /** The best hits shown of each conversation when hits are grouped. */
 const GROUP_HITS = 3;
 
-/** The route. */
+/**
+ * The routes: the page, and its results alone at `/search/results` (the same query string), which
+ * the page's script fetches as you type and puts in place of the results below the box.
+ */
 export const searchPageRoute: Route = (svc) =>
-  new Hono<AppEnv>().get("/", async (c) => {
-    const startedAt = Date.now();
-    const form: Form = {};
-    for (const [key, value] of Object.entries(c.req.query())) form[key] = value;
-    const home = homeDir(svc.ctx.env);
-    if (!form.q?.trim()) {
-      // No words: the recent conversations (of the project and agent given), newest first, as
-      // the search screen opens.
+  new Hono<AppEnv>()
+    .get("/", async (c) => {
+      const form = formOf(c.req.query());
+      const shown = await resultsFor(svc, form, Date.now());
       return c.html(
         layout(
-          "Search",
+          shown.title,
           "search",
-          html`${demoNotice(svc)}${searchForm(form, teamConfigured(svc))}${
-            recentList(svc, form, home)
-          }${hint()}`,
+          html`${form.q?.trim() ? "" : demoNotice(svc)}${
+            searchForm(form, teamConfigured(svc))
+          }<div id="results" aria-live="polite" aria-busy="false">${shown.body}</div>`,
         ),
+        shown.status,
       );
-    }
-    // `agent:codex since:7d words` searches for the words with those filters (a field set in
-    // the form wins).
-    const { text, inline } = splitInline(form.q);
-    if (!text) {
-      const message =
-        "Add words to search for: the filters in the box narrow a search, they are not one";
-      return c.html(
-        layout(
-          "Search",
-          "search",
-          html`${searchForm(form, teamConfigured(svc))}${notice(message, "error")}`,
-        ),
-        400,
-      );
-    }
-    const effective: Form = { ...inline, ...nonEmpty(form), q: text };
-    if (form.scope === "team" && teamConfigured(svc)) {
-      const { offset, machine, session: _s, sort: _o, group: _g, scope: _t, ...input } =
-        parseFields(effective, teamQuery, ["q"]) as Record<string, unknown>;
-      let result: TeamSearchResult;
-      try {
-        result = await searchTeamFor(svc, input as unknown as SearchInput, {
-          startedAt,
-          ...(typeof offset === "number" ? { offset } : {}),
-          ...(typeof machine === "string" ? { machine } : {}),
-        });
-      } catch (err) {
-        if (!(err instanceof ApiError)) {
-          throw err;
-        }
-        return c.html(
-          layout(
-            "Search",
-            "search",
-            html`${searchForm(form, true)}${notice(err.message, "error")}`,
-          ),
-          err.status,
-        );
-      }
-      return c.html(
-        layout(
-          `Team search: ${form.q}`,
-          "search",
-          html`${searchForm(form, true)}${
-            result.forgiven ? forgivenNotice(result.forgiven, form) : ""
-          }${teamResults(result, form, home)}`,
-        ),
-      );
-    }
-    const grouped = form.group === "1";
-    let page: SearchPage | GroupPage;
+    })
+    .get("/search/results", async (c) => {
+      const shown = await resultsFor(svc, formOf(c.req.query()), Date.now());
+      c.header(RESULTS_TITLE_HEADER, encodeURIComponent(`${shown.title} · logbook`));
+      return c.html(shown.body, shown.status);
+    });
+
+function formOf(query: Record<string, string>): Form {
+  const form: Form = {};
+  for (const [key, value] of Object.entries(query)) form[key] = value;
+  return form;
+}
+
+/** What is shown below the box for `form`, the page's title, and the answer's status. */
+interface Shown {
+  title: string;
+  body: Html;
+  status: ContentfulStatusCode;
+}
+
+/** The results of the search `form` asks for, within the budget counted from `startedAt`. */
+async function resultsFor(svc: Services, form: Form, startedAt: number): Promise<Shown> {
+  const home = homeDir(svc.ctx.env);
+  if (!form.q?.trim()) {
+    // No words: the recent conversations (of the project and agent given), newest first, as
+    // the search screen opens.
+    return { title: "Search", body: html`${recentList(svc, form, home)}${hint()}`, status: 200 };
+  }
+  // `agent:codex since:7d words` searches for the words with those filters (a field set in
+  // the form wins).
+  const { text, inline } = splitInline(form.q);
+  if (!text) {
+    const message =
+      "Add words to search for: the filters in the box narrow a search, they are not one";
+    return { title: "Search", body: notice(message, "error"), status: 400 };
+  }
+  const effective: Form = { ...inline, ...nonEmpty(form), q: text };
+  if (form.scope === "team" && teamConfigured(svc)) {
+    const { offset, machine, session: _s, sort: _o, group: _g, scope: _t, ...input } = parseFields(
+      effective,
+      teamQuery,
+      ["q"],
+    ) as Record<string, unknown>;
+    let result: TeamSearchResult;
     try {
-      const query = parseFields(effective, searchQuery, ["q"]);
-      page = grouped
-        ? await searchGroupPage(svc, query, GROUP_HITS, startedAt)
-        : await searchPage(svc, query, startedAt);
+      result = await searchTeamFor(svc, input as unknown as SearchInput, {
+        startedAt,
+        ...(typeof offset === "number" ? { offset } : {}),
+        ...(typeof machine === "string" ? { machine } : {}),
+      });
     } catch (err) {
-      if (!(err instanceof ApiError) || err.status >= 500) {
+      if (!(err instanceof ApiError)) {
         throw err;
       }
-      return c.html(
-        layout(
-          "Search",
-          "search",
-          html`${searchForm(form, teamConfigured(svc))}${notice(err.message, "error")}`,
-        ),
-        err.status,
-      );
+      return { title: "Search", body: notice(err.message, "error"), status: err.status };
     }
-    // A stopped search matched too much to count here in time: it has no counts.
-    const extra = usingStore(svc, (store) => ({
-      counts: page.ftsQuery === null || page.stopped
-        ? null
-        : countMatches(store, page.ftsQuery, filtersOf(store, svc, effective), svc.redact),
-    }));
-    const body = html`${searchForm(form, teamConfigured(svc))}${
-      page.note
-        ? notice(upperFirst(page.note))
-        : page.mode === "literal"
-        ? notice("The query is not valid FTS5 syntax: this is a literal substring scan")
-        : ""
-    }${page.forgiven ? forgivenNotice(page.forgiven, form) : ""}${
-      page.stopNote ? notice(page.stopNote) : ""
-    }${
-      "groups" in page
-        ? groupResults(svc, page, form, extra.counts, home)
-        : results(svc, page, form, extra.counts, home)
-    }`;
-    return c.html(layout(`Search: ${form.q}`, "search", body));
-  });
+    const body = html`${forgivenNote(result.forgiven, form)}${teamResults(result, form, home)}`;
+    return { title: `Team search: ${form.q}`, body, status: 200 };
+  }
+  const grouped = form.group === "1";
+  let page: SearchPage | GroupPage;
+  try {
+    const query = parseFields(effective, searchQuery, ["q"]);
+    page = grouped
+      ? await searchGroupPage(svc, query, GROUP_HITS, startedAt)
+      : await searchPage(svc, query, startedAt);
+  } catch (err) {
+    if (!(err instanceof ApiError) || err.status >= 500) {
+      throw err;
+    }
+    return { title: "Search", body: notice(err.message, "error"), status: err.status };
+  }
+  // A stopped search matched too much to count here in time: it has no counts.
+  const extra = usingStore(svc, (store) => ({
+    counts: page.ftsQuery === null || page.stopped
+      ? null
+      : countMatches(store, page.ftsQuery, filtersOf(store, svc, effective), svc.redact),
+  }));
+  const body = html`${forgivenNote(page.forgiven ?? undefined, form)}${
+    page.note
+      ? notice(upperFirst(page.note))
+      : page.mode === "literal"
+      ? notice("The query is not valid FTS5 syntax: this is a literal substring scan")
+      : ""
+  }${page.stopNote ? notice(page.stopNote) : ""}${
+    "groups" in page
+      ? groupResults(svc, page, form, extra.counts, home)
+      : results(svc, page, form, extra.counts, home)
+  }`;
+  return { title: `Search: ${form.q}`, body, status: 200 };
+}
 
 /**
- * What a search forgave (`no hits for "lanternfsh"; showing "lanternfish"`), with the way back to
- * the words as typed: the same search with `forgive=exact`.
+ * A search that found nothing for the words as typed and shows what it searched instead says so
+ * (`no hits for "lanternfsh"; showing "lanternfish"`), with the way back to the words as typed.
  */
-function forgivenNotice(forgiven: Forgiven, form: Form): Html {
-  return html`<p class="notice forgiven">${upperFirst(forgiven.note)} · <a href="${
-    linkWith(form, { forgive: "exact" })
-  }">search for the words as typed</a></p>`;
+function forgivenNote(forgiven: Forgiven | undefined, form: Form): Html | "" {
+  if (!forgiven) return "";
+  const { text } = splitInline(form.q ?? "");
+  return html`
+    <p class="notice"
+      role="note">${upperFirst(forgiven.note)} · <a href="${linkWith(form, {
+        forgive: "exact",
+      })}">search for “${text}” exactly</a></p>
+  `;
 }
 
 /** The search page listing a project's conversations, newest first (no words to search for). */

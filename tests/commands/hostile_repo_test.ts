@@ -6,23 +6,10 @@ import assert from "node:assert/strict";
 import { cpSync } from "node:fs";
 import { join } from "node:path";
 import { claudeTranscript, placeClaudeTranscript } from "../_claude_transcript.ts";
+import { git } from "../_git.ts";
 import { FIXTURES, makeWorld, runCli } from "../_helpers.ts";
 
 const SESSION = "5b1d9e27-3c4a-4f86-9d0e-7a2c8b6f1e53";
-
-/** Runs `git <args>` in `cwd`; what it prints, or throws with what it says. */
-async function git(cwd: string, ...args: string[]): Promise<string> {
-  const out = await new Deno.Command("git", {
-    args: ["-c", "user.name=t", "-c", "user.email=t@example.invalid", ...args],
-    cwd,
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  if (!out.success) {
-    throw new Error(`git ${args.join(" ")}: ${new TextDecoder().decode(out.stderr)}`);
-  }
-  return new TextDecoder().decode(out.stdout);
-}
 
 Deno.test("a cloned repository's settings are refused key by key, and change nothing else", async () => {
   const world = await makeWorld();

@@ -10,6 +10,7 @@ import { DatabaseSync } from "node:sqlite";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { claudeTranscript, placeClaudeTranscript } from "../_claude_transcript.ts";
+import { git } from "../_git.ts";
 import { childBaseEnv, makeWorld, ROOT, runCli, taskFlags, withStore } from "../_helpers.ts";
 import { makeStoreOld, messageText } from "../_old_store.ts";
 import { leaks, placeSecretPathSession, shownPath } from "../_secret_path.ts";
@@ -32,20 +33,6 @@ function transcript(session: string, cwd: string, word: string, turns = 1): stri
       `The ${word} step ${i} runs after the build.`,
     ]),
   );
-}
-
-/** Runs `git <args>` in `cwd` as a test user; what it prints, or throws with what it says. */
-async function git(cwd: string, ...args: string[]): Promise<string> {
-  const out = await new Deno.Command("git", {
-    args: ["-c", "user.name=t", "-c", "user.email=t@example.invalid", ...args],
-    cwd,
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  if (!out.success) {
-    throw new Error(`git ${args.join(" ")}: ${new TextDecoder().decode(out.stderr)}`);
-  }
-  return new TextDecoder().decode(out.stdout);
 }
 
 /** What `git add -A` stages in `repo` (then unstaged again): one path a line. */

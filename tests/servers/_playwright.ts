@@ -29,6 +29,7 @@ export interface Locator {
   click(options?: { position: { x: number; y: number } }): Promise<void>;
   fill(value: string): Promise<void>;
   press(key: string): Promise<void>;
+  pressSequentially(text: string): Promise<void>;
   hover(): Promise<void>;
   check(): Promise<void>;
   uncheck(): Promise<void>;
@@ -44,9 +45,20 @@ export interface Locator {
   evaluateAll<R>(fn: (elements: Element[]) => R): Promise<R>;
 }
 
+/** A request the test holds (`page.route`) until it lets it go on. */
+export interface Route {
+  request(): { url(): string };
+  continue(): Promise<void>;
+}
+
 /** What the test does with a playwright page. */
 export interface Page extends Pick<Locator, "locator" | "getByRole" | "getByLabel" | "getByText"> {
   goto(url: string): Promise<unknown>;
+  goBack(): Promise<unknown>;
+  reload(): Promise<unknown>;
+  title(): Promise<string>;
+  route(url: RegExp, handler: (route: Route) => void): Promise<void>;
+  unroute(url: RegExp): Promise<void>;
   setContent(html: string): Promise<void>;
   url(): string;
   context(): { cookies(): Promise<{ httpOnly: boolean; sameSite: string }[]> };
@@ -64,7 +76,10 @@ export interface Page extends Pick<Locator, "locator" | "getByRole" | "getByLabe
   waitForEvent(event: "download"): Promise<{ path(): Promise<string> }>;
   on(event: "console", listener: (message: { type(): string; text(): string }) => void): void;
   on(event: "pageerror", listener: (error: Error) => void): void;
-  on(event: "request", listener: (request: { url(): string }) => void): void;
+  on(
+    event: "request" | "requestfailed" | "response",
+    listener: (request: { url(): string }) => void,
+  ): void;
   on(
     event: "dialog",
     listener: (dialog: { message(): string; dismiss(): Promise<void> }) => void,

@@ -1,0 +1,30 @@
+// The benchmark run as `deno task bench -- … --json` runs it, for the bench tests: its one line of
+// figures, and what it logged.
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { childBaseEnv, ROOT } from "../_helpers.ts";
+
+/**
+ * Runs bench/run.ts with `args` (handed on after `--`, as `deno task bench -- …` does, `--json`
+ * among them), asserts it exits 0 having printed exactly one line, and returns that line's
+ * figures and the run's stderr.
+ */
+export async function benchJson(
+  args: string[],
+): Promise<{ figures: Record<string, number | null>; stderr: string }> {
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", join(ROOT, "bench", "run.ts"), "--", ...args],
+    cwd: ROOT,
+    env: { ...childBaseEnv(), NO_COLOR: "1" },
+    clearEnv: true,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const stderr = new TextDecoder().decode(output.stderr);
+  assert.equal(output.code, 0, stderr);
+  const lines = new TextDecoder().decode(output.stdout).trim().split("\n");
+  assert.equal(lines.length, 1);
+  return { figures: JSON.parse(lines[0]!), stderr };
+}
