@@ -135,8 +135,9 @@ Deno.test("the search page marks matches, links each hit to its place, and escap
       assert.match(forgiven, /<mark>walrus<\/mark>/);
       assert.ok(
         forgiven.includes(
-          '<p class="notice forgiven">No hits for &quot;walru&quot;; showing &quot;walru*&quot; · ' +
-            '<a href="/?q=walru+since%3A3650d&amp;forgive=exact">search for the words as typed</a>',
+          '<p class="notice forgiven" role="note">No hits for &quot;walru&quot;; showing ' +
+            '&quot;walru*&quot; · <a href="/?q=walru+since%3A3650d&amp;forgive=exact">' +
+            "search for &quot;walru&quot; exactly</a>",
         ),
         forgiven,
       );
@@ -332,17 +333,13 @@ Deno.test("/search/results answers a search's results alone, as the page shows t
       assert.match(await typed.text(), /<mark>walrus<\/mark>-<mark>sprocket<\/mark>/);
     });
 
-    // Once search() forgives (issue 31), a mistyped word is answered with the closest one.
+    // A mistyped word is answered with the closest one.
     const typo = "walrsu";
-    const api = await (await request(app, `/api/search?q=${typo}`)).json();
-    const forgives = "forgiven" in api;
     await t.step({
-      name: "a forgiven search says what it searched instead, and links to the words as typed" +
-        (forgives ? "" : " (ignored: search() does not forgive yet)"),
-      ignore: !forgives,
+      name: "a forgiven search says what it searched instead, and links to the words as typed",
       fn: async () => {
         const { html } = await both(`q=${typo}`);
-        assert.match(html, /<p class="notice" role="note">No hits for &quot;walrsu&quot;/);
+        assert.match(html, /<p class="notice forgiven" role="note">No hits for &quot;walrsu&quot;/);
         const exact = /<a href="([^"]+)">search for &quot;walrsu&quot; exactly<\/a>/.exec(html);
         assert.ok(exact, html);
         const link = exact[1]!.replaceAll("&amp;", "&");
