@@ -14,6 +14,7 @@ import { loadContext, redactorFor } from "../lib/context.ts";
 import { envFrom } from "../lib/env.ts";
 import type { Redactor } from "../lib/gate.ts";
 import type { Forgive, Forgiven } from "../lib/store/forgive.ts";
+import { loadStemmer } from "../lib/store/vocab.ts";
 import { ADAPTERS } from "../lib/sources/mod.ts";
 import { HistoryStore } from "../lib/store/db.ts";
 import {
@@ -254,6 +255,7 @@ export async function measureRelevance(options: RelevanceOptions): Promise<Relev
 
   log(`relevance: ${layer.facts.length * QUERY_CLASSES.length} queries × ${options.rounds} rounds`);
   const redact = redactorFor(loadContext({ env: envFrom({ ...vars, LOGBOOK_DATA_DIR: data }) }));
+  await loadStemmer();
   const runs = runQueries(data, redact, layer.facts, options.rounds);
   const classes = QUERY_CLASSES.map((cls) => classFigures(cls, runs.filter((r) => r.cls === cls)));
   const times = (pick: (cls: QueryClass) => boolean) =>

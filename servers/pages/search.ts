@@ -183,11 +183,10 @@ async function resultsFor(svc: Services, form: Form, startedAt: number): Promise
 function forgivenNote(forgiven: Forgiven | undefined, form: Form): Html | "" {
   if (!forgiven) return "";
   const { text } = splitInline(form.q ?? "");
-  const back = linkWith(form, { forgive: "exact" });
-  return html`<p class="notice forgiven" role="note">${
-    upperFirst(forgiven.note)
-  } · <a href="${back}"
->search for "${text}" exactly</a></p>`;
+  const back = html`<a href="${
+    linkWith(form, { forgive: "exact" })
+  }">search for "${text}" exactly</a>`;
+  return html`<p class="notice forgiven" role="note">${upperFirst(forgiven.note)} · ${back}</p>`;
 }
 
 /** The search page listing a project's conversations, newest first (no words to search for). */

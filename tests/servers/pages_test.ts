@@ -137,7 +137,7 @@ Deno.test("the search page marks matches, links each hit to its place, and escap
         forgiven.includes(
           '<p class="notice forgiven" role="note">No hits for &quot;walru&quot;; showing ' +
             '&quot;walru*&quot; · <a href="/?q=walru+since%3A3650d&amp;forgive=exact">' +
-            "search for &quot;walru&quot; exactly</a>",
+            'search for "walru" exactly</a>',
         ),
         forgiven,
       );
@@ -340,7 +340,7 @@ Deno.test("/search/results answers a search's results alone, as the page shows t
       fn: async () => {
         const { html } = await both(`q=${typo}`);
         assert.match(html, /<p class="notice forgiven" role="note">No hits for &quot;walrsu&quot;/);
-        const exact = /<a href="([^"]+)">search for &quot;walrsu&quot; exactly<\/a>/.exec(html);
+        const exact = /<a href="([^"]+)">search for "walrsu" exactly<\/a>/.exec(html);
         assert.ok(exact, html);
         const link = exact[1]!.replaceAll("&amp;", "&");
         assert.match(link, /[?&]forgive=exact(&|$)/);
