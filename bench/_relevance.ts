@@ -13,12 +13,13 @@ import { DatabaseSync } from "node:sqlite";
 import { loadContext, redactorFor } from "../lib/context.ts";
 import { envFrom } from "../lib/env.ts";
 import type { Redactor } from "../lib/gate/secrets.ts";
+import type { Forgive, Forgiven } from "../lib/store/forgive.ts";
+import { loadStemmer } from "../lib/store/vocab.ts";
 import { ADAPTERS } from "../lib/sources/mod.ts";
 import { HistoryStore } from "../lib/store/db.ts";
 import {
   search,
   SearchLimitError,
-  type SearchOptions,
   type SearchResult,
   SearchStoppedError,
 } from "../lib/store/search.ts";
@@ -104,25 +105,6 @@ export const RELEVANCE_TARGETS: readonly RelevanceTarget[] = [
   },
 ];
 
-/**
- * How much `search()` forgives (issue 31's agreed interface: `SearchOptions.forgive`). This
- * build's types may not name it yet; a search that does not know it answers exactly.
- */
-export type Forgive = "exact" | "fallback" | "typing";
-
-/** What `search()` says it searched instead of the query, when it forgave (issue 31). */
-interface Forgiven {
-  how: string;
-  searched: string;
-  note: string;
-}
-
-/** A result of a search that may have forgiven: `forgiven`, and each hit's `matched`. */
-type ForgivingResult = Omit<SearchResult, "hits"> & {
-  forgiven?: Forgiven;
-  hits: (SearchResult["hits"][number] & { matched?: unknown })[];
-};
-
 /** How each class is searched: as the `search` command does, or as the screen does as you type. */
 export const FORGIVE_OF: Record<QueryClass, Forgive> = {
   exact: "fallback",
@@ -192,8 +174,6 @@ export interface CaptureRun {
 export interface RelevanceReport {
   figures: Record<RelevanceKey, number | null>;
   classes: ClassFigures[];
-  /** Whether any answer carried issue 31's `forgiven` or a hit its `matched`. */
-  forgives: boolean;
   runs: QueryRun[];
   corpus: { bytes: number; facts: number; decoys: number; factBytes: number };
   store: CaptureRun;
@@ -275,14 +255,8 @@ export async function measureRelevance(options: RelevanceOptions): Promise<Relev
 
   log(`relevance: ${layer.facts.length * QUERY_CLASSES.length} queries × ${options.rounds} rounds`);
   const redact = redactorFor(loadContext({ env: envFrom({ ...vars, LOGBOOK_DATA_DIR: data }) }));
-  const { runs, matched } = runQueries(data, redact, layer.facts, options.rounds);
-  const forgives = matched || runs.some((run) => run.forgiven !== null);
-  if (!forgives) {
-    notes.push(
-      "search() does not forgive yet (no answer carried `forgiven`, no hit `matched`): every " +
-        "query was searched exactly",
-    );
-  }
+  await loadStemmer();
+  const runs = runQueries(data, redact, layer.facts, options.rounds);
   const classes = QUERY_CLASSES.map((cls) => classFigures(cls, runs.filter((r) => r.cls === cls)));
   const times = (pick: (cls: QueryClass) => boolean) =>
     runs.filter((r) => pick(r.cls)).flatMap((r) => r.ms);
@@ -307,7 +281,6 @@ export async function measureRelevance(options: RelevanceOptions): Promise<Relev
   return {
     figures,
     classes,
-    forgives,
     runs,
     corpus: {
       bytes: rawBytes,
@@ -323,36 +296,16 @@ export async function measureRelevance(options: RelevanceOptions): Promise<Relev
 }
 
 /**
- * `search()`'s options for `query` with issue 31's `forgive` (see `Forgive`), typed so that this
- * build, whose SearchOptions may not name it yet, type-checks.
- */
-export function forgivingOptions(query: string, forgive: Forgive): SearchOptions {
-  const options: SearchOptions & { forgive: Forgive } = { query, limit: DEPTH, forgive };
-  return options;
-}
-
-/** `search()`, its answer typed with what issue 31 adds to it. */
-function forgivingSearch(
-  store: HistoryStore,
-  redact: Redactor,
-  options: SearchOptions,
-): ForgivingResult {
-  return search(store, ADAPTERS, redact, options);
-}
-
-/**
- * Searches every query of every fact once to judge it, then `rounds` more times to time it;
- * `matched` says whether any hit carried issue 31's `matched` (how it matched).
+ * Searches every query of every fact once to judge it, then `rounds` more times to time it.
  */
 function runQueries(
   data: string,
   redact: Redactor,
   facts: readonly Fact[],
   rounds: number,
-): { runs: QueryRun[]; matched: boolean } {
+): QueryRun[] {
   const store = HistoryStore.open({ path: join(data, "history.db"), root: data, readOnly: true });
   try {
-    let matched = false;
     const runs: QueryRun[] = facts.flatMap((fact) =>
       QUERY_CLASSES.map((cls) => ({
         cls,
@@ -367,11 +320,11 @@ function runQueries(
     );
     for (let r = 0; r <= rounds; r++) {
       for (const run of runs) {
-        const options = forgivingOptions(run.query, FORGIVE_OF[run.cls]);
+        const options = { query: run.query, limit: DEPTH, forgive: FORGIVE_OF[run.cls] };
         const t = performance.now();
-        let result: ForgivingResult | null = null;
+        let result: SearchResult | null = null;
         try {
-          result = forgivingSearch(store, redact, options);
+          result = search(store, ADAPTERS, redact, options);
         } catch (err) {
           if (!(err instanceof SearchLimitError || err instanceof SearchStoppedError)) throw err;
           run.error = err.message;
@@ -386,10 +339,9 @@ function runQueries(
         const at = run.found.indexOf(run.expected);
         run.rank = at < 0 ? null : at + 1;
         run.forgiven = result.forgiven ?? null;
-        if (result.hits.some((hit) => hit.matched !== undefined)) matched = true;
       }
     }
-    return { runs, matched };
+    return runs;
   } finally {
     store.close();
   }
@@ -493,9 +445,7 @@ export function formatRelevance(r: RelevanceReport): string[] {
   }
   out.push(table(rows, ["l", "l", "r", "r", "r", "r", "r", "l"]));
   out.push(
-    `  search() forgives: ${
-      r.forgives ? "yes" : "no (no answer carried `forgiven`, no hit `matched`)"
-    }; prefix queries type 3 to 6 letters of the noun, after the fact's verb when 3 or 4`,
+    "  prefix queries type 3 to 6 letters of the noun, after the fact's verb when 3 or 4",
   );
   const captures = (c: CaptureRun) => c.ms.map((ms) => Math.round(ms)).join(", ");
   out.push(

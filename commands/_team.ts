@@ -50,6 +50,7 @@ export async function searchTeam(
       throw teamError(err, url);
     }
     if (result.note) io.err(`note: ${result.note}\n`);
+    if (result.forgiven) io.err(`note: ${result.forgiven.note} (--exact for none)\n`);
     if (json) { for (const hit of result.hits) io.out(safeJson(hit) + "\n"); }
     else {
       for (const hit of result.hits) io.out(renderTeamHit(hit, io));

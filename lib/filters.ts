@@ -13,7 +13,13 @@ import {
   projectsEndingWith,
   projectShownAs,
 } from "./store/conversations.ts";
-import { SEARCH_SORTS, type SearchOptions, type SearchSort } from "./store/search.ts";
+import {
+  type Forgive,
+  FORGIVE_MODES,
+  SEARCH_SORTS,
+  type SearchOptions,
+  type SearchSort,
+} from "./store/search.ts";
 import { parseWhen } from "./when.ts";
 
 /** The most hits one search returns. */
@@ -67,6 +73,8 @@ export interface SearchInput {
   subagents?: boolean | undefined;
   limit?: number | undefined;
   sort?: SearchSort | undefined;
+  /** How a query that finds nothing as typed is forgiven (`lib/store/forgive.ts`). */
+  forgive?: Forgive | undefined;
 }
 
 /** A filter value that cannot be resolved (an unknown session, an unreadable date). */
@@ -128,10 +136,13 @@ export function parseSearchInput(
     }
     data[field] = value;
   }
-  const choices = [["agent", AGENTS], ["kind", KINDS], ["role", ROLES], [
-    "sort",
-    SEARCH_SORTS,
-  ]] as const;
+  const choices = [
+    ["agent", AGENTS],
+    ["kind", KINDS],
+    ["role", ROLES],
+    ["sort", SEARCH_SORTS],
+    ["forgive", FORGIVE_MODES],
+  ] as const;
   for (const [field, allowed] of choices) {
     const value = raw[field];
     if (value === undefined) continue;
@@ -212,6 +223,7 @@ export function resolveSearch(
   if (input.subagents !== undefined) options.subagents = input.subagents;
   if (input.limit !== undefined) options.limit = input.limit;
   if (input.sort !== undefined) options.sort = input.sort;
+  if (input.forgive !== undefined) options.forgive = input.forgive;
   if (input.session !== undefined) {
     if (!store) {
       throw new FilterError("session", "a session is looked up in the history store only");

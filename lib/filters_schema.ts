@@ -12,7 +12,7 @@ import {
 } from "./filters.ts";
 import { AGENTS, KINDS, ROLES } from "./sources/adapter.ts";
 import { MAX_ID_CHARS } from "./store/conversations.ts";
-import { SEARCH_SORTS } from "./store/search.ts";
+import { FORGIVE_MODES, SEARCH_SORTS } from "./store/search.ts";
 
 /** A search request as a user writes it. */
 export const searchInput = z.object({
@@ -30,6 +30,7 @@ export const searchInput = z.object({
   subagents: z.boolean().optional(),
   limit: z.coerce.number().int().min(1).max(MAX_SEARCH_LIMIT).optional(),
   sort: z.enum(SEARCH_SORTS).optional(),
+  forgive: z.enum(FORGIVE_MODES).optional(),
 }) satisfies z.ZodType<SearchInput>;
 
 /** The first problem zod found, in plain words (never zod's `received NaN` or `"a"|"b"`). */

@@ -39,6 +39,7 @@ export async function searchTeamFor(
   try {
     return await teamSearch(await sql, svc.redact, {
       ...resolved,
+      forgive: resolved.forgive ?? "fallback",
       ...(options.offset ? { offset: options.offset } : {}),
       ...(options.machine ? { machine: options.machine } : {}),
       budgetMs: svc.searchBudgetMs,

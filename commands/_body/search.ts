@@ -33,6 +33,7 @@ import { openMirror } from "../../lib/store/mirror.ts";
 import { READERS } from "../../lib/sources/readers.ts";
 import { leadToMatch } from "../../lib/store/text.ts";
 import { explainNoMatch, FLAG_REMEDY } from "../../lib/store/no_match.ts";
+import { withWordForms } from "../../lib/store/forgive.ts";
 import {
   budgetMsFrom,
   search,
@@ -65,7 +66,7 @@ export const spec = defineCommand({
   usage: "logbook search <query> [-i|--interactive] [--project DIR|--all-projects] [--agent A] " +
     "[--session ID] " +
     "[--kind K] [--role R] [--since WHEN] [--until WHEN] [--subagents|--no-subagents] " +
-    "[--limit N] [--offset N] [--sort relevance|newest|oldest] [--group] " +
+    "[--limit N] [--offset N] [--sort relevance|newest|oldest] [--group] [--exact] " +
     "[--mirror|--team [--machine M]] [--json]",
   options: {
     interactive: { type: "boolean", short: "i" },
@@ -83,6 +84,7 @@ export const spec = defineCommand({
     offset: { type: "string" },
     sort: { type: "string" },
     group: { type: "boolean" },
+    exact: { type: "boolean" },
     mirror: { type: "boolean" },
     team: { type: "boolean" },
     machine: { type: "string" },
@@ -110,6 +112,11 @@ export const spec = defineCommand({
     ["--offset N", "skip the first N hits: the next page (the count line says where it starts)"],
     ["--sort S", "relevance (best match first, the default), newest or oldest"],
     ["--group", "one entry per conversation: title, project, hit count and its best snippet"],
+    [
+      "--exact",
+      "the words only as typed: when they find nothing, no words they begin, other forms " +
+      "(rotated for rotating) or closest spellings (lanternfish for lanternfsh) instead",
+    ],
     ["--mirror", "search this project's mirror (.logbook/) instead of the history store"],
     ["--team", "search the team's PostgreSQL history (see push) instead"],
     ["--machine M", "with --team: only what machine M pushed"],
@@ -187,6 +194,7 @@ export async function main(
           offset,
           budgetMs: budgetMsFrom(env),
           startedAt,
+          forgive: values.exact ? "exact" : "fallback",
           ...(values.machine ? { machine: values.machine } : {}),
         },
         io,
@@ -210,10 +218,13 @@ export async function main(
       options.offset = offset;
       options.budgetMs = budgetMsFrom(env);
       options.startedAt = startedAt;
-      const page = stopsAsUsage(() =>
-        values.group
-          ? searchGroups(store, READERS, redactorFor(ctx), options, now)
-          : search(store, READERS, redactorFor(ctx), options, now)
+      options.forgive = values.exact ? "exact" : "fallback";
+      const page = await stopsAsUsage(() =>
+        withWordForms(() =>
+          values.group
+            ? searchGroups(store, READERS, redactorFor(ctx), options, now)
+            : search(store, READERS, redactorFor(ctx), options, now)
+        )
       );
       const hits: (SearchHit & { hits?: number })[] = "groups" in page ? page.groups : page.hits;
       const note = ("note" in page ? page.note : null) ??
@@ -221,6 +232,7 @@ export async function main(
           ? "the query is not valid FTS5 syntax; used a literal substring scan"
           : null);
       if (note) io.err(`note: ${note}\n`);
+      if (page.forgiven) io.err(`note: ${page.forgiven.note} (--exact for none)\n`);
       if (page.stopNote) io.err(`note: ${page.stopNote}\n`);
       if (values.json) {
         for (const hit of hits) io.out(safeJson(hit) + "\n");
@@ -259,7 +271,18 @@ async function interactive(
   io: Io,
   env: Env,
 ): Promise<number> {
-  for (const name of ["json", "group", "team", "mirror", "machine", "limit", "offset", "sort"]) {
+  const printed = [
+    "json",
+    "group",
+    "exact",
+    "team",
+    "mirror",
+    "machine",
+    "limit",
+    "offset",
+    "sort",
+  ];
+  for (const name of printed) {
     if (values[name] !== undefined) {
       throw new UsageError(`Options "-i, --interactive" and "--${name}" cannot be used together`);
     }
@@ -287,9 +310,9 @@ async function interactive(
  * Runs a search; a query over a bound, or one out of time before it found anything, is a usage
  * error (change the query): "no match" would not be true.
  */
-function stopsAsUsage<T>(fn: () => T): T {
+async function stopsAsUsage<T>(fn: () => Promise<T>): Promise<T> {
   try {
-    return fn();
+    return await fn();
   } catch (err) {
     if (err instanceof SearchLimitError || err instanceof SearchStoppedError) {
       throw new UsageError(err.message);

@@ -1,9 +1,11 @@
 // The full-screen search of `logbook` alone on a terminal and of `search -i`: the box searches on
-// every key (filters typed inline: `agent:codex since:7d`), one row per hit, the selected hit in
-// context below; Enter pages the conversation at the hit and comes back, Ctrl-O resumes it in its
-// own agent, Ctrl-F forks it into a logbook session (in its own agent when no model is
-// configured), Ctrl-Y copies the command that resumes it (OSC 52), Esc or Ctrl-C leaves the
-// terminal as it was.
+// every key (filters typed inline: `agent:codex since:7d`), forgiving as you type (the word being
+// typed is also a prefix, other forms are found, a typo is corrected: lib/store/forgive.ts; the
+// status line says what was searched when the words as typed found nothing), one row per hit,
+// the selected hit in context below; Enter pages the conversation at the hit and comes back,
+// Ctrl-O resumes it in its own agent, Ctrl-F forks it into a logbook session (in its own agent
+// when no model is configured), Ctrl-Y copies the command that resumes it (OSC 52), Esc or
+// Ctrl-C leaves the terminal as it was.
 
 import { join } from "../../lib/path.ts";
 import type { Env } from "../../lib/env.ts";
@@ -43,6 +45,7 @@ import {
 import type { HistoryStore } from "../../lib/store/db.ts";
 import { conversationJson, type ConversationRow, TextDeriver } from "../../lib/store/records.ts";
 import { explainNoMatch, INLINE_REMEDY } from "../../lib/store/no_match.ts";
+import { loadStemmer } from "../../lib/store/vocab.ts";
 import {
   search,
   SearchLimitError,
@@ -100,6 +103,8 @@ export async function interactiveSearch(options: SearchScreenOptions): Promise<n
   });
   const store = openStore(ctx, { mustExist: true, readOnly: true });
   try {
+    // Every keystroke's search finds other forms of the words: the stemmer they need, at once.
+    await loadStemmer();
     return await new Promise<number>((resolve, reject) => {
       app = new SearchScreen(ctx, store, options, { resolve, reject });
       app.start();
@@ -397,6 +402,7 @@ export class SearchScreen {
       options.limit = rows;
       options.budgetMs = KEYSTROKE_BUDGET_MS;
       options.startedAt = this.#ctx.now();
+      options.forgive = "typing";
       const page = search(this.#store, READERS, this.#redact, options, this.#ctx.now);
       this.#items = page.hits.map((hit, i) => ({
         conversation: hit.conversation,
@@ -430,6 +436,7 @@ export class SearchScreen {
         // Out of time: these are not the whole answer, and the note says what they are.
         this.#status = { text: page.stopNote, tone: "note" };
       } else if (note) this.#status = { text: upperFirst(note), tone: "note" };
+      else if (page.forgiven) this.#status = { text: upperFirst(page.forgiven.note), tone: "note" };
       else this.#status = { text: "", tone: "info" };
     } catch (err) {
       if (err instanceof FilterError) {

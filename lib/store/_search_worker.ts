@@ -8,6 +8,7 @@ import {
   toWire,
   type WireError,
 } from "./_search_job.ts";
+import { loadStemmer } from "./vocab.ts";
 
 /** What the worker says: that it is ready (once, when loaded), then one answer per job. */
 export type SearchReply =
@@ -31,4 +32,6 @@ export function answer(job: SearchJob): SearchReply {
 
 const scope = globalThis as unknown as WorkerScope;
 scope.onmessage = (event) => scope.postMessage(answer(event.data));
+// A dashboard search forgives (`forgive.ts`): word forms need the stemmer, loaded with the worker.
+await loadStemmer();
 scope.postMessage({ type: "ready" });

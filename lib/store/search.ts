@@ -30,6 +30,16 @@ import { makeSnippet, queryTerms, type Snippet, tokenize } from "./text.ts";
 import { cjkIndexReady, cjkQuery, hasCjk, hasLoneCjkLetter } from "./cjk.ts";
 import { isAscii } from "./_letters.ts";
 import {
+  type Forgive,
+  type Forgiven,
+  Forgiveness,
+  type LevelPage,
+  type Matched,
+  runLevels,
+  type SnippetTerm,
+  type Tier,
+} from "./forgive.ts";
+import {
   checkBounds,
   isFtsSyntax,
   isFtsSyntaxError,
@@ -53,6 +63,7 @@ export {
   MIN_PREFIX_CHARS,
   SearchLimitError,
 } from "./_search_bounds.ts";
+export { type Forgive, FORGIVE_MODES, type Forgiven, type Matched } from "./forgive.ts";
 export {
   budgetMsFrom,
   DEFAULT_BUDGET_MS,
@@ -94,6 +105,11 @@ export interface SearchOptions extends SearchFilters {
   budgetMs?: number;
   /** When the user asked (epoch ms; default: now): the budget counts from here. */
   startedAt?: number;
+  /**
+   * How the search forgives a query that does not match as typed (`forgive.ts`); default
+   * `exact`. With any value given, each hit says how its words matched (`matched`).
+   */
+  forgive?: Forgive;
 }
 
 /** One hit, with the fields of `search --json`. */
@@ -110,6 +126,8 @@ export interface SearchHit {
   role: Role | null;
   snippet: string;
   score: number;
+  /** With `forgive` given: each word of the query the hit holds, and how it matched. */
+  matched?: Matched[];
 }
 
 export interface SearchResult {
@@ -139,10 +157,14 @@ export interface SearchResult {
    * whole answer; null when not stopped. With no hits, it says how to narrow the query.
    */
   stopNote: string | null;
+  /** When the hits are not the query's as typed: what was searched instead, and why. */
+  forgiven?: Forgiven;
 }
 
 interface Candidate {
   id: number;
+  /** Of a search ranked in tiers (`tierQueries`): the tier that matched. */
+  tier?: number;
   conversation_id: number;
   source_id: number;
   generation: number;
@@ -241,73 +263,34 @@ function searchWithin(
     throw new RangeError(`Expected an offset of zero or more hits: got "${offset}"`);
   }
   if (!options.query.trim()) throw new RangeError("The search query is empty");
-  // One hit past the page says whether another page follows.
-  const window = offset + limit + 1;
   const budget = new SearchBudget(options.budgetMs ?? DEFAULT_BUDGET_MS, options.startedAt, now);
   const release = useBudget(store, budget);
   try {
     const deriver = new TextDeriver(store, adapters, redact);
-    const terms = queryTerms(options.query);
     const unindexed = whyNotIndexed(store, options.query);
     for (const typed of unindexed ? [] : ftsForms(options.query)) {
       if (!isFtsSyntax(typed)) continue;
       checkBounds(typed);
-      const candidateQuery = cjkQuery(typed);
-      const reserve = fallbackReserveMs(budget.ms);
-      budget.endBefore(reserve);
-      let rows: Candidate[] | null;
+      const forgiveness = new Forgiveness(
+        store,
+        typed,
+        options.forgive ?? "exact",
+        budget,
+        options.query,
+      );
+      const page = { store, deriver, options, budget, offset, limit, forgiveness };
       try {
-        rows = stoppable(
-          budget,
-          () => ftsCandidates(store, candidateQuery, options, Math.min(window * 4, window + 400)),
-        );
+        const found = runLevels(forgiveness, options.query, (tiers) => ftsPage(page, tiers));
+        return {
+          ...found,
+          hits: found.hits.map((hit) => throughGate(hit, redact)),
+          ...(found.forgiven ? { forgiven: mapStrings(found.forgiven, redact) } : {}),
+        };
       } catch (err) {
         // The empty table parses as the store's does; this only keeps the old way safe.
         if (isFtsSyntaxError(err)) continue;
         throw err;
       }
-      const ranking = rows !== null;
-      if (rows?.length === 0) nothingFound(store);
-      if (rows === null) {
-        // Out of time to rank: the most recently captured matches, as fast as FTS5 finds them.
-        budget.endBefore(reserve / 2);
-        rows = recentCandidates(store, candidateQuery, options, window + 16, budget);
-      }
-      budget.endBefore(0);
-      const deduped = dedupeLines(store, rows, budget);
-      const sorted = ranking && (options.sort ?? "relevance") === "relevance"
-        ? preferAnswers(deduped.rows)
-        : deduped.rows;
-      const listed = sorted.slice(0, window);
-      const page = listed.slice(offset, offset + limit);
-      const built: ReturnType<typeof buildHit>[] = [];
-      for (const row of page) {
-        if (budget.spent()) break;
-        built.push(buildHit(row, deriver, terms, row.score));
-      }
-      const stopped = !ranking || !deduped.complete || built.length < page.length;
-      const next = listed.length > offset + limit && (!stopped || built.length === page.length)
-        ? offset + limit
-        : null;
-      const total = stopped
-        ? null
-        : next === null
-        ? Math.min(listed.length, offset + limit)
-        : countAtLeast(
-          stoppable(budget, () => ftsCount(store, candidateQuery, options)),
-          offset + limit + 1,
-        );
-      return {
-        hits: built.map((b) => throughGate(b.hit, redact)),
-        highlights: built.map((b) => b.ranges),
-        mode: "fts",
-        note: null,
-        ftsQuery: candidateQuery,
-        next,
-        total,
-        stopped,
-        stopNote: stopped ? budget.note(built.length, ranking ? "ranked" : "recent") : null,
-      };
     }
     // The whole budget is the scan's, as in groupsWithin: a query FTS5 refused above may have
     // left a phase shortened for a fallback that never ran.
@@ -323,6 +306,117 @@ function searchWithin(
   } finally {
     release();
   }
+}
+
+/** What a page of an index search searches with, and where the page is. */
+interface PageScope {
+  store: HistoryStore;
+  deriver: TextDeriver;
+  options: SearchOptions;
+  budget: SearchBudget;
+  offset: number;
+  limit: number;
+  forgiveness: Forgiveness;
+}
+
+/**
+ * The page of hits of `tiers`, queries that each hold the one before: the matches of each ranked
+ * after those of the one before it (one query, ranked by bm25, for most searches). Ranked by
+ * time (`newest`, `oldest`), or out of time to rank, the widest query's matches. Hits are not
+ * through the gate yet.
+ */
+function ftsPage(scope: PageScope, tiers: readonly Tier[]): LevelPage<SearchResult> {
+  const { store, deriver, options, budget, offset, limit, forgiveness } = scope;
+  const window = offset + limit + 1;
+  const widest = tiers.at(-1)!;
+  const candidateQuery = cjkQuery(widest.query);
+  // With `forgive`, the terms of every word's alternatives, which say how each word matched.
+  const terms = options.forgive === undefined
+    ? queryTerms(options.query)
+    : forgiveness.terms(widest.level);
+  const reserve = fallbackReserveMs(budget.ms);
+  budget.endBefore(reserve);
+  const relevance = (options.sort ?? "relevance") === "relevance";
+  const matching = relevance && tiers.length > 1 ? tierQueries(tiers) : candidateQuery;
+  let rows: Candidate[] | null = stoppable(
+    budget,
+    () => ftsCandidates(store, matching, options, Math.min(window * 4, window + 400)),
+  );
+  const ranking = rows !== null;
+  if (rows?.length === 0 && tiers[0]!.level === 0) nothingFound(store);
+  const found = rows?.length !== 0;
+  if (rows === null) {
+    // Out of time to rank: the most recently captured matches, as fast as FTS5 finds them.
+    budget.endBefore(reserve / 2);
+    rows = recentCandidates(store, candidateQuery, options, window + 16, budget);
+  }
+  budget.endBefore(0);
+  const deduped = dedupeLines(store, rows, budget);
+  // One hit past the page says whether another page follows.
+  const sorted = ranking && relevance ? byTier(deduped.rows).flatMap(preferAnswers) : deduped.rows;
+  const listed = sorted.slice(0, window);
+  const page = listed.slice(offset, offset + limit);
+  const built: ReturnType<typeof buildHit>[] = [];
+  const matchedOf = options.forgive === undefined
+    ? undefined
+    : (found: (string | null)[]) => forgiveness.matched(terms as SnippetTerm[], found);
+  for (const row of page) {
+    if (budget.spent()) break;
+    built.push(buildHit(row, deriver, terms, row.score, matchedOf));
+  }
+  const stopped = !ranking || !deduped.complete || built.length < page.length;
+  const next = listed.length > offset + limit && (!stopped || built.length === page.length)
+    ? offset + limit
+    : null;
+  const total = stopped
+    ? null
+    : next === null
+    ? Math.min(listed.length, offset + limit)
+    : countAtLeast(
+      stoppable(budget, () => ftsCount(store, candidateQuery, options)),
+      offset + limit + 1,
+    );
+  // Found only wider than typed, the widest tier found is what the page searched.
+  const best = rows[0]?.tier ? rows.reduce((most, row) => Math.max(most, row.tier ?? 0), 0) : 0;
+  return {
+    found,
+    best: tiers[best]!.level,
+    result: {
+      hits: built.map((b) => b.hit),
+      highlights: built.map((b) => b.ranges),
+      mode: "fts",
+      note: null,
+      ftsQuery: candidateQuery,
+      next,
+      total,
+      stopped,
+      stopNote: stopped ? budget.note(built.length, ranking ? "ranked" : "recent") : null,
+    },
+  };
+}
+
+/**
+ * The FTS5 queries of each tier alone: the first as it is, each other without the matches of
+ * the one before it (`(lante*) NOT (lante)`).
+ */
+function tierQueries(tiers: readonly Tier[]): string[] {
+  return tiers.map((tier, i) =>
+    i === 0
+      ? cjkQuery(tier.query)
+      : `(${cjkQuery(tier.query)}) NOT (${cjkQuery(tiers[i - 1]!.query)})`
+  );
+}
+
+/** `rows`, in tier order already, as one list per tier. */
+function byTier<R extends { tier?: number }>(rows: R[]): R[][] {
+  const tiers: R[][] = [];
+  let current: number | undefined = -1;
+  for (const row of rows) {
+    if (row.tier !== current || !tiers.length) tiers.push([]);
+    current = row.tier;
+    tiers.at(-1)!.push(row);
+  }
+  return tiers;
 }
 
 /** `count`, or null when it was not counted in time; never below `least` when counted. */
@@ -425,14 +519,25 @@ function matchesUnder(where: string): string {
     WHERE fts MATCH ? AND ${budgetCheck("fts.rowid")}${where}`;
 }
 
+/**
+ * The first `limit` records matching `query` under `filters`, in the sort's order; for the
+ * queries of tiers (`tierQueries`), each tier's matches ranked after the tier before.
+ */
 function ftsCandidates(
   store: HistoryStore,
-  query: string,
+  query: string | string[],
   filters: SearchFilters & { sort?: SearchSort },
   limit: number,
 ): Candidate[] {
   const { where, params } = filterSql(filters);
-  const sql = `
+  const tiered = typeof query !== "string";
+  const sql = tiered
+    ? `
+    SELECT ${CANDIDATE_COLUMNS}, ${TIER_SCORE} AS score, m.tier
+    ${tiersUnder(query.length, where)}
+    ORDER BY m.tier, ${ORDER.relevance}
+    LIMIT ?`
+    : `
     SELECT ${CANDIDATE_COLUMNS}, ${SCORE} AS score
     ${matchesUnder(where)}
     ORDER BY ${ORDER[filters.sort ?? "relevance"]}
@@ -440,8 +545,28 @@ function ftsCandidates(
   return budgeted(
     store,
     sql,
-    (statement) => sortedRows(statement, query, ...params, limit),
+    (statement) => sortedRows(statement, ...(tiered ? query : [query]), ...params, limit),
   ) as unknown as Candidate[];
+}
+
+/** SCORE over the matches of tiers (`tiersUnder`), whose bm25 is `m.bm`. */
+const TIER_SCORE = SCORE.replace("bm25(fts)", "m.bm");
+
+/**
+ * The FROM and WHERE of the records matching any of `tiers` FTS5 queries (`fts MATCH ?` each,
+ * in order) under `where`, each match `m` with its bm25 (`m.bm`) and its tier (`m.tier`).
+ */
+function tiersUnder(tiers: number, where: string): string {
+  const arms = Array.from(
+    { length: tiers },
+    (_, i) =>
+      `SELECT rowid AS id, bm25(fts) AS bm, ${i} AS tier FROM fts
+       WHERE fts MATCH ? AND ${budgetCheck("rowid")}`,
+  );
+  return `FROM (${arms.join(" UNION ALL ")}) m
+    JOIN records r ON r.id = m.id
+    JOIN conversations c ON c.id = r.conversation_id
+    WHERE 1${where}`;
 }
 
 /**
@@ -612,11 +737,16 @@ function preferAnswers(rows: Candidate[]): Candidate[] {
   return order;
 }
 
+/**
+ * A hit of `row`, its snippet around `terms`, and when `matchedOf` is given, how its words
+ * matched (from what the snippet found of each term).
+ */
 function buildHit(
   row: Candidate,
   deriver: TextDeriver,
   terms: ReturnType<typeof queryTerms>,
   score: number,
+  matchedOf?: (found: (string | null)[]) => Matched[],
 ): { hit: SearchHit; ranges: Snippet["ranges"] } {
   const full = deriver.recordById(row.id);
   const text = deriver.textOf(full);
@@ -634,6 +764,7 @@ function buildHit(
       role: row.role,
       snippet: snippet.text,
       score: Math.round(-score * 1000) / 1000,
+      ...(matchedOf ? { matched: matchedOf(snippet.found) } : {}),
     },
     ranges: snippet.ranges,
   };
@@ -931,6 +1062,8 @@ export interface GroupResult {
   stopped: boolean;
   /** As in SearchResult; a stopped group's `hits` counts the matches found in time. */
   stopNote: string | null;
+  /** As in SearchResult: what was searched instead of the query as typed. */
+  forgiven?: Forgiven;
 }
 
 /** The most hits a literal scan reads to group them (it has no index to count with). */
@@ -976,73 +1109,30 @@ function groupsWithin(
   const release = useBudget(store, budget);
   try {
     const deriver = new TextDeriver(store, adapters, redact);
-    const terms = queryTerms(options.query);
     // The same query forms as `search`, so grouping finds what the hits list finds.
     const unindexed = whyNotIndexed(store, options.query);
     for (const typed of unindexed ? [] : ftsForms(options.query)) {
       if (!isFtsSyntax(typed)) continue;
       checkBounds(typed);
-      const candidateQuery = cjkQuery(typed);
-      const reserve = fallbackReserveMs(budget.ms);
-      budget.endBefore(reserve);
-      let rows: GroupRow[] | null;
+      const forgiveness = new Forgiveness(
+        store,
+        typed,
+        options.forgive ?? "exact",
+        budget,
+        options.query,
+      );
+      const scope = { store, deriver, options, budget, offset, limit, forgiveness };
       try {
-        rows = stoppable(
-          budget,
-          () => ftsGroups(store, candidateQuery, options, { offset, limit: limit + 1, perGroup }),
+        const found = runLevels(
+          forgiveness,
+          options.query,
+          (tiers) => groupPage(scope, tiers, perGroup, redact),
         );
+        return found.forgiven ? { ...found, forgiven: mapStrings(found.forgiven, redact) } : found;
       } catch (err) {
         if (isFtsSyntaxError(err)) continue;
         throw err;
       }
-      if (rows?.length === 0 && offset === 0) nothingFound(store);
-      if (rows === null) {
-        budget.endBefore(reserve / 2);
-        const recent = recentCandidates(store, candidateQuery, options, RECENT_GROUP_SCAN, budget);
-        budget.endBefore(0);
-        return groupFound(
-          recent.map((row) => ({ conversation: row.key, row, built: null })),
-          { offset, limit, perGroup, complete: false },
-          (row) => buildHit(row, deriver, terms, row.score),
-          budget,
-          { mode: "fts", order: "recent", redact, note: null, ftsQuery: candidateQuery },
-        );
-      }
-      budget.endBefore(0);
-      // Rows come group by group, best hit first.
-      const byGroup: GroupRow[][] = [];
-      for (const row of rows) {
-        if (row.rank === 1) byGroup.push([]);
-        byGroup.at(-1)?.push(row);
-      }
-      const page = byGroup.slice(0, limit);
-      const built: { hit: SearchHit; ranges: Snippet["ranges"] }[][] = [];
-      for (const group of page) {
-        if (budget.spent()) break;
-        built.push(group.map((row) => {
-          const b = buildHit(row, deriver, terms, row.score);
-          return { hit: throughGate(b.hit, redact), ranges: b.ranges };
-        }));
-      }
-      const stopped = built.length < page.length;
-      return {
-        groups: built.map((group, i) => ({
-          ...group[0]!.hit,
-          score: page[i]![0]!.best,
-          hits: page[i]![0]!.hits,
-          ...(perGroup > 1
-            ? { top: { hits: group.map((b) => b.hit), highlights: group.map((b) => b.ranges) } }
-            : {}),
-        })),
-        highlights: built.map((group) => group[0]!.ranges),
-        mode: "fts",
-        note: null,
-        ftsQuery: candidateQuery,
-        next: byGroup.length > limit && !stopped ? offset + limit : null,
-        total: rows[0]?.total ?? (offset === 0 ? 0 : null),
-        stopped,
-        stopNote: stopped ? budget.note(built.length, "ranked", "conversation") : null,
-      };
     }
     budget.literal = true;
     budget.endBefore(0);
@@ -1070,6 +1160,101 @@ function groupsWithin(
   } finally {
     release();
   }
+}
+
+/**
+ * The page of conversations of `tiers` (as `ftsPage` ranks them), each group's hits through the
+ * gate.
+ */
+function groupPage(
+  scope: PageScope,
+  tiers: readonly Tier[],
+  perGroup: number,
+  redact: Redactor,
+): LevelPage<GroupResult> {
+  const { store, deriver, options, budget, offset, limit, forgiveness } = scope;
+  const widest = tiers.at(-1)!;
+  const candidateQuery = cjkQuery(widest.query);
+  const relevance = (options.sort ?? "relevance") === "relevance";
+  const matching = relevance && tiers.length > 1 ? tierQueries(tiers) : candidateQuery;
+  const terms = options.forgive === undefined
+    ? queryTerms(options.query)
+    : forgiveness.terms(widest.level);
+  const matchedOf = options.forgive === undefined
+    ? undefined
+    : (found: (string | null)[]) => forgiveness.matched(terms as SnippetTerm[], found);
+  const build = (row: Candidate) => buildHit(row, deriver, terms, row.score, matchedOf);
+  const reserve = fallbackReserveMs(budget.ms);
+  budget.endBefore(reserve);
+  const rows = stoppable(
+    budget,
+    () => ftsGroups(store, matching, options, { offset, limit: limit + 1, perGroup }),
+  );
+  if (rows?.length === 0 && offset === 0 && tiers[0]!.level === 0) nothingFound(store);
+  // Past the last page, whether there was a first one.
+  const found = rows === null || rows.length > 0 ||
+    (offset > 0 && stoppable(budget, () => matchesAny(store, candidateQuery, options)) !== false);
+  if (rows === null) {
+    budget.endBefore(reserve / 2);
+    const recent = recentCandidates(store, candidateQuery, options, RECENT_GROUP_SCAN, budget);
+    budget.endBefore(0);
+    const result = groupFound(
+      recent.map((row) => ({ conversation: row.key, row, built: null })),
+      { offset, limit, perGroup, complete: false },
+      build,
+      budget,
+      { mode: "fts", order: "recent", redact, note: null, ftsQuery: candidateQuery },
+    );
+    return { found, best: 0, result };
+  }
+  budget.endBefore(0);
+  // Rows come group by group, best hit first.
+  const byGroup: GroupRow[][] = [];
+  for (const row of rows) {
+    if (row.rank === 1) byGroup.push([]);
+    byGroup.at(-1)?.push(row);
+  }
+  const page = byGroup.slice(0, limit);
+  const built: { hit: SearchHit; ranges: Snippet["ranges"] }[][] = [];
+  for (const group of page) {
+    if (budget.spent()) break;
+    built.push(group.map((row) => {
+      const b = build(row);
+      return { hit: throughGate(b.hit, redact), ranges: b.ranges };
+    }));
+  }
+  const stopped = built.length < page.length;
+  // Found only wider than typed, the widest tier found is what the page searched.
+  const best = rows[0]?.tier ? rows.reduce((most, row) => Math.max(most, row.tier ?? 0), 0) : 0;
+  return {
+    found,
+    best: tiers[best]!.level,
+    result: {
+      groups: built.map((group, i) => ({
+        ...group[0]!.hit,
+        score: page[i]![0]!.best,
+        hits: page[i]![0]!.hits,
+        ...(perGroup > 1
+          ? { top: { hits: group.map((b) => b.hit), highlights: group.map((b) => b.ranges) } }
+          : {}),
+      })),
+      highlights: built.map((group) => group[0]!.ranges),
+      mode: "fts",
+      note: null,
+      ftsQuery: candidateQuery,
+      next: byGroup.length > limit && !stopped ? offset + limit : null,
+      total: rows[0]?.total ?? (offset === 0 ? 0 : null),
+      stopped,
+      stopNote: stopped ? budget.note(built.length, "ranked", "conversation") : null,
+    },
+  };
+}
+
+/** Whether `query` matches any record under `filters`. */
+function matchesAny(store: HistoryStore, query: string, filters: SearchFilters): boolean {
+  const { where, params } = filterSql(filters);
+  const sql = `SELECT 1 ${matchesUnder(where)} LIMIT 1`;
+  return budgeted(store, sql, (statement) => statement.get(query, ...params) !== undefined);
 }
 
 /**
@@ -1163,43 +1348,69 @@ type GroupRow = Candidate & { hits: number; total: number; best: number; rank: n
  */
 function ftsGroups(
   store: HistoryStore,
-  query: string,
+  query: string | string[],
   filters: SearchFilters & { sort?: SearchSort },
   page: { offset: number; limit: number; perGroup: number },
 ): GroupRow[] {
   const { where, params } = filterSql(filters);
+  // Queries of tiers (`tierQueries`): a conversation ranks by its best tier, then its best
+  // score there; its hits likewise.
+  const tiered = typeof query !== "string";
+  const order = tiered
+    ? `g.tier, ${GROUP_ORDER.relevance}`
+    : GROUP_ORDER[filters.sort ?? "relevance"];
   const sql = `
     WITH matched AS MATERIALIZED (
-      SELECT r.id, r.conversation_id, r.ts, ${SCORE} AS score
-      ${matchesUnder(where)}
+      SELECT r.id, r.conversation_id, r.ts, ${
+    tiered
+      ? `m.tier, ${TIER_SCORE} AS score ${tiersUnder(query.length, where)}`
+      : `${SCORE} AS score
+      ${matchesUnder(where)}`
+  }
     ),
     g AS (
-      SELECT conversation_id, count(*) AS hits, min(score) AS best, max(ts) AS newest,
-             min(ts) AS oldest
+      SELECT conversation_id, count(*) AS hits, ${
+    tiered
+      ? `min(tier) AS tier, min(tier * ${TIER_STEP} + score) - min(tier) * ${TIER_STEP} AS best`
+      : "min(score) AS best"
+  }, max(ts) AS newest, min(ts) AS oldest
       FROM matched GROUP BY conversation_id
     ),
     paged AS (
       SELECT g.*, count(*) OVER () AS total FROM g
-      ORDER BY ${GROUP_ORDER[filters.sort ?? "relevance"]}
+      ORDER BY ${order}
       LIMIT ? OFFSET ?
     ),
     ranked AS (
       SELECT m.id, m.conversation_id, m.score,
-             row_number() OVER (PARTITION BY m.conversation_id ORDER BY m.score, m.id DESC) AS rank
+             row_number() OVER (PARTITION BY m.conversation_id ORDER BY ${
+    tiered ? "m.tier, " : ""
+  }m.score, m.id DESC) AS rank
       FROM matched m WHERE m.conversation_id IN (SELECT conversation_id FROM paged)
     )
-    SELECT ${CANDIDATE_COLUMNS}, k.score, k.rank, p.best, p.hits, p.total
+    SELECT ${CANDIDATE_COLUMNS}, k.score, k.rank, p.best, p.hits, p.total${tiered ? ", p.tier" : ""}
     FROM paged p
     JOIN ranked k ON k.conversation_id = p.conversation_id AND k.rank <= ?
     JOIN records r ON r.id = k.id
     JOIN conversations c ON c.id = p.conversation_id
-    ORDER BY ${GROUP_ORDER[filters.sort ?? "relevance"].replaceAll("g.", "p.")}, k.rank`;
+    ORDER BY ${order.replaceAll("g.", "p.")}, k.rank`;
   return budgeted(
     store,
     sql,
-    (statement) => sortedRows(statement, query, ...params, page.limit, page.offset, page.perGroup),
+    (statement) =>
+      sortedRows(
+        statement,
+        ...(tiered ? query : [query]),
+        ...params,
+        page.limit,
+        page.offset,
+        page.perGroup,
+      ),
   ) as unknown as GroupRow[];
 }
+
+/** Far more than any score: a tier's scores, so offset, sort after every score of the tier before. */
+const TIER_STEP = 1e9;
 
 /**
  * For a search that found nothing: the query with each bare word that matches no indexed word

@@ -8,6 +8,7 @@ import { DEFAULT_BUDGET_MS, SearchBudget, SearchStoppedError } from "./_search_b
 import { SearchLimitError } from "./_search_bounds.ts";
 import { type JobResult, runSearchJob, type SearchJob, type WireError } from "./_search_job.ts";
 import type { SearchReply } from "./_search_worker.ts";
+import { withWordForms } from "./forgive.ts";
 import { StoreDamagedError, StoreFullError, StoreLockedError } from "./db.ts";
 import type { GroupResult, SearchResult } from "./search.ts";
 
@@ -115,11 +116,7 @@ export class SearchWorkers {
   }
 
   #runInline(job: SearchJob): Promise<JobResult> {
-    try {
-      return Promise.resolve(runSearchJob(job, ...(this.#adapters ? [this.#adapters] : [])));
-    } catch (err) {
-      return Promise.reject(err);
-    }
+    return withWordForms(() => runSearchJob(job, ...(this.#adapters ? [this.#adapters] : [])));
   }
 
   /** Hands queued jobs to idle workers, and starts a worker when jobs wait and there is room. */

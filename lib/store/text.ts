@@ -65,27 +65,30 @@ const SPACES = /[^\S\ufeff]+/g;
 /**
  * Builds a snippet of about `width` characters around the first matched term. Terms are matched
  * in what a reader sees, as the index holds it (`pass\u200bword` is `password`), and marked in
- * the text as it is, invisible characters and all, for the terminal filter to show.
+ * the text as it is, invisible characters and all, for the terminal filter to show. `found` has,
+ * for each term, the first word of the whole text it matched (lower case), or null.
  */
 export function makeSnippet(
   text: string,
   terms: { text: string; prefix: boolean }[],
   width = 240,
-): Snippet {
+): Snippet & { found: (string | null)[] } {
   const flat = text.replace(SPACES, " ").trim();
   const lower = flat.toLowerCase();
   const visible = visibleMap(lower);
   const seen = visible?.text ?? lower;
   const ascii = isAscii(seen);
   const ranges: [number, number][] = [];
-  for (const term of terms) {
-    if (!term.text) continue;
+  const found = terms.map(() => null as string | null);
+  terms.forEach((term, i) => {
+    if (!term.text) return;
     for (const m of seen.matchAll(termPattern(term, ascii))) {
+      found[i] ??= m[0];
       const end = m.index + m[0].length;
       ranges.push(visible ? [visible.at[m.index]!, visible.at[end - 1]! + 1] : [m.index, end]);
       if (ranges.length > 200) break;
     }
-  }
+  });
   ranges.sort((a, b) => a[0] - b[0]);
   const first = ranges[0]?.[0] ?? 0;
   let start = Math.max(0, first - Math.floor(width / 3));
@@ -102,6 +105,7 @@ export function makeSnippet(
   const suffix = end < flat.length ? "…" : "";
   const shift = prefix.length - start;
   return {
+    found,
     text: prefix + flat.slice(start, end) + suffix,
     ranges: ranges
       .filter(([a, b]) => a >= start && b <= end)

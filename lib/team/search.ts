@@ -7,6 +7,18 @@
 // Every hit says which machine it came from.
 
 import type { Sql, TransactionSql } from "postgres";
+import type { Forgive, Forgiven, Matched } from "../store/forgive.ts";
+import { loadStemmer } from "../store/vocab.ts";
+import {
+  spellingsIn,
+  TEAM_LEVELS,
+  teamForgiven,
+  type TeamLevel,
+  teamMatched,
+  type TeamWord,
+  teamWords,
+  widenTsquery,
+} from "./forgive.ts";
 import type { Redactor } from "../gate/secrets.ts";
 import { hasCjk } from "../store/cjk.ts";
 import {
@@ -49,6 +61,12 @@ export interface TeamSearchOptions {
   budgetMs?: number;
   /** When the user asked (epoch ms; default: now): the budget counts from here. */
   startedAt?: number;
+  /**
+   * As a local search's (`lib/store/forgive.ts`): `fallback` widens a query that finds nothing
+   * (prefixes, forms, spellings: `forgive.ts` here); `typing` does the same; default `exact`.
+   * With any value given, each hit says how its words matched.
+   */
+  forgive?: Forgive;
 }
 
 /** One hit of `search --team`: the fields of `search --json`, and the machine. */
@@ -66,6 +84,8 @@ export interface TeamHit {
   role: string | null;
   snippet: string;
   score: number;
+  /** With `forgive` given: the query's words the hit holds, and how each matched. */
+  matched?: Matched[];
 }
 
 export interface TeamSearchResult {
@@ -81,6 +101,8 @@ export interface TeamSearchResult {
    * else null.
    */
   suggestion: string | null;
+  /** When the words as typed found nothing: what was searched instead, as a local search says. */
+  forgiven?: Forgiven;
 }
 
 const SNIPPET_CHARS = 160;
@@ -131,6 +153,9 @@ export async function teamSearch(
   let mode: TeamSearchResult["mode"] = "fts";
   let note: string | null = null;
   let terms = wordsOf(query).map((t) => t.toLowerCase());
+  const widenable = teamWords(query);
+  let tried: string | null = null;
+  let forgivenAt: TeamLevel | null = null;
   budget.check();
   let rows: Row[];
   try {
@@ -144,15 +169,34 @@ export async function teamSearch(
       const cjk = hasCjk(query);
       const words = cjk ? null : await tsqueryOf(tx, query);
       if (words !== null) {
-        await limitTime();
-        return await tx<Row[]>`
+        const ranked = async (tsquery: string) => {
+          await limitTime();
+          return await tx<Row[]>`
           SELECT ${columns}, ts_rank(r.tsv, q) * ${sql.unsafe(RANK_WEIGHT)} AS score
           FROM logbook_records r
             JOIN logbook_conversations c ON c.machine = r.machine AND c.key = r.conversation_key,
-            CAST(${words} AS tsquery) q
+            CAST(${tsquery} AS tsquery) q
           WHERE r.tsv @@ q ${filters}
           ORDER BY score DESC, r.ts DESC NULLS LAST, r.id DESC
           LIMIT ${limit + 1} OFFSET ${offset}`;
+        };
+        const found = await ranked(words);
+        if (found.length || (options.forgive ?? "exact") === "exact") return found;
+        // Past the last page, whether there was a first one.
+        if (offset > 0 && await matchesAny(tx, words, filters)) return found;
+        for (const level of TEAM_LEVELS) {
+          if (level === "form") await loadStemmer();
+          if (level === "spelling") await findSpellings(tx, widenable, limitTime);
+          const widened = widenTsquery(words, widenable, level);
+          if (widened === null || widened === tried) continue;
+          tried = widened;
+          const rows = await ranked(widened);
+          if (rows.length) {
+            forgivenAt = level;
+            return rows;
+          }
+        }
+        return found;
       }
       mode = "substring";
       budget.literal = true;
@@ -182,13 +226,18 @@ export async function teamSearch(
     throw err;
   }
   const page = rows.slice(0, limit);
-  const suggestion = !rows.length && offset === 0 && mode === "fts"
+  const suggestion = !rows.length && offset === 0 && mode === "fts" &&
+      (options.forgive ?? "exact") === "exact"
     ? await teamPrefixSuggestion(sql, query, filters)
     : null;
+  if (forgivenAt !== null) {
+    for (const word of widenable) terms.push(...(word.forms ?? []), ...(word.spellings ?? []));
+  }
   return {
     mode,
     note,
     suggestion,
+    ...(forgivenAt !== null ? { forgiven: teamForgiven(query.trim(), widenable, forgivenAt) } : {}),
     next: rows.length > limit ? offset + limit : null,
     hits: page.map((row) => ({
       machine: row.machine,
@@ -203,6 +252,9 @@ export async function teamSearch(
       role: row.role,
       snippet: redact(snippet(row.text, terms)),
       score: Number(row.score),
+      ...(options.forgive !== undefined && mode === "fts"
+        ? { matched: teamMatched(row.text, query, widenable, forgivenAt) }
+        : {}),
     })),
   };
 }
@@ -246,6 +298,49 @@ async function tsqueryOf(tx: TransactionSql, query: string): Promise<string | nu
     text = text.replaceAll(new RegExp(`'${lexeme}'(?!:)`, "g"), `'${lexeme}':*`);
   }
   return text;
+}
+
+/** Whether `tsquery` matches any record under `filters`. */
+async function matchesAny(
+  tx: TransactionSql,
+  tsquery: string,
+  filters: ReturnType<typeof filterSql>,
+): Promise<boolean> {
+  const [found] = await tx<{ found: boolean }[]>`
+    SELECT EXISTS (
+      SELECT 1 FROM logbook_records r
+        JOIN logbook_conversations c ON c.machine = r.machine AND c.key = r.conversation_key
+      WHERE r.tsv @@ CAST(${tsquery} AS tsquery) ${filters}) AS found`;
+  return found?.found === true;
+}
+
+/** The records read for the words close to a typo: enough to find it, few enough to be quick. */
+const SPELLING_TEXTS = 200;
+
+/**
+ * Finds the spellings of each plain word of `words` no record holds (nor begins a word of): the
+ * words of the records `pg_trgm` finds holding a word close to it (`<%`, its trigram index).
+ */
+async function findSpellings(
+  tx: TransactionSql,
+  words: TeamWord[],
+  limitTime: () => Promise<void>,
+): Promise<void> {
+  for (const word of words) {
+    if (!word.plain || word.spellings) continue;
+    word.spellings = [];
+    await limitTime();
+    const prefix = `'${word.word}':*`;
+    const [held] = await tx<{ found: boolean }[]>`
+      SELECT EXISTS (
+        SELECT 1 FROM logbook_records WHERE tsv @@ CAST(${prefix} AS tsquery)) AS found`;
+    if (held?.found) continue;
+    // Looser than pg_trgm's default, so a typo in a short word still shares enough trigrams.
+    await tx`SELECT set_config('pg_trgm.word_similarity_threshold', '0.4', true)`;
+    const rows = await tx<{ text: string }[]>`
+      SELECT text FROM logbook_records WHERE ${word.word} <% text LIMIT ${SPELLING_TEXTS}`;
+    word.spellings = spellingsIn(rows.map((r) => r.text), word.word);
+  }
 }
 
 /** How long a team search's suggestion may look, apart from the search's own budget. */

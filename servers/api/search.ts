@@ -1,5 +1,7 @@
 // `GET /api/search`: the search of `search --json`, with the same filters, validated by the same
-// schema, as `{"hits": [...]}`; paged by `limit` and `offset` (pass `next` as `offset`). A search
+// schema, as `{"hits": [...]}`; paged by `limit` and `offset` (pass `next` as `offset`). It
+// forgives as `search` does (`forgive`: `fallback` by default, `typing` as a person types,
+// `exact`), answering `forgiven` and each hit's `matched`. A search
 // past its budget answers with the hits it had (`stopped`, `stopNote` says what they are); one
 // that had none is a 400 naming `q`, as `search` exits 2: the query needs narrowing.
 
@@ -9,7 +11,12 @@ import { busyTimeoutMs, gateOptionsFor } from "../../lib/context.ts";
 import { FilterError, resolveSearch } from "../../lib/filters.ts";
 import { searchInput } from "../../lib/filters_schema.ts";
 import { explainNoMatch, INLINE_REMEDY, type NoMatch } from "../../lib/store/no_match.ts";
-import { type SearchGroup, type SearchHit, type SearchOptions } from "../../lib/store/search.ts";
+import {
+  type Forgiven,
+  type SearchGroup,
+  type SearchHit,
+  type SearchOptions,
+} from "../../lib/store/search.ts";
 import type { SearchJob } from "../../lib/store/search_workers.ts";
 import { type AppEnv, type Route, type Services, usingStore } from "../_deps.ts";
 import { fromFilter, searchQueryError } from "../_errors.ts";
@@ -50,6 +57,11 @@ export interface SearchPage {
   stopNote: string | null;
   /** On a first page without hits: why nothing matched (`explainNoMatch`); else null. */
   noMatch: NoMatch | null;
+  /**
+   * When the words as typed matched nothing and the search forgave them (`forgive`, `fallback`
+   * by default): what it searched instead, and the sentence that says so; else null.
+   */
+  forgiven: Forgiven | null;
 }
 
 /**
@@ -81,6 +93,7 @@ export async function searchPage(
     next: result.next,
     stopped: result.stopped,
     stopNote: result.stopNote,
+    forgiven: result.forgiven ?? null,
   };
 }
 
@@ -105,6 +118,8 @@ export interface GroupPage {
   stopNote: string | null;
   /** On a first page without groups: why nothing matched (`explainNoMatch`); else null. */
   noMatch: NoMatch | null;
+  /** As in SearchPage: what was searched instead of the words as typed, or null. */
+  forgiven: Forgiven | null;
 }
 
 /**
@@ -136,6 +151,7 @@ export async function searchGroupPage(
     total: result.total,
     stopped: result.stopped,
     stopNote: result.stopNote,
+    forgiven: result.forgiven ?? null,
   };
 }
 
@@ -156,6 +172,7 @@ function searchJob(
   options.offset = offset;
   options.budgetMs = svc.searchBudgetMs;
   options.startedAt = startedAt;
+  options.forgive ??= "fallback";
   const busy = busyTimeoutMs(svc.ctx.env);
   return {
     path: svc.ctx.paths.historyDb,

@@ -32,6 +32,7 @@ export const teamApi: Route = (svc) =>
       mode: result.mode,
       note: result.note,
       suggestion: result.suggestion,
+      forgiven: result.forgiven ?? null,
       offset,
       next: result.next,
     });

@@ -112,14 +112,17 @@ export function createMcpServer(tools: HistoryTools): McpServer {
         "Use it to recall what was decided, how an error was fixed before, or where a topic came " +
         "up. By default it searches the current project only; set all_projects to look " +
         "everywhere. Each hit gives the conversation id, title, agent, date, role, kind, record " +
-        "number and a snippet; open one with read_conversation (conversation + around).",
+        "number and a snippet; open one with read_conversation (conversation + around). Words " +
+        "that find nothing are searched again as the first letters of longer words, then in " +
+        "their other forms, then as the closest words the history holds; the answer says what " +
+        "it searched instead, and each hit's matched says how its words matched.",
       inputSchema: SEARCH,
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     (args: unknown) =>
       (args as SearchArgs).team
         ? answerAsync(() => tools.searchTeamHistory(args as SearchArgs))
-        : answer(() => tools.searchHistory(args as SearchArgs)),
+        : answerAsync(() => tools.searchHistory(args as SearchArgs)),
   );
   server.registerTool("read_conversation", {
     title: "Read a past conversation",

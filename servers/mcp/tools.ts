@@ -18,6 +18,7 @@ import { teamSearch } from "../../lib/team/search.ts";
 import { plural } from "../../lib/format.ts";
 import type { Agent, Kind, Role } from "../../lib/sources/adapter.ts";
 import { READERS } from "../../lib/sources/readers.ts";
+import { withWordForms } from "../../lib/store/forgive.ts";
 import {
   contextStart,
   findConversation,
@@ -147,6 +148,7 @@ export class HistoryTools {
         ...(args.subagents !== undefined ? { subagents: args.subagents } : {}),
         budgetMs: budgetMsFrom(this.#ctx.env),
         startedAt,
+        forgive: "fallback",
       });
     } catch (err) {
       if (err instanceof SearchLimitError) throw new ToolError(err.message);
@@ -164,7 +166,8 @@ export class HistoryTools {
         hit.timestamp ?? "undated"
       } · ${hit.role ? `${hit.role} ` : ""}${hit.kind}\n   ${oneLine(hit.snippet)}`
     );
-    const note = result.note === null ? null : sentence(result.note);
+    const notes = [result.note, result.forgiven?.note ?? null].filter((n) => n !== null);
+    const note = notes.length ? notes.map((n) => sentence(n)).join(" ") : null;
     const lead = note ? `Note: ${note}\n` : "";
     return {
       text: lines.length
@@ -179,6 +182,7 @@ export class HistoryTools {
         stopped: false,
         note,
         suggestion: result.suggestion,
+        ...(result.forgiven ? { forgiven: result.forgiven } : {}),
       },
     };
   }
@@ -198,7 +202,7 @@ export class HistoryTools {
    * `search_history`: ranked hits, each with what `read_conversation` needs to open it. Past its
    * budget, the hits the search had, with a note saying what they are (never a tool error).
    */
-  searchHistory(args: SearchArgs): ToolAnswer {
+  async searchHistory(args: SearchArgs): Promise<ToolAnswer> {
     const startedAt = this.#ctx.now();
     if (args.project !== undefined && args.all_projects) {
       throw new ToolError('Give either "project" or "all_projects", not both');
@@ -225,11 +229,13 @@ export class HistoryTools {
     }
     options.budgetMs = budgetMsFrom(this.#ctx.env);
     options.startedAt = startedAt;
+    options.forgive = "fallback";
     const redact = redactorFor(this.#ctx);
     const scope = options.project ? `in project ${redact(options.project)}` : "in all projects";
+    const store = this.#store;
     let result;
     try {
-      result = search(this.#store, READERS, redact, options, this.#ctx.now);
+      result = await withWordForms(() => search(store, READERS, redact, options, this.#ctx.now));
     } catch (err) {
       if (err instanceof SearchLimitError) throw new ToolError(err.message);
       if (!(err instanceof SearchStoppedError)) throw err;
@@ -251,6 +257,7 @@ export class HistoryTools {
         role: hit.role,
         kind: hit.kind,
         snippet: hit.snippet,
+        ...(hit.matched ? { matched: hit.matched } : {}),
       };
     });
     const lines = hits.map((hit, i) =>
@@ -260,8 +267,10 @@ export class HistoryTools {
         oneLine(hit.snippet)
       }`
     );
-    // Why the index could not answer (a literal scan), and what a stopped search's hits are.
-    const notes = [result.note, result.stopNote].filter((n): n is string => n !== null)
+    // Why the index could not answer (a literal scan), what was searched instead of the words
+    // as given, and what a stopped search's hits are.
+    const notes = [result.note, result.forgiven?.note ?? null, result.stopNote]
+      .filter((n): n is string => n !== null)
       .map((n) => sentence(n));
     const note = notes.length ? notes.join(" ") : null;
     const lead = note ? `Note: ${note}\n` : "";
@@ -284,6 +293,7 @@ export class HistoryTools {
         mode: result.mode,
         stopped: result.stopped,
         note,
+        ...(result.forgiven ? { forgiven: result.forgiven } : {}),
       },
     };
   }

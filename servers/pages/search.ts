@@ -21,6 +21,7 @@ import { INLINE_FILTERS, projectOfNamed, resolveSearch, splitInline } from "../.
 import type { HistoryStore } from "../../lib/store/db.ts";
 import {
   countMatches,
+  type Forgiven,
   type MatchCounts,
   type SearchFilters,
   type SearchHit,
@@ -130,7 +131,8 @@ async function resultsFor(svc: Services, form: Form, startedAt: number): Promise
       }
       return { title: "Search", body: notice(err.message, "error"), status: err.status };
     }
-    return { title: `Team search: ${form.q}`, body: teamResults(result, form, home), status: 200 };
+    const body = html`${forgivenNote(result.forgiven, form)}${teamResults(result, form, home)}`;
+    return { title: `Team search: ${form.q}`, body, status: 200 };
   }
   const grouped = form.group === "1";
   let page: SearchPage | GroupPage;
@@ -151,7 +153,7 @@ async function resultsFor(svc: Services, form: Form, startedAt: number): Promise
       ? null
       : countMatches(store, page.ftsQuery, filtersOf(store, svc, effective), svc.redact),
   }));
-  const body = html`${forgivenNote(page, form)}${
+  const body = html`${forgivenNote(page.forgiven ?? undefined, form)}${
     page.note
       ? notice(upperFirst(page.note))
       : page.mode === "literal"
@@ -166,32 +168,16 @@ async function resultsFor(svc: Services, form: Form, startedAt: number): Promise
 }
 
 /**
- * What a forgiving search searched instead of the words as typed (issue 31: a page's `forgiven`,
- * when the search layer gives one), or null.
- */
-function forgivenOf(page: object): { searched: string; note: string } | null {
-  if (!("forgiven" in page)) return null;
-  const forgiven: unknown = page.forgiven;
-  if (typeof forgiven !== "object" || forgiven === null) return null;
-  if (!("note" in forgiven) || !("searched" in forgiven)) return null;
-  const { note, searched } = forgiven;
-  return typeof note === "string" && typeof searched === "string" ? { note, searched } : null;
-}
-
-/**
  * A search that found nothing for the words as typed and shows what it searched instead says so
  * (`no hits for "lanternfsh"; showing "lanternfish"`), with the way back to the words as typed.
  */
-function forgivenNote(page: SearchPage | GroupPage, form: Form): Html | "" {
-  const forgiven = forgivenOf(page);
+function forgivenNote(forgiven: Forgiven | undefined, form: Form): Html | "" {
   if (!forgiven) return "";
   const { text } = splitInline(form.q ?? "");
-  return html`
-    <p class="notice"
-      role="note">${upperFirst(forgiven.note)} · <a href="${linkWith(form, {
-        forgive: "exact",
-      })}">search for “${text}” exactly</a></p>
-  `;
+  const back = html`<a href="${
+    linkWith(form, { forgive: "exact" })
+  }">search for "${text}" exactly</a>`;
+  return html`<p class="notice forgiven" role="note">${upperFirst(forgiven.note)} · ${back}</p>`;
 }
 
 /** The search page listing a project's conversations, newest first (no words to search for). */
@@ -331,7 +317,8 @@ when <code>start</code> exits), not your own histories.</p>`;
 function hint(): Html {
   return html`<p class="muted">Press <kbd>/</kbd> anywhere to jump to the search box, <kbd>j</kbd>
 and <kbd>k</kbd> to move between hits and <kbd>Enter</kbd> to open one. Words match whole words and
-prefixes with <code>*</code>; quote a phrase. Filters can be typed in the box:
+prefixes with <code>*</code>; quote a phrase. Words that find nothing are searched as the words they
+begin, their other forms, then the closest spellings. Filters can be typed in the box:
 <code>agent:codex</code>, <code>project:/home/me/app</code>, <code>since:7d</code>,
 <code>until:2026-03-10</code>, <code>kind:tool_call</code>, <code>role:user</code>.</p>`;
 }

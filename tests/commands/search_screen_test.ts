@@ -6,11 +6,12 @@
 // transcript shows ␛ rather than acting. Skipped, with a message, where tmux is not installed.
 
 import assert from "node:assert/strict";
+import { cpSync } from "node:fs";
 import { join } from "node:path";
 import { main as reindex } from "../../commands/reindex.ts";
 import { displayWidth } from "../../commands/_terminal/wrap.ts";
 import { claudeTranscript, placeClaudeTranscript } from "../_claude_transcript.ts";
-import { captureIo, makeWorld, runCli, type World } from "../_helpers.ts";
+import { captureIo, FIXTURES, makeWorld, runCli, type World } from "../_helpers.ts";
 import { withModelWorld } from "../_openai_server.ts";
 import { exitStatus, fakeAgents, terminalScript, Tmux, tmuxAvailable } from "../_tmux.ts";
 
@@ -136,6 +137,63 @@ Deno.test("the search screen at 80×24: find, narrow, page and come back, resize
         assert.doesNotMatch(after, /^> /m);
         assert.equal(await exitStatus(status), "0");
       });
+    } finally {
+      tmux.kill();
+    }
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("the search screen finds as you type: a prefix, another form, a typo, each said on the status line (tmux)", async (t) => {
+  if (!tmuxAvailable()) return skip();
+  const world = await makeWorld();
+  try {
+    cpSync(join(FIXTURES, "forgiving", "claude", "projects"), join(world.claude, "projects"), {
+      recursive: true,
+    });
+    assert.equal(await reindex(["--quiet"], captureIo(), world.env), 0);
+    const vars: Record<string, string> = { ...world.vars, LANG: "C.UTF-8" };
+    const { script, status } = terminalScript(world.dir, "search", ["-i"], vars);
+    const tmux = new Tmux(script, { width: 100, height: 24 });
+    try {
+      await tmux.waitFor(/Recent conversations: type to search/, "the screen");
+      await t.step("the first letters of a word show its hit", async () => {
+        tmux.literal("lantern");
+        // The whole word first, then the words it begins.
+        const found = await tmux.waitFor(
+          /^> lantern\s*\n.*\n.*lantern config.*\n(.*\n)*.*lanternfish service/m,
+          "the hits of lantern and lantern*",
+        );
+        assert.doesNotMatch(found, /Indexed words begin with it/);
+        tmux.literal("f");
+        const prefix = await tmux.waitFor(
+          /No hits for "lanternf"; showing "lanternf\*"/,
+          "the status line",
+        );
+        assert.match(listRows(prefix)[0]!, /lanternfish service/);
+      });
+      await t.step("the whole word: no note", async () => {
+        tmux.literal("ish");
+        await tmux.waitFor(/^> lanternfish\s*\n\s+\d+ hits\n/m, "the count alone");
+      });
+      await t.step("another form of a word", async () => {
+        tmux.keys("C-u");
+        tmux.literal("rotation ");
+        const forms = await tmux.waitFor(/rotated the signing keys/, "a form's hit");
+        assert.match(forms, /No hits for "rotation"; showing/);
+      });
+      await t.step("a typo", async () => {
+        tmux.keys("C-u");
+        tmux.literal("signing lanternfsh");
+        const typo = await tmux.waitFor(
+          /No hits for "signing lanternfsh"; showing "signing lanternfish"/,
+          "the corrected query",
+        );
+        assert.match(listRows(typo)[0]!, /signing keys/);
+      });
+      tmux.keys("Escape");
+      assert.equal(await exitStatus(status), "0");
     } finally {
       tmux.kill();
     }

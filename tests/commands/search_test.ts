@@ -60,6 +60,7 @@ Deno.test("search ranks the answer above the question that asked for it", async 
       "role",
       "snippet",
       "score",
+      "matched",
     ]);
   } finally {
     await world.cleanup();
@@ -535,16 +536,85 @@ Deno.test("search --group gives one entry per conversation with its hit count", 
   }
 });
 
-Deno.test("search suggests a prefix when a word begins indexed words but matches none", async () => {
+Deno.test("search --exact suggests a prefix when a word begins indexed words but matches none", async () => {
   const world = await capturedWorld();
   try {
-    const result = await runCli("search", ["marm"], world.vars);
+    const result = await runCli("search", ["marm", "--exact"], world.vars);
     assert.equal(result.code, 1);
     assert.equal(result.stdout, "");
     assert.match(result.stderr, /No matches\. Indexed words begin with it: try "marm\*"/);
     assert.equal((await searchJson(world, ["marm*"])).code, 0);
     const none = await runCli("search", ["zzzqx"], world.vars);
     assert.equal(none.stderr, "No matches\n");
+  } finally {
+    await world.cleanup();
+  }
+});
+
+/** A world with fixtures/forgiving captured: lanternfish keys rotated, logs rotating. */
+async function forgivingWorld(): Promise<World> {
+  const world = await makeWorld();
+  cpSync(join(FIXTURES, "forgiving", "claude", "projects"), join(world.claude, "projects"), {
+    recursive: true,
+  });
+  const io = captureIo();
+  assert.equal(await reindex(["--quiet"], io, world.env), 0, io.stderr());
+  return world;
+}
+
+Deno.test("search forgives a query that finds nothing, says so on stderr, and --exact does not", async (t) => {
+  const world = await forgivingWorld();
+  try {
+    await t.step("a typo: the closest word, the note on stderr, exit 0", async () => {
+      const result = await runCli("search", ["lanternfsh"], world.vars);
+      assert.equal(result.code, 0, result.stderr);
+      assert.equal(
+        result.stderr,
+        'note: no hits for "lanternfsh"; showing "lanternfish" (--exact for none)\n',
+      );
+      assert.match(result.stdout, /I rotated the signing keys for the lanternfish service/);
+    });
+    await t.step("--exact: nothing, exit 1", async () => {
+      const result = await runCli("search", ["lanternfsh", "--exact"], world.vars);
+      assert.equal(result.code, 1);
+      assert.equal(result.stdout, "");
+      assert.equal(result.stderr, "No matches\n");
+    });
+    await t.step("--json: each hit says how its words matched", async () => {
+      const forms = await searchJson(world, ["rotating", "keys"]);
+      assert.equal(forms.code, 0);
+      assert.deepEqual(forms.hits.map((hit) => hit.matched), [[
+        { word: "rotating", term: "rotated", how: "form" },
+        { word: "keys", term: "keys", how: "exact" },
+      ]]);
+      assert.match(forms.stderr, /^note: no hits for "rotating keys"; showing "\(rotating OR /);
+      const prefix = await searchJson(world, ["lanternf"]);
+      assert.deepEqual(prefix.hits[0].matched, [
+        { word: "lanternf", term: "lanternfish", how: "prefix" },
+      ]);
+      const exact = await searchJson(world, ["lanternfish", "--exact"]);
+      assert.deepEqual(exact.hits[0].matched, [
+        { word: "lanternfish", term: "lanternfish", how: "exact" },
+      ]);
+      assert.equal(exact.stderr, "");
+    });
+    await t.step("a query that finds something is searched as typed", async () => {
+      const rotating = await searchJson(world, ["rotating"]);
+      assert.equal(rotating.stderr, "");
+      assert.ok(rotating.hits.every((hit) => /rotating/i.test(hit.snippet)));
+    });
+    await t.step("--group forgives alike", async () => {
+      const grouped = await searchJson(world, ["lanternfsh", "--group"]);
+      assert.equal(grouped.code, 0);
+      assert.equal(grouped.hits.length, 1);
+      assert.equal(grouped.hits[0].hits, 2);
+      assert.match(grouped.stderr, /^note: no hits for "lanternfsh"; showing "lanternfish"/);
+    });
+    await t.step("-i cannot take --exact", async () => {
+      const io = captureIo();
+      assert.equal(await search(["-i", "x", "--exact"], io, world.env), 2);
+      assert.match(io.stderr(), /"-i, --interactive" and "--exact" cannot be used together/);
+    });
   } finally {
     await world.cleanup();
   }
@@ -618,7 +688,7 @@ Deno.test("an empty search says which filter matched nothing and what leaving it
     );
     const none = await runCli("search", ["zzzqx", "--since", "7d"], world.vars);
     assert.equal(none.stderr, 'No matches for "zzzqx" at all\n');
-    const prefix = await runCli("search", ["marm", "--agent", "claude"], world.vars);
+    const prefix = await runCli("search", ["marm", "--agent", "claude", "--exact"], world.vars);
     assert.equal(prefix.stderr, 'No matches. Indexed words begin with it: try "marm*"\n');
     // A near miss of a project's name: the closest, and the matches elsewhere.
     assert.match(

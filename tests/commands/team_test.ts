@@ -1329,8 +1329,8 @@ Deno.test({
       assert.match(elsewhere.stderr, /No conversation ".*" in what machine "desk" pushed/);
     });
 
-    await t.step("an empty search suggests a prefix, and the prefix finds", async () => {
-      const none = await runCli("search", ["--team", "kestr"], world.vars);
+    await t.step("an empty search --exact suggests a prefix, and the prefix finds", async () => {
+      const none = await runCli("search", ["--team", "kestr", "--exact"], world.vars);
       assert.equal(none.code, 1);
       assert.match(none.stderr, /No matches in the team database .*: try "kestr\*"/);
       const prefixed = await runCli("search", ["--team", "kestr*", "ledger", "--json"], world.vars);
@@ -1340,13 +1340,101 @@ Deno.test({
       assert.doesNotMatch(nothing.stderr, /try/);
       const { app, services } = appFor(world);
       try {
-        const api = await (await request(app, "/api/team/search?q=kestr")).json();
+        const api = await (await request(app, "/api/team/search?q=kestr&forgive=exact")).json();
         assert.equal(api.suggestion, "kestr*");
-        const page = await (await request(app, "/?q=kestr&scope=team")).text();
+        const page = await (await request(app, "/?q=kestr&scope=team&forgive=exact")).text();
         assert.match(
           page,
-          /No matches in the team database; indexed words begin with it: try <a href="\/\?q=kestr\*&amp;scope=team">kestr\*<\/a>/,
+          /No matches in the team database; indexed words begin with it: try <a href="\/\?q=kestr\*&amp;scope=team&amp;forgive=exact">kestr\*<\/a>/,
         );
+      } finally {
+        services.searches.close();
+      }
+    });
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test({
+  name: "team: search --team forgives as a local search does: prefix, forms, spelling, --exact",
+  ignore: typeof pg === "string",
+  sanitizeResources: false,
+  sanitizeOps: false,
+}, async (t) => {
+  if (typeof pg === "string") return;
+  const url = await pg.createDatabase("forgiving");
+  const { world } = await pushingWorld(url, A, [
+    [
+      "The signing keys for the lanternfish service expire on Friday",
+      "I rotated the signing keys for the lanternfish service",
+    ],
+    ["We keep rotating log files by hand", "Rotating logs is handled by logrotate now"],
+  ], { machine: "forgiving" });
+  try {
+    pushed(await runCli("push", ["--json"], world.vars));
+    const team = async (...args: string[]) => {
+      const run = await runCli("search", ["--team", ...args, "--json"], world.vars);
+      const hits = run.stdout.trim().split("\n").filter(Boolean).map((l) => JSON.parse(l));
+      return { ...run, hits };
+    };
+    await t.step("found as typed: nothing forgiven, each word matched as typed", async () => {
+      const found = await team("lanternfish");
+      assert.equal(found.code, 0, found.stderr);
+      assert.equal(found.stderr, "");
+      assert.deepEqual(found.hits[0].matched, [
+        { word: "lanternfish", term: "lanternfish", how: "exact" },
+      ]);
+    });
+    await t.step("the first letters", async () => {
+      const found = await team("lanternf");
+      assert.equal(found.hits.length, 2);
+      assert.equal(
+        found.stderr,
+        'note: no hits for "lanternf"; showing "lanternf*" (--exact for none)\n',
+      );
+      assert.deepEqual(found.hits[0].matched, [
+        { word: "lanternf", term: "lanternfish", how: "prefix" },
+      ]);
+    });
+    await t.step("other forms of two words in another order", async () => {
+      const found = await team("keys", "rotation");
+      assert.equal(found.code, 0, found.stderr);
+      assert.deepEqual(found.hits.map((h) => h.role), ["assistant"]);
+      assert.match(found.stderr, /^note: no hits for "keys rotation"; showing ".*rotated.*"/);
+      assert.deepEqual(found.hits[0].matched, [
+        { word: "keys", term: "keys", how: "exact" },
+        { word: "rotation", term: "rotated", how: "form" },
+      ]);
+    });
+    await t.step("a typo, its closest word found by pg_trgm", async () => {
+      for (const typo of ["lanternfsh", "lnaternfish"]) {
+        const found = await team(typo);
+        assert.equal(found.code, 0, found.stderr);
+        assert.equal(found.hits.length, 2, typo);
+        assert.match(found.stderr, new RegExp(`showing ".*lanternfish.*"`), typo);
+        assert.deepEqual(found.hits[0].matched, [
+          { word: typo, term: "lanternfish", how: "spelling" },
+        ]);
+      }
+    });
+    await t.step("--exact, a quoted phrase and a negated word are not forgiven", async () => {
+      assert.equal((await team("lanternfsh", "--exact")).code, 1);
+      assert.equal((await team('"lanternfsh service"')).code, 1);
+      assert.equal((await team("signing -keys")).code, 1);
+    });
+    await t.step("the team API and page say what they searched instead", async () => {
+      const { app, services } = appFor(world);
+      try {
+        const api = await (await request(app, "/api/team/search?q=lanternfsh")).json();
+        assert.equal(api.forgiven.how, "spelling");
+        assert.equal(api.hits.length, 2);
+        const exact = await (await request(app, "/api/team/search?q=lanternfsh&forgive=exact"))
+          .json();
+        assert.equal(exact.forgiven, null);
+        const page = await (await request(app, "/?q=lanternf&scope=team")).text();
+        assert.match(page, /No hits for &quot;lanternf&quot;; showing &quot;lanternf\*&quot;/);
+        assert.ok(page.includes('href="/?q=lanternf&amp;scope=team&amp;forgive=exact"'), page);
       } finally {
         services.searches.close();
       }

@@ -35,6 +35,9 @@ const INPUTS: Record<string, unknown>[] = [
   { q: "a", limit: 1001 },
   { q: "a", limit: 2.5 },
   { q: "a", limit: "20" },
+  { q: "a", forgive: "typing" },
+  { q: "a", forgive: "exact" },
+  { q: "a", forgive: "loose" },
 ];
 
 Deno.test("parseSearchInput() accepts and refuses what the dashboard's zod schema does", async (t) => {

@@ -144,6 +144,55 @@ Deno.test("GET /api/search finds CJK words inside sentences and notes the litera
   }
 });
 
+Deno.test("GET /api/search forgives as search does: fallback by default, typing and exact on request", async (t) => {
+  const world = await makeWorld();
+  try {
+    cpSync(join(FIXTURES, "forgiving", "claude", "projects"), join(world.claude, "projects"), {
+      recursive: true,
+    });
+    const io = captureIo();
+    assert.equal(await reindex(["--quiet"], io, world.env), 0, io.stderr());
+    const { app } = appFor(world);
+    const get = async (query: string) =>
+      await (await request(app, `/api/search?${query}&limit=50`)).json();
+    await t.step("fallback: a typo answers the closest word's hits, saying so", async () => {
+      const body = await get("q=lanternfsh");
+      assert.deepEqual(body.forgiven, {
+        how: "spelling",
+        searched: "lanternfish",
+        note: 'no hits for "lanternfsh"; showing "lanternfish"',
+      });
+      assert.equal(body.hits.length, 2);
+      assert.deepEqual(body.hits[0].matched, [
+        { word: "lanternfsh", term: "lanternfish", how: "spelling" },
+      ]);
+      assert.equal(body.noMatch, null);
+    });
+    await t.step("exact: the words as typed, nothing forgiven", async () => {
+      const body = await get("q=lanternfsh&forgive=exact");
+      assert.deepEqual(body.hits, []);
+      assert.equal(body.forgiven, null);
+      assert.equal(body.noMatch.text, "No matches");
+    });
+    await t.step("typing: the word being typed is a prefix, whole words first", async () => {
+      const body = await get("q=lantern&forgive=typing");
+      assert.equal(body.forgiven, null);
+      const hows = body.hits.map((hit: { matched: { how: string }[] }) => hit.matched[0]!.how);
+      assert.deepEqual(hows, ["exact", "exact", "prefix", "prefix"]);
+      const partial = await get("q=lanternf&forgive=typing");
+      assert.equal(partial.forgiven.how, "prefix");
+      assert.equal(partial.hits.length, 2);
+    });
+    await t.step("grouped: the page's form search, forgiving alike", async () => {
+      const html = await (await request(app, "/?q=lanternfsh&group=1")).text();
+      assert.match(html, /No hits for &quot;lanternfsh&quot;; showing &quot;lanternfish&quot;/);
+      assert.match(html, /<mark>lanternfish<\/mark>/);
+    });
+  } finally {
+    await world.cleanup();
+  }
+});
+
 Deno.test("GET /api/search answers a bad filter with a 400 naming the field", async (t) => {
   const world = await capturedWorld();
   try {
@@ -157,6 +206,7 @@ Deno.test("GET /api/search answers a bad filter with a 400 naming the field", as
       ["/api/search?q=export&subagents=maybe", "subagents"],
       ["/api/search?q=export&offset=-1", "offset"],
       ["/api/search?q=export&sort=best", "sort"],
+      ["/api/search?q=export&forgive=loose", "forgive"],
       ["/api/search?q=", "q"],
     ];
     for (const [path, field] of cases) {

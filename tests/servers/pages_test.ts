@@ -123,9 +123,24 @@ Deno.test("the search page marks matches, links each hit to its place, and escap
         api.noMatch.text,
         `No matches for "${PLANTED.phrase}" in the last 7 days; 2 older matches: drop since:7d`,
       );
-      const prefix = await (await request(app, q("walru since:3650d"))).text();
+      // The words as typed (forgive=exact): a prefix they begin is offered as a link.
+      const prefix = await (await request(app, `${q("walru since:3650d")}&forgive=exact`)).text();
       assert.match(prefix, /No matches\. Indexed words begin with it: try &quot;walru\*&quot;/);
-      assert.ok(prefix.includes('<a href="/?q=since%3A3650d+walru*">walru*</a>'), prefix);
+      assert.ok(
+        prefix.includes('<a href="/?q=since%3A3650d+walru*&amp;forgive=exact">walru*</a>'),
+        prefix,
+      );
+      // Forgiving (the default): the prefix's hits, saying so, with the way back to the words.
+      const forgiven = await (await request(app, q("walru since:3650d"))).text();
+      assert.match(forgiven, /<mark>walrus<\/mark>/);
+      assert.ok(
+        forgiven.includes(
+          '<p class="notice forgiven" role="note">No hits for &quot;walru&quot;; showing ' +
+            '&quot;walru*&quot; · <a href="/?q=walru+since%3A3650d&amp;forgive=exact">' +
+            'search for "walru" exactly</a>',
+        ),
+        forgiven,
+      );
       // A project's last path component names it; a near miss offers the closest.
       const byName = await (await request(app, q("marmot project:alpha"))).text();
       assert.match(byName, /<strong>\d+<\/strong> match/);
@@ -318,18 +333,14 @@ Deno.test("/search/results answers a search's results alone, as the page shows t
       assert.match(await typed.text(), /<mark>walrus<\/mark>-<mark>sprocket<\/mark>/);
     });
 
-    // Once search() forgives (issue 31), a mistyped word is answered with the closest one.
+    // A mistyped word is answered with the closest one.
     const typo = "walrsu";
-    const api = await (await request(app, `/api/search?q=${typo}`)).json();
-    const forgives = "forgiven" in api;
     await t.step({
-      name: "a forgiven search says what it searched instead, and links to the words as typed" +
-        (forgives ? "" : " (ignored: search() does not forgive yet)"),
-      ignore: !forgives,
+      name: "a forgiven search says what it searched instead, and links to the words as typed",
       fn: async () => {
         const { html } = await both(`q=${typo}`);
-        assert.match(html, /<p class="notice" role="note">No hits for &quot;walrsu&quot;/);
-        const exact = /<a href="([^"]+)">search for &quot;walrsu&quot; exactly<\/a>/.exec(html);
+        assert.match(html, /<p class="notice forgiven" role="note">No hits for &quot;walrsu&quot;/);
+        const exact = /<a href="([^"]+)">search for "walrsu" exactly<\/a>/.exec(html);
         assert.ok(exact, html);
         const link = exact[1]!.replaceAll("&amp;", "&");
         assert.match(link, /[?&]forgive=exact(&|$)/);

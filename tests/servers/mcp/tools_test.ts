@@ -3,12 +3,14 @@
 // search of a damaged text index is one, saying so, never an empty answer.
 
 import assert from "node:assert/strict";
+import { cpSync } from "node:fs";
+import { join } from "node:path";
 import { loadContext, openStore } from "../../../lib/context.ts";
 import { envFrom } from "../../../lib/env.ts";
 import { HistoryTools, type ToolAnswer } from "../../../servers/mcp/tools.ts";
 import { StoreDamagedError } from "../../../lib/store/db.ts";
 import { misplacedIndexWorld } from "../../_damage.ts";
-import { captureWorld, makeWorld } from "../../_helpers.ts";
+import { captureWorld, FIXTURES, makeWorld } from "../../_helpers.ts";
 import {
   leaks,
   placeSecretPathSession,
@@ -30,7 +32,7 @@ Deno.test("search_history past its budget answers with the hits it had and a not
       () => openStore(ctx, { mustExist: true, readOnly: true, upgrade: false }),
     );
     try {
-      const answer = tools.searchHistory({ query: "marmot keyring", all_projects: true });
+      const answer = await tools.searchHistory({ query: "marmot keyring", all_projects: true });
       const data = answer.data as { hits: { record: number }[]; stopped: boolean; note: string };
       assert.equal(data.stopped, true);
       assert.equal(data.hits.length, 2);
@@ -47,7 +49,10 @@ Deno.test("search_history past its budget answers with the hits it had and a not
       const ctxOnTime = loadContext({ env: world.env });
       const onTime = new HistoryTools(ctxOnTime, () => openStore(ctxOnTime, { readOnly: true }));
       try {
-        const ranked = onTime.searchHistory({ query: "marmot keyring", all_projects: true });
+        const ranked = await onTime.searchHistory({
+          query: "marmot keyring",
+          all_projects: true,
+        });
         assert.equal((ranked.data as { stopped: boolean }).stopped, false);
         assert.equal((ranked.data as { note: string | null }).note, null);
         assert.ok(ranked.text.startsWith("2 hits in all projects:"));
@@ -72,8 +77,8 @@ Deno.test("the tools send no secret of a transcript's directory, and know its pr
     const tools = new HistoryTools(ctx, () => openStore(ctx, { mustExist: true, readOnly: true }));
     const sent = (answer: ToolAnswer) => answer.text + JSON.stringify(answer.data);
     try {
-      await t.step("search_history in the agent's own project", () => {
-        const answer = tools.searchHistory({ query: SECRET_PATH_WORD });
+      await t.step("search_history in the agent's own project", async () => {
+        const answer = await tools.searchHistory({ query: SECRET_PATH_WORD });
         assert.deepEqual(leaks(sent(answer)), []);
         assert.ok(answer.text.includes(`in project ${shownPath(cwd)}:`), answer.text);
       });
@@ -111,13 +116,54 @@ Deno.test("search_history on a damaged text index fails saying so, never answers
       () => openStore(ctx, { mustExist: true, readOnly: true, upgrade: false }),
     );
     try {
-      assert.throws(
+      await assert.rejects(
         () => tools.searchHistory({ query: word, all_projects: true }),
         (err) =>
           err instanceof StoreDamagedError &&
           /is damaged in the text index \(table "fts"\)/.test(err.message) &&
           /run "logbook reindex --rebuild"/.test(err.message),
       );
+    } finally {
+      await tools.close();
+    }
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("search_history forgives a query that finds nothing and says what it searched", async () => {
+  const world = await makeWorld();
+  try {
+    cpSync(join(FIXTURES, "forgiving", "claude", "projects"), join(world.claude, "projects"), {
+      recursive: true,
+    });
+    await captureWorld(world);
+    const ctx = loadContext({ env: world.env });
+    const tools = new HistoryTools(
+      ctx,
+      () => openStore(ctx, { mustExist: true, readOnly: true, upgrade: false }),
+    );
+    try {
+      const answer = await tools.searchHistory({ query: "lanternfsh", all_projects: true });
+      assert.ok(
+        answer.text.startsWith(
+          'Note: No hits for "lanternfsh"; showing "lanternfish".\n2 hits in all projects:',
+        ),
+        answer.text,
+      );
+      const data = answer.data as {
+        hits: { matched: unknown }[];
+        forgiven: { how: string; searched: string };
+      };
+      assert.equal(data.forgiven.how, "spelling");
+      assert.equal(data.forgiven.searched, "lanternfish");
+      assert.deepEqual(data.hits[0]!.matched, [
+        { word: "lanternfsh", term: "lanternfish", how: "spelling" },
+      ]);
+      // Found as given: no note, and each word matched as it was given.
+      const exact = await tools.searchHistory({ query: "lanternfish", all_projects: true });
+      assert.ok(exact.text.startsWith("2 hits in all projects:"), exact.text);
+      assert.equal((exact.data as { forgiven?: unknown }).forgiven, undefined);
     } finally {
       await tools.close();
     }
