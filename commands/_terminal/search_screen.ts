@@ -146,7 +146,8 @@ export class SearchScreen {
   #total: number | null = null;
   /** The box as the list was last found for (a list found for another box is not shown). */
   #answered: string | null = null;
-  #scheduled = false;
+  /** The redraw (and search) scheduled for once the keys typed are handled, until it has run. */
+  #scheduled: Promise<void> | null = null;
   #busy = false;
   #ended = false;
   #closed = false;
@@ -339,16 +340,25 @@ export class SearchScreen {
    */
   #schedule(search: boolean): void {
     if (search) this.#answered = null;
-    if (this.#scheduled) return;
-    this.#scheduled = true;
-    setTimeout(() => {
-      this.#scheduled = false;
-      this.#guard(() => {
-        if (this.#ended || this.#busy || this.#closed) return;
-        this.#query();
-        this.#draw();
-      });
-    }, 0);
+    this.#scheduled ??= new Promise((done) =>
+      setTimeout(() => {
+        this.#scheduled = null;
+        try {
+          this.#guard(() => {
+            if (this.#ended || this.#busy || this.#closed) return;
+            this.#query();
+            this.#draw();
+          });
+        } finally {
+          done();
+        }
+      }, 0)
+    );
+  }
+
+  /** Resolves once the keys handled so far are answered: searched, when they asked it, and drawn. */
+  settled(): Promise<void> {
+    return this.#scheduled ?? Promise.resolve();
   }
 
   /**

@@ -3,6 +3,7 @@
 // are refused on the status line with the last hits kept, editing keys edit, arrows move and
 // scroll, a filters-only box lists recent conversations, Esc ends with 0.
 
+import { loadStemmer } from "../../../lib/store/vocab.ts";
 import assert from "node:assert/strict";
 import { main as reindex } from "../../../commands/reindex.ts";
 import type { Key } from "../../../commands/_terminal/screen.ts";
@@ -18,14 +19,13 @@ function named(name: string, ctrl = false): Key {
   return { name, text: "", ctrl, meta: false, shift: false };
 }
 
-/** A tick: the searches keys asked for run once the keys already typed are handled. */
-const tick = () => new Promise((resolve) => setTimeout(resolve, 5));
-
 async function withScreen(
   fn: (screen: SearchScreen, ended: { code?: number }, world: World) => void | Promise<void>,
   now?: () => number,
 ): Promise<void> {
   const world = await makeWorld({ fixtures: ["claude", "codex"] });
+  // As interactiveSearch() does before the screen opens: every keystroke's search finds forms.
+  await loadStemmer();
   try {
     assert.equal(await reindex(["--quiet"], captureIo(), world.env), 0);
     const ctx = loadContext({ env: world.env, ...(now ? { now } : {}) });
@@ -63,7 +63,7 @@ Deno.test("typing searches once per burst of keys, for the box as it ends", asyn
     // Nothing is searched while keys are still being handled.
     assert.equal(rows(screen)[0]!.trimEnd(), "> nightly export");
     assert.equal(rows(screen)[2]!.trim(), "");
-    await tick();
+    await screen.settled();
     const shown = rows(screen);
     assert.match(shown[1]!, /\d+ hits$/);
     assert.match(shown[2]!, /^claude .*tundra-mosaic/);
@@ -74,14 +74,14 @@ Deno.test("typing searches once per burst of keys, for the box as it ends", asyn
 Deno.test("an inline filter narrows; a bad one is named on the status line, hits kept", async () => {
   await withScreen(async (screen) => {
     for (const c of "retry") screen.handle(char(c));
-    await tick();
+    await screen.settled();
     const both = rows(screen).slice(2, 12);
     assert.ok(
       both.some((l) => l.startsWith("claude ")) && both.some((l) => l.startsWith("codex ")),
     );
     screen.handle(named("home"));
     for (const c of "agent:cod ") screen.handle(char(c));
-    await tick();
+    await screen.settled();
     const refused = rows(screen);
     assert.match(refused[0]!, /^> agent:cod retry/);
     assert.match(
@@ -92,7 +92,7 @@ Deno.test("an inline filter narrows; a bad one is named on the status line, hits
     screen.handle(named("left"));
     screen.handle(char("e"));
     screen.handle(char("x"));
-    await tick();
+    await screen.settled();
     assert.match(rows(screen)[0]!, /^> agent:codex retry/);
     const codex = rows(screen).slice(2, 12).filter((l) => l.trim());
     assert.ok(codex.length > 0 && codex.every((l) => l.startsWith("codex ")), codex.join("\n"));
@@ -127,36 +127,36 @@ Deno.test("the editing keys edit the box; Ctrl-U and Ctrl-W take back what they 
 Deno.test("arrows move the selection and the list scrolls to keep it in view", async () => {
   await withScreen(async (screen) => {
     for (const c of "the") screen.handle(char(c));
-    await tick();
+    await screen.settled();
     const selected = () => screen.render(80, 24).lines.findIndex((l) => l.includes("\x1b[0;7m"));
     assert.equal(selected(), 2, "the first hit");
     screen.handle(named("down"));
-    await tick();
+    await screen.settled();
     assert.equal(selected(), 3);
     const first = rows(screen)[2];
     for (let i = 0; i < 12; i++) screen.handle(named("down"));
-    await tick();
+    await screen.settled();
     assert.equal(selected(), 11, "the last row of the list");
     assert.notEqual(rows(screen)[2], first, "the list scrolled");
     assert.match(rows(screen)[1]!, /\d+ of \d+ hits|\d+\+? hits/);
     screen.handle(named("pageup"));
     screen.handle(named("up"));
-    await tick();
+    await screen.settled();
     assert.equal(selected(), 2, "back at the top");
   });
 });
 
 Deno.test("a box of filters alone lists that agent's recent conversations; Esc ends with 0", async () => {
   await withScreen(async (screen, ended) => {
-    await tick();
+    await screen.settled();
     assert.match(rows(screen)[1]!, /^Recent conversations: type to search/);
     for (const c of "agent:codex") screen.handle(char(c));
-    await tick();
+    await screen.settled();
     const recent = rows(screen).slice(2, 12).filter((l) => l.trim());
     assert.ok(recent.length > 0 && recent.every((l) => l.startsWith("codex ")), recent.join("\n"));
     assert.match(recent[0]!, /\d+ messages?\s*$/);
     screen.handle(named("escape"));
-    await tick();
+    await screen.settled();
     assert.equal(ended.code, 0);
   });
 });
@@ -166,7 +166,7 @@ Deno.test('a search out of time says so on the status line, never "No matches"',
   let clock = Date.parse("2026-11-01T00:00:00Z");
   await withScreen(async (screen) => {
     for (const c of "nightly export") screen.handle(char(c));
-    await tick();
+    await screen.settled();
     const shown = rows(screen);
     assert.ok(!shown.some((l) => /No matches/.test(l)), shown.join("\n"));
     assert.ok(shown.some((l) => /stopped after/.test(l)), shown.join("\n"));
