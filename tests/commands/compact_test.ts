@@ -15,6 +15,7 @@ import {
   type World,
 } from "../_helpers.ts";
 import { type OpenAiServer, startOpenAiServer } from "../_openai_server.ts";
+import { eventually } from "../_wait.ts";
 
 interface Setup {
   world: World;
@@ -99,18 +100,17 @@ Deno.test("a compaction killed half-way leaves the record as it was, with the sn
       stderr: "null",
     }).spawn();
     const archives = join(s.world.data, "prune-archives");
-    const until = Date.now() + 20_000;
-    let snapshot: string | undefined;
-    while (!snapshot && Date.now() < until) {
-      try {
-        snapshot = [...Deno.readDirSync(archives)].find((e) => e.name.endsWith(".txt"))?.name;
-      } catch { /* not yet */ }
-      if (!snapshot) await new Promise((r) => setTimeout(r, 25));
-    }
-    assert.ok(snapshot, "the snapshot is written before the summary is asked for");
-    while (s.server.requests.length < 4 && Date.now() < until) {
-      await new Promise((r) => setTimeout(r, 25));
-    }
+    const snapshot = await eventually(
+      "the snapshot, written before the summary is asked for",
+      () => {
+        try {
+          return [...Deno.readDirSync(archives)].find((e) => e.name.endsWith(".txt"))?.name;
+        } catch {
+          return undefined; // not yet
+        }
+      },
+    );
+    await eventually("the summary asked for", () => s.server.requests.length >= 4);
     child.kill("SIGKILL");
     await child.status;
     assert.equal(Deno.readTextFileSync(file), before, "the record is exactly as it was");

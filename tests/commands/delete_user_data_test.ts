@@ -20,6 +20,7 @@ import {
   type World,
 } from "../_helpers.ts";
 import { writeClaudeCorpus } from "../_corpus.ts";
+import { eventually } from "../_wait.ts";
 
 async function populated(): Promise<World> {
   const world = await makeWorld();
@@ -72,13 +73,13 @@ Deno.test("delete-user-data --yes stops the watcher, removes every data path and
   const bystander = new Deno.Command("sleep", { args: ["30"] }).spawn();
   try {
     const lock = join(world.data, "run", "capture.lock");
-    const until = Date.now() + 15_000;
-    while (Date.now() < until) {
+    await eventually("the watcher to take the capture lock", () => {
       try {
-        if (JSON.parse(Deno.readTextFileSync(lock)).pid === watcher.pid) break;
-      } catch { /* not yet */ }
-      await new Promise((r) => setTimeout(r, 50));
-    }
+        return JSON.parse(Deno.readTextFileSync(lock)).pid === watcher.pid;
+      } catch {
+        return false; // not yet
+      }
+    });
     Deno.writeTextFileSync(
       join(world.data, "run", "other.lock"),
       JSON.stringify({ pid: bystander.pid, startedAt: 0, command: "dashboard" }),

@@ -19,6 +19,7 @@ import {
   type World,
 } from "../_helpers.ts";
 import { writeClaudeCorpus } from "../_corpus.ts";
+import { eventually } from "../_wait.ts";
 
 /** A digest of everything capture stored, independent of row ids and of where the world lives. */
 function storeDigest(
@@ -107,43 +108,39 @@ function spawnReindex(world: World, args: string[] = []): Deno.ChildProcess {
   }).spawn();
 }
 
-async function waitForLockHolder(world: World, timeoutMs = 20_000): Promise<number> {
+/** The pid of the capture once it has taken its lock. */
+function waitForLockHolder(world: World): Promise<number> {
   const path = join(world.data, "run", "capture.lock");
-  const until = Date.now() + timeoutMs;
-  while (Date.now() < until) {
+  return eventually("the capture to take its lock", () => {
     try {
       const info = JSON.parse(Deno.readTextFileSync(path));
-      if (typeof info.pid === "number") return info.pid;
-    } catch { /* not yet */ }
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error("the capture never took its lock");
+      return typeof info.pid === "number" ? info.pid as number : undefined;
+    } catch {
+      return undefined; // not yet
+    }
+  });
 }
 
 /**
  * Waits until the capture has committed its first batch, as its stored progress says (what
  * `status` shows of a running capture), and returns that progress.
  */
-async function waitForFirstBatch(
-  world: World,
-  timeoutMs = 60_000,
-): Promise<{ bytesDone: number; bytesTotal: number }> {
+function waitForFirstBatch(world: World): Promise<{ bytesDone: number; bytesTotal: number }> {
   const path = join(world.data, "history.db");
-  const until = Date.now() + timeoutMs;
-  while (Date.now() < until) {
+  return eventually("the capture's first batch", () => {
     try {
       const db = new DatabaseSync(path, { readOnly: true, timeout: 1000 });
       try {
         const row = db.prepare("SELECT value FROM meta WHERE key = 'progress'").get();
         const progress = row ? JSON.parse(String(row.value)) : null;
-        if (progress?.phase === "capturing" && progress.bytesDone > 0) return progress;
+        return progress?.phase === "capturing" && progress.bytesDone > 0 ? progress : undefined;
       } finally {
         db.close();
       }
-    } catch { /* no store, or no meta table, yet */ }
-    await new Promise((r) => setTimeout(r, 5));
-  }
-  throw new Error("the capture never committed a batch");
+    } catch {
+      return undefined; // no store, or no meta table, yet
+    }
+  }, { every: 5 });
 }
 
 Deno.test("reindex killed with -9 mid-way, then rerun, equals an uninterrupted capture", async () => {

@@ -16,6 +16,7 @@ import {
   taskFlags,
 } from "../_helpers.ts";
 import { writeClaudeCorpus } from "../_corpus.ts";
+import { eventually } from "../_wait.ts";
 
 /** The demo's temporary data dir and home, as it prints them. */
 function demoDirs(stdout: string): [string, string] {
@@ -172,9 +173,7 @@ Deno.test("start stopped while it captures says to run it again, and running it 
       }).spawn();
       // The capture lock is taken once the signal handlers are in place.
       const lock = join(world.data, "run", "capture.lock");
-      const until = Date.now() + 20_000;
-      while (Date.now() < until && !lockHolder(lock)) await new Promise((r) => setTimeout(r, 20));
-      assert.ok(lockHolder(lock), "the capture started");
+      await eventually("the capture to start", () => lockHolder(lock));
       child.kill("SIGINT");
       const output = await child.output();
       const stdout = new TextDecoder().decode(output.stdout);

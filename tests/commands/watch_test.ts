@@ -16,20 +16,12 @@ import {
   type World,
 } from "../_helpers.ts";
 import { writeClaudeCorpus } from "../_corpus.ts";
+import { eventually } from "../_wait.ts";
 
 async function hits(world: World, query: string): Promise<number> {
   const io = captureIo();
   const code = await search([query, "--json"], io, world.env);
   return code === 0 ? io.stdout().trim().split("\n").length : 0;
-}
-
-async function eventually(what: string, check: () => Promise<boolean>, ms = 30_000): Promise<void> {
-  const until = Date.now() + ms;
-  while (Date.now() < until) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`timed out waiting for ${what}`);
 }
 
 /** A failure with what the watcher printed, so a timeout says why. */

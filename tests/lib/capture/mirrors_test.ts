@@ -19,6 +19,7 @@ import { fixtureIds, updatePart } from "../../../fixtures/opencode/make_db.ts";
 import { claudeTranscript } from "../../_claude_transcript.ts";
 import { captureWorld, makeWorld, manifest, withStore, type World } from "../../_helpers.ts";
 import { renameSync } from "node:fs";
+import { eventually } from "../../_wait.ts";
 
 const SESSION = "3a6f1c84-9e2d-4b57-a0c3-5d8e1f7b2a96";
 
@@ -312,20 +313,13 @@ Deno.test("watch() (reindex --watch) keeps a mirror current as it captures", asy
       (s.db.prepare("SELECT count(*) AS n FROM records").get() as {
         n: number;
       }).n);
-  const until = async (what: string, check: () => boolean) => {
-    for (const end = Date.now() + 30_000; Date.now() < end;) {
-      if (check()) return;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    throw new Error(`timed out waiting for ${what}`);
-  };
   try {
     const path = () => withStore(world, (s) => listMirrors(s)[0]?.path);
-    await until("the mirror made", () => path() !== undefined && stored() === 30);
-    await until("the mirror holds every record", () => mirrored(path()!).records === 30);
+    await eventually("the mirror made", () => path() !== undefined && stored() === 30);
+    await eventually("the mirror holds every record", () => mirrored(path()!).records === 30);
     await writeSession(world, project, 40); // the same session, ten turns longer
-    await until("the appended turns in the store", () => stored() === 40);
-    await until("the appended turns in the mirror", () => mirrored(path()!).records === 40);
+    await eventually("the appended turns in the store", () => stored() === 40);
+    await eventually("the appended turns in the mirror", () => mirrored(path()!).records === 40);
   } finally {
     controller.abort();
     await watching;

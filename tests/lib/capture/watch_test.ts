@@ -15,16 +15,7 @@ import { INDEX_UPGRADE_KEY } from "../../../lib/store/cjk.ts";
 import { migrationState } from "../../../lib/store/batched_migration.ts";
 import { search } from "../../../lib/store/search.ts";
 import { captureState } from "../../../lib/status.ts";
-
-/** Waits until `check` holds; a watcher that leaves work undone fails here, naming it. */
-async function eventually(what: string, check: () => boolean, ms = 30_000): Promise<void> {
-  const until = Date.now() + ms;
-  while (Date.now() < until) {
-    if (check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
+import { eventually } from "../../_wait.ts";
 
 /** True when every file's bytes are captured: its source's cursor is at its end. */
 function allCaptured(world: World, paths: string[]): boolean {
