@@ -29,6 +29,7 @@ import { type RecordRow, TextDeriver } from "../../lib/store/records.ts";
 import { TEAM_MIGRATIONS } from "../../lib/team/db.ts";
 import { CONTEXT_START } from "../../lib/team/search.ts";
 import { isCodexContext } from "../../lib/sources/codex_text.ts";
+import { eventually } from "../_wait.ts";
 
 const pg = await startPostgres();
 if (typeof pg === "string") console.warn(`team tests skipped: ${pg}`);
@@ -290,14 +291,12 @@ Deno.test({
       stdout: "null",
       stderr: "null",
     }).spawn();
-    let sent = 0;
-    for (let i = 0; i < 600 && sent === 0; i++) {
-      await new Promise((r) => setTimeout(r, 25));
+    const sent = await eventually("the first records pushed", async () => {
       const count = await psql(
         "SELECT CASE WHEN to_regclass('logbook_records') IS NULL THEN 0 ELSE (SELECT count(*) FROM logbook_records WHERE machine = 'killed') END",
       );
-      sent = Number(count.out || 0);
-    }
+      return Number(count.out || 0) || undefined;
+    });
     child.kill("SIGKILL");
     await child.status;
     assert.ok(sent > 0 && sent < expected, `killed part way: ${sent} of ${expected}`);
@@ -384,16 +383,14 @@ async function holdLock(url: string, sql: string, relation: string, mode: string
     stdout: "null",
     stderr: "null",
   }).spawn();
-  for (let i = 0;; i++) {
+  await eventually(`the lock on ${relation} taken`, async () => {
     const held = await psql(
       `SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
        WHERE c.relname = '${relation}' AND l.mode = '${mode}' AND l.granted`,
       url,
     );
-    if (held.out === "1") break;
-    if (i > 400) throw new Error(`the lock on ${relation} was never taken: ${held.err}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
+    return held.out === "1";
+  });
   return {
     /** Ends the holder's session, and so its lock. */
     release: async () => {
@@ -406,16 +403,14 @@ async function holdLock(url: string, sql: string, relation: string, mode: string
     },
     /** Resolves once another session waits for the lock on `relation`. */
     waited: async () => {
-      for (let i = 0;; i++) {
+      await eventually(`another session to wait for ${relation}`, async () => {
         const waiting = await psql(
           `SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
            WHERE c.relname = '${relation}' AND NOT l.granted`,
           url,
         );
-        if (Number(waiting.out) > 0) return;
-        if (i > 800) throw new Error(`nothing waited for ${relation}`);
-        await new Promise((r) => setTimeout(r, 25));
-      }
+        return Number(waiting.out) > 0;
+      });
     },
   };
 }
