@@ -49,6 +49,12 @@ Deno.test("README's first screen shows exactly the start and test commands", () 
   assert.deepEqual(commands, ["deno task start", "deno task test"]);
 });
 
+Deno.test("README stays a newcomer's page: the reference is in docs/", () => {
+  // About 200 lines: what logbook is, install, five commands, data, privacy, links (issue 32).
+  const lines = README.split("\n").length;
+  assert.ok(lines <= 220, `README.md has ${lines} lines: move the detail to docs/`);
+});
+
 Deno.test("README's completion lines install each shell's script in a fresh home", async () => {
   const block = /Tab completion of [\s\S]*?```sh\n([\s\S]*?)```/.exec(README);
   assert.ok(block, "the completions block");
