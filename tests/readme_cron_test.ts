@@ -1,18 +1,19 @@
-// Cron is silent: the README's crontab line and its systemd unit's ExecStart, run exactly as written
-// (with this checkout as `/path/to/logbook`) and with no terminal, print nothing when all is well.
+// Cron is silent: docs/cron.md's crontab line and its systemd unit's ExecStart, run exactly as
+// written (with this checkout as `/path/to/logbook`) and with no terminal, print nothing when all is
+// well.
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { childBaseEnv, makeWorld, ROOT, type World } from "./_helpers.ts";
 import { writeClaudeCorpus } from "./_corpus.ts";
 
-const README = Deno.readTextFileSync(join(ROOT, "README.md"));
+const CRON_DOC = Deno.readTextFileSync(join(ROOT, "docs", "cron.md"));
 const PLACEHOLDER = "/path/to/logbook";
 
-/** The command of the README's crontab line: the line in its ```cron block, schedule removed. */
+/** The command of docs/cron.md's crontab line: the line in its ```cron block, schedule removed. */
 function cronCommand(): string {
-  const block = /```cron\n([\s\S]*?)```/.exec(README);
-  assert.ok(block, "README has a ```cron block");
+  const block = /```cron\n([\s\S]*?)```/.exec(CRON_DOC);
+  assert.ok(block, "docs/cron.md has a ```cron block");
   const lines = block[1]!.split("\n").filter((l) => l.trim() && !l.trim().startsWith("#"));
   assert.equal(lines.length, 1, "one crontab line");
   const fields = lines[0]!.trim().split(/\s+/);
@@ -20,16 +21,16 @@ function cronCommand(): string {
   return fields.slice(5).join(" ").replaceAll(PLACEHOLDER, ROOT);
 }
 
-/** The unit's `ExecStart` (as argv) and `WorkingDirectory`, from the README's ```ini block. */
+/** The unit's `ExecStart` (as argv) and `WorkingDirectory`, from docs/cron.md's ```ini block. */
 function systemdService(): { argv: string[]; cwd: string } {
-  const block = /```ini\n([\s\S]*?)```/.exec(README);
-  assert.ok(block, "README has a systemd ```ini block");
+  const block = /```ini\n([\s\S]*?)```/.exec(CRON_DOC);
+  assert.ok(block, "docs/cron.md has a systemd ```ini block");
   const value = (key: string) => {
     const line = block[1]!.split("\n").find((l) => l.startsWith(`${key}=`));
     assert.ok(line, `the unit has ${key}=`);
     return line.slice(key.length + 1).trim().replaceAll(PLACEHOLDER, ROOT);
   };
-  // The README's ExecStart holds no quotes, so systemd splits it on whitespace as this does.
+  // The unit's ExecStart holds no quotes, so systemd splits it on whitespace as this does.
   const exec = value("ExecStart");
   assert.ok(!/["'\\$%]/.test(exec), "ExecStart needs no systemd quoting or specifiers");
   return { argv: exec.split(/\s+/), cwd: value("WorkingDirectory") };
@@ -63,7 +64,7 @@ async function runJob(
   };
 }
 
-Deno.test("the README's cron line prints nothing when all is well", async () => {
+Deno.test("docs/cron.md's cron line prints nothing when all is well", async () => {
   const world = await makeWorld();
   try {
     // Well-formed transcripts: the project's fixtures hold damaged lines on purpose, and a warning
@@ -86,7 +87,7 @@ Deno.test("the README's cron line prints nothing when all is well", async () => 
   }
 });
 
-Deno.test("the README's systemd ExecStart prints nothing when all is well", async () => {
+Deno.test("docs/cron.md's systemd ExecStart prints nothing when all is well", async () => {
   const world = await makeWorld();
   try {
     writeClaudeCorpus(world.claude, { sessions: 3, lines: 10 });

@@ -1,25 +1,40 @@
-// The README tells the truth: its usage blocks are each command's real `--help`, and its first
-// screen holds exactly the two commands a new user runs.
+// The README and docs/ tell the truth: the usage blocks of docs/commands.md are each command's
+// real `--help`, the README's first screen holds exactly the two commands a new user runs, its
+// completion lines and docs/mcp.md's client snippets work, and every file and link they name is
+// there.
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { COMMANDS, main as logbook } from "../commands/logbook.ts";
+import { isPresent } from "../lib/present.ts";
 import { captureIo, childBaseEnv, removeDir, ROOT, taskFlags, tempDir } from "./_helpers.ts";
 
 const README = Deno.readTextFileSync(join(ROOT, "README.md"));
+/** The command reference, where every help block is. */
+const COMMANDS_DOC = "docs/commands.md";
 
-Deno.test("README usage blocks match each command's --help exactly", async () => {
-  const blocks = new Map<string, string>();
-  for (const match of README.matchAll(/<!-- help:([a-z-]+) -->\s*```text\n([\s\S]*?)```/g)) {
-    blocks.set(match[1]!, match[2]!);
-  }
+/** The `<!-- help:NAME -->` blocks of a Markdown text, by command name, in order. */
+function helpBlocks(text: string): [string, string][] {
+  return [...text.matchAll(/<!-- help:([a-z-]+) -->\s*```text\n([\s\S]*?)```/g)]
+    .map((match) => [match[1]!, match[2]!]);
+}
+
+Deno.test("docs/commands.md's usage blocks match each command's --help exactly", async () => {
+  const blocks = helpBlocks(Deno.readTextFileSync(join(ROOT, COMMANDS_DOC)));
   // `completions` belongs to the dispatcher, which writes its script from the commands' specs.
   const names = [...Object.keys(COMMANDS), "completions"];
-  assert.deepEqual([...blocks.keys()].sort(), names.sort());
-  for (const name of names) {
+  assert.deepEqual(blocks.map(([name]) => name).sort(), names.sort(), "one block per command");
+  for (const [name, block] of blocks) {
     const io = captureIo();
     assert.equal(await logbook([name, "--help"], io), 0, io.stderr());
-    assert.equal(blocks.get(name), io.stdout(), `README block for ${name}`);
+    assert.equal(block, io.stdout(), `${COMMANDS_DOC} block for ${name}`);
+  }
+});
+
+Deno.test("help blocks live in docs/commands.md only, so none can drift unchecked", () => {
+  for (const file of markdownFiles().filter((f) => f !== COMMANDS_DOC)) {
+    const text = Deno.readTextFileSync(join(ROOT, file));
+    assert.deepEqual(helpBlocks(text).map(([name]) => name), [], `help blocks in ${file}`);
   }
 });
 
@@ -32,6 +47,12 @@ Deno.test("README's first screen shows exactly the start and test commands", () 
     l.split("#")[0]!.trim()
   );
   assert.deepEqual(commands, ["deno task start", "deno task test"]);
+});
+
+Deno.test("README stays a newcomer's page: the reference is in docs/", () => {
+  // About 200 lines: what logbook is, install, five commands, data, privacy, links (issue 32).
+  const lines = README.split("\n").length;
+  assert.ok(lines <= 220, `README.md has ${lines} lines: move the detail to docs/`);
 });
 
 Deno.test("README's completion lines install each shell's script in a fresh home", async () => {
@@ -88,9 +109,8 @@ function tomlValue(text: string): unknown {
   return JSON.parse(json);
 }
 
-Deno.test("README's MCP client snippets start `logbook mcp` and parse", () => {
-  const section = README.slice(README.indexOf("### mcp\n"), README.indexOf("### mirror\n"));
-  assert.ok(section.length > 100, "an mcp section");
+Deno.test("docs/mcp.md's client snippets start `logbook mcp` and parse", () => {
+  const section = Deno.readTextFileSync(join(ROOT, "docs", "mcp.md"));
   assert.match(section, /`claude mcp add --scope user logbook -- logbook mcp`/);
 
   const toml = [...section.matchAll(/```toml\n([\s\S]*?)```/g)].map((m) => m[1]!);
@@ -117,4 +137,53 @@ Deno.test("README's MCP client snippets start `logbook mcp` and parse", () => {
   assert.ok(flags, "the no-install command");
   const task = JSON.parse(Deno.readTextFileSync(join(ROOT, "deno.json"))).tasks.mcp as string;
   assert.equal(`deno run ${flags[1]}commands/mcp.ts`, task);
+});
+
+/** The project's Markdown a reader is sent to: the README, its neighbours and docs/. */
+function markdownFiles(): string[] {
+  const docs = [...Deno.readDirSync(join(ROOT, "docs"))]
+    .filter((entry) => entry.isFile && entry.name.endsWith(".md"))
+    .map((entry) => `docs/${entry.name}`);
+  return ["README.md", "ARCHITECTURE.md", "SECURITY.md", ...docs.sort()];
+}
+
+/** A Markdown text without its fenced code blocks (their `#` lines are not headings). */
+function withoutFences(text: string): string {
+  return text.replace(/^( *)```[^\n]*\n[\s\S]*?^\1```$/gm, "");
+}
+
+/** The anchors GitHub makes of a text's headings: `## Where your data lives` is `where-your-data-lives`. */
+function anchors(text: string): Set<string> {
+  return new Set(
+    [...withoutFences(text).matchAll(/^#{1,6} (.+)$/gm)].map((m) =>
+      m[1]!.trim().toLowerCase().replace(/[^\p{L}\p{N} _-]/gu, "").replaceAll(" ", "-")
+    ),
+  );
+}
+
+Deno.test("every link between the README, ARCHITECTURE.md and docs/ reaches a file and heading", () => {
+  for (const file of markdownFiles()) {
+    const text = withoutFences(Deno.readTextFileSync(join(ROOT, file)));
+    for (const [, target] of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+      if (/^(https?|mailto):/.test(target!)) continue;
+      const [path, anchor] = target!.split("#");
+      const linked = path ? join(ROOT, file, "..", path) : join(ROOT, file);
+      assert.ok(isPresent(linked), `${file} links to ${target}, which is not there`);
+      if (anchor === undefined) continue;
+      assert.ok(
+        anchors(Deno.readTextFileSync(linked)).has(anchor),
+        `${file} links to ${target}: no such heading`,
+      );
+    }
+  }
+});
+
+Deno.test("every project path the README, ARCHITECTURE.md and docs/ name exists", () => {
+  const named = /`((?:bench|commands|docs|fixtures|lib|servers|tests)\/[^`\s<>*…]*)`/g;
+  for (const file of markdownFiles()) {
+    const text = Deno.readTextFileSync(join(ROOT, file));
+    for (const [, path] of text.matchAll(named)) {
+      assert.ok(isPresent(join(ROOT, path!)), `${file} names ${path}, which is not there`);
+    }
+  }
 });
