@@ -1,7 +1,7 @@
 // The full screen of an interactive command: the terminal's alternate screen in raw mode, keys
 // decoded by node:readline (with a short escape timeout, so a lone Esc is not a 500 ms wait),
 // pastes taken whole, a redraw on every resize, and the terminal always given back as it was: on
-// leaving, on an exception, on SIGTERM and SIGHUP. No library draws it (see README, search -i).
+// leaving, on an exception, on SIGTERM and SIGHUP. No library draws it (see docs/commands.md, search -i).
 
 import * as readline from "node:readline";
 import process from "node:process";

@@ -91,7 +91,7 @@ export const TEAM_MIGRATIONS: readonly TeamMigration[] = [
   {
     name: "0002_roles",
     // Creating roles needs CREATEROLE: without it the grants wait for an administrator to create
-    // the roles (the README has the SQL) and the schema is usable by its owner meanwhile.
+    // the roles (docs/team.md has the SQL) and the schema is usable by its owner meanwhile.
     sql: `
       DO $$
       BEGIN

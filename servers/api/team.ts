@@ -1,7 +1,7 @@
 // `GET /api/team/search`: the dashboard's "team" scope, the search of `search --team` over the
 // team database of `logbook push`, with the same filters plus `machine`; every hit says which
 // machine it came from. The dashboard may connect only to loopback (`--allow-net=127.0.0.1`): a
-// team database elsewhere needs that host added to the dashboard's permissions (README).
+// team database elsewhere needs that host added to the dashboard's permissions (docs/team.md).
 
 import { Hono } from "hono";
 import { z } from "zod";
