@@ -347,86 +347,21 @@ class Session {
     const id = `toolu_01${gen.hex(22)}`;
     const r = gen.random();
     const taskAllowed = this.#info.subagents && this.#agentId === null;
-    let name: string;
-    let input: Record<string, unknown>;
-    let result: unknown;
-    let toolUseResult: unknown;
-    if (r < 0.3) {
-      const path = gen.path(root);
-      const { plain, numbered } = gen.fileLines(gen.lognormal(70, 1.2, 3, 2000), "arrow");
-      const lines = plain.split("\n").length - 1;
-      name = "Read";
-      input = { file_path: path };
-      result = numbered;
-      toolUseResult = {
-        type: "text",
-        file: { filePath: path, content: plain, numLines: lines, startLine: 1, totalLines: lines },
-      };
-    } else if (r < 0.6 || (r >= 0.95 && !taskAllowed)) {
-      const command = `${
-        gen.pick(["npm test", "deno test -A", "go test ./...", "rg -n", "git"])
-      } ${gen.name()} ${gen.path(root)}`;
-      name = "Bash";
-      input = { command, description: gen.sentence(3, 8) };
-      if (PERSISTS_OUTPUT.test(this.#info.version) && gen.chance(0.05)) {
-        const preview = this.#persistedOutput(root);
-        result = preview;
-        toolUseResult = { stdout: preview, stderr: "", interrupted: false, isImage: false };
-      } else {
-        const output = gen.commandOutput(gen.lognormal(25, 1.5, 1, 6000), root);
-        result = output;
-        toolUseResult = { stdout: output, stderr: "", interrupted: false, isImage: false };
-      }
-    } else if (r < 0.75) {
-      const path = gen.path(root);
-      const oldString = gen.code(gen.lognormal(6, 0.8, 1, 120));
-      const newString = gen.code(gen.lognormal(8, 0.8, 1, 160));
-      name = "Edit";
-      input = { file_path: path, old_string: oldString, new_string: newString, replace_all: false };
-      const { numbered } = gen.fileLines(gen.int(5, 20), "arrow");
-      result = `The file ${path} has been updated. Here's the result of running \`cat -n\` on a ` +
-        `snippet of the edited file:\n${numbered}`;
-      toolUseResult = {
-        filePath: path,
-        oldString,
-        newString,
-        originalFile: null,
-        structuredPatch: [],
-        userModified: false,
-        replaceAll: false,
-      };
-    } else if (r < 0.85) {
-      const pattern = `${gen.name()}|${gen.ident()}`;
-      const output = gen.commandOutput(gen.lognormal(15, 1.2, 1, 800), root);
-      name = "Grep";
-      input = { pattern, path: root, output_mode: "content", "-n": true };
-      result = output;
-      toolUseResult = { mode: "content", numFiles: gen.int(1, 40), filenames: [], content: output };
-    } else if (r < 0.9) {
-      const files: string[] = [];
-      for (let i = gen.lognormal(10, 1, 1, 300); i > 0; i--) files.push(gen.path(root));
-      name = "Glob";
-      input = { pattern: `**/*.${gen.pick(["ts", "go", "py", "md"])}`, path: root };
-      result = files.join("\n");
-      toolUseResult = { filenames: files, durationMs: gen.int(2, 90), numFiles: files.length };
-    } else if (r < 0.95) {
-      const todos = [];
-      for (let i = gen.int(2, 8); i > 0; i--) {
-        todos.push({
-          content: gen.sentence(3, 10),
-          status: gen.pick(["pending", "in_progress", "completed"]),
-          activeForm: gen.sentence(2, 6),
-        });
-      }
-      name = "TodoWrite";
-      input = { todos };
-      result = "Todos have been modified successfully. Ensure that you continue to use the todo " +
-        "list to track your progress. Please proceed with the current tasks if applicable";
-      toolUseResult = { oldTodos: [], newTodos: todos };
-    } else {
+    if (r >= 0.95 && taskAllowed) {
       this.#task(messageId, id);
       return;
     }
+    const { name, input, result, toolUseResult } = r < 0.3
+      ? this.#read(root)
+      : r < 0.6 || r >= 0.95
+      ? this.#bash(root)
+      : r < 0.75
+      ? this.#edit(root)
+      : r < 0.85
+      ? this.#grep(root)
+      : r < 0.9
+      ? this.#glob(root)
+      : this.#todoWrite();
     const assistantUuid = this.#assistant(messageId, {
       type: "tool_use",
       id,
@@ -435,6 +370,112 @@ class Session {
       caller: { type: "direct" },
     });
     this.#toolResult(id, result, toolUseResult, assistantUuid, gen.chance(0.04));
+  }
+
+  #read(root: string): ToolUse {
+    const gen = this.#gen;
+    const path = gen.path(root);
+    const { plain, numbered } = gen.fileLines(gen.lognormal(70, 1.2, 3, 2000), "arrow");
+    const lines = plain.split("\n").length - 1;
+    return {
+      name: "Read",
+      input: { file_path: path },
+      result: numbered,
+      toolUseResult: {
+        type: "text",
+        file: { filePath: path, content: plain, numLines: lines, startLine: 1, totalLines: lines },
+      },
+    };
+  }
+
+  /** A command and its output; now and then one too large, persisted beside the transcript. */
+  #bash(root: string): ToolUse {
+    const gen = this.#gen;
+    const command = `${
+      gen.pick(["npm test", "deno test -A", "go test ./...", "rg -n", "git"])
+    } ${gen.name()} ${gen.path(root)}`;
+    const input = { command, description: gen.sentence(3, 8) };
+    const output = PERSISTS_OUTPUT.test(this.#info.version) && gen.chance(0.05)
+      ? this.#persistedOutput(root)
+      : gen.commandOutput(gen.lognormal(25, 1.5, 1, 6000), root);
+    return {
+      name: "Bash",
+      input,
+      result: output,
+      toolUseResult: { stdout: output, stderr: "", interrupted: false, isImage: false },
+    };
+  }
+
+  #edit(root: string): ToolUse {
+    const gen = this.#gen;
+    const path = gen.path(root);
+    const oldString = gen.code(gen.lognormal(6, 0.8, 1, 120));
+    const newString = gen.code(gen.lognormal(8, 0.8, 1, 160));
+    const input = {
+      file_path: path,
+      old_string: oldString,
+      new_string: newString,
+      replace_all: false,
+    };
+    const { numbered } = gen.fileLines(gen.int(5, 20), "arrow");
+    return {
+      name: "Edit",
+      input,
+      result: `The file ${path} has been updated. Here's the result of running \`cat -n\` on a ` +
+        `snippet of the edited file:\n${numbered}`,
+      toolUseResult: {
+        filePath: path,
+        oldString,
+        newString,
+        originalFile: null,
+        structuredPatch: [],
+        userModified: false,
+        replaceAll: false,
+      },
+    };
+  }
+
+  #grep(root: string): ToolUse {
+    const gen = this.#gen;
+    const pattern = `${gen.name()}|${gen.ident()}`;
+    const output = gen.commandOutput(gen.lognormal(15, 1.2, 1, 800), root);
+    return {
+      name: "Grep",
+      input: { pattern, path: root, output_mode: "content", "-n": true },
+      result: output,
+      toolUseResult: { mode: "content", numFiles: gen.int(1, 40), filenames: [], content: output },
+    };
+  }
+
+  #glob(root: string): ToolUse {
+    const gen = this.#gen;
+    const files: string[] = [];
+    for (let i = gen.lognormal(10, 1, 1, 300); i > 0; i--) files.push(gen.path(root));
+    return {
+      name: "Glob",
+      input: { pattern: `**/*.${gen.pick(["ts", "go", "py", "md"])}`, path: root },
+      result: files.join("\n"),
+      toolUseResult: { filenames: files, durationMs: gen.int(2, 90), numFiles: files.length },
+    };
+  }
+
+  #todoWrite(): ToolUse {
+    const gen = this.#gen;
+    const todos = [];
+    for (let i = gen.int(2, 8); i > 0; i--) {
+      todos.push({
+        content: gen.sentence(3, 10),
+        status: gen.pick(["pending", "in_progress", "completed"]),
+        activeForm: gen.sentence(2, 6),
+      });
+    }
+    return {
+      name: "TodoWrite",
+      input: { todos },
+      result: "Todos have been modified successfully. Ensure that you continue to use the todo " +
+        "list to track your progress. Please proceed with the current tasks if applicable",
+      toolUseResult: { oldTodos: [], newTodos: todos },
+    };
   }
 
   /**
@@ -716,4 +757,12 @@ export function appendClaudeTurns(
     // Persisted outputs of the scratch session, if it wrote any.
     if (existsSync(`${scratch}.d`)) Deno.removeSync(`${scratch}.d`, { recursive: true });
   }
+}
+
+/** A tool's call and its result, as a Claude Code transcript holds them. */
+interface ToolUse {
+  name: string;
+  input: Record<string, unknown>;
+  result: unknown;
+  toolUseResult: unknown;
 }

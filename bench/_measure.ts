@@ -90,6 +90,53 @@ export function commandArgs(flags: string[], file: string, args: string[]): stri
 }
 
 /**
+ * Builds search's and show's bundle as the install does (`deno task bundle`, run in the toolkit):
+ * "built", or why it could not be, in which case the commands run from their sources.
+ */
+export async function bundleAsInstalled(log: (message: string) => void): Promise<string> {
+  const run = await runTimed(Deno.execPath(), ["task", "-q", "bundle"]);
+  if (run.code !== 0) return `deno task bundle failed (${run.stderr.trim() || `exit ${run.code}`})`;
+  log(`bundled search and show in ${Math.round(run.ms)} ms (deno task bundle)`);
+  return "built";
+}
+
+/** A bundled command's runs: from its bundle, from its sources, and the bundle's exit codes. */
+export interface BundleRuns {
+  runs: number[];
+  /** The same runs from the sources (LOGBOOK_SOURCES=1), alternating with the bundle's. */
+  sources: number[];
+  codes: number[];
+}
+
+/**
+ * Runs a bundled command (`search`, `show`) with `args(i)` once to warm up and `runs` times timed,
+ * each time from its bundle then from its sources; throws when the bundle's run exits above
+ * `maxCode`.
+ */
+export async function timeBundleAndSources(
+  vars: Record<string, string>,
+  runs: number,
+  args: (i: number) => string[],
+  what: string,
+  maxCode: number,
+): Promise<BundleRuns> {
+  const env = { ...commandEnv(vars), LOGBOOK_SOURCES: "" };
+  const sourcesEnv = { ...env, LOGBOOK_SOURCES: "1" };
+  const out: BundleRuns = { runs: [], sources: [], codes: [] };
+  for (let i = 0; i <= runs; i++) {
+    const run = await runTimed(Deno.execPath(), args(i), { env });
+    if (run.code > maxCode) throw new Error(`${what} failed (${run.code}): ${run.stderr.trim()}`);
+    const fromSources = await runTimed(Deno.execPath(), args(i), { env: sourcesEnv });
+    if (i > 0) {
+      out.runs.push(run.ms);
+      out.sources.push(fromSources.ms);
+      out.codes.push(run.code);
+    }
+  }
+  return out;
+}
+
+/**
  * Makes `rg` available: present, or installed with apt-get when running as root. Returns its
  * path, or null with the reason.
  */

@@ -7,7 +7,7 @@ import { copyFileSync } from "node:fs";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { commandArgs, commandEnv, peakRss, runTimed } from "./_measure.ts";
-import { median, taskFlags } from "./_util.ts";
+import { formatBytes, median, taskFlags } from "./_util.ts";
 
 export interface MigrationRun {
   /** Raw bytes of the store's records (what the migration reads). */
@@ -55,6 +55,10 @@ export async function measureMigration(
   const noopMs = median(noop);
   await Deno.remove(data, { recursive: true }).catch(() => {});
   const migrationMs = Math.max(1, run.ms - noopMs);
+  log(
+    `migrated ${formatBytes(rawBytes)} of records in ${Math.round(run.ms)} ms (a no-op ` +
+      `reindex takes ${Math.round(noopMs)} ms), peak RSS ${Math.round(run.mib)} MiB`,
+  );
   return {
     rawBytes,
     ms: run.ms,

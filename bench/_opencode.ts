@@ -252,23 +252,36 @@ class Writer {
     this.#count(json.length);
   }
 
-  #turn(
-    s: {
-      session: string;
-      project: Project;
-      model: { providerID: string; modelID: string };
-      clock: number;
-      bytes: number;
-      records: number;
-    },
-    givenPrompt: string | null,
-    target: number,
-  ): string {
-    const gen = this.#gen;
-    const cwd = s.project.cwd;
+  /** Advances the session's clock by `min` to `max` ms, and returns it. */
+  #tick(s: { clock: number }, min = 5, max = 6_000): number {
+    return (s.clock += this.#gen.int(min, max));
+  }
+
+  #turn(s: OpencodeSession, givenPrompt: string | null, target: number): string {
     const before = this.#tally.bytes;
-    const tick = (min = 5, max = 6_000) => (s.clock += gen.int(min, max));
-    const userAt = tick(1_000, 600_000);
+    const user = this.#userMessage(s, givenPrompt);
+    let records = user.records;
+    const steps = givenPrompt === null ? 1 + toolRounds({ gen: this.#gen }, target, 12) : 60;
+    let answer = "";
+    for (let step = 0; step < steps; step++) {
+      const final = step === steps - 1 ||
+        (givenPrompt !== null && s.bytes + (this.#tally.bytes - before) >= target - 3_000);
+      const done = this.#step(s, user.id, final, givenPrompt);
+      records += done.records;
+      if (final) {
+        answer = done.answer;
+        break;
+      }
+    }
+    s.bytes += this.#tally.bytes - before;
+    s.records += records;
+    return answer;
+  }
+
+  /** A turn's user message: its prompt (given, or made up) and now and then a pasted image. */
+  #userMessage(s: OpencodeSession, givenPrompt: string | null): { id: string; records: number } {
+    const gen = this.#gen;
+    const userAt = this.#tick(s, 1_000, 600_000);
     const user = this.#id("msg", userAt);
     this.#row("message", user, s.session, userAt, userAt, {
       role: "user",
@@ -276,14 +289,14 @@ class Writer {
       agent: "build",
       model: s.model,
     });
-    const prompt = givenPrompt ?? gen.reply(gen.lognormal(30, 0.9, 3, 600), cwd, 0.12);
-    this.#row("part", this.#id("prt", tick()), s.session, s.clock, s.clock, {
+    const prompt = givenPrompt ?? gen.reply(gen.lognormal(30, 0.9, 3, 600), s.project.cwd, 0.12);
+    this.#row("part", this.#id("prt", this.#tick(s)), s.session, s.clock, s.clock, {
       type: "text",
       text: prompt,
     }, user);
     let records = 2;
     if (!givenPrompt && gen.chance(0.02)) {
-      this.#row("part", this.#id("prt", tick()), s.session, s.clock, s.clock, {
+      this.#row("part", this.#id("prt", this.#tick(s)), s.session, s.clock, s.clock, {
         type: "file",
         mime: "image/png",
         filename: "clipboard",
@@ -292,90 +305,108 @@ class Writer {
       records++;
     }
     this.#last = { session: s.session, message: user, clock: s.clock };
+    return { id: user, records };
+  }
 
-    const steps = givenPrompt === null ? 1 + toolRounds({ gen }, target, 12) : 60;
+  /**
+   * One step of the assistant's answer to `user`: its message between a step's start and finish,
+   * reasoning now and then, and the answer (`final`) or text and tool calls.
+   */
+  #step(
+    s: OpencodeSession,
+    user: string,
+    final: boolean,
+    givenPrompt: string | null,
+  ): { answer: string; records: number } {
+    const gen = this.#gen;
+    const cwd = s.project.cwd;
+    const { message, tokens, cost } = this.#assistantMessage(s, user, final);
+    const snapshot = gen.hex(40);
+    this.#row("part", this.#id("prt", this.#tick(s)), s.session, s.clock, s.clock, {
+      type: "step-start",
+      snapshot,
+    }, message);
+    let records = 3;
     let answer = "";
-    for (let step = 0; step < steps; step++) {
-      const final = step === steps - 1 ||
-        (givenPrompt !== null && s.bytes + (this.#tally.bytes - before) >= target - 3_000);
-      const at = tick(500, 4_000);
-      const message = this.#id("msg", at);
-      const tokens = {
-        total: gen.int(1_000, 200_000),
-        input: gen.int(100, 20_000),
-        output: gen.int(20, 4_000),
-        reasoning: gen.int(0, 2_000),
-        cache: { write: gen.int(0, 9_000), read: gen.int(0, 150_000) },
-      };
-      const cost = Math.round(gen.random() * 1e5) / 1e6;
-      this.#row("message", message, s.session, at, at + gen.int(1_000, 90_000), {
-        parentID: user,
-        role: "assistant",
-        mode: "build",
-        agent: "build",
-        path: { cwd, root: cwd },
-        cost,
-        tokens,
-        modelID: s.model.modelID,
-        providerID: s.model.providerID,
-        time: { created: at, completed: at + gen.int(1_000, 90_000) },
-        finish: final ? "stop" : "tool-calls",
-      });
-      const snapshot = gen.hex(40);
-      this.#row("part", this.#id("prt", tick()), s.session, s.clock, s.clock, {
-        type: "step-start",
-        snapshot,
+    if (gen.chance(0.45)) {
+      const start = this.#tick(s);
+      this.#row("part", this.#id("prt", start), s.session, start, this.#tick(s), {
+        type: "reasoning",
+        text: gen.prose(gen.lognormal(60, 0.8, 8, 800), cwd),
+        metadata: { anthropic: { signature: gen.base64(gen.int(300, 1400) & ~3) } },
+        time: { start, end: s.clock },
       }, message);
-      records += 3;
-      if (gen.chance(0.45)) {
-        const start = tick();
-        this.#row("part", this.#id("prt", start), s.session, start, tick(), {
-          type: "reasoning",
-          text: gen.prose(gen.lognormal(60, 0.8, 8, 800), cwd),
-          metadata: { anthropic: { signature: gen.base64(gen.int(300, 1400) & ~3) } },
-          time: { start, end: s.clock },
-        }, message);
-        records++;
-      }
-      if (final) {
-        const planting = gen.planting;
-        if (givenPrompt !== null) gen.planting = false;
-        answer = gen.reply(gen.lognormal(80, 0.9, 8, 1500), cwd, 0.25);
-        gen.planting = planting;
-        const start = tick();
-        this.#row("part", this.#id("prt", start), s.session, start, tick(), {
-          type: "text",
-          text: answer,
-          time: { start, end: s.clock },
-        }, message);
-        records++;
-      } else {
-        if (gen.chance(0.4)) {
-          const start = tick();
-          this.#row("part", this.#id("prt", start), s.session, start, start, {
-            type: "text",
-            text: gen.prose(gen.int(6, 40), cwd),
-            time: { start, end: start },
-          }, message);
-          records++;
-        }
-        for (let i = gen.int(1, 3); i > 0; i--) {
-          this.#tool(s, message, givenPrompt === null);
-          records++;
-        }
-      }
-      this.#row("part", this.#id("prt", tick()), s.session, s.clock, s.clock, {
-        reason: final ? "stop" : "tool-calls",
-        snapshot,
-        type: "step-finish",
-        tokens,
-        cost,
-      }, message);
-      if (final) break;
+      records++;
     }
-    s.bytes += this.#tally.bytes - before;
-    s.records += records;
-    return answer;
+    if (final) {
+      const planting = gen.planting;
+      if (givenPrompt !== null) gen.planting = false;
+      answer = gen.reply(gen.lognormal(80, 0.9, 8, 1500), cwd, 0.25);
+      gen.planting = planting;
+      const start = this.#tick(s);
+      this.#row("part", this.#id("prt", start), s.session, start, this.#tick(s), {
+        type: "text",
+        text: answer,
+        time: { start, end: s.clock },
+      }, message);
+      records++;
+    } else {
+      if (gen.chance(0.4)) {
+        const start = this.#tick(s);
+        this.#row("part", this.#id("prt", start), s.session, start, start, {
+          type: "text",
+          text: gen.prose(gen.int(6, 40), cwd),
+          time: { start, end: start },
+        }, message);
+        records++;
+      }
+      for (let i = gen.int(1, 3); i > 0; i--) {
+        this.#tool(s, message, givenPrompt === null);
+        records++;
+      }
+    }
+    this.#row("part", this.#id("prt", this.#tick(s)), s.session, s.clock, s.clock, {
+      reason: final ? "stop" : "tool-calls",
+      snapshot,
+      type: "step-finish",
+      tokens,
+      cost,
+    }, message);
+    return { answer, records };
+  }
+
+  /** An assistant message answering `user`, with its tokens and cost. */
+  #assistantMessage(
+    s: OpencodeSession,
+    user: string,
+    final: boolean,
+  ): { message: string; tokens: Record<string, unknown>; cost: number } {
+    const gen = this.#gen;
+    const cwd = s.project.cwd;
+    const at = this.#tick(s, 500, 4_000);
+    const message = this.#id("msg", at);
+    const tokens = {
+      total: gen.int(1_000, 200_000),
+      input: gen.int(100, 20_000),
+      output: gen.int(20, 4_000),
+      reasoning: gen.int(0, 2_000),
+      cache: { write: gen.int(0, 9_000), read: gen.int(0, 150_000) },
+    };
+    const cost = Math.round(gen.random() * 1e5) / 1e6;
+    this.#row("message", message, s.session, at, at + gen.int(1_000, 90_000), {
+      parentID: user,
+      role: "assistant",
+      mode: "build",
+      agent: "build",
+      path: { cwd, root: cwd },
+      cost,
+      tokens,
+      modelID: s.model.modelID,
+      providerID: s.model.providerID,
+      time: { created: at, completed: at + gen.int(1_000, 90_000) },
+      finish: final ? "stop" : "tool-calls",
+    });
+    return { message, tokens, cost };
   }
 
   #tool(
@@ -389,69 +420,15 @@ class Writer {
     const end = (s.clock += gen.int(50, 30_000));
     const callID = `toolu_01${gen.hex(22)}`;
     const r = gen.random();
-    let tool: string;
-    let input: Record<string, unknown>;
-    let output: string;
-    let metadata: Record<string, unknown>;
-    let title: string;
-    if (r < 0.35) {
-      const description = gen.sentence(3, 8);
-      tool = "bash";
-      input = {
-        command: `${gen.pick(["bun test", "go test ./...", "npm run build"])} ${gen.name()}`,
-        description,
-      };
-      output = gen.commandOutput(gen.lognormal(25, 1.5, 1, 6_000), cwd);
-      metadata = { output, exit: gen.chance(0.85) ? 0 : 1, description, truncated: false };
-      title = description;
-    } else if (r < 0.7) {
-      const path = gen.path(cwd);
-      const { numbered } = gen.fileLines(gen.lognormal(70, 1.2, 3, 2_000), "pipe");
-      tool = "read";
-      input = { filePath: path };
-      output = `<file>\n${numbered}</file>`;
-      metadata = { preview: numbered.slice(0, 120), truncated: false };
-      title = path.slice(cwd.length + 1);
-    } else if (r < 0.85) {
-      const path = gen.path(cwd);
-      tool = "edit";
-      input = {
-        filePath: path,
-        oldString: gen.code(gen.lognormal(6, 0.8, 1, 100)),
-        newString: gen.code(gen.lognormal(8, 0.8, 1, 140)),
-      };
-      output = "Edit applied successfully.";
-      // The diff lives in metadata, which adapters need not index: no planted terms there.
-      const planting = gen.planting;
-      gen.planting = false;
-      metadata = { diff: gen.patch(path, gen.lognormal(12, 0.8, 2, 200)), filediff: null };
-      gen.planting = planting;
-      title = path.slice(cwd.length + 1);
-    } else if (r < 0.95 || !mayDelegate) {
-      tool = "grep";
-      input = { pattern: gen.ident(), path: cwd };
-      output = gen.commandOutput(gen.lognormal(12, 1.2, 1, 600), cwd);
-      metadata = { matches: gen.int(1, 90), truncated: false };
-      title = String(input.pattern);
-    } else {
-      const planting = gen.planting;
-      gen.planting = false;
-      const prompt = gen.prose(gen.int(30, 100), cwd);
-      gen.planting = planting;
-      const child = this.session(
-        s.project,
-        start + 50,
-        gen.lognormal(18_000, 1.0, 4_000, 250_000),
-        { parent: s.session, prompt },
-      );
-      s.clock = Math.max(s.clock, child.clock);
-      tool = "task";
-      title = gen.sentence(3, 6);
-      input = { description: title, prompt, subagent_type: "explore" };
-      output = `task_id: ${child.id} (for resuming to continue this task if needed)\n\n` +
-        `<task_result>\n${child.report}\n</task_result>`;
-      metadata = { sessionId: child.id, truncated: false };
-    }
+    const { tool, input, output, metadata, title } = r < 0.35
+      ? this.#bash(cwd)
+      : r < 0.7
+      ? this.#read(cwd)
+      : r < 0.85
+      ? this.#edit(cwd)
+      : r < 0.95 || !mayDelegate
+      ? this.#grep(cwd)
+      : this.#task(s, start);
     this.#row("part", this.#id("prt", start), s.session, start, end, {
       type: "tool",
       tool,
@@ -459,4 +436,107 @@ class Writer {
       state: { status: "completed", input, output, metadata, title, time: { start, end } },
     }, message);
   }
+
+  #bash(cwd: string): ToolUse {
+    const gen = this.#gen;
+    const description = gen.sentence(3, 8);
+    const input = {
+      command: `${gen.pick(["bun test", "go test ./...", "npm run build"])} ${gen.name()}`,
+      description,
+    };
+    const output = gen.commandOutput(gen.lognormal(25, 1.5, 1, 6_000), cwd);
+    const metadata = { output, exit: gen.chance(0.85) ? 0 : 1, description, truncated: false };
+    return { tool: "bash", input, output, metadata, title: description };
+  }
+
+  #read(cwd: string): ToolUse {
+    const gen = this.#gen;
+    const path = gen.path(cwd);
+    const { numbered } = gen.fileLines(gen.lognormal(70, 1.2, 3, 2_000), "pipe");
+    return {
+      tool: "read",
+      input: { filePath: path },
+      output: `<file>\n${numbered}</file>`,
+      metadata: { preview: numbered.slice(0, 120), truncated: false },
+      title: path.slice(cwd.length + 1),
+    };
+  }
+
+  #edit(cwd: string): ToolUse {
+    const gen = this.#gen;
+    const path = gen.path(cwd);
+    const input = {
+      filePath: path,
+      oldString: gen.code(gen.lognormal(6, 0.8, 1, 100)),
+      newString: gen.code(gen.lognormal(8, 0.8, 1, 140)),
+    };
+    // The diff lives in metadata, which adapters need not index: no planted terms there.
+    const planting = gen.planting;
+    gen.planting = false;
+    const metadata = { diff: gen.patch(path, gen.lognormal(12, 0.8, 2, 200)), filediff: null };
+    gen.planting = planting;
+    return {
+      tool: "edit",
+      input,
+      output: "Edit applied successfully.",
+      metadata,
+      title: path.slice(cwd.length + 1),
+    };
+  }
+
+  #grep(cwd: string): ToolUse {
+    const gen = this.#gen;
+    const pattern = gen.ident();
+    return {
+      tool: "grep",
+      input: { pattern, path: cwd },
+      output: gen.commandOutput(gen.lognormal(12, 1.2, 1, 600), cwd),
+      metadata: { matches: gen.int(1, 90), truncated: false },
+      title: pattern,
+    };
+  }
+
+  /** A subagent's task: its whole session written first, its report the tool's output. */
+  #task(s: { session: string; project: Project; clock: number }, start: number): ToolUse {
+    const gen = this.#gen;
+    const planting = gen.planting;
+    gen.planting = false;
+    const prompt = gen.prose(gen.int(30, 100), s.project.cwd);
+    gen.planting = planting;
+    const child = this.session(
+      s.project,
+      start + 50,
+      gen.lognormal(18_000, 1.0, 4_000, 250_000),
+      { parent: s.session, prompt },
+    );
+    s.clock = Math.max(s.clock, child.clock);
+    const title = gen.sentence(3, 6);
+    return {
+      tool: "task",
+      input: { description: title, prompt, subagent_type: "explore" },
+      output: `task_id: ${child.id} (for resuming to continue this task if needed)\n\n` +
+        `<task_result>\n${child.report}\n</task_result>`,
+      metadata: { sessionId: child.id, truncated: false },
+      title,
+    };
+  }
+}
+
+/** A tool call as OpenCode stores it in a part's state. */
+interface ToolUse {
+  tool: string;
+  input: Record<string, unknown>;
+  output: string;
+  metadata: Record<string, unknown>;
+  title: string;
+}
+
+/** What a session being written keeps between its turns. */
+interface OpencodeSession {
+  session: string;
+  project: Project;
+  model: { providerID: string; modelID: string };
+  clock: number;
+  bytes: number;
+  records: number;
 }

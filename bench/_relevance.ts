@@ -24,7 +24,7 @@ import {
   SearchStoppedError,
 } from "../lib/store/search.ts";
 import { corpusEnv, generateCorpus } from "./corpus.ts";
-import { type Fact, plantFacts, QUERY_CLASSES, type QueryClass } from "./_facts.ts";
+import { type Fact, type FactLayer, plantFacts, QUERY_CLASSES, type QueryClass } from "./_facts.ts";
 import {
   check,
   commandArgs,
@@ -193,8 +193,42 @@ export async function measureRelevance(options: RelevanceOptions): Promise<Relev
   const home = join(dir, "home");
   const config = join(dir, "config");
   for (const path of [corpus, home, config]) await Deno.mkdir(path, { recursive: true });
+  const layer = plantedCorpus(corpus, options, notes);
+  const rawBytes = sourceBytes(corpus);
+  const vars = {
+    ...corpusEnv(corpus, home),
+    LOGBOOK_CONFIG_DIR: config,
+    INIT_CWD: home,
+    NO_COLOR: "1",
+  };
+  const data = join(dir, "data");
+  const { store, baseline } = await captureByBuilds(options, vars, data, rawBytes, notes);
 
-  log(
+  log(`relevance: ${layer.facts.length * QUERY_CLASSES.length} queries × ${options.rounds} rounds`);
+  const redact = redactorFor(loadContext({ env: envFrom({ ...vars, LOGBOOK_DATA_DIR: data }) }));
+  await loadStemmer();
+  const runs = runQueries(data, redact, layer.facts, options.rounds);
+  const classes = QUERY_CLASSES.map((cls) => classFigures(cls, runs.filter((r) => r.cls === cls)));
+  return {
+    figures: relevanceFigures(runs, classes, store, baseline),
+    classes,
+    runs,
+    corpus: {
+      bytes: rawBytes,
+      facts: layer.facts.length,
+      decoys: layer.decoys,
+      factBytes: layer.bytes,
+    },
+    store,
+    baseline,
+    data,
+    notes,
+  };
+}
+
+/** Generates the corpus into `corpus` and plants the facts in it (listed in `facts.json`). */
+function plantedCorpus(corpus: string, options: RelevanceOptions, notes: string[]): FactLayer {
+  options.log(
     `relevance: a ${formatBytes(options.size)} corpus (seed ${options.seed}), facts planted in it`,
   );
   generateCorpus({ out: corpus, size: options.size, seed: options.seed });
@@ -205,33 +239,32 @@ export async function measureRelevance(options: RelevanceOptions): Promise<Relev
       `words of the facts the corpus also holds by chance: ${layer.collisions.join(", ")}`,
     );
   }
-  const rawBytes = sourceBytes(corpus);
+  return layer;
+}
 
-  const vars = {
-    ...corpusEnv(corpus, home),
-    LOGBOOK_CONFIG_DIR: config,
-    INIT_CWD: home,
-    NO_COLOR: "1",
-  };
-  const baselineCode = join(dir, "baseline-code");
+/**
+ * The corpus of `vars` captured by this build into `data`, and by `RELEVANCE_BASELINE` (exported
+ * from Git's history) when it can be had here, `captureRounds` times each, alternating.
+ */
+async function captureByBuilds(
+  options: RelevanceOptions,
+  vars: Record<string, string>,
+  data: string,
+  rawBytes: number,
+  notes: string[],
+): Promise<{ store: CaptureRun; baseline: CaptureRun | null }> {
+  const { dir, log } = options;
+  const builds: { name: string; code: string | null; data: string; ms: number[] }[] = [
+    { name: "this build", code: null, data, ms: [] },
+  ];
   const unavailable = await commitUnavailable(RELEVANCE_BASELINE, "the build before issue 31");
   if (unavailable) {
     notes.push(`the store growth and capture slowdown were not measured: ${unavailable}`);
   } else {
     log(`relevance: the build before issue 31 (${RELEVANCE_BASELINE}), exported with git archive`);
-    await exportCommit(RELEVANCE_BASELINE, baselineCode);
-  }
-  const data = join(dir, "data");
-  const builds: { name: string; code: string | null; data: string; ms: number[] }[] = [
-    { name: "this build", code: null, data, ms: [] },
-  ];
-  if (!unavailable) {
-    builds.push({
-      name: RELEVANCE_BASELINE,
-      code: baselineCode,
-      data: join(dir, "data-baseline"),
-      ms: [],
-    });
+    const code = join(dir, "baseline-code");
+    await exportCommit(RELEVANCE_BASELINE, code);
+    builds.push({ name: RELEVANCE_BASELINE, code, data: join(dir, "data-baseline"), ms: [] });
   }
   for (let r = 0; r < options.captureRounds; r++) {
     // Alternating, so that a noisy neighbour weighs on both.
@@ -250,14 +283,16 @@ export async function measureRelevance(options: RelevanceOptions): Promise<Relev
     const bytes = storeBytes(b.data);
     return { bytes, ratio: bytes / rawBytes, ms: b.ms };
   });
-  const store = captured[0]!;
-  const baseline = captured[1] ?? null;
+  return { store: captured[0]!, baseline: captured[1] ?? null };
+}
 
-  log(`relevance: ${layer.facts.length * QUERY_CLASSES.length} queries × ${options.rounds} rounds`);
-  const redact = redactorFor(loadContext({ env: envFrom({ ...vars, LOGBOOK_DATA_DIR: data }) }));
-  await loadStemmer();
-  const runs = runQueries(data, redact, layer.facts, options.rounds);
-  const classes = QUERY_CLASSES.map((cls) => classFigures(cls, runs.filter((r) => r.cls === cls)));
+/** The relevance figures of the queries' runs and the captures, rounded. */
+function relevanceFigures(
+  runs: QueryRun[],
+  classes: ClassFigures[],
+  store: CaptureRun,
+  baseline: CaptureRun | null,
+): Record<RelevanceKey, number | null> {
   const times = (pick: (cls: QueryClass) => boolean) =>
     runs.filter((r) => pick(r.cls)).flatMap((r) => r.ms);
   const exactTimes = times((cls) => EXACT_CLASSES.includes(cls));
@@ -278,21 +313,7 @@ export async function measureRelevance(options: RelevanceOptions): Promise<Relev
     relevance_capture_slowdown: baseline ? median(store.ms) / median(baseline.ms) - 1 : null,
   };
   roundFigures(figures);
-  return {
-    figures,
-    classes,
-    runs,
-    corpus: {
-      bytes: rawBytes,
-      facts: layer.facts.length,
-      decoys: layer.decoys,
-      factBytes: layer.bytes,
-    },
-    store,
-    baseline,
-    data,
-    notes,
-  };
+  return figures;
 }
 
 /**

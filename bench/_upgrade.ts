@@ -9,11 +9,13 @@
 // again would answer.
 
 import { join } from "node:path";
+import { loadContext, redactorFor } from "../lib/context.ts";
+import { envFrom } from "../lib/env.ts";
 import { HistoryStore } from "../lib/store/db.ts";
 import { ADAPTERS } from "../lib/sources/mod.ts";
 import type { Redactor } from "../lib/gate/secrets.ts";
 import { search } from "../lib/store/search.ts";
-import type { CorpusManifest } from "./corpus.ts";
+import { corpusEnv, type CorpusManifest, generateCorpus, keptCorpus } from "./corpus.ts";
 import {
   check,
   commandArgs,
@@ -22,7 +24,7 @@ import {
   exportCommit,
   runTimed,
 } from "./_measure.ts";
-import { taskFlags } from "./_util.ts";
+import { formatBytes, taskFlags } from "./_util.ts";
 
 /** The last release before this build: the store it writes is what an upgrade starts from. */
 export const PREVIOUS_RELEASE = "fc6e04f";
@@ -65,6 +67,63 @@ export interface UpgradeRun {
 /** Why the previous release cannot be had here (no git, or a history without it), or null. */
 export function upgradeUnavailable(): Promise<string | null> {
   return commitUnavailable(PREVIOUS_RELEASE, "the previous release");
+}
+
+/**
+ * The upgrade on a corpus of `size` (0 skips it): the bench's own (`corpus`, in `corpusDir`) when
+ * the sizes match, else one generated (or kept) beside it in `work`. Null, with a note, when it is
+ * skipped or the previous release cannot be had here.
+ */
+export async function measureUpgradeOf(options: {
+  size: number;
+  seed: number;
+  work: string;
+  home: string;
+  config: string;
+  corpusDir: string;
+  corpus: CorpusManifest;
+  log: (message: string) => void;
+}): Promise<{ run: UpgradeRun | null; notes: string[] }> {
+  const { size, seed, work, log } = options;
+  if (size === 0) {
+    return {
+      run: null,
+      notes: ["the upgrade from the previous release was not measured (--upgrade-size 0)"],
+    };
+  }
+  const unavailable = await upgradeUnavailable();
+  if (unavailable) {
+    return {
+      run: null,
+      notes: [`the upgrade from the previous release was not measured: ${unavailable}`],
+    };
+  }
+  let dir = options.corpusDir;
+  let manifest = options.corpus;
+  if (size !== options.corpus.targetBytes) {
+    dir = join(work, "corpus-upgrade");
+    const kept = keptCorpus(dir, size, seed);
+    if (kept) manifest = kept;
+    else {
+      await Deno.remove(dir, { recursive: true }).catch(() => {});
+      await Deno.mkdir(dir, { recursive: true });
+      log(`generating a ${formatBytes(size)} corpus for the upgrade in ${dir}`);
+      manifest = generateCorpus({ out: dir, size, seed });
+    }
+  }
+  const vars = {
+    ...corpusEnv(dir, options.home),
+    LOGBOOK_CONFIG_DIR: options.config,
+    INIT_CWD: options.home,
+    NO_COLOR: "1",
+  };
+  const redact = redactorFor(loadContext({ env: envFrom(vars) }));
+  const run = await measureUpgrade({ vars, work, manifest, redact, log });
+  log(
+    `upgrade: ${run.rederived} sources derived again in ${Math.round(run.upgradeMs)} ms; ` +
+      `${run.differing} of ${run.terms.length} terms answer otherwise than a fresh capture`,
+  );
+  return { run, notes: [] };
 }
 
 /**

@@ -163,6 +163,18 @@ export function readManifest(out: string): CorpusManifest | null {
   }
 }
 
+/**
+ * The manifest of the corpus kept in `out` when this version generated it for `size` and `seed`,
+ * else null.
+ */
+export function keptCorpus(out: string, size: number, seed: number): CorpusManifest | null {
+  const manifest = readManifest(out);
+  return manifest && manifest.version === CORPUS_VERSION && manifest.seed === seed &&
+      manifest.targetBytes === size
+    ? manifest
+    : null;
+}
+
 function makeProjects(gen: TextGen, size: number): Project[] {
   const count = Math.max(8, Math.min(80, Math.round(size / 4e6)));
   const projects: Project[] = [];

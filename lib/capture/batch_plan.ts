@@ -142,50 +142,7 @@ export class BatchPlanner {
    */
   plan(batch: Batch, progress: unknown, now: number): { payload: BatchPayload; job: Job } {
     const deltas = this.conversations(batch.records);
-    const records: BatchRecord[] = [];
-    const stored: Uint8Array[] = [];
-    const position = new Map<PendingRecord, number>();
-    const drift: PendingRecord[] = [];
-    let rawLength = 0;
-    for (const r of batch.records) {
-      const d = r.derived;
-      // A record derived again (rebuild) keeps its stored bytes: only derived columns change.
-      const { stored: bytes, flag } = r.existingId === undefined
-        ? encodeRaw(r.raw)
-        : { stored: EMPTY, flag: 0 };
-      const counted = d.drift && r.seq === 0 ? d.drift : null;
-      if (counted) drift.push(r);
-      position.set(r, records.length);
-      records.push({
-        existingId: r.existingId ?? null,
-        sourceId: r.ctx.sourceId,
-        generation: r.ctx.generation,
-        offset: r.offset,
-        seq: r.seq,
-        rawAt: rawLength,
-        rawLength: bytes.length,
-        length: flag ? r.raw.length : null,
-        conversationKey: d.conversation?.key ?? null,
-        ts: d.ts,
-        kind: d.kind,
-        role: d.role,
-        messageId: d.messageId,
-        partId: d.partId,
-        flags: r.flags | (r.text ? FLAG_INDEXED : 0) | flag,
-        completes: r.seq === 0 && d.completes === true && !d.drift,
-        text: r.text,
-        drift: counted ? driftRow(r.ctx, d) : null,
-      });
-      stored.push(bytes);
-      rawLength += bytes.length;
-    }
-    // One fresh buffer (never a view of a reader's), so it can move to a worker.
-    const raw = new Uint8Array(rawLength);
-    let at = 0;
-    for (const bytes of stored) {
-      raw.set(bytes, at);
-      at += bytes.length;
-    }
+    const { records, raw, position, drift } = recordRows(batch.records);
     const keys: BatchPayload["keys"] = [];
     for (const keyed of batch.keyed.values()) {
       const head = position.get(keyed.records[0]!);
@@ -340,6 +297,63 @@ export function keyOf(ctx: SourceCtx, key: string): string {
 }
 
 const EMPTY = new Uint8Array(0);
+
+/**
+ * A batch's records as the writer takes them, their raw bytes (encoded where it pays) in one
+ * buffer, where each record sits among them, and the records whose drift is counted.
+ */
+function recordRows(batch: readonly PendingRecord[]): {
+  records: BatchRecord[];
+  raw: Uint8Array;
+  position: Map<PendingRecord, number>;
+  drift: PendingRecord[];
+} {
+  const records: BatchRecord[] = [];
+  const stored: Uint8Array[] = [];
+  const position = new Map<PendingRecord, number>();
+  const drift: PendingRecord[] = [];
+  let rawLength = 0;
+  for (const r of batch) {
+    const d = r.derived;
+    // A record derived again (rebuild) keeps its stored bytes: only derived columns change.
+    const { stored: bytes, flag } = r.existingId === undefined
+      ? encodeRaw(r.raw)
+      : { stored: EMPTY, flag: 0 };
+    const counted = d.drift && r.seq === 0 ? d.drift : null;
+    if (counted) drift.push(r);
+    position.set(r, records.length);
+    records.push({
+      existingId: r.existingId ?? null,
+      sourceId: r.ctx.sourceId,
+      generation: r.ctx.generation,
+      offset: r.offset,
+      seq: r.seq,
+      rawAt: rawLength,
+      rawLength: bytes.length,
+      length: flag ? r.raw.length : null,
+      conversationKey: d.conversation?.key ?? null,
+      ts: d.ts,
+      kind: d.kind,
+      role: d.role,
+      messageId: d.messageId,
+      partId: d.partId,
+      flags: r.flags | (r.text ? FLAG_INDEXED : 0) | flag,
+      completes: r.seq === 0 && d.completes === true && !d.drift,
+      text: r.text,
+      drift: counted ? driftRow(r.ctx, d) : null,
+    });
+    stored.push(bytes);
+    rawLength += bytes.length;
+  }
+  // One fresh buffer (never a view of a reader's), so it can move to a worker.
+  const raw = new Uint8Array(rawLength);
+  let at = 0;
+  for (const bytes of stored) {
+    raw.set(bytes, at);
+    at += bytes.length;
+  }
+  return { records, raw, position, drift };
+}
 
 function mergeInfo(into: ConversationInfo, from: ConversationInfo): void {
   into.cwd ??= from.cwd ?? null;

@@ -77,58 +77,30 @@ export class GiantLines {
     head: Uint8Array,
     headComplete: boolean,
   ): Promise<boolean> {
-    const { store, op, chunkSize, now, tally, progress } = this.#parts;
+    const { store, op, progress } = this.#parts;
     const scanner = this.#scanner(ctx);
-    const insert = store.stmt(
-      `INSERT INTO records (source_id, generation, offset, seq, raw, kind, flags)
-       VALUES (?, ?, ?, ?, ?, 'meta', ${FLAG_STREAMED})`,
-    );
-    let seq = 0;
-    let at = offset;
-    let total = 0;
-    let pending: Uint8Array[] = [];
-    let pendingLength = 0;
-    const rowIds: number[] = [];
     const pieces = this.#pieces();
     const indexed = this.#indexer();
-    const writeRow = (bytes: Uint8Array) => {
+    const rows = new ChunkRows(store, ctx, offset, this.#parts.chunkSize, (id, bytes) => {
       scanner.write(bytes);
-      const text = scanner.takeText();
-      const id = Number(insert.run(ctx.sourceId, ctx.generation, at, seq, bytes).lastInsertRowid);
-      rowIds.push(id);
-      indexed(pieces.add(id, text));
-      at += bytes.length;
-      total += bytes.length;
-      seq++;
-    };
-    const flush = (all: boolean) => {
-      let joined = concat(pending, pendingLength);
-      while (joined.length >= chunkSize || (all && joined.length > 0)) {
-        writeRow(joined.subarray(0, chunkSize));
-        joined = joined.subarray(Math.min(chunkSize, joined.length));
-      }
-      pending = joined.length ? [joined.slice()] : [];
-      pendingLength = joined.length;
-    };
-
+      indexed(pieces.add(id, scanner.takeText()));
+    });
     const step = op.begin("capture.long-line");
     store.db.exec("BEGIN IMMEDIATE");
     try {
-      pending.push(head);
-      pendingLength = head.length;
-      flush(false);
+      rows.push(head);
+      rows.flush(false);
       let complete = headComplete;
       while (!complete) {
         const piece = await reader.nextPiece();
         if (!piece) break;
-        pending.push(piece.bytes);
-        pendingLength += piece.bytes.length;
+        rows.push(piece.bytes);
         if (piece.done) {
           complete = true;
           break;
         }
-        flush(false);
-        if (seq % 64 === 0) progress.reportAhead(total);
+        rows.flush(false);
+        if (rows.seq % 64 === 0) progress.reportAhead(rows.total);
       }
       if (!complete) {
         // The line is still being written: capture it once it is complete, not before.
@@ -136,22 +108,11 @@ export class GiantLines {
         step.finish();
         return false;
       }
-      flush(true);
+      rows.flush(true);
       indexed(pieces.end());
       scanner.end();
-      this.#finish(ctx, scanner, offset, at, rowIds);
-      store.stmt("UPDATE sources SET cursor = ?, state = ?, last_read = ? WHERE id = ?").run(
-        at,
-        savedState(ctx),
-        now(),
-        ctx.sourceId,
-      );
-      if (progress.due()) store.setMeta("progress", progress.current);
-      store.db.exec("COMMIT");
-      tally.summary.records += seq;
-      tally.summary.bytes += total;
-      progress.current.bytesDone += total;
-      progress.bytesRead += total;
+      this.#finish(ctx, scanner, offset, rows.at, rows.ids);
+      this.#commit(ctx, rows);
       step.finish();
       return true;
     } catch (err) {
@@ -160,6 +121,23 @@ export class GiantLines {
       step.fail(translated);
       throw translated;
     }
+  }
+
+  /** Moves the source's cursor past a streamed line, commits, and counts what it stored. */
+  #commit(ctx: SourceCtx, rows: ChunkRows): void {
+    const { store, now, tally, progress } = this.#parts;
+    store.stmt("UPDATE sources SET cursor = ?, state = ?, last_read = ? WHERE id = ?").run(
+      rows.at,
+      savedState(ctx),
+      now(),
+      ctx.sourceId,
+    );
+    if (progress.due()) store.setMeta("progress", progress.current);
+    store.db.exec("COMMIT");
+    tally.summary.records += rows.seq;
+    tally.summary.bytes += rows.total;
+    progress.current.bytesDone += rows.total;
+    progress.bytesRead += rows.total;
   }
 
   /**
@@ -225,23 +203,7 @@ export class GiantLines {
     rowIds: readonly number[],
   ): void {
     const { store, planner, tally, tombstones } = this.#parts;
-    const total = at - offset;
-    const seq = rowIds.length;
-    let derived: Derived;
-    if (scanner.failed) derived = driftRecord("unparsable", "invalid JSON");
-    else {
-      try {
-        derived = (ctx.adapter as LineAdapter<unknown>).parseStreamed(
-          scanner.scalars,
-          ctx.state,
-          ctx.ref,
-          this.#parts.recall,
-        );
-      } catch (err) {
-        derived = driftRecord("unparsable", `adapter error: ${(err as Error).message}`);
-      }
-    }
-    inheritTime(ctx, derived);
+    const derived = this.#classify(ctx, scanner);
     const conversation = derived.conversation;
     // Read again inside this transaction too: `forget` runs without the capture lock.
     if (
@@ -269,8 +231,8 @@ export class GiantLines {
     };
     const deltas = planner.conversations([pendingRecord]);
     for (const delta of deltas.values()) {
-      delta.records = seq;
-      delta.bytes = total;
+      delta.records = rowIds.length;
+      delta.bytes = at - offset;
     }
     if (derived.copied) {
       // A copy of a record another conversation holds: its chunks leave the index again.
@@ -287,9 +249,39 @@ export class GiantLines {
       planner.rederive ? "rederive" : "add",
     );
     tally.summary.conversations += created;
-    const conversationId = derived.conversation ? ids.get(derived.conversation.key) ?? null : null;
+    const conversationId = conversation ? ids.get(conversation.key) ?? null : null;
+    this.#setDerived(rowIds, conversationId, derived);
+    if (derived.drift) {
+      countDrift(store, driftRow(ctx, derived));
+      tally.drift(ctx.ref.agent, derived);
+    }
+    if (!derived.drift && derived.conversation) ctx.recognised = true;
+  }
+
+  /** What the adapter derives of a streamed line from the scalars the scanner kept. */
+  #classify(ctx: SourceCtx, scanner: JsonTextScanner): Derived {
+    let derived: Derived;
+    if (scanner.failed) derived = driftRecord("unparsable", "invalid JSON");
+    else {
+      try {
+        derived = (ctx.adapter as LineAdapter<unknown>).parseStreamed(
+          scanner.scalars,
+          ctx.state,
+          ctx.ref,
+          this.#parts.recall,
+        );
+      } catch (err) {
+        derived = driftRecord("unparsable", `adapter error: ${(err as Error).message}`);
+      }
+    }
+    inheritTime(ctx, derived);
+    return derived;
+  }
+
+  /** Sets the derived columns of a streamed line's rows. */
+  #setDerived(rowIds: readonly number[], conversationId: number | null, derived: Derived): void {
     // Row by row: one UPDATE over the whole range would hold every row of the line in memory.
-    const update = store.stmt(
+    const update = this.#parts.store.stmt(
       `UPDATE records SET conversation_id = ?, ts = ?, kind = ?, role = ?, message_id = ?,
          part_id = ?, flags = flags | ? WHERE id = ?`,
     );
@@ -305,10 +297,69 @@ export class GiantLines {
         id,
       );
     }
-    if (derived.drift) {
-      countDrift(store, driftRow(ctx, derived));
-      tally.drift(ctx.ref.agent, derived);
+  }
+}
+
+/**
+ * The chunk rows a streamed line is written in, from `offset`: bytes pushed are cut into rows of
+ * `chunkSize` (the last one shorter, once flushed whole), each handed to `wrote` with its row id.
+ */
+class ChunkRows {
+  /** Where the next row starts, the bytes written, and the rows written (their ids too). */
+  at: number;
+  total = 0;
+  seq = 0;
+  readonly ids: number[] = [];
+  #pending: Uint8Array[] = [];
+  #pendingLength = 0;
+  readonly #ctx: SourceCtx;
+  readonly #chunkSize: number;
+  readonly #wrote: (id: number, bytes: Uint8Array) => void;
+  readonly #insert: ReturnType<HistoryStore["stmt"]>;
+
+  constructor(
+    store: HistoryStore,
+    ctx: SourceCtx,
+    offset: number,
+    chunkSize: number,
+    wrote: (id: number, bytes: Uint8Array) => void,
+  ) {
+    this.#ctx = ctx;
+    this.at = offset;
+    this.#chunkSize = chunkSize;
+    this.#wrote = wrote;
+    this.#insert = store.stmt(
+      `INSERT INTO records (source_id, generation, offset, seq, raw, kind, flags)
+       VALUES (?, ?, ?, ?, ?, 'meta', ${FLAG_STREAMED})`,
+    );
+  }
+
+  push(bytes: Uint8Array): void {
+    this.#pending.push(bytes);
+    this.#pendingLength += bytes.length;
+  }
+
+  /** Writes every whole chunk pending, and with `all` the rest too. */
+  flush(all: boolean): void {
+    const size = this.#chunkSize;
+    let joined = concat(this.#pending, this.#pendingLength);
+    while (joined.length >= size || (all && joined.length > 0)) {
+      this.#write(joined.subarray(0, size));
+      joined = joined.subarray(Math.min(size, joined.length));
     }
-    if (!derived.drift && derived.conversation) ctx.recognised = true;
+    this.#pending = joined.length ? [joined.slice()] : [];
+    this.#pendingLength = joined.length;
+  }
+
+  #write(bytes: Uint8Array): void {
+    const ctx = this.#ctx;
+    const id = Number(
+      this.#insert.run(ctx.sourceId, ctx.generation, this.at, this.seq, bytes).lastInsertRowid,
+    );
+    this.ids.push(id);
+    this.#wrote(id, bytes);
+    this.at += bytes.length;
+    this.total += bytes.length;
+    this.seq++;
   }
 }

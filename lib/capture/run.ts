@@ -225,19 +225,10 @@ export async function runCapture(options: CaptureRunOptions): Promise<CaptureRun
       // left the work): before a rebuild, which would drop it from the store alone.
       forgetCovered(store, { redact: pass.redact, now: ctx.now() });
       if (rebuilding) {
-        announce(store, "rebuilding", ctx.now(), options.onProgress);
-        // A rebuild derives the whole index afresh: a batched migration of it is not needed.
-        if (migrationState(store)) discardBatchedMigration(store, indexStep(pass));
-        try {
-          rebuilt = await rebuild(pass, ctx.paths.root);
-        } catch (err) {
-          if (!(err instanceof RebuildStoppedError)) throw err;
-          // Stopped on request, rolled back whole: not a failure to latch; run again to finish.
-          announce(store, "done", ctx.now(), undefined);
+        rebuilt = await rebuildFirst(ctx, pass, options.onProgress);
+        if (rebuilt === null) {
           return { status: "captured", summary: stoppedSummary(), rebuilt: null, rederived: 0 };
         }
-        // Capture stores its progress only once it finds work: until then it is discovering.
-        announce(store, "discovering", ctx.now(), options.onProgress);
       }
       // A table a killed switch-over retired goes first (the run is writing anyway).
       dropRetired(store);
@@ -259,15 +250,7 @@ export async function runCapture(options: CaptureRunOptions): Promise<CaptureRun
         { at: ctx.now(), by, ok: summary.errors.length === 0, summary },
         { sources: summary.records > 0 || rebuilt !== null },
       );
-      // Mirrors follow the store, in small batches, within what is left of the run's time.
-      const left = options.maxSeconds ? pass.deadline! - ctx.now() : MIRROR_BUDGET_MS;
-      syncMirrors(store, {
-        adapters: options.adapters ?? ADAPTERS,
-        redact: options.redact,
-        env: ctx.env,
-        now: ctx.now,
-        budgetMs: Math.max(200, Math.min(MIRROR_BUDGET_MS, left)),
-      });
+      followMirrors(options, pass);
       return { status: "captured", summary, rebuilt, rederived: rederived.sources };
     } catch (err) {
       const message = recordFailure(store, { at: ctx.now(), by }, err);
@@ -283,6 +266,46 @@ export async function runCapture(options: CaptureRunOptions): Promise<CaptureRun
   } finally {
     lock.held.release();
   }
+}
+
+/**
+ * `reindex --rebuild`: the store's derived data made afresh from its raw bytes, before the pass
+ * captures. The sources rebuilt, or null when it was stopped on request (rolled back whole).
+ */
+async function rebuildFirst(
+  ctx: Context,
+  pass: PassOptions,
+  onProgress: CaptureRunOptions["onProgress"],
+): Promise<number | null> {
+  const { store } = pass;
+  announce(store, "rebuilding", ctx.now(), onProgress);
+  // A rebuild derives the whole index afresh: a batched migration of it is not needed.
+  if (migrationState(store)) discardBatchedMigration(store, indexStep(pass));
+  let rebuilt: number;
+  try {
+    rebuilt = await rebuild(pass, ctx.paths.root);
+  } catch (err) {
+    if (!(err instanceof RebuildStoppedError)) throw err;
+    // Stopped on request, rolled back whole: not a failure to latch; run again to finish.
+    announce(store, "done", ctx.now(), undefined);
+    return null;
+  }
+  // Capture stores its progress only once it finds work: until then it is discovering.
+  announce(store, "discovering", ctx.now(), onProgress);
+  return rebuilt;
+}
+
+/** Mirrors follow the store, in small batches, within what is left of the run's time. */
+function followMirrors(options: CaptureRunOptions, pass: PassOptions): void {
+  const { ctx } = options;
+  const left = options.maxSeconds ? pass.deadline! - ctx.now() : MIRROR_BUDGET_MS;
+  syncMirrors(options.store, {
+    adapters: options.adapters ?? ADAPTERS,
+    redact: options.redact,
+    env: ctx.env,
+    now: ctx.now,
+    budgetMs: Math.max(200, Math.min(MIRROR_BUDGET_MS, left)),
+  });
 }
 
 /** The batched migration that gives the store the index CJK search needs. */

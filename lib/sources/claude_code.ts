@@ -459,55 +459,10 @@ function classify(
   const ts = toEpochMs(record.timestamp);
   const uuid = str(record.uuid);
   switch (type) {
-    case "user": {
-      const message = obj(record.message);
-      if (!message) return missing("user record without a message", conversation, state, ts);
-      const content = message.content;
-      if (record.isCompactSummary === true) {
-        return makeDerived("summary", null, conversation, { ts, messageId: uuid });
-      }
-      const blocks = Array.isArray(content) ? content.map(obj) : [];
-      const result = blocks.find((b) => b?.type === "tool_result");
-      if (result) {
-        // The part id is the tool use's: the call, its result and a persisted output share it.
-        const partId = str(result.tool_use_id);
-        return makeDerived("tool_result", null, conversation, { ts, messageId: uuid, partId });
-      }
-      const prompt = typeof content === "string"
-        ? content
-        : blocks.filter((b) => b?.type === "text").map((b) => str(b!.text) ?? "").join("\n");
-      const titled = record.isMeta !== true && !/^\s*</.test(prompt) && prompt.trim() !== "";
-      return makeDerived("message", "user", conversation, {
-        ts,
-        messageId: uuid,
-        newMessage: true,
-        title: titled ? { text: titleFrom(prompt), rank: 1 } : null,
-      });
-    }
-    case "assistant": {
-      const message = obj(record.message);
-      if (!message) return missing("assistant record without a message", conversation, state, ts);
-      const types = new Set(
-        (Array.isArray(message.content) ? message.content : []).map((b) => obj(b)?.type),
-      );
-      const kind = typeof message.content === "string" || types.has("text")
-        ? "message"
-        : types.has("tool_use") || types.has("server_tool_use")
-        ? "tool_call"
-        : types.has("thinking") || types.has("redacted_thinking")
-        ? "reasoning"
-        : "message";
-      const messageId = str(message.id) ?? uuid;
-      const newMessage = kind === "message" && messageId !== state.lastMessageId;
-      if (kind === "message" && messageId) state.lastMessageId = messageId;
-      const call = kind === "tool_call" && Array.isArray(message.content)
-        ? message.content.map(obj).find((b) =>
-          b?.type === "tool_use" || b?.type === "server_tool_use"
-        )
-        : undefined;
-      const partId = call ? str(call.id) : null;
-      return makeDerived(kind, "assistant", conversation, { ts, messageId, newMessage, partId });
-    }
+    case "user":
+      return classifyUser(record, state, conversation, ts, uuid);
+    case "assistant":
+      return classifyAssistant(record, state, conversation, ts, uuid);
     case "system": {
       const kind = record.subtype === "compact_boundary" ? "summary" : "event";
       return makeDerived(kind, kind === "summary" ? null : "system", conversation, {
@@ -539,6 +494,69 @@ function classify(
         drift: { category: "unknown_type", detail: type },
       });
   }
+}
+
+/** A user record: a prompt (which may title its conversation), a tool's result, or a summary. */
+function classifyUser(
+  record: Record<string, unknown>,
+  state: ClaudeState,
+  conversation: ConversationInfo,
+  ts: number | null,
+  uuid: string | null,
+): Derived {
+  const message = obj(record.message);
+  if (!message) return missing("user record without a message", conversation, state, ts);
+  const content = message.content;
+  if (record.isCompactSummary === true) {
+    return makeDerived("summary", null, conversation, { ts, messageId: uuid });
+  }
+  const blocks = Array.isArray(content) ? content.map(obj) : [];
+  const result = blocks.find((b) => b?.type === "tool_result");
+  if (result) {
+    // The part id is the tool use's: the call, its result and a persisted output share it.
+    const partId = str(result.tool_use_id);
+    return makeDerived("tool_result", null, conversation, { ts, messageId: uuid, partId });
+  }
+  const prompt = typeof content === "string"
+    ? content
+    : blocks.filter((b) => b?.type === "text").map((b) => str(b!.text) ?? "").join("\n");
+  const titled = record.isMeta !== true && !/^\s*</.test(prompt) && prompt.trim() !== "";
+  return makeDerived("message", "user", conversation, {
+    ts,
+    messageId: uuid,
+    newMessage: true,
+    title: titled ? { text: titleFrom(prompt), rank: 1 } : null,
+  });
+}
+
+/** An assistant record: text, a tool call or reasoning, by the blocks its message holds. */
+function classifyAssistant(
+  record: Record<string, unknown>,
+  state: ClaudeState,
+  conversation: ConversationInfo,
+  ts: number | null,
+  uuid: string | null,
+): Derived {
+  const message = obj(record.message);
+  if (!message) return missing("assistant record without a message", conversation, state, ts);
+  const types = new Set(
+    (Array.isArray(message.content) ? message.content : []).map((b) => obj(b)?.type),
+  );
+  const kind = typeof message.content === "string" || types.has("text")
+    ? "message"
+    : types.has("tool_use") || types.has("server_tool_use")
+    ? "tool_call"
+    : types.has("thinking") || types.has("redacted_thinking")
+    ? "reasoning"
+    : "message";
+  const messageId = str(message.id) ?? uuid;
+  const newMessage = kind === "message" && messageId !== state.lastMessageId;
+  if (kind === "message" && messageId) state.lastMessageId = messageId;
+  const call = kind === "tool_call" && Array.isArray(message.content)
+    ? message.content.map(obj).find((b) => b?.type === "tool_use" || b?.type === "server_tool_use")
+    : undefined;
+  const partId = call ? str(call.id) : null;
+  return makeDerived(kind, "assistant", conversation, { ts, messageId, newMessage, partId });
 }
 
 function missing(

@@ -8,7 +8,7 @@ import { createHash } from "node:crypto";
 import { join, relative } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { corpusEnv, generateCorpus, SHARES } from "../../bench/corpus.ts";
-import { FIGURE_KEYS } from "../../bench/run.ts";
+import { FIGURE_KEYS } from "../../bench/_figures.ts";
 import { upgradeUnavailable } from "../../bench/_upgrade.ts";
 import { commitUnavailable } from "../../bench/_measure.ts";
 import { RELEVANCE_BASELINE } from "../../bench/_relevance.ts";
