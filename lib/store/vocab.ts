@@ -25,8 +25,12 @@ const RANGE_TERMS = 5000;
 export const MAX_FORMS = 6;
 /** The most corrections a typo is searched with. */
 export const MAX_SPELLINGS = 3;
-/** How long the look-ups of one typo may take, within the search's budget. */
-const SPELLING_MS = 30;
+/**
+ * The most indexed words the look-ups of one typo read, within the search's budget: a bound on
+ * work, not on time, so that a busy machine gets the same corrections as a quiet one (a few
+ * milliseconds on a quiet one).
+ */
+const SPELLING_TERMS = 40_000;
 
 let stem: ((word: string) => string) | null = null;
 
@@ -148,19 +152,19 @@ export interface Spelling extends Term {
  * one edit away (two for a word of seven letters or more; a swap of neighbours is one), those
  * closest of all, the commonest first, at most MAX_SPELLINGS. Read by ranges of first letters:
  * those the word begins with, and only when they find nothing, those a word one edit away in its
- * first three letters begins with. Stops when `budget` or its own time is spent, with what it
- * found.
+ * first three letters begins with. Stops when `budget` is spent or SPELLING_TERMS are read, with
+ * what it found.
  */
 export function closestTerms(
   store: HistoryStore,
   word: string,
   budget: SearchBudget,
-  now: () => number = performance.now.bind(performance),
 ): Spelling[] {
   const allowed = word.length >= 7 ? 2 : 1;
   const found = new Map<string, Spelling>();
-  const deadline = now() + SPELLING_MS;
+  let read = 0;
   const consider = (terms: Term[]) => {
+    read += terms.length;
     for (const { term, docs } of terms) {
       if (Math.abs(term.length - word.length) > allowed || !/^[a-z]+$/.test(term)) continue;
       const distance = editDistance(word, term);
@@ -171,7 +175,7 @@ export function closestTerms(
   consider(termsFrom(store, first, RANGE_TERMS));
   for (const group of found.size ? [] : editedPrefixes(word, first)) {
     for (const prefix of group) {
-      if (budget.spent() || now() > deadline) break;
+      if (budget.spent() || read > SPELLING_TERMS) break;
       consider(termsFrom(store, prefix, RANGE_TERMS));
     }
     if (found.size) break;
