@@ -11,8 +11,10 @@ import {
   runCommand,
   shared,
   UsageError,
+  usageLine,
   wholeNumber,
 } from "../../commands/_command.ts";
+import { COMMANDS } from "../../commands/logbook.ts";
 import type { Io } from "../../commands/_terminal/io.ts";
 import { captureIo } from "../_helpers.ts";
 
@@ -88,12 +90,14 @@ Deno.test("run() answers --help, turns a bad flag into exit 2, and runs the body
   const spec = defineCommand({
     name: "frob",
     summary: "frobnicate things",
-    usage: "logbook frob [--json] [--level N]",
-    options: { level: { type: "string" }, ...shared("json") },
-    optionHelp: [["--json", "print JSON"], ["--level N", "how hard"]],
+    options: {
+      ...shared({ json: "print JSON" }),
+      level: { type: "string", value: "N", help: "how hard" },
+    },
     helpNote: "show this help (and nothing else)",
     examples: ["logbook frob --level 2"],
     maxPositionals: 0,
+    permissions: {},
   });
   assert.deepEqual(Object.keys(spec.options).sort(), ["help", "json", "level"]);
   const calls: unknown[] = [];
@@ -117,11 +121,53 @@ Deno.test("run() answers --help, turns a bad flag into exit 2, and runs the body
   assert.deepEqual(calls, [{ json: true, level: "3" }]);
 });
 
-Deno.test("shared() spreads the options several commands declare once", () => {
-  assert.deepEqual(shared("json", "project"), {
-    json: { type: "boolean" },
-    project: { type: "string" },
+Deno.test("shared() spreads the options several commands declare once, with this command's help", () => {
+  assert.deepEqual(shared({ json: "print JSON", project: "only this project" }), {
+    json: { type: "boolean", help: "print JSON" },
+    project: { type: "string", value: "DIR", help: "only this project" },
   });
+});
+
+Deno.test("usageLine() writes each option once, in brackets, in the order declared", () => {
+  const spec = defineCommand({
+    name: "frob",
+    summary: "frobnicate",
+    arguments: "<thing>",
+    options: {
+      interactive: { type: "boolean", short: "i", shortInUsage: true, help: "live" },
+      quiet: { type: "boolean", short: "q", help: "say nothing" },
+      ...shared({ project: "only this project" }),
+      "all-projects": { type: "boolean", or: "project", help: "every project" },
+      sort: { type: "string", value: "S", choices: ["new", "old"], help: "order" },
+      output: { type: "string", short: "o", value: "FILE", shortInUsage: true, help: "write" },
+      local: { type: "boolean", help: "here" },
+      team: { type: "boolean", or: "local", help: "there" },
+      machine: { type: "string", value: "M", within: "team", help: "whose" },
+    },
+    examples: ["logbook frob x"],
+    permissions: {},
+  });
+  assert.equal(
+    usageLine(spec),
+    "logbook frob <thing> [-i|--interactive] [--quiet] [--project DIR|--all-projects] " +
+      "[--sort new|old] [-o FILE] [--local|--team [--machine M]]",
+  );
+  const help = helpText(spec);
+  assert.match(help, /^ {2}--sort S {2,}order$/m, "help names the value, not the choices");
+  assert.match(help, /^ {2}-o, --output FILE {2,}write$/m);
+});
+
+Deno.test("every command's usage line names each of its options", async () => {
+  for (const [name, load] of Object.entries(COMMANDS)) {
+    const { spec } = await load();
+    const help = helpText(spec);
+    const usage = help.slice(help.indexOf("Usage: "), help.indexOf("\nOptions:"));
+    for (const [option, { short }] of Object.entries(spec.options)) {
+      if (option === "help") continue;
+      const written = new RegExp(`(?<![\\w-])(--${option}|-${short ?? "--"})(?![\\w-])`);
+      assert.match(usage, written, `${name}'s usage line leaves out --${option}`);
+    }
+  }
 });
 
 Deno.test("didYouMean() guesses a close candidate and nothing from far away", () => {
@@ -139,11 +185,13 @@ Deno.test("parse errors are plain sentences naming the option, with a guess for 
   const spec = defineCommand({
     name: "frob",
     summary: "frobnicate",
-    usage: "logbook frob [--limit N] [--json]",
-    options: { limit: { type: "string" }, json: { type: "boolean" } },
-    optionHelp: [["--limit N", "at most N"], ["--json", "JSON"]],
+    options: {
+      limit: { type: "string", value: "N", help: "at most N" },
+      json: { type: "boolean", help: "JSON" },
+    },
     examples: ["logbook frob"],
     maxPositionals: 0,
+    permissions: {},
   });
   const said = async (args: string[]) => {
     const io = captureIo();
@@ -178,10 +226,9 @@ Deno.test("helpText() wraps long rows to fit 80 columns, continuing under the de
   const spec = defineCommand({
     name: "frob",
     summary: "frobnicate",
-    usage: "logbook frob [--level N]",
-    options: { level: { type: "string" } },
-    optionHelp: [["--level N", "word ".repeat(30).trim()]],
+    options: { level: { type: "string", value: "N", help: "word ".repeat(30).trim() } },
     examples: ["logbook frob"],
+    permissions: {},
   });
   const lines = helpText(spec).split("\n");
   assert.ok(lines.every((line) => line.length <= 80), lines.join("\n"));
