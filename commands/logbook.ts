@@ -1,4 +1,4 @@
-#!/usr/bin/env -S deno run --v8-flags=--expose-gc,--max-semi-space-size=1 -R -W -E --allow-net --allow-run
+#!/usr/bin/env -S deno run --v8-flags=--expose-gc,--max-semi-space-size=1 -R -W -E --allow-net --allow-run --allow-sys=hostname
 // `logbook <command>`: one entry point for every command, so `deno install -g` (or the compiled
 // binary) puts all of them on PATH as `logbook search …`, `logbook reindex …`. Alone on a
 // terminal, `logbook` opens the full-screen search (`search -i`).

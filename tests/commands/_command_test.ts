@@ -14,9 +14,12 @@ import {
   usageLine,
   wholeNumber,
 } from "../../commands/_command.ts";
+import { join } from "node:path";
+import { permissions as bundlePermissions } from "../../commands/_bundle.ts";
 import { COMMANDS } from "../../commands/logbook.ts";
 import type { Io } from "../../commands/_terminal/io.ts";
-import { captureIo } from "../_helpers.ts";
+import { runFlags } from "../../lib/run_flags.ts";
+import { captureIo, ROOT, taskFlags } from "../_helpers.ts";
 
 Deno.test("wholeNumber() takes decimal digits within range and nothing else", () => {
   assert.equal(wholeNumber(undefined, "tail"), undefined);
@@ -258,4 +261,77 @@ Deno.test("a command run without the environment access its task grants fails in
       ),
     );
   }
+});
+
+/** Every command's file by name, the dispatcher's too. */
+const FILES: Record<string, string> = {
+  ...Object.fromEntries(
+    Object.keys(COMMANDS).map((name) => [name, `commands/${name.replaceAll("-", "_")}.ts`]),
+  ),
+  logbook: "commands/logbook.ts",
+};
+
+Deno.test("deno.json's tasks, the shebangs, the compile task and the install line grant what the specs declare", async (t) => {
+  const tasks = JSON.parse(Deno.readTextFileSync(join(ROOT, "deno.json"))).tasks as Record<
+    string,
+    string
+  >;
+  const flags = new Map<string, string>();
+  for (const name of Object.keys(FILES)) flags.set(name, (await taskFlags(name)).join(" "));
+
+  await t.step("each command's task runs its file with them", () => {
+    for (const [name, file] of Object.entries(FILES)) {
+      const run = `deno run ${flags.get(name)} ${file}`;
+      // start builds search's and show's bundles first when they are stale, saying nothing.
+      const bundle = `deno run --quiet ${runFlags(bundlePermissions).join(" ")} ` +
+        "commands/_bundle.ts --if-stale --quiet";
+      const expected = name === "start"
+        ? `${bundle}; ${run.replace("deno run", "$& --quiet")}`
+        : run;
+      assert.equal(tasks[name], expected, `deno.json's "${name}" task`);
+    }
+    assert.equal(
+      tasks.bundle,
+      `deno run ${runFlags(bundlePermissions).join(" ")} commands/_bundle.ts`,
+    );
+  });
+
+  await t.step("each command's shebang runs it with them", () => {
+    for (const [name, file] of Object.entries(FILES)) {
+      const first = Deno.readTextFileSync(join(ROOT, file)).split("\n")[0];
+      assert.equal(first, `#!/usr/bin/env -S deno run ${flags.get(name)}`, file);
+    }
+  });
+
+  await t.step(
+    "the compile task builds each command with them and what it must embed",
+    async () => {
+      const specs = await Promise.all(
+        Object.entries(COMMANDS).map(async ([name, load]) => ({ name, spec: (await load()).spec })),
+      );
+      const embeds = new Map(specs.map(({ name, spec }) => [name, spec.embed ?? []]));
+      embeds.set("logbook", [...new Set(specs.flatMap(({ spec }) => spec.embed ?? []))]);
+      const builds = Object.entries(FILES).map(([name, file]) =>
+        [
+          `deno compile ${flags.get(name)}`,
+          ...embeds.get(name)!.map((path) => `--include ${path}`),
+          `-o dist/${name} ${file}`,
+        ].join(" ")
+      );
+      assert.equal(tasks.compile, builds.join(" && "));
+    },
+  );
+
+  await t.step("the README's install line gives logbook them", () => {
+    // The one `deno install -g` command, its continued lines joined.
+    const lines = Deno.readTextFileSync(join(ROOT, "README.md")).split("\n");
+    let at = lines.findIndex((line) => line.startsWith("deno install -g "));
+    assert.ok(at >= 0, "an install line");
+    let command = lines[at]!;
+    while (command.endsWith("\\")) command = `${command.slice(0, -1)} ${lines[++at]}`;
+    const words = command.split(/\s+/);
+    const granted = words.filter((word) => /^(-[RWE]|--allow-|--v8-flags=)/.test(word));
+    assert.equal(granted.join(" "), flags.get("logbook"));
+    assert.ok(words.at(-1)!.endsWith("/commands/logbook.ts"), words.at(-1));
+  });
 });

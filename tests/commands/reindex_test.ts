@@ -20,6 +20,9 @@ import {
 } from "../_helpers.ts";
 import { writeClaudeCorpus } from "../_corpus.ts";
 
+/** How `deno task reindex` runs it. */
+const REINDEX_FLAGS = await taskFlags("reindex");
+
 /** A digest of everything capture stored, independent of row ids and of where the world lives. */
 function storeDigest(
   world: World,
@@ -94,7 +97,7 @@ function spawnReindex(world: World, args: string[] = []): Deno.ChildProcess {
   return new Deno.Command(Deno.execPath(), {
     args: [
       "run",
-      ...taskFlags("reindex"),
+      ...REINDEX_FLAGS,
       "--quiet",
       join(ROOT, "commands", "reindex.ts"),
       ...args,
@@ -386,7 +389,7 @@ Deno.test("reindex --status says rebuilding while a rebuild runs, with no percen
           const child = new Deno.Command(Deno.execPath(), {
             args: [
               "run",
-              ...taskFlags("reindex"),
+              ...REINDEX_FLAGS,
               "--quiet",
               join(ROOT, "commands", "reindex.ts"),
               "--status",
@@ -437,7 +440,7 @@ async function interrupted(world: World, args: string[]) {
   const child = new Deno.Command(Deno.execPath(), {
     args: [
       "run",
-      ...taskFlags("reindex"),
+      ...REINDEX_FLAGS,
       "--quiet",
       join(ROOT, "commands", "reindex.ts"),
       ...args,
