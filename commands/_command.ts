@@ -1,4 +1,5 @@
-// What every command shares: its spec (usage, options, one example), strict parsing, `--help`,
+// What every command shares: its spec (arguments, each option once with its help, the Deno
+// permissions it runs with, examples), the usage line and `--help` made from it, strict parsing,
 // usage errors and exit codes, and the options several commands take, declared once here. A
 // command file states only what is its own and calls `run`.
 

@@ -133,6 +133,17 @@ export interface RunResult {
   stdoutBytes: Uint8Array;
 }
 
+/** `deno run`'s arguments for `commands/<file>.ts` with `args`, as its task runs it, quietly. */
+async function runArgs(file: string, args: string[], root = ROOT): Promise<string[]> {
+  return [
+    "run",
+    ...await taskFlags(file),
+    "--quiet",
+    join(root, "commands", `${file}.ts`),
+    ...args,
+  ];
+}
+
 /**
  * Runs `commands/<file>.ts` as a user would, in a real subprocess with `vars` as its environment
  * (from the toolkit at `root`, this one unless a test made a copy).
@@ -144,13 +155,7 @@ export async function runCli(
   root = ROOT,
 ): Promise<RunResult> {
   const command = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      ...await taskFlags(file),
-      "--quiet",
-      join(root, "commands", `${file}.ts`),
-      ...args,
-    ],
+    args: await runArgs(file, args, root),
     env: { ...childBaseEnv(), NO_COLOR: "1", ...vars },
     clearEnv: true,
     stdin: "null",
@@ -175,13 +180,7 @@ export async function runCliWithInput(
   input: string,
 ): Promise<RunResult> {
   const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      ...await taskFlags(file),
-      "--quiet",
-      join(ROOT, "commands", `${file}.ts`),
-      ...args,
-    ],
+    args: await runArgs(file, args),
     env: { ...childBaseEnv(), NO_COLOR: "1", ...vars },
     clearEnv: true,
     stdin: "piped",
