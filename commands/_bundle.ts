@@ -22,6 +22,10 @@ import {
 } from "./_launch.ts";
 import { join } from "../lib/path.ts";
 import { canStat } from "../lib/present.ts";
+import type { Permissions } from "../lib/run_flags.ts";
+
+/** What `deno task bundle` may do: read the sources, write dist/bundle/, run `deno bundle`. */
+export const permissions: Permissions = { read: true, write: true, run: true };
 
 /** The commands that start from a bundle. */
 export const BUNDLED = ["search", "show"] as const;

@@ -1,14 +1,15 @@
-// What every command shares: its spec (usage, options, one example), strict parsing, `--help`,
+// What every command shares: its spec (arguments, each option once with its help, the Deno
+// permissions it runs with, examples), the usage line and `--help` made from it, strict parsing,
 // usage errors and exit codes, and the options several commands take, declared once here. A
 // command file states only what is its own and calls `run`.
 
-import type { ParseArgsOptionsConfig } from "node:util";
 import type { parseArgs as nodeParseArgs } from "node:util";
 import { ArgsError, parseArgs } from "./_args.ts";
 import { isCorruption, StoreDamagedError } from "../lib/store/db.ts";
 import { closeTo } from "../lib/edit_distance.ts";
 import type { Io } from "./_terminal/io.ts";
 import type { Env } from "../lib/env.ts";
+import type { Permissions } from "../lib/run_flags.ts";
 
 /** Exit status of a command: 0 success, 1 a failure the command explains, 2 a usage error. */
 export const EXIT = { ok: 0, failure: 1, usage: 2 } as const;
@@ -41,57 +42,98 @@ export class UsageError extends Error {
   override name = "UsageError";
 }
 
+/**
+ * One option of a command, declared once: how it parses (as node's `parseArgs` takes it) and how
+ * its help row and its place in the usage line read.
+ */
+export interface OptionSpec {
+  type: "string" | "boolean";
+  short?: string;
+  /** Its help row; an option without one has none (`--subagents`: `--no-subagents`' row says it). */
+  help?: string;
+  /** What its value is called in help and usage: `N` in `--limit N`. */
+  value?: string;
+  /**
+   * The values it accepts, when they are a fixed list: the usage line shows them
+   * (`--sort relevance|newest|oldest`) and `logbook completions` offers them.
+   */
+  choices?: readonly string[];
+  /** The usage line writes its short form: `-i|--interactive`, `-p PROMPT`. */
+  shortInUsage?: true;
+  /** The option it is the alternative of, in one pair of brackets: `[--mirror|--team]`. */
+  or?: string;
+  /** The option it goes with, inside that one's brackets: `[--watch [--interval N]]`. */
+  within?: string;
+}
+
+/** A command's options by name. */
+export type Options = Record<string, OptionSpec>;
+
 /** `-h, --help`, which every command takes: `defineCommand` adds it to each spec. */
-const HELP_OPTION = { help: { type: "boolean", short: "h" } } as const;
+const HELP_OPTION = {
+  help: { type: "boolean", short: "h", help: "show this help" },
+} as const satisfies Options;
 
 /**
  * Options several commands take, declared once: a spec spreads in the ones it needs with
- * `shared(…)`. Their help rows stay in each spec, which says what the option means there.
+ * `shared({ name: "help row" })`, the row saying what the option means there.
  */
 export const SHARED_OPTIONS = {
   json: { type: "boolean" },
   incognito: { type: "boolean" },
-  project: { type: "string" },
-  port: { type: "string" },
-} as const satisfies ParseArgsOptionsConfig;
+  project: { type: "string", value: "DIR" },
+  port: { type: "string", value: "N" },
+} as const satisfies Options;
+
+type Shared = typeof SHARED_OPTIONS;
 
 /**
- * The shared options named, to spread into a spec's options.
+ * The shared options named, each with its help row for this command, to spread into a spec's
+ * options.
  *
  * @example
- * options: { rebuild: { type: "boolean" }, ...shared("json") }
+ * options: { rebuild: { type: "boolean", help: "…" }, ...shared({ json: "print it as JSON" }) }
  */
-export function shared<const K extends keyof typeof SHARED_OPTIONS>(
-  ...names: K[]
-): Pick<typeof SHARED_OPTIONS, K> {
-  const picked = {} as Pick<typeof SHARED_OPTIONS, K>;
-  for (const name of names) picked[name] = SHARED_OPTIONS[name];
-  return picked;
+export function shared<const H extends { [K in keyof Shared]?: string }>(
+  help: H,
+): { [K in keyof H & keyof Shared]: Shared[K] & { help: string } } {
+  const picked: Record<string, OptionSpec> = {};
+  for (const [name, text] of Object.entries(help)) {
+    picked[name] = { ...SHARED_OPTIONS[name as keyof Shared], help: text as string };
+  }
+  return picked as { [K in keyof H & keyof Shared]: Shared[K] & { help: string } };
 }
 
-/** A command's description: its name, usage lines, option help and one example. */
-export interface CommandSpec<O extends ParseArgsOptionsConfig> {
+/** A command's description: its name, arguments, options, permissions and examples. */
+export interface CommandSpec<O extends Options> {
   name: string;
   /** One line; `logbook --help` lists every command with it. */
   summary: string;
-  usage: string;
+  /** Its positional arguments as the usage line writes them, before the options: `<id> <title>`. */
+  arguments?: string;
+  /** Help rows for the arguments, before the options' rows: `["ID", "a session id or …"]`. */
+  argumentHelp?: [string, string][];
+  /** Its options, in the order help lists them (`-h, --help` comes last). */
   options: O;
-  /** `[flag text, description]` rows for the help screen, in order (`-h, --help` comes last). */
-  optionHelp: [string, string][];
   /** What the `-h, --help` row says (default "show this help"). */
   helpNote?: string;
   examples: string[];
   /** Most positionals the command accepts (default: unlimited). */
   maxPositionals?: number;
   /**
-   * The values an option of this command alone accepts, when they are a fixed list
-   * (`logbook completions` offers them; `--agent`, `--kind` and `--role` it knows everywhere).
+   * What the command may do, which its task, its shebang, its compiled build and the tests'
+   * runs of it grant, and nothing more (`logbook` itself grants what all of them declare).
    */
-  optionValues?: Partial<Record<keyof O & string, readonly string[]>>;
+  permissions: Permissions;
+  /**
+   * Files `deno compile` cannot see imported and must embed: workers, bodies loaded by a
+   * computed specifier, fixtures it reads.
+   */
+  embed?: readonly string[];
 }
 
 /** Declares a command, adding `--help` to its options (and keeping their types precise). */
-export function defineCommand<const O extends ParseArgsOptionsConfig>(
+export function defineCommand<const O extends Options>(
   spec: CommandSpec<O>,
 ): CommandSpec<O & typeof HELP_OPTION> {
   return { ...spec, options: { ...spec.options, ...HELP_OPTION } };
@@ -100,18 +142,62 @@ export function defineCommand<const O extends ParseArgsOptionsConfig>(
 /** The widest a help screen gets, so it reads in an 80-column terminal. */
 export const HELP_WIDTH = 80;
 
+/** An option as its help row writes it: `-o, --output FILE`. */
+function flagText(name: string, option: OptionSpec): string {
+  const short = option.short === undefined ? "" : `-${option.short}, `;
+  return `${short}--${name}${option.type === "string" ? ` ${option.value ?? "VALUE"}` : ""}`;
+}
+
+/** An option as the usage line writes it: `--limit N`, `--sort relevance|newest|oldest`. */
+function usageWord(name: string, option: OptionSpec): string {
+  const value = option.choices?.join("|") ?? option.value ?? "VALUE";
+  if (option.shortInUsage && option.short !== undefined) {
+    return option.type === "string" ? `-${option.short} ${value}` : `-${option.short}|--${name}`;
+  }
+  return option.type === "string" ? `--${name} ${value}` : `--${name}`;
+}
+
+/**
+ * The command's usage line, made from its options: each in brackets, in the order declared, an
+ * alternative beside the option it replaces and an option that goes with another inside its
+ * brackets (`logbook push [--dry-run] [--watch [--interval N]]`).
+ */
+export function usageLine<O extends Options>(spec: CommandSpec<O>): string {
+  const entries = Object.entries(spec.options).filter(([name]) => name !== "help");
+  const written = (name: string, option: OptionSpec): string =>
+    [
+      usageWord(name, option),
+      ...entries.filter(([, o]) => o.within === name).map(([n, o]) => `[${written(n, o)}]`),
+    ].join(" ");
+  const bracket = (name: string, option: OptionSpec): string => {
+    const alternatives = entries.filter(([, o]) => o.or === name).map(([n, o]) => written(n, o));
+    return `[${[written(name, option), ...alternatives].join("|")}]`;
+  };
+  const heads = entries.filter(([, o]) => o.or === undefined && o.within === undefined);
+  return [
+    `logbook ${spec.name}`,
+    ...(spec.arguments ? [spec.arguments] : []),
+    ...heads.map(([name, option]) => bracket(name, option)),
+  ].join(" ");
+}
+
 /** The help screen of a command, exactly as `--help` prints it (README blocks are checked against it). */
-export function helpText<O extends ParseArgsOptionsConfig>(spec: CommandSpec<O>): string {
+export function helpText<O extends Options>(spec: CommandSpec<O>): string {
   const rows: [string, string][] = [
-    ...spec.optionHelp,
-    ["-h, --help", spec.helpNote ?? "show this help"],
+    ...spec.argumentHelp ?? [],
+    ...Object.entries(spec.options).flatMap(([name, option]): [string, string][] =>
+      option.help === undefined ? [] : [[
+        flagText(name, option),
+        name === "help" ? spec.helpNote ?? option.help : option.help,
+      ]]
+    ),
   ];
   const width = Math.max(...rows.map(([flag]) => flag.length));
   const indent = " ".repeat(2 + width + 2);
   return [
     ...wrap(`${spec.name} — ${spec.summary}`, ""),
     "",
-    ...wrapUsage(`Usage: ${spec.usage}`),
+    ...wrapUsage(`Usage: ${usageLine(spec)}`),
     "",
     "Options:",
     ...rows.flatMap(([flag, text]) => wrap(`  ${flag.padEnd(width)}  ${text}`, indent)),
@@ -151,7 +237,7 @@ export function wrap(line: string, indent: string, width = HELP_WIDTH): string[]
 }
 
 /** Parsed arguments: option values by name, and positionals. */
-export interface Parsed<O extends ParseArgsOptionsConfig> {
+export interface Parsed<O extends Options> {
   values: ReturnType<typeof nodeParseArgs<{ options: O; strict: true; allowPositionals: true }>>[
     "values"
   ];
@@ -159,7 +245,7 @@ export interface Parsed<O extends ParseArgsOptionsConfig> {
 }
 
 /** Parses `args` strictly against the command's options; throws UsageError on anything unknown. */
-export function parseCommand<O extends ParseArgsOptionsConfig>(
+export function parseCommand<O extends Options>(
   spec: CommandSpec<O>,
   args: string[],
 ): Parsed<O> {
@@ -183,7 +269,7 @@ export function parseCommand<O extends ParseArgsOptionsConfig>(
 }
 
 /** What is wrong with a command line, as a plain sentence, with a guess for a mistyped option. */
-function plainParseError(err: ArgsError, options: ParseArgsOptionsConfig): string {
+function plainParseError(err: ArgsError, options: Options): string {
   const option = err.option;
   if (err.code === "ERR_PARSE_ARGS_UNKNOWN_OPTION") {
     const names = Object.keys(options).map((name) => `--${name}`);
@@ -213,7 +299,7 @@ export function didYouMean(word: string, candidates: readonly string[]): string 
  * @example
  * return await run(spec, args, io, ({ values, positionals }) => { …; return EXIT.ok; });
  */
-export async function run<O extends ParseArgsOptionsConfig>(
+export async function run<O extends Options>(
   spec: CommandSpec<O>,
   args: string[],
   io: Io,

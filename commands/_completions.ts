@@ -1,9 +1,8 @@
 // `logbook completions bash|zsh|fish`: a completion script generated from the command specs
-// (their options, which take a value, and the values agent, kind, role and each spec's
-// `optionValues` accept), so it names exactly what the commands parse and never goes stale.
+// (their options, which take a value, and the values agent, kind, role and each option's
+// `choices` accept), so it names exactly what the commands parse and never goes stale.
 
-import type { ParseArgsOptionsConfig } from "node:util";
-import { type CommandSpec, defineCommand, UsageError } from "./_command.ts";
+import { type CommandSpec, defineCommand, type Options, UsageError } from "./_command.ts";
 import { AGENTS, KINDS, ROLES } from "../lib/sources/adapter.ts";
 
 /** The shells a script is written for. */
@@ -13,18 +12,18 @@ export type Shell = typeof SHELLS[number];
 export const spec = defineCommand({
   name: "completions",
   summary: "print a completion script for bash, zsh or fish",
-  usage: "logbook completions bash|zsh|fish",
+  arguments: "bash|zsh|fish",
   options: {},
-  optionHelp: [],
   examples: [
     "logbook completions bash > ~/.local/share/bash-completion/completions/logbook",
   ],
   maxPositionals: 1,
+  permissions: {},
 });
 
 /**
  * The values an option takes, wherever a command has it: one word per idea across commands. An
- * option of one command alone states its values in that command's spec (`optionValues`).
+ * option of one command alone states its values in that command's spec (`choices`).
  */
 const OPTION_VALUES: Record<string, readonly string[]> = {
   agent: AGENTS,
@@ -48,7 +47,7 @@ interface OptionEntry {
 /** A command as a completion offers it. */
 export interface CompletionCommand {
   name: string;
-  spec: CommandSpec<ParseArgsOptionsConfig>;
+  spec: CommandSpec<Options>;
 }
 
 /** The completion script for `shell`, covering `commands` (and `help`, `completions`). */
@@ -64,25 +63,16 @@ export function completionScript(shell: string | undefined, commands: Completion
 
 type Entry = CompletionCommand & { options: OptionEntry[] };
 
-function optionEntries(spec: CommandSpec<ParseArgsOptionsConfig>): OptionEntry[] {
-  const help = new Map<string, string>();
-  const placeholder = new Map<string, string>();
-  const rows: [string, string][] = [...spec.optionHelp, ["-h, --help", "show this help"]];
-  for (const [flags, text] of rows) {
-    for (const match of flags.matchAll(/--([a-z][a-z0-9-]*)(?: ([A-Z]+))?/g)) {
-      if (!help.has(match[1]!)) help.set(match[1]!, text);
-      if (match[2]) placeholder.set(match[1]!, match[2]);
-    }
-  }
+function optionEntries(spec: CommandSpec<Options>): OptionEntry[] {
   return Object.entries(spec.options).map(([long, option]) => {
     const entry: OptionEntry = {
       long,
       takesValue: option.type === "string",
-      directory: placeholder.get(long) === "DIR",
-      description: help.get(long) ?? "",
+      directory: option.value === "DIR",
+      description: option.help ?? "",
     };
     if (option.short) entry.short = option.short;
-    const values = spec.optionValues?.[long] ?? OPTION_VALUES[long];
+    const values = option.choices ?? OPTION_VALUES[long];
     if (entry.takesValue && values) entry.values = values;
     return entry;
   });

@@ -14,17 +14,22 @@ import { safeIo } from "./_terminal/safe_io.ts";
 export const spec = defineCommand({
   name: "chat",
   summary: "talk with the configured model; the session is kept to resume or fork",
-  usage: "logbook chat [PROMPT] [-p PROMPT] [--incognito]",
+  arguments: "[PROMPT]",
   options: {
-    prompt: { type: "string", short: "p" },
-    ...shared("incognito"),
+    prompt: {
+      type: "string",
+      short: "p",
+      value: "PROMPT",
+      shortInUsage: true,
+      help: "one-shot: answer PROMPT, print the reply and leave",
+    },
+    ...shared({
+      incognito: "write nothing under the data dir: no record, trail or prompt history",
+    }),
   },
-  optionHelp: [
-    ["-p, --prompt PROMPT", "one-shot: answer PROMPT, print the reply and leave"],
-    ["--incognito", "write nothing under the data dir: no record, trail or prompt history"],
-  ],
   helpNote: "show this help (in a session, /help lists /rename, /undo, /clear, …)",
   examples: ['logbook chat -p "What does the retry helper in lib/http.ts do?"'],
+  permissions: { read: true, write: true, env: true, net: true },
 });
 
 /** Runs `chat` with `args`; returns the exit status. */

@@ -18,17 +18,17 @@ import { safeJson } from "../lib/safe_json.ts";
 export const spec = defineCommand({
   name: "compact",
   summary: "replace the oldest rounds of a logbook session by a summary (snapshot first)",
-  usage: "logbook compact <id> [--no-snapshot] [--json]",
+  arguments: "<id>",
   options: {
-    "no-snapshot": { type: "boolean" },
-    ...shared("json"),
+    "no-snapshot": {
+      type: "boolean",
+      help: "this once, compact without writing the plain-text snapshot first",
+    },
+    ...shared({ json: "print what was done as JSON" }),
   },
-  optionHelp: [
-    ["--no-snapshot", "this once, compact without writing the plain-text snapshot first"],
-    ["--json", "print what was done as JSON"],
-  ],
   examples: ["logbook compact 3f2a9c1e"],
   maxPositionals: 1,
+  permissions: { read: true, write: true, env: true, net: true },
 });
 
 /** Runs `compact` with `args`; returns the exit status. */

@@ -13,19 +13,28 @@ import { listen, serveUntilStopped } from "./_terminal/serve.ts";
 export const spec = defineCommand({
   name: "dashboard",
   summary: "serve the local web dashboard (search, conversations, status) on 127.0.0.1",
-  usage: "logbook dashboard [--port N] [--host HOST] [--allow-remote]",
   options: {
-    ...shared("port"),
-    host: { type: "string" },
-    "allow-remote": { type: "boolean" },
+    ...shared({
+      port: 'port to listen on (default 8787 or config "dashboard.port"; 0 picks a free one)',
+    }),
+    host: {
+      type: "string",
+      value: "HOST",
+      help: "address to listen on (default 127.0.0.1; others need --allow-remote)",
+    },
+    "allow-remote": {
+      type: "boolean",
+      help: "allow a --host that is not loopback (anyone with the token gets in)",
+    },
   },
-  optionHelp: [
-    ["--port N", 'port to listen on (default 8787 or config "dashboard.port"; 0 picks a free one)'],
-    ["--host HOST", "address to listen on (default 127.0.0.1; others need --allow-remote)"],
-    ["--allow-remote", "allow a --host that is not loopback (anyone with the token gets in)"],
-  ],
   examples: ["logbook dashboard --port 8790"],
   maxPositionals: 0,
+  permissions: { read: true, write: true, env: true, net: ["127.0.0.1"], run: ["git"] },
+  embed: [
+    "lib/capture/batch_worker.ts",
+    "lib/store/_check_worker.ts",
+    "lib/store/_search_worker.ts",
+  ],
 });
 
 /**

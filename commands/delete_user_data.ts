@@ -19,17 +19,17 @@ import { configDir, dataDir, dataPaths } from "../lib/paths.ts";
 export const spec = defineCommand({
   name: "delete-user-data",
   summary: "stop logbook's running work and delete all its user data (config is kept)",
-  usage: "logbook delete-user-data [--yes] [--json]",
   options: {
-    yes: { type: "boolean", short: "y" },
-    ...shared("json"),
+    yes: {
+      type: "boolean",
+      short: "y",
+      help: "do not ask (for scripts); without a terminal it is required",
+    },
+    ...shared({ json: "print the report as JSON" }),
   },
-  optionHelp: [
-    ["-y, --yes", "do not ask (for scripts); without a terminal it is required"],
-    ["--json", "print the report as JSON"],
-  ],
   examples: ["logbook delete-user-data"],
   maxPositionals: 0,
+  permissions: { read: true, write: true, env: true, run: true },
 });
 
 /** Runs `delete-user-data` with `args`; returns the exit status. */

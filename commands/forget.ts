@@ -18,24 +18,24 @@ import { safeText } from "../lib/safe_text.ts";
 export const spec = defineCommand({
   name: "forget",
   summary: "remove conversations from the history store for good",
-  usage:
-    "logbook forget [<conversation-id>...] [--project DIR] [--before WHEN] [--dry-run] [--yes] " +
-    "[--json]",
+  arguments: "[<conversation-id>...]",
   options: {
-    ...shared("project"),
-    before: { type: "string" },
-    "dry-run": { type: "boolean", short: "n" },
-    yes: { type: "boolean", short: "y" },
-    ...shared("json"),
+    ...shared({ project: "every conversation of this directory's project (`.` for yours)" }),
+    before: {
+      type: "string",
+      value: "WHEN",
+      help: "conversations whose last record is older than WHEN (ISO, 30d, 2w, …)",
+    },
+    "dry-run": { type: "boolean", short: "n", help: "list what would go and change nothing" },
+    yes: {
+      type: "boolean",
+      short: "y",
+      help: "do not ask first (on a terminal forget lists what goes and asks)",
+    },
+    ...shared({ json: "print the result as JSON" }),
   },
-  optionHelp: [
-    ["--project DIR", "every conversation of this directory's project (`.` for yours)"],
-    ["--before WHEN", "conversations whose last record is older than WHEN (ISO, 30d, 2w, …)"],
-    ["-n, --dry-run", "list what would go and change nothing"],
-    ["-y, --yes", "do not ask first (on a terminal forget lists what goes and asks)"],
-    ["--json", "print the result as JSON"],
-  ],
   examples: ["logbook forget --project . --before 90d --dry-run"],
+  permissions: { read: true, write: true, env: true },
 });
 
 /** Runs `forget` with `args`; returns the exit status. */

@@ -30,25 +30,24 @@ import { safeIo } from "./_terminal/safe_io.ts";
 export const spec = defineCommand({
   name: "fork",
   summary: "copy a session into a new one and open it (the source is left as it was)",
-  usage: "logbook fork <id> [--into-logbook] [--print] [--incognito]",
+  arguments: "<id>",
+  argumentHelp: [["ID", "a session id or unique prefix, from any project once captured"]],
   options: {
-    "into-logbook": { type: "boolean" },
-    print: { type: "boolean" },
-    ...shared("incognito"),
+    "into-logbook": {
+      type: "boolean",
+      help: "fork into a logbook session, opened in chat with your model (on a terminal it " +
+        "needs one); without it, another agent's conversation forks in that agent when no " +
+        "model is configured",
+    },
+    print: {
+      type: "boolean",
+      help: "print the command that forks it in its own agent instead of running it",
+    },
+    ...shared({ incognito: "fork into a logbook session and open it without writing anything" }),
   },
-  optionHelp: [
-    ["ID", "a session id or unique prefix, from any project once captured"],
-    [
-      "--into-logbook",
-      "fork into a logbook session, opened in chat with your model (on a terminal it needs " +
-      "one); without it, another agent's conversation forks in that agent when no model is " +
-      "configured",
-    ],
-    ["--print", "print the command that forks it in its own agent instead of running it"],
-    ["--incognito", "fork into a logbook session and open it without writing anything"],
-  ],
   examples: ["logbook fork claude:3f2a9c1e", "logbook fork codex:7e1c --print"],
   maxPositionals: 1,
+  permissions: { read: true, write: true, env: true, net: true, run: true },
 });
 
 /** How a fork goes: in the agent's own command, or into a logbook session. */

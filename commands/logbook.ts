@@ -1,10 +1,17 @@
-#!/usr/bin/env -S deno run --v8-flags=--expose-gc,--max-semi-space-size=1 -R -W -E --allow-net --allow-run
+#!/usr/bin/env -S deno run --v8-flags=--expose-gc,--max-semi-space-size=1 -R -W -E --allow-net --allow-run --allow-sys=hostname
 // `logbook <command>`: one entry point for every command, so `deno install -g` (or the compiled
 // binary) puts all of them on PATH as `logbook search …`, `logbook reindex …`. Alone on a
 // terminal, `logbook` opens the full-screen search (`search -i`).
 
-import type { ParseArgsOptionsConfig } from "node:util";
-import { type CommandSpec, didYouMean, EXIT, helpText, run, wrap } from "./_command.ts";
+import {
+  type CommandSpec,
+  didYouMean,
+  EXIT,
+  helpText,
+  type Options,
+  run,
+  wrap,
+} from "./_command.ts";
 import { completionScript, spec as completionsSpec } from "./_completions.ts";
 import { type Io, stdio } from "./_terminal/io.ts";
 import { VERSION } from "../lib/version.ts";
@@ -12,7 +19,7 @@ import { VERSION } from "../lib/version.ts";
 /** What a command module offers the dispatcher: its `main` and its spec (for the summary). */
 interface CommandModule {
   main: (args: string[], io?: Io) => Promise<number>;
-  spec: CommandSpec<ParseArgsOptionsConfig>;
+  spec: CommandSpec<Options>;
 }
 
 /**
@@ -40,7 +47,7 @@ export const COMMANDS: Record<string, () => Promise<CommandModule>> = {
 };
 
 /** Every command's spec, in the order `logbook --help` lists them (each module is loaded). */
-async function allSpecs(): Promise<{ name: string; spec: CommandSpec<ParseArgsOptionsConfig> }[]> {
+async function allSpecs(): Promise<{ name: string; spec: CommandSpec<Options> }[]> {
   const names = Object.keys(COMMANDS);
   return await Promise.all(
     names.map(async (name) => ({ name, spec: (await COMMANDS[name]!()).spec })),

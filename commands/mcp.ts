@@ -18,17 +18,16 @@ import { safeText } from "../lib/safe_text.ts";
 export const spec = defineCommand({
   name: "mcp",
   summary: "serve your history to agents over MCP (stdio): search, read and list conversations",
-  usage: "logbook mcp [--mirror]",
-  options: { mirror: { type: "boolean" } },
-  optionHelp: [
-    [
-      "--mirror",
-      "answer from this project's mirror (.logbook/) instead of the history store (without a " +
-      "history store, a project's mirror answers on its own)",
-    ],
-  ],
+  options: {
+    mirror: {
+      type: "boolean",
+      help: "answer from this project's mirror (.logbook/) instead of the history store " +
+        "(without a history store, a project's mirror answers on its own)",
+    },
+  },
   examples: ["claude mcp add logbook -- logbook mcp"],
   maxPositionals: 0,
+  permissions: { read: true, write: true, env: true, net: true, run: ["git"] },
 });
 
 /** Runs `mcp` until the client closes stdin (or `stop` aborts); returns the exit status. */

@@ -19,20 +19,22 @@ import { safeJson } from "../lib/safe_json.ts";
 export const spec = defineCommand({
   name: "mirror",
   summary: "keep a read-only copy of a project's conversations in its .logbook/ folder",
-  usage: "logbook mirror [enable|disable|status] [--project DIR] [--json]",
-  options: {
-    ...shared("project"),
-    ...shared("json"),
-  },
-  optionHelp: [
+  arguments: "[enable|disable|status]",
+  argumentHelp: [
     ["enable", "ask for this project's mirror and fill it now (a capture runs)"],
     ["disable", "stop mirroring this project and remove its mirror file"],
     ["status", "list every mirror: project, state, size, path (the default)"],
-    ["--project DIR", "the project (default: the one you are in)"],
-    ["--json", "print the mirrors as JSON"],
   ],
+  options: {
+    ...shared({
+      project: "the project (default: the one you are in)",
+      json: "print the mirrors as JSON",
+    }),
+  },
   examples: ["logbook mirror enable", "logbook search --mirror cache"],
   maxPositionals: 1,
+  permissions: { read: true, write: true, env: true, run: ["git"] },
+  embed: ["lib/capture/batch_worker.ts", "lib/store/_check_worker.ts"],
 });
 
 /** Runs `mirror` with `args`; returns the exit status. */

@@ -28,28 +28,34 @@ import { formatBytes, formatCount, plural } from "../lib/format.ts";
 export const spec = defineCommand({
   name: "push",
   summary: "send this machine's allowed projects to the team's PostgreSQL history",
-  usage: "logbook push [--dry-run] [--watch [--interval N]] [--max-seconds N] [--migrate] " +
-    "[--quiet] [--json]",
   options: {
-    "dry-run": { type: "boolean" },
-    watch: { type: "boolean" },
-    interval: { type: "string" },
-    "max-seconds": { type: "string" },
-    migrate: { type: "boolean" },
-    quiet: { type: "boolean", short: "q" },
-    ...shared("json"),
+    "dry-run": { type: "boolean", help: "show what would be sent and removed, and send nothing" },
+    watch: { type: "boolean", help: "push every minute until Ctrl-C (failed rounds retry later)" },
+    interval: {
+      type: "string",
+      value: "N",
+      within: "watch",
+      help: "with --watch: push every N seconds instead",
+    },
+    "max-seconds": {
+      type: "string",
+      value: "N",
+      help: "stop between batches after N seconds (the next push goes on)",
+    },
+    migrate: {
+      type: "boolean",
+      help: "update the team schema only (run it as the database's owner)",
+    },
+    quiet: {
+      type: "boolean",
+      short: "q",
+      help: "print nothing unless something is wrong (for cron)",
+    },
+    ...shared({ json: "print what was sent (or would be) as JSON" }),
   },
-  optionHelp: [
-    ["--dry-run", "show what would be sent and removed, and send nothing"],
-    ["--watch", "push every minute until Ctrl-C (failed rounds retry later)"],
-    ["--interval N", "with --watch: push every N seconds instead"],
-    ["--max-seconds N", "stop between batches after N seconds (the next push goes on)"],
-    ["--migrate", "update the team schema only (run it as the database's owner)"],
-    ["-q, --quiet", "print nothing unless something is wrong (for cron)"],
-    ["--json", "print what was sent (or would be) as JSON"],
-  ],
   examples: ["logbook push --dry-run", "logbook push --quiet --max-seconds 50"],
   maxPositionals: 0,
+  permissions: { read: true, write: true, env: true, net: true, sys: ["hostname"] },
 });
 
 /** Runs `push` with `args`; returns the exit status. */

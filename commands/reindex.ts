@@ -27,30 +27,39 @@ import { captureLines } from "./_terminal/status_view.ts";
 export const spec = defineCommand({
   name: "reindex",
   summary: "capture new transcript records into the history store",
-  usage: "logbook reindex [--rebuild] [--retry] [--status] [--max-seconds N] [--quiet] [--json]",
   options: {
-    rebuild: { type: "boolean" },
-    retry: { type: "boolean" },
-    status: { type: "boolean" },
-    watch: { type: "boolean" },
-    "max-seconds": { type: "string" },
-    quiet: { type: "boolean", short: "q" },
-    ...shared("json"),
+    rebuild: {
+      type: "boolean",
+      help: "drop the text index and conversations, rebuild them from the raw records",
+    },
+    retry: {
+      type: "boolean",
+      help: "clear a latched failure (a failed rebuild or migration) and try again",
+    },
+    status: {
+      type: "boolean",
+      help: "print phase, counts, sizes, the share captured and the last run's result",
+    },
+    watch: {
+      type: "boolean",
+      help: "keep running, capturing as transcripts change (Ctrl-C or SIGTERM stops it)",
+    },
+    "max-seconds": {
+      type: "string",
+      value: "N",
+      help: "stop cleanly at a batch boundary after N seconds (cursors stay consistent)",
+    },
+    quiet: {
+      type: "boolean",
+      short: "q",
+      help: "print nothing unless there is a warning or an error (for cron)",
+    },
+    ...shared({ json: "print the summary (or the status) as JSON" }),
   },
-  optionHelp: [
-    ["--rebuild", "drop the text index and conversations, rebuild them from the raw records"],
-    ["--retry", "clear a latched failure (a failed rebuild or migration) and try again"],
-    ["--status", "print phase, counts, sizes, the share captured and the last run's result"],
-    ["--watch", "keep running, capturing as transcripts change (Ctrl-C or SIGTERM stops it)"],
-    [
-      "--max-seconds N",
-      "stop cleanly at a batch boundary after N seconds (cursors stay consistent)",
-    ],
-    ["-q, --quiet", "print nothing unless there is a warning or an error (for cron)"],
-    ["--json", "print the summary (or the status) as JSON"],
-  ],
   examples: ["logbook reindex --quiet --max-seconds 50"],
   maxPositionals: 0,
+  permissions: { read: true, write: true, env: true, run: ["git"] },
+  embed: ["lib/capture/batch_worker.ts", "lib/store/_check_worker.ts"],
 });
 
 /** Runs `reindex` with `args`; returns the exit status. */

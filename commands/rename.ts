@@ -14,14 +14,12 @@ import { safeIo } from "./_terminal/safe_io.ts";
 export const spec = defineCommand({
   name: "rename",
   summary: "give a logbook session of this project a new title",
-  usage: "logbook rename <id> <title> [--incognito]",
+  arguments: "<id> <title>",
   options: {
-    ...shared("incognito"),
+    ...shared({ incognito: "check the rename but write nothing" }),
   },
-  optionHelp: [
-    ["--incognito", "check the rename but write nothing"],
-  ],
   examples: ['logbook rename 3f2a "dependency audit"'],
+  permissions: { read: true, write: true, env: true },
 });
 
 /** Runs `rename` with `args`; returns the exit status. */

@@ -30,20 +30,23 @@ import { safeText } from "../lib/safe_text.ts";
 export const spec = defineCommand({
   name: "resume",
   summary: "pick a session back up, in logbook or in its own agent",
-  usage: "logbook resume [ID] [-c|--continue] [--print] [--incognito]",
-  options: {
-    continue: { type: "boolean", short: "c" },
-    print: { type: "boolean" },
-    ...shared("incognito"),
-  },
-  optionHelp: [
+  arguments: "[ID]",
+  argumentHelp: [
     ["ID", "a session id or unique prefix, from any project once captured (none: a picker)"],
-    ["-c, --continue", "the newest session that can be continued (manifest runs are passed over)"],
-    ["--print", "print the command that resumes it instead of running it"],
-    ["--incognito", "continue a logbook session without writing anything"],
   ],
+  options: {
+    continue: {
+      type: "boolean",
+      short: "c",
+      shortInUsage: true,
+      help: "the newest session that can be continued (manifest runs are passed over)",
+    },
+    print: { type: "boolean", help: "print the command that resumes it instead of running it" },
+    ...shared({ incognito: "continue a logbook session without writing anything" }),
+  },
   examples: ["logbook resume 3f2a", "logbook resume --continue --print"],
   maxPositionals: 1,
+  permissions: { read: true, write: true, env: true, net: true, run: true },
 });
 
 /** Runs `resume` with `args`; returns the exit status. */

@@ -1,4 +1,4 @@
-#!/usr/bin/env -S deno run --v8-flags=--expose-gc,--max-semi-space-size=1 -R -W -E --allow-run
+#!/usr/bin/env -S deno run --v8-flags=--expose-gc,--max-semi-space-size=1 -R -W -E --allow-net --allow-run
 // `show`: pages through a whole conversation in record order, or exports it whole. The command
 // itself is commands/_body/show.ts; this entry runs its bundle when one is fresh (see
 // _launch.ts), so a conversation opens in about half the loading time.

@@ -16,22 +16,21 @@ const DEFAULT_TAIL = 20;
 export const spec = defineCommand({
   name: "stage-markers",
   summary: "show recent stage markers, or the steps that never finished",
-  usage: "logbook stage-markers [--unclosed] [--tail N] [--json]",
   options: {
-    unclosed: { type: "boolean" },
-    tail: { type: "string" },
-    ...shared("json"),
+    unclosed: {
+      type: "boolean",
+      help: "steps that started and never finished: pid, alive or dead, open how long",
+    },
+    tail: {
+      type: "string",
+      value: "N",
+      help: `the last N markers (default ${DEFAULT_TAIL}); with --unclosed, the N latest steps`,
+    },
+    ...shared({ json: "one JSON object per marker (or open step), one per line" }),
   },
-  optionHelp: [
-    ["--unclosed", "steps that started and never finished: pid, alive or dead, open how long"],
-    [
-      "--tail N",
-      `the last N markers (default ${DEFAULT_TAIL}); with --unclosed, the N latest steps`,
-    ],
-    ["--json", "one JSON object per marker (or open step), one per line"],
-  ],
   examples: ["logbook stage-markers --unclosed"],
   maxPositionals: 0,
+  permissions: { read: true, write: true, env: true },
 });
 
 /** Runs `stage-markers` with `args`; returns the exit status. */

@@ -34,19 +34,28 @@ import { listen, serveUntilStopped } from "./_terminal/serve.ts";
 export const spec = defineCommand({
   name: "start",
   summary: "capture this machine's agent histories and show how to search them",
-  usage: "logbook start [--demo] [--no-dashboard] [--port N]",
   options: {
-    demo: { type: "boolean" },
-    "no-dashboard": { type: "boolean" },
-    ...shared("port"),
+    demo: {
+      type: "boolean",
+      help: "use a temporary copy of the bundled sample transcripts, not this machine's",
+    },
+    "no-dashboard": {
+      type: "boolean",
+      help: "capture (and for the demo, run a sample search), then exit",
+    },
+    ...shared({
+      port: 'dashboard port (default 8787 or config "dashboard.port"; 0 picks a free one)',
+    }),
   },
-  optionHelp: [
-    ["--demo", "use a temporary copy of the bundled sample transcripts, not this machine's"],
-    ["--no-dashboard", "capture (and for the demo, run a sample search), then exit"],
-    ["--port N", 'dashboard port (default 8787 or config "dashboard.port"; 0 picks a free one)'],
-  ],
   examples: ["deno task start", "deno task start --demo --port 0"],
   maxPositionals: 0,
+  permissions: { read: true, write: true, env: true, net: ["127.0.0.1"], run: ["git"] },
+  embed: [
+    "lib/capture/batch_worker.ts",
+    "lib/store/_check_worker.ts",
+    "lib/store/_search_worker.ts",
+    "fixtures",
+  ],
 });
 
 /** What to do once the histories are captured. */

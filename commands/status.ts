@@ -14,17 +14,17 @@ import { statusLines } from "./_terminal/status_view.ts";
 export const spec = defineCommand({
   name: "status",
   summary: "logbook on this machine at a glance: store, capture, drift, snapshots, problems",
-  usage: "logbook status [--check] [--json]",
   options: {
-    check: { type: "boolean" },
-    ...shared("json"),
+    check: {
+      type: "boolean",
+      help: "also check the store for damage, name it and say how to recover (exit 1)",
+    },
+    ...shared({ json: "print the status as one JSON object" }),
   },
-  optionHelp: [
-    ["--check", "also check the store for damage, name it and say how to recover (exit 1)"],
-    ["--json", "print the status as one JSON object"],
-  ],
   examples: ["logbook status --check"],
   maxPositionals: 0,
+  permissions: { read: true, write: true, env: true },
+  embed: ["lib/store/_check_worker.ts"],
 });
 
 /** Runs `status`; returns the exit status. */

@@ -12,9 +12,11 @@ import { ADAPTERS } from "../lib/sources/mod.ts";
 import type { HistoryStore } from "../lib/store/db.ts";
 import { capturePass, type PassOptions } from "../lib/capture/engine.ts";
 import type { CaptureSummary } from "../lib/capture/summary.ts";
-import { childBaseEnv, taskFlags } from "./command_env.ts";
+import { childBaseEnv } from "./command_env.ts";
+import { COMMANDS } from "../commands/logbook.ts";
+import { type Permissions, runFlags, unionPermissions } from "../lib/run_flags.ts";
 
-export { childBaseEnv, taskFlags };
+export { childBaseEnv };
 
 /** The repository root and its fixtures. */
 export const ROOT = fileURLToPath(new URL("../", import.meta.url));
@@ -96,6 +98,30 @@ export async function makeWorld(options: { fixtures?: ("claude" | "codex" | "ope
   return world;
 }
 
+/**
+ * The permissions command `command` declares in its spec (`delete-user-data` or its file's name,
+ * `delete_user_data`); for `logbook`, the dispatcher, those of every command together.
+ */
+export async function permissionsOf(command: string): Promise<Permissions> {
+  const name = command.replaceAll("_", "-");
+  if (name === "logbook") {
+    const all = await Promise.all(Object.values(COMMANDS).map(async (load) => await load()));
+    return unionPermissions(all.map(({ spec }) => spec.permissions));
+  }
+  const load = COMMANDS[name];
+  if (!load) throw new Error(`No command "${command}"`);
+  return (await load()).spec.permissions;
+}
+
+/**
+ * The flags `deno run` runs `command` with, as its task, its shebang and an install do: the V8
+ * flags and the permissions its spec declares, so child processes run with exactly the
+ * permissions users get, not `-A`.
+ */
+export async function taskFlags(command: string): Promise<string[]> {
+  return runFlags(await permissionsOf(command));
+}
+
 // The fake terminal sits with the commands' tests, beside the Io it implements.
 export { captureIo } from "./commands/_io.ts";
 
@@ -105,6 +131,17 @@ export interface RunResult {
   stdout: string;
   stderr: string;
   stdoutBytes: Uint8Array;
+}
+
+/** `deno run`'s arguments for `commands/<file>.ts` with `args`, as its task runs it, quietly. */
+async function runArgs(file: string, args: string[], root = ROOT): Promise<string[]> {
+  return [
+    "run",
+    ...await taskFlags(file),
+    "--quiet",
+    join(root, "commands", `${file}.ts`),
+    ...args,
+  ];
 }
 
 /**
@@ -118,7 +155,7 @@ export async function runCli(
   root = ROOT,
 ): Promise<RunResult> {
   const command = new Deno.Command(Deno.execPath(), {
-    args: ["run", ...taskFlags(file), "--quiet", join(root, "commands", `${file}.ts`), ...args],
+    args: await runArgs(file, args, root),
     env: { ...childBaseEnv(), NO_COLOR: "1", ...vars },
     clearEnv: true,
     stdin: "null",
@@ -143,7 +180,7 @@ export async function runCliWithInput(
   input: string,
 ): Promise<RunResult> {
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", ...taskFlags(file), "--quiet", join(ROOT, "commands", `${file}.ts`), ...args],
+    args: await runArgs(file, args),
     env: { ...childBaseEnv(), NO_COLOR: "1", ...vars },
     clearEnv: true,
     stdin: "piped",

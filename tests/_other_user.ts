@@ -114,7 +114,7 @@ async function spawn(
       ...prefix,
       Deno.execPath(),
       "run",
-      ...taskFlags(file),
+      ...await taskFlags(file),
       "--quiet",
       join(ROOT, "commands", `${file}.ts`),
       ...args,

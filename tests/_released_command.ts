@@ -23,9 +23,17 @@ export async function runReleased(
   vars: Record<string, string>,
 ): Promise<RunResult[]> {
   const decoder = new TextDecoder();
-  const children = commands.map(({ file, args }) => {
+  const flags = await Promise.all(commands.map(({ file }) => taskFlags(file)));
+  const children = commands.map(({ file, args }, i) => {
     const child = new Deno.Command(Deno.execPath(), {
-      args: ["run", ...taskFlags(file), "--quiet", fileURLToPath(import.meta.url), file, ...args],
+      args: [
+        "run",
+        ...flags[i]!,
+        "--quiet",
+        fileURLToPath(import.meta.url),
+        file,
+        ...args,
+      ],
       env: { ...childBaseEnv(), NO_COLOR: "1", ...vars },
       clearEnv: true,
       stdin: "piped",

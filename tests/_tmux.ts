@@ -4,6 +4,16 @@
 
 import { join } from "node:path";
 import { childBaseEnv, ROOT, taskFlags, type World } from "./_helpers.ts";
+import { COMMANDS } from "../commands/logbook.ts";
+
+/** Each command's task flags (the dispatcher's too), loaded once: a script is written at once. */
+const FLAGS = new Map(
+  await Promise.all(
+    ["logbook", ...Object.keys(COMMANDS)].map(async (name) =>
+      [name, await taskFlags(name)] as const
+    ),
+  ),
+);
 
 /** True when tmux can run here. */
 export function tmuxAvailable(): boolean {
@@ -196,7 +206,7 @@ export function terminalScript(
   const argv = [
     Deno.execPath(),
     "run",
-    ...taskFlags(file),
+    ...FLAGS.get(file.replaceAll("_", "-"))!,
     "--quiet",
     join(ROOT, "commands", `${file}.ts`),
     ...args,

@@ -1,4 +1,4 @@
-// How the tests and the bench run a logbook command as a user runs it: with the permission flags
+// How the bench (and the tests) run a logbook command as a user runs it: with the permission flags
 // of its `deno task`, and with what a child Deno needs from this environment. Not `_`-named, so
 // the bench may import it (as it does `postgres_server.ts`).
 
@@ -11,7 +11,9 @@ const ROOT = fileURLToPath(new URL("../", import.meta.url));
  * The permission flags `deno task <command>` runs a command with (from the deno.json of the
  * toolkit at `root`, this one unless told), so child processes run with exactly the permissions
  * users get, not `-A`. `command` is the task's name or the file's (`delete-user-data`,
- * `delete_user_data`).
+ * `delete_user_data`). The bench's way: it also runs older checkouts, whose deno.json is all
+ * there is to read; the tests take the flags from the commands' specs (`tests/_helpers.ts`), and
+ * tests/commands/_command_test.ts holds deno.json's tasks to those.
  */
 export function taskFlags(command: string, root = ROOT): string[] {
   const config = JSON.parse(Deno.readTextFileSync(join(root, "deno.json")));

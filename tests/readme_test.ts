@@ -61,7 +61,7 @@ Deno.test("README's completion lines install each shell's script in a fresh home
   const home = await tempDir();
   try {
     // `logbook` as installed: the dispatcher with the permissions the install gives it.
-    const logbook = [Deno.execPath(), "run", ...taskFlags("logbook"), "--quiet"]
+    const logbook = [Deno.execPath(), "run", ...await taskFlags("logbook"), "--quiet"]
       .concat(join(ROOT, "commands", "logbook.ts")).map((w) => `'${w}'`).join(" ");
     const output = await new Deno.Command("bash", {
       args: ["-euc", `logbook() { ${logbook} "$@"; }\n${block[1]}`],

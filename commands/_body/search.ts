@@ -63,70 +63,90 @@ const PIPED_WIDTH = 80;
 export const spec = defineCommand({
   name: "search",
   summary: "find records across every captured conversation",
-  usage: "logbook search <query> [-i|--interactive] [--project DIR|--all-projects] [--agent A] " +
-    "[--session ID] " +
-    "[--kind K] [--role R] [--since WHEN] [--until WHEN] [--subagents|--no-subagents] " +
-    "[--limit N] [--offset N] [--sort relevance|newest|oldest] [--group] [--exact] " +
-    "[--mirror|--team [--machine M]] [--json]",
+  arguments: "<query>",
   options: {
-    interactive: { type: "boolean", short: "i" },
-    ...shared("project"),
-    "all-projects": { type: "boolean" },
-    agent: { type: "string" },
-    session: { type: "string" },
-    kind: { type: "string" },
-    role: { type: "string" },
-    since: { type: "string" },
-    until: { type: "string" },
+    interactive: {
+      type: "boolean",
+      short: "i",
+      shortInUsage: true,
+      help: "search as you type, full screen (`logbook` alone on a terminal too)",
+    },
+    ...shared({
+      project:
+        "only this directory's project (`.` for yours; `app` for the one whose path ends so)",
+    }),
+    "all-projects": { type: "boolean", or: "project", help: "every project (the default)" },
+    agent: { type: "string", value: "A", help: "only claude, codex, opencode or logbook" },
+    session: {
+      type: "string",
+      value: "ID",
+      help: "only this conversation (full id, native id or unique prefix)",
+    },
+    kind: {
+      type: "string",
+      value: "K",
+      help: "message (typed prompts too), prompt, tool_call, tool_result, reasoning, summary, " +
+        "event or meta",
+    },
+    role: { type: "string", value: "R", help: "user, assistant, system or developer" },
+    since: {
+      type: "string",
+      value: "WHEN",
+      help: "at or after WHEN: ISO date/time, 30m, 12h, 7d, 2w, today, yesterday",
+    },
+    until: { type: "string", value: "WHEN", help: "before WHEN (same forms)" },
     subagents: { type: "boolean" },
-    "no-subagents": { type: "boolean" },
-    limit: { type: "string" },
-    offset: { type: "string" },
-    sort: { type: "string" },
-    group: { type: "boolean" },
-    exact: { type: "boolean" },
-    mirror: { type: "boolean" },
-    team: { type: "boolean" },
-    machine: { type: "string" },
-    ...shared("json"),
+    "no-subagents": {
+      type: "boolean",
+      or: "subagents",
+      help: "leave out subagent conversations (--subagents keeps them, the default)",
+    },
+    limit: { type: "string", value: "N", help: "at most N hits (default 20)" },
+    offset: {
+      type: "string",
+      value: "N",
+      help: "skip the first N hits: the next page (the count line says where it starts)",
+    },
+    sort: {
+      type: "string",
+      value: "S",
+      choices: SEARCH_SORTS,
+      help: "relevance (best match first, the default), newest or oldest",
+    },
+    group: {
+      type: "boolean",
+      help: "one entry per conversation: title, project, hit count and its best snippet",
+    },
+    exact: {
+      type: "boolean",
+      help: "the words only as typed: when they find nothing, no words they begin, other forms " +
+        "(rotated for rotating) or closest spellings (lanternfish for lanternfsh) instead",
+    },
+    mirror: {
+      type: "boolean",
+      help: "search this project's mirror (.logbook/) instead of the history store",
+    },
+    team: {
+      type: "boolean",
+      or: "mirror",
+      help: "search the team's PostgreSQL history (see push) instead",
+    },
+    machine: {
+      type: "string",
+      value: "M",
+      within: "team",
+      help: "with --team: only what machine M pushed",
+    },
+    ...shared({
+      json: "one JSON object per hit (per conversation with --group), one per line",
+    }),
   },
-  optionHelp: [
-    ["-i, --interactive", "search as you type, full screen (`logbook` alone on a terminal too)"],
-    [
-      "--project DIR",
-      "only this directory's project (`.` for yours; `app` for the one whose path ends so)",
-    ],
-    ["--all-projects", "every project (the default)"],
-    ["--agent A", "only claude, codex, opencode or logbook"],
-    ["--session ID", "only this conversation (full id, native id or unique prefix)"],
-    [
-      "--kind K",
-      "message (typed prompts too), prompt, tool_call, tool_result, reasoning, summary, event " +
-      "or meta",
-    ],
-    ["--role R", "user, assistant, system or developer"],
-    ["--since WHEN", "at or after WHEN: ISO date/time, 30m, 12h, 7d, 2w, today, yesterday"],
-    ["--until WHEN", "before WHEN (same forms)"],
-    ["--no-subagents", "leave out subagent conversations (--subagents keeps them, the default)"],
-    ["--limit N", "at most N hits (default 20)"],
-    ["--offset N", "skip the first N hits: the next page (the count line says where it starts)"],
-    ["--sort S", "relevance (best match first, the default), newest or oldest"],
-    ["--group", "one entry per conversation: title, project, hit count and its best snippet"],
-    [
-      "--exact",
-      "the words only as typed: when they find nothing, no words they begin, other forms " +
-      "(rotated for rotating) or closest spellings (lanternfish for lanternfsh) instead",
-    ],
-    ["--mirror", "search this project's mirror (.logbook/) instead of the history store"],
-    ["--team", "search the team's PostgreSQL history (see push) instead"],
-    ["--machine M", "with --team: only what machine M pushed"],
-    ["--json", "one JSON object per hit (per conversation with --group), one per line"],
-  ],
   examples: [
     'logbook search "rotate credentials" --project . --since 7d',
     "logbook search keyring --group --sort newest",
   ],
-  optionValues: { sort: SEARCH_SORTS },
+  permissions: { read: true, write: true, env: true, net: true, run: true },
+  embed: ["commands/_body/search.ts"],
 });
 
 /** Runs `search` with `args`; returns the exit status. `now` is the search budget's clock. */

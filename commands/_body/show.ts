@@ -42,41 +42,68 @@ type Format = typeof FORMATS[number];
 export const spec = defineCommand({
   name: "show",
   summary: "page through a whole conversation, byte-exact, or export it",
-  usage: "logbook show <conversation-id> [--after RECORD|--around RECORD] [--limit N] [--all] " +
-    "[--no-pager] [--raw] [--json] [--format md|html|json|text] [-o FILE] " +
-    "[--team [--machine M]]",
+  arguments: "<conversation-id>",
   options: {
-    after: { type: "string" },
-    around: { type: "string" },
-    limit: { type: "string" },
-    all: { type: "boolean" },
-    "no-pager": { type: "boolean" },
-    raw: { type: "boolean" },
-    format: { type: "string" },
-    output: { type: "string", short: "o" },
-    team: { type: "boolean" },
-    machine: { type: "string" },
-    ...shared("json"),
+    after: {
+      type: "string",
+      value: "RECORD",
+      help: "start after this record id (the `next` of the previous page)",
+    },
+    around: {
+      type: "string",
+      value: "RECORD",
+      or: "after",
+      help: "open at this record (a search hit's #) with the records before it",
+    },
+    limit: {
+      type: "string",
+      value: "N",
+      help: "at most N records per page (default 100; a page also stops near 512 KiB)",
+    },
+    all: {
+      type: "boolean",
+      help: "show `meta` records and records without text too (hidden by default)",
+    },
+    "no-pager": {
+      type: "boolean",
+      help: "on a terminal, print one page instead of the whole conversation in $PAGER",
+    },
+    raw: {
+      type: "boolean",
+      help: "print the exact captured bytes instead (on a terminal, controls shown visibly)",
+    },
+    ...shared({ json: 'one object: {"conversation", "records" (raw in base64), "next"}' }),
+    format: {
+      type: "string",
+      value: "F",
+      choices: FORMATS,
+      help: "export the whole conversation: md, html (one self-contained file), json, text",
+    },
+    output: {
+      type: "string",
+      short: "o",
+      value: "FILE",
+      shortInUsage: true,
+      help: "with --format: write FILE (owner-only, replaced atomically)",
+    },
+    team: {
+      type: "boolean",
+      help: "page a conversation pushed to the team's PostgreSQL history (see push)",
+    },
+    machine: {
+      type: "string",
+      value: "M",
+      within: "team",
+      help: "with --team: the machine that pushed it, when several did",
+    },
   },
-  optionHelp: [
-    ["--after RECORD", "start after this record id (the `next` of the previous page)"],
-    ["--around RECORD", "open at this record (a search hit's #) with the records before it"],
-    ["--limit N", "at most N records per page (default 100; a page also stops near 512 KiB)"],
-    ["--all", "show `meta` records and records without text too (hidden by default)"],
-    ["--no-pager", "on a terminal, print one page instead of the whole conversation in $PAGER"],
-    ["--raw", "print the exact captured bytes instead (on a terminal, controls shown visibly)"],
-    ["--json", 'one object: {"conversation", "records" (raw in base64), "next"}'],
-    ["--format F", "export the whole conversation: md, html (one self-contained file), json, text"],
-    ["-o, --output FILE", "with --format: write FILE (owner-only, replaced atomically)"],
-    ["--team", "page a conversation pushed to the team's PostgreSQL history (see push)"],
-    ["--machine M", "with --team: the machine that pushed it, when several did"],
-  ],
   examples: [
     "logbook show claude:3f2a9c1e --around 1234",
     "logbook show claude:3f2a9c1e --format html -o session.html",
   ],
   maxPositionals: 1,
-  optionValues: { format: FORMATS },
+  permissions: { read: true, write: true, env: true, net: true, run: true },
+  embed: ["commands/_body/show.ts"],
 });
 
 /** Runs `show` with `args`; returns the exit status. */

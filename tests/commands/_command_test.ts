@@ -11,10 +11,15 @@ import {
   runCommand,
   shared,
   UsageError,
+  usageLine,
   wholeNumber,
 } from "../../commands/_command.ts";
+import { join } from "node:path";
+import { permissions as bundlePermissions } from "../../commands/_bundle.ts";
+import { COMMANDS } from "../../commands/logbook.ts";
 import type { Io } from "../../commands/_terminal/io.ts";
-import { captureIo } from "../_helpers.ts";
+import { runFlags } from "../../lib/run_flags.ts";
+import { captureIo, ROOT, taskFlags } from "../_helpers.ts";
 
 Deno.test("wholeNumber() takes decimal digits within range and nothing else", () => {
   assert.equal(wholeNumber(undefined, "tail"), undefined);
@@ -88,12 +93,14 @@ Deno.test("run() answers --help, turns a bad flag into exit 2, and runs the body
   const spec = defineCommand({
     name: "frob",
     summary: "frobnicate things",
-    usage: "logbook frob [--json] [--level N]",
-    options: { level: { type: "string" }, ...shared("json") },
-    optionHelp: [["--json", "print JSON"], ["--level N", "how hard"]],
+    options: {
+      ...shared({ json: "print JSON" }),
+      level: { type: "string", value: "N", help: "how hard" },
+    },
     helpNote: "show this help (and nothing else)",
     examples: ["logbook frob --level 2"],
     maxPositionals: 0,
+    permissions: {},
   });
   assert.deepEqual(Object.keys(spec.options).sort(), ["help", "json", "level"]);
   const calls: unknown[] = [];
@@ -117,11 +124,53 @@ Deno.test("run() answers --help, turns a bad flag into exit 2, and runs the body
   assert.deepEqual(calls, [{ json: true, level: "3" }]);
 });
 
-Deno.test("shared() spreads the options several commands declare once", () => {
-  assert.deepEqual(shared("json", "project"), {
-    json: { type: "boolean" },
-    project: { type: "string" },
+Deno.test("shared() spreads the options several commands declare once, with this command's help", () => {
+  assert.deepEqual(shared({ json: "print JSON", project: "only this project" }), {
+    json: { type: "boolean", help: "print JSON" },
+    project: { type: "string", value: "DIR", help: "only this project" },
   });
+});
+
+Deno.test("usageLine() writes each option once, in brackets, in the order declared", () => {
+  const spec = defineCommand({
+    name: "frob",
+    summary: "frobnicate",
+    arguments: "<thing>",
+    options: {
+      interactive: { type: "boolean", short: "i", shortInUsage: true, help: "live" },
+      quiet: { type: "boolean", short: "q", help: "say nothing" },
+      ...shared({ project: "only this project" }),
+      "all-projects": { type: "boolean", or: "project", help: "every project" },
+      sort: { type: "string", value: "S", choices: ["new", "old"], help: "order" },
+      output: { type: "string", short: "o", value: "FILE", shortInUsage: true, help: "write" },
+      local: { type: "boolean", help: "here" },
+      team: { type: "boolean", or: "local", help: "there" },
+      machine: { type: "string", value: "M", within: "team", help: "whose" },
+    },
+    examples: ["logbook frob x"],
+    permissions: {},
+  });
+  assert.equal(
+    usageLine(spec),
+    "logbook frob <thing> [-i|--interactive] [--quiet] [--project DIR|--all-projects] " +
+      "[--sort new|old] [-o FILE] [--local|--team [--machine M]]",
+  );
+  const help = helpText(spec);
+  assert.match(help, /^ {2}--sort S {2,}order$/m, "help names the value, not the choices");
+  assert.match(help, /^ {2}-o, --output FILE {2,}write$/m);
+});
+
+Deno.test("every command's usage line names each of its options", async () => {
+  for (const [name, load] of Object.entries(COMMANDS)) {
+    const { spec } = await load();
+    const help = helpText(spec);
+    const usage = help.slice(help.indexOf("Usage: "), help.indexOf("\nOptions:"));
+    for (const [option, { short }] of Object.entries(spec.options)) {
+      if (option === "help") continue;
+      const written = new RegExp(`(?<![\\w-])(--${option}|-${short ?? "--"})(?![\\w-])`);
+      assert.match(usage, written, `${name}'s usage line leaves out --${option}`);
+    }
+  }
 });
 
 Deno.test("didYouMean() guesses a close candidate and nothing from far away", () => {
@@ -139,11 +188,13 @@ Deno.test("parse errors are plain sentences naming the option, with a guess for 
   const spec = defineCommand({
     name: "frob",
     summary: "frobnicate",
-    usage: "logbook frob [--limit N] [--json]",
-    options: { limit: { type: "string" }, json: { type: "boolean" } },
-    optionHelp: [["--limit N", "at most N"], ["--json", "JSON"]],
+    options: {
+      limit: { type: "string", value: "N", help: "at most N" },
+      json: { type: "boolean", help: "JSON" },
+    },
     examples: ["logbook frob"],
     maxPositionals: 0,
+    permissions: {},
   });
   const said = async (args: string[]) => {
     const io = captureIo();
@@ -178,10 +229,9 @@ Deno.test("helpText() wraps long rows to fit 80 columns, continuing under the de
   const spec = defineCommand({
     name: "frob",
     summary: "frobnicate",
-    usage: "logbook frob [--level N]",
-    options: { level: { type: "string" } },
-    optionHelp: [["--level N", "word ".repeat(30).trim()]],
+    options: { level: { type: "string", value: "N", help: "word ".repeat(30).trim() } },
     examples: ["logbook frob"],
+    permissions: {},
   });
   const lines = helpText(spec).split("\n");
   assert.ok(lines.every((line) => line.length <= 80), lines.join("\n"));
@@ -211,4 +261,77 @@ Deno.test("a command run without the environment access its task grants fails in
       ),
     );
   }
+});
+
+/** Every command's file by name, the dispatcher's too. */
+const FILES: Record<string, string> = {
+  ...Object.fromEntries(
+    Object.keys(COMMANDS).map((name) => [name, `commands/${name.replaceAll("-", "_")}.ts`]),
+  ),
+  logbook: "commands/logbook.ts",
+};
+
+Deno.test("deno.json's tasks, the shebangs, the compile task and the install line grant what the specs declare", async (t) => {
+  const tasks = JSON.parse(Deno.readTextFileSync(join(ROOT, "deno.json"))).tasks as Record<
+    string,
+    string
+  >;
+  const flags = new Map<string, string>();
+  for (const name of Object.keys(FILES)) flags.set(name, (await taskFlags(name)).join(" "));
+
+  await t.step("each command's task runs its file with them", () => {
+    for (const [name, file] of Object.entries(FILES)) {
+      const run = `deno run ${flags.get(name)} ${file}`;
+      // start builds search's and show's bundles first when they are stale, saying nothing.
+      const bundle = `deno run --quiet ${runFlags(bundlePermissions).join(" ")} ` +
+        "commands/_bundle.ts --if-stale --quiet";
+      const expected = name === "start"
+        ? `${bundle}; ${run.replace("deno run", "$& --quiet")}`
+        : run;
+      assert.equal(tasks[name], expected, `deno.json's "${name}" task`);
+    }
+    assert.equal(
+      tasks.bundle,
+      `deno run ${runFlags(bundlePermissions).join(" ")} commands/_bundle.ts`,
+    );
+  });
+
+  await t.step("each command's shebang runs it with them", () => {
+    for (const [name, file] of Object.entries(FILES)) {
+      const first = Deno.readTextFileSync(join(ROOT, file)).split("\n")[0];
+      assert.equal(first, `#!/usr/bin/env -S deno run ${flags.get(name)}`, file);
+    }
+  });
+
+  await t.step(
+    "the compile task builds each command with them and what it must embed",
+    async () => {
+      const specs = await Promise.all(
+        Object.entries(COMMANDS).map(async ([name, load]) => ({ name, spec: (await load()).spec })),
+      );
+      const embeds = new Map(specs.map(({ name, spec }) => [name, spec.embed ?? []]));
+      embeds.set("logbook", [...new Set(specs.flatMap(({ spec }) => spec.embed ?? []))]);
+      const builds = Object.entries(FILES).map(([name, file]) =>
+        [
+          `deno compile ${flags.get(name)}`,
+          ...embeds.get(name)!.map((path) => `--include ${path}`),
+          `-o dist/${name} ${file}`,
+        ].join(" ")
+      );
+      assert.equal(tasks.compile, builds.join(" && "));
+    },
+  );
+
+  await t.step("the README's install line gives logbook them", () => {
+    // The one `deno install -g` command, its continued lines joined.
+    const lines = Deno.readTextFileSync(join(ROOT, "README.md")).split("\n");
+    let at = lines.findIndex((line) => line.startsWith("deno install -g "));
+    assert.ok(at >= 0, "an install line");
+    let command = lines[at]!;
+    while (command.endsWith("\\")) command = `${command.slice(0, -1)} ${lines[++at]}`;
+    const words = command.split(/\s+/);
+    const granted = words.filter((word) => /^(-[RWE]|--allow-|--v8-flags=)/.test(word));
+    assert.equal(granted.join(" "), flags.get("logbook"));
+    assert.ok(words.at(-1)!.endsWith("/commands/logbook.ts"), words.at(-1));
+  });
 });

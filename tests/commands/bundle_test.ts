@@ -5,9 +5,16 @@
 import assert from "node:assert/strict";
 import { cpSync } from "node:fs";
 import { join } from "node:path";
-import { buildBundles, bundlesFresh, eagerFunctions, inCycles } from "../../commands/_bundle.ts";
+import {
+  buildBundles,
+  bundlesFresh,
+  eagerFunctions,
+  inCycles,
+  permissions,
+} from "../../commands/_bundle.ts";
 import { type BundleManifest, freshBundle, loadBody, MANIFEST } from "../../commands/_launch.ts";
 import { main as reindex } from "../../commands/reindex.ts";
+import { permissionFlags } from "../../lib/run_flags.ts";
 import {
   captureIo,
   makeWorld,
@@ -41,7 +48,7 @@ function runIn(
 /** Runs the copy's `deno task bundle` script with `args`: its exit code and all it printed. */
 async function runBuilder(root: string, args: string[]): Promise<{ code: number; output: string }> {
   const output = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-R", "-W", "--allow-run", join(root, "commands", "_bundle.ts"), ...args],
+    args: ["run", ...permissionFlags(permissions), join(root, "commands", "_bundle.ts"), ...args],
     cwd: root,
     stdout: "piped",
     stderr: "piped",

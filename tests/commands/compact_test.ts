@@ -92,7 +92,13 @@ Deno.test("a compaction killed half-way leaves the record as it was, with the sn
     const id = file.split("/").at(-1)!.replace(".json", "");
     s.server.options.delayMs = 6_000; // the summary does not come before the kill
     const child = new Deno.Command(Deno.execPath(), {
-      args: ["run", ...taskFlags("compact"), "--quiet", join(ROOT, "commands", "compact.ts"), id],
+      args: [
+        "run",
+        ...await taskFlags("compact"),
+        "--quiet",
+        join(ROOT, "commands", "compact.ts"),
+        id,
+      ],
       env: { ...childBaseEnv(), ...s.vars },
       clearEnv: true,
       stdin: "null",

@@ -45,7 +45,12 @@ Deno.test("dashboard --help, and bad options are usage errors with exit 2", asyn
 Deno.test("Ctrl-C, which deno task delivers twice, stops the dashboard cleanly", async () => {
   const world = await makeWorld();
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", ...taskFlags("dashboard"), "--quiet", join(ROOT, "commands", "dashboard.ts")],
+    args: [
+      "run",
+      ...await taskFlags("dashboard"),
+      "--quiet",
+      join(ROOT, "commands", "dashboard.ts"),
+    ],
     env: { ...childBaseEnv(), ...world.vars, LOGBOOK_DASHBOARD_TOKEN: "t".repeat(32) },
     clearEnv: true,
     stdin: "null",
@@ -95,7 +100,7 @@ Deno.test("an address the dashboard cannot bind says why: in use, not allowed by
       }
     });
     await t.step("Deno not allowed to listen", async () => {
-      const flags = taskFlags("dashboard").filter((f) => !f.startsWith("--allow-net"));
+      const flags = (await taskFlags("dashboard")).filter((f) => !f.startsWith("--allow-net"));
       const output = await new Deno.Command(Deno.execPath(), {
         args: ["run", ...flags, "--no-prompt", "--quiet", join(ROOT, "commands", "dashboard.ts")],
         env: { ...childBaseEnv(), ...world.vars },

@@ -57,7 +57,7 @@ Deno.test("delete-user-data --yes stops the watcher, removes every data path and
   const watcher = new Deno.Command(Deno.execPath(), {
     args: [
       "run",
-      ...taskFlags("reindex"),
+      ...await taskFlags("reindex"),
       "--quiet",
       join(ROOT, "commands", "reindex.ts"),
       "--watch",

@@ -136,7 +136,7 @@ function toolTranscript(cwd: string, secret: string): string {
 async function serve(world: World, cwd?: string, vars: Record<string, string> = {}) {
   const transport = new StdioClientTransport({
     command: Deno.execPath(),
-    args: ["run", ...taskFlags("mcp"), "--quiet", join(ROOT, "commands", "mcp.ts")],
+    args: ["run", ...await taskFlags("mcp"), "--quiet", join(ROOT, "commands", "mcp.ts")],
     env: { ...childBaseEnv(), ...world.vars, ...(cwd ? { INIT_CWD: cwd } : {}), ...vars },
     ...(cwd ? { cwd } : {}),
     stderr: "pipe",
@@ -181,7 +181,7 @@ interface Reply {
  */
 async function serveRaw(world: World) {
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", ...taskFlags("mcp"), "--quiet", join(ROOT, "commands", "mcp.ts")],
+    args: ["run", ...await taskFlags("mcp"), "--quiet", join(ROOT, "commands", "mcp.ts")],
     env: { ...childBaseEnv(), ...world.vars },
     clearEnv: true,
     stdin: "piped",

@@ -152,7 +152,7 @@ Deno.test("project mirrors: enable, capture, search --mirror, worktree, exclude,
             command: Deno.execPath(),
             args: [
               "run",
-              ...taskFlags("mcp"),
+              ...await taskFlags("mcp"),
               "--quiet",
               join(ROOT, "commands", "mcp.ts"),
               ...args,

@@ -17,7 +17,7 @@ interface Row {
 async function reindexFrom(cwd: string, vars: Record<string, string>): Promise<void> {
   const { INIT_CWD: _, ...rest } = vars;
   const output = await new Deno.Command(Deno.execPath(), {
-    args: ["run", ...taskFlags("reindex"), "--quiet", join(ROOT, "commands", "reindex.ts")],
+    args: ["run", ...await taskFlags("reindex"), "--quiet", join(ROOT, "commands", "reindex.ts")],
     cwd,
     env: { ...childBaseEnv(), ...rest },
     clearEnv: true,

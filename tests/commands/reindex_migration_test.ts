@@ -33,6 +33,9 @@ import {
 import { cjkIndexStep } from "../../lib/store/cjk_index.ts";
 import { appFor, request } from "../servers/_dashboard.ts";
 
+/** How `deno task reindex` runs it. */
+const REINDEX_FLAGS = await taskFlags("reindex");
+
 const RECORDS = Number(Deno.env.get("LOGBOOK_TEST_MIGRATION_RECORDS") ?? 200_000);
 const TRIALS = 10;
 const PARALLEL = 2;
@@ -53,7 +56,7 @@ function startReindex(vars: Record<string, string>): Deno.ChildProcess {
   return new Deno.Command(Deno.execPath(), {
     args: [
       "run",
-      ...taskFlags("reindex"),
+      ...REINDEX_FLAGS,
       "--quiet",
       join(ROOT, "commands", "reindex.ts"),
       "--quiet",

@@ -21,6 +21,9 @@ import {
 import { writeClaudeCorpus } from "../_corpus.ts";
 import { eventually } from "../_wait.ts";
 
+/** How `deno task reindex` runs it. */
+const REINDEX_FLAGS = await taskFlags("reindex");
+
 /** A digest of everything capture stored, independent of row ids and of where the world lives. */
 function storeDigest(
   world: World,
@@ -95,7 +98,7 @@ function spawnReindex(world: World, args: string[] = []): Deno.ChildProcess {
   return new Deno.Command(Deno.execPath(), {
     args: [
       "run",
-      ...taskFlags("reindex"),
+      ...REINDEX_FLAGS,
       "--quiet",
       join(ROOT, "commands", "reindex.ts"),
       ...args,
@@ -383,7 +386,7 @@ Deno.test("reindex --status says rebuilding while a rebuild runs, with no percen
           const child = new Deno.Command(Deno.execPath(), {
             args: [
               "run",
-              ...taskFlags("reindex"),
+              ...REINDEX_FLAGS,
               "--quiet",
               join(ROOT, "commands", "reindex.ts"),
               "--status",
@@ -434,7 +437,7 @@ async function interrupted(world: World, args: string[]) {
   const child = new Deno.Command(Deno.execPath(), {
     args: [
       "run",
-      ...taskFlags("reindex"),
+      ...REINDEX_FLAGS,
       "--quiet",
       join(ROOT, "commands", "reindex.ts"),
       ...args,

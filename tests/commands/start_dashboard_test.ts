@@ -7,12 +7,20 @@ import { isLockHeld, readLock } from "../../lib/lock.ts";
 import { childBaseEnv, makeWorld, removeDir, ROOT, taskFlags, type World } from "../_helpers.ts";
 import { ctrlCTwice } from "./_ctrl_c_twice.ts";
 
+/** How `deno task start` runs it. */
+const START_FLAGS = await taskFlags("start");
 const URL_LINE = /^logbook dashboard: (http:\/\/127\.0\.0\.1:(\d+)\/)\?token=(\S+)$/m;
 
 /** `start` with `args` as `deno task start` runs it, in `world`. */
 function spawnStart(world: World, args: string[]): Deno.ChildProcess {
   return new Deno.Command(Deno.execPath(), {
-    args: ["run", ...taskFlags("start"), "--quiet", join(ROOT, "commands", "start.ts"), ...args],
+    args: [
+      "run",
+      ...START_FLAGS,
+      "--quiet",
+      join(ROOT, "commands", "start.ts"),
+      ...args,
+    ],
     env: { ...childBaseEnv(), ...world.vars },
     clearEnv: true,
     stdin: "null",

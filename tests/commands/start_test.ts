@@ -164,7 +164,7 @@ Deno.test("start stopped while it captures says to run it again, and running it 
     writeClaudeCorpus(world.claude, { sessions: 220, lines: 160 });
     await t.step("Ctrl-C (SIGINT) in a real process", async () => {
       const child = new Deno.Command(Deno.execPath(), {
-        args: ["run", ...taskFlags("start"), "--quiet", join(ROOT, "commands", "start.ts")],
+        args: ["run", ...await taskFlags("start"), "--quiet", join(ROOT, "commands", "start.ts")],
         env: { ...childBaseEnv(), ...world.vars },
         clearEnv: true,
         stdin: "null",

@@ -128,7 +128,7 @@ console.error(JSON.stringify({ code, loaded: loadedBuiltins() }));
 `,
       );
       const out = await new Deno.Command(Deno.execPath(), {
-        args: ["run", "--config", join(ROOT, "deno.json"), ...taskFlags(command), script],
+        args: ["run", "--config", join(ROOT, "deno.json"), ...await taskFlags(command), script],
         env: { ...childBaseEnv(), ...world.vars },
         clearEnv: true,
         stdout: "piped",

@@ -142,7 +142,7 @@ Deno.test({
     await t.step("the MCP server searches the team history too", async () => {
       const transport = new StdioClientTransport({
         command: Deno.execPath(),
-        args: ["run", ...taskFlags("mcp"), "--quiet", join(ROOT, "commands", "mcp.ts")],
+        args: ["run", ...await taskFlags("mcp"), "--quiet", join(ROOT, "commands", "mcp.ts")],
         env: { ...childBaseEnv(), ...desk.vars },
         stderr: "pipe",
       });
@@ -285,7 +285,7 @@ Deno.test({
     assert.ok(expected >= 1200);
 
     const child = new Deno.Command(Deno.execPath(), {
-      args: ["run", ...taskFlags("push"), "--quiet", join(ROOT, "commands", "push.ts")],
+      args: ["run", ...await taskFlags("push"), "--quiet", join(ROOT, "commands", "push.ts")],
       env: { ...childBaseEnv(), ...world.vars, LOGBOOK_PUSH_BATCH: "20" },
       clearEnv: true,
       stdout: "null",
@@ -856,7 +856,7 @@ Deno.test({
   const child = new Deno.Command(Deno.execPath(), {
     args: [
       "run",
-      ...taskFlags("push"),
+      ...await taskFlags("push"),
       "--quiet",
       join(ROOT, "commands", "push.ts"),
       "--watch",

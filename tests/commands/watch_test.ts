@@ -51,6 +51,7 @@ function line(sessionId: string, text: string): string {
 
 Deno.test("reindex --watch captures appends and new files within seconds and stops on SIGTERM", async () => {
   const world = await makeWorld();
+  const flags = await taskFlags("reindex");
   const child = (() => {
     const [first] = writeClaudeCorpus(world.claude, { sessions: 3, lines: 4 });
     return {
@@ -58,7 +59,7 @@ Deno.test("reindex --watch captures appends and new files within seconds and sto
       process: new Deno.Command(Deno.execPath(), {
         args: [
           "run",
-          ...taskFlags("reindex"),
+          ...flags,
           "--quiet",
           join(ROOT, "commands", "reindex.ts"),
           "--watch",
@@ -123,7 +124,7 @@ Deno.test("reindex --watch captures a Codex append and an OpenCode part within s
   const process = new Deno.Command(Deno.execPath(), {
     args: [
       "run",
-      ...taskFlags("reindex"),
+      ...await taskFlags("reindex"),
       "--quiet",
       join(ROOT, "commands", "reindex.ts"),
       "--watch",

@@ -101,7 +101,7 @@ Deno.test("dashboard prints its URL with the token, serves it, and stops cleanly
   const child = new Deno.Command(Deno.execPath(), {
     args: [
       "run",
-      ...taskFlags("dashboard"),
+      ...await taskFlags("dashboard"),
       "--quiet",
       join(ROOT, "commands", "dashboard.ts"),
       "--port",

@@ -17,7 +17,7 @@ Deno.test("a turn runs with no terminal: nothing printed, the record and its tra
     const output = await new Deno.Command(Deno.execPath(), {
       args: [
         "run",
-        ...taskFlags("chat"),
+        ...await taskFlags("chat"),
         "--quiet",
         fileURLToPath(new URL("./_one_turn.ts", import.meta.url)),
         "Explain the cache",
