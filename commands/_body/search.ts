@@ -20,7 +20,11 @@ import {
 import { type Io, stdio, styler } from "../_terminal/io.ts";
 import { loadContext, openStore, redactorFor } from "../../lib/context.ts";
 import {
+  FILTER_HELP,
+  FILTER_OPTIONS,
   FilterError,
+  filterInputOf,
+  filterOptionClash,
   INLINE_FILTERS,
   MAX_SEARCH_LIMIT,
   parseSearchInput,
@@ -70,16 +74,7 @@ export const spec = defineCommand({
     "[--mirror|--team [--machine M]] [--json]",
   options: {
     interactive: { type: "boolean", short: "i" },
-    ...shared("project"),
-    "all-projects": { type: "boolean" },
-    agent: { type: "string" },
-    session: { type: "string" },
-    kind: { type: "string" },
-    role: { type: "string" },
-    since: { type: "string" },
-    until: { type: "string" },
-    subagents: { type: "boolean" },
-    "no-subagents": { type: "boolean" },
+    ...FILTER_OPTIONS,
     limit: { type: "string" },
     offset: { type: "string" },
     sort: { type: "string" },
@@ -92,22 +87,7 @@ export const spec = defineCommand({
   },
   optionHelp: [
     ["-i, --interactive", "search as you type, full screen (`logbook` alone on a terminal too)"],
-    [
-      "--project DIR",
-      "only this directory's project (`.` for yours; `app` for the one whose path ends so)",
-    ],
-    ["--all-projects", "every project (the default)"],
-    ["--agent A", "only claude, codex, opencode or logbook"],
-    ["--session ID", "only this conversation (full id, native id or unique prefix)"],
-    [
-      "--kind K",
-      "message (typed prompts too), prompt, tool_call, tool_result, reasoning, summary, event " +
-      "or meta",
-    ],
-    ["--role R", "user, assistant, system or developer"],
-    ["--since WHEN", "at or after WHEN: ISO date/time, 30m, 12h, 7d, 2w, today, yesterday"],
-    ["--until WHEN", "before WHEN (same forms)"],
-    ["--no-subagents", "leave out subagent conversations (--subagents keeps them, the default)"],
+    ...FILTER_HELP,
     ["--limit N", "at most N hits (default 20)"],
     ["--offset N", "skip the first N hits: the next page (the count line says where it starts)"],
     ["--sort S", "relevance (best match first, the default), newest or oldest"],
@@ -138,23 +118,12 @@ export async function main(
 ): Promise<number> {
   const startedAt = now();
   return await run(spec, args, safeIo(io), async ({ values, positionals }) => {
-    if (values.project !== undefined && values["all-projects"]) {
-      throw new UsageError('Options "--project" and "--all-projects" cannot be used together');
-    }
-    if (values.subagents && values["no-subagents"]) {
-      throw new UsageError('Options "--subagents" and "--no-subagents" cannot be used together');
-    }
+    const clashing = filterOptionClash(values);
+    if (clashing) throw new UsageError(clashing);
     if (values.interactive) return await interactive(values, positionals, io, env);
     const parsed = parseSearchInput({
       q: positionals.join(" "),
-      project: values.project,
-      agent: values.agent,
-      session: values.session,
-      kind: values.kind,
-      role: values.role,
-      since: values.since,
-      until: values.until,
-      subagents: values["no-subagents"] ? false : values.subagents ? true : undefined,
+      ...filterInputOf(values),
       limit: wholeNumber(values.limit, "limit", { max: MAX_SEARCH_LIMIT }),
       sort: values.sort,
     });
@@ -290,13 +259,14 @@ async function interactive(
   if (!io.outIsTerminal || !Deno.stdin.isTerminal()) {
     throw new UsageError('Option "-i, --interactive" needs a terminal (stdin and stdout)');
   }
+  const given = filterInputOf(values);
   const filters = INLINE_FILTERS.flatMap((name) => {
-    const value = values[name];
-    if (typeof value !== "string") return [];
+    const value = given[name];
+    if (value === undefined) return [];
     return [`${name}:${/\s/.test(value) ? `"${value.replaceAll('"', "")}"` : value}`];
   });
   const box = [...filters, ...positionals].join(" ");
-  const subagents = values["no-subagents"] ? false : values.subagents ? true : undefined;
+  const { subagents } = given;
   const { interactiveSearch } = await import("../_terminal/search_screen.ts");
   return await interactiveSearch({
     env,

@@ -7,6 +7,7 @@
 
 import type { Redactor } from "../gate/secrets.ts";
 import type { SearchInput } from "../filters.ts";
+import type { FilterName } from "../filters_table.ts";
 import { closeTo } from "../edit_distance.ts";
 import { formatCount } from "../format.ts";
 import { basename } from "../path.ts";
@@ -20,16 +21,8 @@ import {
   type SearchOptions,
 } from "./search.ts";
 
-/** A filter of a search, as the user names it. */
-export type FilterName =
-  | "project"
-  | "agent"
-  | "session"
-  | "kind"
-  | "role"
-  | "since"
-  | "until"
-  | "subagents";
+/** A filter of a search, as the user names it (a row of `FILTERS`). */
+export type { FilterName } from "../filters_table.ts";
 
 /**
  * How a surface tells the user to leave a filter out, given its name and the value typed:

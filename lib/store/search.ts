@@ -19,6 +19,7 @@
 // index looked at quickly, as a misplaced page of its term index hides matches without an error.
 
 import { mapStrings, type Redactor } from "../gate/secrets.ts";
+import { filterTerms as tableTerms, type SearchFilters } from "../filters_table.ts";
 import { withoutInvisible } from "../invisible.ts";
 import type { Agent, Kind, Role, TextReader } from "../sources/adapter.ts";
 import type { SQLInputValue, StatementSync } from "node:sqlite";
@@ -71,22 +72,7 @@ export {
   SearchStoppedError,
 } from "./_search_budget.ts";
 
-/** Narrowing a search. Every field is optional; an empty object searches everything. */
-export interface SearchFilters {
-  /** Canonical project root (see `projectOf`). */
-  project?: string;
-  agent?: Agent;
-  /** Internal conversation row id (resolve user input with `findConversation`). */
-  conversationId?: number;
-  kind?: Kind;
-  role?: Role;
-  /** Epoch ms, inclusive. */
-  since?: number;
-  /** Epoch ms, exclusive. */
-  until?: number;
-  /** Include subagent conversations (default true). */
-  subagents?: boolean;
-}
+export type { SearchFilters } from "../filters_table.ts";
 
 /** The orders `search` knows: best match first (answers above their questions), or by time. */
 export const SEARCH_SORTS = ["relevance", "newest", "oldest"] as const;
@@ -650,26 +636,21 @@ interface FilterTerm {
   params: (string | number)[];
 }
 
-/** The terms of `filters`, in the order `filterSql` joins them. */
+/**
+ * The terms of `filters` (their SQL is in the filters' table, `lib/filters_table.ts`), after the
+ * term every search has: a typed prompt from a history file is a user message where its
+ * session's transcript is missing; where the transcript was captured, its own copy of the
+ * prompt is the hit.
+ */
 function filterTerms(filters: SearchFilters): FilterTerm[] {
-  const terms: FilterTerm[] = [];
-  const add = (key: FilterTerm["key"], sql: string, ...params: (string | number)[]) =>
-    terms.push({ key, sql, params });
-  if (filters.project !== undefined) add("project", "c.project_root = ?", filters.project);
-  if (filters.agent !== undefined) add("agent", "c.agent = ?", filters.agent);
-  if (filters.conversationId !== undefined) {
-    add("conversationId", "c.id = ?", filters.conversationId);
-  }
-  // A typed prompt from a history file is a user message where its session's transcript is
-  // missing; where the transcript was captured, its own copy of the prompt is the hit.
-  add(null, "(r.kind != 'prompt' OR c.message_count = 0)");
-  if (filters.kind === "message") add("kind", "r.kind IN ('message', 'prompt')");
-  else if (filters.kind !== undefined) add("kind", "r.kind = ?", filters.kind);
-  if (filters.role !== undefined) add("role", "r.role = ?", filters.role);
-  if (filters.since !== undefined) add("since", "r.ts >= ?", filters.since);
-  if (filters.until !== undefined) add("until", "r.ts < ?", filters.until);
-  if (filters.subagents === false) add("subagents", "c.subagent = 0");
-  return terms;
+  return [
+    { key: null, sql: "(r.kind != 'prompt' OR c.message_count = 0)", params: [] },
+    ...tableTerms(filters, "store").map((term) => ({
+      key: term.field,
+      sql: term.sql,
+      params: term.params as (string | number)[],
+    })),
+  ];
 }
 
 /**

@@ -20,6 +20,7 @@ import {
   widenTsquery,
 } from "./forgive.ts";
 import type { Redactor } from "../gate/secrets.ts";
+import { FILTERS, type FilterSpec, filterTerms, type SearchFilters } from "../filters_table.ts";
 import { hasCjk } from "../store/cjk.ts";
 import {
   ConversationNotFoundError,
@@ -38,23 +39,14 @@ import {
   withPrefixes,
 } from "../store/search.ts";
 
-export interface TeamSearchOptions {
+/**
+ * A team search: a local search's filters (but a conversation), and a machine. Projects are
+ * pushed as shown (through the gate, see `push.ts`), so `project`, a canonical root, is matched
+ * through `redact` too, and a root holding a secret is never sent in a query.
+ */
+export interface TeamSearchOptions extends Omit<SearchFilters, "conversationId"> {
   query: string;
   machine?: string;
-  /**
-   * Canonical project root. Projects are pushed as shown (through the gate, see `push.ts`), so
-   * it is matched through `redact` too, and a root holding a secret is never sent in a query.
-   */
-  project?: string;
-  agent?: string;
-  kind?: string;
-  role?: string;
-  /** Epoch ms, inclusive. */
-  since?: number;
-  /** Epoch ms, exclusive. */
-  until?: number;
-  /** Include subagent conversations (default true). */
-  subagents?: boolean;
   limit?: number;
   offset?: number;
   /** How long the search may take before it stops with SearchStoppedError (default 1200 ms). */
@@ -265,22 +257,29 @@ export async function teamSearch(
  * the transcript was pushed, its own copy of the prompt is the hit, as in a local search.
  */
 function filterSql(sql: Sql, redact: Redactor, options: TeamSearchOptions) {
-  return sql`
+  const terms = filterTerms(options, "team").map((term) => {
+    const value = term.params.map((param) => {
+      const how = (FILTERS[term.name] as FilterSpec).teamValue;
+      return how === "date"
+        ? new Date(param as number)
+        : how === "shown"
+        ? redact(param as string)
+        : param;
+    });
+    // `r.role = ?` as a fragment with its value bound, as sql`AND r.role = ${value}` makes it.
+    const parts = ` AND ${term.sql}`.split("?");
+    return sql(
+      Object.assign(parts, { raw: parts }) as unknown as TemplateStringsArray,
+      ...value as never[],
+    );
+  });
+  // One fragment: postgres.js takes an empty list for a value, not for no SQL.
+  return terms.reduce(
+    (all, term) => sql`${all} ${term}`,
+    sql`
     ${options.machine ? sql`AND r.machine = ${options.machine}` : sql``}
-    ${options.project ? sql`AND c.project = ${redact(options.project)}` : sql``}
-    ${options.agent ? sql`AND c.agent = ${options.agent}` : sql``}
-    AND (r.kind <> 'prompt' OR c.messages = 0)
-    ${
-    options.kind === "message"
-      ? sql`AND r.kind IN ('message', 'prompt')`
-      : options.kind
-      ? sql`AND r.kind = ${options.kind}`
-      : sql``
-  }
-    ${options.role ? sql`AND r.role = ${options.role}` : sql``}
-    ${options.since !== undefined ? sql`AND r.ts >= ${new Date(options.since)}` : sql``}
-    ${options.until !== undefined ? sql`AND r.ts < ${new Date(options.until)}` : sql``}
-    ${options.subagents === false ? sql`AND NOT c.subagent` : sql``}`;
+    AND (r.kind <> 'prompt' OR c.messages = 0)`,
+  );
 }
 
 /**

@@ -10,6 +10,7 @@ import { z } from "zod";
 import { busyTimeoutMs, gateOptionsFor } from "../../lib/context.ts";
 import { FilterError, resolveSearch } from "../../lib/filters.ts";
 import { searchInput } from "../../lib/filters_schema.ts";
+import { FILTER_NAMES, FILTERS, type FlagFilter } from "../../lib/filters_table.ts";
 import { explainNoMatch, INLINE_REMEDY, type NoMatch } from "../../lib/store/no_match.ts";
 import {
   type Forgiven,
@@ -27,9 +28,17 @@ export const DEFAULT_LIMIT = 20;
 /** The deepest a search can be paged. */
 export const MAX_OFFSET = 5000;
 
+/** The filters that are flags, as a query string gives them (`1`, `true`, `0`, `false`). */
+const queryFlags = Object.fromEntries(
+  FILTER_NAMES.filter((name) => FILTERS[name].type === "flag").map((name) => [
+    name,
+    queryFlag.optional(),
+  ]),
+) as Record<FlagFilter, z.ZodOptional<typeof queryFlag>>;
+
 /** The query string of a search: `searchInput` with query-string flags, and `offset`. */
 export const searchQuery = searchInput.extend({
-  subagents: queryFlag.optional(),
+  ...queryFlags,
   limit: queryInt(1, 1000).optional(),
   offset: queryInt(0, MAX_OFFSET).optional(),
 });

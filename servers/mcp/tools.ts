@@ -16,7 +16,8 @@ import {
 import { connectTeam, teamError } from "../../lib/team/db.ts";
 import { teamSearch } from "../../lib/team/search.ts";
 import { plural } from "../../lib/format.ts";
-import type { Agent, Kind, Role } from "../../lib/sources/adapter.ts";
+import type { Agent } from "../../lib/sources/adapter.ts";
+import { FILTER_NAMES, type FilterValues } from "../../lib/filters_table.ts";
 import { READERS } from "../../lib/sources/readers.ts";
 import { withWordForms } from "../../lib/store/forgive.ts";
 import {
@@ -54,17 +55,10 @@ export class ToolError extends Error {
   override name = "ToolError";
 }
 
-export interface SearchArgs {
+/** The arguments of `search_history`: the search filters (`FILTERS`), and the tool's own. */
+export interface SearchArgs extends FilterValues {
   query: string;
-  project?: string | undefined;
   all_projects?: boolean | undefined;
-  agent?: Agent | undefined;
-  session?: string | undefined;
-  kind?: Kind | undefined;
-  role?: Role | undefined;
-  since?: string | undefined;
-  until?: string | undefined;
-  subagents?: boolean | undefined;
   limit?: number | undefined;
   team?: boolean | undefined;
   machine?: string | undefined;
@@ -122,12 +116,7 @@ export class HistoryTools {
     if (args.session !== undefined) throw new ToolError('"session" cannot be used with "team"');
     let options;
     try {
-      options = resolveTeamSearch({
-        q: args.query.trim(),
-        ...(args.all_projects ? {} : { project: args.project ?? "." }),
-        ...(args.since ? { since: args.since } : {}),
-        ...(args.until ? { until: args.until } : {}),
-      }, this.#ctx);
+      options = resolveTeamSearch(inputOf(args), this.#ctx);
     } catch (err) {
       if (err instanceof FilterError) throw new ToolError(`"${err.field}": ${err.message}`);
       throw err;
@@ -136,16 +125,8 @@ export class HistoryTools {
     let result;
     try {
       result = await teamSearch(this.#team, redactorFor(this.#ctx), {
-        query: options.query,
-        limit: args.limit ?? 10,
-        ...(options.project ? { project: options.project } : {}),
-        ...(options.since !== undefined ? { since: options.since } : {}),
-        ...(options.until !== undefined ? { until: options.until } : {}),
-        ...(args.agent ? { agent: args.agent } : {}),
-        ...(args.kind ? { kind: args.kind } : {}),
-        ...(args.role ? { role: args.role } : {}),
+        ...options,
         ...(args.machine ? { machine: args.machine } : {}),
-        ...(args.subagents !== undefined ? { subagents: args.subagents } : {}),
         budgetMs: budgetMsFrom(this.#ctx.env),
         startedAt,
         forgive: "fallback",
@@ -207,18 +188,7 @@ export class HistoryTools {
     if (args.project !== undefined && args.all_projects) {
       throw new ToolError('Give either "project" or "all_projects", not both');
     }
-    const input: SearchInput = {
-      q: args.query.trim(),
-      ...(args.all_projects ? {} : { project: args.project ?? "." }),
-      ...(args.agent ? { agent: args.agent } : {}),
-      ...(args.session ? { session: args.session } : {}),
-      ...(args.kind ? { kind: args.kind } : {}),
-      ...(args.role ? { role: args.role } : {}),
-      ...(args.since ? { since: args.since } : {}),
-      ...(args.until ? { until: args.until } : {}),
-      ...(args.subagents !== undefined ? { subagents: args.subagents } : {}),
-      limit: args.limit ?? 10,
-    };
+    const input = inputOf(args);
     if (!input.q) throw new ToolError('"query" is empty: give the words to look for');
     let options;
     try {
@@ -463,6 +433,21 @@ function cut(text: string, max: number): string {
 function firstLines(text: string, n: number): string {
   const lines = text.split("\n");
   return lines.length <= n ? text : `${lines.slice(0, n).join("\n")}\n…`;
+}
+
+/**
+ * The search input of a `search_history` call: its query and filters (the current project unless
+ * `all_projects`), 10 hits unless `limit` says.
+ */
+function inputOf(args: SearchArgs): SearchInput {
+  const input: SearchInput = { q: args.query.trim(), limit: args.limit ?? 10 };
+  const set = input as unknown as Record<string, unknown>;
+  for (const name of FILTER_NAMES) {
+    if (args[name] !== undefined) set[name] = args[name];
+  }
+  if (args.all_projects) delete input.project;
+  else input.project ??= ".";
+  return input;
 }
 
 /** Leaving a filter out of a `search_history` call. */
