@@ -116,26 +116,31 @@ export interface SearchHit {
   matched?: Matched[];
 }
 
-export interface SearchResult {
-  /** The page of hits, every string through the gate. */
-  hits: SearchHit[];
-  /** Where each hit's matches are in its snippet, for highlighting (same order as hits). */
+/**
+ * What a page of a search says besides what it found (its hits, or its conversations): the same
+ * for hits and groups, and what the dashboard's pages (`SearchPage`, `GroupPage`) pass on.
+ */
+export interface PageFacts {
+  /** Where each hit's matches are in its snippet (a group's: its best hit's), in their order. */
   highlights: Snippet["ranges"][];
   /** `fts`, or `literal` when the index could not answer the query (`note` says why). */
   mode: "fts" | "literal";
   /** Why the search was a literal substring scan (null for `fts`), for the user to read. */
   note: string | null;
-  /** The FTS5 query actually run (after quoting punctuated words). */
+  /** The FTS5 query actually run (after quoting punctuated words); null for a literal scan. */
   ftsQuery: string | null;
-  /** The `offset` of the next page, or null when no hit follows this page. */
+  /** The `offset` of the next page (in hits, or in conversations), or null on the last one. */
   next: number | null;
   /**
-   * How many hits the whole search has (a line longer than 64 KiB counts once per matching
-   * chunk until the last page, where the count is exact), or null when it was not counted (a
-   * literal scan stops at the page, and a stopped search is not counted).
+   * How many hits (conversations, for groups) the whole search has (a line longer than 64 KiB
+   * counts once per matching chunk until the last page, where the count is exact), or null when
+   * it was not counted (a literal scan stops at the page, and a stopped search is not counted).
    */
   total: number | null;
-  /** True when the budget was spent before the search was done: the hits are what it had. */
+  /**
+   * True when the budget was spent before the search was done: the hits are what it had (a
+   * group's `hits` counts the matches found in time).
+   */
   stopped: boolean;
   /**
    * For a stopped search, what its hits are (the best ranked, the most recently captured
@@ -145,6 +150,11 @@ export interface SearchResult {
   stopNote: string | null;
   /** When the hits are not the query's as typed: what was searched instead, and why. */
   forgiven?: Forgiven;
+}
+
+/** A page of hits, every string through the gate. */
+export interface SearchResult extends PageFacts {
+  hits: SearchHit[];
 }
 
 interface Candidate {
@@ -1026,25 +1036,8 @@ export interface GroupOptions extends SearchOptions {
 }
 
 /** A page of conversations, best first (or by their newest or oldest hit). */
-export interface GroupResult {
+export interface GroupResult extends PageFacts {
   groups: SearchGroup[];
-  /** Where each group's matches are in its snippet, for highlighting. */
-  highlights: Snippet["ranges"][];
-  mode: "fts" | "literal";
-  /** Why the search was a literal substring scan (null for `fts`), as `search` says it. */
-  note: string | null;
-  /** The FTS5 query actually run, as `search` gives it (null for a literal scan). */
-  ftsQuery: string | null;
-  /** The `offset` of the next page of conversations, or null. */
-  next: number | null;
-  /** How many conversations have a hit, or null when not counted. */
-  total: number | null;
-  /** As in SearchResult: past its budget, the groups are of the matches found in time. */
-  stopped: boolean;
-  /** As in SearchResult; a stopped group's `hits` counts the matches found in time. */
-  stopNote: string | null;
-  /** As in SearchResult: what was searched instead of the query as typed. */
-  forgiven?: Forgiven;
 }
 
 /** The most hits a literal scan reads to group them (it has no index to count with). */

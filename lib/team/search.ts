@@ -7,7 +7,7 @@
 // Every hit says which machine it came from.
 
 import type { Sql, TransactionSql } from "postgres";
-import type { Forgive, Forgiven, Matched } from "../store/forgive.ts";
+import type { Forgive, Forgiven } from "../store/forgive.ts";
 import { loadStemmer } from "../store/vocab.ts";
 import {
   spellingsIn,
@@ -20,6 +20,7 @@ import {
   widenTsquery,
 } from "./forgive.ts";
 import type { Redactor } from "../gate/secrets.ts";
+import type { Agent, Kind, Role } from "../sources/adapter.ts";
 import { FILTERS, type FilterSpec, filterTerms, type SearchFilters } from "../filters_table.ts";
 import { hasCjk } from "../store/cjk.ts";
 import {
@@ -35,6 +36,7 @@ import {
   INJECTED_WEIGHT,
   prefixCandidates,
   SearchBudget,
+  type SearchHit,
   SearchLimitError,
   withPrefixes,
 } from "../store/search.ts";
@@ -61,23 +63,12 @@ export interface TeamSearchOptions extends Omit<SearchFilters, "conversationId">
   forgive?: Forgive;
 }
 
-/** One hit of `search --team`: the fields of `search --json`, and the machine. */
-export interface TeamHit {
+/**
+ * One hit of `search --team`: a local hit's fields (`search --json`'s), `record` being the
+ * record's id in the team database (what `show --team --after` takes), and the machine.
+ */
+export interface TeamHit extends SearchHit {
   machine: string;
-  conversation: string;
-  /** The record's id in the team database (what `show --team --after` takes). */
-  record: number;
-  title: string | null;
-  agent: string;
-  project: string | null;
-  cwd: string | null;
-  timestamp: string | null;
-  kind: string;
-  role: string | null;
-  snippet: string;
-  score: number;
-  /** With `forgive` given: the query's words the hit holds, and how each matched. */
-  matched?: Matched[];
 }
 
 export interface TeamSearchResult {
@@ -236,12 +227,12 @@ export async function teamSearch(
       conversation: redact(row.conversation_key),
       record: Number(row.id),
       title: row.title === null ? null : redact(row.title),
-      agent: row.agent,
+      agent: row.agent as Agent,
       project: row.project === null ? null : redact(row.project),
       cwd: row.cwd === null ? null : redact(row.cwd),
       timestamp: row.ts === null ? null : new Date(row.ts).toISOString(),
-      kind: row.kind,
-      role: row.role,
+      kind: row.kind as Kind,
+      role: row.role as Role | null,
       snippet: redact(snippet(row.text, terms)),
       score: Number(row.score),
       ...(options.forgive !== undefined && mode === "fts"
