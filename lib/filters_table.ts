@@ -1,8 +1,9 @@
 // The search filters, declared once: each one's name, what its value is, its help on every
 // surface and its SQL. The command's options and `--help` rows, the dashboard's zod schema and
 // form, the MCP tool's schema, the filters typed in a search box (`agent:codex`), the checks of
-// `parseSearchInput`, how a value is resolved, and the SQL of a local and of a team search are
-// all made from `FILTERS`: a new filter is a row here (and its words in `no_match.ts`).
+// `parseSearchInput`, how a value is resolved, the SQL of a local and of a team search, and how
+// a search that found nothing names it are all made from `FILTERS`: a new filter is a row here,
+// and its resolved value a field of `SearchFilters` below.
 // Plain data on purpose: the search command loads it at start-up, and zod is loaded only where
 // a schema is made of it (`filters_schema.ts`, `servers/mcp/server.ts`).
 
@@ -41,6 +42,12 @@ export interface FilterSpec {
   team?: (value: never) => FilterTerm;
   /** The team search's parameter for the resolved value (default: the value). */
   teamValue?: "date" | "shown";
+  /**
+   * How a search that found nothing names it (`no_match.ts`): what it keeps, from its value as
+   * shown (`in project "~/app"`), and the matches leaving it out finds, as a word before
+   * "matches" (`12 older matches`) or words after (`12 matches in other projects`).
+   */
+  words: { scope: (shown: string) => string; before?: string; after?: string };
 }
 
 /** Narrowing a search, with the filters resolved. Every field is optional. */
@@ -62,6 +69,17 @@ export interface SearchFilters {
 
 const same = (term: string) => () => term;
 
+const UNITS: Record<string, string> = { m: "minute", h: "hour", d: "day", w: "week" };
+
+/** `7d` as `in the last 7 days`; any other time as `since <it>`. */
+function sinceWords(value: string): string {
+  const relative = /^(\d+)([mhdw])$/.exec(value.trim());
+  if (!relative) return `since ${value}`;
+  const n = Number(relative[1]);
+  const unit = UNITS[relative[2]!]!;
+  return n === 1 ? `in the last ${unit}` : `in the last ${n} ${unit}s`;
+}
+
 /** The search filters, in the order every surface lists them. */
 export const FILTERS = {
   project: {
@@ -82,6 +100,7 @@ export const FILTERS = {
     // Projects are pushed as shown (through the gate): matched as shown.
     team: same("c.project = ?"),
     teamValue: "shown",
+    words: { scope: (root) => `in project "${root}"`, after: "in other projects" },
   },
   agent: {
     type: "choice",
@@ -92,6 +111,7 @@ export const FILTERS = {
     inline: true,
     store: same("c.agent = ?"),
     team: same("c.agent = ?"),
+    words: { scope: (agent) => `from ${agent}`, after: "from other agents" },
   },
   session: {
     type: "id",
@@ -101,6 +121,7 @@ export const FILTERS = {
     form: { label: "Conversation", placeholder: "claude:3f2a…" },
     inline: true,
     store: same("c.id = ?"),
+    words: { scope: (id) => `in conversation "${id}"`, after: "in other conversations" },
   },
   kind: {
     type: "choice",
@@ -116,6 +137,7 @@ export const FILTERS = {
     // A typed prompt is a message too.
     store: (kind: Kind) => kind === "message" ? "r.kind IN ('message', 'prompt')" : "r.kind = ?",
     team: (kind: Kind) => kind === "message" ? "r.kind IN ('message', 'prompt')" : "r.kind = ?",
+    words: { scope: (kind) => `in ${kind} records`, after: "of other kinds" },
   },
   role: {
     type: "choice",
@@ -126,6 +148,7 @@ export const FILTERS = {
     inline: true,
     store: same("r.role = ?"),
     team: same("r.role = ?"),
+    words: { scope: (role) => `with role ${role}`, after: "with other roles" },
   },
   since: {
     type: "when",
@@ -136,6 +159,7 @@ export const FILTERS = {
     store: same("r.ts >= ?"),
     team: same("r.ts >= ?"),
     teamValue: "date",
+    words: { scope: sinceWords, before: "older" },
   },
   until: {
     type: "when",
@@ -146,6 +170,7 @@ export const FILTERS = {
     store: same("r.ts < ?"),
     team: same("r.ts < ?"),
     teamValue: "date",
+    words: { scope: (until) => `before ${until}`, before: "later" },
   },
   subagents: {
     type: "flag",
@@ -157,6 +182,7 @@ export const FILTERS = {
     inline: false,
     store: (keep: boolean) => keep ? null : "c.subagent = 0",
     team: (keep: boolean) => keep ? null : "NOT c.subagent",
+    words: { scope: () => "outside subagent conversations", after: "in subagent conversations" },
   },
 } as const satisfies Record<string, FilterSpec>;
 
