@@ -12,6 +12,7 @@ import {
   defineCommand,
   EXIT,
   invalidOption,
+  type Parsed,
   run,
   shared,
   UsageError,
@@ -30,6 +31,7 @@ import {
   parseSearchInput,
   resolveSearch,
   resolveTeamSearch,
+  type SearchInput,
 } from "../../lib/filters.ts";
 import { formatCount, formatLocalTime } from "../../lib/format.ts";
 import { homeDir, projectOf } from "../../lib/paths.ts";
@@ -40,11 +42,13 @@ import { explainNoMatch, FLAG_REMEDY } from "../../lib/store/no_match.ts";
 import { withWordForms } from "../../lib/store/forgive.ts";
 import {
   budgetMsFrom,
+  type GroupResult,
   search,
   SEARCH_SORTS,
   searchGroups,
   type SearchHit,
   SearchLimitError,
+  type SearchResult,
   SearchStoppedError,
 } from "../../lib/store/search.ts";
 import { countLine } from "../_terminal/count_line.ts";
@@ -121,41 +125,11 @@ export async function main(
     const clashing = filterOptionClash(values);
     if (clashing) throw new UsageError(clashing);
     if (values.interactive) return await interactive(values, positionals, io, env);
-    const parsed = parseSearchInput({
-      q: positionals.join(" "),
-      ...filterInputOf(values),
-      limit: wholeNumber(values.limit, "limit", { max: MAX_SEARCH_LIMIT }),
-      sort: values.sort,
-    });
-    const offset = wholeNumber(values.offset, "offset", { min: 0 }) ?? 0;
-    if (!parsed.success) {
-      const issue = parsed.error;
-      const { field, message } = issue;
-      if (field !== "q") {
-        throw invalidOption(field, (values as Record<string, unknown>)[field], issue);
-      }
-      const missing = !positionals.join(" ").trim();
-      throw new UsageError(`${missing ? "Missing query" : "Invalid query"}: ${message}`);
-    }
-    if (values.machine !== undefined && !values.team) {
-      throw new UsageError('Option "--machine" needs "--team"');
-    }
-    const clash = values.mirror
-      ? "mirror"
-      : values.session !== undefined
-      ? "session"
-      : values.group
-      ? "group"
-      : values.sort !== undefined
-      ? "sort"
-      : null;
-    if (values.team && clash) {
-      throw new UsageError(`Option "--team" cannot be used with "--${clash}"`);
-    }
+    const { input, offset } = checkedInput(values, positionals);
     const ctx = loadContext({ env, onStall: io.err, onWarning: io.err });
     if (values.team) {
       const { searchTeam } = await import("../_team.ts");
-      const options = resolveTeamSearch(parsed.data, ctx);
+      const options = resolveTeamSearch(input, ctx);
       return await searchTeam(
         ctx,
         {
@@ -177,7 +151,7 @@ export async function main(
     try {
       let options;
       try {
-        options = resolveSearch(parsed.data, ctx, store);
+        options = resolveSearch(input, ctx, store);
       } catch (err) {
         if (err instanceof FilterError && err.field !== "session") {
           throw new UsageError(`Invalid value for "--${err.field}": ${err.message}`);
@@ -195,27 +169,11 @@ export async function main(
             : search(store, READERS, redactorFor(ctx), options, now)
         )
       );
-      const hits: (SearchHit & { hits?: number })[] = "groups" in page ? page.groups : page.hits;
-      const note = ("note" in page ? page.note : null) ??
-        (page.mode === "literal"
-          ? "the query is not valid FTS5 syntax; used a literal substring scan"
-          : null);
-      if (note) io.err(`note: ${note}\n`);
-      if (page.forgiven) io.err(`note: ${page.forgiven.note} (--exact for none)\n`);
-      if (page.stopNote) io.err(`note: ${page.stopNote}\n`);
-      if (values.json) {
-        for (const hit of hits) io.out(safeJson(hit) + "\n");
-      } else {
-        const layout = { io, home: homeDir(env), width: widthOf(io, env) };
-        hits.forEach((hit, i) => io.out(renderHit(hit, page.highlights[i] ?? [], layout)));
-        if (hits.length) {
-          io.out(countLine(hits.length, offset, page, values.group ? "conversation" : "hit"));
-        }
-      }
+      const hits = printPage(page, offset, io, env, values);
       if (!hits.length) {
         const why = explainNoMatch(
           store,
-          parsed.data,
+          input,
           options,
           page.ftsQuery,
           redactorFor(ctx),
@@ -228,6 +186,80 @@ export async function main(
       store.close();
     }
   });
+}
+
+/**
+ * The search a command line asks for, checked: its query and filters, and the offset. Throws
+ * UsageError for a value a filter or option does not take, a missing query, and options that
+ * cannot go together.
+ */
+function checkedInput(
+  values: Parsed<typeof spec.options>["values"],
+  positionals: string[],
+): { input: SearchInput; offset: number } {
+  const parsed = parseSearchInput({
+    q: positionals.join(" "),
+    ...filterInputOf(values),
+    limit: wholeNumber(values.limit, "limit", { max: MAX_SEARCH_LIMIT }),
+    sort: values.sort,
+  });
+  const offset = wholeNumber(values.offset, "offset", { min: 0 }) ?? 0;
+  if (!parsed.success) {
+    const issue = parsed.error;
+    const { field, message } = issue;
+    if (field !== "q") {
+      throw invalidOption(field, (values as Record<string, unknown>)[field], issue);
+    }
+    const missing = !positionals.join(" ").trim();
+    throw new UsageError(`${missing ? "Missing query" : "Invalid query"}: ${message}`);
+  }
+  if (values.machine !== undefined && !values.team) {
+    throw new UsageError('Option "--machine" needs "--team"');
+  }
+  const clash = values.mirror
+    ? "mirror"
+    : values.session !== undefined
+    ? "session"
+    : values.group
+    ? "group"
+    : values.sort !== undefined
+    ? "sort"
+    : null;
+  if (values.team && clash) {
+    throw new UsageError(`Option "--team" cannot be used with "--${clash}"`);
+  }
+  return { input: parsed.data, offset };
+}
+
+/**
+ * Prints a page of hits (or of conversations, with `--group`): its notes on stderr, then the
+ * hits as text or, with `--json`, one JSON object a line. Returns the hits printed.
+ */
+function printPage(
+  page: SearchResult | GroupResult,
+  offset: number,
+  io: Io,
+  env: Env,
+  values: { json?: boolean | undefined; group?: boolean | undefined },
+): (SearchHit & { hits?: number })[] {
+  const hits: (SearchHit & { hits?: number })[] = "groups" in page ? page.groups : page.hits;
+  const note = page.note ??
+    (page.mode === "literal"
+      ? "the query is not valid FTS5 syntax; used a literal substring scan"
+      : null);
+  if (note) io.err(`note: ${note}\n`);
+  if (page.forgiven) io.err(`note: ${page.forgiven.note} (--exact for none)\n`);
+  if (page.stopNote) io.err(`note: ${page.stopNote}\n`);
+  if (values.json) {
+    for (const hit of hits) io.out(safeJson(hit) + "\n");
+  } else {
+    const layout = { io, home: homeDir(env), width: widthOf(io, env) };
+    hits.forEach((hit, i) => io.out(renderHit(hit, page.highlights[i] ?? [], layout)));
+    if (hits.length) {
+      io.out(countLine(hits.length, offset, page, values.group ? "conversation" : "hit"));
+    }
+  }
+  return hits;
 }
 
 /**
