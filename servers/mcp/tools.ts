@@ -34,6 +34,7 @@ import { explainNoMatch, type Remedy } from "../../lib/store/no_match.ts";
 import {
   budgetMsFrom,
   search,
+  type SearchHit,
   SearchLimitError,
   SearchStoppedError,
 } from "../../lib/store/search.ts";
@@ -216,27 +217,8 @@ export class HistoryTools {
         data: { hits: [], more: false, mode: "fts", stopped: true, note },
       };
     }
-    const hits = result.hits.map((hit) => {
-      return {
-        conversation: hit.conversation,
-        record: hit.record,
-        title: hit.title,
-        agent: hit.agent,
-        project: hit.project,
-        date: hit.timestamp,
-        role: hit.role,
-        kind: hit.kind,
-        snippet: hit.snippet,
-        ...(hit.matched ? { matched: hit.matched } : {}),
-      };
-    });
-    const lines = hits.map((hit, i) =>
-      `${i + 1}. ${hit.conversation} · ${quoted(hit.title)} · ${hit.agent} · ${
-        hit.date ?? "undated"
-      } · ${hit.role ? `${hit.role} ` : ""}${hit.kind} · record ${hit.record}\n   ${
-        oneLine(hit.snippet)
-      }`
-    );
+    const hits = result.hits.map(hitData);
+    const lines = hits.map(hitLine);
     // Why the index could not answer (a literal scan), what was searched instead of the words
     // as given, and what a stopped search's hits are.
     const notes = [result.note, result.forgiven?.note ?? null, result.stopNote]
@@ -433,6 +415,31 @@ function cut(text: string, max: number): string {
 function firstLines(text: string, n: number): string {
   const lines = text.split("\n");
   return lines.length <= n ? text : `${lines.slice(0, n).join("\n")}\n…`;
+}
+
+/** A hit as `search_history` gives it: what `read_conversation` needs to open it, and more. */
+function hitData(hit: SearchHit) {
+  return {
+    conversation: hit.conversation,
+    record: hit.record,
+    title: hit.title,
+    agent: hit.agent,
+    project: hit.project,
+    date: hit.timestamp,
+    role: hit.role,
+    kind: hit.kind,
+    snippet: hit.snippet,
+    ...(hit.matched ? { matched: hit.matched } : {}),
+  };
+}
+
+/** The `i`th hit (from 0) as a numbered line of `search_history`'s text, its snippet below. */
+function hitLine(hit: ReturnType<typeof hitData>, i: number): string {
+  return `${i + 1}. ${hit.conversation} · ${quoted(hit.title)} · ${hit.agent} · ${
+    hit.date ?? "undated"
+  } · ${hit.role ? `${hit.role} ` : ""}${hit.kind} · record ${hit.record}\n   ${
+    oneLine(hit.snippet)
+  }`;
 }
 
 /**
