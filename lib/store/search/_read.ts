@@ -10,7 +10,7 @@ import { iso, TextDeriver } from "../records.ts";
 import { makeSnippet, queryTerms, type Snippet, tokenize } from "../text.ts";
 import { cjkIndexReady, cjkQuery, hasCjk, hasLoneCjkLetter } from "../cjk.ts";
 import { isAscii } from "../_letters.ts";
-import { Forgiveness, type Matched, type Tier } from "../forgive.ts";
+import { Forgiveness, type Level, type Matched, type Tier } from "../forgive.ts";
 import { SearchBudget, SearchStoppedError } from "../_search_budget.ts";
 import type { Candidate } from "./_sql.ts";
 import { literalTerms } from "./literal.ts";
@@ -158,4 +158,23 @@ export function buildHit(
     },
     ranges: snippet.ranges,
   };
+}
+
+/**
+ * How the hits of a page are built from their rows (`buildHit`): each snippet around the query's
+ * terms, or with `forgive`, around every word's alternatives at `level`, which also say how each
+ * of its words matched.
+ */
+export function hitBuilder(
+  scope: PageScope,
+  level: Level,
+): (row: Candidate) => { hit: SearchHit; ranges: Snippet["ranges"] } {
+  const { options, forgiveness, deriver } = scope;
+  if (options.forgive === undefined) {
+    const terms = queryTerms(options.query);
+    return (row) => buildHit(row, deriver, terms, row.score);
+  }
+  const terms = forgiveness.terms(level);
+  const matchedOf = (found: (string | null)[]) => forgiveness.matched(terms, found);
+  return (row) => buildHit(row, deriver, terms, row.score, matchedOf);
 }

@@ -6,9 +6,9 @@ import type { SearchFilters } from "../../filters_table.ts";
 import type { TextReader } from "../../sources/adapter.ts";
 import { HistoryStore } from "../db.ts";
 import { TextDeriver } from "../records.ts";
-import { queryTerms, type Snippet } from "../text.ts";
+import type { Snippet } from "../text.ts";
 import { cjkQuery } from "../cjk.ts";
-import { Forgiveness, type LevelPage, runLevels, type SnippetTerm, type Tier } from "../forgive.ts";
+import { Forgiveness, type LevelPage, runLevels, type Tier } from "../forgive.ts";
 import { checkBounds, isFtsSyntax, isFtsSyntaxError } from "../_search_bounds.ts";
 import {
   DEFAULT_BUDGET_MS,
@@ -18,9 +18,9 @@ import {
 } from "../_search_budget.ts";
 import {
   asIndexed,
-  buildHit,
   foundInTime,
   ftsForms,
+  hitBuilder,
   nothingFound,
   type PageScope,
   soundRead,
@@ -150,18 +150,12 @@ function groupPage(
   perGroup: number,
   redact: Redactor,
 ): LevelPage<GroupResult> {
-  const { store, deriver, options, budget, offset, limit, forgiveness } = scope;
+  const { store, options, budget, offset, limit } = scope;
   const widest = tiers.at(-1)!;
   const candidateQuery = cjkQuery(widest.query);
   const relevance = (options.sort ?? "relevance") === "relevance";
   const matching = relevance && tiers.length > 1 ? tierQueries(tiers) : candidateQuery;
-  const terms = options.forgive === undefined
-    ? queryTerms(options.query)
-    : forgiveness.terms(widest.level);
-  const matchedOf = options.forgive === undefined
-    ? undefined
-    : (found: (string | null)[]) => forgiveness.matched(terms as SnippetTerm[], found);
-  const build = (row: Candidate) => buildHit(row, deriver, terms, row.score, matchedOf);
+  const build = hitBuilder(scope, widest.level);
   const reserve = fallbackReserveMs(budget.ms);
   budget.endBefore(reserve);
   const rows = stoppable(

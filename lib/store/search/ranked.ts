@@ -8,9 +8,8 @@ import type { TextReader } from "../../sources/adapter.ts";
 import { HistoryStore } from "../db.ts";
 import { FLAG_STREAMED } from "../schema.ts";
 import { TextDeriver } from "../records.ts";
-import { queryTerms } from "../text.ts";
 import { cjkQuery } from "../cjk.ts";
-import { Forgiveness, type LevelPage, runLevels, type SnippetTerm, type Tier } from "../forgive.ts";
+import { Forgiveness, type LevelPage, runLevels, type Tier } from "../forgive.ts";
 import { checkBounds, isFtsSyntax, isFtsSyntaxError } from "../_search_bounds.ts";
 import {
   budgetCheck,
@@ -24,6 +23,7 @@ import {
   buildHit,
   foundInTime,
   ftsForms,
+  hitBuilder,
   nothingFound,
   type PageScope,
   soundRead,
@@ -138,14 +138,11 @@ function searchWithin(
  * through the gate yet.
  */
 function ftsPage(scope: PageScope, tiers: readonly Tier[]): LevelPage<SearchResult> {
-  const { store, deriver, options, budget, offset, limit, forgiveness } = scope;
+  const { store, options, budget, offset, limit } = scope;
   const window = offset + limit + 1;
   const widest = tiers.at(-1)!;
   const candidateQuery = cjkQuery(widest.query);
-  // With `forgive`, the terms of every word's alternatives, which say how each word matched.
-  const terms = options.forgive === undefined
-    ? queryTerms(options.query)
-    : forgiveness.terms(widest.level);
+  const build = hitBuilder(scope, widest.level);
   const reserve = fallbackReserveMs(budget.ms);
   budget.endBefore(reserve);
   const relevance = (options.sort ?? "relevance") === "relevance";
@@ -169,12 +166,9 @@ function ftsPage(scope: PageScope, tiers: readonly Tier[]): LevelPage<SearchResu
   const listed = sorted.slice(0, window);
   const page = listed.slice(offset, offset + limit);
   const built: ReturnType<typeof buildHit>[] = [];
-  const matchedOf = options.forgive === undefined
-    ? undefined
-    : (found: (string | null)[]) => forgiveness.matched(terms as SnippetTerm[], found);
   for (const row of page) {
     if (budget.spent()) break;
-    built.push(buildHit(row, deriver, terms, row.score, matchedOf));
+    built.push(build(row));
   }
   const stopped = !ranking || !deduped.complete || built.length < page.length;
   const next = listed.length > offset + limit && (!stopped || built.length === page.length)
