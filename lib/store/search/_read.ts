@@ -11,9 +11,16 @@ import { makeSnippet, queryTerms, type Snippet, tokenize } from "../text.ts";
 import { cjkIndexReady, cjkQuery, hasCjk, hasLoneCjkLetter } from "../cjk.ts";
 import { isAscii } from "../_letters.ts";
 import { Forgiveness, type Level, type Matched, type Tier } from "../forgive.ts";
-import { SearchBudget, SearchStoppedError } from "../_search_budget.ts";
+import {
+  DEFAULT_BUDGET_MS,
+  SearchBudget,
+  SearchStoppedError,
+  useBudget,
+} from "../_search_budget.ts";
+import { checkBounds, isFtsSyntax, isFtsSyntaxError } from "../_search_bounds.ts";
+import type { TextReader } from "../../sources/adapter.ts";
 import type { Candidate } from "./_sql.ts";
-import { literalTerms } from "./literal.ts";
+import { type LiteralMatcher, literalMatcher, literalTerms } from "./literal.ts";
 import type { SearchHit, SearchOptions } from "./types.ts";
 
 /**
@@ -177,4 +184,68 @@ export function hitBuilder(
   const terms = forgiveness.terms(level);
   const matchedOf = (found: (string | null)[]) => forgiveness.matched(terms, found);
   return (row) => buildHit(row, deriver, terms, row.score, matchedOf);
+}
+
+/** What a literal scan searches with: a page scope without a query form to forgive. */
+export type ScanScope = Omit<PageScope, "forgiveness">;
+
+/** How a search (ranked or grouped) answers, from the index and by the literal scan. */
+export interface SearchWays<R> {
+  /** What an offset counts, for the error a bad one gets: `hits`, `conversations`. */
+  counted: string;
+  /** The page the index answers for a form of the query (its forgiveness in `scope`). */
+  indexed: (scope: PageScope) => R;
+  /** The page of the literal scan, with the note that says why the index could not answer. */
+  literal: (scope: ScanScope, matcher: LiteralMatcher, note: string) => R;
+}
+
+/**
+ * Runs a search within its budget: its page from the index for the first form of its query
+ * FTS5 takes (`ftsForms`), else from the literal scan. Throws RangeError for an empty query or a
+ * bad offset, and SearchLimitError for a query over a bound.
+ */
+export function answerWithin<R>(
+  store: HistoryStore,
+  adapters: readonly TextReader[],
+  redact: Redactor,
+  options: SearchOptions,
+  now: (() => number) | undefined,
+  ways: SearchWays<R>,
+): R {
+  const limit = Math.max(1, Math.min(options.limit ?? 20, 10_000));
+  const offset = options.offset ?? 0;
+  if (!Number.isSafeInteger(offset) || offset < 0) {
+    throw new RangeError(`Expected an offset of zero or more ${ways.counted}: got "${offset}"`);
+  }
+  if (!options.query.trim()) throw new RangeError("The search query is empty");
+  const budget = new SearchBudget(options.budgetMs ?? DEFAULT_BUDGET_MS, options.startedAt, now);
+  const release = useBudget(store, budget);
+  try {
+    const deriver = new TextDeriver(store, adapters, redact);
+    const unindexed = whyNotIndexed(store, options.query);
+    for (const typed of unindexed ? [] : ftsForms(options.query)) {
+      if (!isFtsSyntax(typed)) continue;
+      checkBounds(typed);
+      const forgive = options.forgive ?? "exact";
+      const forgiveness = new Forgiveness(store, typed, forgive, budget, options.query);
+      try {
+        return ways.indexed({ store, deriver, options, budget, offset, limit, forgiveness });
+      } catch (err) {
+        // The empty table parses as the store's does; this only keeps the old way safe.
+        if (isFtsSyntaxError(err)) continue;
+        throw err;
+      }
+    }
+    // The whole budget is the scan's: a query FTS5 refused above may have left a phase
+    // shortened for a fallback that never ran.
+    budget.endBefore(0);
+    budget.literal = true;
+    const matcher = literalMatcher(options.query, unindexed !== null);
+    const note = `${
+      unindexed ?? "the query is not valid FTS5 syntax"
+    }; used a literal substring scan`;
+    return ways.literal({ store, deriver, options, budget, offset, limit }, matcher, note);
+  } finally {
+    release();
+  }
 }

@@ -5,28 +5,20 @@ import { mapStrings, type Redactor } from "../../gate/secrets.ts";
 import type { SearchFilters } from "../../filters_table.ts";
 import type { TextReader } from "../../sources/adapter.ts";
 import { HistoryStore } from "../db.ts";
-import { TextDeriver } from "../records.ts";
 import type { Snippet } from "../text.ts";
 import { cjkQuery } from "../cjk.ts";
-import { Forgiveness, type LevelPage, runLevels, type Tier } from "../forgive.ts";
-import { checkBounds, isFtsSyntax, isFtsSyntaxError } from "../_search_bounds.ts";
+import { type LevelPage, runLevels, type Tier } from "../forgive.ts";
+import { fallbackReserveMs, SearchBudget } from "../_search_budget.ts";
 import {
-  DEFAULT_BUDGET_MS,
-  fallbackReserveMs,
-  SearchBudget,
-  useBudget,
-} from "../_search_budget.ts";
-import {
+  answerWithin,
   asIndexed,
   foundInTime,
-  ftsForms,
   hitBuilder,
   nothingFound,
   type PageScope,
   soundRead,
   throughGate,
   tierQueries,
-  whyNotIndexed,
 } from "./_read.ts";
 import {
   budgeted,
@@ -41,7 +33,7 @@ import {
   TIER_SCORE,
   tiersUnder,
 } from "./_sql.ts";
-import { literalMatcher, literalSearch } from "./literal.ts";
+import { literalSearch } from "./literal.ts";
 import type { GroupOptions, GroupResult, SearchGroup, SearchHit, SearchSort } from "./types.ts";
 
 /** The most hits a literal scan reads to group them (it has no index to count with). */
@@ -76,68 +68,34 @@ function groupsWithin(
   options: GroupOptions,
   now?: () => number,
 ): GroupResult {
-  const limit = Math.max(1, Math.min(options.limit ?? 20, 10_000));
   const perGroup = Math.max(1, Math.min(options.perGroup ?? 1, 50));
-  const offset = options.offset ?? 0;
-  if (!Number.isSafeInteger(offset) || offset < 0) {
-    throw new RangeError(`Expected an offset of zero or more conversations: got "${offset}"`);
-  }
-  if (!options.query.trim()) throw new RangeError("The search query is empty");
-  const budget = new SearchBudget(options.budgetMs ?? DEFAULT_BUDGET_MS, options.startedAt, now);
-  const release = useBudget(store, budget);
-  try {
-    const deriver = new TextDeriver(store, adapters, redact);
-    // The same query forms as `search`, so grouping finds what the hits list finds.
-    const unindexed = whyNotIndexed(store, options.query);
-    for (const typed of unindexed ? [] : ftsForms(options.query)) {
-      if (!isFtsSyntax(typed)) continue;
-      checkBounds(typed);
-      const forgiveness = new Forgiveness(
-        store,
-        typed,
-        options.forgive ?? "exact",
-        budget,
+  // The same query forms as `search`, so grouping finds what the hits list finds.
+  return answerWithin(store, adapters, redact, options, now, {
+    counted: "conversations",
+    indexed: (scope) => {
+      const found = runLevels(
+        scope.forgiveness,
         options.query,
+        (tiers) => groupPage(scope, tiers, perGroup, redact),
       );
-      const scope = { store, deriver, options, budget, offset, limit, forgiveness };
-      try {
-        const found = runLevels(
-          forgiveness,
-          options.query,
-          (tiers) => groupPage(scope, tiers, perGroup, redact),
-        );
-        return found.forgiven ? { ...found, forgiven: mapStrings(found.forgiven, redact) } : found;
-      } catch (err) {
-        if (isFtsSyntaxError(err)) continue;
-        throw err;
-      }
-    }
-    budget.literal = true;
-    budget.endBefore(0);
-    const matcher = literalMatcher(options.query, unindexed !== null);
-    const scan = { offset: 0, limit: LITERAL_GROUP_SCAN };
-    const found = literalSearch(store, deriver, options, matcher, scan, budget);
-    return groupFound(
-      found.hits.map((hit, i) => ({
-        conversation: hit.conversation,
-        row: hit,
-        built: { hit, ranges: found.highlights[i] ?? [] },
-      })),
-      { offset, limit, perGroup, complete: !found.stopped && found.next === null },
-      null,
-      budget,
-      {
-        mode: "literal",
-        order: "scanned",
-        redact,
-        stopped: found.stopped,
-        note: `${unindexed ?? "the query is not valid FTS5 syntax"}; used a literal substring scan`,
-        ftsQuery: null,
-      },
-    );
-  } finally {
-    release();
-  }
+      return found.forgiven ? { ...found, forgiven: mapStrings(found.forgiven, redact) } : found;
+    },
+    literal: ({ store, deriver, budget, offset, limit }, matcher, note) => {
+      const scan = { offset: 0, limit: LITERAL_GROUP_SCAN };
+      const found = literalSearch(store, deriver, options, matcher, scan, budget);
+      return groupFound(
+        found.hits.map((hit, i) => ({
+          conversation: hit.conversation,
+          row: hit,
+          built: { hit, ranges: found.highlights[i] ?? [] },
+        })),
+        { offset, limit, perGroup, complete: !found.stopped && found.next === null },
+        null,
+        budget,
+        { mode: "literal", order: "scanned", redact, stopped: found.stopped, note, ftsQuery: null },
+      );
+    },
+  });
 }
 
 /**

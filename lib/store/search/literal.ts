@@ -14,7 +14,7 @@ import { budgeted, type Candidate, filterSql, stoppable } from "./_sql.ts";
 import type { SearchHit, SearchOptions, SearchResult } from "./types.ts";
 
 /** What the literal scan looks for: substrings, combined as the query combines its terms. */
-interface LiteralMatcher {
+export interface LiteralMatcher {
   /** True when lowercased `text` matches. */
   test(text: string): boolean;
   /** The lowercased substrings to mark in a snippet. */

@@ -7,29 +7,20 @@ import type { SearchFilters } from "../../filters_table.ts";
 import type { TextReader } from "../../sources/adapter.ts";
 import { HistoryStore } from "../db.ts";
 import { FLAG_STREAMED } from "../schema.ts";
-import { TextDeriver } from "../records.ts";
 import { cjkQuery } from "../cjk.ts";
-import { Forgiveness, type LevelPage, runLevels, type Tier } from "../forgive.ts";
-import { checkBounds, isFtsSyntax, isFtsSyntaxError } from "../_search_bounds.ts";
+import { type LevelPage, runLevels, type Tier } from "../forgive.ts";
+import { budgetCheck, fallbackReserveMs, SearchBudget } from "../_search_budget.ts";
 import {
-  budgetCheck,
-  DEFAULT_BUDGET_MS,
-  fallbackReserveMs,
-  SearchBudget,
-  useBudget,
-} from "../_search_budget.ts";
-import {
+  answerWithin,
   asIndexed,
   buildHit,
   foundInTime,
-  ftsForms,
   hitBuilder,
   nothingFound,
   type PageScope,
   soundRead,
   throughGate,
   tierQueries,
-  whyNotIndexed,
 } from "./_read.ts";
 import {
   budgeted,
@@ -45,7 +36,7 @@ import {
   TIER_SCORE,
   tiersUnder,
 } from "./_sql.ts";
-import { literalMatcher, literalSearch } from "./literal.ts";
+import { literalSearch } from "./literal.ts";
 import type { SearchOptions, SearchResult, SearchSort } from "./types.ts";
 
 /** The weights the ranking gives answers and what an agent told the model (the team's too). */
@@ -80,55 +71,21 @@ function searchWithin(
   options: SearchOptions,
   now?: () => number,
 ): SearchResult {
-  const limit = Math.max(1, Math.min(options.limit ?? 20, 10_000));
-  const offset = options.offset ?? 0;
-  if (!Number.isSafeInteger(offset) || offset < 0) {
-    throw new RangeError(`Expected an offset of zero or more hits: got "${offset}"`);
-  }
-  if (!options.query.trim()) throw new RangeError("The search query is empty");
-  const budget = new SearchBudget(options.budgetMs ?? DEFAULT_BUDGET_MS, options.startedAt, now);
-  const release = useBudget(store, budget);
-  try {
-    const deriver = new TextDeriver(store, adapters, redact);
-    const unindexed = whyNotIndexed(store, options.query);
-    for (const typed of unindexed ? [] : ftsForms(options.query)) {
-      if (!isFtsSyntax(typed)) continue;
-      checkBounds(typed);
-      const forgiveness = new Forgiveness(
-        store,
-        typed,
-        options.forgive ?? "exact",
-        budget,
-        options.query,
-      );
-      const page = { store, deriver, options, budget, offset, limit, forgiveness };
-      try {
-        const found = runLevels(forgiveness, options.query, (tiers) => ftsPage(page, tiers));
-        return {
-          ...found,
-          hits: found.hits.map((hit) => throughGate(hit, redact)),
-          ...(found.forgiven ? { forgiven: mapStrings(found.forgiven, redact) } : {}),
-        };
-      } catch (err) {
-        // The empty table parses as the store's does; this only keeps the old way safe.
-        if (isFtsSyntaxError(err)) continue;
-        throw err;
-      }
-    }
-    // The whole budget is the scan's, as in groupsWithin: a query FTS5 refused above may have
-    // left a phase shortened for a fallback that never ran.
-    budget.endBefore(0);
-    budget.literal = true;
-    const matcher = literalMatcher(options.query, unindexed !== null);
-    const found = literalSearch(store, deriver, options, matcher, { offset, limit }, budget);
-    return {
-      ...found,
-      hits: found.hits.map((hit) => throughGate(hit, redact)),
-      note: `${unindexed ?? "the query is not valid FTS5 syntax"}; used a literal substring scan`,
-    };
-  } finally {
-    release();
-  }
+  return answerWithin(store, adapters, redact, options, now, {
+    counted: "hits",
+    indexed: (page) => {
+      const found = runLevels(page.forgiveness, options.query, (tiers) => ftsPage(page, tiers));
+      return {
+        ...found,
+        hits: found.hits.map((hit) => throughGate(hit, redact)),
+        ...(found.forgiven ? { forgiven: mapStrings(found.forgiven, redact) } : {}),
+      };
+    },
+    literal: ({ store, deriver, budget, offset, limit }, matcher, note) => {
+      const found = literalSearch(store, deriver, options, matcher, { offset, limit }, budget);
+      return { ...found, hits: found.hits.map((hit) => throughGate(hit, redact)), note };
+    },
+  });
 }
 
 /**
