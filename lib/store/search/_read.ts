@@ -6,7 +6,7 @@ import { mapStrings, type Redactor } from "../../gate/secrets.ts";
 import { withoutInvisible } from "../../invisible.ts";
 import { HistoryStore } from "../db.ts";
 import { damageError, indexDamaged, quickCheck } from "../damage.ts";
-import { iso, TextDeriver } from "../records.ts";
+import { TextDeriver } from "../records.ts";
 import { makeSnippet, queryTerms, type Snippet, tokenize } from "../text.ts";
 import { cjkIndexReady, cjkQuery, hasCjk, hasLoneCjkLetter } from "../cjk.ts";
 import { isAscii } from "../_letters.ts";
@@ -19,7 +19,7 @@ import {
 } from "../_search_budget.ts";
 import { checkBounds, isFtsSyntax, isFtsSyntaxError } from "../_search_bounds.ts";
 import type { TextReader } from "../../sources/adapter.ts";
-import type { Candidate } from "./_sql.ts";
+import { type Candidate, hitOfRow } from "./_sql.ts";
 import { type LiteralMatcher, literalMatcher, literalTerms } from "./literal.ts";
 import type { SearchHit, SearchOptions } from "./types.ts";
 
@@ -150,17 +150,7 @@ export function buildHit(
   const snippet = makeSnippet(text, terms);
   return {
     hit: {
-      conversation: row.key,
-      title: row.title,
-      record: row.id,
-      agent: row.agent,
-      project: row.project_root,
-      cwd: row.cwd,
-      timestamp: iso(row.ts),
-      kind: row.kind,
-      role: row.role,
-      snippet: snippet.text,
-      score: Math.round(-score * 1000) / 1000,
+      ...hitOfRow(row, snippet.text, Math.round(-score * 1000) / 1000),
       ...(matchedOf ? { matched: matchedOf(snippet.found) } : {}),
     },
     ranges: snippet.ranges,

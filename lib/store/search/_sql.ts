@@ -1,6 +1,6 @@
 // The SQL every search of the store shares: the score (bm25, answers up, injected rules down),
-// the orders, a candidate's columns, the matches of a query under the filters (their terms made
-// from the filters' table), and statements the budget may stop.
+// the orders, a candidate's columns (and a candidate as a hit), the matches of a query under the
+// filters (their terms made from the filters' table), and statements the budget may stop.
 
 import { filterTerms as tableTerms, type SearchFilters } from "../../filters_table.ts";
 import type { Agent, Kind, Role } from "../../sources/adapter.ts";
@@ -8,7 +8,8 @@ import type { SQLInputValue, StatementSync } from "node:sqlite";
 import { HistoryStore } from "../db.ts";
 import { FLAG_INJECTED } from "../schema.ts";
 import { budgetCheck, SearchBudget, SearchStoppedError } from "../_search_budget.ts";
-import type { SearchSort } from "./types.ts";
+import type { SearchHit, SearchSort } from "./types.ts";
+import { iso } from "../records.ts";
 
 /** A record a search matched, with its conversation's fields: a hit before it is built. */
 export interface Candidate {
@@ -30,6 +31,23 @@ export interface Candidate {
   agent: Agent;
   project_root: string | null;
   cwd: string | null;
+}
+
+/** A candidate as a hit, with its snippet and score (not through the gate yet). */
+export function hitOfRow(row: Candidate, snippet: string, score: number): SearchHit {
+  return {
+    conversation: row.key,
+    title: row.title,
+    record: row.id,
+    agent: row.agent,
+    project: row.project_root,
+    cwd: row.cwd,
+    timestamp: iso(row.ts),
+    kind: row.kind,
+    role: row.role,
+    snippet,
+    score,
+  };
 }
 
 /** How much more an answer (an assistant message, a summary) weighs than a question. */

@@ -5,12 +5,12 @@
 import type { StatementSync } from "node:sqlite";
 import { HistoryStore } from "../db.ts";
 import { FLAG_INDEXED, FLAG_ZSTD } from "../schema.ts";
-import { iso, type RecordRow, TextDeriver } from "../records.ts";
+import { type RecordRow, TextDeriver } from "../records.ts";
 import { makeSnippet, type Snippet } from "../text.ts";
 import { isAscii } from "../_letters.ts";
 import { budgetCheck, SearchBudget } from "../_search_budget.ts";
 
-import { budgeted, type Candidate, filterSql, stoppable } from "./_sql.ts";
+import { budgeted, type Candidate, filterSql, hitOfRow, stoppable } from "./_sql.ts";
 import type { SearchHit, SearchOptions, SearchResult } from "./types.ts";
 
 /** What the literal scan looks for: substrings, combined as the query combines its terms. */
@@ -238,19 +238,7 @@ export function literalSearch(
         break;
       }
       const snippet = makeSnippet(text, terms);
-      hits.push({
-        conversation: row.key,
-        title: row.title,
-        record: row.id,
-        agent: row.agent,
-        project: row.project_root,
-        cwd: row.cwd,
-        timestamp: iso(row.ts),
-        kind: row.kind,
-        role: row.role,
-        snippet: snippet.text,
-        score: 0,
-      });
+      hits.push(hitOfRow(row, snippet.text, 0));
       // A needle may hold punctuation the word matcher skips: marked directly.
       highlights.push(literalRanges(snippet.text, matcher.needles));
     }
