@@ -1,9 +1,10 @@
 // `logbook completions bash|zsh|fish`: a completion script generated from the command specs
-// (their options, which take a value, and the values agent, kind, role and each option's
-// `choices` accept), so it names exactly what the commands parse and never goes stale.
+// (their options, which take a value, and the values each option's `choices` and the search
+// filters with a fixed list, agent, kind and role (`lib/filters_table.ts`), accept), so it names
+// exactly what the commands parse and never goes stale.
 
 import { type CommandSpec, defineCommand, type Options, UsageError } from "./_command.ts";
-import { AGENTS, KINDS, ROLES } from "../lib/sources/adapter.ts";
+import { FILTER_NAMES, FILTERS, type FilterSpec } from "../lib/filters_table.ts";
 
 /** The shells a script is written for. */
 export const SHELLS = ["bash", "zsh", "fish"] as const;
@@ -25,11 +26,12 @@ export const spec = defineCommand({
  * The values an option takes, wherever a command has it: one word per idea across commands. An
  * option of one command alone states its values in that command's spec (`choices`).
  */
-const OPTION_VALUES: Record<string, readonly string[]> = {
-  agent: AGENTS,
-  kind: KINDS,
-  role: ROLES,
-};
+const OPTION_VALUES: Record<string, readonly string[]> = Object.fromEntries(
+  FILTER_NAMES.flatMap((name) => {
+    const filter: FilterSpec = FILTERS[name];
+    return filter.values ? [[name, filter.values]] : [];
+  }),
+);
 
 /** One option as a completion offers it. */
 interface OptionEntry {

@@ -1,11 +1,20 @@
 // The search filters as users give them (flags on the command line, query parameters in the
-// dashboard), checked and resolved into what the store searches by.
+// dashboard, arguments of the MCP tool), checked and resolved into what the store searches by.
+// Which filters there are, and what each takes, is the filters' table (`filters_table.ts`).
 
 import { type Context, redactorFor } from "./context.ts";
 import { holdsRedaction } from "./gate/secrets.ts";
 import { isWindowsPath, projectOfUserPath, resolveFromUser } from "./paths.ts";
 import { canStat } from "./present.ts";
-import { type Agent, AGENTS, type Kind, KINDS, type Role, ROLES } from "./sources/adapter.ts";
+import {
+  fieldOf,
+  FILTER_NAMES,
+  type FilterName,
+  FILTERS,
+  type FilterSpec,
+  type FilterValues,
+  INLINE_FILTERS,
+} from "./filters_table.ts";
 import { HistoryStore } from "./store/db.ts";
 import {
   findConversation,
@@ -28,16 +37,8 @@ export const MAX_SEARCH_LIMIT = 1000;
 /** The longest query accepted, in characters. */
 export const MAX_QUERY_CHARS = 4096;
 
-/** The filters that can be typed in a search box as `name:value` (the dashboard's, the screen's). */
-export const INLINE_FILTERS = [
-  "agent",
-  "project",
-  "session",
-  "kind",
-  "role",
-  "since",
-  "until",
-] as const;
+export { FILTER_OPTIONS, FILTERS, INLINE_FILTERS } from "./filters_table.ts";
+export type { FilterName } from "./filters_table.ts";
 
 /** One of `INLINE_FILTERS`. */
 export type InlineFilter = typeof INLINE_FILTERS[number];
@@ -60,17 +61,9 @@ export function splitInline(q: string): { text: string; inline: Record<string, s
   return { text, inline };
 }
 
-/** A search request as a user writes it, checked by `parseSearchInput`. */
-export interface SearchInput {
+/** A search request as a user writes it, checked by `parseSearchInput`: the query, its filters. */
+export interface SearchInput extends FilterValues {
   q: string;
-  project?: string | undefined;
-  agent?: Agent | undefined;
-  session?: string | undefined;
-  kind?: Kind | undefined;
-  role?: Role | undefined;
-  since?: string | undefined;
-  until?: string | undefined;
-  subagents?: boolean | undefined;
   limit?: number | undefined;
   sort?: SearchSort | undefined;
   /** How a query that finds nothing as typed is forgiven (`lib/store/forgive.ts`). */
@@ -106,9 +99,9 @@ export function resolveTeamSearch(input: SearchInput, ctx: Context): SearchOptio
 }
 
 /**
- * Checks a search request field by field (by hand: the command's start-up cannot afford a schema
- * library; the dashboard's zod form, `lib/filters_schema.ts`, states the same rules). The query
- * comes back trimmed.
+ * Checks a search request field by field, each filter by its type in the filters' table (without
+ * a schema library: the command's start-up cannot afford one; the dashboard's zod form,
+ * `lib/filters_schema.ts`, is made from the same table). The query comes back trimmed.
  */
 export function parseSearchInput(
   raw: { [K in keyof SearchInput]?: unknown },
@@ -126,20 +119,25 @@ export function parseSearchInput(
     return fail("q", `the query is over ${MAX_QUERY_CHARS} characters`);
   }
   const data: SearchInput = { q };
-  for (const field of ["project", "session", "since", "until"] as const) {
-    const value = raw[field];
+  const set = data as unknown as Record<string, unknown>;
+  for (const name of FILTER_NAMES) {
+    const spec: FilterSpec = FILTERS[name];
+    const value = raw[name];
     if (value === undefined) continue;
-    if (typeof value !== "string") return expect(field, "a string");
-    if (!value) return expect(field, "a value, not nothing");
-    if (field === "session" && value.length > MAX_ID_CHARS) {
-      return expect(field, `at most ${MAX_ID_CHARS} characters`);
+    if (spec.type === "flag") {
+      if (typeof value !== "boolean") return expect(name, "a boolean");
+    } else if (spec.type === "choice") {
+      if (!spec.values!.includes(value as string)) return expect(name, oneOf(spec.values!));
+    } else {
+      if (typeof value !== "string") return expect(name, "a string");
+      if (!value) return expect(name, "a value, not nothing");
+      if (spec.type === "id" && value.length > MAX_ID_CHARS) {
+        return expect(name, `at most ${MAX_ID_CHARS} characters`);
+      }
     }
-    data[field] = value;
+    set[name] = value;
   }
   const choices = [
-    ["agent", AGENTS],
-    ["kind", KINDS],
-    ["role", ROLES],
     ["sort", SEARCH_SORTS],
     ["forgive", FORGIVE_MODES],
   ] as const;
@@ -147,11 +145,7 @@ export function parseSearchInput(
     const value = raw[field];
     if (value === undefined) continue;
     if (!(allowed as readonly unknown[]).includes(value)) return expect(field, oneOf(allowed));
-    (data as unknown as Record<string, unknown>)[field] = value;
-  }
-  if (raw.subagents !== undefined) {
-    if (typeof raw.subagents !== "boolean") return expect("subagents", "a boolean");
-    data.subagents = raw.subagents;
+    set[field] = value;
   }
   if (raw.limit !== undefined) {
     const limit = Number(raw.limit);
@@ -203,6 +197,66 @@ export function projectOfNamed(
   return projectOfUserPath(value, ctx.env).root;
 }
 
+/** The value a filter resolves to; throws FilterError naming it for one that names nothing. */
+function resolveFilter(
+  name: FilterName,
+  value: string | boolean,
+  ctx: Context,
+  store: HistoryStore | null,
+): unknown {
+  const spec: FilterSpec = FILTERS[name];
+  switch (spec.type) {
+    case "project":
+      return projectOfNamed(value as string, ctx, store);
+    case "id":
+      if (!store) throw new FilterError(name, "a session is looked up in the history store only");
+      try {
+        return findConversation(store, value as string).id;
+      } catch (err) {
+        throw new FilterError(name, (err as Error).message);
+      }
+    case "when":
+      try {
+        return parseWhen(value as string, ctx.now());
+      } catch (err) {
+        throw new FilterError(name, (err as Error).message);
+      }
+    default:
+      return value;
+  }
+}
+
+/**
+ * The filters given on `search`'s command line (its options parsed), as a search input takes
+ * them: `--no-subagents` as `subagents: false`, `--subagents` as `true`.
+ */
+export function filterInputOf(values: Record<string, unknown>): FilterValues {
+  const input: Record<string, unknown> = {};
+  for (const name of FILTER_NAMES) {
+    const spec: FilterSpec = FILTERS[name];
+    const value = spec.type === "flag"
+      ? values[`no-${name}`] ? false : values[name] ? true : undefined
+      : values[name];
+    if (value !== undefined) input[name] = value;
+  }
+  return input as FilterValues;
+}
+
+/**
+ * The usage mistakes of `search`'s filter options: a flag given with its `no-` form, a filter
+ * with its `without`. A sentence, or null.
+ */
+export function filterOptionClash(values: Record<string, unknown>): string | null {
+  for (const name of FILTER_NAMES) {
+    const spec: FilterSpec = FILTERS[name];
+    const other = spec.type === "flag" ? `no-${name}` : spec.without;
+    if (other !== undefined && values[name] !== undefined && values[other]) {
+      return `Options "--${name}" and "--${other}" cannot be used together`;
+    }
+  }
+  return null;
+}
+
 /**
  * Resolves a validated search input: `project` is a project the user names
  * (`projectOfNamed`), `session` a conversation id or unique prefix, `since`/`until` ISO or
@@ -214,34 +268,14 @@ export function resolveSearch(
   store: HistoryStore | null,
 ): SearchOptions {
   const options: SearchOptions = { query: input.q };
-  if (input.project !== undefined) {
-    options.project = projectOfNamed(input.project, ctx, store);
-  }
-  if (input.agent) options.agent = input.agent;
-  if (input.kind) options.kind = input.kind;
-  if (input.role) options.role = input.role;
-  if (input.subagents !== undefined) options.subagents = input.subagents;
   if (input.limit !== undefined) options.limit = input.limit;
   if (input.sort !== undefined) options.sort = input.sort;
   if (input.forgive !== undefined) options.forgive = input.forgive;
-  if (input.session !== undefined) {
-    if (!store) {
-      throw new FilterError("session", "a session is looked up in the history store only");
-    }
-    try {
-      options.conversationId = findConversation(store, input.session).id;
-    } catch (err) {
-      throw new FilterError("session", (err as Error).message);
-    }
-  }
-  for (const field of ["since", "until"] as const) {
-    const value = input[field];
+  const set = options as unknown as Record<string, unknown>;
+  for (const name of FILTER_NAMES) {
+    const value = input[name];
     if (value === undefined) continue;
-    try {
-      options[field] = parseWhen(value, ctx.now());
-    } catch (err) {
-      throw new FilterError(field, (err as Error).message);
-    }
+    set[fieldOf(name)] = resolveFilter(name, value, ctx, store);
   }
   return options;
 }

@@ -1,6 +1,7 @@
 // The search filters as a zod schema, for the dashboard, which extends it with its query-string
-// forms. The same rules as `parseSearchInput` in filters.ts (a test holds the two together),
-// kept apart so that the search command never loads zod.
+// forms, made from the filters' table (`filters_table.ts`): the same rules as `parseSearchInput`
+// in filters.ts (a test holds the two together), kept apart so that the search command never
+// loads zod.
 
 import { z } from "zod";
 import {
@@ -10,9 +11,36 @@ import {
   oneOf,
   type SearchInput,
 } from "./filters.ts";
-import { AGENTS, KINDS, ROLES } from "./sources/adapter.ts";
+import {
+  FILTER_NAMES,
+  type FilterName,
+  FILTERS,
+  type FilterSpec,
+  type FilterValues,
+} from "./filters_table.ts";
 import { MAX_ID_CHARS } from "./store/conversations.ts";
 import { FORGIVE_MODES, SEARCH_SORTS } from "./store/search.ts";
+
+/** The zod schema of a filter, from its row in `FILTERS`. */
+function filterSchema(spec: FilterSpec) {
+  switch (spec.type) {
+    case "choice":
+      return z.enum(spec.values! as [string, ...string[]]);
+    case "flag":
+      return z.boolean();
+    case "id":
+      return z.string().min(1).max(MAX_ID_CHARS);
+    default:
+      return z.string().min(1);
+  }
+}
+
+/** Each filter's zod schema, optional, by name. */
+export const filterShape = Object.fromEntries(
+  FILTER_NAMES.map((name) => [name, filterSchema(FILTERS[name]).optional()]),
+) as unknown as {
+  [K in FilterName]-?: z.ZodOptional<z.ZodType<Exclude<FilterValues[K], undefined>>>;
+};
 
 /** A search request as a user writes it. */
 export const searchInput = z.object({
@@ -20,14 +48,7 @@ export const searchInput = z.object({
     MAX_QUERY_CHARS,
     `the query is over ${MAX_QUERY_CHARS} characters`,
   ),
-  project: z.string().min(1).optional(),
-  agent: z.enum(AGENTS).optional(),
-  session: z.string().min(1).max(MAX_ID_CHARS).optional(),
-  kind: z.enum(KINDS).optional(),
-  role: z.enum(ROLES).optional(),
-  since: z.string().min(1).optional(),
-  until: z.string().min(1).optional(),
-  subagents: z.boolean().optional(),
+  ...filterShape,
   limit: z.coerce.number().int().min(1).max(MAX_SEARCH_LIMIT).optional(),
   sort: z.enum(SEARCH_SORTS).optional(),
   forgive: z.enum(FORGIVE_MODES).optional(),

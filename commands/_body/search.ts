@@ -12,6 +12,7 @@ import {
   defineCommand,
   EXIT,
   invalidOption,
+  type Parsed,
   run,
   shared,
   UsageError,
@@ -20,12 +21,16 @@ import {
 import { type Io, stdio, styler } from "../_terminal/io.ts";
 import { loadContext, openStore, redactorFor } from "../../lib/context.ts";
 import {
+  FILTER_OPTIONS,
   FilterError,
+  filterInputOf,
+  filterOptionClash,
   INLINE_FILTERS,
   MAX_SEARCH_LIMIT,
   parseSearchInput,
   resolveSearch,
   resolveTeamSearch,
+  type SearchInput,
 } from "../../lib/filters.ts";
 import { formatCount, formatLocalTime } from "../../lib/format.ts";
 import { homeDir, projectOf } from "../../lib/paths.ts";
@@ -36,11 +41,13 @@ import { explainNoMatch, FLAG_REMEDY } from "../../lib/store/no_match.ts";
 import { withWordForms } from "../../lib/store/forgive.ts";
 import {
   budgetMsFrom,
+  type GroupResult,
   search,
   SEARCH_SORTS,
   searchGroups,
   type SearchHit,
   SearchLimitError,
+  type SearchResult,
   SearchStoppedError,
 } from "../../lib/store/search.ts";
 import { countLine } from "../_terminal/count_line.ts";
@@ -71,36 +78,7 @@ export const spec = defineCommand({
       shortInUsage: true,
       help: "search as you type, full screen (`logbook` alone on a terminal too)",
     },
-    ...shared({
-      project:
-        "only this directory's project (`.` for yours; `app` for the one whose path ends so)",
-    }),
-    "all-projects": { type: "boolean", or: "project", help: "every project (the default)" },
-    agent: { type: "string", value: "A", help: "only claude, codex, opencode or logbook" },
-    session: {
-      type: "string",
-      value: "ID",
-      help: "only this conversation (full id, native id or unique prefix)",
-    },
-    kind: {
-      type: "string",
-      value: "K",
-      help: "message (typed prompts too), prompt, tool_call, tool_result, reasoning, summary, " +
-        "event or meta",
-    },
-    role: { type: "string", value: "R", help: "user, assistant, system or developer" },
-    since: {
-      type: "string",
-      value: "WHEN",
-      help: "at or after WHEN: ISO date/time, 30m, 12h, 7d, 2w, today, yesterday",
-    },
-    until: { type: "string", value: "WHEN", help: "before WHEN (same forms)" },
-    subagents: { type: "boolean" },
-    "no-subagents": {
-      type: "boolean",
-      or: "subagents",
-      help: "leave out subagent conversations (--subagents keeps them, the default)",
-    },
+    ...FILTER_OPTIONS,
     limit: { type: "string", value: "N", help: "at most N hits (default 20)" },
     offset: {
       type: "string",
@@ -158,55 +136,14 @@ export async function main(
 ): Promise<number> {
   const startedAt = now();
   return await run(spec, args, safeIo(io), async ({ values, positionals }) => {
-    if (values.project !== undefined && values["all-projects"]) {
-      throw new UsageError('Options "--project" and "--all-projects" cannot be used together');
-    }
-    if (values.subagents && values["no-subagents"]) {
-      throw new UsageError('Options "--subagents" and "--no-subagents" cannot be used together');
-    }
+    const clashing = filterOptionClash(values);
+    if (clashing) throw new UsageError(clashing);
     if (values.interactive) return await interactive(values, positionals, io, env);
-    const parsed = parseSearchInput({
-      q: positionals.join(" "),
-      project: values.project,
-      agent: values.agent,
-      session: values.session,
-      kind: values.kind,
-      role: values.role,
-      since: values.since,
-      until: values.until,
-      subagents: values["no-subagents"] ? false : values.subagents ? true : undefined,
-      limit: wholeNumber(values.limit, "limit", { max: MAX_SEARCH_LIMIT }),
-      sort: values.sort,
-    });
-    const offset = wholeNumber(values.offset, "offset", { min: 0 }) ?? 0;
-    if (!parsed.success) {
-      const issue = parsed.error;
-      const { field, message } = issue;
-      if (field !== "q") {
-        throw invalidOption(field, (values as Record<string, unknown>)[field], issue);
-      }
-      const missing = !positionals.join(" ").trim();
-      throw new UsageError(`${missing ? "Missing query" : "Invalid query"}: ${message}`);
-    }
-    if (values.machine !== undefined && !values.team) {
-      throw new UsageError('Option "--machine" needs "--team"');
-    }
-    const clash = values.mirror
-      ? "mirror"
-      : values.session !== undefined
-      ? "session"
-      : values.group
-      ? "group"
-      : values.sort !== undefined
-      ? "sort"
-      : null;
-    if (values.team && clash) {
-      throw new UsageError(`Option "--team" cannot be used with "--${clash}"`);
-    }
+    const { input, offset } = checkedInput(values, positionals);
     const ctx = loadContext({ env, onStall: io.err, onWarning: io.err });
     if (values.team) {
       const { searchTeam } = await import("../_team.ts");
-      const options = resolveTeamSearch(parsed.data, ctx);
+      const options = resolveTeamSearch(input, ctx);
       return await searchTeam(
         ctx,
         {
@@ -228,7 +165,7 @@ export async function main(
     try {
       let options;
       try {
-        options = resolveSearch(parsed.data, ctx, store);
+        options = resolveSearch(input, ctx, store);
       } catch (err) {
         if (err instanceof FilterError && err.field !== "session") {
           throw new UsageError(`Invalid value for "--${err.field}": ${err.message}`);
@@ -246,27 +183,11 @@ export async function main(
             : search(store, READERS, redactorFor(ctx), options, now)
         )
       );
-      const hits: (SearchHit & { hits?: number })[] = "groups" in page ? page.groups : page.hits;
-      const note = ("note" in page ? page.note : null) ??
-        (page.mode === "literal"
-          ? "the query is not valid FTS5 syntax; used a literal substring scan"
-          : null);
-      if (note) io.err(`note: ${note}\n`);
-      if (page.forgiven) io.err(`note: ${page.forgiven.note} (--exact for none)\n`);
-      if (page.stopNote) io.err(`note: ${page.stopNote}\n`);
-      if (values.json) {
-        for (const hit of hits) io.out(safeJson(hit) + "\n");
-      } else {
-        const layout = { io, home: homeDir(env), width: widthOf(io, env) };
-        hits.forEach((hit, i) => io.out(renderHit(hit, page.highlights[i] ?? [], layout)));
-        if (hits.length) {
-          io.out(countLine(hits.length, offset, page, values.group ? "conversation" : "hit"));
-        }
-      }
+      const hits = printPage(page, offset, io, env, values);
       if (!hits.length) {
         const why = explainNoMatch(
           store,
-          parsed.data,
+          input,
           options,
           page.ftsQuery,
           redactorFor(ctx),
@@ -279,6 +200,80 @@ export async function main(
       store.close();
     }
   });
+}
+
+/**
+ * The search a command line asks for, checked: its query and filters, and the offset. Throws
+ * UsageError for a value a filter or option does not take, a missing query, and options that
+ * cannot go together.
+ */
+function checkedInput(
+  values: Parsed<typeof spec.options>["values"],
+  positionals: string[],
+): { input: SearchInput; offset: number } {
+  const parsed = parseSearchInput({
+    q: positionals.join(" "),
+    ...filterInputOf(values),
+    limit: wholeNumber(values.limit, "limit", { max: MAX_SEARCH_LIMIT }),
+    sort: values.sort,
+  });
+  const offset = wholeNumber(values.offset, "offset", { min: 0 }) ?? 0;
+  if (!parsed.success) {
+    const issue = parsed.error;
+    const { field, message } = issue;
+    if (field !== "q") {
+      throw invalidOption(field, (values as Record<string, unknown>)[field], issue);
+    }
+    const missing = !positionals.join(" ").trim();
+    throw new UsageError(`${missing ? "Missing query" : "Invalid query"}: ${message}`);
+  }
+  if (values.machine !== undefined && !values.team) {
+    throw new UsageError('Option "--machine" needs "--team"');
+  }
+  const clash = values.mirror
+    ? "mirror"
+    : values.session !== undefined
+    ? "session"
+    : values.group
+    ? "group"
+    : values.sort !== undefined
+    ? "sort"
+    : null;
+  if (values.team && clash) {
+    throw new UsageError(`Option "--team" cannot be used with "--${clash}"`);
+  }
+  return { input: parsed.data, offset };
+}
+
+/**
+ * Prints a page of hits (or of conversations, with `--group`): its notes on stderr, then the
+ * hits as text or, with `--json`, one JSON object a line. Returns the hits printed.
+ */
+function printPage(
+  page: SearchResult | GroupResult,
+  offset: number,
+  io: Io,
+  env: Env,
+  values: { json?: boolean | undefined; group?: boolean | undefined },
+): (SearchHit & { hits?: number })[] {
+  const hits: (SearchHit & { hits?: number })[] = "groups" in page ? page.groups : page.hits;
+  const note = page.note ??
+    (page.mode === "literal"
+      ? "the query is not valid FTS5 syntax; used a literal substring scan"
+      : null);
+  if (note) io.err(`note: ${note}\n`);
+  if (page.forgiven) io.err(`note: ${page.forgiven.note} (--exact for none)\n`);
+  if (page.stopNote) io.err(`note: ${page.stopNote}\n`);
+  if (values.json) {
+    for (const hit of hits) io.out(safeJson(hit) + "\n");
+  } else {
+    const layout = { io, home: homeDir(env), width: widthOf(io, env) };
+    hits.forEach((hit, i) => io.out(renderHit(hit, page.highlights[i] ?? [], layout)));
+    if (hits.length) {
+      io.out(countLine(hits.length, offset, page, values.group ? "conversation" : "hit"));
+    }
+  }
+  return hits;
 }
 
 /**
@@ -310,13 +305,14 @@ async function interactive(
   if (!io.outIsTerminal || !Deno.stdin.isTerminal()) {
     throw new UsageError('Option "-i, --interactive" needs a terminal (stdin and stdout)');
   }
+  const given = filterInputOf(values);
   const filters = INLINE_FILTERS.flatMap((name) => {
-    const value = values[name];
-    if (typeof value !== "string") return [];
+    const value = given[name];
+    if (value === undefined) return [];
     return [`${name}:${/\s/.test(value) ? `"${value.replaceAll('"', "")}"` : value}`];
   });
   const box = [...filters, ...positionals].join(" ");
-  const subagents = values["no-subagents"] ? false : values.subagents ? true : undefined;
+  const { subagents } = given;
   const { interactiveSearch } = await import("../_terminal/search_screen.ts");
   return await interactiveSearch({
     env,

@@ -7,6 +7,13 @@
 
 import type { Redactor } from "../gate/secrets.ts";
 import type { SearchInput } from "../filters.ts";
+import {
+  fieldOf,
+  FILTER_NAMES,
+  type FilterName,
+  FILTERS,
+  type FilterSpec,
+} from "../filters_table.ts";
 import { closeTo } from "../edit_distance.ts";
 import { formatCount } from "../format.ts";
 import { basename } from "../path.ts";
@@ -20,16 +27,8 @@ import {
   type SearchOptions,
 } from "./search.ts";
 
-/** A filter of a search, as the user names it. */
-export type FilterName =
-  | "project"
-  | "agent"
-  | "session"
-  | "kind"
-  | "role"
-  | "since"
-  | "until"
-  | "subagents";
+/** A filter of a search, as the user names it (a row of `FILTERS`). */
+export type { FilterName } from "../filters_table.ts";
 
 /**
  * How a surface tells the user to leave a filter out, given its name and the value typed:
@@ -186,99 +185,40 @@ interface Active {
   keys: (keyof SearchFilters)[];
 }
 
-/** The filters `options` has, with the values typed (`input`), in the order a user reads them. */
+/**
+ * The filters `options` has (those that narrow it: `subagents: true` does not), with the values
+ * typed (`input`), in the order a user reads them, each worded as its row in `FILTERS` says.
+ */
 function activeFilters(input: SearchInput, options: SearchOptions): Active[] {
-  const active: Active[] = [];
-  const add = (filter: Active) => active.push(filter);
-  const other = (what: string) => (n: string, count: number) => `${matches(n, count)} ${what}`;
-  if (options.project !== undefined) {
-    const root = options.project;
-    add({
-      name: "project",
-      value: input.project ?? root,
-      scope: (redact) => `in project "${redact(root)}"`,
-      found: other("in other projects"),
-      keys: ["project"],
-    });
-  }
-  if (options.agent !== undefined) {
-    add({
-      name: "agent",
-      value: options.agent,
-      scope: () => `from ${options.agent}`,
-      found: other("from other agents"),
-      keys: ["agent"],
-    });
-  }
-  if (options.conversationId !== undefined) {
-    const session = input.session ?? String(options.conversationId);
-    add({
-      name: "session",
-      value: session,
-      scope: () => `in conversation "${session}"`,
-      found: other("in other conversations"),
-      keys: ["conversationId"],
-    });
-  }
-  if (options.kind !== undefined) {
-    add({
-      name: "kind",
-      value: options.kind,
-      scope: () => `in ${options.kind} records`,
-      found: other("of other kinds"),
-      keys: ["kind"],
-    });
-  }
-  if (options.role !== undefined) {
-    add({
-      name: "role",
-      value: options.role,
-      scope: () => `with role ${options.role}`,
-      found: other("with other roles"),
-      keys: ["role"],
-    });
-  }
-  if (options.since !== undefined) {
-    const since = input.since ?? new Date(options.since).toISOString();
-    add({
-      name: "since",
-      value: since,
-      scope: () => sinceWords(since),
-      found: (n, count) => matches(n, count, "older "),
-      keys: ["since"],
-    });
-  }
-  if (options.until !== undefined) {
-    const until = input.until ?? new Date(options.until).toISOString();
-    add({
-      name: "until",
-      value: until,
-      scope: () => `before ${until}`,
-      found: (n, count) => matches(n, count, "later "),
-      keys: ["until"],
-    });
-  }
-  if (options.subagents === false) {
-    add({
-      name: "subagents",
-      value: "",
-      scope: () => "outside subagent conversations",
-      found: other("in subagent conversations"),
-      keys: ["subagents"],
-    });
-  }
-  return active;
-}
-
-const UNITS: Record<string, string> = { m: "minute", h: "hour", d: "day", w: "week" };
-
-/** `7d` as `in the last 7 days`; any other time as `since <it>`. */
-function sinceWords(value: string): string {
-  const relative = /^(\d+)([mhdw])$/.exec(value.trim());
-  if (!relative) return `since ${value}`;
-  const n = Number(relative[1]);
-  const unit = UNITS[relative[2]!]!;
-  return n === 1 ? `in the last ${unit}` : `in the last ${n} ${unit}s`;
+  return FILTER_NAMES.flatMap((name) => {
+    const spec: FilterSpec = FILTERS[name];
+    const field = fieldOf(name);
+    const resolved = options[field];
+    if (
+      resolved === undefined || (spec.store as (v: unknown) => string | null)(resolved) === null
+    ) {
+      return [];
+    }
+    const typed = input[name];
+    const value = spec.type === "flag"
+      ? ""
+      : typeof typed === "string"
+      ? typed
+      : spec.type === "when"
+      ? new Date(resolved as number).toISOString()
+      : String(resolved);
+    const { scope, before, after } = spec.words;
+    return [{
+      name,
+      value,
+      // A project is shown as the gate shows its root.
+      scope: (redact: Redactor) =>
+        scope(spec.type === "project" ? redact(String(resolved)) : value),
+      found: (n: string, count: number) =>
+        `${matches(n, count, before ? `${before} ` : "")}${after ? ` ${after}` : ""}`,
+      keys: [field],
+    }];
+  });
 }
 
 /** The few stored project roots whose last component is nearest `name`'s, nearest first. */

@@ -20,6 +20,8 @@ import {
   widenTsquery,
 } from "./forgive.ts";
 import type { Redactor } from "../gate/secrets.ts";
+import type { Agent, Kind, Role } from "../sources/adapter.ts";
+import { FILTERS, type FilterSpec, filterTerms, type SearchFilters } from "../filters_table.ts";
 import { hasCjk } from "../store/cjk.ts";
 import {
   ConversationNotFoundError,
@@ -34,27 +36,19 @@ import {
   INJECTED_WEIGHT,
   prefixCandidates,
   SearchBudget,
+  type SearchHit,
   SearchLimitError,
   withPrefixes,
 } from "../store/search.ts";
 
-export interface TeamSearchOptions {
+/**
+ * A team search: a local search's filters (but a conversation), and a machine. Projects are
+ * pushed as shown (through the gate, see `push.ts`), so `project`, a canonical root, is matched
+ * through `redact` too, and a root holding a secret is never sent in a query.
+ */
+export interface TeamSearchOptions extends Omit<SearchFilters, "conversationId"> {
   query: string;
   machine?: string;
-  /**
-   * Canonical project root. Projects are pushed as shown (through the gate, see `push.ts`), so
-   * it is matched through `redact` too, and a root holding a secret is never sent in a query.
-   */
-  project?: string;
-  agent?: string;
-  kind?: string;
-  role?: string;
-  /** Epoch ms, inclusive. */
-  since?: number;
-  /** Epoch ms, exclusive. */
-  until?: number;
-  /** Include subagent conversations (default true). */
-  subagents?: boolean;
   limit?: number;
   offset?: number;
   /** How long the search may take before it stops with SearchStoppedError (default 1200 ms). */
@@ -69,23 +63,12 @@ export interface TeamSearchOptions {
   forgive?: Forgive;
 }
 
-/** One hit of `search --team`: the fields of `search --json`, and the machine. */
-export interface TeamHit {
+/**
+ * One hit of `search --team`: a local hit's fields (`search --json`'s), `record` being the
+ * record's id in the team database (what `show --team --after` takes), and the machine.
+ */
+export interface TeamHit extends SearchHit {
   machine: string;
-  conversation: string;
-  /** The record's id in the team database (what `show --team --after` takes). */
-  record: number;
-  title: string | null;
-  agent: string;
-  project: string | null;
-  cwd: string | null;
-  timestamp: string | null;
-  kind: string;
-  role: string | null;
-  snippet: string;
-  score: number;
-  /** With `forgive` given: the query's words the hit holds, and how each matched. */
-  matched?: Matched[];
 }
 
 export interface TeamSearchResult {
@@ -154,7 +137,6 @@ export async function teamSearch(
   let note: string | null = null;
   let terms = wordsOf(query).map((t) => t.toLowerCase());
   const widenable = teamWords(query);
-  let tried: string | null = null;
   let forgivenAt: TeamLevel | null = null;
   budget.check();
   let rows: Row[];
@@ -169,34 +151,10 @@ export async function teamSearch(
       const cjk = hasCjk(query);
       const words = cjk ? null : await tsqueryOf(tx, query);
       if (words !== null) {
-        const ranked = async (tsquery: string) => {
-          await limitTime();
-          return await tx<Row[]>`
-          SELECT ${columns}, ts_rank(r.tsv, q) * ${sql.unsafe(RANK_WEIGHT)} AS score
-          FROM logbook_records r
-            JOIN logbook_conversations c ON c.machine = r.machine AND c.key = r.conversation_key,
-            CAST(${tsquery} AS tsquery) q
-          WHERE r.tsv @@ q ${filters}
-          ORDER BY score DESC, r.ts DESC NULLS LAST, r.id DESC
-          LIMIT ${limit + 1} OFFSET ${offset}`;
-        };
-        const found = await ranked(words);
-        if (found.length || (options.forgive ?? "exact") === "exact") return found;
-        // Past the last page, whether there was a first one.
-        if (offset > 0 && await matchesAny(tx, words, filters)) return found;
-        for (const level of TEAM_LEVELS) {
-          if (level === "form") await loadStemmer();
-          if (level === "spelling") await findSpellings(tx, widenable, limitTime);
-          const widened = widenTsquery(words, widenable, level);
-          if (widened === null || widened === tried) continue;
-          tried = widened;
-          const rows = await ranked(widened);
-          if (rows.length) {
-            forgivenAt = level;
-            return rows;
-          }
-        }
-        return found;
+        const page = { columns, filters, limit: limit + 1, offset, limitTime };
+        const found = await rankedRows(sql, tx, words, page, options.forgive ?? "exact", widenable);
+        forgivenAt = found.forgivenAt;
+        return found.rows;
       }
       mode = "substring";
       budget.literal = true;
@@ -207,17 +165,8 @@ export async function teamSearch(
         ? "the query has CJK, which word search holds only as whole runs: matched each word as a " +
           "substring"
         : "no word of the query is indexed as a word; matched it as a substring";
-      const patterns = parts.map((t) =>
-        sql`AND r.text ILIKE ${`%${t.replace(/[\\%_]/g, "\\$&")}%`}`
-      );
       await limitTime();
-      return await tx<Row[]>`
-        SELECT ${columns}, 0::real AS score
-        FROM logbook_records r
-          JOIN logbook_conversations c ON c.machine = r.machine AND c.key = r.conversation_key
-        WHERE true ${patterns} ${filters}
-        ORDER BY r.ts DESC NULLS LAST, r.id DESC
-        LIMIT ${limit + 1} OFFSET ${offset}`;
+      return await substringRows(tx, parts, columns, filters, limit + 1, offset);
     });
   } catch (err) {
     if ((err as { code?: unknown }).code === QUERY_CANCELED || budget.spent()) {
@@ -239,23 +188,34 @@ export async function teamSearch(
     suggestion,
     ...(forgivenAt !== null ? { forgiven: teamForgiven(query.trim(), widenable, forgivenAt) } : {}),
     next: rows.length > limit ? offset + limit : null,
-    hits: page.map((row) => ({
-      machine: row.machine,
-      conversation: redact(row.conversation_key),
-      record: Number(row.id),
-      title: row.title === null ? null : redact(row.title),
-      agent: row.agent,
-      project: row.project === null ? null : redact(row.project),
-      cwd: row.cwd === null ? null : redact(row.cwd),
-      timestamp: row.ts === null ? null : new Date(row.ts).toISOString(),
-      kind: row.kind,
-      role: row.role,
-      snippet: redact(snippet(row.text, terms)),
-      score: Number(row.score),
-      ...(options.forgive !== undefined && mode === "fts"
-        ? { matched: teamMatched(row.text, query, widenable, forgivenAt) }
-        : {}),
-    })),
+    hits: page.map((row) => {
+      const matched = options.forgive !== undefined && mode === "fts"
+        ? teamMatched(row.text, query, widenable, forgivenAt)
+        : undefined;
+      return hitOf(row, redact, terms, matched);
+    }),
+  };
+}
+
+/**
+ * A row as a hit, every string through `redact`, its snippet around the first of `terms`, and
+ * how its words matched when the search was asked to say.
+ */
+function hitOf(row: Row, redact: Redactor, terms: string[], matched?: Matched[]): TeamHit {
+  return {
+    machine: row.machine,
+    conversation: redact(row.conversation_key),
+    record: Number(row.id),
+    title: row.title === null ? null : redact(row.title),
+    agent: row.agent as Agent,
+    project: row.project === null ? null : redact(row.project),
+    cwd: row.cwd === null ? null : redact(row.cwd),
+    timestamp: row.ts === null ? null : new Date(row.ts).toISOString(),
+    kind: row.kind as Kind,
+    role: row.role as Role | null,
+    snippet: redact(snippet(row.text, terms)),
+    score: Number(row.score),
+    ...(matched ? { matched } : {}),
   };
 }
 
@@ -265,22 +225,103 @@ export async function teamSearch(
  * the transcript was pushed, its own copy of the prompt is the hit, as in a local search.
  */
 function filterSql(sql: Sql, redact: Redactor, options: TeamSearchOptions) {
-  return sql`
+  const terms = filterTerms(options, "team").map((term) => {
+    const value = term.params.map((param) => {
+      const how = (FILTERS[term.name] as FilterSpec).teamValue;
+      return how === "date"
+        ? new Date(param as number)
+        : how === "shown"
+        ? redact(param as string)
+        : param;
+    });
+    // `r.role = ?` as a fragment with its value bound, as sql`AND r.role = ${value}` makes it.
+    const parts = ` AND ${term.sql}`.split("?");
+    return sql(
+      Object.assign(parts, { raw: parts }) as unknown as TemplateStringsArray,
+      ...value as never[],
+    );
+  });
+  // One fragment: postgres.js takes an empty list for a value, not for no SQL.
+  return terms.reduce(
+    (all, term) => sql`${all} ${term}`,
+    sql`
     ${options.machine ? sql`AND r.machine = ${options.machine}` : sql``}
-    ${options.project ? sql`AND c.project = ${redact(options.project)}` : sql``}
-    ${options.agent ? sql`AND c.agent = ${options.agent}` : sql``}
-    AND (r.kind <> 'prompt' OR c.messages = 0)
-    ${
-    options.kind === "message"
-      ? sql`AND r.kind IN ('message', 'prompt')`
-      : options.kind
-      ? sql`AND r.kind = ${options.kind}`
-      : sql``
+    AND (r.kind <> 'prompt' OR c.messages = 0)`,
+  );
+}
+
+/** Where a page of a team search is, what narrows it, and its budget for each statement. */
+interface TeamPage {
+  columns: ReturnType<typeof filterSql>;
+  filters: ReturnType<typeof filterSql>;
+  limit: number;
+  offset: number;
+  limitTime: () => Promise<void>;
+}
+
+/**
+ * The page of rows matching the tsquery `words`, best ranked first; when it has none and
+ * `forgive` allows, the first of the wider tsqueries of `widenable` (prefixes, other forms,
+ * spellings) that finds some, with the level that found them (null: as typed).
+ */
+async function rankedRows(
+  sql: Sql,
+  tx: TransactionSql,
+  words: string,
+  page: TeamPage,
+  forgive: Forgive,
+  widenable: TeamWord[],
+): Promise<{ rows: Row[]; forgivenAt: TeamLevel | null }> {
+  const { columns, filters, limit, offset, limitTime } = page;
+  const ranked = async (tsquery: string) => {
+    await limitTime();
+    return await tx<Row[]>`
+      SELECT ${columns}, ts_rank(r.tsv, q) * ${sql.unsafe(RANK_WEIGHT)} AS score
+      FROM logbook_records r
+        JOIN logbook_conversations c ON c.machine = r.machine AND c.key = r.conversation_key,
+        CAST(${tsquery} AS tsquery) q
+      WHERE r.tsv @@ q ${filters}
+      ORDER BY score DESC, r.ts DESC NULLS LAST, r.id DESC
+      LIMIT ${limit} OFFSET ${offset}`;
+  };
+  const found = await ranked(words);
+  const asTyped = { rows: found, forgivenAt: null };
+  if (found.length || forgive === "exact") return asTyped;
+  // Past the last page, whether there was a first one.
+  if (offset > 0 && await matchesAny(tx, words, filters)) return asTyped;
+  let tried: string | null = null;
+  for (const level of TEAM_LEVELS) {
+    if (level === "form") await loadStemmer();
+    if (level === "spelling") await findSpellings(tx, widenable, limitTime);
+    const widened = widenTsquery(words, widenable, level);
+    if (widened === null || widened === tried) continue;
+    tried = widened;
+    const rows = await ranked(widened);
+    if (rows.length) return { rows, forgivenAt: level };
   }
-    ${options.role ? sql`AND r.role = ${options.role}` : sql``}
-    ${options.since !== undefined ? sql`AND r.ts >= ${new Date(options.since)}` : sql``}
-    ${options.until !== undefined ? sql`AND r.ts < ${new Date(options.until)}` : sql``}
-    ${options.subagents === false ? sql`AND NOT c.subagent` : sql``}`;
+  return asTyped;
+}
+
+/**
+ * Up to `limit` rows after `offset` whose text holds each of `parts` (case aside), newest first,
+ * under `filters`: what `pg_trgm`'s index answers where words cannot.
+ */
+async function substringRows(
+  tx: TransactionSql,
+  parts: string[],
+  columns: ReturnType<typeof filterSql>,
+  filters: ReturnType<typeof filterSql>,
+  limit: number,
+  offset: number,
+): Promise<Row[]> {
+  const patterns = parts.map((t) => tx`AND r.text ILIKE ${`%${t.replace(/[\\%_]/g, "\\$&")}%`}`);
+  return await tx<Row[]>`
+    SELECT ${columns}, 0::real AS score
+    FROM logbook_records r
+      JOIN logbook_conversations c ON c.machine = r.machine AND c.key = r.conversation_key
+    WHERE true ${patterns} ${filters}
+    ORDER BY r.ts DESC NULLS LAST, r.id DESC
+    LIMIT ${limit} OFFSET ${offset}`;
 }
 
 /**

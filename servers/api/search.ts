@@ -10,12 +10,14 @@ import { z } from "zod";
 import { busyTimeoutMs, gateOptionsFor } from "../../lib/context.ts";
 import { FilterError, resolveSearch } from "../../lib/filters.ts";
 import { searchInput } from "../../lib/filters_schema.ts";
+import { FILTER_NAMES, FILTERS, type FlagFilter } from "../../lib/filters_table.ts";
 import { explainNoMatch, INLINE_REMEDY, type NoMatch } from "../../lib/store/no_match.ts";
 import {
   type Forgiven,
-  type SearchGroup,
-  type SearchHit,
+  type GroupResult,
+  type PageFacts,
   type SearchOptions,
+  type SearchResult,
 } from "../../lib/store/search.ts";
 import type { SearchJob } from "../../lib/store/search_workers.ts";
 import { type AppEnv, type Route, type Services, usingStore } from "../_deps.ts";
@@ -27,34 +29,31 @@ export const DEFAULT_LIMIT = 20;
 /** The deepest a search can be paged. */
 export const MAX_OFFSET = 5000;
 
+/** The filters that are flags, as a query string gives them (`1`, `true`, `0`, `false`). */
+const queryFlags = Object.fromEntries(
+  FILTER_NAMES.filter((name) => FILTERS[name].type === "flag").map((name) => [
+    name,
+    queryFlag.optional(),
+  ]),
+) as Record<FlagFilter, z.ZodOptional<typeof queryFlag>>;
+
 /** The query string of a search: `searchInput` with query-string flags, and `offset`. */
 export const searchQuery = searchInput.extend({
-  subagents: queryFlag.optional(),
+  ...queryFlags,
   limit: queryInt(1, 1000).optional(),
   offset: queryInt(0, MAX_OFFSET).optional(),
 });
 /** A validated search query string. */
 export type SearchQuery = z.infer<typeof searchQuery>;
 
-/** One page of hits, with where each hit's matches are in its snippet. */
-export interface SearchPage {
-  hits: SearchHit[];
-  /** `[start, end)` ranges in each hit's snippet, in the order of `hits`. */
-  highlights: [number, number][][];
-  /** `fts`, or `literal` when the index could not answer the query (`note` says why). */
-  mode: "fts" | "literal";
-  /** The FTS5 query that ran (null for a literal scan), for counting its matches. */
-  ftsQuery: string | null;
-  /** Why the search was a literal substring scan, or null. */
-  note: string | null;
+/** What the dashboard passes on of a page of a search (`PageFacts`), of hits and of groups alike. */
+type Passed = Pick<PageFacts, "mode" | "ftsQuery" | "note" | "next" | "stopped" | "stopNote">;
+
+/** What every page the dashboard answers says besides what it found. */
+interface ApiPage extends Passed {
+  /** Hits (or conversations) skipped before this page, and on a page. */
   offset: number;
   limit: number;
-  /** The `offset` of the next page, or null on the last one. */
-  next: number | null;
-  /** True when the budget was spent first: the hits are what the search had then. */
-  stopped: boolean;
-  /** What a stopped search's hits are, and how to get the whole answer; else null. */
-  stopNote: string | null;
   /** On a first page without hits: why nothing matched (`explainNoMatch`); else null. */
   noMatch: NoMatch | null;
   /**
@@ -63,6 +62,12 @@ export interface SearchPage {
    */
   forgiven: Forgiven | null;
 }
+
+/** One page of hits, with where each hit's matches are in its snippet. */
+export interface SearchPage extends ApiPage, Pick<SearchResult, "hits" | "highlights"> {}
+
+/** A page of conversations with hits, each with its best few, and how many have a hit. */
+export interface GroupPage extends ApiPage, Pick<GroupResult, "groups" | "total"> {}
 
 /**
  * Runs a validated search through `search()` on a search worker, which pages it and passes its
@@ -81,45 +86,14 @@ export async function searchPage(
     "dashboard.search",
     () => svc.searches.run(job).catch(rethrowAsQuery),
   );
+  const { mode, ftsQuery, note, next, stopped, stopNote }: Passed = result;
   return {
     noMatch: result.hits.length ? null : whyNoMatch(svc, input, job.options, result),
     hits: result.hits,
     highlights: result.highlights,
-    mode: result.mode,
-    ftsQuery: result.ftsQuery,
-    note: result.note,
-    offset,
-    limit,
-    next: result.next,
-    stopped: result.stopped,
-    stopNote: result.stopNote,
+    ...{ mode, ftsQuery, note, offset, limit, next, stopped, stopNote },
     forgiven: result.forgiven ?? null,
   };
-}
-
-/** A page of conversations with hits, each with its best few, and where each hit's matches are. */
-export interface GroupPage {
-  groups: SearchGroup[];
-  mode: "fts" | "literal";
-  /** The FTS5 query that ran (null for a literal scan), for counting its matches. */
-  ftsQuery: string | null;
-  /** Why the search was a literal substring scan, or null. */
-  note: string | null;
-  /** Conversations skipped before this page, and on a page. */
-  offset: number;
-  limit: number;
-  /** The `offset` of the next page of conversations, or null on the last one. */
-  next: number | null;
-  /** Conversations with a hit, or null when not counted. */
-  total: number | null;
-  /** True when the budget was spent first: the groups are of the matches found in time. */
-  stopped: boolean;
-  /** What a stopped search's groups are, and how to get the whole answer; else null. */
-  stopNote: string | null;
-  /** On a first page without groups: why nothing matched (`explainNoMatch`); else null. */
-  noMatch: NoMatch | null;
-  /** As in SearchPage: what was searched instead of the words as typed, or null. */
-  forgiven: Forgiven | null;
 }
 
 /**
@@ -139,18 +113,11 @@ export async function searchGroupPage(
     "dashboard.search",
     () => svc.searches.run({ ...job, perGroup }).catch(rethrowAsQuery),
   );
+  const { mode, ftsQuery, note, next, stopped, stopNote }: Passed = result;
   return {
     noMatch: result.groups.length ? null : whyNoMatch(svc, input, job.options, result),
     groups: result.groups,
-    mode: result.mode,
-    ftsQuery: result.ftsQuery,
-    note: result.note,
-    offset,
-    limit,
-    next: result.next,
-    total: result.total,
-    stopped: result.stopped,
-    stopNote: result.stopNote,
+    ...{ mode, ftsQuery, note, offset, limit, next, total: result.total, stopped, stopNote },
     forgiven: result.forgiven ?? null,
   };
 }

@@ -5,8 +5,13 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
 import { MAX_QUERY_CHARS } from "../../lib/filters.ts";
+import {
+  FILTER_NAMES,
+  type FilterName,
+  FILTERS,
+  type FilterSpec,
+} from "../../lib/filters_table.ts";
 import { safeText } from "../../lib/safe_text.ts";
-import { AGENTS, KINDS, ROLES } from "../../lib/sources/adapter.ts";
 import { MAX_ID_CHARS } from "../../lib/store/conversations.ts";
 import { VERSION } from "../../lib/version.ts";
 import {
@@ -18,14 +23,6 @@ import {
   ToolError,
 } from "./tools.ts";
 
-const agent = z.enum(AGENTS as [string, ...string[]], {
-  error: `"agent" must be one of ${AGENTS.join(", ")}`,
-}).optional();
-
-const project = z.string().min(1).optional().describe(
-  "A directory of the project to look in; defaults to the directory this server runs in " +
-    "(the agent's working directory).",
-);
 const allProjects = z.boolean().optional().describe("Look in every project instead.");
 const limit = (max: number, fallback: number) =>
   z.number({ error: '"limit" must be a whole number' }).int().min(1, '"limit" must be at least 1')
@@ -40,6 +37,27 @@ const id = (field: string) =>
     `"${field}" is too long: an id has at most ${MAX_ID_CHARS} characters`,
   );
 
+/** A filter's schema as a model is told it, from its row in the filters' table. */
+function filterSchema(name: FilterName) {
+  const spec: FilterSpec = FILTERS[name];
+  switch (spec.type) {
+    case "choice":
+      return z.enum(spec.values! as [string, ...string[]], {
+        error: `"${name}" must be one of ${spec.values!.join(", ")}`,
+      }).optional().describe(spec.mcp);
+    case "flag":
+      return z.boolean().optional().describe(spec.mcp);
+    case "id":
+      return id(name).optional().describe(spec.mcp);
+    default:
+      return z.string().min(1).optional().describe(spec.mcp);
+  }
+}
+
+const { project, ...filters } = Object.fromEntries(
+  FILTER_NAMES.map((name) => [name, filterSchema(name)]),
+) as Record<FilterName, ReturnType<typeof filterSchema>>;
+
 const SEARCH = {
   query: z.string({ error: '"query" must be text' }).max(
     MAX_QUERY_CHARS,
@@ -50,23 +68,7 @@ const SEARCH = {
   ),
   project,
   all_projects: allProjects,
-  agent: agent.describe("Only conversations of this agent: claude, codex, opencode or logbook."),
-  session: id("session").optional().describe(
-    "Only this conversation (an id as search_history returns it, or a unique prefix).",
-  ),
-  kind: z.enum(KINDS as [string, ...string[]], {
-    error: `"kind" must be one of ${KINDS.join(", ")}`,
-  }).optional().describe(`Only records of this kind: ${KINDS.join(", ")}.`),
-  role: z.enum(ROLES as [string, ...string[]], {
-    error: `"role" must be one of ${ROLES.join(", ")}`,
-  }).optional().describe(`Only records of this role: ${ROLES.join(", ")}.`),
-  since: z.string().min(1).optional().describe(
-    "At or after this time: an ISO date or time, or 30m, 12h, 7d, 2w, today, yesterday.",
-  ),
-  until: z.string().min(1).optional().describe("Before this time (same forms as since)."),
-  subagents: z.boolean().optional().describe(
-    "Include subagent conversations (default true); false leaves them out.",
-  ),
+  ...filters,
   limit: limit(50, 10),
   team: z.boolean().optional().describe(
     "Search the team's shared history (conversations pushed from every machine) instead; " +
@@ -93,7 +95,7 @@ const READ = {
 const LIST = {
   project,
   all_projects: allProjects,
-  agent: agent.describe("Only conversations of this agent."),
+  agent: filterSchema("agent").describe("Only conversations of this agent."),
   subagents: z.boolean().optional().describe("Include subagent conversations (default false)."),
   limit: limit(100, 20),
 };

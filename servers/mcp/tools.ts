@@ -16,7 +16,8 @@ import {
 import { connectTeam, teamError } from "../../lib/team/db.ts";
 import { teamSearch } from "../../lib/team/search.ts";
 import { plural } from "../../lib/format.ts";
-import type { Agent, Kind, Role } from "../../lib/sources/adapter.ts";
+import type { Agent } from "../../lib/sources/adapter.ts";
+import { FILTER_NAMES, type FilterValues } from "../../lib/filters_table.ts";
 import { READERS } from "../../lib/sources/readers.ts";
 import { withWordForms } from "../../lib/store/forgive.ts";
 import {
@@ -33,6 +34,7 @@ import { explainNoMatch, type Remedy } from "../../lib/store/no_match.ts";
 import {
   budgetMsFrom,
   search,
+  type SearchHit,
   SearchLimitError,
   SearchStoppedError,
 } from "../../lib/store/search.ts";
@@ -54,17 +56,10 @@ export class ToolError extends Error {
   override name = "ToolError";
 }
 
-export interface SearchArgs {
+/** The arguments of `search_history`: the search filters (`FILTERS`), and the tool's own. */
+export interface SearchArgs extends FilterValues {
   query: string;
-  project?: string | undefined;
   all_projects?: boolean | undefined;
-  agent?: Agent | undefined;
-  session?: string | undefined;
-  kind?: Kind | undefined;
-  role?: Role | undefined;
-  since?: string | undefined;
-  until?: string | undefined;
-  subagents?: boolean | undefined;
   limit?: number | undefined;
   team?: boolean | undefined;
   machine?: string | undefined;
@@ -122,12 +117,7 @@ export class HistoryTools {
     if (args.session !== undefined) throw new ToolError('"session" cannot be used with "team"');
     let options;
     try {
-      options = resolveTeamSearch({
-        q: args.query.trim(),
-        ...(args.all_projects ? {} : { project: args.project ?? "." }),
-        ...(args.since ? { since: args.since } : {}),
-        ...(args.until ? { until: args.until } : {}),
-      }, this.#ctx);
+      options = resolveTeamSearch(inputOf(args), this.#ctx);
     } catch (err) {
       if (err instanceof FilterError) throw new ToolError(`"${err.field}": ${err.message}`);
       throw err;
@@ -136,16 +126,8 @@ export class HistoryTools {
     let result;
     try {
       result = await teamSearch(this.#team, redactorFor(this.#ctx), {
-        query: options.query,
-        limit: args.limit ?? 10,
-        ...(options.project ? { project: options.project } : {}),
-        ...(options.since !== undefined ? { since: options.since } : {}),
-        ...(options.until !== undefined ? { until: options.until } : {}),
-        ...(args.agent ? { agent: args.agent } : {}),
-        ...(args.kind ? { kind: args.kind } : {}),
-        ...(args.role ? { role: args.role } : {}),
+        ...options,
         ...(args.machine ? { machine: args.machine } : {}),
-        ...(args.subagents !== undefined ? { subagents: args.subagents } : {}),
         budgetMs: budgetMsFrom(this.#ctx.env),
         startedAt,
         forgive: "fallback",
@@ -207,18 +189,7 @@ export class HistoryTools {
     if (args.project !== undefined && args.all_projects) {
       throw new ToolError('Give either "project" or "all_projects", not both');
     }
-    const input: SearchInput = {
-      q: args.query.trim(),
-      ...(args.all_projects ? {} : { project: args.project ?? "." }),
-      ...(args.agent ? { agent: args.agent } : {}),
-      ...(args.session ? { session: args.session } : {}),
-      ...(args.kind ? { kind: args.kind } : {}),
-      ...(args.role ? { role: args.role } : {}),
-      ...(args.since ? { since: args.since } : {}),
-      ...(args.until ? { until: args.until } : {}),
-      ...(args.subagents !== undefined ? { subagents: args.subagents } : {}),
-      limit: args.limit ?? 10,
-    };
+    const input = inputOf(args);
     if (!input.q) throw new ToolError('"query" is empty: give the words to look for');
     let options;
     try {
@@ -246,27 +217,8 @@ export class HistoryTools {
         data: { hits: [], more: false, mode: "fts", stopped: true, note },
       };
     }
-    const hits = result.hits.map((hit) => {
-      return {
-        conversation: hit.conversation,
-        record: hit.record,
-        title: hit.title,
-        agent: hit.agent,
-        project: hit.project,
-        date: hit.timestamp,
-        role: hit.role,
-        kind: hit.kind,
-        snippet: hit.snippet,
-        ...(hit.matched ? { matched: hit.matched } : {}),
-      };
-    });
-    const lines = hits.map((hit, i) =>
-      `${i + 1}. ${hit.conversation} · ${quoted(hit.title)} · ${hit.agent} · ${
-        hit.date ?? "undated"
-      } · ${hit.role ? `${hit.role} ` : ""}${hit.kind} · record ${hit.record}\n   ${
-        oneLine(hit.snippet)
-      }`
-    );
+    const hits = result.hits.map(hitData);
+    const lines = hits.map(hitLine);
     // Why the index could not answer (a literal scan), what was searched instead of the words
     // as given, and what a stopped search's hits are.
     const notes = [result.note, result.forgiven?.note ?? null, result.stopNote]
@@ -463,6 +415,46 @@ function cut(text: string, max: number): string {
 function firstLines(text: string, n: number): string {
   const lines = text.split("\n");
   return lines.length <= n ? text : `${lines.slice(0, n).join("\n")}\n…`;
+}
+
+/** A hit as `search_history` gives it: what `read_conversation` needs to open it, and more. */
+function hitData(hit: SearchHit) {
+  return {
+    conversation: hit.conversation,
+    record: hit.record,
+    title: hit.title,
+    agent: hit.agent,
+    project: hit.project,
+    date: hit.timestamp,
+    role: hit.role,
+    kind: hit.kind,
+    snippet: hit.snippet,
+    ...(hit.matched ? { matched: hit.matched } : {}),
+  };
+}
+
+/** The `i`th hit (from 0) as a numbered line of `search_history`'s text, its snippet below. */
+function hitLine(hit: ReturnType<typeof hitData>, i: number): string {
+  return `${i + 1}. ${hit.conversation} · ${quoted(hit.title)} · ${hit.agent} · ${
+    hit.date ?? "undated"
+  } · ${hit.role ? `${hit.role} ` : ""}${hit.kind} · record ${hit.record}\n   ${
+    oneLine(hit.snippet)
+  }`;
+}
+
+/**
+ * The search input of a `search_history` call: its query and filters (the current project unless
+ * `all_projects`), 10 hits unless `limit` says.
+ */
+function inputOf(args: SearchArgs): SearchInput {
+  const input: SearchInput = { q: args.query.trim(), limit: args.limit ?? 10 };
+  const set = input as unknown as Record<string, unknown>;
+  for (const name of FILTER_NAMES) {
+    if (args[name] !== undefined) set[name] = args[name];
+  }
+  if (args.all_projects) delete input.project;
+  else input.project ??= ".";
+  return input;
 }
 
 /** Leaving a filter out of a `search_history` call. */

@@ -14,7 +14,8 @@ import { html } from "hono/html";
 import { storeExists } from "../../lib/context.ts";
 import { formatBytes, formatCount, plural, tilde } from "../../lib/format.ts";
 import { homeDir } from "../../lib/paths.ts";
-import { type Agent, AGENTS, KINDS, ROLES } from "../../lib/sources/adapter.ts";
+import { type Agent, AGENTS } from "../../lib/sources/adapter.ts";
+import { FILTER_NAMES, FILTERS, type FilterSpec } from "../../lib/filters_table.ts";
 import { recentConversationRows } from "../../lib/store/conversations.ts";
 import { conversationJson } from "../../lib/store/records.ts";
 import { INLINE_FILTERS, projectOfNamed, resolveSearch, splitInline } from "../../lib/filters.ts";
@@ -377,14 +378,18 @@ ${keep("sort")}${keep("group")}${
       : ""
   }><summary>Filters${set ? ` (${set})` : ""}</summary>
 <div class="grid">
-${text("project", "Project directory", "/home/me/src/app")}
-${select("agent", "Agent", AGENTS)}
-${text("session", "Conversation", "claude:3f2a…")}
-${select("kind", "Kind", KINDS)}
-${select("role", "Role", ROLES)}
-${text("since", "Since", "7d, 2026-03-10")}
-${text("until", "Until", "today")}
-<label>Hits per page<select name="limit"><option value="">${DEFAULT_LIMIT}</option>${
+${
+    FILTER_NAMES.flatMap((name) => {
+      const spec: FilterSpec = FILTERS[name];
+      if (!spec.form) return [];
+      const { label, placeholder = "" } = spec.form;
+      // A field a line, as the page's source reads best.
+      return [
+        spec.values ? select(name, label, spec.values) : text(name, label, placeholder),
+        "\n",
+      ];
+    })
+  }<label>Hits per page<select name="limit"><option value="">${DEFAULT_LIMIT}</option>${
     LIMITS.map((v) =>
       v === limit
         ? html`<option value="${v}" selected>${v}</option>`

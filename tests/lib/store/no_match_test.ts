@@ -7,6 +7,7 @@ import { redactorFor } from "../../../lib/context.ts";
 import { READERS } from "../../../lib/sources/readers.ts";
 import { explainNoMatch, FLAG_REMEDY } from "../../../lib/store/no_match.ts";
 import { search, type SearchOptions } from "../../../lib/store/search.ts";
+import type { SearchInput } from "../../../lib/filters.ts";
 import { claudeTranscript, placeClaudeTranscript } from "../../_claude_transcript.ts";
 import { captureWorld, makeWorld, withStore } from "../../_helpers.ts";
 
@@ -52,6 +53,79 @@ Deno.test("explainNoMatch() counts in one bounded pass, and leaves out what it d
       const late = why(0);
       assert.equal(late.text, 'No matches for "dunlin" since 2030-01-01');
       assert.deepEqual(late.blocking, []);
+    });
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("explainNoMatch() names each filter as the filters' table words it", async () => {
+  const world = await makeWorld();
+  try {
+    const project = join(world.dir, "src", "marsh");
+    const session = "6a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d";
+    const turns = [["Dunlin question", "Dunlin answer"]] as [string, string][];
+    await placeClaudeTranscript(world, project, session, claudeTranscript(session, project, turns));
+    await captureWorld(world);
+    withStore(world, (store, ctx) => {
+      const redact = redactorFor(ctx);
+      const explain = (input: SearchInput, options: SearchOptions) => {
+        const { hits, ftsQuery } = search(store, READERS, redact, options);
+        assert.deepEqual(hits, []);
+        return explainNoMatch(store, input, options, ftsQuery, redact, FLAG_REMEDY, {
+          budgetMs: 5000,
+        }).text;
+      };
+      const q = { q: "dunlin" };
+      const query = { query: "dunlin" };
+      const alone: [SearchInput, SearchOptions, string][] = [
+        [
+          { ...q, agent: "codex" },
+          { ...query, agent: "codex" },
+          "from codex; 2 matches from other agents: drop --agent codex",
+        ],
+        [
+          { ...q, kind: "tool_call" },
+          { ...query, kind: "tool_call" },
+          "in tool_call records; 2 matches of other kinds: drop --kind tool_call",
+        ],
+        [
+          { ...q, role: "system" },
+          { ...query, role: "system" },
+          "with role system; 2 matches with other roles: drop --role system",
+        ],
+        [
+          { ...q, since: "2h" },
+          { ...query, since: Date.UTC(2100, 0, 1) },
+          "in the last 2 hours; 2 older matches: drop --since 2h",
+        ],
+        [
+          { ...q },
+          { ...query, until: Date.UTC(2000, 0, 1) },
+          "before 2000-01-01T00:00:00.000Z; 2 later matches: drop --until 2000-01-01T00:00:00.000Z",
+        ],
+      ];
+      for (const [input, options, said] of alone) {
+        assert.equal(explain(input, options), `No matches for "dunlin" ${said}`);
+      }
+      const id = store.stmt("SELECT id FROM conversations").get() as { id: number };
+      const every: SearchOptions = {
+        ...query,
+        project,
+        agent: "codex",
+        conversationId: id.id,
+        kind: "tool_call",
+        role: "system",
+        since: Date.UTC(2100, 0, 1),
+        until: Date.UTC(2000, 0, 1),
+        subagents: false,
+      };
+      assert.equal(
+        explain({ ...q, session: "6a1b", since: "7d", until: "2000-01-01" }, every),
+        `No matches for "dunlin" in project "${project}" from codex in conversation "6a1b" in ` +
+          "tool_call records with role system in the last 7 days before 2000-01-01 outside " +
+          "subagent conversations; 2 matches with none of these filters",
+      );
     });
   } finally {
     await world.cleanup();

@@ -1,0 +1,214 @@
+// The SQL every search of the store shares: the score (bm25, answers up, injected rules down),
+// the orders, a candidate's columns (and a candidate as a hit), the matches of a query under the
+// filters (their terms made from the filters' table), and statements the budget may stop.
+
+import { filterTerms as tableTerms, type SearchFilters } from "../../filters_table.ts";
+import type { Agent, Kind, Role } from "../../sources/adapter.ts";
+import type { SQLInputValue, StatementSync } from "node:sqlite";
+import { HistoryStore } from "../db.ts";
+import { FLAG_INJECTED } from "../schema.ts";
+import { budgetCheck, SearchBudget, SearchStoppedError } from "../_search_budget.ts";
+import type { SearchHit, SearchSort } from "./types.ts";
+import { iso } from "../records.ts";
+
+/** A record a search matched, with its conversation's fields: a hit before it is built. */
+export interface Candidate {
+  id: number;
+  /** Of a search ranked in tiers (`tierQueries`): the tier that matched. */
+  tier?: number;
+  conversation_id: number;
+  source_id: number;
+  generation: number;
+  offset: number;
+  seq: number;
+  ts: number | null;
+  kind: Kind;
+  role: Role | null;
+  flags: number;
+  score: number;
+  key: string;
+  title: string | null;
+  agent: Agent;
+  project_root: string | null;
+  cwd: string | null;
+}
+
+/** A candidate as a hit, with its snippet and score (not through the gate yet). */
+export function hitOfRow(row: Candidate, snippet: string, score: number): SearchHit {
+  return {
+    conversation: row.key,
+    title: row.title,
+    record: row.id,
+    agent: row.agent,
+    project: row.project_root,
+    cwd: row.cwd,
+    timestamp: iso(row.ts),
+    kind: row.kind,
+    role: row.role,
+    snippet,
+    score,
+  };
+}
+
+/** How much more an answer (an assistant message, a summary) weighs than a question. */
+export const ANSWER_BOOST = 1.25;
+/**
+ * What an agent tells the model (developer and system messages, Codex's AGENTS.md and environment
+ * as user messages: FLAG_INJECTED) is the same rules in every one of its conversations: a word
+ * from them would otherwise rank those copies above what was said. The roles are named too, for a
+ * store read before its migration 0011 marked the records it had.
+ */
+export const INJECTED_WEIGHT = 0.5;
+
+/** bm25, with answers (assistant messages, summaries) weighted up and injected rules down. */
+export const SCORE = `bm25(fts) * CASE WHEN (r.flags & ${FLAG_INJECTED}) != 0
+                              OR (r.kind = 'message' AND r.role IN ('developer', 'system'))
+                              THEN ${INJECTED_WEIGHT}
+                            WHEN (r.kind = 'message' AND r.role = 'assistant')
+                              OR r.kind = 'summary' THEN ${ANSWER_BOOST} ELSE 1.0 END`;
+
+/** Each sort as an ORDER BY over the candidates (records without a time sort last). */
+export const ORDER: Record<SearchSort, string> = {
+  relevance: "score, r.id DESC",
+  newest: "r.ts IS NULL, r.ts DESC, r.id DESC",
+  oldest: "r.ts IS NULL, r.ts, r.id",
+};
+
+/** The columns of a candidate row, from its record `r` and its conversation `c`. */
+export const CANDIDATE_COLUMNS =
+  `r.id, r.conversation_id, r.source_id, r.generation, r.offset, r.seq,
+  r.ts, r.kind, r.role, r.flags, c.key, c.title, c.agent, c.project_root, c.cwd`;
+
+/**
+ * The FROM and WHERE of the records matching `fts MATCH ?` under `where` (from `filterSql`),
+ * each joined to its conversation, within the search budget.
+ */
+export function matchesUnder(where: string): string {
+  return `FROM fts
+    JOIN records r ON r.id = fts.rowid
+    JOIN conversations c ON c.id = r.conversation_id
+    WHERE fts MATCH ? AND ${budgetCheck("fts.rowid")}${where}`;
+}
+
+/** SCORE over the matches of tiers (`tiersUnder`), whose bm25 is `m.bm`. */
+export const TIER_SCORE = SCORE.replace("bm25(fts)", "m.bm");
+
+/**
+ * The FROM and WHERE of the records matching any of `tiers` FTS5 queries (`fts MATCH ?` each,
+ * in order) under `where`, each match `m` with its bm25 (`m.bm`) and its tier (`m.tier`).
+ */
+export function tiersUnder(tiers: number, where: string): string {
+  const arms = Array.from(
+    { length: tiers },
+    (_, i) =>
+      `SELECT rowid AS id, bm25(fts) AS bm, ${i} AS tier FROM fts
+       WHERE fts MATCH ? AND ${budgetCheck("rowid")}`,
+  );
+  return `FROM (${arms.join(" UNION ALL ")}) m
+    JOIN records r ON r.id = m.id
+    JOIN conversations c ON c.id = r.conversation_id
+    WHERE 1${where}`;
+}
+
+/**
+ * Every row of `statement`, a query that sorts or groups all it finds before its first row.
+ * Iterated: node:sqlite's all() never returns when a function the statement calls throws (the
+ * budget's). But its iterate() ends quietly when SQLite fails a step (a damaged page), as if no
+ * row were left, and here a step can fail only in the first, which does all the work: a query
+ * that gave no row takes that step again with get(), which throws what it met.
+ */
+export function sortedRows(statement: StatementSync, ...args: SQLInputValue[]): unknown[] {
+  const rows = [...statement.iterate(...args)];
+  if (!rows.length) statement.get(...args);
+  return rows;
+}
+
+/**
+ * Up to `limit` records matching `query` under `filters`, most recently captured first (first
+ * captured with the `oldest` sort), unranked: FTS5 walks its matches in record order, so rows
+ * arrive as they are found and the ones found before the budget's phase ends are kept.
+ */
+export function recentCandidates(
+  store: HistoryStore,
+  query: string,
+  filters: SearchFilters & { sort?: SearchSort },
+  limit: number,
+  budget: SearchBudget,
+): Candidate[] {
+  const { where, params } = filterSql(filters);
+  const sql = `
+    SELECT ${CANDIDATE_COLUMNS}, ${SCORE} AS score
+    ${matchesUnder(where)}
+    ORDER BY fts.rowid${filters.sort === "oldest" ? "" : " DESC"}
+    LIMIT ?`;
+  const rows: Candidate[] = [];
+  stoppable(budget, () =>
+    budgeted(store, sql, (statement) => {
+      for (const row of statement.iterate(query, ...params, limit)) {
+        rows.push(row as unknown as Candidate);
+      }
+    }));
+  return rows;
+}
+
+/** Runs a statement the budget may abort; an aborted one is prepared afresh next time. */
+export function budgeted<T>(
+  store: HistoryStore,
+  sql: string,
+  run: (statement: StatementSync) => T,
+): T {
+  try {
+    return run(store.stmt(sql));
+  } catch (err) {
+    store.dropStmt(sql);
+    throw err;
+  }
+}
+
+/** The filters of a search as a WHERE tail (` AND …`, after `r` and `c` are joined) and its parameters. */
+export function filterSql(filters: SearchFilters): { where: string; params: (string | number)[] } {
+  const terms = filterTerms(filters);
+  return {
+    where: terms.map((term) => ` AND ${term.sql}`).join(""),
+    params: terms.flatMap((term) => term.params),
+  };
+}
+
+/** One filter of a search as a SQL term over its record `r` and conversation `c`. */
+interface FilterTerm {
+  /** The filter's field, or null for the term every search has. */
+  key: keyof SearchFilters | null;
+  sql: string;
+  params: (string | number)[];
+}
+
+/**
+ * The terms of `filters` (their SQL is in the filters' table, `lib/filters_table.ts`), after the
+ * term every search has: a typed prompt from a history file is a user message where its
+ * session's transcript is missing; where the transcript was captured, its own copy of the
+ * prompt is the hit.
+ */
+export function filterTerms(filters: SearchFilters): FilterTerm[] {
+  return [
+    { key: null, sql: "(r.kind != 'prompt' OR c.message_count = 0)", params: [] },
+    ...tableTerms(filters, "store").map((term) => ({
+      key: term.field,
+      sql: term.sql,
+      params: term.params as (string | number)[],
+    })),
+  ];
+}
+
+/**
+ * Runs `fn`, or returns null when the budget's current phase is spent before or while it runs
+ * (whatever SQLite made of the exception the budget threw inside a statement).
+ */
+export function stoppable<T>(budget: SearchBudget, fn: () => T): T | null {
+  if (budget.spent()) return null;
+  try {
+    return fn();
+  } catch (err) {
+    if (budget.spent() || err instanceof SearchStoppedError) return null;
+    throw err;
+  }
+}
