@@ -713,5 +713,7 @@ function countRecorded(rig: Rig): Promise<number> {
         db.close();
       }
     }
+    default:
+      throw new TypeError(`No count of recorded conversations for "${rig.installed.pin.agent}"`);
   }
 }
