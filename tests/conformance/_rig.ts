@@ -202,9 +202,9 @@ async function configureContinue(rig: Rig): Promise<void> {
 }
 
 /**
- * Kilo Code CLI (an OpenCode fork): the same `@ai-sdk/openai-compatible` provider as OpenCode,
- * given in `KILO_CONFIG_CONTENT`; the model list, auto-update and telemetry off by its
- * variables, its own gateway provider disabled.
+ * Kilo Code CLI (an OpenCode fork): the config OpenCode gets (`openaiCompatible`), given in
+ * `KILO_CONFIG_CONTENT`; the model list, auto-update and telemetry off by its variables, its own
+ * gateway provider disabled.
  */
 function configureKilo(rig: Rig): void {
   Object.assign(rig.env, {
@@ -213,25 +213,9 @@ function configureKilo(rig: Rig): void {
     // PostHog telemetry is on unless this says "all"... or anything else.
     KILO_TELEMETRY_LEVEL: "off",
     KILO_CONFIG_CONTENT: JSON.stringify({
-      autoupdate: false,
-      share: "disabled",
+      ...openaiCompatible(rig),
       // Kilo's own gateway provider would ask api.kilo.ai for its models and defaults.
       disabled_providers: ["kilo"],
-      model: "conformance/conformance-model",
-      small_model: "conformance/conformance-model",
-      provider: {
-        conformance: {
-          npm: "@ai-sdk/openai-compatible",
-          name: "Conformance",
-          options: { baseURL: `${rig.server.origin}/v1`, apiKey: API_KEY },
-          models: {
-            "conformance-model": {
-              name: "Conformance Model",
-              limit: { context: 60000, output: 4000 },
-            },
-          },
-        },
-      },
     }),
   });
 }
@@ -307,9 +291,8 @@ async function configureCodex(rig: Rig): Promise<void> {
 }
 
 /**
- * OpenCode: an `@ai-sdk/openai-compatible` provider (bundled in the binary: nothing is fetched
- * for it) with a small context limit, so the script's heavy turn makes it compact; autoupdate and
- * sharing off in config and by its variables, no model list or LSP downloads. OpenCode installs
+ * OpenCode: the shared OpenCode-style config (`openaiCompatible`); autoupdate and sharing off by
+ * its variables too, no model list or LSP downloads. OpenCode installs
  * `@opencode-ai/plugin` into its config dir unless it is there: the copy installed beside it is
  * put there, so nothing is fetched.
  */
@@ -332,30 +315,38 @@ async function configureOpencode(rig: Rig): Promise<void> {
   await Deno.writeTextFile(
     join(dir, "opencode.json"),
     JSON.stringify(
-      {
-        $schema: "https://opencode.ai/config.json",
-        autoupdate: false,
-        share: "disabled",
-        model: "conformance/conformance-model",
-        small_model: "conformance/conformance-model",
-        provider: {
-          conformance: {
-            npm: "@ai-sdk/openai-compatible",
-            name: "Conformance",
-            options: { baseURL: `${rig.server.origin}/v1`, apiKey: API_KEY },
-            models: {
-              "conformance-model": {
-                name: "Conformance Model",
-                limit: { context: 60000, output: 4000 },
-              },
-            },
-          },
-        },
-      },
+      { $schema: "https://opencode.ai/config.json", ...openaiCompatible(rig) },
       null,
       2,
     ),
   );
+}
+
+/**
+ * The config OpenCode and Kilo share: the model server as an `@ai-sdk/openai-compatible`
+ * provider (bundled in the binary: nothing is fetched for it) with a small context limit, so the
+ * script's heavy turn makes it compact; autoupdate and sharing off.
+ */
+function openaiCompatible(rig: Rig): Record<string, unknown> {
+  return {
+    autoupdate: false,
+    share: "disabled",
+    model: "conformance/conformance-model",
+    small_model: "conformance/conformance-model",
+    provider: {
+      conformance: {
+        npm: "@ai-sdk/openai-compatible",
+        name: "Conformance",
+        options: { baseURL: `${rig.server.origin}/v1`, apiKey: API_KEY },
+        models: {
+          "conformance-model": {
+            name: "Conformance Model",
+            limit: { context: 60000, output: 4000 },
+          },
+        },
+      },
+    },
+  };
 }
 
 /**
