@@ -58,6 +58,11 @@ export interface Exchange {
   model: string;
   /** The schema a JSON-mode request wants its answer in (Gemini's `responseSchema`). */
   schema?: unknown;
+  /**
+   * The one tool a request obliges the model to call, and its arguments' schema (Qwen Code's
+   * auto-mode classifier: `tool_choice: "required"` and one tool, `respond_in_schema`).
+   */
+  forced?: { name: string; schema: unknown };
 }
 
 export type Entry =
@@ -231,6 +236,11 @@ export function exchangeOf(api: Exchange["api"], json: Record<string, unknown>):
   const model = typeof json.model === "string" ? json.model : "conformance-model";
   const stream = json.stream === true;
   let schema: unknown;
+  const only = declarations(json.tools);
+  const forced = json.tool_choice === "required" && only.length === 1 &&
+      typeof only[0]!.name === "string"
+    ? { name: only[0]!.name, schema: only[0]!.parameters ?? only[0]!.input_schema }
+    : undefined;
   if (api === "gemini") {
     const config = (json.generationConfig ?? {}) as Record<string, unknown>;
     schema = config.responseJsonSchema ?? config.responseSchema;
@@ -312,6 +322,7 @@ export function exchangeOf(api: Exchange["api"], json: Record<string, unknown>):
     stream,
     model,
     ...(schema === undefined ? {} : { schema }),
+    ...(forced ? { forced } : {}),
   };
 }
 
@@ -373,6 +384,11 @@ const SUMMARY_REQUEST = /summar(?:y|ize|ise)|compact/i;
 
 /** What the script answers to one exchange, and a word saying which answer it was. */
 export function decide(script: Script, exchange: Exchange): { reply: Reply; answered: string } {
+  if (exchange.forced) {
+    const { name, schema } = exchange.forced;
+    const input = shaped(schema) as Record<string, unknown>;
+    return { reply: { type: "tool", name, input, tokens: DEFAULT_TOKENS }, answered: name };
+  }
   if (exchange.schema !== undefined) {
     return {
       reply: {
@@ -424,7 +440,19 @@ export function decide(script: Script, exchange: Exchange): { reply: Reply; answ
   const tokens = plan.reportTokens ?? DEFAULT_TOKENS;
   const done = exchange.entries.slice(at + 1).filter((e) => e.type === "tool_result").length;
   const step = plan.steps[done];
-  if (!step) return { reply: { type: "text", text: plan.answer, tokens }, answered: "text" };
+  if (!step) {
+    // Gemini CLI's subagents end only by calling `complete_task` with their answer.
+    const finished = exchange.entries.slice(at + 1)
+      .some((e) => e.type === "tool_call" && e.name === "complete_task");
+    if (exchange.tools.includes("complete_task") && !finished) {
+      const input = { result: { response: plan.answer } };
+      return {
+        reply: { type: "tool", name: "complete_task", input, tokens },
+        answered: "complete_task",
+      };
+    }
+    return { reply: { type: "text", text: plan.answer, tokens }, answered: "text" };
+  }
   const lastResult = [...exchange.entries].reverse().find((e) => e.type === "tool_result");
   const call = toolCall(step, exchange, lastResult?.type === "tool_result" ? lastResult.text : "");
   return { reply: { type: "tool", ...call, tokens }, answered: call.name };
@@ -460,10 +488,7 @@ function toolCall(
     if (exchange.api === "responses") {
       return { name: "spawn_agent", input: { message: step.prompt } };
     }
-    return {
-      name: "task",
-      input: { description: step.description, prompt: step.prompt, subagent_type: "general" },
-    };
+    return subagentCall(step, exchange);
   }
   const command = step.kind === "shell" ? step.command : `cat ${shellWord(step.path)}`;
   if (exchange.api === "chat" || exchange.api === "gemini") {
@@ -523,6 +548,30 @@ export function shaped(schema: unknown): unknown {
     default:
       return null;
   }
+}
+
+/**
+ * A subagent on Chat Completions or the Gemini API, in the offered tool's own arguments:
+ * Gemini CLI's `invoke_agent` (an agent name), Copilot's `task` (a name, an `agent_type`, run
+ * in the foreground), Qwen Code's `agent` (in the foreground too), and OpenCode's and Kilo's
+ * `task` (a `subagent_type`).
+ */
+function subagentCall(
+  step: Extract<Step, { kind: "subagent" }>,
+  exchange: Exchange,
+): { name: string; input: Record<string, unknown> } {
+  const name = ["task", "agent", "invoke_agent"].find((t) => exchange.tools.includes(t)) ?? "task";
+  const params = exchange.params[name] ?? [];
+  if (params.includes("agent_name")) {
+    return { name, input: { agent_name: "generalist", prompt: step.prompt } };
+  }
+  const input: Record<string, unknown> = { description: step.description, prompt: step.prompt };
+  if (params.includes("agent_type")) {
+    Object.assign(input, { name: "helper", agent_type: "general-purpose", mode: "sync" });
+  } else input.subagent_type = name === "agent" ? "general-purpose" : "general";
+  // Qwen Code runs its agents in the background unless told not to.
+  if (params.includes("run_in_background")) input.run_in_background = false;
+  return { name, input };
 }
 
 /** The first subagent type Claude Code lists in its system prompt, if it lists any. */

@@ -1,8 +1,9 @@
 // `deno run -A tests/conformance/explore.ts <agent> <dir>`: drives one of the agents logbook does
 // not read yet (agents.ts `COMING`) as the suite drives the others: installed into the cache, in
-// a throw-away home, against the local model server, one prompt that makes the model read a file
-// and then a resume with the agent's own command. Keeps a copy of what the agent wrote after
-// each run (`<dir>/1-start/`, `<dir>/2-resume/`) and the model server's log (`<dir>/model.jsonl`).
+// a throw-away home, against the local model server, one prompt that makes the model read a file,
+// a resume with the agent's own command, and a resumed turn that hands a task to a subagent.
+// Keeps a copy of what the agent wrote after each run (`<dir>/1-start/`, `<dir>/2-resume/`,
+// `<dir>/3-delegate/`) and the model server's log (`<dir>/model.jsonl`).
 // Not a test: it is how docs/agents/NOTES-i33.md and the fixtures of those agents were made.
 
 import { basename, dirname, join } from "node:path";
@@ -89,6 +90,7 @@ const DRIVES: Record<string, Drive> = {
 const PROMPTS = {
   start: "Read the notes for me, quasarbeet lanternfig.",
   resume: "Carry on, cobaltwren.",
+  delegate: "Hand this to a helper, zephyrkiln.",
 };
 
 async function main(args: string[]): Promise<number> {
@@ -118,6 +120,20 @@ async function main(args: string[]): Promise<number> {
       answer: "The notes mention marmalith and vintrope.",
     },
     { id: "cobaltwren", steps: [], answer: "Resumed fine: plumquartz." },
+    {
+      id: "zephyrkiln",
+      steps: [{
+        kind: "subagent",
+        description: "Inspect the notes",
+        prompt: "Subtask glimmerfane: read the notes and report.",
+      }],
+      answer: "The helper reported back: orchidvault.",
+    },
+    {
+      id: "glimmerfane",
+      steps: [{ kind: "read", path: join(rig.project, "notes.txt") }],
+      answer: "Subagent result: tessellark.",
+    },
   ];
   const drive = DRIVES[pin.agent]!;
   try {
@@ -127,6 +143,8 @@ async function main(args: string[]): Promise<number> {
     console.log(`session ${id}`);
     report("resume", await runAgent(rig, drive.resume(rig, id, PROMPTS.resume)));
     keep(rig, drive, join(out, "2-resume"));
+    report("delegate", await runAgent(rig, drive.resume(rig, id, PROMPTS.delegate)));
+    keep(rig, drive, join(out, "3-delegate"));
     Deno.writeTextFileSync(join(out, "rig.json"), JSON.stringify(describe(rig, pin, id), null, 2));
     const stray = [...new Set(server.strayConnections)];
     console.log(`other hosts tried (refused): ${stray.join(", ") || "none"}`);

@@ -255,6 +255,83 @@ Deno.test("Chat Completions reads a file with the read tool offered, its path ar
   }
 });
 
+Deno.test("subagents in each agent's own tool, a forced tool in its schema, and Gemini's complete_task", async () => {
+  const script: Script = {
+    ...SCRIPT,
+    plans: [{
+      id: "zephyrkiln",
+      steps: [{ kind: "subagent", description: "Inspect", prompt: "Subtask glimmerfane" }],
+      answer: "orchidvault",
+    }, { id: "glimmerfane", steps: [], answer: "tessellark" }],
+  };
+  const server = startModelServer(script);
+  const fn = (name: string, properties: Record<string, unknown> = {}) => ({
+    type: "function",
+    function: { name, parameters: { properties } },
+  });
+  const call = async (body: Record<string, unknown>) => {
+    const reply = await (await fetch(`${server.origin}/v1/chat/completions`, {
+      method: "POST",
+      body: JSON.stringify({
+        model: "m",
+        messages: [{ role: "user", content: "zephyrkiln" }],
+        ...body,
+      }),
+    })).json();
+    const made = reply.choices[0].message.tool_calls[0].function;
+    return { name: made.name, input: JSON.parse(made.arguments) };
+  };
+  try {
+    assert.deepEqual(
+      await call({ tools: [fn("task", { agent_type: {}, name: {}, mode: {} })] }),
+      {
+        name: "task",
+        input: {
+          description: "Inspect",
+          prompt: "Subtask glimmerfane",
+          name: "helper",
+          agent_type: "general-purpose",
+          mode: "sync",
+        },
+      },
+    );
+    assert.deepEqual(await call({ tools: [fn("agent", { run_in_background: {} })] }), {
+      name: "agent",
+      input: {
+        description: "Inspect",
+        prompt: "Subtask glimmerfane",
+        subagent_type: "general-purpose",
+        run_in_background: false,
+      },
+    });
+    assert.deepEqual(
+      await call({
+        tool_choice: "required",
+        tools: [{
+          type: "function",
+          function: {
+            name: "respond_in_schema",
+            parameters: { type: "object", properties: { shouldBlock: { type: "boolean" } } },
+          },
+        }],
+      }),
+      { name: "respond_in_schema", input: { shouldBlock: false } },
+    );
+    const gemini = await (await fetch(`${server.origin}/v1beta/models/g:generateContent`, {
+      method: "POST",
+      body: JSON.stringify({
+        contents: [{ role: "user", parts: [{ text: "Subtask glimmerfane" }] }],
+        tools: [{ functionDeclarations: [{ name: "read_file" }, { name: "complete_task" }] }],
+      }),
+    })).json();
+    assert.deepEqual(gemini.candidates[0].content.parts[0].functionCall.args, {
+      result: { response: "tessellark" },
+    });
+  } finally {
+    await server.close();
+  }
+});
+
 Deno.test("the proxy refuses and records a connection to any other host", async () => {
   const server = startModelServer(SCRIPT);
   try {
