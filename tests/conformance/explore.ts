@@ -12,6 +12,7 @@ import { type AgentPin, COMING } from "./agents.ts";
 import { install } from "./_install.ts";
 import { startModelServer } from "./_model_server.ts";
 import { continueConfig, makeRig, type Ran, type Rig, runAgent } from "./_rig.ts";
+import { DELEGATE, PROMPTS, RESUME, START, subtask, SUMMARY, TITLE } from "./_script.ts";
 
 /** How to drive one agent: its first prompt, where it keeps the id, how it resumes. */
 interface Drive {
@@ -87,12 +88,6 @@ const DRIVES: Record<string, Drive> = {
   },
 };
 
-const PROMPTS = {
-  start: "Read the notes for me, quasarbeet lanternfig.",
-  resume: "Carry on, cobaltwren.",
-  delegate: "Hand this to a helper, zephyrkiln.",
-};
-
 async function main(args: string[]): Promise<number> {
   const [agent, out] = args;
   const pin = COMING.find((p) => p.agent === agent);
@@ -109,32 +104,14 @@ async function main(args: string[]): Promise<number> {
   }
   await Deno.mkdir(out, { recursive: true });
   const server = startModelServer(
-    { title: "Heliotrope ledger walkthrough", summary: "Summary so far: quillmarsh.", plans: [] },
+    { title: TITLE, summary: SUMMARY, plans: [] },
     join(out, "model.jsonl"),
   );
   const rig = await makeRig(installed, server);
-  server.script.plans = [
-    {
-      id: "quasarbeet",
-      steps: [{ kind: "read", path: join(rig.project, "notes.txt") }],
-      answer: "The notes mention marmalith and vintrope.",
-    },
-    { id: "cobaltwren", steps: [], answer: "Resumed fine: plumquartz." },
-    {
-      id: "zephyrkiln",
-      steps: [{
-        kind: "subagent",
-        description: "Inspect the notes",
-        prompt: "Subtask glimmerfane: read the notes and report.",
-      }],
-      answer: "The helper reported back: orchidvault.",
-    },
-    {
-      id: "glimmerfane",
-      steps: [{ kind: "read", path: join(rig.project, "notes.txt") }],
-      answer: "Subagent result: tessellark.",
-    },
-  ];
+  // The suite's first prompt runs a shell command; these agents offer no shell in one-shot
+  // runs, so here the model reads the file with the agent's file tool.
+  const read = { kind: "read", path: join(rig.project, "notes.txt") } as const;
+  server.script.plans = [{ ...START, steps: [read] }, RESUME, DELEGATE, subtask(rig.project)];
   const drive = DRIVES[pin.agent]!;
   try {
     report("start", await runAgent(rig, drive.start(rig, PROMPTS.start)));
