@@ -65,6 +65,7 @@ export async function install(pin: AgentPin): Promise<Installed | Skipped> {
       "--fetch-retries=1",
       "--fetch-timeout=120000",
       `${pin.package}@${pin.version}`,
+      ...(pin.alongside ?? []),
     ], dir);
     if (!npm.ok) {
       return { pin, reason: `npm install ${pin.package}@${pin.version} failed: ${last(npm.text)}` };
@@ -92,9 +93,10 @@ export async function install(pin: AgentPin): Promise<Installed | Skipped> {
   }
   const home = await Deno.makeTempDir({ prefix: "logbook-conformance-version-" });
   try {
+    // The agent's own folder first, as the rig has it (a Node installed alongside, say).
     const version = await run(bin, ["--version"], home, {
       HOME: home,
-      PATH: Deno.env.get("PATH") ?? "",
+      PATH: `${join(dir, "node_modules", ".bin")}:${Deno.env.get("PATH") ?? ""}`,
     });
     if (!version.ok) return { pin, reason: `${pin.bin} --version failed: ${last(version.text)}` };
     if (!version.text.includes(pin.version)) {

@@ -1,12 +1,15 @@
-// The conformance suite's model: a loopback server speaking the three APIs the agents use
+// The conformance suite's model: a loopback server speaking the four APIs the agents use
 // (Anthropic Messages for Claude Code, OpenAI Responses for Codex, Chat Completions for
-// OpenCode), streamed and not, answering from a script instead of a model.
+// OpenCode, Copilot, Qwen Code, Continue and Kilo, the Gemini API for Gemini CLI), streamed and
+// not, answering from a script instead of a model.
 //
 // Every request is reduced to one shape (the texts and tool results in order), and the script
 // decides: the newest user text naming one of its plans picks that plan; the tool results after
 // it say which step comes next; once every step has its result the plan's answer is given. A
 // request that asks for a title, or for a summary of the conversation (a compaction), gets the
-// script's title or summary. Anything else gets a short acknowledgement.
+// script's title or summary. A request in JSON mode (a response schema, as Gemini CLI's routing
+// and next-speaker checks send) gets an object of that schema. Anything else gets a short
+// acknowledgement.
 
 /** One thing the model asks the agent to do. */
 export type Step =
@@ -40,7 +43,7 @@ export interface Script {
 
 /** A request as the model sees it, whatever the API. */
 export interface Exchange {
-  api: "anthropic" | "responses" | "chat";
+  api: "anthropic" | "responses" | "chat" | "gemini";
   /** System and developer text. */
   system: string;
   /** The conversation in order. */
@@ -49,8 +52,17 @@ export interface Exchange {
   tools: string[];
   /** The namespace each namespaced tool is offered in (Codex's `multi_agent_v1`). */
   namespaces: Record<string, string>;
+  /** The argument names each tool's schema declares (to name a path the way the tool does). */
+  params: Record<string, string[]>;
   stream: boolean;
   model: string;
+  /** The schema a JSON-mode request wants its answer in (Gemini's `responseSchema`). */
+  schema?: unknown;
+  /**
+   * The one tool a request obliges the model to call, and its arguments' schema (Qwen Code's
+   * auto-mode classifier: `tool_choice: "required"` and one tool, `respond_in_schema`).
+   */
+  forced?: { name: string; schema: unknown };
 }
 
 export type Entry =
@@ -68,7 +80,7 @@ export interface Recorded {
   method: string;
   path: string;
   api: Exchange["api"] | null;
-  /** The reply given: a tool name, `text`, `title`, `summary`, or `ack`. */
+  /** The reply given: a tool name, `text`, `title`, `summary`, `json`, or `ack`. */
   answered: string;
   body: string;
 }
@@ -87,6 +99,9 @@ export interface ModelServer {
 }
 
 const DEFAULT_TOKENS = 320;
+
+/** `/v1beta/models/<model>:generateContent` or `:streamGenerateContent` (any API version). */
+const GEMINI_ROUTE = /^\/v1[\w]*\/models\/([^/:]+):(generateContent|streamGenerateContent)$/;
 
 /** Starts the server and the recording proxy on 127.0.0.1, on free ports. */
 export function startModelServer(script: Script, log?: string): ModelServer {
@@ -129,21 +144,29 @@ export function startModelServer(script: Script, log?: string): ModelServer {
         record("anthropic", "count_tokens");
         return Response.json({ input_tokens: Math.ceil(body.length / 4) });
       }
+      const gemini = GEMINI_ROUTE.exec(url.pathname);
       const api = path === "/messages"
         ? "anthropic"
         : path === "/responses"
         ? "responses"
         : path === "/chat/completions"
         ? "chat"
+        : gemini
+        ? "gemini"
         : null;
       if (!api) {
         record(null, "not found");
         return Response.json({ error: { message: `No route ${url.pathname}` } }, { status: 404 });
       }
       const exchange = exchangeOf(api, json);
+      if (gemini) {
+        // The model and whether it streams are in the path, not the body.
+        exchange.model = gemini[1]!;
+        exchange.stream = gemini[2] === "streamGenerateContent";
+      }
       const reply = decide(script, exchange);
       record(api, reply.answered);
-      return respond(exchange, reply.reply);
+      return respond(exchange, reply.reply, url.searchParams.get("alt") === "sse");
     },
   );
   const proxyListener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
@@ -207,11 +230,36 @@ function texts(content: unknown): string[] {
 export function exchangeOf(api: Exchange["api"], json: Record<string, unknown>): Exchange {
   const entries: Entry[] = [];
   const system: string[] = [];
+  const params = paramsOf(json.tools);
   const tools = toolNames(json.tools);
   const namespaces = namespacesOf(json.tools);
   const model = typeof json.model === "string" ? json.model : "conformance-model";
   const stream = json.stream === true;
-  if (api === "anthropic") {
+  let schema: unknown;
+  const only = declarations(json.tools);
+  const forced = json.tool_choice === "required" && only.length === 1 &&
+      typeof only[0]!.name === "string"
+    ? { name: only[0]!.name, schema: only[0]!.parameters ?? only[0]!.input_schema }
+    : undefined;
+  if (api === "gemini") {
+    const config = (json.generationConfig ?? {}) as Record<string, unknown>;
+    schema = config.responseJsonSchema ?? config.responseSchema;
+    system.push(...texts(asRecord(json.systemInstruction).parts));
+    for (const content of asList(json.contents)) {
+      const role = content.role === "model" ? "assistant" : "user";
+      const said: string[] = [];
+      for (const part of asList(content.parts)) {
+        const call = asRecord(part.functionCall);
+        const response = part.functionResponse ? asRecord(part.functionResponse) : null;
+        if (typeof call.name === "string") entries.push({ type: "tool_call", name: call.name });
+        if (response) {
+          entries.push({ type: "tool_result", text: JSON.stringify(response.response ?? null) });
+        }
+        if (typeof part.text === "string" && part.thought !== true) said.push(part.text);
+      }
+      if (said.length) entries.push({ type: "text", role, text: said.join("\n") });
+    }
+  } else if (api === "anthropic") {
     system.push(...texts(json.system));
     for (const m of asList(json.messages)) {
       const role = m.role;
@@ -264,13 +312,53 @@ export function exchangeOf(api: Exchange["api"], json: Record<string, unknown>):
       }
     }
   }
-  return { api, system: system.join("\n"), entries, tools, namespaces, stream, model };
+  return {
+    api,
+    system: system.join("\n"),
+    entries,
+    tools,
+    namespaces,
+    params,
+    stream,
+    model,
+    ...(schema === undefined ? {} : { schema }),
+    ...(forced ? { forced } : {}),
+  };
 }
 
 function asList(value: unknown): Record<string, unknown>[] {
   return Array.isArray(value)
     ? value.filter((v): v is Record<string, unknown> => !!v && typeof v === "object")
     : [];
+}
+
+function asRecord(value: unknown): Record<string, unknown> {
+  return value && typeof value === "object" && !Array.isArray(value)
+    ? value as Record<string, unknown>
+    : {};
+}
+
+/** Every tool offered, whatever the API's wrapping (Gemini's `functionDeclarations` too). */
+function declarations(tools: unknown): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  for (const tool of asList(tools)) {
+    if (tool.function) out.push(asRecord(tool.function));
+    else if (!tool.functionDeclarations) out.push(tool);
+    out.push(...asList(tool.functionDeclarations), ...asList(tool.tools));
+  }
+  return out;
+}
+
+function paramsOf(tools: unknown): Record<string, string[]> {
+  const found: Record<string, string[]> = {};
+  for (const tool of declarations(tools)) {
+    if (typeof tool.name !== "string") continue;
+    const schema = asRecord(
+      tool.parameters ?? tool.parametersJsonSchema ?? tool.input_schema ?? tool.inputSchema,
+    );
+    found[tool.name] = Object.keys(asRecord(schema.properties));
+  }
+  return found;
 }
 
 function namespacesOf(tools: unknown): Record<string, string> {
@@ -285,16 +373,7 @@ function namespacesOf(tools: unknown): Record<string, string> {
 }
 
 function toolNames(tools: unknown): string[] {
-  const names: string[] = [];
-  for (const tool of asList(tools)) {
-    const fn = tool.function as Record<string, unknown> | undefined;
-    const name = typeof tool.name === "string" ? tool.name : fn?.name;
-    if (typeof name === "string") names.push(name);
-    for (const inner of asList(tool.tools)) {
-      if (typeof inner.name === "string") names.push(inner.name);
-    }
-  }
-  return names;
+  return declarations(tools).map((t) => t.name).filter((n): n is string => typeof n === "string");
 }
 
 // ---- deciding ----
@@ -305,6 +384,21 @@ const SUMMARY_REQUEST = /summar(?:y|ize|ise)|compact/i;
 
 /** What the script answers to one exchange, and a word saying which answer it was. */
 export function decide(script: Script, exchange: Exchange): { reply: Reply; answered: string } {
+  if (exchange.forced) {
+    const { name, schema } = exchange.forced;
+    const input = shaped(schema) as Record<string, unknown>;
+    return { reply: { type: "tool", name, input, tokens: DEFAULT_TOKENS }, answered: name };
+  }
+  if (exchange.schema !== undefined) {
+    return {
+      reply: {
+        type: "text",
+        text: JSON.stringify(shaped(exchange.schema)),
+        tokens: DEFAULT_TOKENS,
+      },
+      answered: "json",
+    };
+  }
   const lastUser = [...exchange.entries].reverse().find((e) => e.type === "text");
   const planOf = (text: string) => script.plans.find((p) => text.includes(p.id));
   const lastText = lastUser?.type === "text" ? lastUser.text : "";
@@ -346,7 +440,19 @@ export function decide(script: Script, exchange: Exchange): { reply: Reply; answ
   const tokens = plan.reportTokens ?? DEFAULT_TOKENS;
   const done = exchange.entries.slice(at + 1).filter((e) => e.type === "tool_result").length;
   const step = plan.steps[done];
-  if (!step) return { reply: { type: "text", text: plan.answer, tokens }, answered: "text" };
+  if (!step) {
+    // Gemini CLI's subagents end only by calling `complete_task` with their answer.
+    const finished = exchange.entries.slice(at + 1)
+      .some((e) => e.type === "tool_call" && e.name === "complete_task");
+    if (exchange.tools.includes("complete_task") && !finished) {
+      const input = { result: { response: plan.answer } };
+      return {
+        reply: { type: "tool", name: "complete_task", input, tokens },
+        answered: "complete_task",
+      };
+    }
+    return { reply: { type: "text", text: plan.answer, tokens }, answered: "text" };
+  }
   const lastResult = [...exchange.entries].reverse().find((e) => e.type === "tool_result");
   const call = toolCall(step, exchange, lastResult?.type === "tool_result" ? lastResult.text : "");
   return { reply: { type: "tool", ...call, tokens }, answered: call.name };
@@ -382,24 +488,90 @@ function toolCall(
     if (exchange.api === "responses") {
       return { name: "spawn_agent", input: { message: step.prompt } };
     }
-    return {
-      name: "task",
-      input: { description: step.description, prompt: step.prompt, subagent_type: "general" },
-    };
+    return subagentCall(step, exchange);
   }
   const command = step.kind === "shell" ? step.command : `cat ${shellWord(step.path)}`;
+  if (exchange.api === "chat" || exchange.api === "gemini") {
+    // Each agent names its tools its own way (OpenCode and Kilo `read`, Gemini CLI and Qwen Code
+    // `read_file`, Continue `Read`, Copilot `view`); the argument is named as its schema says.
+    const read = step.kind === "read" && READ_TOOLS.find(has);
+    if (read) {
+      const key = PATH_PARAMS.find((p) => exchange.params[read]?.includes(p)) ?? "filePath";
+      return { name: read, input: { [key]: step.path } };
+    }
+    const shell = SHELL_TOOLS.find(has) ?? "bash";
+    return { name: shell, input: { command, description: "Run a command in the project" } };
+  }
   if (exchange.api === "anthropic") {
     if (step.kind === "read" && has("Read")) {
       return { name: "Read", input: { file_path: step.path } };
     }
     return { name: "Bash", input: { command, description: "Run a command in the project" } };
   }
-  if (exchange.api === "responses") {
-    if (has("exec_command")) return { name: "exec_command", input: { cmd: command } };
-    return { name: "shell", input: { command: ["bash", "-lc", command] } };
+  if (has("exec_command")) return { name: "exec_command", input: { cmd: command } };
+  return { name: "shell", input: { command: ["bash", "-lc", command] } };
+}
+
+/** Tools that read one file, in the order they are preferred. */
+const READ_TOOLS = ["read", "read_file", "Read", "view"];
+/** What those tools call the file's path. */
+const PATH_PARAMS = ["filePath", "file_path", "filepath", "absolute_path", "path"];
+/** Tools that run a shell command. */
+const SHELL_TOOLS = ["bash", "run_shell_command", "Bash", "shell"];
+
+/**
+ * A value of the JSON schema `schema` (OpenAPI's upper-case types too): the first of each enum,
+ * every property of an object, a placeholder for each scalar.
+ */
+export function shaped(schema: unknown): unknown {
+  const s = asRecord(schema);
+  if (Array.isArray(s.enum) && s.enum.length) return s.enum[0];
+  const anyOf = asList(s.anyOf ?? s.oneOf);
+  if (anyOf.length) return shaped(anyOf[0]);
+  const type = String(Array.isArray(s.type) ? s.type[0] : s.type ?? "object").toLowerCase();
+  switch (type) {
+    case "object": {
+      const out: Record<string, unknown> = {};
+      for (const [key, value] of Object.entries(asRecord(s.properties))) out[key] = shaped(value);
+      return out;
+    }
+    case "array":
+      return [];
+    case "string":
+      return "conformance";
+    case "integer":
+    case "number":
+      // Gemini CLI's router wants a score "from 1-100" without saying so in `minimum`.
+      return typeof s.minimum === "number" ? s.minimum : 1;
+    case "boolean":
+      return false;
+    default:
+      return null;
   }
-  if (step.kind === "read" && has("read")) return { name: "read", input: { filePath: step.path } };
-  return { name: "bash", input: { command, description: "Run a command in the project" } };
+}
+
+/**
+ * A subagent on Chat Completions or the Gemini API, in the offered tool's own arguments:
+ * Gemini CLI's `invoke_agent` (an agent name), Copilot's `task` (a name, an `agent_type`, run
+ * in the foreground), Qwen Code's `agent` (in the foreground too), and OpenCode's and Kilo's
+ * `task` (a `subagent_type`).
+ */
+function subagentCall(
+  step: Extract<Step, { kind: "subagent" }>,
+  exchange: Exchange,
+): { name: string; input: Record<string, unknown> } {
+  const name = ["task", "agent", "invoke_agent"].find((t) => exchange.tools.includes(t)) ?? "task";
+  const params = exchange.params[name] ?? [];
+  if (params.includes("agent_name")) {
+    return { name, input: { agent_name: "generalist", prompt: step.prompt } };
+  }
+  const input: Record<string, unknown> = { description: step.description, prompt: step.prompt };
+  if (params.includes("agent_type")) {
+    Object.assign(input, { name: "helper", agent_type: "general-purpose", mode: "sync" });
+  } else input.subagent_type = name === "agent" ? "general-purpose" : "general";
+  // Qwen Code runs its agents in the background unless told not to.
+  if (params.includes("run_in_background")) input.run_in_background = false;
+  return { name, input };
 }
 
 /** The first subagent type Claude Code lists in its system prompt, if it lists any. */
@@ -417,8 +589,14 @@ function shellWord(word: string): string {
 let counter = 0;
 const id = (prefix: string) => `${prefix}_conformance${(++counter).toString().padStart(6, "0")}`;
 
-function respond(exchange: Exchange, reply: Reply): Response {
+function respond(exchange: Exchange, reply: Reply, alt = false): Response {
   switch (exchange.api) {
+    case "gemini": {
+      if (!exchange.stream) return Response.json(geminiResponse(exchange, reply, true));
+      const chunks = geminiChunks(exchange, reply);
+      // `?alt=sse` streams server-sent events; without it the stream is one JSON array.
+      return alt ? sse(chunks, "data") : jsonArray(chunks);
+    }
     case "anthropic":
       return exchange.stream ? sse(anthropicEvents(exchange, reply)) : Response.json(
         anthropicMessage(exchange, reply),
@@ -428,28 +606,40 @@ function respond(exchange: Exchange, reply: Reply): Response {
         ? sse(responsesEvents(exchange, reply))
         : Response.json(responsesObject(exchange, reply, "completed"));
     case "chat":
-      return exchange.stream ? sse(chatChunks(exchange, reply), true) : Response.json(
+      return exchange.stream ? sse(chatChunks(exchange, reply), "done") : Response.json(
         chatCompletion(exchange, reply),
       );
   }
 }
 
-/** A server-sent event stream of `events` (`event:` lines too, unless `dataOnly`). */
-function sse(events: Record<string, unknown>[], dataOnly = false): Response {
-  const encoder = new TextEncoder();
+/**
+ * A server-sent event stream of `events`: with `event:` lines, or `data:` lines only, or those
+ * and a final `data: [DONE]` (Chat Completions).
+ */
+function sse(events: Record<string, unknown>[], form: "events" | "data" | "done" = "events") {
   const lines = events.map((e) =>
-    (dataOnly ? "" : `event: ${e.type}\n`) + `data: ${JSON.stringify(e)}\n\n`
+    (form === "events" ? `event: ${e.type}\n` : "") + `data: ${JSON.stringify(e)}\n\n`
   );
-  if (dataOnly) lines.push("data: [DONE]\n\n");
+  if (form === "done") lines.push("data: [DONE]\n\n");
+  return streamed(lines, "text/event-stream");
+}
+
+/** A JSON array sent one element at a time, as Gemini streams without `alt=sse`. */
+function jsonArray(items: Record<string, unknown>[]): Response {
+  const lines = items.map((item, i) => (i ? ",\r\n" : "[") + JSON.stringify(item));
+  lines.push("]");
+  return streamed(lines, "application/json");
+}
+
+function streamed(lines: string[], type: string): Response {
+  const encoder = new TextEncoder();
   const body = new ReadableStream<Uint8Array>({
     start(controller) {
       for (const line of lines) controller.enqueue(encoder.encode(line));
       controller.close();
     },
   });
-  return new Response(body, {
-    headers: { "content-type": "text/event-stream", "cache-control": "no-cache" },
-  });
+  return new Response(body, { headers: { "content-type": type, "cache-control": "no-cache" } });
 }
 
 /** Splits text into a few pieces, as a model streams it. */
@@ -718,4 +908,47 @@ function chatChunks(exchange: Exchange, reply: Reply): Record<string, unknown>[]
   }
   chunks.push({ ...base, choices: [], usage: chatUsage(reply) });
   return chunks;
+}
+
+function geminiUsage(reply: Reply) {
+  const output = outputTokens(reply);
+  return {
+    promptTokenCount: reply.tokens,
+    candidatesTokenCount: output,
+    totalTokenCount: reply.tokens + output,
+  };
+}
+
+/** A `GenerateContentResponse`: one candidate whose parts are `parts` (default: the reply). */
+function geminiResponse(
+  exchange: Exchange,
+  reply: Reply,
+  last: boolean,
+  parts: Record<string, unknown>[] = geminiParts(reply),
+) {
+  return {
+    candidates: [{
+      content: { role: "model", parts },
+      index: 0,
+      ...(last ? { finishReason: "STOP" } : {}),
+    }],
+    ...(last ? { usageMetadata: geminiUsage(reply) } : {}),
+    modelVersion: exchange.model,
+    responseId: id("gemini"),
+  };
+}
+
+function geminiParts(reply: Reply): Record<string, unknown>[] {
+  return reply.type === "text"
+    ? [{ text: reply.text }]
+    : [{ functionCall: { id: id("call"), name: reply.name, args: reply.input } }];
+}
+
+/** The reply streamed: text in a few pieces, a function call whole; usage on the last chunk. */
+function geminiChunks(exchange: Exchange, reply: Reply): Record<string, unknown>[] {
+  if (reply.type !== "text") return [geminiResponse(exchange, reply, true)];
+  const texts = pieces(reply.text);
+  return texts.map((text, i) =>
+    geminiResponse(exchange, reply, i === texts.length - 1, [{ text }])
+  );
 }

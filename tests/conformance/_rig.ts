@@ -96,8 +96,128 @@ export async function makeRig(installed: Installed, server: ModelServer): Promis
     case "opencode":
       await configureOpencode(rig);
       break;
+    case "gemini":
+      await configureGemini(rig);
+      break;
+    case "copilot":
+      configureCopilot(rig);
+      break;
+    case "qwen":
+      await configureQwen(rig);
+      break;
+    case "continue":
+      await configureContinue(rig);
+      break;
+    case "kilo":
+      configureKilo(rig);
+      break;
   }
   return rig;
+}
+
+/**
+ * Gemini CLI: the Gemini API at `GOOGLE_GEMINI_BASE_URL` with an API key (settings must choose
+ * `gemini-api-key`: nothing else runs offline), and update checks, usage statistics, telemetry
+ * and folder trust off in `~/.gemini/settings.json`.
+ */
+async function configureGemini(rig: Rig): Promise<void> {
+  Object.assign(rig.env, { GOOGLE_GEMINI_BASE_URL: rig.server.origin, GEMINI_API_KEY: API_KEY });
+  const dir = join(rig.home, ".gemini");
+  await Deno.mkdir(dir, { recursive: true });
+  await Deno.writeTextFile(
+    join(dir, "settings.json"),
+    JSON.stringify(
+      {
+        security: { auth: { selectedType: "gemini-api-key" }, folderTrust: { enabled: false } },
+        general: { disableAutoUpdate: true, disableUpdateNag: true },
+        privacy: { usageStatisticsEnabled: false },
+        telemetry: { enabled: false },
+      },
+      null,
+      2,
+    ),
+  );
+}
+
+/** GitHub Copilot CLI: offline, with a bring-your-own-key provider speaking Chat Completions. */
+function configureCopilot(rig: Rig): void {
+  Object.assign(rig.env, {
+    COPILOT_OFFLINE: "true",
+    COPILOT_PROVIDER_BASE_URL: `${rig.server.origin}/v1`,
+    COPILOT_PROVIDER_TYPE: "openai",
+    COPILOT_PROVIDER_API_KEY: API_KEY,
+    COPILOT_MODEL: "conformance-model",
+    COPILOT_AUTO_UPDATE: "false",
+  });
+}
+
+/**
+ * Qwen Code: its `openai` auth type, pointed at the server by the OpenAI variables; usage
+ * statistics (sent to Alibaba Cloud's RUM host) and telemetry off in `~/.qwen/settings.json`.
+ */
+async function configureQwen(rig: Rig): Promise<void> {
+  Object.assign(rig.env, {
+    OPENAI_BASE_URL: `${rig.server.origin}/v1`,
+    OPENAI_API_KEY: API_KEY,
+    OPENAI_MODEL: "conformance-model",
+  });
+  const dir = join(rig.home, ".qwen");
+  await Deno.mkdir(dir, { recursive: true });
+  await Deno.writeTextFile(
+    join(dir, "settings.json"),
+    JSON.stringify(
+      {
+        privacy: { usageStatisticsEnabled: false },
+        telemetry: { enabled: false },
+        general: { disableAutoUpdate: true, disableUpdateNag: true },
+      },
+      null,
+      2,
+    ),
+  );
+}
+
+/** The Continue CLI's config (`cn --config <rig>/continue.yaml`): one `openai` model. */
+export function continueConfig(rig: Rig): string {
+  return join(rig.root, "continue.yaml");
+}
+
+async function configureContinue(rig: Rig): Promise<void> {
+  await Deno.writeTextFile(
+    continueConfig(rig),
+    [
+      "name: Conformance",
+      "version: 1.0.0",
+      "schema: v1",
+      "models:",
+      "  - name: Conformance Model",
+      "    provider: openai",
+      "    model: conformance-model",
+      `    apiBase: ${rig.server.origin}/v1`,
+      `    apiKey: ${API_KEY}`,
+      "    roles: [chat, edit, apply, summarize]",
+      "",
+    ].join("\n"),
+  );
+}
+
+/**
+ * Kilo Code CLI (an OpenCode fork): the config OpenCode gets (`openaiCompatible`), given in
+ * `KILO_CONFIG_CONTENT`; the model list, auto-update and telemetry off by its variables, its own
+ * gateway provider disabled.
+ */
+function configureKilo(rig: Rig): void {
+  Object.assign(rig.env, {
+    KILO_DISABLE_MODELS_FETCH: "1",
+    KILO_DISABLE_AUTOUPDATE: "1",
+    // PostHog telemetry is on unless this says "all"... or anything else.
+    KILO_TELEMETRY_LEVEL: "off",
+    KILO_CONFIG_CONTENT: JSON.stringify({
+      ...openaiCompatible(rig),
+      // Kilo's own gateway provider would ask api.kilo.ai for its models and defaults.
+      disabled_providers: ["kilo"],
+    }),
+  });
 }
 
 /**
@@ -171,9 +291,8 @@ async function configureCodex(rig: Rig): Promise<void> {
 }
 
 /**
- * OpenCode: an `@ai-sdk/openai-compatible` provider (bundled in the binary: nothing is fetched
- * for it) with a small context limit, so the script's heavy turn makes it compact; autoupdate and
- * sharing off in config and by its variables, no model list or LSP downloads. OpenCode installs
+ * OpenCode: the shared OpenCode-style config (`openaiCompatible`); autoupdate and sharing off by
+ * its variables too, no model list or LSP downloads. OpenCode installs
  * `@opencode-ai/plugin` into its config dir unless it is there: the copy installed beside it is
  * put there, so nothing is fetched.
  */
@@ -196,30 +315,38 @@ async function configureOpencode(rig: Rig): Promise<void> {
   await Deno.writeTextFile(
     join(dir, "opencode.json"),
     JSON.stringify(
-      {
-        $schema: "https://opencode.ai/config.json",
-        autoupdate: false,
-        share: "disabled",
-        model: "conformance/conformance-model",
-        small_model: "conformance/conformance-model",
-        provider: {
-          conformance: {
-            npm: "@ai-sdk/openai-compatible",
-            name: "Conformance",
-            options: { baseURL: `${rig.server.origin}/v1`, apiKey: API_KEY },
-            models: {
-              "conformance-model": {
-                name: "Conformance Model",
-                limit: { context: 60000, output: 4000 },
-              },
-            },
-          },
-        },
-      },
+      { $schema: "https://opencode.ai/config.json", ...openaiCompatible(rig) },
       null,
       2,
     ),
   );
+}
+
+/**
+ * The config OpenCode and Kilo share: the model server as an `@ai-sdk/openai-compatible`
+ * provider (bundled in the binary: nothing is fetched for it) with a small context limit, so the
+ * script's heavy turn makes it compact; autoupdate and sharing off.
+ */
+function openaiCompatible(rig: Rig): Record<string, unknown> {
+  return {
+    autoupdate: false,
+    share: "disabled",
+    model: "conformance/conformance-model",
+    small_model: "conformance/conformance-model",
+    provider: {
+      conformance: {
+        npm: "@ai-sdk/openai-compatible",
+        name: "Conformance",
+        options: { baseURL: `${rig.server.origin}/v1`, apiKey: API_KEY },
+        models: {
+          "conformance-model": {
+            name: "Conformance Model",
+            limit: { context: 60000, output: 4000 },
+          },
+        },
+      },
+    },
+  };
 }
 
 /**

@@ -157,6 +157,181 @@ Deno.test("Chat Completions, through the openai client: a tool call, a title and
   }
 });
 
+const READ: Script = {
+  ...SCRIPT,
+  plans: [{
+    id: "quasarbeet",
+    steps: [{ kind: "read", path: "/p/notes.txt" }],
+    answer: "marmalith",
+  }],
+};
+
+Deno.test("the Gemini API: a schema-shaped JSON answer, a functionCall streamed as SSE, then text in a JSON array", async () => {
+  const server = startModelServer(READ);
+  try {
+    const post = (method: string, body: unknown) =>
+      fetch(`${server.origin}/v1beta/models/gemini-x:${method}`, {
+        method: "POST",
+        body: JSON.stringify(body),
+      });
+    const routing = await (await post("generateContent", {
+      contents: [{ role: "user", parts: [{ text: "quasarbeet" }] }],
+      generationConfig: {
+        responseMimeType: "application/json",
+        responseJsonSchema: {
+          type: "OBJECT",
+          properties: {
+            reasoning: { type: "STRING" },
+            score: { type: "INTEGER" },
+            choice: { type: "STRING", enum: ["flash", "pro"] },
+          },
+        },
+      },
+    })).json();
+    assert.deepEqual(JSON.parse(routing.candidates[0].content.parts[0].text), {
+      reasoning: "conformance",
+      score: 1,
+      choice: "flash",
+    });
+    const tools = [{
+      functionDeclarations: [
+        { name: "list_directory", parameters: { properties: { dir_path: {} } } },
+        { name: "read_file", parametersJsonSchema: { properties: { file_path: {} } } },
+      ],
+    }];
+    const ask = { role: "user", parts: [{ text: "go quasarbeet" }] };
+    const first = await events(
+      await fetch(`${server.origin}/v1beta/models/gemini-x:streamGenerateContent?alt=sse`, {
+        method: "POST",
+        body: JSON.stringify({ contents: [ask], tools }),
+      }),
+    );
+    const call = (first.at(-1) as {
+      candidates: { content: { parts: { functionCall: { name: string; args: unknown } }[] } }[];
+    }).candidates[0]!.content.parts[0]!.functionCall;
+    assert.deepEqual(call.args, { file_path: "/p/notes.txt" });
+    assert.equal(call.name, "read_file");
+    const second = await (await post("streamGenerateContent", {
+      contents: [
+        ask,
+        { role: "model", parts: [{ functionCall: call }] },
+        {
+          role: "user",
+          parts: [{ functionResponse: { name: "read_file", response: { output: "x" } } }],
+        },
+      ],
+      tools,
+    })).json() as { candidates: { content: { parts: { text: string }[] } }[] }[];
+    assert.equal(second.map((c) => c.candidates[0]!.content.parts[0]!.text).join(""), "marmalith");
+    assert.deepEqual(server.requests.map((r) => r.answered), ["json", "read_file", "text"]);
+  } finally {
+    await server.close();
+  }
+});
+
+Deno.test("Chat Completions reads a file with the read tool offered, its path argument named as its schema names it", async () => {
+  const server = startModelServer(READ);
+  try {
+    for (
+      const [name, key] of [["view", "path"], ["Read", "filepath"], ["read_file", "file_path"]]
+    ) {
+      const reply = await (await fetch(`${server.origin}/v1/chat/completions`, {
+        method: "POST",
+        body: JSON.stringify({
+          model: "m",
+          tools: [{
+            type: "function",
+            function: { name, parameters: { properties: { [key!]: {}, limit: {} } } },
+          }, { type: "function", function: { name: "bash" } }],
+          messages: [{ role: "user", content: "quasarbeet" }],
+        }),
+      })).json();
+      const call = reply.choices[0].message.tool_calls[0].function;
+      assert.equal(call.name, name);
+      assert.deepEqual(JSON.parse(call.arguments), { [key!]: "/p/notes.txt" });
+    }
+  } finally {
+    await server.close();
+  }
+});
+
+Deno.test("subagents in each agent's own tool, a forced tool in its schema, and Gemini's complete_task", async () => {
+  const script: Script = {
+    ...SCRIPT,
+    plans: [{
+      id: "zephyrkiln",
+      steps: [{ kind: "subagent", description: "Inspect", prompt: "Subtask glimmerfane" }],
+      answer: "orchidvault",
+    }, { id: "glimmerfane", steps: [], answer: "tessellark" }],
+  };
+  const server = startModelServer(script);
+  const fn = (name: string, properties: Record<string, unknown> = {}) => ({
+    type: "function",
+    function: { name, parameters: { properties } },
+  });
+  const call = async (body: Record<string, unknown>) => {
+    const reply = await (await fetch(`${server.origin}/v1/chat/completions`, {
+      method: "POST",
+      body: JSON.stringify({
+        model: "m",
+        messages: [{ role: "user", content: "zephyrkiln" }],
+        ...body,
+      }),
+    })).json();
+    const made = reply.choices[0].message.tool_calls[0].function;
+    return { name: made.name, input: JSON.parse(made.arguments) };
+  };
+  try {
+    assert.deepEqual(
+      await call({ tools: [fn("task", { agent_type: {}, name: {}, mode: {} })] }),
+      {
+        name: "task",
+        input: {
+          description: "Inspect",
+          prompt: "Subtask glimmerfane",
+          name: "helper",
+          agent_type: "general-purpose",
+          mode: "sync",
+        },
+      },
+    );
+    assert.deepEqual(await call({ tools: [fn("agent", { run_in_background: {} })] }), {
+      name: "agent",
+      input: {
+        description: "Inspect",
+        prompt: "Subtask glimmerfane",
+        subagent_type: "general-purpose",
+        run_in_background: false,
+      },
+    });
+    assert.deepEqual(
+      await call({
+        tool_choice: "required",
+        tools: [{
+          type: "function",
+          function: {
+            name: "respond_in_schema",
+            parameters: { type: "object", properties: { shouldBlock: { type: "boolean" } } },
+          },
+        }],
+      }),
+      { name: "respond_in_schema", input: { shouldBlock: false } },
+    );
+    const gemini = await (await fetch(`${server.origin}/v1beta/models/g:generateContent`, {
+      method: "POST",
+      body: JSON.stringify({
+        contents: [{ role: "user", parts: [{ text: "Subtask glimmerfane" }] }],
+        tools: [{ functionDeclarations: [{ name: "read_file" }, { name: "complete_task" }] }],
+      }),
+    })).json();
+    assert.deepEqual(gemini.candidates[0].content.parts[0].functionCall.args, {
+      result: { response: "tessellark" },
+    });
+  } finally {
+    await server.close();
+  }
+});
+
 Deno.test("the proxy refuses and records a connection to any other host", async () => {
   const server = startModelServer(SCRIPT);
   try {

@@ -10,7 +10,8 @@ import { basename, join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { type AgentPin, PINNED } from "./agents.ts";
 import { install, type Installed, latestVersion, type Skipped } from "./_install.ts";
-import { type Plan, type Script, startModelServer } from "./_model_server.ts";
+import { startModelServer } from "./_model_server.ts";
+import { DELEGATE, PROMPTS, script, START, TITLE } from "./_script.ts";
 import { driveTui, logbook, makeRig, parseCommandLine, type Rig, runAgent } from "./_rig.ts";
 import {
   assertFilesExact,
@@ -73,75 +74,6 @@ function appendReport(line: ReportLine): void {
 function readyFor(agent: AgentPin["agent"]): Installed | Skipped {
   return ready.find((r) => r.pin.agent === agent)!;
 }
-
-// ---- the script: what is said, and the words that must be found ----
-
-const TITLE = "Heliotrope ledger walkthrough";
-const SUMMARY = "Summary so far: the notes were read; quillmarsh is the word to keep.";
-
-const START: Plan = {
-  id: "quasarbeet",
-  steps: [{ kind: "shell", command: "cat notes.txt" }],
-  answer: "The notes mention marmalith and vintrope.",
-};
-const RESUME: Plan = { id: "cobaltwren", steps: [], answer: "Resumed fine: plumquartz." };
-const DELEGATE: Plan = {
-  id: "zephyrkiln",
-  steps: [{
-    kind: "subagent",
-    description: "Inspect the notes",
-    prompt: "Subtask glimmerfane: read the notes and report.",
-  }],
-  answer: "The helper reported back: orchidvault.",
-};
-const HEAVY: Plan = {
-  id: "basaltmoth",
-  steps: [],
-  answer: "A heavy answer: saffronloom.",
-  reportTokens: 200_000,
-};
-const AFTER_COMPACTION: Plan = { id: "hollowfern", steps: [], answer: "After it: ivorytrench." };
-const FORK: Plan = { id: "velvetcrag", steps: [], answer: "The fork's answer: amberloch." };
-const TERMINAL: Plan = {
-  id: "juniperveil",
-  steps: [],
-  answer: "The terminal answer: saltmoraine.",
-};
-
-/** Codex's subagents run alongside: the parent spawns one, then waits for it. */
-const DELEGATE_AND_WAIT: Plan = { ...DELEGATE, steps: [...DELEGATE.steps, { kind: "wait" }] };
-
-function script(project: string, agent?: string): Script {
-  const SUB: Plan = {
-    id: "glimmerfane",
-    steps: [{ kind: "read", path: join(project, "notes.txt") }],
-    answer: "Subagent result: tessellark.",
-  };
-  return {
-    title: TITLE,
-    summary: SUMMARY,
-    plans: [
-      START,
-      RESUME,
-      agent === "codex" ? DELEGATE_AND_WAIT : DELEGATE,
-      SUB,
-      HEAVY,
-      AFTER_COMPACTION,
-      FORK,
-      TERMINAL,
-    ],
-  };
-}
-
-const PROMPTS = {
-  start: "Read the notes for me, quasarbeet lanternfig.",
-  resume: "Carry on, cobaltwren.",
-  delegate: "Hand this to a helper, zephyrkiln.",
-  heavy: "A long one now, basaltmoth.",
-  afterCompaction: "And then, hollowfern.",
-  fork: "On the fork, velvetcrag.",
-  terminal: "Back in the terminal, juniperveil.",
-};
 
 /** Runs one agent's conformance test: set up, drive, check, report. */
 async function conformance(
@@ -713,5 +645,7 @@ function countRecorded(rig: Rig): Promise<number> {
         db.close();
       }
     }
+    default:
+      throw new TypeError(`No count of recorded conversations for "${rig.installed.pin.agent}"`);
   }
 }
