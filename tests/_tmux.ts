@@ -4,16 +4,6 @@
 
 import { join } from "node:path";
 import { childBaseEnv, ROOT, taskFlags, type World } from "./_helpers.ts";
-import { COMMANDS } from "../commands/logbook.ts";
-
-/** Each command's task flags (the dispatcher's too), loaded once: a script is written at once. */
-const FLAGS = new Map(
-  await Promise.all(
-    ["logbook", ...Object.keys(COMMANDS)].map(async (name) =>
-      [name, await taskFlags(name)] as const
-    ),
-  ),
-);
 
 /** True when tmux can run here. */
 export function tmuxAvailable(): boolean {
@@ -196,17 +186,19 @@ export interface ScriptOptions {
  * A shell script that runs `commands/<file>.ts` (with its task's permissions) with `vars` and
  * leaves its exit status in `status`; `INIT_CWD` in `vars` is where it runs.
  */
-export function terminalScript(
+export async function terminalScript(
   dir: string,
   file: string,
   args: string[],
   vars: Record<string, string>,
   options: ScriptOptions = {},
-): { script: string; status: string } {
+): Promise<{ script: string; status: string }> {
   const argv = [
     Deno.execPath(),
     "run",
-    ...FLAGS.get(file.replaceAll("_", "-"))!,
+    // Loaded when a test runs, not when this module is: a command's module may still be
+    // evaluating its own top-level await then (search.ts, show.ts), its spec not yet there.
+    ...await taskFlags(file),
     "--quiet",
     join(ROOT, "commands", `${file}.ts`),
     ...args,

@@ -293,7 +293,7 @@ Deno.test("on a terminal with no model, fork runs the agent's own fork; --into-l
     const { path, calls } = fakeAgents(world);
     const vars = { ...world.vars, PATH: path };
     await t.step("the agent's own fork, in the session's directory", async () => {
-      const { script, status } = terminalScript(world.dir, "fork", [`claude:${sid}`], vars);
+      const { script, status } = await terminalScript(world.dir, "fork", [`claude:${sid}`], vars);
       // Wide enough that no line wraps.
       const tmux = new Tmux(script, { width: 200, height: 24 });
       try {
@@ -323,7 +323,7 @@ Deno.test("on a terminal with no model, fork runs the agent's own fork; --into-l
       }
     });
     await t.step("--into-logbook: the model's absence, whole, and nothing written", async () => {
-      const { script, status } = terminalScript(
+      const { script, status } = await terminalScript(
         world.dir,
         "fork",
         [`claude:${sid}`, "--into-logbook"],

@@ -64,7 +64,7 @@ Deno.test("the search screen at 80×24: find, narrow, page and come back, resize
     // The pager shows the conversation's ◀ as a UTF-8 terminal does.
     const vars: Record<string, string> = { ...world.vars, LANG: "C.UTF-8" };
     delete vars.NO_COLOR;
-    const { script, status } = terminalScript(world.dir, "search", ["-i"], vars, {
+    const { script, status } = await terminalScript(world.dir, "search", ["-i"], vars, {
       banner: BANNER,
     });
     const tmux = new Tmux(script, { width: 80, height: 24 });
@@ -154,7 +154,7 @@ Deno.test("the search screen finds as you type: a prefix, another form, a typo, 
     });
     assert.equal(await reindex(["--quiet"], captureIo(), world.env), 0);
     const vars: Record<string, string> = { ...world.vars, LANG: "C.UTF-8" };
-    const { script, status } = terminalScript(world.dir, "search", ["-i"], vars);
+    const { script, status } = await terminalScript(world.dir, "search", ["-i"], vars);
     const tmux = new Tmux(script, { width: 100, height: 24 });
     try {
       await tmux.waitFor(/Recent conversations: type to search/, "the screen");
@@ -218,7 +218,7 @@ Deno.test("Enter on an answer below a long question opens the pager at the hit, 
     );
     assert.equal(await reindex(["--quiet"], captureIo(), world.env), 0);
     const vars: Record<string, string> = { ...world.vars, LANG: "C.UTF-8" };
-    const { script } = terminalScript(world.dir, "search", ["-i", "verdigris-cascade"], vars);
+    const { script } = await terminalScript(world.dir, "search", ["-i", "verdigris-cascade"], vars);
     const tmux = new Tmux(script, { width: 80, height: 24 });
     try {
       await tmux.waitFor(/The verdigris-cascade holds/, "the hit");
@@ -241,7 +241,12 @@ Deno.test("Enter on an answer below a long question opens the pager at the hit, 
       tmux.keys("Escape");
       // show --around pages the same way.
       const record = /◀ #(\d+)/.exec(lines[marked]!)![1]!;
-      const show = terminalScript(world.dir, "show", [`claude:${id}`, "--around", record], vars);
+      const show = await terminalScript(
+        world.dir,
+        "show",
+        [`claude:${id}`, "--around", record],
+        vars,
+      );
       const shown = new Tmux(show.script, { width: 80, height: 24 });
       try {
         const page = await shown.waitFor(/^:\s*$/m, "show's pager");
@@ -277,7 +282,7 @@ Deno.test("with NO_COLOR the screen has no colour; a hostile transcript shows �
       ]]),
     );
     assert.equal(await reindex(["--quiet"], captureIo(), world.env), 0);
-    const { script } = terminalScript(world.dir, "search", ["-i", "quokka"], world.vars);
+    const { script } = await terminalScript(world.dir, "search", ["-i", "quokka"], world.vars);
     const tmux = new Tmux(script, { width: 80, height: 24 });
     try {
       const screen = await tmux.waitFor(/Deployed quokka/, "the hostile hit's preview");
@@ -305,7 +310,7 @@ Deno.test("Ctrl-Y copies the resume command; Ctrl-O runs the agent in the sessio
   const { world, app } = await screenWorld();
   try {
     const { path, calls } = fakeAgents(world);
-    const { script, status } = terminalScript(
+    const { script, status } = await terminalScript(
       world.dir,
       "search",
       ["-i"],
@@ -349,7 +354,7 @@ Deno.test("a session's directory gone: Ctrl-Y copies the command that runs in it
     assert.equal(await reindex(["--quiet"], captureIo(), world.env), 0);
     Deno.removeSync(join(world.dir, "gone"), { recursive: true });
     const { path, calls } = fakeAgents(world);
-    const { script, status } = terminalScript(
+    const { script, status } = await terminalScript(
       world.dir,
       "search",
       ["-i", "saffron-lattice"],
@@ -388,7 +393,7 @@ Deno.test("Ctrl-F with no model forks in the agent's own fork; with neither, the
   try {
     await t.step("claude --resume <id> --fork-session, in the session's directory", async () => {
       const { path, calls } = fakeAgents(world);
-      const { script, status } = terminalScript(
+      const { script, status } = await terminalScript(
         world.dir,
         "search",
         ["-i", "saffron-lattice"],
@@ -414,7 +419,7 @@ Deno.test("Ctrl-F with no model forks in the agent's own fork; with neither, the
     await t.step("no claude on PATH either: every line of why, on the status line", async () => {
       const none = join(world.dir, "no-agents");
       Deno.mkdirSync(none);
-      const { script } = terminalScript(
+      const { script } = await terminalScript(
         world.dir,
         "search",
         ["-i", "saffron-lattice"],
@@ -457,7 +462,7 @@ Deno.test("Ctrl-F forks the hit into a logbook session and opens it in chat (tmu
   await withModelWorld(async (s) => {
     await writeSession(s.world);
     assert.equal(await reindex(["--quiet"], captureIo(), s.world.env), 0);
-    const { script, status } = terminalScript(
+    const { script, status } = await terminalScript(
       s.world.dir,
       "search",
       ["-i", "saffron-lattice"],
@@ -497,11 +502,17 @@ Deno.test("SIGTERM gives the terminal back: the shell's screen, its mode, exit 1
   if (!tmuxAvailable()) return skip();
   const { world } = await screenWorld();
   try {
-    const { script, status } = terminalScript(world.dir, "search", ["-i", "saffron"], world.vars, {
-      banner: BANNER,
-      // The terminal's line discipline after the screen: cooked (icanon, echo) as it was.
-      after: "stty -a | tr ' ' '\\n' | grep -E '^-?(icanon|echo)$' | tr '\\n' ' '; echo",
-    });
+    const { script, status } = await terminalScript(
+      world.dir,
+      "search",
+      ["-i", "saffron"],
+      world.vars,
+      {
+        banner: BANNER,
+        // The terminal's line discipline after the screen: cooked (icanon, echo) as it was.
+        after: "stty -a | tr ' ' '\\n' | grep -E '^-?(icanon|echo)$' | tr '\\n' ' '; echo",
+      },
+    );
     const tmux = new Tmux(script, { width: 80, height: 24 });
     try {
       await tmux.waitFor(/Split it in three batches/, "the screen");
@@ -528,7 +539,7 @@ Deno.test("logbook alone on a terminal opens the search screen; without one it p
     assert.equal(interactive.code, 2);
     assert.match(interactive.stderr, /^error: Option "-i, --interactive" needs a terminal/);
     if (!tmuxAvailable()) return skip();
-    const { script, status } = terminalScript(world.dir, "logbook", [], world.vars);
+    const { script, status } = await terminalScript(world.dir, "logbook", [], world.vars);
     const tmux = new Tmux(script, { width: 80, height: 24 });
     try {
       await tmux.waitFor(/Recent conversations: type to search/, "the screen");
@@ -546,7 +557,7 @@ Deno.test("a search that finds nothing says which filter kept every match out (t
   if (!tmuxAvailable()) return skip();
   const { world } = await screenWorld();
   try {
-    const { script, status } = terminalScript(world.dir, "search", ["-i"], world.vars);
+    const { script, status } = await terminalScript(world.dir, "search", ["-i"], world.vars);
     const tmux = new Tmux(script, { width: 100, height: 24 });
     try {
       await tmux.waitFor(/Recent conversations: type to search/, "the screen");

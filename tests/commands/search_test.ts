@@ -759,7 +759,7 @@ Deno.test("search on a 100-column terminal uses its width for the title (tmux)",
     return console.log("skipped: tmux is not installed, so the terminal test cannot run");
   }
   const world = await deepProjectWorld();
-  const { script, status } = terminalScript(world.dir, "search", ["checkpoint"], world.vars);
+  const { script, status } = await terminalScript(world.dir, "search", ["checkpoint"], world.vars);
   const tmux = new Tmux(script, { width: 100, height: 24 });
   try {
     assert.equal(await exitStatus(status), "0");

@@ -19,7 +19,7 @@ Deno.test("on a terminal, Up and Down walk the prompt history (tmux)", async (t)
     return;
   }
   await withModelWorld(async (s) => {
-    const { script, status } = terminalScript(s.world.dir, "chat", [], s.vars);
+    const { script, status } = await terminalScript(s.world.dir, "chat", [], s.vars);
     const tmux = new Tmux(script);
     try {
       await tmux.waitFor(/^>\s*$/m, "the prompt");
@@ -69,7 +69,7 @@ Deno.test("the chat prompt: a paste kept whole, Ctrl-R, Tab, word motions, waiti
     return;
   }
   await withModelWorld(async (s) => {
-    const { script, status } = terminalScript(s.world.dir, "chat", [], s.vars);
+    const { script, status } = await terminalScript(s.world.dir, "chat", [], s.vars);
     const tmux = new Tmux(script);
     const sent = () => s.server.requests.map((r) => r.json.messages.at(-1)!.content);
     const answered = async (count: number, what: string) => {
@@ -166,7 +166,7 @@ Deno.test("the chat prompt: a paste kept whole, Ctrl-R, Tab, word motions, waiti
       const id = /Resume with: logbook resume ([0-9a-f-]{36})/.exec(end)![1]!;
 
       await t.step("resume shows the last exchange before the prompt", async () => {
-        const resumed = terminalScript(s.world.dir, "resume", [id], s.vars);
+        const resumed = await terminalScript(s.world.dir, "resume", [id], s.vars);
         const again = new Tmux(resumed.script);
         try {
           const screen = await again.waitFor(/^>\s*$/m, "the resumed prompt");
@@ -227,7 +227,7 @@ Deno.test("the resume picker filters as you type, refuses a manifest run and res
     Deno.chmodSync(join(bin, "claude"), 0o755);
     const vars = { ...s.vars, PATH: `${bin}:${childBaseEnv().PATH}` };
 
-    const { script, status } = terminalScript(s.world.dir, "resume", [], vars);
+    const { script, status } = await terminalScript(s.world.dir, "resume", [], vars);
     const tmux = new Tmux(script);
     try {
       const first = await tmux.waitFor(/Upgrade the linter/, "the picker");
@@ -278,7 +278,7 @@ Deno.test("the resume picker shows a hostile title visibly and without its key (
       `${planted} set AWS_ACCESS_KEY_ID=${aws} and deploy the docs`,
     );
     assert.equal(await reindex(["--quiet"], captureIo(), s.world.env), 0);
-    const { script } = terminalScript(s.world.dir, "resume", [], s.vars);
+    const { script } = await terminalScript(s.world.dir, "resume", [], s.vars);
     const tmux = new Tmux(script);
     try {
       // Shown, not obeyed: the sequences are on the screen as text, and nothing cleared it.
@@ -339,7 +339,7 @@ Deno.test("forget on a terminal lists what goes, asks, and forgets on y (tmux)",
     const sessionId = "7a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d";
     writeClaudeSession(s.world, s.project, sessionId, "Rotate the staging credentials");
     assert.equal(await reindex(["--quiet"], captureIo(), s.world.env), 0);
-    const { script, status } = terminalScript(
+    const { script, status } = await terminalScript(
       s.world.dir,
       "forget",
       [`claude:${sessionId}`],
@@ -376,7 +376,7 @@ Deno.test("on a terminal, show pages through less, wrapped to the terminal, and 
     assert.equal(await reindex(["--quiet"], captureIo(), world.env), 0);
     const vars: Record<string, string> = { ...world.vars };
     delete vars.NO_COLOR;
-    const { script, status } = terminalScript(
+    const { script, status } = await terminalScript(
       world.dir,
       "show",
       ["claude:f332cca8"],
