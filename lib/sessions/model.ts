@@ -151,63 +151,85 @@ export function createModelClient(
     endpoint,
     async complete(messages, callOptions = {}) {
       const request = { model, messages: messages.map((m) => ({ ...m })) };
-      const signal = callOptions.signal;
       try {
-        if (callOptions.stream === false) {
-          const reply = await client.chat.completions.create(
-            { ...request, stream: false },
-            signal ? { signal } : {},
-          );
-          const choice = reply.choices[0];
-          const text = choice?.message?.content ?? "";
-          if (text) callOptions.onText?.(text);
-          return {
-            text,
-            tokensIn: reply.usage?.prompt_tokens ?? null,
-            tokensOut: reply.usage?.completion_tokens ?? null,
-            requested: model,
-            answeredBy: reply.model || null,
-            finishReason: choice?.finish_reason ?? null,
-          };
-        }
-        const stream = await client.chat.completions.create(
-          { ...request, stream: true, stream_options: { include_usage: true } },
-          signal ? { signal } : {},
-        );
-        const parts: string[] = [];
-        let answeredBy: string | null = null;
-        let finishReason: string | null = null;
-        let tokensIn: number | null = null;
-        let tokensOut: number | null = null;
-        for await (const chunk of stream) {
-          if (chunk.model) answeredBy = chunk.model;
-          if (chunk.usage) {
-            tokensIn = chunk.usage.prompt_tokens ?? null;
-            tokensOut = chunk.usage.completion_tokens ?? null;
-          }
-          for (const choice of chunk.choices ?? []) {
-            const delta = choice.delta?.content;
-            if (delta) {
-              parts.push(delta);
-              callOptions.onText?.(delta);
-            }
-            if (choice.finish_reason) finishReason = choice.finish_reason;
-          }
-        }
-        // The client ends the iteration quietly when the signal aborts it mid-reply.
-        if (signal?.aborted) throw new ModelError("The model request was cancelled", "cancelled");
-        return {
-          text: parts.join(""),
-          tokensIn,
-          tokensOut,
-          requested: model,
-          answeredBy,
-          finishReason,
-        };
+        return callOptions.stream === false
+          ? await completeWhole(client, request, callOptions)
+          : await completeStreamed(client, request, callOptions);
       } catch (err) {
-        throw translate(err, endpoint, clean, signal);
+        throw translate(err, endpoint, clean, callOptions.signal);
       }
     },
+  };
+}
+
+/** One request of a completion: the model asked for and the messages. */
+interface CompletionRequest {
+  model: string;
+  messages: ChatMessage[];
+}
+
+/** The completion of `request` in one reply, handed to `onText` whole. */
+async function completeWhole(
+  client: OpenAI,
+  request: CompletionRequest,
+  { onText, signal }: CompleteOptions,
+): Promise<Completion> {
+  const reply = await client.chat.completions.create(
+    { ...request, stream: false },
+    signal ? { signal } : {},
+  );
+  const choice = reply.choices[0];
+  const text = choice?.message?.content ?? "";
+  if (text) onText?.(text);
+  return {
+    text,
+    tokensIn: reply.usage?.prompt_tokens ?? null,
+    tokensOut: reply.usage?.completion_tokens ?? null,
+    requested: request.model,
+    answeredBy: reply.model || null,
+    finishReason: choice?.finish_reason ?? null,
+  };
+}
+
+/** The completion of `request` streamed, each piece handed to `onText` as it arrives. */
+async function completeStreamed(
+  client: OpenAI,
+  request: CompletionRequest,
+  { onText, signal }: CompleteOptions,
+): Promise<Completion> {
+  const stream = await client.chat.completions.create(
+    { ...request, stream: true, stream_options: { include_usage: true } },
+    signal ? { signal } : {},
+  );
+  const parts: string[] = [];
+  let answeredBy: string | null = null;
+  let finishReason: string | null = null;
+  let tokensIn: number | null = null;
+  let tokensOut: number | null = null;
+  for await (const chunk of stream) {
+    if (chunk.model) answeredBy = chunk.model;
+    if (chunk.usage) {
+      tokensIn = chunk.usage.prompt_tokens ?? null;
+      tokensOut = chunk.usage.completion_tokens ?? null;
+    }
+    for (const choice of chunk.choices ?? []) {
+      const delta = choice.delta?.content;
+      if (delta) {
+        parts.push(delta);
+        onText?.(delta);
+      }
+      if (choice.finish_reason) finishReason = choice.finish_reason;
+    }
+  }
+  // The client ends the iteration quietly when the signal aborts it mid-reply.
+  if (signal?.aborted) throw new ModelError("The model request was cancelled", "cancelled");
+  return {
+    text: parts.join(""),
+    tokensIn,
+    tokensOut,
+    requested: request.model,
+    answeredBy,
+    finishReason,
   };
 }
 

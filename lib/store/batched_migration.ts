@@ -198,53 +198,8 @@ export async function runBatchedMigration<R extends SourceRow>(
   options: RunOptions,
 ): Promise<boolean> {
   const timer = options.timer ?? (() => performance.now());
-  const found = migrationState(store);
-  if (found && found.name !== step.name) {
-    throw new MigrationError(
-      `Migration "${step.name}" cannot start while "${found.name}" is under way`,
-    );
-  }
-  let state: MigrationState;
-  if (found) state = found;
-  else {
-    state = {
-      name: step.name,
-      phase: "copy",
-      cursor: 0,
-      batches: 0,
-      verified: 0,
-      rowsCopied: 0,
-      rowsTotal: 0,
-      bytesCopied: 0,
-      startedAt: options.now(),
-      workMs: 0,
-      repair: false,
-      failure: null,
-      digests: null,
-    };
-    const begun = state;
-    store.transaction(() => {
-      step.prepare(store);
-      store.stmt(`DELETE FROM migration_batches WHERE migration = ?`).run(step.name);
-      begun.rowsTotal = step.count(store);
-      store.setMeta(MIGRATION_STATE_KEY, begun);
-    });
-  }
-  if (state.phase === "failed") {
-    // Failed closed: only `reindex --retry`, which clears the latch, lets it go on. The blocks
-    // that differed are copied again, and everything is verified once more.
-    if (latchedFailure(store)) throw new MigrationError(state.failure ?? "Migration failed");
-    const recopy = state.digests?.failed ?? [];
-    state = {
-      ...state,
-      phase: "verify",
-      verified: 0,
-      repair: true,
-      failure: null,
-      digests: freshDigests(state, recopy),
-    };
-    store.setMeta(MIGRATION_STATE_KEY, state);
-  }
+  let state = startOrResume(store, step, options.now);
+  if (state.phase === "failed") state = retryFailed(store, state);
   const stopped = () =>
     options.signal?.aborted === true ||
     (options.deadline !== undefined && options.now() >= options.deadline);
@@ -277,6 +232,69 @@ export async function runBatchedMigration<R extends SourceRow>(
     if (!again) break;
     state = again;
   }
+  switchOver(store, step);
+  return true;
+}
+
+/** The state of the migration under way, or of `step` begun afresh when none is. */
+function startOrResume<R extends SourceRow>(
+  store: HistoryStore,
+  step: BatchedStep<R>,
+  now: () => number,
+): MigrationState {
+  const found = migrationState(store);
+  if (found && found.name !== step.name) {
+    throw new MigrationError(
+      `Migration "${step.name}" cannot start while "${found.name}" is under way`,
+    );
+  }
+  if (found) return found;
+  const begun: MigrationState = {
+    name: step.name,
+    phase: "copy",
+    cursor: 0,
+    batches: 0,
+    verified: 0,
+    rowsCopied: 0,
+    rowsTotal: 0,
+    bytesCopied: 0,
+    startedAt: now(),
+    workMs: 0,
+    repair: false,
+    failure: null,
+    digests: null,
+  };
+  store.transaction(() => {
+    step.prepare(store);
+    store.stmt(`DELETE FROM migration_batches WHERE migration = ?`).run(step.name);
+    begun.rowsTotal = step.count(store);
+    store.setMeta(MIGRATION_STATE_KEY, begun);
+  });
+  return begun;
+}
+
+/**
+ * The state a failed migration goes on from: the blocks that differed copied again, everything
+ * verified once more. Throws MigrationError while the failure is latched.
+ */
+function retryFailed(store: HistoryStore, failed: MigrationState): MigrationState {
+  // Failed closed: only `reindex --retry`, which clears the latch, lets it go on.
+  if (latchedFailure(store)) throw new MigrationError(failed.failure ?? "Migration failed");
+  const recopy = failed.digests?.failed ?? [];
+  const state: MigrationState = {
+    ...failed,
+    phase: "verify",
+    verified: 0,
+    repair: true,
+    failure: null,
+    digests: freshDigests(failed, recopy),
+  };
+  store.setMeta(MIGRATION_STATE_KEY, state);
+  return state;
+}
+
+/** Puts the verified copy in place, retires the old one and forgets the migration. */
+function switchOver<R extends SourceRow>(store: HistoryStore, step: BatchedStep<R>): void {
   store.transaction(() => {
     const retired = step.switchOver(store);
     if (retired) store.setMeta(RETIRED_KEY, [...retiredTables(store), retired]);
@@ -286,7 +304,6 @@ export async function runBatchedMigration<R extends SourceRow>(
   dropRetired(store);
   // What the copy cached is not what capture reads next.
   store.db.exec("PRAGMA shrink_memory");
-  return true;
 }
 
 function retiredTables(store: HistoryStore): string[] {

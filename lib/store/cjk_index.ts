@@ -13,7 +13,7 @@
 // it indexes keep those tokens until capture derives them again (`lib/capture/rederive.ts`: a
 // store this migration runs on was captured before derivations were recorded).
 
-import type { DatabaseSync } from "node:sqlite";
+import type { DatabaseSync, StatementSync } from "node:sqlite";
 import type { Adapter } from "../sources/adapter.ts";
 import type { Redactor } from "../gate/secrets.ts";
 import type { HistoryStore } from "./db.ts";
@@ -73,15 +73,6 @@ export function cjkIndexStep(
   redact: Redactor,
 ): BatchedStep<IndexSource> {
   const deriver = new TextDeriver(store, adapters, redact);
-  const read = (row: { id: number; flags: number; size: number }): IndexSource => {
-    if (!(row.flags & FLAG_INDEXED)) {
-      return { id: row.id, flags: row.flags, bytes: 0, record: null };
-    }
-    const record = store.stmt("SELECT * FROM records WHERE id = ?").get(
-      row.id,
-    ) as unknown as RecordRow;
-    return { id: row.id, flags: row.flags, bytes: row.size, record };
-  };
   return {
     name: CJK_MIGRATION,
     prepare(store) {
@@ -102,18 +93,13 @@ export function cjkIndexStep(
       const row = store.stmt(
         `SELECT id, flags, length(raw) AS size FROM records WHERE id > ? ORDER BY id LIMIT 1`,
       ).get(after) as { id: number; flags: number; size: number } | undefined;
-      return row ? read(row) : null;
+      return row ? readSource(store, row) : null;
     },
     hashSource(row, hash) {
       hash.value(row.id).value(row.flags).value(row.record?.raw ?? null).endRow();
     },
     write(store, rows) {
-      const insert = store.stmt("INSERT INTO fts_next (rowid, text) VALUES (?, ?)");
-      for (const row of rows) {
-        if (!row.record) continue;
-        const text = bigramText(deriver.textOf(row.record));
-        if (text) insert.run(row.id, text);
-      }
+      indexRows(store.stmt("INSERT INTO fts_next (rowid, text) VALUES (?, ?)"), rows, deriver);
     },
     clear(store, first, last) {
       const ids = store.stmt("SELECT id FROM fts_next_docsize WHERE id BETWEEN ? AND ?")
@@ -129,71 +115,14 @@ export function cjkIndexStep(
       for (const row of rows) hash.value(row.id).value(row.sz).endRow();
     },
     expectTarget(store, rows, add) {
-      ensureTemp(
-        store,
-        "fts_verify_instances",
-        `CREATE VIRTUAL TABLE IF NOT EXISTS temp.fts_verify USING fts5(
-          text, content = '', contentless_delete = 1, tokenize = '${TOKENIZE}');
-        CREATE VIRTUAL TABLE temp.fts_verify_instances
-          USING fts5vocab(temp, fts_verify, instance);`,
-      );
-      store.stmt("INSERT INTO temp.fts_verify (fts_verify) VALUES ('delete-all')").run();
-      const insert = store.stmt("INSERT INTO temp.fts_verify (rowid, text) VALUES (?, ?)");
-      for (const row of rows) {
-        if (!row.record) continue;
-        // As `write` indexes it.
-        const text = bigramText(deriver.textOf(row.record));
-        if (text) insert.run(row.id, text);
-      }
-      eachInstance(
-        store,
-        add,
-        `SELECT count(logbook_index_item(doc, offset, term)) AS n, NULL AS last
-         FROM temp.fts_verify_instances`,
-      );
+      expectInstances(store, rows, deriver, add);
     },
-    scanTarget(store, cursor, limit, add) {
-      ensureTemp(
-        store,
-        "fts_next_instances",
-        "CREATE VIRTUAL TABLE temp.fts_next_instances USING fts5vocab(main, fts_next, instance)",
-      );
-      // A step ends before the term at `limit` instances on, so no term is split between two
-      // (a single term with more instances is read alone).
-      const ends = store.stmt(
-        "SELECT term FROM temp.fts_next_instances WHERE term > ? LIMIT 1 OFFSET ?",
-      ).get(cursor, limit) as { term: string } | undefined;
-      const item = "count(logbook_index_item(doc, offset, term)) AS n, max(term) AS last";
-      if (!ends) {
-        eachInstance(
-          store,
-          add,
-          `SELECT ${item} FROM temp.fts_next_instances WHERE term > ?`,
-          cursor,
-        );
-        return null;
-      }
-      const before = eachInstance(
-        store,
-        add,
-        `SELECT ${item} FROM temp.fts_next_instances WHERE term > ? AND term < ?`,
-        cursor,
-        ends.term,
-      );
-      if (before.n > 0) return before.last!;
-      eachInstance(
-        store,
-        add,
-        `SELECT ${item} FROM temp.fts_next_instances WHERE term = ?`,
-        ends.term,
-      );
-      return ends.term;
-    },
+    scanTarget: scanInstances,
     range(store, first, last) {
       const rows = store.stmt(
         `SELECT id, flags, length(raw) AS size FROM records WHERE id BETWEEN ? AND ? ORDER BY id`,
       ).all(first, last) as { id: number; flags: number; size: number }[];
-      return rows.map(read);
+      return rows.map((row) => readSource(store, row));
     },
     switchOver(store) {
       dropScratch(store);
@@ -209,6 +138,96 @@ export function cjkIndexStep(
       store.db.exec("DROP TABLE IF EXISTS fts_next");
     },
   };
+}
+
+/** The record `row` names as the copy reads it, its stored row only when it is indexed. */
+function readSource(
+  store: HistoryStore,
+  row: { id: number; flags: number; size: number },
+): IndexSource {
+  if (!(row.flags & FLAG_INDEXED)) {
+    return { id: row.id, flags: row.flags, bytes: 0, record: null };
+  }
+  const record = store.stmt("SELECT * FROM records WHERE id = ?").get(
+    row.id,
+  ) as unknown as RecordRow;
+  return { id: row.id, flags: row.flags, bytes: row.size, record };
+}
+
+/** Indexes each indexed record of `rows` with `insert`, as the index holds it (CJK bigrams). */
+function indexRows(
+  insert: StatementSync,
+  rows: readonly IndexSource[],
+  deriver: TextDeriver,
+): void {
+  for (const row of rows) {
+    if (!row.record) continue;
+    const text = bigramText(deriver.textOf(row.record));
+    if (text) insert.run(row.id, text);
+  }
+}
+
+/** Sends `add` the instances `rows` should have in the index: indexed afresh in a scratch table. */
+function expectInstances(
+  store: HistoryStore,
+  rows: readonly IndexSource[],
+  deriver: TextDeriver,
+  add: ItemSink,
+): void {
+  ensureTemp(
+    store,
+    "fts_verify_instances",
+    `CREATE VIRTUAL TABLE IF NOT EXISTS temp.fts_verify USING fts5(
+      text, content = '', contentless_delete = 1, tokenize = '${TOKENIZE}');
+    CREATE VIRTUAL TABLE temp.fts_verify_instances
+      USING fts5vocab(temp, fts_verify, instance);`,
+  );
+  store.stmt("INSERT INTO temp.fts_verify (fts_verify) VALUES ('delete-all')").run();
+  // As `write` indexes it.
+  indexRows(store.stmt("INSERT INTO temp.fts_verify (rowid, text) VALUES (?, ?)"), rows, deriver);
+  eachInstance(
+    store,
+    add,
+    `SELECT count(logbook_index_item(doc, offset, term)) AS n, NULL AS last
+     FROM temp.fts_verify_instances`,
+  );
+}
+
+/**
+ * Sends `add` the next instances of `fts_next` after the term `cursor`, about `limit` of them;
+ * returns the last term sent, or null when none is left.
+ */
+function scanInstances(
+  store: HistoryStore,
+  cursor: string,
+  limit: number,
+  add: ItemSink,
+): string | null {
+  ensureTemp(
+    store,
+    "fts_next_instances",
+    "CREATE VIRTUAL TABLE temp.fts_next_instances USING fts5vocab(main, fts_next, instance)",
+  );
+  // A step ends before the term at `limit` instances on, so no term is split between two
+  // (a single term with more instances is read alone).
+  const ends = store.stmt(
+    "SELECT term FROM temp.fts_next_instances WHERE term > ? LIMIT 1 OFFSET ?",
+  ).get(cursor, limit) as { term: string } | undefined;
+  const item = "count(logbook_index_item(doc, offset, term)) AS n, max(term) AS last";
+  if (!ends) {
+    eachInstance(store, add, `SELECT ${item} FROM temp.fts_next_instances WHERE term > ?`, cursor);
+    return null;
+  }
+  const before = eachInstance(
+    store,
+    add,
+    `SELECT ${item} FROM temp.fts_next_instances WHERE term > ? AND term < ?`,
+    cursor,
+    ends.term,
+  );
+  if (before.n > 0) return before.last!;
+  eachInstance(store, add, `SELECT ${item} FROM temp.fts_next_instances WHERE term = ?`, ends.term);
+  return ends.term;
 }
 
 /** Creates a temporary table of this connection with `sql` unless `name` is there. */

@@ -438,7 +438,13 @@ export function contextStart(
   }
   // No question before the record, and the page from the conversation's start holds it.
   if (reachedStart) return { after: 0, question: null, skipped: 0 };
-  // The page starts a few shown records before the record.
+  // The page starts a few shown records before the record, the question named above the gap.
+  const start = contextFrom(walked, at);
+  return questionAbove(store, conversation.id, at, start, { isQuestion, shown });
+}
+
+/** The record a page starts at: `AROUND_CONTEXT` shown records of `walked` back from `at`. */
+function contextFrom(walked: readonly { row: BackRow; shown: boolean }[], at: number): number {
   let start = at;
   let kept = 0;
   for (const step of walked) {
@@ -448,7 +454,20 @@ export function contextStart(
       kept++;
     }
   }
-  // The question, further back.
+  return start;
+}
+
+/**
+ * The page that starts at `start`, with the question before it (looked for up to `AROUND_REACH`
+ * records back from `at`) and the shown records between them it skips.
+ */
+function questionAbove(
+  store: HistoryStore,
+  conversation: number,
+  at: number,
+  start: number,
+  is: { isQuestion: (row: BackRow) => boolean; shown: (row: BackRow) => boolean },
+): HitContext {
   const candidates = store.stmt(
     `SELECT id, kind, role, 0 AS size FROM records
      WHERE conversation_id = ? AND id < ? AND id > ? AND role = 'user'
@@ -458,10 +477,10 @@ export function contextStart(
   const floor = (store.stmt(
     `SELECT id FROM records WHERE conversation_id = ? AND id < ? ORDER BY id DESC
      LIMIT 1 OFFSET ?`,
-  ).get(conversation.id, at, AROUND_REACH - 1) as { id: number } | undefined)?.id ?? 0;
+  ).get(conversation, at, AROUND_REACH - 1) as { id: number } | undefined)?.id ?? 0;
   let question: number | null = null;
-  for (const row of candidates.iterate(conversation.id, start, floor) as Iterable<BackRow>) {
-    if (isQuestion(row) && shown(row)) {
+  for (const row of candidates.iterate(conversation, start, floor) as Iterable<BackRow>) {
+    if (is.isQuestion(row) && is.shown(row)) {
       question = row.id;
       break;
     }
@@ -472,8 +491,8 @@ export function contextStart(
     `SELECT id, kind, role, 0 AS size FROM records
      WHERE conversation_id = ? AND id > ? AND id < ? AND kind != 'meta' ORDER BY id`,
   );
-  for (const row of between.iterate(conversation.id, question, start) as Iterable<BackRow>) {
-    if (shown(row)) skipped++;
+  for (const row of between.iterate(conversation, question, start) as Iterable<BackRow>) {
+    if (is.shown(row)) skipped++;
   }
   return { after: start - 1, question, skipped };
 }

@@ -90,7 +90,28 @@ export function forget(
       mirrorsUnreached: [],
     };
   }
-  const now = options.now ?? Date.now();
+  const keys = items.map((item) => item.conversation);
+  removeConversations(store, keys, options.now ?? Date.now());
+  const freed = giveSpaceBack(store);
+  // What was forgotten leaves the project mirrors too.
+  const mirrors = forgetInMirrors(store, keys);
+  return {
+    conversations: items,
+    records,
+    bytes,
+    storeBytes: { before, after: fileBytes(store) },
+    dryRun: false,
+    ...freed,
+    fromMirrors: mirrors.removed,
+    mirrorsUnreached: mirrors.unreached,
+  };
+}
+
+/**
+ * Deletes the conversations `keys` names with their records and index entries, and leaves a
+ * tombstone for each: in one transaction, then the indexes rewritten without them.
+ */
+function removeConversations(store: HistoryStore, keys: readonly string[], now: number): void {
   // The store runs with secure_delete on (db.ts): the pages these rows held are zeroed.
   store.transaction(() => {
     const ids = store.stmt("SELECT id FROM conversations WHERE key = ?");
@@ -114,15 +135,15 @@ export function forget(
         `DELETE FROM fts_next WHERE rowid IN (SELECT id FROM records WHERE conversation_id = ?)`,
       )
       : null;
-    for (const item of items) {
-      const { id } = ids.get(item.conversation) as { id: number };
+    for (const key of keys) {
+      const { id } = ids.get(key) as { id: number };
       unindex.run(id);
       unindexNext?.run(id);
       drop.run(id);
       row.run(id);
       shares.run(id);
       unlist.run(id);
-      tomb.run(item.conversation, now);
+      tomb.run(key, now);
     }
     store.stmt("DELETE FROM record_keys WHERE record_id NOT IN (SELECT id FROM records)").run();
     refreshTotals(store, { recount: true, sources: true });
@@ -132,19 +153,6 @@ export function forget(
   if (store.stmt("SELECT 1 FROM sqlite_schema WHERE name = 'fts_next'").get()) {
     store.db.exec("INSERT INTO fts_next (fts_next) VALUES ('optimize')");
   }
-  const freed = giveSpaceBack(store);
-  // What was forgotten leaves the project mirrors too.
-  const mirrors = forgetInMirrors(store, items.map((item) => item.conversation));
-  return {
-    conversations: items,
-    records,
-    bytes,
-    storeBytes: { before, after: fileBytes(store) },
-    dryRun: false,
-    ...freed,
-    fromMirrors: mirrors.removed,
-    mirrorsUnreached: mirrors.unreached,
-  };
 }
 
 /**

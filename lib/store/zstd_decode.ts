@@ -485,99 +485,136 @@ function decodeBlock(
   state: BlockState,
   room: (used: number, more: number) => Uint8Array,
 ): number {
-  const blockStart = size;
-  // Literals section.
-  if (at >= end) fail("empty compressed block");
-  const h0 = data[at]!;
-  const litType = h0 & 3;
-  const sizeFormat = (h0 >> 2) & 3;
-  let literals: Uint8Array;
-  let litStart = 0;
-  let litSize: number;
-  if (litType === 0 || litType === 1) {
-    let headerSize: number;
-    if (sizeFormat === 0 || sizeFormat === 2) {
-      litSize = h0 >> 3;
-      headerSize = 1;
-    } else if (sizeFormat === 1) {
-      litSize = (h0 >> 4) + (data[at + 1]! << 4);
-      headerSize = 2;
-    } else {
-      litSize = (h0 >> 4) + (data[at + 1]! << 4) + (data[at + 2]! << 12);
-      headerSize = 3;
-    }
-    at += headerSize;
-    if (litType === 0) {
-      if (at + litSize > end) fail("truncated literals");
-      literals = data;
-      litStart = at;
-      at += litSize;
-    } else {
-      if (at >= end) fail("truncated literals");
-      literals = new Uint8Array(litSize).fill(data[at]!);
-      at += 1;
-    }
-  } else {
-    let headerSize: number;
-    let compressed: number;
-    let streams = 4;
-    if (sizeFormat <= 1) {
-      if (sizeFormat === 0) streams = 1;
-      const v = h0 | data[at + 1]! << 8 | data[at + 2]! << 16;
-      litSize = (v >> 4) & 0x3ff;
-      compressed = (v >> 14) & 0x3ff;
-      headerSize = 3;
-    } else if (sizeFormat === 2) {
-      const v = (h0 | data[at + 1]! << 8 | data[at + 2]! << 16 | data[at + 3]! << 24) >>> 0;
-      litSize = (v >>> 4) & 0x3fff;
-      compressed = (v >>> 18) & 0x3fff;
-      headerSize = 4;
-    } else {
-      const v = (h0 | data[at + 1]! << 8 | data[at + 2]! << 16 | data[at + 3]! << 24) >>> 0;
-      litSize = (v >>> 4) & 0x3ffff;
-      compressed = ((v >>> 22) | (data[at + 4]! << 10)) & 0x3ffff;
-      headerSize = 5;
-    }
-    at += headerSize;
-    const litEnd = at + compressed;
-    if (litEnd > end) fail("truncated literals");
-    if (litType === 2) {
-      const tree = readHuffman(data, at, litEnd);
-      state.huffman = tree.table;
-      at += tree.size;
-    } else if (!state.huffman) {
-      fail("treeless literals without a previous tree");
-    }
-    literals = new Uint8Array(litSize);
-    if (streams === 1) {
-      huffmanStream(state.huffman!, data, at, litEnd, literals, 0, litSize);
-    } else {
-      if (at + 6 > litEnd) fail("truncated jump table");
-      const s1 = data[at]! | data[at + 1]! << 8;
-      const s2 = data[at + 2]! | data[at + 3]! << 8;
-      const s3 = data[at + 4]! | data[at + 5]! << 8;
-      const first = at + 6;
-      const per = (litSize + 3) >> 2;
-      const starts = [first, first + s1, first + s1 + s2, first + s1 + s2 + s3, litEnd];
-      if (starts[3]! > litEnd) fail("jump table past the literals");
-      for (let i = 0; i < 4; i++) {
-        const length = i < 3 ? per : litSize - 3 * per;
-        if (length < 0) fail("literal streams");
-        huffmanStream(state.huffman!, data, starts[i]!, starts[i + 1]!, literals, i * per, length);
-      }
-    }
-    at = litEnd;
+  const literals = readLiterals(data, at, end, state);
+  const sequences = readSequencesHeader(data, literals.end, end, state);
+  if (sequences.count === 0) {
+    if (sequences.at !== end) fail("block longer than its sections");
+    const buffer = room(size, literals.size);
+    buffer.set(literals.bytes.subarray(literals.start, literals.start + literals.size), size);
+    return size + literals.size;
   }
+  return executeSequences(
+    data,
+    sequences.at,
+    end,
+    sequences.count,
+    literals,
+    out,
+    size,
+    state,
+    room,
+  );
+}
 
-  // Sequences section.
+/** A block's literals: `size` bytes of `bytes` from `start`; `end` is where their section ends. */
+interface Literals {
+  bytes: Uint8Array;
+  start: number;
+  size: number;
+  end: number;
+}
+
+/** Reads the literals section of the block `[at, end)` (a Huffman tree read is kept in `state`). */
+function readLiterals(data: Uint8Array, at: number, end: number, state: BlockState): Literals {
+  if (at >= end) fail("empty compressed block");
+  const litType = data[at]! & 3;
+  return litType <= 1 ? plainLiterals(data, at, end) : huffmanLiterals(data, at, end, state);
+}
+
+/** Literals stored as they are (read in place) or as one byte repeated. */
+function plainLiterals(data: Uint8Array, at: number, end: number): Literals {
+  const h0 = data[at]!;
+  const sizeFormat = (h0 >> 2) & 3;
+  let litSize: number;
+  let headerSize: number;
+  if (sizeFormat === 0 || sizeFormat === 2) {
+    litSize = h0 >> 3;
+    headerSize = 1;
+  } else if (sizeFormat === 1) {
+    litSize = (h0 >> 4) + (data[at + 1]! << 4);
+    headerSize = 2;
+  } else {
+    litSize = (h0 >> 4) + (data[at + 1]! << 4) + (data[at + 2]! << 12);
+    headerSize = 3;
+  }
+  at += headerSize;
+  if ((h0 & 3) === 0) {
+    if (at + litSize > end) fail("truncated literals");
+    return { bytes: data, start: at, size: litSize, end: at + litSize };
+  }
+  if (at >= end) fail("truncated literals");
+  return { bytes: new Uint8Array(litSize).fill(data[at]!), start: 0, size: litSize, end: at + 1 };
+}
+
+/** Literals Huffman-coded in one stream or four, with their tree or the previous block's. */
+function huffmanLiterals(data: Uint8Array, at: number, end: number, state: BlockState): Literals {
+  const h0 = data[at]!;
+  const sizeFormat = (h0 >> 2) & 3;
+  let litSize: number;
+  let headerSize: number;
+  let compressed: number;
+  let streams = 4;
+  if (sizeFormat <= 1) {
+    if (sizeFormat === 0) streams = 1;
+    const v = h0 | data[at + 1]! << 8 | data[at + 2]! << 16;
+    litSize = (v >> 4) & 0x3ff;
+    compressed = (v >> 14) & 0x3ff;
+    headerSize = 3;
+  } else if (sizeFormat === 2) {
+    const v = (h0 | data[at + 1]! << 8 | data[at + 2]! << 16 | data[at + 3]! << 24) >>> 0;
+    litSize = (v >>> 4) & 0x3fff;
+    compressed = (v >>> 18) & 0x3fff;
+    headerSize = 4;
+  } else {
+    const v = (h0 | data[at + 1]! << 8 | data[at + 2]! << 16 | data[at + 3]! << 24) >>> 0;
+    litSize = (v >>> 4) & 0x3ffff;
+    compressed = ((v >>> 22) | (data[at + 4]! << 10)) & 0x3ffff;
+    headerSize = 5;
+  }
+  at += headerSize;
+  const litEnd = at + compressed;
+  if (litEnd > end) fail("truncated literals");
+  if ((h0 & 3) === 2) {
+    const tree = readHuffman(data, at, litEnd);
+    state.huffman = tree.table;
+    at += tree.size;
+  } else if (!state.huffman) {
+    fail("treeless literals without a previous tree");
+  }
+  const literals = new Uint8Array(litSize);
+  if (streams === 1) {
+    huffmanStream(state.huffman!, data, at, litEnd, literals, 0, litSize);
+  } else {
+    if (at + 6 > litEnd) fail("truncated jump table");
+    const s1 = data[at]! | data[at + 1]! << 8;
+    const s2 = data[at + 2]! | data[at + 3]! << 8;
+    const s3 = data[at + 4]! | data[at + 5]! << 8;
+    const first = at + 6;
+    const per = (litSize + 3) >> 2;
+    const starts = [first, first + s1, first + s1 + s2, first + s1 + s2 + s3, litEnd];
+    if (starts[3]! > litEnd) fail("jump table past the literals");
+    for (let i = 0; i < 4; i++) {
+      const length = i < 3 ? per : litSize - 3 * per;
+      if (length < 0) fail("literal streams");
+      huffmanStream(state.huffman!, data, starts[i]!, starts[i + 1]!, literals, i * per, length);
+    }
+  }
+  return { bytes: literals, start: 0, size: litSize, end: litEnd };
+}
+
+/**
+ * Reads the header of the sequences section at `at`: how many sequences, and their decoding
+ * tables (kept in `state`); `at` is then where their bitstream starts.
+ */
+function readSequencesHeader(
+  data: Uint8Array,
+  at: number,
+  end: number,
+  state: BlockState,
+): { count: number; at: number } {
   if (at >= end) fail("truncated sequences");
   let count = data[at++]!;
-  if (count === 0) {
-    if (at !== end) fail("block longer than its sections");
-    const buffer = room(size, litSize);
-    buffer.set(literals.subarray(litStart, litStart + litSize), size);
-    return size + litSize;
-  }
+  if (count === 0) return { count, at };
   if (count >= 128) {
     if (count < 255) {
       count = ((count - 128) << 8) + data[at++]!;
@@ -611,10 +648,31 @@ function decodeBlock(
         return previous;
     }
   };
-  const ll = state.ll = table(modes >> 6, LL_DEFAULT, 9, 35, state.ll);
-  const of = state.of = table((modes >> 4) & 3, OF_DEFAULT, 8, 31, state.of);
-  const ml = state.ml = table((modes >> 2) & 3, ML_DEFAULT, 9, 52, state.ml);
+  state.ll = table(modes >> 6, LL_DEFAULT, 9, 35, state.ll);
+  state.of = table((modes >> 4) & 3, OF_DEFAULT, 8, 31, state.of);
+  state.ml = table((modes >> 2) & 3, ML_DEFAULT, 9, 52, state.ml);
+  return { count, at };
+}
 
+/**
+ * Executes the block's `count` sequences, their bitstream `[at, end)`: copies its literals and
+ * matches into `out` from `size`, then the literals left; returns the new size.
+ */
+function executeSequences(
+  data: Uint8Array,
+  at: number,
+  end: number,
+  count: number,
+  literals: Literals,
+  out: Uint8Array,
+  size: number,
+  state: BlockState,
+  room: (used: number, more: number) => Uint8Array,
+): number {
+  const blockStart = size;
+  const ll = state.ll!;
+  const of = state.of!;
+  const ml = state.ml!;
   // The sequences' bitstream, read in place (see peekBits).
   const from0 = at;
   let left = streamBits(data, at, end);
@@ -626,8 +684,9 @@ function decodeBlock(
   left -= ml.log;
   const rep = state.rep;
   let buffer = out;
-  let litAt = litStart;
-  const litEnd = litStart + litSize;
+  let litAt = literals.start;
+  const litEnd = literals.start + literals.size;
+  const bytes = literals.bytes;
   for (let i = 0; i < count; i++) {
     const ofCode = of.symbol[ofState]!;
     const mlCode = ml.symbol[mlState]!;
@@ -691,11 +750,11 @@ function decodeBlock(
     }
     // Short copies byte by byte: a call to set or copyWithin costs more than a few bytes do.
     if (litLength > 8) {
-      buffer.set(literals.subarray(litAt, litAt + litLength), size);
+      buffer.set(bytes.subarray(litAt, litAt + litLength), size);
       size += litLength;
       litAt += litLength;
     } else {
-      for (let k = 0; k < litLength; k++) buffer[size++] = literals[litAt++]!;
+      for (let k = 0; k < litLength; k++) buffer[size++] = bytes[litAt++]!;
     }
     if (offset > size) fail("match distance too far back");
     let from = size - offset;
@@ -710,6 +769,6 @@ function decodeBlock(
   if (left !== 0) fail("sequences not read whole");
   const rest = litEnd - litAt;
   buffer = room(size, rest);
-  buffer.set(literals.subarray(litAt, litEnd), size);
+  buffer.set(bytes.subarray(litAt, litEnd), size);
   return size + rest;
 }
