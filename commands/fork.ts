@@ -7,10 +7,11 @@
 import type { Env } from "../lib/env.ts";
 import { defineCommand, EXIT, run, shared, UsageError } from "./_command.ts";
 import { type Io, stdio } from "./_terminal/io.ts";
-import { gateFor, loadContext, redactorFor } from "../lib/context.ts";
+import { type Context, gateFor, loadContext, redactorFor } from "../lib/context.ts";
+import type { Redactor } from "../lib/gate/secrets.ts";
 import { ModelError } from "../lib/sessions/model.ts";
 import { type ChatSetup, chatSetup } from "../lib/sessions/setup.ts";
-import { projectOf } from "../lib/paths.ts";
+import { type Project, projectOf } from "../lib/paths.ts";
 import { forkRow } from "../lib/sessions/fork.ts";
 import {
   commandLine,
@@ -81,49 +82,9 @@ export async function main(
     const project = projectOf(ctx.cwd);
     const sessions = new SessionStore(ctx.paths, { incognito });
     const redact = redactorFor(ctx);
-    // On a terminal the fork opens, and a logbook session opens in chat, which needs the model:
-    // without one, another agent's conversation forks in that agent (unless a logbook session
-    // is asked for), and nothing is written. Off a terminal a logbook fork is only written.
-    let setup: ChatSetup | undefined;
-    let noModel: ModelError | undefined;
-    if (Deno.stdin.isTerminal() && !print) {
-      try {
-        setup = chatSetup(ctx, { incognito });
-      } catch (err) {
-        if (!(err instanceof ModelError && err.reason === "config") || intoLogbook) throw err;
-        noModel = err;
-      }
-    }
-
-    const fork = withHistoryStore(ctx, (store): Fork => {
-      const listed = pickerRows(sessions, project, { store, redact });
-      const row = findRowAnywhere(listed, id, "fork", { sessions, store, redact });
-      if (print || noModel) {
-        const native = forkCommand(row, ctx.cwd, project.root);
-        if (native) return { native, row };
-        // A logbook session forks into logbook only, which needs the model to open.
-        if (noModel) throw noModel;
-        throw new Error(
-          `Cannot print a command that forks "${row.key}": a logbook session forks into ` +
-            `logbook only ("logbook fork ${row.nativeId}")`,
-        );
-      }
-      const gate = gateFor(ctx);
-      return { record: forkRow({ sessions, store, row, gate, now: ctx.now(), query: id }) };
-    });
-
-    if ("native" in fork) {
-      const { command, note } = fork.native;
-      if (note !== null) io.err(redact(`note: ${note}\n`));
-      if (print) {
-        // A command to run here: its directory as it is, or it would not run.
-        io.out(commandLine(command, ctx.cwd) + "\n");
-        return EXIT.ok;
-      }
-      io.err(noModelForkNote(fork.row));
-      io.err(redact(`Forking ${fork.row.key} with: ${commandLine(command, ctx.cwd)}\n`));
-      return await runNative(command, fork.row.agent, "fork");
-    }
+    const { setup, noModel } = modelToOpen(ctx, { incognito, intoLogbook, print });
+    const fork = forkOf(ctx, id, { sessions, project, redact, print, noModel });
+    if ("native" in fork) return await forkNatively(io, ctx, fork, { print, redact });
     const record = fork.record;
     if (setup) return await openSession(io, ctx, record, setup, { incognito, verb: "Forked as" });
     io.out(`${record.id}\n`);
@@ -136,6 +97,79 @@ export async function main(
     ));
     return EXIT.ok;
   });
+}
+
+/**
+ * The model a fork opens with. On a terminal the fork opens, and a logbook session opens in chat,
+ * which needs the model: without one, another agent's conversation forks in that agent (unless a
+ * logbook session is asked for), and nothing is written. Off a terminal a logbook fork is only
+ * written.
+ */
+function modelToOpen(
+  ctx: Context,
+  options: { incognito: boolean; intoLogbook: boolean; print: boolean },
+): { setup: ChatSetup | undefined; noModel: ModelError | undefined } {
+  if (!Deno.stdin.isTerminal() || options.print) return { setup: undefined, noModel: undefined };
+  try {
+    return { setup: chatSetup(ctx, { incognito: options.incognito }), noModel: undefined };
+  } catch (err) {
+    if (!(err instanceof ModelError && err.reason === "config") || options.intoLogbook) throw err;
+    return { setup: undefined, noModel: err };
+  }
+}
+
+/**
+ * How the session `id` names forks: with `print` or without a model, in its agent's own command;
+ * else copied into a new logbook session, written here.
+ */
+function forkOf(
+  ctx: Context,
+  id: string,
+  options: {
+    sessions: SessionStore;
+    project: Project;
+    redact: Redactor;
+    print: boolean;
+    noModel: ModelError | undefined;
+  },
+): Fork {
+  const { sessions, project, redact, print, noModel } = options;
+  return withHistoryStore(ctx, (store): Fork => {
+    const listed = pickerRows(sessions, project, { store, redact });
+    const row = findRowAnywhere(listed, id, "fork", { sessions, store, redact });
+    if (print || noModel) {
+      const native = forkCommand(row, ctx.cwd, project.root);
+      if (native) return { native, row };
+      // A logbook session forks into logbook only, which needs the model to open.
+      if (noModel) throw noModel;
+      throw new Error(
+        `Cannot print a command that forks "${row.key}": a logbook session forks into ` +
+          `logbook only ("logbook fork ${row.nativeId}")`,
+      );
+    }
+    const gate = gateFor(ctx);
+    return { record: forkRow({ sessions, store, row, gate, now: ctx.now(), query: id }) };
+  });
+}
+
+/** Runs the agent's own command that forks the session (with `print`, prints it instead). */
+async function forkNatively(
+  io: Io,
+  ctx: Context,
+  fork: { native: RunnableCommand; row: PickerRow },
+  options: { print: boolean; redact: Redactor },
+): Promise<number> {
+  const { command, note } = fork.native;
+  const { redact } = options;
+  if (note !== null) io.err(redact(`note: ${note}\n`));
+  if (options.print) {
+    // A command to run here: its directory as it is, or it would not run.
+    io.out(commandLine(command, ctx.cwd) + "\n");
+    return EXIT.ok;
+  }
+  io.err(noModelForkNote(fork.row));
+  io.err(redact(`Forking ${fork.row.key} with: ${commandLine(command, ctx.cwd)}\n`));
+  return await runNative(command, fork.row.agent, "fork");
 }
 
 if (import.meta.main) Deno.exit(await main(Deno.args));

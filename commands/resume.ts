@@ -6,9 +6,10 @@
 import type { Env } from "../lib/env.ts";
 import { defineCommand, EXIT, run, shared, UsageError } from "./_command.ts";
 import { type Io, stdio } from "./_terminal/io.ts";
-import { gateFor, loadContext, redactorFor } from "../lib/context.ts";
+import { type Context, gateFor, loadContext, redactorFor } from "../lib/context.ts";
+import type { Redactor } from "../lib/gate/secrets.ts";
 import { chatSetup } from "../lib/sessions/setup.ts";
-import { projectOf } from "../lib/paths.ts";
+import { type Project, projectOf } from "../lib/paths.ts";
 import {
   commandLine,
   describeManifest,
@@ -78,71 +79,118 @@ export async function main(
     const project = projectOf(ctx.cwd);
     const sessions = new SessionStore(ctx.paths, { incognito });
     const redact = redactorFor(ctx);
-    // An id is looked for here first, then among every captured conversation (the id says
-    // which project), while the store is open.
-    const { listed, named } = withHistoryStore(ctx, (store, problem) => {
-      const listed: Rows = {
-        ...pickerRows(sessions, project, { store, redact }),
-        ...(problem ? { storeProblem: problem } : {}),
-      };
-      if (id === undefined) return { listed, named: undefined };
-      try {
-        return {
-          listed,
-          named: { row: findRowAnywhere(listed, id, "resume", { sessions, store, redact }) },
-        };
-      } catch (err) {
-        return { listed, named: { err } };
-      }
-    });
+    const { listed, named } = lookUp(ctx, id, { sessions, project, redact });
     reportLeftOut(io, listed);
-
-    let row: PickerRow | undefined;
-    if (values.continue) {
-      row = newestContinuable(listed.rows);
-      if (!row) {
-        throw new Error(
-          `Nothing to continue in "${project.root}": this project has no session that can be continued`,
-        );
-      }
-    } else if (named) {
-      if ("err" in named) throw named.err;
-      row = named.row;
-    } else {
-      if (listed.rows.length === 0) throw new Error(`No sessions to resume in "${project.root}"`);
-      const gate = gateFor(ctx);
-      row = await pickRow(listed.rows, ctx.now(), {
-        shown: (text) => safeText(gate.redact(text, { destination: "display" }).text),
-      });
-      if (!row) {
-        io.err("Nothing resumed\n");
-        return EXIT.failure;
-      }
+    const row = await chosenRow(ctx, listed, named, {
+      newest: values.continue === true,
+      root: project.root,
+    });
+    if (!row) {
+      io.err("Nothing resumed\n");
+      return EXIT.failure;
     }
-
-    if (row.manifest && row.record) {
-      io.out(gateFor(ctx).redact(describeManifest(row.record), { destination: "display" }).text);
-      return EXIT.ok;
-    }
-    if (row.agent === "logbook" && row.record && !values.print) {
-      const setup = chatSetup(ctx, { incognito });
-      // The last exchange, so the conversation picks up where the user left it.
-      return await openSession(io, ctx, row.record, setup, {
-        incognito,
-        verb: "Resuming",
-        recap: true,
-      });
-    }
-    const { command, note } = resumeCommand(row, ctx.cwd, project.root);
-    if (note !== null) io.err(redact(`note: ${note}\n`));
-    if (values.print) {
-      // A command to run here: its directory as it is, or it would not run.
-      io.out(commandLine(command, ctx.cwd) + "\n");
-      return EXIT.ok;
-    }
-    io.err(redact(`Resuming ${row.key} with: ${commandLine(command, ctx.cwd)}\n`));
-    return await runNative(command, row.agent);
+    return await resumeRow(io, ctx, row, {
+      incognito,
+      print: values.print === true,
+      root: project.root,
+      redact,
+    });
   });
+}
+
+/** The session an id names, found, or why it is not. */
+type Named = { row: PickerRow } | { err: unknown };
+
+/**
+ * This project's sessions, and the one `id` names: looked for here first, then among every
+ * captured conversation (the id says which project), while the history store is open.
+ */
+function lookUp(
+  ctx: Context,
+  id: string | undefined,
+  options: { sessions: SessionStore; project: Project; redact: Redactor },
+): { listed: Rows; named: Named | undefined } {
+  const { sessions, project, redact } = options;
+  return withHistoryStore(ctx, (store, problem) => {
+    const listed: Rows = {
+      ...pickerRows(sessions, project, { store, redact }),
+      ...(problem ? { storeProblem: problem } : {}),
+    };
+    if (id === undefined) return { listed, named: undefined };
+    try {
+      return {
+        listed,
+        named: { row: findRowAnywhere(listed, id, "resume", { sessions, store, redact }) },
+      };
+    } catch (err) {
+      return { listed, named: { err } };
+    }
+  });
+}
+
+/**
+ * The session to resume: with `newest` the newest that can be continued, else the one named, else
+ * the one picked on the terminal (undefined when the picker is left without a choice).
+ */
+async function chosenRow(
+  ctx: Context,
+  listed: Rows,
+  named: Named | undefined,
+  options: { newest: boolean; root: string },
+): Promise<PickerRow | undefined> {
+  if (options.newest) {
+    const row = newestContinuable(listed.rows);
+    if (!row) {
+      throw new Error(
+        `Nothing to continue in "${options.root}": this project has no session that can be continued`,
+      );
+    }
+    return row;
+  }
+  if (named) {
+    if ("err" in named) throw named.err;
+    return named.row;
+  }
+  if (listed.rows.length === 0) throw new Error(`No sessions to resume in "${options.root}"`);
+  const gate = gateFor(ctx);
+  return await pickRow(listed.rows, ctx.now(), {
+    shown: (text) => safeText(gate.redact(text, { destination: "display" }).text),
+  });
+}
+
+/**
+ * Picks `row` back up: a manifest run is described, a logbook session opens in chat, another
+ * agent's session runs that agent's own resume command (with `print`, the command is printed).
+ */
+async function resumeRow(
+  io: Io,
+  ctx: Context,
+  row: PickerRow,
+  options: { incognito: boolean; print: boolean; root: string; redact: Redactor },
+): Promise<number> {
+  const { incognito, print, redact } = options;
+  if (row.manifest && row.record) {
+    io.out(gateFor(ctx).redact(describeManifest(row.record), { destination: "display" }).text);
+    return EXIT.ok;
+  }
+  if (row.agent === "logbook" && row.record && !print) {
+    const setup = chatSetup(ctx, { incognito });
+    // The last exchange, so the conversation picks up where the user left it.
+    return await openSession(io, ctx, row.record, setup, {
+      incognito,
+      verb: "Resuming",
+      recap: true,
+    });
+  }
+  const { command, note } = resumeCommand(row, ctx.cwd, options.root);
+  if (note !== null) io.err(redact(`note: ${note}\n`));
+  if (print) {
+    // A command to run here: its directory as it is, or it would not run.
+    io.out(commandLine(command, ctx.cwd) + "\n");
+    return EXIT.ok;
+  }
+  io.err(redact(`Resuming ${row.key} with: ${commandLine(command, ctx.cwd)}\n`));
+  return await runNative(command, row.agent);
 }
 
 function reportLeftOut(io: Io, listed: Rows): void {

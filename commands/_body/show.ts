@@ -9,6 +9,7 @@ import {
   defineCommand,
   EXIT,
   invalidOption,
+  type Parsed,
   run,
   shared,
   UsageError,
@@ -21,6 +22,7 @@ import { READERS } from "../../lib/sources/readers.ts";
 import {
   contextStart,
   findConversation,
+  type Page,
   pageConversation,
   pageRows,
   questionOf,
@@ -29,7 +31,7 @@ import {
 import type { HistoryStore } from "../../lib/store/db.ts";
 import type { ConversationRow } from "../../lib/store/records.ts";
 import { TextDeriver } from "../../lib/store/records.ts";
-import { pageThrough, renderPage, type View } from "../_terminal/conversation_view.ts";
+import { pageThrough, type Paging, renderPage, type View } from "../_terminal/conversation_view.ts";
 import { safeIo } from "../_terminal/safe_io.ts";
 import { safeJson } from "../../lib/safe_json.ts";
 import { safeText } from "../../lib/safe_text.ts";
@@ -113,38 +115,7 @@ export async function main(
   env: Env = Deno.env,
 ): Promise<number> {
   return await run(spec, args, safeIo(io), async ({ values, positionals }) => {
-    const id = positionals[0];
-    if (!id) throw new UsageError("Missing the conversation id");
-    const after = wholeNumber(values.after, "after", { min: 0, what: "record id" });
-    const around = wholeNumber(values.around, "around", { what: "record id" });
-    const limit = wholeNumber(values.limit, "limit");
-    const format = formatOf(values.format);
-    refuseTogether([
-      ["--raw", values.raw],
-      ["--json", values.json],
-      ["--format", format !== undefined],
-    ]);
-    refuseTogether([["--after", after !== undefined], ["--around", around !== undefined]]);
-    if (format !== undefined) {
-      refuseTogether([["--format", true], ["--after", after !== undefined]]);
-      refuseTogether([["--format", true], ["--around", around !== undefined]]);
-    }
-    if (values.output !== undefined && format === undefined) {
-      throw new UsageError('Option "-o, --output" needs "--format"');
-    }
-    if (values.machine !== undefined && !values.team) {
-      throw new UsageError('Option "--machine" needs "--team"');
-    }
-    const teamClash = values.raw
-      ? "--raw"
-      : format !== undefined
-      ? "--format"
-      : around !== undefined
-      ? "--around"
-      : null;
-    if (values.team && teamClash) {
-      throw new UsageError(`Options "--team" and "${teamClash}" cannot be used together`);
-    }
+    const { id, after, around, limit, format } = checkedOptions(values, positionals);
     const ctx = loadContext({ env, onStall: io.err, onWarning: io.err });
     if (values.team) {
       const { showTeam } = await import("../_team.ts");
@@ -163,19 +134,16 @@ export async function main(
         ? null
         : contextStart(store, deriver, conversation, around, limit ? { limit } : {});
       const start = context === null ? after : context.after;
-      const paging = {
-        ...(start !== undefined ? { after: start } : {}),
-        ...(limit ? { limit } : {}),
+      const paging: Paging = {
+        store,
+        deriver,
+        conversation,
+        options: {
+          ...(start !== undefined ? { after: start } : {}),
+          ...(limit ? { limit } : {}),
+        },
       };
-      if (values.raw) {
-        const { rows, next } = pageRows(store, conversation.id, paging);
-        if (io.outIsTerminal) printRawOnTerminal(rows.map((row) => row.raw), io);
-        else for (const row of rows) io.outBytes(row.raw);
-        if (next !== null) {
-          io.err(`more: logbook show ${safeText(conversation.key)} --raw --after ${next}\n`);
-        }
-        return EXIT.ok;
-      }
+      if (values.raw) return printRaw(paging, io);
       if (format !== undefined) {
         return await exportAll(store, deriver, conversation, format, {
           all: values.all === true,
@@ -183,7 +151,7 @@ export async function main(
           io,
         });
       }
-      const page = pageConversation(store, deriver, conversation, paging);
+      const page = pageConversation(store, deriver, conversation, paging.options);
       if (values.json) {
         io.out(safeJson(page) + "\n");
         return EXIT.ok;
@@ -195,29 +163,64 @@ export async function main(
         hit: around ?? null,
         question: context ? questionOf(store, deriver, conversation, context) : null,
       };
-      const heading = after === undefined;
-      if (io.outIsTerminal && !values["no-pager"]) {
-        // Paged as git pages: the rest of the conversation, until the reader quits.
-        const paged = await pageThrough(
-          page,
-          { store, deriver, conversation, options: paging },
-          view,
-          {
-            env,
-            heading,
-          },
-        );
-        if (paged) return EXIT.ok;
-      }
-      io.out(renderPage(page, view, heading));
-      if (page.next !== null) {
-        io.err(`more: logbook show ${safeText(page.conversation.id)} --after ${page.next}\n`);
-      }
-      return EXIT.ok;
+      return await printReadable(page, paging, view, {
+        env,
+        heading: after === undefined,
+        pager: io.outIsTerminal && !values["no-pager"],
+      });
     } finally {
       store.close();
     }
   });
+}
+
+/**
+ * The command line, checked: the conversation's id, where to start, the page size and the export
+ * format. Throws UsageError for a missing id, a bad value and options that cannot go together.
+ */
+function checkedOptions(
+  values: Parsed<typeof spec.options>["values"],
+  positionals: string[],
+): {
+  id: string;
+  after: number | undefined;
+  around: number | undefined;
+  limit: number | undefined;
+  format: Format | undefined;
+} {
+  const id = positionals[0];
+  if (!id) throw new UsageError("Missing the conversation id");
+  const after = wholeNumber(values.after, "after", { min: 0, what: "record id" });
+  const around = wholeNumber(values.around, "around", { what: "record id" });
+  const limit = wholeNumber(values.limit, "limit");
+  const format = formatOf(values.format);
+  refuseTogether([
+    ["--raw", values.raw],
+    ["--json", values.json],
+    ["--format", format !== undefined],
+  ]);
+  refuseTogether([["--after", after !== undefined], ["--around", around !== undefined]]);
+  if (format !== undefined) {
+    refuseTogether([["--format", true], ["--after", after !== undefined]]);
+    refuseTogether([["--format", true], ["--around", around !== undefined]]);
+  }
+  if (values.output !== undefined && format === undefined) {
+    throw new UsageError('Option "-o, --output" needs "--format"');
+  }
+  if (values.machine !== undefined && !values.team) {
+    throw new UsageError('Option "--machine" needs "--team"');
+  }
+  const teamClash = values.raw
+    ? "--raw"
+    : format !== undefined
+    ? "--format"
+    : around !== undefined
+    ? "--around"
+    : null;
+  if (values.team && teamClash) {
+    throw new UsageError(`Options "--team" and "${teamClash}" cannot be used together`);
+  }
+  return { id, after, around, limit, format };
 }
 
 function formatOf(value: string | undefined): Format | undefined {
@@ -264,6 +267,36 @@ async function exportAll(
     return EXIT.ok;
   }
   io.outBytes(new TextEncoder().encode(document));
+  return EXIT.ok;
+}
+
+/** `--raw`: a page's captured bytes, and on stderr the command that prints the next page. */
+function printRaw(paging: Paging, io: Io): number {
+  const { rows, next } = pageRows(paging.store, paging.conversation.id, paging.options);
+  if (io.outIsTerminal) printRawOnTerminal(rows.map((row) => row.raw), io);
+  else for (const row of rows) io.outBytes(row.raw);
+  if (next !== null) {
+    io.err(`more: logbook show ${safeText(paging.conversation.key)} --raw --after ${next}\n`);
+  }
+  return EXIT.ok;
+}
+
+/**
+ * The readable view: with `pager`, paged as git pages (the rest of the conversation, until the
+ * reader quits); else, or when no pager runs, the one page and on stderr where the next starts.
+ */
+async function printReadable(
+  page: Page,
+  paging: Paging,
+  view: View,
+  options: { env: Env; heading: boolean; pager: boolean },
+): Promise<number> {
+  const { env, heading } = options;
+  if (options.pager && await pageThrough(page, paging, view, { env, heading })) return EXIT.ok;
+  view.io.out(renderPage(page, view, heading));
+  if (page.next !== null) {
+    view.io.err(`more: logbook show ${safeText(page.conversation.id)} --after ${page.next}\n`);
+  }
   return EXIT.ok;
 }
 

@@ -12,7 +12,7 @@ import type { Persistence } from "../../lib/sessions/persistence.ts";
 import type { PromptHistory } from "../../lib/sessions/prompt_history.ts";
 import { resumeHint } from "../../lib/sessions/resume.ts";
 import type { ChatSetup } from "../../lib/sessions/setup.ts";
-import type { ChatSession, SideQuestion } from "../../lib/sessions/turn.ts";
+import type { ChatSession, SideQuestion, TurnResult } from "../../lib/sessions/turn.ts";
 import { lineReader, terminalPrompt } from "./prompt.ts";
 
 /** What the loop reads from and writes to: a terminal, or piped input. */
@@ -77,6 +77,7 @@ export async function runChatLoop(
   },
 ): Promise<LoopResult> {
   const { persistence } = options;
+  const model = options.model ?? "the model";
   let current = session;
   const earlier: ChatSession[] = [];
   let pending = options.firstPrompt;
@@ -98,11 +99,7 @@ export async function runChatLoop(
     const command = slashCommand(line);
     if (command !== undefined) {
       if (command.name === "exit" || command.name === "quit") break;
-      if (command.name === "btw") {
-        await sideQuestion(current, command.arg, ui, options.model ?? "the model");
-        continue;
-      }
-      const next = await runSlash(current, command, ui);
+      const next = await runSlash(current, command, ui, model);
       if (next !== current) {
         earlier.push(current);
         current = next;
@@ -111,41 +108,62 @@ export async function runChatLoop(
       continue;
     }
 
-    // Until the first piece of the reply arrives, the user sees what is being waited for.
-    let stopWaiting = ui.waiting?.(options.model ?? "the model");
-    const quiet = () => {
-      stopWaiting?.();
-      stopWaiting = undefined;
-    };
-    const result = await ui.interruptible((signal) =>
-      current.turn(line, {
-        signal,
-        onText: (text) => {
-          quiet();
-          ui.reply(text);
-        },
-      })
-    ).finally(quiet);
-    if (result.outcome === "cancelled") {
-      if (mark && history) persistence.attempt(() => history.remove(mark));
-      ui.note("\nCancelled: the turn was not kept\n");
-      failed = false;
-    } else if (result.outcome === "failed") {
-      ui.note(
-        `error: ${result.error.message}\n` +
-          (options.once
-            ? ""
-            : "The prompt is kept in the session: send another, or leave and resume later.\n"),
-      );
-      failed = true;
-    } else {
-      ui.reply(result.text.endsWith("\n") ? "" : "\n");
-      failed = false;
+    const result = await streamed(ui, model, (turn) => current.turn(line, turn));
+    if (result.outcome === "cancelled" && mark && history) {
+      persistence.attempt(() => history.remove(mark));
     }
+    failed = endTurn(result, ui, options.once === true);
     if (options.once) break;
   }
   warn();
   return { session: current, earlier, failed };
+}
+
+/**
+ * Runs `ask` (a turn or a side question) so that Ctrl-C interrupts it, its reply streaming to the
+ * UI; until the first piece of the reply arrives, the user sees that `model` is waited for.
+ */
+async function streamed<T>(
+  ui: ChatUi,
+  model: string,
+  ask: (options: { signal: AbortSignal; onText: (text: string) => void }) => Promise<T>,
+): Promise<T> {
+  let stopWaiting = ui.waiting?.(model);
+  const quiet = () => {
+    stopWaiting?.();
+    stopWaiting = undefined;
+  };
+  return await ui.interruptible((signal) =>
+    ask({
+      signal,
+      onText: (text) => {
+        quiet();
+        ui.reply(text);
+      },
+    })
+  ).finally(quiet);
+}
+
+/**
+ * Says how a turn ended: cancelled (not kept), failed (the prompt kept in the session), or done
+ * (its reply ends its line). Returns whether it failed.
+ */
+function endTurn(result: TurnResult, ui: ChatUi, once: boolean): boolean {
+  if (result.outcome === "cancelled") {
+    ui.note("\nCancelled: the turn was not kept\n");
+    return false;
+  }
+  if (result.outcome === "failed") {
+    ui.note(
+      `error: ${result.error.message}\n` +
+        (once
+          ? ""
+          : "The prompt is kept in the session: send another, or leave and resume later.\n"),
+    );
+    return true;
+  }
+  ui.reply(result.text.endsWith("\n") ? "" : "\n");
+  return false;
 }
 
 /** `/btw QUESTION`: a side question, answered but kept out of the conversation; alone, the list. */
@@ -159,20 +177,7 @@ async function sideQuestion(
     ui.note(formatSideQuestions(session.sideQuestions));
     return;
   }
-  let stopWaiting = ui.waiting?.(model);
-  const quiet = () => {
-    stopWaiting?.();
-    stopWaiting = undefined;
-  };
-  const result = await ui.interruptible((signal) =>
-    session.btw(question, {
-      signal,
-      onText: (text) => {
-        quiet();
-        ui.reply(text);
-      },
-    })
-  ).finally(quiet);
+  const result = await streamed(ui, model, (turn) => session.btw(question, turn));
   if (result.outcome === "cancelled") ui.note("\nCancelled: the side question was not kept\n");
   else if (result.outcome === "failed") ui.note(`error: ${result.error.message}\n`);
   else {
@@ -204,8 +209,12 @@ async function runSlash(
   session: ChatSession,
   command: { name: string; arg: string },
   ui: ChatUi,
+  model: string,
 ): Promise<ChatSession> {
   switch (command.name) {
+    case "btw":
+      await sideQuestion(session, command.arg, ui, model);
+      return session;
     case "rename":
       try {
         session.rename(command.arg);

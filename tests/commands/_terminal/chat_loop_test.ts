@@ -72,3 +72,46 @@ Deno.test("/btw answers a side question, /btw alone lists them, and the next tur
     assert.equal(result.session.record.btw.length, 1);
   });
 });
+
+Deno.test("a failed turn says its prompt is kept; a cancelled one is not kept and leaves the prompt history", async () => {
+  await withRig(async (rig) => {
+    const session = ChatSession.start(rig.options);
+    let reading = "";
+    const { ui, replies, notes } = scriptedUi(["broken", "stopped", "fine"], (line) => {
+      reading = line;
+      if (line === "broken") rig.server.options.failWith = { status: 400, message: "Bad prompt" };
+      else delete rig.server.options.failWith;
+    });
+    // Ctrl-C on "stopped": its signal is aborted before the turn starts.
+    ui.interruptible = (fn) => {
+      const controller = new AbortController();
+      if (reading === "stopped") controller.abort();
+      return fn(controller.signal);
+    };
+    const result = await runChatLoop(session, ui, { persistence: rig.persistence });
+    const said = notes.join("");
+    assert.match(
+      said,
+      /error: .*Bad prompt.*\nThe prompt is kept in the session: send another, or leave and resume later\.\n/,
+    );
+    assert.match(said, /\nCancelled: the turn was not kept\n/);
+    assert.match(replies.join(""), /Echo: fine\n$/);
+    assert.equal(result.failed, false);
+    assert.deepEqual(rig.history.texts().slice(-2), ["broken", "fine"]);
+  });
+});
+
+Deno.test("a one-shot turn that fails says so and nothing more, and the loop reports it failed", async () => {
+  await withRig(async (rig) => {
+    rig.server.options.failWith = { status: 400, message: "Bad prompt" };
+    const session = ChatSession.start(rig.options);
+    const { ui, notes } = scriptedUi(["never read"]);
+    const result = await runChatLoop(session, ui, {
+      persistence: rig.persistence,
+      firstPrompt: "once only",
+      once: true,
+    });
+    assert.equal(result.failed, true);
+    assert.match(notes.join(""), /^error: .*Bad prompt.*\n$/);
+  });
+});
