@@ -5,12 +5,8 @@ import type * as Jsonc from "jsonc-parser";
 import { dirname, isAbsolute, join, resolve } from "./path.ts";
 import { nodeModule } from "./node_builtins.ts";
 import { type Env, isOff } from "./env.ts";
-
-/** The agents whose name can head a section of a config file. */
-export const AGENTS = ["claude", "codex", "opencode", "logbook"] as const;
-
-/** An agent whose section of a config file applies above that file's top level. */
-export type Agent = (typeof AGENTS)[number];
+// Every agent's name can head a section of a config file, above that file's top level.
+import { type Agent, AGENTS } from "./sources/adapter.ts";
 
 const LABEL = /^[A-Za-z0-9_.-]{1,64}$/;
 const EXPECTED_LABEL = 'expected a label of 1 to 64 letters, digits, "_", "." or "-"';

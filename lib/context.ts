@@ -3,6 +3,7 @@
 
 import { type Config, loadConfig, type LoadedConfig } from "./config.ts";
 import type { Env } from "./env.ts";
+import type { Agent } from "./sources/adapter.ts";
 import {
   configDir,
   dataDir,
@@ -36,7 +37,7 @@ export interface Context {
 
 export interface ContextOptions {
   env: Env;
-  agent?: "claude" | "codex" | "opencode" | "logbook";
+  agent?: Agent;
   now?: () => number;
   /** Incognito: nothing is written under the data dir, not even stage markers. */
   incognito?: boolean;

@@ -10,6 +10,7 @@ import { type Project, projectKey } from "../paths.ts";
 import { ConversationNotFoundError, findConversation } from "../store/conversations.ts";
 import type { HistoryStore } from "../store/db.ts";
 import type { ConversationRow } from "../store/records.ts";
+import type { Agent } from "../sources/adapter.ts";
 import {
   type CorruptRecord,
   CorruptRecordError,
@@ -18,8 +19,8 @@ import {
   type SessionStore,
 } from "./records.ts";
 
-/** The agents a picker row can belong to. */
-export type RowAgent = "logbook" | "claude" | "codex" | "opencode";
+/** The agents a picker row can belong to: any. */
+export type RowAgent = Agent;
 
 /** One row of the picker: a logbook session or another agent's conversation. */
 export interface PickerRow {
