@@ -6,7 +6,7 @@ import { dirname, isAbsolute, join, resolve } from "./path.ts";
 import { nodeModule } from "./node_builtins.ts";
 import { type Env, isOff } from "./env.ts";
 // Every agent's name can head a section of a config file, above that file's top level.
-import { type Agent, AGENTS } from "./sources/adapter.ts";
+import { type Agent, AGENTS } from "./agents.ts";
 
 const LABEL = /^[A-Za-z0-9_.-]{1,64}$/;
 const EXPECTED_LABEL = 'expected a label of 1 to 64 letters, digits, "_", "." or "-"';

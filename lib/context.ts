@@ -3,7 +3,7 @@
 
 import { type Config, loadConfig, type LoadedConfig } from "./config.ts";
 import type { Env } from "./env.ts";
-import type { Agent } from "./sources/adapter.ts";
+import type { Agent } from "./agents.ts";
 import {
   configDir,
   dataDir,

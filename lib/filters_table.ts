@@ -7,7 +7,8 @@
 // Plain data on purpose: the search command loads it at start-up, and zod is loaded only where
 // a schema is made of it (`filters_schema.ts`, `servers/mcp/server.ts`).
 
-import { type Agent, AGENTS, type Kind, KINDS, type Role, ROLES } from "./sources/adapter.ts";
+import { type Agent, AGENTS } from "./agents.ts";
+import { type Kind, KINDS, type Role, ROLES } from "./sources/adapter.ts";
 
 /**
  * What a filter's value is, which says how it is checked and resolved: a directory naming a

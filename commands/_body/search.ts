@@ -35,7 +35,7 @@ import {
 import { formatCount, formatLocalTime } from "../../lib/format.ts";
 import { homeDir, projectOf } from "../../lib/paths.ts";
 import { openMirror } from "../../lib/store/mirror.ts";
-import { READERS } from "../../lib/sources/readers.ts";
+import { READERS } from "../../lib/agents.ts";
 import { leadToMatch } from "../../lib/store/text.ts";
 import { explainNoMatch, FLAG_REMEDY } from "../../lib/store/no_match.ts";
 import { withWordForms } from "../../lib/store/forgive.ts";

@@ -18,7 +18,7 @@ import {
 import { type Io, stdio } from "../_terminal/io.ts";
 import { loadContext, openStore, redactorFor } from "../../lib/context.ts";
 import { plural } from "../../lib/format.ts";
-import { READERS } from "../../lib/sources/readers.ts";
+import { READERS } from "../../lib/agents.ts";
 import {
   contextStart,
   findConversation,

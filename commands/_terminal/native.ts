@@ -3,14 +3,12 @@
 // to it.
 
 import type { NativeCommand, PickerRow, RowAgent } from "../../lib/sessions/resume.ts";
+import { AGENT_SPECS } from "../../lib/agents.ts";
 
-/** What each agent is called in messages. */
-export const AGENT_NAMES: Record<RowAgent, string> = {
-  logbook: "logbook",
-  claude: "Claude Code",
-  codex: "Codex",
-  opencode: "OpenCode",
-};
+/** What an agent is called in messages: its display name (`Claude Code`), else its name. */
+export function displayName(agent: RowAgent): string {
+  return AGENT_SPECS.find((spec) => spec.name === agent)?.display ?? agent;
+}
 
 /**
  * Runs another agent's command (one that `verb`s a session: resumes it, by default, or forks it)
@@ -30,7 +28,7 @@ export async function runNative(
     }
     throw new Error(
       `Cannot ${verb} in ${
-        AGENT_NAMES[agent]
+        displayName(agent)
       }: the session's directory "${cmd.cwd}" no longer exists`,
     );
   }
@@ -46,7 +44,7 @@ export async function runNative(
   } catch (err) {
     if (err instanceof Deno.errors.NotFound) {
       throw new Error(
-        `Cannot ${verb} in ${AGENT_NAMES[agent]}: "${cmd.command}" is not on PATH`,
+        `Cannot ${verb} in ${displayName(agent)}: "${cmd.command}" is not on PATH`,
       );
     }
     throw err;
@@ -60,6 +58,6 @@ export async function runNative(
  * how to get one.
  */
 export function noModelForkNote(row: PickerRow): string {
-  return `note: no model is configured, so this forks in ${AGENT_NAMES[row.agent]}; ` +
+  return `note: no model is configured, so this forks in ${displayName(row.agent)}; ` +
     `"logbook fork --into-logbook ${row.key}" says what to set for a logbook session\n`;
 }

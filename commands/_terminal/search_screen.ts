@@ -31,7 +31,7 @@ import {
   resumeCommand,
   type RunnableCommand,
 } from "../../lib/sessions/resume.ts";
-import { READERS } from "../../lib/sources/readers.ts";
+import { READERS } from "../../lib/agents.ts";
 import {
   contextStart,
   findConversation,
@@ -54,7 +54,7 @@ import {
 } from "../../lib/store/search.ts";
 import { pageThrough, type View } from "./conversation_view.ts";
 import type { Io } from "./io.ts";
-import { AGENT_NAMES, noModelForkNote, runNative } from "./native.ts";
+import { displayName, noModelForkNote, runNative } from "./native.ts";
 import { safeIo } from "./safe_io.ts";
 import { safeText } from "../../lib/safe_text.ts";
 import { type Key, Screen } from "./screen.ts";
@@ -747,7 +747,7 @@ export class SearchScreen {
     if (!onPath(command.command, this.#env)) {
       this.#status = {
         text: this.#redact(
-          `Cannot fork in ${AGENT_NAMES[row.agent]}: "${command.command}" is not on PATH; ` +
+          `Cannot fork in ${displayName(row.agent)}: "${command.command}" is not on PATH; ` +
             `a fork into a logbook session needs a model: ${noModel.message}`,
         ),
         tone: "error",

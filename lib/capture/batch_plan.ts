@@ -2,7 +2,7 @@
 // cursors they move) and as the writer takes it (`BatchPayload`: plain data, the raw bytes
 // compressed and packed in one buffer, what it tells each conversation summed per source).
 
-import type { Agent, ConversationInfo, Derived } from "../sources/adapter.ts";
+import type { AgentName, ConversationInfo, Derived } from "../sources/adapter.ts";
 import type { Redactor } from "../gate/secrets.ts";
 import type { Project } from "../paths.ts";
 import { encodeRaw } from "../store/raw.ts";
@@ -55,7 +55,7 @@ export interface Job {
 export interface ConversationDelta {
   key: string;
   info: ConversationInfo;
-  agent: Agent;
+  agent: AgentName;
   sourceId: number;
   firstTs: number | null;
   lastTs: number | null;

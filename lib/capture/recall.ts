@@ -5,7 +5,7 @@
 // gone.
 
 import { sep } from "../path.ts";
-import type { Agent, Recall, StoredChunk } from "../sources/adapter.ts";
+import type { AgentName, Recall, StoredChunk } from "../sources/adapter.ts";
 import type { HistoryStore } from "../store/db.ts";
 import { decodeRaw } from "../store/raw.ts";
 
@@ -33,7 +33,7 @@ export class StoreRecall implements Recall {
     return rows.map((r) => r.locator).filter((l) => !l.slice(prefix.length).includes(sep));
   }
 
-  sourcesOf(agent: Agent): string[] {
+  sourcesOf(agent: AgentName): string[] {
     // Unsorted: sorting tens of thousands of locators would take most of the time.
     const rows = this.#store.stmt("SELECT locator FROM sources WHERE agent = ?").all(agent) as {
       locator: string;

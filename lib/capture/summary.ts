@@ -1,11 +1,11 @@
 // What a pass did, as its caller reports it: counts, new generations, sources gone upstream,
 // format drift by agent version, empty sources, unreadable sources and skipped files.
 
-import type { Agent, Derived } from "../sources/adapter.ts";
+import type { AgentName, Derived } from "../sources/adapter.ts";
 
 /** Drift seen in one run: "codex 0.160.0: 212 lines of unknown type `foo`". */
 export interface DriftCount {
-  agent: Agent;
+  agent: AgentName;
   version: string;
   category: string;
   detail: string;
@@ -60,7 +60,7 @@ export class Tally {
   #drift = new Map<string, DriftCount>();
 
   /** Counts a stored drift record of `agent` in this run's report. */
-  drift(agent: Agent, d: Derived): void {
+  drift(agent: AgentName, d: Derived): void {
     const drift = d.drift!;
     const version = d.version ?? "unknown";
     const key = `${agent}\0${version}\0${drift.category}\0${drift.detail}`;

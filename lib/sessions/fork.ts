@@ -4,7 +4,7 @@
 
 import { type Gate, type GateDecision, trailEntry } from "../gate/gate.ts";
 import type { Redactor } from "../gate/secrets.ts";
-import { READERS } from "../sources/readers.ts";
+import { READERS } from "../agents.ts";
 import { pageRows } from "../store/conversations.ts";
 import type { HistoryStore } from "../store/db.ts";
 import { type ConversationRow, TextDeriver } from "../store/records.ts";

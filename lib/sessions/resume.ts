@@ -10,7 +10,7 @@ import { type Project, projectKey } from "../paths.ts";
 import { ConversationNotFoundError, findConversation } from "../store/conversations.ts";
 import type { HistoryStore } from "../store/db.ts";
 import type { ConversationRow } from "../store/records.ts";
-import type { Agent } from "../sources/adapter.ts";
+import { AGENT_SPECS, type AgentSpec } from "../agents.ts";
 import {
   type CorruptRecord,
   CorruptRecordError,
@@ -19,8 +19,8 @@ import {
   type SessionStore,
 } from "./records.ts";
 
-/** The agents a picker row can belong to: any. */
-export type RowAgent = Agent;
+/** The agent a picker row belongs to: one of lib/agents.ts `AGENTS` (a stored row may name another). */
+export type RowAgent = string;
 
 /** One row of the picker: a logbook session or another agent's conversation. */
 export interface PickerRow {
@@ -324,41 +324,33 @@ export interface NativeCommand {
 }
 
 /**
- * The command that resumes a row: the agent's own (`claude --resume <sessionId>`,
- * `codex resume <uuid>`, `opencode --session <id>`) or `logbook resume <uuid>`, in its cwd.
+ * The command that resumes a row, in its cwd: the agent's own (`claude --resume <sessionId>`,
+ * `codex resume <uuid>`, `opencode --session <id>`, as lib/agents.ts gives them) or
+ * `logbook resume <uuid>`.
  */
 export function nativeCommand(row: PickerRow, fallbackCwd: string): NativeCommand {
-  const cwd = row.cwd ?? fallbackCwd;
-  switch (row.agent) {
-    case "claude":
-      return { command: "claude", args: ["--resume", row.nativeId], cwd };
-    case "codex":
-      return { command: "codex", args: ["resume", row.nativeId], cwd };
-    case "opencode":
-      return { command: "opencode", args: ["--session", row.nativeId], cwd };
-    case "logbook":
-      return { command: "logbook", args: ["resume", row.nativeId], cwd };
-  }
+  const { cli } = cliOf(row, "resume");
+  return { command: cli.command, args: cli.resume(row.nativeId), cwd: row.cwd ?? fallbackCwd };
 }
 
 /**
  * The agent's own command that forks a row into a new session of that agent, the source left as
- * it was, in its cwd: `claude --resume <id> --fork-session` (Claude Code), `codex fork <id>`
- * (Codex 0.169), `opencode --session <id> --fork` (OpenCode 1.18), as each one's `--help` gives
- * them; null for a logbook session.
+ * it was, in its cwd (`claude --resume <id> --fork-session`, `codex fork <id>`, as each one's
+ * `--help` gives them); null for an agent whose CLI cannot fork (logbook's own sessions).
  */
 export function nativeForkCommand(row: PickerRow, fallbackCwd: string): NativeCommand | null {
-  const cwd = row.cwd ?? fallbackCwd;
-  switch (row.agent) {
-    case "claude":
-      return { command: "claude", args: ["--resume", row.nativeId, "--fork-session"], cwd };
-    case "codex":
-      return { command: "codex", args: ["fork", row.nativeId], cwd };
-    case "opencode":
-      return { command: "opencode", args: ["--session", row.nativeId, "--fork"], cwd };
-    case "logbook":
-      return null;
-  }
+  const { cli } = cliOf(row, "fork");
+  const args = cli.fork(row.nativeId);
+  return args === null ? null : { command: cli.command, args, cwd: row.cwd ?? fallbackCwd };
+}
+
+/** The registry's entry of a row's agent; throws for an agent this version does not know. */
+function cliOf(row: PickerRow, verb: string): AgentSpec {
+  const spec = AGENT_SPECS.find((s) => s.name === row.agent);
+  if (spec) return spec;
+  throw new SessionNotFoundError(
+    `Cannot ${verb} "${row.key}": this version of logbook does not know the agent "${row.agent}"`,
+  );
 }
 
 // Characters a terminal acts on (C0, DEL, C1, bidi controls) and those a reader cannot see (the

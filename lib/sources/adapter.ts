@@ -3,9 +3,11 @@
 
 import type { Env } from "../env.ts";
 
-/** The agents logbook captures, plus its own sessions. */
-export type Agent = "claude" | "codex" | "opencode" | "logbook";
-export const AGENTS: readonly Agent[] = ["claude", "codex", "opencode", "logbook"];
+/**
+ * An agent's name, one of lib/agents.ts `AGENTS`. A plain string in these contracts, because the
+ * registry holds each agent's readers and derives its `Agent` type from its entries.
+ */
+export type AgentName = string;
 
 /**
  * What a record is. Anything unrecognised is `meta`. A `prompt` is what the person typed, kept in
@@ -49,7 +51,7 @@ export class SourceError extends Error {
 
 /** A place records come from: a transcript file, or one table of another program's database. */
 export interface SourceRef {
-  agent: Agent;
+  agent: AgentName;
   /** Unique and stable: the absolute file path, or `<db path>#<table>`. */
   locator: string;
   /** The file to stat and read. */
@@ -179,7 +181,7 @@ export interface LineInput {
 export interface DiscoverContext {
   env: Env;
   /** Extra roots per agent, from config `history.roots`. */
-  extraRoots: Partial<Record<Agent, string[]>>;
+  extraRoots: Partial<Record<AgentName, string[]>>;
   /** Counts things discovery passed over (symlinks, unreadable dirs), by reason. */
   skipped: Map<string, number>;
 }
@@ -205,7 +207,7 @@ export interface Recall {
   /** The locators of the sources directly inside `folder` (not in its subfolders), sorted. */
   sources(folder: string): string[];
   /** The locators of every source of `agent`, wherever they are, in no particular order. */
-  sourcesOf(agent: Agent): string[];
+  sourcesOf(agent: AgentName): string[];
   /** The stored bytes of the source at `locator`: every generation, in order. None when absent. */
   chunks(locator: string): Iterable<StoredChunk>;
 }
@@ -226,7 +228,7 @@ export type TextPath = (path: readonly (string | number)[]) => boolean;
 
 /** An adapter for a line-oriented source (JSONL, optionally zstd-compressed). */
 export interface LineAdapter<State = unknown> {
-  readonly agent: Agent;
+  readonly agent: AgentName;
   readonly mode: "lines";
   /**
    * The version of what this adapter derives from the same bytes: kind, role, conversation,
@@ -300,7 +302,7 @@ export type Lookup = (key: string) => Uint8Array | null;
  * rebuild work exactly as for files.
  */
 export interface RowAdapter<State = unknown> {
-  readonly agent: Agent;
+  readonly agent: AgentName;
   readonly mode: "rows";
   /** As `LineAdapter.derivation`. */
   readonly derivation: number;
@@ -349,7 +351,7 @@ export type Adapter = LineAdapter<unknown> | RowAdapter<unknown>;
  * for the commands that only read (`search`, `show`).
  */
 export interface TextReader {
-  readonly agent: Agent;
+  readonly agent: AgentName;
   /** As `LineAdapter.claims`. */
   claims?(locator: string): boolean;
   /** As `LineAdapter.textOf`. */

@@ -1,6 +1,7 @@
 // The Claude Code adapter: finds `projects/<encoded cwd>/<sessionId>.jsonl` transcripts and their
 // subagents, and maps every record type to a kind, role, conversation and searchable text.
 
+import { agentRoots } from "../agents.ts";
 import { basename, dirname, join } from "../path.ts";
 import {
   type ConversationInfo,
@@ -15,7 +16,6 @@ import {
   type SourceRef,
   type ToolParts,
 } from "./adapter.ts";
-import { homeDir } from "../paths.ts";
 import { obj, str, stringLeaves, titleFrom, toEpochMs } from "./_text.ts";
 import { walkFiles } from "./_walk.ts";
 import { CLAUDE_SKIP_KEYS, claudeLineText, claudeTextPath, textOfRecord } from "./claude_text.ts";
@@ -138,15 +138,7 @@ export const claudeCode: LineAdapter<ClaudeState> = {
   textPath: claudeTextPath,
 
   roots(ctx: DiscoverContext): string[] {
-    const roots: string[] = [];
-    const configDir = ctx.env.get("CLAUDE_CONFIG_DIR");
-    if (configDir) roots.push(join(configDir, "projects"));
-    const home = homeDir(ctx.env);
-    if (home) {
-      roots.push(join(home, ".claude", "projects"), join(home, ".config", "claude", "projects"));
-    }
-    roots.push(...(ctx.extraRoots.claude ?? []));
-    return [...new Set(roots)];
+    return agentRoots("claude", ctx);
   },
 
   async *discover(ctx: DiscoverContext): AsyncIterable<SourceRef> {

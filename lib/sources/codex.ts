@@ -1,7 +1,8 @@
 // The OpenAI Codex adapter: finds `sessions/YYYY/MM/DD/rollout-*.jsonl` (and `.jsonl.zst`) and
 // `archived_sessions/` rollouts, and maps every line of the current and older formats to a kind.
 
-import { basename, join, sep } from "../path.ts";
+import { agentRoots } from "../agents.ts";
+import { basename, sep } from "../path.ts";
 import {
   type ConversationInfo,
   type Derived,
@@ -17,7 +18,6 @@ import {
   type SourceRef,
   type ToolParts,
 } from "./adapter.ts";
-import { homeDir } from "../paths.ts";
 import { canStat } from "../present.ts";
 import { zstdAvailable } from "./zstd.ts";
 import { obj, str, stringLeaves, titleFrom, toEpochMs } from "./_text.ts";
@@ -242,14 +242,7 @@ export function codexAdapter(options: CodexAdapterOptions = {}): LineAdapter<Cod
     skipKeys: CODEX_SKIP_KEYS,
 
     roots(ctx: DiscoverContext): string[] {
-      const homes: string[] = [];
-      const codexHome = ctx.env.get("CODEX_HOME");
-      if (codexHome) homes.push(codexHome);
-      const home = homeDir(ctx.env);
-      if (home) homes.push(join(home, ".codex"));
-      const roots = homes.flatMap((h) => [join(h, "sessions"), join(h, "archived_sessions")]);
-      roots.push(...(ctx.extraRoots.codex ?? []));
-      return [...new Set(roots)];
+      return agentRoots("codex", ctx);
     },
 
     async *discover(ctx: DiscoverContext): AsyncIterable<SourceRef> {

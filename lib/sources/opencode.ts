@@ -1,7 +1,8 @@
 // The OpenCode adapter: reads sessions, messages and parts from OpenCode's SQLite databases
 // (read-only, by per-table `(time_updated, id)` cursors) and its older JSON `storage/` tree.
 
-import { basename, dirname, isAbsolute, join, relative } from "../path.ts";
+import { agentRoots } from "../agents.ts";
+import { basename, dirname, join, relative } from "../path.ts";
 import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
 import {
   type ConversationInfo,
@@ -17,7 +18,7 @@ import {
   type SourceRef,
   type ToolParts,
 } from "./adapter.ts";
-import { dataDir, dataPaths, homeDir } from "../paths.ts";
+import { dataDir, dataPaths } from "../paths.ts";
 import { SnapshotChangingError, Snapshots } from "./_snapshot.ts";
 import { sha256Hash, sha256Hex } from "../sha256.ts";
 import { obj, str, stringLeaves, titleFrom } from "./_text.ts";
@@ -83,15 +84,7 @@ export function createOpencodeAdapter(options: OpencodeOptions = {}): RowAdapter
   let snapshotParent: string | undefined;
   const snapshots = new Snapshots(() => snapshotParent);
   const reader: DatabaseReader = { snapshots, busyTimeoutMs };
-  const roots = (ctx: DiscoverContext): string[] => {
-    const found: string[] = [];
-    const xdg = ctx.env.get("XDG_DATA_HOME");
-    const home = homeDir(ctx.env);
-    if (xdg && isAbsolute(xdg)) found.push(join(xdg, "opencode"));
-    else if (home) found.push(join(home, ".local", "share", "opencode"));
-    found.push(...(ctx.extraRoots.opencode ?? []));
-    return [...new Set(found)];
-  };
+  const roots = (ctx: DiscoverContext): string[] => agentRoots("opencode", ctx);
   return {
     agent: "opencode",
     mode: "rows",

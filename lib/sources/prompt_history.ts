@@ -12,7 +12,7 @@
 
 import { join } from "../path.ts";
 import {
-  type Agent,
+  type AgentName,
   type ConversationInfo,
   type Derived,
   type DiscoverContext,
@@ -41,7 +41,7 @@ interface Prompt {
 
 /** How one agent's history file is found and read. */
 interface HistoryFormat {
-  agent: Agent;
+  agent: AgentName;
   /** The history files this agent may keep (absent ones are passed over). */
   files(ctx: DiscoverContext): string[];
   /** The prompt of a parsed line, or null when the line has none of the fields of a prompt. */
@@ -107,7 +107,7 @@ function pasted(value: unknown): string[] {
 }
 
 /** The conversation of a prompt: its session, or the agent's prompts of that project. */
-function conversationOf(agent: Agent, prompt: Prompt | null): ConversationInfo {
+function conversationOf(agent: AgentName, prompt: Prompt | null): ConversationInfo {
   const cwd = prompt?.project ?? null;
   if (prompt?.sessionId) {
     return { key: `${agent}:${prompt.sessionId}`, nativeId: prompt.sessionId, cwd };

@@ -4,7 +4,7 @@
 import { createGate, redactorOf } from "../gate/gate.ts";
 import type { Redactor } from "../gate/secrets.ts";
 import type { TextReader } from "../sources/adapter.ts";
-import { READERS } from "../sources/readers.ts";
+import { READERS } from "../agents.ts";
 import { HistoryStore } from "./db.ts";
 import {
   type GroupResult,

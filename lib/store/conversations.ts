@@ -4,7 +4,8 @@
 // the file with the whole output, captured later from another source): those are shown together,
 // where the first of them is.
 
-import { type Agent, AGENTS, type Kind, type Role } from "../sources/adapter.ts";
+import { type Agent, AGENTS } from "../agents.ts";
+import type { Kind, Role } from "../sources/adapter.ts";
 import { HistoryStore } from "./db.ts";
 import { decodedRow, decodedRows } from "./raw.ts";
 import { FLAG_JOINED, FLAG_STREAMED } from "./schema.ts";

@@ -3,7 +3,7 @@
 
 import {
   adapterOf,
-  type Agent,
+  type AgentName,
   type Kind,
   pathOfLocator,
   type Role,
@@ -41,7 +41,7 @@ export interface RecordRow {
 export interface ConversationRow {
   id: number;
   key: string;
-  agent: Agent;
+  agent: AgentName;
   native_id: string;
   source_id: number | null;
   project_root: string | null;
@@ -66,7 +66,7 @@ export interface ConversationRow {
 /** A conversation as `show --json` and the dashboard print it. */
 export interface ConversationJson {
   id: string;
-  agent: Agent;
+  agent: AgentName;
   nativeId: string;
   title: string | null;
   project: string | null;
@@ -192,7 +192,7 @@ export class TextDeriver {
     let info = this.#sources.get(sourceId);
     if (!info) {
       const row = this.#store.stmt("SELECT agent, locator, format FROM sources WHERE id = ?")
-        .get(sourceId) as { agent: Agent; locator: string; format: SourceRef["format"] };
+        .get(sourceId) as { agent: AgentName; locator: string; format: SourceRef["format"] };
       info = {
         ref: {
           agent: row.agent,

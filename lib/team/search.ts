@@ -20,7 +20,8 @@ import {
   widenTsquery,
 } from "./forgive.ts";
 import type { Redactor } from "../gate/secrets.ts";
-import type { Agent, Kind, Role } from "../sources/adapter.ts";
+import type { Kind, Role } from "../sources/adapter.ts";
+import type { Agent } from "../agents.ts";
 import { FILTERS, type FilterSpec, filterTerms, type SearchFilters } from "../filters_table.ts";
 import { hasCjk } from "../store/cjk.ts";
 import {

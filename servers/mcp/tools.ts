@@ -16,9 +16,9 @@ import {
 import { connectTeam, teamError } from "../../lib/team/db.ts";
 import { teamSearch } from "../../lib/team/search.ts";
 import { plural } from "../../lib/format.ts";
-import type { Agent } from "../../lib/sources/adapter.ts";
+import type { Agent } from "../../lib/agents.ts";
 import { FILTER_NAMES, type FilterValues } from "../../lib/filters_table.ts";
-import { READERS } from "../../lib/sources/readers.ts";
+import { READERS } from "../../lib/agents.ts";
 import { withWordForms } from "../../lib/store/forgive.ts";
 import {
   contextStart,

@@ -14,7 +14,7 @@ import { html } from "hono/html";
 import { storeExists } from "../../lib/context.ts";
 import { formatBytes, formatCount, plural, tilde } from "../../lib/format.ts";
 import { homeDir } from "../../lib/paths.ts";
-import { type Agent, AGENTS } from "../../lib/sources/adapter.ts";
+import { type Agent, AGENTS } from "../../lib/agents.ts";
 import { FILTER_NAMES, FILTERS, type FilterSpec } from "../../lib/filters_table.ts";
 import { recentConversationRows } from "../../lib/store/conversations.ts";
 import { conversationJson } from "../../lib/store/records.ts";

@@ -5,7 +5,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { COMMANDS } from "../../commands/logbook.ts";
-import { AGENTS, KINDS } from "../../lib/sources/adapter.ts";
+import { AGENTS } from "../../lib/agents.ts";
+import { KINDS } from "../../lib/sources/adapter.ts";
 import { EXPORT_FORMATS as FORMATS } from "../../lib/export.ts";
 import { SEARCH_SORTS } from "../../lib/store/search.ts";
 import { captureIo, makeWorld, removeDir, runCli, tempDir } from "../_helpers.ts";

@@ -5,7 +5,7 @@
 
 import { parseArgs } from "node:util";
 import { join } from "node:path";
-import type { ReportLine } from "./suite.ts";
+import type { ReportLine } from "./_harness.ts";
 
 const USAGE = `Usage: deno task conformance [--latest]
 

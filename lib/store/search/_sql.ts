@@ -3,7 +3,8 @@
 // filters (their terms made from the filters' table), and statements the budget may stop.
 
 import { filterTerms as tableTerms, type SearchFilters } from "../../filters_table.ts";
-import type { Agent, Kind, Role } from "../../sources/adapter.ts";
+import type { Kind, Role } from "../../sources/adapter.ts";
+import type { Agent } from "../../agents.ts";
 import type { SQLInputValue, StatementSync } from "node:sqlite";
 import { HistoryStore } from "../db.ts";
 import { FLAG_INJECTED } from "../schema.ts";

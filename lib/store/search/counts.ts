@@ -2,7 +2,7 @@
 // with each filter left out (why a search found nothing, `../no_match.ts`).
 
 import type { SearchFilters } from "../../filters_table.ts";
-import type { Agent } from "../../sources/adapter.ts";
+import type { Agent } from "../../agents.ts";
 import { HistoryStore } from "../db.ts";
 import { budgetCheck, SearchBudget, useBudget } from "../_search_budget.ts";
 import { soundRead } from "./_read.ts";

@@ -2,7 +2,8 @@
 // hits or of groups says besides them (`PageFacts`).
 
 import type { SearchFilters } from "../../filters_table.ts";
-import type { Agent, Kind, Role } from "../../sources/adapter.ts";
+import type { Kind, Role } from "../../sources/adapter.ts";
+import type { Agent } from "../../agents.ts";
 import type { Snippet } from "../text.ts";
 import type { Forgive, Forgiven, Matched } from "../forgive.ts";
 

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { redactorFor } from "../../../lib/context.ts";
 import { adapterOf } from "../../../lib/sources/adapter.ts";
 import { ADAPTERS } from "../../../lib/sources/mod.ts";
-import { READERS } from "../../../lib/sources/readers.ts";
+import { READERS } from "../../../lib/agents.ts";
 import { type RecordRow, TextDeriver } from "../../../lib/store/records.ts";
 import { captureWorld, makeWorld, withStore } from "../../_helpers.ts";
 

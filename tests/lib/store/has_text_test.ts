@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { loadContext, openStore, redactorFor } from "../../../lib/context.ts";
 import { DEFAULT_LIMITS } from "../../../lib/capture/limits.ts";
 import { FLAG_ZSTD } from "../../../lib/store/schema.ts";
-import { READERS } from "../../../lib/sources/readers.ts";
+import { READERS } from "../../../lib/agents.ts";
 import { type RecordRow, TextDeriver } from "../../../lib/store/records.ts";
 import { captureWorld, makeWorld } from "../../_helpers.ts";
 

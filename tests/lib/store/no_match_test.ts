@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { redactorFor } from "../../../lib/context.ts";
-import { READERS } from "../../../lib/sources/readers.ts";
+import { READERS } from "../../../lib/agents.ts";
 import { explainNoMatch, FLAG_REMEDY } from "../../../lib/store/no_match.ts";
 import { search, type SearchOptions } from "../../../lib/store/search.ts";
 import type { SearchInput } from "../../../lib/filters.ts";

