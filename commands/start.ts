@@ -9,7 +9,8 @@ import { fileURLToPath } from "node:url";
 import { discoverContext, runCapture, whyNotCaptured } from "../lib/capture/run.ts";
 import { type Context, loadContext, openStore, redactorFor } from "../lib/context.ts";
 import { type Env, envFrom } from "../lib/env.ts";
-import { formatBytes, formatDuration } from "../lib/format.ts";
+import { formatBytes, formatDuration, oneOf } from "../lib/format.ts";
+import { agentSpec, OTHER_AGENTS } from "../lib/agents.ts";
 import { ADAPTERS } from "../lib/sources/mod.ts";
 import { search } from "../lib/store/search.ts";
 import { storeStatus } from "../lib/store/status.ts";
@@ -100,7 +101,9 @@ export async function main(
     const found = await countSources(ctx);
     if (found === 0) {
       io.out(
-        "No Claude Code, Codex or OpenCode histories were found on this machine.\n" +
+        `No ${
+          oneOf(OTHER_AGENTS.map((a) => agentSpec(a).display))
+        } histories were found on this machine.\n` +
           `Looked in:\n${roots.map((r) => `  ${r}\n`).join("")}\n` +
           "Running the demo on logbook's bundled sample transcripts instead.\n\n",
       );

@@ -6,7 +6,7 @@ import { dirname, isAbsolute, join, resolve } from "./path.ts";
 import { nodeModule } from "./node_builtins.ts";
 import { type Env, isOff } from "./env.ts";
 // Every agent's name can head a section of a config file, above that file's top level.
-import { type Agent, AGENTS } from "./agents.ts";
+import { type Agent, AGENTS, isAgent, OTHER_AGENTS } from "./agents.ts";
 
 const LABEL = /^[A-Za-z0-9_.-]{1,64}$/;
 const EXPECTED_LABEL = 'expected a label of 1 to 64 letters, digits, "_", "." or "-"';
@@ -15,7 +15,8 @@ const EXPECTED_LABEL = 'expected a label of 1 to 64 letters, digits, "_", "." or
 export interface Settings {
   history?: {
     ingest?: boolean;
-    roots?: { claude?: string[]; codex?: string[]; opencode?: string[] };
+    /** Extra transcript roots per agent (`history.roots.codex`): any agent but logbook. */
+    roots?: { [A in Agent]?: string[] };
   };
   model?: string;
   baseUrl?: string;
@@ -112,7 +113,7 @@ const secretValue = string({ min: 4, minMessage: "expected at least 4 characters
 const settingsShape: Record<string, Check> = {
   history: strictObject({
     ingest: boolean,
-    roots: strictObject({ claude: roots, codex: roots, opencode: roots }),
+    roots: strictObject(Object.fromEntries(OTHER_AGENTS.map((agent) => [agent, roots]))),
   }),
   model: text,
   baseUrl: rule(httpUrl, "expected an http(s) URL"),
@@ -161,17 +162,15 @@ const settingsCheck = strictObject(settingsShape);
 const configFileCheck = strictObject({
   $schema: string(),
   ...settingsShape,
-  claude: settingsCheck,
-  codex: settingsCheck,
-  opencode: settingsCheck,
-  logbook: settingsCheck,
+  ...Object.fromEntries(AGENTS.map((agent) => [agent, settingsCheck])),
 }, "expected a JSON object");
 
 /** The resolved settings: every layer merged over the defaults, root paths absolute. */
 export interface Config {
   history: {
     ingest: boolean;
-    roots: { claude: string[]; codex: string[]; opencode: string[] };
+    /** Extra transcript roots per agent, absolute; an agent without any has none. */
+    roots: { [A in Agent]?: string[] };
   };
   model?: string;
   baseUrl?: string;
@@ -189,7 +188,10 @@ export interface Config {
 
 /** The settings in force when no file or variable sets them. */
 export const DEFAULTS: Config = deepFreeze({
-  history: { ingest: true, roots: { claude: [], codex: [], opencode: [] } },
+  history: {
+    ingest: true,
+    roots: Object.fromEntries(OTHER_AGENTS.map((agent) => [agent, []])),
+  },
   secrets: {},
   allowedSecrets: [],
   dashboard: { port: 8787 },
@@ -280,9 +282,11 @@ export function loadConfig(opts: LoadConfigOptions): LoadedConfig {
     dropMirror(parsed, file, warnings);
     if (file === projectFile) parsed = projectSettings(parsed, file, userLabels, warnings);
     else userLabels = secretLabels(parsed);
-    const { claude, codex, opencode, logbook, $schema: _, ...top } = parsed;
-    const sections: Record<Agent, Settings | undefined> = { claude, codex, opencode, logbook };
-    const section = opts.agent === undefined ? undefined : sections[opts.agent];
+    const { $schema: _, ...rest } = parsed;
+    const top: Settings = Object.fromEntries(
+      Object.entries(rest).filter(([key]) => !isAgent(key)),
+    );
+    const section = opts.agent === undefined ? undefined : parsed[opts.agent];
     for (const settings of [top, section]) {
       if (settings !== undefined) layers.push(resolveRoots(settings, file, opts.env, warnings));
     }
@@ -479,7 +483,7 @@ function resolveRoots(settings: Settings, file: string, env: Env, warnings: stri
   if (given === undefined) return settings;
   const home = env.get("HOME") || undefined;
   const base = dirname(file);
-  const out: { claude?: string[]; codex?: string[]; opencode?: string[] } = {};
+  const out: { [A in Agent]?: string[] } = {};
   for (const [agent, paths] of Object.entries(given)) {
     if (paths === undefined) continue;
     const resolved: string[] = [];

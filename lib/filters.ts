@@ -30,6 +30,9 @@ import {
   type SearchSort,
 } from "./store/search.ts";
 import { parseWhen } from "./when.ts";
+import { oneOf } from "./format.ts";
+
+export { oneOf };
 
 /** The most hits one search returns. */
 export const MAX_SEARCH_LIMIT = 1000;
@@ -85,12 +88,6 @@ export interface InputIssue {
   message: string;
   /** What the field takes, when the problem is the value's form: `a whole number from 1 to 1000`. */
   expected?: string;
-}
-
-/** `claude, codex, opencode or logbook`. */
-export function oneOf(values: readonly string[]): string {
-  if (values.length < 2) return values.join("");
-  return `${values.slice(0, -1).join(", ")} or ${values.at(-1)}`;
 }
 
 /** Resolves a search of the team database: the filters of `resolveSearch` but a session. */

@@ -8,6 +8,7 @@
 // a schema is made of it (`filters_schema.ts`, `servers/mcp/server.ts`).
 
 import { type Agent, AGENTS } from "./agents.ts";
+import { oneOf } from "./format.ts";
 import { type Kind, KINDS, type Role, ROLES } from "./sources/adapter.ts";
 
 /**
@@ -106,8 +107,8 @@ export const FILTERS = {
   agent: {
     type: "choice",
     values: AGENTS,
-    help: [["--agent A", "only claude, codex, opencode or logbook"]],
-    mcp: "Only conversations of this agent: claude, codex, opencode or logbook.",
+    help: [["--agent A", `only ${oneOf(AGENTS)}`]],
+    mcp: `Only conversations of this agent: ${oneOf(AGENTS)}.`,
     form: { label: "Agent" },
     inline: true,
     store: same("c.agent = ?"),

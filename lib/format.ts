@@ -98,3 +98,9 @@ export function formatCount(n: number): string {
 export function plural(count: number, noun: string, nouns = `${noun}s`): string {
   return `${formatCount(count)} ${count === 1 ? noun : nouns}`;
 }
+
+/** A list as a sentence says it: `claude, codex, opencode or logbook`. */
+export function oneOf(values: readonly string[]): string {
+  if (values.length < 2) return values.join("");
+  return `${values.slice(0, -1).join(", ")} or ${values.at(-1)}`;
+}

@@ -7,6 +7,8 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { COMMANDS, main as logbook } from "../commands/logbook.ts";
 import { isPresent } from "../lib/present.ts";
+import { agentSpec, OTHER_AGENTS } from "../lib/agents.ts";
+import { envFrom } from "../lib/env.ts";
 import { captureIo, childBaseEnv, removeDir, ROOT, taskFlags, tempDir } from "./_helpers.ts";
 
 const README = Deno.readTextFileSync(join(ROOT, "README.md"));
@@ -47,6 +49,44 @@ Deno.test("README's first screen shows exactly the start and test commands", () 
     l.split("#")[0]!.trim()
   );
   assert.deepEqual(commands, ["deno task start", "deno task test"]);
+});
+
+/** The README's agent table as lib/agents.ts makes it: one row of cells per agent logbook reads. */
+function agentRows(): string[][] {
+  const home = envFrom({ HOME: "/HOME" });
+  const code = (text: string) => `\`${text}\``;
+  return OTHER_AGENTS.map((name) => {
+    const spec = agentSpec(name);
+    const roots = spec.roots(home).map((root) => code(root.replace(/^\/HOME/, "~")));
+    return [
+      spec.display,
+      code(name),
+      roots.join(", "),
+      spec.variable ? code(spec.variable) : "",
+      code([spec.cli.command, ...spec.cli.resume("<id>")].join(" ")),
+    ];
+  });
+}
+
+Deno.test("README's agent table is lib/agents.ts's", () => {
+  const table = /<!-- agents:[^\n]*-->\n([\s\S]*?)<!-- \/agents -->/.exec(README);
+  assert.ok(table, "the agent table's markers");
+  const rows = table[1]!.split("\n").filter((line) => line.startsWith("|")).map((line) =>
+    line.slice(1, -1).split(" | ").map((cell) => cell.trim())
+  );
+  const expected = [
+    ["agent", "`--agent`", "transcripts", "moved by", "resumed with"],
+    ...agentRows(),
+  ];
+  const render = (cells: string[][]) =>
+    cells.map((row, i) =>
+      `| ${row.join(" | ")} |` + (i === 0 ? `\n|${row.map(() => " --- |").join("")}` : "")
+    ).join("\n");
+  assert.deepEqual(
+    rows.filter((row) => !row.every((cell) => /^-+$/.test(cell))),
+    expected,
+    `README.md's agent table should be (deno fmt aligns it):\n${render(expected)}\n`,
+  );
 });
 
 Deno.test("README stays a newcomer's page: the reference is in docs/", () => {

@@ -9,7 +9,6 @@ import { isOff } from "../env.ts";
 import { type HeldLock, type LockInfo, tryLock } from "../lock.ts";
 import { projectOfRecorded } from "../paths.ts";
 import type { Adapter, DiscoverContext } from "../sources/adapter.ts";
-import type { Agent } from "../agents.ts";
 import { ADAPTERS } from "../sources/mod.ts";
 import type { HistoryStore } from "../store/db.ts";
 import { syncMirrors } from "./mirrors.ts";
@@ -139,13 +138,7 @@ export function captureOffNow(ctx: Context): string | null {
 
 /** Where adapters look: the environment and config's extra roots. */
 export function discoverContext(ctx: Context): DiscoverContext {
-  const roots = ctx.config.history.roots;
-  const extraRoots: Partial<Record<Agent, string[]>> = {
-    claude: roots.claude,
-    codex: roots.codex,
-    opencode: roots.opencode,
-  };
-  return { env: ctx.env, extraRoots, skipped: new Map() };
+  return { env: ctx.env, extraRoots: ctx.config.history.roots, skipped: new Map() };
 }
 
 /**

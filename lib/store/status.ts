@@ -5,6 +5,7 @@
 import { listMirrors, type MirrorState } from "./mirror.ts";
 import { statSync } from "node:fs";
 import { HistoryStore } from "./db.ts";
+import { AGENT_SPECS } from "../agents.ts";
 import type { Progress } from "../capture/progress.ts";
 import type { DriftCount } from "../capture/summary.ts";
 import { type MigrationProgress, migrationProgress } from "./batched_migration.ts";
@@ -159,9 +160,14 @@ function fileSize(path: string): number {
   }
 }
 
+/** What one stored record of an agent is in drift counts (lib/agents.ts `unit`): a line, a record. */
+function unitOf(agent: string): string {
+  return AGENT_SPECS.find((spec) => spec.name === agent)?.unit ?? "record";
+}
+
 /** One human line for a drift count: "codex 0.160.0: 212 lines of unknown type `foo` kept raw". */
 export function describeDrift(d: DriftCount): string {
-  const unit = d.agent === "opencode" ? "record" : "line";
+  const unit = unitOf(d.agent);
   const lines = d.count === 1 ? `1 ${unit}` : `${d.count} ${unit}s`;
   switch (d.category) {
     case "unknown_type":
@@ -184,7 +190,7 @@ export function driftByVersion(counts: readonly DriftCount[]): string[] {
     groups.set(key, [...(groups.get(key) ?? []), d]);
   }
   return [...groups].map(([key, list]) => {
-    const unit = list[0]!.agent === "opencode" ? "record" : "line";
+    const unit = unitOf(list[0]!.agent);
     const n = (count: number) =>
       `${count.toLocaleString("en-US")} ${unit}${count === 1 ? "" : "s"}`;
     const total = list.reduce((sum, d) => sum + d.count, 0);

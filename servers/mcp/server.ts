@@ -14,6 +14,7 @@ import {
 import { safeText } from "../../lib/safe_text.ts";
 import { MAX_ID_CHARS } from "../../lib/store/conversations.ts";
 import { VERSION } from "../../lib/version.ts";
+import { AGENT_SPECS } from "../../lib/agents.ts";
 import {
   type HistoryTools,
   type ListArgs,
@@ -110,7 +111,9 @@ export function createMcpServer(tools: HistoryTools): McpServer {
     {
       title: "Search past agent conversations",
       description: "Full-text search over every conversation this machine's coding agents " +
-        "(Claude Code, Codex, OpenCode, logbook) have had, ranked by relevance, secrets redacted. " +
+        `(${
+          AGENT_SPECS.map((spec) => spec.display).join(", ")
+        }) have had, ranked by relevance, secrets redacted. ` +
         "Use it to recall what was decided, how an error was fixed before, or where a topic came " +
         "up. By default it searches the current project only; set all_projects to look " +
         "everywhere. Each hit gives the conversation id, title, agent, date, role, kind, record " +

@@ -1,6 +1,7 @@
 // Tests for lib/config.ts: precedence, merging, validation messages and path resolution, on real
 // config files in a fresh temp dir.
 
+import { OTHER_AGENTS } from "../../lib/agents.ts";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { ConfigError, DEFAULTS, loadConfig, type LoadConfigOptions } from "../../lib/config.ts";
@@ -62,20 +63,22 @@ function throwsConfigError(fn: () => unknown, message: string): ConfigError {
   assert.fail("expected a ConfigError");
 }
 
+/** Every agent's extra roots, none: what the defaults give. */
+const NO_ROOTS = Object.fromEntries(OTHER_AGENTS.map((agent) => [agent, []]));
 Deno.test("loadConfig() gives the defaults when no file or variable sets anything", () => {
   withDirs((dirs) => {
     const opts = { env: envFrom({}), configDir: dirs.configDir };
     // The result is the caller's to change; the defaults stay as they are.
     const changed = loadConfig(opts).config;
     assert.equal(changed.tokenBudget, undefined);
-    changed.history.roots.claude.push("/x");
+    changed.history.roots.claude!.push("/x");
     changed.dashboard.port = 1;
     assert.deepEqual(DEFAULTS.history.roots.claude, []);
     assert.equal(DEFAULTS.dashboard.port, 8787);
 
     assert.deepEqual(loadConfig(opts), { config: DEFAULTS, files: [], warnings: [] });
     assert.deepEqual(loadConfig(opts).config, {
-      history: { ingest: true, roots: { claude: [], codex: [], opencode: [] } },
+      history: { ingest: true, roots: NO_ROOTS },
       secrets: {},
       allowedSecrets: [],
       dashboard: { port: 8787 },
@@ -168,7 +171,7 @@ Deno.test("loadConfig() merges objects deeply and replaces arrays", () => {
     assert.deepEqual(loaded.warnings, []);
     assert.deepEqual(loaded.config.history, {
       ingest: false,
-      roots: { claude: ["/g/claude"], codex: [], opencode: ["/c/opencode"] },
+      roots: { ...NO_ROOTS, claude: ["/g/claude"], opencode: ["/c/opencode"] },
     });
     assert.deepEqual(loaded.config.secrets, {
       db: "global-db-password",
@@ -227,7 +230,7 @@ Deno.test("loadConfig() takes from a project's file only what a stranger may cho
       `Ignored "team.url" in the project config "${file}": ${only}`,
     ]);
     assert.deepEqual(loaded.config, {
-      history: { ingest: false, roots: { claude: ["/mine"], codex: [], opencode: [] } },
+      history: { ingest: false, roots: { ...NO_ROOTS, claude: ["/mine"] } },
       // What a stranger may choose: which model, how much context, more redaction.
       model: "project-codex-model",
       tokenBudget: 2000,
