@@ -10,7 +10,7 @@ import { discoverContext, runCapture, whyNotCaptured } from "../lib/capture/run.
 import { type Context, loadContext, openStore, redactorFor } from "../lib/context.ts";
 import { type Env, envFrom } from "../lib/env.ts";
 import { formatBytes, formatDuration, oneOf } from "../lib/format.ts";
-import { agentSpec, OTHER_AGENTS } from "../lib/agents.ts";
+import { AGENT_SPECS, agentSpec, OTHER_AGENTS } from "../lib/agents.ts";
 import { ADAPTERS } from "../lib/sources/mod.ts";
 import { search } from "../lib/store/search.ts";
 import { storeStatus } from "../lib/store/status.ts";
@@ -235,9 +235,10 @@ async function demoIn(dataDir: string, emptyHome: string, io: Io, serve: Serve):
     HOME: emptyHome,
     LOGBOOK_DATA_DIR: dataDir,
     LOGBOOK_CONFIG_DIR: `${emptyHome}/config`,
-    CLAUDE_CONFIG_DIR: `${sources}/claude`,
-    CODEX_HOME: `${sources}/codex`,
-    XDG_DATA_HOME: `${sources}/opencode/xdg-data`,
+    ...Object.fromEntries(
+      AGENT_SPECS.flatMap((spec) => Object.entries(spec.demo))
+        .map(([variable, folder]) => [variable, `${sources}/${folder}`]),
+    ),
     INIT_CWD: emptyHome,
     NO_COLOR: serve.env.get("NO_COLOR"),
   });

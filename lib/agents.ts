@@ -73,6 +73,11 @@ export interface AgentSpec<Name extends string = string> {
   cli: AgentCli;
   /** How the conformance suite installs it, or null for logbook's own sessions. */
   conformance: ConformancePin | null;
+  /**
+   * Where `start --demo` finds its sample files: variables to set, each to a folder under
+   * `fixtures/` (`{ CODEX_HOME: "codex" }`).
+   */
+  demo: Readonly<Record<string, string>>;
 }
 
 /** `<home>/<parts>` for the user's home, or nothing without one. */
@@ -115,6 +120,7 @@ export const AGENT_SPECS = [
       fork: (id) => ["--resume", id, "--fork-session"],
     },
     conformance: { package: "@anthropic-ai/claude-code", version: "2.1.328", bin: "claude" },
+    demo: { CLAUDE_CONFIG_DIR: "claude" },
   }),
   define({
     name: "codex",
@@ -141,6 +147,7 @@ export const AGENT_SPECS = [
           "the terminal UI fetches openai/codex's announcement_tip.toml at start; no setting turns it off",
       },
     },
+    demo: { CODEX_HOME: "codex" },
   }),
   define({
     name: "opencode",
@@ -166,6 +173,7 @@ export const AGENT_SPECS = [
       bin: "opencode",
       companions: ["@opencode-ai/plugin"],
     },
+    demo: { XDG_DATA_HOME: "opencode/xdg-data" },
   }),
   define({
     name: "logbook",
@@ -178,6 +186,7 @@ export const AGENT_SPECS = [
     adapters: () => Promise.resolve([logbookSessions as Adapter]),
     cli: { command: "logbook", resume: (id) => ["resume", id], fork: () => null },
     conformance: null,
+    demo: {},
   }),
 ] as const;
 
