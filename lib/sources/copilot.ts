@@ -215,8 +215,10 @@ function classify(
       return makeDerived("message", role as Role, conversation, extra);
     }
     case "assistant.message": {
-      const said = streamed || str(fields.content) !== null;
-      const asks = Array.isArray(fields.toolRequests) && fields.toolRequests.length > 0;
+      // A streamed line keeps short strings only: content it lacks was too long to keep.
+      const said = typeof fields.content === "string" ? fields.content !== "" : streamed;
+      const requests = fields.toolRequests;
+      const asks = Array.isArray(requests) ? requests.length > 0 : obj(requests) !== null;
       return makeDerived(said || !asks ? "message" : "tool_call", "assistant", conversation, {
         ...extra,
         messageId: str(fields.messageId),

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import { cpSync, mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { redactorFor } from "../../../lib/context.ts";
+import { loadContext, openStore, redactorFor } from "../../../lib/context.ts";
 import { envFrom } from "../../../lib/env.ts";
 import { decodeLine } from "../../../lib/capture/derive.ts";
 import type { Derived, SourceRef } from "../../../lib/sources/adapter.ts";
@@ -19,7 +19,7 @@ import {
   type RecordJson,
 } from "../../../lib/store/conversations.ts";
 import { type RecordRow, TextDeriver } from "../../../lib/store/records.ts";
-import { FLAG_INDEXED } from "../../../lib/store/schema.ts";
+import { FLAG_INDEXED, FLAG_STREAMED } from "../../../lib/store/schema.ts";
 import { search } from "../../../lib/store/search.ts";
 import {
   captureWorld,
@@ -27,6 +27,7 @@ import {
   makeWorld,
   manifest,
   runCli,
+  runPass,
   withStore,
   type World,
 } from "../../_helpers.ts";
@@ -587,4 +588,42 @@ Deno.test("toolOf gives a request its call and input, and a run's completion its
   // One call per request, one result per completion: the run's start repeats neither.
   assert.equal(tools.flatMap((t) => t.calls).length, 3);
   assert.equal(tools.flatMap((t) => t.results).length, 3);
+});
+
+Deno.test("lines too long to hold in memory keep their kind, conversation, parent and words", async () => {
+  const sessions: [string, string][] = [["home", MAIN], ["subagent", DELEGATING]];
+  const normal = await copilotWorld(sessions);
+  const streamed = await copilotWorld(sessions);
+  try {
+    await captureWorld(normal);
+    // A 600-byte limit streams the system prompts, tool runs, usage records and more.
+    const ctx = loadContext({ env: streamed.env });
+    const store = openStore(ctx);
+    try {
+      await runPass(store, ctx, { limits: { maxLine: 600 } });
+      const lines = store.db.prepare(
+        `SELECT count(*) AS n FROM records WHERE flags & ${FLAG_STREAMED}`,
+      ).get() as { n: number };
+      assert.ok(lines.n > 20, `${lines.n} streamed`);
+    } finally {
+      store.close();
+    }
+    const tree = (world: World) =>
+      withStore(world, (s) =>
+        s.db.prepare(
+          `SELECT key, parent_key, subagent, cwd, branch, agent_version FROM conversations
+           ORDER BY key`,
+        ).all());
+    assert.deepEqual(tree(streamed), tree(normal));
+    const kinds = (world: World) =>
+      withStore(world, (s) => s.db.prepare("SELECT kind, role FROM records ORDER BY id").all());
+    assert.deepEqual(kinds(streamed), kinds(normal));
+    for (const word of ["quasarbeet", "copperwhistle", "marmalith", "glimmerfane", "tessellark"]) {
+      const found = (world: World) => hits(world, word).map((h) => h.conversation).sort();
+      assert.deepEqual(found(streamed), found(normal), word);
+    }
+  } finally {
+    await normal.cleanup();
+    await streamed.cleanup();
+  }
 });
