@@ -84,14 +84,19 @@ function resultText(data: Record<string, unknown>): string {
   return str(error) ?? str(obj(error)?.message) ?? "";
 }
 
-/** A tool request's arguments (an object, or JSON text) as the strings they carry. */
-function argumentLeaves(args: unknown): string[] {
-  if (typeof args !== "string") return stringLeaves(args, COPILOT_SKIP_KEYS);
+/** A tool request's arguments: an object, or JSON text (parsed; kept as text when it is not JSON). */
+function argumentValue(args: unknown): unknown {
+  if (typeof args !== "string") return args;
   try {
-    return stringLeaves(JSON.parse(args), COPILOT_SKIP_KEYS);
+    return JSON.parse(args);
   } catch {
-    return [args];
+    return args;
   }
+}
+
+/** A tool request's arguments as the strings they carry. */
+function argumentLeaves(args: unknown): string[] {
+  return stringLeaves(argumentValue(args), COPILOT_SKIP_KEYS);
 }
 
 /** Arguments a tool's input is told by first: what it runs, reads or asks. */
@@ -99,16 +104,8 @@ const FIRST_ARGUMENTS = ["command", "path", "pattern", "query", "url", "prompt",
 
 /** A tool request's input as text, what matters first (a command, a path). */
 function callInput(args: unknown): string {
-  let value: unknown = args;
-  if (typeof args === "string") {
-    try {
-      value = JSON.parse(args);
-    } catch {
-      return args;
-    }
-  }
-  const fields = obj(value);
-  if (!fields) return joinParts(stringLeaves(value, COPILOT_SKIP_KEYS));
+  const fields = obj(argumentValue(args));
+  if (!fields) return joinParts(argumentLeaves(args));
   const first = FIRST_ARGUMENTS.filter((key) => key in fields);
   const rest = Object.fromEntries(Object.entries(fields).filter(([k]) => !first.includes(k)));
   return joinParts([
