@@ -627,3 +627,30 @@ Deno.test("lines too long to hold in memory keep their kind, conversation, paren
     await streamed.cleanup();
   }
 });
+
+Deno.test("a session's title is the name a person gave it, else Copilot's, else its first prompt", async () => {
+  const world = await copilotWorld([["home", MAIN], ["home", REWOUND]]);
+  try {
+    const yaml = (session: string) => join(states(world), session, "workspace.yaml");
+    // Named with /rename: explicit. Without workspace.yaml: the first prompt.
+    writeFileSync(
+      yaml(MAIN),
+      Deno.readTextFileSync(yaml(MAIN)).replace(/^name: .*$/m, 'name: "Notes: the first look"')
+        .replace("user_named: false", "user_named: true"),
+    );
+    Deno.removeSync(yaml(REWOUND));
+    await captureWorld(world);
+    const titled = (session: string) => {
+      const { title, title_rank, cwd } = conversation(world, `copilot:${session}`);
+      return { title, title_rank, cwd };
+    };
+    assert.deepEqual(titled(MAIN), { title: "Notes: the first look", title_rank: 3, cwd: PROJECT });
+    assert.deepEqual(titled(REWOUND), {
+      title: "Read the notes for me, quasarbeet lanternfig.",
+      title_rank: 1,
+      cwd: PROJECT,
+    });
+  } finally {
+    await world.cleanup();
+  }
+});
