@@ -14,6 +14,7 @@ import type { Adapter, DiscoverContext, TextReader } from "./sources/adapter.ts"
 import { claudeToolResultText, claudeTranscriptText } from "./sources/claude_text.ts";
 import { codexTranscriptText } from "./sources/codex_text.ts";
 import { opencodeText } from "./sources/opencode_text.ts";
+import { copilotText } from "./sources/copilot_text.ts";
 import { logbookSessions } from "./sources/logbook.ts";
 import { claudeHistory, codexHistory } from "./sources/prompt_history.ts";
 
@@ -174,6 +175,22 @@ export const AGENT_SPECS = [
       companions: ["@opencode-ai/plugin"],
     },
     demo: { XDG_DATA_HOME: "opencode/xdg-data" },
+  }),
+  define({
+    name: "copilot",
+    display: "GitHub Copilot CLI",
+    variable: "COPILOT_HOME",
+    roots: (env) => [
+      ...underVariable(env, "COPILOT_HOME", "session-state"),
+      ...underHome(env, ".copilot", "session-state"),
+    ],
+    unit: "line",
+    readers: [copilotText],
+    adapters: async () => [(await import("./sources/copilot.ts")).copilot as Adapter],
+    // Its CLI has no fork (1.0.102's --help: --resume, --continue, --session-id only).
+    cli: { command: "copilot", resume: (id) => ["--resume", id], fork: () => null },
+    conformance: { package: "@github/copilot", version: "1.0.102", bin: "copilot" },
+    demo: { COPILOT_HOME: "copilot/home" },
   }),
   define({
     name: "logbook",

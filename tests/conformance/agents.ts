@@ -38,14 +38,6 @@ export const COMING: readonly AgentPin[] = [
     unavoidable: {},
   },
   {
-    agent: "copilot",
-    package: "@github/copilot",
-    version: "1.0.102",
-    bin: "copilot",
-    companions: [],
-    unavoidable: {},
-  },
-  {
     agent: "qwen",
     package: "@qwen-code/qwen-code",
     version: "0.24.4",
