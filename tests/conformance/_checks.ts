@@ -169,16 +169,16 @@ export function typesSeen(shown: Shown[], agent: string): string[] {
       continue; // One chunk of a long line.
     }
     const payload = value.payload as Record<string, unknown> | undefined;
-    if (agent === "claude") types.add(String(value.type));
-    else if (agent === "codex") {
+    if (agent === "codex") {
       const inner = payload && typeof payload.type === "string" ? `/${payload.type}` : "";
       types.add(
         `${value.type}${value.type === "response_item" || value.type === "event_msg" ? inner : ""}`,
       );
-    } else {
+    } else if (typeof value.table === "string") {
+      // A row of an OpenCode-style database.
       const data = typeof value.data === "string" ? JSON.parse(value.data) : null;
       types.add(value.table === "part" ? `part/${data?.type}` : String(value.table));
-    }
+    } else types.add(String(value.type));
   }
   return [...types].sort();
 }
