@@ -5,6 +5,7 @@ import { basename, dirname, join } from "node:path";
 import { DELEGATE, PROMPTS, START } from "../_script.ts";
 import { type Rig, runAgent } from "../_rig.ts";
 import { capture } from "../_checks.ts";
+import { logbook, parseCommandLine } from "../_rig.ts";
 import {
   checkCapture,
   contains,
@@ -17,7 +18,7 @@ import {
 
 /** What the test checks, for its name. */
 export const title = (version: string): string =>
-  `Qwen Code ${version}: a chat, its resume by the command logbook gives, and a subagent are captured exactly`;
+  `Qwen Code ${version}: a chat, its resume and fork by the commands logbook gives, and a subagent are captured exactly`;
 
 export async function drive(t: Deno.TestContext, rig: Rig, line: ReportLine): Promise<void> {
   const step = stepOf(t);
@@ -59,6 +60,21 @@ export async function drive(t: Deno.TestContext, rig: Rig, line: ReportLine): Pr
     assert.ok(contains(subagents()[0]!, "tessellark"), "the subagent answered");
     assert.ok(contains(chat(), DELEGATE.answer), "the parent answered after it");
   });
+  let fork = "";
+  await step("the command fork --print gives copies the chat into a new one", async () => {
+    await capture(rig);
+    const printed = await logbook(rig, "fork", [`qwen:${session}`, "--print"], rig.home);
+    ok(printed, "fork --print");
+    const command = parseCommandLine(printed.stdout.trim(), rig.home);
+    assert.equal(command.cwd, rig.project);
+    assert.equal(command.argv[0], rig.installed.pin.bin);
+    ok(await runAgent(rig, [...command.argv.slice(1), PROMPTS.fork]), "qwen (fork)");
+    const forks = chats().filter((f) => basename(f, ".jsonl") !== session);
+    assert.equal(forks.length, 1, "one new chat");
+    fork = basename(forks[0]!, ".jsonl");
+    assert.ok(contains(forks[0]!, '"forkedFrom"'), "its copies name the original");
+    assert.ok(contains(forks[0]!, "amberloch"), "the fork's own turn");
+  });
   const child = () => {
     const agent = /^agent-(.+)\.jsonl$/.exec(basename(subagents()[0]!))![1];
     return `qwen:${session}/agent-${agent}`;
@@ -82,6 +98,8 @@ export async function drive(t: Deno.TestContext, rig: Rig, line: ReportLine): Pr
       glimmerfane: sub,
       driftmallow: sub,
       tessellark: sub,
+      velvetcrag: `qwen:${fork}`,
+      amberloch: `qwen:${fork}`,
     }),
     subagent: child,
     titles: (sub) => ({
@@ -89,6 +107,19 @@ export async function drive(t: Deno.TestContext, rig: Rig, line: ReportLine): Pr
       // A subagent is titled from its `.meta.json`: its type and the task's description.
       [sub]: "general-purpose: Inspect the notes",
     }),
-    parents: (sub) => ({ [`qwen:${session}`]: null, [sub]: `qwen:${session}` }),
+    // A fork names the chat it was copied from.
+    parents: (sub) => ({
+      [`qwen:${session}`]: null,
+      [sub]: `qwen:${session}`,
+      [`qwen:${fork}`]: `qwen:${session}`,
+    }),
+  });
+  await step("the fork's copies are found once, in the original chat", async () => {
+    for (const word of ["quasarbeet", "marmalith", "plumquartz", "orchidvault"]) {
+      const out = await logbook(rig, "search", [word, "--agent", "qwen", "--json"]);
+      ok(out, `search ${word}`);
+      const hits = out.stdout.trim().split("\n").map((l) => JSON.parse(l).conversation);
+      assert.deepEqual(hits, [`qwen:${session}`], word);
+    }
   });
 }
