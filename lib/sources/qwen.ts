@@ -45,6 +45,8 @@ export interface QwenState {
 /** How a file's place identifies its conversation. */
 interface FileRole {
   sessionId: string;
+  /** True for a chat in `chats/archive/`. */
+  archived?: boolean;
   /** The agent id of a subagent's transcript (`general-purpose-call_…`), else null. */
   agentId: string | null;
 }
@@ -100,6 +102,10 @@ export const qwen: LineAdapter<QwenState> = {
         if (fileRole(path)) yield { agent: "qwen", locator: path, path, format: "jsonl" };
       }
     }
+  },
+
+  archived(source: SourceRef): boolean {
+    return isArchived(source.path);
   },
 
   /** A fork's copies are decided against its original, which is read first. */
@@ -242,14 +248,21 @@ export const qwen: LineAdapter<QwenState> = {
 function fileRole(path: string): FileRole | null {
   const name = basename(path);
   const folder = dirname(path);
-  if (basename(folder) === "chats") {
-    return { sessionId: name.slice(0, -".jsonl".length), agentId: null };
+  if (basename(folder) === "chats" || isArchived(path)) {
+    const sessionId = name.slice(0, -".jsonl".length);
+    return { sessionId, agentId: null, ...(isArchived(path) ? { archived: true } : {}) };
   }
   const agent = AGENT_FILE.exec(name);
   if (agent && basename(dirname(folder)) === "subagents") {
     return { sessionId: basename(folder), agentId: agent[1]! };
   }
   return null;
+}
+
+/** True for an archived chat: Qwen Code's session archive moves it to `chats/archive/`. */
+function isArchived(path: string): boolean {
+  const folder = dirname(path);
+  return basename(folder) === "archive" && basename(dirname(folder)) === "chats";
 }
 
 /** True when the first `HEAD` bytes of the file at `path` hold `needle`. */
@@ -295,6 +308,7 @@ function conversationOf(
     key: `qwen:${file.sessionId}`,
     nativeId: file.sessionId,
     ...(state.forkOf ? { parentKey: `qwen:${state.forkOf}` } : {}),
+    archived: file.archived === true,
     cwd,
     branch,
   };

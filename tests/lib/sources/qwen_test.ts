@@ -265,7 +265,7 @@ function said(world: World, key: string): string[] {
 function conversationRow(world: World, key: string) {
   return withStore(world, (store) =>
     store.db.prepare(
-      `SELECT parent_key, subagent, cwd, branch, title, agent_version, project_root
+      `SELECT parent_key, subagent, archived, cwd, branch, title, agent_version, project_root
        FROM conversations WHERE key = ?`,
     ).get(key) as Record<string, unknown> | undefined);
 }
@@ -436,6 +436,28 @@ Deno.test("a Qwen chat rewritten under logbook is a new generation whose records
       ...START_SAID,
       "assistant: Written again: gossamerfen.",
     ]);
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("a Qwen chat moved to chats/archive/ keeps its records and is marked archived", async () => {
+  const world = await qwenWorld("home");
+  try {
+    rmSync(transcript(world.qwen, FAILED));
+    await captureWorld(world);
+    const archive = join(world.qwen, CHATS, "archive");
+    Deno.mkdirSync(archive);
+    Deno.renameSync(transcript(world.qwen, START), join(archive, `${START}.jsonl`));
+    const summary = await captureWorld(world);
+    assert.deepEqual(summary.errors, []);
+    assert.equal(conversationRow(world, `qwen:${START}`)!.archived, 1);
+    const shown = records(world, `qwen:${START}`);
+    assert.ok(
+      shown.every((r) => r.generation === 1 && r.source.endsWith(`archive/${START}.jsonl`)),
+    );
+    assert.deepEqual(said(world, `qwen:${START}`), START_SAID);
+    assert.deepEqual(foundIn(world, "plumquartz"), [`qwen:${START}`]);
   } finally {
     await world.cleanup();
   }
