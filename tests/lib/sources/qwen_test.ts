@@ -8,7 +8,8 @@ import { appendFileSync, cpSync, readFileSync, rmSync, writeFileSync } from "nod
 import { join } from "node:path";
 import { Buffer } from "node:buffer";
 import { envFrom } from "../../../lib/env.ts";
-import { redactorFor } from "../../../lib/context.ts";
+import { loadContext, openStore, redactorFor } from "../../../lib/context.ts";
+import { FLAG_STREAMED } from "../../../lib/store/schema.ts";
 import { READERS } from "../../../lib/agents.ts";
 import type { Derived, SourceRef } from "../../../lib/sources/adapter.ts";
 import { adapterOf } from "../../../lib/sources/adapter.ts";
@@ -28,6 +29,7 @@ import {
   FIXTURES,
   makeWorld,
   runCli,
+  runPass,
   withStore,
   type World,
 } from "../../_helpers.ts";
@@ -341,6 +343,37 @@ Deno.test("every Qwen chat is captured byte for byte, linked and titled, each wo
       assert.equal(hit.agent, "qwen");
       assert.equal(hit.cwd, "/home/user/project");
     }
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("Qwen records too long to hold are streamed and classified as when parsed whole", async () => {
+  const world = await qwenWorld(...ALL);
+  try {
+    const ctx = loadContext({ env: world.env });
+    const store = openStore(ctx);
+    let summary;
+    try {
+      // Every line longer than 400 bytes takes the streaming path.
+      summary = await runPass(store, ctx, { limits: { maxLine: 400 } });
+    } finally {
+      store.close();
+    }
+    assert.deepEqual(summary.errors, []);
+    const streamed = withStore(
+      world,
+      (store) =>
+        store.db.prepare(`SELECT count(*) AS n FROM records WHERE (flags & ${FLAG_STREAMED}) != 0`)
+          .get() as { n: number },
+    );
+    assert.ok(streamed.n > 40, `${streamed.n} lines were streamed`);
+    // A fork's copies stay out of the index when streamed too.
+    assert.deepEqual(foundIn(world, "saltpetal"), [`qwen:${REWOUND}`]);
+    assert.deepEqual(foundIn(world, "tessellark").length, 2);
+    assert.deepEqual(foundIn(world, "mistwarden"), []);
+    assert.deepEqual(said(world, `qwen:${START}`), START_SAID);
+    assert.equal(conversationRow(world, `qwen:${FORK}`)!.parent_key, `qwen:${REWOUND}`);
   } finally {
     await world.cleanup();
   }
