@@ -55,7 +55,7 @@ interface FileRole {
  * `system` subtypes that hold state, not conversation (surveyed from Qwen Code 0.24.4's chat
  * recording service): kept raw as `meta`.
  */
-const STATE_SUBTYPES = new Set([
+export const STATE_SUBTYPES: ReadonlySet<string> = new Set([
   "attribution_snapshot",
   "ui_telemetry",
   "file_history_snapshot",
@@ -73,6 +73,12 @@ const STATE_SUBTYPES = new Set([
   "goal_turn_end",
   "background_task_completed",
   "omni_recall",
+  // A subagent's transcript: its session's readiness, a `/fork`'s inherited history (a copy of
+  // its parent's), the prompt its launcher showed, a retry.
+  "agent_session_ready",
+  "agent_bootstrap",
+  "agent_launch_prompt",
+  "agent_retry",
 ]);
 
 /** `user` subtypes: what the person typed, and what Qwen Code sends in their place. */

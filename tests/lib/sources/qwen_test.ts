@@ -14,7 +14,7 @@ import { READERS } from "../../../lib/agents.ts";
 import type { Derived, SourceRef } from "../../../lib/sources/adapter.ts";
 import { adapterOf } from "../../../lib/sources/adapter.ts";
 import { ADAPTERS } from "../../../lib/sources/mod.ts";
-import { qwen } from "../../../lib/sources/qwen.ts";
+import { qwen, STATE_SUBTYPES } from "../../../lib/sources/qwen.ts";
 import { qwenChatText } from "../../../lib/sources/qwen_text.ts";
 import { decodeLine } from "../../../lib/capture/derive.ts";
 import {
@@ -201,6 +201,61 @@ Deno.test("parseLine derives every record Qwen Code wrote as expected, and the r
       assert.equal(qwenChatText.textOf(bytes, ref), d.text, `${id}: ${d.text}`);
     }
   }
+});
+
+Deno.test("every record subtype Qwen Code 0.24.4's code writes is recognised, none is drift", () => {
+  const path = transcript(join(QWEN, "home"), START);
+  const source: SourceRef = { agent: "qwen", locator: path, path, format: "jsonl" };
+  const [first] = readFileSync(path, "utf8").split("\n");
+  const envelope = JSON.parse(first!);
+  const parse = (fields: Record<string, unknown>) => {
+    const bytes = new TextEncoder().encode(JSON.stringify({ ...envelope, ...fields }) + "\n");
+    return qwen.parseLine(decodeLine(bytes), qwen.initialState(source), source);
+  };
+  const system = [
+    ...STATE_SUBTYPES,
+    "custom_title",
+    "chat_compression",
+    "rewind",
+    "slash_command",
+  ];
+  for (const subtype of system) {
+    const d = parse({ type: "system", subtype, systemPayload: {}, message: undefined });
+    assert.equal(d.drift, undefined, subtype);
+  }
+  for (const subtype of ["mid_turn_user_message", "cron", "notification", "goal_runtime"]) {
+    const d = parse({ subtype });
+    assert.equal(d.drift, undefined, subtype);
+    assert.equal(d.text, "Read the notes for me, quasarbeet lanternfig.", subtype);
+  }
+  // What Qwen Code sends in the person's place is context; what they typed mid-turn is theirs.
+  assert.equal(parse({ subtype: "notification" }).role, "system");
+  assert.equal(parse({ subtype: "mid_turn_user_message" }).role, "user");
+  const compression = parse({
+    type: "system",
+    subtype: "chat_compression",
+    message: undefined,
+    systemPayload: {
+      info: { compressionStatus: 1 },
+      compressedHistory: [
+        { role: "user", parts: [{ text: "<state_snapshot>kept: quillmarsh</state_snapshot>" }] },
+        { role: "model", parts: [{ text: "Got it." }] },
+        { role: "user", parts: [{ text: "Carry on, cobaltwren." }] },
+      ],
+    },
+  });
+  assert.deepEqual([compression.kind, compression.text], [
+    "summary",
+    "<state_snapshot>kept: quillmarsh</state_snapshot>",
+  ]);
+  assert.deepEqual(parse({ type: "system", subtype: "teleport" }).drift, {
+    category: "unknown_type",
+    detail: "system/teleport",
+  });
+  assert.deepEqual(parse({ subtype: "dream" }).drift, {
+    category: "unknown_type",
+    detail: "user/dream",
+  });
 });
 
 Deno.test("toolOf pairs a Qwen call with its result, and says when the call failed", () => {
