@@ -26,7 +26,7 @@ import {
   type SourceRef,
   type ToolParts,
 } from "./adapter.ts";
-import { obj, str, stringLeaves, titleFrom, toEpochMs } from "./_text.ts";
+import { jsonRecord, obj, str, stringLeaves, titleFrom, toEpochMs } from "./_text.ts";
 import { walkFiles } from "./_walk.ts";
 import { AGENT_FILE, parentHolds, subagentConversation, subagentMeta } from "./_claude_files.ts";
 import { partsOf, QWEN_SKIP_KEYS, qwenLineText, qwenTextPath, textOfRecord } from "./qwen_text.ts";
@@ -149,20 +149,9 @@ export const qwen: LineAdapter<QwenState> = {
     const conversation = conversationOf(file, state, record);
     const derived = classify(record, state, conversation);
     if (derived.drift) return derived;
-    const uuid = str(record.uuid);
-    if (uuid) {
-      derived.key = `uuid:${uuid}`;
-      derived.supersedes = true;
-    }
-    if (state.forkOf && obj(record.forkedFrom) && uuid) {
-      const original = join(dirname(source.path), `${state.forkOf}.jsonl`);
-      if (parentHolds(recall, original, uuid)) {
-        // Kept raw and shown, not indexed: the original chat already holds it.
-        derived.copied = true;
-        derived.newMessage = false;
-        derived.title = null;
-        return derived;
-      }
+    if (revision(derived, record, state, source, recall)) {
+      derived.title = null;
+      return derived;
     }
     if (state.metaTitle && derived.kind !== "meta") {
       derived.title = { text: titleFrom(state.metaTitle), rank: 2 };
@@ -202,15 +191,7 @@ export const qwen: LineAdapter<QwenState> = {
     remember(state, record);
     const derived = classify(record, state, conversationOf(file, state, record));
     derived.title = null;
-    const uuid = str(record.uuid);
-    if (derived.drift || !uuid) return derived;
-    derived.key = `uuid:${uuid}`;
-    derived.supersedes = true;
-    const original = state.forkOf && join(dirname(source.path), `${state.forkOf}.jsonl`);
-    if (original && record.forkedFrom && parentHolds(recall, original, uuid)) {
-      derived.newMessage = false;
-      derived.copied = true;
-    }
+    if (!derived.drift) revision(derived, record, state, source, recall);
     return derived;
   },
 
@@ -219,12 +200,7 @@ export const qwen: LineAdapter<QwenState> = {
   },
 
   toolOf(bytes: Uint8Array): ToolParts | null {
-    let record: Record<string, unknown> | null;
-    try {
-      record = obj(JSON.parse(new TextDecoder().decode(bytes)));
-    } catch {
-      return null;
-    }
+    const record = jsonRecord(bytes);
     if (!record) return null;
     const parts: ToolParts = { calls: [], results: [], output: null };
     const failed = obj(record.toolCallResult)?.status === "error";
@@ -246,6 +222,30 @@ export const qwen: LineAdapter<QwenState> = {
     return parts.calls.length || parts.results.length ? parts : null;
   },
 };
+
+/**
+ * Keys a record by its uuid, as a revision of any earlier record of its source with that uuid
+ * (a rewritten chat read again); and marks a fork's copy that the store holds in the original
+ * as copied (kept raw and shown, not indexed). True for such a copy.
+ */
+function revision(
+  derived: Derived,
+  record: Record<string, unknown>,
+  state: QwenState,
+  source: SourceRef,
+  recall: Recall,
+): boolean {
+  const uuid = str(record.uuid);
+  if (!uuid) return false;
+  derived.key = `uuid:${uuid}`;
+  derived.supersedes = true;
+  if (!state.forkOf || !obj(record.forkedFrom)) return false;
+  const original = join(dirname(source.path), `${state.forkOf}.jsonl`);
+  if (!parentHolds(recall, original, uuid)) return false;
+  derived.copied = true;
+  derived.newMessage = false;
+  return true;
+}
 
 /**
  * Where a file sits: a chat (`chats/<sessionId>.jsonl`) or a subagent's transcript

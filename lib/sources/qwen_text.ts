@@ -6,19 +6,15 @@
 // `functionResponse` and `inlineData`.
 
 import type { TextPath, TextReader } from "./adapter.ts";
-import { looksLikeBase64, obj, str, stringLeaves } from "./_text.ts";
+import { jsonRecord, looksLikeBase64, obj, str, stringLeaves } from "./_text.ts";
 
 /** Field names whose string values are never indexed: payloads and signatures. */
 export const QWEN_SKIP_KEYS: ReadonlySet<string> = new Set(["data", "thoughtSignature"]);
 
 /** The text of one chat record's bytes ("" for a line that is not a JSON record). */
 export function qwenLineText(bytes: Uint8Array): string {
-  try {
-    const record = obj(JSON.parse(new TextDecoder().decode(bytes)));
-    return record ? textOfRecord(record) : "";
-  } catch {
-    return "";
-  }
+  const record = jsonRecord(bytes);
+  return record ? textOfRecord(record) : "";
 }
 
 /**
