@@ -551,6 +551,35 @@ Deno.test("a Qwen chat moved to chats/archive/ keeps its records and is marked a
   }
 });
 
+Deno.test("a fork Qwen Code wrote: its copies are found once, in the original; its own turn in it", async () => {
+  const original = "qwen:c7123ea2-f800-4741-943c-aaffcc1aa6c0";
+  const fork = "qwen:cf90fc00-08c8-40a1-a4bf-7469e02e1201";
+  const world = await qwenWorld("fork");
+  try {
+    const summary = await captureWorld(world);
+    assert.deepEqual(summary.drift, []);
+    for (const word of ["quasarbeet", "copperwhistle", "marmalith"]) {
+      assert.deepEqual(foundIn(world, word), [original], word);
+    }
+    for (const word of ["velvetcrag", "amberloch"]) {
+      assert.deepEqual(foundIn(world, word), [fork], word);
+    }
+    assert.equal(conversationRow(world, fork)!.parent_key, original);
+    assert.equal(conversationRow(world, fork)!.title, "On the fork, velvetcrag.");
+    // Shown whole: the copies, then its own turn.
+    assert.deepEqual(said(world, fork), [
+      "user: Read the notes for me, quasarbeet lanternfig.",
+      "assistant: read_file",
+      "tool_result: Field notes: copperwhistle and driftmallow.",
+      "assistant: The notes mention marmalith and vintrope.",
+      "user: On the fork, velvetcrag.",
+      "assistant: The fork's answer: amberloch.",
+    ]);
+  } finally {
+    await world.cleanup();
+  }
+});
+
 Deno.test("a fork's copies are found in the original, or in the fork when the store lacks the original", async () => {
   const world = await qwenWorld("edits");
   try {
