@@ -551,6 +551,29 @@ Deno.test("a Qwen chat moved to chats/archive/ keeps its records and is marked a
   }
 });
 
+Deno.test("a rewind Qwen Code wrote: the rewound turn stays where it was said, each turn found once", async () => {
+  const chat = "qwen:e521fc58-e771-4d40-a5f0-d81e81b1286d";
+  const world = await qwenWorld("rewind");
+  try {
+    const summary = await captureWorld(world);
+    assert.deepEqual(summary.drift, []);
+    for (const word of ["quasarbeet", "marmalith", "cobaltwren", "plumquartz", "saltpetal"]) {
+      assert.deepEqual(foundIn(world, word), [chat], word);
+    }
+    assert.deepEqual(said(world, chat), [
+      ...START_SAID.slice(0, 4),
+      "user: Carry on, cobaltwren.",
+      "assistant: Resumed fine: plumquartz.",
+      "user: Carry on instead, emberquill.",
+      "assistant: After the rewind: saltpetal.",
+    ]);
+    const events = records(world, chat).filter((r) => r.kind === "event");
+    assert.equal(events.length, 1, "the rewind, an event");
+  } finally {
+    await world.cleanup();
+  }
+});
+
 Deno.test("a fork Qwen Code wrote: its copies are found once, in the original; its own turn in it", async () => {
   const original = "qwen:c7123ea2-f800-4741-943c-aaffcc1aa6c0";
   const fork = "qwen:cf90fc00-08c8-40a1-a4bf-7469e02e1201";
