@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { basename, dirname, join } from "node:path";
 import { DELEGATE, PROMPTS, START } from "../_script.ts";
 import { type Rig, runAgent } from "../_rig.ts";
-import { capture } from "../_checks.ts";
+import { capture, show } from "../_checks.ts";
 import { logbook, parseCommandLine } from "../_rig.ts";
 import {
   checkCapture,
@@ -16,9 +16,19 @@ import {
   stepOf,
 } from "../_harness.ts";
 
+/**
+ * A rewind, which Qwen Code's terminal UI offers in a picker that does not open under tmux: the
+ * same over ACP (`qwen --acp`, its `rewindSession` method), a chat of its own.
+ */
+const REWIND = {
+  first: { id: "mossgarnet", steps: [], answer: "First of three: ochrelily." },
+  rewound: { id: "pebblequire", steps: [], answer: "Rewound away: dunefinch." },
+  after: { id: "tallowmere", steps: [], answer: "After the rewind: cinderwisp." },
+};
+
 /** What the test checks, for its name. */
 export const title = (version: string): string =>
-  `Qwen Code ${version}: a chat, its resume and fork by the commands logbook gives, and a subagent are captured exactly`;
+  `Qwen Code ${version}: a chat, its resume and fork by the commands logbook gives, a subagent and a rewind are captured exactly`;
 
 export async function drive(t: Deno.TestContext, rig: Rig, line: ReportLine): Promise<void> {
   const step = stepOf(t);
@@ -75,6 +85,28 @@ export async function drive(t: Deno.TestContext, rig: Rig, line: ReportLine): Pr
     assert.ok(contains(forks[0]!, '"forkedFrom"'), "its copies name the original");
     assert.ok(contains(forks[0]!, "amberloch"), "the fork's own turn");
   });
+  let rewound = "";
+  await step("a rewind over ACP appends to the chat and keeps the rewound turn", async () => {
+    rig.server.script.plans.push(REWIND.first, REWIND.rewound, REWIND.after);
+    const acp = acpClient(rig);
+    try {
+      await acp.request("initialize", { protocolVersion: 1, clientCapabilities: {} });
+      const made = await acp.request("session/new", { cwd: rig.project, mcpServers: [] });
+      rewound = (made as { sessionId: string }).sessionId;
+      const prompt = (text: string) =>
+        acp.request("session/prompt", { sessionId: rewound, prompt: [{ type: "text", text }] });
+      await prompt(`Begin here, ${REWIND.first.id}.`);
+      await prompt(`Then this, ${REWIND.rewound.id}.`);
+      const rewind = await acp.request("rewindSession", { sessionId: rewound, targetTurnIndex: 1 });
+      assert.equal((rewind as { success?: boolean }).success, true, JSON.stringify(rewind));
+      await prompt(`Instead this, ${REWIND.after.id}.`);
+    } finally {
+      await acp.close();
+    }
+    const path = chats().find((f) => basename(f, ".jsonl") === rewound)!;
+    assert.ok(contains(path, '"subtype":"rewind"'), "a rewind record");
+    assert.ok(contains(path, "dunefinch"), "the rewound turn is still in the file");
+  });
   const child = () => {
     const agent = /^agent-(.+)\.jsonl$/.exec(basename(subagents()[0]!))![1];
     return `qwen:${session}/agent-${agent}`;
@@ -100,6 +132,9 @@ export async function drive(t: Deno.TestContext, rig: Rig, line: ReportLine): Pr
       tessellark: sub,
       velvetcrag: `qwen:${fork}`,
       amberloch: `qwen:${fork}`,
+      ochrelily: `qwen:${rewound}`,
+      dunefinch: `qwen:${rewound}`,
+      cinderwisp: `qwen:${rewound}`,
     }),
     subagent: child,
     titles: (sub) => ({
@@ -114,12 +149,93 @@ export async function drive(t: Deno.TestContext, rig: Rig, line: ReportLine): Pr
       [`qwen:${fork}`]: `qwen:${session}`,
     }),
   });
-  await step("the fork's copies are found once, in the original chat", async () => {
-    for (const word of ["quasarbeet", "marmalith", "plumquartz", "orchidvault"]) {
+  await step("after a rewind, show gives each turn once, in the order it was said", async () => {
+    const shown = await show(rig, `qwen:${rewound}`);
+    // `show --json` gives each record's text beside its raw bytes.
+    const records = shown.records as unknown as { kind: string; text: string }[];
+    const said = records.filter((r) => r.kind !== "meta" && r.text).map((r) => r.text);
+    assert.deepEqual(said, [
+      `Begin here, ${REWIND.first.id}.`,
+      REWIND.first.answer,
+      `Then this, ${REWIND.rewound.id}.`,
+      REWIND.rewound.answer,
+      `Instead this, ${REWIND.after.id}.`,
+      REWIND.after.answer,
+    ]);
+  });
+  await step("the fork's copies and a rewound turn are found once", async () => {
+    const once = {
+      quasarbeet: session,
+      marmalith: session,
+      orchidvault: session,
+      dunefinch: rewound,
+    };
+    for (const [word, id] of Object.entries(once)) {
       const out = await logbook(rig, "search", [word, "--agent", "qwen", "--json"]);
       ok(out, `search ${word}`);
       const hits = out.stdout.trim().split("\n").map((l) => JSON.parse(l).conversation);
-      assert.deepEqual(hits, [`qwen:${session}`], word);
+      assert.deepEqual(hits, [`qwen:${id}`], word);
     }
   });
+}
+
+/**
+ * A client of `qwen --acp` (JSON-RPC, a message a line, over its stdin and stdout), for the
+ * methods its terminal UI has no scriptable way to reach. It grants what the agent asks
+ * permission for and refuses its other requests.
+ */
+function acpClient(rig: Rig) {
+  const child = new Deno.Command(rig.installed.bin, {
+    args: ["--acp"],
+    cwd: rig.project,
+    env: rig.env,
+    clearEnv: true,
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "null",
+  }).spawn();
+  const writer = child.stdin.getWriter();
+  const send = (message: Record<string, unknown>) =>
+    writer.write(new TextEncoder().encode(JSON.stringify({ jsonrpc: "2.0", ...message }) + "\n"));
+  const waiting = new Map<number, (result: unknown) => void>();
+  const reading = (async () => {
+    let buffer = "";
+    for await (const chunk of child.stdout.pipeThrough(new TextDecoderStream())) {
+      buffer += chunk;
+      for (let nl = buffer.indexOf("\n"); nl >= 0; nl = buffer.indexOf("\n")) {
+        const line = buffer.slice(0, nl).trim();
+        buffer = buffer.slice(nl + 1);
+        if (!line.startsWith("{")) continue;
+        const message = JSON.parse(line);
+        if (message.method === "session/request_permission") {
+          const options = message.params.options as { optionId: string; kind: string }[];
+          const allow = options.find((o) => o.kind.startsWith("allow")) ?? options[0]!;
+          await send({
+            id: message.id,
+            result: { outcome: { outcome: "selected", optionId: allow.optionId } },
+          });
+        } else if (message.method !== undefined && message.id !== undefined) {
+          await send({ id: message.id, error: { code: -32601, message: "Not offered" } });
+        } else if (message.id !== undefined) {
+          waiting.get(message.id)?.(message.result ?? message.error);
+          waiting.delete(message.id);
+        }
+      }
+    }
+  })();
+  let next = 1;
+  return {
+    request(method: string, params: unknown): Promise<unknown> {
+      const id = next++;
+      return new Promise((resolve) => {
+        waiting.set(id, resolve);
+        void send({ id, method, params });
+      });
+    },
+    async close(): Promise<void> {
+      await writer.close();
+      await child.status;
+      await reading;
+    },
+  };
 }
