@@ -14,6 +14,7 @@ import type { Adapter, DiscoverContext, TextReader } from "./sources/adapter.ts"
 import { claudeToolResultText, claudeTranscriptText } from "./sources/claude_text.ts";
 import { codexTranscriptText } from "./sources/codex_text.ts";
 import { opencodeText } from "./sources/opencode_text.ts";
+import { geminiTranscriptText } from "./sources/gemini_text.ts";
 import { logbookSessions } from "./sources/logbook.ts";
 import { claudeHistory, codexHistory } from "./sources/prompt_history.ts";
 
@@ -166,6 +167,22 @@ export const AGENT_SPECS = [
       bin: "opencode",
       companions: ["@opencode-ai/plugin"],
     },
+  }),
+  define({
+    name: "gemini",
+    display: "Gemini CLI",
+    variable: "GEMINI_CLI_HOME",
+    // GEMINI_CLI_HOME stands for the home: the logs are in its `.gemini/tmp/<project>/chats/`.
+    roots: (env) => [
+      ...underVariable(env, "GEMINI_CLI_HOME", ".gemini", "tmp"),
+      ...underHome(env, ".gemini", "tmp"),
+    ],
+    unit: "line",
+    readers: [geminiTranscriptText],
+    adapters: async () => [(await import("./sources/gemini.ts")).gemini as Adapter],
+    // `gemini --resume` takes a session's id (run in its cwd); 0.61 has no way to fork one.
+    cli: { command: "gemini", resume: (id) => ["--resume", id], fork: () => null },
+    conformance: { package: "@google/gemini-cli", version: "0.61.0", bin: "gemini" },
   }),
   define({
     name: "logbook",
