@@ -175,6 +175,18 @@ export function typesSeen(shown: Shown[], agent: string): string[] {
       types.add(
         `${value.type}${value.type === "response_item" || value.type === "event_msg" ? inner : ""}`,
       );
+    } else if (agent === "gemini") {
+      // A chat log's line: a header, a message, a `$set` patch (by key) or a `$rewindTo`.
+      const set = value.$set as Record<string, unknown> | undefined;
+      types.add(
+        typeof value.$rewindTo === "string"
+          ? "$rewindTo"
+          : typeof value.id === "string"
+          ? `message/${value.type}`
+          : set
+          ? `$set/${Object.keys(set).sort().join("+")}`
+          : `header/${value.kind}`,
+      );
     } else {
       const data = typeof value.data === "string" ? JSON.parse(value.data) : null;
       types.add(value.table === "part" ? `part/${data?.type}` : String(value.table));
