@@ -2,9 +2,9 @@
 
 import assert from "node:assert/strict";
 import { basename, dirname, join } from "node:path";
-import { DELEGATE, PROMPTS, START } from "../_script.ts";
+import { DELEGATE, PROMPTS, RESUME, START } from "../_script.ts";
 import { type Rig, runAgent } from "../_rig.ts";
-import { capture } from "../_checks.ts";
+import { capture, show } from "../_checks.ts";
 import {
   checkCapture,
   contains,
@@ -99,4 +99,22 @@ export async function drive(t: Deno.TestContext, rig: Rig, line: ReportLine): Pr
     // Gemini CLI's logs record no version of the CLI that wrote them.
     agentVersion: null,
   });
+  await step(
+    "show gives each message of the session once, in order, across both resumes",
+    async () => {
+      const shown = await show(rig, main());
+      const messages =
+        (shown.records as unknown as { kind: string; role: string | null; text: string }[])
+          .filter((r) => r.kind === "message" && r.text.trim() !== "")
+          .map((r) => `${r.role}: ${r.text}`);
+      assert.deepEqual(messages, [
+        `user: ${PROMPTS.start}`,
+        `assistant: ${START.answer}`,
+        `user: ${PROMPTS.resume}`,
+        `assistant: ${RESUME.answer}`,
+        `user: ${PROMPTS.delegate}`,
+        `assistant: ${DELEGATE.answer}`,
+      ]);
+    },
+  );
 }
