@@ -122,29 +122,9 @@ export const gemini: LineAdapter<GeminiState> = {
     state: GeminiState,
     source: SourceRef,
   ): Derived {
-    // A line too long to hold: a message with a long output, or a resume's copy of a long
-    // history (a `$set` of `messages`), which repeats what the log holds.
-    const conversation = conversationOf(state, source);
-    const id = scalars.get("id");
-    const type = scalars.get("type");
-    if (typeof id === "string") {
-      const seen = state.seen[id] === true;
-      state.seen[id] = true;
-      const extra = {
-        ts: toEpochMs(scalars.get("timestamp")),
-        messageId: id,
-        key: `message:${id}`,
-        supersedes: true,
-        newMessage: !seen,
-      };
-      if (type === "user") return makeDerived("message", "user", conversation, extra);
-      if (type === "gemini") return makeDerived("message", "assistant", conversation, extra);
-      return makeDerived("event", "system", conversation, extra);
-    }
-    if (typeof scalars.get("$rewindTo") === "string") {
-      return makeDerived("event", null, conversation);
-    }
-    return makeDerived("meta", null, conversation, { copied: true });
+    // A line too long to hold (a tool's long output, a resume's copy of a long history): its
+    // short fields are enough to tell what it is, and which messages a `$set` repeats.
+    return classify(recordFromScalars(scalars), state, source);
   },
 
   textOf(bytes: Uint8Array): string {
@@ -266,8 +246,9 @@ function classifySet(
       // Messages the log never had: a history the CLI rewrote. Indexed, copies and all.
       return makeDerived("summary", null, conversation, { ts, newMessage: true });
     }
-    // The session context, or a resume's copy of what the log holds: kept and not indexed.
-    return makeDerived("meta", null, conversation, { ts, copied: own.length > 0 });
+    // The session context, or a resume's copy of what the log holds: kept and not indexed
+    // (a streamed line's text is every message's, the context's too).
+    return makeDerived("meta", null, conversation, { ts, copied: true });
   }
   const conversation = conversationOf(state, source);
   const summary = str(set.summary);
@@ -412,4 +393,19 @@ function drift(
   return makeDerived("meta", null, conversationOf(state, source), {
     drift: { category, detail },
   });
+}
+
+/** The record a streamed line's short fields make (`toolCalls.0.id` → `{toolCalls: [{id}]}`). */
+function recordFromScalars(scalars: ReadonlyMap<string, Scalar>): Record<string, unknown> {
+  const record: Record<string, unknown> = {};
+  for (const [path, value] of scalars) {
+    const keys = path.split(".");
+    let into = record;
+    keys.slice(0, -1).forEach((key, i) => {
+      into[key] ??= /^\d+$/.test(keys[i + 1]!) ? [] : {};
+      into = into[key] as Record<string, unknown>;
+    });
+    into[keys.at(-1)!] = value;
+  }
+  return record;
 }

@@ -82,12 +82,16 @@ export const geminiTranscriptText: TextReader = {
   textPath: geminiTextPath,
 };
 
+/** The id Gemini CLI gives the session context, the same in every session (0.61). */
+const SESSION_CONTEXT_ID = "d04923d38bb0f6017037e74183378ef4";
+
 /**
  * True for the `<session_context>` message Gemini CLI puts first in every session (the date, the
  * OS, the workspace's folders and tree): context it gives the model, not the conversation.
  */
 export function isSessionContext(message: Record<string, unknown>): boolean {
   if (message.type !== "user") return false;
+  if (message.id === SESSION_CONTEXT_ID) return true;
   const first = Array.isArray(message.content) ? obj(message.content[0]) : null;
   const text = typeof message.content === "string" ? message.content : str(first?.text);
   return text !== null && text.trimStart().startsWith("<session_context>");

@@ -7,7 +7,7 @@ import { appendFileSync, cpSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Buffer } from "node:buffer";
 import { envFrom } from "../../../lib/env.ts";
-import { redactorFor } from "../../../lib/context.ts";
+import { loadContext, openStore, redactorFor } from "../../../lib/context.ts";
 import { agentSpec, READERS } from "../../../lib/agents.ts";
 import { decodeLine } from "../../../lib/capture/derive.ts";
 import { adapterOf, type Derived, type SourceRef } from "../../../lib/sources/adapter.ts";
@@ -17,12 +17,14 @@ import { ADAPTERS } from "../../../lib/sources/mod.ts";
 import { findConversation, pageConversation } from "../../../lib/store/conversations.ts";
 import { decodedRow } from "../../../lib/store/raw.ts";
 import { type RecordRow, TextDeriver } from "../../../lib/store/records.ts";
+import { FLAG_STREAMED } from "../../../lib/store/schema.ts";
 import { search } from "../../../lib/store/search.ts";
 import {
   captureWorld,
   FIXTURES,
   makeWorld,
   runCli,
+  runPass,
   withStore,
   type World,
 } from "../../_helpers.ts";
@@ -128,7 +130,7 @@ Deno.test("every line of the resume fixture derives as the replayed log means it
   const history = lines[12]!.derived.text;
   assert.deepEqual(lines.map((l) => sign(l.derived)), [
     "meta -: ", // the header
-    "meta -: ", // $set of the session context: context, no text
+    "meta - (copied): ", // $set of the session context: context, no text
     "message user: Read the notes for me, quasarbeet lanternfig.",
     "meta -: ", // $set lastUpdated
     "message assistant: ", // the reply, first written without its tool calls
@@ -413,6 +415,61 @@ Deno.test("a torn line, unknown records, $set keys and message types are drift, 
   }
 });
 
+Deno.test("lines too long to hold are streamed and told apart by their short fields: each message once", async () => {
+  const world = await geminiWorld("home");
+  try {
+    const ctx = loadContext({ env: world.env });
+    const store = openStore(ctx);
+    try {
+      // Every line over 500 bytes takes the streaming path: the session context, the reply
+      // with its tool calls and the resume's copy of the history.
+      await runPass(store, ctx, { limits: { maxLine: 500 } });
+      const streamed = store.stmt(
+        `SELECT count(*) AS n FROM records WHERE (flags & ${FLAG_STREAMED}) != 0`,
+      ).get() as { n: number };
+      assert.ok(streamed.n >= 3, `${streamed.n} streamed`);
+    } finally {
+      store.close();
+    }
+    const kinds = (lines: string[]) => lines.map((l) => l.slice(0, l.indexOf(":")));
+    assert.deepEqual(kinds(shown(world, MAIN)), kinds(MAIN_SHOWN));
+    for (const word of ["quasarbeet", "copperwhistle", "marmalith", "read_file"]) {
+      assert.deepEqual(found(world, word), [REWOUND, MAIN], word);
+    }
+    assert.deepEqual(found(world, "Workspace"), []);
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("a rebuild derives the same records, index and conversations again", async () => {
+  const world = await geminiWorld("home", "subagent", "ugly");
+  try {
+    await captureWorld(world);
+    cpSync(join(FIXTURES, "gemini", "rewritten", MAIN_FILE), join(world.gemini, MAIN_FILE));
+    await captureWorld(world);
+    const snapshot = () =>
+      withStore(world, (store) => ({
+        conversations: store.stmt(
+          `SELECT key, title, message_count, record_count, first_ts, last_ts, parent_key, subagent,
+             cwd, project_root FROM conversations ORDER BY key`,
+        ).all(),
+        records: store.stmt(
+          `SELECT id, kind, role, ts, flags, message_id, part_id, conversation_id FROM records
+           ORDER BY id`,
+        ).all(),
+        drift: store.stmt("SELECT * FROM drift ORDER BY source_id, detail").all(),
+        hits: store.stmt("SELECT rowid FROM fts ORDER BY rowid").all(),
+      }));
+    const before = snapshot();
+    const summary = await captureWorld(world, { rebuild: true });
+    assert.equal(summary.records, 0);
+    assert.deepEqual(snapshot(), before);
+  } finally {
+    await world.cleanup();
+  }
+});
+
 Deno.test("discovery finds main logs and subagents' logs under both roots, nothing else", async () => {
   const world = await geminiWorld("home", "subagent");
   try {
@@ -421,12 +478,13 @@ Deno.test("discovery finds main logs and subagents' logs under both roots, nothi
     writeFileSync(join(home, "session-2026-12-01T10-00-aaaaaaaa.jsonl"), "");
     writeFileSync(join(home, "session-2026-12-01T10-00-aaaaaaaa.json"), "{}");
     writeFileSync(join(world.gemini, "tmp", "project", "logs.jsonl"), "");
-    const roots = gemini.roots({ env: world.env, extraRoots: {}, skipped: new Map() });
+    const ctx = { env: world.env, extraRoots: {}, skipped: new Map() };
+    const roots = gemini.roots(ctx);
     assert.deepEqual(roots, [join(world.gemini, "tmp"), join(world.home, ".gemini", "tmp")]);
     assert.deepEqual(agentSpec("gemini").cli.resume("b591"), ["--resume", "b591"]);
     assert.equal(agentSpec("gemini").cli.fork("b591"), null);
     const found: string[] = [];
-    for await (const s of gemini.discover({ env: world.env, extraRoots: {}, skipped: new Map() })) {
+    for await (const s of gemini.discover(ctx)) {
       found.push(s.path.slice(world.dir.length));
     }
     assert.deepEqual(found.sort(), [
