@@ -177,9 +177,9 @@ function recordedCwd(projectDir: string): string | null {
     const root = Deno.readTextFileSync(join(projectDir, ".project_root")).trim();
     if (root) return root;
   } catch (err) {
-    if (!(err instanceof Deno.errors.NotFound || err instanceof Deno.errors.PermissionDenied)) {
-      throw err;
-    }
+    const unreadable = err instanceof Deno.errors.NotFound ||
+      err instanceof Deno.errors.PermissionDenied || err instanceof Deno.errors.IsADirectory;
+    if (!unreadable) throw err;
   }
   try {
     const index = obj(JSON.parse(

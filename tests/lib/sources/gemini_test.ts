@@ -470,6 +470,27 @@ Deno.test("a rebuild derives the same records, index and conversations again", a
   }
 });
 
+Deno.test("the cwd is the project's .project_root, else projects.json's entry, else the session context's", async () => {
+  const world = await geminiWorld("home");
+  try {
+    const log = join(world.gemini, MAIN_FILE);
+    const cwds = () => [...new Set(deriveFile(log).map((l) => l.derived.conversation?.cwd))];
+    writeFileSync(join(world.gemini, "tmp", "project", ".project_root"), "/srv/from-root");
+    assert.deepEqual(cwds(), ["/srv/from-root", "/home/user/project"]);
+    Deno.removeSync(join(world.gemini, "tmp", "project", ".project_root"));
+    writeFileSync(
+      join(world.gemini, "projects.json"),
+      JSON.stringify({ projects: { "/srv/other": "other", "/srv/from-index": "project" } }),
+    );
+    assert.deepEqual(cwds(), ["/srv/from-index", "/home/user/project"]);
+    Deno.removeSync(join(world.gemini, "projects.json"));
+    // Only the header, before the session context, goes without.
+    assert.deepEqual(cwds(), [null, "/home/user/project"]);
+  } finally {
+    await world.cleanup();
+  }
+});
+
 Deno.test("discovery finds main logs and subagents' logs under both roots, nothing else", async () => {
   const world = await geminiWorld("home", "subagent");
   try {
