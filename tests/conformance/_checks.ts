@@ -174,6 +174,18 @@ export function typesSeen(shown: Shown[], agent: string): string[] {
       types.add(
         `${value.type}${value.type === "response_item" || value.type === "event_msg" ? inner : ""}`,
       );
+    } else if (agent === "gemini") {
+      // A chat log's line: a header, a message, a `$set` patch (by key) or a `$rewindTo`.
+      const set = value.$set as Record<string, unknown> | undefined;
+      types.add(
+        typeof value.$rewindTo === "string"
+          ? "$rewindTo"
+          : typeof value.id === "string"
+          ? `message/${value.type}`
+          : set
+          ? `$set/${Object.keys(set).sort().join("+")}`
+          : `header/${value.kind}`,
+      );
     } else if (typeof value.table === "string") {
       // A row of an OpenCode-style database.
       const data = typeof value.data === "string" ? JSON.parse(value.data) : null;

@@ -30,14 +30,6 @@ export const PINNED: readonly AgentPin[] = AGENT_SPECS.flatMap((spec) =>
  */
 export const COMING: readonly AgentPin[] = [
   {
-    agent: "gemini",
-    package: "@google/gemini-cli",
-    version: "0.61.0",
-    bin: "gemini",
-    companions: [],
-    unavoidable: {},
-  },
-  {
     agent: "continue",
     package: "@continuedev/cli",
     version: "1.5.47",
