@@ -110,7 +110,7 @@ export class SearchBudget {
 
   /** True when most of the budget passed before the search began: then that is why it stopped. */
   #lateStart(): boolean {
-    return this.waitedMs > 0 && this.waitedMs >= this.ms / 2;
+    return this.ms > 0 && this.waitedMs >= this.ms / 2;
   }
 }
 
