@@ -14,6 +14,8 @@ import type { Adapter, DiscoverContext, TextReader } from "./sources/adapter.ts"
 import { claudeToolResultText, claudeTranscriptText } from "./sources/claude_text.ts";
 import { codexTranscriptText } from "./sources/codex_text.ts";
 import { opencodeText } from "./sources/opencode_text.ts";
+import { continueText } from "./sources/continue_text.ts";
+import { continueResumeArgs, processEnv } from "./sources/continue_cli.ts";
 import { logbookSessions } from "./sources/logbook.ts";
 import { claudeHistory, codexHistory } from "./sources/prompt_history.ts";
 
@@ -166,6 +168,26 @@ export const AGENT_SPECS = [
       bin: "opencode",
       companions: ["@opencode-ai/plugin"],
     },
+  }),
+  define({
+    name: "continue",
+    display: "Continue",
+    variable: "CONTINUE_GLOBAL_DIR",
+    // `cn` reads `$CONTINUE_GLOBAL_DIR` instead of `~/.continue`; both are read.
+    roots: (env) =>
+      [...underVariable(env, "CONTINUE_GLOBAL_DIR"), ...underHome(env, ".continue")].map((dir) =>
+        join(dir, "sessions")
+      ),
+    unit: "record",
+    readers: [continueText],
+    adapters: async () => [(await import("./sources/continue.ts")).continueCli as Adapter],
+    cli: {
+      command: "cn",
+      // `cn --resume` takes no id: it loads the newest session, so only that one can be resumed.
+      resume: (id) => continueResumeArgs(id, processEnv()),
+      fork: (id) => ["--fork", id],
+    },
+    conformance: { package: "@continuedev/cli", version: "1.5.47", bin: "cn" },
   }),
   define({
     name: "logbook",
