@@ -183,7 +183,7 @@ export const AGENT_SPECS = [
     adapters: async () => [(await import("./sources/continue.ts")).continueCli as Adapter],
     cli: {
       command: "cn",
-      // `cn --resume` takes no id: it loads the newest session, so only that one can be resumed.
+      // `cn --resume` takes no id: it loads the newest session. Any other goes on in a fork.
       resume: (id) => continueResumeArgs(id, processEnv()),
       fork: (id) => ["--fork", id],
     },

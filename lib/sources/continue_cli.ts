@@ -1,7 +1,8 @@
 // How a Continue CLI session is continued with `cn`, which cannot be told which one to resume:
 // `cn --resume` takes no id and loads the most recently modified `sessions/*.json` of its
 // directory (`$CONTINUE_GLOBAL_DIR`, else `~/.continue`), whatever the cwd. So only the newest
-// session can be resumed; any other can be forked (`cn --fork <id>`, a copy that goes on).
+// session can be resumed as itself; any other is continued in a fork (`cn --fork <id>`, a copy
+// that goes on).
 
 import { basename, join } from "../path.ts";
 import type { Env } from "../env.ts";
@@ -39,20 +40,14 @@ export function newestContinueSession(dir: string): string | undefined {
 
 /**
  * `cn`'s arguments that resume session `id`: `--resume` when it is the one `cn --resume` loads
- * (the newest in `cn`'s folder); else an error that says why and what to run instead.
+ * (the newest in `cn`'s folder); else `--fork <id>`, the only way `cn` takes an id: a new session
+ * that starts with this one's history and goes on from it (logbook links it as a fork). Never an
+ * error: the dashboard and the search screen ask this of every session they list.
  */
 export function continueResumeArgs(id: string, env: Env): string[] {
   const dir = continueSessionsDir(env);
   const newest = dir === undefined ? undefined : newestContinueSession(dir);
-  if (newest === id) return ["--resume"];
-  const why = newest === undefined
-    ? `"cn --resume" picks up the newest session in "${dir ?? "~/.continue/sessions"}", ` +
-      "which holds none"
-    : `"cn --resume" takes no id and picks up only the newest session ("continue:${newest}")`;
-  throw new Error(
-    `Cannot resume "continue:${id}" in Continue: ${why}; fork it instead: ` +
-      `logbook fork continue:${id} (cn --fork ${id})`,
-  );
+  return newest === id ? ["--resume"] : ["--fork", id];
 }
 
 /** The process's environment, or none where reading it is not allowed. */

@@ -11,6 +11,7 @@ import { READERS } from "../../../lib/agents.ts";
 import { adapterOf } from "../../../lib/sources/adapter.ts";
 import { continueCli, historySpans } from "../../../lib/sources/continue.ts";
 import { continueRowOf } from "../../../lib/sources/continue_text.ts";
+import { continueResumeArgs, continueSessionsDir } from "../../../lib/sources/continue_cli.ts";
 import { ADAPTERS } from "../../../lib/sources/mod.ts";
 import { findConversation, pageConversation } from "../../../lib/store/conversations.ts";
 import { type RecordRow, TextDeriver } from "../../../lib/store/records.ts";
@@ -459,7 +460,7 @@ Deno.test("reindex, search and show read a Continue home end to end", async () =
   }
 });
 
-Deno.test("resume continues only cn's newest session; an older one gets an error that says to fork it", async () => {
+Deno.test("resume continues cn's newest session with cn --resume; an older one goes on in cn --fork <id>", async () => {
   const world = await continueWorld("fork");
   try {
     const old = Date.now() - 60_000;
@@ -468,20 +469,33 @@ Deno.test("resume continues only cn's newest session; an older one gets an error
     assert.equal(reindex.code, 0, reindex.stderr);
     const newest = await runCli("resume", [`continue:${FORK_COPY}`, "--print"], world.vars);
     assert.equal(newest.code, 0, newest.stderr);
-    assert.match(newest.stdout, /\bcn --resume\s*$/);
+    assert.match(newest.stdout, /&& cn --resume\n$/);
+    // `cn --resume` would load the newest session, not this one: it goes on in a fork.
     const older = await runCli("resume", [`continue:${FORK_PARENT}`, "--print"], world.vars);
-    assert.equal(older.code, 1);
-    assert.equal(older.stdout, "");
-    assert.match(
-      older.stderr,
-      new RegExp(
-        `Cannot resume "continue:${FORK_PARENT}" in Continue: "cn --resume" takes no id and picks up only the newest session \\("continue:${FORK_COPY}"\\); fork it instead: logbook fork continue:${FORK_PARENT} \\(cn --fork ${FORK_PARENT}\\)`,
-      ),
-    );
-    const fork = await runCli("fork", [`continue:${FORK_PARENT}`, "--print"], world.vars);
+    assert.equal(older.code, 0, older.stderr);
+    assert.ok(older.stdout.endsWith(`&& cn --fork ${FORK_PARENT}\n`), older.stdout);
+    const fork = await runCli("fork", [`continue:${FORK_COPY}`, "--print"], world.vars);
     assert.equal(fork.code, 0, fork.stderr);
-    assert.match(fork.stdout, new RegExp(`\\bcn --fork ${FORK_PARENT}\\s*$`));
+    assert.ok(fork.stdout.endsWith(`&& cn --fork ${FORK_COPY}\n`), fork.stdout);
+    // Once the parent is written again, it is the one cn --resume loads.
+    Deno.utimeSync(
+      join(world.sessions, `${FORK_PARENT}.json`),
+      Date.now() / 1000 + 60,
+      Date.now() / 1000 + 60,
+    );
+    const touched = await runCli("resume", [`continue:${FORK_PARENT}`, "--print"], world.vars);
+    assert.match(touched.stdout, /&& cn --resume\n$/);
   } finally {
     await world.cleanup();
   }
+});
+
+Deno.test("cn's folder is $CONTINUE_GLOBAL_DIR/sessions, else ~/.continue/sessions", () => {
+  assert.equal(
+    continueSessionsDir(envFrom({ CONTINUE_GLOBAL_DIR: "/g", HOME: "/h" })),
+    join("/g", "sessions"),
+  );
+  assert.equal(continueSessionsDir(envFrom({ HOME: "/h" })), join("/h", ".continue", "sessions"));
+  assert.equal(continueSessionsDir(envFrom({})), undefined);
+  assert.deepEqual(continueResumeArgs("x", envFrom({})), ["--fork", "x"]);
 });
