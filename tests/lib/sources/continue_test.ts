@@ -410,6 +410,40 @@ Deno.test("a fork captured alone (its parent never stored) is found by what it c
   }
 });
 
+Deno.test("rebuild derives the same index and conversations again, revisions, rewinds and forks included", async () => {
+  const world = await continueWorld("fork");
+  try {
+    cpSync(fixturePath("revision"), join(world.sessions, `${ID}.json`));
+    await captureWorld(world);
+    for (const fixture of ["rewrite/1-start", "home", "rewind", "unknown"]) {
+      rewrite(world, fixture);
+      await captureWorld(world);
+    }
+    const snapshot = () =>
+      withStore(world, (store) => ({
+        conversations: store.db.prepare(
+          `SELECT key, title, message_count, record_count, first_ts, last_ts, parent_key, cwd,
+             agent_version FROM conversations ORDER BY key`,
+        ).all(),
+        records: store.db.prepare(
+          "SELECT id, kind, role, ts, flags, conversation_id IS NOT NULL AS c FROM records ORDER BY id",
+        ).all(),
+        drift: store.db.prepare("SELECT * FROM drift ORDER BY source_id, detail").all(),
+        keys: store.db.prepare("SELECT * FROM record_keys ORDER BY source_id, key").all(),
+        hits: store.db.prepare(
+          `SELECT rowid FROM fts WHERE fts MATCH 'quasarbeet OR copperwhistle OR cobaltwren OR emberwisp OR velvetmoss' ORDER BY rowid`,
+        ).all(),
+      }));
+    const before = snapshot();
+    const summary = await captureWorld(world, { rebuild: true });
+    assert.equal(summary.records, 0);
+    assert.deepEqual(snapshot(), before);
+    assert.deepEqual(found(world, "quasarbeet").sort(), [KEY, `continue:${FORK_PARENT}`]);
+  } finally {
+    await world.cleanup();
+  }
+});
+
 Deno.test("toolOf gives a Continue tool call its input, its result's id and the output", () => {
   const file = Deno.readFileSync(fixturePath("home"));
   const [start, end] = historySpans(file)!.items[1]!;
