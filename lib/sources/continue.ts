@@ -385,7 +385,8 @@ function indexOf(dir: string): Map<string, number> {
  * The session a new document was forked from (`cn --fork <id>` copies the session's items into a
  * new document that names nothing of it): the session beside it, created earlier by the index,
  * whose leading items are the most of this one's leading items, byte for byte, at least
- * `FORK_MIN_ITEMS` (a prompt and its answer). None without an index to tell which came first.
+ * `FORK_MIN_ITEMS` (a prompt and its answer). Only sessions in the index can be a parent: it
+ * tells which came first.
  */
 function forkOf(
   path: string,
@@ -396,8 +397,8 @@ function forkOf(
   if (items.length < FORK_MIN_ITEMS) return null;
   const dir = dirname(path);
   const created = indexOf(dir);
-  const mine = created.get(sessionId);
-  if (mine === undefined) return null;
+  // `cn` writes a new document before it adds it to the index: one not in it yet is the newest.
+  const mine = created.get(sessionId) ?? Infinity;
   let best: { sessionId: string; items: number } | null = null;
   let entries: Deno.DirEntry[];
   try {

@@ -398,6 +398,26 @@ Deno.test("a fork (cn --fork) is a child of the session it copied; the copy is s
   }
 });
 
+Deno.test("a fork read before cn added it to the index (it writes the document first) is linked all the same", async () => {
+  const world = await continueWorld("fork");
+  try {
+    const index = join(world.sessions, "sessions.json");
+    const entries = JSON.parse(Deno.readTextFileSync(index));
+    Deno.writeTextFileSync(
+      index,
+      JSON.stringify(entries.filter((e: { sessionId: string }) => e.sessionId !== FORK_COPY)),
+    );
+    await captureWorld(world);
+    assert.equal(
+      conversation(world, `continue:${FORK_COPY}`).parent_key,
+      `continue:${FORK_PARENT}`,
+    );
+    assert.deepEqual(found(world, "quasarbeet"), [`continue:${FORK_PARENT}`]);
+  } finally {
+    await world.cleanup();
+  }
+});
+
 Deno.test("a fork captured alone (its parent never stored) is found by what it copied", async () => {
   const world = await continueWorld("fork");
   try {
