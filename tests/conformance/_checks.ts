@@ -175,6 +175,10 @@ export function typesSeen(shown: Shown[], agent: string): string[] {
       types.add(
         `${value.type}${value.type === "response_item" || value.type === "event_msg" ? inner : ""}`,
       );
+    } else if (agent === "continue") {
+      // A Continue row: the session document, or a history item by its message's role.
+      const item = value.item as { message?: { role?: unknown } } | undefined;
+      types.add(value.continue === "item" ? `item/${item?.message?.role}` : String(value.continue));
     } else {
       const data = typeof value.data === "string" ? JSON.parse(value.data) : null;
       types.add(value.table === "part" ? `part/${data?.type}` : String(value.table));

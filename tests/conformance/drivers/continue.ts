@@ -17,6 +17,7 @@ import {
   ok,
   type ReportLine,
   resumeCommand,
+  resumeInTerminal,
   stepOf,
 } from "../_harness.ts";
 
@@ -107,5 +108,16 @@ export async function drive(t: Deno.TestContext, rig: Rig, line: ReportLine): Pr
       const command = await resumeCommand(rig, `continue:${session}`);
       assert.deepEqual(command.argv, [rig.installed.pin.bin, "--fork", session]);
     },
+  );
+  // The terminal UI finds no --config: it reads the default config.yaml instead, and asks for an
+  // Anthropic API key until `.onboarding_complete` says it was set up.
+  await Deno.copyFile(continueConfig(rig), join(rig.home, ".continue", "config.yaml"));
+  await Deno.writeTextFile(join(rig.home, ".continue", ".onboarding_complete"), "");
+  await resumeInTerminal(
+    t,
+    rig,
+    `continue:${fork}`,
+    () => join(sessions, `${fork}.json`),
+    "TUI under tmux, the newest session",
   );
 }
