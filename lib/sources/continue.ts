@@ -71,7 +71,7 @@ type ContinueState = Record<string, never>;
 /** Makes the Continue adapter (`continueCli` is the one capture uses). */
 export function createContinueAdapter(): RowAdapter<ContinueState> {
   const roots = (ctx: DiscoverContext): string[] => agentRoots("continue", ctx);
-  const items = new ItemHashes();
+  const folders = new Folders();
   return {
     agent: "continue",
     mode: "rows",
@@ -105,7 +105,7 @@ export function createContinueAdapter(): RowAdapter<ContinueState> {
 
     readRows(source: SourceRef, cursorKey: string | null): Promise<RowRead> {
       // The reads are synchronous; the promise carries their result or their error.
-      return new Promise((resolve) => resolve(readDocument(source, cursorKey, items)));
+      return new Promise((resolve) => resolve(readDocument(source, cursorKey, folders)));
     },
 
     parseRow(
@@ -146,7 +146,7 @@ export function createContinueAdapter(): RowAdapter<ContinueState> {
  * read whole). A document that does not parse is being written (`cn` writes in place, not
  * atomically): a SourceError, so it is read again on the next run, and nothing is stored of it.
  */
-function readDocument(source: SourceRef, cursorKey: string | null, hashes: ItemHashes): RowRead {
+function readDocument(source: SourceRef, cursorKey: string | null, folders: Folders): RowRead {
   const bytes = Deno.readFileSync(source.path);
   const mtime = Deno.statSync(source.path).mtime?.getTime() ?? null;
   const cursor = parseCursor(cursorKey);
@@ -158,9 +158,9 @@ function readDocument(source: SourceRef, cursorKey: string | null, hashes: ItemH
   }
   const sessionId = str(parsed.value.sessionId) ?? basename(source.path, ".json");
   const first = cursor.session === null && cursor.items.length === 0;
-  const created = first ? createdAt(source.path, sessionId) : null;
+  const created = first ? createdAt(source.path, sessionId, folders) : null;
   if (first) {
-    const fork = forkOf(source.path, sessionId, parsed.items.map((s) => hashOf(bytes, s)), hashes);
+    const fork = forkOf(source.path, sessionId, parsed.items.map((s) => hashOf(bytes, s)), folders);
     cursor.forkOf = fork?.sessionId ?? null;
     cursor.copied = fork?.items ?? 0;
   }
@@ -360,12 +360,12 @@ function skipValue(bytes: Uint8Array, i: number): number {
 // ---- the index and forks ----
 
 /** When `sessions.json` beside the document says the session was created (epoch ms), if it does. */
-function createdAt(path: string, sessionId: string): number | null {
-  return indexOf(dirname(path)).get(sessionId) ?? null;
+function createdAt(path: string, sessionId: string, folders: Folders): number | null {
+  return folders.index(dirname(path)).get(sessionId) ?? null;
 }
 
 /** `sessions.json`'s creation time of each session, by id (none when it cannot be read). */
-function indexOf(dir: string): Map<string, number> {
+function readIndex(dir: string): Map<string, number> {
   const created = new Map<string, number>();
   try {
     const entries = JSON.parse(Deno.readTextFileSync(join(dir, INDEX)));
@@ -392,26 +392,23 @@ function forkOf(
   path: string,
   sessionId: string,
   items: string[],
-  hashes: ItemHashes,
+  folders: Folders,
 ): { sessionId: string; items: number } | null {
   if (items.length < FORK_MIN_ITEMS) return null;
   const dir = dirname(path);
-  const created = indexOf(dir);
+  const created = folders.index(dir);
   // `cn` writes a new document before it adds it to the index: one not in it yet is the newest.
   const mine = created.get(sessionId) ?? Infinity;
   let best: { sessionId: string; items: number } | null = null;
-  let entries: Deno.DirEntry[];
-  try {
-    entries = [...Deno.readDirSync(dir)];
-  } catch {
-    return null;
-  }
-  for (const entry of entries) {
-    if (!entry.isFile || !entry.name.endsWith(".json") || entry.name === INDEX) continue;
-    const other = basename(entry.name, ".json");
+  for (const name of folders.documents(dir)) {
+    const other = basename(name, ".json");
     const when = created.get(other);
     if (other === sessionId || when === undefined || when >= mine) continue;
-    const theirs = hashes.of(join(dir, entry.name));
+    const otherPath = join(dir, name);
+    // Only a document that starts with the same item can be the parent: the others are not
+    // looked at again while their first item is known.
+    if ((folders.known(otherPath) ?? folders.items(otherPath))[0] !== items[0]) continue;
+    const theirs = folders.items(otherPath);
     let same = 0;
     while (same < items.length && same < theirs.length && items[same] === theirs[same]) same++;
     if (same >= FORK_MIN_ITEMS && same > (best?.items ?? 0)) {
@@ -421,19 +418,54 @@ function forkOf(
   return best;
 }
 
-/** The item hashes of documents, kept while a document is unchanged (size and mtime). */
-class ItemHashes {
-  #known = new Map<string, { signature: string; items: string[] }>();
+/**
+ * What the adapter keeps of the sessions folders, each while it is unchanged: the documents in a
+ * folder (while its mtime is), its index (while the index's size and mtime are), and the item
+ * hashes of each document (while its size and mtime are). A new session is compared with every
+ * other of its folder; kept, that costs a stat per folder and per document that could be its
+ * parent, instead of reading every document again.
+ */
+class Folders {
+  #documents = new Map<string, { signature: string; names: string[] }>();
+  #indexes = new Map<string, { signature: string; created: Map<string, number> }>();
+  #items = new Map<string, { signature: string; items: string[] }>();
 
-  of(path: string): string[] {
-    let signature: string;
+  /** The session documents in `dir`, by name. */
+  documents(dir: string): string[] {
+    const signature = signatureOf(dir);
+    const known = this.#documents.get(dir);
+    if (known?.signature === signature) return known.names;
+    let names: string[] = [];
     try {
-      const stat = Deno.statSync(path);
-      signature = `${stat.size}:${stat.mtime?.getTime() ?? ""}`;
+      names = [...Deno.readDirSync(dir)]
+        .filter((e) => e.isFile && e.name.endsWith(".json") && e.name !== INDEX)
+        .map((e) => e.name);
     } catch {
-      return [];
+      // Gone or unreadable: no documents.
     }
-    const known = this.#known.get(path);
+    this.#documents.set(dir, { signature, names });
+    return names;
+  }
+
+  /** The index of `dir`: each session's creation time. */
+  index(dir: string): Map<string, number> {
+    const signature = signatureOf(join(dir, INDEX));
+    const known = this.#indexes.get(dir);
+    if (known?.signature === signature) return known.created;
+    const created = readIndex(dir);
+    this.#indexes.set(dir, { signature, created });
+    return created;
+  }
+
+  /** The item hashes of a document as last read, unchecked; undefined when never read. */
+  known(path: string): string[] | undefined {
+    return this.#items.get(path)?.items;
+  }
+
+  /** The item hashes of a document as it is now. */
+  items(path: string): string[] {
+    const signature = signatureOf(path);
+    const known = this.#items.get(path);
     if (known?.signature === signature) return known.items;
     let items: string[] = [];
     try {
@@ -443,8 +475,18 @@ class ItemHashes {
     } catch {
       // Gone or unreadable: it is no fork's parent.
     }
-    this.#known.set(path, { signature, items });
+    this.#items.set(path, { signature, items });
     return items;
+  }
+}
+
+/** Size and mtime of a file or folder, or `-` when it cannot be stated. */
+function signatureOf(path: string): string {
+  try {
+    const stat = Deno.statSync(path);
+    return `${stat.size}:${stat.mtime?.getTime() ?? ""}`;
+  } catch {
+    return "-";
   }
 }
 
@@ -545,5 +587,5 @@ function kindOf(
   }
 }
 
-/** Continue CLI sessions, as capture reads them (after `ItemHashes`, which it makes). */
+/** Continue CLI sessions, as capture reads them (after `Folders`, which it makes). */
 export const continueCli: RowAdapter<ContinueState> = createContinueAdapter();
