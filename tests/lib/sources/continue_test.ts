@@ -464,20 +464,30 @@ Deno.test("rebuild derives the same index and conversations again, revisions, re
   }
 });
 
-Deno.test("toolOf gives a Continue tool call its input, its result's id and the output", () => {
-  const file = Deno.readFileSync(fixturePath("home"));
-  const [start, end] = historySpans(file)!.items[1]!;
-  const row = new TextEncoder().encode(
-    `{"sessionId":"${ID}","continue":"item","index":1,"time":null,"revises":false,` +
+/** The row of item `index` of fixture `<fixture>`'s document of session `id`. */
+function itemRow(fixture: string, index: number, id = ID): Uint8Array {
+  const file = Deno.readFileSync(fixturePath(fixture, id));
+  const [start, end] = historySpans(file)!.items[index]!;
+  return new TextEncoder().encode(
+    `{"sessionId":"${id}","continue":"item","index":${index},"time":null,"revises":false,` +
       `"copiedFrom":null,"item":${decoder.decode(file.subarray(start, end))}}\n`,
   );
+}
+
+Deno.test("toolOf gives a Continue tool call its input, its result's id and the output", () => {
   const source = {
     agent: "continue",
     locator: "/x.json",
     path: "/x.json",
     format: "rows" as const,
   };
-  const parts = continueCli.toolOf!(row, source)!;
+  // A tool Continue did not offer: the call failed, its output says why.
+  const failed = continueCli.toolOf!(itemRow("fork", 1, FORK_PARENT), source)!;
+  assert.equal(failed.calls[0]!.name, "bash");
+  assert.deepEqual(failed.results.map((r) => r.error), [true]);
+  assert.match(failed.output!, /Tool bash not found/);
+  assert.equal(continueCli.toolOf!(itemRow("home", 0), source), null, "a prompt calls no tool");
+  const parts = continueCli.toolOf!(itemRow("home", 1), source)!;
   assert.deepEqual(parts.calls, [{
     id: "call_conformance000002",
     name: "Read",
