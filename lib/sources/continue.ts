@@ -153,14 +153,18 @@ function readDocument(source: SourceRef, cursorKey: string | null, folders: Fold
   const parsed = parseDocument(bytes);
   if ("torn" in parsed) {
     throw new SourceError(
-      `Continue session "${source.path}" is not whole JSON (${parsed.torn}): it was being written; it is read again on the next run`,
+      `Continue session "${source.path}" was being written when read (not whole JSON: ${parsed.torn}): it is read again on the next run`,
     );
   }
   const sessionId = str(parsed.value.sessionId) ?? basename(source.path, ".json");
+  const now = parsed.items.map((span): [string, string | null] => [
+    hashOf(bytes, span),
+    roleOfItem(bytes, span),
+  ]);
   const first = cursor.session === null && cursor.items.length === 0;
   const created = first ? createdAt(source.path, sessionId, folders) : null;
   if (first) {
-    const fork = forkOf(source.path, sessionId, parsed.items.map((s) => hashOf(bytes, s)), folders);
+    const fork = forkOf(source.path, sessionId, now.map(([hash]) => hash), folders);
     cursor.forkOf = fork?.sessionId ?? null;
     cursor.copied = fork?.items ?? 0;
   }
@@ -179,10 +183,6 @@ function readDocument(source: SourceRef, cursorKey: string | null, folders: Fold
     cursor.session = documentHash;
   }
   const old = cursor.items;
-  const now = parsed.items.map((span): [string, string | null] => [
-    hashOf(bytes, span),
-    roleOfItem(bytes, span),
-  ]);
   let same = 0;
   while (same < old.length && same < now.length && old[same]![0] === now[same]![0]) same++;
   for (let i = same; i < now.length; i++) {

@@ -339,7 +339,7 @@ Deno.test("a document caught mid-write is read again on the next run: no drift, 
     assert.equal(torn.errors.length, 1);
     assert.match(
       torn.errors[0]!.message,
-      /is not whole JSON .*: it was being written; it is read again on the next run/,
+      /was being written when read \(not whole JSON: .*\): it is read again on the next run/,
     );
     rewrite(world, "home");
     const whole = await captureWorld(world);
