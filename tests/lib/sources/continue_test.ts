@@ -369,6 +369,30 @@ Deno.test("unknown roles and items without a message are drift, kept raw; the re
   }
 });
 
+Deno.test("a document without a history is drift, kept raw; a title cn gave a session names it", async () => {
+  const world = await continueWorld("home");
+  try {
+    const odd = "0badd0c0-0000-4000-8000-000000000000";
+    Deno.writeTextFileSync(
+      join(world.sessions, `${odd}.json`),
+      JSON.stringify({ sessionId: odd, title: "Untitled Session", messages: [] }, null, 2),
+    );
+    const path = join(world.sessions, `${ID}.json`);
+    const doc = JSON.parse(Deno.readTextFileSync(path));
+    doc.title = "Reading the field notes";
+    Deno.writeTextFileSync(path, JSON.stringify(doc, null, 2));
+    const summary = await captureWorld(world);
+    assert.deepEqual(summary.drift.map((d) => `${d.category} ${d.detail}`), [
+      "missing_fields document without a history",
+    ]);
+    assert.equal(shown(world, `continue:${odd}`).length, 1);
+    assert.equal(conversation(world, KEY).title, "Reading the field notes");
+    assert.deepEqual(said(world, KEY), RESUMED);
+  } finally {
+    await world.cleanup();
+  }
+});
+
 Deno.test("a fork (cn --fork) is a child of the session it copied; the copy is shown in it, found in the parent", async () => {
   const world = await continueWorld("fork");
   try {
