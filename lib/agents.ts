@@ -17,6 +17,8 @@ import { opencodeText } from "./sources/opencode_text.ts";
 import { copilotText } from "./sources/copilot_text.ts";
 import { qwenChatText } from "./sources/qwen_text.ts";
 import { geminiTranscriptText } from "./sources/gemini_text.ts";
+import { continueText } from "./sources/continue_text.ts";
+import { continueResumeArgs, processEnv } from "./sources/continue_cli.ts";
 import { logbookSessions } from "./sources/logbook.ts";
 import { claudeHistory, codexHistory } from "./sources/prompt_history.ts";
 
@@ -236,6 +238,27 @@ export const AGENT_SPECS = [
     conformance: { package: "@google/gemini-cli", version: "0.61.0", bin: "gemini" },
     // Its fixtures are laid out as `~/.gemini` itself, a folder GEMINI_CLI_HOME cannot name.
     demo: {},
+  }),
+  define({
+    name: "continue",
+    display: "Continue",
+    variable: "CONTINUE_GLOBAL_DIR",
+    // `cn` reads `$CONTINUE_GLOBAL_DIR` instead of `~/.continue`; both are read.
+    roots: (env) =>
+      [...underVariable(env, "CONTINUE_GLOBAL_DIR"), ...underHome(env, ".continue")].map((dir) =>
+        join(dir, "sessions")
+      ),
+    unit: "record",
+    readers: [continueText],
+    adapters: async () => [(await import("./sources/continue.ts")).continueCli as Adapter],
+    cli: {
+      command: "cn",
+      // `cn --resume` takes no id: it loads the newest session. Any other goes on in a fork.
+      resume: (id) => continueResumeArgs(id, processEnv()),
+      fork: (id) => ["--fork", id],
+    },
+    conformance: { package: "@continuedev/cli", version: "1.5.47", bin: "cn" },
+    demo: { CONTINUE_GLOBAL_DIR: "continue/home" },
   }),
   define({
     name: "logbook",

@@ -186,6 +186,10 @@ export function typesSeen(shown: Shown[], agent: string): string[] {
           ? `$set/${Object.keys(set).sort().join("+")}`
           : `header/${value.kind}`,
       );
+    } else if (agent === "continue") {
+      // A Continue row: the session document, or a history item by its message's role.
+      const item = value.item as { message?: { role?: unknown } } | undefined;
+      types.add(value.continue === "item" ? `item/${item?.message?.role}` : String(value.continue));
     } else if (typeof value.table === "string") {
       // A row of an OpenCode-style database.
       const data = typeof value.data === "string" ? JSON.parse(value.data) : null;

@@ -320,6 +320,13 @@ export function countRecorded(rig: Rig): Promise<number> {
         db.close();
       }
     }
+    case "continue":
+      return Promise.resolve(
+        files(
+          join(rig.home, ".continue", "sessions"),
+          (n) => n.endsWith(".json") && n !== "sessions.json",
+        ).length,
+      );
     default:
       throw new TypeError(`No count of recorded conversations for "${rig.installed.pin.agent}"`);
   }

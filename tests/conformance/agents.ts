@@ -30,14 +30,6 @@ export const PINNED: readonly AgentPin[] = AGENT_SPECS.flatMap((spec) =>
  */
 export const COMING: readonly AgentPin[] = [
   {
-    agent: "continue",
-    package: "@continuedev/cli",
-    version: "1.5.47",
-    bin: "cn",
-    companions: [],
-    unavoidable: {},
-  },
-  {
     // 7.8.1's platform package (@kilocode/cli-linux-x64) is missing from the registry.
     agent: "kilo",
     package: "@kilocode/cli",
