@@ -14,6 +14,7 @@ import type { Adapter, DiscoverContext, TextReader } from "./sources/adapter.ts"
 import { claudeToolResultText, claudeTranscriptText } from "./sources/claude_text.ts";
 import { codexTranscriptText } from "./sources/codex_text.ts";
 import { opencodeText } from "./sources/opencode_text.ts";
+import { aiderText } from "./sources/aider_text.ts";
 import { logbookSessions } from "./sources/logbook.ts";
 import { claudeHistory, codexHistory } from "./sources/prompt_history.ts";
 
@@ -174,6 +175,27 @@ export const AGENT_SPECS = [
       companions: ["@opencode-ai/plugin"],
     },
     demo: { XDG_DATA_HOME: "opencode/xdg-data" },
+  }),
+  define({
+    name: "aider",
+    display: "Aider",
+    // Aider reads every option from an `AIDER_` variable: this one names its history file.
+    variable: "AIDER_CHAT_HISTORY_FILE",
+    // No central folder: each project keeps its own history, found in the projects logbook
+    // knows (lib/sources/aider.ts); a root may name a file or a folder holding projects.
+    roots: (env) => {
+      const file = env.get("AIDER_CHAT_HISTORY_FILE");
+      return file && isAbsolute(file) ? [file] : [];
+    },
+    unit: "record",
+    readers: [aiderText],
+    adapters: async () => [(await import("./sources/aider.ts")).aider as Adapter],
+    // Aider has no session ids: in the project's directory it restores the chat history, the
+    // last sessions as its file holds them. It cannot fork one.
+    cli: { command: "aider", resume: () => ["--restore-chat-history"], fork: () => null },
+    conformance: null,
+    // Its variable names a file and the demo sets folders: no demo.
+    demo: {},
   }),
   define({
     name: "logbook",

@@ -1,0 +1,380 @@
+// The Aider adapter: reads the chat history Aider appends to in each project
+// (`<project>/.aider.chat.history.md`, see aider_text.ts for its parts), one conversation per
+// session header.
+//
+// The file is Markdown, not JSONL, and a message spans many lines, so it is read as a row source:
+// each record is one block of the file, its exact bytes (the blank lines before a block belong to
+// it), and the records of a file put end to end are the file. A read continues from the byte
+// after the last block read, so an append is read alone; blank lines at the end wait for what
+// follows them, and so does a last line without its newline (Aider writes each part whole).
+// A file that no longer continues what was read (shorter, or its read part changed) is read
+// again from its start: each block's key (its session, its place in it and its text) supersedes
+// the same block read before, so a search finds it once and `show` shows it once; a block the
+// rewrite removed or changed stays as it was read.
+
+import { agentRoots } from "../agents.ts";
+import { dirname, isAbsolute, join } from "../path.ts";
+import { homeDir } from "../paths.ts";
+import { sha256Hex } from "../sha256.ts";
+import {
+  type ConversationInfo,
+  type Derived,
+  type DiscoverContext,
+  makeDerived,
+  type RowAdapter,
+  type RowRead,
+  type SourceRef,
+} from "./adapter.ts";
+import {
+  AIDER_HISTORY_FILE,
+  aiderBlockText,
+  type BlockKind,
+  blockOf,
+  closesReasoning,
+  type LineKind,
+  lineKind,
+  sessionTime,
+} from "./aider_text.ts";
+import { titleFrom } from "./_text.ts";
+import { walkFiles } from "./_walk.ts";
+
+/** What the adapter remembers between blocks: where it is and the session it is in. */
+export interface AiderState {
+  /** The position of the next block in the file (since the read began at its start). */
+  at: number;
+  session: {
+    id: string;
+    /** Where its header starts: a block's key is its place after it. */
+    base: number;
+    titled: boolean;
+  } | null;
+  /** The Aider version the session's start-up notice names (`> Aider v0.86.2`). */
+  version: string | null;
+}
+
+/** Where cutting blocks stands after a line: the block open, and what it is inside of. */
+export interface CutState {
+  open: BlockKind | null;
+  /** The fence a reply's code block opened (```` ``` ````, `~~~~`), or null outside one. */
+  fence: string | null;
+  /** True once a reasoning block's closing tag was read. */
+  closed: boolean;
+  /** True when the line before was blank. */
+  blank: boolean;
+}
+
+/** What a read left: where it stopped, a hash of the file up to there, and the cut's state. */
+interface Cursor {
+  at: number;
+  hash: string;
+  cut: CutState;
+}
+
+/** How deep under a configured root chat histories are looked for (`<root>/<group>/<project>`). */
+const ROOT_DEPTH = 3;
+
+const FRESH: CutState = { open: null, fence: null, closed: false, blank: false };
+const utf8 = new TextDecoder("utf-8", { fatal: false, ignoreBOM: true });
+
+/** Aider's chat histories, as capture reads them. */
+export const aider: RowAdapter<AiderState> = {
+  agent: "aider",
+  mode: "rows",
+  // What it derives, versioned (`LineAdapter.derivation`); one line per raise, saying why:
+  // 1: the first version.
+  derivation: 1,
+  skipKeys: new Set(),
+  roots: (ctx) => agentRoots("aider", ctx),
+
+  async *discover(ctx: DiscoverContext): AsyncIterable<SourceRef> {
+    const seen = new Set<string>();
+    const found = (path: string): SourceRef | null => {
+      if (seen.has(path)) return null;
+      seen.add(path);
+      return { agent: "aider", locator: path, path, format: "rows" };
+    };
+    for (const root of agentRoots("aider", ctx)) {
+      // A root naming a file is a history under another name (`AIDER_CHAT_HISTORY_FILE`).
+      if (isFile(root)) {
+        const ref = found(root);
+        if (ref) yield ref;
+        continue;
+      }
+      const named = (name: string) => name === AIDER_HISTORY_FILE;
+      for await (const path of walkFiles(root, named, ctx.skipped, ROOT_DEPTH)) {
+        const ref = found(path);
+        if (ref) yield ref;
+      }
+    }
+    for (const dir of projectDirs(ctx)) {
+      const path = join(dir, AIDER_HISTORY_FILE);
+      if (!isFile(path)) continue;
+      const ref = found(path);
+      if (ref) yield ref;
+    }
+  },
+
+  fingerprint(source: SourceRef): string {
+    try {
+      const stat = Deno.statSync(source.path);
+      return `${stat.size}:${stat.mtime?.getTime() ?? ""}:${stat.ino ?? ""}`;
+    } catch {
+      return "-";
+    }
+  },
+
+  initialState(): AiderState {
+    return { at: 0, session: null, version: null };
+  },
+
+  async readRows(source: SourceRef, cursorKey: string | null, budget: number): Promise<RowRead> {
+    const file = await Deno.readFile(source.path);
+    let cursor = parseCursor(cursorKey);
+    // Read again from the start when the file no longer continues what was read.
+    if (cursor && (file.length < cursor.at || hashOf(file, cursor.at) !== cursor.hash)) {
+      cursor = null;
+    }
+    const at = cursor?.at ?? 0;
+    const cut = cutBlocks(file.subarray(at), cursor?.cut ?? FRESH, budget);
+    const end = at + cut.end;
+    const next: Cursor = { at: end, hash: hashOf(file, end), cut: cut.state };
+    return { rows: cut.rows, cursorKey: JSON.stringify(next), more: cut.more };
+  },
+
+  parseRow(raw: Uint8Array, state: AiderState, source: SourceRef): Derived {
+    return derive(raw, state, source);
+  },
+
+  textOf: aiderBlockText,
+};
+
+// ---- discovery ----
+
+function isFile(path: string): boolean {
+  try {
+    return Deno.lstatSync(path).isFile;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The projects logbook knows (`DiscoverContext.projects`) and the folders above each up to the
+ * home folder: Aider writes its history at the top of the git work tree, and a conversation's
+ * directory may be below it.
+ */
+function projectDirs(ctx: DiscoverContext): string[] {
+  const home = homeDir(ctx.env);
+  const dirs = new Set<string>();
+  for (const project of ctx.projects ?? []) {
+    if (!isAbsolute(project)) continue;
+    let dir = project;
+    while (!dirs.has(dir)) {
+      dirs.add(dir);
+      const parent = dirname(dir);
+      if (dir === home || parent === dir || parent === dirname(parent)) break;
+      dir = parent;
+    }
+  }
+  return [...dirs];
+}
+
+// ---- cutting the file into blocks ----
+
+function parseCursor(key: string | null): Cursor | null {
+  if (!key) return null;
+  try {
+    const cursor = JSON.parse(key) as Cursor;
+    return typeof cursor.at === "number" && typeof cursor.hash === "string" ? cursor : null;
+  } catch {
+    return null;
+  }
+}
+
+function hashOf(file: Uint8Array, end: number): string {
+  return sha256Hex(file.subarray(0, end));
+}
+
+/** What a line starts when a block starts at it. */
+const STARTS: Record<Exclude<LineKind, "blank">, BlockKind> = {
+  session: "session",
+  user: "user",
+  output: "output",
+  reasoning: "reasoning",
+  text: "assistant",
+};
+
+const FENCE = /^ {0,3}(`{3,}|~{3,})/;
+
+/**
+ * Reads one non-blank line into `state`; returns the kind of block it starts, or null when it
+ * goes on the block open. A reply ends only at a line of Aider's own after a blank line outside
+ * a code block, so a reply's `> ` quote or `#### ` heading, or any line in its code, stays in it.
+ */
+export function stepLine(line: string, state: CutState): BlockKind | null {
+  const kind = lineKind(line) as Exclude<LineKind, "blank">;
+  let starts: BlockKind | null = null;
+  switch (state.open) {
+    case "assistant":
+      if (state.fence !== null) {
+        if (closesFence(line, state.fence)) state.fence = null;
+        return null;
+      }
+      if (state.blank && (kind === "session" || kind === "user" || kind === "output")) {
+        starts = kind;
+      }
+      break;
+    case "reasoning":
+      if (state.closed) starts = STARTS[kind];
+      else if (closesReasoning(line)) state.closed = true;
+      break;
+    case "user":
+    case "output":
+      if (kind !== state.open || state.blank) starts = STARTS[kind];
+      break;
+    default:
+      starts = STARTS[kind];
+  }
+  if (starts) {
+    state.open = starts;
+    state.fence = null;
+    state.closed = false;
+  }
+  if (state.open === "assistant") state.fence = FENCE.exec(line)?.[1] ?? null;
+  return starts;
+}
+
+function closesFence(line: string, fence: string): boolean {
+  const m = /^ {0,3}(`{3,}|~{3,})\s*$/.exec(line.replace(/\r?\n$/, ""));
+  return m !== null && m[1]![0] === fence[0] && m[1]!.length >= fence.length;
+}
+
+/**
+ * Cuts `bytes` (the file from where the last read stopped) into blocks, until about `budget`
+ * bytes. Only whole lines are read; blank lines at the end wait for the block they lead into.
+ * Returns the blocks, how many bytes they span, and the state to go on from.
+ */
+export function cutBlocks(
+  bytes: Uint8Array,
+  from: CutState,
+  budget: number,
+): { rows: Uint8Array[]; end: number; state: CutState; more: boolean } {
+  const state = { ...from };
+  let settled = { ...from, blank: false };
+  const rows: Uint8Array[] = [];
+  let rowStart = 0;
+  let blankStart = -1;
+  let taken = 0;
+  let at = 0;
+  while (at < bytes.length) {
+    const newline = bytes.indexOf(0x0a, at);
+    if (newline < 0) break;
+    const end = newline + 1;
+    const line = utf8.decode(bytes.subarray(at, end));
+    if (lineKind(line) === "blank") {
+      if (blankStart < 0) blankStart = at;
+      state.blank = true;
+      at = end;
+      continue;
+    }
+    const before = settled;
+    if (stepLine(line, state)) {
+      const cut = blankStart >= 0 ? blankStart : at;
+      if (cut > rowStart) {
+        rows.push(bytes.slice(rowStart, cut));
+        taken += cut - rowStart;
+        rowStart = cut;
+        if (taken >= budget) return { rows, end: cut, state: before, more: true };
+      }
+    }
+    state.blank = false;
+    blankStart = -1;
+    settled = { ...state };
+    at = end;
+  }
+  const end = blankStart >= 0 ? blankStart : at;
+  if (end > rowStart) rows.push(bytes.slice(rowStart, end));
+  return { rows, end, state: settled, more: false };
+}
+
+// ---- deriving a block ----
+
+/** A session's id: the project's hash and the session's start (`1a2b3c4d-20260624T002934`). */
+export function sessionId(project: string, started: string): string {
+  const time = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/.test(started)
+    ? started.replace(/-/g, "").replace(" ", "T").replace(/:/g, "")
+    : `x${sha256Hex(started).slice(0, 12)}`;
+  return `${sha256Hex(project).slice(0, 8)}-${time}`;
+}
+
+const VERSION = /^Aider v(\S+)/m;
+
+function derive(raw: Uint8Array, state: AiderState, source: SourceRef): Derived {
+  const block = blockOf(raw);
+  const start = state.at;
+  state.at += raw.length;
+  const project = dirname(source.path);
+  if (block.kind === "session") {
+    const id = sessionId(project, block.started!);
+    state.session = { id, base: start, titled: false };
+    state.version = null;
+    const ts = sessionTime(block.started!);
+    return makeDerived("event", null, conversationOf(id, project), {
+      ts,
+      key: keyOf(state, start, block.text),
+      supersedes: true,
+      drift: ts === null
+        ? { category: "unparsable", detail: "session header without a time Aider writes" }
+        : null,
+    });
+  }
+  if (!state.session) {
+    return makeDerived("meta", null, null, {
+      text: block.text,
+      drift: { category: "missing_fields", detail: "text before the first session header" },
+    });
+  }
+  const conversation = conversationOf(state.session.id, project);
+  const common = { text: block.text, key: keyOf(state, start, block.text), supersedes: true };
+  switch (block.kind) {
+    case "user": {
+      const title = !state.session.titled && block.text !== "" && !block.text.startsWith("/");
+      if (title) state.session.titled = true;
+      return makeDerived("message", "user", conversation, {
+        ...common,
+        newMessage: true,
+        version: state.version,
+        title: title ? { text: titleFrom(block.text), rank: 1 } : null,
+      });
+    }
+    case "output": {
+      state.version = VERSION.exec(block.text)?.[1] ?? state.version;
+      return makeDerived("event", null, conversation, { ...common, version: state.version });
+    }
+    case "reasoning":
+      return makeDerived("reasoning", "assistant", conversation, {
+        ...common,
+        version: state.version,
+      });
+    default:
+      return makeDerived("message", "assistant", conversation, {
+        ...common,
+        newMessage: true,
+        version: state.version,
+      });
+  }
+}
+
+/**
+ * A block's key: its session, its place after the session's header, and a hash of its text. A
+ * file read again from its start gives each block it still holds the key it had, and the block
+ * supersedes its first reading; a block the rewrite changed keeps both readings.
+ */
+function keyOf(state: AiderState, start: number, text: string): string {
+  const place = start - state.session!.base;
+  return `block:${state.session!.id}+${place}:${sha256Hex(text).slice(0, 12)}`;
+}
+
+function conversationOf(id: string, project: string): ConversationInfo {
+  return { key: `aider:${id}`, nativeId: id, cwd: project };
+}
