@@ -8,6 +8,7 @@ import { envFrom } from "../../../lib/env.ts";
 import { FIXTURES, makeWorld, runCli, tempDir } from "../../_helpers.ts";
 
 const HISTORY = ".aider.chat.history.md";
+const OLD_NAME = "aider.chat.history 2023-10-02_1654.md";
 const fixture = (project: string) => join(FIXTURES, "aider", project, HISTORY);
 const refOf = (path: string): SourceRef => ({
   agent: "aider",
@@ -89,9 +90,38 @@ Deno.test("a history with several sessions is one conversation per session heade
   assert.equal(derived.filter((d) => d.newMessage).length, 8);
 });
 
+Deno.test("an Aider 0.14 history kept under another name reads the same way", async () => {
+  // Committed as `aider.chat.history <date>.md`: AIDER_CHAT_HISTORY_FILE names such a file.
+  const path = join(FIXTURES, "aider", "adventure", OLD_NAME);
+  const { read, derived } = await readAll(path);
+  assert.deepEqual(concat(read.rows), await Deno.readFile(path));
+  assert.deepEqual(derived.map(shape), [
+    "event",
+    "event Aider v0.14.1 Add .aider* to .",
+    "message/user /help",
+    "event /add Add matching files to the",
+    "message/user Hello!",
+    "message/assistant Hello! How can I assist you to",
+    "message/user My Test1\\Junk.java file is cur",
+    "message/assistant Sure, I can help with that. We",
+    "event Applied edit to Test1\\Junk.jav",
+    "message/user /quit",
+    "event Invalid command: /quit",
+    "message/user /exit",
+    "event",
+    "event Aider v0.14.1 C:\\Tools\\python\\",
+    "message/user Hello! I would like to create ",
+    "message/assistant Sure, I can help you with that",
+  ]);
+  assert.deepEqual([...new Set(derived.map((d) => d.version ?? null))], [null, "0.14.1"]);
+  assert.equal(new Set(derived.map((d) => d.conversation?.key)).size, 2);
+  // Its edit block (`<<<<<<< HEAD` … `>>>>>>> updated`) stays in the reply.
+  assert.match(derived[7]!.text, /^<<<<<<< HEAD$[\s\S]*^>>>>>>> updated$/m);
+});
+
 Deno.test("the reader gives each block the adapter's text", async () => {
-  for (const project of ["car-game", "calculator", "note_app"]) {
-    const path = fixture(project);
+  const paths = ["car-game", "calculator", "note_app"].map(fixture);
+  for (const path of [...paths, join(FIXTURES, "aider", "adventure", OLD_NAME)]) {
     const { read, derived } = await readAll(path);
     read.rows.forEach((row, i) => {
       assert.equal(aiderText.textOf(row, refOf(path)), derived[i]!.text);
@@ -295,6 +325,34 @@ Deno.test("reindex, search and show read Aider's history; a rewrite neither repe
     const firstHits = first.stdout.trim().split("\n").map((l) => JSON.parse(l));
     assert.equal(new Set(firstHits.map((h) => h.record)).size, firstHits.length);
     assert.equal(firstHits.length, 2);
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("a project captured once is looked in again without the variable that named it", async () => {
+  const world = await makeWorld();
+  try {
+    const project = join(world.dir, "calculator");
+    await Deno.mkdir(project);
+    const path = join(project, HISTORY);
+    cpSync(fixture("note_app"), path);
+    const first = await runCli("reindex", [], { ...world.vars, AIDER_CHAT_HISTORY_FILE: path });
+    assert.equal(first.code, 0, first.stderr);
+    // Aider goes on in that project; logbook runs without the variable.
+    await Deno.writeFile(
+      path,
+      encoder.encode("\n#### name the project's largest file  \n\nIt is src/app.js.\n\n"),
+      { append: true },
+    );
+    const capture = await runCli("reindex", [], world.vars);
+    assert.equal(capture.code, 0, capture.stderr);
+    const found = await runCli("search", ["largest", "--json"], world.vars);
+    assert.equal(found.code, 0, found.stderr);
+    const hits = found.stdout.trim().split("\n").filter((l) => l).map((l) => JSON.parse(l));
+    assert.deepEqual(hits.map((h) => h.conversation), [
+      `aider:${sessionId(project, "2026-06-21 02:24:48")}`,
+    ]);
   } finally {
     await world.cleanup();
   }
