@@ -5,7 +5,8 @@
 // The file is Markdown, not JSONL, and a message spans many lines, so it is read as a row source:
 // each record is one block of the file, its exact bytes (the blank lines before a block belong to
 // it), and the records of a file put end to end are the file. A read continues from the byte
-// after the last block read, so an append is read alone; blank lines at the end wait for what
+// after the last block read, so an append is read alone (with the file's first 4 KiB and the
+// 64 KiB before that byte, to tell that the file still continues what was read); blank lines at the end wait for what
 // follows them, and so does a last line without its newline (Aider writes each part whole).
 // A file that no longer continues what was read (shorter, or its read part changed) is read
 // again from its start: each block's key (its session, its place in it and its text) supersedes
@@ -63,12 +64,20 @@ export interface CutState {
   blank: boolean;
 }
 
-/** What a read left: where it stopped, a hash of the file up to there, and the cut's state. */
+/**
+ * What a read left: where it stopped, hashes of the file's first bytes and of the bytes before
+ * that place (as the engine checks a JSONL file that grew), and the cut's state.
+ */
 interface Cursor {
   at: number;
-  hash: string;
+  head: string;
+  tail: string;
   cut: CutState;
 }
+
+/** The bytes at the start and before the cursor that must not have changed for a read to go on. */
+const HEAD_BYTES = 4 * 1024;
+const TAIL_BYTES = 64 * 1024;
 
 /** How deep under a configured root chat histories are looked for (`<root>/<group>/<project>`). */
 const ROOT_DEPTH = 3;
@@ -128,17 +137,20 @@ export const aider: RowAdapter<AiderState> = {
   },
 
   async readRows(source: SourceRef, cursorKey: string | null, budget: number): Promise<RowRead> {
-    const file = await Deno.readFile(source.path);
-    let cursor = parseCursor(cursorKey);
-    // Read again from the start when the file no longer continues what was read.
-    if (cursor && (file.length < cursor.at || hashOf(file, cursor.at) !== cursor.hash)) {
-      cursor = null;
+    const file = await Deno.open(source.path, { read: true });
+    try {
+      const size = (await file.stat()).size;
+      let cursor = parseCursor(cursorKey);
+      // Read again from the start when the file no longer continues what was read.
+      if (cursor && !(size >= cursor.at && await continues(file, cursor))) cursor = null;
+      const at = cursor?.at ?? 0;
+      const cut = cutBlocks(await readRange(file, at, size), cursor?.cut ?? FRESH, budget);
+      const end = at + cut.end;
+      const next: Cursor = { at: end, ...(await marksOf(file, end)), cut: cut.state };
+      return { rows: cut.rows, cursorKey: JSON.stringify(next), more: cut.more };
+    } finally {
+      file.close();
     }
-    const at = cursor?.at ?? 0;
-    const cut = cutBlocks(file.subarray(at), cursor?.cut ?? FRESH, budget);
-    const end = at + cut.end;
-    const next: Cursor = { at: end, hash: hashOf(file, end), cut: cut.state };
-    return { rows: cut.rows, cursorKey: JSON.stringify(next), more: cut.more };
   },
 
   parseRow(raw: Uint8Array, state: AiderState, source: SourceRef): Derived {
@@ -185,14 +197,40 @@ function parseCursor(key: string | null): Cursor | null {
   if (!key) return null;
   try {
     const cursor = JSON.parse(key) as Cursor;
-    return typeof cursor.at === "number" && typeof cursor.hash === "string" ? cursor : null;
+    return typeof cursor.at === "number" && typeof cursor.head === "string" &&
+        typeof cursor.tail === "string"
+      ? cursor
+      : null;
   } catch {
     return null;
   }
 }
 
-function hashOf(file: Uint8Array, end: number): string {
-  return sha256Hex(file.subarray(0, end));
+/** The hashes of the file's first bytes and of the bytes before `end`. */
+async function marksOf(file: Deno.FsFile, end: number): Promise<{ head: string; tail: string }> {
+  return {
+    head: sha256Hex(await readRange(file, 0, Math.min(HEAD_BYTES, end))),
+    tail: sha256Hex(await readRange(file, Math.max(0, end - TAIL_BYTES), end)),
+  };
+}
+
+/** True when the file still holds what the cursor's hashes remember. */
+async function continues(file: Deno.FsFile, cursor: Cursor): Promise<boolean> {
+  const marks = await marksOf(file, cursor.at);
+  return marks.head === cursor.head && marks.tail === cursor.tail;
+}
+
+/** The file's bytes from `from` up to `to` (fewer when it ends first). */
+async function readRange(file: Deno.FsFile, from: number, to: number): Promise<Uint8Array> {
+  const bytes = new Uint8Array(Math.max(0, to - from));
+  await file.seek(from, Deno.SeekMode.Start);
+  let filled = 0;
+  while (filled < bytes.length) {
+    const n = await file.read(bytes.subarray(filled));
+    if (n === null || n === 0) break;
+    filled += n;
+  }
+  return bytes.subarray(0, filled);
 }
 
 /** What a line starts when a block starts at it. */
