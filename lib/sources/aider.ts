@@ -6,8 +6,9 @@
 // each record is one block of the file, its exact bytes (the blank lines before a block belong to
 // it), and the records of a file put end to end are the file. A read continues from the byte
 // after the last block read, so an append is read alone (with the file's first 4 KiB and the
-// 64 KiB before that byte, to tell that the file still continues what was read); blank lines at the end wait for what
-// follows them, and so does a last line without its newline (Aider writes each part whole).
+// 64 KiB before that byte, to tell that the file still continues what was read); blank lines at
+// the end wait for what follows them, and so does a last line without its newline (Aider writes
+// each part whole).
 // A file that no longer continues what was read (shorter, or its read part changed) is read
 // again from its start: each block's key (its session, its place in it and its text) supersedes
 // the same block read before, so a search finds it once and `show` shows it once; a block the
