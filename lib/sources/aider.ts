@@ -79,6 +79,8 @@ interface Cursor {
 /** The bytes at the start and before the cursor that must not have changed for a read to go on. */
 const HEAD_BYTES = 4 * 1024;
 const TAIL_BYTES = 64 * 1024;
+/** How much of the file one read takes at least (it takes twice its budget when that is more). */
+const WINDOW_BYTES = 1024 * 1024;
 
 /** How deep under a configured root chat histories are looked for (`<root>/<group>/<project>`). */
 const ROOT_DEPTH = 3;
@@ -145,10 +147,16 @@ export const aider: RowAdapter<AiderState> = {
       // Read again from the start when the file no longer continues what was read.
       if (cursor && !(size >= cursor.at && await continues(file, cursor))) cursor = null;
       const at = cursor?.at ?? 0;
-      const cut = cutBlocks(await readRange(file, at, size), cursor?.cut ?? FRESH, budget);
-      const end = at + cut.end;
-      const next: Cursor = { at: end, ...(await marksOf(file, end)), cut: cut.state };
-      return { rows: cut.rows, cursorKey: JSON.stringify(next), more: cut.more };
+      // What follows, a window at a time: a block longer than the window widens it.
+      for (let window = Math.max(2 * budget, WINDOW_BYTES);; window *= 2) {
+        const to = Math.min(size, at + window);
+        const bytes = await readRange(file, at, to);
+        const cut = cutBlocks(bytes, cursor?.cut ?? FRESH, budget, to === size);
+        if (cut.rows.length === 0 && to < size) continue;
+        const end = at + cut.end;
+        const next: Cursor = { at: end, ...(await marksOf(file, end)), cut: cut.state };
+        return { rows: cut.rows, cursorKey: JSON.stringify(next), more: cut.more };
+      }
     } finally {
       file.close();
     }
@@ -291,15 +299,19 @@ function closesFence(line: string, fence: string): boolean {
 /**
  * Cuts `bytes` (the file from where the last read stopped) into blocks, until about `budget`
  * bytes. Only whole lines are read; blank lines at the end wait for the block they lead into.
- * Returns the blocks, how many bytes they span, and the state to go on from.
+ * Unless `toEnd` (the bytes run to the file's end), the last block waits for the next read, as
+ * it may go on past them. Returns the blocks, how many bytes they span, and the state to go on
+ * from.
  */
 export function cutBlocks(
   bytes: Uint8Array,
   from: CutState,
   budget: number,
+  toEnd = true,
 ): { rows: Uint8Array[]; end: number; state: CutState; more: boolean } {
   const state = { ...from };
   let settled = { ...from, blank: false };
+  let atCut = settled;
   const rows: Uint8Array[] = [];
   let rowStart = 0;
   let blankStart = -1;
@@ -323,6 +335,7 @@ export function cutBlocks(
         rows.push(bytes.slice(rowStart, cut));
         taken += cut - rowStart;
         rowStart = cut;
+        atCut = before;
         if (taken >= budget) return { rows, end: cut, state: before, more: true };
       }
     }
@@ -331,6 +344,7 @@ export function cutBlocks(
     settled = { ...state };
     at = end;
   }
+  if (!toEnd) return { rows, end: rowStart, state: atCut, more: true };
   const end = blankStart >= 0 ? blankStart : at;
   if (end > rowStart) rows.push(bytes.slice(rowStart, end));
   return { rows, end, state: settled, more: false };

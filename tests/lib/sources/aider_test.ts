@@ -1,7 +1,13 @@
 import assert from "node:assert/strict";
 import { cpSync } from "node:fs";
 import { join } from "node:path";
-import { aider, type AiderState, cutBlocks, sessionId } from "../../../lib/sources/aider.ts";
+import {
+  aider,
+  type AiderState,
+  cutBlocks,
+  type CutState,
+  sessionId,
+} from "../../../lib/sources/aider.ts";
 import { aiderBlockText, aiderText } from "../../../lib/sources/aider_text.ts";
 import type { Derived, DiscoverContext, SourceRef } from "../../../lib/sources/adapter.ts";
 import { envFrom } from "../../../lib/env.ts";
@@ -185,22 +191,33 @@ Deno.test("an appended history reads only what was added, as a whole read would"
   }
 });
 
-Deno.test("cutting is the same at any budget: a read stops only between blocks", () => {
-  const bytes = Deno.readFileSync(fixture("car-game"));
-  const whole = cutBlocks(bytes, { open: null, fence: null, closed: false, blank: false }, 1e9);
-  const rows: Uint8Array[] = [];
-  let state = { open: null, fence: null, closed: false, blank: false } as Parameters<
-    typeof cutBlocks
-  >[1];
-  let at = 0;
-  while (true) {
-    const cut = cutBlocks(bytes.subarray(at), state, 1);
-    rows.push(...cut.rows);
-    at += cut.end;
-    state = cut.state;
-    if (!cut.more) break;
+Deno.test("cutting is the same at any budget and any window: a read stops only between blocks", () => {
+  const fresh = () => ({ open: null, fence: null, closed: false, blank: false }) as CutState;
+  for (const path of [fixture("car-game"), fixture("calculator")]) {
+    const bytes = Deno.readFileSync(path);
+    const whole = cutBlocks(bytes, fresh(), 1e9);
+    for (const [budget, window] of [[1, 1e9], [1e9, 300], [200, 64]]) {
+      const rows: Uint8Array[] = [];
+      let state = fresh();
+      let at = 0;
+      let size = window!;
+      while (true) {
+        const toEnd = at + size >= bytes.length;
+        const cut = cutBlocks(bytes.subarray(at, at + size), state, budget!, toEnd);
+        // A block longer than the window widens it, as readRows does.
+        if (cut.rows.length === 0 && !toEnd) {
+          size *= 2;
+          continue;
+        }
+        rows.push(...cut.rows);
+        at += cut.end;
+        state = cut.state;
+        size = window!;
+        if (!cut.more) break;
+      }
+      assert.deepEqual(rows, whole.rows, `budget ${budget}, window ${window}`);
+    }
   }
-  assert.deepEqual(rows, whole.rows);
 });
 
 Deno.test("text before the first session header and a header without a time are drift, kept", async () => {
