@@ -318,6 +318,10 @@ Deno.test("reindex, search and show read Aider's history; a rewrite neither repe
       "event Tokens: 1.4k sent, 1.0k receiv",
     ];
     assert.deepEqual(before, [...session, "message/user /drop oil:///home/user/project"]);
+    // Resuming restores the project's history in its directory: Aider has no session ids.
+    const resume = await runCli("resume", [id, "--print"], vars);
+    assert.equal(resume.code, 0, resume.stderr);
+    assert.equal(resume.stdout, `cd ${project} && aider --restore-chat-history\n`);
     // The file is put back as it was an hour before (a checkout), then Aider goes on.
     const cut = decoder.decode(whole).indexOf("\n#### /drop");
     await Deno.writeFile(path, whole.subarray(0, cut));
@@ -336,6 +340,10 @@ Deno.test("reindex, search and show read Aider's history; a rewrite neither repe
       "message/user /undo",
       "event Removed: 1a2b3c4 aider: spawn",
     ]);
+    // A rebuild derives the same from the stored blocks.
+    const rebuild = await runCli("reindex", ["--rebuild"], vars);
+    assert.equal(rebuild.code, 0, rebuild.stderr);
+    assert.deepEqual(await shown(vars, id), after);
     const once = await runCli("search", ["instances", "--json"], vars);
     assert.equal(once.stdout.trim().split("\n").length, 1);
     const first = await runCli("search", ["delta represent", "--json"], vars);
