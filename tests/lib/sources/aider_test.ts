@@ -125,6 +125,26 @@ Deno.test("an Aider 0.14 history kept under another name reads the same way", as
   assert.match(derived[7]!.text, /^<<<<<<< HEAD$[\s\S]*^>>>>>>> updated$/m);
 });
 
+Deno.test("a history with Windows line endings reads as the same blocks", async () => {
+  // Aider on Windows writes its file in text mode: every line ends in CRLF.
+  const dir = await tempDir();
+  try {
+    const path = join(dir, HISTORY);
+    const lf = decoder.decode(await Deno.readFile(fixture("car-game")));
+    await Deno.writeTextFile(path, lf.replaceAll("\n", "\r\n"));
+    const crlf = await readAll(path);
+    const plain = await readAll(fixture("car-game"));
+    assert.deepEqual(concat(crlf.read.rows), await Deno.readFile(path));
+    assert.deepEqual(crlf.derived.map(shape), plain.derived.map(shape));
+    assert.deepEqual(
+      crlf.derived.map((d) => d.text.replaceAll("\r\n", "\n")),
+      plain.derived.map((d) => d.text),
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("the reader gives each block the adapter's text", async () => {
   const paths = ["car-game", "calculator", "note_app"].map(fixture);
   for (const path of [...paths, join(FIXTURES, "aider", "adventure", OLD_NAME)]) {
