@@ -33,6 +33,7 @@ import {
   type BlockKind,
   blockOf,
   closesReasoning,
+  lineBody,
   type LineKind,
   lineKind,
   sessionTime,
@@ -57,8 +58,8 @@ export interface AiderState {
 /** Where cutting blocks stands after a line: the block open, and what it is inside of. */
 export interface CutState {
   open: BlockKind | null;
-  /** The fence a reply's code block opened (```` ``` ````, `~~~~`), or null outside one. */
-  fence: string | null;
+  /** True inside a message of Aider's over several lines, until its last line. */
+  pending: boolean;
   /** True once a reasoning block's closing tag was read. */
   closed: boolean;
   /** True when the line before was blank. */
@@ -85,7 +86,7 @@ const WINDOW_BYTES = 1024 * 1024;
 /** How deep under a configured root chat histories are looked for (`<root>/<group>/<project>`). */
 const ROOT_DEPTH = 3;
 
-const FRESH: CutState = { open: null, fence: null, closed: false, blank: false };
+const FRESH: CutState = { open: null, pending: false, closed: false, blank: false };
 const utf8 = new TextDecoder("utf-8", { fatal: false, ignoreBOM: true });
 
 /** Aider's chat histories, as capture reads them. */
@@ -251,49 +252,57 @@ const STARTS: Record<Exclude<LineKind, "blank">, BlockKind> = {
   text: "assistant",
 };
 
-const FENCE = /^ {0,3}(`{3,}|~{3,})/;
-
 /**
  * Reads one non-blank line into `state`; returns the kind of block it starts, or null when it
- * goes on the block open. A reply ends only at a line of Aider's own after a blank line outside
- * a code block, so a reply's `> ` quote or `#### ` heading, or any line in its code, stays in it.
+ * goes on the block open.
+ *
+ * A reply ends only at a line of Aider's own (`#### `, `> ` or a session header, ending in its
+ * two spaces) after a blank line: Aider writes a reply whole, ending in a blank line, so a
+ * reply's own `> ` quote, `#### ` heading or code line stays in it. Code fences are not counted:
+ * replies nest them unevenly (a Markdown file's edit block holding code blocks).
+ *
+ * A message of Aider's over several lines (a `/run` output, an install hint) has the `> ` on its
+ * first line only and its two spaces on its last: right after Aider's own lines, a `>` line
+ * without them opens such a message, which goes on, blank lines and all, to its last line.
  */
 export function stepLine(line: string, state: CutState): BlockKind | null {
   const kind = lineKind(line) as Exclude<LineKind, "blank">;
+  const body = lineBody(line);
   let starts: BlockKind | null = null;
-  switch (state.open) {
-    case "assistant":
-      if (state.fence !== null) {
-        if (closesFence(line, state.fence)) state.fence = null;
-        return null;
-      }
-      if (state.blank && (kind === "session" || kind === "user" || kind === "output")) {
-        starts = kind;
-      }
-      break;
-    case "reasoning":
-      if (state.closed) starts = STARTS[kind];
-      else if (closesReasoning(line)) state.closed = true;
-      break;
-    case "user":
-    case "output":
-      if (kind !== state.open || state.blank) starts = STARTS[kind];
-      break;
-    default:
-      starts = STARTS[kind];
+  if (state.pending) {
+    // A session header, or a prompt after a blank line, still starts: the message was cut.
+    if (kind === "session" || (kind === "user" && state.blank)) starts = kind;
+    else {
+      if (body.endsWith("  ")) state.pending = false;
+      return null;
+    }
+  } else {
+    switch (state.open) {
+      case "assistant":
+        if (state.blank && (kind === "session" || kind === "user" || kind === "output")) {
+          starts = kind;
+        }
+        break;
+      case "reasoning":
+        if (state.closed) starts = STARTS[kind];
+        else if (closesReasoning(line)) state.closed = true;
+        break;
+      case "user":
+      case "output":
+        if (!state.blank && body.startsWith(">")) {
+          if (state.open === "user") starts = "output";
+        } else if (kind !== state.open || state.blank) starts = STARTS[kind];
+        break;
+      default:
+        starts = STARTS[kind];
+    }
   }
   if (starts) {
     state.open = starts;
-    state.fence = null;
     state.closed = false;
   }
-  if (state.open === "assistant") state.fence = FENCE.exec(line)?.[1] ?? null;
+  state.pending = state.open === "output" && !body.endsWith("  ");
   return starts;
-}
-
-function closesFence(line: string, fence: string): boolean {
-  const m = /^ {0,3}(`{3,}|~{3,})\s*$/.exec(line.replace(/\r?\n$/, ""));
-  return m !== null && m[1]![0] === fence[0] && m[1]!.length >= fence.length;
 }
 
 /**

@@ -7,8 +7,9 @@
 // - a session: a blank line, `# aider chat started at <local time>`, a blank line;
 // - what the person typed: a blank line, then each of its lines as `#### <line>` ending in two
 //   spaces (an empty input is `#### <blank>`);
-// - its own output (notices, questions and answers, `/run` output, token counts): each line as
-//   `> <line>` ending in two spaces;
+// - its own output (notices, questions and answers, token counts): each line as `> <line>`
+//   ending in two spaces, except a message of several lines given at once (`/run` output, an
+//   install hint), which has the `> ` on its first line and the two spaces on its last only;
 // - the model's reply: a blank line, the reply as it came, a blank line.
 
 import type { SourceRef, TextReader } from "./adapter.ts";
@@ -74,9 +75,8 @@ export function blockOf(bytes: Uint8Array): Block {
   const lines = linesOf(utf8.decode(bytes));
   const first = lines.findIndex((line) => lineKind(line) !== "blank");
   if (first < 0) return { kind: "blank", text: "" };
-  const head = lineKind(lines[first]!);
   const body = lines.slice(first).map(lineBody);
-  switch (head) {
+  switch (headOf(lines[first]!, body)) {
     case "session":
       return { kind: "session", text: "", started: SESSION.exec(body[0]!)![1]! };
     case "user": {
@@ -92,6 +92,18 @@ export function blockOf(bytes: Uint8Array): Block {
     default:
       return { kind: "assistant", text: joined(body) };
   }
+}
+
+/**
+ * What a block's first line makes it. A message of Aider's over several lines starts with a `>`
+ * line without the two spaces, which its last line has (a reply's last line never ends in spaces:
+ * Aider strips the reply).
+ */
+function headOf(first: string, body: string[]): LineKind {
+  const kind = lineKind(first);
+  if (kind !== "text" || !first.startsWith(">")) return kind;
+  const last = body.findLast((line) => line.trim() !== "") ?? "";
+  return last.endsWith("  ") ? "output" : kind;
 }
 
 /** A line of Aider's own without its marker, the space after it and its two closing spaces. */

@@ -96,6 +96,44 @@ Deno.test("a history with several sessions is one conversation per session heade
   assert.equal(derived.filter((d) => d.newMessage).length, 8);
 });
 
+Deno.test("a reply with nested code fences and a message of Aider's over several lines", async () => {
+  // Aider 0.76.2 in architect mode, its history kept as `.aider/aider.chat.history.md`.
+  const path = join(FIXTURES, "aider", "label-printer", ".aider", "aider.chat.history.md");
+  const { read, derived } = await readAll(path);
+  const bytes = await Deno.readFile(path);
+  assert.deepEqual(concat(read.rows), bytes.subarray(0, bytes.length - 1)); // its last blank line waits
+  assert.deepEqual(derived.map(shape), [
+    "event",
+    "event /Users/user/.local/bin/aider A",
+    "event",
+    "event /Users/user/.local/bin/aider A",
+    "message/user implement the program as defin",
+    "event README.md Add file to the chat",
+    "message/assistant It seems like the `README.md` ",
+    "event Tokens: 304 sent, 104 received",
+    "message/user implement the program as defin",
+    "event https://docs.rs/actix/latest/a",
+    "message/assistant To implement a program using t",
+    "event Tokens: 2.0k sent, 496 receive",
+    "message/user To implement a program using t",
+    "message/assistant Here is the *SEARCH/REPLACE bl",
+    "event Tokens: 2.2k sent, 387 receive",
+    "message/user /add label_bro_py/README.md",
+    "event Added label_bro_py/README.md t",
+    "message/user /voice",
+    "message/user /voice",
+  ]);
+  // The install hint, one message of Aider's: `> ` on its first line, two spaces on its last.
+  assert.match(derived[5]!.text, /install Playwright:\n\n\/Users\/user\/[^\n]*pip install/);
+  assert.match(
+    derived[5]!.text,
+    /for more info\.\nInstall playwright\? \(Y\)es\/\(N\)o \[Yes\]: y/,
+  );
+  // The editor's reply nests code blocks in an edit block; it ends where Aider's output begins.
+  assert.match(derived[13]!.text, /^```rust$[\s\S]*^>>>>>>> REPLACE\n```$/m);
+  assert.equal(derived[13]!.version, "0.76.2");
+});
+
 Deno.test("an Aider 0.14 history kept under another name reads the same way", async () => {
   // Committed as `aider.chat.history <date>.md`: AIDER_CHAT_HISTORY_FILE names such a file.
   const path = join(FIXTURES, "aider", "adventure", OLD_NAME);
@@ -147,7 +185,11 @@ Deno.test("a history with Windows line endings reads as the same blocks", async 
 
 Deno.test("the reader gives each block the adapter's text", async () => {
   const paths = ["car-game", "calculator", "note_app"].map(fixture);
-  for (const path of [...paths, join(FIXTURES, "aider", "adventure", OLD_NAME)]) {
+  const others = [
+    join(FIXTURES, "aider", "adventure", OLD_NAME),
+    join(FIXTURES, "aider", "label-printer", ".aider", "aider.chat.history.md"),
+  ];
+  for (const path of [...paths, ...others]) {
     const { read, derived } = await readAll(path);
     read.rows.forEach((row, i) => {
       assert.equal(aiderText.textOf(row, refOf(path)), derived[i]!.text);
@@ -212,7 +254,7 @@ Deno.test("an appended history reads only what was added, as a whole read would"
 });
 
 Deno.test("cutting is the same at any budget and any window: a read stops only between blocks", () => {
-  const fresh = () => ({ open: null, fence: null, closed: false, blank: false }) as CutState;
+  const fresh = () => ({ open: null, pending: false, closed: false, blank: false }) as CutState;
   for (const path of [fixture("car-game"), fixture("calculator")]) {
     const bytes = Deno.readFileSync(path);
     const whole = cutBlocks(bytes, fresh(), 1e9);
