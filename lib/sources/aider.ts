@@ -383,6 +383,7 @@ function derive(raw: Uint8Array, state: AiderState, source: SourceRef): Derived 
     const ts = sessionTime(block.started!);
     return makeDerived("event", null, conversationOf(id, project), {
       ts,
+      version: null,
       key: keyOf(state, start, block.text),
       supersedes: true,
       drift: ts === null
