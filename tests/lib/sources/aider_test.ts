@@ -381,6 +381,14 @@ Deno.test("reindex, search and show read Aider's history; a rewrite neither repe
       "event Tokens: 1.4k sent, 1.0k receiv",
     ];
     assert.deepEqual(before, [...session, "message/user /drop oil:///home/user/project"]);
+    // Its raw records are its part of the file, byte for byte.
+    const raw = await runCli("show", [id, "--raw"], vars);
+    assert.equal(raw.code, 0, raw.stderr);
+    const start = decoder.decode(whole).indexOf("\n# aider chat started at 2026-07-03 13:15:19");
+    assert.deepEqual(
+      raw.stdoutBytes,
+      whole.subarray(encoder.encode(decoder.decode(whole).slice(0, start)).length),
+    );
     // Resuming restores the project's history in its directory: Aider has no session ids.
     const resume = await runCli("resume", [id, "--print"], vars);
     assert.equal(resume.code, 0, resume.stderr);
@@ -450,6 +458,28 @@ Deno.test("a project captured once is looked in again without the variable that 
 function concat(rows: Uint8Array[]): Uint8Array {
   return new Uint8Array(Buffer.concat(rows));
 }
+
+Deno.test("bytes that are not UTF-8 are kept as they are and read as replacement characters", async () => {
+  const dir = await tempDir();
+  try {
+    const path = join(dir, HISTORY);
+    const bytes = Buffer.concat([
+      encoder.encode("\n# aider chat started at 2025-01-02 03:04:05\n\n#### caf"),
+      new Uint8Array([0xe9]),
+      encoder.encode(" au lait  \n\nA reply.\n\n"),
+    ]);
+    await Deno.writeFile(path, bytes);
+    const { read, derived } = await readAll(path);
+    assert.deepEqual(concat(read.rows), new Uint8Array(bytes.subarray(0, bytes.length - 1)));
+    assert.deepEqual(derived.map(shape), [
+      "event",
+      "message/user caf\ufffd au lait",
+      "message/assistant A reply.",
+    ]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
 
 Deno.test("a block's text does not depend on what came before it", () => {
   const bytes = encoder.encode("\n#### first line  \n#### second line  \n");
