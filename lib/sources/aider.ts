@@ -107,8 +107,9 @@ export const aider: RowAdapter<AiderState> = {
       return { agent: "aider", locator: path, path, format: "rows" };
     };
     for (const root of agentRoots("aider", ctx)) {
-      // A root naming a file is a history under another name (`AIDER_CHAT_HISTORY_FILE`).
-      if (isFile(root)) {
+      // A root naming a file is a history under another name (`AIDER_CHAT_HISTORY_FILE`),
+      // followed when it is a link, as a linked root folder is.
+      if (isFile(root, true)) {
         const ref = found(root);
         if (ref) yield ref;
         continue;
@@ -121,7 +122,7 @@ export const aider: RowAdapter<AiderState> = {
     }
     for (const dir of projectDirs(ctx)) {
       const path = join(dir, AIDER_HISTORY_FILE);
-      if (!isFile(path)) continue;
+      if (!isFile(path, false)) continue;
       const ref = found(path);
       if (ref) yield ref;
     }
@@ -172,9 +173,10 @@ export const aider: RowAdapter<AiderState> = {
 
 // ---- discovery ----
 
-function isFile(path: string): boolean {
+/** True for a regular file at `path`, through a symbolic link only when `follow`. */
+function isFile(path: string, follow: boolean): boolean {
   try {
-    return Deno.lstatSync(path).isFile;
+    return (follow ? Deno.statSync(path) : Deno.lstatSync(path)).isFile;
   } catch {
     return false;
   }

@@ -320,15 +320,20 @@ Deno.test("discovery finds histories in known projects and their parents, and un
       env: envFrom({ HOME: home }),
       extraRoots: { aider: [join(dir, "roots")] },
       skipped: new Map(),
-      // A conversation recorded in a folder below the project, and one gone from the disk.
-      projects: [join(project, "src", "deep"), join(dir, "gone")],
+      // A conversation recorded in a folder below the project, one gone from the disk, and one
+      // whose history is a link (a project's files are not followed out of it).
+      projects: [join(project, "src", "deep"), join(dir, "gone"), join(dir, "linking")],
     };
+    await Deno.mkdir(join(dir, "linking"));
+    await Deno.symlink(join(project, HISTORY), join(dir, "linking", HISTORY));
     const found = [];
     for await (const ref of aider.discover(ctx)) found.push(ref.path);
     assert.deepEqual(found.sort(), [join(other, HISTORY), join(project, HISTORY)].sort());
-    // A variable naming a history file makes it a root.
-    const named = join(dir, "elsewhere.md");
-    cpSync(fixture("note_app"), named);
+    // A variable naming a history file makes it a root, through a link too.
+    const real = join(dir, "elsewhere.md");
+    cpSync(fixture("note_app"), real);
+    const named = join(dir, "linked.md");
+    await Deno.symlink(real, named);
     const byVariable: DiscoverContext = {
       env: envFrom({ HOME: home, AIDER_CHAT_HISTORY_FILE: named }),
       extraRoots: {},
