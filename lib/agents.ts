@@ -19,6 +19,7 @@ import { qwenChatText } from "./sources/qwen_text.ts";
 import { geminiTranscriptText } from "./sources/gemini_text.ts";
 import { continueText } from "./sources/continue_text.ts";
 import { continueResumeArgs, processEnv } from "./sources/continue_cli.ts";
+import { aiderText } from "./sources/aider_text.ts";
 import { logbookSessions } from "./sources/logbook.ts";
 import { claudeHistory, codexHistory } from "./sources/prompt_history.ts";
 
@@ -259,6 +260,27 @@ export const AGENT_SPECS = [
     },
     conformance: { package: "@continuedev/cli", version: "1.5.47", bin: "cn" },
     demo: { CONTINUE_GLOBAL_DIR: "continue/home" },
+  }),
+  define({
+    name: "aider",
+    display: "Aider",
+    // Aider reads every option from an `AIDER_` variable: this one names its history file.
+    variable: "AIDER_CHAT_HISTORY_FILE",
+    // No central folder: each project keeps its own history, found in the projects logbook
+    // knows (lib/sources/aider.ts); a root may name a file or a folder holding projects.
+    roots: (env) => {
+      const file = env.get("AIDER_CHAT_HISTORY_FILE");
+      return file && isAbsolute(file) ? [file] : [];
+    },
+    unit: "record",
+    readers: [aiderText],
+    adapters: async () => [(await import("./sources/aider.ts")).aider as Adapter],
+    // Aider has no session ids: in the project's directory it restores the chat history, the
+    // last sessions as its file holds them. It cannot fork one.
+    cli: { command: "aider", resume: () => ["--restore-chat-history"], fork: () => null },
+    conformance: null,
+    // Its variable names a file and the demo sets folders: no demo.
+    demo: {},
   }),
   define({
     name: "logbook",
