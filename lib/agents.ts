@@ -14,6 +14,7 @@ import type { Adapter, DiscoverContext, TextReader } from "./sources/adapter.ts"
 import { claudeToolResultText, claudeTranscriptText } from "./sources/claude_text.ts";
 import { codexTranscriptText } from "./sources/codex_text.ts";
 import { opencodeText } from "./sources/opencode_text.ts";
+import { kiloText } from "./sources/kilo_text.ts";
 import { logbookSessions } from "./sources/logbook.ts";
 import { claudeHistory, codexHistory } from "./sources/prompt_history.ts";
 
@@ -87,6 +88,15 @@ function underVariable(env: Env, variable: string, ...parts: string[]): string[]
   return value ? [join(value, ...parts)] : [];
 }
 
+/**
+ * `$XDG_DATA_HOME/<app>`, or `~/.local/share/<app>` when it is unset or relative (a relative one
+ * is not valid, says the XDG base directory spec).
+ */
+function underXdgData(env: Env, app: string): string[] {
+  const xdg = env.get("XDG_DATA_HOME");
+  return xdg && isAbsolute(xdg) ? [join(xdg, app)] : underHome(env, ".local", "share", app);
+}
+
 const define = <const Name extends string>(spec: AgentSpec<Name>): AgentSpec<Name> => spec;
 
 /** Every agent logbook reads, in the order capture reads their sources. */
@@ -146,12 +156,7 @@ export const AGENT_SPECS = [
     name: "opencode",
     display: "OpenCode",
     variable: "XDG_DATA_HOME",
-    roots: (env) => {
-      const xdg = env.get("XDG_DATA_HOME");
-      return xdg && isAbsolute(xdg)
-        ? [join(xdg, "opencode")]
-        : underHome(env, ".local", "share", "opencode");
-    },
+    roots: (env) => underXdgData(env, "opencode"),
     unit: "record",
     readers: [opencodeText],
     adapters: async () => [(await import("./sources/opencode.ts")).opencode as Adapter],
@@ -166,6 +171,21 @@ export const AGENT_SPECS = [
       bin: "opencode",
       companions: ["@opencode-ai/plugin"],
     },
+  }),
+  define({
+    name: "kilo",
+    display: "Kilo Code",
+    variable: "XDG_DATA_HOME",
+    roots: (env) => underXdgData(env, "kilo"),
+    unit: "record",
+    readers: [kiloText],
+    adapters: async () => [(await import("./sources/kilo.ts")).kilo as Adapter],
+    cli: {
+      command: "kilo",
+      resume: (id) => ["--session", id],
+      fork: (id) => ["--session", id, "--fork"],
+    },
+    conformance: { package: "@kilocode/cli", version: "7.7.7", bin: "kilo" },
   }),
   define({
     name: "logbook",

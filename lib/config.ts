@@ -281,7 +281,12 @@ export function loadConfig(opts: LoadConfigOptions): LoadedConfig {
     if (file === projectFile) parsed = projectSettings(parsed, file, userLabels, warnings);
     else userLabels = secretLabels(parsed);
     const { claude, codex, opencode, logbook, $schema: _, ...top } = parsed;
-    const sections: Record<Agent, Settings | undefined> = { claude, codex, opencode, logbook };
+    const sections: Partial<Record<Agent, Settings | undefined>> = {
+      claude,
+      codex,
+      opencode,
+      logbook,
+    };
     const section = opts.agent === undefined ? undefined : sections[opts.agent];
     for (const settings of [top, section]) {
       if (settings !== undefined) layers.push(resolveRoots(settings, file, opts.env, warnings));

@@ -62,13 +62,4 @@ export const COMING: readonly AgentPin[] = [
     companions: [],
     unavoidable: {},
   },
-  {
-    // 7.8.1's platform package (@kilocode/cli-linux-x64) is missing from the registry.
-    agent: "kilo",
-    package: "@kilocode/cli",
-    version: "7.7.7",
-    bin: "kilo",
-    companions: [],
-    unavoidable: {},
-  },
 ];
