@@ -450,7 +450,7 @@ Deno.test("discovery finds kilo.db and its channels' databases in $XDG_DATA_HOME
   }
 });
 
-Deno.test("reindex, search, show and resume --print work on a copy of Kilo's fixtures as its data dir", async () => {
+Deno.test("reindex, search, show, resume --print and fork --print work on a copy of Kilo's fixtures as its data dir", async () => {
   const world = await kiloWorld("home");
   try {
     const reindex = await runCli("reindex", [], world.vars);
@@ -469,6 +469,9 @@ Deno.test("reindex, search, show and resume --print work on a copy of Kilo's fix
     const resume = await runCli("resume", [`kilo:${MAIN}`, "--print"], world.vars);
     assert.equal(resume.code, 0, resume.stderr);
     assert.match(resume.stdout.trim(), new RegExp(`kilo --session ${MAIN}$`));
+    const fork = await runCli("fork", [`kilo:${MAIN}`, "--print"], world.vars);
+    assert.equal(fork.code, 0, fork.stderr);
+    assert.match(fork.stdout.trim(), new RegExp(`kilo --session ${MAIN} --fork$`));
   } finally {
     await world.cleanup();
   }
