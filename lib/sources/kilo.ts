@@ -14,5 +14,12 @@ const DATABASE_NAME = /^(?:kilo(?:-[^/\\]+)?|opencode-[^/\\]+)\.db$/;
 
 /** Kilo's sessions, as capture reads them. */
 export const kilo: RowAdapter<OpencodeState> = createOpencodeAdapter({
-  flavor: { agent: "kilo", display: "Kilo", databaseName: DATABASE_NAME, text: KILO_TEXT },
+  flavor: {
+    agent: "kilo",
+    display: "Kilo",
+    databaseName: DATABASE_NAME,
+    text: KILO_TEXT,
+    // A newer message store Kilo 7.7.7 creates and leaves empty: rows there are drift.
+    watched: ["session_message"],
+  },
 });

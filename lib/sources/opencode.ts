@@ -58,6 +58,12 @@ export interface OpencodeFlavor {
   databaseName: RegExp;
   /** How its records read (lib/sources/opencode_text.ts). */
   text: OpencodeTextOptions;
+  /**
+   * Tables of its database that hold no conversation in the versions logbook knows, read after
+   * the three (when they have OpenCode's `id` and `time_updated`): each row is kept raw as drift
+   * (`table/<name>`), so a version that starts keeping messages there shows in the drift report.
+   */
+  watched?: readonly string[];
 }
 
 /** OpenCode: `opencode.db`, and `opencode-<channel>.db` for other release channels. */
@@ -152,7 +158,7 @@ export function createOpencodeAdapter(options: OpencodeOptions = {}): RowAdapter
             : withDatabase(
               source.path,
               reader,
-              (db) => readTables(db, cursorKey, budgetBytes),
+              (db) => readTables(db, cursorKey, budgetBytes, flavor.watched ?? []),
               (read) => !read.more,
             ),
         )
@@ -334,14 +340,15 @@ interface TableCursor {
   pass: { upTo: Key; lastRowid: string; position: string } | null;
 }
 
-type DatabaseCursor = Record<Table, TableCursor>;
+/** Where reading each table stands, by table name. */
+type DatabaseCursor = Record<string, TableCursor>;
 
-function parseDatabaseCursor(key: string | null): DatabaseCursor {
+function parseDatabaseCursor(key: string | null, tables: readonly string[]): DatabaseCursor {
   const fresh = (): TableCursor => ({ done: null, seenRowid: null, pass: null });
-  const cursor: DatabaseCursor = { session: fresh(), message: fresh(), part: fresh() };
+  const cursor: DatabaseCursor = Object.fromEntries(tables.map((t) => [t, fresh()]));
   if (!key) return cursor;
   const saved = obj(JSON.parse(key));
-  for (const table of TABLES) {
+  for (const table of tables) {
     const c = obj(saved?.[table]);
     if (c) cursor[table] = c as unknown as TableCursor;
   }
@@ -365,8 +372,16 @@ function decode(value: Encoded): SQLInputValue {
  * pass of a table starts only once the tables before it are read up to the same snapshot, so a
  * part never comes before its message.
  */
-function readTables(db: DatabaseSync, cursorKey: string | null, budget: number): RowRead {
-  const cursor = parseDatabaseCursor(cursorKey);
+function readTables(
+  db: DatabaseSync,
+  cursorKey: string | null,
+  budget: number,
+  watched: readonly string[],
+): RowRead {
+  const present = tablesOf(db);
+  const readable = watched.filter((t) => present.has(t) && hasCursorColumns(db, t));
+  const tables = [...TABLES.filter((t) => present.has(t)), ...readable];
+  const cursor = parseDatabaseCursor(cursorKey, [...TABLES, ...readable]);
   const rows: Uint8Array[] = [];
   let bytes = 0;
   const take = (row: Uint8Array): boolean => {
@@ -377,15 +392,14 @@ function readTables(db: DatabaseSync, cursorKey: string | null, budget: number):
   const result = (more: boolean): RowRead => ({ rows, cursorKey: JSON.stringify(cursor), more });
   db.exec("BEGIN");
   try {
-    const present = tablesOf(db);
-    const readers = TABLES.filter((t) => present.has(t)).map((t) => new TableReader(db, t));
+    const readers = tables.map((t) => new TableReader(db, t));
     for (const reader of readers) {
-      if (cursor[reader.table].pass && reader.continuePass(cursor[reader.table], take)) {
+      if (cursor[reader.table]!.pass && reader.continuePass(cursor[reader.table]!, take)) {
         return result(true);
       }
     }
     for (const reader of readers) {
-      const c = cursor[reader.table];
+      const c = cursor[reader.table]!;
       if (reader.readLate(c, take)) return result(true);
       if (reader.startPass(c) && reader.continuePass(c, take)) return result(true);
     }
@@ -400,14 +414,23 @@ function tablesOf(db: DatabaseSync): Set<string> {
   return new Set((rows as { name: string }[]).map((r) => r.name));
 }
 
+/** True when a table has the columns rows are read in order of (`id`, `time_updated`). */
+function hasCursorColumns(db: DatabaseSync, table: string): boolean {
+  const columns = db.prepare("SELECT name FROM pragma_table_info(?)").all(table) as {
+    name: string;
+  }[];
+  const names = new Set(columns.map((c) => c.name));
+  return names.has("id") && names.has("time_updated");
+}
+
 /** The reads of one table; each `take` returns true once the budget is reached. */
 class TableReader {
-  readonly table: Table;
+  readonly table: string;
   #db: DatabaseSync;
   #fetch: StatementSync;
   #names: string[];
 
-  constructor(db: DatabaseSync, table: Table) {
+  constructor(db: DatabaseSync, table: string) {
     this.table = table;
     this.#db = db;
     this.#fetch = db.prepare(`SELECT * FROM "${table}" WHERE rowid = ?`);

@@ -326,6 +326,37 @@ Deno.test("damaged Kilo rows are kept raw and counted as drift of Kilo 7.7.7; th
   }
 });
 
+Deno.test("rows in Kilo's session_message table, which 7.7.7 leaves empty, are kept raw as drift", async () => {
+  const world = await kiloWorld("home");
+  try {
+    await captureWorld(world);
+    const db = new DatabaseSync(dbPath(world));
+    try {
+      // The columns are Kilo 7.7.7's; what a version writing there puts in `data` is not known.
+      db.prepare(
+        `INSERT INTO session_message (id, session_id, type, seq, time_created, time_updated, data)
+         VALUES (?, ?, ?, ?, ?, ?, ?)`,
+      ).run("smg_1", MAIN, "user", 1, 1796322600000, 1796322600000, '{"text":"sorrelwick"}');
+    } finally {
+      db.close();
+    }
+    const summary = await captureWorld(world);
+    assert.equal(summary.records, 1);
+    assert.deepEqual(
+      summary.drift.map((d) => `${d.agent} ${d.version} ${d.category} ${d.detail} ${d.count}`),
+      ["kilo 7.7.7 unknown_type table/session_message 1"],
+    );
+    const kept = shown(world, `kilo:${MAIN}`).filter((r) =>
+      rawRow(r.raw).table === "session_message"
+    );
+    assert.deepEqual(kept.map((r) => [r.kind, rawRow(r.raw).id]), [["meta", "smg_1"]]);
+    assert.equal(hits(world, "sorrelwick").length, 0);
+    assert.equal((await captureWorld(world)).records, 0);
+  } finally {
+    await world.cleanup();
+  }
+});
+
 Deno.test("Kilo's reader reads every stored record of every Kilo fixture as its adapter does", async () => {
   const world = await makeWorld();
   try {
