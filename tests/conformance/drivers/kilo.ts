@@ -8,7 +8,14 @@ import { agentSpec } from "../../../lib/agents.ts";
 import { PROMPTS } from "../_script.ts";
 import { type Rig, runAgent } from "../_rig.ts";
 import { capture } from "../_checks.ts";
-import { checkCapture, ok, type ReportLine, resumeCommand, stepOf } from "../_harness.ts";
+import {
+  checkCapture,
+  ok,
+  type ReportLine,
+  resumeCommand,
+  resumeInTerminal,
+  stepOf,
+} from "../_harness.ts";
 
 /** What the test checks, for its name. */
 export const title = (version: string): string =>
@@ -113,4 +120,17 @@ export async function drive(t: Deno.TestContext, rig: Rig, line: ReportLine): Pr
         sessionsNow().map((s) => [`kilo:${s.id}`, s.parent_id ? `kilo:${s.parent_id}` : null]),
       ),
   });
+  // On a loaded machine Kilo's terminal UI stops on a question ("It is taking a long time to
+  // initialize the snapshot system… Do you want to disable Snapshots for this repository?") and
+  // sends nothing: its turn runs with snapshots off (`snapshot: false`, Kilo's and OpenCode's).
+  const config = JSON.parse(rig.env.KILO_CONFIG_CONTENT!);
+  rig.env.KILO_CONFIG_CONTENT = JSON.stringify({ ...config, snapshot: false });
+  await resumeInTerminal(
+    t,
+    rig,
+    `kilo:${session}`,
+    () => database,
+    "TUI under tmux",
+    () => holds(session, "saltmoraine"),
+  );
 }
