@@ -150,6 +150,29 @@ Deno.test("capture reads Kilo's kilo.db: each message once, in order, with its r
   }
 });
 
+Deno.test("toolOf gives a Kilo tool part its call, input and output at once", async () => {
+  const world = await kiloWorld("home");
+  try {
+    await captureWorld(world);
+    const tool = shown(world, `kilo:${MAIN}`).find((r) => r.kind === "tool_call")!;
+    const ref: SourceRef = {
+      agent: "kilo",
+      locator: dbPath(world),
+      path: dbPath(world),
+      format: "rows",
+    };
+    const parts = kilo.toolOf!(Uint8Array.fromBase64(tool.raw), ref);
+    assert.deepEqual(parts?.calls, [{
+      id: "call_conformance000002",
+      name: "read",
+      input: `${PROJECT}/notes.txt`,
+    }]);
+    assert.match(parts?.output ?? "", /copperwhistle and driftmallow/);
+  } finally {
+    await world.cleanup();
+  }
+});
+
 Deno.test("each Kilo record is its row as JSON, byte for byte, and Kilo's database is left as found", async () => {
   const world = await kiloWorld("home");
   try {
