@@ -20,6 +20,7 @@ import { geminiTranscriptText } from "./sources/gemini_text.ts";
 import { continueText } from "./sources/continue_text.ts";
 import { continueResumeArgs, processEnv } from "./sources/continue_cli.ts";
 import { aiderText } from "./sources/aider_text.ts";
+import { kiloText } from "./sources/kilo_text.ts";
 import { logbookSessions } from "./sources/logbook.ts";
 import { claudeHistory, codexHistory } from "./sources/prompt_history.ts";
 
@@ -98,6 +99,15 @@ function underVariable(env: Env, variable: string, ...parts: string[]): string[]
   return value ? [join(value, ...parts)] : [];
 }
 
+/**
+ * `$XDG_DATA_HOME/<app>`, or `~/.local/share/<app>` when it is unset or relative (a relative one
+ * is not valid, says the XDG base directory spec).
+ */
+function underXdgData(env: Env, app: string): string[] {
+  const xdg = env.get("XDG_DATA_HOME");
+  return xdg && isAbsolute(xdg) ? [join(xdg, app)] : underHome(env, ".local", "share", app);
+}
+
 const define = <const Name extends string>(spec: AgentSpec<Name>): AgentSpec<Name> => spec;
 
 /** Every agent logbook reads, in the order capture reads their sources. */
@@ -159,12 +169,7 @@ export const AGENT_SPECS = [
     name: "opencode",
     display: "OpenCode",
     variable: "XDG_DATA_HOME",
-    roots: (env) => {
-      const xdg = env.get("XDG_DATA_HOME");
-      return xdg && isAbsolute(xdg)
-        ? [join(xdg, "opencode")]
-        : underHome(env, ".local", "share", "opencode");
-    },
+    roots: (env) => underXdgData(env, "opencode"),
     unit: "record",
     readers: [opencodeText],
     adapters: async () => [(await import("./sources/opencode.ts")).opencode as Adapter],
@@ -280,6 +285,23 @@ export const AGENT_SPECS = [
     cli: { command: "aider", resume: () => ["--restore-chat-history"], fork: () => null },
     conformance: null,
     // Its variable names a file and the demo sets folders: no demo.
+    demo: {},
+  }),
+  define({
+    name: "kilo",
+    display: "Kilo Code",
+    variable: "XDG_DATA_HOME",
+    roots: (env) => underXdgData(env, "kilo"),
+    unit: "record",
+    readers: [kiloText],
+    adapters: async () => [(await import("./sources/kilo.ts")).kilo as Adapter],
+    cli: {
+      command: "kilo",
+      resume: (id) => ["--session", id],
+      fork: (id) => ["--session", id, "--fork"],
+    },
+    conformance: { package: "@kilocode/cli", version: "7.7.7", bin: "kilo" },
+    // Its variable is OpenCode's, which the demo points at OpenCode's samples.
     demo: {},
   }),
   define({

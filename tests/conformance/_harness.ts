@@ -308,8 +308,10 @@ export function countRecorded(rig: Rig): Promise<number> {
       return Promise.resolve(
         files(join(rig.home, ".codex"), (n) => n.startsWith("rollout-")).length,
       );
-    case "opencode": {
-      const db = new DatabaseSync(join(rig.home, ".local", "share", "opencode", "opencode.db"), {
+    case "opencode":
+    case "kilo": {
+      const agent = rig.installed.pin.agent;
+      const db = new DatabaseSync(join(rig.home, ".local", "share", agent, `${agent}.db`), {
         readOnly: true,
       });
       try {

@@ -28,14 +28,4 @@ export const PINNED: readonly AgentPin[] = AGENT_SPECS.flatMap((spec) =>
  * read by logbook yet: `deno run -A tests/conformance/explore.ts <agent> <dir>` drives one and
  * keeps what it wrote. Each moves to PINNED once logbook reads it.
  */
-export const COMING: readonly AgentPin[] = [
-  {
-    // 7.8.1's platform package (@kilocode/cli-linux-x64) is missing from the registry.
-    agent: "kilo",
-    package: "@kilocode/cli",
-    version: "7.7.7",
-    bin: "kilo",
-    companions: [],
-    unavoidable: {},
-  },
-];
+export const COMING: readonly AgentPin[] = [];
