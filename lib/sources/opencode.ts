@@ -14,7 +14,6 @@ import {
   type Role,
   type RowAdapter,
   type RowRead,
-  SourceError,
   type SourceRef,
   type ToolParts,
 } from "./adapter.ts";
