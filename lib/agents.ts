@@ -14,6 +14,7 @@ import type { Adapter, DiscoverContext, TextReader } from "./sources/adapter.ts"
 import { claudeToolResultText, claudeTranscriptText } from "./sources/claude_text.ts";
 import { codexTranscriptText } from "./sources/codex_text.ts";
 import { opencodeText } from "./sources/opencode_text.ts";
+import { crushText } from "./sources/crush_text.ts";
 import { logbookSessions } from "./sources/logbook.ts";
 import { claudeHistory, codexHistory } from "./sources/prompt_history.ts";
 
@@ -174,6 +175,29 @@ export const AGENT_SPECS = [
       companions: ["@opencode-ai/plugin"],
     },
     demo: { XDG_DATA_HOME: "opencode/xdg-data" },
+  }),
+  define({
+    name: "crush",
+    display: "Crush",
+    // Crush keeps each project's sessions in `<project>/.crush/crush.db` and lists its projects
+    // in `projects.json` in its global data dir, which `CRUSH_GLOBAL_DATA` moves.
+    variable: "CRUSH_GLOBAL_DATA",
+    roots: (env) => {
+      const global = env.get("CRUSH_GLOBAL_DATA");
+      if (global) return [global];
+      const xdg = env.get("XDG_DATA_HOME");
+      return xdg && isAbsolute(xdg)
+        ? [join(xdg, "crush")]
+        : underHome(env, ".local", "share", "crush");
+    },
+    unit: "record",
+    readers: [crushText],
+    adapters: async () => [(await import("./sources/crush.ts")).crush as Adapter],
+    // `--session` continues a session in the project it belongs to; Crush cannot fork one.
+    cli: { command: "crush", resume: (id) => ["--session", id], fork: () => null },
+    conformance: null,
+    // A root that is a project folder is read too: the demo's is fixtures/crush/project.
+    demo: { CRUSH_GLOBAL_DATA: "crush/project" },
   }),
   define({
     name: "logbook",
