@@ -15,6 +15,7 @@ import { claudeToolResultText, claudeTranscriptText } from "./sources/claude_tex
 import { codexTranscriptText } from "./sources/codex_text.ts";
 import { opencodeText } from "./sources/opencode_text.ts";
 import { crushText } from "./sources/crush_text.ts";
+import { gooseText } from "./sources/goose_text.ts";
 import { logbookSessions } from "./sources/logbook.ts";
 import { claudeHistory, codexHistory } from "./sources/prompt_history.ts";
 
@@ -198,6 +199,31 @@ export const AGENT_SPECS = [
     conformance: null,
     // A root that is a project folder is read too: the demo's is fixtures/crush/project.
     demo: { CRUSH_GLOBAL_DATA: "crush/project" },
+  }),
+  define({
+    name: "goose",
+    display: "Goose",
+    // Goose keeps its sessions in `<data dir>/sessions/sessions.db`; `GOOSE_PATH_ROOT` moves its
+    // data dir to `$GOOSE_PATH_ROOT/data`.
+    variable: "GOOSE_PATH_ROOT",
+    roots: (env) => {
+      const root = env.get("GOOSE_PATH_ROOT");
+      if (root && isAbsolute(root)) return [join(root, "data", "sessions")];
+      const xdg = env.get("XDG_DATA_HOME");
+      return xdg && isAbsolute(xdg)
+        ? [join(xdg, "goose", "sessions")]
+        : underHome(env, ".local", "share", "goose", "sessions");
+    },
+    unit: "record",
+    readers: [gooseText],
+    adapters: async () => [(await import("./sources/goose.ts")).goose as Adapter],
+    cli: {
+      command: "goose",
+      resume: (id) => ["session", "--resume", "--session-id", id],
+      fork: (id) => ["session", "--resume", "--session-id", id, "--fork"],
+    },
+    conformance: null,
+    demo: { GOOSE_PATH_ROOT: "goose/root" },
   }),
   define({
     name: "logbook",
