@@ -16,6 +16,7 @@ import { codexTranscriptText } from "./sources/codex_text.ts";
 import { opencodeText } from "./sources/opencode_text.ts";
 import { crushText } from "./sources/crush_text.ts";
 import { gooseText } from "./sources/goose_text.ts";
+import { cursorText } from "./sources/cursor_text.ts";
 import { logbookSessions } from "./sources/logbook.ts";
 import { claudeHistory, codexHistory } from "./sources/prompt_history.ts";
 
@@ -224,6 +225,20 @@ export const AGENT_SPECS = [
     },
     conformance: null,
     demo: { GOOSE_PATH_ROOT: "goose/root" },
+  }),
+  define({
+    name: "cursor",
+    display: "Cursor CLI",
+    // `cursor-agent` keeps a transcript per conversation in
+    // `~/.cursor/projects/<workspace slug>/agent-transcripts/`; no variable is known to move it.
+    variable: null,
+    roots: (env) => underHome(env, ".cursor", "projects"),
+    unit: "line",
+    readers: [cursorText],
+    adapters: async () => [(await import("./sources/cursor.ts")).cursor as Adapter],
+    cli: { command: "cursor-agent", resume: (id) => ["--resume", id], fork: () => null },
+    conformance: null,
+    demo: {},
   }),
   define({
     name: "logbook",
