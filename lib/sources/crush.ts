@@ -91,7 +91,7 @@ export function createCrushAdapter(options: CrushOptions = {}): RowAdapter<Crush
     async *discover(ctx: DiscoverContext): AsyncIterable<SourceRef> {
       snapshotParent = snapshotDirOf(ctx);
       const seen = new Set<string>();
-      for (const root of roots(ctx)) {
+      for (const root of [...roots(ctx), ...knownProjects(ctx)]) {
         for (const path of databasesOf(root, ctx.skipped)) {
           if (seen.has(path)) continue;
           seen.add(path);
@@ -130,6 +130,15 @@ export function createCrushAdapter(options: CrushOptions = {}): RowAdapter<Crush
 export const crush: RowAdapter<CrushState> = createCrushAdapter();
 
 // ---- discovery ----
+
+/**
+ * The project directories logbook knows (the recorded cwds of captured conversations, mirrored
+ * projects), where a `.crush/crush.db` of a project missing from Crush's list may be. Read when the
+ * discovery context carries them (`projects`, added for Aider's per-project files); none before.
+ */
+function knownProjects(ctx: DiscoverContext): readonly string[] {
+  return (ctx as { projects?: readonly string[] }).projects ?? [];
+}
 
 /**
  * The databases a root leads to: the root itself when it is a `crush.db`; the one in it when

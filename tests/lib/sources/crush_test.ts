@@ -11,6 +11,7 @@ import { envFrom } from "../../../lib/env.ts";
 import { READERS } from "../../../lib/agents.ts";
 import { adapterOf } from "../../../lib/sources/adapter.ts";
 import { crush } from "../../../lib/sources/crush.ts";
+import type { DiscoverContext } from "../../../lib/sources/adapter.ts";
 import { ADAPTERS } from "../../../lib/sources/mod.ts";
 import { findConversation, pageConversation } from "../../../lib/store/conversations.ts";
 import { type RecordRow, TextDeriver } from "../../../lib/store/records.ts";
@@ -469,5 +470,24 @@ Deno.test("a root that is a project folder or its .crush folder is read without 
     } finally {
       await world.cleanup();
     }
+  }
+});
+
+Deno.test("a project logbook knows is looked in for its .crush/crush.db, listed by Crush or not", async () => {
+  const world = await makeWorld();
+  try {
+    const project = join(world.dir, "elsewhere", "app");
+    cpSync(join(FIXTURES, "crush", "project"), project, { recursive: true });
+    const ctx = {
+      env: world.env,
+      extraRoots: {},
+      skipped: new Map<string, number>(),
+      projects: [project, join(world.dir, "no-such-project")],
+    };
+    const found: string[] = [];
+    for await (const source of crush.discover(ctx as DiscoverContext)) found.push(source.path);
+    assert.deepEqual(found, [join(project, ".crush", "crush.db")]);
+  } finally {
+    await world.cleanup();
   }
 });
