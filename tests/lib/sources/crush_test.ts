@@ -491,3 +491,69 @@ Deno.test("a project logbook knows is looked in for its .crush/crush.db, listed 
     await world.cleanup();
   }
 });
+
+/** Names, sizes and mtimes of the files in `dir`. */
+function filesIn(dir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const entry of Deno.readDirSync(dir)) {
+    const stat = Deno.statSync(join(dir, entry.name));
+    out[entry.name] = `${stat.size} ${stat.mtime?.getTime()}`;
+  }
+  return out;
+}
+
+Deno.test("capture reads rows still in Crush's WAL and creates or changes nothing beside its database", async () => {
+  const world = await crushWorld();
+  try {
+    const dataDir = join(world.project, ".crush");
+    // Crush running: its database in WAL mode, a new prompt not checkpointed yet.
+    const writer = new DatabaseSync(world.db);
+    try {
+      writer.exec("PRAGMA journal_mode = WAL");
+      writer.prepare(
+        `INSERT INTO messages (id, session_id, role, parts, created_at, updated_at)
+         VALUES (?, ?, 'user', ?, ?, ?)`,
+      ).run(
+        "f54d6b70-8c13-4e2a-9b46-5d7e8f9a0b1c",
+        IDS.main,
+        JSON.stringify([{ type: "text", data: { text: "Still in the WAL: saffron-trellis." } }]),
+        1789093800,
+        1789093800,
+      );
+      assert.ok(Deno.statSync(`${world.db}-wal`).size > 0, "the writer keeps a WAL");
+      const running = filesIn(dataDir);
+      const summary = await captureWorld(world);
+      assert.deepEqual(summary.errors, []);
+      assert.deepEqual(found(world, "saffron-trellis"), [MAIN]);
+      assert.deepEqual(filesIn(dataDir), running, "-wal and -shm as they were, nothing new");
+    } finally {
+      writer.close();
+    }
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("a crush.db that is not a database is reported by its path; the other projects are read", async () => {
+  const world = await crushWorld();
+  try {
+    const broken = join(world.dir, "work", "broken");
+    Deno.mkdirSync(join(broken, ".crush"), { recursive: true });
+    const brokenDb = join(broken, ".crush", "crush.db");
+    Deno.writeTextFileSync(brokenDb, "this is not a database, only some words\n".repeat(200));
+    const list = join(world.vars.CRUSH_GLOBAL_DATA!, "projects.json");
+    const projects = JSON.parse(Deno.readTextFileSync(list));
+    projects.projects.push({
+      path: broken,
+      data_dir: join(broken, ".crush"),
+      last_accessed: "2026-09-10T09:00:00Z",
+    });
+    Deno.writeTextFileSync(list, JSON.stringify(projects));
+    const summary = await captureWorld(world);
+    assert.deepEqual(summary.errors.map((e) => e.locator), [brokenDb]);
+    assert.match(summary.errors[0]!.message, new RegExp(`Crush database "${brokenDb}"`));
+    assert.deepEqual(found(world, "marmalith"), [MAIN]);
+  } finally {
+    await world.cleanup();
+  }
+});

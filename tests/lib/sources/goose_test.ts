@@ -327,3 +327,29 @@ Deno.test("reindex, search and show read a Goose store end to end; resume prints
     await world.cleanup();
   }
 });
+
+Deno.test("a sessions.db that is not a database is reported by its path; other agents' files are read", async () => {
+  const world = await gooseWorld();
+  try {
+    Deno.writeTextFileSync(world.db, "this is not a database, only some words\n".repeat(200));
+    const other = join(world.home, ".cursor", "projects", "p", "agent-transcripts");
+    Deno.mkdirSync(other, { recursive: true });
+    Deno.writeTextFileSync(
+      join(other, "0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d.jsonl"),
+      `${
+        JSON.stringify({
+          role: "user",
+          message: {
+            content: [{ type: "text", text: "<user_query>\nhello, tamarindel\n</user_query>" }],
+          },
+        })
+      }\n`,
+    );
+    const summary = await captureWorld(world);
+    assert.deepEqual(summary.errors.map((e) => e.locator), [world.db]);
+    assert.match(summary.errors[0]!.message, /Goose database/);
+    assert.deepEqual(found(world, "tamarindel"), ["cursor:0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"]);
+  } finally {
+    await world.cleanup();
+  }
+});
