@@ -217,7 +217,8 @@ function projectDataDirs(file: string, count: (reason: string) => void): string[
  * is; of the rows at `t`, those in `seen`, by the hash of their record. Crush stamps a change
  * in whole seconds, so a row changed twice in one second is told by its hash. A row inserted
  * with an older stamp (a clock set back, another writer) is found by its rowid: above `rowids`,
- * the highest of each table when the last whole read began; `late` holds those read since.
+ * the highest of each table when the last whole read began; `late` holds the rows above it read
+ * since, so a read in several calls takes each once.
  */
 interface Cursor {
   /** The newest migration read, whose row says which schema the database has. */
@@ -296,7 +297,9 @@ function readChanged(db: DatabaseSync, cursorKey: string | null, budget: number)
       ).join(" UNION ALL ") + " ORDER BY u, rank, c, r",
     );
     const since = cursor.t ?? -1;
-    const found = changed.all(since, ...present.map((t) => cursor.rowids[t] ?? 0)) as {
+    // Before a whole read, every row is read by its stamp: no row is late.
+    const bound = (table: string) => cursor.rowids[table] ?? Number.MAX_SAFE_INTEGER;
+    const found = changed.all(since, ...present.map(bound)) as {
       tbl: "sessions" | "messages";
       r: number;
       u: number;
@@ -310,7 +313,6 @@ function readChanged(db: DatabaseSync, cursorKey: string | null, budget: number)
       const hash = sha256Hex(raw).slice(0, 16);
       if (cursor.t !== null && u < cursor.t) {
         if (cursor.late[key] === hash) continue;
-        cursor.late[key] = hash;
       } else {
         if (u === cursor.t && cursor.seen[key] === hash) continue;
         if (cursor.t === null || u > cursor.t) {
@@ -319,6 +321,9 @@ function readChanged(db: DatabaseSync, cursorKey: string | null, budget: number)
         }
         cursor.seen[key] = hash;
       }
+      // A row above the bound is found by its rowid too until the read is whole: noted, so a
+      // later call of the same read (its stamp now behind the cursor) does not take it again.
+      if (r > bound(tbl)) cursor.late[key] = hash;
       rows.push(raw);
       bytes += raw.length;
       if (bytes >= budget) return result(true);

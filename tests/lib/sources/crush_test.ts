@@ -17,11 +17,13 @@ import { findConversation, pageConversation } from "../../../lib/store/conversat
 import { type RecordRow, TextDeriver } from "../../../lib/store/records.ts";
 import { search } from "../../../lib/store/search.ts";
 import { IDS } from "../../../fixtures/crush/make_db.ts";
+import { loadContext, openStore } from "../../../lib/context.ts";
 import {
   captureWorld,
   FIXTURES,
   makeWorld,
   runCli,
+  runPass,
   withStore,
   type World,
 } from "../../_helpers.ts";
@@ -555,5 +557,45 @@ Deno.test("a crush.db that is not a database is reported by its path; the other 
     assert.deepEqual(found(world, "marmalith"), [MAIN]);
   } finally {
     await world.cleanup();
+  }
+});
+
+Deno.test("reading in small budgets stores each row once, as one whole read does", async () => {
+  const whole = await crushWorld();
+  const small = await crushWorld();
+  try {
+    await captureWorld(whole);
+    const ctx = loadContext({ env: small.env });
+    const store = openStore(ctx);
+    try {
+      await runPass(store, ctx, { limits: { rawBudget: 1500, textBudget: 300 } });
+      // And again after Crush wrote more, still in small budgets.
+      write(
+        small,
+        `INSERT INTO messages (id, session_id, role, parts, created_at, updated_at)
+         VALUES (?, ?, 'user', ?, ?, ?)`,
+        "0e6f7a81-9d24-4f3b-8c57-6e8f9a0b1c2d",
+        IDS.main,
+        JSON.stringify([{ type: "text", data: { text: "One more: tamarindel." } }]),
+        1789093900,
+        1789093900,
+      );
+      await runPass(store, ctx, { limits: { rawBudget: 1500, textBudget: 300 } });
+    } finally {
+      store.close();
+    }
+    const raws = (world: World) =>
+      withStore(world, (store) =>
+        (store.db.prepare(
+          `SELECT CAST(r.raw AS TEXT) AS raw FROM records r JOIN sources s ON s.id = r.source_id
+           WHERE s.agent = 'crush' AND r.seq = 0 ORDER BY raw`,
+        ).all() as { raw: string }[]).map((r) => r.raw));
+    const got = raws(small);
+    assert.equal(new Set(got).size, got.length, "no row stored twice");
+    assert.equal(got.length, raws(whole).length + 1);
+    assert.deepEqual(found(small, "tamarindel"), [MAIN]);
+  } finally {
+    await whole.cleanup();
+    await small.cleanup();
   }
 });
