@@ -24,7 +24,7 @@ import {
   withHistoryStore,
 } from "../lib/sessions/resume.ts";
 import { type SessionRecord, SessionStore } from "../lib/sessions/records.ts";
-import { noModelForkNote, runNative } from "./_terminal/native.ts";
+import { displayName, noModelForkNote, runNative } from "./_terminal/native.ts";
 import { existingCwd, openSession } from "./_terminal/open_session.ts";
 import { safeIo } from "./_terminal/safe_io.ts";
 
@@ -140,11 +140,15 @@ function forkOf(
     if (print || noModel) {
       const native = forkCommand(row, ctx.cwd, project.root);
       if (native) return { native, row };
-      // A logbook session forks into logbook only, which needs the model to open.
+      // A logbook session, or a conversation of an agent whose CLI cannot fork, forks into
+      // logbook only, which needs the model to open.
       if (noModel) throw noModel;
       throw new Error(
-        `Cannot print a command that forks "${row.key}": a logbook session forks into ` +
-          `logbook only ("logbook fork ${row.nativeId}")`,
+        row.agent === "logbook"
+          ? `Cannot print a command that forks "${row.key}": a logbook session forks into ` +
+            `logbook only ("logbook fork ${row.nativeId}")`
+          : `Cannot print a command that forks "${row.key}": ${displayName(row.agent)} has no ` +
+            `fork of its own; "logbook fork ${row.key}" forks it into a logbook session`,
       );
     }
     const gate = gateFor(ctx);

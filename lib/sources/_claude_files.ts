@@ -14,12 +14,19 @@ const CHUNK = 64 * 1024;
 /** A subagent's transcript, `agent-<id>.jsonl`, in its session's `subagents/` folder. */
 export const AGENT_FILE = /^agent-(.+)\.jsonl$/;
 
-/** The conversation of subagent `agentId` of session `sessionId`: its key names both. */
-export function subagentConversation(sessionId: string, agentId: string): ConversationInfo {
+/**
+ * The conversation of subagent `agentId` of session `sessionId`: its key names both. Qwen Code
+ * keeps its subagents the same way (`agent` is then `qwen`).
+ */
+export function subagentConversation(
+  sessionId: string,
+  agentId: string,
+  agent = "claude",
+): ConversationInfo {
   return {
-    key: `claude:${sessionId}/agent-${agentId}`,
+    key: `${agent}:${sessionId}/agent-${agentId}`,
     nativeId: `${sessionId}/agent-${agentId}`,
-    parentKey: `claude:${sessionId}`,
+    parentKey: `${agent}:${sessionId}`,
     subagent: true,
   };
 }

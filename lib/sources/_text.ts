@@ -58,6 +58,15 @@ export function str(value: unknown): string | null {
   return typeof value === "string" && value.length > 0 ? value : null;
 }
 
+/** The JSON object one line's bytes hold, or null for anything else. */
+export function jsonRecord(bytes: Uint8Array): Record<string, unknown> | null {
+  try {
+    return obj(JSON.parse(new TextDecoder().decode(bytes)));
+  } catch {
+    return null;
+  }
+}
+
 /** The value as a plain object, or null. */
 export function obj(value: unknown): Record<string, unknown> | null {
   return value !== null && typeof value === "object" && !Array.isArray(value)

@@ -184,6 +184,11 @@ export interface DiscoverContext {
   extraRoots: Partial<Record<AgentName, string[]>>;
   /** Counts things discovery passed over (symlinks, unreadable dirs), by reason. */
   skipped: Map<string, number>;
+  /**
+   * The project directories logbook knows (the recorded directories of captured conversations
+   * and the mirrored projects), for an agent that keeps its files in each project (Aider).
+   */
+  projects?: readonly string[];
 }
 
 /** One chunk of a stored record (a record longer than 64 KiB is several). */

@@ -133,11 +133,10 @@ export const crush: RowAdapter<CrushState> = createCrushAdapter();
 
 /**
  * The project directories logbook knows (the recorded cwds of captured conversations, mirrored
- * projects), where a `.crush/crush.db` of a project missing from Crush's list may be. Read when the
- * discovery context carries them (`projects`, added for Aider's per-project files); none before.
+ * projects), where a `.crush/crush.db` of a project missing from Crush's list may be.
  */
 function knownProjects(ctx: DiscoverContext): readonly string[] {
-  return (ctx as { projects?: readonly string[] }).projects ?? [];
+  return ctx.projects ?? [];
 }
 
 /**

@@ -1,7 +1,9 @@
 // The OpenCode adapter: reads sessions, messages and parts from OpenCode's SQLite databases
-// (read-only, by per-table `(time_updated, id)` cursors) and its older JSON `storage/` tree.
+// (read-only, by per-table `(time_updated, id)` cursors) and its older JSON `storage/` tree. Forks
+// that keep OpenCode's layout under their own names (Kilo, lib/sources/kilo.ts) are read by the
+// same code, told apart by an `OpencodeFlavor`.
 
-import { agentRoots } from "../agents.ts";
+import { type Agent, agentRoots } from "../agents.ts";
 import { basename, dirname, join, relative } from "../path.ts";
 import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
 import {
@@ -36,7 +38,8 @@ import {
   joinText,
   messageText,
   OPENCODE_SKIP_KEYS,
-  opencodeRowText,
+  opencodeRowTextWith,
+  type OpencodeTextOptions,
   partText,
 } from "./opencode_text.ts";
 
@@ -50,10 +53,38 @@ export interface OpencodeState {
   } | null;
 }
 
+/** What tells an agent that keeps OpenCode's layout from OpenCode. */
+export interface OpencodeFlavor {
+  /** logbook's name for it: its sources' agent and its conversations' prefix. */
+  agent: Agent;
+  /** What people call it, in messages: `OpenCode`. */
+  display: string;
+  /** The names of its database files in its data dir. */
+  databaseName: RegExp;
+  /** How its records read (lib/sources/opencode_text.ts). */
+  text: OpencodeTextOptions;
+  /**
+   * Tables of its database that hold no conversation in the versions logbook knows, read after
+   * the three (when they have OpenCode's `id` and `time_updated`): each row is kept raw as drift
+   * (`table/<name>`), so a version that starts keeping messages there shows in the drift report.
+   */
+  watched?: readonly string[];
+}
+
+/** OpenCode: `opencode.db`, and `opencode-<channel>.db` for other release channels. */
+export const OPENCODE_FLAVOR: OpencodeFlavor = {
+  agent: "opencode",
+  display: "OpenCode",
+  databaseName: /^opencode(?:-[^/\\]+)?\.db$/,
+  text: {},
+};
+
 /** How an OpenCode adapter reads its databases. */
 export interface OpencodeOptions {
   /** How long a read waits for a lock held by OpenCode before the source is retried next run. */
   busyTimeoutMs?: number;
+  /** The agent it reads: OpenCode unless told. */
+  flavor?: OpencodeFlavor;
 }
 
 type MessageInfo = NonNullable<OpencodeState["message"]>;
@@ -61,9 +92,6 @@ type MessageInfo = NonNullable<OpencodeState["message"]>;
 /** The tables read, in this order, so a part's message and session are stored before it. */
 const TABLES = ["session", "message", "part"] as const;
 type Table = typeof TABLES[number];
-
-/** `opencode.db`, and `opencode-<channel>.db` for other release channels. */
-const DATABASE_NAME = /^opencode(?:-[^/\\]+)?\.db$/;
 
 /** OpenCode's own placeholder titles, replaced by a generated one after the first reply. */
 const PLACEHOLDER_TITLE = /^(?:New|Child) session - \d{4}-\d{2}-\d{2}T/;
@@ -73,7 +101,7 @@ const DEFAULT_BUSY_TIMEOUT_MS = 2000;
 
 /**
  * Makes an OpenCode adapter. Tests pass a short `busyTimeoutMs`; `opencode` is the one capture
- * uses.
+ * uses, and a `flavor` makes the adapter of an agent that keeps OpenCode's layout (`kilo`).
  *
  * Sources: one per database file (`opencode.db`, `opencode-<channel>.db`), whose records are
  * its rows, one JSON object per row (`{"table":"part","id":…,…,"data":"{…}"}` and a newline: the
@@ -84,13 +112,15 @@ const DEFAULT_BUSY_TIMEOUT_MS = 2000;
  */
 export function createOpencodeAdapter(options: OpencodeOptions = {}): RowAdapter<OpencodeState> {
   const busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
+  const flavor = options.flavor ?? OPENCODE_FLAVOR;
+  const { agent } = flavor;
   // Databases are read from private copies in the data dir's `run/` (see _snapshot.ts).
   let snapshotParent: string | undefined;
   const snapshots = new Snapshots(() => snapshotParent);
-  const reader: DatabaseReader = { snapshots, busyTimeoutMs, display: "OpenCode" };
-  const roots = (ctx: DiscoverContext): string[] => agentRoots("opencode", ctx);
+  const reader: OpencodeReader = { snapshots, busyTimeoutMs, display: flavor.display, flavor };
+  const roots = (ctx: DiscoverContext): string[] => agentRoots(agent, ctx);
   return {
-    agent: "opencode",
+    agent,
     mode: "rows",
     // What it derives, versioned (`LineAdapter.derivation`); one line per raise, saying why:
     // 1: the version of the build that began recording versions.
@@ -101,14 +131,14 @@ export function createOpencodeAdapter(options: OpencodeOptions = {}): RowAdapter
     async *discover(ctx: DiscoverContext): AsyncIterable<SourceRef> {
       snapshotParent = snapshotDirOf(ctx);
       for (const root of roots(ctx)) {
-        for (const path of databasesIn(root, ctx.skipped)) {
-          yield { agent: "opencode", locator: path, path, format: "rows" };
+        for (const path of databasesIn(root, flavor.databaseName, ctx.skipped)) {
+          yield { agent, locator: path, path, format: "rows" };
         }
         // Sessions are `storage/session/<projectID>/<id>.json`.
         const sessions = join(root, "storage", "session");
         for await (const path of walkFiles(sessions, (n) => n.endsWith(".json"), ctx.skipped, 1)) {
           if (dirname(dirname(path)) !== sessions) continue;
-          yield { agent: "opencode", locator: path, path, format: "rows" };
+          yield { agent, locator: path, path, format: "rows" };
         }
       }
     },
@@ -132,7 +162,7 @@ export function createOpencodeAdapter(options: OpencodeOptions = {}): RowAdapter
             : withDatabase(
               source.path,
               reader,
-              (db) => readTables(db, cursorKey, budgetBytes),
+              (db) => readTables(db, cursorKey, budgetBytes, flavor.watched ?? []),
               (read) => !read.more,
             ),
         )
@@ -140,10 +170,10 @@ export function createOpencodeAdapter(options: OpencodeOptions = {}): RowAdapter
     },
 
     parseRow(raw: Uint8Array, state: OpencodeState, source: SourceRef, lookup: Lookup): Derived {
-      return derive(entryOf(raw, source), state, source, lookup);
+      return derive(entryOf(raw, source), state, source, lookup, flavor);
     },
 
-    textOf: opencodeRowText,
+    textOf: opencodeRowTextWith(flavor.text),
 
     toolOf(bytes: Uint8Array, source: SourceRef): ToolParts | null {
       const entry = entryOf(bytes, source);
@@ -169,10 +199,10 @@ export const opencode: RowAdapter<OpencodeState> = createOpencodeAdapter();
 // ---- discovery ----
 
 /** The database files of an OpenCode data dir (or the root itself when it names one). */
-function databasesIn(root: string, skipped: Map<string, number>): string[] {
+function databasesIn(root: string, name: RegExp, skipped: Map<string, number>): string[] {
   const count = (reason: string) => skipped.set(reason, (skipped.get(reason) ?? 0) + 1);
   try {
-    if (Deno.lstatSync(root).isFile) return DATABASE_NAME.test(basename(root)) ? [root] : [];
+    if (Deno.lstatSync(root).isFile) return name.test(basename(root)) ? [root] : [];
   } catch (err) {
     if (err instanceof Deno.errors.NotFound || err instanceof Deno.errors.NotADirectory) return [];
     if (err instanceof Deno.errors.PermissionDenied) return [];
@@ -181,7 +211,7 @@ function databasesIn(root: string, skipped: Map<string, number>): string[] {
   const found: string[] = [];
   try {
     for (const entry of Deno.readDirSync(root)) {
-      if (!DATABASE_NAME.test(entry.name)) continue;
+      if (!name.test(entry.name)) continue;
       if (entry.isSymlink) count("symlink");
       else if (entry.isFile) found.push(join(root, entry.name));
     }
@@ -191,11 +221,16 @@ function databasesIn(root: string, skipped: Map<string, number>): string[] {
       throw err;
     }
   }
-  // opencode.db first, then the channels by name.
+  // opencode.db (kilo.db) first, then the channels by name.
   return found.sort((a, b) => a.length - b.length || (a < b ? -1 : a > b ? 1 : 0));
 }
 
 // ---- reading a database ----
+
+/** How OpenCode's databases are opened (see _snapshot.ts), and which flavor's they are. */
+interface OpencodeReader extends DatabaseReader {
+  flavor: OpencodeFlavor;
+}
 
 /** A value bound in SQL, kept in a cursor: integers exactly, as decimal strings. */
 type Encoded = ["i", string] | ["v", number | string | null];
@@ -220,14 +255,15 @@ interface TableCursor {
   pass: { upTo: Key; lastRowid: string; position: string } | null;
 }
 
-type DatabaseCursor = Record<Table, TableCursor>;
+/** Where reading each table stands, by table name. */
+type DatabaseCursor = Record<string, TableCursor>;
 
-function parseDatabaseCursor(key: string | null): DatabaseCursor {
+function parseDatabaseCursor(key: string | null, tables: readonly string[]): DatabaseCursor {
   const fresh = (): TableCursor => ({ done: null, seenRowid: null, pass: null });
-  const cursor: DatabaseCursor = { session: fresh(), message: fresh(), part: fresh() };
+  const cursor: DatabaseCursor = Object.fromEntries(tables.map((t) => [t, fresh()]));
   if (!key) return cursor;
   const saved = obj(JSON.parse(key));
-  for (const table of TABLES) {
+  for (const table of tables) {
     const c = obj(saved?.[table]);
     if (c) cursor[table] = c as unknown as TableCursor;
   }
@@ -251,8 +287,16 @@ function decode(value: Encoded): SQLInputValue {
  * pass of a table starts only once the tables before it are read up to the same snapshot, so a
  * part never comes before its message.
  */
-function readTables(db: DatabaseSync, cursorKey: string | null, budget: number): RowRead {
-  const cursor = parseDatabaseCursor(cursorKey);
+function readTables(
+  db: DatabaseSync,
+  cursorKey: string | null,
+  budget: number,
+  watched: readonly string[],
+): RowRead {
+  const present = tablesOf(db);
+  const readable = watched.filter((t) => present.has(t) && hasCursorColumns(db, t));
+  const tables = [...TABLES.filter((t) => present.has(t)), ...readable];
+  const cursor = parseDatabaseCursor(cursorKey, [...TABLES, ...readable]);
   const rows: Uint8Array[] = [];
   let bytes = 0;
   const take = (row: Uint8Array): boolean => {
@@ -263,15 +307,14 @@ function readTables(db: DatabaseSync, cursorKey: string | null, budget: number):
   const result = (more: boolean): RowRead => ({ rows, cursorKey: JSON.stringify(cursor), more });
   db.exec("BEGIN");
   try {
-    const present = tablesOf(db);
-    const readers = TABLES.filter((t) => present.has(t)).map((t) => new TableReader(db, t));
+    const readers = tables.map((t) => new TableReader(db, t));
     for (const reader of readers) {
-      if (cursor[reader.table].pass && reader.continuePass(cursor[reader.table], take)) {
+      if (cursor[reader.table]!.pass && reader.continuePass(cursor[reader.table]!, take)) {
         return result(true);
       }
     }
     for (const reader of readers) {
-      const c = cursor[reader.table];
+      const c = cursor[reader.table]!;
       if (reader.readLate(c, take)) return result(true);
       if (reader.startPass(c) && reader.continuePass(c, take)) return result(true);
     }
@@ -286,14 +329,23 @@ function tablesOf(db: DatabaseSync): Set<string> {
   return new Set((rows as { name: string }[]).map((r) => r.name));
 }
 
+/** True when a table has the columns rows are read in order of (`id`, `time_updated`). */
+function hasCursorColumns(db: DatabaseSync, table: string): boolean {
+  const columns = db.prepare("SELECT name FROM pragma_table_info(?)").all(table) as {
+    name: string;
+  }[];
+  const names = new Set(columns.map((c) => c.name));
+  return names.has("id") && names.has("time_updated");
+}
+
 /** The reads of one table; each `take` returns true once the budget is reached. */
 class TableReader {
-  readonly table: Table;
+  readonly table: string;
   #db: DatabaseSync;
   #fetch: StatementSync;
   #names: string[];
 
-  constructor(db: DatabaseSync, table: Table) {
+  constructor(db: DatabaseSync, table: string) {
     this.table = table;
     this.#db = db;
     this.#fetch = db.prepare(`SELECT * FROM "${table}" WHERE rowid = ?`);
@@ -476,7 +528,7 @@ function readStorage(
   sessionPath: string,
   cursorKey: string | null,
   budget: number,
-  reader: DatabaseReader,
+  reader: OpencodeReader,
 ): RowRead {
   const seen: Record<string, string> = cursorKey
     ? (obj(obj(JSON.parse(cursorKey))?.files) as Record<string, string> | null) ?? {}
@@ -523,15 +575,15 @@ function readStorage(
   return { rows, cursorKey: JSON.stringify({ files: seen }), more };
 }
 
-/** Which of `files` (as `<table>:<id>`) the OpenCode databases in `dataDir` hold. */
+/** Which of `files` (as `<table>:<id>`) the databases in `dataDir` hold. */
 function idsInDatabases(
   dataDir: string,
   files: StorageFile[],
-  reader: DatabaseReader,
+  reader: OpencodeReader,
 ): Set<string> {
   const found = new Set<string>();
   if (!files.length) return found;
-  for (const path of databasesIn(dataDir, new Map())) {
+  for (const path of databasesIn(dataDir, reader.flavor.databaseName, new Map())) {
     withDatabase(path, reader, (db) => {
       const present = tablesOf(db);
       const lookups = new Map<Table, StatementSync>();
@@ -552,10 +604,11 @@ function idsInDatabases(
 // ---- deriving records ----
 
 function conversationOf(
+  agent: Agent,
   sessionId: string,
   extra: Partial<ConversationInfo> = {},
 ): ConversationInfo {
-  return { key: `opencode:${sessionId}`, nativeId: sessionId, ...extra };
+  return { key: `${agent}:${sessionId}`, nativeId: sessionId, ...extra };
 }
 
 function base(kind: Kind, role: Role | null, extra: Partial<Derived>): Derived {
@@ -568,10 +621,12 @@ function derive(
   state: OpencodeState,
   source: SourceRef,
   lookup: Lookup,
+  flavor: OpencodeFlavor,
 ): Derived {
+  const { agent } = flavor;
   if ("bad" in entry) {
     return base("meta", null, {
-      conversation: entry.sessionId ? conversationOf(entry.sessionId) : null,
+      conversation: entry.sessionId ? conversationOf(agent, entry.sessionId) : null,
       drift: entry.bad,
       version: entry.sessionId ? sessionVersion(entry.sessionId, source, lookup) : null,
     });
@@ -588,8 +643,8 @@ function derive(
         : null;
       return base("meta", null, {
         ...revision,
-        conversation: conversationOf(entry.id, {
-          parentKey: entry.parentId ? `opencode:${entry.parentId}` : null,
+        conversation: conversationOf(agent, entry.id, {
+          parentKey: entry.parentId ? `${agent}:${entry.parentId}` : null,
           subagent: entry.parentId !== null,
           cwd: entry.directory,
           archived: entry.archived,
@@ -607,14 +662,16 @@ function derive(
       state.message = info;
       return base("meta", null, {
         ...revision,
-        conversation: conversationOf(entry.sessionId, { cwd: str(obj(entry.data.path)?.cwd) }),
+        conversation: conversationOf(agent, entry.sessionId, {
+          cwd: str(obj(entry.data.path)?.cwd),
+        }),
         messageId: entry.id,
         newMessage: !earlier,
         text: messageText(entry.data),
       });
     }
     case "part":
-      return derivePart(entry, state, source, lookup, revision);
+      return derivePart(entry, state, source, lookup, revision, flavor);
   }
 }
 
@@ -624,8 +681,9 @@ function derivePart(
   source: SourceRef,
   lookup: Lookup,
   revision: Partial<Derived>,
+  flavor: OpencodeFlavor,
 ): Derived {
-  const conversation = conversationOf(entry.sessionId);
+  const conversation = conversationOf(flavor.agent, entry.sessionId);
   const ids = { conversation, messageId: entry.messageId, partId: entry.id };
   const type = str(entry.data.type);
   if (!type) {
@@ -638,7 +696,7 @@ function derivePart(
   }
   const message = messageOf(entry.messageId, state, source, lookup);
   const role = message?.role ?? null;
-  const text = partText(entry.data);
+  const text = partText(entry.data, flavor.text);
   const record = (kind: Kind, withRole: boolean, extra: Partial<Derived> = {}) =>
     base(kind, withRole ? role : null, { ...revision, ...ids, text, ...extra });
   switch (type) {

@@ -1,6 +1,7 @@
 // The entries of OpenCode's two layouts (database rows, JSON storage files) and their text:
 // what capture derives records from and what reading shows, apart from the capture code so that
-// `search` and `show` load only this (lib/sources/readers.ts).
+// `search` and `show` load only this (lib/agents.ts `READERS`). Forks that keep OpenCode's layout
+// (Kilo) read through the same code, with their own `OpencodeTextOptions`.
 
 import { basename } from "../path.ts";
 import type { SourceRef, TextReader } from "./adapter.ts";
@@ -8,13 +9,35 @@ import { looksLikeBase64, obj, str, stringLeaves } from "./_text.ts";
 
 const utf8 = new TextDecoder("utf-8", { fatal: false, ignoreBOM: true });
 
+/** How an agent that keeps OpenCode's layout reads differently from OpenCode. */
+export interface OpencodeTextOptions {
+  /**
+   * Read a prompt that `<cli> run` stored wrapped in double quotes (it quotes an argument
+   * holding a space, `"` inside as `\"`) as the words typed.
+   */
+  unquoteRunPrompts?: boolean;
+}
+
 /** The text of one stored row or storage file ("" for one that cannot be read). */
-export function opencodeRowText(bytes: Uint8Array, source: SourceRef): string {
-  const entry = entryOf(bytes, source);
-  if ("bad" in entry) return "";
-  if (entry.table === "part") return partText(entry.data);
-  if (entry.table === "message") return messageText(entry.data);
-  return "";
+export function opencodeRowTextWith(
+  options: OpencodeTextOptions = {},
+): (bytes: Uint8Array, source: SourceRef) => string {
+  return (bytes, source) => {
+    const entry = entryOf(bytes, source);
+    if ("bad" in entry) return "";
+    if (entry.table === "part") return partText(entry.data, options);
+    if (entry.table === "message") return messageText(entry.data);
+    return "";
+  };
+}
+
+/** The text of one stored OpenCode row or storage file ("" for one that cannot be read). */
+export const opencodeRowText: (bytes: Uint8Array, source: SourceRef) => string =
+  opencodeRowTextWith();
+
+/** The reader of an agent that keeps OpenCode's layout. */
+export function opencodeReaderFor(agent: string, options: OpencodeTextOptions = {}): TextReader {
+  return { agent, textOf: opencodeRowTextWith(options) };
 }
 
 /** OpenCode sessions, for reading. */
@@ -207,9 +230,13 @@ export function joinText(pieces: unknown[]): string {
 }
 
 /** What a part says: text, reasoning, a tool's name, input and output; never payloads. */
-export function partText(data: Record<string, unknown>): string {
+export function partText(
+  data: Record<string, unknown>,
+  options: OpencodeTextOptions = {},
+): string {
   switch (data.type) {
     case "text":
+      return joinText([options.unquoteRunPrompts ? unquotedPrompt(data) : data.text]);
     case "reasoning":
       return joinText([data.text]);
     case "tool": {
@@ -247,6 +274,23 @@ export function partText(data: Record<string, unknown>): string {
     default:
       return "";
   }
+}
+
+/**
+ * A prompt's text as typed: a text part without times (the person's, not the model's) that is
+ * one argument `run` wrapped in quotes (it held a space; its own `"` became `\"`), unquoted;
+ * any other text as it is.
+ */
+function unquotedPrompt(data: Record<string, unknown>): unknown {
+  const text = data.text;
+  if (typeof text !== "string" || data.time !== undefined || data.synthetic === true) return text;
+  if (text.length < 3 || !text.startsWith('"') || !text.endsWith('"')) return text;
+  const inner = text.slice(1, -1);
+  if (!inner.includes(" ")) return text;
+  for (let i = inner.indexOf('"'); i !== -1; i = inner.indexOf('"', i + 1)) {
+    if (inner[i - 1] !== "\\") return text;
+  }
+  return inner.replaceAll('\\"', '"');
 }
 
 /** A message's own text: only the error it ended with (its words are in its parts). */

@@ -18,10 +18,14 @@ export class SearchStoppedError extends Error {
 
 /**
  * The budget of one search: `ms` from `startedAt` (epoch ms: when the user asked, so a
- * command's start-up or a request's wait counts too), on the clock `now`.
+ * command's start-up or a request's wait counts too), on the clock `now`. A search that begins
+ * late (a busy machine, a slow start) still has `ownMs(ms)` of its own, so a wait it did not
+ * cause never stops it before it has tried; a stop then says where the time went.
  */
 export class SearchBudget {
   readonly ms: number;
+  /** How long passed between `startedAt` and the search's start. */
+  readonly waitedMs: number;
   readonly #deadline: number;
   /** Where the current phase ends: the deadline, or earlier (see `endBefore`). */
   #end: number;
@@ -32,7 +36,10 @@ export class SearchBudget {
   constructor(ms: number, startedAt?: number, now: () => number = Date.now) {
     this.ms = ms;
     this.#now = now;
-    this.#deadline = (startedAt ?? now()) + ms;
+    const begun = now();
+    const asked = Math.min(startedAt ?? begun, begun);
+    this.waitedMs = begun - asked;
+    this.#deadline = Math.max(asked + ms, begun + ownMs(ms));
     this.#end = this.#deadline;
   }
 
@@ -60,7 +67,11 @@ export class SearchBudget {
   stopped(): SearchStoppedError {
     const after = `after ${this.ms} ms`;
     return new SearchStoppedError(
-      this.literal
+      this.#lateStart()
+        ? `The search was stopped: ${Math.round(this.waitedMs)} ms of its ${this.ms} ms passed ` +
+          "before it began (the machine is busy), and its own share was spent too; try again, " +
+          "or raise LOGBOOK_SEARCH_BUDGET_MS"
+        : this.literal
         ? `The literal substring scan was stopped ${after} (the index cannot answer this ` +
           "query, so every record is read): check its quotes and parentheses, or add filters"
         : `The search was stopped ${after}: it matches too much to rank in time; use more ` +
@@ -89,10 +100,27 @@ export class SearchBudget {
       return `The search was stopped ${after} while it read its hits: ${these} the best ` +
         "ranked, in order, and the rest were not read in time; ask for fewer or narrow the search";
     }
-    return `The search was stopped ${after}: it matches too much to rank in time, so ${these} ` +
+    const why = this.#lateStart()
+      ? `${Math.round(this.waitedMs)} ms of it passed before it began (the machine is busy)`
+      : "it matches too much to rank in time";
+    return `The search was stopped ${after}: ${why}, so ${these} ` +
       `from the most recently captured matches, newest first, not ranked${counted}; use more ` +
       "specific words or longer prefixes, or add filters, for ranked hits";
   }
+
+  /** True when most of the budget passed before the search began: then that is why it stopped. */
+  #lateStart(): boolean {
+    return this.ms > 0 && this.waitedMs >= this.ms / 2;
+  }
+}
+
+/**
+ * The time a search has of its own, however late it begins: half its budget, at most 500 ms
+ * (a search that is not stopped takes a few milliseconds; one that matches too much is stopped
+ * within about its budget either way).
+ */
+export function ownMs(ms: number): number {
+  return Math.min(ms / 2, 500);
 }
 
 /**

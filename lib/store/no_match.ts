@@ -146,13 +146,13 @@ export function explainNoMatch(
       }
       : null;
   };
-  if (!active.length) return suggested() ?? { ...none, text: "No matches" };
+  if (!active.length) return suggested() ?? { ...none, text: nothingToFind(store, query, options) };
   const scope = `No matches for "${query}" ${active.map((f) => f.scope(redact)).join(" ")}`;
   const counted = leavingOut(active);
   if (!counted) return { ...none, text: scope };
   // Matching nothing even without the filters, the words are the reason, not a filter.
   if (counted.all === 0) {
-    return suggested() ?? { ...none, text: `No matches for "${query}" at all` };
+    return suggested() ?? { ...none, text: nothingToFind(store, query, options) };
   }
   const blocking = counted.found;
   if (blocking.length) {
@@ -161,6 +161,22 @@ export function explainNoMatch(
   // No one filter keeps every match out: they do together.
   const n = `${counted.complete ? "" : "at least "}${formatCount(counted.all)}`;
   return { ...none, text: `${scope}; ${matches(n, counted.all)} with none of these filters` };
+}
+
+/**
+ * Why words match nothing anywhere, and what to try: nothing is captured yet, or none of the
+ * captured conversations holds them (in any form or near spelling, unless `exact`).
+ */
+function nothingToFind(store: HistoryStore, query: string, options: SearchOptions): string {
+  const { n } = store.stmt("SELECT count(*) AS n FROM conversations").get() as { n: number };
+  if (n === 0) return "No matches: nothing is captured yet";
+  const where = `${formatCount(n)} ${n === 1 ? "conversation" : "conversations"}`;
+  if (options.forgive === "exact") {
+    return `No matches for "${query}" as typed in ${where}; other forms and spellings were not tried`;
+  }
+  const them = /\s/.test(query) ? "these words" : "it";
+  return `No matches for "${query}": no word in ${where} is ${them}, begins with ${them} or is ` +
+    `spelled close to ${them}; try other words`;
 }
 
 /** A command-line value as a shell takes it back: quoted when it holds more than plain marks. */

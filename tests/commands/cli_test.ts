@@ -1,6 +1,8 @@
 // Every command as a subprocess: `--help` prints usage and exits 0, an unknown flag is a usage
 // error (exit 2, `error:` on stderr), and the `logbook` dispatcher reaches each command.
 
+import { oneOf } from "../../lib/format.ts";
+import { AGENTS } from "../../lib/agents.ts";
 import assert from "node:assert/strict";
 import { COMMANDS } from "../../commands/logbook.ts";
 import { displayWidth } from "../../commands/_terminal/wrap.ts";
@@ -147,7 +149,7 @@ Deno.test("logbook help <command> shows its help; a mistyped command gets a gues
     assert.equal(agent.code, 2);
     assert.match(
       agent.stderr,
-      /^error: Option "--agent" expects claude, codex, opencode or logbook, got "claud"\n/,
+      new RegExp(`^error: Option "--agent" expects ${oneOf(AGENTS)}, got "claud"\n`),
     );
   } finally {
     await world.cleanup();

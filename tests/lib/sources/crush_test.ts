@@ -480,14 +480,14 @@ Deno.test("a project logbook knows is looked in for its .crush/crush.db, listed 
   try {
     const project = join(world.dir, "elsewhere", "app");
     cpSync(join(FIXTURES, "crush", "project"), project, { recursive: true });
-    const ctx = {
+    const ctx: DiscoverContext = {
       env: world.env,
       extraRoots: {},
       skipped: new Map<string, number>(),
       projects: [project, join(world.dir, "no-such-project")],
     };
     const found: string[] = [];
-    for await (const source of crush.discover(ctx as DiscoverContext)) found.push(source.path);
+    for await (const source of crush.discover(ctx)) found.push(source.path);
     assert.deepEqual(found, [join(project, ".crush", "crush.db")]);
   } finally {
     await world.cleanup();

@@ -131,3 +131,35 @@ Deno.test("explainNoMatch() names each filter as the filters' table words it", a
     await world.cleanup();
   }
 });
+
+Deno.test("explainNoMatch() says why words match nothing anywhere, and what to try", async () => {
+  const world = await makeWorld();
+  try {
+    const project = join(world.dir, "src", "marsh");
+    const explain = (q: string, options: Partial<SearchOptions> = {}) =>
+      withStore(world, (store, ctx) => {
+        const redact = redactorFor(ctx);
+        const full: SearchOptions = { query: q, ...options };
+        const { ftsQuery } = search(store, READERS, redact, full);
+        return explainNoMatch(store, { q }, full, ftsQuery, redact, FLAG_REMEDY).text;
+      });
+    await captureWorld(world);
+    assert.equal(explain("zzzqx"), "No matches: nothing is captured yet");
+    const session = "6a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d";
+    const turns: [string, string][] = [["Dunlin question", "Dunlin answer"]];
+    await placeClaudeTranscript(world, project, session, claudeTranscript(session, project, turns));
+    await captureWorld(world);
+    assert.equal(
+      explain("zzzqx"),
+      'No matches for "zzzqx": no word in 1 conversation is it, begins with it or is spelled ' +
+        "close to it; try other words",
+    );
+    assert.equal(
+      explain("zzzqx wwwq", { forgive: "exact" }),
+      'No matches for "zzzqx wwwq" as typed in 1 conversation; other forms and spellings were ' +
+        "not tried",
+    );
+  } finally {
+    await world.cleanup();
+  }
+});
