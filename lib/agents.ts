@@ -21,6 +21,9 @@ import { continueText } from "./sources/continue_text.ts";
 import { continueResumeArgs, processEnv } from "./sources/continue_cli.ts";
 import { aiderText } from "./sources/aider_text.ts";
 import { kiloText } from "./sources/kilo_text.ts";
+import { crushText } from "./sources/crush_text.ts";
+import { gooseText } from "./sources/goose_text.ts";
+import { cursorText } from "./sources/cursor_text.ts";
 import { logbookSessions } from "./sources/logbook.ts";
 import { claudeHistory, codexHistory } from "./sources/prompt_history.ts";
 
@@ -302,6 +305,68 @@ export const AGENT_SPECS = [
     },
     conformance: { package: "@kilocode/cli", version: "7.7.7", bin: "kilo" },
     // Its variable is OpenCode's, which the demo points at OpenCode's samples.
+    demo: {},
+  }),
+  define({
+    name: "crush",
+    display: "Crush",
+    // Crush keeps each project's sessions in `<project>/.crush/crush.db` and lists its projects
+    // in `projects.json` in its global data dir, which `CRUSH_GLOBAL_DATA` moves.
+    variable: "CRUSH_GLOBAL_DATA",
+    roots: (env) => {
+      const global = env.get("CRUSH_GLOBAL_DATA");
+      if (global) return [global];
+      const xdg = env.get("XDG_DATA_HOME");
+      return xdg && isAbsolute(xdg)
+        ? [join(xdg, "crush")]
+        : underHome(env, ".local", "share", "crush");
+    },
+    unit: "record",
+    readers: [crushText],
+    adapters: async () => [(await import("./sources/crush.ts")).crush as Adapter],
+    // `--session` continues a session in the project it belongs to; Crush cannot fork one.
+    cli: { command: "crush", resume: (id) => ["--session", id], fork: () => null },
+    conformance: null,
+    // A root that is a project folder is read too: the demo's is fixtures/crush/project.
+    demo: { CRUSH_GLOBAL_DATA: "crush/project" },
+  }),
+  define({
+    name: "goose",
+    display: "Goose",
+    // Goose keeps its sessions in `<data dir>/sessions/sessions.db`; `GOOSE_PATH_ROOT` moves its
+    // data dir to `$GOOSE_PATH_ROOT/data`.
+    variable: "GOOSE_PATH_ROOT",
+    roots: (env) => {
+      const root = env.get("GOOSE_PATH_ROOT");
+      if (root && isAbsolute(root)) return [join(root, "data", "sessions")];
+      const xdg = env.get("XDG_DATA_HOME");
+      return xdg && isAbsolute(xdg)
+        ? [join(xdg, "goose", "sessions")]
+        : underHome(env, ".local", "share", "goose", "sessions");
+    },
+    unit: "record",
+    readers: [gooseText],
+    adapters: async () => [(await import("./sources/goose.ts")).goose as Adapter],
+    cli: {
+      command: "goose",
+      resume: (id) => ["session", "--resume", "--session-id", id],
+      fork: (id) => ["session", "--resume", "--session-id", id, "--fork"],
+    },
+    conformance: null,
+    demo: { GOOSE_PATH_ROOT: "goose/root" },
+  }),
+  define({
+    name: "cursor",
+    display: "Cursor CLI",
+    // `cursor-agent` keeps a transcript per conversation in
+    // `~/.cursor/projects/<workspace slug>/agent-transcripts/`; no variable is known to move it.
+    variable: null,
+    roots: (env) => underHome(env, ".cursor", "projects"),
+    unit: "line",
+    readers: [cursorText],
+    adapters: async () => [(await import("./sources/cursor.ts")).cursor as Adapter],
+    cli: { command: "cursor-agent", resume: (id) => ["--resume", id], fork: () => null },
+    conformance: null,
     demo: {},
   }),
   define({

@@ -8,8 +8,11 @@
 // its WAL (never `-shm`) into a private directory and opening the copy lets SQLite recover the
 // WAL there: every committed row is seen, and only logbook's own files are written.
 
+import { DatabaseSync } from "node:sqlite";
 import { basename, dirname, join } from "../path.ts";
+import { dataDir, dataPaths } from "../paths.ts";
 import { isPresent } from "../present.ts";
+import { type DiscoverContext, SourceError } from "./adapter.ts";
 
 /** A database copied with its WAL, and the state of the originals it was copied from. */
 interface Snapshot {
@@ -238,4 +241,130 @@ function removeAbandoned(parent: string, own: string): void {
       }
     }
   }
+}
+
+// ---- reading another program's database through its snapshot ----
+
+/** How an adapter opens another program's databases: from private copies, with a busy timeout. */
+export interface DatabaseReader {
+  snapshots: Snapshots;
+  busyTimeoutMs: number;
+  /** The program whose database it is, in messages: `OpenCode`. */
+  display: string;
+}
+
+/** The data dir's `run/`, where the private copies go; undefined when it cannot be located. */
+export function snapshotDirOf(ctx: DiscoverContext): string | undefined {
+  try {
+    return dataPaths(dataDir(ctx.env), ctx.env).run;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Size, mtime and inode of a file, or `-` when it does not exist or is empty. */
+function statSignature(path: string): string {
+  try {
+    const stat = Deno.statSync(path);
+    return stat.size > 0 ? `${stat.size}:${stat.mtime?.getTime() ?? ""}:${stat.ino ?? ""}` : "-";
+  } catch {
+    return "-";
+  }
+}
+
+/**
+ * The database and its WAL: WAL writes change the WAL, not the database file's mtime. An empty
+ * WAL (which a reader creates when the program is not running) holds no rows: it counts as none.
+ */
+export function databaseFingerprint(path: string): string {
+  return `${statSignature(path)}|${statSignature(`${path}-wal`)}`;
+}
+
+/**
+ * Runs `read` on a private copy of another program's database: the database and its WAL are
+ * copied, never opened where they are, so nothing beside them is created or written, and rows
+ * still in the WAL are seen. The copy is opened read-only (`query_only`) and kept while the
+ * original is unchanged; it is removed once a read reached the end (`done`). SQLite errors
+ * become a SourceError, so this source alone is retried next run.
+ */
+export function withDatabase<T>(
+  path: string,
+  reader: DatabaseReader,
+  read: (db: DatabaseSync) => T,
+  done: (result: T) => boolean = () => true,
+): T {
+  let db: DatabaseSync | null = null;
+  let finished = false;
+  try {
+    const copy = copyOf(path, reader);
+    // A journal copied with a write in progress is rolled back, which a read-only open cannot.
+    db = new DatabaseSync(copy, { readOnly: !reader.snapshots.hasJournal(copy) });
+    db.exec(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(reader.busyTimeoutMs))}`);
+    db.exec("PRAGMA query_only = ON");
+    const result = read(db);
+    finished = done(result);
+    return result;
+  } catch (err) {
+    finished = true;
+    throw sourceError(path, err, reader);
+  } finally {
+    db?.close();
+    if (finished) reader.snapshots.release(path);
+  }
+}
+
+/** The private copy of the database at `path`; a copy that fails fails this source alone. */
+function copyOf(path: string, reader: DatabaseReader): string {
+  try {
+    return reader.snapshots.of(path);
+  } catch (err) {
+    const why = err instanceof SnapshotChangingError
+      ? "it kept changing while it was copied"
+      : `it could not be copied to be read (${(err as Error).message})`;
+    throw new SourceError(
+      `${reader.display} database "${path}" was not read: ${why}; it is read again on the next run`,
+      { cause: err },
+    );
+  }
+}
+
+function sourceError(path: string, err: unknown, reader: DatabaseReader): unknown {
+  const sqlite = err as { code?: unknown; errcode?: unknown; message?: unknown };
+  if (sqlite?.code !== "ERR_SQLITE_ERROR") return err;
+  const errcode = typeof sqlite.errcode === "number" ? sqlite.errcode & 0xff : null;
+  const { display, busyTimeoutMs } = reader;
+  // Worded so the engine does not take it for its own store being locked.
+  const message = errcode === 5 || errcode === 6
+    ? `${display} database "${path}" stayed busy for ${busyTimeoutMs} ms: it is read again on the next run`
+    : `Cannot read ${display} database "${path}": ${String(sqlite.message)}`;
+  return new SourceError(message, { cause: err });
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * A row's record: `{"table":<name>` then every column in table order with its value exactly
+ * as read (integers exactly, text as the string it is, BLOBs as `{"base64":…}`), `}` and a
+ * newline, so a source's stream reads as JSON Lines.
+ */
+export function rowJson(table: string, names: string[], values: unknown[]): Uint8Array {
+  let out = `{"table":${JSON.stringify(table)}`;
+  names.forEach((name, i) => {
+    out += `,${JSON.stringify(name)}:${jsonValue(values[i])}`;
+  });
+  return encoder.encode(`${out}}\n`);
+}
+
+function jsonValue(value: unknown): string {
+  if (value === null || value === undefined) return "null";
+  if (typeof value === "bigint") return value.toString();
+  if (typeof value === "number") {
+    if (Number.isFinite(value)) return JSON.stringify(value);
+    return value > 0 ? "1e999" : "-1e999";
+  }
+  if (typeof value === "string") return JSON.stringify(value);
+  if (value instanceof Uint8Array) {
+    return JSON.stringify({ base64: value.toBase64() });
+  }
+  return JSON.stringify(String(value));
 }

@@ -16,12 +16,17 @@ import {
   type Role,
   type RowAdapter,
   type RowRead,
-  SourceError,
   type SourceRef,
   type ToolParts,
 } from "./adapter.ts";
-import { dataDir, dataPaths } from "../paths.ts";
-import { SnapshotChangingError, Snapshots } from "./_snapshot.ts";
+import {
+  databaseFingerprint,
+  type DatabaseReader,
+  rowJson,
+  snapshotDirOf,
+  Snapshots,
+  withDatabase,
+} from "./_snapshot.ts";
 import { sha256Hash, sha256Hex } from "../sha256.ts";
 import { obj, str, stringLeaves, titleFrom } from "./_text.ts";
 import { walkFiles } from "./_walk.ts";
@@ -93,7 +98,6 @@ const PLACEHOLDER_TITLE = /^(?:New|Child) session - \d{4}-\d{2}-\d{2}T/;
 
 const PAGE = 256;
 const DEFAULT_BUSY_TIMEOUT_MS = 2000;
-const encoder = new TextEncoder();
 
 /**
  * Makes an OpenCode adapter. Tests pass a short `busyTimeoutMs`; `opencode` is the one capture
@@ -113,7 +117,7 @@ export function createOpencodeAdapter(options: OpencodeOptions = {}): RowAdapter
   // Databases are read from private copies in the data dir's `run/` (see _snapshot.ts).
   let snapshotParent: string | undefined;
   const snapshots = new Snapshots(() => snapshotParent);
-  const reader: DatabaseReader = { snapshots, busyTimeoutMs, flavor };
+  const reader: OpencodeReader = { snapshots, busyTimeoutMs, display: flavor.display, flavor };
   const roots = (ctx: DiscoverContext): string[] => agentRoots(agent, ctx);
   return {
     agent,
@@ -125,7 +129,7 @@ export function createOpencodeAdapter(options: OpencodeOptions = {}): RowAdapter
     roots,
 
     async *discover(ctx: DiscoverContext): AsyncIterable<SourceRef> {
-      snapshotParent = runDirOf(ctx);
+      snapshotParent = snapshotDirOf(ctx);
       for (const root of roots(ctx)) {
         for (const path of databasesIn(root, flavor.databaseName, ctx.skipped)) {
           yield { agent, locator: path, path, format: "rows" };
@@ -221,100 +225,11 @@ function databasesIn(root: string, name: RegExp, skipped: Map<string, number>): 
   return found.sort((a, b) => a.length - b.length || (a < b ? -1 : a > b ? 1 : 0));
 }
 
-/** Size, mtime and inode of a file, or `-` when it does not exist or is empty. */
-function statSignature(path: string): string {
-  try {
-    const stat = Deno.statSync(path);
-    return stat.size > 0 ? `${stat.size}:${stat.mtime?.getTime() ?? ""}:${stat.ino ?? ""}` : "-";
-  } catch {
-    return "-";
-  }
-}
-
-/**
- * The database and its WAL: WAL writes change the WAL, not the database file's mtime. An empty
- * WAL (which a reader creates when OpenCode is not running) holds no rows: it counts as none.
- */
-function databaseFingerprint(path: string): string {
-  return `${statSignature(path)}|${statSignature(`${path}-wal`)}`;
-}
-
 // ---- reading a database ----
 
-/** How databases are opened: from private copies, with a busy timeout; whose they are. */
-interface DatabaseReader {
-  snapshots: Snapshots;
-  busyTimeoutMs: number;
+/** How OpenCode's databases are opened (see _snapshot.ts), and which flavor's they are. */
+interface OpencodeReader extends DatabaseReader {
   flavor: OpencodeFlavor;
-}
-
-/** The data dir's `run/`, where the private copies go; undefined when it cannot be located. */
-function runDirOf(ctx: DiscoverContext): string | undefined {
-  try {
-    return dataPaths(dataDir(ctx.env), ctx.env).run;
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * Runs `read` on a private copy of an OpenCode database (see _snapshot.ts): the database and
- * its WAL are copied, never opened where they are, so nothing beside them is created or
- * written, and rows still in the WAL are seen. The copy is opened read-only (`query_only`) and
- * kept while the original is unchanged; it is removed once a read reached the end (`done`).
- * SQLite errors become a SourceError, so this source alone is retried next run.
- */
-function withDatabase<T>(
-  path: string,
-  reader: DatabaseReader,
-  read: (db: DatabaseSync) => T,
-  done: (result: T) => boolean = () => true,
-): T {
-  let db: DatabaseSync | null = null;
-  let finished = false;
-  try {
-    const copy = copyOf(path, reader);
-    // A journal copied with a write in progress is rolled back, which a read-only open cannot.
-    db = new DatabaseSync(copy, { readOnly: !reader.snapshots.hasJournal(copy) });
-    db.exec(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(reader.busyTimeoutMs))}`);
-    db.exec("PRAGMA query_only = ON");
-    const result = read(db);
-    finished = done(result);
-    return result;
-  } catch (err) {
-    finished = true;
-    throw sourceError(path, err, reader);
-  } finally {
-    db?.close();
-    if (finished) reader.snapshots.release(path);
-  }
-}
-
-/** The private copy of the database at `path`; a copy that fails fails this source alone. */
-function copyOf(path: string, reader: DatabaseReader): string {
-  try {
-    return reader.snapshots.of(path);
-  } catch (err) {
-    const why = err instanceof SnapshotChangingError
-      ? "it kept changing while it was copied"
-      : `it could not be copied to be read (${(err as Error).message})`;
-    throw new SourceError(
-      `${reader.flavor.display} database "${path}" was not read: ${why}; it is read again on the next run`,
-      { cause: err },
-    );
-  }
-}
-
-function sourceError(path: string, err: unknown, reader: DatabaseReader): unknown {
-  const { busyTimeoutMs, flavor: { display } } = reader;
-  const sqlite = err as { code?: unknown; errcode?: unknown; message?: unknown };
-  if (sqlite?.code !== "ERR_SQLITE_ERROR") return err;
-  const errcode = typeof sqlite.errcode === "number" ? sqlite.errcode & 0xff : null;
-  // Worded so the engine does not take it for its own store being locked.
-  const message = errcode === 5 || errcode === 6
-    ? `${display} database "${path}" stayed busy for ${busyTimeoutMs} ms: it is read again on the next run`
-    : `Cannot read ${display} database "${path}": ${String(sqlite.message)}`;
-  return new SourceError(message, { cause: err });
 }
 
 /** A value bound in SQL, kept in a cursor: integers exactly, as decimal strings. */
@@ -537,33 +452,6 @@ class TableReader {
 const AFTER = "(time_updated > ?1 OR (time_updated = ?1 AND id > ?2))";
 const UP_TO = "(time_updated < ?5 OR (time_updated = ?5 AND id <= ?6))";
 
-/**
- * A row's record: `{"table":<name>` then every column in table order with its value exactly
- * as read (integers exactly, text as the string it is, BLOBs as `{"base64":…}`), `}` and a
- * newline, so a source's stream reads as JSON Lines.
- */
-function rowJson(table: string, names: string[], values: unknown[]): Uint8Array {
-  let out = `{"table":${JSON.stringify(table)}`;
-  names.forEach((name, i) => {
-    out += `,${JSON.stringify(name)}:${jsonValue(values[i])}`;
-  });
-  return encoder.encode(`${out}}\n`);
-}
-
-function jsonValue(value: unknown): string {
-  if (value === null || value === undefined) return "null";
-  if (typeof value === "bigint") return value.toString();
-  if (typeof value === "number") {
-    if (Number.isFinite(value)) return JSON.stringify(value);
-    return value > 0 ? "1e999" : "-1e999";
-  }
-  if (typeof value === "string") return JSON.stringify(value);
-  if (value instanceof Uint8Array) {
-    return JSON.stringify({ base64: value.toBase64() });
-  }
-  return JSON.stringify(String(value));
-}
-
 // ---- reading the older JSON storage ----
 
 interface StorageFile {
@@ -640,7 +528,7 @@ function readStorage(
   sessionPath: string,
   cursorKey: string | null,
   budget: number,
-  reader: DatabaseReader,
+  reader: OpencodeReader,
 ): RowRead {
   const seen: Record<string, string> = cursorKey
     ? (obj(obj(JSON.parse(cursorKey))?.files) as Record<string, string> | null) ?? {}
@@ -691,7 +579,7 @@ function readStorage(
 function idsInDatabases(
   dataDir: string,
   files: StorageFile[],
-  reader: DatabaseReader,
+  reader: OpencodeReader,
 ): Set<string> {
   const found = new Set<string>();
   if (!files.length) return found;

@@ -1,0 +1,144 @@
+// The rows of Crush's database (`.crush/crush.db`) as logbook stores them, and their text: what
+// capture derives records from and what reading shows, apart from the capture code so that
+// `search` and `show` load only this.
+
+import type { SourceRef, TextReader, ToolParts } from "./adapter.ts";
+import { looksLikeBase64, obj, str, stringLeaves } from "./_text.ts";
+
+const utf8 = new TextDecoder("utf-8", { fatal: false, ignoreBOM: true });
+
+/** Field names of a tool's input whose values are never indexed. */
+export const CRUSH_SKIP_KEYS: ReadonlySet<string> = new Set(["data", "signature"]);
+
+/** One part of a message's `parts`: `{"type":…,"data":{…}}`. */
+export interface CrushPart {
+  type: string;
+  data: Record<string, unknown>;
+}
+
+/** A stored row: its table and its columns, as read. */
+export type CrushRow =
+  | { table: "sessions"; row: Record<string, unknown> }
+  | { table: "messages"; row: Record<string, unknown> }
+  | { table: "goose_db_version"; row: Record<string, unknown> };
+
+/** A row that cannot be read: why. */
+export interface CrushBad {
+  bad: string;
+}
+
+/** The stored row of `bytes` (`{"table":"messages","id":…,…}`), or why it is none. */
+export function crushRowOf(bytes: Uint8Array): CrushRow | CrushBad {
+  let row: Record<string, unknown> | null;
+  try {
+    row = obj(JSON.parse(utf8.decode(bytes)));
+  } catch {
+    return { bad: "a row that is not JSON" };
+  }
+  const table = row?.table;
+  if (table === "sessions" || table === "messages" || table === "goose_db_version") {
+    return { table, row: row! };
+  }
+  return { bad: `a row of table ${JSON.stringify(table ?? null)}` };
+}
+
+/** A message's parts, or why they cannot be read (they are a JSON string in the row). */
+export function partsOf(row: Record<string, unknown>): CrushPart[] | CrushBad {
+  if (typeof row.parts !== "string") return { bad: "a message without parts" };
+  let value: unknown;
+  try {
+    value = JSON.parse(row.parts);
+  } catch {
+    return { bad: "a message whose parts are not JSON" };
+  }
+  if (!Array.isArray(value)) return { bad: "a message whose parts are not a list" };
+  const parts: CrushPart[] = [];
+  for (const item of value) {
+    const part = obj(item);
+    const type = part && str(part.type);
+    if (!part || !type) return { bad: "a message part without a type" };
+    parts.push({ type, data: obj(part.data) ?? {} });
+  }
+  return parts;
+}
+
+/** The part types Crush writes (internal/message/message.go's `partType`). */
+export const PART_TYPES: ReadonlySet<string> = new Set([
+  "reasoning",
+  "text",
+  "image_url",
+  "binary",
+  "tool_call",
+  "tool_result",
+  "finish",
+  "shell_command",
+]);
+
+/** A tool call's input: the JSON string Crush stores, as its string leaves. */
+function inputText(input: unknown): string {
+  if (typeof input !== "string") return stringLeaves(input, CRUSH_SKIP_KEYS).join("\n");
+  try {
+    return stringLeaves(JSON.parse(input), CRUSH_SKIP_KEYS).join("\n");
+  } catch {
+    return input;
+  }
+}
+
+/** The words of one part: what was said, thought, run or returned; never payloads. */
+function partText(part: CrushPart): string {
+  const { data } = part;
+  switch (part.type) {
+    case "text":
+      return str(data.text) ?? "";
+    case "reasoning":
+      return str(data.thinking) ?? "";
+    case "tool_call":
+      return [str(data.name) ?? "", inputText(data.input)].filter((s) => s !== "").join("\n");
+    case "tool_result": {
+      const content = str(data.content) ?? "";
+      return looksLikeBase64(content) ? "" : content;
+    }
+    case "shell_command":
+      return [str(data.command) ?? "", str(data.output) ?? ""].filter((s) => s !== "").join("\n");
+    default:
+      return "";
+  }
+}
+
+/** The text of a message's parts, one part a paragraph. */
+export function partsText(parts: readonly CrushPart[]): string {
+  return parts.map(partText).filter((t) => t.length > 0).join("\n");
+}
+
+/** The text of one stored row ("" for a row without words or one that cannot be read). */
+export function crushRowText(bytes: Uint8Array, _source?: SourceRef): string {
+  const entry = crushRowOf(bytes);
+  if ("bad" in entry || entry.table !== "messages") return "";
+  const parts = partsOf(entry.row);
+  return "bad" in parts ? "" : partsText(parts);
+}
+
+/** The tool calls and results one stored row holds, or null for none. */
+export function crushToolOf(bytes: Uint8Array): ToolParts | null {
+  const entry = crushRowOf(bytes);
+  if ("bad" in entry || entry.table !== "messages") return null;
+  const parts = partsOf(entry.row);
+  if ("bad" in parts) return null;
+  const tools: ToolParts = { calls: [], results: [], output: null };
+  for (const { type, data } of parts) {
+    if (type === "tool_call") {
+      tools.calls.push({
+        id: str(data.id),
+        name: str(data.name) ?? "tool",
+        input: inputText(data.input),
+      });
+    } else if (type === "tool_result") {
+      const id = str(data.tool_call_id);
+      if (id) tools.results.push({ id, error: data.is_error === true });
+    }
+  }
+  return tools.calls.length || tools.results.length ? tools : null;
+}
+
+/** Crush's sessions, for reading. */
+export const crushText: TextReader = { agent: "crush", textOf: crushRowText };

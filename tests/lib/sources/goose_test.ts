@@ -1,0 +1,355 @@
+// Capture of Goose: its `sessions/sessions.db` read from a private snapshot, sessions read again
+// when they change, each new message row once, a conversation Goose rewrites whole (deleted and
+// inserted again) stored as newer revisions (found once, shown once), and rows logbook cannot
+// read kept as drift.
+
+import assert from "node:assert/strict";
+import { cpSync } from "node:fs";
+import { join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
+import { redactorFor } from "../../../lib/context.ts";
+import { envFrom } from "../../../lib/env.ts";
+import { READERS } from "../../../lib/agents.ts";
+import { goose } from "../../../lib/sources/goose.ts";
+import { ADAPTERS } from "../../../lib/sources/mod.ts";
+import { findConversation, pageConversation } from "../../../lib/store/conversations.ts";
+import { type RecordRow, TextDeriver } from "../../../lib/store/records.ts";
+import { search } from "../../../lib/store/search.ts";
+import { IDS } from "../../../fixtures/goose/make_db.ts";
+import {
+  captureWorld,
+  FIXTURES,
+  makeWorld,
+  runCli,
+  withStore,
+  type World,
+} from "../../_helpers.ts";
+
+const MAIN = `goose:${IDS.main}`;
+const CHILD = `goose:${IDS.child}`;
+const ODD = `goose:${IDS.drift}`;
+
+interface GooseWorld extends World {
+  db: string;
+}
+
+/** A world whose `$GOOSE_PATH_ROOT` is a copy of `fixtures/goose/root`. */
+async function gooseWorld(): Promise<GooseWorld> {
+  const world = await makeWorld();
+  const root = join(world.dir, "goose-root");
+  cpSync(join(FIXTURES, "goose", "root"), root, { recursive: true });
+  world.vars = { ...world.vars, GOOSE_PATH_ROOT: root };
+  world.env = envFrom(world.vars);
+  return { ...world, db: join(root, "data", "sessions", "sessions.db") };
+}
+
+interface Shown {
+  kind: string;
+  role: string | null;
+  text: string;
+  raw: Uint8Array;
+}
+
+/** Every record of a conversation, in `show`'s order, with its text as `show` gives it. */
+function shown(world: World, key: string): Shown[] {
+  return withStore(world, (store, ctx) => {
+    const deriver = new TextDeriver(store, ADAPTERS, redactorFor(ctx));
+    const conversation = findConversation(store, key);
+    const out: Shown[] = [];
+    let after: number | undefined;
+    do {
+      const page = pageConversation(store, deriver, conversation, {
+        limit: 4,
+        ...(after === undefined ? {} : { after }),
+      });
+      for (const r of page.records) {
+        out.push({ kind: r.kind, role: r.role, text: r.text, raw: Uint8Array.fromBase64(r.raw) });
+      }
+      after = page.next ?? undefined;
+    } while (after !== undefined);
+    return out;
+  });
+}
+
+/** What `show` shows of a conversation: each record with words, as `kind/role: first line`. */
+function said(world: World, key: string): string[] {
+  return shown(world, key).filter((r) => r.text.trim() !== "").map((r) =>
+    `${r.kind}/${r.role ?? "-"}: ${r.text.split("\n")[0]}`
+  );
+}
+
+/** The conversations search finds a phrase in, one entry per hit. */
+function found(world: World, query: string): string[] {
+  return withStore(
+    world,
+    (store, ctx) =>
+      search(store, ADAPTERS, redactorFor(ctx), { query, limit: 50 }).hits.map((h) =>
+        h.conversation
+      ),
+  );
+}
+
+function conversation(world: World, key: string) {
+  return withStore(world, (store) => findConversation(store, key));
+}
+
+const MAIN_SAID = [
+  "message/user: Please list the notes folder, quasarbeet.",
+  "tool_call/assistant: The user wants the folder listed, lanternfig.",
+  "tool_result/-: copperwhistle.md",
+  "message/assistant: The notes folder holds copperwhistle.md and driftmallow.md: marmalith.",
+  "message/user: Ask a helper to find glimmerfane in the notes.",
+  "tool_call/assistant: delegate",
+  "tool_result/-: glimmerfane is in driftmallow.md: tessellark.",
+];
+
+Deno.test("each Goose message is a record of its kind and role, in its session's conversation", async () => {
+  const world = await gooseWorld();
+  try {
+    const summary = await captureWorld(world);
+    assert.deepEqual(summary.errors, []);
+    assert.deepEqual(said(world, MAIN), MAIN_SAID);
+    const main = conversation(world, MAIN);
+    assert.equal(main.native_id, IDS.main);
+    assert.equal(main.title, "List the notes folder");
+    assert.equal(main.cwd, "/home/user/project");
+    assert.equal(main.parent_key, null);
+    assert.equal(main.subagent, 0);
+    const child = conversation(world, CHILD);
+    assert.equal(child.parent_key, MAIN);
+    assert.equal(child.subagent, 1);
+    assert.equal(child.cwd, "/home/user/project");
+    assert.deepEqual(said(world, CHILD), [
+      "message/user: Find glimmerfane in the notes folder.",
+      "message/assistant: glimmerfane is in driftmallow.md: tessellark.",
+    ]);
+    // A session Goose has not named takes its first prompt.
+    assert.equal(conversation(world, ODD).title, "Still read after the odd rows: saffronel.");
+    for (const phrase of ["quasarbeet", "lanternfig", "marmalith", "ls notes"]) {
+      assert.deepEqual(found(world, phrase), [MAIN], phrase);
+    }
+    assert.deepEqual(found(world, "tessellark").sort(), [CHILD, MAIN].sort());
+    assert.deepEqual(found(world, "saffronel"), [ODD]);
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("rows Goose did not write as logbook knows them are drift, kept raw; the rest is read", async () => {
+  const world = await gooseWorld();
+  try {
+    const summary = await captureWorld(world);
+    const drift = summary.drift.map((d) => `${d.category}: ${d.detail}`).sort();
+    assert.deepEqual(drift, [
+      "unknown_type: content/hologram",
+      "unparsable: a message whose content is not JSON",
+    ]);
+    assert.deepEqual(found(world, "plasma-gazebo"), []);
+    assert.deepEqual(found(world, "nebulark"), []);
+    const odd = shown(world, ODD);
+    assert.deepEqual(odd.map((r) => r.kind), ["meta", "meta", "meta", "message"]);
+    assert.ok(new TextDecoder().decode(odd[1]!.raw).includes("plasma-gazebo"));
+    assert.ok(new TextDecoder().decode(odd[2]!.raw).includes("nebulark"));
+    assert.ok(summary.drift.every((d) => d.version === "schema 17"));
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("each Goose record holds its row exactly: every column as the database has it", async () => {
+  const world = await gooseWorld();
+  try {
+    await captureWorld(world);
+    const db = new DatabaseSync(world.db, { readOnly: true });
+    try {
+      const rows = new Map<string, Record<string, unknown>>();
+      for (const table of ["sessions", "messages"]) {
+        const stmt = db.prepare(`SELECT * FROM ${table}`);
+        stmt.setReadBigInts(true);
+        for (const row of stmt.all()) rows.set(`${table}:${row.id}`, row);
+      }
+      const records = [MAIN, CHILD, ODD].flatMap((key) => shown(world, key));
+      let compared = 0;
+      for (const { raw } of records) {
+        const text = new TextDecoder().decode(raw);
+        assert.ok(text.endsWith("}\n"));
+        const stored = JSON.parse(
+          text,
+          (_k, v, context?: { source?: string }) =>
+            typeof v === "number" && context?.source && /^-?\d+$/.test(context.source)
+              ? BigInt(context.source)
+              : v,
+        );
+        const row = rows.get(`${stored.table}:${stored.id}`);
+        assert.ok(row, `${stored.table} ${stored.id}`);
+        const { table: _, ...columns } = stored;
+        assert.deepEqual(Object.keys(columns), Object.keys(row));
+        for (const [name, value] of Object.entries(row)) {
+          // Integers exactly (as BigInt); a REAL that holds a whole number reads as an integer.
+          const got = typeof value === "number" ? Number(columns[name]) : columns[name];
+          assert.deepEqual(got, value, `${stored.id}.${name}`);
+        }
+        compared++;
+      }
+      assert.equal(compared, rows.size);
+    } finally {
+      db.close();
+    }
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("READERS give every Goose record the text its adapter gives", async () => {
+  const world = await gooseWorld();
+  try {
+    await captureWorld(world);
+    withStore(world, (store, ctx) => {
+      const redact = redactorFor(ctx);
+      const byAdapters = new TextDeriver(store, ADAPTERS, redact);
+      const byReaders = new TextDeriver(store, READERS, redact);
+      const rows = store.stmt(
+        `SELECT r.* FROM records r JOIN sources s ON s.id = r.source_id WHERE s.agent = 'goose'
+         ORDER BY r.id`,
+      ).all() as unknown as RecordRow[];
+      assert.ok(rows.length > 12);
+      for (const row of rows) {
+        assert.equal(byReaders.textOf(row), byAdapters.textOf(row), `record ${row.id}`);
+      }
+    });
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("a conversation Goose rewrites whole is stored again as revisions: each message found once, shown once, in order", async () => {
+  const world = await gooseWorld();
+  try {
+    await captureWorld(world);
+    // What Goose's replace_conversation does (an edit, a compaction): delete the session's
+    // messages and insert them again, each with its message_id, in new rows. Here the last
+    // answer is edited on the way.
+    const db = new DatabaseSync(world.db);
+    const before = db.prepare(
+      "SELECT message_id, role, content_json, created_timestamp, metadata_json FROM messages WHERE session_id = ? ORDER BY created_timestamp, id",
+    ).all(IDS.main) as Record<string, string | number>[];
+    db.prepare("DELETE FROM messages WHERE session_id = ?").run(IDS.main);
+    const insert = db.prepare(
+      `INSERT INTO messages (message_id, session_id, role, content_json, created_timestamp,
+         metadata_json) VALUES (?, ?, ?, ?, ?, ?)`,
+    );
+    for (const m of before) {
+      const content = String(m.content_json).replace("marmalith", "marmalith, then umberquill");
+      insert.run(m.message_id!, IDS.main, m.role!, content, m.created_timestamp!, m.metadata_json!);
+    }
+    // Then the session goes on (a resume: `goose session --resume --session-id <id>`).
+    insert.run(
+      "msg_20260910_1_c927f5e6-28da-4b13-b6c4-f7e0d9a816dc",
+      IDS.main,
+      "user",
+      JSON.stringify([{ type: "text", text: "Carry on, cobaltwren." }]),
+      1789093700,
+      JSON.stringify({ userVisible: true, agentVisible: true }),
+    );
+    db.close();
+    const second = await captureWorld(world);
+    assert.deepEqual(second.errors, []);
+    for (const phrase of ["quasarbeet", "lanternfig", "umberquill", "cobaltwren"]) {
+      assert.deepEqual(found(world, phrase), [MAIN], phrase);
+    }
+    assert.deepEqual(said(world, MAIN), [
+      ...MAIN_SAID.slice(0, 3),
+      "message/assistant: The notes folder holds copperwhistle.md and driftmallow.md: marmalith, then umberquill.",
+      ...MAIN_SAID.slice(4),
+      "message/user: Carry on, cobaltwren.",
+    ]);
+    assert.equal(conversation(world, MAIN).message_count, 4, "revisions are not new messages");
+    assert.equal((await captureWorld(world)).records, 0, "nothing new: nothing stored");
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("toolOf gives a Goose tool request its input and a tool response its id", async () => {
+  const world = await gooseWorld();
+  try {
+    await captureWorld(world);
+    const source = { agent: "goose", locator: world.db, path: world.db, format: "rows" as const };
+    const tools = shown(world, MAIN).map((r) => goose.toolOf!(r.raw, source))
+      .filter((t) => t !== null);
+    assert.deepEqual(tools, [
+      {
+        calls: [{ id: IDS.call, name: "developer__shell", input: "ls notes" }],
+        results: [],
+        output: null,
+      },
+      { calls: [], results: [{ id: IDS.call, error: false }], output: null },
+      {
+        calls: [{
+          id: IDS.delegate,
+          name: "delegate",
+          input: "Find glimmerfane in the notes folder.",
+        }],
+        results: [],
+        output: null,
+      },
+      { calls: [], results: [{ id: IDS.delegate, error: false }], output: null },
+    ]);
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("reindex, search and show read a Goose store end to end; resume prints goose session --resume", async () => {
+  const world = await gooseWorld();
+  try {
+    const reindex = await runCli("reindex", [], world.vars);
+    assert.equal(reindex.code, 0, reindex.stderr);
+    const hits = await runCli("search", ["marmalith", "--agent", "goose", "--json"], world.vars);
+    assert.equal(hits.code, 0, hits.stderr);
+    assert.deepEqual(
+      hits.stdout.trim().split("\n").map((l) => JSON.parse(l).conversation),
+      [MAIN],
+    );
+    const show = await runCli("show", [MAIN, "--json", "--limit", "100"], world.vars);
+    assert.equal(show.code, 0, show.stderr);
+    const page = JSON.parse(show.stdout);
+    assert.equal(page.conversation.cwd, "/home/user/project");
+    const messages = page.records.filter((r: { text: string }) => r.text.trim() !== "")
+      .map((r: { kind: string; role: string | null; text: string }) =>
+        `${r.kind}/${r.role ?? "-"}: ${r.text.split("\n")[0]}`
+      );
+    assert.deepEqual(messages, MAIN_SAID);
+    const resume = await runCli("resume", [MAIN, "--print"], world.vars);
+    assert.equal(resume.code, 0, resume.stderr);
+    assert.match(resume.stdout, new RegExp(`goose session --resume --session-id '?${IDS.main}'?`));
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("a sessions.db that is not a database is reported by its path; other agents' files are read", async () => {
+  const world = await gooseWorld();
+  try {
+    Deno.writeTextFileSync(world.db, "this is not a database, only some words\n".repeat(200));
+    const other = join(world.home, ".cursor", "projects", "p", "agent-transcripts");
+    Deno.mkdirSync(other, { recursive: true });
+    Deno.writeTextFileSync(
+      join(other, "0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d.jsonl"),
+      `${
+        JSON.stringify({
+          role: "user",
+          message: {
+            content: [{ type: "text", text: "<user_query>\nhello, tamarindel\n</user_query>" }],
+          },
+        })
+      }\n`,
+    );
+    const summary = await captureWorld(world);
+    assert.deepEqual(summary.errors.map((e) => e.locator), [world.db]);
+    assert.match(summary.errors[0]!.message, /Goose database/);
+    assert.deepEqual(found(world, "tamarindel"), ["cursor:0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"]);
+  } finally {
+    await world.cleanup();
+  }
+});
