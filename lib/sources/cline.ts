@@ -31,7 +31,7 @@ import {
   type ToolParts,
 } from "./adapter.ts";
 import { sha256Hex } from "../sha256.ts";
-import { obj, str, stringLeaves, titleFrom } from "./_text.ts";
+import { blockToolParts, obj, str, titleFrom } from "./_text.ts";
 import { walkFiles } from "./_walk.ts";
 import { CLINE_SKIP_KEYS, clineMessageText, clineRowOf, clineRowText } from "./cline_text.ts";
 
@@ -90,22 +90,7 @@ export function createClineAdapter(): RowAdapter<ClineState> {
     toolOf(bytes: Uint8Array): ToolParts | null {
       const row = clineRowOf(bytes);
       if (!("cline" in row) || row.cline !== "message") return null;
-      const content = row.message.content;
-      if (!Array.isArray(content)) return null;
-      const parts: ToolParts = { calls: [], results: [], output: null };
-      for (const item of content) {
-        const block = obj(item);
-        if (block?.type === "tool_use") {
-          parts.calls.push({
-            id: str(block.id),
-            name: str(block.name) ?? "tool",
-            input: stringLeaves(block.input, CLINE_SKIP_KEYS).join("\n"),
-          });
-        } else if (block?.type === "tool_result" && str(block.tool_use_id)) {
-          parts.results.push({ id: str(block.tool_use_id)!, error: block.is_error === true });
-        }
-      }
-      return parts.calls.length || parts.results.length ? parts : null;
+      return blockToolParts(row.message.content, CLINE_SKIP_KEYS);
     },
   };
 }

@@ -23,7 +23,7 @@ import {
   type SourceRef,
   type ToolParts,
 } from "./adapter.ts";
-import { obj, str, stringLeaves, titleFrom, toEpochMs } from "./_text.ts";
+import { blockToolParts, obj, str, titleFrom, toEpochMs } from "./_text.ts";
 import { walkFiles } from "./_walk.ts";
 import { DROID_SKIP_KEYS, droidLineText, droidRecord, droidRecordText } from "./droid_text.ts";
 import { claudeTextPath } from "./claude_text.ts";
@@ -186,22 +186,7 @@ export function createDroidAdapter(): LineAdapter<DroidState> {
     textOf: droidLineText,
 
     toolOf(bytes: Uint8Array): ToolParts | null {
-      const content = obj(droidRecord(bytes)?.message)?.content;
-      if (!Array.isArray(content)) return null;
-      const parts: ToolParts = { calls: [], results: [], output: null };
-      for (const item of content) {
-        const block = obj(item);
-        if (block?.type === "tool_use") {
-          parts.calls.push({
-            id: str(block.id),
-            name: str(block.name) ?? "tool",
-            input: stringLeaves(block.input, DROID_SKIP_KEYS).join("\n"),
-          });
-        } else if (block?.type === "tool_result" && str(block.tool_use_id)) {
-          parts.results.push({ id: str(block.tool_use_id)!, error: block.is_error === true });
-        }
-      }
-      return parts.calls.length || parts.results.length ? parts : null;
+      return blockToolParts(obj(droidRecord(bytes)?.message)?.content, DROID_SKIP_KEYS);
     },
   };
 }

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DELEGATE, PROMPTS, RESUME, START, subtask } from "../_script.ts";
-import { driveTui, type Rig, runAgent } from "../_rig.ts";
+import { type Rig, runAgent } from "../_rig.ts";
 import { capture, show } from "../_checks.ts";
 import {
   checkCapture,
@@ -53,22 +53,12 @@ export async function drive(t: Deno.TestContext, rig: Rig, line: ReportLine): Pr
     const command = await resumeCommand(rig, `cline:${session}`);
     assert.equal(command.cwd, rig.project);
     assert.deepEqual(command.argv, ["cline", "--id", session]);
-    const driven = await driveTui(
-      rig,
-      command.argv,
-      command.cwd,
-      PROMPTS.resume,
-      () => contains(messages(), "plumquartz"),
-    );
-    assert.ok(driven.ok, `no answer in the session; the screen:\n${driven.screen}`);
-    const again = await driveTui(
-      rig,
-      command.argv,
-      command.cwd,
-      PROMPTS.delegate,
-      () => contains(messages(), "orchidvault"),
-    );
-    assert.ok(again.ok, `no answer in the session; the screen:\n${again.screen}`);
+    // One terminal session for both turns, as a person resumes and goes on.
+    const screen = await inTerminal(rig, command.argv, command.cwd, [
+      { text: PROMPTS.resume, done: () => contains(messages(), "plumquartz") },
+      { text: PROMPTS.delegate, done: () => contains(messages(), "orchidvault") },
+    ]);
+    assert.equal(screen.ok, true, `no answer in the session; the screen:\n${screen.screen}`);
     assert.equal(agents().length, 1, "the subagent's messages document");
     await capture(rig);
     resumed = (await show(rig, `cline:${session}`)).records.length;
@@ -105,4 +95,82 @@ export async function drive(t: Deno.TestContext, rig: Rig, line: ReportLine): Pr
       assert.deepEqual(stored, written, id);
     }
   });
+}
+
+/**
+ * Runs `argv` in `cwd` in a tmux pane with exactly the rig's environment, waits until Cline's
+ * terminal UI shows the resumed session and its input box, then types each prompt and Enter and
+ * waits for its answer in the session's files (at most two minutes each). Cline ignores an Enter
+ * while it is still loading the session: a prompt still in the input box gets Enter again.
+ */
+async function inTerminal(
+  rig: Rig,
+  argv: string[],
+  cwd: string,
+  prompts: { text: string; done: () => boolean }[],
+): Promise<{ ok: boolean; screen: string }> {
+  const name = `conformance-cline-${Date.now()}`;
+  const socket = join(rig.root, "tmux-cline.sock");
+  const tmux = async (...args: string[]) =>
+    new TextDecoder().decode(
+      (await new Deno.Command("tmux", { args: ["-S", socket, ...args], stdout: "piped" })
+        .output()).stdout,
+    );
+  const screen = () => tmux("capture-pane", "-p", "-t", name);
+  const vars = Object.entries(rig.env).map(([k, v]) => `${k}=${v}`);
+  const program = join(rig.installed.dir, "node_modules", ".bin", argv[0]!);
+  await tmux(
+    "new-session",
+    "-d",
+    "-s",
+    name,
+    "-x",
+    "160",
+    "-y",
+    "45",
+    "-c",
+    cwd,
+    "env",
+    "-i",
+    ...vars,
+    program,
+    ...argv.slice(1),
+  );
+  const until = async (
+    ready: (text: string) => boolean,
+    ms: number,
+    every?: () => Promise<void>,
+  ) => {
+    const deadline = Date.now() + ms;
+    let polls = 0;
+    while (Date.now() < deadline) {
+      if (ready(await screen())) return true;
+      await new Promise((r) => setTimeout(r, 500));
+      if (every && ++polls % 20 === 0) await every();
+    }
+    return false;
+  };
+  try {
+    // Loaded: the input box is there and the earlier turn is shown.
+    const loaded = await until(
+      (text) => text.includes("Ask anything") && text.includes("marmalith"),
+      120_000,
+    );
+    if (!loaded) return { ok: false, screen: await screen() };
+    for (const prompt of prompts) {
+      await tmux("send-keys", "-t", name, "-l", prompt.text);
+      await until((text) => text.includes(prompt.text), 10_000);
+      await tmux("send-keys", "-t", name, "Enter");
+      const waiting = async () => {
+        const input = (await screen()).split("\n").find((l) => l.startsWith("❯ "));
+        if (input?.includes(prompt.text)) await tmux("send-keys", "-t", name, "Enter");
+      };
+      if (!await until(() => prompt.done(), 120_000, waiting)) {
+        return { ok: false, screen: await screen() };
+      }
+    }
+    return { ok: true, screen: await screen() };
+  } finally {
+    await tmux("kill-server");
+  }
 }

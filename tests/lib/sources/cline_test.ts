@@ -175,6 +175,21 @@ Deno.test("every message of the Cline fixture is derived with its kind, role, co
     const rows = stored.map((r) => JSON.parse(new TextDecoder().decode(r.raw)));
     assert.equal(rows[0].cline, "session");
     assert.deepEqual(rows.slice(1).map((r) => r.message), document.messages);
+    // The tool call and its result name the same id.
+    const source = {} as SourceRef;
+    assert.deepEqual(cline.toolOf!(stored[2]!.raw, source), {
+      calls: [{
+        id: "call_conformance000002",
+        name: "read_files",
+        input: "/home/user/project/notes.txt",
+      }],
+      results: [],
+      output: null,
+    });
+    assert.deepEqual(cline.toolOf!(stored[3]!.raw, source)?.results, [
+      { id: "call_conformance000002", error: false },
+    ]);
+    assert.equal(cline.toolOf!(stored[1]!.raw, source), null);
   } finally {
     await world.cleanup();
   }
