@@ -92,6 +92,7 @@ const DRIVES: Record<string, Drive> = {
       const [path] = newest(join(rig.home, ".factory", "sessions"), (n) => n.endsWith(".jsonl"));
       return basename(path!, ".jsonl");
     },
+    // Fails offline: `exec -s` fetches the session from Factory's API (docs/agents/droid.md).
     resume: (_, id, prompt) => ["exec", "-m", DROID_MODEL, "-s", id, prompt],
     keep: [".factory/sessions"],
   },
@@ -101,6 +102,8 @@ const DRIVES: Record<string, Drive> = {
       const sessions = join(rig.home, ".cline", "data", "sessions");
       return [...Deno.readDirSync(sessions)].find((e) => e.isDirectory)!.name;
     },
+    // `--id` opens the terminal UI: without a terminal it exits ("interactive mode requires a
+    // TTY"), so here the resumes fail; drivers/cline.ts resumes under tmux.
     resume: (_, id, prompt) => ["--id", id, prompt],
     keep: [".cline/data"],
   },
