@@ -255,8 +255,8 @@ function derive(raw: Uint8Array): Derived {
     });
   }
   const text = clineMessageText(message);
-  const prompt = kind.kind === "message" && kind.role === "user" && row.parent === null &&
-    text.trim() !== "";
+  // The first prompt titles a session; a subagent's task titles the subagent.
+  const prompt = kind.kind === "message" && kind.role === "user" && text.trim() !== "";
   return makeDerived(kind.kind, kind.role, conversation, {
     ...base,
     messageId: id,

@@ -22,6 +22,9 @@ import {
 export const title = (version: string): string =>
   `Cline ${version}: a session, its resume in the terminal and a subagent are captured, each message once`;
 
+const handed = DELEGATE.steps[0]!;
+const subtaskPrompt = handed.kind === "subagent" ? handed.prompt : "";
+
 export async function drive(t: Deno.TestContext, rig: Rig, line: ReportLine): Promise<void> {
   const step = stepOf(t);
   const sessions = join(rig.home, ".cline", "data", "sessions");
@@ -82,7 +85,8 @@ export async function drive(t: Deno.TestContext, rig: Rig, line: ReportLine): Pr
       glimmerfane: sub,
       driftmallow: sub,
     }),
-    titles: () => ({ [key()]: PROMPTS.start }),
+    // A subagent is titled by its task: the prompt the model gave spawn_agent.
+    titles: (sub) => ({ [key()]: PROMPTS.start, [sub]: subtaskPrompt }),
     parents: (sub) => ({ [key()]: null, [sub]: key() }),
   });
   await step("every message Cline kept is one record, equal to what it wrote", async () => {

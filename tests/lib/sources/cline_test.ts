@@ -147,7 +147,7 @@ Deno.test("every message of the Cline fixture is derived with its kind, role, co
     });
     assert.deepEqual(conversation(world, `cline:${CHILD}`), {
       key: `cline:${CHILD}`,
-      title: null,
+      title: "Subtask glimmerfane: read the notes and report.",
       parent_key: key,
       subagent: 1,
       cwd: PROJECT,
