@@ -11,9 +11,12 @@
 // document when it changed (cline_text.ts says what a row is). A write that appends (a new
 // turn, a resume) yields only the new messages; a message written again with other contents is
 // stored again under its key `message:<id>` and supersedes the older revision, so search finds
-// it once; a write that drops messages (a checkpoint restore) leaves the dropped ones stored,
-// found and shown, as what was said. A document that does not parse (caught mid-write) is read
-// again on the next run.
+// it once; a write that drops messages would leave the dropped ones stored, found and shown, as
+// what was said. A checkpoint restore does not rewrite: it starts a new session holding copies of
+// the kept messages (their ids unchanged) and names the old one (`restoredFromSessionId`): the
+// new session is a child of the old, and its copies are shown there but found in the old one,
+// when the store holds it. A document that does not parse (caught mid-write) is read again on
+// the next run.
 
 import { agentRoots } from "../agents.ts";
 import { basename, dirname, join } from "../path.ts";
@@ -22,7 +25,10 @@ import {
   type Derived,
   type DiscoverContext,
   type Kind,
+  type Lookup,
   makeDerived,
+  NO_RECALL,
+  type Recall,
   type Role,
   type RowAdapter,
   type RowRead,
@@ -81,8 +87,14 @@ export function createClineAdapter(): RowAdapter<ClineState> {
       return new Promise((resolve) => resolve(readDocuments(source, cursorKey)));
     },
 
-    parseRow(raw: Uint8Array): Derived {
-      return derive(raw);
+    parseRow(
+      raw: Uint8Array,
+      _state: ClineState,
+      source: SourceRef,
+      _lookup: Lookup,
+      recall: Recall = NO_RECALL,
+    ): Derived {
+      return derive(raw, source, recall);
     },
 
     textOf: clineRowText,
@@ -167,11 +179,18 @@ function readDocuments(source: SourceRef, cursorKey: string | null): RowRead {
     }
   }
   const origin = obj(document?.origin);
+  // "Restore Checkpoint" in Cline's terminal UI starts a new session holding copies of the kept
+  // messages (the same ids) and names the old one in its metadata.
+  const restoredFrom = isMain(source.path)
+    ? str(obj(session?.metadata)?.restoredFromSessionId)
+    : null;
+  const copies = restoredFrom ? messageIds(restoredLocator(source.path, restoredFrom)) : new Set();
   const head = {
     cline: "message",
     sessionId,
     agent: str(document?.agent),
     parent: str(origin?.parentThreadId),
+    restoredFrom,
     version: str(origin?.version),
     cwd: str(session?.cwd),
   };
@@ -182,9 +201,31 @@ function readDocuments(source: SourceRef, cursorKey: string | null): RowRead {
     const hash = sha256Hex(encoder.encode(text)).slice(0, 16);
     if (cursor.messages[id] === hash) return;
     cursor.messages[id] = hash;
-    rows.push(encoder.encode(`${JSON.stringify(head).slice(0, -1)},"message":${text}}\n`));
+    const copiedFrom = copies.has(id) ? restoredFrom : null;
+    rows.push(
+      encoder.encode(
+        `${JSON.stringify({ ...head, copiedFrom }).slice(0, -1)},"message":${text}}\n`,
+      ),
+    );
   });
   return { rows, cursorKey: JSON.stringify(cursor), more: false };
+}
+
+/** The messages document of the session `id` beside the session of `messagesPath`. */
+function restoredLocator(messagesPath: string, id: string): string {
+  return join(dirname(dirname(messagesPath)), id, `${id}${MESSAGES}`);
+}
+
+/** The ids of a messages document's messages (none when it is gone or not whole). */
+function messageIds(path: string): Set<string> {
+  try {
+    const messages = obj(JSON.parse(Deno.readTextFileSync(path)))?.messages;
+    return new Set(
+      (Array.isArray(messages) ? messages : []).flatMap((m) => str(obj(m)?.id) ?? []),
+    );
+  } catch {
+    return new Set();
+  }
 }
 
 // ---- deriving records ----
@@ -193,16 +234,18 @@ function conversationOf(
   sessionId: string,
   parent: string | null,
   extra: Partial<ConversationInfo> = {},
+  restoredFrom: string | null = null,
 ): ConversationInfo {
   return {
     key: `cline:${sessionId}`,
     nativeId: sessionId,
     ...(parent ? { parentKey: `cline:${parent}`, subagent: true } : {}),
+    ...(restoredFrom && !parent ? { parentKey: `cline:${restoredFrom}` } : {}),
     ...extra,
   };
 }
 
-function derive(raw: Uint8Array): Derived {
+function derive(raw: Uint8Array, source: SourceRef, recall: Recall): Derived {
   const row = clineRowOf(raw);
   if ("bad" in row) {
     return makeDerived(
@@ -223,7 +266,7 @@ function derive(raw: Uint8Array): Derived {
       conversationOf(row.sessionId, null, {
         cwd: str(session.cwd),
         branch: str(obj(metadata?.git)?.branch),
-      }),
+      }, str(metadata?.restoredFromSessionId)),
       {
         ts: Number.isFinite(started) ? started : null,
         key: "session",
@@ -234,7 +277,12 @@ function derive(raw: Uint8Array): Derived {
     );
   }
   const message = row.message;
-  const conversation = conversationOf(row.sessionId, row.parent, { cwd: row.cwd });
+  const conversation = conversationOf(
+    row.sessionId,
+    row.parent,
+    { cwd: row.cwd },
+    row.restoredFrom,
+  );
   const id = str(message.id);
   const base = {
     version: row.version,
@@ -255,13 +303,18 @@ function derive(raw: Uint8Array): Derived {
     });
   }
   const text = clineMessageText(message);
+  // A restored session's copy of a message is shown there and found in the session it was
+  // restored from, when the store holds that one; without it, the copy is all there is.
+  const copied = row.copiedFrom !== null &&
+    recall.has(restoredLocator(source.path, row.copiedFrom));
   // The first prompt titles a session; a subagent's task titles the subagent.
   const prompt = kind.kind === "message" && kind.role === "user" && text.trim() !== "";
   return makeDerived(kind.kind, kind.role, conversation, {
     ...base,
     messageId: id,
     text,
-    newMessage: true,
+    copied,
+    newMessage: !copied,
     key: `message:${id}`,
     supersedes: true,
     title: prompt ? { text: titleFrom(text), rank: 1 } : null,

@@ -3,7 +3,8 @@
 // (`sessions/<id>/<id>.json`, `<id>.messages.json`, a subagent's `agent_<id>.messages.json`);
 // logbook stores them as rows, one a line, that it makes of those documents (cline.ts):
 //
-//   {"cline":"message","sessionId":…,"agent":…,"parent":…,"version":…,"cwd":…,"message":{…}}
+//   {"cline":"message","sessionId":…,"agent":…,"parent":…,"restoredFrom":…,"version":…,"cwd":…,
+//    "copiedFrom":…,"message":{…}}
 //   {"cline":"session","sessionId":…,"session":{…}}
 //
 // `message` is one element of the document's `messages` as Cline wrote it (parsed and written
@@ -22,6 +23,10 @@ export type ClineRow =
     sessionId: string;
     agent: string | null;
     parent: string | null;
+    /** The session this one was restored from (a checkpoint restore starts a new session). */
+    restoredFrom: string | null;
+    /** Set when the message is a copy of that session's message with the same id. */
+    copiedFrom: string | null;
     version: string | null;
     cwd: string | null;
     message: Record<string, unknown>;
@@ -48,6 +53,8 @@ export function clineRowOf(bytes: Uint8Array): ClineRow {
       sessionId,
       agent: str(row.agent),
       parent: str(row.parent),
+      restoredFrom: str(row.restoredFrom),
+      copiedFrom: str(row.copiedFrom),
       version: str(row.version),
       cwd: str(row.cwd),
       message,

@@ -34,6 +34,8 @@ const AGENT = "agent_1796334487610_z2jb0r";
 const CHILD = `${MAIN}__${AGENT}`;
 const STAGED = "1796334276421_hw2d0";
 const TORN = "1796334500000_torn1";
+const ORIGINAL = "1796336393696_m4g5u";
+const RESTORED = "1796336423876_thvey";
 const PROJECT = "/home/user/project";
 
 /** A world whose `$CLINE_DATA_DIR` is empty; `place` puts sessions in it. */
@@ -224,7 +226,7 @@ Deno.test("READERS read every stored Cline record as the adapter does", async ()
   }
 });
 
-Deno.test("a document rewritten each turn: appends across a resume and a rewind's rewrite keep each message once", async (t) => {
+Deno.test("a document rewritten each turn: appends across a resume keep each message once", async (t) => {
   const world = await clineWorld();
   const key = `cline:${STAGED}`;
   const count = (word: string) => hits(world, word).length;
@@ -245,21 +247,6 @@ Deno.test("a document rewritten each turn: appends across a resume and a rewind'
         assert.equal(count(word), 1, word);
       }
     });
-    await t.step("a rewind: the resumed turn dropped, another in its place", async () => {
-      place(world, "stages/3-rewind/sessions", STAGED);
-      const summary = await captureWorld(world);
-      assert.deepEqual(summary.drift, []);
-      assert.equal(summary.records, 2, "the two new messages");
-      // The dropped turn stays as what was said; each message once, in the order written.
-      assert.deepEqual(shown(world, key), [
-        ...READ,
-        ...RESUMED,
-        "message/user: After the rewind, cobaltwren.",
-        "message/assistant: Rewound fine: saltmoraine.",
-      ]);
-      assert.equal(count("marmalith"), 1);
-      assert.equal(count("cobaltwren"), 2, "the dropped prompt and the new one");
-    });
     await t.step("the same document again is nothing new; a rebuild derives the same", async () => {
       const before = shown(world, key);
       assert.equal((await captureWorld(world)).records, 0);
@@ -267,6 +254,84 @@ Deno.test("a document rewritten each turn: appends across a resume and a rewind'
       assert.deepEqual(shown(world, key), before);
       assert.equal(count("marmalith"), 1);
     });
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("a checkpoint restore's new session shows the messages it kept and finds them once, in the session they came from", async (t) => {
+  const world = await clineWorld();
+  const original = `cline:${ORIGINAL}`;
+  const restored = `cline:${RESTORED}`;
+  const count = (word: string) => hits(world, word).map((h) => h.conversation);
+  const stage = (name: string) => {
+    for (const session of Deno.readDirSync(join(FIXTURES, "cline", "restore", name, "sessions"))) {
+      place(world, `restore/${name}/sessions`, session.name);
+    }
+  };
+  const AFTER = [
+    "message/user: After the rewind, cobaltwren.",
+    "message/assistant: Resumed fine: plumquartz.",
+  ];
+  try {
+    await t.step("a session and its resumed turn", async () => {
+      stage("1-start");
+      await captureWorld(world);
+      stage("2-resume");
+      await captureWorld(world);
+      assert.deepEqual(shown(world, original), [...READ, ...RESUMED]);
+    });
+    await t.step("Restore Checkpoint to the resumed prompt: a new session of copies", async () => {
+      stage("3-restored");
+      const summary = await captureWorld(world);
+      assert.deepEqual(summary.drift, []);
+      assert.deepEqual(shown(world, restored), READ);
+      assert.deepEqual(conversation(world, restored), {
+        key: restored,
+        title: "Read the notes for me, quasarbeet lanternfig.",
+        parent_key: original,
+        subagent: 0,
+        cwd: PROJECT,
+        project_root: PROJECT,
+        branch: "main",
+        agent_version: "3.0.65",
+        message_count: 0,
+      });
+      for (const word of ["quasarbeet", "copperwhistle", "marmalith", "cobaltwren"]) {
+        assert.deepEqual(count(word), [original], word);
+      }
+    });
+    await t.step("the next turn in the restored session is its own", async () => {
+      stage("4-after");
+      await captureWorld(world);
+      assert.deepEqual(shown(world, original), [...READ, ...RESUMED]);
+      assert.deepEqual(shown(world, restored), [...READ, ...AFTER]);
+      assert.deepEqual(count("marmalith"), [original]);
+      assert.deepEqual(count("cobaltwren").sort(), [original, restored]);
+      const before = shown(world, restored);
+      await captureWorld(world, { rebuild: true });
+      assert.deepEqual(shown(world, restored), before);
+      assert.deepEqual(count("marmalith"), [original]);
+    });
+    await t.step(
+      "without the session it came from, the copies are found where they are",
+      async () => {
+        const alone = await clineWorld();
+        try {
+          place(alone, "restore/4-after/sessions", RESTORED);
+          await captureWorld(alone);
+          assert.deepEqual(shown(alone, restored), [...READ, ...AFTER]);
+          const found = withStore(
+            alone,
+            (store, ctx) =>
+              search(store, ADAPTERS, redactorFor(ctx), { query: "marmalith", limit: 5 }).hits,
+          );
+          assert.deepEqual(found.map((h) => h.conversation), [restored]);
+        } finally {
+          await alone.cleanup();
+        }
+      },
+    );
   } finally {
     await world.cleanup();
   }
