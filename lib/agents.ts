@@ -24,6 +24,8 @@ import { kiloText } from "./sources/kilo_text.ts";
 import { crushText } from "./sources/crush_text.ts";
 import { gooseText } from "./sources/goose_text.ts";
 import { cursorText } from "./sources/cursor_text.ts";
+import { droidText } from "./sources/droid_text.ts";
+import { clineText } from "./sources/cline_text.ts";
 import { logbookSessions } from "./sources/logbook.ts";
 import { claudeHistory, codexHistory } from "./sources/prompt_history.ts";
 
@@ -368,6 +370,69 @@ export const AGENT_SPECS = [
     cli: { command: "cursor-agent", resume: (id) => ["--resume", id], fork: () => null },
     conformance: null,
     demo: {},
+  }),
+  define({
+    name: "droid",
+    display: "Factory Droid",
+    // Droid takes its home from this variable before HOME.
+    variable: "FACTORY_HOME_OVERRIDE",
+    roots: (env) => [
+      ...underVariable(env, "FACTORY_HOME_OVERRIDE", ".factory", "sessions"),
+      ...underHome(env, ".factory", "sessions"),
+    ],
+    unit: "line",
+    readers: [droidText],
+    adapters: async () => [(await import("./sources/droid.ts")).droid as Adapter],
+    cli: {
+      command: "droid",
+      resume: (id) => ["--resume", id],
+      fork: (id) => ["--fork", id],
+    },
+    conformance: {
+      // @factory/cli 0.225.1's platform package is missing from the registry; `droid` is the
+      // same program under its older name.
+      package: "droid",
+      version: "0.215.0",
+      bin: "droid",
+      unavoidable: {
+        "CONNECT api.factory.ai:443":
+          "droid exec asks Factory's API for the account at start; no setting found turns it off",
+        "CONNECT telemetry.factory.ai:443": "telemetry; no setting found turns it off",
+        "CONNECT otel-collector-123358924663.us-central1.run.app:443":
+          "OpenTelemetry traces; no setting found turns them off",
+      },
+    },
+    demo: { FACTORY_HOME_OVERRIDE: "droid/home" },
+  }),
+  define({
+    name: "cline",
+    display: "Cline",
+    // `$CLINE_DIR` replaces `~/.cline`; `$CLINE_DATA_DIR` and `$CLINE_SESSION_DATA_DIR` move
+    // its data and its sessions alone.
+    variable: "CLINE_DIR",
+    roots: (env) => [
+      ...underVariable(env, "CLINE_SESSION_DATA_DIR"),
+      ...underVariable(env, "CLINE_DATA_DIR", "sessions"),
+      ...underVariable(env, "CLINE_DIR", "data", "sessions"),
+      ...underHome(env, ".cline", "data", "sessions"),
+    ],
+    unit: "record",
+    readers: [clineText],
+    adapters: async () => [(await import("./sources/cline.ts")).cline as Adapter],
+    // Cline resumes a session by id in its terminal UI; it has no fork.
+    cli: { command: "cline", resume: (id) => ["--id", id], fork: () => null },
+    conformance: {
+      package: "cline",
+      version: "3.0.65",
+      bin: "cline",
+      unavoidable: {
+        "CONNECT api.cline.bot:443": "Cline's own account API, asked at start; no setting found",
+        "CONNECT data.cline.bot:443": "telemetry; no setting found turns it off",
+        "CONNECT otel.cline.bot:443": "OpenTelemetry; no setting found turns it off",
+        "CONNECT models.dev:443": "the model catalogue, fetched at start; no setting found",
+      },
+    },
+    demo: { CLINE_DIR: "cline/home/.cline" },
   }),
   define({
     name: "logbook",

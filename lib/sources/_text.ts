@@ -1,5 +1,7 @@
 // Small text helpers the adapters share: base64 detection, titles, flattening tool input.
 
+import type { ToolParts } from "./adapter.ts";
+
 const BASE64_RUN = /^[A-Za-z0-9+/=_-]{200,}$/;
 
 /** True for a long run of base64 characters with no spaces: a payload, not text. */
@@ -72,4 +74,27 @@ export function obj(value: unknown): Record<string, unknown> | null {
   return value !== null && typeof value === "object" && !Array.isArray(value)
     ? value as Record<string, unknown>
     : null;
+}
+
+/**
+ * The tool calls and results of Anthropic-style content blocks (`tool_use {id, name, input}`,
+ * `tool_result {tool_use_id, is_error}`), as Droid and Cline write them; null for none.
+ */
+export function blockToolParts(content: unknown, skipKeys: ReadonlySet<string>): ToolParts | null {
+  if (!Array.isArray(content)) return null;
+  const parts: ToolParts = { calls: [], results: [], output: null };
+  for (const item of content) {
+    const block = obj(item);
+    const resultOf = str(block?.tool_use_id);
+    if (block?.type === "tool_use") {
+      parts.calls.push({
+        id: str(block.id),
+        name: str(block.name) ?? "tool",
+        input: stringLeaves(block.input, skipKeys).join("\n"),
+      });
+    } else if (block?.type === "tool_result" && resultOf) {
+      parts.results.push({ id: resultOf, error: block.is_error === true });
+    }
+  }
+  return parts.calls.length || parts.results.length ? parts : null;
 }

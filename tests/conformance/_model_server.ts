@@ -494,6 +494,10 @@ function toolCall(
   if (exchange.api === "chat" || exchange.api === "gemini") {
     // Each agent names its tools its own way (OpenCode and Kilo `read`, Gemini CLI and Qwen Code
     // `read_file`, Continue `Read`, Copilot `view`); the argument is named as its schema says.
+    // Cline reads several files in one call: `read_files` with `files: [{path}]`.
+    if (step.kind === "read" && has("read_files")) {
+      return { name: "read_files", input: { files: [{ path: step.path }] } };
+    }
     const read = step.kind === "read" && READ_TOOLS.find(has);
     if (read) {
       const key = PATH_PARAMS.find((p) => exchange.params[read]?.includes(p)) ?? "filePath";
@@ -560,6 +564,13 @@ function subagentCall(
   step: Extract<Step, { kind: "subagent" }>,
   exchange: Exchange,
 ): { name: string; input: Record<string, unknown> } {
+  // Cline's `spawn_agent` takes the helper's system prompt and its task.
+  if (exchange.tools.includes("spawn_agent") && !exchange.tools.includes("task")) {
+    return {
+      name: "spawn_agent",
+      input: { systemPrompt: "You are a helper: do the task.", task: step.prompt },
+    };
+  }
   const name = ["task", "agent", "invoke_agent"].find((t) => exchange.tools.includes(t)) ?? "task";
   const params = exchange.params[name] ?? [];
   if (params.includes("agent_name")) {

@@ -111,6 +111,12 @@ export async function makeRig(installed: Installed, server: ModelServer): Promis
     case "kilo":
       configureKilo(rig);
       break;
+    case "droid":
+      await configureDroid(rig);
+      break;
+    case "cline":
+      await configureCline(rig);
+      break;
   }
   return rig;
 }
@@ -218,6 +224,54 @@ function configureKilo(rig: Rig): void {
       disabled_providers: ["kilo"],
     }),
   });
+}
+
+/**
+ * Factory Droid: a custom model in `~/.factory/settings.json` speaking Chat Completions at the
+ * server (`droid exec -m <DROID_MODEL>` picks it).
+ */
+async function configureDroid(rig: Rig): Promise<void> {
+  const dir = join(rig.home, ".factory");
+  await Deno.mkdir(dir, { recursive: true });
+  await Deno.writeTextFile(
+    join(dir, "settings.json"),
+    JSON.stringify(
+      {
+        customModels: [{
+          model: "conformance-model",
+          displayName: "Conformance Model",
+          baseUrl: `${rig.server.origin}/v1`,
+          apiKey: API_KEY,
+          provider: "generic-chat-completion-api",
+          maxOutputTokens: 4000,
+        }],
+      },
+      null,
+      2,
+    ),
+  );
+}
+
+/** The model id `droid exec -m` takes for the rig's custom model. */
+export const DROID_MODEL = "custom:conformance-model";
+
+/**
+ * Cline: its `openai` provider at the server, set by `cline auth` (which writes its settings
+ * under `~/.cline`).
+ */
+async function configureCline(rig: Rig): Promise<void> {
+  const ran = await runAgent(rig, [
+    "auth",
+    "-p",
+    "openai",
+    "-k",
+    API_KEY,
+    "-m",
+    "conformance-model",
+    "-b",
+    `${rig.server.origin}/v1`,
+  ]);
+  if (ran.code !== 0) throw new Error(`cline auth failed: ${ran.stderr || ran.stdout}`);
 }
 
 /**

@@ -11,7 +11,7 @@ import { DatabaseSync } from "node:sqlite";
 import { type AgentPin, COMING, PINNED } from "./agents.ts";
 import { install } from "./_install.ts";
 import { startModelServer } from "./_model_server.ts";
-import { continueConfig, makeRig, type Ran, type Rig, runAgent } from "./_rig.ts";
+import { continueConfig, DROID_MODEL, makeRig, type Ran, type Rig, runAgent } from "./_rig.ts";
 import { DELEGATE, PROMPTS, RESUME, START, subtask, SUMMARY, TITLE } from "./_script.ts";
 
 /** How to drive one agent: its first prompt, where it keeps the id, how it resumes. */
@@ -86,16 +86,37 @@ const DRIVES: Record<string, Drive> = {
     resume: (_, id, prompt) => ["run", "--auto", "-s", id, prompt],
     keep: [".local/share/kilo/kilo.db", ".local/share/kilo/storage"],
   },
+  droid: {
+    start: (_, prompt) => ["exec", "-m", DROID_MODEL, prompt],
+    session: (rig) => {
+      const [path] = newest(join(rig.home, ".factory", "sessions"), (n) => n.endsWith(".jsonl"));
+      return basename(path!, ".jsonl");
+    },
+    // Fails offline: `exec -s` fetches the session from Factory's API (docs/agents/droid.md).
+    resume: (_, id, prompt) => ["exec", "-m", DROID_MODEL, "-s", id, prompt],
+    keep: [".factory/sessions"],
+  },
+  cline: {
+    start: (_, prompt) => [prompt],
+    session: (rig) => {
+      const sessions = join(rig.home, ".cline", "data", "sessions");
+      return [...Deno.readDirSync(sessions)].find((e) => e.isDirectory)!.name;
+    },
+    // `--id` opens the terminal UI: without a terminal it exits ("interactive mode requires a
+    // TTY"), so here the resumes fail; drivers/cline.ts resumes under tmux.
+    resume: (_, id, prompt) => ["--id", id, prompt],
+    keep: [".cline/data"],
+  },
 };
 
 async function main(args: string[]): Promise<number> {
   const [agent, out] = args;
-  const pin = [...COMING, ...PINNED].find((p) => p.agent === agent);
+  // The agents not read yet, and the pinned ones this script knows how to drive.
+  const known = [...COMING, ...PINNED.filter((p) => p.agent in DRIVES)];
+  const pin = known.find((p) => p.agent === agent);
   if (!pin || !out) {
     console.error(
-      `usage: explore.ts <${
-        [...COMING, ...PINNED].map((p) => p.agent).join("|")
-      }> <dir>  (keeps what it wrote)`,
+      `usage: explore.ts <${known.map((p) => p.agent).join("|")}> <dir>  (keeps what it wrote)`,
     );
     return 2;
   }
