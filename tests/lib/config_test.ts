@@ -513,7 +513,7 @@ Deno.test("loadConfig() warns about unknown keys and loads the rest", () => {
     write(dirs.globalFile, {
       $schema: "https://example.com/logbook.schema.json",
       histroy: { ingest: false },
-      history: { ingets: false, roots: { cursor: ["/x"], claude: ["/c"] } },
+      history: { ingets: false, roots: { martian: ["/x"], claude: ["/c"] } },
       model: "kept",
       codex: { futureSetting: 1, tokenBudget: 9 },
     });
@@ -521,7 +521,7 @@ Deno.test("loadConfig() warns about unknown keys and loads the rest", () => {
     assert.deepEqual(loaded.warnings.toSorted(), [
       `Unknown key "codex.futureSetting" in "${dirs.globalFile}"`,
       `Unknown key "history.ingets" in "${dirs.globalFile}"`,
-      `Unknown key "history.roots.cursor" in "${dirs.globalFile}"`,
+      `Unknown key "history.roots.martian" in "${dirs.globalFile}"`,
       `Unknown key "histroy" in "${dirs.globalFile}"`,
     ]);
     assert.equal(loaded.config.model, "kept");
