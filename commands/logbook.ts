@@ -40,6 +40,7 @@ export const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   forget: () => import("./forget.ts"),
   "delete-user-data": () => import("./delete_user_data.ts"),
   "stage-markers": () => import("./stage_markers.ts"),
+  usage: () => import("./usage.ts"),
   dashboard: () => import("./dashboard.ts"),
   mirror: () => import("./mirror.ts"),
   mcp: () => import("./mcp.ts"),

@@ -24,6 +24,8 @@ export interface Settings {
   tokenBudget?: number;
   secrets?: Record<string, string>;
   allowedSecrets?: string[];
+  /** USD per million tokens by model name, over the prices logbook ships (`usage`). */
+  prices?: Record<string, ModelPrice>;
   /** Read only to be ignored with a warning: `logbook mirror enable` turns a mirror on. */
   mirror?: boolean;
   team?: { url?: string; projects?: string[]; machine?: string; raw?: boolean };
@@ -110,6 +112,29 @@ const roots = arrayOf(
 const SECRETS_MESSAGE = "expected an object mapping labels to values";
 const secretValue = string({ min: 4, minMessage: "expected at least 4 characters" });
 
+/** One model's prices in config: USD per million tokens (cache prices default to 0). */
+export interface ModelPrice {
+  input: number;
+  output: number;
+  cacheWrite: number;
+  cacheRead: number;
+}
+
+const PRICE_MESSAGE = "expected a number of USD per million tokens, 0 or more";
+const usd = rule((v) => typeof v === "number" && Number.isFinite(v) && v >= 0, PRICE_MESSAGE);
+const priceShape = strictObject({
+  input: usd,
+  output: usd,
+  cacheWrite: usd,
+  cacheRead: usd,
+}, 'expected {"input", "output", "cacheWrite", "cacheRead"} in USD per million tokens');
+const priceCheck: Check = (value, path, issues) => {
+  priceShape(value, path, issues);
+  if (isObject(value) && (value.input === undefined || value.output === undefined)) {
+    issues.push({ code: "invalid", path, message: 'expected at least "input" and "output"' });
+  }
+};
+
 const settingsShape: Record<string, Check> = {
   history: strictObject({
     ingest: boolean,
@@ -131,6 +156,17 @@ const settingsShape: Record<string, Check> = {
     }
   },
   allowedSecrets: arrayOf(label, "expected an array of labels"),
+  prices: (value, path, issues) => {
+    if (!isObject(value)) {
+      issues.push({
+        code: "invalid",
+        path,
+        message: "expected an object mapping models to prices",
+      });
+      return;
+    }
+    for (const [model, price] of Object.entries(value)) priceCheck(price, [...path, model], issues);
+  },
   mirror: boolean,
   team: strictObject({
     url: rule(
@@ -181,6 +217,8 @@ export interface Config {
   secrets: Record<string, string>;
   /** Labels whose values may be sent to a model. */
   allowedSecrets: string[];
+  /** USD per million tokens by model name, over the prices logbook ships (`usage`). */
+  prices: Record<string, ModelPrice>;
   dashboard: { port: number };
   /** The shared team database `logbook push` sends to (see `lib/team/`). */
   team?: { url?: string; projects?: string[]; machine?: string; raw?: boolean };
@@ -194,6 +232,7 @@ export const DEFAULTS: Config = deepFreeze({
   },
   secrets: {},
   allowedSecrets: [],
+  prices: {},
   dashboard: { port: 8787 },
 });
 

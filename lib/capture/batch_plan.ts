@@ -341,6 +341,9 @@ function recordRows(batch: readonly PendingRecord[]): {
       completes: r.seq === 0 && d.completes === true && !d.drift,
       text: r.text,
       drift: counted ? driftRow(r.ctx, d) : null,
+      usage: r.seq === 0 && d.usage && !d.copied && !d.drift
+        ? { ...d.usage, agent: r.ctx.ref.agent }
+        : null,
     });
     stored.push(bytes);
     rawLength += bytes.length;

@@ -11,6 +11,7 @@ import { indexText } from "../store/cjk.ts";
 import { addTombstone, coveredInStore } from "../store/tombstones.ts";
 import { type ConversationWrite, writeConversations } from "./conversation_rows.ts";
 import type { FileSeen } from "./source.ts";
+import type { Usage } from "../sources/adapter.ts";
 
 /** One record row of a batch. */
 export interface BatchRecord {
@@ -39,6 +40,13 @@ export interface BatchRecord {
   text: string;
   /** Counted as drift once the row is stored (head rows of drift records only). */
   drift: DriftRow | null;
+  /** The model call the record reports (head rows only; never a copy's or drift's). */
+  usage: UsageRow | null;
+}
+
+/** A model call's usage, as the `usage` table stores it. */
+export interface UsageRow extends Usage {
+  agent: string;
 }
 
 /** A drift count to add, by source generation, agent version, category and detail. */
@@ -135,6 +143,7 @@ export function writeBatch(
       const id = ids.get(r);
       if (r.completes && id !== undefined) joinCompleted(store, id);
     }
+    writeUsage(store, records, ids, conversationId);
     const remember = store.stmt(
       `INSERT INTO record_keys (source_id, key, record_id) VALUES (?, ?, ?)
        ON CONFLICT DO UPDATE SET record_id = excluded.record_id`,
@@ -241,6 +250,50 @@ function writeRecords(
     group.forEach((r, i) => placed(r, last - group.length + 1 + i));
   }
   return { ids, indexed, inserted: fresh.length };
+}
+
+/**
+ * Stores the model calls the batch's records report: a record derived again drops what it said
+ * before; a call stored already stays as it is (a repeat of it counts once) unless the new
+ * record revises it (`Usage.revised`), which then takes its place.
+ */
+function writeUsage(
+  store: HistoryStore,
+  records: readonly BatchRecord[],
+  ids: Map<BatchRecord, number>,
+  conversationId: (r: BatchRecord) => number | null,
+): void {
+  const forget = store.stmt("DELETE FROM usage WHERE record_id = ?");
+  const columns = `(record_id, conversation_id, agent, call, ts, model, input, output,
+    cache_write, cache_read, cost) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+  const keep = store.stmt(`INSERT INTO usage ${columns} ON CONFLICT DO NOTHING`);
+  const revise = store.stmt(
+    `INSERT INTO usage ${columns} ON CONFLICT (agent, call) DO UPDATE SET
+       record_id = excluded.record_id, conversation_id = excluded.conversation_id,
+       ts = excluded.ts, model = excluded.model, input = excluded.input,
+       output = excluded.output, cache_write = excluded.cache_write,
+       cache_read = excluded.cache_read, cost = excluded.cost`,
+  );
+  for (const r of records) {
+    const id = ids.get(r);
+    if (id === undefined) continue;
+    if (r.existingId !== null) forget.run(id);
+    const u = r.usage;
+    if (!u) continue;
+    (u.revised ? revise : keep).run(
+      id,
+      conversationId(r),
+      u.agent,
+      u.call,
+      r.ts,
+      u.model,
+      u.input,
+      u.output,
+      u.cacheWrite,
+      u.cacheRead,
+      u.cost,
+    );
+  }
 }
 
 /**

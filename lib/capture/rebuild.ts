@@ -82,6 +82,7 @@ class Rebuild {
         DELETE FROM conversation_shares;
         DELETE FROM conversations_to_sum;
         DELETE FROM drift;
+        DELETE FROM usage;
         DELETE FROM record_keys;
         DELETE FROM record_changes;
         INSERT INTO fts (fts) VALUES ('delete-all');

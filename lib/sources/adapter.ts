@@ -114,6 +114,12 @@ export interface Derived {
   /** The agent version the record was written by, for drift accounting. */
   version?: string | null;
   /**
+   * The model call this record reports the usage of (an assistant reply's tokens, a token-count
+   * event's increment), counted once: capture stores it in the store's `usage` table. Never on a
+   * `copied` record (a copy does not count again).
+   */
+  usage?: Usage | null;
+  /**
    * A stable key for this record (`message:<id>`, `part:<id>`), so later records can look it
    * up (row adapters) and a newer revision can supersede it.
    */
@@ -124,6 +130,25 @@ export interface Derived {
    * finds the newest text once.
    */
   supersedes?: boolean;
+}
+
+/** The tokens (and, where the agent records it, the cost) of one model call. */
+export interface Usage {
+  /**
+   * What names the call among the agent's records, so records that repeat it count it once
+   * (Claude Code's `message.id` and `requestId`); null for a record that is its own call.
+   */
+  call: string | null;
+  /** True when a later record naming the same call replaces this one (a revised message). */
+  revised?: boolean;
+  model: string | null;
+  /** Input tokens not read from the cache. */
+  input: number;
+  output: number;
+  cacheWrite: number;
+  cacheRead: number;
+  /** The cost in USD as the agent recorded it, or null to price the tokens. */
+  cost: number | null;
 }
 
 /** A derived record with every optional part empty: `makeDerived("message", "user", conv, { text })`. */

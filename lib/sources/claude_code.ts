@@ -15,6 +15,7 @@ import {
   type Scalar,
   type SourceRef,
   type ToolParts,
+  type Usage,
 } from "./adapter.ts";
 import { obj, str, stringLeaves, titleFrom, toEpochMs } from "./_text.ts";
 import { walkFiles } from "./_walk.ts";
@@ -133,7 +134,8 @@ export const claudeCode: LineAdapter<ClaudeState> = {
   mode: "lines",
   // What it derives, versioned (`LineAdapter.derivation`); one line per raise, saying why:
   // 1: the version of the build that began recording versions.
-  derivation: 1,
+  // 2: an assistant record's model call (tokens, cost) is derived for `usage`.
+  derivation: 2,
   skipKeys: CLAUDE_SKIP_KEYS,
   textPath: claudeTextPath,
 
@@ -240,9 +242,25 @@ export const claudeCode: LineAdapter<ClaudeState> = {
       const value = scalars.get(key);
       if (value !== undefined) record[key] = value;
     }
-    for (const key of ["timestamp", "gitBranch", "isSidechain", "isCompactSummary", "isMeta"]) {
+    for (
+      const key of [
+        "timestamp",
+        "gitBranch",
+        "isSidechain",
+        "isCompactSummary",
+        "isMeta",
+        "requestId",
+        "costUSD",
+      ]
+    ) {
       const value = scalars.get(key);
       if (value !== undefined) record[key] = value;
+    }
+    const usage: Record<string, Scalar> = {};
+    for (const [path, value] of scalars) {
+      if (path.startsWith("message.usage.") && !path.slice(14).includes(".")) {
+        usage[path.slice(14)] = value;
+      }
     }
     const blockType = scalars.get("message.content.0.type");
     const block: Record<string, unknown> = { type: blockType };
@@ -253,7 +271,9 @@ export const claudeCode: LineAdapter<ClaudeState> = {
     record.message = {
       role: scalars.get("message.role") ?? null,
       id: scalars.get("message.id") ?? null,
+      model: scalars.get("message.model") ?? null,
       content: typeof blockType === "string" ? [block] : "",
+      ...(Object.keys(usage).length ? { usage } : {}),
     };
     const type = str(record.type);
     remember(state, record, file);
@@ -548,7 +568,42 @@ function classifyAssistant(
     ? message.content.map(obj).find((b) => b?.type === "tool_use" || b?.type === "server_tool_use")
     : undefined;
   const partId = call ? str(call.id) : null;
-  return makeDerived(kind, "assistant", conversation, { ts, messageId, newMessage, partId });
+  const usage = usageOf(record, message);
+  return makeDerived(kind, "assistant", conversation, {
+    ts,
+    messageId,
+    newMessage,
+    partId,
+    usage,
+  });
+}
+
+/**
+ * The model call an assistant record reports: Claude Code writes one record per content block of
+ * a reply, each with the reply's `message.id`, `requestId` and usage, so the call is named by the
+ * pair (the message id alone without a request id) and counted once. `costUSD`, which older
+ * versions wrote, is the cost as recorded.
+ */
+function usageOf(record: Record<string, unknown>, message: Record<string, unknown>): Usage | null {
+  const usage = obj(message.usage);
+  if (!usage) return null;
+  const count = (key: string) => {
+    const value = usage[key];
+    return typeof value === "number" && Number.isFinite(value) && value > 0 ? value : 0;
+  };
+  const id = str(message.id);
+  const request = str(record.requestId);
+  return {
+    call: id === null ? null : request === null ? id : `${id}:${request}`,
+    model: str(message.model),
+    input: count("input_tokens"),
+    output: count("output_tokens"),
+    cacheWrite: count("cache_creation_input_tokens"),
+    cacheRead: count("cache_read_input_tokens"),
+    cost: typeof record.costUSD === "number" && Number.isFinite(record.costUSD)
+      ? record.costUSD
+      : null,
+  };
 }
 
 function missing(

@@ -17,6 +17,7 @@ import {
   type Scalar,
   type SourceRef,
   type ToolParts,
+  type Usage,
 } from "./adapter.ts";
 import { canStat } from "../present.ts";
 import { zstdAvailable } from "./zstd.ts";
@@ -69,6 +70,17 @@ export interface CodexState {
   replies?: PendingReply[];
   /** Agent messages seen in this rollout: numbers their record keys. */
   agentMessages?: number;
+  /** The model of the current turn (`turn_context`), for the usage it reports. */
+  model?: string | null;
+  /** The running token totals of the last `token_count`, to count each increment once. */
+  tokens?: TokenTotals;
+}
+
+/** Codex's running token totals (`token_count` `info.total_token_usage`). */
+interface TokenTotals {
+  input: number;
+  cached: number;
+  output: number;
 }
 
 /** One reply said by one of its two lines: `event` with its record key, or the response item. */
@@ -238,7 +250,8 @@ export function codexAdapter(options: CodexAdapterOptions = {}): LineAdapter<Cod
     mode: "lines",
     // What it derives, versioned (`LineAdapter.derivation`); one line per raise, saying why:
     // 1: the version of the build that began recording versions.
-    derivation: 1,
+    // 2: a token_count event's increment is derived for `usage`.
+    derivation: 2,
     skipKeys: CODEX_SKIP_KEYS,
 
     roots(ctx: DiscoverContext): string[] {
@@ -393,6 +406,7 @@ function classify(
       if (payload) {
         endCopyAt(state, str(payload.turn_id));
         state.cwd ??= str(payload.cwd);
+        state.model = str(payload.model) ?? state.model ?? null;
       }
       return makeDerived("meta", null, conversationOf(state, source), {
         ts,
@@ -443,7 +457,58 @@ function classifyEvent(
     ts,
     version: state.version,
     title: name ? { text: titleFrom(name), rank: 3 } : null,
+    usage: type === "token_count" ? tokenIncrement(payload, state) : null,
   });
+}
+
+/**
+ * The model call a `token_count` event reports: Codex writes running totals, so the call is
+ * what they grew by since the last event (the event's `last_token_usage` when they went down,
+ * as after a compaction). `input_tokens` includes the cached ones, which are cache reads.
+ */
+function tokenIncrement(payload: Record<string, unknown>, state: CodexState): Usage | null {
+  const info = obj(payload.info);
+  const total = totalsOf(obj(info?.total_token_usage));
+  if (!total) return null;
+  const before = state.tokens;
+  state.tokens = total;
+  const grown = before && total.input >= before.input && total.cached >= before.cached &&
+      total.output >= before.output
+    ? {
+      input: total.input - before.input,
+      cached: total.cached - before.cached,
+      output: total.output - before.output,
+    }
+    : before
+    ? totalsOf(obj(info?.last_token_usage)) ?? total
+    : total;
+  if (!grown.input && !grown.cached && !grown.output) return null;
+  return {
+    call: null,
+    model: state.model ?? null,
+    input: Math.max(0, grown.input - grown.cached),
+    output: grown.output,
+    cacheWrite: 0,
+    cacheRead: grown.cached,
+    cost: null,
+  };
+}
+
+/** Token totals as Codex writes them, or null when the counts are missing. */
+function totalsOf(usage: Record<string, unknown> | null): TokenTotals | null {
+  if (!usage) return null;
+  const count = (key: string) => {
+    const value = usage[key];
+    return typeof value === "number" && Number.isFinite(value) && value > 0 ? value : 0;
+  };
+  if (typeof usage.input_tokens !== "number" && typeof usage.output_tokens !== "number") {
+    return null;
+  }
+  return {
+    input: count("input_tokens"),
+    cached: count("cached_input_tokens"),
+    output: count("output_tokens"),
+  };
 }
 
 function classifyItem(

@@ -18,6 +18,7 @@ import {
   type RowRead,
   type SourceRef,
   type ToolParts,
+  type Usage,
 } from "./adapter.ts";
 import {
   databaseFingerprint,
@@ -124,7 +125,8 @@ export function createOpencodeAdapter(options: OpencodeOptions = {}): RowAdapter
     mode: "rows",
     // What it derives, versioned (`LineAdapter.derivation`); one line per raise, saying why:
     // 1: the version of the build that began recording versions.
-    derivation: 1,
+    // 2: an assistant message's model call (tokens, cost) is derived for `usage`.
+    derivation: 2,
     skipKeys: OPENCODE_SKIP_KEYS,
     roots,
 
@@ -668,11 +670,36 @@ function derive(
         messageId: entry.id,
         newMessage: !earlier,
         text: messageText(entry.data),
+        usage: info.role === "assistant" ? messageUsage(entry.id, entry.data) : null,
       });
     }
     case "part":
       return derivePart(entry, state, source, lookup, revision, flavor);
   }
+}
+
+/**
+ * The model call an assistant message reports: its `tokens` and `cost` as OpenCode wrote them,
+ * the message revised as the reply streams in (the newest revision counts). Reasoning tokens are
+ * billed as output. A cost of 0 is OpenCode not knowing the price: the tokens are priced instead.
+ */
+function messageUsage(id: string, data: Record<string, unknown>): Usage | null {
+  const tokens = obj(data.tokens);
+  if (!tokens) return null;
+  const count = (value: unknown) =>
+    typeof value === "number" && Number.isFinite(value) && value > 0 ? value : 0;
+  const cache = obj(tokens.cache);
+  const cost = count(data.cost);
+  return {
+    call: `message:${id}`,
+    revised: true,
+    model: str(data.modelID),
+    input: count(tokens.input),
+    output: count(tokens.output) + count(tokens.reasoning),
+    cacheWrite: count(cache?.write),
+    cacheRead: count(cache?.read),
+    cost: cost > 0 ? cost : null,
+  };
 }
 
 function derivePart(

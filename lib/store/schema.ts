@@ -401,4 +401,33 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE TABLE conversations_to_sum (id INTEGER PRIMARY KEY) STRICT;
     `,
   },
+  {
+    // Derived: the tokens and cost of each model call a record reports (`Derived.usage`), one
+    // row per call, so `usage` totals a year of history from the store, never the transcripts.
+    // A call several records repeat (one per content block of a Claude Code reply) is stored
+    // once: the first record keeps it, or the newest where a revision replaces it (an OpenCode
+    // message). Forgotten records take their rows with them. Stores from before are filled by
+    // deriving their sources again (the adapters that record usage raised their derivation).
+    name: "0014_usage",
+    sql: `
+      CREATE TABLE usage (
+        record_id INTEGER PRIMARY KEY,
+        conversation_id INTEGER,
+        agent TEXT NOT NULL,
+        call TEXT,
+        ts INTEGER,
+        model TEXT,
+        input INTEGER NOT NULL,
+        output INTEGER NOT NULL,
+        cache_write INTEGER NOT NULL,
+        cache_read INTEGER NOT NULL,
+        cost REAL
+      ) STRICT;
+      CREATE UNIQUE INDEX usage_call ON usage (agent, call);
+      CREATE INDEX usage_ts ON usage (ts);
+      CREATE TRIGGER usage_of_deleted_records AFTER DELETE ON records BEGIN
+        DELETE FROM usage WHERE record_id = old.id;
+      END;
+    `,
+  },
 ];

@@ -81,6 +81,7 @@ Deno.test("loadConfig() gives the defaults when no file or variable sets anythin
       history: { ingest: true, roots: NO_ROOTS },
       secrets: {},
       allowedSecrets: [],
+      prices: {},
       dashboard: { port: 8787 },
     });
   });
@@ -238,6 +239,7 @@ Deno.test("loadConfig() takes from a project's file only what a stranger may cho
       baseUrl: user.baseUrl,
       apiKey: user.apiKey,
       allowedSecrets: user.allowedSecrets,
+      prices: {},
       team: user.team,
       dashboard: user.dashboard,
     });
@@ -570,6 +572,7 @@ Deno.test("loadConfig() loads every setting from a file", () => {
       tokenBudget: 32000,
       secrets: { "db.password": "hunter22" },
       allowedSecrets: ["db.password"],
+      prices: { "house-model": { input: 1, output: 2.5, cacheRead: 0.1 } },
       dashboard: { port: 9000 },
     });
     assert.deepEqual(loadConfig(options(dirs)).config, {
@@ -583,7 +586,17 @@ Deno.test("loadConfig() loads every setting from a file", () => {
       tokenBudget: 32000,
       secrets: { "db.password": "hunter22" },
       allowedSecrets: ["db.password"],
+      prices: { "house-model": { input: 1, output: 2.5, cacheRead: 0.1 } },
       dashboard: { port: 9000 },
     });
+  });
+});
+
+Deno.test("loadConfig() refuses a price that is not USD per million tokens", () => {
+  withDirs((dirs) => {
+    write(dirs.globalFile, { prices: { "house-model": { input: -1, output: 2 } } });
+    assert.throws(() => loadConfig(options(dirs)), /prices.*house-model.*input/s);
+    write(dirs.globalFile, { prices: { "house-model": { output: 2 } } });
+    assert.throws(() => loadConfig(options(dirs)), /at least "input" and "output"/);
   });
 });

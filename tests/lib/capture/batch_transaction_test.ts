@@ -61,6 +61,7 @@ function record(sourceId: number, offset: number, conversationKey: string): Batc
     completes: false,
     text: "hello",
     drift: null,
+    usage: null,
   };
 }
 

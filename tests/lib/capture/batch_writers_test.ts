@@ -412,6 +412,7 @@ Deno.test("after one batch fails, the worker refuses the batches handed over beh
         completes: false,
         text: "",
         drift: null,
+        usage: null,
       });
       const batch = (records: BatchRecord[], cursor: number): BatchPayload => ({
         records,

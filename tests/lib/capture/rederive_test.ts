@@ -3,6 +3,7 @@
 // answers exactly as a fresh capture of the same files: searches, conversation rows, records, the
 // index, keys and drift. Project mirrors follow through `record_changes`.
 
+import { derivationOf } from "../../../lib/capture/derivation.ts";
 import assert from "node:assert/strict";
 import { cpSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -109,12 +110,14 @@ async function freshCapture(world: World, adapters: readonly Adapter[]): Promise
   return data;
 }
 
-/** How many of the world's sources record `derivation`. */
+/** How many of the world's Claude Code sources record `derivation`. */
 function derivedWith(world: World, derivation: string): number {
   return withStore(
     world,
     (store) =>
-      (store.db.prepare("SELECT count(*) AS n FROM sources WHERE derivation = ?").get(
+      (store.db.prepare(
+        "SELECT count(*) AS n FROM sources WHERE agent = 'claude' AND derivation = ?",
+      ).get(
         derivation,
       ) as {
         n: number;
@@ -327,7 +330,11 @@ Deno.test("a run killed while deriving again loses nothing: the next one finishe
     assert.equal(raw(), rawBefore, "raw bytes as they were");
     const done = Number(held[1]);
     assert.ok(done >= 1);
-    assert.equal(derivedWith(world, "1.1"), done, "the transactions committed, and only them");
+    assert.equal(
+      derivedWith(world, derivationOf(claudeCode as Adapter)),
+      done,
+      "the transactions committed, and only them",
+    );
     const summary = await captureWorld(world);
     assert.equal(summary.complete, true);
     assert.equal(raw(), rawBefore);

@@ -1,0 +1,130 @@
+// Usage reports group the store's model calls by local day, week, month, session (a subagent's
+// calls in its session) or project, price them (recorded cost first, then list prices, then
+// config's), and name what could not be priced.
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { captureWorld, makeWorld, withStore, type World } from "../../_helpers.ts";
+import { PriceBook } from "../../../lib/usage/prices.ts";
+import { usageReport } from "../../../lib/usage/report.ts";
+
+const SESSION = "7c1e2d3f-4a5b-4c6d-8e9f-0a1b2c3d4e5f";
+
+/** A Claude Code session with replies at `times` (ISO), each a call of `model`. */
+async function place(world: World, times: string[], model: string, cost?: number) {
+  const dir = join(world.claude, "projects", "-home-u-app");
+  await Deno.mkdir(dir, { recursive: true });
+  const lines = times.map((timestamp, i) =>
+    JSON.stringify({
+      type: "assistant",
+      uuid: `a${i}`,
+      parentUuid: null,
+      sessionId: SESSION,
+      cwd: "/home/u/app",
+      timestamp,
+      requestId: `req_${i}`,
+      ...(cost === undefined ? {} : { costUSD: cost }),
+      message: {
+        id: `msg_${i}`,
+        role: "assistant",
+        model,
+        content: [{ type: "text", text: `Reply ${i}.` }],
+        usage: {
+          input_tokens: 1_000,
+          output_tokens: 100,
+          cache_creation_input_tokens: 10_000,
+          cache_read_input_tokens: 100_000,
+        },
+      },
+    })
+  );
+  await Deno.writeTextFile(join(dir, `${SESSION}.jsonl`), lines.join("\n") + "\n");
+}
+
+Deno.test("calls are counted on the local day of the zone asked for", async () => {
+  const world = await makeWorld();
+  try {
+    // 23:30 UTC on the 1st is the 2nd in Berlin; 00:30 UTC on the 3rd is the 3rd in both.
+    await place(world, [
+      "2026-11-01T23:30:00.000Z",
+      "2026-11-02T12:00:00.000Z",
+      "2026-11-03T00:30:00.000Z",
+    ], "claude-sonnet-4-5-20250929");
+    await captureWorld(world);
+    withStore(world, (store) => {
+      const days = (timeZone: string) =>
+        usageReport(store, { period: "daily", timeZone }).lines.map((l) => [l.key, l.calls]);
+      assert.deepEqual(days("UTC"), [["2026-11-01", 1], ["2026-11-02", 1], ["2026-11-03", 1]]);
+      assert.deepEqual(days("Europe/Berlin"), [["2026-11-02", 2], ["2026-11-03", 1]]);
+      const weeks = usageReport(store, { period: "weekly", timeZone: "UTC" }).lines;
+      assert.deepEqual(weeks.map((l) => [l.key, l.calls]), [["2026-10-26", 1], ["2026-11-02", 2]]);
+      const months = usageReport(store, { period: "monthly", timeZone: "UTC" });
+      assert.deepEqual(months.lines.map((l) => l.key), ["2026-11"]);
+      // Sonnet 4.5: 1,000 × $3 + 100 × $15 + 10,000 × $3.75 + 100,000 × $0.30, per million.
+      assert.equal(months.totals.cost!.toFixed(6), (3 * 0.0720).toFixed(6));
+      assert.deepEqual(months.unpriced, []);
+      const since = usageReport(store, {
+        period: "daily",
+        timeZone: "UTC",
+        since: Date.parse("2026-11-02T00:00:00Z"),
+      });
+      assert.equal(since.totals.calls, 2);
+    });
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("a model with no price shows its tokens, counts no cost and is named; config prices it", async () => {
+  const world = await makeWorld();
+  try {
+    await place(world, ["2026-11-02T12:00:00.000Z"], "claude-opus-9-9");
+    await captureWorld(world);
+    withStore(world, (store) => {
+      const plain = usageReport(store, { period: "daily", timeZone: "UTC", breakdown: true });
+      assert.equal(plain.totals.cost, null);
+      assert.equal(plain.totals.total, 111_100);
+      assert.deepEqual(plain.unpriced, [{ model: "claude-opus-9-9", calls: 1 }]);
+      assert.deepEqual(plain.lines[0]!.breakdown!.map((b) => b.model), ["claude-opus-9-9"]);
+      const priced = usageReport(
+        store,
+        { period: "daily", timeZone: "UTC" },
+        new PriceBook({ "claude-opus-9-9": { input: 1, output: 10 } }),
+      );
+      assert.equal(priced.totals.cost, (1_000 * 1 + 100 * 10) / 1e6);
+      assert.deepEqual(priced.unpriced, []);
+    });
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("a cost the agent recorded is used as it is", async () => {
+  const world = await makeWorld();
+  try {
+    await place(world, ["2026-11-02T12:00:00.000Z"], "claude-opus-9-9", 0.5);
+    await captureWorld(world);
+    withStore(world, (store) => {
+      const report = usageReport(store, { period: "session", timeZone: "UTC" });
+      assert.equal(report.totals.cost, 0.5);
+      assert.deepEqual(report.lines.map((l) => l.key), [`claude:${SESSION}`]);
+      const project = usageReport(store, { period: "project", timeZone: "UTC" });
+      assert.equal(project.lines.length, 1);
+    });
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("list prices match a model's dated names only, and the long-context tier applies", () => {
+  const book = new PriceBook();
+  assert.ok(book.of("claude-sonnet-4-5-20250929"));
+  assert.ok(book.of("anthropic/claude-sonnet-4-5"));
+  assert.equal(book.of("claude-sonnet-4-5-mystery"), null);
+  assert.equal(book.of("claude-opus-4-6"), null, "not its elder's price");
+  assert.equal(book.of(null), null);
+  const small = { input: 100_000, output: 0, cacheWrite: 0, cacheRead: 0 };
+  const large = { input: 300_000, output: 0, cacheWrite: 0, cacheRead: 0 };
+  assert.equal(book.cost("claude-sonnet-4-5", small), 0.3);
+  assert.equal(book.cost("claude-sonnet-4-5", large), 1.8, "$6 a million past 200,000");
+});
