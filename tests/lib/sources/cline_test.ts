@@ -3,6 +3,7 @@
 // wrote and rewrote; appends across a resume, a rewind's rewrite, drift, a torn document, and
 // reindex/search/show/resume as a user runs them.
 
+import { pageRecords, printed } from "./_shown.ts";
 import assert from "node:assert/strict";
 import { cpSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -13,11 +14,7 @@ import { cline } from "../../../lib/sources/cline.ts";
 import { clineText } from "../../../lib/sources/cline_text.ts";
 import { ADAPTERS } from "../../../lib/sources/mod.ts";
 import { READERS } from "../../../lib/agents.ts";
-import {
-  findConversation,
-  pageConversation,
-  type RecordJson,
-} from "../../../lib/store/conversations.ts";
+import { type RecordJson } from "../../../lib/store/conversations.ts";
 import { type RecordRow, TextDeriver } from "../../../lib/store/records.ts";
 import { search } from "../../../lib/store/search.ts";
 import {
@@ -70,31 +67,6 @@ function hits(world: World, query: string) {
   );
 }
 
-function records(world: World, key: string): RecordJson[] {
-  return withStore(world, (store, ctx) => {
-    const deriver = new TextDeriver(store, ADAPTERS, redactorFor(ctx));
-    const conversation = findConversation(store, key);
-    const out: RecordJson[] = [];
-    let after: number | undefined;
-    do {
-      const page = pageConversation(store, deriver, conversation, {
-        limit: 4,
-        ...(after === undefined ? {} : { after }),
-      });
-      out.push(...page.records);
-      after = page.next ?? undefined;
-    } while (after !== undefined);
-    return out;
-  });
-}
-
-/** What `show` prints of a conversation: its records with words, but `meta`, in order. */
-function shown(world: World, key: string): string[] {
-  return records(world, key).filter((r) => r.kind !== "meta" && r.text.trim()).map((r) =>
-    `${r.kind}${r.role ? `/${r.role}` : ""}: ${r.text.trim().split("\n").join(" | ")}`
-  );
-}
-
 function conversation(world: World, key: string): Record<string, unknown> {
   return withStore(world, (store) => ({
     ...store.db.prepare(
@@ -122,7 +94,7 @@ Deno.test("every message of the Cline fixture is derived with its kind, role, co
     const summary = await captureWorld(world);
     assert.deepEqual(summary.drift, []);
     const key = `cline:${MAIN}`;
-    assert.deepEqual(shown(world, key), [
+    assert.deepEqual(printed(world, key), [
       ...READ,
       "message/user: Hand this to a helper, zephyrkiln.",
       "tool_call/assistant: spawn_agent | You are a helper: do the task. | Subtask glimmerfane: read the notes and report.",
@@ -130,7 +102,7 @@ Deno.test("every message of the Cline fixture is derived with its kind, role, co
       "message/assistant: The helper reported back: orchidvault.",
       ...RESUMED,
     ]);
-    assert.deepEqual(shown(world, `cline:${CHILD}`), [
+    assert.deepEqual(printed(world, `cline:${CHILD}`), [
       "message/user: Subtask glimmerfane: read the notes and report.",
       "tool_call/assistant: read_files | /home/user/project/notes.txt",
       "tool_result: /home/user/project/notes.txt | 1 | Field notes: copperwhistle and driftmallow.",
@@ -236,22 +208,22 @@ Deno.test("a document rewritten each turn: appends across a resume keep each mes
       const summary = await captureWorld(world);
       assert.deepEqual(summary.drift, []);
       assert.equal(summary.records, 5, "the session and its four messages");
-      assert.deepEqual(shown(world, key), READ);
+      assert.deepEqual(printed(world, key), READ);
     });
     await t.step("the resumed turn: the document written again, two messages more", async () => {
       place(world, "stages/2-resume/sessions", STAGED);
       const summary = await captureWorld(world);
       assert.equal(summary.records, 3, "the changed session and the two new messages");
-      assert.deepEqual(shown(world, key), [...READ, ...RESUMED]);
+      assert.deepEqual(printed(world, key), [...READ, ...RESUMED]);
       for (const word of ["quasarbeet", "copperwhistle", "marmalith", "cobaltwren"]) {
         assert.equal(count(word), 1, word);
       }
     });
     await t.step("the same document again is nothing new; a rebuild derives the same", async () => {
-      const before = shown(world, key);
+      const before = printed(world, key);
       assert.equal((await captureWorld(world)).records, 0);
       await captureWorld(world, { rebuild: true });
-      assert.deepEqual(shown(world, key), before);
+      assert.deepEqual(printed(world, key), before);
       assert.equal(count("marmalith"), 1);
     });
   } finally {
@@ -279,13 +251,13 @@ Deno.test("a checkpoint restore's new session shows the messages it kept and fin
       await captureWorld(world);
       stage("2-resume");
       await captureWorld(world);
-      assert.deepEqual(shown(world, original), [...READ, ...RESUMED]);
+      assert.deepEqual(printed(world, original), [...READ, ...RESUMED]);
     });
     await t.step("Restore Checkpoint to the resumed prompt: a new session of copies", async () => {
       stage("3-restored");
       const summary = await captureWorld(world);
       assert.deepEqual(summary.drift, []);
-      assert.deepEqual(shown(world, restored), READ);
+      assert.deepEqual(printed(world, restored), READ);
       assert.deepEqual(conversation(world, restored), {
         key: restored,
         title: "Read the notes for me, quasarbeet lanternfig.",
@@ -304,13 +276,13 @@ Deno.test("a checkpoint restore's new session shows the messages it kept and fin
     await t.step("the next turn in the restored session is its own", async () => {
       stage("4-after");
       await captureWorld(world);
-      assert.deepEqual(shown(world, original), [...READ, ...RESUMED]);
-      assert.deepEqual(shown(world, restored), [...READ, ...AFTER]);
+      assert.deepEqual(printed(world, original), [...READ, ...RESUMED]);
+      assert.deepEqual(printed(world, restored), [...READ, ...AFTER]);
       assert.deepEqual(count("marmalith"), [original]);
       assert.deepEqual(count("cobaltwren").sort(), [original, restored]);
-      const before = shown(world, restored);
+      const before = printed(world, restored);
       await captureWorld(world, { rebuild: true });
-      assert.deepEqual(shown(world, restored), before);
+      assert.deepEqual(printed(world, restored), before);
       assert.deepEqual(count("marmalith"), [original]);
     });
     await t.step(
@@ -320,7 +292,7 @@ Deno.test("a checkpoint restore's new session shows the messages it kept and fin
         try {
           place(alone, "restore/4-after/sessions", RESTORED);
           await captureWorld(alone);
-          assert.deepEqual(shown(alone, restored), [...READ, ...AFTER]);
+          assert.deepEqual(printed(alone, restored), [...READ, ...AFTER]);
           const found = withStore(
             alone,
             (store, ctx) =>
@@ -349,7 +321,7 @@ Deno.test("a message changed in place supersedes its older revision: found once,
     writeFileSync(path, JSON.stringify(document, null, 2));
     const summary = await captureWorld(world);
     assert.equal(summary.records, 1);
-    assert.deepEqual(shown(world, key), [
+    assert.deepEqual(printed(world, key), [
       ...READ.slice(0, 3),
       "message/assistant: The notes mention marmalith, vintrope and quillmarsh.",
     ]);
@@ -373,8 +345,8 @@ Deno.test("a message without a role, an unknown block and an unknown role are dr
         "cline 3.0.65 unknown_type role/narrator 1",
       ],
     );
-    assert.deepEqual(shown(world, `cline:${STAGED}`), READ);
-    assert.equal(records(world, `cline:${STAGED}`).length, 8);
+    assert.deepEqual(printed(world, `cline:${STAGED}`), READ);
+    assert.equal(pageRecords(world, `cline:${STAGED}`).length, 8);
   } finally {
     await world.cleanup();
   }
@@ -388,7 +360,7 @@ Deno.test("a torn document is skipped with a warning that names it, and read onc
     const summary = await captureWorld(world);
     const warned = JSON.stringify(summary);
     assert.match(warned, new RegExp(`${TORN}\\.messages\\.json`));
-    assert.deepEqual(shown(world, `cline:${STAGED}`), READ, "the other session is read");
+    assert.deepEqual(printed(world, `cline:${STAGED}`), READ, "the other session is read");
     // Whole again: the first turn's document under the torn session's id.
     const path = join(sessions(world), TORN, `${TORN}.messages.json`);
     const whole = JSON.parse(
@@ -398,7 +370,7 @@ Deno.test("a torn document is skipped with a warning that names it, and read onc
     );
     writeFileSync(path, JSON.stringify({ ...whole, sessionId: TORN }, null, 2));
     await captureWorld(world);
-    assert.deepEqual(shown(world, `cline:${TORN}`), READ);
+    assert.deepEqual(printed(world, `cline:${TORN}`), READ);
   } finally {
     await world.cleanup();
   }

@@ -2,6 +2,7 @@
 // of history items (new or changed ones only), forks linked by the items they copied, and a
 // resume that only `cn`'s newest session can take.
 
+import { conversation, found, said, shown } from "./_shown.ts";
 import assert from "node:assert/strict";
 import { cpSync } from "node:fs";
 import { join } from "node:path";
@@ -13,9 +14,7 @@ import { continueCli, historySpans } from "../../../lib/sources/continue.ts";
 import { continueRowOf } from "../../../lib/sources/continue_text.ts";
 import { continueResumeArgs, continueSessionsDir } from "../../../lib/sources/continue_cli.ts";
 import { ADAPTERS } from "../../../lib/sources/mod.ts";
-import { findConversation, pageConversation } from "../../../lib/store/conversations.ts";
 import { type RecordRow, TextDeriver } from "../../../lib/store/records.ts";
-import { search } from "../../../lib/store/search.ts";
 import {
   captureWorld,
   FIXTURES,
@@ -56,63 +55,6 @@ function rewrite(world: ContinueWorld, fixture: string, id = ID, mtimeMs = Date.
 
 function fixturePath(fixture: string, id = ID): string {
   return join(FIXTURES, "continue", fixture, "sessions", `${id}.json`);
-}
-
-interface Shown {
-  kind: string;
-  role: string | null;
-  text: string;
-  raw: Uint8Array;
-  ts: string | null;
-}
-
-/** Every record of a conversation, in `show`'s order, with its text as `show` gives it. */
-function shown(world: World, key: string): Shown[] {
-  return withStore(world, (store, ctx) => {
-    const deriver = new TextDeriver(store, ADAPTERS, redactorFor(ctx));
-    const conversation = findConversation(store, key);
-    const out: Shown[] = [];
-    let after: number | undefined;
-    do {
-      const page = pageConversation(store, deriver, conversation, {
-        limit: 3,
-        ...(after === undefined ? {} : { after }),
-      });
-      for (const r of page.records) {
-        out.push({
-          kind: r.kind,
-          role: r.role,
-          text: r.text,
-          raw: Uint8Array.fromBase64(r.raw),
-          ts: r.timestamp,
-        });
-      }
-      after = page.next ?? undefined;
-    } while (after !== undefined);
-    return out;
-  });
-}
-
-/** What `show` shows of a conversation: each record with words, as `kind/role: first line`. */
-function said(world: World, key: string): string[] {
-  return shown(world, key).filter((r) => r.text.trim() !== "").map((r) =>
-    `${r.kind}/${r.role ?? "-"}: ${r.text.split("\n")[0]}`
-  );
-}
-
-/** The conversations search finds a phrase in, one entry per hit. */
-function found(world: World, query: string): string[] {
-  return withStore(
-    world,
-    (store, ctx) =>
-      search(store, ADAPTERS, redactorFor(ctx), { query, limit: 50 }).hits.map((h) =>
-        h.conversation
-      ),
-  );
-}
-
-function conversation(world: World, key: string) {
-  return withStore(world, (store) => findConversation(store, key));
 }
 
 const START = [

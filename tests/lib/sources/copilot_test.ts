@@ -1,6 +1,7 @@
 // Capture of GitHub Copilot CLI: session-state/<id>/events.jsonl under $COPILOT_HOME, its inline
 // subagents, workspace.yaml titles, drift, a truncated line, and a rewind that rewrites the file.
 
+import { pageRecords, printed } from "./_shown.ts";
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import { cpSync, mkdirSync, writeFileSync } from "node:fs";
@@ -13,11 +14,7 @@ import { copilot, parseWorkspace } from "../../../lib/sources/copilot.ts";
 import { copilotText } from "../../../lib/sources/copilot_text.ts";
 import { ADAPTERS } from "../../../lib/sources/mod.ts";
 import { READERS } from "../../../lib/agents.ts";
-import {
-  findConversation,
-  pageConversation,
-  type RecordJson,
-} from "../../../lib/store/conversations.ts";
+import { type RecordJson } from "../../../lib/store/conversations.ts";
 import { type RecordRow, TextDeriver } from "../../../lib/store/records.ts";
 import { FLAG_INDEXED, FLAG_STREAMED } from "../../../lib/store/schema.ts";
 import { search } from "../../../lib/store/search.ts";
@@ -82,32 +79,6 @@ function hits(world: World, query: string) {
   return withStore(
     world,
     (store, ctx) => search(store, ADAPTERS, redactorFor(ctx), { query, limit: 50 }).hits,
-  );
-}
-
-/** Every record of a conversation, paged as `show --json` pages it. */
-function records(world: World, key: string): RecordJson[] {
-  return withStore(world, (store, ctx) => {
-    const deriver = new TextDeriver(store, ADAPTERS, redactorFor(ctx));
-    const conversation = findConversation(store, key);
-    const out: RecordJson[] = [];
-    let after: number | undefined;
-    do {
-      const page = pageConversation(store, deriver, conversation, {
-        limit: 7,
-        ...(after === undefined ? {} : { after }),
-      });
-      out.push(...page.records);
-      after = page.next ?? undefined;
-    } while (after !== undefined);
-    return out;
-  });
-}
-
-/** What `show` prints of a conversation: its records with words, but `meta`, in order. */
-function shown(world: World, key: string): string[] {
-  return records(world, key).filter((r) => r.kind !== "meta" && r.text.trim()).map((r) =>
-    `${r.kind}${r.role ? `/${r.role}` : ""}: ${r.text.trim().split("\n").join(" | ")}`
   );
 }
 
@@ -310,7 +281,7 @@ Deno.test("capture finds every phrase in its conversation, with titles, parents,
       agent_version: "1.0.102",
       message_count: 2,
     });
-    assert.deepEqual(shown(world, `copilot:${MAIN}`), [...FIRST_TURN, ...RESUMED_TURN]);
+    assert.deepEqual(printed(world, `copilot:${MAIN}`), [...FIRST_TURN, ...RESUMED_TURN]);
     // Byte for byte: every source's records, in offset order, are its file.
     for (const session of [MAIN, REWOUND, DELEGATING]) {
       const path = eventsOf(world, session);
@@ -365,9 +336,9 @@ Deno.test("an unknown record type and a line that is not JSON are drift, kept ra
       ],
     );
     const key = `copilot:${DRIFTING}`;
-    const all = records(world, key);
+    const all = pageRecords(world, key);
     assert.equal(all.length, 15, "every line is a record");
-    assert.deepEqual(shown(world, key), FIRST_TURN);
+    assert.deepEqual(printed(world, key), FIRST_TURN);
     const flags = withStore(world, (store) =>
       store.db.prepare(
         `SELECT flags FROM records r JOIN sources s ON s.id = r.source_id
@@ -385,16 +356,16 @@ Deno.test("a truncated last line waits for its newline, then is captured once", 
     const first = await captureWorld(world);
     assert.deepEqual(first.drift, []);
     const key = `copilot:${MAIN}`;
-    assert.equal(records(world, key).length, 20, "the 20 whole lines");
-    assert.deepEqual(shown(world, key), [...FIRST_TURN, ...RESUMED_TURN]);
+    assert.equal(pageRecords(world, key).length, 20, "the 20 whole lines");
+    assert.deepEqual(printed(world, key), [...FIRST_TURN, ...RESUMED_TURN]);
     // Copilot finishes writing the line: the whole file is home/'s.
     place(world, "home", MAIN);
     const second = await captureWorld(world);
     assert.equal(second.records, 1);
     assert.deepEqual(second.drift, []);
-    assert.equal(records(world, key).length, 21);
-    assert.ok(records(world, key).every((r) => r.generation === 1), "one generation");
-    assert.deepEqual(shown(world, key), [...FIRST_TURN, ...RESUMED_TURN]);
+    assert.equal(pageRecords(world, key).length, 21);
+    assert.ok(pageRecords(world, key).every((r) => r.generation === 1), "one generation");
+    assert.deepEqual(printed(world, key), [...FIRST_TURN, ...RESUMED_TURN]);
   } finally {
     await world.cleanup();
   }
@@ -407,7 +378,7 @@ Deno.test("a rewind rewrites the file: a new generation whose repeats replace th
   try {
     await t.step("before: a tool call and a resumed turn", async () => {
       await captureWorld(world);
-      assert.deepEqual(shown(world, key), [...FIRST_TURN, ...RESUMED_TURN]);
+      assert.deepEqual(printed(world, key), [...FIRST_TURN, ...RESUMED_TURN]);
       assert.equal(count("cobaltwren"), 1);
     });
     await t.step("the rewind's rewrite: shorter, re-serialised, a new generation", async () => {
@@ -415,7 +386,7 @@ Deno.test("a rewind rewrites the file: a new generation whose repeats replace th
       const summary = await captureWorld(world);
       assert.deepEqual(summary.drift, []);
       assert.equal(summary.records, 17, "the rewritten file read from its start");
-      const all = records(world, key);
+      const all = pageRecords(world, key);
       assert.deepEqual([...new Set(all.map((r) => r.generation))], [1, 2]);
       // Every kept message is found once; the removed turn is still stored and found.
       for (const word of ["quasarbeet", "copperwhistle", "marmalith", "cobaltwren", "plumquartz"]) {
@@ -423,7 +394,7 @@ Deno.test("a rewind rewrites the file: a new generation whose repeats replace th
       }
       // Shown once each: the removed turn where it was captured (generation 1, before the
       // rewritten file's records), the kept ones at their place in the rewrite.
-      assert.deepEqual(shown(world, key), [
+      assert.deepEqual(printed(world, key), [
         ...RESUMED_TURN,
         ...FIRST_TURN,
         "event: Rewound the conversation. Your files were left unchanged.",
@@ -433,8 +404,8 @@ Deno.test("a rewind rewrites the file: a new generation whose repeats replace th
       place(world, "home", REWOUND);
       const summary = await captureWorld(world);
       assert.equal(summary.records, 7, "the appended records only");
-      assert.deepEqual([...new Set(records(world, key).map((r) => r.generation))], [1, 2]);
-      assert.deepEqual(shown(world, key), [
+      assert.deepEqual([...new Set(pageRecords(world, key).map((r) => r.generation))], [1, 2]);
+      assert.deepEqual(printed(world, key), [
         ...RESUMED_TURN,
         ...FIRST_TURN,
         "event: Rewound the conversation. Your files were left unchanged.",
@@ -450,7 +421,7 @@ Deno.test("a rewind rewrites the file: a new generation whose repeats replace th
       const fresh = await copilotWorld([["home", REWOUND]]);
       try {
         await captureWorld(fresh);
-        assert.deepEqual(shown(fresh, key), [
+        assert.deepEqual(printed(fresh, key), [
           ...FIRST_TURN,
           "event: Rewound the conversation. Your files were left unchanged.",
           "message/user: After the rewind, cobaltwren.",
@@ -462,10 +433,10 @@ Deno.test("a rewind rewrites the file: a new generation whose repeats replace th
       }
     });
     await t.step("a rebuild from the raw records derives the same", async () => {
-      const before = shown(world, key);
+      const before = printed(world, key);
       const summary = await captureWorld(world, { rebuild: true });
       assert.equal(summary.records, 0);
-      assert.deepEqual(shown(world, key), before);
+      assert.deepEqual(printed(world, key), before);
       assert.equal(count("marmalith"), 1);
     });
   } finally {

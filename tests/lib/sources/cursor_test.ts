@@ -2,6 +2,7 @@
 // as its children, lines Cursor writes again (a transcript rewritten whole, or pruned) found once
 // and shown once, and lines logbook cannot read kept as drift.
 
+import { conversation, found, said, shown } from "./_shown.ts";
 import assert from "node:assert/strict";
 import { cpSync } from "node:fs";
 import { join } from "node:path";
@@ -9,9 +10,7 @@ import { redactorFor } from "../../../lib/context.ts";
 import { READERS } from "../../../lib/agents.ts";
 import { cursor } from "../../../lib/sources/cursor.ts";
 import { ADAPTERS } from "../../../lib/sources/mod.ts";
-import { findConversation, pageConversation } from "../../../lib/store/conversations.ts";
 import { type RecordRow, TextDeriver } from "../../../lib/store/records.ts";
-import { search } from "../../../lib/store/search.ts";
 import {
   captureWorld,
   FIXTURES,
@@ -45,54 +44,6 @@ function mainFile(world: World): string {
 /** Puts stage `<name>` of `fixtures/cursor/rewrite/` in place of the main transcript. */
 function rewrite(world: World, name: string): void {
   Deno.writeFileSync(mainFile(world), Deno.readFileSync(join(FIXTURES, "cursor", "rewrite", name)));
-}
-
-interface Shown {
-  kind: string;
-  role: string | null;
-  text: string;
-  raw: Uint8Array;
-}
-
-function shown(world: World, key: string): Shown[] {
-  return withStore(world, (store, ctx) => {
-    const deriver = new TextDeriver(store, ADAPTERS, redactorFor(ctx));
-    const conversation = findConversation(store, key);
-    const out: Shown[] = [];
-    let after: number | undefined;
-    do {
-      const page = pageConversation(store, deriver, conversation, {
-        limit: 4,
-        ...(after === undefined ? {} : { after }),
-      });
-      for (const r of page.records) {
-        out.push({ kind: r.kind, role: r.role, text: r.text, raw: Uint8Array.fromBase64(r.raw) });
-      }
-      after = page.next ?? undefined;
-    } while (after !== undefined);
-    return out;
-  });
-}
-
-/** What `show` shows of a conversation: each record with words, as `kind/role: first line`. */
-function said(world: World, key: string): string[] {
-  return shown(world, key).filter((r) => r.text.trim() !== "").map((r) =>
-    `${r.kind}/${r.role ?? "-"}: ${r.text.split("\n")[0]}`
-  );
-}
-
-function found(world: World, query: string): string[] {
-  return withStore(
-    world,
-    (store, ctx) =>
-      search(store, ADAPTERS, redactorFor(ctx), { query, limit: 50 }).hits.map((h) =>
-        h.conversation
-      ),
-  );
-}
-
-function conversation(world: World, key: string) {
-  return withStore(world, (store) => findConversation(store, key));
 }
 
 const FIRST_TURN = [

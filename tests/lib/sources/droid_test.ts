@@ -2,6 +2,7 @@
 // (or ~/.factory), from files the real `droid exec` 0.215.0 wrote; drift, a truncated last line,
 // a rewritten file, and reindex/search/show/resume as a user runs them.
 
+import { pageRecords, printed } from "./_shown.ts";
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import { cpSync, mkdirSync, writeFileSync } from "node:fs";
@@ -14,11 +15,7 @@ import { droid } from "../../../lib/sources/droid.ts";
 import { droidText } from "../../../lib/sources/droid_text.ts";
 import { ADAPTERS } from "../../../lib/sources/mod.ts";
 import { READERS } from "../../../lib/agents.ts";
-import {
-  findConversation,
-  pageConversation,
-  type RecordJson,
-} from "../../../lib/store/conversations.ts";
+import { type RecordJson } from "../../../lib/store/conversations.ts";
 import { type RecordRow, TextDeriver } from "../../../lib/store/records.ts";
 import { search } from "../../../lib/store/search.ts";
 import { decodedRows } from "../../../lib/store/raw.ts";
@@ -66,31 +63,6 @@ function hits(world: World, query: string) {
   return withStore(
     world,
     (store, ctx) => search(store, ADAPTERS, redactorFor(ctx), { query, limit: 50 }).hits,
-  );
-}
-
-function records(world: World, key: string): RecordJson[] {
-  return withStore(world, (store, ctx) => {
-    const deriver = new TextDeriver(store, ADAPTERS, redactorFor(ctx));
-    const conversation = findConversation(store, key);
-    const out: RecordJson[] = [];
-    let after: number | undefined;
-    do {
-      const page = pageConversation(store, deriver, conversation, {
-        limit: 5,
-        ...(after === undefined ? {} : { after }),
-      });
-      out.push(...page.records);
-      after = page.next ?? undefined;
-    } while (after !== undefined);
-    return out;
-  });
-}
-
-/** What `show` prints of a conversation: its records with words, but `meta`, in order. */
-function shown(world: World, key: string): string[] {
-  return records(world, key).filter((r) => r.kind !== "meta" && r.text.trim()).map((r) =>
-    `${r.kind}${r.role ? `/${r.role}` : ""}: ${r.text.trim().split("\n").join(" | ")}`
   );
 }
 
@@ -193,8 +165,8 @@ Deno.test("capture finds every phrase once in its conversation, with its title, 
       ).all(path) as { raw: Uint8Array; flags: number }[]);
     const bytes = decodedRows(raw).map((r) => Buffer.from(r.raw));
     assert.ok(Buffer.concat(bytes).equals(Deno.readFileSync(path)));
-    const context = records(world, key)[1]!.text.trim().split("\n").join(" | ");
-    assert.deepEqual(shown(world, key), turn(context));
+    const context = pageRecords(world, key)[1]!.text.trim().split("\n").join(" | ");
+    assert.deepEqual(printed(world, key), turn(context));
   } finally {
     await world.cleanup();
   }
@@ -236,9 +208,9 @@ Deno.test("an unknown record type and a line that is not JSON are drift; a trunc
       ],
     );
     const key = `droid:${UGLY}`;
-    assert.equal(records(world, key).length, 9, "every whole line is a record");
-    const context = records(world, key)[1]!.text.trim().split("\n").join(" | ");
-    assert.deepEqual(shown(world, key), turn(context));
+    assert.equal(pageRecords(world, key).length, 9, "every whole line is a record");
+    const context = pageRecords(world, key)[1]!.text.trim().split("\n").join(" | ");
+    assert.deepEqual(printed(world, key), turn(context));
     // The last line is finished: one more record. It is the answer written again (the same
     // id), which replaces the first in the index: shown and found once.
     const bytes = Deno.readFileSync(fixture("ugly", UGLY));
@@ -247,8 +219,8 @@ Deno.test("an unknown record type and a line that is not JSON are drift; a trunc
     place(world, UGLY, new TextEncoder().encode(finished));
     const second = await captureWorld(world);
     assert.equal(second.records, 1);
-    assert.equal(records(world, key).length, 10);
-    assert.deepEqual(shown(world, key), turn(context));
+    assert.equal(pageRecords(world, key).length, 10);
+    assert.deepEqual(printed(world, key), turn(context));
     assert.equal(hits(world, "marmalith").length, 1, "the answer written twice is found once");
   } finally {
     await world.cleanup();
@@ -260,7 +232,7 @@ Deno.test("a session file written again from its start is a new generation whose
   const key = `droid:${MAIN}`;
   try {
     await captureWorld(world);
-    const context = records(world, key)[1]!.text.trim().split("\n").join(" | ");
+    const context = pageRecords(world, key)[1]!.text.trim().split("\n").join(" | ");
     // The same records, written again shorter (the outcome line gone) and then a new turn.
     const lines = new TextDecoder().decode(Deno.readFileSync(fixture("home", MAIN))).split("\n");
     const prompt = JSON.parse(lines[2]!);
@@ -273,18 +245,18 @@ Deno.test("a session file written again from its start is a new generation whose
     place(world, MAIN, new TextEncoder().encode(rewritten.join("\n")));
     const summary = await captureWorld(world);
     assert.deepEqual(summary.drift, []);
-    assert.deepEqual([...new Set(records(world, key).map((r) => r.generation))], [1, 2]);
+    assert.deepEqual([...new Set(pageRecords(world, key).map((r) => r.generation))], [1, 2]);
     for (const word of ["quasarbeet", "copperwhistle", "marmalith", "cobaltwren", "plumquartz"]) {
       assert.equal(hits(world, word).length, 1, word);
     }
-    assert.deepEqual(shown(world, key), [
+    assert.deepEqual(printed(world, key), [
       ...turn(context),
       "message/user: Carry on, cobaltwren.",
       "message/assistant: Resumed fine: plumquartz.",
     ]);
-    const rebuilt = shown(world, key);
+    const rebuilt = printed(world, key);
     await captureWorld(world, { rebuild: true });
-    assert.deepEqual(shown(world, key), rebuilt);
+    assert.deepEqual(printed(world, key), rebuilt);
   } finally {
     await world.cleanup();
   }

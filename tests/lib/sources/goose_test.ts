@@ -3,6 +3,7 @@
 // inserted again) stored as newer revisions (found once, shown once), and rows logbook cannot
 // read kept as drift.
 
+import { conversation, found, said, shown } from "./_shown.ts";
 import assert from "node:assert/strict";
 import { cpSync } from "node:fs";
 import { join } from "node:path";
@@ -12,9 +13,7 @@ import { envFrom } from "../../../lib/env.ts";
 import { READERS } from "../../../lib/agents.ts";
 import { goose } from "../../../lib/sources/goose.ts";
 import { ADAPTERS } from "../../../lib/sources/mod.ts";
-import { findConversation, pageConversation } from "../../../lib/store/conversations.ts";
 import { type RecordRow, TextDeriver } from "../../../lib/store/records.ts";
-import { search } from "../../../lib/store/search.ts";
 import { IDS } from "../../../fixtures/goose/make_db.ts";
 import {
   captureWorld,
@@ -41,56 +40,6 @@ async function gooseWorld(): Promise<GooseWorld> {
   world.vars = { ...world.vars, GOOSE_PATH_ROOT: root };
   world.env = envFrom(world.vars);
   return { ...world, db: join(root, "data", "sessions", "sessions.db") };
-}
-
-interface Shown {
-  kind: string;
-  role: string | null;
-  text: string;
-  raw: Uint8Array;
-}
-
-/** Every record of a conversation, in `show`'s order, with its text as `show` gives it. */
-function shown(world: World, key: string): Shown[] {
-  return withStore(world, (store, ctx) => {
-    const deriver = new TextDeriver(store, ADAPTERS, redactorFor(ctx));
-    const conversation = findConversation(store, key);
-    const out: Shown[] = [];
-    let after: number | undefined;
-    do {
-      const page = pageConversation(store, deriver, conversation, {
-        limit: 4,
-        ...(after === undefined ? {} : { after }),
-      });
-      for (const r of page.records) {
-        out.push({ kind: r.kind, role: r.role, text: r.text, raw: Uint8Array.fromBase64(r.raw) });
-      }
-      after = page.next ?? undefined;
-    } while (after !== undefined);
-    return out;
-  });
-}
-
-/** What `show` shows of a conversation: each record with words, as `kind/role: first line`. */
-function said(world: World, key: string): string[] {
-  return shown(world, key).filter((r) => r.text.trim() !== "").map((r) =>
-    `${r.kind}/${r.role ?? "-"}: ${r.text.split("\n")[0]}`
-  );
-}
-
-/** The conversations search finds a phrase in, one entry per hit. */
-function found(world: World, query: string): string[] {
-  return withStore(
-    world,
-    (store, ctx) =>
-      search(store, ADAPTERS, redactorFor(ctx), { query, limit: 50 }).hits.map((h) =>
-        h.conversation
-      ),
-  );
-}
-
-function conversation(world: World, key: string) {
-  return withStore(world, (store) => findConversation(store, key));
 }
 
 const MAIN_SAID = [

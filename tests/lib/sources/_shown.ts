@@ -1,0 +1,83 @@
+// What `show` and `search` give of a captured conversation, as the agents' source tests compare
+// them: every record in `show`'s order (paged as `show --json` pages it), what it says, and where
+// a search finds a phrase.
+
+import { redactorFor } from "../../../lib/context.ts";
+import { ADAPTERS } from "../../../lib/sources/mod.ts";
+import {
+  findConversation,
+  pageConversation,
+  type RecordJson,
+} from "../../../lib/store/conversations.ts";
+import { TextDeriver } from "../../../lib/store/records.ts";
+import { search } from "../../../lib/store/search.ts";
+import { withStore, type World } from "../../_helpers.ts";
+
+/** Every record of a conversation, paged as `show --json` pages it (small pages, to page). */
+export function pageRecords(world: World, key: string, page = 4): RecordJson[] {
+  return withStore(world, (store, ctx) => {
+    const deriver = new TextDeriver(store, ADAPTERS, redactorFor(ctx));
+    const conversation = findConversation(store, key);
+    const out: RecordJson[] = [];
+    let after: number | undefined;
+    do {
+      const read = pageConversation(store, deriver, conversation, {
+        limit: page,
+        ...(after === undefined ? {} : { after }),
+      });
+      out.push(...read.records);
+      after = read.next ?? undefined;
+    } while (after !== undefined);
+    return out;
+  });
+}
+
+/** A record as `show` gives it, its raw bytes decoded. */
+export interface Shown {
+  kind: string;
+  role: string | null;
+  text: string;
+  raw: Uint8Array;
+  ts: string | null;
+}
+
+/** Every record of a conversation, in `show`'s order, with its text as `show` gives it. */
+export function shown(world: World, key: string): Shown[] {
+  return pageRecords(world, key).map((r) => ({
+    kind: r.kind,
+    role: r.role,
+    text: r.text,
+    raw: Uint8Array.fromBase64(r.raw),
+    ts: r.timestamp,
+  }));
+}
+
+/** What `show` shows of a conversation: each record with words, as `kind/role: first line`. */
+export function said(world: World, key: string): string[] {
+  return shown(world, key).filter((r) => r.text.trim() !== "").map((r) =>
+    `${r.kind}/${r.role ?? "-"}: ${r.text.split("\n")[0]}`
+  );
+}
+
+/** What `show` prints of a conversation: its records with words, but `meta`, in order. */
+export function printed(world: World, key: string): string[] {
+  return pageRecords(world, key, 7).filter((r) => r.kind !== "meta" && r.text.trim()).map((r) =>
+    `${r.kind}${r.role ? `/${r.role}` : ""}: ${r.text.trim().split("\n").join(" | ")}`
+  );
+}
+
+/** The conversations search finds a phrase in, one entry per hit. */
+export function found(world: World, query: string): string[] {
+  return withStore(
+    world,
+    (store, ctx) =>
+      search(store, ADAPTERS, redactorFor(ctx), { query, limit: 50 }).hits.map((h) =>
+        h.conversation
+      ),
+  );
+}
+
+/** A conversation's row, as the store holds it. */
+export function conversation(world: World, key: string) {
+  return withStore(world, (store) => findConversation(store, key));
+}
