@@ -69,6 +69,50 @@ export function jsonRecord(bytes: Uint8Array): Record<string, unknown> | null {
   }
 }
 
+/** A row of another program's database as stored (`{"table":…,…}`), of one of `tables`; or why not. */
+export function storedRow<T extends string>(
+  bytes: Uint8Array,
+  tables: readonly T[],
+): { table: T; row: Record<string, unknown> } | { bad: string } {
+  let row: Record<string, unknown> | null;
+  try {
+    row = obj(JSON.parse(new TextDecoder().decode(bytes)));
+  } catch {
+    return { bad: "a row that is not JSON" };
+  }
+  const table = row?.table;
+  if ((tables as readonly unknown[]).includes(table)) return { table: table as T, row: row! };
+  return { bad: `a row of table ${JSON.stringify(table ?? null)}` };
+}
+
+/**
+ * The `{"type": …}` items of a JSON list a message keeps as a string in one of its columns (its
+ * `noun`: `parts`, `content`), or why they cannot be read.
+ */
+export function typedItems(
+  text: unknown,
+  noun: string,
+  item: string,
+): (Record<string, unknown> & { type: string })[] | { bad: string } {
+  const are = noun.endsWith("s") ? "are" : "is";
+  if (typeof text !== "string") return { bad: `a message without ${noun}` };
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return { bad: `a message whose ${noun} ${are} not JSON` };
+  }
+  if (!Array.isArray(value)) return { bad: `a message whose ${noun} ${are} not a list` };
+  const items: (Record<string, unknown> & { type: string })[] = [];
+  for (const entry of value) {
+    const found = obj(entry);
+    const type = found && str(found.type);
+    if (!found || !type) return { bad: `${item} without a type` };
+    items.push({ ...found, type });
+  }
+  return items;
+}
+
 /** The value as a plain object, or null. */
 export function obj(value: unknown): Record<string, unknown> | null {
   return value !== null && typeof value === "object" && !Array.isArray(value)

@@ -3,9 +3,7 @@
 // `search` and `show` load only this.
 
 import type { SourceRef, TextReader, ToolParts } from "./adapter.ts";
-import { looksLikeBase64, obj, str, stringLeaves } from "./_text.ts";
-
-const utf8 = new TextDecoder("utf-8", { fatal: false, ignoreBOM: true });
+import { looksLikeBase64, obj, storedRow, str, stringLeaves, typedItems } from "./_text.ts";
 
 /** Field names of a tool's input whose values are never indexed. */
 export const CRUSH_SKIP_KEYS: ReadonlySet<string> = new Set(["data", "signature"]);
@@ -29,37 +27,14 @@ export interface CrushBad {
 
 /** The stored row of `bytes` (`{"table":"messages","id":…,…}`), or why it is none. */
 export function crushRowOf(bytes: Uint8Array): CrushRow | CrushBad {
-  let row: Record<string, unknown> | null;
-  try {
-    row = obj(JSON.parse(utf8.decode(bytes)));
-  } catch {
-    return { bad: "a row that is not JSON" };
-  }
-  const table = row?.table;
-  if (table === "sessions" || table === "messages" || table === "goose_db_version") {
-    return { table, row: row! };
-  }
-  return { bad: `a row of table ${JSON.stringify(table ?? null)}` };
+  return storedRow(bytes, ["sessions", "messages", "goose_db_version"] as const);
 }
 
 /** A message's parts, or why they cannot be read (they are a JSON string in the row). */
 export function partsOf(row: Record<string, unknown>): CrushPart[] | CrushBad {
-  if (typeof row.parts !== "string") return { bad: "a message without parts" };
-  let value: unknown;
-  try {
-    value = JSON.parse(row.parts);
-  } catch {
-    return { bad: "a message whose parts are not JSON" };
-  }
-  if (!Array.isArray(value)) return { bad: "a message whose parts are not a list" };
-  const parts: CrushPart[] = [];
-  for (const item of value) {
-    const part = obj(item);
-    const type = part && str(part.type);
-    if (!part || !type) return { bad: "a message part without a type" };
-    parts.push({ type, data: obj(part.data) ?? {} });
-  }
-  return parts;
+  const parts = typedItems(row.parts, "parts", "a message part");
+  if ("bad" in parts) return parts;
+  return parts.map((part) => ({ type: part.type, data: obj(part.data) ?? {} }));
 }
 
 /** The part types Crush writes (internal/message/message.go's `partType`). */

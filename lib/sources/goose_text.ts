@@ -3,9 +3,7 @@
 // that `search` and `show` load only this.
 
 import type { TextReader, ToolParts } from "./adapter.ts";
-import { looksLikeBase64, obj, str, stringLeaves } from "./_text.ts";
-
-const utf8 = new TextDecoder("utf-8", { fatal: false, ignoreBOM: true });
+import { looksLikeBase64, obj, storedRow, str, stringLeaves, typedItems } from "./_text.ts";
 
 /** Field names never indexed: payloads and signatures. */
 export const GOOSE_SKIP_KEYS: ReadonlySet<string> = new Set(["data", "signature", "_meta"]);
@@ -26,37 +24,12 @@ export type GooseContent = Record<string, unknown> & { type: string };
 
 /** The stored row of `bytes` (`{"table":"messages","id":…,…}`), or why it is none. */
 export function gooseRowOf(bytes: Uint8Array): GooseRow | GooseBad {
-  let row: Record<string, unknown> | null;
-  try {
-    row = obj(JSON.parse(utf8.decode(bytes)));
-  } catch {
-    return { bad: "a row that is not JSON" };
-  }
-  const table = row?.table;
-  if (table === "sessions" || table === "messages" || table === "schema_version") {
-    return { table, row: row! };
-  }
-  return { bad: `a row of table ${JSON.stringify(table ?? null)}` };
+  return storedRow(bytes, ["sessions", "messages", "schema_version"] as const);
 }
 
 /** A message's content items, or why they cannot be read (a JSON string in the row). */
 export function contentOf(row: Record<string, unknown>): GooseContent[] | GooseBad {
-  if (typeof row.content_json !== "string") return { bad: "a message without content" };
-  let value: unknown;
-  try {
-    value = JSON.parse(row.content_json);
-  } catch {
-    return { bad: "a message whose content is not JSON" };
-  }
-  if (!Array.isArray(value)) return { bad: "a message whose content is not a list" };
-  const items: GooseContent[] = [];
-  for (const entry of value) {
-    const item = obj(entry);
-    const type = item && str(item.type);
-    if (!item || !type) return { bad: "a content item without a type" };
-    items.push({ ...item, type });
-  }
-  return items;
+  return typedItems(row.content_json, "content", "a content item");
 }
 
 /**
