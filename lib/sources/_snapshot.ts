@@ -12,7 +12,7 @@ import { DatabaseSync } from "node:sqlite";
 import { basename, dirname, join } from "../path.ts";
 import { dataDir, dataPaths } from "../paths.ts";
 import { isPresent } from "../present.ts";
-import { type DiscoverContext, SourceError } from "./adapter.ts";
+import { type DiscoverContext, type RowRead, SourceError, type SourceRef } from "./adapter.ts";
 
 /** A database copied with its WAL, and the state of the originals it was copied from. */
 interface Snapshot {
@@ -251,6 +251,42 @@ export interface DatabaseReader {
   busyTimeoutMs: number;
   /** The program whose database it is, in messages: `OpenCode`. */
   display: string;
+}
+
+/**
+ * The reading half of an adapter whose every source is one database of another program (Crush's,
+ * Goose's): a private snapshot of it per read, its fingerprint, and `read` run on the snapshot
+ * until a read reaches the end. `discover` calls `locate` first, so the snapshots go to the run
+ * folder of the data dir in use.
+ */
+export function databaseRows(
+  display: string,
+  busyTimeoutMs: number,
+  read: (db: DatabaseSync, cursorKey: string | null, budgetBytes: number) => RowRead,
+): {
+  locate(ctx: DiscoverContext): void;
+  fingerprint(source: SourceRef): string;
+  readRows(source: SourceRef, cursorKey: string | null, budgetBytes: number): Promise<RowRead>;
+} {
+  let parent: string | undefined;
+  const reader: DatabaseReader = { snapshots: new Snapshots(() => parent), busyTimeoutMs, display };
+  return {
+    locate(ctx) {
+      parent = snapshotDirOf(ctx);
+    },
+    fingerprint: (source) => databaseFingerprint(source.path),
+    readRows(source, cursorKey, budgetBytes) {
+      // The reads are synchronous; the promise carries their result or their error.
+      return new Promise((resolve) =>
+        resolve(withDatabase(
+          source.path,
+          reader,
+          (db) => read(db, cursorKey, budgetBytes),
+          (done) => !done.more,
+        ))
+      );
+    },
+  };
 }
 
 /** The data dir's `run/`, where the private copies go; undefined when it cannot be located. */

@@ -22,14 +22,7 @@ import {
   type RowRead,
   type SourceRef,
 } from "./adapter.ts";
-import {
-  databaseFingerprint,
-  type DatabaseReader,
-  rowJson,
-  snapshotDirOf,
-  Snapshots,
-  withDatabase,
-} from "./_snapshot.ts";
+import { databaseRows, rowJson } from "./_snapshot.ts";
 import { sha256Hex } from "../sha256.ts";
 import { obj, str, titleFrom, toEpochMs } from "./_text.ts";
 import {
@@ -72,12 +65,11 @@ const DEFAULT_BUSY_TIMEOUT_MS = 2000;
 /** Makes a Crush adapter. Tests pass a short `busyTimeoutMs`; `crush` is the one capture uses. */
 export function createCrushAdapter(options: CrushOptions = {}): RowAdapter<CrushState> {
   // Databases are read from private copies in the data dir's `run/` (see _snapshot.ts).
-  let snapshotParent: string | undefined;
-  const reader: DatabaseReader = {
-    snapshots: new Snapshots(() => snapshotParent),
-    busyTimeoutMs: options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS,
-    display: "Crush",
-  };
+  const database = databaseRows(
+    "Crush",
+    options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS,
+    readChanged,
+  );
   const roots = (ctx: DiscoverContext): string[] => agentRoots("crush", ctx);
   return {
     agent: "crush",
@@ -89,7 +81,7 @@ export function createCrushAdapter(options: CrushOptions = {}): RowAdapter<Crush
     roots,
 
     async *discover(ctx: DiscoverContext): AsyncIterable<SourceRef> {
-      snapshotParent = snapshotDirOf(ctx);
+      database.locate(ctx);
       const seen = new Set<string>();
       for (const root of [...roots(ctx), ...knownProjects(ctx)]) {
         for (const path of databasesOf(root, ctx.skipped)) {
@@ -100,21 +92,11 @@ export function createCrushAdapter(options: CrushOptions = {}): RowAdapter<Crush
       }
     },
 
-    fingerprint: (source: SourceRef): string => databaseFingerprint(source.path),
+    fingerprint: database.fingerprint,
 
     initialState: (): CrushState => ({}),
 
-    readRows(source: SourceRef, cursorKey: string | null, budgetBytes: number): Promise<RowRead> {
-      // The reads are synchronous; the promise carries their result or their error.
-      return new Promise((resolve) =>
-        resolve(withDatabase(
-          source.path,
-          reader,
-          (db) => readChanged(db, cursorKey, budgetBytes),
-          (read) => !read.more,
-        ))
-      );
-    },
+    readRows: database.readRows,
 
     parseRow(raw: Uint8Array, _state: CrushState, source: SourceRef, lookup: Lookup): Derived {
       return derive(raw, source, lookup);

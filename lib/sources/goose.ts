@@ -22,14 +22,7 @@ import {
   type RowRead,
   type SourceRef,
 } from "./adapter.ts";
-import {
-  databaseFingerprint,
-  type DatabaseReader,
-  rowJson,
-  snapshotDirOf,
-  Snapshots,
-  withDatabase,
-} from "./_snapshot.ts";
+import { databaseRows, rowJson } from "./_snapshot.ts";
 import { sha256Hex } from "../sha256.ts";
 import { obj, str, titleFrom, toEpochMs } from "./_text.ts";
 import {
@@ -58,12 +51,11 @@ const DEFAULT_BUSY_TIMEOUT_MS = 2000;
 /** Makes a Goose adapter. Tests pass a short `busyTimeoutMs`; `goose` is the one capture uses. */
 export function createGooseAdapter(options: GooseOptions = {}): RowAdapter<GooseState> {
   // Databases are read from private copies in the data dir's `run/` (see _snapshot.ts).
-  let snapshotParent: string | undefined;
-  const reader: DatabaseReader = {
-    snapshots: new Snapshots(() => snapshotParent),
-    busyTimeoutMs: options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS,
-    display: "Goose",
-  };
+  const database = databaseRows(
+    "Goose",
+    options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS,
+    readChanged,
+  );
   const roots = (ctx: DiscoverContext): string[] => agentRoots("goose", ctx);
   return {
     agent: "goose",
@@ -75,7 +67,7 @@ export function createGooseAdapter(options: GooseOptions = {}): RowAdapter<Goose
     roots,
 
     async *discover(ctx: DiscoverContext): AsyncIterable<SourceRef> {
-      snapshotParent = snapshotDirOf(ctx);
+      database.locate(ctx);
       const seen = new Set<string>();
       for (const root of roots(ctx)) {
         const path = databaseOf(root, ctx.skipped);
@@ -85,21 +77,11 @@ export function createGooseAdapter(options: GooseOptions = {}): RowAdapter<Goose
       }
     },
 
-    fingerprint: (source: SourceRef): string => databaseFingerprint(source.path),
+    fingerprint: database.fingerprint,
 
     initialState: (): GooseState => ({}),
 
-    readRows(source: SourceRef, cursorKey: string | null, budgetBytes: number): Promise<RowRead> {
-      // The reads are synchronous; the promise carries their result or their error.
-      return new Promise((resolve) =>
-        resolve(withDatabase(
-          source.path,
-          reader,
-          (db) => readChanged(db, cursorKey, budgetBytes),
-          (read) => !read.more,
-        ))
-      );
-    },
+    readRows: database.readRows,
 
     parseRow(raw: Uint8Array, _state: GooseState, _source: SourceRef, lookup: Lookup): Derived {
       return derive(raw, lookup);
