@@ -9,7 +9,11 @@ import {
   pageConversation,
   type RecordJson,
 } from "../../../lib/store/conversations.ts";
-import { TextDeriver } from "../../../lib/store/records.ts";
+import { type RecordRow, TextDeriver } from "../../../lib/store/records.ts";
+import { READERS } from "../../../lib/agents.ts";
+import type { Context } from "../../../lib/context.ts";
+import type { HistoryStore } from "../../../lib/store/db.ts";
+import assert from "node:assert/strict";
 import { search } from "../../../lib/store/search.ts";
 import { withStore, type World } from "../../_helpers.ts";
 
@@ -80,4 +84,26 @@ export function found(world: World, query: string): string[] {
 /** A conversation's row, as the store holds it. */
 export function conversation(world: World, key: string) {
   return withStore(world, (store) => findConversation(store, key));
+}
+
+/**
+ * Checks that every stored record of `agent` reads the same through READERS (what `search` and
+ * `show` load) as through the adapters: its text and whether it has any. Returns how many have.
+ */
+export function readersAgree(store: HistoryStore, ctx: Context, agent: string): number {
+  const redact = redactorFor(ctx);
+  const byAdapters = new TextDeriver(store, ADAPTERS, redact);
+  const byReaders = new TextDeriver(store, READERS, redact);
+  const rows = store.stmt(
+    `SELECT r.* FROM records r JOIN sources s ON s.id = r.source_id WHERE s.agent = ?
+     ORDER BY r.id`,
+  ).all(agent) as unknown as RecordRow[];
+  let withText = 0;
+  for (const row of rows) {
+    const text = byAdapters.textOf(row);
+    assert.equal(byReaders.textOf(row), text, `record ${row.id}`);
+    assert.equal(byReaders.hasText(row), byAdapters.hasText(row), `record ${row.id}`);
+    if (text) withText++;
+  }
+  return withText;
 }

@@ -1,6 +1,7 @@
 // Capture of GitHub Copilot CLI: session-state/<id>/events.jsonl under $COPILOT_HOME, its inline
 // subagents, workspace.yaml titles, drift, a truncated line, and a rewind that rewrites the file.
 
+import { readersAgree } from "./_shown.ts";
 import { pageRecords, printed } from "./_shown.ts";
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
@@ -13,9 +14,7 @@ import type { Derived, SourceRef } from "../../../lib/sources/adapter.ts";
 import { copilot, parseWorkspace } from "../../../lib/sources/copilot.ts";
 import { copilotText } from "../../../lib/sources/copilot_text.ts";
 import { ADAPTERS } from "../../../lib/sources/mod.ts";
-import { READERS } from "../../../lib/agents.ts";
 import { type RecordJson } from "../../../lib/store/conversations.ts";
-import { type RecordRow, TextDeriver } from "../../../lib/store/records.ts";
 import { FLAG_INDEXED, FLAG_STREAMED } from "../../../lib/store/schema.ts";
 import { search } from "../../../lib/store/search.ts";
 import {
@@ -305,18 +304,8 @@ Deno.test("READERS read every stored Copilot record as the adapter does", async 
   try {
     await captureWorld(world);
     withStore(world, (store, ctx) => {
-      const redact = redactorFor(ctx);
-      const byAdapters = new TextDeriver(store, ADAPTERS, redact);
-      const byReaders = new TextDeriver(store, READERS, redact);
-      const rows = store.stmt("SELECT * FROM records ORDER BY id").all() as unknown as RecordRow[];
-      let withText = 0;
-      for (const row of rows) {
-        const text = byAdapters.textOf(row);
-        assert.equal(byReaders.textOf(row), text, `record ${row.id}`);
-        assert.equal(byReaders.hasText(row), byAdapters.hasText(row), `record ${row.id}`);
-        if (text) withText++;
-      }
-      assert.ok(withText >= 25, `${withText} of ${rows.length} records have text`);
+      const withText = readersAgree(store, ctx, "copilot");
+      assert.ok(withText >= 25, `${withText} records have text`);
     });
   } finally {
     await world.cleanup();
