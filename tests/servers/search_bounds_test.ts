@@ -98,8 +98,8 @@ Deno.test("GET /api/search past its budget answers with the hits it had and says
   const world = await capturedWorld();
   try {
     const { app, services } = appFor(world, {
-      // Every read of the worker's clock is 1050 ms after the request arrived: past the
-      // ranking's share of the 1200 ms budget, within the fallback's.
+      // The search begins as the request arrives; every later read of the worker's clock is
+      // 1050 ms after: past the ranking's share of the 1200 ms budget, within the fallback's.
       startSearchWorker: () => {
         const worker = new Worker(
           new URL("../lib/store/_late_search_worker.ts", import.meta.url).href,

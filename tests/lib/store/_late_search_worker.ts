@@ -1,6 +1,6 @@
-// The real search worker on a clock that always says `lateMs` after each job's start, as a
-// search does that waited that long (the machine busy) before SQLite ranked its matches. Told
-// `lateMs` by a first message `{ lateMs }`.
+// The real search worker on a clock that says each job began when it was asked and, at every
+// later read, `lateMs` after that, as a search whose ranking took that long (the machine busy).
+// Told `lateMs` by a first message `{ lateMs }`.
 
 import { runSearchJob, type SearchJob, toWire } from "../../../lib/store/_search_job.ts";
 import { ADAPTERS } from "../../../lib/sources/mod.ts";
@@ -19,12 +19,13 @@ scope.onmessage = (event) => {
     lateMs = message.lateMs;
     return;
   }
-  const at = (message.options.startedAt ?? Date.now()) + lateMs;
+  const asked = message.options.startedAt ?? Date.now();
+  let reads = 0;
   try {
     scope.postMessage({
       type: "answer",
       ok: true,
-      result: runSearchJob(message, ADAPTERS, () => at),
+      result: runSearchJob(message, ADAPTERS, () => reads++ === 0 ? asked : asked + lateMs),
     });
   } catch (err) {
     scope.postMessage({ type: "answer", ok: false, error: toWire(err) });
