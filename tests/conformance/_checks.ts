@@ -190,6 +190,10 @@ export function typesSeen(shown: Shown[], agent: string): string[] {
       // A Continue row: the session document, or a history item by its message's role.
       const item = value.item as { message?: { role?: unknown } } | undefined;
       types.add(value.continue === "item" ? `item/${item?.message?.role}` : String(value.continue));
+    } else if (typeof value.cline === "string") {
+      // A Cline row: its session document, or a message by its role.
+      const message = value.message as { role?: unknown } | undefined;
+      types.add(value.cline === "message" ? `message/${message?.role}` : String(value.cline));
     } else if (typeof value.table === "string") {
       // A row of an OpenCode-style database.
       const data = typeof value.data === "string" ? JSON.parse(value.data) : null;

@@ -193,7 +193,9 @@ async function refuse(conn: Deno.Conn, seen: string[]): Promise<void> {
     const buffer = new Uint8Array(4096);
     const n = await conn.read(buffer);
     const head = new TextDecoder().decode(buffer.subarray(0, n ?? 0)).split("\r\n")[0] ?? "";
-    seen.push(head.split(" ").slice(0, 2).join(" "));
+    // A client that connected and hung up without a word (a pooled connection opened ahead, a
+    // race lost) asked for no host: nothing to record.
+    if (head.trim()) seen.push(head.split(" ").slice(0, 2).join(" "));
     await conn.write(
       new TextEncoder().encode(
         "HTTP/1.1 403 Forbidden\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",

@@ -336,6 +336,12 @@ Deno.test("the proxy refuses and records a connection to any other host", async 
   const server = startModelServer(SCRIPT);
   try {
     const port = Number(new URL(server.proxy).port);
+    // A connection that says nothing and hangs up asks for no host: not recorded.
+    const silent = await Deno.connect({ hostname: "127.0.0.1", port });
+    await silent.closeWrite();
+    // The refusal, once the proxy has read the nothing it was sent.
+    assert.ok(await silent.read(new Uint8Array(256)));
+    silent.close();
     const conn = await Deno.connect({ hostname: "127.0.0.1", port });
     await conn.write(new TextEncoder().encode("CONNECT example.invalid:443 HTTP/1.1\r\n\r\n"));
     const buffer = new Uint8Array(256);
