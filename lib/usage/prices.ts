@@ -4,7 +4,7 @@
 // know is not priced: the report shows its tokens and names it.
 
 /** The day the table's prices were last checked against the providers' own pricing pages. */
-export const PRICES_AS_OF = "2025-11-24";
+export const PRICES_AS_OF = "2026-12-03";
 
 /** One model's prices, USD per million tokens. */
 export interface Price {
@@ -55,13 +55,16 @@ const cached = (input: number, output: number, cachedInput: number): Price => ({
 
 /**
  * List prices by model name (`claude-sonnet-4-5-20250929` is `claude-sonnet-4-5`'s, see
- * `DATED`). From anthropic.com/pricing, openai.com/api/pricing and
- * ai.google.dev/pricing as of `PRICES_AS_OF`.
+ * `DATED`): the providers' published prices as of `PRICES_AS_OF`, equal to the offline table
+ * ccusage 19.0.3 ships for every model both know (the conformance suite compares the two).
  */
 export const PRICES: Readonly<Record<string, Price>> = {
+  "claude-opus-4-7": claude(5, 25),
+  "claude-opus-4-6": claude(5, 25),
   "claude-opus-4-5": claude(5, 25),
   "claude-opus-4-1": claude(15, 75),
   "claude-opus-4": claude(15, 75),
+  "claude-sonnet-4-6": claude(3, 15),
   "claude-sonnet-4-5": claude(3, 15, [6, 22.5]),
   "claude-sonnet-4": claude(3, 15, [6, 22.5]),
   "claude-haiku-4-5": claude(1, 5),
@@ -70,6 +73,9 @@ export const PRICES: Readonly<Record<string, Price>> = {
   "claude-3-5-haiku": claude(0.8, 4),
   "claude-3-opus": claude(15, 75),
   "claude-3-haiku": claude(0.25, 1.25),
+  "gpt-5.5": cached(5, 30, 0.5),
+  "gpt-5.2-codex": cached(1.75, 14, 0.175),
+  "gpt-5.2": cached(1.75, 14, 0.175),
   "gpt-5.1-codex-mini": cached(0.25, 2, 0.025),
   "gpt-5.1-codex": cached(1.25, 10, 0.125),
   "gpt-5.1": cached(1.25, 10, 0.125),

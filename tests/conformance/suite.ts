@@ -38,3 +38,6 @@ for (const pin of PINNED) {
     },
   });
 }
+
+// logbook's usage report against ccusage's, on the same Claude Code files.
+await import("./usage_agreement.ts");
