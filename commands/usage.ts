@@ -10,6 +10,7 @@ import { projectOfUserPath } from "../lib/paths.ts";
 import { safeJson } from "../lib/safe_json.ts";
 import { PriceBook, PRICES_AS_OF } from "../lib/usage/prices.ts";
 import {
+  type ActiveBlock,
   isTimeZone,
   type Period,
   PERIODS,
@@ -26,9 +27,11 @@ import { terminalColumns, wrapText } from "./_terminal/wrap.ts";
 
 export const spec = defineCommand({
   name: "usage",
-  summary: "tokens and cost per day, week, month, session or project, from the store",
-  arguments: "[daily|weekly|monthly|session|project]",
-  argumentHelp: [["PERIOD", "how calls are grouped (default daily)"]],
+  summary: "tokens and cost per day, week, month, session, project or 5-hour block",
+  arguments: "[daily|weekly|monthly|session|project|blocks]",
+  argumentHelp: [
+    ["PERIOD", "how calls are grouped (default daily); blocks: Claude's 5-hour windows"],
+  ],
   options: {
     agent: { type: "string", value: "A", help: `only ${oneOf(AGENTS)}` },
     ...shared({ project: "only this directory's project (`.` for yours)" }),
@@ -46,7 +49,7 @@ export const spec = defineCommand({
   examples: [
     "logbook usage",
     "logbook usage monthly --breakdown",
-    "logbook usage session --since 7d",
+    "logbook usage blocks --agent claude --since 1d",
   ],
   maxPositionals: 1,
   permissions: { read: true, write: true, env: true },
@@ -93,6 +96,7 @@ export async function main(
         ...(values.since ? { since: when(values.since, "since") } : {}),
         ...(values.until ? { until: when(values.until, "until") } : {}),
         breakdown: values.breakdown === true,
+        now: now(),
       }, new PriceBook(ctx.config.prices));
     } finally {
       store.close();
@@ -128,6 +132,8 @@ export function renderReport(report: UsageReport, width: number, s: Styler): str
     ? "Month"
     : report.period === "session"
     ? "Session"
+    : report.period === "blocks"
+    ? "Block from"
     : "Project";
   const heads = wide
     ? [first, "Input", "Output", "Cache write", "Cache read", "Total", "Cost"]
@@ -170,9 +176,22 @@ export function renderReport(report: UsageReport, width: number, s: Styler): str
       }`,
     );
   }
+  if (report.active) notes.unshift(activeLine(report.active));
   notes.push(`Dates in ${report.timeZone}; list prices as of ${PRICES_AS_OF} unless recorded.`);
   const wrapped = notes.map((n) => wrapText(n, width).split("\n").map(s.dim).join("\n"));
   return out.join("\n") + "\n\n" + wrapped.join("\n") + "\n";
+}
+
+/** The running block: time left and pace. */
+function activeLine(active: ActiveBlock): string {
+  const left = `${Math.floor(active.minutesLeft / 60)} h ${active.minutesLeft % 60} min left`;
+  const pace = `${formatCount(Math.round(active.tokensPerMinute))} tokens a minute`;
+  const cost = active.costPerHour === null
+    ? ""
+    : `, $${active.costPerHour.toFixed(2)} an hour, about $${
+      active.projectedCost!.toFixed(2)
+    } by its end`;
+  return `Block ${active.key} is running: ${left}; ${pace}${cost}.`;
 }
 
 function keyOf(line: UsageLine): string {

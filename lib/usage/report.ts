@@ -6,8 +6,18 @@ import type { HistoryStore } from "../store/db.ts";
 import { PriceBook, type Tokens } from "./prices.ts";
 
 /** How a report groups calls. */
-export type Period = "daily" | "weekly" | "monthly" | "session" | "project";
-export const PERIODS: readonly Period[] = ["daily", "weekly", "monthly", "session", "project"];
+export type Period = "daily" | "weekly" | "monthly" | "session" | "project" | "blocks";
+export const PERIODS: readonly Period[] = [
+  "daily",
+  "weekly",
+  "monthly",
+  "session",
+  "project",
+  "blocks",
+];
+
+/** How long a billing block lasts: Claude's usage windows are five hours from their first hour. */
+export const BLOCK_MS = 5 * 3_600_000;
 
 /** Which calls a report counts, and how. */
 export interface UsageQuery {
@@ -24,6 +34,8 @@ export interface UsageQuery {
   until?: number;
   /** One line per model inside each period. */
   breakdown?: boolean;
+  /** The time now (epoch ms), for the block still running (`blocks`). */
+  now?: number;
 }
 
 /** Tokens and cost of a group of calls. */
@@ -55,6 +67,21 @@ export interface UsageReport {
   totals: UsageTotals;
   /** Models with calls that could not be priced, with how many. */
   unpriced: { model: string; calls: number }[];
+  /** With `blocks`: the block still running now, its time left and its pace. */
+  active?: ActiveBlock | null;
+}
+
+/** The five-hour block still running: how long it has left and how fast it is spent. */
+export interface ActiveBlock {
+  key: string;
+  /** Epoch ms when it ends. */
+  endsAt: number;
+  minutesLeft: number;
+  /** Tokens a minute and USD an hour since its first call (null: no priced call). */
+  tokensPerMinute: number;
+  costPerHour: number | null;
+  /** Its cost at this pace when it ends. */
+  projectedCost: number | null;
 }
 
 interface CallRow {
@@ -98,7 +125,8 @@ export function usageReport(
      ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
      ORDER BY u.ts, u.record_id`,
   ).all(...args) as unknown as CallRow[];
-  const keyOf = grouping(query);
+  const blocks = new Map<string, { start: number; first: number; last: number }>();
+  const keyOf = query.period === "blocks" ? blockKeys(query.timeZone, blocks) : grouping(query);
   const groups = new Map<string, { line: UsageLine; byModel: Map<string, UsageTotals> }>();
   const totals = emptyTotals();
   const unpriced = new Map<string, number>();
@@ -132,6 +160,9 @@ export function usageReport(
     }
     return line;
   });
+  const active = query.period === "blocks"
+    ? activeBlock(lines, blocks, query.now ?? Date.now())
+    : null;
   if (query.period === "session" || query.period === "project") {
     lines.sort((a, b) => (b.cost ?? -1) - (a.cost ?? -1) || b.total - a.total);
   } else lines.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
@@ -142,6 +173,61 @@ export function usageReport(
     totals,
     unpriced: [...unpriced.entries()].map(([model, calls]) => ({ model, calls }))
       .sort((a, b) => b.calls - a.calls),
+    ...(query.period === "blocks" ? { active } : {}),
+  };
+}
+
+/**
+ * Groups calls, in time order, into five-hour blocks as Claude bills them: a block starts at the
+ * hour of the first call after the last block ended and lasts five hours. Its key is its start,
+ * local (`2026-11-30 04:00`).
+ */
+function blockKeys(
+  timeZone: string,
+  blocks: Map<string, { start: number; first: number; last: number }>,
+): (row: CallRow) => string {
+  const format = new Intl.DateTimeFormat("sv-SE", {
+    timeZone,
+    year: "numeric",
+    month: "2-digit",
+    day: "2-digit",
+    hour: "2-digit",
+    minute: "2-digit",
+  });
+  let current: { key: string; start: number; first: number; last: number } | null = null;
+  return (row) => {
+    if (row.ts === null) return "unknown";
+    if (!current || row.ts >= current.start + BLOCK_MS) {
+      const start = Math.floor(row.ts / 3_600_000) * 3_600_000;
+      current = { key: format.format(start), start, first: row.ts, last: row.ts };
+      blocks.set(current.key, current);
+    }
+    current.last = row.ts;
+    return current.key;
+  };
+}
+
+/** The block still running at `now`, if the last one is. */
+function activeBlock(
+  lines: readonly UsageLine[],
+  blocks: Map<string, { start: number; first: number; last: number }>,
+  now: number,
+): ActiveBlock | null {
+  const line = lines.at(-1);
+  const block = line && blocks.get(line.key);
+  if (!line || !block || now >= block.start + BLOCK_MS) return null;
+  const minutes = Math.max(1, (Math.max(now, block.last) - block.first) / 60_000);
+  const costPerHour = line.cost === null ? null : line.cost / (minutes / 60);
+  const endsAt = block.start + BLOCK_MS;
+  return {
+    key: line.key,
+    endsAt,
+    minutesLeft: Math.ceil((endsAt - now) / 60_000),
+    tokensPerMinute: line.total / minutes,
+    costPerHour,
+    projectedCost: costPerHour === null
+      ? null
+      : line.cost! + costPerHour * (endsAt - now) / 3_600_000,
   };
 }
 

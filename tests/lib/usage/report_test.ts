@@ -128,3 +128,37 @@ Deno.test("list prices match a model's dated names only, and the long-context ti
   assert.equal(book.cost("claude-sonnet-4-5", small), 0.3);
   assert.equal(book.cost("claude-sonnet-4-5", large), 1.8, "$6 a million past 200,000");
 });
+
+Deno.test("blocks are five hours from the hour of their first call; the running one says its pace", async () => {
+  const world = await makeWorld();
+  try {
+    await place(world, [
+      "2026-11-30T10:15:00.000Z",
+      "2026-11-30T12:00:00.000Z",
+      // Past 15:00, the first block's end: a new block from 15:00.
+      "2026-11-30T15:30:00.000Z",
+    ], "claude-sonnet-4-5-20250929");
+    await captureWorld(world);
+    withStore(world, (store) => {
+      const now = Date.parse("2026-11-30T16:00:00.000Z");
+      const report = usageReport(store, { period: "blocks", timeZone: "UTC", now });
+      assert.deepEqual(report.lines.map((l) => [l.key, l.calls]), [
+        ["2026-11-30 10:00", 2],
+        ["2026-11-30 15:00", 1],
+      ]);
+      assert.equal(report.active?.key, "2026-11-30 15:00");
+      assert.equal(report.active?.minutesLeft, 240);
+      // One call of 111,100 tokens over the 30 minutes since the block's first call.
+      assert.equal(Math.round(report.active!.tokensPerMinute), Math.round(111_100 / 30));
+      assert.ok(report.active!.projectedCost! > report.lines[1]!.cost!);
+      const later = usageReport(store, {
+        period: "blocks",
+        timeZone: "UTC",
+        now: Date.parse("2026-11-30T20:00:00.000Z"),
+      });
+      assert.equal(later.active, null, "ended at 20:00");
+    });
+  } finally {
+    await world.cleanup();
+  }
+});
