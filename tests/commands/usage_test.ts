@@ -49,7 +49,10 @@ Deno.test("usage says why an answer is empty, and refuses what it cannot read", 
     assert.equal(filtered.stderr, "No model calls match these filters; try without them\n");
     const period = await runCli("usage", ["yearly"], world.vars);
     assert.equal(period.code, 2);
-    assert.match(period.stderr, /Expected a period, daily, weekly, monthly, session, project or blocks, got "yearly"/);
+    assert.match(
+      period.stderr,
+      /Expected a period, daily, weekly, monthly, session, project or blocks, got "yearly"/,
+    );
     const zone = await runCli("usage", ["--tz", "Mars/Olympus"], world.vars);
     assert.equal(zone.code, 2);
     assert.match(zone.stderr, /"--tz" expects a time zone such as UTC, got "Mars\/Olympus"/);
