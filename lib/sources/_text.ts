@@ -1,6 +1,6 @@
 // Small text helpers the adapters share: base64 detection, titles, flattening tool input.
 
-import type { ToolParts } from "./adapter.ts";
+import type { ToolParts, Usage } from "./adapter.ts";
 
 const BASE64_RUN = /^[A-Za-z0-9+/=_-]{200,}$/;
 
@@ -111,6 +111,30 @@ export function typedItems(
     items.push({ ...found, type });
   }
   return items;
+}
+
+/** A token count as an agent wrote it: a whole number of 0 or more, else 0. */
+export function tokenCount(value: unknown): number {
+  return typeof value === "number" && Number.isFinite(value) && value > 0 ? value : 0;
+}
+
+/**
+ * A model call's usage as the Gemini API reports it (`promptTokenCount` includes the cached
+ * tokens, which are cache reads; thoughts are billed as output), by `call`.
+ */
+export function geminiApiUsage(
+  call: string,
+  model: string | null,
+  prompt: unknown,
+  cached: unknown,
+  output: unknown,
+  thoughts: unknown,
+): Usage | null {
+  const read = tokenCount(cached);
+  const input = Math.max(0, tokenCount(prompt) - read);
+  const out = tokenCount(output) + tokenCount(thoughts);
+  if (!input && !read && !out) return null;
+  return { call, model, input, output: out, cacheWrite: 0, cacheRead: read, cost: null };
 }
 
 /** The value as a plain object, or null. */

@@ -24,8 +24,9 @@ import {
   type Scalar,
   type SourceRef,
   type ToolParts,
+  type Usage,
 } from "./adapter.ts";
-import { obj, str, titleFrom, toEpochMs } from "./_text.ts";
+import { obj, str, titleFrom, toEpochMs, tokenCount } from "./_text.ts";
 import { walkFiles } from "./_walk.ts";
 import {
   COPILOT_SKIP_KEYS,
@@ -94,7 +95,8 @@ export const copilot: LineAdapter<CopilotState> = {
   mode: "lines",
   // What it derives, versioned (`LineAdapter.derivation`); one line per raise, saying why:
   // 1: the first version.
-  derivation: 1,
+  // 2: a session.usage_record's model call is derived for `usage`.
+  derivation: 2,
   skipKeys: COPILOT_SKIP_KEYS,
   textPath: copilotTextPath,
 
@@ -187,6 +189,7 @@ function classify(
     return makeDerived("meta", null, conversation, {
       ...extra,
       title: named ? workspaceTitle(source) : null,
+      usage: type === "session.usage_record" && id ? usageRecord(id, obj(fields.usage)) : null,
     });
   }
   if (EVENT_TYPES.has(type)) {
@@ -343,4 +346,24 @@ function recordFromScalars(scalars: ReadonlyMap<string, Scalar>): Record<string,
     into[parts[parts.length - 1]!] = value;
   }
   return record;
+}
+
+/**
+ * The model call a `session.usage_record` reports, one record per call, named by the record's
+ * id (a rewind's rewrite repeats it under the same id). Its `inputTokens` count the cached ones,
+ * as the OpenAI API counts them; its `cost` is in premium requests, not dollars, so the tokens
+ * are priced instead.
+ */
+function usageRecord(id: string, usage: Record<string, unknown> | null): Usage | null {
+  if (!usage) return null;
+  const read = tokenCount(usage.cacheReadTokens);
+  return {
+    call: `event:${id}`,
+    model: str(usage.model),
+    input: Math.max(0, tokenCount(usage.inputTokens) - read),
+    output: tokenCount(usage.outputTokens),
+    cacheWrite: tokenCount(usage.cacheWriteTokens),
+    cacheRead: read,
+    cost: null,
+  };
 }

@@ -30,7 +30,7 @@ import {
   type SourceRef,
   type ToolParts,
 } from "./adapter.ts";
-import { obj, str, stringLeaves, titleFrom, toEpochMs } from "./_text.ts";
+import { geminiApiUsage, obj, str, stringLeaves, titleFrom, toEpochMs } from "./_text.ts";
 import { walkFiles } from "./_walk.ts";
 import {
   GEMINI_SKIP_KEYS,
@@ -78,7 +78,8 @@ export const gemini: LineAdapter<GeminiState> = {
   mode: "lines",
   // What it derives, versioned (`LineAdapter.derivation`); one line per raise, saying why:
   // 1: the first version.
-  derivation: 1,
+  // 2: a reply's model call (its `tokens`) is derived for `usage`.
+  derivation: 2,
   skipKeys: GEMINI_SKIP_KEYS,
   textPath: geminiTextPath,
 
@@ -328,10 +329,22 @@ function classifyMessage(
       : parts.some((p) => (str(p?.text) ?? "").trim() !== "");
     const thought = Array.isArray(record.thoughts) && record.thoughts.length > 0;
     const kind = said ? "message" : calls.length ? "tool_call" : thought ? "reasoning" : "message";
+    const tokens = obj(record.tokens);
+    const usage = tokens &&
+      geminiApiUsage(
+        `message:${id}`,
+        str(record.model),
+        tokens.input,
+        tokens.cached,
+        tokens.output,
+        tokens.thoughts,
+      );
     return makeDerived(kind, "assistant", conversation, {
       ...revision,
       newMessage: !seen,
       partId: kind === "tool_call" ? str(calls[0]?.id) : null,
+      // Written again as the reply completes: the newest revision's tokens count.
+      usage: usage && { ...usage, revised: true },
     });
   }
   if (type && NOTICE_TYPES.has(type)) {

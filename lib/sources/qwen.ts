@@ -26,7 +26,15 @@ import {
   type SourceRef,
   type ToolParts,
 } from "./adapter.ts";
-import { jsonRecord, obj, str, stringLeaves, titleFrom, toEpochMs } from "./_text.ts";
+import {
+  geminiApiUsage,
+  jsonRecord,
+  obj,
+  str,
+  stringLeaves,
+  titleFrom,
+  toEpochMs,
+} from "./_text.ts";
 import { walkFiles } from "./_walk.ts";
 import { AGENT_FILE, parentHolds, subagentConversation, subagentMeta } from "./_claude_files.ts";
 import { partsOf, QWEN_SKIP_KEYS, qwenLineText, qwenTextPath, textOfRecord } from "./qwen_text.ts";
@@ -94,7 +102,8 @@ export const qwen: LineAdapter<QwenState> = {
   mode: "lines",
   // What it derives, versioned (`LineAdapter.derivation`); one line per raise, saying why:
   // 1: the first version.
-  derivation: 1,
+  // 2: an assistant record's model call (its `usageMetadata`) is derived for `usage`.
+  derivation: 2,
   skipKeys: QWEN_SKIP_KEYS,
   textPath: qwenTextPath,
 
@@ -358,10 +367,22 @@ function classify(
       const said = parts.some((p) => typeof p.text === "string" && p.thought !== true);
       const thought = parts.some((p) => typeof p.text === "string" && p.thought === true);
       const kind = said ? "message" : call ? "tool_call" : thought ? "reasoning" : "message";
+      const tokens = obj(record.usageMetadata);
       return makeDerived(kind, "assistant", conversation, {
         ...base,
         partId: kind === "tool_call" ? str(call?.id) : null,
         newMessage: said,
+        // Each assistant record is one response of the model (a fork's copy shares its uuid).
+        usage: tokens && uuid !== null
+          ? geminiApiUsage(
+            uuid,
+            str(record.model),
+            tokens.promptTokenCount,
+            tokens.cachedContentTokenCount,
+            tokens.candidatesTokenCount,
+            tokens.thoughtsTokenCount,
+          )
+          : null,
       });
     }
     case "tool_result": {

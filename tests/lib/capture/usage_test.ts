@@ -4,8 +4,10 @@
 // filled by deriving its sources again.
 
 import assert from "node:assert/strict";
+import { cpSync } from "node:fs";
 import { join } from "node:path";
-import { captureWorld, makeWorld, withStore, type World } from "../../_helpers.ts";
+import { envFrom } from "../../../lib/env.ts";
+import { captureWorld, FIXTURES, makeWorld, withStore, type World } from "../../_helpers.ts";
 import type { HistoryStore } from "../../../lib/store/db.ts";
 
 interface Row {
@@ -235,3 +237,67 @@ Deno.test("forgotten records take their usage along; an older store is filled by
     await world.cleanup();
   }
 });
+
+Deno.test("Gemini CLI, Qwen Code and Copilot CLI record their calls' tokens: each call once", async () => {
+  const world = await makeWorld();
+  try {
+    const gemini = join(world.dir, "gemini-home");
+    cpSync(join(FIXTURES, "gemini", "home"), join(gemini, ".gemini"), { recursive: true });
+    const qwen = join(world.dir, "qwen-home");
+    cpSync(join(FIXTURES, "qwen", "home"), qwen, { recursive: true });
+    const copilot = join(world.dir, "copilot-home");
+    cpSync(join(FIXTURES, "copilot", "home"), copilot, { recursive: true });
+    const vars = { ...world.vars, GEMINI_CLI_HOME: gemini, QWEN_HOME: qwen, COPILOT_HOME: copilot };
+    world.vars = vars;
+    world.env = envFrom(vars);
+    await captureWorld(world);
+    // What the files hold, read here on their own: the calls each agent reports.
+    const lines = (dir: string) =>
+      [...walk(dir)].flatMap((file) =>
+        Deno.readTextFileSync(file).split("\n").flatMap((line) => {
+          try {
+            return [JSON.parse(line)];
+          } catch {
+            return [];
+          }
+        })
+      );
+    const geminiCalls = new Set(
+      lines(gemini).filter((r) => r.type === "gemini" && r.tokens?.input).map((r) => r.id),
+    );
+    const qwenCalls = new Set(
+      lines(qwen).filter((r) => r.type === "assistant" && r.usageMetadata).map((r) => r.uuid),
+    );
+    const copilotCalls = new Set(
+      lines(copilot).filter((r) => r.type === "session.usage_record").map((r) => r.id),
+    );
+    withStore(world, (store) => {
+      for (
+        const [agent, calls] of [
+          ["gemini", geminiCalls],
+          ["qwen", qwenCalls],
+          ["copilot", copilotCalls],
+        ] as const
+      ) {
+        const rows = usageRows(store, agent);
+        assert.ok(calls.size > 0, `${agent}'s fixtures report calls`);
+        assert.equal(rows.length, calls.size, `${agent}: one row per call`);
+        for (const row of rows) {
+          assert.ok(row.model, `${agent}: a model`);
+          assert.ok(row.input + row.output > 0, `${agent}: tokens`);
+        }
+      }
+    });
+  } finally {
+    await world.cleanup();
+  }
+});
+
+/** Every `.jsonl` file under `dir`. */
+function* walk(dir: string): Generator<string> {
+  for (const entry of Deno.readDirSync(dir)) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory) yield* walk(path);
+    else if (entry.name.endsWith(".jsonl")) yield path;
+  }
+}
