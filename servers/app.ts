@@ -27,6 +27,7 @@ import { projectsPageRoute } from "./pages/projects.ts";
 import { searchPageRoute } from "./pages/search.ts";
 import { sessionsPageRoute } from "./pages/sessions.ts";
 import { statusPageRoute } from "./pages/status.ts";
+import { usagePageRoute } from "./pages/usage.ts";
 
 export type { AppDeps } from "./_deps.ts";
 
@@ -45,6 +46,7 @@ export const ROUTES: readonly Route[] = [
   exportPageRoute,
   projectsPageRoute,
   sessionsPageRoute,
+  usagePageRoute,
   statusPageRoute,
 ];
 

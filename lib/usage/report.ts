@@ -32,8 +32,12 @@ export interface UsageQuery {
   since?: number;
   /** Epoch ms, exclusive. */
   until?: number;
-  /** One line per model inside each period. */
+  /** One line per model (or per agent, `by`) inside each period. */
   breakdown?: boolean;
+  /** What the breakdown is by (default the model). */
+  by?: "model" | "agent";
+  /** Only calls on this local day (`2026-11-30`) in `timeZone`. */
+  day?: string;
   /** The time now (epoch ms), for the block still running (`blocks`). */
   now?: number;
 }
@@ -55,7 +59,7 @@ export interface UsageLine extends UsageTotals {
   /** A session's title or a project's root, to show beside the key. */
   label?: string | null;
   models: string[];
-  /** With `breakdown`: one per model, most expensive first. */
+  /** With `breakdown`: one per model (or agent), most expensive first. */
   breakdown?: (UsageTotals & { model: string })[];
 }
 
@@ -85,6 +89,7 @@ export interface ActiveBlock {
 }
 
 interface CallRow {
+  agent: string;
   ts: number | null;
   model: string | null;
   input: number;
@@ -117,7 +122,7 @@ export function usageReport(
   filter("u.ts < ?", query.until);
   // A subagent's calls count in the session that ran it.
   const rows = store.stmt(
-    `SELECT u.ts, u.model, u.input, u.output, u.cache_write, u.cache_read, u.cost,
+    `SELECT u.agent, u.ts, u.model, u.input, u.output, u.cache_write, u.cache_read, u.cost,
        coalesce(p.key, c.key) AS session, coalesce(p.title, c.title) AS title,
        c.project_root AS project
      FROM usage u LEFT JOIN conversations c ON c.id = u.conversation_id
@@ -127,15 +132,24 @@ export function usageReport(
   ).all(...args) as unknown as CallRow[];
   const blocks = new Map<string, { start: number; first: number; last: number }>();
   const keyOf = query.period === "blocks" ? blockKeys(query.timeZone, blocks) : grouping(query);
-  const groups = new Map<string, { line: UsageLine; byModel: Map<string, UsageTotals> }>();
+  const groups = new Map<
+    string,
+    { line: UsageLine; byModel: Map<string, UsageTotals>; models: Set<string> }
+  >();
   const totals = emptyTotals();
   const unpriced = new Map<string, number>();
+  const dayOf = dayIn(query.timeZone);
   for (const row of rows) {
+    if (query.day !== undefined && dayOf(row.ts) !== query.day) continue;
     const key = keyOf(row);
     let group = groups.get(key);
     if (!group) {
       const label = query.period === "session" ? row.title : null;
-      group = { line: { key, label, models: [], ...emptyTotals() }, byModel: new Map() };
+      group = {
+        line: { key, label, models: [], ...emptyTotals() },
+        byModel: new Map(),
+        models: new Set(),
+      };
       groups.set(key, group);
     }
     const model = row.model ?? "unknown";
@@ -147,12 +161,14 @@ export function usageReport(
     };
     const cost = row.cost ?? prices.cost(row.model, tokens);
     if (cost === null) unpriced.set(model, (unpriced.get(model) ?? 0) + 1);
-    let perModel = group.byModel.get(model);
-    if (!perModel) group.byModel.set(model, perModel = emptyTotals());
+    group.models.add(model);
+    const part = query.by === "agent" ? row.agent : model;
+    let perModel = group.byModel.get(part);
+    if (!perModel) group.byModel.set(part, perModel = emptyTotals());
     for (const into of [group.line, perModel, totals]) add(into, tokens, cost);
   }
-  const lines = [...groups.values()].map(({ line, byModel }) => {
-    line.models = [...byModel.keys()].sort();
+  const lines = [...groups.values()].map(({ line, byModel, models }) => {
+    line.models = [...models].sort();
     if (query.breakdown) {
       line.breakdown = [...byModel.entries()]
         .map(([model, t]) => ({ model, ...t }))

@@ -20,6 +20,22 @@ export const STYLE = `
     --warn: #f0b070; --bad: #f28b82; --ok: #81c995; --user-bg: #1b2433; --user-line: #2f4163;
     --k: #d7a6f5; --s: #9fd99a; --n: #f5b97a; --c: #9097a0; --t: #8ecdf7; }
 }
+.usage-chart { margin: var(--s3) 0; }
+.usage-chart svg { width: 100%; height: 12rem; display: block; }
+.usage-chart .axis { stroke: var(--line); }
+.usage-chart .axis-labels { display: flex; justify-content: space-between; font-size: var(--f-sm);
+  color: var(--muted); }
+.usage-chart a:hover rect, .usage-chart a:focus rect { opacity: .75; }
+.usage-chart figcaption { font-size: var(--f-sm); color: var(--muted); }
+.usage-chart .key { margin-right: var(--s3); white-space: nowrap; }
+.swatch { display: inline-block; width: .75em; height: .75em; margin-right: .3em; border-radius: 2px;
+  background: currentColor; }
+.series-0 { fill: var(--accent); color: var(--accent); }
+.series-1 { fill: var(--ok); color: var(--ok); }
+.series-2 { fill: var(--warn); color: var(--warn); }
+.series-3 { fill: var(--k); color: var(--k); }
+.series-4 { fill: var(--t); color: var(--t); }
+.series-5 { fill: var(--c); color: var(--c); }
 * { box-sizing: border-box; }
 html { scroll-padding-top: 6.5rem; }
 body { margin: 0; font: var(--f-base)/1.55 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;

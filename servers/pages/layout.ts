@@ -10,7 +10,14 @@ import { SCRIPT, STYLE } from "./assets.ts";
 export type Html = HtmlEscapedString | Promise<HtmlEscapedString>;
 
 /** Which navigation entry is current. */
-export type Section = "search" | "projects" | "sessions" | "status" | "conversation" | "error";
+export type Section =
+  | "search"
+  | "projects"
+  | "sessions"
+  | "usage"
+  | "status"
+  | "conversation"
+  | "error";
 
 /** A whole page: the frame around `body`. */
 export function layout(title: string, section: Section, body: Html): Html {
@@ -41,6 +48,11 @@ export function layout(title: string, section: Section, body: Html): Html {
             "p",
             "projects",
           )}${link("/sessions", "Sessions", "r", "sessions")}${link(
+            "/usage",
+            "Usage",
+            "u",
+            "usage",
+          )}${link(
             "/status",
             "Status",
             "t",

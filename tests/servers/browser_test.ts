@@ -445,6 +445,14 @@ Deno.test({
         accessibility.push(...await look(page, "projects"));
       });
 
+      await t.step("the usage page: a chart of the days, their numbers in a table", async () => {
+        await page.getByRole("link", { name: "Usage", exact: true }).click();
+        await page.getByRole("heading", { level: 1, name: "Usage" }).waitFor();
+        assert.ok(await page.locator("figure.usage-chart svg[role=group]").count() === 1);
+        assert.ok(await page.locator("table tbody tr").count() > 0);
+        accessibility.push(...await look(page, "usage"));
+      });
+
       await t.step("the status page", async () => {
         await page.getByRole("link", { name: "Status" }).click();
         await page.getByRole("heading", { level: 1, name: "Status" }).waitFor();
