@@ -1,6 +1,7 @@
 // Every figure of the benchmark: its key (the `--json` keys, in this order), how it is computed from
 // what the families measured, and its unit and target, against which the report prints it.
 
+import type { UsageReport } from "./_usage.ts";
 import type { AdversarialReport } from "./_adversarial.ts";
 import type { CaptureReport } from "./_capture.ts";
 import type { McpSearchReport } from "./_mcp.ts";
@@ -34,6 +35,9 @@ export const FIGURE_KEYS = [
   "show_first_page_ms",
   "show_cli_ms",
   "show_cli_sources_ms",
+  "usage_cli_ms",
+  "ccusage_cli_ms",
+  "ccusage_over_usage",
   "capture_peak_rss_mb",
   "huge_line_peak_rss_mb",
   "store_ratio",
@@ -65,6 +69,8 @@ export interface Measured {
   cli: SearchCommandReport;
   rg: RgReport;
   show: ShowReport;
+  /** `usage daily` end to end, and ccusage on the same Claude files. */
+  usage: UsageReport;
   /** The reindex command capturing the corpus from empty in a child process. */
   captureRss: RssRun;
   huge: HugeLineReport | null;
@@ -107,6 +113,9 @@ export function figuresOf(m: Measured): Figures {
     show_first_page_ms: median(m.show.runs),
     show_cli_ms: median(m.show.cli.runs),
     show_cli_sources_ms: median(m.show.cli.sources),
+    usage_cli_ms: median(m.usage.runs),
+    ccusage_cli_ms: m.usage.ccusage ? median(m.usage.ccusage) : null,
+    ccusage_over_usage: m.usage.ccusage ? median(m.usage.ccusage) / median(m.usage.runs) : null,
     capture_peak_rss_mb: m.captureRss.mib,
     huge_line_peak_rss_mb: m.huge?.mib ?? null,
     store_ratio: (m.capture.store.db + m.capture.store.wal) / m.capture.bytes,

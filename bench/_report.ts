@@ -1,6 +1,7 @@
 // The benchmark's human report: the figures against their targets, then the detail behind them,
 // one section per figure family; and the shorter report of the relevance benchmark alone.
 
+import { usageLine } from "./_usage.ts";
 import { basename } from "node:path";
 import { formatAdversarial } from "./_adversarial.ts";
 import type { ProfileSummary } from "./_capture.ts";
@@ -315,6 +316,7 @@ function showAndMemorySection(r: BenchReport): string[] {
     `${r.show.runs.map((x) => x.toFixed(1)).join(", ")} ms in-process; the show command ` +
     `(deno run ${taskFlags("show").join(" ")} commands/show.ts <id>), spawn to exit: ` +
     `${ms(r.show.cli.runs)} ms; from its sources: ${ms(r.show.cli.sources)} ms`,
+    usageLine(r.usage),
     `Capture's peak RSS: reindex from empty in a child process, ${num(r.captureRss.mib)} MiB ` +
     `(${r.captureRss.how}) in ${Math.round(r.captureRss.ms)} ms`,
   ];

@@ -27,6 +27,7 @@ import { measureRelevance, RELEVANCE_BASELINE, type RelevanceReport } from "./_r
 import { type BenchReport, formatRelevanceAlone, formatReport } from "./_report.ts";
 import { measureRg, measureSearch, measureSearchCommand } from "./_search.ts";
 import { measureShow } from "./_show.ts";
+import { measureUsage } from "./_usage.ts";
 import { measureTeam } from "./_team.ts";
 import { INDEXED_CLASSES } from "./_text.ts";
 import { measureUpgradeOf } from "./_upgrade.ts";
@@ -184,7 +185,9 @@ async function benchCorpus(
  */
 async function measureInProcess(
   run: Run,
-): Promise<Pick<Measured, "capture" | "noop" | "search" | "cli" | "rg" | "show" | "append">> {
+): Promise<
+  Pick<Measured, "capture" | "noop" | "search" | "cli" | "rg" | "show" | "usage" | "append">
+> {
   const { options, log, manifest, vars, ctx, store, redact, notes } = run;
   const rgFound = await ensureRg(log);
   if (rgFound.note) notes.push(rgFound.note);
@@ -212,6 +215,8 @@ async function measureInProcess(
     log,
   });
   const show = await measureShow({ store, redact, vars, runs, log });
+  const usage = await measureUsage({ vars, runs, log });
+  if (usage.note) notes.push(usage.note);
   const append = await measureAppendReindex({
     ctx,
     store,
@@ -222,7 +227,7 @@ async function measureInProcess(
     log,
   });
   notes.push(...append.notes);
-  return { capture, noop, search, cli, rg, show, append };
+  return { capture, noop, search, cli, rg, show, usage, append };
 }
 
 /**

@@ -16,7 +16,13 @@ export async function benchJson(
   const output = await new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", join(ROOT, "bench", "run.ts"), "--", ...args],
     cwd: ROOT,
-    env: { ...childBaseEnv(), NO_COLOR: "1" },
+    env: {
+      ...childBaseEnv(),
+      NO_COLOR: "1",
+      // Where the conformance suite's installs are (ccusage, for the usage figures).
+      XDG_CACHE_HOME: Deno.env.get("XDG_CACHE_HOME") ??
+        join(Deno.env.get("HOME") ?? "/root", ".cache"),
+    },
     clearEnv: true,
     stdin: "null",
     stdout: "piped",
