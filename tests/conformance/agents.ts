@@ -24,8 +24,8 @@ export const PINNED: readonly AgentPin[] = AGENT_SPECS.flatMap((spec) =>
 );
 
 /**
- * The agents issue 33 adds, checked against their real CLIs (docs/agents/NOTES-i33.md) but not
- * read by logbook yet: `deno run -A tests/conformance/explore.ts <agent> <dir>` drives one and
- * keeps what it wrote. Each moves to PINNED once logbook reads it.
+ * Agents installed and driven by `deno run -A tests/conformance/explore.ts <agent> <dir>` (which
+ * keeps what they wrote) before logbook reads them; none now. Each moves to its registry entry's
+ * `conformance` pin (lib/agents.ts) once logbook reads it.
  */
 export const COMING: readonly AgentPin[] = [];
