@@ -88,9 +88,14 @@ export function conversation(world: World, key: string) {
 
 /**
  * Checks that every stored record of `agent` reads the same through READERS (what `search` and
- * `show` load) as through the adapters: its text and whether it has any. Returns how many have.
+ * `show` load) as through the adapters: its text and whether it has any. Returns how many records
+ * there are and how many have text.
  */
-export function readersAgree(store: HistoryStore, ctx: Context, agent: string): number {
+export function readersAgree(
+  store: HistoryStore,
+  ctx: Context,
+  agent: string,
+): { records: number; withText: number } {
   const redact = redactorFor(ctx);
   const byAdapters = new TextDeriver(store, ADAPTERS, redact);
   const byReaders = new TextDeriver(store, READERS, redact);
@@ -105,5 +110,5 @@ export function readersAgree(store: HistoryStore, ctx: Context, agent: string): 
     assert.equal(byReaders.hasText(row), byAdapters.hasText(row), `record ${row.id}`);
     if (text) withText++;
   }
-  return withText;
+  return { records: rows.length, withText };
 }

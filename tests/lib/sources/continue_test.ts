@@ -139,7 +139,7 @@ Deno.test("READERS give every Continue record the text its adapter gives", async
     cpSync(fixturePath("unknown"), join(world.sessions, `${ID}.json`));
     await captureWorld(world);
     withStore(world, (store, ctx) => {
-      const withText = readersAgree(store, ctx, "continue");
+      const { withText } = readersAgree(store, ctx, "continue");
       assert.ok(withText >= 10, `${withText} records have text`);
       const locator = join(world.sessions, `${ID}.json`);
       assert.equal(adapterOf(READERS, "continue", locator)?.agent, "continue");

@@ -304,7 +304,7 @@ Deno.test("READERS read every stored Copilot record as the adapter does", async 
   try {
     await captureWorld(world);
     withStore(world, (store, ctx) => {
-      const withText = readersAgree(store, ctx, "copilot");
+      const { withText } = readersAgree(store, ctx, "copilot");
       assert.ok(withText >= 25, `${withText} records have text`);
     });
   } finally {

@@ -2,15 +2,11 @@
 // as its children, lines Cursor writes again (a transcript rewritten whole, or pruned) found once
 // and shown once, and lines logbook cannot read kept as drift.
 
-import { conversation, found, said, shown } from "./_shown.ts";
+import { conversation, found, readersAgree, said, shown } from "./_shown.ts";
 import assert from "node:assert/strict";
 import { cpSync } from "node:fs";
 import { join } from "node:path";
-import { redactorFor } from "../../../lib/context.ts";
-import { READERS } from "../../../lib/agents.ts";
 import { cursor } from "../../../lib/sources/cursor.ts";
-import { ADAPTERS } from "../../../lib/sources/mod.ts";
-import { type RecordRow, TextDeriver } from "../../../lib/store/records.ts";
 import {
   captureWorld,
   FIXTURES,
@@ -147,17 +143,7 @@ Deno.test("READERS give every Cursor record the text its adapter gives; toolOf n
   try {
     await captureWorld(world);
     withStore(world, (store, ctx) => {
-      const redact = redactorFor(ctx);
-      const byAdapters = new TextDeriver(store, ADAPTERS, redact);
-      const byReaders = new TextDeriver(store, READERS, redact);
-      const rows = store.stmt(
-        `SELECT r.* FROM records r JOIN sources s ON s.id = r.source_id WHERE s.agent = 'cursor'
-         ORDER BY r.id`,
-      ).all() as unknown as RecordRow[];
-      assert.ok(rows.length > 12);
-      for (const row of rows) {
-        assert.equal(byReaders.textOf(row), byAdapters.textOf(row), `record ${row.id}`);
-      }
+      assert.ok(readersAgree(store, ctx, "cursor").records > 12);
     });
     const source = {
       agent: "cursor",

@@ -176,7 +176,7 @@ Deno.test("READERS read every stored Droid record as the adapter does", async ()
   try {
     await captureWorld(world);
     withStore(world, (store, ctx) => {
-      const withText = readersAgree(store, ctx, "droid");
+      const { withText } = readersAgree(store, ctx, "droid");
       assert.ok(withText >= 8, `${withText} records have text`);
     });
   } finally {
