@@ -343,9 +343,9 @@ export const AGENT_SPECS = [
     // `--session` continues a session in the project it belongs to; Crush cannot fork one.
     cli: { command: "crush", resume: (id) => ["--session", id], fork: () => null },
     conformance: null,
-    // A root that is a project folder is read too: the demo's is fixtures/crush/project.
-    demo: { CRUSH_GLOBAL_DATA: "crush/project" },
-    checked: "a database made from its own migrations (none public)",
+    // A root that is a project folder is read too: the demo's is fixtures/crush/mcpfier.
+    demo: { CRUSH_GLOBAL_DATA: "crush/mcpfier" },
+    checked: "real databases of two schemas (2025, 2026) from public repositories; resume not run",
   }),
   define({
     name: "goose",

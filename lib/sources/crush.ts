@@ -21,6 +21,7 @@ import {
   type RowAdapter,
   type RowRead,
   type SourceRef,
+  type Usage,
 } from "./adapter.ts";
 import { databaseRows, rowJson } from "./_snapshot.ts";
 import { sha256Hex } from "../sha256.ts";
@@ -34,6 +35,7 @@ import {
   PART_TYPES,
   partsOf,
   partsText,
+  pastedText,
 } from "./crush_text.ts";
 
 /** Nothing is carried between rows: each row names its session, and lookups find the rest. */
@@ -76,7 +78,9 @@ export function createCrushAdapter(options: CrushOptions = {}): RowAdapter<Crush
     mode: "rows",
     // What it derives, versioned (`LineAdapter.derivation`); one line per raise, saying why:
     // 1: the first.
-    derivation: 1,
+    // 2: read against real databases: a paste's text and a failed turn's error are words, a
+    //    turn that only failed is an event, and each session's usage is derived.
+    derivation: 2,
     skipKeys: CRUSH_SKIP_KEYS,
     roots,
 
@@ -198,8 +202,8 @@ function projectDataDirs(file: string, count: (reason: string) => void): string[
  * is; of the rows at `t`, those in `seen`, by the hash of their record. Crush stamps a change
  * in whole seconds, so a row changed twice in one second is told by its hash. A row inserted
  * with an older stamp (a clock set back, another writer) is found by its rowid: above `rowids`,
- * the highest of each table when the last whole read began; `late` holds the rows above it read
- * since, so a read in several calls takes each once.
+ * the highest of each table when the last whole read began. `done` holds the rows a read cut
+ * short by its budget took already (by hash), so a read in several calls takes each once.
  */
 interface Cursor {
   /** The newest migration read, whose row says which schema the database has. */
@@ -207,7 +211,7 @@ interface Cursor {
   t: number | null;
   seen: Record<string, string>;
   rowids: Record<string, number>;
-  late: Record<string, string>;
+  done: Record<string, string>;
 }
 
 function parseCursor(key: string | null): Cursor {
@@ -218,17 +222,20 @@ function parseCursor(key: string | null): Cursor {
     t: typeof saved?.t === "number" ? saved.t : null,
     seen: record(saved?.seen),
     rowids: record(saved?.rowids),
-    late: record(saved?.late),
+    done: record(saved?.done),
   };
 }
 
-/** `updated_at` in seconds, whichever unit a row holds (Crush's schema says ms, it writes s). */
-const SECONDS = `CASE WHEN updated_at > 100000000000 THEN updated_at / 1000 ELSE updated_at END`;
+/** A stamp in seconds, whichever unit a row holds (Crush's schema says ms, it writes s). */
+const seconds = (column: string) =>
+  `CASE WHEN ${column} > 100000000000 THEN ${column} / 1000 ELSE ${column} END`;
 
 /**
  * Reads, in one read transaction, the newest migration when it is new, then the sessions and
- * messages that changed since the cursor, oldest change first (a session before its messages in
- * the same second), until `budget` bytes.
+ * messages that changed since the cursor, until `budget` bytes. They are taken in the order they
+ * were made (a session before its messages in the same second, then by rowid), not in the order
+ * they last changed: Crush finishes an assistant row (its `finished_at`, its last parts) after
+ * the tool rows its calls made, so by `updated_at` a turn's results would come before its calls.
  */
 function readChanged(db: DatabaseSync, cursorKey: string | null, budget: number): RowRead {
   const cursor = parseCursor(cursorKey);
@@ -273,9 +280,10 @@ function readChanged(db: DatabaseSync, cursorKey: string | null, budget: number)
     ]));
     const changed = db.prepare(
       present.map((table, rank) =>
-        `SELECT '${table}' AS tbl, ${rank} AS rank, rowid AS r, ${SECONDS} AS u, created_at AS c
-         FROM "${table}" WHERE ${SECONDS} >= ?1 OR rowid > ?${rank + 2}`
-      ).join(" UNION ALL ") + " ORDER BY u, rank, c, r",
+        `SELECT '${table}' AS tbl, ${rank} AS rank, rowid AS r, ${seconds("updated_at")} AS u,
+           ${seconds("created_at")} AS c
+         FROM "${table}" WHERE ${seconds("updated_at")} >= ?1 OR rowid > ?${rank + 2}`
+      ).join(" UNION ALL ") + " ORDER BY c, rank, r",
     );
     const since = cursor.t ?? -1;
     // Before a whole read, every row is read by its stamp: no row is late.
@@ -285,6 +293,9 @@ function readChanged(db: DatabaseSync, cursorKey: string | null, budget: number)
       r: number;
       u: number;
     }[];
+    // Where the cursor stands once this read is whole: the newest stamp, and the rows at it.
+    let t = cursor.t;
+    let seen: Record<string, string> = {};
     for (const { tbl, r, u } of found) {
       const fetch = fetches.get(tbl)!;
       const row = fetch.stmt.get(r) as Record<string, unknown> | undefined;
@@ -292,25 +303,22 @@ function readChanged(db: DatabaseSync, cursorKey: string | null, budget: number)
       const raw = rowJson(tbl, fetch.names, fetch.names.map((n) => row[n]));
       const key = `${tbl}:${String(row.id)}`;
       const hash = sha256Hex(raw).slice(0, 16);
-      if (cursor.t !== null && u < cursor.t) {
-        if (cursor.late[key] === hash) continue;
-      } else {
-        if (u === cursor.t && cursor.seen[key] === hash) continue;
-        if (cursor.t === null || u > cursor.t) {
-          cursor.t = u;
-          cursor.seen = {};
-        }
-        cursor.seen[key] = hash;
+      if (t === null || u > t) {
+        t = u;
+        seen = {};
       }
-      // A row above the bound is found by its rowid too until the read is whole: noted, so a
-      // later call of the same read (its stamp now behind the cursor) does not take it again.
-      if (r > bound(tbl)) cursor.late[key] = hash;
+      if (u === t) seen[key] = hash;
+      if (cursor.done[key] === hash) continue;
+      if (u === cursor.t && cursor.seen[key] === hash) continue;
+      cursor.done[key] = hash;
       rows.push(raw);
       bytes += raw.length;
       if (bytes >= budget) return result(true);
     }
+    cursor.t = t;
+    cursor.seen = seen;
     cursor.rowids = highest;
-    cursor.late = {};
+    cursor.done = {};
     return result(false);
   } finally {
     db.exec("COMMIT");
@@ -386,6 +394,7 @@ function derive(raw: Uint8Array, source: SourceRef, lookup: Lookup): Derived {
       {
         ...revision,
         title: title && !PLACEHOLDER_TITLES.has(title) ? { text: titleFrom(title), rank: 3 } : null,
+        usage: sessionUsage(id, row),
       },
     );
   }
@@ -407,8 +416,10 @@ function derive(raw: Uint8Array, source: SourceRef, lookup: Lookup): Derived {
   const base = { ...revision, messageId: id, text };
   switch (role) {
     case "user": {
-      const prompt = parts.filter((p) => p.type === "text").map((p) => str(p.data.text) ?? "")
-        .join("\n");
+      // What the person wrote, and what they pasted (a paste is a binary part of text).
+      const prompt = parts.map((p) =>
+        p.type === "text" ? str(p.data.text) ?? "" : p.type === "binary" ? pastedText(p.data) : ""
+      ).filter((t) => t.trim() !== "").join("\n");
       return makeDerived("message", "user", conversation, {
         ...base,
         newMessage: !earlier,
@@ -439,7 +450,38 @@ function derive(raw: Uint8Array, source: SourceRef, lookup: Lookup): Derived {
   }
 }
 
-/** An assistant row: text, a tool call or reasoning, by the parts it holds (text first). */
+/**
+ * A session's usage, the only usage Crush records: its tokens and cost, as one call per session
+ * that each newer revision of the row replaces. Crush adds each call's cost to `cost`, so it is the
+ * session's; `prompt_tokens` and `completion_tokens` are what it last wrote (the real databases
+ * show the tokens of about one call's context beside the cost of all of them). No model: a
+ * session's calls may use several, and the row names none.
+ */
+function sessionUsage(id: string, row: Record<string, unknown>): Usage | null {
+  const count = (value: unknown) => {
+    const n = typeof value === "bigint" ? Number(value) : value;
+    return typeof n === "number" && Number.isFinite(n) && n > 0 ? n : 0;
+  };
+  const input = count(row.prompt_tokens);
+  const output = count(row.completion_tokens);
+  const cost = count(row.cost);
+  if (!input && !output && !cost) return null;
+  return {
+    call: `session:${id}`,
+    revised: true,
+    model: null,
+    input,
+    output,
+    cacheWrite: 0,
+    cacheRead: 0,
+    cost: cost > 0 ? cost : null,
+  };
+}
+
+/**
+ * An assistant row: text, a tool call or reasoning, by the parts it holds (text first); a turn
+ * that ended in an error before any of them (its finish part says why) is an event.
+ */
 function assistantKind(parts: readonly CrushPart[]): Kind {
   const types = new Set(parts.map((p) => p.type));
   return types.has("text")
@@ -448,5 +490,7 @@ function assistantKind(parts: readonly CrushPart[]): Kind {
     ? "tool_call"
     : types.has("reasoning")
     ? "reasoning"
+    : parts.some((p) => p.type === "finish" && str(p.data.message))
+    ? "event"
     : "message";
 }

@@ -75,8 +75,29 @@ function partText(part: CrushPart): string {
     }
     case "shell_command":
       return [str(data.command) ?? "", str(data.output) ?? ""].filter((s) => s !== "").join("\n");
+    case "binary":
+      return pastedText(data);
+    case "finish":
+      // A turn that failed or was cancelled: what Crush showed ("API Error" and the response).
+      return [str(data.message) ?? "", str(data.details) ?? ""].filter((s) => s !== "").join("\n");
     default:
       return "";
+  }
+}
+
+/**
+ * The words of a binary part that holds text: what a person pasted or attached (Crush keeps a
+ * paste as `{"Path":"paste_1.txt","MIMEType":"text/plain; charset=utf-8","Data":<base64>}`, the
+ * Go field names as they are); "" for an image or any other payload.
+ */
+export function pastedText(data: Record<string, unknown>): string {
+  const mime = str(data.MIMEType) ?? str(data.mime_type) ?? "";
+  const payload = str(data.Data) ?? str(data.data);
+  if (!mime.startsWith("text/") || !payload) return "";
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(Uint8Array.fromBase64(payload));
+  } catch {
+    return "";
   }
 }
 

@@ -1,6 +1,7 @@
 // Capture of Crush: each project's `.crush/crush.db` found through Crush's `projects.json`, its
 // sessions and messages read from a private snapshot, a message updated in place stored as a
-// newer revision (found once, shown once), and rows logbook cannot read kept as drift.
+// newer revision (found once, shown once), and rows logbook cannot read kept as drift. The
+// databases are real ones Crush wrote (fixtures/crush/MANIFEST.json), of two schemas.
 
 import { conversation, found, readersAgree, said, shown } from "./_shown.ts";
 import assert from "node:assert/strict";
@@ -12,7 +13,6 @@ import { READERS } from "../../../lib/agents.ts";
 import { adapterOf } from "../../../lib/sources/adapter.ts";
 import { crush } from "../../../lib/sources/crush.ts";
 import type { DiscoverContext } from "../../../lib/sources/adapter.ts";
-import { IDS } from "../../../fixtures/crush/make_db.ts";
 import { loadContext, openStore } from "../../../lib/context.ts";
 import {
   captureWorld,
@@ -24,40 +24,55 @@ import {
   type World,
 } from "../../_helpers.ts";
 
-const MAIN = `crush:${IDS.main}`;
-const CHILD = `crush:${IDS.child}`;
-const TITLE_CHILD = `crush:${IDS.titleChild}`;
-const ODD = `crush:${IDS.drift}`;
-const ANSWER_ID = "5fa3b1c6-e279-4ad4-bb68-a3c1b2e06495";
+/** mcpfier's database (Crush of August 2025): a turn that failed, and a session with tools. */
+const FAILED_ID = "87c36ae3-2d64-4abb-9815-621854431aa5";
+const LSP_ID = "536e738f-87d4-402f-9934-0d9ece3156a9";
+/** cisco-auto's database (Crush of April 2026): a session whose prompt is a paste. */
+const PLAN_ID = "05193330-a419-4f38-a955-8ea6c72cccc2";
+const FAILED = `crush:${FAILED_ID}`;
+const LSP = `crush:${LSP_ID}`;
+const PLAN = `crush:${PLAN_ID}`;
+/** The LSP session's first answer with words, and when it was made. */
+const ANSWER_ID = "90f114a0-98ad-43a7-b9f4-30cd14c77b73";
+const ANSWER_AT = 1754568974;
+const ANSWER = 'The unused import issue with "fmt" has been resolved now, as it appears the ' +
+  "import actually wasn't necessary based on its absence in the file. Here is what I did to clean " +
+  "up the project:";
 
 interface CrushWorld extends World {
+  /** The two projects, copies of fixtures/crush/mcpfier and fixtures/crush/cisco-auto. */
   project: string;
+  planProject: string;
   db: string;
+  planDb: string;
 }
 
 /**
- * A world whose Crush global data dir lists one project, a copy of `fixtures/crush/project`
- * (its `.crush/crush.db`), as Crush's `projects.json` does.
+ * A world whose Crush global data dir lists both projects (and one that is gone), as Crush's
+ * `projects.json` does.
  */
 async function crushWorld(): Promise<CrushWorld> {
   const world = await makeWorld();
-  const project = join(world.dir, "work", "notes-app");
-  cpSync(join(FIXTURES, "crush", "project"), project, { recursive: true });
+  const project = join(world.dir, "work", "mcpfier");
+  const planProject = join(world.dir, "work", "cisco-auto");
+  cpSync(join(FIXTURES, "crush", "mcpfier"), project, { recursive: true });
+  cpSync(join(FIXTURES, "crush", "cisco-auto"), planProject, { recursive: true });
   const global = join(world.dir, "crush-global");
   Deno.mkdirSync(global, { recursive: true });
+  const entry = (path: string, at: string) => ({
+    path,
+    data_dir: join(path, ".crush"),
+    last_accessed: at,
+  });
   Deno.writeTextFileSync(
     join(global, "projects.json"),
     JSON.stringify(
       {
-        projects: [{
-          path: project,
-          data_dir: join(project, ".crush"),
-          last_accessed: "2026-09-10T08:12:40Z",
-        }, {
-          path: join(world.dir, "gone"),
-          data_dir: join(world.dir, "gone", ".crush"),
-          last_accessed: "2026-09-01T10:00:00Z",
-        }],
+        projects: [
+          entry(project, "2025-08-07T12:17:00Z"),
+          entry(planProject, "2026-04-01T22:52:00Z"),
+          entry(join(world.dir, "gone"), "2025-07-01T10:00:00Z"),
+        ],
       },
       null,
       2,
@@ -65,59 +80,155 @@ async function crushWorld(): Promise<CrushWorld> {
   );
   world.vars = { ...world.vars, CRUSH_GLOBAL_DATA: global };
   world.env = envFrom(world.vars);
-  return { ...world, project, db: join(project, ".crush", "crush.db") };
+  return {
+    ...world,
+    project,
+    planProject,
+    db: join(project, ".crush", "crush.db"),
+    planDb: join(planProject, ".crush", "crush.db"),
+  };
 }
 
-const MAIN_SAID = [
-  "message/user: Please list the notes folder, quasarbeet.",
-  "tool_call/assistant: The user wants the folder listed, lanternfig.",
-  "tool_result/-: - /home/user/project/notes/",
-  "message/assistant: The notes folder holds copperwhistle.md and driftmallow.md: marmalith.",
-  "message/user: Ask a helper to find glimmerfane in the notes.",
-  "tool_call/assistant: agent",
-  "tool_result/-: glimmerfane is in driftmallow.md: tessellark.",
-  "summary/-: Summary so far: the notes were listed and glimmerfane found, vintrope.",
+const LSP_SAID = [
+  "message/user: review this project using the go lsp and fix imports",
+  "tool_call/assistant: bash",
+  "tool_result/-: no output",
+  "tool_call/assistant: view",
+  "tool_result/-: <file>",
+  "tool_call/assistant: multiedit",
+  "tool_result/-: <result>",
+  "tool_call/assistant: edit",
+  "tool_result/-: old_string not found in file. Make sure it matches exactly, including " +
+  "whitespace and line breaks",
+  `message/assistant: ${ANSWER}`,
+  "message/user: yes",
+  "tool_call/assistant: multiedit",
+  "tool_result/-: <result>",
+  "message/assistant: Here are the updates made to the `mcpfier_test.go`:",
 ];
 
-Deno.test("each Crush row is a record of its kind and role, in its session's conversation", async () => {
+const PLAN_SAID = [
+  // The prompt is a pasted file: its words are the prompt's.
+  "message/user: Perfecto. Aquí tienes el checklist técnico, ya aterrizado para implementación " +
+  "real.",
+  "message/assistant: He revisado el checklist técnico. Este es un plan muy completo y realista. " +
+  "Voy a empezar por **Fase 1** (la fuente de verdad de topología), que es la base para todo lo " +
+  "demás.",
+  // Each result after the calls that made it, though Crush finished the calls' row after them.
+  "tool_result/-: <file>",
+  "tool_result/-: <file>",
+  "tool_result/-: <file>",
+  "message/assistant: Creo un plan de trabajo. El problema es que `main.ts` está bien (la función " +
+  "`collectLinks()` funciona), pero hay inconsistencias en cómo se aplican snapshots y en los " +
+  "tipos. Voy a empezar:",
+  "tool_result/-: Todo list updated successfully.",
+  "message/assistant: Problema 1: En `TopologyCache.handleEvent()` línea 103, espera " +
+  "`Array.isArray(parsed.links)`, pero los tipos dicen que `links` debe ser " +
+  "`Record<string, LinkState>`. Debo arreglar esto:",
+];
+
+Deno.test("each row of a real Crush database is a record of its kind and role, in its session's conversation, in the order Crush made them", async () => {
   const world = await crushWorld();
   try {
     const summary = await captureWorld(world);
     assert.deepEqual(summary.errors, []);
-    assert.deepEqual(said(world, MAIN), MAIN_SAID);
-    const main = conversation(world, MAIN);
-    assert.equal(main.native_id, IDS.main);
-    assert.equal(main.title, "List the notes folder");
-    assert.equal(main.cwd, world.project);
-    assert.equal(main.parent_key, null);
-    assert.equal(main.subagent, 0);
-    // The agent tool's session is a child of the session whose tool call made it.
-    const child = conversation(world, CHILD);
-    assert.equal(child.parent_key, MAIN);
-    assert.equal(child.subagent, 1);
-    assert.equal(child.cwd, world.project);
-    assert.equal(child.title, "Find glimmerfane in the notes folder.");
-    assert.deepEqual(said(world, CHILD), [
-      "message/user: Find glimmerfane in the notes folder.",
-      "message/assistant: glimmerfane is in driftmallow.md: tessellark.",
+    assert.deepEqual(summary.drift, []);
+    // A turn that failed at the provider: the prompt, then Crush's error as an event.
+    assert.deepEqual(said(world, FAILED), [
+      "message/user: `Please analyze this codebase and create a **CRUSH.md** file containing:",
+      "event/assistant: API Error",
     ]);
-    // So is the helper session that generated the title.
-    assert.equal(conversation(world, TITLE_CHILD).parent_key, MAIN);
+    const error = shown(world, FAILED).at(-1)!;
+    assert.match(error.text, /Your credit balance is too low to access the Anthropic API/);
+    assert.deepEqual(said(world, LSP), LSP_SAID);
+    assert.deepEqual(
+      shown(world, LSP).map((r) => `${r.kind} ${r.ts}`),
+      [
+        "meta 2025-08-07T12:15:53.000Z",
+        "message 2025-08-07T12:15:53.000Z",
+        "tool_call 2025-08-07T12:15:53.000Z",
+        "tool_result 2025-08-07T12:15:56.000Z",
+        "tool_call 2025-08-07T12:15:56.000Z",
+        "tool_result 2025-08-07T12:15:59.000Z",
+        "tool_call 2025-08-07T12:15:59.000Z",
+        "tool_result 2025-08-07T12:16:03.000Z",
+        "tool_call 2025-08-07T12:16:03.000Z",
+        "tool_result 2025-08-07T12:16:14.000Z",
+        "message 2025-08-07T12:16:14.000Z",
+        "message 2025-08-07T12:16:23.000Z",
+        "tool_call 2025-08-07T12:16:23.000Z",
+        "tool_result 2025-08-07T12:16:28.000Z",
+        "message 2025-08-07T12:16:28.000Z",
+      ],
+    );
+    assert.deepEqual(said(world, PLAN), PLAN_SAID);
+    // Crush left every title at its placeholder "New Session": the first prompt titles them.
+    const titles = [FAILED, LSP, PLAN].map((key) => conversation(world, key).title);
+    assert.deepEqual(titles, [
+      "`Please analyze this codebase and create a **CRUSH.md** file containing:",
+      "review this project using the go lsp and fix imports",
+      "Perfecto. Aquí tienes el checklist técnico, ya aterrizado para implementación…",
+    ]);
     for (
-      const [phrase, key] of [
-        ["quasarbeet", MAIN],
-        ["lanternfig", MAIN],
-        ["copperwhistle", MAIN],
-        ["marmalith", MAIN],
-        ["vintrope", MAIN],
-        ["tessellark", MAIN],
-        ["saffronel", ODD],
+      const [key, cwd, schema] of [
+        [FAILED, world.project, "schema 20250627000000"],
+        [LSP, world.project, "schema 20250627000000"],
+        [PLAN, world.planProject, "schema 20260127000000"],
       ] as const
     ) {
-      assert.ok(found(world, phrase).includes(key), `${phrase} in ${key}`);
+      const c = conversation(world, key);
+      assert.equal(c.cwd, cwd, key);
+      assert.equal(c.agent_version, schema, key);
+      assert.equal(c.parent_key, null, key);
     }
-    // The sub-agent's answer is in its own session and in the tool result that returned it.
-    assert.deepEqual(found(world, "tessellark").sort(), [CHILD, MAIN].sort());
+    assert.equal(conversation(world, LSP).first_ts, 1754568953000);
+    assert.equal(conversation(world, PLAN).first_ts, 1775083244000);
+    // The words of each: once each, in its conversation.
+    for (
+      const [phrase, key] of [
+        ["CRUSH.md", FAILED],
+        ["credit balance", FAILED],
+        ["fix imports", LSP],
+        ["old_string not found", LSP],
+        ["aterrizado", PLAN],
+        ["collectLinks", PLAN],
+      ] as const
+    ) {
+      assert.deepEqual(found(world, phrase), [key], phrase);
+    }
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("usage: each Crush session's tokens and cost, one call a session, a newer revision replacing it", async () => {
+  const world = await crushWorld();
+  try {
+    await captureWorld(world);
+    const usage = async () => {
+      const run = await runCli("usage", ["session", "--json", "--tz", "UTC"], world.vars);
+      assert.equal(run.code, 0, run.stderr);
+      return JSON.parse(run.stdout).lines.map((
+        l: { key: string; input: number; output: number; cost: number; calls: number },
+      ) => [l.key, l.input, l.output, l.cost && Math.round(l.cost * 1e6) / 1e6, l.calls]);
+    };
+    // The failed session used nothing; the plan's cost is 0 as Crush recorded it (a Copilot
+    // model): its tokens are not priced (no model is named).
+    assert.deepEqual(await usage(), [
+      [LSP, 19235, 296, 0.47697, 1],
+      [PLAN, 75188, 72, null, 1],
+    ]);
+    // Crush goes on in the session: the row's new totals replace the old, not add to them.
+    write(
+      world,
+      "UPDATE sessions SET prompt_tokens = 21000, completion_tokens = 400, cost = 0.53 WHERE id = ?",
+      LSP_ID,
+    );
+    await captureWorld(world);
+    assert.deepEqual(await usage(), [
+      [LSP, 21000, 400, 0.53, 1],
+      [PLAN, 75188, 72, null, 1],
+    ]);
   } finally {
     await world.cleanup();
   }
@@ -126,6 +237,37 @@ Deno.test("each Crush row is a record of its kind and role, in its session's con
 Deno.test("rows Crush did not write as logbook knows them are drift, kept raw; the rest is read", async () => {
   const world = await crushWorld();
   try {
+    // Constructed rows, in the newer schema: a part type Crush does not write, parts cut short
+    // so they are not JSON, then a plain prompt.
+    const insert = (id: string, parts: string, at: number) =>
+      writeDb(
+        world.planDb,
+        `INSERT INTO messages (id, session_id, role, parts, created_at, updated_at)
+         VALUES (?, ?, 'user', ?, ?, ?)`,
+        id,
+        PLAN_ID,
+        parts,
+        at,
+        at,
+      );
+    insert(
+      "a1b2c3d4-0000-4000-8000-000000000001",
+      JSON.stringify([{ type: "hologram", data: { text: "plasma-gazebo" } }]),
+      1775083300,
+    );
+    insert(
+      "a1b2c3d4-0000-4000-8000-000000000002",
+      '[{"type":"text","data":{"text":"nebulark',
+      1775083301,
+    );
+    insert(
+      "a1b2c3d4-0000-4000-8000-000000000003",
+      JSON.stringify([{
+        type: "text",
+        data: { text: "Still read after the odd rows: saffronel." },
+      }]),
+      1775083302,
+    );
     const summary = await captureWorld(world);
     const drift = summary.drift.map((d) => `${d.category}: ${d.detail}`).sort();
     assert.deepEqual(drift, [
@@ -134,12 +276,57 @@ Deno.test("rows Crush did not write as logbook knows them are drift, kept raw; t
     ]);
     assert.deepEqual(found(world, "plasma-gazebo"), []);
     assert.deepEqual(found(world, "nebulark"), []);
-    const odd = shown(world, ODD);
-    assert.deepEqual(odd.map((r) => r.kind), ["meta", "meta", "meta", "message"]);
-    assert.ok(new TextDecoder().decode(odd[1]!.raw).includes("plasma-gazebo"));
-    assert.ok(new TextDecoder().decode(odd[2]!.raw).includes("nebulark"));
-    assert.deepEqual(said(world, ODD), ["message/user: Still read after the odd rows: saffronel."]);
+    const odd = shown(world, PLAN).slice(-3);
+    assert.deepEqual(odd.map((r) => r.kind), ["meta", "meta", "message"]);
+    assert.ok(new TextDecoder().decode(odd[0]!.raw).includes("plasma-gazebo"));
+    assert.ok(new TextDecoder().decode(odd[1]!.raw).includes("nebulark"));
+    assert.deepEqual(said(world, PLAN), [
+      ...PLAN_SAID,
+      "message/user: Still read after the odd rows: saffronel.",
+    ]);
     assert.ok(summary.drift.every((d) => d.version === "schema 20260127000000"));
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("a sub-agent's session and the title generator's are children of the session that made them", async () => {
+  const world = await crushWorld();
+  try {
+    // Constructed: none of the real databases holds one. Ids as Crush makes them.
+    const child = `${ANSWER_ID}$$call_7Bog1bKnEOsdYilPSzxwazIE`;
+    for (
+      const [id, title] of [
+        [child, "New Agent Session"],
+        [`title-${LSP_ID}`, "Generate a title"],
+      ] as const
+    ) {
+      write(
+        world,
+        `INSERT INTO sessions (id, parent_session_id, title, updated_at, created_at)
+         VALUES (?, ?, ?, 1754569100, 1754569100)`,
+        id,
+        LSP_ID,
+        title,
+      );
+    }
+    write(
+      world,
+      `INSERT INTO messages (id, session_id, role, parts, created_at, updated_at)
+       VALUES ('c0ffee00-0000-4000-8000-000000000001', ?, 'user', ?, 1754569100, 1754569100)`,
+      child,
+      JSON.stringify([{ type: "text", data: { text: "Find glimmerfane in the tests." } }]),
+    );
+    await captureWorld(world);
+    const helper = conversation(world, `crush:${child}`);
+    assert.equal(helper.parent_key, LSP);
+    assert.equal(helper.subagent, 1);
+    assert.equal(helper.agent_type, "agent");
+    assert.equal(helper.cwd, world.project);
+    assert.equal(helper.title, "Find glimmerfane in the tests.");
+    const titler = conversation(world, `crush:title-${LSP_ID}`);
+    assert.equal(titler.parent_key, LSP);
+    assert.equal(titler.agent_type, "title");
   } finally {
     await world.cleanup();
   }
@@ -149,41 +336,43 @@ Deno.test("each record holds its row exactly: every column as Crush's database h
   const world = await crushWorld();
   try {
     await captureWorld(world);
-    const db = new DatabaseSync(world.db, { readOnly: true });
-    try {
-      const rows = new Map<string, Record<string, unknown>>();
-      for (const table of ["sessions", "messages"]) {
-        const stmt = db.prepare(`SELECT * FROM ${table}`);
-        stmt.setReadBigInts(true);
-        for (const row of stmt.all()) rows.set(`${table}:${row.id}`, row);
-      }
-      const records = [MAIN, CHILD, TITLE_CHILD, ODD].flatMap((key) => shown(world, key));
-      let compared = 0;
-      for (const { raw } of records) {
-        const text = new TextDecoder().decode(raw);
-        assert.ok(text.endsWith("}\n"));
-        const stored = JSON.parse(
-          text,
-          (_k, v, context?: { source?: string }) =>
-            typeof v === "number" && context?.source && /^-?\d+$/.test(context.source)
-              ? BigInt(context.source)
-              : v,
-        );
-        const row = rows.get(`${stored.table}:${stored.id}`);
-        assert.ok(row, `${stored.table} ${stored.id}`);
-        const { table: _, ...columns } = stored;
-        assert.deepEqual(Object.keys(columns), Object.keys(row));
-        for (const [name, value] of Object.entries(row)) {
-          // Integers exactly (as BigInt); a REAL that holds a whole number reads as an integer.
-          const got = typeof value === "number" ? Number(columns[name]) : columns[name];
-          assert.deepEqual(got, value, `${stored.id}.${name}`);
+    for (const [db, keys] of [[world.db, [FAILED, LSP]], [world.planDb, [PLAN]]] as const) {
+      const reader = new DatabaseSync(db, { readOnly: true });
+      try {
+        const rows = new Map<string, Record<string, unknown>>();
+        for (const table of ["sessions", "messages"]) {
+          const stmt = reader.prepare(`SELECT * FROM ${table}`);
+          stmt.setReadBigInts(true);
+          for (const row of stmt.all()) rows.set(`${table}:${row.id}`, row);
         }
-        compared++;
+        const records = keys.flatMap((key) => shown(world, key));
+        let compared = 0;
+        for (const { raw } of records) {
+          const text = new TextDecoder().decode(raw);
+          assert.ok(text.endsWith("}\n"));
+          const stored = JSON.parse(
+            text,
+            (_k, v, context?: { source?: string }) =>
+              typeof v === "number" && context?.source && /^-?\d+$/.test(context.source)
+                ? BigInt(context.source)
+                : v,
+          );
+          const row = rows.get(`${stored.table}:${stored.id}`);
+          assert.ok(row, `${stored.table} ${stored.id}`);
+          const { table: _, ...columns } = stored;
+          assert.deepEqual(Object.keys(columns), Object.keys(row));
+          for (const [name, value] of Object.entries(row)) {
+            // Integers exactly (as BigInt); a REAL that holds a whole number reads as an integer.
+            const got = typeof value === "number" ? Number(columns[name]) : columns[name];
+            assert.deepEqual(got, value, `${stored.id}.${name}`);
+          }
+          compared++;
+        }
+        // Every message and session, once each (no revisions: nothing changed).
+        assert.equal(compared, rows.size);
+      } finally {
+        reader.close();
       }
-      // Every message and session, once each (no revisions: nothing changed).
-      assert.equal(compared, rows.size);
-    } finally {
-      db.close();
     }
   } finally {
     await world.cleanup();
@@ -195,21 +384,20 @@ Deno.test("READERS give every Crush record the text its adapter gives", async ()
   try {
     await captureWorld(world);
     withStore(world, (store, ctx) => {
-      assert.ok(readersAgree(store, ctx, "crush").records > 15);
-      const source = store.stmt("SELECT locator FROM sources WHERE agent = 'crush'").get() as {
-        locator: string;
-      };
-      assert.equal(source.locator, world.db);
-      assert.equal(adapterOf(READERS, "crush", source.locator)?.agent, "crush");
+      assert.ok(readersAgree(store, ctx, "crush").records > 25);
+      const sources = store.stmt("SELECT locator FROM sources WHERE agent = 'crush' ORDER BY id")
+        .all() as { locator: string }[];
+      assert.deepEqual(sources.map((s) => s.locator), [world.db, world.planDb]);
+      assert.equal(adapterOf(READERS, "crush", world.db)?.agent, "crush");
     });
   } finally {
     await world.cleanup();
   }
 });
 
-/** Runs `sql` on the world's Crush database, as Crush would write it. */
-function write(world: CrushWorld, sql: string, ...params: (string | number | null)[]): void {
-  const db = new DatabaseSync(world.db);
+/** Runs `sql` on the Crush database at `path`, as Crush would write it. */
+function writeDb(path: string, sql: string, ...params: (string | number | null)[]): void {
+  const db = new DatabaseSync(path);
   try {
     db.prepare(sql).run(...params);
   } finally {
@@ -217,41 +405,48 @@ function write(world: CrushWorld, sql: string, ...params: (string | number | nul
   }
 }
 
+/** Runs `sql` on the world's mcpfier database. */
+function write(world: CrushWorld, sql: string, ...params: (string | number | null)[]): void {
+  writeDb(world.db, sql, ...params);
+}
+
 const PARTS = (text: string) =>
   JSON.stringify([
     { type: "text", data: { text } },
-    { type: "finish", data: { reason: "end_turn", time: 1789093700 } },
+    { type: "finish", data: { reason: "stop", time: ANSWER_AT + 4 } },
   ]);
 
 Deno.test("a message Crush updates in place is a newer revision: found once, shown once, in its place", async () => {
   const world = await crushWorld();
   try {
     // The database as it was while the answer streamed: the rows after it not written yet, and
-    // the answer's first words only. Stamps as Crush's trigger gives them, fixed here.
+    // the answer's first words only. Stamps as Crush's triggers give them, fixed here (they would
+    // stamp the cut with today's time).
     write(world, "DROP TRIGGER update_messages_updated_at");
+    write(world, "DROP TRIGGER update_sessions_updated_at");
     const db = new DatabaseSync(world.db);
     const later = db.prepare(
-      `SELECT * FROM messages WHERE session_id = ? AND created_at > 1789093632 ORDER BY rowid`,
-    ).all(IDS.main);
+      `SELECT * FROM messages WHERE session_id = ? AND created_at > ? ORDER BY rowid`,
+    ).all(LSP_ID, ANSWER_AT);
     db.close();
-    write(world, "DELETE FROM messages WHERE session_id = ? AND created_at > 1789093632", IDS.main);
+    write(world, "DELETE FROM messages WHERE session_id = ? AND created_at > ?", LSP_ID, ANSWER_AT);
     write(
       world,
       "UPDATE messages SET parts = ?, finished_at = NULL, updated_at = ? WHERE id = ?",
-      JSON.stringify([{ type: "text", data: { text: "The notes folder holds copperwh" } }]),
-      1789093632,
+      JSON.stringify([{ type: "text", data: { text: "The unused import issue with copperwh" } }]),
+      ANSWER_AT,
       ANSWER_ID,
     );
     await captureWorld(world);
-    assert.deepEqual(found(world, "copperwh"), [MAIN]);
+    assert.deepEqual(found(world, "copperwh"), [LSP]);
     assert.deepEqual(found(world, "marmalith"), []);
     // Crush finishes the answer, the session goes on, and is resumed (`crush --session <id>`):
     // each change stamped later than any before, as Crush's clock stamps them.
-    const t2 = 1789100000;
+    const t2 = 1754600000;
     write(
       world,
       "UPDATE messages SET parts = ?, finished_at = ?, updated_at = ? WHERE id = ?",
-      PARTS("The notes folder holds copperwhistle.md and driftmallow.md: marmalith."),
+      PARTS(`${ANSWER} marmalith.`),
       t2,
       t2,
       ANSWER_ID,
@@ -270,7 +465,7 @@ Deno.test("a message Crush updates in place is a newer revision: found once, sho
       `INSERT INTO messages (id, session_id, role, parts, created_at, updated_at)
        VALUES (?, ?, 'user', ?, ?, ?)`,
       "d32b394e-6af1-4c5c-b3e0-2b49a3681c1d",
-      IDS.main,
+      LSP_ID,
       JSON.stringify([{ type: "text", data: { text: "Carry on, cobaltwren." } }]),
       t2 + 100,
       t2 + 100,
@@ -281,22 +476,27 @@ Deno.test("a message Crush updates in place is a newer revision: found once, sho
       `INSERT INTO messages (id, session_id, role, parts, created_at, updated_at)
        VALUES (?, ?, 'user', ?, ?, ?)`,
       "e43c4a5f-7b02-4d6d-84f1-3c5ab4792d2e",
-      IDS.drift,
+      FAILED_ID,
       JSON.stringify([{ type: "text", data: { text: "Stamped in the past: sepiaknot." } }]),
-      1789000000,
-      1789000000,
+      1754500000,
+      1754500000,
     );
     const second = await captureWorld(world);
     assert.deepEqual(second.errors, []);
-    assert.deepEqual(found(world, "marmalith"), [MAIN]);
+    assert.deepEqual(found(world, "marmalith"), [LSP]);
     assert.deepEqual(found(world, "copperwh"), []);
-    assert.deepEqual(found(world, "cobaltwren"), [MAIN]);
-    assert.deepEqual(found(world, "sepiaknot"), [ODD]);
+    assert.deepEqual(found(world, "cobaltwren"), [LSP]);
+    assert.deepEqual(found(world, "sepiaknot"), [FAILED]);
     // Nothing changed since: a third pass stores nothing.
     assert.equal((await captureWorld(world)).records, 0);
-    assert.deepEqual(said(world, MAIN), [...MAIN_SAID, "message/user: Carry on, cobaltwren."]);
-    // Three prompts and one answer with words: the revision is not another message.
-    assert.equal(conversation(world, MAIN).message_count, 4);
+    assert.deepEqual(said(world, LSP), [
+      ...LSP_SAID.slice(0, 9),
+      `message/assistant: ${ANSWER} marmalith.`,
+      ...LSP_SAID.slice(10),
+      "message/user: Carry on, cobaltwren.",
+    ]);
+    // Three prompts and two answers with words: the revision is not another message.
+    assert.equal(conversation(world, LSP).message_count, 5);
   } finally {
     await world.cleanup();
   }
@@ -307,7 +507,7 @@ Deno.test("a row changed twice in the same second is read again: its stamp alone
   try {
     // Crush's trigger stamps the second of each change; fix it so both changes share one.
     write(world, "DROP TRIGGER update_messages_updated_at");
-    const stamp = 1789099000;
+    const stamp = 1754599000;
     write(
       world,
       "UPDATE messages SET parts = ?, updated_at = ? WHERE id = ?",
@@ -324,44 +524,54 @@ Deno.test("a row changed twice in the same second is read again: its stamp alone
       ANSWER_ID,
     );
     await captureWorld(world);
-    assert.deepEqual(found(world, "ochrefinch"), [MAIN]);
-    assert.deepEqual(found(world, "umberquill"), [MAIN]);
-    const texts = said(world, MAIN).filter((s) => s.includes("umberquill"));
+    assert.deepEqual(found(world, "ochrefinch"), [LSP]);
+    assert.deepEqual(found(world, "umberquill"), [LSP]);
+    const texts = said(world, LSP).filter((s) => s.includes("umberquill"));
     assert.deepEqual(texts, ["message/assistant: First words: umberquill. Then more: ochrefinch."]);
   } finally {
     await world.cleanup();
   }
 });
 
-Deno.test("toolOf gives a Crush tool call its input and a tool row its result's id", async () => {
+Deno.test("toolOf gives a Crush tool call its input and a tool row its results' ids and errors", async () => {
   const world = await crushWorld();
   try {
     await captureWorld(world);
-    const records = shown(world, MAIN);
     const source = { agent: "crush", locator: world.db, path: world.db, format: "rows" as const };
-    const tools = records.map((r) => crush.toolOf!(r.raw, source)).filter((t) => t !== null);
-    assert.deepEqual(tools, [
-      {
-        calls: [{ id: "chatcmpl-tool-af5cd1a21895b142", name: "ls", input: "notes" }],
-        results: [],
-        output: null,
-      },
-      {
-        calls: [],
-        results: [{ id: "chatcmpl-tool-af5cd1a21895b142", error: false }],
-        output: null,
-      },
-      {
-        calls: [{
-          id: IDS.agentCall,
-          name: "agent",
-          input: "Find glimmerfane in the notes folder.",
-        }],
-        results: [],
-        output: null,
-      },
-      { calls: [], results: [{ id: IDS.agentCall, error: false }], output: null },
+    const tools = shown(world, LSP).map((r) => crush.toolOf!(r.raw, source)).filter((t) =>
+      t !== null
+    );
+    const root = "/Users/example/code/go/src/github.com/example/mcpfier";
+    const call = (id: string, name: string, input: string) => ({ id, name, input });
+    const calls = (...list: ReturnType<typeof call>[]) => ({
+      calls: list,
+      results: [],
+      output: null,
+    });
+    const results = (...list: [string, boolean][]) => ({
+      calls: [],
+      results: list.map(([id, error]) => ({ id, error })),
+      output: null,
+    });
+    assert.deepEqual(tools.slice(0, 8), [
+      calls(
+        call("call_YXMZXHckJE0vgomPS02lQmic", "bash", "go mod tidy"),
+        call("call_7Bog1bKnEOsdYilPSzxwazIE", "ls", root),
+      ),
+      results(["call_YXMZXHckJE0vgomPS02lQmic", false], ["call_7Bog1bKnEOsdYilPSzxwazIE", false]),
+      calls(
+        call("call_oMYQTONZKAUkrdCHAmi30nFL", "view", `${root}/mcpfier.go`),
+        call("call_xLiYxnbISqOqOvl0ceOCEn5J", "view", `${root}/mcpfier_test.go`),
+      ),
+      results(["call_oMYQTONZKAUkrdCHAmi30nFL", false], ["call_xLiYxnbISqOqOvl0ceOCEn5J", false]),
+      tools[4],
+      results(["call_rXelyzW8KLit4wwJoc900qhh", false]),
+      calls(call("call_7fmbqrgXGxf8FGHVC7YtuqJZ", "edit", `${root}/mcpfier.go\n\t"fmt"\n\n`)),
+      // The edit that failed: Crush marks its result an error.
+      results(["call_7fmbqrgXGxf8FGHVC7YtuqJZ", true]),
     ]);
+    assert.equal(tools[4]!.calls[0]!.name, "multiedit");
+    assert.equal(tools.length, 10);
   } finally {
     await world.cleanup();
   }
@@ -372,13 +582,17 @@ Deno.test("reindex, search and show read a Crush project end to end; resume prin
   try {
     const reindex = await runCli("reindex", [], world.vars);
     assert.equal(reindex.code, 0, reindex.stderr);
-    const hits = await runCli("search", ["marmalith", "--agent", "crush", "--json"], world.vars);
+    const hits = await runCli(
+      "search",
+      ["fix imports", "--agent", "crush", "--json"],
+      world.vars,
+    );
     assert.equal(hits.code, 0, hits.stderr);
     assert.deepEqual(
       hits.stdout.trim().split("\n").map((l) => JSON.parse(l).conversation),
-      [MAIN],
+      [LSP],
     );
-    const show = await runCli("show", [MAIN, "--json", "--limit", "100"], world.vars);
+    const show = await runCli("show", [LSP, "--json", "--limit", "100"], world.vars);
     assert.equal(show.code, 0, show.stderr);
     const page = JSON.parse(show.stdout);
     assert.equal(page.conversation.cwd, world.project);
@@ -386,10 +600,10 @@ Deno.test("reindex, search and show read a Crush project end to end; resume prin
       .map((r: { kind: string; role: string | null; text: string }) =>
         `${r.kind}/${r.role ?? "-"}: ${r.text.split("\n")[0]}`
       );
-    assert.deepEqual(messages, MAIN_SAID);
-    const resume = await runCli("resume", [MAIN, "--print"], world.vars);
+    assert.deepEqual(messages, LSP_SAID);
+    const resume = await runCli("resume", [LSP, "--print"], world.vars);
     assert.equal(resume.code, 0, resume.stderr);
-    assert.match(resume.stdout, new RegExp(`crush --session '?${IDS.main}'?`));
+    assert.match(resume.stdout, new RegExp(`crush --session '?${LSP_ID}'?`));
   } finally {
     await world.cleanup();
   }
@@ -399,12 +613,12 @@ Deno.test("a root that is a project folder or its .crush folder is read without 
   for (const root of ["project", "project/.crush", "project/.crush/crush.db"]) {
     const world = await makeWorld();
     try {
-      cpSync(join(FIXTURES, "crush", "project"), join(world.dir, "project"), { recursive: true });
+      cpSync(join(FIXTURES, "crush", "mcpfier"), join(world.dir, "project"), { recursive: true });
       world.vars = { ...world.vars, CRUSH_GLOBAL_DATA: join(world.dir, root) };
       world.env = envFrom(world.vars);
       await captureWorld(world);
-      assert.deepEqual(found(world, "marmalith"), [MAIN], root);
-      assert.equal(conversation(world, MAIN).cwd, join(world.dir, "project"));
+      assert.deepEqual(found(world, "fix imports"), [LSP], root);
+      assert.equal(conversation(world, LSP).cwd, join(world.dir, "project"));
     } finally {
       await world.cleanup();
     }
@@ -415,7 +629,7 @@ Deno.test("a project logbook knows is looked in for its .crush/crush.db, listed 
   const world = await makeWorld();
   try {
     const project = join(world.dir, "elsewhere", "app");
-    cpSync(join(FIXTURES, "crush", "project"), project, { recursive: true });
+    cpSync(join(FIXTURES, "crush", "mcpfier"), project, { recursive: true });
     const ctx: DiscoverContext = {
       env: world.env,
       extraRoots: {},
@@ -444,7 +658,7 @@ Deno.test("capture reads rows still in Crush's WAL and creates or changes nothin
   const world = await crushWorld();
   try {
     const dataDir = join(world.project, ".crush");
-    // Crush running: its database in WAL mode, a new prompt not checkpointed yet.
+    // Crush running: its database in WAL mode (as Crush keeps it), a new prompt not checkpointed.
     const writer = new DatabaseSync(world.db);
     try {
       writer.exec("PRAGMA journal_mode = WAL");
@@ -453,16 +667,16 @@ Deno.test("capture reads rows still in Crush's WAL and creates or changes nothin
          VALUES (?, ?, 'user', ?, ?, ?)`,
       ).run(
         "f54d6b70-8c13-4e2a-9b46-5d7e8f9a0b1c",
-        IDS.main,
+        LSP_ID,
         JSON.stringify([{ type: "text", data: { text: "Still in the WAL: saffron-trellis." } }]),
-        1789093800,
-        1789093800,
+        1754570100,
+        1754570100,
       );
       assert.ok(Deno.statSync(`${world.db}-wal`).size > 0, "the writer keeps a WAL");
       const running = filesIn(dataDir);
       const summary = await captureWorld(world);
       assert.deepEqual(summary.errors, []);
-      assert.deepEqual(found(world, "saffron-trellis"), [MAIN]);
+      assert.deepEqual(found(world, "saffron-trellis"), [LSP]);
       assert.deepEqual(filesIn(dataDir), running, "-wal and -shm as they were, nothing new");
     } finally {
       writer.close();
@@ -490,13 +704,14 @@ Deno.test("a crush.db that is not a database is reported by its path; the other 
     const summary = await captureWorld(world);
     assert.deepEqual(summary.errors.map((e) => e.locator), [brokenDb]);
     assert.match(summary.errors[0]!.message, new RegExp(`Crush database "${brokenDb}"`));
-    assert.deepEqual(found(world, "marmalith"), [MAIN]);
+    assert.deepEqual(found(world, "fix imports"), [LSP]);
+    assert.deepEqual(found(world, "aterrizado"), [PLAN]);
   } finally {
     await world.cleanup();
   }
 });
 
-Deno.test("reading in small budgets stores each row once, as one whole read does", async () => {
+Deno.test("reading in small budgets stores each row once, as one whole read does, in the same order", async () => {
   const whole = await crushWorld();
   const small = await crushWorld();
   try {
@@ -506,15 +721,15 @@ Deno.test("reading in small budgets stores each row once, as one whole read does
     try {
       await runPass(store, ctx, { limits: { rawBudget: 1500, textBudget: 300 } });
       // And again after Crush wrote more, still in small budgets.
-      write(
-        small,
+      writeDb(
+        small.db,
         `INSERT INTO messages (id, session_id, role, parts, created_at, updated_at)
          VALUES (?, ?, 'user', ?, ?, ?)`,
         "0e6f7a81-9d24-4f3b-8c57-6e8f9a0b1c2d",
-        IDS.main,
+        LSP_ID,
         JSON.stringify([{ type: "text", data: { text: "One more: tamarindel." } }]),
-        1789093900,
-        1789093900,
+        1754570200,
+        1754570200,
       );
       await runPass(store, ctx, { limits: { rawBudget: 1500, textBudget: 300 } });
     } finally {
@@ -528,8 +743,14 @@ Deno.test("reading in small budgets stores each row once, as one whole read does
         ).all() as { raw: string }[]).map((r) => r.raw));
     const got = raws(small);
     assert.equal(new Set(got).size, got.length, "no row stored twice");
-    assert.equal(got.length, raws(whole).length + 1);
-    assert.deepEqual(found(small, "tamarindel"), [MAIN]);
+    // The new message, and its session's row (Crush's trigger counted the message and stamped it).
+    assert.equal(got.length, raws(whole).length + 2);
+    assert.deepEqual(found(small, "tamarindel"), [LSP]);
+    assert.deepEqual(said(small, PLAN), said(whole, PLAN));
+    assert.deepEqual(said(small, LSP), [
+      ...said(whole, LSP),
+      "message/user: One more: tamarindel.",
+    ]);
   } finally {
     await whole.cleanup();
     await small.cleanup();
