@@ -386,7 +386,7 @@ export const AGENT_SPECS = [
     cli: { command: "cursor-agent", resume: (id) => ["--resume", id], fork: () => null },
     conformance: null,
     demo: {},
-    checked: "others' test copies of its transcripts; resume not checked",
+    checked: "real transcripts from a public repository; the last line waits; resume not run",
   }),
   define({
     name: "droid",

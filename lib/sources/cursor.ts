@@ -21,7 +21,7 @@ import {
   type SourceRef,
 } from "./adapter.ts";
 import { sha256Hex } from "../sha256.ts";
-import { obj, str, titleFrom } from "./_text.ts";
+import { obj, str, stringLeaves, titleFrom } from "./_text.ts";
 import { walkFiles } from "./_walk.ts";
 import {
   blocksOf,
@@ -32,15 +32,19 @@ import {
   recordText,
 } from "./cursor_text.ts";
 
-/** What the adapter remembers in one generation of a file: how often each line with words came. */
+/**
+ * What the adapter remembers in one generation of a file: how often each line with words came,
+ * and the workspace folder once a line has shown it.
+ */
 export interface CursorState {
   seen: Record<string, number>;
+  cwd?: string | null;
 }
 
 const TRANSCRIPTS = "agent-transcripts";
 
-/** The conversation a transcript file is, from where it lies. */
-function conversationOf(source: SourceRef): ConversationInfo {
+/** The conversation a transcript file is, from where it lies; in `cwd` when it is known. */
+function conversationOf(source: SourceRef, cwd: string | null = null): ConversationInfo {
   const id = basename(source.path, ".jsonl");
   const dir = dirname(source.path);
   if (basename(dir) === "subagents") {
@@ -50,10 +54,42 @@ function conversationOf(source: SourceRef): ConversationInfo {
       nativeId: id,
       parentKey: `cursor:${parent}`,
       subagent: true,
-      cwd: null,
+      cwd,
     };
   }
-  return { key: `cursor:${id}`, nativeId: id, parentKey: null, subagent: false, cwd: null };
+  return { key: `cursor:${id}`, nativeId: id, parentKey: null, subagent: false, cwd };
+}
+
+/** The workspace slug a transcript lies under: `<slug>/agent-transcripts/…`. */
+function slugOf(path: string): string | null {
+  for (let dir = dirname(path); dir !== dirname(dir); dir = dirname(dir)) {
+    if (basename(dir) === TRANSCRIPTS) return basename(dirname(dir));
+  }
+  return null;
+}
+
+/** A folder's workspace slug as Cursor makes it: `/Users/me/my_app` is `Users-me-my-app`. */
+function slugFor(folder: string): string {
+  return folder.replace(/^\/+/, "").replace(/[^A-Za-z0-9]/g, "-");
+}
+
+/**
+ * The workspace folder a line shows: no line names it, but tool calls name absolute paths in it
+ * (`/Users/me/app/src/x.ts`, `cd /Users/me/app && …`), and the folder is the one among their
+ * ancestors whose slug is the transcript's. Null when no path of the line leads to it.
+ */
+function workspaceOf(blocks: readonly Record<string, unknown>[], slug: string): string | null {
+  for (const block of blocks) {
+    if (block.type !== "tool_use") continue;
+    for (const leaf of stringLeaves(block.input, CURSOR_SKIP_KEYS)) {
+      for (const [path] of leaf.matchAll(/\/[^\s"'`;&|<>()]+/g)) {
+        for (let dir = path.replace(/\/+$/, ""); dir.length > 1; dir = dirname(dir)) {
+          if (slugFor(dir) === slug) return dir;
+        }
+      }
+    }
+  }
+  return null;
 }
 
 /** True for `agent-transcripts/<id>.jsonl`, `…/<id>/<id>.jsonl` and `…/<id>/subagents/<x>.jsonl`. */
@@ -70,7 +106,8 @@ export const cursor: LineAdapter<CursorState> = {
   mode: "lines",
   // What it derives, versioned (`LineAdapter.derivation`); one line per raise, saying why:
   // 1: the first.
-  derivation: 1,
+  // 2: read against real transcripts: the workspace folder, from the paths tool calls name.
+  derivation: 2,
   skipKeys: CURSOR_SKIP_KEYS,
 
   roots: (ctx: DiscoverContext): string[] => agentRoots("cursor", ctx),
@@ -87,7 +124,10 @@ export const cursor: LineAdapter<CursorState> = {
   initialState: (): CursorState => ({ seen: {} }),
 
   parseLine(line: LineInput, state: CursorState, source: SourceRef): Derived {
-    const conversation = conversationOf(source);
+    const parsed = obj(line.value);
+    const slug = slugOf(source.path);
+    if (!state.cwd && parsed && slug) state.cwd = workspaceOf(blocksOf(parsed) ?? [], slug);
+    const conversation = conversationOf(source, state.cwd ?? null);
     if (line.blank) return makeDerived("meta", null, conversation);
     const record = obj(line.value);
     if (!record) {

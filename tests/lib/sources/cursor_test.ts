@@ -1,11 +1,12 @@
 // Capture of Cursor CLI: agent transcripts under ~/.cursor/projects, a conversation's sub-agents
 // as its children, lines Cursor writes again (a transcript rewritten whole, or pruned) found once
-// and shown once, and lines logbook cannot read kept as drift.
+// and shown once, and lines logbook cannot read kept as drift. The transcripts are real ones
+// Cursor wrote (fixtures/cursor/MANIFEST.json); the odd lines and the rewrites are constructed.
 
 import { conversation, found, readersAgree, said, shown } from "./_shown.ts";
 import assert from "node:assert/strict";
 import { cpSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { cursor } from "../../../lib/sources/cursor.ts";
 import {
   captureWorld,
@@ -16,13 +17,24 @@ import {
   type World,
 } from "../../_helpers.ts";
 
-const MAIN_ID = "3f1c9a52-7d4e-4b8a-9e21-6c5d8f0a1b34";
-const SUB_ID = "a8e2d4f6-1b3c-4d5e-8f70-9a1b2c3d4e5f";
-const OLD_ID = "5b7d9f1e-2c4a-4e6b-8d0f-1a3c5e7b9d20";
+/** A real conversation and the sub-agent its Task started (Cursor of May 2026). */
+const MAIN_ID = "bd829b4f-8878-43b0-94c5-941935b67236";
+const SUB_ID = "b6f98d30-8d68-4c3c-8b87-0f45529cfffd";
 const MAIN = `cursor:${MAIN_ID}`;
 const SUB = `cursor:${SUB_ID}`;
+const WORKSPACE = "/Users/example/Work/wellspring-app";
+const TRANSCRIPTS = join(
+  ".cursor",
+  "projects",
+  "Users-example-Work-wellspring-app",
+  "agent-transcripts",
+);
+/** Constructed: odd lines in the older layout, and a transcript written again. */
+const OLD_ID = "5b7d9f1e-2c4a-4e6b-8d0f-1a3c5e7b9d20";
 const OLD = `cursor:${OLD_ID}`;
-const TRANSCRIPTS = join(".cursor", "projects", "home-user-project", "agent-transcripts");
+const REWRITTEN_ID = "3f1c9a52-7d4e-4b8a-9e21-6c5d8f0a1b34";
+const REWRITTEN = `cursor:${REWRITTEN_ID}`;
+const OTHER_TRANSCRIPTS = join(".cursor", "projects", "home-user-project", "agent-transcripts");
 
 /** A world whose home holds a copy of `fixtures/cursor/home/.cursor`. */
 async function cursorWorld(): Promise<World> {
@@ -37,50 +49,119 @@ function mainFile(world: World): string {
   return join(world.home, TRANSCRIPTS, MAIN_ID, `${MAIN_ID}.jsonl`);
 }
 
-/** Puts stage `<name>` of `fixtures/cursor/rewrite/` in place of the main transcript. */
-function rewrite(world: World, name: string): void {
-  Deno.writeFileSync(mainFile(world), Deno.readFileSync(join(FIXTURES, "cursor", "rewrite", name)));
+function subFile(world: World): string {
+  return join(world.home, TRANSCRIPTS, MAIN_ID, "subagents", `${SUB_ID}.jsonl`);
 }
 
-const FIRST_TURN = [
-  "message/user: <timestamp>Thursday, Sep 10, 2026, 8:27 AM (UTC+0)</timestamp>",
-  "message/assistant: Listing the notes folder, lanternfig.",
-  "message/assistant: The notes folder holds copperwhistle.md and driftmallow.md: marmalith.",
-];
-const MAIN_SAID = [
-  ...FIRST_TURN,
-  "message/user: <timestamp>Thursday, Sep 10, 2026, 8:28 AM (UTC+0)</timestamp>",
-  "tool_call/assistant: Task",
-  "message/assistant: The helper found it in driftmallow.md: tessellark.",
-];
-const RESUMED = [
-  "message/user: <timestamp>Thursday, Sep 10, 2026, 9:02 AM (UTC+0)</timestamp>",
-  "message/assistant: Resumed fine: plumquartz.",
-];
+function rewrittenFile(world: World): string {
+  return join(world.home, OTHER_TRANSCRIPTS, REWRITTEN_ID, `${REWRITTEN_ID}.jsonl`);
+}
 
-Deno.test("each Cursor transcript line is a record of its kind and role; a sub-agent is a child", async () => {
+/** Puts stage `<name>` of `fixtures/cursor/rewrite/` in place of the rewritten transcript. */
+function rewrite(world: World, name: string): void {
+  Deno.mkdirSync(dirname(rewrittenFile(world)), { recursive: true });
+  Deno.writeFileSync(
+    rewrittenFile(world),
+    Deno.readFileSync(join(FIXTURES, "cursor", "rewrite", name)),
+  );
+}
+
+const MAIN_SAID = [
+  "message/user: <user_query>",
+  "message/assistant: Exploring the codebase for session media models and any existing S3 or " +
+  "upload patterns.",
+  // Words only "[REDACTED]": its tool calls.
+  "tool_call/assistant: Read",
+  "message/user: <timestamp>Tuesday, May 12, 2026, 8:52 PM (UTC+5:30)</timestamp>",
+  "tool_call/assistant: Task",
+  "message/user: <user_query>",
+  "message/assistant: Using `S3_BUCKET` and `PRESIGN_EXPIRES_SECONDS` matches what the API " +
+  "reads, so presign and `publicUrl` generation will pick up your `ap-south-1` bucket " +
+  "correctly. The optional alias mapping in `loadEnv` can stay; it only applies when the " +
+  "canonical keys are missing, so it will not interfere with your renamed `.env`.",
+  // A prompt Cursor wrote for a button: its context first, the query last.
+  "message/user: Stage the changes you worked on and create a commit for this branch.",
+  "message/assistant:  I need to decide whether to keep the alias shim in env.ts since the user " +
+  "has already renamed their environment variables to the canonical names. It's still a useful " +
+  "safety net even if not strictly necessary, and they didn't ask me to remove it, so I'll keep " +
+  "both the shim and the .env.example file and commit them together. Let me check the status " +
+  "first.",
+  "tool_call/assistant: Shell",
+];
+/** The main transcript's last line, which Cursor ends without a newline. */
+const MAIN_LAST = "message/assistant: Committed `9f916ac` on `develop`: the alias shim in " +
+  "[`backend/src/config/env.ts`](backend/src/config/env.ts) and the note in " +
+  "[`backend/.env.example`](backend/.env.example). Working tree is clean; nothing pushed.";
+
+Deno.test("each line of a real Cursor transcript is a record of its kind and role; a sub-agent is a child; the workspace comes from the paths its tools name", async () => {
   const world = await cursorWorld();
   try {
     const summary = await captureWorld(world);
     assert.deepEqual(summary.errors, []);
     assert.deepEqual(said(world, MAIN), MAIN_SAID);
     const main = conversation(world, MAIN);
-    assert.equal(main.title, "Please list the notes folder, quasarbeet.");
+    assert.equal(main.title, "Lets plan S3 integrtation for sessions'media.");
     assert.equal(main.parent_key, null);
+    assert.equal(main.cwd, WORKSPACE);
     const sub = conversation(world, SUB);
     assert.equal(sub.parent_key, MAIN);
     assert.equal(sub.subagent, 1);
-    assert.equal(sub.title, "Find glimmerfane in the notes folder.");
-    assert.deepEqual(said(world, SUB), [
-      "message/user: <user_query>",
-      "message/assistant: Searching the notes.",
-      "message/assistant: glimmerfane is in driftmallow.md.",
+    assert.equal(sub.cwd, WORKSPACE);
+    assert.equal(
+      sub.title,
+      "Implement the plan as specified, it is attached for your reference. Do NOT…",
+    );
+    // The sub-agent's transcript starts with an empty line, as Cursor wrote it.
+    assert.deepEqual(shown(world, SUB).map((r) => r.kind), [
+      "meta",
+      "message",
+      "message",
+      "message",
+      "message",
+      "tool_call",
+      "message",
+      "tool_call",
     ]);
-    for (const [phrase, key] of [["quasarbeet", MAIN], ["lanternfig", MAIN], ["ls notes", MAIN]]) {
-      assert.deepEqual(found(world, phrase!), [key], phrase);
+    for (
+      const [phrase, key] of [
+        ["integrtation", MAIN],
+        ["ap-south-1", MAIN],
+        ["Aligning seed", SUB],
+        ["tenant-prefix", SUB],
+      ] as const
+    ) {
+      assert.deepEqual(found(world, phrase), [key], phrase);
     }
     // Cursor's `[REDACTED]` stub is not text.
     assert.deepEqual(found(world, "REDACTED"), []);
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("Cursor ends a transcript without a newline: its last line waits until Cursor writes the next", async () => {
+  const world = await cursorWorld();
+  try {
+    // Every real transcript found ends so (81 of 81): Cursor writes a newline before each line
+    // but the first. The engine stores complete lines only, so the last answer is not found yet.
+    await captureWorld(world);
+    assert.deepEqual(found(world, "9f916ac"), []);
+    assert.deepEqual(found(world, "final_summary"), []);
+    // The conversation goes on: Cursor writes the next line after a newline.
+    const next = JSON.stringify({
+      role: "user",
+      message: {
+        content: [{ type: "text", text: "<user_query>\nThanks, cobaltwren.\n</user_query>" }],
+      },
+    });
+    Deno.writeTextFileSync(mainFile(world), `\n${next}`, { append: true });
+    await captureWorld(world);
+    assert.deepEqual(said(world, MAIN), [...MAIN_SAID, MAIN_LAST]);
+    assert.deepEqual(found(world, "9f916ac"), [MAIN]);
+    assert.deepEqual(found(world, "cobaltwren"), []);
+    // The sub-agent's did not go on: its last line still waits.
+    assert.equal(Deno.readTextFileSync(subFile(world)).endsWith("}"), true);
+    assert.deepEqual(found(world, "final_summary"), []);
   } finally {
     await world.cleanup();
   }
@@ -102,7 +183,7 @@ Deno.test("odd lines are drift, kept raw; a truncated last line waits; the rest 
     assert.deepEqual(found(world, "nebulark"), []);
     // The last line has no end yet: not stored until Cursor finishes it.
     assert.deepEqual(found(world, "ochrefinch"), []);
-    const path = join(world.home, TRANSCRIPTS, `${OLD_ID}.jsonl`);
+    const path = join(world.home, OTHER_TRANSCRIPTS, `${OLD_ID}.jsonl`);
     Deno.writeTextFileSync(path, `${Deno.readTextFileSync(path)}."}]}}\n`);
     await captureWorld(world);
     assert.deepEqual(found(world, "ochrefinch"), [OLD]);
@@ -113,25 +194,41 @@ Deno.test("odd lines are drift, kept raw; a truncated last line waits; the rest 
   }
 });
 
+const FIRST_TURN = [
+  "message/user: <timestamp>Thursday, Sep 10, 2026, 8:27 AM (UTC+0)</timestamp>",
+  "message/assistant: Listing the notes folder, lanternfig.",
+  "message/assistant: The notes folder holds copperwhistle.md and driftmallow.md: marmalith.",
+];
+const REWRITTEN_SAID = [
+  ...FIRST_TURN,
+  "message/user: <timestamp>Thursday, Sep 10, 2026, 8:28 AM (UTC+0)</timestamp>",
+  "tool_call/assistant: Task",
+  "message/assistant: The helper found it in driftmallow.md: tessellark.",
+];
+const RESUMED = [
+  "message/user: <timestamp>Thursday, Sep 10, 2026, 9:02 AM (UTC+0)</timestamp>",
+  "message/assistant: Resumed fine: plumquartz.",
+];
+
 Deno.test("a transcript Cursor writes again whole or prunes: each message found once, shown once", async () => {
   const world = await cursorWorld();
   try {
     rewrite(world, "1-first-turn.jsonl");
     await captureWorld(world);
-    assert.deepEqual(said(world, MAIN), FIRST_TURN);
+    assert.deepEqual(said(world, REWRITTEN), FIRST_TURN);
     // The rest of the session and a resumed turn: the file grew.
     rewrite(world, "2-resumed.jsonl");
     await captureWorld(world);
-    assert.deepEqual(said(world, MAIN), [...MAIN_SAID, ...RESUMED]);
+    assert.deepEqual(said(world, REWRITTEN), [...REWRITTEN_SAID, ...RESUMED]);
     for (const phrase of ["quasarbeet", "lanternfig", "marmalith", "cobaltwren", "plumquartz"]) {
-      assert.deepEqual(found(world, phrase), [MAIN], phrase);
+      assert.deepEqual(found(world, phrase), [REWRITTEN], phrase);
     }
     // Pruned: the first turn dropped. What was said stays, once.
     rewrite(world, "3-pruned.jsonl");
     await captureWorld(world);
-    assert.deepEqual(said(world, MAIN), [...MAIN_SAID, ...RESUMED]);
+    assert.deepEqual(said(world, REWRITTEN), [...REWRITTEN_SAID, ...RESUMED]);
     for (const phrase of ["quasarbeet", "tessellark", "cobaltwren", "plumquartz"]) {
-      assert.deepEqual(found(world, phrase), [MAIN], phrase);
+      assert.deepEqual(found(world, phrase), [REWRITTEN], phrase);
     }
   } finally {
     await world.cleanup();
@@ -143,7 +240,7 @@ Deno.test("READERS give every Cursor record the text its adapter gives; toolOf n
   try {
     await captureWorld(world);
     withStore(world, (store, ctx) => {
-      assert.ok(readersAgree(store, ctx, "cursor").records > 12);
+      assert.ok(readersAgree(store, ctx, "cursor").records > 20);
     });
     const source = {
       agent: "cursor",
@@ -153,7 +250,19 @@ Deno.test("READERS give every Cursor record the text its adapter gives; toolOf n
     };
     const calls = shown(world, MAIN).map((r) => cursor.toolOf!(r.raw, source)?.calls)
       .filter((c) => c !== undefined).flat().map((c) => `${c.name}: ${c.input.split("\n")[0]}`);
-    assert.deepEqual(calls, ["Shell: ls notes", "Task: Find glimmerfane"]);
+    assert.deepEqual(calls, [
+      "SemanticSearch: Where is session media or media URL stored for programs sessions?",
+      `Grep: ${WORKSPACE}`,
+      `Glob: ${WORKSPACE}`,
+      `Read: ${WORKSPACE}/backend/src/modules/uploads/service.ts`,
+      `Read: ${WORKSPACE}/backend/src/modules/uploads/schemas.ts`,
+      `Read: ${WORKSPACE}/frontend/src/lib/presignUpload.ts`,
+      `Read: ${WORKSPACE}/backend/src/config/env.ts`,
+      "Task: Continue S3 session media plan",
+      `Shell: cd ${WORKSPACE} && git status && echo "---DIFF---" && git diff --stat`,
+      `Shell: cd ${WORKSPACE} && git add backend/src/config/env.ts backend/.env.example && ` +
+      `git commit -m "$(cat <<'EOF'`,
+    ]);
   } finally {
     await world.cleanup();
   }
@@ -164,7 +273,11 @@ Deno.test("reindex, search and show read a Cursor home end to end; resume prints
   try {
     const reindex = await runCli("reindex", [], world.vars);
     assert.equal(reindex.code, 0, reindex.stderr);
-    const hits = await runCli("search", ["marmalith", "--agent", "cursor", "--json"], world.vars);
+    const hits = await runCli(
+      "search",
+      ["integrtation", "--agent", "cursor", "--json"],
+      world.vars,
+    );
     assert.equal(hits.code, 0, hits.stderr);
     assert.deepEqual(
       hits.stdout.trim().split("\n").map((l) => JSON.parse(l).conversation),
