@@ -371,7 +371,7 @@ export const AGENT_SPECS = [
     },
     conformance: null,
     demo: { GOOSE_PATH_ROOT: "goose/root" },
-    checked: "a database made from its own schema (none public)",
+    checked: "a real database (schema 5, no messages); messages from its own schema",
   }),
   define({
     name: "cursor",

@@ -21,6 +21,7 @@ import {
   type RowAdapter,
   type RowRead,
   type SourceRef,
+  type Usage,
 } from "./adapter.ts";
 import { databaseRows, rowJson } from "./_snapshot.ts";
 import { sha256Hex } from "../sha256.ts";
@@ -62,7 +63,8 @@ export function createGooseAdapter(options: GooseOptions = {}): RowAdapter<Goose
     mode: "rows",
     // What it derives, versioned (`LineAdapter.derivation`); one line per raise, saying why:
     // 1: the first.
-    derivation: 1,
+    // 2: read against a real database: "CLI Session" is no title; each session's usage.
+    derivation: 2,
     skipKeys: GOOSE_SKIP_KEYS,
     roots,
 
@@ -327,7 +329,9 @@ function deriveSession(
   const key = `session:${id}`;
   const earlier = lookup(key) !== null;
   const parent = str(row.parent_session_id);
-  const name = str(row.name) ?? str(row.description);
+  const given = str(row.name) ?? str(row.description);
+  // A session the CLI made is named "CLI Session" until Goose names it from its first prompts.
+  const name = given && !PLACEHOLDER_NAMES.has(given) ? given : null;
   const type = str(row.session_type);
   // The name Goose generates from the first prompts, or the one a person gave (ranked higher).
   const rank = row.user_set_name === 1 || row.user_set_name === true ? 3 : 2;
@@ -347,6 +351,51 @@ function deriveSession(
       ts: sqliteTime(earlier ? row.updated_at : row.created_at),
       version,
       title: name ? { text: titleFrom(name), rank } : null,
+      usage: sessionUsage(id, row),
     },
   );
+}
+
+/** The names Goose gives a session before it has one (goose-cli's `create_session`). */
+const PLACEHOLDER_NAMES = new Set(["CLI Session"]);
+
+/**
+ * A session's usage as its row keeps it: the accumulated tokens and cost of all its model calls
+ * (the `accumulated_*` columns; older rows without them: the session's own token columns), as one
+ * call per session that each newer revision of the row replaces. The model is the one the
+ * session's `model_config_json` names. `usage_ledger` (one row per call in newer schemas) is not
+ * read: no real database with one was found.
+ */
+function sessionUsage(id: string, row: Record<string, unknown>): Usage | null {
+  const count = (value: unknown) => {
+    const n = typeof value === "bigint" ? Number(value) : value;
+    return typeof n === "number" && Number.isFinite(n) && n > 0 ? n : 0;
+  };
+  const pick = (accumulated: string, own: string) =>
+    row[accumulated] !== null && row[accumulated] !== undefined
+      ? count(row[accumulated])
+      : count(row[own]);
+  const input = pick("accumulated_input_tokens", "input_tokens");
+  const output = pick("accumulated_output_tokens", "output_tokens");
+  const cacheRead = pick("accumulated_cache_read_tokens", "cache_read_tokens");
+  const cacheWrite = pick("accumulated_cache_write_tokens", "cache_write_tokens");
+  const cost = count(row.accumulated_cost);
+  if (!input && !output && !cacheRead && !cacheWrite && !cost) return null;
+  let model: string | null = null;
+  try {
+    const config = obj(JSON.parse(str(row.model_config_json) ?? "null"));
+    model = str(config?.model_name) ?? str(config?.model);
+  } catch {
+    model = null;
+  }
+  return {
+    call: `session:${id}`,
+    revised: true,
+    model,
+    input,
+    output,
+    cacheWrite,
+    cacheRead,
+    cost: cost > 0 ? cost : null,
+  };
 }

@@ -48,6 +48,66 @@ const MAIN_SAID = [
   "tool_result/-: glimmerfane is in driftmallow.md: tessellark.",
 ];
 
+Deno.test("a real sessions.db of Goose's schema 5 is read: its session in its folder, the CLI's placeholder name no title", async () => {
+  // fixtures/goose/home-2025: the one sessions.db Goose wrote found public (Goose of December
+  // 2025, schema 5: no message_id, parent_session_id, archived_at or cost), one session the CLI
+  // made, no message in it yet.
+  const world = await makeWorld();
+  try {
+    const home = join(world.dir, "home-2025");
+    cpSync(join(FIXTURES, "goose", "home-2025"), home, { recursive: true });
+    world.vars = { ...world.vars, XDG_DATA_HOME: join(home, ".local", "share") };
+    world.env = envFrom(world.vars);
+    const summary = await captureWorld(world);
+    assert.deepEqual(summary.errors, []);
+    assert.deepEqual(summary.drift, []);
+    const session = conversation(world, "goose:20251202_1");
+    assert.equal(session.cwd, "/Users/example/workspace/tmp/vsl");
+    assert.equal(session.title, null);
+    assert.equal(session.parent_key, null);
+    assert.equal(session.subagent, 0);
+    assert.equal(session.archived, 0);
+    assert.equal(session.agent_version, "schema 5");
+    assert.equal(session.first_ts, Date.parse("2025-12-02T16:58:55Z"));
+    assert.deepEqual(shown(world, "goose:20251202_1").map((r) => r.kind), ["meta"]);
+    // No tokens recorded yet: no usage.
+    const usage = await runCli("usage", ["session", "--json"], world.vars);
+    assert.equal(usage.code, 0, usage.stderr);
+    assert.deepEqual(JSON.parse(usage.stdout).lines, []);
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("usage: each Goose session's accumulated tokens and cost, one call a session, a newer revision replacing it", async () => {
+  const world = await gooseWorld();
+  try {
+    await captureWorld(world);
+    const usage = async () => {
+      const run = await runCli("usage", ["session", "--json", "--tz", "UTC"], world.vars);
+      assert.equal(run.code, 0, run.stderr);
+      return JSON.parse(run.stdout).lines.map((
+        l: { key: string; input: number; output: number; cost: number | null; calls: number },
+      ) => [l.key, l.input, l.output, l.cost && Math.round(l.cost * 1e6) / 1e6, l.calls]);
+    };
+    // The sub-agent's session (250 and 50 tokens, $0.001) counts in its parent's line.
+    assert.deepEqual(await usage(), [[MAIN, 72872 + 250, 2408 + 50, 0.0136, 2]]);
+    const db = new DatabaseSync(world.db);
+    try {
+      db.prepare(
+        `UPDATE sessions SET accumulated_input_tokens = 80000, accumulated_output_tokens = 3000,
+         accumulated_cost = 0.02, updated_at = '2026-09-10 09:00:00' WHERE id = ?`,
+      ).run(IDS.main);
+    } finally {
+      db.close();
+    }
+    await captureWorld(world);
+    assert.deepEqual(await usage(), [[MAIN, 80000 + 250, 3000 + 50, 0.021, 2]]);
+  } finally {
+    await world.cleanup();
+  }
+});
+
 Deno.test("each Goose message is a record of its kind and role, in its session's conversation", async () => {
   const world = await gooseWorld();
   try {
