@@ -14,6 +14,7 @@ import { READERS } from "../../../lib/agents.ts";
 import type { Context } from "../../../lib/context.ts";
 import type { HistoryStore } from "../../../lib/store/db.ts";
 import assert from "node:assert/strict";
+import { DatabaseSync } from "node:sqlite";
 import { search } from "../../../lib/store/search.ts";
 import { withStore, type World } from "../../_helpers.ts";
 
@@ -111,4 +112,48 @@ export function readersAgree(
     if (text) withText++;
   }
   return { records: rows.length, withText };
+}
+
+/**
+ * Checks that the records of the conversations `keys` hold the rows of the `sessions` and
+ * `messages` tables of the database at `db` exactly (`{"table":…, every column as read}`), each
+ * row once: the row adapters' raw bytes (Crush, Goose). Returns how many were compared.
+ */
+export function rowsStoredExactly(world: World, db: string, keys: readonly string[]): number {
+  const reader = new DatabaseSync(db, { readOnly: true });
+  try {
+    const rows = new Map<string, Record<string, unknown>>();
+    for (const table of ["sessions", "messages"]) {
+      const stmt = reader.prepare(`SELECT * FROM ${table}`);
+      stmt.setReadBigInts(true);
+      for (const row of stmt.all()) rows.set(`${table}:${row.id}`, row);
+    }
+    let compared = 0;
+    for (const { raw } of keys.flatMap((key) => shown(world, key))) {
+      const text = new TextDecoder().decode(raw);
+      assert.ok(text.endsWith("}\n"));
+      const stored = JSON.parse(
+        text,
+        (_k, v, context?: { source?: string }) =>
+          typeof v === "number" && context?.source && /^-?\d+$/.test(context.source)
+            ? BigInt(context.source)
+            : v,
+      );
+      const row = rows.get(`${stored.table}:${stored.id}`);
+      assert.ok(row, `${stored.table} ${stored.id}`);
+      const { table: _, ...columns } = stored;
+      assert.deepEqual(Object.keys(columns), Object.keys(row));
+      for (const [name, value] of Object.entries(row)) {
+        // Integers exactly (as BigInt); a REAL that holds a whole number reads as an integer.
+        const got = typeof value === "number" ? Number(columns[name]) : columns[name];
+        assert.deepEqual(got, value, `${stored.id}.${name}`);
+      }
+      compared++;
+    }
+    // Every message and session, once each.
+    assert.equal(compared, rows.size);
+    return compared;
+  } finally {
+    reader.close();
+  }
 }

@@ -3,7 +3,7 @@
 // inserted again) stored as newer revisions (found once, shown once), and rows logbook cannot
 // read kept as drift.
 
-import { conversation, found, readersAgree, said, shown } from "./_shown.ts";
+import { conversation, found, readersAgree, rowsStoredExactly, said, shown } from "./_shown.ts";
 import assert from "node:assert/strict";
 import { cpSync } from "node:fs";
 import { join } from "node:path";
@@ -165,41 +165,7 @@ Deno.test("each Goose record holds its row exactly: every column as the database
   const world = await gooseWorld();
   try {
     await captureWorld(world);
-    const db = new DatabaseSync(world.db, { readOnly: true });
-    try {
-      const rows = new Map<string, Record<string, unknown>>();
-      for (const table of ["sessions", "messages"]) {
-        const stmt = db.prepare(`SELECT * FROM ${table}`);
-        stmt.setReadBigInts(true);
-        for (const row of stmt.all()) rows.set(`${table}:${row.id}`, row);
-      }
-      const records = [MAIN, CHILD, ODD].flatMap((key) => shown(world, key));
-      let compared = 0;
-      for (const { raw } of records) {
-        const text = new TextDecoder().decode(raw);
-        assert.ok(text.endsWith("}\n"));
-        const stored = JSON.parse(
-          text,
-          (_k, v, context?: { source?: string }) =>
-            typeof v === "number" && context?.source && /^-?\d+$/.test(context.source)
-              ? BigInt(context.source)
-              : v,
-        );
-        const row = rows.get(`${stored.table}:${stored.id}`);
-        assert.ok(row, `${stored.table} ${stored.id}`);
-        const { table: _, ...columns } = stored;
-        assert.deepEqual(Object.keys(columns), Object.keys(row));
-        for (const [name, value] of Object.entries(row)) {
-          // Integers exactly (as BigInt); a REAL that holds a whole number reads as an integer.
-          const got = typeof value === "number" ? Number(columns[name]) : columns[name];
-          assert.deepEqual(got, value, `${stored.id}.${name}`);
-        }
-        compared++;
-      }
-      assert.equal(compared, rows.size);
-    } finally {
-      db.close();
-    }
+    assert.ok(rowsStoredExactly(world, world.db, [MAIN, CHILD, ODD]) > 10);
   } finally {
     await world.cleanup();
   }
