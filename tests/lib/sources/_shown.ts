@@ -16,7 +16,7 @@ import type { HistoryStore } from "../../../lib/store/db.ts";
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
 import { search } from "../../../lib/store/search.ts";
-import { withStore, type World } from "../../_helpers.ts";
+import { runCli, withStore, type World } from "../../_helpers.ts";
 
 /** Every record of a conversation, paged as `show --json` pages it (small pages, to page). */
 export function pageRecords(world: World, key: string, page = 4): RecordJson[] {
@@ -156,4 +156,16 @@ export function rowsStoredExactly(world: World, db: string, keys: readonly strin
   } finally {
     reader.close();
   }
+}
+
+/**
+ * What `logbook usage session --json` says, a line per session: its key, input and output
+ * tokens, cost (to the micro-dollar, or null) and how many calls it counts.
+ */
+export async function usageBySession(world: World): Promise<unknown[][]> {
+  const run = await runCli("usage", ["session", "--json", "--tz", "UTC"], world.vars);
+  assert.equal(run.code, 0, run.stderr);
+  return JSON.parse(run.stdout).lines.map((
+    l: { key: string; input: number; output: number; cost: number | null; calls: number },
+  ) => [l.key, l.input, l.output, l.cost && Math.round(l.cost * 1e6) / 1e6, l.calls]);
 }

@@ -3,7 +3,15 @@
 // newer revision (found once, shown once), and rows logbook cannot read kept as drift. The
 // databases are real ones Crush wrote (fixtures/crush/MANIFEST.json), of two schemas.
 
-import { conversation, found, readersAgree, rowsStoredExactly, said, shown } from "./_shown.ts";
+import {
+  conversation,
+  found,
+  readersAgree,
+  rowsStoredExactly,
+  said,
+  shown,
+  usageBySession,
+} from "./_shown.ts";
 import assert from "node:assert/strict";
 import { cpSync } from "node:fs";
 import { join } from "node:path";
@@ -205,16 +213,9 @@ Deno.test("usage: each Crush session's tokens and cost, one call a session, a ne
   const world = await crushWorld();
   try {
     await captureWorld(world);
-    const usage = async () => {
-      const run = await runCli("usage", ["session", "--json", "--tz", "UTC"], world.vars);
-      assert.equal(run.code, 0, run.stderr);
-      return JSON.parse(run.stdout).lines.map((
-        l: { key: string; input: number; output: number; cost: number; calls: number },
-      ) => [l.key, l.input, l.output, l.cost && Math.round(l.cost * 1e6) / 1e6, l.calls]);
-    };
     // The failed session used nothing; the plan's cost is 0 as Crush recorded it (a Copilot
     // model): its tokens are not priced (no model is named).
-    assert.deepEqual(await usage(), [
+    assert.deepEqual(await usageBySession(world), [
       [LSP, 19235, 296, 0.47697, 1],
       [PLAN, 75188, 72, null, 1],
     ]);
@@ -225,7 +226,7 @@ Deno.test("usage: each Crush session's tokens and cost, one call a session, a ne
       LSP_ID,
     );
     await captureWorld(world);
-    assert.deepEqual(await usage(), [
+    assert.deepEqual(await usageBySession(world), [
       [LSP, 21000, 400, 0.53, 1],
       [PLAN, 75188, 72, null, 1],
     ]);

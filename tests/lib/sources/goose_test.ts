@@ -3,7 +3,15 @@
 // inserted again) stored as newer revisions (found once, shown once), and rows logbook cannot
 // read kept as drift.
 
-import { conversation, found, readersAgree, rowsStoredExactly, said, shown } from "./_shown.ts";
+import {
+  conversation,
+  found,
+  readersAgree,
+  rowsStoredExactly,
+  said,
+  shown,
+  usageBySession,
+} from "./_shown.ts";
 import assert from "node:assert/strict";
 import { cpSync } from "node:fs";
 import { join } from "node:path";
@@ -71,9 +79,7 @@ Deno.test("a real sessions.db of Goose's schema 5 is read: its session in its fo
     assert.equal(session.first_ts, Date.parse("2025-12-02T16:58:55Z"));
     assert.deepEqual(shown(world, "goose:20251202_1").map((r) => r.kind), ["meta"]);
     // No tokens recorded yet: no usage.
-    const usage = await runCli("usage", ["session", "--json"], world.vars);
-    assert.equal(usage.code, 0, usage.stderr);
-    assert.deepEqual(JSON.parse(usage.stdout).lines, []);
+    assert.deepEqual(await usageBySession(world), []);
   } finally {
     await world.cleanup();
   }
@@ -83,15 +89,8 @@ Deno.test("usage: each Goose session's accumulated tokens and cost, one call a s
   const world = await gooseWorld();
   try {
     await captureWorld(world);
-    const usage = async () => {
-      const run = await runCli("usage", ["session", "--json", "--tz", "UTC"], world.vars);
-      assert.equal(run.code, 0, run.stderr);
-      return JSON.parse(run.stdout).lines.map((
-        l: { key: string; input: number; output: number; cost: number | null; calls: number },
-      ) => [l.key, l.input, l.output, l.cost && Math.round(l.cost * 1e6) / 1e6, l.calls]);
-    };
     // The sub-agent's session (250 and 50 tokens, $0.001) counts in its parent's line.
-    assert.deepEqual(await usage(), [[MAIN, 72872 + 250, 2408 + 50, 0.0136, 2]]);
+    assert.deepEqual(await usageBySession(world), [[MAIN, 72872 + 250, 2408 + 50, 0.0136, 2]]);
     const db = new DatabaseSync(world.db);
     try {
       db.prepare(
@@ -102,7 +101,7 @@ Deno.test("usage: each Goose session's accumulated tokens and cost, one call a s
       db.close();
     }
     await captureWorld(world);
-    assert.deepEqual(await usage(), [[MAIN, 80000 + 250, 3000 + 50, 0.021, 2]]);
+    assert.deepEqual(await usageBySession(world), [[MAIN, 80000 + 250, 3000 + 50, 0.021, 2]]);
   } finally {
     await world.cleanup();
   }
