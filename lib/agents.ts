@@ -386,7 +386,7 @@ export const AGENT_SPECS = [
     cli: { command: "cursor-agent", resume: (id) => ["--resume", id], fork: () => null },
     conformance: null,
     demo: {},
-    checked: "real transcripts from a public repository; last line waits",
+    checked: "real transcripts from a public repository",
   }),
   define({
     name: "droid",

@@ -8,7 +8,9 @@
 //    replaced, shortened or rewritten one starts a new generation, and the old records stay) and
 //    passes over the files unchanged since they were last read.
 // 2. Read. `source_reader.ts` opens the file at its cursor (decompressing `.jsonl.zst`), and
-//    `lines.ts` cuts complete lines out of 64 KiB reads; an incomplete last line waits.
+//    `lines.ts` cuts complete lines out of 64 KiB reads; an incomplete last line waits (but for
+//    an agent that writes the newline before a line, `newlineBefore`: its last line is read
+//    once it is a whole JSON object).
 // 3. Parsed. `derive.ts` decodes the line and hands it to its adapter (`LineAdapter.parseLine`),
 //    which derives kind, role, conversation and text; an adapter error keeps the line as drift.
 // 4. Gated. The gate (`lib/gate/`) redacts secrets from the text before anything is indexed
@@ -42,6 +44,7 @@
 import {
   type Adapter,
   type DiscoverContext,
+  type LineAdapter,
   type RowAdapter,
   SourceError,
   type SourceRef,
@@ -333,6 +336,12 @@ class CapturePass {
     }
     // A source with nothing new still has its cursor in the batch (its file was seen).
     batch.source(ctx).cursor ??= reader.position;
+    // An agent that writes the newline before a line leaves its last line without one.
+    const rest = (ctx.adapter as LineAdapter<unknown>).newlineBefore ? reader.rest() : null;
+    if (rest && isWholeObject(rest.bytes)) {
+      this.#deriver.addLine(ctx, batch, rest.offset, rest.bytes);
+      batch.source(ctx).cursor = reader.position;
+    }
   }
 
   // ---- one row source (another program's database) ----
@@ -407,6 +416,16 @@ function readingOrder(work: Found[], rows: Map<string, SourceRow>): Work[] {
     row: rows.get(f.ref.locator),
   }));
   return [...marked.filter((f) => !f.last), ...marked.filter((f) => f.last)];
+}
+
+/** True for a JSON object: a last line written whole (a torn one does not parse). */
+function isWholeObject(bytes: Uint8Array): boolean {
+  try {
+    const value = JSON.parse(new TextDecoder().decode(bytes));
+    return typeof value === "object" && value !== null && !Array.isArray(value);
+  } catch {
+    return false;
+  }
 }
 
 /** An error of one source (unreadable, gone, undecodable): reported for it, the pass goes on. */

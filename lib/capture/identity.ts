@@ -142,8 +142,10 @@ export function needsWork(found: Found, row: SourceRow | undefined): boolean {
     return found.adapter.fingerprint(found.ref) !== row.fingerprint;
   }
   const { stat } = found;
+  // A last line held back by a build that waited for its newline is read once it is whole.
+  const heldBack = found.adapter.newlineBefore === true && row.cursor < stat.size;
   return row.size !== stat.size || row.mtime_ms !== stat.mtimeMs || row.ino !== stat.ino ||
-    row.dev !== stat.dev;
+    row.dev !== stat.dev || heldBack;
 }
 
 /**

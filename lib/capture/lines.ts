@@ -76,6 +76,20 @@ export class LineReader {
   }
 
   /**
+   * The incomplete last line, once `next` has returned null at the end of the stream, consumed
+   * (for an agent that ends a line with the next one's newline); null when there is none.
+   */
+  rest(): LineChunk | null {
+    const length = this.#end - this.#start;
+    if (!this.#eof || length === 0 || length >= this.#maxLine) return null;
+    const bytes = this.#buffer.slice(this.#start, this.#end);
+    const offset = this.#position;
+    this.#position += length;
+    this.#start = this.#end = this.#scan = 0;
+    return { offset, bytes, oversized: false };
+  }
+
+  /**
    * The next piece of an oversized line: up to one read, ending at its newline when the newline
    * is in it. `done` is true when the line is complete; null means the stream ended first.
    */

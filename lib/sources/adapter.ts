@@ -286,6 +286,12 @@ export interface LineAdapter<State = unknown> {
    * for an agent that archives by moving a file: a moved source's conversations take it on.
    */
   archived?(source: SourceRef): boolean;
+  /**
+   * True when the agent writes the newline before a line rather than after it (Cursor), so a
+   * last line without one is whole once it is a JSON object: capture reads it then, instead of
+   * waiting for a newline that comes only with the next line.
+   */
+  readonly newlineBefore?: boolean;
   /** Derives a record from one complete line, updating `state` in place. */
   parseLine(line: LineInput, state: State, source: SourceRef, recall?: Recall): Derived;
   /**

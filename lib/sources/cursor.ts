@@ -104,6 +104,7 @@ function isTranscript(path: string): boolean {
 export const cursor: LineAdapter<CursorState> = {
   agent: "cursor",
   mode: "lines",
+  newlineBefore: true,
   // What it derives, versioned (`LineAdapter.derivation`); one line per raise, saying why:
   // 1: the first.
   // 2: read against real transcripts: the workspace folder, from the paths tool calls name.

@@ -29,6 +29,13 @@ Deno.test("LineReader hands out complete lines with their terminators and holds 
     assert.deepEqual(lines, [[10, "one\r\n"], [15, "two\n"], [19, "\n"]], `read step ${step}`);
     assert.equal(reader.position, 20);
     assert.equal(reader.pendingBytes, "three-without-newline".length);
+    const rest = reader.rest()!;
+    assert.deepEqual([rest.offset, new TextDecoder().decode(rest.bytes)], [
+      20,
+      "three-without-newline",
+    ]);
+    assert.equal(reader.position, 20 + "three-without-newline".length);
+    assert.equal(reader.rest(), null, "taken once");
   }
 });
 

@@ -66,6 +66,11 @@ function rewrite(world: World, name: string): void {
   );
 }
 
+/** The main transcript's last line, which Cursor ends without a newline: read all the same. */
+const MAIN_LAST = "message/assistant: Committed `9f916ac` on `develop`: the alias shim in " +
+  "[`backend/src/config/env.ts`](backend/src/config/env.ts) and the note in " +
+  "[`backend/.env.example`](backend/.env.example). Working tree is clean; nothing pushed.";
+
 const MAIN_SAID = [
   "message/user: <user_query>",
   "message/assistant: Exploring the codebase for session media models and any existing S3 or " +
@@ -87,12 +92,8 @@ const MAIN_SAID = [
   "both the shim and the .env.example file and commit them together. Let me check the status " +
   "first.",
   "tool_call/assistant: Shell",
+  MAIN_LAST,
 ];
-/** The main transcript's last line, which Cursor ends without a newline. */
-const MAIN_LAST = "message/assistant: Committed `9f916ac` on `develop`: the alias shim in " +
-  "[`backend/src/config/env.ts`](backend/src/config/env.ts) and the note in " +
-  "[`backend/.env.example`](backend/.env.example). Working tree is clean; nothing pushed.";
-
 Deno.test("each line of a real Cursor transcript is a record of its kind and role; a sub-agent is a child; the workspace comes from the paths its tools name", async () => {
   const world = await cursorWorld();
   try {
@@ -121,6 +122,7 @@ Deno.test("each line of a real Cursor transcript is a record of its kind and rol
       "tool_call",
       "message",
       "tool_call",
+      "message",
     ]);
     for (
       const [phrase, key] of [
@@ -139,29 +141,76 @@ Deno.test("each line of a real Cursor transcript is a record of its kind and rol
   }
 });
 
-Deno.test("Cursor ends a transcript without a newline: its last line waits until Cursor writes the next", async () => {
+Deno.test("Cursor ends a transcript without a newline: its last line is read once it is a whole JSON object, and nothing twice when the next comes", async () => {
   const world = await cursorWorld();
   try {
     // Every real transcript found ends so (81 of 81): Cursor writes a newline before each line
-    // but the first. The engine stores complete lines only, so the last answer is not found yet.
+    // but the first, so the last line has none and is whole all the same.
+    await captureWorld(world);
+    assert.deepEqual(said(world, MAIN), MAIN_SAID);
+    assert.deepEqual(found(world, "9f916ac"), [MAIN]);
+    assert.equal(Deno.readTextFileSync(subFile(world)).endsWith("}"), true);
+    assert.deepEqual(found(world, "final_summary"), [SUB]);
+    // The conversation goes on: Cursor writes the next line after a newline.
+    const next = (text: string) =>
+      JSON.stringify({
+        role: "user",
+        message: { content: [{ type: "text", text: `<user_query>\n${text}\n</user_query>` }] },
+      });
+    Deno.writeTextFileSync(mainFile(world), `\n${next("Thanks, cobaltwren.")}`, { append: true });
+    await captureWorld(world);
+    assert.deepEqual(found(world, "9f916ac"), [MAIN]);
+    assert.deepEqual(found(world, "cobaltwren"), [MAIN]);
+    // A line still being written is not JSON yet: it waits, and is read once, when whole.
+    const torn = next("And one more, quillbramble.");
+    Deno.writeTextFileSync(mainFile(world), `\n${torn.slice(0, 40)}`, { append: true });
+    await captureWorld(world);
+    assert.deepEqual(found(world, "quillbramble"), []);
+    Deno.writeTextFileSync(mainFile(world), torn.slice(40), { append: true });
+    await captureWorld(world);
+    assert.deepEqual(found(world, "quillbramble"), [MAIN]);
+    const raws = shown(world, MAIN).map((r) => new TextDecoder().decode(r.raw));
+    assert.equal(
+      raws.join(""),
+      Deno.readTextFileSync(mainFile(world)),
+      "every byte, once, in order",
+    );
+    // The two lines after it are said once each.
+    assert.deepEqual(said(world, MAIN), [
+      ...MAIN_SAID,
+      "message/user: <user_query>",
+      "message/user: <user_query>",
+    ]);
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("a last line an earlier build held back is read although its file has not changed since", async () => {
+  const world = await cursorWorld();
+  try {
+    // An earlier build stopped before a last line it took for unfinished; the file was not
+    // written since (same size, mtime and inode), so only the held-back cursor says to read it.
+    const path = mainFile(world);
+    const whole = Deno.readFileSync(path);
+    const cut = whole.lastIndexOf(0x0a) + 1;
+    const torn = whole.slice();
+    torn.fill(0x20, cut);
+    Deno.writeFileSync(path, torn);
+    const { mtime } = Deno.statSync(path);
     await captureWorld(world);
     assert.deepEqual(found(world, "9f916ac"), []);
-    assert.deepEqual(found(world, "final_summary"), []);
-    // The conversation goes on: Cursor writes the next line after a newline.
-    const next = JSON.stringify({
-      role: "user",
-      message: {
-        content: [{ type: "text", text: "<user_query>\nThanks, cobaltwren.\n</user_query>" }],
-      },
-    });
-    Deno.writeTextFileSync(mainFile(world), `\n${next}`, { append: true });
+    const file = Deno.openSync(path, { write: true });
+    try {
+      file.seekSync(cut, Deno.SeekMode.Start);
+      file.writeSync(whole.subarray(cut));
+    } finally {
+      file.close();
+    }
+    Deno.utimeSync(path, mtime!, mtime!);
     await captureWorld(world);
-    assert.deepEqual(said(world, MAIN), [...MAIN_SAID, MAIN_LAST]);
     assert.deepEqual(found(world, "9f916ac"), [MAIN]);
-    assert.deepEqual(found(world, "cobaltwren"), []);
-    // The sub-agent's did not go on: its last line still waits.
-    assert.equal(Deno.readTextFileSync(subFile(world)).endsWith("}"), true);
-    assert.deepEqual(found(world, "final_summary"), []);
+    assert.deepEqual(said(world, MAIN), MAIN_SAID);
   } finally {
     await world.cleanup();
   }
