@@ -12,7 +12,7 @@ import {
 import { aiderBlockText, aiderText } from "../../../lib/sources/aider_text.ts";
 import type { Derived, DiscoverContext, SourceRef } from "../../../lib/sources/adapter.ts";
 import { envFrom } from "../../../lib/env.ts";
-import { FIXTURES, makeWorld, runCli, tempDir } from "../../_helpers.ts";
+import { FIXTURES, makeWorld, runCli, tempDir, withStore } from "../../_helpers.ts";
 
 const HISTORY = ".aider.chat.history.md";
 const OLD_NAME = "aider.chat.history 2023-10-02_1654.md";
@@ -569,6 +569,14 @@ Deno.test("logbook usage counts each reply's report once, through a rewrite and 
     };
     assert.deepEqual(await report(), grown);
     assert.equal((await runCli("reindex", ["--rebuild"], vars)).code, 0);
+    assert.deepEqual(await report(), grown);
+    // A store captured before Aider's reports were read: deriving its blocks again fills them.
+    withStore(world, (store) => {
+      store.db.exec(
+        "DELETE FROM usage; UPDATE sources SET derivation = NULL; DELETE FROM meta WHERE key = 'derivations'",
+      );
+    });
+    assert.equal((await runCli("reindex", [], vars)).code, 0);
     assert.deepEqual(await report(), grown);
   } finally {
     await world.cleanup();

@@ -362,6 +362,14 @@ Deno.test("each assistant message's metrics are one call, its subagent's in its 
       await captureWorld(world);
       await captureWorld(world, { rebuild: true });
       assert.deepEqual(staged(), resumed);
+      // A store captured before Cline's metrics were read: deriving again fills them.
+      withStore(world, (store) => {
+        store.db.exec(
+          "DELETE FROM usage; UPDATE sources SET derivation = NULL; DELETE FROM meta WHERE key = 'derivations'",
+        );
+      });
+      await captureWorld(world);
+      assert.deepEqual(staged(), resumed);
     });
   } finally {
     await world.cleanup();

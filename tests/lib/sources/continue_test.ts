@@ -408,6 +408,14 @@ Deno.test("each reply's usage is one call: appends, revisions, the same bytes ag
       await captureWorld(world);
       await captureWorld(world, { rebuild: true });
       assert.deepEqual(usage(), { [KEY]: calls(3, 37) });
+      // A store captured before the items' usage was read: deriving again fills it.
+      withStore(world, (store) => {
+        store.db.exec(
+          "DELETE FROM usage; UPDATE sources SET derivation = NULL; DELETE FROM meta WHERE key = 'derivations'",
+        );
+      });
+      await captureWorld(world);
+      assert.deepEqual(usage(), { [KEY]: calls(3, 37) });
       const stored = storedCalls(world, "continue");
       assert.ok(stored.every((c) => c.model === "conformance-model" && c.cost === null));
       assert.ok(stored.every((c) => /^message:[0-9a-f]{32}$/.test(c.call ?? "") && c.ts !== null));
