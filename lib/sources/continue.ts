@@ -563,16 +563,17 @@ function derive(raw: Uint8Array, source: SourceRef, recall: Recall): Derived {
     copied,
     newMessage: !row.revises,
     title: prompt ? { text: titleFrom(contentText(message.content).join("\n")), rank: 1 } : null,
-    usage: role === "assistant" ? messageUsage(message) : null,
+    usage: role === "assistant" ? messageUsage(message, row.copiedFrom ?? row.sessionId) : null,
   });
 }
 
 /**
  * The model call an assistant item reports: its message's `usage`, the Chat Completions usage of
  * the reply, which `cn` saves with the message once the reply is whole and never changes after.
- * Items have no id, so the call is named by a hash of the message (its words, tool calls and
- * usage): a revision of the item (its tools' states) is the same call, a fork's copy of it too
- * (wherever it sits), and a rewind's new reply at the same place another one.
+ * Items have no id, so the call is named by the session that made it (for a fork's copy, the
+ * session it copied) and a hash of the message (its words, tool calls and usage): a revision of
+ * the item (its tools' states) is the same call, a fork's copy of it too, and a rewind's new
+ * reply at the same place another one.
  *
  * `cn`'s own adapters put the cache's reads and writes in `prompt_tokens_details`
  * (`cache_read_tokens`, `cache_write_tokens`) beside a `prompt_tokens` without them, as Continue
@@ -580,7 +581,7 @@ function derive(raw: Uint8Array, source: SourceRef, recall: Recall): Derived {
  * `cost_cents` is rounded to whole cents per call (a call of $0.004 is 0), so the tokens are
  * priced instead.
  */
-function messageUsage(message: Record<string, unknown>): Usage | null {
+function messageUsage(message: Record<string, unknown>, session: string): Usage | null {
   const usage = obj(message.usage);
   if (!usage) return null;
   const details = obj(usage.prompt_tokens_details);
@@ -590,7 +591,7 @@ function messageUsage(message: Record<string, unknown>): Usage | null {
       typeof details.cache_write_tokens === "number");
   const read = own ? tokenCount(details.cache_read_tokens) : tokenCount(details?.cached_tokens);
   return {
-    call: `message:${sha256Hex(JSON.stringify(message)).slice(0, 32)}`,
+    call: `message:${session}:${sha256Hex(JSON.stringify(message)).slice(0, 32)}`,
     model: str(usage.model),
     input: own ? prompt : Math.max(0, prompt - read),
     output: tokenCount(usage.completion_tokens),

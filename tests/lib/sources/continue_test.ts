@@ -418,7 +418,7 @@ Deno.test("each reply's usage is one call: appends, revisions, the same bytes ag
       assert.deepEqual(usage(), { [KEY]: calls(3, 37) });
       const stored = storedCalls(world, "continue");
       assert.ok(stored.every((c) => c.model === "conformance-model" && c.cost === null));
-      assert.ok(stored.every((c) => /^message:[0-9a-f]{32}$/.test(c.call ?? "") && c.ts !== null));
+      assert.ok(stored.every((c) => c.call?.startsWith(`message:${ID}:`) && c.ts !== null));
     });
     await t.step(
       "a rewind's new reply is a call of its own; going on from it repeats none",
@@ -472,19 +472,38 @@ Deno.test("a fork's copied replies count once, in the session they were made in,
       await world.cleanup();
     }
   });
-  await t.step("the fork alone, then its parent", async () => {
+  await t.step("a fork's copies name their parent's calls, copied or not", async () => {
+    // Derived without the store (nothing is known to be stored, so nothing is `copied`), the
+    // fork's copies of its parent's replies name the same calls as the parent's own.
     const world = await continueWorld("fork");
     try {
-      const parent = join(world.sessions, `${FORK_PARENT}.json`);
-      const saved = Deno.readFileSync(parent);
-      Deno.removeSync(parent);
+      const callsOf = async (id: string) => {
+        const path = join(world.sessions, `${id}.json`);
+        const source = { agent: "continue" as const, locator: path, path, format: "rows" as const };
+        const read = await continueCli.readRows(source, null, 1 << 30);
+        return read.rows.flatMap((row) => {
+          const d = continueCli.parseRow(row, {}, source, () => null);
+          return d.usage ? [d.usage.call] : [];
+        });
+      };
+      const parent = await callsOf(FORK_PARENT);
+      const fork = await callsOf(FORK_COPY);
+      assert.equal(parent.length, 2);
+      assert.deepEqual(fork.slice(0, 2), parent);
+      assert.equal(fork.length, 3);
+      assert.ok(fork[2]!.startsWith(`message:${FORK_COPY}:`));
+    } finally {
+      await world.cleanup();
+    }
+  });
+  await t.step("the fork alone, its parent gone", async () => {
+    const world = await continueWorld("fork");
+    try {
+      Deno.removeSync(join(world.sessions, `${FORK_PARENT}.json`));
       await captureWorld(world);
       assert.deepEqual(sessionUsage(world, "continue"), {
         [`continue:${FORK_COPY}`]: calls(3, 41),
       });
-      Deno.writeFileSync(parent, saved);
-      await captureWorld(world);
-      assert.equal(storedCalls(world, "continue").length, 3);
     } finally {
       await world.cleanup();
     }
