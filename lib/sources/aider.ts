@@ -41,6 +41,7 @@ import {
 } from "./aider_text.ts";
 import { titleFrom } from "./_text.ts";
 import { walkFiles } from "./_walk.ts";
+import { fileSignature } from "./_file_signature.ts";
 
 /** What the adapter remembers between blocks: where it is and the session it is in. */
 export interface AiderState {
@@ -134,12 +135,7 @@ export const aider: RowAdapter<AiderState> = {
   },
 
   fingerprint(source: SourceRef): string {
-    try {
-      const stat = Deno.statSync(source.path);
-      return `${stat.size}:${stat.mtime?.getTime() ?? ""}:${stat.ino ?? ""}`;
-    } catch {
-      return "-";
-    }
+    return fileSignature(source.path);
   },
 
   initialState(): AiderState {

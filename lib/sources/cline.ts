@@ -40,6 +40,7 @@ import {
 import { sha256Hex } from "../sha256.ts";
 import { blockToolParts, obj, str, titleFrom, tokenCount } from "./_text.ts";
 import { walkFiles } from "./_walk.ts";
+import { fileSignature } from "./_file_signature.ts";
 import { CLINE_SKIP_KEYS, clineMessageText, clineRowOf, clineRowText } from "./cline_text.ts";
 
 const MESSAGES = ".messages.json";
@@ -77,7 +78,7 @@ export function createClineAdapter(): RowAdapter<ClineState> {
     },
 
     fingerprint(source: SourceRef): string {
-      return `${statSignature(source.path)}|${statSignature(sessionPathOf(source.path))}`;
+      return `${fileSignature(source.path)}|${fileSignature(sessionPathOf(source.path))}`;
     },
 
     initialState(): ClineState {
@@ -123,15 +124,6 @@ function sessionPathOf(messagesPath: string): string {
 /** True for the session's own messages document (not a subagent's). */
 function isMain(messagesPath: string): boolean {
   return basename(messagesPath) === `${basename(dirname(messagesPath))}${MESSAGES}`;
-}
-
-function statSignature(path: string): string {
-  try {
-    const stat = Deno.statSync(path);
-    return `${stat.size}:${stat.mtime?.getTime() ?? ""}:${stat.ino ?? ""}`;
-  } catch {
-    return "-";
-  }
 }
 
 function parseCursor(key: string | null): Cursor {

@@ -33,6 +33,7 @@ import {
 import { sha256Hex } from "../sha256.ts";
 import { obj, str, titleFrom, tokenCount } from "./_text.ts";
 import { walkFiles } from "./_walk.ts";
+import { fileSignature } from "./_file_signature.ts";
 import {
   contentText,
   CONTINUE_SKIP_KEYS,
@@ -93,12 +94,7 @@ export function createContinueAdapter(): RowAdapter<ContinueState> {
     },
 
     fingerprint(source: SourceRef): string {
-      try {
-        const stat = Deno.statSync(source.path);
-        return `${stat.size}:${stat.mtime?.getTime() ?? ""}:${stat.ino ?? ""}`;
-      } catch {
-        return "-";
-      }
+      return fileSignature(source.path);
     },
 
     initialState(): ContinueState {

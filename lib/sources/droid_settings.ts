@@ -22,6 +22,7 @@ import {
 } from "./adapter.ts";
 import { obj, str, tokenCount } from "./_text.ts";
 import { walkFiles } from "./_walk.ts";
+import { fileSignature } from "./_file_signature.ts";
 import {
   DROID_SETTINGS_FILE,
   droidSettingsRow,
@@ -63,12 +64,7 @@ export const droidSettings: RowAdapter<SettingsState> = {
   },
 
   fingerprint(source: SourceRef): string {
-    try {
-      const stat = Deno.statSync(source.path);
-      return `${stat.size}:${stat.mtime?.getTime() ?? ""}:${stat.ino ?? ""}`;
-    } catch {
-      return "-";
-    }
+    return fileSignature(source.path);
   },
 
   initialState(): SettingsState {
