@@ -12,7 +12,7 @@ import {
 import { aiderBlockText, aiderText } from "../../../lib/sources/aider_text.ts";
 import type { Derived, DiscoverContext, SourceRef } from "../../../lib/sources/adapter.ts";
 import { envFrom } from "../../../lib/env.ts";
-import { FIXTURES, makeWorld, runCli, tempDir, withStore } from "../../_helpers.ts";
+import { FIXTURES, makeWorld, runCli, tempDir, withStore, type World } from "../../_helpers.ts";
 
 const HISTORY = ".aider.chat.history.md";
 const OLD_NAME = "aider.chat.history 2023-10-02_1654.md";
@@ -358,15 +358,20 @@ async function shown(vars: Record<string, string>, id: string): Promise<string[]
   );
 }
 
+/** The car-game history in a project of the world, named by `AIDER_CHAT_HISTORY_FILE`. */
+async function carGame(world: World) {
+  const project = join(world.dir, "car-game");
+  await Deno.mkdir(project);
+  const path = join(project, HISTORY);
+  const whole = await Deno.readFile(fixture("car-game"));
+  await Deno.writeFile(path, whole);
+  return { project, path, whole, vars: { ...world.vars, AIDER_CHAT_HISTORY_FILE: path } };
+}
+
 Deno.test("reindex, search and show read Aider's history; a rewrite neither repeats nor loses", async () => {
   const world = await makeWorld();
   try {
-    const project = join(world.dir, "car-game");
-    await Deno.mkdir(project);
-    const path = join(project, HISTORY);
-    const whole = await Deno.readFile(fixture("car-game"));
-    await Deno.writeFile(path, whole);
-    const vars = { ...world.vars, AIDER_CHAT_HISTORY_FILE: path };
+    const { project, path, whole, vars } = await carGame(world);
     const reindex = await runCli("reindex", [], vars);
     assert.equal(reindex.code, 0, reindex.stderr);
     assert.doesNotMatch(reindex.stderr, /error/i);
@@ -526,12 +531,7 @@ Deno.test("the cache's counts, older wordings and a report over two lines", asyn
 Deno.test("logbook usage counts each reply's report once, through a rewrite and a rebuild", async () => {
   const world = await makeWorld();
   try {
-    const project = join(world.dir, "car-game");
-    await Deno.mkdir(project);
-    const path = join(project, HISTORY);
-    const whole = await Deno.readFile(fixture("car-game"));
-    await Deno.writeFile(path, whole);
-    const vars = { ...world.vars, AIDER_CHAT_HISTORY_FILE: path };
+    const { project, path, whole, vars } = await carGame(world);
     const report = async () => {
       const run = await runCli("usage", ["session", "--json", "--tz", "UTC"], vars);
       assert.equal(run.code, 0, run.stderr);
