@@ -440,10 +440,11 @@ const MODEL = /^(?:Main model|Models?): (\S+?),?(?: |$)/m;
 /**
  * What Aider reports after each reply: `Tokens: 2.3k sent, 1.2k cache write, 5k cache hit, 150
  * received.`, then (where it knows the model's price) `Cost: $0.01 message, $0.05 session.` on
- * the same line or the next. Older versions wrote `1,234`, `cached` and `request`.
+ * the same line or the next. Older versions wrote `1,234`, `cached` and `request`; a history
+ * passed through a Markdown formatter may have its `$` escaped (`\$0.06`).
  */
 const TOKENS =
-  /^Tokens: ([^\n]*?) received\.(?:\s*Cost: \$(\d+(?:\.\d+)?) (?:message|request),)?/gm;
+  /^Tokens: ([^\n]*?) received\.(?:\s*Cost: \\?\$(\d+(?:\.\d+)?) (?:message|request),)?/gm;
 const COUNT = /([\d.,]+)(k?) (sent|cache write|cache hit|cached|received)/g;
 
 /**

@@ -487,7 +487,7 @@ Deno.test("each Tokens report is a call with the session's model, Aider's rounde
   assert.deepEqual(await usage(fixture("note_app")), []);
 });
 
-Deno.test("the cache's counts, older wordings and a report over two lines", async () => {
+Deno.test("the cache's counts, older wordings, a report over two lines and an escaped $", async () => {
   const dir = await tempDir();
   try {
     const path = join(dir, HISTORY);
@@ -513,6 +513,12 @@ Deno.test("the cache's counts, older wordings and a report over two lines", asyn
         "> Tokens: 12k sent, 2.5k cache write, 8.1k cache hit, 150 received.",
         "Cost: $0.02 message, $0.07 session.  ",
         "",
+        "#### and a history a Markdown formatter went through  ",
+        "",
+        "Escaped.",
+        "",
+        "> Tokens: 175k sent, 846 received. Cost: \\$0.06 message, \\$0.07 session.  ",
+        "",
       ].join("\n"),
     );
     const usage = (await readAll(path)).derived.flatMap((d) => (d.usage ? [d.usage] : []));
@@ -521,6 +527,7 @@ Deno.test("the cache's counts, older wordings and a report over two lines", asyn
       [
         ["claude-3-5-sonnet-20240620", 12345, 1024, 0, 0, 0.053],
         ["claude-3-5-sonnet-20240620", 1400, 150, 2500, 8100, 0.02],
+        ["claude-3-5-sonnet-20240620", 175000, 846, 0, 0, 0.06],
       ],
     );
   } finally {
