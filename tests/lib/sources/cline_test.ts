@@ -376,6 +376,37 @@ Deno.test("each assistant message's metrics are one call, its subagent's in its 
   }
 });
 
+Deno.test("a reply's metrics: the input without the cache's reads and writes, and Cline's cost when it priced one", async () => {
+  const world = await clineWorld();
+  try {
+    place(world, "stages/1-start/sessions", STAGED);
+    const path = join(sessions(world), STAGED, `${STAGED}.messages.json`);
+    const document = JSON.parse(Deno.readTextFileSync(path));
+    // An Anthropic model through Cline's SDK: the input counts the cache's tokens.
+    document.messages[1].metrics = {
+      inputTokens: 1000,
+      outputTokens: 40,
+      cacheReadTokens: 600,
+      cacheWriteTokens: 100,
+      cost: 0.0123,
+    };
+    writeFileSync(path, JSON.stringify(document, null, 2));
+    await captureWorld(world);
+    assert.deepEqual(sessionUsage(world, "cline"), {
+      [`cline:${STAGED}`]: {
+        calls: 2,
+        input: 300 + 320,
+        output: 51,
+        cacheWrite: 100,
+        cacheRead: 600,
+      },
+    });
+    assert.deepEqual(storedCalls(world, "cline").map((c) => c.cost), [0.0123, null]);
+  } finally {
+    await world.cleanup();
+  }
+});
+
 Deno.test("a restored session's copies count once, in the session they came from, whichever is read first", async (t) => {
   // The original's three replies (960 in, 39 out) and the restored session's own (320 and 7),
   // which the report counts in the session it was restored from, its parent.
