@@ -3,7 +3,7 @@
 // messages carry no usage, so these totals are the only record of what a session used.
 //
 // A row adapter: the document is read whole, and stored again (compactly, as one row with the
-// session's id and the time it was read) when it changed since the last read. Each stored row is
+// session's id and the time it was last written) when it changed since the last read. Each stored row is
 // the session's one model call for `usage`, named by the session (`session:<id>`) and revising
 // the one stored before, so the newest totals replace the older ones: one call per session.
 
