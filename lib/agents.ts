@@ -24,7 +24,7 @@ import { kiloText } from "./sources/kilo_text.ts";
 import { crushText } from "./sources/crush_text.ts";
 import { gooseText } from "./sources/goose_text.ts";
 import { cursorText } from "./sources/cursor_text.ts";
-import { droidText } from "./sources/droid_text.ts";
+import { droidSettingsText, droidText } from "./sources/droid_text.ts";
 import { clineText } from "./sources/cline_text.ts";
 import { logbookSessions } from "./sources/logbook.ts";
 import { claudeHistory, codexHistory } from "./sources/prompt_history.ts";
@@ -398,8 +398,14 @@ export const AGENT_SPECS = [
       ...underHome(env, ".factory", "sessions"),
     ],
     unit: "line",
-    readers: [droidText],
-    adapters: async () => [(await import("./sources/droid.ts")).droid as Adapter],
+    readers: [droidText, droidSettingsText],
+    adapters: async () => {
+      const [{ droid }, { droidSettings }] = await Promise.all([
+        import("./sources/droid.ts"),
+        import("./sources/droid_settings.ts"),
+      ]);
+      return [droid as Adapter, droidSettings as Adapter];
+    },
     cli: {
       command: "droid",
       resume: (id) => ["--resume", id],

@@ -26,6 +26,7 @@ import {
   type RowAdapter,
   type RowRead,
   type SourceRef,
+  type Usage,
 } from "./adapter.ts";
 import {
   AIDER_HISTORY_FILE,
@@ -40,6 +41,7 @@ import {
 } from "./aider_text.ts";
 import { titleFrom } from "./_text.ts";
 import { walkFiles } from "./_walk.ts";
+import { fileSignature } from "./_file_signature.ts";
 
 /** What the adapter remembers between blocks: where it is and the session it is in. */
 export interface AiderState {
@@ -50,6 +52,8 @@ export interface AiderState {
     /** Where its header starts: a block's key is its place after it. */
     base: number;
     titled: boolean;
+    /** The main model its start-up notice (or a `/model` switch) named, for its calls. */
+    model?: string | null;
   } | null;
   /** The Aider version the session's start-up notice names (`> Aider v0.86.2`). */
   version: string | null;
@@ -88,6 +92,7 @@ const ROOT_DEPTH = 3;
 
 const FRESH: CutState = { open: null, pending: false, closed: false, blank: false };
 const utf8 = new TextDecoder("utf-8", { fatal: false, ignoreBOM: true });
+const encoder = new TextEncoder();
 
 /** Aider's chat histories, as capture reads them. */
 export const aider: RowAdapter<AiderState> = {
@@ -95,7 +100,8 @@ export const aider: RowAdapter<AiderState> = {
   mode: "rows",
   // What it derives, versioned (`LineAdapter.derivation`); one line per raise, saying why:
   // 1: the first version.
-  derivation: 1,
+  // 2: a block of Aider's output with its `Tokens: …` report is a model call for `usage`.
+  derivation: 2,
   skipKeys: new Set(),
   roots: (ctx) => agentRoots("aider", ctx),
 
@@ -129,12 +135,7 @@ export const aider: RowAdapter<AiderState> = {
   },
 
   fingerprint(source: SourceRef): string {
-    try {
-      const stat = Deno.statSync(source.path);
-      return `${stat.size}:${stat.mtime?.getTime() ?? ""}:${stat.ino ?? ""}`;
-    } catch {
-      return "-";
-    }
+    return fileSignature(source.path);
   },
 
   initialState(): AiderState {
@@ -380,7 +381,7 @@ function derive(raw: Uint8Array, state: AiderState, source: SourceRef): Derived 
   const project = dirname(source.path);
   if (block.kind === "session") {
     const id = sessionId(project, block.started!);
-    state.session = { id, base: start, titled: false };
+    state.session = { id, base: start, titled: false, model: null };
     state.version = null;
     const ts = sessionTime(block.started!);
     return makeDerived("event", null, conversationOf(id, project), {
@@ -414,7 +415,9 @@ function derive(raw: Uint8Array, state: AiderState, source: SourceRef): Derived 
     }
     case "output": {
       state.version = VERSION.exec(block.text)?.[1] ?? state.version;
-      return makeDerived("event", null, conversation, { ...common, version: state.version });
+      state.session.model = MODEL.exec(block.text)?.[1] ?? state.session.model ?? null;
+      const usage = reportedUsage(raw, block.text, state, start);
+      return makeDerived("event", null, conversation, { ...common, version: state.version, usage });
     }
     case "reasoning":
       return makeDerived("reasoning", "assistant", conversation, {
@@ -426,8 +429,82 @@ function derive(raw: Uint8Array, state: AiderState, source: SourceRef): Derived 
         ...common,
         newMessage: true,
         version: state.version,
+        usage: reportedUsage(raw, trailingReport(block.text), state, start, true),
       });
   }
+}
+
+/** The main model a start-up notice names (`Main model: gpt-4o with diff edit format`). */
+const MODEL = /^(?:Main model|Models?): (\S+?),?(?: |$)/m;
+
+/**
+ * What Aider reports after each reply: `Tokens: 2.3k sent, 1.2k cache write, 5k cache hit, 150
+ * received.`, then (where it knows the model's price) `Cost: $0.01 message, $0.05 session.` on
+ * the same line or the next. Older versions wrote `1,234`, `cached` and `request`; a history
+ * passed through a Markdown formatter may have its `$` escaped (`\$0.06`).
+ */
+const TOKENS =
+  /^Tokens: ([^\n]*?) received\.(?:\s*Cost: \\?\$(\d+(?:\.\d+)?) (?:message|request),)?/gm;
+const COUNT = /([\d.,]+)(k?) (sent|cache write|cache hit|cached|received)/g;
+
+/**
+ * A report over two lines (`Tokens: …` with both cache counts, then `Cost: …` on a line of its
+ * own) ends the reply it follows: its first line lacks the two spaces that make a line Aider's, so
+ * the block goes on to it. Only such a report, whole at the reply's end, is taken from a reply.
+ */
+function trailingReport(text: string): string {
+  const at = [...text.matchAll(/^> Tokens: /gm)].at(-1)?.index;
+  if (at === undefined) return "";
+  const tail = text.slice(at);
+  return /^> Tokens: [^\n]* received\.\nCost: [^\n]* session\.[^\n]*$/.test(tail)
+    ? tail.slice(2)
+    : "";
+}
+
+/**
+ * The model call (or calls: each `Tokens:` report of the block) an output block of Aider's
+ * reports: named by its session and the report's place after the session's header, so a block
+ * read again after a rewrite, or read in two parts, counts once. The counts are Aider's rounded
+ * ones (`2.3k`); `sent` holds what was read from and written to the cache, which the input leaves
+ * out. The cost is as Aider wrote it; none (or 0) leaves the tokens to be priced.
+ */
+function reportedUsage(
+  raw: Uint8Array,
+  text: string,
+  state: AiderState,
+  start: number,
+  reply = false,
+): Usage | null {
+  const reports = [...text.matchAll(TOKENS)];
+  if (!reports.length) return null;
+  const count = { sent: 0, write: 0, hit: 0, received: 0 };
+  let cost: number | null = null;
+  for (const report of reports) {
+    for (const [, digits, k, label] of `${report[1]} received`.matchAll(COUNT)) {
+      const n = Math.round(Number(digits!.replace(/,/g, "")) * (k ? 1000 : 1)) || 0;
+      if (label === "sent") count.sent += n;
+      else if (label === "cache write") count.write += n;
+      else if (label === "received") count.received += n;
+      else count.hit += n;
+    }
+    const spent = Number(report[2] ?? 0);
+    if (spent > 0) cost = (cost ?? 0) + spent;
+  }
+  // The report's place: its `Tokens:` line's byte after the session's header (a reply's last,
+  // a block of Aider's first).
+  const decoded = utf8.decode(raw);
+  const lines = [...decoded.matchAll(/^> ?Tokens: /gm)];
+  const line = (reply ? lines.at(-1) : lines[0])?.index ?? 0;
+  const at = start - state.session!.base + encoder.encode(decoded.slice(0, line)).length;
+  return {
+    call: `tokens:${state.session!.id}+${at}`,
+    model: state.session!.model ?? null,
+    input: Math.max(0, count.sent - count.hit - count.write),
+    output: count.received,
+    cacheWrite: count.write,
+    cacheRead: count.hit,
+    cost,
+  };
 }
 
 /**

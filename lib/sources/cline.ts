@@ -35,10 +35,12 @@ import {
   SourceError,
   type SourceRef,
   type ToolParts,
+  type Usage,
 } from "./adapter.ts";
 import { sha256Hex } from "../sha256.ts";
-import { blockToolParts, obj, str, titleFrom } from "./_text.ts";
+import { blockToolParts, obj, str, titleFrom, tokenCount } from "./_text.ts";
 import { walkFiles } from "./_walk.ts";
+import { fileSignature } from "./_file_signature.ts";
 import { CLINE_SKIP_KEYS, clineMessageText, clineRowOf, clineRowText } from "./cline_text.ts";
 
 const MESSAGES = ".messages.json";
@@ -60,7 +62,8 @@ export function createClineAdapter(): RowAdapter<ClineState> {
     mode: "rows",
     // What it derives, versioned (`LineAdapter.derivation`); one line per raise, saying why:
     // 1: the first version.
-    derivation: 1,
+    // 2: an assistant message's model call (its `metrics`) is derived for `usage`.
+    derivation: 2,
     skipKeys: CLINE_SKIP_KEYS,
     roots,
 
@@ -75,7 +78,7 @@ export function createClineAdapter(): RowAdapter<ClineState> {
     },
 
     fingerprint(source: SourceRef): string {
-      return `${statSignature(source.path)}|${statSignature(sessionPathOf(source.path))}`;
+      return `${fileSignature(source.path)}|${fileSignature(sessionPathOf(source.path))}`;
     },
 
     initialState(): ClineState {
@@ -121,15 +124,6 @@ function sessionPathOf(messagesPath: string): string {
 /** True for the session's own messages document (not a subagent's). */
 function isMain(messagesPath: string): boolean {
   return basename(messagesPath) === `${basename(dirname(messagesPath))}${MESSAGES}`;
-}
-
-function statSignature(path: string): string {
-  try {
-    const stat = Deno.statSync(path);
-    return `${stat.size}:${stat.mtime?.getTime() ?? ""}:${stat.ino ?? ""}`;
-  } catch {
-    return "-";
-  }
 }
 
 function parseCursor(key: string | null): Cursor {
@@ -318,7 +312,34 @@ function derive(raw: Uint8Array, source: SourceRef, recall: Recall): Derived {
     key: `message:${id}`,
     supersedes: true,
     title: prompt ? { text: titleFrom(text), rank: 1 } : null,
+    usage: role === "assistant" ? messageUsage(id, message) : null,
   });
+}
+
+/**
+ * The model call an assistant message reports: the `metrics` Cline stamps on it (tokens, and
+ * `cost` in USD where Cline priced the model), named by the message's id, so a restored session's
+ * copy of it (the same id) counts once and a newer revision replaces it. Its `inputTokens`
+ * count the cache's reads and writes, as the AI SDK Cline calls through counts them (Cline's own
+ * pricing takes them out again); a cost of 0 is Cline not knowing the price: the tokens are
+ * priced instead.
+ */
+function messageUsage(id: string, message: Record<string, unknown>): Usage | null {
+  const metrics = obj(message.metrics);
+  if (!metrics) return null;
+  const read = tokenCount(metrics.cacheReadTokens);
+  const write = tokenCount(metrics.cacheWriteTokens);
+  const cost = tokenCount(metrics.cost);
+  return {
+    call: `message:${id}`,
+    revised: true,
+    model: str(obj(message.modelInfo)?.id),
+    input: Math.max(0, tokenCount(metrics.inputTokens) - read - write),
+    output: tokenCount(metrics.outputTokens),
+    cacheWrite: write,
+    cacheRead: read,
+    cost: cost > 0 ? cost : null,
+  };
 }
 
 /** The content block types this version knows. */

@@ -28,10 +28,12 @@ import {
   SourceError,
   type SourceRef,
   type ToolParts,
+  type Usage,
 } from "./adapter.ts";
 import { sha256Hex } from "../sha256.ts";
-import { obj, str, titleFrom } from "./_text.ts";
+import { obj, str, titleFrom, tokenCount } from "./_text.ts";
 import { walkFiles } from "./_walk.ts";
+import { fileSignature } from "./_file_signature.ts";
 import {
   contentText,
   CONTINUE_SKIP_KEYS,
@@ -77,7 +79,8 @@ export function createContinueAdapter(): RowAdapter<ContinueState> {
     mode: "rows",
     // What it derives, versioned (`LineAdapter.derivation`); one line per raise, saying why:
     // 1: the first version.
-    derivation: 1,
+    // 2: an assistant item's model call (its message's `usage`) is derived for `usage`.
+    derivation: 2,
     skipKeys: CONTINUE_SKIP_KEYS,
     roots,
 
@@ -91,12 +94,7 @@ export function createContinueAdapter(): RowAdapter<ContinueState> {
     },
 
     fingerprint(source: SourceRef): string {
-      try {
-        const stat = Deno.statSync(source.path);
-        return `${stat.size}:${stat.mtime?.getTime() ?? ""}:${stat.ino ?? ""}`;
-      } catch {
-        return "-";
-      }
+      return fileSignature(source.path);
     },
 
     initialState(): ContinueState {
@@ -561,7 +559,42 @@ function derive(raw: Uint8Array, source: SourceRef, recall: Recall): Derived {
     copied,
     newMessage: !row.revises,
     title: prompt ? { text: titleFrom(contentText(message.content).join("\n")), rank: 1 } : null,
+    usage: role === "assistant" ? messageUsage(message, row.copiedFrom ?? row.sessionId) : null,
   });
+}
+
+/**
+ * The model call an assistant item reports: its message's `usage`, the Chat Completions usage of
+ * the reply, which `cn` saves with the message once the reply is whole and never changes after.
+ * Items have no id, so the call is named by the session that made it (for a fork's copy, the
+ * session it copied) and a hash of the message (its words, tool calls and usage): a revision of
+ * the item (its tools' states) is the same call, a fork's copy of it too, and a rewind's new
+ * reply at the same place another one.
+ *
+ * `cn`'s own adapters put the cache's reads and writes in `prompt_tokens_details`
+ * (`cache_read_tokens`, `cache_write_tokens`) beside a `prompt_tokens` without them, as Continue
+ * prices them; an OpenAI reply passed through counts its `cached_tokens` in `prompt_tokens`. Its
+ * `cost_cents` is rounded to whole cents per call (a call of $0.004 is 0), so the tokens are
+ * priced instead.
+ */
+function messageUsage(message: Record<string, unknown>, session: string): Usage | null {
+  const usage = obj(message.usage);
+  if (!usage) return null;
+  const details = obj(usage.prompt_tokens_details);
+  const prompt = tokenCount(usage.prompt_tokens);
+  const own = details !== null &&
+    (typeof details.cache_read_tokens === "number" ||
+      typeof details.cache_write_tokens === "number");
+  const read = own ? tokenCount(details.cache_read_tokens) : tokenCount(details?.cached_tokens);
+  return {
+    call: `message:${session}:${sha256Hex(JSON.stringify(message)).slice(0, 32)}`,
+    model: str(usage.model),
+    input: own ? prompt : Math.max(0, prompt - read),
+    output: tokenCount(usage.completion_tokens),
+    cacheWrite: own ? tokenCount(details.cache_write_tokens) : 0,
+    cacheRead: read,
+    cost: null,
+  };
 }
 
 /** What a history item is, by its message's role; null for a role this version does not know. */

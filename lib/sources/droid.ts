@@ -2,7 +2,7 @@
 // record a line, appended as the session goes: `session_start` (the session's id, title and
 // cwd), `message` (an Anthropic-style message: text, tool_use, tool_result blocks) and
 // `agent_turn_outcome` (how a turn ended). The `<uuid>.settings.json` beside it (model, token
-// totals) is not a transcript and is not read.
+// totals) is not a transcript: droid_settings.ts reads it, for `usage`.
 //
 // Every record with an id is stored under the key `message:<id>` (the start under `session`) and
 // supersedes the record stored under that key before: a session file written again from its

@@ -39,3 +39,33 @@ export const droidText: TextReader = {
   skipKeys: DROID_SKIP_KEYS,
   textPath: claudeTextPath,
 };
+
+/** A session's settings file: `<uuid>.settings.json` (not its `.bak` copy). */
+export const DROID_SETTINGS_FILE =
+  /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.settings\.json$/;
+
+/** True for the locator of a session's settings (`droid_settings.ts` reads them). */
+export function isDroidSettings(locator: string): boolean {
+  return DROID_SETTINGS_FILE.test(locator.slice(locator.lastIndexOf("/") + 1));
+}
+
+/** One stored settings row: the session, when it was read, and the settings; null when broken. */
+export function droidSettingsRow(
+  bytes: Uint8Array,
+): { sessionId: string; time: number | null; settings: unknown } | null {
+  const row = droidRecord(bytes);
+  const sessionId = str(row?.sessionId);
+  if (!row || row.droid !== "settings" || !sessionId) return null;
+  return {
+    sessionId,
+    time: typeof row.time === "number" ? row.time : null,
+    settings: row.settings,
+  };
+}
+
+/** Factory Droid's session settings, for reading: they hold no words. */
+export const droidSettingsText: TextReader = {
+  agent: "droid",
+  claims: isDroidSettings,
+  textOf: () => "",
+};

@@ -12,7 +12,7 @@ import {
 import { aiderBlockText, aiderText } from "../../../lib/sources/aider_text.ts";
 import type { Derived, DiscoverContext, SourceRef } from "../../../lib/sources/adapter.ts";
 import { envFrom } from "../../../lib/env.ts";
-import { FIXTURES, makeWorld, runCli, tempDir } from "../../_helpers.ts";
+import { FIXTURES, makeWorld, runCli, tempDir, withStore, type World } from "../../_helpers.ts";
 
 const HISTORY = ".aider.chat.history.md";
 const OLD_NAME = "aider.chat.history 2023-10-02_1654.md";
@@ -358,15 +358,20 @@ async function shown(vars: Record<string, string>, id: string): Promise<string[]
   );
 }
 
+/** The car-game history in a project of the world, named by `AIDER_CHAT_HISTORY_FILE`. */
+async function carGame(world: World) {
+  const project = join(world.dir, "car-game");
+  await Deno.mkdir(project);
+  const path = join(project, HISTORY);
+  const whole = await Deno.readFile(fixture("car-game"));
+  await Deno.writeFile(path, whole);
+  return { project, path, whole, vars: { ...world.vars, AIDER_CHAT_HISTORY_FILE: path } };
+}
+
 Deno.test("reindex, search and show read Aider's history; a rewrite neither repeats nor loses", async () => {
   const world = await makeWorld();
   try {
-    const project = join(world.dir, "car-game");
-    await Deno.mkdir(project);
-    const path = join(project, HISTORY);
-    const whole = await Deno.readFile(fixture("car-game"));
-    await Deno.writeFile(path, whole);
-    const vars = { ...world.vars, AIDER_CHAT_HISTORY_FILE: path };
+    const { project, path, whole, vars } = await carGame(world);
     const reindex = await runCli("reindex", [], vars);
     assert.equal(reindex.code, 0, reindex.stderr);
     assert.doesNotMatch(reindex.stderr, /error/i);
@@ -426,6 +431,160 @@ Deno.test("reindex, search and show read Aider's history; a rewrite neither repe
     const firstHits = first.stdout.trim().split("\n").map((l) => JSON.parse(l));
     assert.equal(new Set(firstHits.map((h) => h.record)).size, firstHits.length);
     assert.equal(firstHits.length, 2);
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("each Tokens report is a call with the session's model, Aider's rounded counts and its cost as written", async () => {
+  const label = join(FIXTURES, "aider", "label-printer", ".aider", "aider.chat.history.md");
+  const usage = async (path: string) =>
+    (await readAll(path)).derived.flatMap((d) =>
+      d.usage ? [{ conversation: d.conversation?.key, ...d.usage }] : []
+    );
+  const tokens = { cacheWrite: 0, cacheRead: 0 };
+  const project = (name: string) => join(FIXTURES, "aider", name);
+  const car = ["2026-06-24 00:29:34", "2026-07-03 13:15:19"].map((t) =>
+    sessionId(project("car-game"), t)
+  );
+  assert.deepEqual(await usage(fixture("car-game")), [
+    // `Model:` at start-up, then `/model` switched it: `Main model:` names the one it used.
+    {
+      conversation: `aider:${car[0]}`,
+      call: `tokens:${car[0]}+1012`,
+      model: "openai/gpt-5.4",
+      input: 587,
+      output: 345,
+      ...tokens,
+      cost: 0.0066,
+    },
+    {
+      conversation: `aider:${car[1]}`,
+      call: `tokens:${car[1]}+1168`,
+      model: "deepseek/deepseek-v4-pro",
+      input: 1400,
+      output: 1000,
+      ...tokens,
+      cost: 0.0015,
+    },
+  ]);
+  // A model Aider has no price for: no cost, the tokens left to be priced.
+  const calc = sessionId(project("calculator"), "2025-05-04 17:02:36");
+  assert.deepEqual(
+    (await usage(fixture("calculator"))).map((u) => [u.call, u.model, u.input, u.output, u.cost]),
+    [
+      [`tokens:${calc}+669`, "gemini/gemini-2.5-pro-exp-03-25", 3200, 222, null],
+      [`tokens:${calc}+1190`, "gemini/gemini-2.5-pro-exp-03-25", 5400, 1100, null],
+    ],
+  );
+  // Architect mode: the main model's name; three replies of one session.
+  assert.deepEqual(
+    (await usage(label)).map((u) => [u.model, u.input, u.output, u.cost]),
+    [["gpt-4o", 304, 104, 0.0018], ["gpt-4o", 2000, 496, 0.0099], ["gpt-4o", 2200, 387, 0.0095]],
+  );
+  // Aider 0.14 wrote no reports; this one wrote none either.
+  assert.deepEqual(await usage(join(FIXTURES, "aider", "adventure", OLD_NAME)), []);
+  assert.deepEqual(await usage(fixture("note_app")), []);
+});
+
+Deno.test("the cache's counts, older wordings, a report over two lines and an escaped $", async () => {
+  const dir = await tempDir();
+  try {
+    const path = join(dir, HISTORY);
+    await Deno.writeTextFile(
+      path,
+      [
+        "",
+        "# aider chat started at 2024-08-02 10:00:00",
+        "",
+        "> Aider v0.46.1  ",
+        "> Models: claude-3-5-sonnet-20240620 with diff edit format, weak model claude-3-haiku  ",
+        "",
+        "#### hello  ",
+        "",
+        "Hi.",
+        "",
+        "> Tokens: 12,345 sent, 1,024 received. Cost: $0.053 request, $0.053 session.  ",
+        "",
+        "#### again  ",
+        "",
+        "Hi again.",
+        "",
+        "> Tokens: 12k sent, 2.5k cache write, 8.1k cache hit, 150 received.",
+        "Cost: $0.02 message, $0.07 session.  ",
+        "",
+        "#### and a history a Markdown formatter went through  ",
+        "",
+        "Escaped.",
+        "",
+        "> Tokens: 175k sent, 846 received. Cost: \\$0.06 message, \\$0.07 session.  ",
+        "",
+      ].join("\n"),
+    );
+    const usage = (await readAll(path)).derived.flatMap((d) => (d.usage ? [d.usage] : []));
+    assert.deepEqual(
+      usage.map((u) => [u.model, u.input, u.output, u.cacheWrite, u.cacheRead, u.cost]),
+      [
+        ["claude-3-5-sonnet-20240620", 12345, 1024, 0, 0, 0.053],
+        ["claude-3-5-sonnet-20240620", 1400, 150, 2500, 8100, 0.02],
+        ["claude-3-5-sonnet-20240620", 175000, 846, 0, 0, 0.06],
+      ],
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("logbook usage counts each reply's report once, through a rewrite and a rebuild", async () => {
+  const world = await makeWorld();
+  try {
+    const { project, path, whole, vars } = await carGame(world);
+    const report = async () => {
+      const run = await runCli("usage", ["session", "--json", "--tz", "UTC"], vars);
+      assert.equal(run.code, 0, run.stderr);
+      const { lines, totals } = JSON.parse(run.stdout);
+      return {
+        lines: lines.map((l: Record<string, unknown>) => [l.key, l.calls, l.input, l.output]),
+        calls: totals.calls,
+        cost: Math.round(totals.cost * 1e6) / 1e6,
+      };
+    };
+    assert.equal((await runCli("reindex", [], vars)).code, 0);
+    const ids = ["2026-06-24 00:29:34", "2026-07-03 13:15:19"].map((t) =>
+      `aider:${sessionId(project, t)}`
+    );
+    const expected = {
+      lines: [[ids[0], 1, 587, 345], [ids[1], 1, 1400, 1000]],
+      calls: 2,
+      cost: 0.0081,
+    };
+    assert.deepEqual(await report(), expected);
+    // The file put back as it was before its last turn, then one more turn: read again from
+    // its start, the reports it still holds count once, the new one once.
+    const cut = decoder.decode(whole).indexOf("\n#### /drop");
+    await Deno.writeFile(path, whole.subarray(0, cut));
+    await Deno.writeFile(
+      path,
+      encoder.encode("\n#### and now?  \n\nNow it works.\n\n> Tokens: 2.1k sent, 30 received.  \n"),
+      { append: true },
+    );
+    assert.equal((await runCli("reindex", [], vars)).code, 0);
+    const grown = {
+      lines: [[ids[0], 1, 587, 345], [ids[1], 2, 3500, 1030]],
+      calls: 3,
+      cost: 0.0081,
+    };
+    assert.deepEqual(await report(), grown);
+    assert.equal((await runCli("reindex", ["--rebuild"], vars)).code, 0);
+    assert.deepEqual(await report(), grown);
+    // A store captured before Aider's reports were read: deriving its blocks again fills them.
+    withStore(world, (store) => {
+      store.db.exec(
+        "DELETE FROM usage; UPDATE sources SET derivation = NULL; DELETE FROM meta WHERE key = 'derivations'",
+      );
+    });
+    assert.equal((await runCli("reindex", [], vars)).code, 0);
+    assert.deepEqual(await report(), grown);
   } finally {
     await world.cleanup();
   }

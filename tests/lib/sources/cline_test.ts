@@ -4,6 +4,7 @@
 // reindex/search/show/resume as a user runs them.
 
 import { pageRecords, printed } from "./_shown.ts";
+import { sessionUsage, storedCalls } from "./_usage.ts";
 import assert from "node:assert/strict";
 import { cpSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -328,6 +329,112 @@ Deno.test("a message changed in place supersedes its older revision: found once,
     assert.equal(hits(world, "marmalith").length, 1);
   } finally {
     await world.cleanup();
+  }
+});
+
+Deno.test("each assistant message's metrics are one call, its subagent's in its session; a rewrite counts none again", async (t) => {
+  const world = await clineWorld();
+  try {
+    await t.step("a session with a subagent", async () => {
+      cpSync(join(FIXTURES, "cline", "home", ".cline", "data", "sessions"), sessions(world), {
+        recursive: true,
+      });
+      await captureWorld(world);
+      // The lead's five replies (320 tokens in each; 21, 11, 27, 10 and 7 out: the session
+      // document's usage, 1600 and 76) and the subagent's two (320 each; 21 and 7 out).
+      assert.deepEqual(sessionUsage(world, "cline"), {
+        [`cline:${MAIN}`]: { calls: 7, input: 2240, output: 104, cacheWrite: 0, cacheRead: 0 },
+      });
+      const calls = storedCalls(world, "cline");
+      assert.ok(calls.every((c) => c.model === "conformance-model" && c.cost === null));
+      assert.ok(calls.every((c) => /^message:msg_/.test(c.call ?? "") && c.ts !== null));
+    });
+    await t.step("the document rewritten by a resume, read again, rebuilt", async () => {
+      place(world, "stages/1-start/sessions", STAGED);
+      await captureWorld(world);
+      const staged = () => sessionUsage(world, "cline")[`cline:${STAGED}`];
+      assert.deepEqual(staged(), { calls: 2, input: 640, output: 32, cacheWrite: 0, cacheRead: 0 });
+      place(world, "stages/2-resume/sessions", STAGED);
+      await captureWorld(world);
+      // What the session document says of the three turns: 960 in, 39 out.
+      const resumed = { calls: 3, input: 960, output: 39, cacheWrite: 0, cacheRead: 0 };
+      assert.deepEqual(staged(), resumed);
+      await captureWorld(world);
+      await captureWorld(world, { rebuild: true });
+      assert.deepEqual(staged(), resumed);
+      // A store captured before Cline's metrics were read: deriving again fills them.
+      withStore(world, (store) => {
+        store.db.exec(
+          "DELETE FROM usage; UPDATE sources SET derivation = NULL; DELETE FROM meta WHERE key = 'derivations'",
+        );
+      });
+      await captureWorld(world);
+      assert.deepEqual(staged(), resumed);
+    });
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("a reply's metrics: the input without the cache's reads and writes, and Cline's cost when it priced one", async () => {
+  const world = await clineWorld();
+  try {
+    place(world, "stages/1-start/sessions", STAGED);
+    const path = join(sessions(world), STAGED, `${STAGED}.messages.json`);
+    const document = JSON.parse(Deno.readTextFileSync(path));
+    // An Anthropic model through Cline's SDK: the input counts the cache's tokens.
+    document.messages[1].metrics = {
+      inputTokens: 1000,
+      outputTokens: 40,
+      cacheReadTokens: 600,
+      cacheWriteTokens: 100,
+      cost: 0.0123,
+    };
+    writeFileSync(path, JSON.stringify(document, null, 2));
+    await captureWorld(world);
+    assert.deepEqual(sessionUsage(world, "cline"), {
+      [`cline:${STAGED}`]: {
+        calls: 2,
+        input: 300 + 320,
+        output: 51,
+        cacheWrite: 100,
+        cacheRead: 600,
+      },
+    });
+    assert.deepEqual(storedCalls(world, "cline").map((c) => c.cost), [0.0123, null]);
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("a restored session's copies count once, in the session they came from, whichever is read first", async (t) => {
+  // The original's three replies (960 in, 39 out) and the restored session's own (320 and 7),
+  // which the report counts in the session it was restored from, its parent.
+  const both = { calls: 4, input: 1280, output: 46, cacheWrite: 0, cacheRead: 0 };
+  for (const first of [ORIGINAL, RESTORED]) {
+    await t.step(
+      `${first === ORIGINAL ? "the original" : "the restored session"} first`,
+      async () => {
+        const world = await clineWorld();
+        try {
+          place(world, "restore/4-after/sessions", first);
+          await captureWorld(world);
+          place(world, "restore/4-after/sessions", first === ORIGINAL ? RESTORED : ORIGINAL);
+          await captureWorld(world);
+          assert.deepEqual(sessionUsage(world, "cline"), { [`cline:${ORIGINAL}`]: both });
+          // Each call once: the two copied replies under their ids, then the two of their own.
+          const calls = storedCalls(world, "cline").map((c) => c.call).sort();
+          assert.deepEqual(calls, [
+            "message:msg_OV-7Pgvu",
+            "message:msg_YkiXh6gL",
+            "message:msg_e8UaY4kA",
+            "message:msg_enrcUmRJ",
+          ]);
+        } finally {
+          await world.cleanup();
+        }
+      },
+    );
   }
 });
 

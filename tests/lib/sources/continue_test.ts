@@ -4,6 +4,7 @@
 
 import { readersAgree } from "./_shown.ts";
 import { conversation, found, said, shown } from "./_shown.ts";
+import { sessionUsage, storedCalls } from "./_usage.ts";
 import assert from "node:assert/strict";
 import { cpSync } from "node:fs";
 import { join } from "node:path";
@@ -379,6 +380,134 @@ Deno.test("a fork captured alone (its parent never stored) is found by what it c
   } finally {
     await world.cleanup();
   }
+});
+
+/** The report's line of `calls` calls of 320 input tokens with `output` output tokens. */
+function calls(n: number, output: number) {
+  return { calls: n, input: 320 * n, output, cacheWrite: 0, cacheRead: 0 };
+}
+
+Deno.test("each reply's usage is one call: appends, revisions, the same bytes again and a rebuild count none twice", async (t) => {
+  const world = await continueWorld("revision");
+  const usage = () => sessionUsage(world, "continue");
+  try {
+    await t.step("a tool call saved before it ran, then again once it ran", async () => {
+      await captureWorld(world);
+      assert.deepEqual(usage(), { [KEY]: calls(1, 19) });
+      rewrite(world, "rewrite/1-start");
+      await captureWorld(world);
+      // The document's own count: 640 prompt and 30 completion tokens.
+      assert.deepEqual(usage(), { [KEY]: calls(2, 30) });
+    });
+    await t.step("cn --resume appends a turn; the same bytes again; a rebuild", async () => {
+      rewrite(world, "home");
+      await captureWorld(world);
+      // The document's own count: 960 and 37.
+      assert.deepEqual(usage(), { [KEY]: calls(3, 37) });
+      rewrite(world, "home", ID, Date.now() + 5000);
+      await captureWorld(world);
+      await captureWorld(world, { rebuild: true });
+      assert.deepEqual(usage(), { [KEY]: calls(3, 37) });
+      // A store captured before the items' usage was read: deriving again fills it.
+      withStore(world, (store) => {
+        store.db.exec(
+          "DELETE FROM usage; UPDATE sources SET derivation = NULL; DELETE FROM meta WHERE key = 'derivations'",
+        );
+      });
+      await captureWorld(world);
+      assert.deepEqual(usage(), { [KEY]: calls(3, 37) });
+      const stored = storedCalls(world, "continue");
+      assert.ok(stored.every((c) => c.model === "conformance-model" && c.cost === null));
+      assert.ok(stored.every((c) => c.call?.startsWith(`message:${ID}:`) && c.ts !== null));
+    });
+    await t.step(
+      "a rewind's new reply is a call of its own; going on from it repeats none",
+      async () => {
+        rewrite(world, "rewind");
+        await captureWorld(world);
+        assert.deepEqual(usage(), { [KEY]: calls(4, 44) });
+        rewrite(world, "home");
+        await captureWorld(world);
+        assert.deepEqual(usage(), { [KEY]: calls(4, 44) });
+      },
+    );
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("the cache's tokens as cn's own adapters count them (beside the prompt) and as OpenAI does (in it)", async () => {
+  const world = await continueWorld("home");
+  try {
+    const path = join(world.sessions, `${ID}.json`);
+    const doc = JSON.parse(Deno.readTextFileSync(path));
+    // Anthropic's reply through cn's adapter; an OpenAI reply passed through.
+    doc.history[1].message.usage.prompt_tokens_details = {
+      cached_tokens: 200,
+      cache_read_tokens: 200,
+      cache_write_tokens: 50,
+    };
+    doc.history[2].message.usage.prompt_tokens_details = { cached_tokens: 300 };
+    Deno.writeTextFileSync(path, JSON.stringify(doc, null, 2));
+    await captureWorld(world);
+    assert.deepEqual(sessionUsage(world, "continue"), {
+      [KEY]: { calls: 3, input: 320 + 20 + 320, output: 37, cacheWrite: 50, cacheRead: 500 },
+    });
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("a fork's copied replies count once, in the session they were made in, with or without it stored", async (t) => {
+  // The parent's two replies (23 and 11 tokens out) and the fork's own (7); the report counts
+  // a fork's calls in the session it was forked from.
+  await t.step("both sessions", async () => {
+    const world = await continueWorld("fork");
+    try {
+      await captureWorld(world);
+      assert.deepEqual(sessionUsage(world, "continue"), {
+        [`continue:${FORK_PARENT}`]: calls(3, 41),
+      });
+    } finally {
+      await world.cleanup();
+    }
+  });
+  await t.step("a fork's copies name their parent's calls, copied or not", async () => {
+    // Derived without the store (nothing is known to be stored, so nothing is `copied`), the
+    // fork's copies of its parent's replies name the same calls as the parent's own.
+    const world = await continueWorld("fork");
+    try {
+      const callsOf = async (id: string) => {
+        const path = join(world.sessions, `${id}.json`);
+        const source = { agent: "continue" as const, locator: path, path, format: "rows" as const };
+        const read = await continueCli.readRows(source, null, 1 << 30);
+        return read.rows.flatMap((row) => {
+          const d = continueCli.parseRow(row, {}, source, () => null);
+          return d.usage ? [d.usage.call] : [];
+        });
+      };
+      const parent = await callsOf(FORK_PARENT);
+      const fork = await callsOf(FORK_COPY);
+      assert.equal(parent.length, 2);
+      assert.deepEqual(fork.slice(0, 2), parent);
+      assert.equal(fork.length, 3);
+      assert.ok(fork[2]!.startsWith(`message:${FORK_COPY}:`));
+    } finally {
+      await world.cleanup();
+    }
+  });
+  await t.step("the fork alone, its parent gone", async () => {
+    const world = await continueWorld("fork");
+    try {
+      Deno.removeSync(join(world.sessions, `${FORK_PARENT}.json`));
+      await captureWorld(world);
+      assert.deepEqual(sessionUsage(world, "continue"), {
+        [`continue:${FORK_COPY}`]: calls(3, 41),
+      });
+    } finally {
+      await world.cleanup();
+    }
+  });
 });
 
 Deno.test("rebuild derives the same index and conversations again, revisions, rewinds and forks included", async () => {
