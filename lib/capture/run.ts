@@ -14,6 +14,7 @@ import type { HistoryStore } from "../store/db.ts";
 import { syncMirrors } from "./mirrors.ts";
 import { wantedMirrors } from "../store/mirror.ts";
 import { refreshTotals } from "../store/status.ts";
+import { keepPresentSources, type OnDisk } from "../store/present_sources.ts";
 import { INDEX_UPGRADE_KEY } from "../store/cjk.ts";
 import { cjkIndexStep } from "../store/cjk_index.ts";
 import {
@@ -91,10 +92,12 @@ export function recordRun(
   store: HistoryStore,
   run: LastRun,
   totals?: { sources: boolean },
+  seen?: ReadonlyMap<string, OnDisk>,
 ): void {
   store.transaction(() => {
     store.setMeta("last_run", run);
     if (totals) refreshTotals(store, totals);
+    if (seen) keepPresentSources(store, seen, run.at);
   });
 }
 
@@ -223,12 +226,17 @@ export async function runCapture(options: CaptureRunOptions): Promise<CaptureRun
   const lock = tryCaptureLock(ctx, by);
   if ("holder" in lock) return { status: "busy", holder: lock.holder };
   try {
+    // The files a whole pass looked at: what status shows of them is kept with its result.
+    let seen: Map<string, OnDisk> | undefined;
     const pass: PassOptions = {
       ...passOptions(ctx, store, options.redact, options.adapters),
       ...(options.maxSeconds ? { deadline: ctx.now() + options.maxSeconds * 1000 } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
       ...(options.onProgress ? { onProgress: options.onProgress } : {}),
       ...(options.only ? { only: options.only } : {}),
+      onFound: (found) => {
+        seen = new Map(found.map((f) => [f.ref.path, f.stat]));
+      },
     };
     let rebuilt: number | null = null;
     const rebuilding = options.rebuild === true;
@@ -261,6 +269,7 @@ export async function runCapture(options: CaptureRunOptions): Promise<CaptureRun
         store,
         { at: ctx.now(), by, ok: summary.errors.length === 0, summary },
         { sources: summary.records > 0 || rebuilt !== null },
+        options.only ? undefined : seen,
       );
       followMirrors(options, pass);
       return { status: "captured", summary, rebuilt, rederived: rederived.sources };

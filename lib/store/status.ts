@@ -9,7 +9,12 @@ import { AGENT_SPECS } from "../agents.ts";
 import type { Progress } from "../capture/progress.ts";
 import type { DriftCount } from "../capture/summary.ts";
 import { type MigrationProgress, migrationProgress } from "./batched_migration.ts";
-import { type CapturedShare, presentSources, type UnfinishedLine } from "./present_sources.ts";
+import {
+  type CapturedShare,
+  keptPresentSources,
+  presentSources,
+  type UnfinishedLine,
+} from "./present_sources.ts";
 
 export interface StoreStatus {
   path: string;
@@ -26,6 +31,12 @@ export interface StoreStatus {
   captured: CapturedShare;
   /** Sources that end in a line without its newline, with how long ago they were written. */
   unfinished: UnfinishedLine[];
+  /**
+   * When the files behind `captured` and `unfinished` were looked at: by the last capture (a
+   * status reads what it kept rather than look at every file again), or null when this status
+   * looked at them itself (no capture kept them yet).
+   */
+  presentAt: number | null;
   /** Conversations per agent: `count` of all, `subagents` of them subagents. */
   conversations: { agent: string; count: number; subagents: number; gone: number }[];
   /** Sources that have started more than one generation. */
@@ -43,8 +54,8 @@ export interface StoreStatus {
 }
 
 /**
- * Reads the status of the store: aggregate queries over small tables, and one `lstat` per
- * source for the share captured.
+ * Reads the status of the store: aggregate queries over small tables, and the share captured as
+ * the last capture saw the files (one `lstat` per source when none kept it).
  */
 export function storeStatus(store: HistoryStore, now: number = Date.now()): StoreStatus {
   const one = <T>(sql: string): T => store.stmt(sql).get() as T;
@@ -52,7 +63,11 @@ export function storeStatus(store: HistoryStore, now: number = Date.now()): Stor
   const sources = one<{ n: number; gone: number; multi: number }>(`
     SELECT count(*) AS n, coalesce(sum(gone), 0) AS gone, coalesce(sum(generation > 1), 0) AS multi
     FROM sources`);
-  const present = presentSources(store, now);
+  // What the last run kept, unless a run since (a watcher's, between its discoveries) did not.
+  const lastRun = store.getMeta<{ at: number }>("last_run") ?? null;
+  const last = keptPresentSources(store, now);
+  const kept = last !== null && last.at >= (lastRun?.at ?? 0) ? last : null;
+  const present = kept ?? presentSources(store, now);
   const conversations = store.stmt(
     `SELECT agent, count(*) AS count, coalesce(sum(subagent), 0) AS subagents,
        coalesce(sum(gone), 0) AS gone
@@ -75,6 +90,7 @@ export function storeStatus(store: HistoryStore, now: number = Date.now()): Stor
     sourcesGone: sources.gone,
     captured: present.captured,
     unfinished: present.unfinished,
+    presentAt: kept?.at ?? null,
     conversations,
     multiGeneration: sources.multi,
     mirrors: listMirrors(store),
@@ -83,7 +99,7 @@ export function storeStatus(store: HistoryStore, now: number = Date.now()): Stor
     errors,
     progress: store.getMeta<Progress>("progress") ?? null,
     migration: migrationProgress(store),
-    lastRun: store.getMeta("last_run") ?? null,
+    lastRun,
   };
 }
 
