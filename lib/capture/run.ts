@@ -92,12 +92,13 @@ export function recordRun(
   store: HistoryStore,
   run: LastRun,
   totals?: { sources: boolean },
-  seen?: ReadonlyMap<string, OnDisk>,
+  seen?: { files: ReadonlyMap<string, OnDisk>; unchanged: boolean },
 ): void {
   store.transaction(() => {
+    const since = store.getMeta<LastRun>("last_run")?.at ?? 0;
     store.setMeta("last_run", run);
     if (totals) refreshTotals(store, totals);
-    if (seen) keepPresentSources(store, seen, run.at);
+    if (seen) keepPresentSources(store, seen.files, run.at, { unchanged: seen.unchanged, since });
   });
 }
 
@@ -269,7 +270,14 @@ export async function runCapture(options: CaptureRunOptions): Promise<CaptureRun
         store,
         { at: ctx.now(), by, ok: summary.errors.length === 0, summary },
         { sources: summary.records > 0 || rebuilt !== null },
-        options.only ? undefined : seen,
+        seen && !options.only
+          ? {
+            files: seen,
+            // Nothing read, nothing gone: every file is as the sources' rows say.
+            unchanged: summary.changed === 0 && summary.gone === 0 && summary.complete &&
+              summary.errors.length === 0 && rebuilt === null,
+          }
+          : undefined,
       );
       followMirrors(options, pass);
       return { status: "captured", summary, rebuilt, rederived: rederived.sources };

@@ -57,20 +57,40 @@ export function presentSources(store: HistoryStore, now: number): PresentSources
 /**
  * What a capture pass saw of the sources (`seen`: the files it found, by locator; any other
  * source still kept is looked at), kept in `meta` so that `status` need not look at every file
- * again: on a store of ten gigabytes that is 100,000 files, a second or more. A later capture
- * keeps it again; `keptPresentSources` reads it.
+ * again: on a store of ten gigabytes that is 100,000 files, a second or more. A pass that found
+ * the same files, none changed since they were read (`unchanged`), leaves the figures as they
+ * were kept, if they were kept since `since` (the run before): only when they were seen moves,
+ * and the sources' rows are not read again. `keptPresentSources` reads them.
  */
 export function keepPresentSources(
   store: HistoryStore,
   seen: ReadonlyMap<string, OnDisk>,
   now: number,
+  options: { unchanged: boolean; since: number },
 ): void {
+  const kept = store.getMeta<Kept>(PRESENT_KEY);
+  if (options.unchanged && kept && kept.at >= options.since && kept.files === seen.size) {
+    store.setMeta(PRESENT_KEY, { ...kept, at: now });
+    return;
+  }
   const present = presentOf(store, now, (path) => seen.get(path) ?? lstatOf(path));
-  store.setMeta(PRESENT_KEY, {
-    at: now,
-    captured: present.captured,
-    unfinished: present.unfinished.map(({ ageMs: _, ...line }) => line),
-  });
+  store.setMeta(
+    PRESENT_KEY,
+    {
+      at: now,
+      files: seen.size,
+      captured: present.captured,
+      unfinished: present.unfinished.map(({ ageMs: _, ...line }) => line),
+    } satisfies Kept,
+  );
+}
+
+/** What `keepPresentSources` keeps: when, of how many files found, and what it saw. */
+interface Kept {
+  at: number;
+  files: number;
+  captured: CapturedShare;
+  unfinished: Omit<UnfinishedLine, "ageMs">[];
 }
 
 /**
@@ -81,11 +101,7 @@ export function keptPresentSources(
   store: HistoryStore,
   now: number,
 ): (PresentSources & { at: number }) | null {
-  const kept = store.getMeta<{
-    at: number;
-    captured: CapturedShare;
-    unfinished: Omit<UnfinishedLine, "ageMs">[];
-  }>(PRESENT_KEY);
+  const kept = store.getMeta<Kept>(PRESENT_KEY);
   if (!kept) return null;
   return {
     at: kept.at,

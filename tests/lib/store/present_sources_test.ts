@@ -3,10 +3,12 @@
 // run since kept nothing (a watcher between its discoveries) or no run kept it yet.
 
 import assert from "node:assert/strict";
-import { recordRun } from "../../../lib/capture/run.ts";
+import { recordRun, runCapture } from "../../../lib/capture/run.ts";
+import { type Context, loadContext, openStore, redactorFor } from "../../../lib/context.ts";
+import type { HistoryStore } from "../../../lib/store/db.ts";
 import { storeStatus } from "../../../lib/store/status.ts";
 import { writeClaudeCorpus } from "../../_corpus.ts";
-import { captureWorld, makeWorld, withStore } from "../../_helpers.ts";
+import { captureWorld, makeWorld, withStore, type World } from "../../_helpers.ts";
 
 Deno.test("storeStatus() shows the files as the last capture saw them, without looking again", async () => {
   const world = await makeWorld();
@@ -36,6 +38,28 @@ Deno.test("storeStatus() shows the files as the last capture saw them, without l
     assert.deepEqual(next.unfinished.map((u) => [u.locator, u.bytes]), [[paths[0], 20]]);
     assert.ok(next.unfinished[0]!.ageMs >= 0);
 
+    // A run that found every file as it was read keeps the figures without reading the
+    // sources' rows again: only when they were seen moves.
+    const prepared: string[] = [];
+    await withStoreAsync(world, async (store, ctx) => {
+      const prepare = store.stmt.bind(store);
+      store.stmt = (sql: string) => {
+        prepared.push(sql);
+        return prepare(sql);
+      };
+      const run = await runCapture({ ctx, store, redact: redactorFor(ctx) });
+      assert.ok(run.status === "captured" && run.summary.changed === 0);
+    });
+    assert.ok(
+      !prepared.some((sql) => sql.includes("FROM sources WHERE gone = 0")),
+      "rows not read",
+    );
+    const idle = withStore(world, (store) => storeStatus(store));
+    const lines = (s: typeof idle) => s.unfinished.map(({ ageMs: _, ...line }) => line);
+    assert.deepEqual([idle.captured, lines(idle)], [next.captured, lines(next)]);
+    assert.equal(idle.presentAt, (idle.lastRun as { at: number }).at);
+    assert.ok(idle.presentAt! >= next.presentAt!);
+
     // A run since that kept nothing (a watcher's pass between its discoveries): looked at now.
     Deno.writeTextFileSync(paths[1]!, '{"type":"user","mess', { append: true });
     withStore(world, (store) => recordRun(store, { at: Date.now() + 1000, ok: true }));
@@ -47,3 +71,16 @@ Deno.test("storeStatus() shows the files as the last capture saw them, without l
     await world.cleanup();
   }
 });
+
+async function withStoreAsync(
+  world: World,
+  fn: (store: HistoryStore, ctx: Context) => Promise<void>,
+): Promise<void> {
+  const ctx = loadContext({ env: world.env });
+  const store = openStore(ctx);
+  try {
+    await fn(store, ctx);
+  } finally {
+    store.close();
+  }
+}
