@@ -75,9 +75,9 @@ function leftText(estimate: Estimate): string {
 }
 
 /**
- * A rebuild's progress as plain lines on `io.err`, for a log rather than a terminal: one when the
- * rebuild has counted its work, then at most one every `intervalMs`, and one when every byte is
- * done. The rate behind the time left is measured over the same interval.
+ * A rebuild's progress as plain lines on `io.err`, for a log rather than a terminal: one as it
+ * starts, one when it has counted its work, then at most one every `intervalMs`, and one when
+ * every byte is done. The rate behind the time left is measured over the same interval.
  */
 export function rebuildLines(
   io: Io,
@@ -86,9 +86,16 @@ export function rebuildLines(
   const now = options.now ?? Date.now;
   const timeLeft = new TimeLeft({ sampleMs: Math.min(options.intervalMs, 1000) });
   let last: number | null = null;
+  let noted = false;
   let ended = false;
   return (p) => {
-    if (p.phase !== "rebuilding" || p.bytesTotal === 0 || ended) return;
+    if (p.phase !== "rebuilding" || ended) return;
+    if (p.bytesTotal === 0) {
+      // Before it counts its work it checks every page of the store: minutes at 10 GB.
+      if (!noted) io.err("Rebuilding: checking the store, then counting what to derive again\n");
+      noted = true;
+      return;
+    }
     const at = now();
     const estimate = timeLeft.update(p, at);
     const done = p.bytesDone >= p.bytesTotal && p.sourcesDone >= p.sourcesTotal;

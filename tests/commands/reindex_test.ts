@@ -442,7 +442,9 @@ Deno.test("reindex --rebuild in a log writes its progress: rising, ending at the
     assert.equal(run.code, 0, run.stderr);
     const pattern =
       /^Rebuilding: (\d+)% \((\S+ \S+) of (\S+ \S+), (\d+) of (\d+) sources\), (?:estimating the time left|(\S+ \S+)\/s, (\S+(?: min \S+)? \S+) left|derived again)$/;
-    const lines = run.stderr.trimEnd().split("\n").map((line) => {
+    const [starting, ...counted] = run.stderr.trimEnd().split("\n");
+    assert.equal(starting, "Rebuilding: checking the store, then counting what to derive again");
+    const lines = counted.map((line) => {
       const m = line.match(pattern);
       assert.ok(m, `a progress line: ${JSON.stringify(line)}`);
       return {
