@@ -13,7 +13,7 @@ import { ADAPTERS } from "../sources/mod.ts";
 import type { HistoryStore } from "../store/db.ts";
 import { syncMirrors } from "./mirrors.ts";
 import { wantedMirrors } from "../store/mirror.ts";
-import { refreshTotals } from "../store/status.ts";
+import { keepCounts, refreshTotals } from "../store/status.ts";
 import { keepPresentSources, type OnDisk } from "../store/present_sources.ts";
 import { INDEX_UPGRADE_KEY } from "../store/cjk.ts";
 import { cjkIndexStep } from "../store/cjk_index.ts";
@@ -98,7 +98,10 @@ export function recordRun(
     const since = store.getMeta<LastRun>("last_run")?.at ?? 0;
     store.setMeta("last_run", run);
     if (totals) refreshTotals(store, totals);
-    if (seen) keepPresentSources(store, seen.files, run.at, { unchanged: seen.unchanged, since });
+    if (seen) {
+      keepPresentSources(store, seen.files, run.at, { unchanged: seen.unchanged, since });
+      keepCounts(store, run.at, { unchanged: seen.unchanged, since });
+    }
   });
 }
 
@@ -275,7 +278,7 @@ export async function runCapture(options: CaptureRunOptions): Promise<CaptureRun
             files: seen,
             // Nothing read, nothing gone: every file is as the sources' rows say.
             unchanged: summary.changed === 0 && summary.gone === 0 && summary.complete &&
-              summary.errors.length === 0 && rebuilt === null,
+              summary.errors.length === 0 && rebuilt === null && rederived.sources === 0,
           }
           : undefined,
       );

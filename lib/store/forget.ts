@@ -6,7 +6,7 @@ import { giveSpaceBack, HistoryStore } from "./db.ts";
 import { findConversation } from "./conversations.ts";
 import { forgetInMirrors, type UnreachedMirror } from "./mirror.ts";
 import type { ConversationRow } from "./records.ts";
-import { emptiedSources, forgetFromTotals } from "./status.ts";
+import { emptiedSources, forgetFromCounts, forgetFromTotals } from "./status.ts";
 import { coveringKeys } from "./tombstones.ts";
 
 /**
@@ -114,7 +114,7 @@ export function forget(
 function removeConversations(store: HistoryStore, keys: readonly string[], now: number): void {
   // The store runs with secure_delete on (db.ts): the pages these rows held are zeroed.
   store.transaction(() => {
-    const ids = store.stmt("SELECT id FROM conversations WHERE key = ?");
+    const ids = store.stmt("SELECT id, agent, subagent, gone FROM conversations WHERE key = ?");
     const unindex = store.stmt(
       `DELETE FROM fts WHERE rowid IN (SELECT id FROM records WHERE conversation_id = ? AND (flags & 1) != 0)`,
     );
@@ -143,8 +143,11 @@ function removeConversations(store: HistoryStore, keys: readonly string[], now: 
       )
       : null;
     const sources = new Set<number>();
+    const forgotten: { agent: string; subagent: number; gone: number }[] = [];
     for (const key of keys) {
-      const { id } = ids.get(key) as { id: number };
+      const found = ids.get(key) as { id: number; agent: string; subagent: number; gone: number };
+      const { id } = found;
+      forgotten.push({ ...found });
       for (const source of forgetFromTotals(store, id)) sources.add(source);
       unindex.run(id);
       unindexNext?.run(id);
@@ -156,6 +159,7 @@ function removeConversations(store: HistoryStore, keys: readonly string[], now: 
       tomb.run(key, now);
     }
     emptiedSources(store, sources);
+    forgetFromCounts(store, forgotten);
   });
   // Deleted documents linger in FTS segments until merged: rewrite the index without them.
   store.db.exec("INSERT INTO fts (fts) VALUES ('optimize')");

@@ -58,29 +58,22 @@ export interface StoreStatus {
  * the last capture saw the files (one `lstat` per source when none kept it).
  */
 export function storeStatus(store: HistoryStore, now: number = Date.now()): StoreStatus {
-  const one = <T>(sql: string): T => store.stmt(sql).get() as T;
   const totals = storeTotals(store);
-  const sources = one<{ n: number; gone: number; multi: number }>(`
-    SELECT count(*) AS n, coalesce(sum(gone), 0) AS gone, coalesce(sum(generation > 1), 0) AS multi
-    FROM sources`);
   // What the last run kept, unless a run since (a watcher's, between its discoveries) did not.
   const lastRun = store.getMeta<{ at: number }>("last_run") ?? null;
+  const since = lastRun?.at ?? 0;
   const last = keptPresentSources(store, now);
-  const kept = last !== null && last.at >= (lastRun?.at ?? 0) ? last : null;
+  const kept = last !== null && last.at >= since ? last : null;
   const present = kept ?? presentSources(store, now);
-  const conversations = store.stmt(
-    `SELECT agent, count(*) AS count, coalesce(sum(subagent), 0) AS subagents,
-       coalesce(sum(gone), 0) AS gone
-     FROM conversations GROUP BY agent ORDER BY agent`,
-  ).all() as { agent: string; count: number; subagents: number; gone: number }[];
+  const keptCounts = store.getMeta<KeptCounts>(COUNTS_KEY);
+  const { sources, conversations, errors } = keptCounts && keptCounts.at >= since
+    ? keptCounts
+    : countsOf(store);
   const drift = store.stmt(
     `SELECT agent, version, category, detail, sum(count) AS count FROM drift
      GROUP BY agent, version, category, detail ORDER BY agent, version, category, detail`,
   ).all() as unknown as DriftCount[];
   const empty = emptySources(store);
-  const errors = store.stmt(
-    "SELECT locator, error AS message FROM sources WHERE error IS NOT NULL ORDER BY locator",
-  ).all() as { locator: string; message: string }[];
   return {
     path: store.path,
     storeBytes: fileSize(store.path) + fileSize(`${store.path}-wal`),
@@ -101,6 +94,74 @@ export function storeStatus(store: HistoryStore, now: number = Date.now()): Stor
     migration: migrationProgress(store),
     lastRun,
   };
+}
+
+/** What `storeStatus` counts over the sources and conversations: one scan of each table. */
+interface Counts {
+  sources: { n: number; gone: number; multi: number };
+  conversations: StoreStatus["conversations"];
+  errors: StoreStatus["errors"];
+}
+
+/** The counts as a run kept them (see `keepCounts`). */
+type KeptCounts = Counts & { at: number };
+
+const COUNTS_KEY = "status_counts";
+
+function countsOf(store: HistoryStore): Counts {
+  const sources = store.stmt(`
+    SELECT count(*) AS n, coalesce(sum(gone), 0) AS gone, coalesce(sum(generation > 1), 0) AS multi
+    FROM sources`).get() as Counts["sources"];
+  const conversations = store.stmt(
+    `SELECT agent, count(*) AS count, coalesce(sum(subagent), 0) AS subagents,
+       coalesce(sum(gone), 0) AS gone
+     FROM conversations GROUP BY agent ORDER BY agent`,
+  ).all() as Counts["conversations"];
+  const errors = store.stmt(
+    "SELECT locator, error AS message FROM sources WHERE error IS NOT NULL ORDER BY locator",
+  ).all() as Counts["errors"];
+  return {
+    sources: { ...sources },
+    conversations: conversations.map((c) => ({ ...c })),
+    errors: errors.map((e) => ({ ...e })),
+  };
+}
+
+/**
+ * Keeps what `storeStatus` counts over the sources and conversations with a run's result (at
+ * `now`), so a status on a store of ten gigabytes scans neither table (100,000 rows each, some
+ * 100 ms): counted again, or only its time moved when the run changed nothing (`unchanged`) and
+ * they were kept since `since` (the run before). `forgetFromCounts` keeps them true after a
+ * forget; a run that keeps nothing (a watcher's) leaves them stale, and status counts then.
+ */
+export function keepCounts(
+  store: HistoryStore,
+  now: number,
+  options: { unchanged: boolean; since: number },
+): void {
+  const kept = store.getMeta<KeptCounts>(COUNTS_KEY);
+  if (options.unchanged && kept && kept.at >= options.since) {
+    store.setMeta(COUNTS_KEY, { ...kept, at: now });
+  } else store.setMeta(COUNTS_KEY, { ...countsOf(store), at: now } satisfies KeptCounts);
+}
+
+/** Takes forgotten conversations out of the kept counts (see `keepCounts`). */
+export function forgetFromCounts(
+  store: HistoryStore,
+  forgotten: readonly { agent: string; subagent: number; gone: number }[],
+): void {
+  const kept = store.getMeta<KeptCounts>(COUNTS_KEY);
+  if (!kept) return;
+  const conversations = kept.conversations.map((c) => {
+    const of = forgotten.filter((f) => f.agent === c.agent);
+    return {
+      ...c,
+      count: c.count - of.length,
+      subagents: c.subagents - of.filter((f) => f.subagent).length,
+      gone: c.gone - of.filter((f) => f.gone).length,
+    };
+  }).filter((c) => c.count > 0);
+  store.setMeta(COUNTS_KEY, { ...kept, conversations });
 }
 
 /** Records and their raw bytes, as `meta` keeps them up to a record id (see `refreshTotals`). */
