@@ -105,6 +105,10 @@ export function rebuildLines(
     const what = `${percentOf(p)}% (${formatBytes(p.bytesDone)} of ${
       formatBytes(p.bytesTotal)
     }, ${p.sourcesDone} of ${p.sourcesTotal} sources)`;
-    io.err(`Rebuilding: ${what}${done ? ", derived again" : `, ${leftText(estimate)}`}\n`);
+    io.err(
+      `Rebuilding: ${what}${
+        done ? ", derived again; writing it to the store" : `, ${leftText(estimate)}`
+      }\n`,
+    );
   };
 }

@@ -441,7 +441,7 @@ Deno.test("reindex --rebuild in a log writes its progress: rising, ending at the
     const run = await runCli("reindex", ["--rebuild"], { ...world.vars, LOGBOOK_PROGRESS_MS: "0" });
     assert.equal(run.code, 0, run.stderr);
     const pattern =
-      /^Rebuilding: (\d+)% \((\S+ \S+) of (\S+ \S+), (\d+) of (\d+) sources\), (?:estimating the time left|(\S+ \S+)\/s, (\S+(?: min \S+)? \S+) left|derived again)$/;
+      /^Rebuilding: (\d+)% \((\S+ \S+) of (\S+ \S+), (\d+) of (\d+) sources\), (?:estimating the time left|(\S+ \S+)\/s, (\S+(?: min \S+)? \S+) left|derived again; writing it to the store)$/;
     const [starting, ...counted] = run.stderr.trimEnd().split("\n");
     assert.equal(starting, "Rebuilding: checking the store, then counting what to derive again");
     const lines = counted.map((line) => {
@@ -468,7 +468,7 @@ Deno.test("reindex --rebuild in a log writes its progress: rising, ending at the
     const last = lines.at(-1)!;
     assert.match(
       last.line,
-      /^Rebuilding: 100% \((\S+ \S+) of \1, 40 of 40 sources\), derived again$/,
+      /^Rebuilding: 100% \((\S+ \S+) of \1, 40 of 40 sources\), derived again; writing it to the store$/,
     );
     const timed = lines.filter((l) => l.rate !== null && l.percent <= 75);
     assert.ok(timed.length > 0, `a time left was given: ${run.stderr}`);

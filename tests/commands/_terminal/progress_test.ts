@@ -93,7 +93,7 @@ Deno.test("rebuildLines() writes a line as it starts, when it has counted, at mo
     "Rebuilding: checking the store, then counting what to derive again",
     "Rebuilding: 0% (0 B of 2.0 MB, 0 of 4 sources), estimating the time left",
     "Rebuilding: 50% (1.0 MB of 2.0 MB, 2 of 4 sources), 100 KB/s, 10.0 s left",
-    "Rebuilding: 100% (2.0 MB of 2.0 MB, 4 of 4 sources), derived again",
+    "Rebuilding: 100% (2.0 MB of 2.0 MB, 4 of 4 sources), derived again; writing it to the store",
     "",
   ]);
 });
