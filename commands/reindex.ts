@@ -18,7 +18,7 @@ import {
 } from "./_command.ts";
 import { sourceError, STOPPED, summaryLine, warnings } from "./_terminal/capture_report.ts";
 import { type Io, stdio, styler } from "./_terminal/io.ts";
-import { progressBar } from "./_terminal/progress.ts";
+import { progressBar, rebuildLines } from "./_terminal/progress.ts";
 import { safeIo } from "./_terminal/safe_io.ts";
 import { safeJson } from "../lib/safe_json.ts";
 import { safeText } from "../lib/safe_text.ts";
@@ -82,7 +82,12 @@ export async function main(
     const controller = new AbortController();
     const stop = () => controller.abort();
     for (const signal of STOP_SIGNALS) Deno.addSignalListener(signal, stop);
-    const bar = !values.quiet && !values.json && io.errIsTerminal ? progressBar(io) : null;
+    const shown = !values.quiet && !values.json;
+    const bar = shown && io.errIsTerminal ? progressBar(io) : null;
+    // Off a terminal (a log), a rebuild, which takes minutes on a large store, says how it goes.
+    const lines = shown && !bar && values.rebuild
+      ? rebuildLines(io, { intervalMs: progressInterval(env) })
+      : null;
     if (values.watch) {
       try {
         return await watchMode(ctx, store, controller.signal, io, values);
@@ -100,7 +105,7 @@ export async function main(
         retry: values.retry === true,
         signal: controller.signal,
         ...(maxSeconds ? { maxSeconds } : {}),
-        ...(bar ? { onProgress: bar.update } : {}),
+        ...(bar ? { onProgress: bar.update } : lines ? { onProgress: lines } : {}),
       });
       bar?.clear();
       return report(result, io, {
@@ -206,6 +211,18 @@ async function watchMode(
     },
   });
   return EXIT.ok;
+}
+
+/** How often a rebuild's plain progress line is written: `LOGBOOK_PROGRESS_MS`, or 10 s. */
+function progressInterval(env: Env): number {
+  const value = env.get("LOGBOOK_PROGRESS_MS");
+  if (value === undefined || value === "") return 10_000;
+  if (!/^\d+$/.test(value)) {
+    throw new UsageError(
+      `Expected LOGBOOK_PROGRESS_MS to be a whole number of milliseconds: got "${value}"`,
+    );
+  }
+  return Number(value);
 }
 
 /** `--status`: capture's state and the store, as `status` shows them (or as JSON). */

@@ -21,6 +21,8 @@ export interface DiscoverOptions {
   sources?: readonly { adapter: Adapter; ref: SourceRef }[];
   /** Told what discovery found. */
   onDiscovered?: (sources: { adapter: Adapter; ref: SourceRef }[]) => void;
+  /** Told the sources kept, with their files' stat (a run keeps what status shows of them). */
+  onFound?: (found: readonly Found[]) => void;
 }
 
 /** The sources to look at, each once, with their files' stat. */
@@ -48,6 +50,7 @@ export async function discoverSources(options: DiscoverOptions): Promise<Found[]
   };
   if (options.sources) {
     for (const { adapter, ref } of options.sources) consider(adapter, ref);
+    options.onFound?.(found);
     return found;
   }
   const discovered: { adapter: Adapter; ref: SourceRef }[] = [];
@@ -58,5 +61,6 @@ export async function discoverSources(options: DiscoverOptions): Promise<Found[]
     }
   }
   options.onDiscovered?.(discovered);
+  options.onFound?.(found);
   return found;
 }

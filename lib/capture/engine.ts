@@ -103,6 +103,8 @@ export interface PassOptions {
   sources?: readonly { adapter: Adapter; ref: SourceRef }[];
   /** Told what discovery found (watch mode keeps it until the next rediscovery). */
   onDiscovered?: (sources: { adapter: Adapter; ref: SourceRef }[]) => void;
+  /** Told the sources the pass looks at, with their files' stat (`discover.ts`). */
+  onFound?: (found: readonly Found[]) => void;
   /** Stage markers for discovery, each batch and each index write (none when absent). */
   markers?: Operation;
   /**

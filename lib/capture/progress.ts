@@ -97,3 +97,56 @@ export function announce(
   store.setMeta("progress", progress);
   onProgress?.(progress);
 }
+
+/** What a pass has left, from the rate it has been moving at (see `TimeLeft`). */
+export interface Estimate {
+  /** Bytes a second, smoothed; null until a rate was measured. */
+  bytesPerSecond: number | null;
+  /** Time left at that rate: null while estimating, 0 once every byte is done. */
+  leftMs: number | null;
+}
+
+/**
+ * The time left of a pass's phase, from the rate its bytes are done at: measured over each span
+ * of at least `sampleMs` and smoothed exponentially over about `windowMs`, so a run of small
+ * sources or one slow giant line moves the estimate gradually rather than at once. A new phase
+ * (or a new total) starts measuring again; until a span has passed it is estimating. Time spent
+ * before the first bytes (a rebuild checking and clearing the store) is not counted as work.
+ */
+export class TimeLeft {
+  readonly #sampleMs: number;
+  readonly #windowMs: number;
+  #key = "";
+  #from: { at: number; done: number } | null = null;
+  #rate: number | null = null;
+
+  constructor(options: { sampleMs?: number; windowMs?: number } = {}) {
+    this.#sampleMs = options.sampleMs ?? 1000;
+    this.#windowMs = options.windowMs ?? 10_000;
+  }
+
+  /** Takes the progress at `at` (epoch ms) into the rate; returns the estimate. */
+  update(p: Progress, at: number): Estimate {
+    const key = `${p.phase} ${p.bytesTotal}`;
+    if (key !== this.#key) {
+      this.#key = key;
+      this.#from = null;
+      this.#rate = null;
+    }
+    const left = Math.max(0, p.bytesTotal - p.bytesDone);
+    if (this.#from === null) this.#from = { at, done: p.bytesDone };
+    const span = at - this.#from.at;
+    if (span > 0 && span >= this.#sampleMs) {
+      // Bytes a millisecond over the span, blended in by how long the span was.
+      const measured = (p.bytesDone - this.#from.done) / span;
+      const weight = 1 - Math.exp(-span / this.#windowMs);
+      this.#rate = this.#rate === null ? measured : this.#rate + weight * (measured - this.#rate);
+      this.#from = { at, done: p.bytesDone };
+    }
+    const rate = this.#rate;
+    return {
+      bytesPerSecond: rate === null ? null : rate * 1000,
+      leftMs: left === 0 ? 0 : rate !== null && rate > 0 ? Math.round(left / rate) : null,
+    };
+  }
+}

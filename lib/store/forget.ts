@@ -6,7 +6,7 @@ import { giveSpaceBack, HistoryStore } from "./db.ts";
 import { findConversation } from "./conversations.ts";
 import { forgetInMirrors, type UnreachedMirror } from "./mirror.ts";
 import type { ConversationRow } from "./records.ts";
-import { refreshTotals } from "./status.ts";
+import { emptiedSources, forgetFromCounts, forgetFromTotals } from "./status.ts";
 import { coveringKeys } from "./tombstones.ts";
 
 /**
@@ -114,9 +114,16 @@ export function forget(
 function removeConversations(store: HistoryStore, keys: readonly string[], now: number): void {
   // The store runs with secure_delete on (db.ts): the pages these rows held are zeroed.
   store.transaction(() => {
-    const ids = store.stmt("SELECT id FROM conversations WHERE key = ?");
+    const ids = store.stmt("SELECT id, agent, subagent, gone FROM conversations WHERE key = ?");
     const unindex = store.stmt(
       `DELETE FROM fts WHERE rowid IN (SELECT id FROM records WHERE conversation_id = ? AND (flags & 1) != 0)`,
+    );
+    // Its keys, looked up in the sources its records came from (record_keys is keyed by
+    // source): a scan of every key for those left without a record took seconds at 10 GB.
+    const unkey = store.stmt(
+      `DELETE FROM record_keys WHERE source_id IN (
+         SELECT DISTINCT source_id FROM records WHERE conversation_id = ?1)
+       AND record_id IN (SELECT id FROM records WHERE conversation_id = ?1)`,
     );
     const drop = store.stmt("DELETE FROM records WHERE conversation_id = ?");
     const row = store.stmt("DELETE FROM conversations WHERE id = ?");
@@ -135,18 +142,24 @@ function removeConversations(store: HistoryStore, keys: readonly string[], now: 
         `DELETE FROM fts_next WHERE rowid IN (SELECT id FROM records WHERE conversation_id = ?)`,
       )
       : null;
+    const sources = new Set<number>();
+    const forgotten: { agent: string; subagent: number; gone: number }[] = [];
     for (const key of keys) {
-      const { id } = ids.get(key) as { id: number };
+      const found = ids.get(key) as { id: number; agent: string; subagent: number; gone: number };
+      const { id } = found;
+      forgotten.push({ ...found });
+      for (const source of forgetFromTotals(store, id)) sources.add(source);
       unindex.run(id);
       unindexNext?.run(id);
+      unkey.run(id);
       drop.run(id);
       row.run(id);
       shares.run(id);
       unlist.run(id);
       tomb.run(key, now);
     }
-    store.stmt("DELETE FROM record_keys WHERE record_id NOT IN (SELECT id FROM records)").run();
-    refreshTotals(store, { recount: true, sources: true });
+    emptiedSources(store, sources);
+    forgetFromCounts(store, forgotten);
   });
   // Deleted documents linger in FTS segments until merged: rewrite the index without them.
   store.db.exec("INSERT INTO fts (fts) VALUES ('optimize')");

@@ -32,16 +32,104 @@ interface Row {
   mtime_ms: number | null;
 }
 
+/** What a file on disk is now, as far as the share captured needs it. */
+export interface OnDisk {
+  size: number;
+  mtimeMs: number | null;
+}
+
+/** The sources on disk and how much of them is captured, as `status` shows them. */
+export interface PresentSources {
+  captured: CapturedShare;
+  unfinished: UnfinishedLine[];
+}
+
 /**
  * Looks at every file source the store knows and has not seen go: one `lstat` each (some
  * 10 µs), no reading. Row sources (another program's database) have no byte measure and are
  * left out. A compressed source's cursor counts decompressed bytes, so it counts as captured
  * only once it was read to the end unchanged.
  */
-export function presentSources(
+export function presentSources(store: HistoryStore, now: number): PresentSources {
+  return presentOf(store, now, lstatOf);
+}
+
+/**
+ * What a capture pass saw of the sources (`seen`: the files it found, by locator; any other
+ * source still kept is looked at), kept in `meta` so that `status` need not look at every file
+ * again: on a store of ten gigabytes that is 100,000 files, a second or more. A pass that found
+ * the same files, none changed since they were read (`unchanged`), leaves the figures as they
+ * were kept, if they were kept since `since` (the run before): only when they were seen moves,
+ * and the sources' rows are not read again. `keptPresentSources` reads them.
+ */
+export function keepPresentSources(
+  store: HistoryStore,
+  seen: ReadonlyMap<string, OnDisk>,
+  now: number,
+  options: { unchanged: boolean; since: number },
+): void {
+  const kept = store.getMeta<Kept>(PRESENT_KEY);
+  if (options.unchanged && kept && kept.at >= options.since && kept.files === seen.size) {
+    store.setMeta(PRESENT_KEY, { ...kept, at: now });
+    return;
+  }
+  const present = presentOf(store, now, (path) => seen.get(path) ?? lstatOf(path));
+  store.setMeta(
+    PRESENT_KEY,
+    {
+      at: now,
+      files: seen.size,
+      captured: present.captured,
+      unfinished: present.unfinished.map(({ ageMs: _, ...line }) => line),
+    } satisfies Kept,
+  );
+}
+
+/** What `keepPresentSources` keeps: when, of how many files found, and what it saw. */
+interface Kept {
+  at: number;
+  files: number;
+  captured: CapturedShare;
+  unfinished: Omit<UnfinishedLine, "ageMs">[];
+}
+
+/**
+ * The sources as the last capture saw them, with their unfinished lines' age at `now`, and when
+ * it saw them; null when no capture kept them (a store from an older build).
+ */
+export function keptPresentSources(
   store: HistoryStore,
   now: number,
-): { captured: CapturedShare; unfinished: UnfinishedLine[] } {
+): (PresentSources & { at: number }) | null {
+  const kept = store.getMeta<Kept>(PRESENT_KEY);
+  if (!kept) return null;
+  return {
+    at: kept.at,
+    captured: kept.captured,
+    unfinished: kept.unfinished.map((line) => ({
+      ...line,
+      ageMs: Math.max(0, now - line.writtenAt),
+    })),
+  };
+}
+
+const PRESENT_KEY = "present_sources";
+
+function lstatOf(path: string): OnDisk | null {
+  try {
+    const stat = Deno.lstatSync(path);
+    return { size: stat.size, mtimeMs: stat.mtime?.getTime() ?? null };
+  } catch {
+    // Gone since the last capture (it marks it), or unreadable (it names the error).
+    return null;
+  }
+}
+
+function presentOf(
+  store: HistoryStore,
+  now: number,
+  onDisk: (path: string) => OnDisk | null,
+): PresentSources {
   const rows = store.stmt(
     "SELECT locator, format, cursor, size, mtime_ms FROM sources WHERE gone = 0 AND format != 'rows' ORDER BY locator",
   ).all() as unknown as Row[];
@@ -49,15 +137,10 @@ export function presentSources(
   let of = 0;
   const unfinished: UnfinishedLine[] = [];
   for (const row of rows) {
-    let stat: Deno.FileInfo;
-    try {
-      stat = Deno.lstatSync(pathOfLocator(row.locator));
-    } catch {
-      // Gone since the last capture (it marks it), or unreadable (it names the error).
-      continue;
-    }
+    const stat = onDisk(pathOfLocator(row.locator));
+    if (stat === null) continue;
     of += stat.size;
-    const mtime = stat.mtime?.getTime() ?? null;
+    const mtime = stat.mtimeMs;
     // Read to the end with the file as it is now (capture records the size it saw then).
     const readToEnd = row.size === stat.size && row.mtime_ms === mtime;
     if (row.format === "jsonl.zst") {

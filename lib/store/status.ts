@@ -9,7 +9,12 @@ import { AGENT_SPECS } from "../agents.ts";
 import type { Progress } from "../capture/progress.ts";
 import type { DriftCount } from "../capture/summary.ts";
 import { type MigrationProgress, migrationProgress } from "./batched_migration.ts";
-import { type CapturedShare, presentSources, type UnfinishedLine } from "./present_sources.ts";
+import {
+  type CapturedShare,
+  keptPresentSources,
+  presentSources,
+  type UnfinishedLine,
+} from "./present_sources.ts";
 
 export interface StoreStatus {
   path: string;
@@ -26,6 +31,12 @@ export interface StoreStatus {
   captured: CapturedShare;
   /** Sources that end in a line without its newline, with how long ago they were written. */
   unfinished: UnfinishedLine[];
+  /**
+   * When the files behind `captured` and `unfinished` were looked at: by the last capture (a
+   * status reads what it kept rather than look at every file again), or null when this status
+   * looked at them itself (no capture kept them yet).
+   */
+  presentAt: number | null;
   /** Conversations per agent: `count` of all, `subagents` of them subagents. */
   conversations: { agent: string; count: number; subagents: number; gone: number }[];
   /** Sources that have started more than one generation. */
@@ -43,29 +54,26 @@ export interface StoreStatus {
 }
 
 /**
- * Reads the status of the store: aggregate queries over small tables, and one `lstat` per
- * source for the share captured.
+ * Reads the status of the store: aggregate queries over small tables, and the share captured as
+ * the last capture saw the files (one `lstat` per source when none kept it).
  */
 export function storeStatus(store: HistoryStore, now: number = Date.now()): StoreStatus {
-  const one = <T>(sql: string): T => store.stmt(sql).get() as T;
   const totals = storeTotals(store);
-  const sources = one<{ n: number; gone: number; multi: number }>(`
-    SELECT count(*) AS n, coalesce(sum(gone), 0) AS gone, coalesce(sum(generation > 1), 0) AS multi
-    FROM sources`);
-  const present = presentSources(store, now);
-  const conversations = store.stmt(
-    `SELECT agent, count(*) AS count, coalesce(sum(subagent), 0) AS subagents,
-       coalesce(sum(gone), 0) AS gone
-     FROM conversations GROUP BY agent ORDER BY agent`,
-  ).all() as { agent: string; count: number; subagents: number; gone: number }[];
+  // What the last run kept, unless a run since (a watcher's, between its discoveries) did not.
+  const lastRun = store.getMeta<{ at: number }>("last_run") ?? null;
+  const since = lastRun?.at ?? 0;
+  const last = keptPresentSources(store, now);
+  const kept = last !== null && last.at >= since ? last : null;
+  const present = kept ?? presentSources(store, now);
+  const keptCounts = store.getMeta<KeptCounts>(COUNTS_KEY);
+  const { sources, conversations, errors } = keptCounts && keptCounts.at >= since
+    ? keptCounts
+    : countsOf(store);
   const drift = store.stmt(
     `SELECT agent, version, category, detail, sum(count) AS count FROM drift
      GROUP BY agent, version, category, detail ORDER BY agent, version, category, detail`,
   ).all() as unknown as DriftCount[];
   const empty = emptySources(store);
-  const errors = store.stmt(
-    "SELECT locator, error AS message FROM sources WHERE error IS NOT NULL ORDER BY locator",
-  ).all() as { locator: string; message: string }[];
   return {
     path: store.path,
     storeBytes: fileSize(store.path) + fileSize(`${store.path}-wal`),
@@ -75,6 +83,7 @@ export function storeStatus(store: HistoryStore, now: number = Date.now()): Stor
     sourcesGone: sources.gone,
     captured: present.captured,
     unfinished: present.unfinished,
+    presentAt: kept?.at ?? null,
     conversations,
     multiGeneration: sources.multi,
     mirrors: listMirrors(store),
@@ -83,8 +92,76 @@ export function storeStatus(store: HistoryStore, now: number = Date.now()): Stor
     errors,
     progress: store.getMeta<Progress>("progress") ?? null,
     migration: migrationProgress(store),
-    lastRun: store.getMeta("last_run") ?? null,
+    lastRun,
   };
+}
+
+/** What `storeStatus` counts over the sources and conversations: one scan of each table. */
+interface Counts {
+  sources: { n: number; gone: number; multi: number };
+  conversations: StoreStatus["conversations"];
+  errors: StoreStatus["errors"];
+}
+
+/** The counts as a run kept them (see `keepCounts`). */
+type KeptCounts = Counts & { at: number };
+
+const COUNTS_KEY = "status_counts";
+
+function countsOf(store: HistoryStore): Counts {
+  const sources = store.stmt(`
+    SELECT count(*) AS n, coalesce(sum(gone), 0) AS gone, coalesce(sum(generation > 1), 0) AS multi
+    FROM sources`).get() as Counts["sources"];
+  const conversations = store.stmt(
+    `SELECT agent, count(*) AS count, coalesce(sum(subagent), 0) AS subagents,
+       coalesce(sum(gone), 0) AS gone
+     FROM conversations GROUP BY agent ORDER BY agent`,
+  ).all() as Counts["conversations"];
+  const errors = store.stmt(
+    "SELECT locator, error AS message FROM sources WHERE error IS NOT NULL ORDER BY locator",
+  ).all() as Counts["errors"];
+  return {
+    sources: { ...sources },
+    conversations: conversations.map((c) => ({ ...c })),
+    errors: errors.map((e) => ({ ...e })),
+  };
+}
+
+/**
+ * Keeps what `storeStatus` counts over the sources and conversations with a run's result (at
+ * `now`), so a status on a store of ten gigabytes scans neither table (100,000 rows each, some
+ * 100 ms): counted again, or only its time moved when the run changed nothing (`unchanged`) and
+ * they were kept since `since` (the run before). `forgetFromCounts` keeps them true after a
+ * forget; a run that keeps nothing (a watcher's) leaves them stale, and status counts then.
+ */
+export function keepCounts(
+  store: HistoryStore,
+  now: number,
+  options: { unchanged: boolean; since: number },
+): void {
+  const kept = store.getMeta<KeptCounts>(COUNTS_KEY);
+  if (options.unchanged && kept && kept.at >= options.since) {
+    store.setMeta(COUNTS_KEY, { ...kept, at: now });
+  } else store.setMeta(COUNTS_KEY, { ...countsOf(store), at: now } satisfies KeptCounts);
+}
+
+/** Takes forgotten conversations out of the kept counts (see `keepCounts`). */
+export function forgetFromCounts(
+  store: HistoryStore,
+  forgotten: readonly { agent: string; subagent: number; gone: number }[],
+): void {
+  const kept = store.getMeta<KeptCounts>(COUNTS_KEY);
+  if (!kept) return;
+  const conversations = kept.conversations.map((c) => {
+    const of = forgotten.filter((f) => f.agent === c.agent);
+    return {
+      ...c,
+      count: c.count - of.length,
+      subagents: c.subagents - of.filter((f) => f.subagent).length,
+      gone: c.gone - of.filter((f) => f.gone).length,
+    };
+  }).filter((c) => c.count > 0);
+  store.setMeta(COUNTS_KEY, { ...kept, conversations });
 }
 
 /** Records and their raw bytes, as `meta` keeps them up to a record id (see `refreshTotals`). */
@@ -132,7 +209,61 @@ export function refreshTotals(
   }
 }
 
+/**
+ * Takes the records of conversation `conversationId` out of the kept totals, and names the
+ * sources they leave empty: what `refreshTotals` with a recount would find after a forget, read
+ * through the conversation's own rows rather than the whole records table and every source
+ * (seconds on a store of ten gigabytes). Call in the transaction that deletes them, before it
+ * does; then `emptiedSources` with the source ids this returns.
+ */
+export function forgetFromTotals(store: HistoryStore, conversationId: number): number[] {
+  const kept = store.getMeta<Totals>(TOTALS_KEY);
+  if (kept) {
+    const gone = store.stmt(
+      `SELECT count(*) AS records, coalesce(sum(coalesce(length, length(raw))), 0) AS raw
+       FROM records WHERE conversation_id = ? AND id <= ?`,
+    ).get(conversationId, kept.upTo) as { records: number; raw: number };
+    store.setMeta(TOTALS_KEY, {
+      upTo: kept.upTo,
+      records: kept.records - gone.records,
+      raw: kept.raw - gone.raw,
+    });
+  }
+  return (store.stmt("SELECT DISTINCT source_id AS id FROM records WHERE conversation_id = ?")
+    .all(conversationId) as { id: number }[]).map((row) => row.id);
+}
+
+/**
+ * Adds to the kept list of `emptySources` those of `sourceIds` that records deleted since left
+ * empty (a delete can only empty a source, never fill one).
+ */
+export function emptiedSources(store: HistoryStore, sourceIds: Iterable<number>): void {
+  const kept = store.getMeta<string[]>(EMPTY_KEY);
+  if (kept === undefined) {
+    store.setMeta(EMPTY_KEY, countEmptySources(store));
+    return;
+  }
+  const empty = new Set(kept);
+  const check = store.stmt(`${EMPTY_SQL} AND s.id = ?`);
+  for (const id of sourceIds) {
+    const row = check.get(id) as { locator: string } | undefined;
+    if (row) empty.add(row.locator);
+  }
+  store.setMeta(EMPTY_KEY, [...empty].sort(byCodeUnits));
+}
+
+function byCodeUnits(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
 const EMPTY_KEY = "empty_sources";
+
+/** Sources read to some length whose current generation holds no recognised record. */
+const EMPTY_SQL = `
+    SELECT s.locator FROM sources s
+    WHERE s.cursor > 0 AND NOT EXISTS (
+      SELECT 1 FROM records r WHERE r.source_id = s.id AND r.generation = s.generation
+        AND r.conversation_id IS NOT NULL AND (r.flags & 4) = 0)`;
 
 /**
  * Sources read to some length whose current generation holds no recognised record: non-empty
@@ -144,12 +275,8 @@ export function emptySources(store: HistoryStore): string[] {
 }
 
 function countEmptySources(store: HistoryStore): string[] {
-  return (store.stmt(`
-    SELECT s.locator FROM sources s
-    WHERE s.cursor > 0 AND NOT EXISTS (
-      SELECT 1 FROM records r WHERE r.source_id = s.id AND r.generation = s.generation
-        AND r.conversation_id IS NOT NULL AND (r.flags & 4) = 0)
-    ORDER BY s.locator`).all() as { locator: string }[]).map((r) => r.locator);
+  return (store.stmt(`${EMPTY_SQL} ORDER BY s.locator`).all() as { locator: string }[])
+    .map((r) => r.locator);
 }
 
 function fileSize(path: string): number {

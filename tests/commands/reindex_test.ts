@@ -432,6 +432,85 @@ Deno.test("reindex --rebuild on a terminal draws the share and time left as capt
   }
 });
 
+Deno.test("reindex --rebuild in a log writes its progress: rising, ending at the total, time left from the rate", async () => {
+  const world = await makeWorld();
+  try {
+    writeClaudeCorpus(world.claude, { sessions: 40, lines: 30 });
+    assert.equal((await reindexOk(world, ["--quiet"])).code, 0);
+    // Every report is written (the interval is 0), so a small store reports many times.
+    const run = await runCli("reindex", ["--rebuild"], { ...world.vars, LOGBOOK_PROGRESS_MS: "0" });
+    assert.equal(run.code, 0, run.stderr);
+    const pattern =
+      /^Rebuilding: (\d+)% \((\S+ \S+) of (\S+ \S+), (\d+) of (\d+) sources\), (?:estimating the time left|(\S+ \S+)\/s, (\S+(?: min \S+)? \S+) left|derived again; writing it to the store)$/;
+    const [starting, ...counted] = run.stderr.trimEnd().split("\n");
+    assert.equal(starting, "Rebuilding: checking the store, then counting what to derive again");
+    const lines = counted.map((line) => {
+      const m = line.match(pattern);
+      assert.ok(m, `a progress line: ${JSON.stringify(line)}`);
+      return {
+        line,
+        percent: Number(m[1]),
+        done: bytesOf(m[2]!),
+        total: bytesOf(m[3]!),
+        sources: Number(m[4]),
+        rate: m[6] === undefined ? null : bytesOf(m[6]),
+        left: m[7] === undefined ? null : msOf(m[7]),
+      };
+    });
+    assert.ok(lines.length > 2, `reported more than twice: ${run.stderr}`);
+    assert.match(lines[0]!.line, /estimating the time left$/, "no rate before one was measured");
+    for (let i = 1; i < lines.length; i++) {
+      const [before, now] = [lines[i - 1]!, lines[i]!];
+      assert.ok(now.percent >= before.percent && now.done >= before.done, now.line);
+      assert.ok(now.sources >= before.sources, now.line);
+      assert.equal(now.total, before.total);
+    }
+    const last = lines.at(-1)!;
+    assert.match(
+      last.line,
+      /^Rebuilding: 100% \((\S+ \S+) of \1, 40 of 40 sources\), derived again; writing it to the store$/,
+    );
+    const timed = lines.filter((l) => l.rate !== null && l.percent <= 75);
+    assert.ok(timed.length > 0, `a time left was given: ${run.stderr}`);
+    for (const l of timed) {
+      // What is left at the rate shown, within the rounding of the figures printed.
+      const expected = ((l.total - l.done) / l.rate!) * 1000;
+      assert.ok(
+        l.left! >= expected * 0.7 - 2 && l.left! <= expected * 1.3 + 2,
+        `${l.line}: about ${Math.round(expected)} ms expected`,
+      );
+    }
+    assert.match(run.stdout, /^Rebuilt the index and conversations from \d+ raw records$/m);
+    // Nothing of it with --quiet or --json.
+    for (const flag of ["--quiet", "--json"]) {
+      const quiet = await runCli("reindex", ["--rebuild", flag], {
+        ...world.vars,
+        LOGBOOK_PROGRESS_MS: "0",
+      });
+      assert.equal(quiet.code, 0, quiet.stderr);
+      assert.equal(quiet.stderr, "", flag);
+    }
+  } finally {
+    await world.cleanup();
+  }
+});
+
+/** `1.2 MB` as bytes (as `formatBytes` rounds them). */
+function bytesOf(text: string): number {
+  const [value, unit] = text.split(" ");
+  const scale = { B: 1, KB: 1e3, MB: 1e6, GB: 1e9, TB: 1e12 }[unit!];
+  assert.ok(scale !== undefined, text);
+  return Number(value) * scale;
+}
+
+/** `850 ms`, `12.3 s` or `4 min 05 s` as milliseconds (as `formatDuration` writes them). */
+function msOf(text: string): number {
+  const minutes = text.match(/^(\d+) min (\d+) s$/);
+  if (minutes) return (Number(minutes[1]) * 60 + Number(minutes[2])) * 1000;
+  const [value, unit] = text.split(" ");
+  return Number(value) * (unit === "s" ? 1000 : 1);
+}
+
 /** Runs reindex with `args` in a child, sends it SIGINT once it holds the capture lock. */
 async function interrupted(world: World, args: string[]) {
   const child = new Deno.Command(Deno.execPath(), {
@@ -476,8 +555,9 @@ Deno.test("Ctrl-C stops reindex and reindex --rebuild, which say to run again to
       const before = storeDigest(world);
       const stopped = await interrupted(world, ["--rebuild"]);
       assert.equal(stopped.code, 0, stopped.stderr);
+      // Its progress lines (stderr is not a terminal) come before it stopped.
       assert.equal(
-        stopped.stderr,
+        stopped.stderr.replace(/^Rebuilding: .*\n/gm, ""),
         "Rebuild stopped; run again to finish (the index and conversations are as they were)\n",
       );
       assert.deepEqual(storeDigest(world), before);

@@ -9,6 +9,7 @@ import { watch } from "../../../lib/capture/watch.ts";
 import { envFrom } from "../../../lib/env.ts";
 import { ADAPTERS } from "../../../lib/sources/mod.ts";
 import { makeWorld, withStore } from "../../_helpers.ts";
+import { writeClaudeCorpus } from "../../_corpus.ts";
 
 const FAILURE: LatchedFailure = { at: 1_700_000_000_000, message: "The rebuild failed" };
 
@@ -105,6 +106,41 @@ Deno.test("passOptions() gives a pass the context's adapters, clock and capture 
     withStore(world, (store) => {
       assert.equal(passOptions(off, store, redactorFor(off)).captureEnabled?.(), false);
     });
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("passOptions() knows the projects of the conversations the last run captured, without scanning them", async () => {
+  const world = await makeWorld();
+  try {
+    writeClaudeCorpus(world.claude, { sessions: 3, lines: 5 });
+    const ctx = loadContext({ env: world.env });
+    const store = openStore(ctx);
+    try {
+      const redact = redactorFor(ctx);
+      assert.equal((await runCapture({ ctx, store, redact })).status, "captured");
+      const prepared: string[] = [];
+      const prepare = store.stmt.bind(store);
+      store.stmt = (sql: string) => {
+        prepared.push(sql);
+        return prepare(sql);
+      };
+      const projects = passOptions(ctx, store, redact).discover.projects;
+      store.stmt = prepare;
+      assert.deepEqual(
+        [...projects!].sort(),
+        ["/home/dev/src/project0", "/home/dev/src/project1", "/home/dev/src/project2"],
+      );
+      assert.ok(!prepared.some((sql) => sql.includes("FROM conversations")), "kept by the run");
+
+      // A run since that kept nothing (a watcher's between discoveries): read from the store.
+      store.setMeta("last_run", { at: Date.now() + 1000, ok: true });
+      store.db.exec("UPDATE conversations SET cwd = '/home/dev/elsewhere' WHERE rowid = 1");
+      assert.ok(passOptions(ctx, store, redact).discover.projects!.includes("/home/dev/elsewhere"));
+    } finally {
+      store.close();
+    }
   } finally {
     await world.cleanup();
   }

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { main as search } from "../../../commands/search.ts";
 import { COVERED_SWEEP_KEY, forget, forgetCovered } from "../../../lib/store/forget.ts";
 import { HistoryStore } from "../../../lib/store/db.ts";
+import { refreshTotals, storeStatus } from "../../../lib/store/status.ts";
 import { writeClaudeCorpus } from "../../_corpus.ts";
 import { loadContext } from "../../../lib/context.ts";
 import { captureIo, captureWorld, makeWorld, withStore, type World } from "../../_helpers.ts";
@@ -95,3 +96,60 @@ function storeHolds(world: World, text: string): boolean {
     }
   });
 }
+
+Deno.test("forget() reads what it forgets through indexes: no scan of every record, key or source", async () => {
+  const world = await makeWorld();
+  try {
+    writeClaudeCorpus(world.claude, { sessions: 12, lines: 30 });
+    await captureWorld(world);
+    const ctx = loadContext({ env: world.env });
+    const store = HistoryStore.open({ path: ctx.paths.historyDb, root: ctx.paths.root });
+    try {
+      const kept = storeStatus(store);
+      const [one, two] = store.db.prepare("SELECT key FROM conversations ORDER BY id LIMIT 2")
+        .all() as { key: string }[];
+      // Every statement forget() prepares, to read its plan after.
+      const statements = new Set<string>();
+      const prepare = store.stmt.bind(store);
+      store.stmt = (sql: string) => {
+        statements.add(sql);
+        return prepare(sql);
+      };
+      const result = forget(store, { ids: [one!.key, two!.key] }, { redact });
+      store.stmt = prepare;
+
+      const scans = [...statements].flatMap((sql) =>
+        (store.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all() as { detail: string }[])
+          .map((row) => row.detail)
+          // A scan of a table (or of `s`, `r`: the sources and records aliased), or a read
+          // of every record from the first id on (a recount of the totals).
+          .filter((detail) =>
+            /^SCAN (records|record_keys|sources|s|r)\b/.test(detail) ||
+            detail.startsWith("SEARCH records USING INTEGER PRIMARY KEY (rowid>?)")
+          )
+          .map((detail) => `${detail}: ${sql.replace(/\s+/g, " ")}`)
+      );
+      assert.deepEqual(scans, [], "what grows with the store is not read whole");
+
+      // The totals and the empty sources kept as a recount from scratch finds them.
+      const after = storeStatus(store);
+      assert.equal(after.records, kept.records - result.records);
+      const recount = store.db.prepare(
+        "SELECT count(*) AS n, sum(coalesce(length, length(raw))) AS raw FROM records",
+      ).get() as { n: number; raw: number };
+      assert.deepEqual([after.records, after.rawBytes], [recount.n, recount.raw]);
+      const orphans = store.db.prepare(
+        "SELECT count(*) AS n FROM record_keys WHERE record_id NOT IN (SELECT id FROM records)",
+      ).get() as { n: number };
+      assert.equal(orphans.n, 0, "no key is left without its record");
+      const emptied = after.empty;
+      refreshTotals(store, { recount: true, sources: true });
+      assert.deepEqual(emptied, storeStatus(store).empty);
+      assert.equal(emptied.length, 2, "the forgotten sessions' files hold nothing now");
+    } finally {
+      store.close();
+    }
+  } finally {
+    await world.cleanup();
+  }
+});
