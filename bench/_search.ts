@@ -41,7 +41,10 @@ export interface SearchCommandReport extends BundleRuns {
   /** Whether `deno task bundle` built the bundle the runs start from, or why not. */
   bundle: string;
   flags: string[];
-  /** The same command with --help, and an empty script with the same flags. */
+  /**
+   * The same command with --help, and an empty script with the same flags, each run right after
+   * the search run of the same index.
+   */
   help: number[];
   empty: number[];
 }
@@ -150,8 +153,9 @@ function foundAgainstPlanted(
 
 /**
  * The search command for the rare terms in turn, from its bundle (`bundle` says whether it was
- * built) and from its sources, then what a start costs without searching: the command's --help,
- * and an empty script with the same flags (written under `work`).
+ * built) and from its sources, each run followed by what a start costs without searching: the
+ * command's --help, and an empty script with the same flags (written under `work`). Interleaved,
+ * so that the search's own cost is each search run less the empty script's beside it.
  */
 export async function measureSearchCommand(options: {
   vars: Record<string, string>;
@@ -163,28 +167,31 @@ export async function measureSearchCommand(options: {
 }): Promise<SearchCommandReport> {
   const { vars, rare, runs } = options;
   const flags = taskFlags("search");
-  options.log(`search command ×${runs} (deno run ${flags.join(" ")} commands/search.ts)`);
+  options.log(
+    `search command ×${runs} (deno run ${flags.join(" ")} commands/search.ts), each beside ` +
+      `search --help and an empty script`,
+  );
+  const env = { ...commandEnv(vars), LOGBOOK_SOURCES: "" };
+  const emptyScript = join(options.work, "empty.ts");
+  await Deno.writeTextFile(emptyScript, "\n");
+  const startup = { help: [] as number[], empty: [] as number[] };
   const timed = await timeBundleAndSources(
     vars,
     runs,
     (i) => commandArgs(flags, "search.ts", [rare[i % rare.length]!]),
     "search",
     1,
+    async (i) => {
+      const help = await runTimed(Deno.execPath(), commandArgs(flags, "search.ts", ["--help"]), {
+        env,
+      });
+      const empty = await runTimed(Deno.execPath(), ["run", ...flags, emptyScript], { env });
+      if (i > 0) {
+        startup.help.push(help.ms);
+        startup.empty.push(empty.ms);
+      }
+    },
   );
-  const env = { ...commandEnv(vars), LOGBOOK_SOURCES: "" };
-  const emptyScript = join(options.work, "empty.ts");
-  await Deno.writeTextFile(emptyScript, "\n");
-  const startup = { help: [] as number[], empty: [] as number[] };
-  for (let i = 0; i <= runs; i++) {
-    const help = await runTimed(Deno.execPath(), commandArgs(flags, "search.ts", ["--help"]), {
-      env,
-    });
-    const empty = await runTimed(Deno.execPath(), ["run", ...flags, emptyScript], { env });
-    if (i > 0) {
-      startup.help.push(help.ms);
-      startup.empty.push(empty.ms);
-    }
-  }
   return { ...timed, bundle: options.bundle, flags, ...startup };
 }
 
