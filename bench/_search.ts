@@ -196,9 +196,9 @@ export async function measureSearchCommand(options: {
 }
 
 /**
- * rg over the captured agents' source files: `rg -l -F -i -a` for every planted term, `runs`
- * times each, and `rg -l -F` for the rare terms the search command was timed with. Nothing is
- * run when `rg` is null.
+ * rg over the captured agents' source files: `rg -l -F -i -a` for every planted term,
+ * `termRuns` times each (`runs` unless told), and `rg -l -F` `runs` times for the rare terms the
+ * search command was timed with. Nothing is run when `rg` is null.
  */
 export async function measureRg(options: {
   rg: string | null;
@@ -207,19 +207,21 @@ export async function measureRg(options: {
   agents: CorpusAgent[];
   rare: string[];
   runs: number;
+  termRuns?: number;
   log: (message: string) => void;
 }): Promise<RgReport> {
   const { rg, manifest, rare, runs, log } = options;
+  const termRuns = options.termRuns ?? runs;
   const roots = options.agents.map((a) =>
     join(options.corpusDir, a === "claude" ? "claude" : a === "codex" ? "codex" : "xdg-data")
   );
   const byTerm = new Map<string, number>();
   const cliRuns: number[] = [];
   if (rg) {
-    log(`rg -l -F -i -a ×${runs} per term`);
+    log(`rg -l -F -i -a ×${termRuns} per term`);
     await timeRg(rg, rare[0]!, roots, 1);
     for (const term of manifest.terms) {
-      byTerm.set(term.term, (await timeRg(rg, term.term, roots, runs)).ms);
+      byTerm.set(term.term, (await timeRg(rg, term.term, roots, termRuns)).ms);
     }
     // rg as a person runs it, for the terms the search command was timed with.
     log(`rg -l -F ×${runs} (the terms of the search command)`);

@@ -318,6 +318,8 @@ async function measureParts(run: Run): Promise<Measured & { profile: BenchReport
       agents,
       rare: rareTerms(manifest),
       runs: options.cliRuns,
+      // Each rg reads the whole corpus: at size, three runs a term (rg_ms is their medians').
+      termRuns: options.size >= LARGE ? Math.min(3, options.cliRuns) : options.cliRuns,
       log,
     });
   }
