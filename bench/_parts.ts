@@ -23,17 +23,30 @@ export const PARTS = [
   { name: "noop", needs: "store", cost: "5 no-op reindexes" },
   { name: "search", needs: "store", cost: "every planted term × 6 filters × --rounds, in-process" },
   { name: "cli", needs: "store", cost: "search command, --help and an empty script × --cli-runs" },
-  { name: "rg", needs: "corpus", cost: "rg over the corpus, every term × --cli-runs" },
+  {
+    name: "rg",
+    needs: "corpus",
+    cost: "rg over the corpus, every term × --cli-runs (× 3 from 1GB), each reading all of it",
+  },
   { name: "show", needs: "store", cost: "show of the longest conversation × --cli-runs" },
   { name: "usage", needs: "store", cost: "usage daily (and ccusage if installed) × --cli-runs" },
   { name: "status", needs: "store", cost: "status command and /api/status × --cli-runs" },
   { name: "append", needs: "store", cost: "3 MB appended (truncated back after), 3 reindexes" },
   { name: "rss", needs: "corpus", cost: "C in a child (shared with watch's first round)" },
   { name: "mcp", needs: "store", cost: "every term × --rounds over one MCP session" },
-  { name: "team", needs: "store", cost: "the store pushed twice into PostgreSQL, then searched" },
+  {
+    name: "team",
+    needs: "store",
+    cost: "the store pushed twice into PostgreSQL, then searched (push ran at 3.1 MB/s at " +
+      "200MB: about 2 h at 10GB)",
+  },
   { name: "adversarial", needs: "store", cost: "11 searches × 3, each stopped by its budget" },
   { name: "watch", needs: "corpus", cost: "2 C per --capture-rounds (reindex, reindex --watch)" },
-  { name: "migration", needs: "store", cost: "a copy of the store, migration 0008 over it" },
+  {
+    name: "migration",
+    needs: "store",
+    cost: "a copy of the store, migration 0008 over it (3.9 MB/s at 200MB: about 45 min at 10GB)",
+  },
   {
     name: "upgrade",
     needs: "nothing",
@@ -41,7 +54,7 @@ export const PARTS = [
   },
   { name: "relevance", needs: "nothing", cost: "2 captures of the --relevance-size corpus" },
   { name: "huge", needs: "nothing", cost: "a --huge-line line written, captured, rebuilt" },
-  { name: "rebuild", needs: "store", cost: "reindex --rebuild of the store (about C)" },
+  { name: "rebuild", needs: "store", cost: "reindex --rebuild of the store (1.6 C at 200MB)" },
   { name: "forget", needs: "store", cost: "forget of the longest conversation, once" },
 ] as const satisfies readonly PartSpec[];
 
@@ -77,8 +90,16 @@ export function needsOf(
   return needs.has("store") ? "store" : needs.has("corpus") ? "corpus" : "nothing";
 }
 
-/** The parts' lines of --help: name, then cost. */
-export function partsHelp(): string {
+/** The parts' lines of --help: name, then cost, wrapped within `columns`. */
+export function partsHelp(columns = 100): string {
   const width = Math.max(...PART_NAMES.map((n) => n.length));
-  return PARTS.map((p) => `  ${p.name.padEnd(width)}  ${p.cost}`).join("\n");
+  const indent = " ".repeat(width + 4);
+  return PARTS.map((p) => {
+    const lines = [`  ${p.name.padEnd(width)} `];
+    for (const word of p.cost.split(" ")) {
+      if (lines.at(-1)!.length + 1 + word.length > columns) lines.push(indent.slice(1));
+      lines[lines.length - 1] += ` ${word}`;
+    }
+    return lines.join("\n");
+  }).join("\n");
 }

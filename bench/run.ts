@@ -569,9 +569,9 @@ Options:
   --dry-run          say what would run and the disk it needs, and exit (2 when it is not free)
   -h, --help         show this help
 
-Parts, in the order they run, and what each costs (C: one capture of the corpus from empty; here
-about 30 MB/s, so 7 s at 200MB and 6 min at 10GB; the first capture makes the store and counts
-once for every part that reads it):
+Parts, in the order they run, and what each costs. C is one capture of the corpus from empty:
+28 MB/s on the 2-core reference machine in a quiet hour (about 6 min at 10GB), five times slower
+under a load of 9. The first capture makes the store, once for every part that reads it.
 ${partsHelp()}
 
 Figures: capture_mb_s and fts_ceiling_mb_s are MB of captured source per second; search_*_ms
