@@ -37,14 +37,13 @@ import { measureTeam } from "./_team.ts";
 import { INDEXED_CLASSES } from "./_text.ts";
 import { measureUpgradeOf } from "./_upgrade.ts";
 import { measureWatchBacklog } from "./_watch.ts";
-import { formatBytes, parseSize, treeBytes } from "./_util.ts";
+import { formatBytes, parseSize, ROOT, treeBytes } from "./_util.ts";
 import {
   CORPUS_AGENTS,
   type CorpusAgent,
   corpusEnv,
   type CorpusManifest,
   DEFAULT_SEED,
-  generateCorpus,
   keptCorpus,
 } from "./corpus.ts";
 
@@ -260,14 +259,47 @@ async function benchCorpus(
   await Deno.remove(dir, { recursive: true }).catch(() => {});
   await Deno.mkdir(dir, { recursive: true });
   log(`generating a ${formatBytes(options.size)} corpus (seed ${options.seed}) in ${dir}`);
-  const manifest = generateCorpus({
-    out: dir,
-    size: options.size,
-    seed: options.seed,
-    onProgress: log,
-  });
+  const manifest = await generateInChild(dir, options);
   log(`corpus: ${formatBytes(manifest.totalBytes)} in ${manifest.generationMs} ms`);
   return { manifest, reused: false };
+}
+
+/**
+ * Generates the corpus with bench/corpus.ts in a child process, its progress logged: the
+ * generator runs for minutes at size without a pause, which in this process would keep a
+ * Ctrl-C from being heard until it ends.
+ */
+async function generateInChild(dir: string, options: BenchOptions): Promise<CorpusManifest> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-R",
+      "-W",
+      join(ROOT, "bench", "corpus.ts"),
+      "--out",
+      dir,
+      "--size",
+      String(options.size),
+      "--seed",
+      String(options.seed),
+      "--json",
+    ],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const stdout = new Response(child.stdout).text();
+  let rest = "";
+  let said = "";
+  for await (const chunk of child.stderr.pipeThrough(new TextDecoderStream())) {
+    const lines = (rest + chunk).split("\n");
+    rest = lines.pop()!;
+    for (const line of lines) options.log(line);
+    said = (said + chunk).slice(-600);
+  }
+  const status = await child.status;
+  if (!status.success) throw new Error(`Generating the corpus failed (${status.code}): ${said}`);
+  return JSON.parse(await stdout) as CorpusManifest;
 }
 
 /** Every family of figures, null until its part measures it. */

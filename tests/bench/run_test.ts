@@ -109,6 +109,24 @@ Deno.test("a bench stopped by SIGINT removes its work folder", async () => {
   }
 });
 
+Deno.test("a bench stopped while it generates its corpus stops at once and leaves nothing", async () => {
+  const child = benchCommand(["--size", "200MB", "--only", "rg"]).spawn();
+  const log = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
+  try {
+    const started = await logUntil(log, /generating a 200\.0 MB corpus/);
+    const work = /work folder: (\S+)/.exec(started)![1]!;
+    child.kill("SIGINT");
+    const text = await logUntil(log, /stopped \(SIGINT\)/, started);
+    assert.equal((await child.status).code, 130, text);
+    // The generator was stopped, not waited for.
+    assert.doesNotMatch(text, /corpus: [\d.]+ MB in/);
+    assert.throws(() => Deno.statSync(work), Deno.errors.NotFound);
+  } finally {
+    await log.cancel();
+    await child.stdout.cancel();
+  }
+});
+
 Deno.test("a kept bench stopped by SIGTERM while appending cuts the corpus files back and keeps the corpus", async () => {
   const dir = await tempDir("logbook-bench-stop-");
   const child = benchCommand([
