@@ -206,7 +206,7 @@ async function timedChild(
 }
 
 /** A dashboard command running in its own process on a free loopback port. */
-class Dashboard {
+export class Dashboard {
   readonly #child: Deno.ChildProcess;
   readonly #base: string;
   readonly #token: string;
@@ -240,12 +240,12 @@ class Dashboard {
     throw new Error("The dashboard did not answer /api/status within 60 s");
   }
 
-  /** `/api/status` a few times with nothing else running. */
-  async idleStatus(): Promise<{ medianMs: number; maxMs: number }> {
-    const times: number[] = [];
-    for (let i = 0; i < 9; i++) times.push((await this.#get("/api/status", CAP_MS)).ms);
-    times.sort((a, b) => a - b);
-    return { medianMs: times[4]!, maxMs: times.at(-1)! };
+  /** `/api/status` a few times with nothing else running (`all`: each answer's ms, in order). */
+  async idleStatus(): Promise<{ medianMs: number; maxMs: number; all: number[] }> {
+    const all: number[] = [];
+    for (let i = 0; i < 9; i++) all.push((await this.#get("/api/status", CAP_MS)).ms);
+    const times = all.toSorted((a, b) => a - b);
+    return { medianMs: times[4]!, maxMs: times.at(-1)!, all };
   }
 
   /** One API search, with `path` requested one after another until the search answers. */

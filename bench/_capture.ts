@@ -97,7 +97,7 @@ export async function measureCapture(options: {
 }
 
 /** The first capture from empty, into the bench's store, with what it left out said in notes. */
-async function firstCapture(options: {
+export async function firstCapture(options: {
   ctx: Context;
   store: HistoryStore;
   redact: Redactor;

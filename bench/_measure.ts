@@ -110,8 +110,8 @@ export interface BundleRuns {
 
 /**
  * Runs a bundled command (`search`, `show`) with `args(i)` once to warm up and `runs` times timed,
- * each time from its bundle then from its sources; throws when the bundle's run exits above
- * `maxCode`.
+ * each time from its bundle then from its sources, then `alongside(i)` (other runs to interleave
+ * with these, `i` 0 being the warm-up); throws when the bundle's run exits above `maxCode`.
  */
 export async function timeBundleAndSources(
   vars: Record<string, string>,
@@ -119,6 +119,7 @@ export async function timeBundleAndSources(
   args: (i: number) => string[],
   what: string,
   maxCode: number,
+  alongside?: (i: number) => Promise<void>,
 ): Promise<BundleRuns> {
   const env = { ...commandEnv(vars), LOGBOOK_SOURCES: "" };
   const sourcesEnv = { ...env, LOGBOOK_SOURCES: "1" };
@@ -127,6 +128,7 @@ export async function timeBundleAndSources(
     const run = await runTimed(Deno.execPath(), args(i), { env });
     if (run.code > maxCode) throw new Error(`${what} failed (${run.code}): ${run.stderr.trim()}`);
     const fromSources = await runTimed(Deno.execPath(), args(i), { env: sourcesEnv });
+    await alongside?.(i);
     if (i > 0) {
       out.runs.push(run.ms);
       out.sources.push(fromSources.ms);

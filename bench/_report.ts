@@ -7,16 +7,20 @@ import { formatAdversarial } from "./_adversarial.ts";
 import type { ProfileSummary } from "./_capture.ts";
 import {
   FIGURE_KEYS,
+  FIGURE_PARTS,
   type FigureKey,
   type Figures,
   type Measured,
   type Target,
   TARGETS,
 } from "./_figures.ts";
+import { type Part, PART_NAMES } from "./_parts.ts";
 import { formatRelevance, RELEVANCE_KEYS, type RelevanceReport } from "./_relevance.ts";
 import { INDEXED_CLASSES, TERM_CLASSES } from "./_text.ts";
-import { formatBytes, median, num, table, taskFlags } from "./_util.ts";
+import { formatBytes, num, table, taskFlags } from "./_util.ts";
 import { CORPUS_AGENTS, type CorpusManifest } from "./corpus.ts";
+
+const PART_COUNT = PART_NAMES.length;
 
 /** Everything one run measured: the figures and the detail the human output shows. */
 export interface BenchReport extends Measured {
@@ -30,7 +34,10 @@ export interface BenchReport extends Measured {
     loadAfter: number[];
   };
   work: string;
-  corpus: CorpusManifest & { reused: boolean };
+  /** Null when no part selected needed the corpus. */
+  corpus: (CorpusManifest & { reused: boolean }) | null;
+  /** The parts measured (`--only`, or every one). */
+  parts: readonly Part[];
   profile: ProfileSummary | null;
 }
 
@@ -48,7 +55,7 @@ export interface ReportOptions {
 export function formatReport(r: BenchReport, options: ReportOptions): string {
   const out = [
     ...header(r),
-    targetTable(TARGETS, r.figures, options.size),
+    targetTable(TARGETS, r.figures, options.size, r.parts),
     "",
     ...corpusSection(r),
     ...captureSection(r),
@@ -56,12 +63,11 @@ export function formatReport(r: BenchReport, options: ReportOptions): string {
     ...reindexSection(r),
     ...searchSection(r, options),
     ...showAndMemorySection(r),
-    "",
-    ...formatAdversarial(r.adversarial),
+    ...waitSection(r),
+    ...(r.adversarial ? ["", ...formatAdversarial(r.adversarial)] : []),
     ...watchSection(r),
     ...upgradeSection(r),
-    "",
-    ...formatRelevance(r.relevance),
+    ...(r.relevance ? ["", ...formatRelevance(r.relevance)] : []),
   ];
   if (r.notes.length) out.push("", "Notes:", ...r.notes.map((n) => `  - ${n}`));
   if (options.keep) out.push("", `Kept: ${r.work} (corpus/, data/)`);
@@ -85,14 +91,23 @@ export function formatRelevanceAlone(r: RelevanceReport, options: ReportOptions)
   return out.join("\n") + "\n";
 }
 
-/** The figures of `targets` against them: met, MISSED, or — for a figure without a target. */
-function targetTable(targets: readonly Target[], f: Figures, size: number): string {
+/**
+ * The figures of `targets` against them: met, MISSED, or — for a figure without a target; a
+ * figure of a part not among `parts` is "not measured (--only)".
+ */
+function targetTable(
+  targets: readonly Target[],
+  f: Figures,
+  size: number,
+  parts?: readonly Part[],
+): string {
   const rows = [["figure", "value", "unit", "target", "result"]];
   for (const t of targets) {
     const met = t.met(f, size);
+    const skipped = parts && FIGURE_PARTS[t.key].some((part) => !parts.includes(part));
     rows.push([
       t.key,
-      num(f[t.key]),
+      f[t.key] === null && skipped ? "not measured (--only)" : num(f[t.key]),
       t.unit,
       t.target(f, size),
       met === null ? "—" : met ? "met" : "MISSED",
@@ -108,10 +123,15 @@ function ms(runs: number[]): string {
 
 function header(r: BenchReport): string[] {
   const m = r.machine;
-  return [
-    `logbook benchmark: ${formatBytes(r.corpus.totalBytes)} corpus (seed ${r.corpus.seed}${
+  const corpus = r.corpus
+    ? `${formatBytes(r.corpus.totalBytes)} corpus (seed ${r.corpus.seed}${
       r.corpus.reused ? ", reused" : ""
-    }), ${m.cpus} CPUs (${m.model}), ${m.memoryGb} GB RAM, load ${
+    })`
+    : "no corpus";
+  return [
+    `logbook benchmark: ${corpus}, parts: ${
+      r.parts.length === PART_COUNT ? "all" : r.parts.join(", ")
+    }, ${m.cpus} CPUs (${m.model}), ${m.memoryGb} GB RAM, load ${
       m.loadBefore.map((l) => l.toFixed(2)).join(" ")
     } before, ${m.loadAfter.map((l) => l.toFixed(2)).join(" ")} after`,
     `targets are for the 2-core reference machine and a 200 MB corpus`,
@@ -120,6 +140,8 @@ function header(r: BenchReport): string[] {
 }
 
 function corpusSection(r: BenchReport): string[] {
+  const corpus = r.corpus;
+  if (!corpus) return [];
   const rows = [[
     "agent",
     "source bytes",
@@ -130,28 +152,30 @@ function corpusSection(r: BenchReport): string[] {
     "conversations (store)",
   ]];
   for (const agent of CORPUS_AGENTS) {
-    const c = r.capture.captured.find((x) => x.agent === agent);
+    const c = r.capture?.captured.find((x) => x.agent === agent);
     rows.push([
       agent,
-      formatBytes(r.corpus.bytes[agent]),
-      String(r.corpus.files[agent]),
-      String(r.corpus.conversations[agent]),
-      String(c?.sources ?? 0),
-      String(c?.records ?? 0),
-      String(c?.conversations ?? 0),
+      formatBytes(corpus.bytes[agent]),
+      String(corpus.files[agent]),
+      String(corpus.conversations[agent]),
+      ...[c?.sources, c?.records, c?.conversations].map((n) => r.capture ? String(n ?? 0) : "—"),
     ]);
   }
   return [
     "Corpus and what was captured:",
     table(rows, ["l", "r", "r", "r", "r", "r", "r"]),
-    `captured formats: ${r.capture.agents.join(", ") || "none"} (${formatBytes(r.capture.bytes)} ` +
-    `of source; MB/s and the store ratio are over these bytes only)`,
+    r.capture
+      ? `captured formats: ${r.capture.agents.join(", ") || "none"} (${
+        formatBytes(r.capture.bytes)
+      } of source; MB/s and the store ratio are over these bytes only)`
+      : "(what was captured is counted by the capture part)",
     "",
   ];
 }
 
 function captureSection(r: BenchReport): string[] {
   const c = r.capture;
+  if (!c) return [];
   const s = c.summary;
   return [
     "Capture (runCapture from lib/capture/run.ts, in-process, real ADAPTERS and redactorFor(ctx)):",
@@ -172,7 +196,7 @@ function captureSection(r: BenchReport): string[] {
 }
 
 function phasesTable(r: BenchReport): string {
-  const c = r.capture;
+  const c = r.capture!;
   const p = c.phases;
   const rate = (bytes: number, ms: number) =>
     ms > 0 ? `${num(bytes / 1e6 / (ms / 1000))} MB/s` : "";
@@ -236,50 +260,75 @@ function profileSection(profile: ProfileSummary | null): string[] {
 }
 
 function reindexSection(r: BenchReport): string[] {
-  return [
-    `Reindex: no-op over ${r.noop.sources} sources: ${ms(r.noop.runs)} ms; ` +
-    `after appending ${r.append.bytes.map((b) => formatBytes(b)).join(", ")}: ${
-      ms(r.append.runs)
-    } ms (${r.append.records.join(", ")} new records)`,
-    "",
-  ];
+  const out = [];
+  if (r.noop) out.push(`Reindex: no-op over ${r.noop.sources} sources: ${ms(r.noop.runs)} ms`);
+  if (r.append) {
+    out.push(
+      `Reindex after appending ${r.append.bytes.map((b) => formatBytes(b)).join(", ")}: ${
+        ms(r.append.runs)
+      } ms (${r.append.records.join(", ")} new records)`,
+    );
+  }
+  return out.length ? [...out, ""] : [];
 }
 
 function searchSection(r: BenchReport, options: ReportOptions): string[] {
-  const out = [
-    `Search: in-process search() over ${r.search.queries} queries (each planted term alone and with 5 ` +
-    `filters: agent, project, kind+role, since, no subagents), ${options.rounds} rounds after a warm-up; ` +
-    `rg -l -F -i -a over ${
-      r.rg.roots.map((x) => basename(x)).join(", ")
-    }, median of ${options.cliRuns}:`,
-    searchTable(r),
-  ];
-  const stops = r.search.byClass.filter((c) => c.stopped > 0)
-    .map((c) => `${c.cls}${c.filtered ? " filtered" : ""} ${c.stopped} of ${c.n}`);
-  out.push(
-    "  cjk: a word inside a run of CJK letters; symbol: no word the index holds, so the literal " +
-      "scan (not in search_p50_ms/search_p95_ms, MCP or team figures)" +
-      (stops.length ? `; stopped by the search budget: ${stops.join(", ")}` : ""),
-  );
-  const terms = r.corpus.terms.map((t) => `${t.term} (${t.class}, ${t.count})`).join(", ");
-  out.push(`  planted terms (segments holding them): ${terms}`);
-  const found = r.search.found.map((x) => `${x.term} ${x.hits}/${x.planted}`).join(", ");
-  out.push(`  hits found / planted in captured formats: ${found}`);
-  out.push(
-    `  search command: deno run ${r.cli.flags.join(" ")} commands/search.ts <rare term>` +
-      ` (${r.cli.bundle === "built" ? "from its bundle" : `from its sources: ${r.cli.bundle}`}): ` +
-      `${ms(r.cli.runs)} ms (exit ${
-        [...new Set(r.cli.codes)].join("/")
-      }); from its sources (LOGBOOK_SOURCES=1), alternating: ` +
-      `${ms(r.cli.sources)} ms`,
-    `  start-up alone, same flags: search --help ${num(median(r.cli.help))} ms, an empty script ` +
-      `${num(median(r.cli.empty))} ms (medians)`,
-    r.rg.cli.runs.length
-      ? `  rg ${r.rg.cli.args} <the same terms> over the same files: ${ms(r.rg.cli.runs)} ms`
-      : "  rg was not run (not installed)",
-    "",
-  );
-  return out;
+  const { search, rg, cli } = r;
+  const out: string[] = [];
+  const rgOver = rg
+    ? `; rg -l -F -i -a over ${
+      rg.roots.map((x) => basename(x)).join(", ")
+    }, median of ${options.cliRuns}`
+    : "";
+  if (search) {
+    out.push(
+      `Search: in-process search() over ${search.queries} queries (each planted term alone and with 5 ` +
+        `filters: agent, project, kind+role, since, no subagents), ${options.rounds} rounds after a warm-up${rgOver}:`,
+      searchTable(r),
+    );
+    const stops = search.byClass.filter((c) => c.stopped > 0)
+      .map((c) => `${c.cls}${c.filtered ? " filtered" : ""} ${c.stopped} of ${c.n}`);
+    out.push(
+      "  cjk: a word inside a run of CJK letters; symbol: no word the index holds, so the literal " +
+        "scan (not in search_p50_ms/search_p95_ms, MCP or team figures)" +
+        (stops.length ? `; stopped by the search budget: ${stops.join(", ")}` : ""),
+    );
+  } else if (rg) {
+    out.push(
+      `rg${rgOver.slice(1)}, per term class: ${
+        rg.byClass.map((c) => `${c.cls} ${num(c.ms)} ms`).join(", ")
+      }`,
+    );
+  }
+  if (r.corpus && (search || rg)) {
+    const terms = r.corpus.terms.map((t) => `${t.term} (${t.class}, ${t.count})`).join(", ");
+    out.push(`  planted terms (segments holding them): ${terms}`);
+  }
+  if (search) {
+    const found = search.found.map((x) => `${x.term} ${x.hits}/${x.planted}`).join(", ");
+    out.push(`  hits found / planted in captured formats: ${found}`);
+  }
+  if (cli) {
+    out.push(
+      `  search command: deno run ${cli.flags.join(" ")} commands/search.ts <rare term>` +
+        ` (${cli.bundle === "built" ? "from its bundle" : `from its sources: ${cli.bundle}`}): ` +
+        `${ms(cli.runs)} ms (exit ${
+          [...new Set(cli.codes)].join("/")
+        }); from its sources (LOGBOOK_SOURCES=1), alternating: ` +
+        `${ms(cli.sources)} ms`,
+      `  start-up alone, same flags, each run right after a search run: search --help ${
+        ms(cli.help)
+      } ms; an empty script ${ms(cli.empty)} ms`,
+    );
+  }
+  if (rg) {
+    out.push(
+      rg.cli.runs.length
+        ? `  rg ${rg.cli.args} <the same terms> over the same files: ${ms(rg.cli.runs)} ms`
+        : "  rg was not run (not installed)",
+    );
+  }
+  return out.length ? [...out, ""] : [];
 }
 
 /** Search against rg per term class: alone and filtered. */
@@ -294,9 +343,9 @@ function searchTable(r: BenchReport): string {
     "rg / search p50",
   ]];
   for (const cls of TERM_CLASSES) {
-    const plain = r.search.byClass.find((c) => c.cls === cls && !c.filtered)!;
-    const filtered = r.search.byClass.find((c) => c.cls === cls && c.filtered)!;
-    const rgMs = r.rg.byClass.find((c) => c.cls === cls)?.ms ?? NaN;
+    const plain = r.search!.byClass.find((c) => c.cls === cls && !c.filtered)!;
+    const filtered = r.search!.byClass.find((c) => c.cls === cls && c.filtered)!;
+    const rgMs = r.rg?.byClass.find((c) => c.cls === cls)?.ms ?? NaN;
     rows.push([
       INDEXED_CLASSES.includes(cls) ? cls : `${cls} (literal scan)`,
       num(plain.p50),
@@ -311,15 +360,23 @@ function searchTable(r: BenchReport): string {
 }
 
 function showAndMemorySection(r: BenchReport): string[] {
-  const out = [
-    `Show: first page of ${r.show.conversation} (${r.show.records} records, ${r.show.page} on the page): ` +
-    `${r.show.runs.map((x) => x.toFixed(1)).join(", ")} ms in-process; the show command ` +
-    `(deno run ${taskFlags("show").join(" ")} commands/show.ts <id>), spawn to exit: ` +
-    `${ms(r.show.cli.runs)} ms; from its sources: ${ms(r.show.cli.sources)} ms`,
-    usageLine(r.usage),
-    `Capture's peak RSS: reindex from empty in a child process, ${num(r.captureRss.mib)} MiB ` +
-    `(${r.captureRss.how}) in ${Math.round(r.captureRss.ms)} ms`,
-  ];
+  const out: string[] = [];
+  const { show, captureRss } = r;
+  if (show) {
+    out.push(
+      `Show: first page of ${show.conversation} (${show.records} records, ${show.page} on the page): ` +
+        `${show.runs.map((x) => x.toFixed(1)).join(", ")} ms in-process; the show command ` +
+        `(deno run ${taskFlags("show").join(" ")} commands/show.ts <id>), spawn to exit: ` +
+        `${ms(show.cli.runs)} ms; from its sources: ${ms(show.cli.sources)} ms`,
+    );
+  }
+  if (r.usage) out.push(usageLine(r.usage));
+  if (captureRss) {
+    out.push(
+      `Capture's peak RSS: reindex from empty in a child process, ${num(captureRss.mib)} MiB ` +
+        `(${captureRss.how}) in ${Math.round(captureRss.ms)} ms`,
+    );
+  }
   const h = r.huge;
   if (h) {
     out.push(
@@ -336,14 +393,38 @@ function showAndMemorySection(r: BenchReport): string[] {
   return out;
 }
 
+/** What else a person waits for: status, /api/status, a rebuild, forget. */
+function waitSection(r: BenchReport): string[] {
+  const out: string[] = [];
+  if (r.status) {
+    out.push(
+      `Status: status --json, spawn to exit: ${ms(r.status.cli)} ms; /api/status of a running ` +
+        `dashboard: ${ms(r.status.api)} ms`,
+    );
+  }
+  if (r.rebuild) {
+    out.push(
+      `Rebuild: reindex --rebuild of the store (${r.rebuild.records} records), spawn to exit: ` +
+        `${Math.round(r.rebuild.ms)} ms, peak RSS ${num(r.rebuild.mib)} MiB (${r.rebuild.how})`,
+    );
+  }
+  if (r.forget) {
+    out.push(
+      `Forget: forget --yes ${r.forget.conversation} (${r.forget.records} records), spawn to ` +
+        `exit: ${Math.round(r.forget.ms)} ms`,
+    );
+  }
+  return out;
+}
+
 function watchSection(r: BenchReport): string[] {
+  const w = r.watch;
+  if (!w) return [];
   return [
-    `Watch: reindex --watch from empty until its store held the whole corpus (${r.watch.sources} ` +
-    `sources): ${
-      r.watch.ratio === null ? "not within the limit" : `${ms(r.watch.watchRuns)} ms`
-    }; reindex from empty: ` +
-    `${ms(r.watch.reindexRuns)} ms (spawn to done, rounds alternating; the figure is median ` +
-    `over median)`,
+    `Watch: reindex --watch from empty until its store held the whole corpus (${w.sources} ` +
+    `sources): ${w.ratio === null ? "not within the limit" : `${ms(w.watchRuns)} ms`}; ` +
+    `reindex from empty: ${ms(w.reindexRuns)} ms (spawn to done, rounds alternating; the ` +
+    `figure is median over median)`,
   ];
 }
 

@@ -41,7 +41,10 @@ export interface SearchCommandReport extends BundleRuns {
   /** Whether `deno task bundle` built the bundle the runs start from, or why not. */
   bundle: string;
   flags: string[];
-  /** The same command with --help, and an empty script with the same flags. */
+  /**
+   * The same command with --help, and an empty script with the same flags, each run right after
+   * the search run of the same index.
+   */
   help: number[];
   empty: number[];
 }
@@ -150,8 +153,9 @@ function foundAgainstPlanted(
 
 /**
  * The search command for the rare terms in turn, from its bundle (`bundle` says whether it was
- * built) and from its sources, then what a start costs without searching: the command's --help,
- * and an empty script with the same flags (written under `work`).
+ * built) and from its sources, each run followed by what a start costs without searching: the
+ * command's --help, and an empty script with the same flags (written under `work`). Interleaved,
+ * so that the search's own cost is each search run less the empty script's beside it.
  */
 export async function measureSearchCommand(options: {
   vars: Record<string, string>;
@@ -163,35 +167,38 @@ export async function measureSearchCommand(options: {
 }): Promise<SearchCommandReport> {
   const { vars, rare, runs } = options;
   const flags = taskFlags("search");
-  options.log(`search command ×${runs} (deno run ${flags.join(" ")} commands/search.ts)`);
+  options.log(
+    `search command ×${runs} (deno run ${flags.join(" ")} commands/search.ts), each beside ` +
+      `search --help and an empty script`,
+  );
+  const env = { ...commandEnv(vars), LOGBOOK_SOURCES: "" };
+  const emptyScript = join(options.work, "empty.ts");
+  await Deno.writeTextFile(emptyScript, "\n");
+  const startup = { help: [] as number[], empty: [] as number[] };
   const timed = await timeBundleAndSources(
     vars,
     runs,
     (i) => commandArgs(flags, "search.ts", [rare[i % rare.length]!]),
     "search",
     1,
+    async (i) => {
+      const help = await runTimed(Deno.execPath(), commandArgs(flags, "search.ts", ["--help"]), {
+        env,
+      });
+      const empty = await runTimed(Deno.execPath(), ["run", ...flags, emptyScript], { env });
+      if (i > 0) {
+        startup.help.push(help.ms);
+        startup.empty.push(empty.ms);
+      }
+    },
   );
-  const env = { ...commandEnv(vars), LOGBOOK_SOURCES: "" };
-  const emptyScript = join(options.work, "empty.ts");
-  await Deno.writeTextFile(emptyScript, "\n");
-  const startup = { help: [] as number[], empty: [] as number[] };
-  for (let i = 0; i <= runs; i++) {
-    const help = await runTimed(Deno.execPath(), commandArgs(flags, "search.ts", ["--help"]), {
-      env,
-    });
-    const empty = await runTimed(Deno.execPath(), ["run", ...flags, emptyScript], { env });
-    if (i > 0) {
-      startup.help.push(help.ms);
-      startup.empty.push(empty.ms);
-    }
-  }
   return { ...timed, bundle: options.bundle, flags, ...startup };
 }
 
 /**
- * rg over the captured agents' source files: `rg -l -F -i -a` for every planted term, `runs`
- * times each, and `rg -l -F` for the rare terms the search command was timed with. Nothing is
- * run when `rg` is null.
+ * rg over the captured agents' source files: `rg -l -F -i -a` for every planted term,
+ * `termRuns` times each (`runs` unless told), and `rg -l -F` `runs` times for the rare terms the
+ * search command was timed with. Nothing is run when `rg` is null.
  */
 export async function measureRg(options: {
   rg: string | null;
@@ -200,19 +207,21 @@ export async function measureRg(options: {
   agents: CorpusAgent[];
   rare: string[];
   runs: number;
+  termRuns?: number;
   log: (message: string) => void;
 }): Promise<RgReport> {
   const { rg, manifest, rare, runs, log } = options;
+  const termRuns = options.termRuns ?? runs;
   const roots = options.agents.map((a) =>
     join(options.corpusDir, a === "claude" ? "claude" : a === "codex" ? "codex" : "xdg-data")
   );
   const byTerm = new Map<string, number>();
   const cliRuns: number[] = [];
   if (rg) {
-    log(`rg -l -F -i -a ×${runs} per term`);
+    log(`rg -l -F -i -a ×${termRuns} per term`);
     await timeRg(rg, rare[0]!, roots, 1);
     for (const term of manifest.terms) {
-      byTerm.set(term.term, (await timeRg(rg, term.term, roots, runs)).ms);
+      byTerm.set(term.term, (await timeRg(rg, term.term, roots, termRuns)).ms);
     }
     // rg as a person runs it, for the terms the search command was timed with.
     log(`rg -l -F ×${runs} (the terms of the search command)`);

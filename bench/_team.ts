@@ -7,6 +7,7 @@ import { join } from "node:path";
 import type { HistoryStore } from "../lib/store/db.ts";
 import { startPostgres } from "../tests/postgres_server.ts";
 import { commandArgs, commandEnv, runTimed } from "./_measure.ts";
+import { onStop } from "./_stop.ts";
 import { quantile, taskFlags } from "./_util.ts";
 
 export interface TeamReport {
@@ -28,6 +29,7 @@ export async function measureTeam(options: {
   if (typeof pg === "string") {
     return { pushMbS: null, searchP50: null, notes: [`team figures not measured: ${pg}`] };
   }
+  const forgetServer = onStop("the PostgreSQL server", () => pg.stop());
   try {
     const projects = (options.store.db.prepare(
       "SELECT DISTINCT project_root AS p FROM conversations WHERE project_root IS NOT NULL",
@@ -84,6 +86,7 @@ export async function measureTeam(options: {
       ],
     };
   } finally {
+    forgetServer();
     await pg.stop();
   }
 }

@@ -81,7 +81,8 @@ export async function measureUpgradeOf(options: {
   home: string;
   config: string;
   corpusDir: string;
-  corpus: CorpusManifest;
+  /** The bench's corpus, or null when the run generated none. */
+  corpus: CorpusManifest | null;
   log: (message: string) => void;
 }): Promise<{ run: UpgradeRun | null; notes: string[] }> {
   const { size, seed, work, log } = options;
@@ -99,8 +100,9 @@ export async function measureUpgradeOf(options: {
     };
   }
   let dir = options.corpusDir;
-  let manifest = options.corpus;
-  if (size !== options.corpus.targetBytes) {
+  let manifest: CorpusManifest;
+  if (options.corpus && size === options.corpus.targetBytes) manifest = options.corpus;
+  else {
     dir = join(work, "corpus-upgrade");
     const kept = keptCorpus(dir, size, seed);
     if (kept) manifest = kept;

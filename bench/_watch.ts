@@ -3,13 +3,15 @@
 
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { commandArgs, commandEnv, runTimed } from "./_measure.ts";
+import { commandArgs, commandEnv, peakRss } from "./_measure.ts";
 import { median, taskFlags } from "./_util.ts";
 
 /** A watcher's drain of the whole corpus against a plain capture of it, round by round. */
 export interface WatchBacklog {
   /** `reindex` from an empty store, spawn to exit, each round. */
   reindexRuns: number[];
+  /** Each of those runs' peak RSS in MiB (capture's peak memory from empty), and how it was read. */
+  reindexRss: { mib: number; ms: number; how: string }[];
   /** `reindex --watch` from an empty store, spawn to the whole corpus stored, each round. */
   watchRuns: number[];
   /** The median watch over the median reindex; null when a watcher never finished. */
@@ -44,6 +46,7 @@ export async function measureWatchBacklog(
   };
   const result: WatchBacklog = {
     reindexRuns: [],
+    reindexRss: [],
     watchRuns: [],
     ratio: null,
     sources: 0,
@@ -53,10 +56,10 @@ export async function measureWatchBacklog(
     for (let round = 1; round <= rounds; round++) {
       await fresh();
       log(`reindex from empty (deno run ${flags.join(" ")} commands/reindex.ts), round ${round}`);
-      const run = await runTimed(
+      const run = await peakRss(
         Deno.execPath(),
         commandArgs(flags, "reindex.ts", ["--quiet"]),
-        { env: commandEnv({ ...vars, LOGBOOK_DATA_DIR: plain }) },
+        commandEnv({ ...vars, LOGBOOK_DATA_DIR: plain }),
       );
       if (run.code !== 0) {
         throw new Error(`reindex failed (${run.code}): ${run.stderr.slice(-600)}`);
@@ -65,6 +68,7 @@ export async function measureWatchBacklog(
       if (!done) throw new Error("reindex left no history store");
       Object.assign(result, done);
       result.reindexRuns.push(run.ms);
+      result.reindexRss.push({ mib: run.mib, ms: run.ms, how: run.how });
 
       log(`reindex --watch from empty, until its store holds the whole corpus, round ${round}`);
       // A drain slower than this misses the target by far: the figure is then not measured.

@@ -16,28 +16,34 @@ import { envFrom } from "../lib/env.ts";
 import type { Redactor } from "../lib/gate/secrets.ts";
 import type { HistoryStore } from "../lib/store/db.ts";
 import { measureAdversarial } from "./_adversarial.ts";
-import { measureCapture, profileCapture } from "./_capture.ts";
+import { firstCapture, measureCapture, profileCapture } from "./_capture.ts";
+import { type DiskPlan, diskPlan, freeBytes } from "./_disk.ts";
 import { figuresOf, type Measured } from "./_figures.ts";
 import { type McpSearchReport, measureMcpSearch } from "./_mcp.ts";
 import { bundleAsInstalled, ensureRg } from "./_measure.ts";
 import { measureCaptureRss, measureHugeLine } from "./_memory.ts";
 import { measureMigration } from "./_migrate.ts";
+import { type Needs, needsOf, parseParts, type Part, PART_NAMES, partsHelp } from "./_parts.ts";
 import { measureAppendReindex, measureNoopReindex } from "./_reindex.ts";
 import { measureRelevance, RELEVANCE_BASELINE, type RelevanceReport } from "./_relevance.ts";
 import { type BenchReport, formatRelevanceAlone, formatReport } from "./_report.ts";
 import { measureRg, measureSearch, measureSearchCommand } from "./_search.ts";
 import { measureShow } from "./_show.ts";
+import { measureStatus } from "./_status.ts";
+import { onStop, stopOnSignals } from "./_stop.ts";
+import { measureForget, measureRebuild } from "./_store_changes.ts";
 import { measureUsage } from "./_usage.ts";
 import { measureTeam } from "./_team.ts";
 import { INDEXED_CLASSES } from "./_text.ts";
 import { measureUpgradeOf } from "./_upgrade.ts";
 import { measureWatchBacklog } from "./_watch.ts";
-import { formatBytes, parseSize, treeBytes } from "./_util.ts";
+import { formatBytes, parseSize, ROOT, treeBytes } from "./_util.ts";
 import {
+  CORPUS_AGENTS,
+  type CorpusAgent,
   corpusEnv,
   type CorpusManifest,
   DEFAULT_SEED,
-  generateCorpus,
   keptCorpus,
 } from "./corpus.ts";
 
@@ -60,6 +66,8 @@ export interface BenchOptions {
   upgradeSize: number;
   /** Size of the corpus the relevance benchmark plants its facts in. */
   relevanceSize: number;
+  /** The parts to measure, in run order (every part unless `--only` names some). */
+  parts: Part[];
   log: (message: string) => void;
 }
 
@@ -68,6 +76,8 @@ const HUGE_DEFAULT = "1GiB";
 const RELEVANCE_DEFAULT = "20MB";
 /** The upgrade's corpus at most, unless told: it is captured three times. */
 const UPGRADE_DEFAULT = 20_000_000;
+/** From this corpus size on, the repeated captures default to one round: each is long. */
+const LARGE = 1e9;
 
 /** What every step of a run works with. */
 interface Run {
@@ -75,24 +85,54 @@ interface Run {
   log: (message: string) => void;
   work: string;
   dirs: { corpus: string; data: string; home: string; config: string };
-  manifest: CorpusManifest;
+  /** Null when no selected part needs the corpus. */
+  manifest: CorpusManifest | null;
   /** The environment of the store under `dirs.data`, for the commands run over it. */
   vars: Record<string, string>;
   ctx: Context;
-  store: HistoryStore;
+  /** Null when no selected part needs the store. */
+  store: HistoryStore | null;
   redact: Redactor;
   /** What the report lists under Notes, in the order the steps found it. */
   notes: string[];
   /** Corpus files appended to, and their sizes before, to truncate them back to at the end. */
   restore: { path: string; size: number }[];
+  /** Whether a part was selected. */
+  has: (part: Part) => boolean;
 }
 
-/** Runs the whole benchmark; see the file comment. */
+/** What the parts selected need of the run, and whether the corpus kept in `keep` serves. */
+export function runNeeds(options: BenchOptions): { needs: Needs; reused: boolean } {
+  const needs = needsOf(options.parts, options);
+  const reused = needs !== "nothing" && options.keep !== null &&
+    keptCorpusWhole(join(resolve(options.keep), "corpus"), options) !== null;
+  return { needs, reused };
+}
+
+/** The disk a run of `options` needs, and where its work folder goes. */
+export function runDiskPlan(options: BenchOptions): DiskPlan & { dir: string } {
+  const { needs, reused } = runNeeds(options);
+  const plan = diskPlan({
+    ...options,
+    generatesCorpus: needs !== "nothing" && !reused,
+    makesStore: needs === "store",
+  });
+  return { ...plan, dir: options.keep ? resolve(options.keep) : tempRoot() };
+}
+
+/** Where Deno.makeTempDir makes the work folder. */
+function tempRoot(): string {
+  return Deno.env.get("TMPDIR") || "/tmp";
+}
+
+/** Runs the benchmark's selected parts; see the file comment. */
 export async function runBench(options: BenchOptions): Promise<BenchReport> {
   const loadBefore = Deno.loadavg();
+  const { log } = options;
   const work = options.keep
     ? resolve(options.keep)
     : await Deno.makeTempDir({ prefix: "logbook-bench-" });
+  log(`work folder: ${work}${options.keep ? " (kept)" : ""}`);
   const dirs = {
     corpus: join(work, "corpus"),
     data: join(work, "data"),
@@ -100,12 +140,16 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     config: join(work, "config"),
   };
   const restore: { path: string; size: number }[] = [];
+  const cleanUp = () => cleanWork(work, restore, options.keep !== null);
+  const forgetCleanUp = onStop("the work folder", cleanUp);
   try {
     for (const dir of [dirs.data, dirs.home, dirs.config]) {
       await Deno.remove(dir, { recursive: true }).catch(() => {});
       await Deno.mkdir(dir, { recursive: true });
     }
-    const { manifest, reused } = await benchCorpus(dirs.corpus, options);
+    const { needs } = runNeeds(options);
+    const corpus = needs === "nothing" ? null : await benchCorpus(dirs.corpus, options);
+    const manifest = corpus?.manifest ?? null;
     const vars: Record<string, string> = {
       ...corpusEnv(dirs.corpus, dirs.home),
       LOGBOOK_DATA_DIR: dirs.data,
@@ -115,37 +159,87 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     };
     const ctx = loadContext({ env: envFrom(vars) });
     const redact = redactorFor(ctx);
-    const store = openStore(ctx);
+    const store = needs === "store" ? openStore(ctx) : null;
     try {
-      const { log } = options;
       const notes: string[] = [];
-      const run = { options, log, work, dirs, manifest, vars, ctx, store, redact, notes, restore };
-      const inProcess = await measureInProcess(run);
-      const { profile, ...children } = await measureInChildren(run);
-      const measured: Measured = { corpus: manifest, ...inProcess, ...children };
+      const has = (part: Part) => options.parts.includes(part);
+      const run: Run = {
+        options,
+        log,
+        work,
+        dirs,
+        manifest,
+        vars,
+        ctx,
+        store,
+        redact,
+        notes,
+        restore,
+        has,
+      };
+      const { profile, ...measured } = await measureParts(run);
+      const skipped = PART_NAMES.filter((part) => !has(part));
+      if (skipped.length) notes.push(`not measured (--only): ${skipped.join(", ")}`);
       return {
         ...measured,
         figures: figuresOf(measured),
         notes,
         machine: machine(loadBefore),
         work,
-        corpus: { ...manifest, reused },
+        corpus: manifest && { ...manifest, reused: corpus!.reused },
+        parts: options.parts,
         profile,
       };
     } finally {
-      store.close();
+      store?.close();
     }
   } finally {
-    for (const { path, size } of restore) {
-      try {
-        Deno.truncateSync(path, size);
-      } catch {
-        // The corpus is being removed anyway, or the file is gone.
-      }
-    }
-    await Deno.remove(join(work, "huge"), { recursive: true }).catch(() => {});
-    if (!options.keep) await Deno.remove(work, { recursive: true }).catch(() => {});
+    cleanUp();
+    forgetCleanUp();
   }
+}
+
+/**
+ * Truncates the corpus files appended to back to their sizes, and removes the work folder, or
+ * with `keep` only what the parts made beside the corpus, the store and the relevance benchmark.
+ */
+function cleanWork(work: string, restore: { path: string; size: number }[], keep: boolean): void {
+  for (const { path, size } of restore.splice(0)) {
+    try {
+      Deno.truncateSync(path, size);
+    } catch {
+      // The corpus is being removed anyway, or the file is gone.
+    }
+  }
+  const kept = ["corpus", "data", "home", "config", "relevance"];
+  const entries = keep ? [...safeReadDir(work)].filter((name) => !kept.includes(name)) : [""];
+  for (const name of entries) {
+    try {
+      Deno.removeSync(join(work, name), { recursive: true });
+    } catch {
+      // Gone already.
+    }
+  }
+}
+
+function safeReadDir(dir: string): string[] {
+  try {
+    return [...Deno.readDirSync(dir)].map((entry) => entry.name);
+  } catch {
+    return [];
+  }
+}
+
+/** The corpus kept in `dir` for this size and seed when its files are whole, else null. */
+function keptCorpusWhole(
+  dir: string,
+  options: { size: number; seed: number },
+): CorpusManifest | null {
+  const kept = keptCorpus(dir, options.size, options.seed);
+  return kept && treeBytes(join(dir, "claude")).bytes === kept.bytes.claude &&
+      treeBytes(join(dir, "codex")).bytes === kept.bytes.codex
+    ? kept
+    : null;
 }
 
 /**
@@ -157,77 +251,190 @@ async function benchCorpus(
   options: BenchOptions,
 ): Promise<{ manifest: CorpusManifest; reused: boolean }> {
   const { log } = options;
-  const kept = keptCorpus(dir, options.size, options.seed);
-  if (
-    kept && treeBytes(join(dir, "claude")).bytes === kept.bytes.claude &&
-    treeBytes(join(dir, "codex")).bytes === kept.bytes.codex
-  ) {
+  const kept = keptCorpusWhole(dir, options);
+  if (kept) {
     log(`reusing the corpus in ${dir}`);
     return { manifest: kept, reused: true };
   }
   await Deno.remove(dir, { recursive: true }).catch(() => {});
   await Deno.mkdir(dir, { recursive: true });
   log(`generating a ${formatBytes(options.size)} corpus (seed ${options.seed}) in ${dir}`);
-  const manifest = generateCorpus({
-    out: dir,
-    size: options.size,
-    seed: options.seed,
-    onProgress: log,
-  });
+  const manifest = await generateInChild(dir, options);
   log(`corpus: ${formatBytes(manifest.totalBytes)} in ${manifest.generationMs} ms`);
   return { manifest, reused: false };
 }
 
 /**
- * The figures measured in this process on the bench's store (and the commands that read it):
- * capture, reindex, search against rg, show. The order matters: the first capture makes the
- * store the others read, and appending to the corpus comes last.
+ * Generates the corpus with bench/corpus.ts in a child process, its progress logged: the
+ * generator runs for minutes at size without a pause, which in this process would keep a
+ * Ctrl-C from being heard until it ends.
  */
-async function measureInProcess(
+async function generateInChild(dir: string, options: BenchOptions): Promise<CorpusManifest> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-R",
+      "-W",
+      join(ROOT, "bench", "corpus.ts"),
+      "--out",
+      dir,
+      "--size",
+      String(options.size),
+      "--seed",
+      String(options.seed),
+      "--json",
+    ],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const stdout = new Response(child.stdout).text();
+  let rest = "";
+  let said = "";
+  for await (const chunk of child.stderr.pipeThrough(new TextDecoderStream())) {
+    const lines = (rest + chunk).split("\n");
+    rest = lines.pop()!;
+    for (const line of lines) options.log(line);
+    said = (said + chunk).slice(-600);
+  }
+  const status = await child.status;
+  if (!status.success) throw new Error(`Generating the corpus failed (${status.code}): ${said}`);
+  return JSON.parse(await stdout) as CorpusManifest;
+}
+
+/** Every family of figures, null until its part measures it. */
+type Families = Omit<Measured, "corpus"> & { profile: BenchReport["profile"] };
+
+/**
+ * The selected parts, in order: first the store (the capture part, or one plain capture when
+ * only later parts need it), then the figures read from it in this process and in commands,
+ * the parts with stores or corpora of their own, and last those that change the store.
+ */
+async function measureParts(run: Run): Promise<Measured & { profile: BenchReport["profile"] }> {
+  const m: Families = {
+    capture: null,
+    noop: null,
+    append: null,
+    search: null,
+    cli: null,
+    rg: null,
+    show: null,
+    status: null,
+    usage: null,
+    captureRss: null,
+    huge: null,
+    mcp: null,
+    team: null,
+    adversarial: null,
+    watch: null,
+    migration: null,
+    upgrade: null,
+    relevance: null,
+    rebuild: null,
+    forget: null,
+    profile: null,
+  };
+  const { options, log, manifest, store, notes, has } = run;
+  let agents: CorpusAgent[] = [...CORPUS_AGENTS];
+  if (store && manifest) {
+    agents = await makeStore(run, store, manifest, m);
+    await measureFromStore(run, store, manifest, agents, m);
+  }
+  if (manifest && has("rg")) {
+    const rgFound = await ensureRg(log);
+    if (rgFound.note) notes.push(rgFound.note);
+    m.rg = await measureRg({
+      rg: rgFound.path,
+      corpusDir: run.dirs.corpus,
+      manifest,
+      agents,
+      rare: rareTerms(manifest),
+      runs: options.cliRuns,
+      // Each rg reads the whole corpus: at size, three runs a term (rg_ms is their medians').
+      termRuns: options.size >= LARGE ? Math.min(3, options.cliRuns) : options.cliRuns,
+      log,
+    });
+  }
+  if (store && has("append")) {
+    const append = await measureAppendReindex({
+      ctx: run.ctx,
+      store,
+      redact: run.redact,
+      agents,
+      seed: options.seed,
+      restore: run.restore,
+      log,
+    });
+    notes.push(...append.notes);
+    m.append = append;
+  }
+  await measureInChildren(run, m);
+  if (store && has("rebuild")) m.rebuild = await measureRebuild({ store, vars: run.vars, log });
+  if (store && has("forget")) m.forget = await measureForget({ store, vars: run.vars, log });
+  return { corpus: manifest, ...m };
+}
+
+/**
+ * Captures the corpus into the bench's store: through the capture part (with its rounds and
+ * ceilings) when selected, else once. Returns the agents captured.
+ */
+async function makeStore(
   run: Run,
-): Promise<
-  Pick<Measured, "capture" | "noop" | "search" | "cli" | "rg" | "show" | "usage" | "append">
-> {
-  const { options, log, manifest, vars, ctx, store, redact, notes } = run;
-  const rgFound = await ensureRg(log);
-  if (rgFound.note) notes.push(rgFound.note);
-  const capture = await measureCapture({
-    ...run,
-    rounds: options.captureRounds,
-  });
-  notes.push(...capture.notes);
-  const noop = await measureNoopReindex(ctx, store, redact, log);
-  notes.push(...noop.notes);
-  log(`in-process search: ${manifest.terms.length} terms × 6 filters × ${options.rounds} rounds`);
-  const search = measureSearch(store, redact, manifest, capture.agents, options.rounds);
-  const bundle = await bundleAsInstalled(log);
-  if (bundle !== "built") notes.push(`search and show ran from their sources: ${bundle}`);
-  const rare = manifest.terms.filter((t) => t.class === "rare").map((t) => t.term);
+  store: HistoryStore,
+  manifest: CorpusManifest,
+  m: Families,
+): Promise<CorpusAgent[]> {
+  const { options, notes } = run;
+  const args = { ...run, store, manifest };
+  if (run.has("capture")) {
+    m.capture = await measureCapture({ ...args, rounds: options.captureRounds });
+    notes.push(...m.capture.notes);
+    return m.capture.agents;
+  }
+  const first = await firstCapture({ ...args, rounds: 1 });
+  notes.push(...first.notes);
+  return first.agents;
+}
+
+/**
+ * The figures read from the store in this process and by the commands a person runs over it:
+ * reindex with nothing to do, search against rg, show, status, usage.
+ */
+async function measureFromStore(
+  run: Run,
+  store: HistoryStore,
+  manifest: CorpusManifest,
+  agents: CorpusAgent[],
+  m: Families,
+): Promise<void> {
+  const { options, log, vars, ctx, redact, notes, has } = run;
+  if (has("noop")) {
+    m.noop = await measureNoopReindex(ctx, store, redact, log);
+    notes.push(...m.noop.notes);
+  }
+  if (has("search")) {
+    log(`in-process search: ${manifest.terms.length} terms × 6 filters × ${options.rounds} rounds`);
+    m.search = measureSearch(store, redact, manifest, agents, options.rounds);
+  }
   const runs = options.cliRuns;
-  const cli = await measureSearchCommand({ vars, work: run.work, rare, runs, bundle, log });
-  const rg = await measureRg({
-    rg: rgFound.path,
-    corpusDir: run.dirs.corpus,
-    manifest,
-    agents: capture.agents,
-    rare,
-    runs,
-    log,
-  });
-  const show = await measureShow({ store, redact, vars, runs, log });
-  const usage = await measureUsage({ vars, runs, log });
-  if (usage.note) notes.push(usage.note);
-  const append = await measureAppendReindex({
-    ctx,
-    store,
-    redact,
-    agents: capture.agents,
-    seed: options.seed,
-    restore: run.restore,
-    log,
-  });
-  notes.push(...append.notes);
-  return { capture, noop, search, cli, rg, show, usage, append };
+  if (has("cli") || has("show")) {
+    const bundle = await bundleAsInstalled(log);
+    if (bundle !== "built") notes.push(`search and show ran from their sources: ${bundle}`);
+    if (has("cli")) {
+      const rare = rareTerms(manifest);
+      m.cli = await measureSearchCommand({ vars, work: run.work, rare, runs, bundle, log });
+    }
+  }
+  if (has("show")) m.show = await measureShow({ store, redact, vars, runs, log });
+  if (has("status")) m.status = await measureStatus({ vars, runs, log });
+  if (has("usage")) {
+    m.usage = await measureUsage({ vars, runs, log });
+    if (m.usage.note) notes.push(m.usage.note);
+  }
+}
+
+function rareTerms(manifest: CorpusManifest): string[] {
+  return manifest.terms.filter((t) => t.class === "rare").map((t) => t.term);
 }
 
 /**
@@ -235,66 +442,60 @@ async function measureInProcess(
  * adversarial searches, a watcher's backlog, a migration, the upgrade from the previous release,
  * relevance, the huge line, and the CPU profile when asked for.
  */
-async function measureInChildren(
-  run: Run,
-): Promise<
-  & Pick<
-    Measured,
-    | "captureRss"
-    | "mcp"
-    | "team"
-    | "adversarial"
-    | "watch"
-    | "migration"
-    | "upgrade"
-    | "relevance"
-    | "huge"
-  >
-  & { profile: BenchReport["profile"] }
-> {
-  const { options, log, work, dirs, vars, store, notes } = run;
+async function measureInChildren(run: Run, m: Families): Promise<void> {
+  const { options, log, work, dirs, vars, store, manifest, notes, has } = run;
   const historyDb = run.ctx.paths.historyDb;
-  const captureRss = await measureCaptureRss(vars, work, log);
-  const mcp = await mcpSearch(run);
-  const terms = indexedTerms(run.manifest);
-  const team = await measureTeam({ store, vars, work, terms, rounds: options.rounds, log });
-  notes.push(...team.notes);
-  const adversarial = await measureAdversarial({ vars, historyDb, log });
-  notes.push(...adversarial.notes);
-  const watch = await measureWatchBacklog(vars, work, options.captureRounds, log);
-  if (watch.ratio === null) notes.push("reindex --watch did not capture the whole corpus");
-  store.db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
-  const migration = await measureMigration(vars, work, historyDb, log);
-  const upgrade = await measureUpgradeOf({
-    ...dirs,
-    size: options.upgradeSize,
-    seed: options.seed,
-    work,
-    corpusDir: dirs.corpus,
-    corpus: run.manifest,
-    log,
-  });
-  notes.push(...upgrade.notes);
-  const relevance = await relevanceIn(work, options);
-  notes.push(...relevance.notes);
-  if (!options.keep) await Deno.remove(join(work, "relevance"), { recursive: true });
-  const huge = options.hugeLine > 0
-    ? await measureHugeLine({ ...dirs, work, bytes: options.hugeLine, seed: options.seed, log })
-    : null;
-  if (!huge) notes.push("huge_line_peak_rss_mb was not measured (--huge-line 0)");
-  const profile = options.cpuProf ? await profileCapture(options.cpuProf, vars, work, log) : null;
-  return {
-    captureRss,
-    mcp,
-    team,
-    adversarial,
-    watch,
-    migration,
-    upgrade: upgrade.run,
-    relevance,
-    huge,
-    profile,
-  };
+  if (store && manifest && has("mcp")) m.mcp = await mcpSearch(run, manifest);
+  if (store && manifest && has("team")) {
+    const terms = indexedTerms(manifest);
+    m.team = await measureTeam({ store, vars, work, terms, rounds: options.rounds, log });
+    notes.push(...m.team.notes);
+  }
+  if (store && has("adversarial")) {
+    m.adversarial = await measureAdversarial({ vars, historyDb, log });
+    notes.push(...m.adversarial.notes);
+  }
+  if (manifest && has("watch")) {
+    m.watch = await measureWatchBacklog(vars, work, options.captureRounds, log);
+    if (m.watch.ratio === null) notes.push("reindex --watch did not capture the whole corpus");
+  }
+  if (manifest && has("rss")) {
+    // The watch part's plain reindex is the same capture from empty: its peak serves.
+    const shared = m.watch?.reindexRss[0];
+    m.captureRss = shared ?? await measureCaptureRss(vars, work, log);
+    if (shared) log("capture's peak RSS: the watch part's first reindex from empty");
+  }
+  if (store && has("migration")) {
+    store.db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    m.migration = await measureMigration(vars, work, historyDb, log);
+  }
+  if (has("upgrade")) {
+    const upgrade = await measureUpgradeOf({
+      ...dirs,
+      size: options.upgradeSize,
+      seed: options.seed,
+      work,
+      corpusDir: dirs.corpus,
+      corpus: manifest,
+      log,
+    });
+    notes.push(...upgrade.notes);
+    m.upgrade = upgrade.run;
+  }
+  if (has("relevance")) {
+    m.relevance = await relevanceIn(work, options);
+    notes.push(...m.relevance.notes);
+    if (!options.keep) await Deno.remove(join(work, "relevance"), { recursive: true });
+  }
+  if (has("huge")) {
+    m.huge = options.hugeLine > 0
+      ? await measureHugeLine({ ...dirs, work, bytes: options.hugeLine, seed: options.seed, log })
+      : null;
+    if (!m.huge) notes.push("huge_line_peak_rss_mb was not measured (--huge-line 0)");
+  }
+  if (options.cpuProf && manifest) {
+    m.profile = await profileCapture(options.cpuProf, vars, work, log);
+  }
 }
 
 /** The planted terms the index answers (every class but symbols). */
@@ -303,8 +504,8 @@ function indexedTerms(manifest: CorpusManifest): string[] {
 }
 
 /** Searches over an open MCP session, as an agent makes them, with what went wrong in notes. */
-async function mcpSearch(run: Run): Promise<McpSearchReport> {
-  const { options, manifest, notes } = run;
+async function mcpSearch(run: Run, manifest: CorpusManifest): Promise<McpSearchReport> {
+  const { options, notes } = run;
   run.log(
     `MCP search_history over stdio: ${manifest.terms.length} terms × ${options.rounds} rounds`,
   );
@@ -333,10 +534,14 @@ async function runRelevanceAlone(options: BenchOptions): Promise<RelevanceReport
   const work = options.keep
     ? resolve(options.keep)
     : await Deno.makeTempDir({ prefix: "logbook-bench-" });
+  options.log(`work folder: ${work}${options.keep ? " (kept)" : ""}`);
+  const cleanUp = () => cleanWork(work, [], options.keep !== null);
+  const forgetCleanUp = onStop("the work folder", cleanUp);
   try {
     return await relevanceIn(work, options);
   } finally {
-    if (!options.keep) await Deno.remove(work, { recursive: true }).catch(() => {});
+    cleanUp();
+    forgetCleanUp();
   }
 }
 
@@ -363,8 +568,15 @@ through the real engine and prints, in one run: capture throughput against a bar
 no-op and append reindex, search latency (in-process and the command end to end) against rg,
 the first page of show, peak memory capturing and rebuilding a huge single-line transcript, the
 store's size, how fast reindex --watch drains the corpus against reindex, how a store the
-previous release captured answers once this build upgraded it, against a fresh capture, and how
-well search finds facts planted in known conversations again (bench/_relevance.ts).
+previous release captured answers once this build upgraded it, against a fresh capture, how
+well search finds facts planted in known conversations again (bench/_relevance.ts), and what a
+person waits for: status, /api/status, reindex --rebuild, forget of a conversation.
+
+Before it starts it says how much disk it needs (the corpus, the store at 1.3× the source, a WAL
+allowance, and the largest of what one part makes and removes again) and refuses, exit 2, when
+the work folder's file system has less free. Stopped (Ctrl-C, SIGTERM), it kills what it started,
+truncates the corpus files it appended to and removes its work folder (with --keep, what it made
+beside the corpus and the store).
 
 Options:
   --size SIZE        corpus size, e.g. 20MB, 200MB (default 200MB; MB is 10^6 bytes)
@@ -376,14 +588,23 @@ Options:
   --rounds N         timed passes over the search query set (default 5)
   --cli-runs N       timed runs of the search command and of rg per term (default 7)
   --capture-rounds N captures from empty, alternating with as many FTS ceilings, and as many
-                     reindex and reindex --watch runs; the figures are the medians (default 3)
+                     reindex and reindex --watch runs; the figures are the medians (default 3,
+                     1 from 1GB: each round is a capture of the whole corpus or more)
   --cpu-prof DIR     also profile a capture with the reindex command and summarise where time goes
   --upgrade-size SIZE the corpus of the upgrade from the previous release (default: --size, at most
                      20MB; 0 skips it)
   --relevance-size SIZE the corpus the relevance benchmark plants its facts in (default ${RELEVANCE_DEFAULT})
-  --only relevance   run only the relevance benchmark (its corpus, captures and queries); with
-                     --keep DIR it works in DIR/relevance
+  --only PART,…      measure only these parts (below); the others' figures are null, and the
+                     report says "not measured (--only)". The store is captured once for the
+                     parts that need it. --only relevance alone prints only its figures, and
+                     with --keep DIR works in DIR/relevance
+  --dry-run          say what would run and the disk it needs, and exit (2 when it is not free)
   -h, --help         show this help
+
+Parts, in the order they run, and what each costs. C is one capture of the corpus from empty:
+28 MB/s on the 2-core reference machine in a quiet hour (about 6 min at 10GB), five times slower
+under a load of 9. The first capture makes the store, once for every part that reads it.
+${partsHelp()}
 
 Figures: capture_mb_s and fts_ceiling_mb_s are MB of captured source per second; search_*_ms
 cover every planted term the index answers (CJK words inside a sentence too) alone and with
@@ -405,7 +626,13 @@ huge line's store. mcp_search_ms is the p50 of search_history calls over one ope
 session (the SDK's client over stdio), every term, all projects. push_mb_s is logbook push end to
 end into a local PostgreSQL (MB of the raw transcript of the records it sent, as it reports them,
 per second); team_search_ms the p50 of search --team end to end (the command: start-up, connecting,
-searching) after the corpus was pushed from two machines.
+searching) after the corpus was pushed from two machines. empty_script_ms is an empty script run
+with search's flags, right after each search command (the floor any command starts from), and
+search_cli_own_ms the median of each search command's time less the empty script's beside it.
+status_cli_ms is status --json end to end, api_status_ms the median of /api/status answered by a
+dashboard process already running. rebuild_ms is reindex --rebuild of the bench's store end to
+end, rebuild_peak_rss_mb its peak RSS; forget_cli_ms is forget --yes of the store's longest
+conversation end to end (once, after every other part: it changes the store).
 migrate_mb_s is the store's raw bytes over the time migration 0008 (the CJK
 index, in batches) adds to a no-op reindex of a copy of the store written as before it, and
 migration_peak_rss_mb that reindex's peak RSS. upgrade_terms_differing is the number of terms
@@ -444,11 +671,12 @@ export async function main(args: string[]): Promise<number> {
         "huge-line": { type: "string", default: HUGE_DEFAULT },
         rounds: { type: "string", default: "5" },
         "cli-runs": { type: "string", default: "7" },
-        "capture-rounds": { type: "string", default: "3" },
+        "capture-rounds": { type: "string" },
         "cpu-prof": { type: "string" },
         "upgrade-size": { type: "string" },
         "relevance-size": { type: "string", default: RELEVANCE_DEFAULT },
         only: { type: "string" },
+        "dry-run": { type: "boolean" },
         help: { type: "boolean", short: "h" },
       },
     }));
@@ -463,30 +691,57 @@ export async function main(args: string[]): Promise<number> {
   let options: BenchOptions;
   try {
     options = benchOptions(values);
-    if (values.only !== undefined && values.only !== "relevance") {
-      throw new RangeError(`Expected --only relevance: got "${values.only}"`);
-    }
   } catch (err) {
     if (!(err instanceof RangeError)) throw err;
     console.error(`error: ${err.message}\nRun with --help for usage.`);
     return 2;
   }
-  const { report, human } = values.only === "relevance"
-    ? await runRelevanceAlone(options).then((report) => ({
-      report,
-      human: () => formatRelevanceAlone(report, options),
-    }))
-    : await runBench(options).then((report) => ({
-      report,
-      human: () => formatReport(report, options),
-    }));
-  if (values.json) {
-    for (const note of report.notes) console.error(`note: ${note}`);
-    console.log(JSON.stringify(report.figures));
-  } else {
-    console.log(human());
+  const plan = runDiskPlan(options);
+  const free = await freeBytes(plan.dir);
+  const planText = diskText(plan, free);
+  if (values["dry-run"]) {
+    console.log(`parts: ${options.parts.join(", ")}\n${planText}`);
+  } else options.log(planText);
+  if (free !== null && free < plan.needed) {
+    console.error(
+      `error: Not enough free disk in "${plan.dir}" for this run: it needs ` +
+        `${formatBytes(plan.needed)}, ${formatBytes(free)} are free`,
+    );
+    return 2;
   }
-  return 0;
+  if (values["dry-run"]) return 0;
+  const stopListening = stopOnSignals(options.log);
+  try {
+    const alone = options.parts.length === 1 && options.parts[0] === "relevance";
+    const { report, human } = alone
+      ? await runRelevanceAlone(options).then((report) => ({
+        report,
+        human: () => formatRelevanceAlone(report, options),
+      }))
+      : await runBench(options).then((report) => ({
+        report,
+        human: () => formatReport(report, options),
+      }));
+    if (values.json) {
+      for (const note of report.notes) console.error(`note: ${note}`);
+      console.log(JSON.stringify(report.figures));
+    } else {
+      console.log(human());
+    }
+    return 0;
+  } finally {
+    stopListening();
+  }
+}
+
+/** The disk plan in words: what it needs, for what, and what is free. */
+function diskText(plan: DiskPlan & { dir: string }, free: number | null): string {
+  const items = [...plan.stays, ...(plan.largest ? [plan.largest] : [])]
+    .map((item) => `${item.what} ${formatBytes(item.bytes)}`);
+  return `disk: needs ${formatBytes(plan.needed)} in ${plan.dir} (${
+    items.join(", ") || "nothing"
+  }); ` +
+    (free === null ? "df could not say how much is free" : `${formatBytes(free)} free`);
 }
 
 /** The options of a run from the command line's values; a RangeError for a bad one. */
@@ -497,10 +752,11 @@ function benchOptions(values: {
   "huge-line": string;
   rounds: string;
   "cli-runs": string;
-  "capture-rounds": string;
+  "capture-rounds"?: string | undefined;
   "cpu-prof"?: string | undefined;
   "upgrade-size"?: string | undefined;
   "relevance-size": string;
+  only?: string | undefined;
 }): BenchOptions {
   const count = (name: string, text: string) => {
     const n = Number(text);
@@ -511,6 +767,7 @@ function benchOptions(values: {
   };
   const started = performance.now();
   const size = parseSize(values.size);
+  const captureRounds = values["capture-rounds"];
   return {
     size,
     seed: values.seed === undefined ? DEFAULT_SEED : count("seed", values.seed),
@@ -518,12 +775,15 @@ function benchOptions(values: {
     hugeLine: parseSize(values["huge-line"]),
     rounds: count("rounds", values.rounds),
     cliRuns: count("cli-runs", values["cli-runs"]),
-    captureRounds: count("capture-rounds", values["capture-rounds"]),
+    captureRounds: captureRounds === undefined
+      ? (size >= LARGE ? 1 : 3)
+      : count("capture-rounds", captureRounds),
     cpuProf: values["cpu-prof"] ?? null,
     upgradeSize: values["upgrade-size"] === undefined
       ? Math.min(size, UPGRADE_DEFAULT)
       : parseSize(values["upgrade-size"]),
     relevanceSize: parseSize(values["relevance-size"]),
+    parts: values.only === undefined ? [...PART_NAMES] : parseParts(values.only),
     log: (message) =>
       console.error(`[bench ${((performance.now() - started) / 1000).toFixed(1)}s] ${message}`),
   };

@@ -1,0 +1,105 @@
+// The parts of a benchmark run, which `--only` selects: what each needs (the store the first
+// capture makes, or only the generated corpus), what it costs, and the order they run in.
+
+/** What a part needs before it can run. */
+export type Needs = "store" | "corpus" | "nothing";
+
+/** One part of a run. */
+export interface PartSpec {
+  name: string;
+  needs: Needs;
+  /** What it runs and costs, for --help ("C" is one capture of the corpus from empty). */
+  cost: string;
+}
+
+/** Every part, in the order a run measures them (the ones that change the store come last). */
+export const PARTS = [
+  {
+    name: "capture",
+    needs: "store",
+    cost: "C per --capture-rounds, as many FTS ceilings (~0.6 C each), then about 1.5 C more " +
+      "(the store's FTS settings, raw inserts, line phases)",
+  },
+  { name: "noop", needs: "store", cost: "5 no-op reindexes" },
+  { name: "search", needs: "store", cost: "every planted term × 6 filters × --rounds, in-process" },
+  { name: "cli", needs: "store", cost: "search command, --help and an empty script × --cli-runs" },
+  {
+    name: "rg",
+    needs: "corpus",
+    cost: "rg over the corpus, every term × --cli-runs (× 3 from 1GB), each reading all of it",
+  },
+  { name: "show", needs: "store", cost: "show of the longest conversation × --cli-runs" },
+  { name: "usage", needs: "store", cost: "usage daily (and ccusage if installed) × --cli-runs" },
+  { name: "status", needs: "store", cost: "status command and /api/status × --cli-runs" },
+  { name: "append", needs: "store", cost: "3 MB appended (truncated back after), 3 reindexes" },
+  { name: "rss", needs: "corpus", cost: "C in a child (shared with watch's first round)" },
+  { name: "mcp", needs: "store", cost: "every term × --rounds over one MCP session" },
+  {
+    name: "team",
+    needs: "store",
+    cost: "the store pushed twice into PostgreSQL, then searched (push ran at 3.1 MB/s at " +
+      "200MB: about 2 h at 10GB)",
+  },
+  { name: "adversarial", needs: "store", cost: "11 searches × 3, each stopped by its budget" },
+  { name: "watch", needs: "corpus", cost: "2 C per --capture-rounds (reindex, reindex --watch)" },
+  {
+    name: "migration",
+    needs: "store",
+    cost: "a copy of the store, migration 0008 over it (3.9 MB/s at 200MB: about 45 min at 10GB)",
+  },
+  {
+    name: "upgrade",
+    needs: "nothing",
+    cost: "3 captures of the --upgrade-size corpus (the bench's own when the sizes match)",
+  },
+  { name: "relevance", needs: "nothing", cost: "2 captures of the --relevance-size corpus" },
+  { name: "huge", needs: "nothing", cost: "a --huge-line line written, captured, rebuilt" },
+  { name: "rebuild", needs: "store", cost: "reindex --rebuild of the store (1.6 C at 200MB)" },
+  { name: "forget", needs: "store", cost: "forget of the longest conversation, once" },
+] as const satisfies readonly PartSpec[];
+
+export type Part = typeof PARTS[number]["name"];
+
+/** Every part's name, in run order. */
+export const PART_NAMES: readonly Part[] = PARTS.map((p) => p.name);
+
+/** The parts `--only` names (comma-separated), in run order; a RangeError for an unknown one. */
+export function parseParts(text: string): Part[] {
+  const asked = text.split(",").map((s) => s.trim()).filter(Boolean);
+  if (!asked.length) throw new RangeError(`Expected parts after --only: got "${text}"`);
+  for (const name of asked) {
+    if (!(PART_NAMES as readonly string[]).includes(name)) {
+      throw new RangeError(
+        `Unknown part "${name}" in --only: expected some of ${PART_NAMES.join(", ")}`,
+      );
+    }
+  }
+  return PART_NAMES.filter((name) => asked.includes(name));
+}
+
+/**
+ * What the selected parts need: the store, only the corpus, or neither. The upgrade runs on the
+ * bench's corpus when it is of the upgrade's size.
+ */
+export function needsOf(
+  parts: readonly Part[],
+  sizes: { size: number; upgradeSize: number },
+): Needs {
+  const needs = new Set(parts.map((name) => PARTS.find((p) => p.name === name)!.needs));
+  if (parts.includes("upgrade") && sizes.upgradeSize === sizes.size) needs.add("corpus");
+  return needs.has("store") ? "store" : needs.has("corpus") ? "corpus" : "nothing";
+}
+
+/** The parts' lines of --help: name, then cost, wrapped within `columns`. */
+export function partsHelp(columns = 100): string {
+  const width = Math.max(...PART_NAMES.map((n) => n.length));
+  const indent = " ".repeat(width + 4);
+  return PARTS.map((p) => {
+    const lines = [`  ${p.name.padEnd(width)} `];
+    for (const word of p.cost.split(" ")) {
+      if (lines.at(-1)!.length + 1 + word.length > columns) lines.push(indent.slice(1));
+      lines[lines.length - 1] += ` ${word}`;
+    }
+    return lines.join("\n");
+  }).join("\n");
+}

@@ -1,0 +1,21 @@
+// The parts `--only` selects (bench/_parts.ts): named in any order, run in the bench's order,
+// and what they need of the run.
+
+import assert from "node:assert/strict";
+import { needsOf, parseParts, PART_NAMES } from "../../bench/_parts.ts";
+
+Deno.test("parseParts() keeps the bench's order and refuses a part it does not know", () => {
+  assert.deepEqual(parseParts("forget, search,capture"), ["capture", "search", "forget"]);
+  assert.deepEqual(parseParts(PART_NAMES.join(",")), PART_NAMES);
+  assert.throws(() => parseParts("search,nope"), RangeError);
+  assert.throws(() => parseParts(" , "), RangeError);
+});
+
+Deno.test("needsOf() makes the store only for parts that read it, the corpus for those that read files", () => {
+  const sizes = { size: 200e6, upgradeSize: 20e6 };
+  assert.equal(needsOf(["search", "huge"], sizes), "store");
+  assert.equal(needsOf(["rg", "watch"], sizes), "corpus");
+  assert.equal(needsOf(["relevance", "huge", "upgrade"], sizes), "nothing");
+  // The upgrade runs on the bench's own corpus when it is of the upgrade's size.
+  assert.equal(needsOf(["upgrade"], { size: 20e6, upgradeSize: 20e6 }), "corpus");
+});

@@ -1,0 +1,156 @@
+// bench/run.ts as a person runs it: `--only` measures the parts named and leaves every other
+// figure null, the disk a run needs is said up front and a run without it is refused, and a
+// stopped run leaves nothing behind (its work folder gone, the corpus files it appended to cut
+// back).
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { FIGURE_KEYS, FIGURE_PARTS } from "../../bench/_figures.ts";
+import { treeBytes } from "../../bench/_util.ts";
+import { removeDir, tempDir } from "../_helpers.ts";
+import { benchCommand, benchJson, logUntil } from "./_bench_json.ts";
+
+/** Runs the bench with `args` to its end; its exit code, stdout and stderr. */
+async function bench(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const output = await benchCommand(args).output();
+  const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
+  return { code: output.code, stdout: decode(output.stdout), stderr: decode(output.stderr) };
+}
+
+Deno.test("bench --only search,cli,status,forget measures those parts and prints null for the rest", async () => {
+  const dir = await tempDir("logbook-bench-only-");
+  try {
+    const { figures, stderr } = await benchJson([
+      "--size",
+      "2MB",
+      "--only",
+      "search,cli,status,forget",
+      "--json",
+      "--rounds",
+      "1",
+      "--cli-runs",
+      "2",
+      "--keep",
+      dir,
+    ]);
+    assert.deepEqual(Object.keys(figures), [...FIGURE_KEYS]);
+    const measured = ["search", "cli", "status", "forget"];
+    for (const key of FIGURE_KEYS) {
+      const value = figures[key];
+      if (FIGURE_PARTS[key].every((part) => measured.includes(part))) {
+        assert.ok(typeof value === "number" && Number.isFinite(value), `${key}: ${value}`);
+      } else {
+        assert.equal(value, null, key);
+      }
+    }
+    // The search command's own cost is its time less the empty script's run beside it.
+    assert.ok(figures.empty_script_ms! > 0);
+    assert.ok(figures.search_cli_own_ms! < figures.search_cli_ms!);
+    assert.match(stderr, /note: not measured \(--only\): capture, noop, rg, show, usage,/);
+    // The store was captured once, by a plain capture: no ceilings, no scratch stores.
+    assert.equal(stderr.match(/capture from empty/g)?.length, 1, stderr);
+    assert.doesNotMatch(stderr, /FTS ceiling/);
+  } finally {
+    await removeDir(dir);
+  }
+});
+
+Deno.test("bench --only with a part it does not know is a usage error (exit 2) naming the parts", async () => {
+  const { code, stderr } = await bench(["--only", "search,serach"]);
+  assert.equal(code, 2);
+  assert.match(stderr, /error: Unknown part "serach" in --only: expected some of capture, noop,/);
+});
+
+Deno.test("bench says up front how much disk it needs and refuses (exit 2) when it is not free", async (t) => {
+  await t.step("--dry-run at 10GB: the parts and the disk, and nothing run", async () => {
+    const { code, stdout, stderr } = await bench([
+      "--size",
+      "10GB",
+      "--only",
+      "search,rg",
+      "--dry-run",
+    ]);
+    // Refused only on a machine with less free than the plan needs.
+    if (code !== 0) assert.match(stderr, /error: Not enough free disk in "/);
+    assert.ok(code === 0 || code === 2, String(code));
+    assert.match(stdout, /^parts: search, rg\n/);
+    assert.match(
+      stdout,
+      /disk: needs 23\.26 GB in \S+ \(the corpus 10\.00 GB, the store 13\.00 GB, its WAL 256\.0 MB\)/,
+    );
+  });
+
+  await t.step("a run needing more than is free is refused before it makes anything", async () => {
+    const { code, stdout, stderr } = await bench(["--size", "9000GB", "--json"]);
+    assert.equal(code, 2);
+    assert.equal(stdout, "");
+    assert.match(
+      stderr,
+      /error: Not enough free disk in "[^"]+" for this run: it needs [\d.]+ GB, [\d.]+ [kMG]?B are free\n/,
+    );
+    assert.doesNotMatch(stderr, /generating|work folder/);
+  });
+});
+
+Deno.test("a bench stopped by SIGINT removes its work folder", async () => {
+  const child = benchCommand(["--size", "2MB", "--only", "search", "--rounds", "1"]).spawn();
+  const log = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
+  try {
+    const started = await logUntil(log, /capture from empty/);
+    const work = /work folder: (\S+)/.exec(started)![1]!;
+    assert.ok(Deno.statSync(join(work, "corpus")).isDirectory);
+    child.kill("SIGINT");
+    const text = await logUntil(log, /stopped \(SIGINT\)/, started);
+    assert.equal((await child.status).code, 130, text);
+    assert.throws(() => Deno.statSync(work), Deno.errors.NotFound);
+  } finally {
+    await log.cancel();
+    await child.stdout.cancel();
+  }
+});
+
+Deno.test("a bench stopped while it generates its corpus stops at once and leaves nothing", async () => {
+  const child = benchCommand(["--size", "200MB", "--only", "rg"]).spawn();
+  const log = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
+  try {
+    const started = await logUntil(log, /generating a 200\.0 MB corpus/);
+    const work = /work folder: (\S+)/.exec(started)![1]!;
+    child.kill("SIGINT");
+    const text = await logUntil(log, /stopped \(SIGINT\)/, started);
+    assert.equal((await child.status).code, 130, text);
+    // The generator was stopped, not waited for.
+    assert.doesNotMatch(text, /corpus: [\d.]+ MB in/);
+    assert.throws(() => Deno.statSync(work), Deno.errors.NotFound);
+  } finally {
+    await log.cancel();
+    await child.stdout.cancel();
+  }
+});
+
+Deno.test("a kept bench stopped by SIGTERM while appending cuts the corpus files back and keeps the corpus", async () => {
+  const dir = await tempDir("logbook-bench-stop-");
+  const child = benchCommand([
+    "--size",
+    "2MB",
+    "--only",
+    "append",
+    "--keep",
+    dir,
+  ]).spawn();
+  const log = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
+  try {
+    const text = await logUntil(log, /append 1 MB to one file/);
+    child.kill("SIGTERM");
+    assert.equal((await child.status).code, 143, await logUntil(log, /stopped \(SIGTERM\)/, text));
+    const manifest = JSON.parse(Deno.readTextFileSync(join(dir, "corpus", "manifest.json")));
+    assert.equal(treeBytes(join(dir, "corpus", "claude")).bytes, manifest.bytes.claude);
+    assert.deepEqual(
+      [...Deno.readDirSync(dir)].map((e) => e.name).sort(),
+      ["config", "corpus", "data", "home"],
+    );
+  } finally {
+    await log.cancel();
+    await child.stdout.cancel();
+    await removeDir(dir);
+  }
+});
