@@ -256,8 +256,11 @@ Deno.test("bench/run.ts -- --size 2MB --json (as `deno task bench -- …` passes
         assert.ok(value === null || typeof value === "number", key);
       } else {
         assert.ok(typeof value === "number" && Number.isFinite(value), `${key}: ${value}`);
-        // A cost against the build before may be below zero (a faster capture, a smaller store).
-        if (!againstBaseline.test(key)) assert.ok(value >= 0, `${key}: ${value}`);
+        // A cost against the build before may be below zero (a faster capture, a smaller store),
+        // and so may a difference of two timed runs (search less the empty script beside it).
+        if (!againstBaseline.test(key) && key !== "search_cli_own_ms") {
+          assert.ok(value >= 0, `${key}: ${value}`);
+        }
       }
     }
     assert.match(stderr, /\[bench [\d.]+s\] capture from empty/);
