@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { captureWorld, makeWorld, withStore, type World } from "../../_helpers.ts";
 import { PriceBook } from "../../../lib/usage/prices.ts";
-import { usageReport } from "../../../lib/usage/report.ts";
+import { PERIODS, type UsageQuery, usageReport } from "../../../lib/usage/report.ts";
 
 const SESSION = "7c1e2d3f-4a5b-4c6d-8e9f-0a1b2c3d4e5f";
 
@@ -157,6 +157,143 @@ Deno.test("blocks are five hours from the hour of their first call; the running 
         now: Date.parse("2026-11-30T20:00:00.000Z"),
       });
       assert.equal(later.active, null, "ended at 20:00");
+    });
+  } finally {
+    await world.cleanup();
+  }
+});
+
+/** A Claude Code session with one call at each of `calls` (ISO time, model, input tokens). */
+async function placeCalls(world: World, calls: [string, string, number][]) {
+  const dir = join(world.claude, "projects", "-home-u-app");
+  await Deno.mkdir(dir, { recursive: true });
+  const lines = calls.map(([timestamp, model, input], i) =>
+    JSON.stringify({
+      type: "assistant",
+      uuid: `b${i}`,
+      parentUuid: null,
+      sessionId: SESSION,
+      cwd: "/home/u/app",
+      timestamp,
+      requestId: `req_b${i}`,
+      message: {
+        id: `msg_b${i}`,
+        role: "assistant",
+        model,
+        content: [{ type: "text", text: `Reply ${i}.` }],
+        usage: {
+          input_tokens: input,
+          output_tokens: 100 + i,
+          cache_creation_input_tokens: 1_000,
+          cache_read_input_tokens: 10_000 * i,
+        },
+      },
+    })
+  );
+  await Deno.writeTextFile(join(dir, `${SESSION}.jsonl`), lines.join("\n") + "\n");
+}
+
+/** Equal, with costs equal to a billionth (sums are priced per group, in another order). */
+function assertSameReport(actual: unknown, expected: unknown, path = ""): void {
+  if (typeof actual === "number" && typeof expected === "number") {
+    assert.ok(
+      Math.abs(actual - expected) <= 1e-9 * Math.max(1, Math.abs(expected)),
+      `${path}: ${actual} against ${expected}`,
+    );
+  } else if (actual && expected && typeof actual === "object" && typeof expected === "object") {
+    const keys = new Set([...Object.keys(actual), ...Object.keys(expected)]);
+    for (const key of keys) {
+      assertSameReport(
+        (actual as Record<string, unknown>)[key],
+        (expected as Record<string, unknown>)[key],
+        `${path}.${key}`,
+      );
+    }
+  } else assert.equal(actual, expected, path);
+}
+
+Deno.test("the quarter-hour sums give the report the calls give, in zones with DST and 15-minute offsets", async () => {
+  const world = await makeWorld({ fixtures: ["codex", "opencode"] });
+  try {
+    // Around New York's and Lord Howe's changes, Kathmandu's midnight (18:15 UTC), a call of
+    // over 200,000 input tokens beside small ones, and a model without a price.
+    const times = [
+      "2026-03-08T06:59:59.000Z",
+      "2026-03-08T07:00:00.000Z",
+      "2026-04-04T14:59:00.000Z",
+      "2026-04-04T15:01:00.000Z",
+      "2026-11-01T05:50:00.000Z",
+      "2026-11-01T06:10:00.000Z",
+      "2026-11-02T18:14:59.999Z",
+      "2026-11-02T18:15:00.000Z",
+      "2026-11-02T18:20:00.000Z",
+      "2026-11-02T23:59:00.000Z",
+      "2026-11-03T04:30:00.000Z",
+    ];
+    await placeCalls(
+      world,
+      times.map((t, i) => [
+        t,
+        i % 4 === 3 ? "claude-opus-9-9" : "claude-sonnet-4-5-20250929",
+        i === 7 ? 250_000 : 1_000 * (i + 1),
+      ]),
+    );
+    await captureWorld(world);
+    withStore(world, (store) => {
+      const queries: UsageQuery[] = [];
+      for (const timeZone of ["UTC", "Asia/Kathmandu", "America/New_York", "Australia/Lord_Howe"]) {
+        for (const period of PERIODS) {
+          for (
+            const extra of [
+              {},
+              { breakdown: true },
+              { breakdown: true, by: "agent" as const },
+              {
+                since: Date.parse("2026-11-01T06:05:00.123Z"),
+                until: Date.parse("2026-11-02T18:17:00.000Z"),
+              },
+              { agent: "claude", model: "claude-sonnet-4-5-20250929" },
+              { project: "/home/u/app" },
+              { day: "2026-11-02" },
+            ]
+          ) {
+            queries.push({ period, timeZone, now: Date.parse("2026-11-03T06:00:00Z"), ...extra });
+          }
+        }
+      }
+      const fromSums = queries.map((q) => usageReport(store, q));
+      // Each call on its local day, as Intl tells it one at a time.
+      for (const timeZone of ["UTC", "Asia/Kathmandu", "America/New_York", "Australia/Lord_Howe"]) {
+        const format = new Intl.DateTimeFormat("en-CA", { timeZone });
+        const expected = new Map<string, number>();
+        for (const t of times) {
+          const day = format.format(Date.parse(t));
+          expected.set(day, (expected.get(day) ?? 0) + 1);
+        }
+        const daily = usageReport(store, { period: "daily", timeZone, agent: "claude" });
+        assert.deepEqual(daily.lines.map((l) => [l.key, l.calls]), [...expected], timeZone);
+      }
+      assert.ok(fromSums.some((r) => r.lines.length > 5));
+      // The same store read from its calls: as while the sums are being filled.
+      store.db.exec("INSERT INTO usage_quarters_fill (after) VALUES (0)");
+      queries.forEach((q, i) =>
+        assertSameReport(fromSums[i], usageReport(store, q), JSON.stringify(q))
+      );
+    });
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("a report reads the quarter-hour sums, not every call", async () => {
+  const world = await makeWorld();
+  try {
+    await placeCalls(world, [["2026-11-02T12:00:00.000Z", "claude-sonnet-4-5", 1_000]]);
+    await captureWorld(world);
+    withStore(world, (store) => {
+      store.db.exec("UPDATE usage_quarters SET input = 7, calls = 5");
+      const report = usageReport(store, { period: "daily", timeZone: "UTC" });
+      assert.deepEqual([report.totals.input, report.totals.calls], [7, 5]);
     });
   } finally {
     await world.cleanup();
