@@ -1,29 +1,31 @@
-#!/usr/bin/env -S deno run --v8-flags=--expose-gc,--max-semi-space-size=1 -R -W -E
 // `usage`: what your agents used and cost, per day, week, month, session or project, answered
 // from the store's `usage` table (filled by capture), so it covers history the agents deleted.
+// This is the command; `commands/usage.ts` runs it, from its bundle while that is fresh
+// (commands/_launch.ts).
 
-import { loadContext, openStore } from "../lib/context.ts";
-import type { Env } from "../lib/env.ts";
-import { AGENTS } from "../lib/agents.ts";
-import { formatCount, oneOf } from "../lib/format.ts";
-import { projectOfUserPath } from "../lib/paths.ts";
-import { safeJson } from "../lib/safe_json.ts";
-import { PriceBook, PRICES_AS_OF } from "../lib/usage/prices.ts";
+import { loadContext, openStore } from "../../lib/context.ts";
+import type { Env } from "../../lib/env.ts";
+import { AGENTS } from "../../lib/agents.ts";
+import { formatCount, oneOf } from "../../lib/format.ts";
+import { projectOfUserPath } from "../../lib/paths.ts";
+import { safeJson } from "../../lib/safe_json.ts";
+import { PriceBook, PRICES_AS_OF } from "../../lib/usage/prices.ts";
 import {
   type ActiveBlock,
   isTimeZone,
+  localTimeZone,
   type Period,
   PERIODS,
   type UsageLine,
   type UsageReport,
   usageReport,
   type UsageTotals,
-} from "../lib/usage/report.ts";
-import { parseWhen } from "../lib/when.ts";
-import { defineCommand, EXIT, run, shared, UsageError } from "./_command.ts";
-import { type Io, stdio, styler } from "./_terminal/io.ts";
-import { safeIo } from "./_terminal/safe_io.ts";
-import { terminalColumns, wrapText } from "./_terminal/wrap.ts";
+} from "../../lib/usage/report.ts";
+import { parseWhen } from "../../lib/when.ts";
+import { defineCommand, EXIT, run, shared, UsageError } from "../_command.ts";
+import { type Io, stdio, styler } from "../_terminal/io.ts";
+import { safeIo } from "../_terminal/safe_io.ts";
+import { terminalColumns, wrapText } from "../_terminal/wrap.ts";
 
 export const spec = defineCommand({
   name: "usage",
@@ -53,6 +55,7 @@ export const spec = defineCommand({
   ],
   maxPositionals: 1,
   permissions: { read: true, write: true, env: true },
+  embed: ["commands/_body/usage.ts"],
 });
 
 /** Runs `usage` with `args`; returns the exit status. */
@@ -72,7 +75,7 @@ export async function main(
         `Option "--agent" expects ${oneOf(AGENTS)}, got "${values.agent}"`,
       );
     }
-    const timeZone = values.tz ?? Intl.DateTimeFormat().resolvedOptions().timeZone;
+    const timeZone = values.tz ?? localTimeZone();
     if (!isTimeZone(timeZone)) {
       throw new UsageError(`Option "--tz" expects a time zone such as UTC, got "${timeZone}"`);
     }
@@ -203,5 +206,3 @@ function money(t: UsageTotals): string {
   if (t.cost === null) return "—";
   return `$${t.cost.toFixed(2)}`;
 }
-
-if (import.meta.main) Deno.exit(await main(Deno.args));
