@@ -85,6 +85,7 @@ class Rebuild {
         -- The sums first: a call removed then finds no sum to sum again (migration 0015).
         DELETE FROM usage_quarters;
         DELETE FROM usage_conversation_quarters;
+        DELETE FROM usage_hours;
         DELETE FROM usage_quarters_fill;
         DELETE FROM usage;
         DELETE FROM record_keys;

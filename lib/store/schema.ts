@@ -85,6 +85,14 @@ export interface Migration {
   readersWait?: boolean;
 }
 
+/** A step of time the usage sums are kept by: its column and its length in ms. */
+export interface SumStep {
+  column: string;
+  ms: number;
+}
+export const QUARTER: SumStep = { column: "quarter", ms: 900_000 };
+export const HOUR: SumStep = { column: "hour", ms: 3_600_000 };
+
 /**
  * Raw tables (`sources`, `records.raw`, `generations`) are kept forever; derived data
  * (`conversations`, `drift`, `fts`, and the derived columns of `records`) can be dropped and
@@ -432,10 +440,11 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   {
     // Derived: the `usage` table summed per quarter hour (a call's time in whole 15-minute steps
-    // from the epoch) by agent, model and tier, and again per conversation, so a report over a
-    // year of history reads thousands of sums instead of every call. A quarter hour lies in one
-    // local day in every time zone (offsets and their changes are whole quarter hours) and in
-    // one five-hour block. `tier` keeps apart what is priced differently: 2 a call whose cost the
+    // from the epoch) by agent, model and tier, again per conversation, and per hour, so a report
+    // over a year of history reads thousands of sums instead of every call. A quarter hour lies in
+    // one local day in every time zone (offsets and their changes are whole quarter hours), an
+    // hour in one local day of most zones (not India's or Nepal's), and each in one five-hour
+    // block. `tier` keeps apart what is priced differently: 2 a call whose cost the
     // agent recorded (`cost` sums those), 1 one whose input, cache included, is over 200,000
     // tokens (long-context prices, lib/usage/prices.ts), 0 the rest. Calls without a time are
     // not summed (reports read them from `usage`). Triggers keep the sums: a call added is
@@ -448,15 +457,16 @@ export const MIGRATIONS: readonly Migration[] = [
     sql: `
       CREATE TABLE usage_quarters_fill (after INTEGER NOT NULL) STRICT;
       INSERT INTO usage_quarters_fill (after) SELECT 0 WHERE EXISTS (SELECT 1 FROM usage);
-      ${usageSums("usage_quarters", [])}
-      ${usageSums("usage_conversation_quarters", ["conversation_id"])}
+      ${usageSums("usage_quarters", [], QUARTER)}
+      ${usageSums("usage_conversation_quarters", ["conversation_id"], QUARTER)}
+      ${usageSums("usage_hours", [], HOUR)}
     `,
   },
 ];
 
-/** SQL for the quarter hour of a `usage` row's time (floored, also before the epoch). */
-export function quarterOf(row: string): string {
-  return `(${row}.ts / 900000 - (${row}.ts % 900000 < 0))`;
+/** SQL for the step (`ms` long) of a `usage` row's time (floored, also before the epoch). */
+export function stepOf(row: string, ms: number): string {
+  return `(${row}.ts / ${ms} - (${row}.ts % ${ms} < 0))`;
 }
 
 /** SQL for a `usage` row's tier (see migration 0015). */
@@ -466,17 +476,18 @@ export function tierOf(row: string): string {
 }
 
 /**
- * A table of `usage` summed per quarter hour, agent, model, tier and `keys`, with its index and
+ * A table of `usage` summed per step of time, agent, model, tier and `keys`, with its index and
  * the triggers that keep it (migration 0015). Keys may be NULL, so groups are matched with IS.
  */
-function usageSums(table: string, keys: string[]): string {
+function usageSums(table: string, keys: string[], step: SumStep): string {
+  const quarterOf = (row: string) => stepOf(row, step.ms);
   const group = (row: string) =>
     [
-      `quarter = ${quarterOf(row)}`,
+      `${step.column} = ${quarterOf(row)}`,
       ...[...keys, "agent", "model"].map((k) => `${k} IS ${row}.${k}`),
       `tier = ${tierOf(row)}`,
     ].join(" AND ");
-  const keyColumns = ["quarter", ...keys, "agent", "model", "tier"].join(", ");
+  const keyColumns = [step.column, ...keys, "agent", "model", "tier"].join(", ");
   const keyValues = (row: string) =>
     [quarterOf(row), ...[...keys, "agent", "model"].map((k) => `${row}.${k}`), tierOf(row)]
       .join(", ");
@@ -488,14 +499,15 @@ function usageSums(table: string, keys: string[]): string {
     SELECT ${keyValues(row)}, count(*), sum(u.input), sum(u.output), sum(u.cache_write),
       sum(u.cache_read), total(u.cost), min(u.ts), max(u.ts)
     FROM usage u
-    WHERE u.ts >= ${quarterOf(row)} * 900000 AND u.ts < ${quarterOf(row)} * 900000 + 900000
+    WHERE u.ts >= ${quarterOf(row)} * ${step.ms}
+      AND u.ts < ${quarterOf(row)} * ${step.ms} + ${step.ms}
       AND ${[...keys, "agent", "model"].map((k) => `u.${k} IS ${row}.${k}`).join(" AND ")}
       AND ${tierOf("u")} = ${tierOf(row)}
       AND u.record_id <= coalesce((SELECT after FROM usage_quarters_fill), 9223372036854775807)
     HAVING count(*) > 0;`;
   return `
     CREATE TABLE ${table} (
-      quarter INTEGER NOT NULL,
+      ${step.column} INTEGER NOT NULL,
       ${keys.map((k) => `${k} INTEGER,`).join("\n")}
       agent TEXT NOT NULL,
       model TEXT,

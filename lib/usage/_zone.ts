@@ -2,7 +2,6 @@
 // store groups calls by local day itself, so a report reads a few hundred sums, not every call.
 
 const DAY_MS = 86_400_000;
-const QUARTER_MS = 900_000;
 
 /** A zone's offsets over a span: `offsets[i]` holds before `changes[i]`, the last after all. */
 export interface ZoneSteps {
@@ -27,11 +26,12 @@ export function zoneSteps(timeZone: string, from: number, to: number): ZoneSteps
 }
 
 /**
- * True when every offset and every change of `steps` falls on a whole quarter hour, so all the
- * calls of a quarter hour share their local day (true of every zone since the 1970s).
+ * True when every offset and every change of `steps` falls on a whole step of `ms` (a quarter hour:
+ * true of every zone since the 1970s; an hour: of most), so all the calls of a step share their
+ * local day.
  */
-export function quarterly(steps: ZoneSteps): boolean {
-  return [...steps.offsets, ...steps.changes].every((ms) => ms % QUARTER_MS === 0);
+export function wholeSteps(steps: ZoneSteps, ms: number): boolean {
+  return [...steps.offsets, ...steps.changes].every((at) => at % ms === 0);
 }
 
 /** SQL for the local day (days since 1970-01-01, local) of the epoch ms `x` (SQL). */

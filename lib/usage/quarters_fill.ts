@@ -1,19 +1,20 @@
-// Sums the calls a store held before migration 0015 into `usage_quarters` and
-// `usage_conversation_quarters`, in batches: each batch one transaction that adds its calls and
+// Sums the calls a store held before migration 0015 into `usage_quarters`,
+// `usage_conversation_quarters` and `usage_hours`, in batches: each batch one transaction that adds its calls and
 // moves `usage_quarters_fill.after` past them, so a capture stopped midway goes on from there.
 // Calls written meanwhile are kept by the tables' triggers once the fill has passed their ids;
 // when the last batch is done the row goes, and reports read the sums.
 
 import type { HistoryStore } from "../store/db.ts";
-import { quarterOf, tierOf } from "../store/schema.ts";
+import { HOUR, QUARTER, stepOf, tierOf } from "../store/schema.ts";
 
 /** Calls a batch sums. */
 const CALLS_PER_BATCH = 2_048;
 
 /** The two tables of sums and the keys each adds to the quarter, agent, model and tier. */
 const TABLES = [
-  { table: "usage_quarters", keys: [] as string[] },
-  { table: "usage_conversation_quarters", keys: ["conversation_id"] },
+  { table: "usage_quarters", keys: [] as string[], step: QUARTER },
+  { table: "usage_conversation_quarters", keys: ["conversation_id"], step: QUARTER },
+  { table: "usage_hours", keys: [] as string[], step: HOUR },
 ];
 
 /** True while calls captured before the sums existed are still to be summed. */
@@ -54,7 +55,7 @@ function fillBatch(store: HistoryStore, batch: number): number | null {
     store.stmt("DELETE FROM usage_quarters_fill").run();
     return null;
   }
-  for (const { table, keys } of TABLES) addCalls(store, table, keys, cursor.after, last);
+  for (const sums of TABLES) addCalls(store, sums, cursor.after, last);
   store.stmt("UPDATE usage_quarters_fill SET after = ?").run(last);
   return ids.length;
 }
@@ -62,14 +63,15 @@ function fillBatch(store: HistoryStore, batch: number): number | null {
 /** Adds the calls with ids in (`after`, `last`] to `table`, group by group. */
 function addCalls(
   store: HistoryStore,
-  table: string,
-  keys: readonly string[],
+  { table, keys, step }: (typeof TABLES)[number],
   after: number,
   last: number,
 ): void {
   const columns = [...keys, "agent", "model"];
   const groups = store.stmt(
-    `SELECT ${quarterOf("u")} AS quarter, ${columns.map((k) => `u.${k} AS ${k}`).join(", ")},
+    `SELECT ${stepOf("u", step.ms)} AS ${step.column}, ${
+      columns.map((k) => `u.${k} AS ${k}`).join(", ")
+    },
        ${tierOf("u")} AS tier, count(*) AS calls, sum(u.input) AS input,
        sum(u.output) AS output, sum(u.cache_write) AS cache_write,
        sum(u.cache_read) AS cache_read, total(u.cost) AS cost, min(u.ts) AS first_ts,
@@ -77,8 +79,10 @@ function addCalls(
      FROM usage u WHERE u.record_id > ? AND u.record_id <= ? AND u.ts IS NOT NULL
      GROUP BY 1, ${columns.map((_, i) => i + 2).join(", ")}, ${columns.length + 2}`,
   ).all(after, last) as Record<string, number | string | null>[];
-  const group = ["quarter = ?", ...columns.map((k) => `${k} IS ?`), "tier = ?"].join(" AND ");
-  const keyColumns = ["quarter", ...columns, "tier"];
+  const group = [`${step.column} = ?`, ...columns.map((k) => `${k} IS ?`), "tier = ?"].join(
+    " AND ",
+  );
+  const keyColumns = [step.column, ...columns, "tier"];
   const create = store.stmt(
     `INSERT INTO ${table} (${keyColumns.join(", ")}, calls, input, output, cache_write,
        cache_read, cost, first_ts, last_ts)

@@ -5,10 +5,10 @@
 // hundred sums are priced here: per model and tier, which prices a call exactly as alone.
 
 import type { HistoryStore } from "../store/db.ts";
-import { tierOf } from "../store/schema.ts";
+import { HOUR, QUARTER, tierOf } from "../store/schema.ts";
 import { PriceBook, type Tokens } from "./prices.ts";
 import { quartersFillPending } from "./quarters_fill.ts";
-import { dateOfDay, dayOfDate, floorDiv, localDaySql, quarterly, zoneSteps } from "./_zone.ts";
+import { dateOfDay, dayOfDate, floorDiv, localDaySql, wholeSteps, zoneSteps } from "./_zone.ts";
 
 /** How a report groups calls. */
 export type Period = "daily" | "weekly" | "monthly" | "session" | "project" | "blocks";
@@ -23,7 +23,6 @@ export const PERIODS: readonly Period[] = [
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 86_400_000;
-const QUARTER_MS = 900_000;
 
 /** How long a billing block lasts: Claude's usage windows are five hours from their first hour. */
 export const BLOCK_MS = 5 * HOUR_MS;
@@ -240,10 +239,21 @@ function groupRows(store: HistoryStore, query: UsageQuery): GroupRow[] {
     hi = Math.min(hi, (day + 1) * DAY_MS + 14 * HOUR_MS);
   }
   const bounded = Number.isFinite(lo) || Number.isFinite(hi);
-  // Whole quarter hours inside [lo, hi) come from the sums, the rest from the calls.
-  const qLo = Number.isFinite(lo) ? Math.ceil(lo / QUARTER_MS) : -Infinity;
-  const qHi = Number.isFinite(hi) ? Math.floor(hi / QUARTER_MS) : Infinity;
-  const summed = quarterly(steps) && qLo < qHi && sumsReady(store);
+  // The sums by the hour where an hour lies in one local day (and always for blocks, which start
+  // on whole hours), by the quarter hour where a quarter does; none in a zone too odd for both.
+  const step =
+    !bySession && (wholeSteps(steps, HOUR.ms) || (query.period === "blocks" && day === null))
+      ? HOUR
+      : QUARTER;
+  const table = bySession
+    ? "usage_conversation_quarters"
+    : step === HOUR
+    ? "usage_hours"
+    : "usage_quarters";
+  // Whole steps inside [lo, hi) come from the sums, the rest from the calls.
+  const qLo = Number.isFinite(lo) ? Math.ceil(lo / step.ms) : -Infinity;
+  const qHi = Number.isFinite(hi) ? Math.floor(hi / step.ms) : Infinity;
+  const summed = wholeSteps(steps, QUARTER.ms) && qLo < qHi && sumsReady(store);
   // Each source: what it reads (its rows as `s`) and which of them, with its arguments.
   const sources: { from: string; where: string[]; args: number[] }[] = [];
   const calls = (where: string[], ...args: number[]) =>
@@ -255,18 +265,18 @@ function groupRows(store: HistoryStore, query: UsageQuery): GroupRow[] {
       args,
     });
   if (summed) {
+    const range = [
+      ...(Number.isFinite(qLo) ? [`${step.column} >= ${qLo}`] : []),
+      ...(Number.isFinite(qHi) ? [`${step.column} < ${qHi}`] : []),
+    ];
     sources.push({
-      from: `(SELECT quarter * ${QUARTER_MS} AS x, * FROM ${
-        bySession ? "usage_conversation_quarters" : "usage_quarters"
-      })`,
-      where: [
-        ...(Number.isFinite(qLo) ? [`s.x >= ${qLo * QUARTER_MS}`] : []),
-        ...(Number.isFinite(qHi) ? [`s.x < ${qHi * QUARTER_MS}`] : []),
-      ],
+      from: `(SELECT ${step.column} * ${step.ms} AS x, * FROM ${table}
+        ${range.length ? `WHERE ${range.join(" AND ")}` : ""})`,
+      where: [],
       args: [],
     });
-    if (Number.isFinite(lo)) calls(["u.ts >= ?", "u.ts < ?"], lo, qLo * QUARTER_MS);
-    if (Number.isFinite(hi)) calls(["u.ts >= ?", "u.ts < ?"], qHi * QUARTER_MS, hi);
+    if (Number.isFinite(lo)) calls(["u.ts >= ?", "u.ts < ?"], lo, qLo * step.ms);
+    if (Number.isFinite(hi)) calls(["u.ts >= ?", "u.ts < ?"], qHi * step.ms, hi);
   } else if (bounded) {
     const where = [];
     if (Number.isFinite(lo)) where.push("u.ts >= ?");

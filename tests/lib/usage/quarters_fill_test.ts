@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { captureWorld, makeWorld, withStore } from "../../_helpers.ts";
 import { loadContext, openStore } from "../../../lib/context.ts";
 import type { HistoryStore } from "../../../lib/store/db.ts";
-import { quarterOf, tierOf } from "../../../lib/store/schema.ts";
+import { HOUR, QUARTER, stepOf, type SumStep, tierOf } from "../../../lib/store/schema.ts";
 import { fillUsageQuarters, quartersFillPending } from "../../../lib/usage/quarters_fill.ts";
 
 const SUMS = `count(*) AS calls, sum(input) AS input, sum(output) AS output,
@@ -15,16 +15,21 @@ const SUMS = `count(*) AS calls, sum(input) AS input, sum(output) AS output,
 
 /** Each table of sums as it is, and as `usage` summed afresh says it should be. */
 function sums(store: HistoryStore): { kept: unknown[]; afresh: unknown[] }[] {
-  return [[], ["conversation_id"]].map((keys) => {
-    const table = keys.length ? "usage_conversation_quarters" : "usage_quarters";
-    const columns = ["quarter", ...keys, "agent", "model", "tier"].join(", ");
+  const tables: [string, string[], SumStep][] = [
+    ["usage_quarters", [], QUARTER],
+    ["usage_conversation_quarters", ["conversation_id"], QUARTER],
+    ["usage_hours", [], HOUR],
+  ];
+  return tables.map(([table, keys, step]) => {
+    const columns = [step.column, ...keys, "agent", "model", "tier"].join(", ");
     const kept = store.db.prepare(
       `SELECT ${columns}, calls, input, output, cache_write, cache_read, round(cost, 9) AS cost,
          first_ts, last_ts FROM ${table} ORDER BY ${columns}`,
     ).all();
     const afresh = store.db.prepare(
-      `SELECT ${quarterOf("usage")} AS quarter, ${keys.map((k) => `${k}, `).join("")}agent, model,
-         ${tierOf("usage")} AS tier, ${SUMS}
+      `SELECT ${stepOf("usage", step.ms)} AS ${step.column}, ${
+        keys.map((k) => `${k}, `).join("")
+      }agent, model, ${tierOf("usage")} AS tier, ${SUMS}
        FROM usage WHERE ts IS NOT NULL GROUP BY ${columns} ORDER BY ${columns}`,
     ).all();
     return { kept, afresh };
@@ -77,7 +82,7 @@ Deno.test("a store that held calls before the sums is summed in batches that res
     try {
       // As migration 0015 leaves a store whose calls were captured before it.
       store.db.exec(`DELETE FROM usage_quarters; DELETE FROM usage_conversation_quarters;
-        INSERT INTO usage_quarters_fill (after) VALUES (0);`);
+        DELETE FROM usage_hours; INSERT INTO usage_quarters_fill (after) VALUES (0);`);
       // Stopped after its first batch of three calls.
       let asked = 0;
       const once = {

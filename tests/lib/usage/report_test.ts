@@ -285,15 +285,20 @@ Deno.test("the quarter-hour sums give the report the calls give, in zones with D
   }
 });
 
-Deno.test("a report reads the quarter-hour sums, not every call", async () => {
+Deno.test("a report reads the hourly or quarter-hour sums, not every call", async () => {
   const world = await makeWorld();
   try {
     await placeCalls(world, [["2026-11-02T12:00:00.000Z", "claude-sonnet-4-5", 1_000]]);
     await captureWorld(world);
     withStore(world, (store) => {
-      store.db.exec("UPDATE usage_quarters SET input = 7, calls = 5");
-      const report = usageReport(store, { period: "daily", timeZone: "UTC" });
-      assert.deepEqual([report.totals.input, report.totals.calls], [7, 5]);
+      store.db.exec("UPDATE usage_hours SET input = 7, calls = 5");
+      store.db.exec("UPDATE usage_quarters SET input = 8, calls = 6");
+      const report = (timeZone: string) => {
+        const { totals } = usageReport(store, { period: "daily", timeZone });
+        return [totals.input, totals.calls];
+      };
+      assert.deepEqual(report("UTC"), [7, 5], "by the hour where hours are whole local ones");
+      assert.deepEqual(report("Asia/Kathmandu"), [8, 6], "by the quarter hour elsewhere");
     });
   } finally {
     await world.cleanup();
