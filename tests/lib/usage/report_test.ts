@@ -10,11 +10,19 @@ import { PERIODS, type UsageQuery, usageReport } from "../../../lib/usage/report
 
 const SESSION = "7c1e2d3f-4a5b-4c6d-8e9f-0a1b2c3d4e5f";
 
-/** A Claude Code session with replies at `times` (ISO), each a call of `model`. */
-async function place(world: World, times: string[], model: string, cost?: number) {
+/** One reply's call: its time (ISO), model and usage, and the cost Claude Code wrote, if any. */
+interface Call {
+  timestamp: string;
+  model: string;
+  usage: [input: number, output: number, cacheWrite: number, cacheRead: number];
+  cost?: number;
+}
+
+/** A Claude Code session with one reply per call. */
+async function placeCalls(world: World, calls: Call[]) {
   const dir = join(world.claude, "projects", "-home-u-app");
   await Deno.mkdir(dir, { recursive: true });
-  const lines = times.map((timestamp, i) =>
+  const lines = calls.map(({ timestamp, model, usage, cost }, i) =>
     JSON.stringify({
       type: "assistant",
       uuid: `a${i}`,
@@ -30,15 +38,28 @@ async function place(world: World, times: string[], model: string, cost?: number
         model,
         content: [{ type: "text", text: `Reply ${i}.` }],
         usage: {
-          input_tokens: 1_000,
-          output_tokens: 100,
-          cache_creation_input_tokens: 10_000,
-          cache_read_input_tokens: 100_000,
+          input_tokens: usage[0],
+          output_tokens: usage[1],
+          cache_creation_input_tokens: usage[2],
+          cache_read_input_tokens: usage[3],
         },
       },
     })
   );
   await Deno.writeTextFile(join(dir, `${SESSION}.jsonl`), lines.join("\n") + "\n");
+}
+
+/** A Claude Code session with replies at `times` (ISO), each a call of `model`. */
+async function place(world: World, times: string[], model: string, cost?: number) {
+  await placeCalls(
+    world,
+    times.map((timestamp) => ({
+      timestamp,
+      model,
+      usage: [1_000, 100, 10_000, 100_000],
+      ...(cost === undefined ? {} : { cost }),
+    })),
+  );
 }
 
 Deno.test("calls are counted on the local day of the zone asked for", async () => {
@@ -163,36 +184,6 @@ Deno.test("blocks are five hours from the hour of their first call; the running 
   }
 });
 
-/** A Claude Code session with one call at each of `calls` (ISO time, model, input tokens). */
-async function placeCalls(world: World, calls: [string, string, number][]) {
-  const dir = join(world.claude, "projects", "-home-u-app");
-  await Deno.mkdir(dir, { recursive: true });
-  const lines = calls.map(([timestamp, model, input], i) =>
-    JSON.stringify({
-      type: "assistant",
-      uuid: `b${i}`,
-      parentUuid: null,
-      sessionId: SESSION,
-      cwd: "/home/u/app",
-      timestamp,
-      requestId: `req_b${i}`,
-      message: {
-        id: `msg_b${i}`,
-        role: "assistant",
-        model,
-        content: [{ type: "text", text: `Reply ${i}.` }],
-        usage: {
-          input_tokens: input,
-          output_tokens: 100 + i,
-          cache_creation_input_tokens: 1_000,
-          cache_read_input_tokens: 10_000 * i,
-        },
-      },
-    })
-  );
-  await Deno.writeTextFile(join(dir, `${SESSION}.jsonl`), lines.join("\n") + "\n");
-}
-
 /** Equal, with costs equal to a billionth (sums are priced per group, in another order). */
 function assertSameReport(actual: unknown, expected: unknown, path = ""): void {
   if (typeof actual === "number" && typeof expected === "number") {
@@ -232,11 +223,11 @@ Deno.test("the quarter-hour sums give the report the calls give, in zones with D
     ];
     await placeCalls(
       world,
-      times.map((t, i) => [
-        t,
-        i % 4 === 3 ? "claude-opus-9-9" : "claude-sonnet-4-5-20250929",
-        i === 7 ? 250_000 : 1_000 * (i + 1),
-      ]),
+      times.map((timestamp, i) => ({
+        timestamp,
+        model: i % 4 === 3 ? "claude-opus-9-9" : "claude-sonnet-4-5-20250929",
+        usage: [i === 7 ? 250_000 : 1_000 * (i + 1), 100 + i, 1_000, 10_000 * i],
+      })),
     );
     await captureWorld(world);
     withStore(world, (store) => {
@@ -288,7 +279,7 @@ Deno.test("the quarter-hour sums give the report the calls give, in zones with D
 Deno.test("a report reads the hourly or quarter-hour sums, not every call", async () => {
   const world = await makeWorld();
   try {
-    await placeCalls(world, [["2026-11-02T12:00:00.000Z", "claude-sonnet-4-5", 1_000]]);
+    await place(world, ["2026-11-02T12:00:00.000Z"], "claude-sonnet-4-5");
     await captureWorld(world);
     withStore(world, (store) => {
       store.db.exec("UPDATE usage_hours SET input = 7, calls = 5");
