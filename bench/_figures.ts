@@ -203,10 +203,12 @@ export const TARGETS: Target[] = [
   { key: "usage_cli_ms", unit: "ms", target: () => "≤ 150", met: (f) => le(f.usage_cli_ms, 150) },
   { key: "ccusage_cli_ms", unit: "ms", target: () => "—", met: () => null },
   {
+    // Issue 35 sets it on the 1 GB store: on a small corpus ccusage has little to read again.
     key: "ccusage_over_usage",
     unit: "×",
-    target: () => "≥ 20",
-    met: (f) => (f.ccusage_over_usage === null ? null : f.ccusage_over_usage >= 20),
+    target: (_, size) => (size >= 1e9 ? "≥ 20" : "≥ 20 at 1 GB"),
+    met: (f, size) =>
+      f.ccusage_over_usage === null || size < 1e9 ? null : f.ccusage_over_usage >= 20,
   },
   {
     key: "usage_peak_rss_mb",
