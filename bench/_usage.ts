@@ -1,16 +1,21 @@
 // Usage's figures: `logbook usage daily --json` end to end on the bench's store (spawn to exit),
-// and ccusage 19.0.3 (`ccusage claude daily --json --offline`, the tool people check their spend
+// each run beside an empty `deno run` with the same flags (what of it is logbook's own), its peak
+// RSS, and ccusage 19.0.3 (`ccusage claude daily --json --offline`, the tool people check their spend
 // with, which reads the transcripts again on every run) on the same Claude Code files, side by
 // side in one run. ccusage is the one the conformance suite installs into its cache; without it
 // its figures are null and the report says how to get it.
 
 import { join } from "node:path";
-import { commandArgs, commandEnv, runTimed } from "./_measure.ts";
+import { commandArgs, commandEnv, peakRss, runTimed } from "./_measure.ts";
 import { median, taskFlags } from "./_util.ts";
 
 /** What `usage` and ccusage took. */
 export interface UsageReport {
   runs: number[];
+  /** An empty `deno run` with usage's flags, each run just after one of `runs`. */
+  empty: number[];
+  /** usage's peak RSS in MiB, and how it was read. */
+  rss: { mib: number; how: string };
   /** ccusage's runs, or null with why in `note`. */
   ccusage: number[] | null;
   note: string | null;
@@ -33,14 +38,27 @@ export async function measureUsage(options: {
 }): Promise<UsageReport> {
   const { vars, runs, log } = options;
   log(`usage command: daily --json ×${runs}, then ccusage on the same Claude files`);
-  const args = commandArgs(taskFlags("usage"), "usage.ts", ["daily", "--json", "--tz", "UTC"]);
+  const flags = taskFlags("usage");
+  const args = commandArgs(flags, "usage.ts", ["daily", "--json", "--tz", "UTC"]);
   const env = commandEnv(vars);
   const timed: number[] = [];
-  for (let i = 0; i <= runs; i++) {
-    const run = await runTimed(Deno.execPath(), args, { env });
-    if (run.code !== 0) throw new Error(`usage failed (${run.code}): ${run.stderr.trim()}`);
-    if (i > 0) timed.push(run.ms);
+  const empty: number[] = [];
+  const nothing = await Deno.makeTempFile({ prefix: "logbook-empty-", suffix: ".ts" });
+  try {
+    for (let i = 0; i <= runs; i++) {
+      const run = await runTimed(Deno.execPath(), args, { env });
+      if (run.code !== 0) throw new Error(`usage failed (${run.code}): ${run.stderr.trim()}`);
+      const bare = await runTimed(Deno.execPath(), ["run", ...flags, nothing], { env });
+      if (i === 0) continue;
+      timed.push(run.ms);
+      empty.push(bare.ms);
+    }
+  } finally {
+    await Deno.remove(nothing);
   }
+  const peak = await peakRss(Deno.execPath(), args, env);
+  if (peak.code !== 0) throw new Error(`usage failed (${peak.code}): ${peak.stderr.trim()}`);
+  const rss = { mib: peak.mib, how: peak.how };
   const dir = ccusageDir();
   const bin = join(dir, "node_modules", ".bin", "ccusage");
   try {
@@ -48,6 +66,8 @@ export async function measureUsage(options: {
   } catch {
     return {
       runs: timed,
+      empty,
+      rss,
       ccusage: null,
       note: `ccusage is not installed (${dir}): deno task conformance installs it`,
     };
@@ -66,17 +86,25 @@ export async function measureUsage(options: {
       { env: ccusageEnv },
     );
     if (run.code !== 0) {
-      return { runs: timed, ccusage: null, note: `ccusage failed: ${run.stderr.trim()}` };
+      return {
+        runs: timed,
+        empty,
+        rss,
+        ccusage: null,
+        note: `ccusage failed: ${run.stderr.trim()}`,
+      };
     }
     if (i > 0) theirs.push(run.ms);
   }
-  return { runs: timed, ccusage: theirs, note: null };
+  return { runs: timed, empty, rss, ccusage: theirs, note: null };
 }
 
 /** The report's line. */
 export function usageLine(r: UsageReport): string {
   const ms = (runs: number[]) => runs.map((x) => x.toFixed(0)).join(", ");
-  const ours = `Usage: logbook usage daily --json, spawn to exit: ${ms(r.runs)} ms`;
+  const ours = `Usage: logbook usage daily --json --tz UTC, spawn to exit: ${ms(r.runs)} ms ` +
+    `(an empty deno run with its flags, each just after: ${ms(r.empty)} ms), ` +
+    `peak RSS ${r.rss.mib.toFixed(0)} MiB (${r.rss.how})`;
   if (!r.ccusage) return `${ours}; ${r.note}`;
   const ratio = median(r.ccusage) / median(r.runs);
   return `${ours}; ccusage 19.0.3 claude daily --json --offline on the same Claude files: ` +

@@ -1,4 +1,4 @@
-// `deno task bundle`: builds `search` and `show` into dist/bundle/ (one minified file each, with
+// `deno task bundle`: builds `search`, `show` and `usage` into dist/bundle/ (one minified file each, with
 // their shared code split out and the dynamic imports kept lazy), and records what each was built
 // from, so commands/_launch.ts runs a bundle only while its sources are unchanged. npm packages
 // stay outside (Deno resolves them from deno.json as it does for the sources). Run it again after
@@ -28,7 +28,7 @@ import type { Permissions } from "../lib/run_flags.ts";
 export const permissions: Permissions = { read: true, write: true, run: true };
 
 /** The commands that start from a bundle. */
-export const BUNDLED = ["search", "show"] as const;
+export const BUNDLED = ["search", "show", "usage"] as const;
 
 /** The toolkit's root, where deno.json is. */
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
@@ -262,7 +262,10 @@ async function main(args: string[]): Promise<number> {
   if (args.includes("--if-stale") && bundlesFresh()) return 0;
   try {
     const manifest = await buildBundles();
-    const names = Object.keys(manifest.commands).join(" and ");
+    const bundled = Object.keys(manifest.commands);
+    const names = bundled.length < 2
+      ? bundled.join("")
+      : `${bundled.slice(0, -1).join(", ")} and ${bundled.at(-1)}`;
     if (!quiet) {
       console.log(
         `bundled ${names} into ${BUNDLE_DIR}: they start from it until their sources change`,

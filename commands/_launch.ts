@@ -1,4 +1,4 @@
-// How `search` and `show` start: from one bundled file built from their sources when that build
+// How `search`, `show` and `usage` start: from one bundled file built from their sources when that build
 // is still theirs, else from the sources. Loading search's 48 modules costs about 25 ms of a 60 ms
 // search; the bundle (`deno task bundle`, in dist/bundle/) loads in about 10. A bundle is used only
 // while every file it was built from has the size and modification time it had then, so an edit,

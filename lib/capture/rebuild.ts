@@ -82,6 +82,11 @@ class Rebuild {
         DELETE FROM conversation_shares;
         DELETE FROM conversations_to_sum;
         DELETE FROM drift;
+        -- The sums first: a call removed then finds no sum to sum again (migration 0015).
+        DELETE FROM usage_quarters;
+        DELETE FROM usage_conversation_quarters;
+        DELETE FROM usage_hours;
+        DELETE FROM usage_quarters_fill;
         DELETE FROM usage;
         DELETE FROM record_keys;
         DELETE FROM record_changes;

@@ -27,6 +27,7 @@ import { clearLatch, latch, type LatchedFailure, latchedFailure } from "../store
 import { yieldToEventLoop } from "./_yield.ts";
 import { capturePass, type PassOptions } from "./engine.ts";
 import { backfillInjected } from "./injected_backfill.ts";
+import { fillUsageQuarters } from "../usage/quarters_fill.ts";
 import { rederive } from "./rederive.ts";
 import { forgetCovered } from "../store/forget.ts";
 import { announce, type Progress } from "./progress.ts";
@@ -291,6 +292,8 @@ export async function runCapture(options: CaptureRunOptions): Promise<CaptureRun
       }
       // Records captured before FLAG_INJECTED get it (migration 0011 left the work).
       await backfillInjected(store, pass.adapters, pass.redact, pass.signal);
+      // Calls captured before the usage sums are summed (migration 0015 left the work).
+      await fillUsageQuarters(store, pass.signal);
       // Sources derived with other versions of their adapter are derived again first: capture
       // then goes on from a state the adapter of today left.
       const rederived = await rederive(pass);

@@ -14,6 +14,7 @@ import { ADAPTERS } from "../sources/mod.ts";
 import { type HistoryStore, StoreLockedError } from "../store/db.ts";
 import { capturePass, type PassOptions } from "./engine.ts";
 import { backfillInjected } from "./injected_backfill.ts";
+import { fillUsageQuarters } from "../usage/quarters_fill.ts";
 import { rederive } from "./rederive.ts";
 import { forgetCovered } from "../store/forget.ts";
 import { emptySources } from "../store/status.ts";
@@ -241,6 +242,7 @@ async function workOwed(
     return "migrating";
   }
   await backfillInjected(store, adapters, redact, signal);
+  await fillUsageQuarters(store, signal);
   const rederived = await rederive({ ...pass(), signal });
   if (!rederived.done) return "stopped";
   if (rederived.sources) {

@@ -85,6 +85,14 @@ export interface Migration {
   readersWait?: boolean;
 }
 
+/** A step of time the usage sums are kept by: its column and its length in ms. */
+export interface SumStep {
+  column: string;
+  ms: number;
+}
+export const QUARTER: SumStep = { column: "quarter", ms: 900_000 };
+export const HOUR: SumStep = { column: "hour", ms: 3_600_000 };
+
 /**
  * Raw tables (`sources`, `records.raw`, `generations`) are kept forever; derived data
  * (`conversations`, `drift`, `fts`, and the derived columns of `records`) can be dropped and
@@ -430,4 +438,110 @@ export const MIGRATIONS: readonly Migration[] = [
       END;
     `,
   },
+  {
+    // Derived: the `usage` table summed per quarter hour (a call's time in whole 15-minute steps
+    // from the epoch) by agent, model and tier, again per conversation, and per hour, so a report
+    // over a year of history reads thousands of sums instead of every call. A quarter hour lies in
+    // one local day in every time zone (offsets and their changes are whole quarter hours), an
+    // hour in one local day of most zones (not India's or Nepal's), and each in one five-hour
+    // block. `tier` keeps apart what is priced differently: 2 a call whose cost the
+    // agent recorded (`cost` sums those), 1 one whose input, cache included, is over 200,000
+    // tokens (long-context prices, lib/usage/prices.ts), 0 the rest. Calls without a time are
+    // not summed (reports read them from `usage`). Triggers keep the sums: a call added is
+    // added; a call removed or changed sums its group again from `usage`, so no float is ever
+    // subtracted. A store that held calls already is summed by the next capture in batches
+    // (lib/usage/quarters_fill.ts): `usage_quarters_fill` holds the last call summed, the
+    // triggers count only calls up to it, and reports read `usage` until the row is gone.
+    name: "0015_usage_quarters",
+    readersWait: true,
+    sql: `
+      CREATE TABLE usage_quarters_fill (after INTEGER NOT NULL) STRICT;
+      INSERT INTO usage_quarters_fill (after) SELECT 0 WHERE EXISTS (SELECT 1 FROM usage);
+      ${usageSums("usage_quarters", [], QUARTER)}
+      ${usageSums("usage_conversation_quarters", ["conversation_id"], QUARTER)}
+      ${usageSums("usage_hours", [], HOUR)}
+    `,
+  },
 ];
+
+/** SQL for the step (`ms` long) of a `usage` row's time (floored, also before the epoch). */
+export function stepOf(row: string, ms: number): string {
+  return `(${row}.ts / ${ms} - (${row}.ts % ${ms} < 0))`;
+}
+
+/** SQL for a `usage` row's tier (see migration 0015). */
+export function tierOf(row: string): string {
+  return `(CASE WHEN ${row}.cost IS NOT NULL THEN 2
+    WHEN ${row}.input + ${row}.cache_write + ${row}.cache_read > 200000 THEN 1 ELSE 0 END)`;
+}
+
+/**
+ * A table of `usage` summed per step of time, agent, model, tier and `keys`, with its index and
+ * the triggers that keep it (migration 0015). Keys may be NULL, so groups are matched with IS.
+ */
+function usageSums(table: string, keys: string[], step: SumStep): string {
+  const quarterOf = (row: string) => stepOf(row, step.ms);
+  const group = (row: string) =>
+    [
+      `${step.column} = ${quarterOf(row)}`,
+      ...[...keys, "agent", "model"].map((k) => `${k} IS ${row}.${k}`),
+      `tier = ${tierOf(row)}`,
+    ].join(" AND ");
+  const keyColumns = [step.column, ...keys, "agent", "model", "tier"].join(", ");
+  const keyValues = (row: string) =>
+    [quarterOf(row), ...[...keys, "agent", "model"].map((k) => `${row}.${k}`), tierOf(row)]
+      .join(", ");
+  // The group of `row` summed again from `usage`: only calls the fill has reached count.
+  const sumAgain = (row: string) => `
+    DELETE FROM ${table} WHERE ${group(row)};
+    INSERT INTO ${table} (${keyColumns}, calls, input, output, cache_write, cache_read, cost,
+      first_ts, last_ts)
+    SELECT ${keyValues(row)}, count(*), sum(u.input), sum(u.output), sum(u.cache_write),
+      sum(u.cache_read), total(u.cost), min(u.ts), max(u.ts)
+    FROM usage u
+    WHERE u.ts >= ${quarterOf(row)} * ${step.ms}
+      AND u.ts < ${quarterOf(row)} * ${step.ms} + ${step.ms}
+      AND ${[...keys, "agent", "model"].map((k) => `u.${k} IS ${row}.${k}`).join(" AND ")}
+      AND ${tierOf("u")} = ${tierOf(row)}
+      AND u.record_id <= coalesce((SELECT after FROM usage_quarters_fill), 9223372036854775807)
+    HAVING count(*) > 0;`;
+  return `
+    CREATE TABLE ${table} (
+      ${step.column} INTEGER NOT NULL,
+      ${keys.map((k) => `${k} INTEGER,`).join("\n")}
+      agent TEXT NOT NULL,
+      model TEXT,
+      tier INTEGER NOT NULL,
+      calls INTEGER NOT NULL,
+      input INTEGER NOT NULL,
+      output INTEGER NOT NULL,
+      cache_write INTEGER NOT NULL,
+      cache_read INTEGER NOT NULL,
+      cost REAL NOT NULL,
+      -- The times of its first and last calls.
+      first_ts INTEGER NOT NULL,
+      last_ts INTEGER NOT NULL
+    ) STRICT;
+    CREATE INDEX ${table}_key ON ${table} (${keyColumns});
+    CREATE TRIGGER ${table}_add AFTER INSERT ON usage
+    WHEN new.ts IS NOT NULL
+      AND NOT EXISTS (SELECT 1 FROM usage_quarters_fill WHERE new.record_id > after)
+    BEGIN
+      INSERT INTO ${table} (${keyColumns}, calls, input, output, cache_write, cache_read, cost,
+        first_ts, last_ts)
+      SELECT ${keyValues("new")}, 0, 0, 0, 0, 0, 0, new.ts, new.ts
+      WHERE NOT EXISTS (SELECT 1 FROM ${table} WHERE ${group("new")});
+      UPDATE ${table} SET calls = calls + 1, input = input + new.input,
+        output = output + new.output, cache_write = cache_write + new.cache_write,
+        cache_read = cache_read + new.cache_read, cost = cost + coalesce(new.cost, 0),
+        first_ts = min(first_ts, new.ts), last_ts = max(last_ts, new.ts)
+      WHERE ${group("new")};
+    END;
+    CREATE TRIGGER ${table}_remove AFTER DELETE ON usage
+    WHEN EXISTS (SELECT 1 FROM ${table} WHERE ${group("old")})
+    BEGIN ${sumAgain("old")}
+    END;
+    CREATE TRIGGER ${table}_change AFTER UPDATE ON usage
+    BEGIN ${sumAgain("old")} ${sumAgain("new")}
+    END;`;
+}

@@ -12,8 +12,8 @@ export interface Price {
   output: number;
   cacheWrite: number;
   cacheRead: number;
-  /** Prices for a call whose input (cache included) is over `above` tokens. */
-  tier?: { above: number } & Omit<Price, "tier">;
+  /** Prices for a call whose input (cache included) is over `LONG_CONTEXT` tokens. */
+  tier?: Omit<Price, "tier">;
 }
 
 /**
@@ -23,8 +23,11 @@ export interface Price {
  */
 const DATED = /^-(?:\d{8}|\d{4}-\d{2}-\d{2}|latest)$/;
 
-/** Input over this many tokens is billed at the long-context tier where a model has one. */
-const LONG = 200_000;
+/**
+ * Input over this many tokens is billed at the long-context tier where a model has one. The
+ * store's usage sums keep such calls apart at this very number (migration 0015's tier 1).
+ */
+export const LONG_CONTEXT = 200_000;
 
 const claude = (input: number, output: number, long?: [number, number]): Price => ({
   input,
@@ -35,7 +38,6 @@ const claude = (input: number, output: number, long?: [number, number]): Price =
   ...(long
     ? {
       tier: {
-        above: LONG,
         input: long[0],
         output: long[1],
         cacheWrite: long[0] * 1.25,
@@ -92,7 +94,7 @@ export const PRICES: Readonly<Record<string, Price>> = {
   "o3": cached(2, 8, 0.5),
   "gemini-2.5-pro": {
     ...cached(1.25, 10, 0.31),
-    tier: { above: LONG, ...cached(2.5, 15, 0.625) },
+    tier: cached(2.5, 15, 0.625),
   },
   "gemini-2.5-flash-lite": cached(0.1, 0.4, 0.025),
   "gemini-2.5-flash": cached(0.3, 2.5, 0.075),
@@ -133,12 +135,18 @@ export class PriceBook {
     return found;
   }
 
-  /** What a call of `model` with `tokens` costs in USD, or null when the model has no price. */
-  cost(model: string | null, tokens: Tokens): number | null {
+  /**
+   * What a call of `model` with `tokens` costs in USD, or null when the model has no price; also
+   * what calls of one tier cost together, `long` saying whether theirs is the long-context one.
+   */
+  cost(
+    model: string | null,
+    tokens: Tokens,
+    long = tokens.input + tokens.cacheWrite + tokens.cacheRead > LONG_CONTEXT,
+  ): number | null {
     const price = this.of(model);
     if (!price) return null;
-    const inputs = tokens.input + tokens.cacheWrite + tokens.cacheRead;
-    const p = price.tier && inputs > price.tier.above ? price.tier : price;
+    const p = price.tier && long ? price.tier : price;
     return (tokens.input * p.input + tokens.output * p.output + tokens.cacheWrite * p.cacheWrite +
       tokens.cacheRead * p.cacheRead) / 1_000_000;
   }

@@ -70,11 +70,11 @@ function editUnseen(path: string, from: string, to: string): void {
 const SUMMARY = "find records across every captured conversation";
 const EDITED = "FIND RECORDS across every captured conversation";
 
-Deno.test("search and show run their bundle while its sources are unchanged, and the sources after an edit", async () => {
+Deno.test("search, show and usage run their bundle while its sources are unchanged, and the sources after an edit", async () => {
   const root = await toolkitCopy();
   try {
     const manifest = await buildBundles(root);
-    for (const name of ["search", "show"]) {
+    for (const name of ["search", "show", "usage"]) {
       const inputs = manifest.commands[name]!.inputs.map(([path]) => path);
       for (const path of [`commands/_body/${name}.ts`, "lib/store/db.ts", "deno.json"]) {
         assert.ok(inputs.includes(path), `${name}'s inputs hold ${path}`);
@@ -135,7 +135,7 @@ Deno.test("a build through a linked checkout records the same inputs", async () 
   }
 });
 
-Deno.test("a bundled search and show print what their sources print", async () => {
+Deno.test("a bundled search, show and usage print what their sources print", async () => {
   const root = await toolkitCopy();
   const world = await makeWorld({ fixtures: ["claude", "codex"] });
   try {
@@ -160,6 +160,9 @@ Deno.test("a bundled search and show print what their sources print", async () =
       ["show", [id, "--json", "--limit", "5"], 0],
       ["show", [id, "--format", "md"], 0],
       ["show", ["claude:no-such-conversation"], 1],
+      ["usage", ["--tz", "UTC"], 0],
+      ["usage", ["session", "--tz", "UTC", "--json", "--breakdown"], 0],
+      ["usage", ["--model", "nothing-like-it"], 1],
     ];
     for (const [name, args, code] of runs) {
       const what = `${name} ${args.join(" ")}`;

@@ -7,14 +7,14 @@ import { childBaseEnv, makeWorld, ROOT, tempDir } from "../_helpers.ts";
 
 async function compile(out: string): Promise<{ ok: boolean; stderr: string }> {
   const result = await new Deno.Command(Deno.execPath(), {
-    // search and show load their bodies by a computed specifier: the compile task includes them.
+    // search, show and usage load their bodies by a computed specifier: the compile task includes them.
     args: [
       "compile",
       "-R",
       "-W",
       "-E",
       "--quiet",
-      ...["search", "show"].flatMap((
+      ...["search", "show", "usage"].flatMap((
         name,
       ) => ["--include", join(ROOT, "commands", "_body", `${name}.ts`)]),
       "-o",
@@ -69,14 +69,15 @@ Deno.test({
 
 addEventListener("unload", () => Deno.removeSync(probeDir, { recursive: true }));
 
-Deno.test("the compile task includes the bodies search and show load by a computed specifier", () => {
+Deno.test("the compile task includes the bodies search, show and usage load by a computed specifier", () => {
   // deno compile embeds what it can see imported; commands/_launch.ts builds the body's URL.
   const task = JSON.parse(Deno.readTextFileSync(join(ROOT, "deno.json"))).tasks.compile as string;
   const builds = task.split("&&").map((part) => part.trim());
   const needs: Record<string, string[]> = {
     "commands/search.ts": ["search"],
     "commands/show.ts": ["show"],
-    "commands/logbook.ts": ["search", "show"],
+    "commands/usage.ts": ["usage"],
+    "commands/logbook.ts": ["search", "show", "usage"],
   };
   for (const [entry, bodies] of Object.entries(needs)) {
     const build = builds.find((part) => part.endsWith(` ${entry}`));
