@@ -7,7 +7,6 @@ import type { SQLInputValue } from "node:sqlite";
 import type { HistoryStore } from "../store/db.ts";
 import { decodeRaw } from "../store/raw.ts";
 import { FLAG_INDEXED, FLAG_JOINED, FLAG_SUPERSEDED, FLAG_ZSTD } from "../store/schema.ts";
-import { indexText } from "../store/cjk.ts";
 import { addTombstone, coveredInStore } from "../store/tombstones.ts";
 import { type ConversationWrite, writeConversations } from "./conversation_rows.ts";
 import type { FileSeen } from "./source.ts";
@@ -36,7 +35,7 @@ export interface BatchRecord {
   flags: number;
   /** The head row of a record that completes earlier ones (`Derived.completes`). */
   completes: boolean;
-  /** The index text of this row ("" for none). */
+  /** The index text of this row, as FTS5 takes it (`indexText`), "" for none. */
   text: string;
   /** Counted as drift once the row is stored (head rows of drift records only). */
   drift: DriftRow | null;
@@ -137,7 +136,7 @@ export function writeBatch(
     const { ids, indexed, inserted } = writeRecords(store, records, batch.raw, conversationId);
     onIndex(() => {
       const index = store.stmt("INSERT INTO fts (rowid, text) VALUES (?, ?)");
-      for (const [id, text] of indexed) index.run(id, indexText(text));
+      for (const [id, text] of indexed) index.run(id, text);
     });
     for (const r of records) {
       const id = ids.get(r);
@@ -205,7 +204,7 @@ function writeRecords(
   );
   const placed = (r: BatchRecord, id: number) => {
     ids.set(r, id);
-    if (r.text) indexed.push([id, r.text]);
+    if (r.flags & FLAG_INDEXED) indexed.push([id, r.text]);
     if (r.drift) countDrift(store, r.drift);
   };
   const fresh: BatchRecord[] = [];
