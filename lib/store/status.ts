@@ -10,6 +10,7 @@ import type { Progress } from "../capture/progress.ts";
 import type { DriftCount } from "../capture/summary.ts";
 import { type MigrationProgress, migrationProgress } from "./batched_migration.ts";
 import { type CapturedShare, presentSources, type UnfinishedLine } from "./present_sources.ts";
+import { type Totals, TOTALS_KEY } from "./totals.ts";
 
 export interface StoreStatus {
   path: string;
@@ -86,16 +87,6 @@ export function storeStatus(store: HistoryStore, now: number = Date.now()): Stor
     lastRun: store.getMeta("last_run") ?? null,
   };
 }
-
-/** Records and their raw bytes, as `meta` keeps them up to a record id (see `refreshTotals`). */
-interface Totals {
-  /** The highest record id counted. */
-  upTo: number;
-  records: number;
-  raw: number;
-}
-
-const TOTALS_KEY = "totals";
 
 /**
  * How many records the store holds and their raw bytes. Summing a large records table takes
