@@ -6,6 +6,7 @@ import { DatabaseSync } from "node:sqlite";
 import type { Redactor } from "../lib/gate/secrets.ts";
 import type { Adapter, LineAdapter, SourceRef } from "../lib/sources/adapter.ts";
 import type { HistoryStore } from "../lib/store/db.ts";
+import { indexText } from "../lib/store/cjk.ts";
 import { FLAG_INDEXED } from "../lib/store/schema.ts";
 import { DEFAULT_LIMITS } from "../lib/capture/limits.ts";
 import { type RecordRow, TextDeriver } from "../lib/store/records.ts";
@@ -86,7 +87,7 @@ export interface Ceiling {
 
 /**
  * The bare FTS baseline: the text capture indexed, derived again from the stored raw bytes with
- * `TextDeriver` (untimed), inserted into a fresh FTS5 table created with the store's own DDL,
+ * `TextDeriver` and made index text as capture makes it (`indexText`, untimed), inserted into a fresh FTS5 table created with the store's own DDL,
  * in transactions of about 512 KiB of text, as capture's batches. Only the inserts and commits
  * are timed. With `storeSettings`, the table also gets the FTS5 settings the store's migrations
  * tune for capture (a larger automerge), for comparison.
@@ -121,7 +122,8 @@ export function ftsCeiling(
     for (const rows of recordPages(store, `AND (flags & ${FLAG_INDEXED}) != 0`)) {
       for (const row of rows) {
         const start = performance.now();
-        const text = deriver.textOf(row);
+        // What capture gives FTS5: CJK runs as bigrams, invisible characters left out.
+        const text = indexText(deriver.textOf(row));
         result.deriveMs += performance.now() - start;
         if (!text) continue;
         batch.push([row.id, text]);

@@ -5,6 +5,7 @@
 import type { AgentName, ConversationInfo, Derived } from "../sources/adapter.ts";
 import type { Redactor } from "../gate/secrets.ts";
 import type { Project } from "../paths.ts";
+import { indexText } from "../store/cjk.ts";
 import { encodeRaw } from "../store/raw.ts";
 import { cutTitle } from "../store/text.ts";
 import type { BatchPayload, BatchRecord, DriftRow } from "./batch_transaction.ts";
@@ -339,7 +340,8 @@ function recordRows(batch: readonly PendingRecord[]): {
       partId: d.partId,
       flags: r.flags | (r.text ? FLAG_INDEXED : 0) | flag,
       completes: r.seq === 0 && d.completes === true && !d.drift,
-      text: r.text,
+      // Made here rather than by the writer, whose thread is capture's busier one.
+      text: r.text ? indexText(r.text) : "",
       drift: counted ? driftRow(r.ctx, d) : null,
       usage: r.seq === 0 && d.usage && !d.copied && !d.drift
         ? { ...d.usage, agent: r.ctx.ref.agent }

@@ -7,8 +7,8 @@ import type { SQLInputValue } from "node:sqlite";
 import type { HistoryStore } from "../store/db.ts";
 import { decodeRaw } from "../store/raw.ts";
 import { FLAG_INDEXED, FLAG_JOINED, FLAG_SUPERSEDED, FLAG_ZSTD } from "../store/schema.ts";
-import { indexText } from "../store/cjk.ts";
 import { addTombstone, coveredInStore } from "../store/tombstones.ts";
+import { addToTotals } from "../store/totals.ts";
 import { type ConversationWrite, writeConversations } from "./conversation_rows.ts";
 import type { FileSeen } from "./source.ts";
 import type { Usage } from "../sources/adapter.ts";
@@ -36,7 +36,7 @@ export interface BatchRecord {
   flags: number;
   /** The head row of a record that completes earlier ones (`Derived.completes`). */
   completes: boolean;
-  /** The index text of this row ("" for none). */
+  /** The index text of this row, as FTS5 takes it (`indexText`), "" for none. */
   text: string;
   /** Counted as drift once the row is stored (head rows of drift records only). */
   drift: DriftRow | null;
@@ -134,10 +134,16 @@ export function writeBatch(
     );
     const conversationId = (r: BatchRecord) =>
       r.conversationKey === null ? null : written.ids.get(r.conversationKey) ?? null;
-    const { ids, indexed, inserted } = writeRecords(store, records, batch.raw, conversationId);
+    const { ids, indexed, inserted, added } = writeRecords(
+      store,
+      records,
+      batch.raw,
+      conversationId,
+    );
+    if (added) addToTotals(store, added.first, added.last, added.raw);
     onIndex(() => {
       const index = store.stmt("INSERT INTO fts (rowid, text) VALUES (?, ?)");
-      for (const [id, text] of indexed) index.run(id, indexText(text));
+      for (const [id, text] of indexed) index.run(id, text);
     });
     for (const r of records) {
       const id = ids.get(r);
@@ -196,7 +202,13 @@ function writeRecords(
   records: readonly BatchRecord[],
   raw: Uint8Array,
   conversationId: (r: BatchRecord) => number | null,
-): { ids: Map<BatchRecord, number>; indexed: [number, string][]; inserted: number } {
+): {
+  ids: Map<BatchRecord, number>;
+  indexed: [number, string][];
+  inserted: number;
+  /** The ids the inserted rows took (one after another) and their captured bytes. */
+  added: { first: number; last: number; raw: number } | null;
+} {
   const ids = new Map<BatchRecord, number>();
   const indexed: [number, string][] = [];
   const update = store.stmt(
@@ -205,7 +217,7 @@ function writeRecords(
   );
   const placed = (r: BatchRecord, id: number) => {
     ids.set(r, id);
-    if (r.text) indexed.push([id, r.text]);
+    if (r.flags & FLAG_INDEXED) indexed.push([id, r.text]);
     if (r.drift) countDrift(store, r.drift);
   };
   const fresh: BatchRecord[] = [];
@@ -249,7 +261,13 @@ function writeRecords(
     const last = Number(insertRecords(store, group.length).run(...values).lastInsertRowid);
     group.forEach((r, i) => placed(r, last - group.length + 1 + i));
   }
-  return { ids, indexed, inserted: fresh.length };
+  let added = null;
+  if (fresh.length) {
+    const last = ids.get(fresh.at(-1)!)!;
+    const raw = fresh.reduce((n, r) => n + (r.length ?? r.rawLength), 0);
+    added = { first: last - fresh.length + 1, last, raw };
+  }
+  return { ids, indexed, inserted: fresh.length, added };
 }
 
 /**

@@ -15,6 +15,7 @@ import {
   presentSources,
   type UnfinishedLine,
 } from "./present_sources.ts";
+import { type Totals, TOTALS_KEY } from "./totals.ts";
 
 export interface StoreStatus {
   path: string;
@@ -163,16 +164,6 @@ export function forgetFromCounts(
   }).filter((c) => c.count > 0);
   store.setMeta(COUNTS_KEY, { ...kept, conversations });
 }
-
-/** Records and their raw bytes, as `meta` keeps them up to a record id (see `refreshTotals`). */
-interface Totals {
-  /** The highest record id counted. */
-  upTo: number;
-  records: number;
-  raw: number;
-}
-
-const TOTALS_KEY = "totals";
 
 /**
  * How many records the store holds and their raw bytes. Summing a large records table takes

@@ -3,11 +3,18 @@
 
 import assert from "node:assert/strict";
 import { appendFileSync } from "node:fs";
+import { join } from "node:path";
+import {
+  type BatchPayload,
+  type BatchRecord,
+  writeBatch,
+} from "../../../lib/capture/batch_transaction.ts";
+import { createSource } from "../../../lib/capture/identity.ts";
+import { HistoryStore } from "../../../lib/store/db.ts";
 import { forget } from "../../../lib/store/forget.ts";
-import type { HistoryStore } from "../../../lib/store/db.ts";
 import { storeStatus, storeTotals } from "../../../lib/store/status.ts";
 import { writeClaudeCorpus } from "../../_corpus.ts";
-import { captureWorld, makeWorld, withStore } from "../../_helpers.ts";
+import { captureWorld, makeWorld, removeDir, tempDir, withStore } from "../../_helpers.ts";
 
 function counted(store: HistoryStore): { records: number; raw: number } {
   const row = store.stmt(
@@ -56,5 +63,77 @@ Deno.test("storeTotals() equals a full count after captures, appends and forget"
     });
   } finally {
     await world.cleanup();
+  }
+});
+
+/** A batch of `n` fresh rows of `sourceId`, the first at `offset`, 3 bytes each. */
+function rows(sourceId: number, offset: number, n: number): BatchPayload {
+  const records: BatchRecord[] = [];
+  for (let i = 0; i < n; i++) {
+    records.push({
+      existingId: null,
+      sourceId,
+      generation: 1,
+      offset: offset + 3 * i,
+      seq: 0,
+      rawAt: 3 * i,
+      rawLength: 3,
+      length: null,
+      conversationKey: null,
+      ts: null,
+      kind: "meta",
+      role: null,
+      messageId: null,
+      partId: null,
+      flags: 0,
+      completes: false,
+      text: "",
+      drift: null,
+      usage: null,
+    });
+  }
+  return {
+    records,
+    raw: new TextEncoder().encode("{}\n".repeat(n)),
+    conversations: [],
+    supersede: [],
+    keys: [],
+    rederive: false,
+    tombstones: [],
+    drop: [],
+    sources: [],
+    progress: null,
+    now: 0,
+  };
+}
+
+Deno.test("writeBatch() counts its rows into the kept totals, so a capture's end sums none again", async () => {
+  const dir = await tempDir();
+  const store = HistoryStore.open({ path: join(dir, "history.db"), root: dir });
+  try {
+    const ref = {
+      agent: "claude",
+      locator: "/x.jsonl",
+      path: "/x.jsonl",
+      format: "jsonl",
+    } as const;
+    const sourceId = store.transaction(() =>
+      createSource(store, { adapter: { derivation: 1 }, ref }, 0)
+    ).id;
+    writeBatch(store, rows(sourceId, 0, 40));
+    assert.deepEqual(kept(store), { upTo: 40, records: 40, raw: 120 });
+    writeBatch(store, rows(sourceId, 120, 5));
+    assert.deepEqual(kept(store), { upTo: 45, records: 45, raw: 135 });
+    assert.deepEqual(counted(store), { records: 45, raw: 135 });
+
+    // Rows the totals have not counted come before: they are left to `refreshTotals`.
+    store.transaction(() => store.deleteMeta("totals"));
+    writeBatch(store, rows(sourceId, 135, 2));
+    assert.equal(kept(store), undefined);
+    const { records, raw } = storeTotals(store);
+    assert.deepEqual({ records, raw }, counted(store));
+  } finally {
+    store.close();
+    await removeDir(dir);
   }
 });
