@@ -2,7 +2,7 @@
 // and running, the store, drift, snapshots, unclosed stage markers, sessions and corrupt records.
 
 import { join } from "./path.ts";
-import { captureOffReason, type LastRun } from "./capture/run.ts";
+import { captureOffReason, type LastRun } from "./capture/switch.ts";
 import { type LatchedFailure, latchedFailure } from "./store/latch.ts";
 import { snapshotStats } from "./sessions/compaction.ts";
 import { type Context, openStore, redactorFor, storeExists } from "./context.ts";

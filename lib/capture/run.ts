@@ -2,10 +2,9 @@
 // dashboard: the capture switch, the lock that keeps cron runs from overlapping, the failure
 // latch, the engine's options (built here and nowhere else) and the last run's result.
 
-import { loadConfig } from "../config.ts";
 import type { Redactor } from "../gate/secrets.ts";
 import type { Context } from "../context.ts";
-import { isOff } from "../env.ts";
+import { captureOffNow, captureOffReason, type LastRun } from "./switch.ts";
 import { type HeldLock, type LockInfo, tryLock } from "../lock.ts";
 import { projectOfRecorded } from "../paths.ts";
 import type { Adapter, DiscoverContext } from "../sources/adapter.ts";
@@ -68,19 +67,6 @@ export type CaptureRunResult =
   | { status: "off"; reason: string }
   | { status: "latched"; failure: LatchedFailure };
 
-/** The result of the last capture run, kept in the store for `status` (see `recordRun`). */
-export interface LastRun {
-  at: number;
-  /**
-   * The command that ran it: `reindex`, `reindex --watch`, `start`, `dashboard`, `mirror`
-   * (absent from a run an older logbook recorded).
-   */
-  by?: string;
-  ok: boolean;
-  summary?: CaptureSummary;
-  error?: string;
-}
-
 /** The command `reindex --watch` names itself by, in the capture lock and its runs' results. */
 export const WATCH_COMMAND = "reindex --watch";
 
@@ -123,27 +109,6 @@ export function recordFailure(
     // The store itself failing (locked, full) is what is being reported.
   }
   return error;
-}
-
-/** Why capture is switched off, or null when it is on (`LOGBOOK_INGEST`, then config). */
-export function captureOffReason(ctx: Context): string | null {
-  const env = ctx.env.get("LOGBOOK_INGEST");
-  if (env !== undefined && isOff(env)) return `LOGBOOK_INGEST=${env}`;
-  if (!ctx.config.history.ingest) return 'config "history.ingest" is false';
-  return null;
-}
-
-/**
- * Why capture is off right now, reading the config file again (so an edit takes effect without
- * a restart); a config being edited may be briefly invalid, and then the loaded one decides.
- */
-export function captureOffNow(ctx: Context): string | null {
-  try {
-    const config = loadConfig({ env: ctx.env, configDir: ctx.configDir }).config;
-    return captureOffReason({ ...ctx, config });
-  } catch {
-    return captureOffReason(ctx);
-  }
 }
 
 /**

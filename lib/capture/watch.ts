@@ -21,8 +21,8 @@ import { emptySources } from "../store/status.ts";
 import { syncMirrors } from "./mirrors.ts";
 import { dropRetired } from "../store/batched_migration.ts";
 import { clearLatch, latchedFailure } from "../store/latch.ts";
+import { captureOffNow } from "./switch.ts";
 import {
-  captureOffNow,
   discoverContext,
   migrate,
   migrationPending,

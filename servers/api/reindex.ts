@@ -3,7 +3,7 @@
 
 import { Hono } from "hono";
 import { z } from "zod";
-import { captureOffReason } from "../../lib/capture/run.ts";
+import { captureOffReason } from "../../lib/capture/switch.ts";
 import type { RunView } from "../_capture.ts";
 import type { AppEnv, Route, Services } from "../_deps.ts";
 import { ApiError } from "../_errors.ts";

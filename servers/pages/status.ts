@@ -6,7 +6,7 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { html } from "hono/html";
 import { formatBytes, formatDuration, tilde } from "../../lib/format.ts";
-import type { LastRun } from "../../lib/capture/run.ts";
+import type { LastRun } from "../../lib/capture/switch.ts";
 import { homeDir } from "../../lib/paths.ts";
 import type { UnclosedStep } from "../../lib/stage_markers_read.ts";
 import type { StoreCheck } from "../../lib/store/check.ts";
