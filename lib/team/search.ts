@@ -1,7 +1,8 @@
 // Searching and paging the team database: PostgreSQL's own full-text search (`websearch` syntax
-// over the 'simple' configuration, ranked with ts_rank), and a substring match, which `pg_trgm`'s
-// index answers, where words cannot find the text: queries with CJK (the 'simple' parser keeps a
-// CJK run whole, so a word inside a sentence is no token of its own) and symbols it drops. Every
+// over the 'simple' configuration, ranked with ts_rank), and a substring match where words cannot
+// find the text: queries with CJK (the 'simple' parser keeps a CJK run whole, so a word inside a
+// sentence is no token of its own), which `pg_trgm`'s index of the text's CJK words answers, and
+// symbols the parser drops, which no index can (the text is read within the budget). Every
 // search is bounded as a local one is: its query by the same bounds (`checkBounds`), its time by
 // the same budget, which PostgreSQL enforces (`statement_timeout` in the search's transaction).
 // Every hit says which machine it came from.
@@ -305,7 +306,7 @@ async function rankedRows(
 
 /**
  * Up to `limit` rows after `offset` whose text holds each of `parts` (case aside), newest first,
- * under `filters`: what `pg_trgm`'s index answers where words cannot.
+ * under `filters`, where words cannot find them.
  */
 async function substringRows(
   tx: TransactionSql,
@@ -315,7 +316,14 @@ async function substringRows(
   limit: number,
   offset: number,
 ): Promise<Row[]> {
-  const patterns = parts.map((t) => tx`AND r.text ILIKE ${`%${t.replace(/[\\%_]/g, "\\$&")}%`}`);
+  const patterns = parts.map((t) => {
+    const pattern = `%${t.replace(/[\\%_]/g, "\\$&")}%`;
+    // A word with CJK lies within one of the text's CJK-bearing words, which `cjk` holds and
+    // pg_trgm indexes; the text itself is then read for the rows that index finds.
+    return hasCjk(t)
+      ? tx`AND r.cjk ILIKE ${pattern} AND r.text ILIKE ${pattern}`
+      : tx`AND r.text ILIKE ${pattern}`;
+  });
   return await tx<Row[]>`
     SELECT ${columns}, 0::real AS score
     FROM logbook_records r
@@ -358,10 +366,16 @@ async function matchesAny(
 
 /** The records read for the words close to a typo: enough to find it, few enough to be quick. */
 const SPELLING_TEXTS = 200;
+/**
+ * How long the look for a typo's spellings may read records (no index serves it, see
+ * 0004_lighter_indexes in db.ts): a typo of a common word is found in the first records read;
+ * one of a rare word in a large team database may not be, and then is not forgiven.
+ */
+const SPELLING_MS = 300;
 
 /**
  * Finds the spellings of each plain word of `words` no record holds (nor begins a word of): the
- * words of the records `pg_trgm` finds holding a word close to it (`<%`, its trigram index).
+ * words of the records holding a word close to it (pg_trgm's `<%`), read for SPELLING_MS at most.
  */
 async function findSpellings(
   tx: TransactionSql,
@@ -377,11 +391,18 @@ async function findSpellings(
       SELECT EXISTS (
         SELECT 1 FROM logbook_records WHERE tsv @@ CAST(${prefix} AS tsquery)) AS found`;
     if (held?.found) continue;
-    // Looser than pg_trgm's default, so a typo in a short word still shares enough trigrams.
-    await tx`SELECT set_config('pg_trgm.word_similarity_threshold', '0.4', true)`;
-    const rows = await tx<{ text: string }[]>`
-      SELECT text FROM logbook_records WHERE ${word.word} <% text LIMIT ${SPELLING_TEXTS}`;
-    word.spellings = spellingsIn(rows.map((r) => r.text), word.word);
+    try {
+      const rows = await tx.savepoint(async (sp) => {
+        await sp`SELECT set_config('statement_timeout', ${String(SPELLING_MS)}, true)`;
+        // Looser than pg_trgm's default, so a typo in a short word still shares enough trigrams.
+        await sp`SELECT set_config('pg_trgm.word_similarity_threshold', '0.4', true)`;
+        return await sp<{ text: string }[]>`
+          SELECT text FROM logbook_records WHERE ${word.word} <% text LIMIT ${SPELLING_TEXTS}`;
+      });
+      word.spellings = spellingsIn(rows.map((r) => r.text), word.word);
+    } catch (err) {
+      if ((err as { code?: unknown }).code !== QUERY_CANCELED) throw err;
+    }
   }
 }
 

@@ -459,6 +459,7 @@ Deno.test({
           "0001_team_history",
           "0002_roles",
           "0003_stable_identity_and_own_rows",
+          "0004_lighter_indexes",
         ]);
         const rows = await psql(
           "SELECT name FROM logbook_migrations ORDER BY applied_at, name",
@@ -468,7 +469,7 @@ Deno.test({
         const second = await runCli("push", ["--migrate"], vars);
         assert.equal(second.code, 0, second.stderr);
         assert.match(second.stdout, /is up to date: nothing to apply/);
-        assert.equal((await psql("SELECT count(*) FROM logbook_migrations", owner)).out, "3");
+        assert.equal((await psql("SELECT count(*) FROM logbook_migrations", owner)).out, "4");
       },
     );
 
