@@ -25,6 +25,7 @@ import type { Kind, Role } from "../sources/adapter.ts";
 import type { Agent } from "../agents.ts";
 import { FILTERS, type FilterSpec, filterTerms, type SearchFilters } from "../filters_table.ts";
 import { hasCjk } from "../store/cjk.ts";
+import { formatCount } from "../format.ts";
 import {
   ConversationNotFoundError,
   isCompleteId,
@@ -112,6 +113,12 @@ const RANK_WEIGHT = `CASE
   WHEN (r.kind = 'message' AND r.role = 'assistant') OR r.kind = 'summary' THEN ${ANSWER_BOOST}
   ELSE 1.0 END`;
 
+/**
+ * The most matches a team search ranks: the most recently pushed, when more match (the search
+ * says so). Ranking reads each candidate's tsvector; this many take tens of milliseconds.
+ */
+export const RANK_CANDIDATES = 2000;
+
 /** PostgreSQL's SQLSTATE for a statement cancelled by statement_timeout (query_canceled). */
 const QUERY_CANCELED = "57014";
 
@@ -177,6 +184,12 @@ export async function teamSearch(
     throw err;
   }
   const page = rows.slice(0, limit);
+  const cap = Math.max(RANK_CANDIDATES, offset + limit + 1);
+  if (mode === "fts" && Number(rows[0]?.candidates ?? 0) >= cap) {
+    note = `more than ${formatCount(cap)} records match: ranked the ${
+      formatCount(cap)
+    } most recently pushed; add words or filters to rank them all`;
+  }
   const suggestion = !rows.length && offset === 0 && mode === "fts" &&
       (options.forgive ?? "exact") === "exact"
     ? await teamPrefixSuggestion(sql, query, filters)
@@ -275,14 +288,23 @@ async function rankedRows(
   widenable: TeamWord[],
 ): Promise<{ rows: Row[]; forgivenAt: TeamLevel | null }> {
   const { columns, filters, limit, offset, limitTime } = page;
+  // The newest matches first (by id, which `+ 0` keeps from walking the primary key backwards
+  // and testing every record), at most `cap`, then only those are ranked: ts_rank reads each
+  // one's tsvector, which for a common word over gigabytes would take seconds.
+  const cap = Math.max(RANK_CANDIDATES, offset + limit);
   const ranked = async (tsquery: string) => {
     await limitTime();
     return await tx<Row[]>`
-      SELECT ${columns}, ts_rank(r.tsv, q) * ${sql.unsafe(RANK_WEIGHT)} AS score
-      FROM logbook_records r
+      WITH m AS MATERIALIZED (
+        SELECT r.id FROM logbook_records r
+          JOIN logbook_conversations c ON c.machine = r.machine AND c.key = r.conversation_key
+        WHERE r.tsv @@ CAST(${tsquery} AS tsquery) ${filters}
+        ORDER BY r.id + 0 DESC LIMIT ${cap})
+      SELECT ${columns}, ts_rank(r.tsv, q) * ${sql.unsafe(RANK_WEIGHT)} AS score,
+        (SELECT count(*) FROM m) AS candidates
+      FROM m JOIN logbook_records r ON r.id = m.id
         JOIN logbook_conversations c ON c.machine = r.machine AND c.key = r.conversation_key,
         CAST(${tsquery} AS tsquery) q
-      WHERE r.tsv @@ q ${filters}
       ORDER BY score DESC, r.ts DESC NULLS LAST, r.id DESC
       LIMIT ${limit} OFFSET ${offset}`;
   };
@@ -471,6 +493,8 @@ interface Row {
   project: string | null;
   cwd: string | null;
   score: number;
+  /** How many matches were ranked (a ranked search's rows only). */
+  candidates?: number;
 }
 
 /** About `SNIPPET_CHARS` of `text` around the first of `terms`, on one line. */

@@ -27,7 +27,7 @@ import { redactorFor } from "../../lib/context.ts";
 import { ADAPTERS } from "../../lib/sources/mod.ts";
 import { type RecordRow, TextDeriver } from "../../lib/store/records.ts";
 import { TEAM_MIGRATIONS } from "../../lib/team/db.ts";
-import { CONTEXT_START } from "../../lib/team/search.ts";
+import { CONTEXT_START, RANK_CANDIDATES } from "../../lib/team/search.ts";
 import { isCodexContext } from "../../lib/sources/codex_text.ts";
 import { eventually } from "../_wait.ts";
 
@@ -1435,6 +1435,37 @@ Deno.test({
         services.searches.close();
       }
     });
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test({
+  name: "team: search --team ranks the newest matches of a word too common to rank, and says so",
+  ignore: typeof pg === "string",
+  sanitizeResources: false,
+  sanitizeOps: false,
+}, async () => {
+  if (typeof pg === "string") return;
+  const url = await pg.createDatabase("common");
+  const turns: [string, string][] = Array.from({ length: RANK_CANDIDATES / 2 + 50 }, (_, i) => [
+    `plover question ${i}`,
+    `plover answer ${i}`,
+  ]);
+  const { world } = await pushingWorld(url, A, turns, { machine: "common" });
+  try {
+    pushed(await runCli("push", ["--json"], world.vars));
+    const found = await runCli("search", ["--team", "plover", "--json"], world.vars);
+    assert.equal(found.code, 0, found.stderr);
+    assert.equal(found.stdout.trim().split("\n").length, 20);
+    assert.equal(
+      found.stderr,
+      "note: more than 2,000 records match: ranked the 2,000 most recently pushed; add words " +
+        "or filters to rank them all\n",
+    );
+    const rare = await runCli("search", ["--team", "plover 7", "--json"], world.vars);
+    assert.equal(rare.code, 0, rare.stderr);
+    assert.equal(rare.stderr, "");
   } finally {
     await world.cleanup();
   }
