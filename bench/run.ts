@@ -404,8 +404,8 @@ over that of reindex; huge_line_rebuild_peak_rss_mb is the peak RSS of reindex -
 huge line's store. mcp_search_ms is the p50 of search_history calls over one open logbook mcp
 session (the SDK's client over stdio), every term, all projects. push_mb_s is logbook push end to
 end into a local PostgreSQL (MB of the raw transcript of the records it sent, as it reports them,
-per second); team_search_ms the p50 of search --team end to end (the command: start-up, connecting,
-searching) after the corpus was pushed from two machines.
+per second, over every push); team_search_p50_ms/p95_ms search --team end to end (the command:
+start-up, connecting, searching) after the corpus was pushed by five machines.
 migrate_mb_s is the store's raw bytes over the time migration 0008 (the CJK
 index, in batches) adds to a no-op reindex of a copy of the store written as before it, and
 migration_peak_rss_mb that reindex's peak RSS. upgrade_terms_differing is the number of terms
