@@ -1157,6 +1157,58 @@ Deno.test({
 });
 
 Deno.test({
+  name:
+    "team: 0004 drops the trigram index of whole texts, and CJK pushed before it is still found",
+  ignore: typeof pg === "string",
+  sanitizeResources: false,
+  sanitizeOps: false,
+}, async () => {
+  if (typeof pg === "string") return;
+  const url = await pg.createDatabase("lighter");
+  const { world } = await pushingWorld(url, A, [["Grebe?", "Grebe."]], { machine: "new" });
+  try {
+    const setup = [
+      "CREATE TABLE logbook_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())",
+      ...TEAM_MIGRATIONS.slice(0, 3).flatMap((m) => [
+        m.sql,
+        `INSERT INTO logbook_migrations (name) VALUES ('${m.name}')`,
+      ]),
+      "INSERT INTO logbook_machines (machine) VALUES ('old')",
+      `INSERT INTO logbook_conversations (machine, key, agent, messages) VALUES ('old', 'claude:${B}', 'claude', 1)`,
+      `INSERT INTO logbook_records (machine, record_id, conversation_key, kind, role, text, uid)
+       VALUES ('old', 1, 'claude:${B}', 'message', 'assistant',
+         'The grebe notes: 我们的缓存策略是按需加载 (lazy) for now', sha256('old'))`,
+    ];
+    for (const sql of setup) assert.equal((await psql(sql, url)).code, 0, sql);
+    const migrated = await runCli("push", ["--migrate", "--json"], world.vars);
+    assert.equal(migrated.code, 0, migrated.stderr);
+    assert.deepEqual(JSON.parse(migrated.stdout).applied, ["0004_lighter_indexes"]);
+
+    const indexes = await psql(
+      "SELECT string_agg(indexname, ',' ORDER BY indexname) FROM pg_indexes " +
+        "WHERE tablename = 'logbook_records' AND indexdef LIKE '%gin_trgm_ops%'",
+      url,
+    );
+    assert.equal(indexes.out, "logbook_records_cjk");
+    const cjk = await psql("SELECT cjk FROM logbook_records", url);
+    assert.equal(cjk.out, "我们的缓存策略是按需加载");
+    const plan = await psql(
+      "SET enable_seqscan = off; EXPLAIN SELECT id FROM logbook_records r " +
+        "WHERE r.cjk ILIKE '%缓存策%' AND r.text ILIKE '%缓存策%'",
+      url,
+    );
+    assert.match(plan.out, /logbook_records_cjk/);
+
+    const found = await runCli("search", ["--team", "缓存策略", "--json"], world.vars);
+    assert.equal(found.code, 0, found.stderr);
+    const hits = found.stdout.trim().split("\n").map((line) => JSON.parse(line));
+    assert.deepEqual(hits.map((h) => h.machine), ["old"]);
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test({
   name: "team: search --team ranks what Codex told the model below what was said, as search does",
   ignore: typeof pg === "string",
   sanitizeResources: false,
