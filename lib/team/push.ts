@@ -16,8 +16,9 @@
 // when it joins an allowed project after its first records were captured. The cursors count in
 // one store's ids: the machine's row names that store (`store_id`), and a push from another
 // store under the same machine name starts every cursor again (what the team has is skipped by
-// uid). Forgets travel as tombstones. Memory stays bounded by the batch: at most 500 records
-// and about 1 MiB of decoded bytes and text (one record may cross it).
+// uid). Forgets travel as tombstones. Memory stays bounded by two batches, the one the server is
+// taking and the next: each at most 500 records and about 1 MiB of decoded bytes and text (one
+// record may cross it).
 
 import type { Sql } from "postgres";
 import type { Redactor } from "../gate/secrets.ts";
