@@ -625,8 +625,8 @@ over that of reindex; huge_line_rebuild_peak_rss_mb is the peak RSS of reindex -
 huge line's store. mcp_search_ms is the p50 of search_history calls over one open logbook mcp
 session (the SDK's client over stdio), every term, all projects. push_mb_s is logbook push end to
 end into a local PostgreSQL (MB of the raw transcript of the records it sent, as it reports them,
-per second); team_search_ms the p50 of search --team end to end (the command: start-up, connecting,
-searching) after the corpus was pushed from two machines. empty_script_ms is an empty script run
+per second, over every push); team_search_p50_ms/p95_ms search --team end to end (the command:
+start-up, connecting, searching) after the corpus was pushed by five machines. empty_script_ms is an empty script run
 with search's flags, right after each search command (the floor any command starts from), and
 search_cli_own_ms the median of each search command's time less the empty script's beside it.
 status_cli_ms is status --json end to end, api_status_ms the median of /api/status answered by a

@@ -2,14 +2,21 @@
 // commands that reach a team), and the schema, built by named migrations recorded in
 // `logbook_migrations` so every machine finds the same tables. Conversations are keyed by machine
 // and conversation id, records by machine and a stable uid (see push.ts); each record's redacted
-// text is indexed with PostgreSQL's own full-text search (a `tsvector` with a GIN index) and with
-// `pg_trgm` for text words cannot find (CJK, symbols). Two group roles with least privilege:
+// text is indexed with PostgreSQL's own full-text search (a `tsvector` with a GIN index), and its
+// words that hold CJK with `pg_trgm` (words cannot find CJK inside a sentence). Two group roles with least privilege:
 // `logbook_push` may add and remove what its machines send, and row-level security keeps each
 // push login to the machines it owns (`logbook_machines.login`); `logbook_read` may only read.
 // Migrating needs the owner: a push login only reads whether the schema is up to date.
 
 import type { Sql } from "postgres";
 import { messageOf } from "../format.ts";
+
+/**
+ * The code points CJK letters lie in (`MAYBE_CJK` of `lib/store/cjk.ts`, and the astral Han
+ * planes), as a PostgreSQL class: a word with one of them goes to `cjk`.
+ */
+const CJK_RANGES =
+  "[\\u1100-\\u11ff\\u2e80-\\u9fff\\ua960-\\ua97f\\uac00-\\ufaff\\uff00-\\uffef\\U00020000-\\U0003ffff]";
 
 /** One named schema step, run once, in its own transaction, in order. */
 interface TeamMigration {
@@ -165,6 +172,35 @@ export const TEAM_MIGRATIONS: readonly TeamMigration[] = [
             'WITH CHECK (machine IN (SELECT m.machine FROM logbook_machines m WHERE m.login = current_user))',
             t);
         END LOOP;
+      END $$;
+    `,
+  },
+  {
+    name: "0004_lighter_indexes",
+    // What a push costs the server is mostly its indexes (issue 36), and the trigram index of
+    // every record's whole text cost more than the rest of a row together, for two rare paths. A
+    // query with CJK now narrows by `cjk`, the text's words that hold CJK, which pg_trgm indexes
+    // (null, and not indexed, for text without any); a typo's spellings are looked for in the
+    // text itself, for a bounded time (search.ts). lz4 compresses the text and its tsvector
+    // several times faster than pglz, where the server has it.
+    sql: `
+      CREATE FUNCTION logbook_cjk_words(t text) RETURNS text
+        LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $f$
+          SELECT CASE WHEN t ~ '${CJK_RANGES}' THEN (
+            SELECT string_agg(w, ' ') FROM regexp_split_to_table(t, '\\s+') w
+            WHERE w ~ '${CJK_RANGES}') END
+        $f$;
+      DROP INDEX logbook_records_trgm;
+      ALTER TABLE logbook_records
+        ADD COLUMN cjk text GENERATED ALWAYS AS (logbook_cjk_words(text)) STORED;
+      CREATE INDEX logbook_records_cjk ON logbook_records USING gin (cjk gin_trgm_ops)
+        WHERE cjk IS NOT NULL;
+      DO $$
+      BEGIN
+        ALTER TABLE logbook_records ALTER COLUMN text SET COMPRESSION lz4,
+          ALTER COLUMN tsv SET COMPRESSION lz4;
+      EXCEPTION WHEN feature_not_supported OR invalid_parameter_value THEN
+        RAISE NOTICE 'logbook: no lz4 in this server; the text stays compressed with pglz';
       END $$;
     `,
   },

@@ -5,7 +5,7 @@
 // each kept only when it has the same stem), since the team database has no vocabulary to read
 // cheaply (`ts_stat` reads every record); a form no record holds costs one look-up in the GIN
 // index and matches nothing. Spellings come from the records `pg_trgm` finds holding a word
-// close to the typo (its trigram index on the text, which the team schema has), read in JS.
+// close to the typo (`<%`, read for a bounded time: no index serves it), read in JS.
 // Only plain words widen, as locally: not phrases, negated words, code, numbers or CJK.
 
 import { editDistance } from "../edit_distance.ts";

@@ -16,8 +16,9 @@
 // when it joins an allowed project after its first records were captured. The cursors count in
 // one store's ids: the machine's row names that store (`store_id`), and a push from another
 // store under the same machine name starts every cursor again (what the team has is skipped by
-// uid). Forgets travel as tombstones. Memory stays bounded by the batch: at most 500 records
-// and about 1 MiB of decoded bytes and text (one record may cross it).
+// uid). Forgets travel as tombstones. Memory stays bounded by two batches, the one the server is
+// taking and the next: each at most 500 records and about 1 MiB of decoded bytes and text (one
+// record may cross it).
 
 import type { Sql } from "postgres";
 import type { Redactor } from "../gate/secrets.ts";
@@ -119,11 +120,14 @@ export async function push(options: PushOptions): Promise<PushSummary> {
   const touched = new Set<string>();
   let batch: Outgoing[] = [];
   let held = 0;
+  // The batch the server is taking while the next one is read here: two cores at work, not one
+  // waiting for the other. At most one is in flight, so batches arrive in order.
+  let sending: Promise<void> | null = null;
 
-  const flush = async () => {
-    const { values, taken } = await sendBatch(sql, machine, batch, options.redact);
+  const send = async (items: Outgoing[], size: number) => {
+    const { values, taken } = await sendBatch(sql, machine, items, options.redact);
     for (const [key, v] of values) team.set(key, v);
-    for (const item of batch) {
+    for (const item of items) {
       if (!taken.has(item.uid.toHex())) {
         summary.already++;
         continue;
@@ -133,25 +137,47 @@ export async function push(options: PushOptions): Promise<PushSummary> {
       touched.add(item.conversation.key);
     }
     summary.batches++;
-    summary.largestBatch = Math.max(summary.largestBatch, held);
+    summary.largestBatch = Math.max(summary.largestBatch, size);
     summary.conversations = touched.size;
-    batch = [];
-    held = 0;
     options.onBatch?.({ ...summary });
   };
+  const stopped = () =>
+    (options.deadline !== undefined && now() >= options.deadline) ||
+    options.signal?.aborted === true;
+  /** Sends the batch once the one in flight arrived; false, sending nothing, when told to stop. */
+  const flush = async (): Promise<boolean> => {
+    await sending;
+    if (stopped()) {
+      summary.complete = false;
+      return false;
+    }
+    sending = send(batch, held);
+    // Handled where it is awaited: the next flush, or the end.
+    sending.catch(() => {});
+    batch = [];
+    held = 0;
+    return true;
+  };
 
+  let read = 0;
   for (const { conversation, id } of pendingRecords(store, conversations, team)) {
-    const late = options.deadline !== undefined && now() >= options.deadline;
-    if (!batch.length && (late || options.signal?.aborted)) {
+    if (!batch.length && stopped()) {
       summary.complete = false;
       break;
     }
     const item = outgoing(store, deriver, conversation, id, options.raw);
     batch.push(item);
     held += item.size + item.text.length;
-    if (batch.length >= limit || held >= BATCH_BYTES) await flush();
+    if (batch.length >= limit || held >= BATCH_BYTES) {
+      if (!await flush()) break;
+    } else if (sending && ++read % YIELD_EVERY === 0) {
+      // Reading is synchronous: let the driver answer the server now and then, so the batch in
+      // flight moves through its transaction meanwhile.
+      await turn();
+    }
   }
-  if (batch.length) await flush();
+  if (batch.length && summary.complete) await flush();
+  await sending;
   if (summary.complete) await refreshChanged(sql, machine, conversations, team, options.redact);
   return summary;
 }
@@ -174,14 +200,16 @@ async function sendBatch(
     v.sent_through = Math.max(v.sent_through, item.id);
     values.set(item.conversation.key, v);
   }
-  const taken = await sql.begin(async (tx) => {
-    await tx`
+  // The statements go out together (the driver pipelines the queries a transaction returns):
+  // one round trip for the batch, not one per statement.
+  const [, rows] = await sql.begin((tx) => [
+    tx`
       INSERT INTO logbook_conversations ${tx([...values.values()])}
       ON CONFLICT (machine, key) DO UPDATE SET title = excluded.title,
         project = excluded.project, cwd = excluded.cwd, branch = excluded.branch,
         first_ts = excluded.first_ts, last_ts = excluded.last_ts, messages = excluded.messages,
-        sent_through = greatest(logbook_conversations.sent_through, excluded.sent_through)`;
-    const rows = await tx<{ uid: Uint8Array }[]>`
+        sent_through = greatest(logbook_conversations.sent_through, excluded.sent_through)`,
+    tx<{ uid: Uint8Array }[]>`
       INSERT INTO logbook_records ${
       tx(batch.map((item) => ({
         machine,
@@ -196,10 +224,18 @@ async function sendBatch(
       })))
     }
       ON CONFLICT (machine, uid) DO NOTHING
-      RETURNING uid`;
-    return new Set(rows.map((r) => r.uid.toHex()));
-  });
+      RETURNING uid`,
+  ]);
+  const taken = new Set((rows as { uid: Uint8Array }[]).map((r) => r.uid.toHex()));
   return { values, taken };
+}
+
+/** Records read between two turns of the event loop while a batch is in flight. */
+const YIELD_EVERY = 16;
+
+/** One turn of the event loop: what the driver has received is handled. */
+function turn(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 0));
 }
 
 /** A record on its way: what the team database stores of it, and what it weighs here. */

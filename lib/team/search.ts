@@ -1,7 +1,8 @@
 // Searching and paging the team database: PostgreSQL's own full-text search (`websearch` syntax
-// over the 'simple' configuration, ranked with ts_rank), and a substring match, which `pg_trgm`'s
-// index answers, where words cannot find the text: queries with CJK (the 'simple' parser keeps a
-// CJK run whole, so a word inside a sentence is no token of its own) and symbols it drops. Every
+// over the 'simple' configuration, ranked with ts_rank), and a substring match where words cannot
+// find the text: queries with CJK (the 'simple' parser keeps a CJK run whole, so a word inside a
+// sentence is no token of its own), which `pg_trgm`'s index of the text's CJK words answers, and
+// symbols the parser drops, which no index can (the text is read within the budget). Every
 // search is bounded as a local one is: its query by the same bounds (`checkBounds`), its time by
 // the same budget, which PostgreSQL enforces (`statement_timeout` in the search's transaction).
 // Every hit says which machine it came from.
@@ -24,6 +25,7 @@ import type { Kind, Role } from "../sources/adapter.ts";
 import type { Agent } from "../agents.ts";
 import { FILTERS, type FilterSpec, filterTerms, type SearchFilters } from "../filters_table.ts";
 import { hasCjk } from "../store/cjk.ts";
+import { formatCount } from "../format.ts";
 import {
   ConversationNotFoundError,
   isCompleteId,
@@ -111,6 +113,12 @@ const RANK_WEIGHT = `CASE
   WHEN (r.kind = 'message' AND r.role = 'assistant') OR r.kind = 'summary' THEN ${ANSWER_BOOST}
   ELSE 1.0 END`;
 
+/**
+ * The most matches a team search ranks: the most recently pushed, when more match (the search
+ * says so). Ranking reads each candidate's tsvector; this many take tens of milliseconds.
+ */
+export const RANK_CANDIDATES = 2000;
+
 /** PostgreSQL's SQLSTATE for a statement cancelled by statement_timeout (query_canceled). */
 const QUERY_CANCELED = "57014";
 
@@ -176,6 +184,12 @@ export async function teamSearch(
     throw err;
   }
   const page = rows.slice(0, limit);
+  const cap = Math.max(RANK_CANDIDATES, offset + limit + 1);
+  if (mode === "fts" && Number(rows[0]?.candidates ?? 0) >= cap) {
+    note = `more than ${formatCount(cap)} records match: ranked the ${
+      formatCount(cap)
+    } most recently pushed; add words or filters to rank them all`;
+  }
   const suggestion = !rows.length && offset === 0 && mode === "fts" &&
       (options.forgive ?? "exact") === "exact"
     ? await teamPrefixSuggestion(sql, query, filters)
@@ -274,14 +288,23 @@ async function rankedRows(
   widenable: TeamWord[],
 ): Promise<{ rows: Row[]; forgivenAt: TeamLevel | null }> {
   const { columns, filters, limit, offset, limitTime } = page;
+  // The newest matches first (by id, which `+ 0` keeps from walking the primary key backwards
+  // and testing every record), at most `cap`, then only those are ranked: ts_rank reads each
+  // one's tsvector, which for a common word over gigabytes would take seconds.
+  const cap = Math.max(RANK_CANDIDATES, offset + limit);
   const ranked = async (tsquery: string) => {
     await limitTime();
     return await tx<Row[]>`
-      SELECT ${columns}, ts_rank(r.tsv, q) * ${sql.unsafe(RANK_WEIGHT)} AS score
-      FROM logbook_records r
+      WITH m AS MATERIALIZED (
+        SELECT r.id FROM logbook_records r
+          JOIN logbook_conversations c ON c.machine = r.machine AND c.key = r.conversation_key
+        WHERE r.tsv @@ CAST(${tsquery} AS tsquery) ${filters}
+        ORDER BY r.id + 0 DESC LIMIT ${cap})
+      SELECT ${columns}, ts_rank(r.tsv, q) * ${sql.unsafe(RANK_WEIGHT)} AS score,
+        (SELECT count(*) FROM m) AS candidates
+      FROM m JOIN logbook_records r ON r.id = m.id
         JOIN logbook_conversations c ON c.machine = r.machine AND c.key = r.conversation_key,
         CAST(${tsquery} AS tsquery) q
-      WHERE r.tsv @@ q ${filters}
       ORDER BY score DESC, r.ts DESC NULLS LAST, r.id DESC
       LIMIT ${limit} OFFSET ${offset}`;
   };
@@ -305,7 +328,7 @@ async function rankedRows(
 
 /**
  * Up to `limit` rows after `offset` whose text holds each of `parts` (case aside), newest first,
- * under `filters`: what `pg_trgm`'s index answers where words cannot.
+ * under `filters`, where words cannot find them.
  */
 async function substringRows(
   tx: TransactionSql,
@@ -315,7 +338,14 @@ async function substringRows(
   limit: number,
   offset: number,
 ): Promise<Row[]> {
-  const patterns = parts.map((t) => tx`AND r.text ILIKE ${`%${t.replace(/[\\%_]/g, "\\$&")}%`}`);
+  const patterns = parts.map((t) => {
+    const pattern = `%${t.replace(/[\\%_]/g, "\\$&")}%`;
+    // A word with CJK lies within one of the text's CJK-bearing words, which `cjk` holds and
+    // pg_trgm indexes; the text itself is then read for the rows that index finds.
+    return hasCjk(t)
+      ? tx`AND r.cjk ILIKE ${pattern} AND r.text ILIKE ${pattern}`
+      : tx`AND r.text ILIKE ${pattern}`;
+  });
   return await tx<Row[]>`
     SELECT ${columns}, 0::real AS score
     FROM logbook_records r
@@ -358,10 +388,16 @@ async function matchesAny(
 
 /** The records read for the words close to a typo: enough to find it, few enough to be quick. */
 const SPELLING_TEXTS = 200;
+/**
+ * How long the look for a typo's spellings may read records (no index serves it, see
+ * 0004_lighter_indexes in db.ts): a typo of a common word is found in the first records read;
+ * one of a rare word in a large team database may not be, and then is not forgiven.
+ */
+const SPELLING_MS = 300;
 
 /**
  * Finds the spellings of each plain word of `words` no record holds (nor begins a word of): the
- * words of the records `pg_trgm` finds holding a word close to it (`<%`, its trigram index).
+ * words of the records holding a word close to it (pg_trgm's `<%`), read for SPELLING_MS at most.
  */
 async function findSpellings(
   tx: TransactionSql,
@@ -377,11 +413,18 @@ async function findSpellings(
       SELECT EXISTS (
         SELECT 1 FROM logbook_records WHERE tsv @@ CAST(${prefix} AS tsquery)) AS found`;
     if (held?.found) continue;
-    // Looser than pg_trgm's default, so a typo in a short word still shares enough trigrams.
-    await tx`SELECT set_config('pg_trgm.word_similarity_threshold', '0.4', true)`;
-    const rows = await tx<{ text: string }[]>`
-      SELECT text FROM logbook_records WHERE ${word.word} <% text LIMIT ${SPELLING_TEXTS}`;
-    word.spellings = spellingsIn(rows.map((r) => r.text), word.word);
+    try {
+      const rows = await tx.savepoint(async (sp) => {
+        await sp`SELECT set_config('statement_timeout', ${String(SPELLING_MS)}, true)`;
+        // Looser than pg_trgm's default, so a typo in a short word still shares enough trigrams.
+        await sp`SELECT set_config('pg_trgm.word_similarity_threshold', '0.4', true)`;
+        return await sp<{ text: string }[]>`
+          SELECT text FROM logbook_records WHERE ${word.word} <% text LIMIT ${SPELLING_TEXTS}`;
+      });
+      word.spellings = spellingsIn(rows.map((r) => r.text), word.word);
+    } catch (err) {
+      if ((err as { code?: unknown }).code !== QUERY_CANCELED) throw err;
+    }
   }
 }
 
@@ -450,6 +493,8 @@ interface Row {
   project: string | null;
   cwd: string | null;
   score: number;
+  /** How many matches were ranked (a ranked search's rows only). */
+  candidates?: number;
 }
 
 /** About `SNIPPET_CHARS` of `text` around the first of `terms`, on one line. */

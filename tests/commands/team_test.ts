@@ -27,7 +27,7 @@ import { redactorFor } from "../../lib/context.ts";
 import { ADAPTERS } from "../../lib/sources/mod.ts";
 import { type RecordRow, TextDeriver } from "../../lib/store/records.ts";
 import { TEAM_MIGRATIONS } from "../../lib/team/db.ts";
-import { CONTEXT_START } from "../../lib/team/search.ts";
+import { CONTEXT_START, RANK_CANDIDATES } from "../../lib/team/search.ts";
 import { isCodexContext } from "../../lib/sources/codex_text.ts";
 import { eventually } from "../_wait.ts";
 
@@ -459,6 +459,7 @@ Deno.test({
           "0001_team_history",
           "0002_roles",
           "0003_stable_identity_and_own_rows",
+          "0004_lighter_indexes",
         ]);
         const rows = await psql(
           "SELECT name FROM logbook_migrations ORDER BY applied_at, name",
@@ -468,7 +469,7 @@ Deno.test({
         const second = await runCli("push", ["--migrate"], vars);
         assert.equal(second.code, 0, second.stderr);
         assert.match(second.stdout, /is up to date: nothing to apply/);
-        assert.equal((await psql("SELECT count(*) FROM logbook_migrations", owner)).out, "3");
+        assert.equal((await psql("SELECT count(*) FROM logbook_migrations", owner)).out, "4");
       },
     );
 
@@ -1156,6 +1157,58 @@ Deno.test({
 });
 
 Deno.test({
+  name:
+    "team: 0004 drops the trigram index of whole texts, and CJK pushed before it is still found",
+  ignore: typeof pg === "string",
+  sanitizeResources: false,
+  sanitizeOps: false,
+}, async () => {
+  if (typeof pg === "string") return;
+  const url = await pg.createDatabase("lighter");
+  const { world } = await pushingWorld(url, A, [["Grebe?", "Grebe."]], { machine: "new" });
+  try {
+    const setup = [
+      "CREATE TABLE logbook_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())",
+      ...TEAM_MIGRATIONS.slice(0, 3).flatMap((m) => [
+        m.sql,
+        `INSERT INTO logbook_migrations (name) VALUES ('${m.name}')`,
+      ]),
+      "INSERT INTO logbook_machines (machine) VALUES ('old')",
+      `INSERT INTO logbook_conversations (machine, key, agent, messages) VALUES ('old', 'claude:${B}', 'claude', 1)`,
+      `INSERT INTO logbook_records (machine, record_id, conversation_key, kind, role, text, uid)
+       VALUES ('old', 1, 'claude:${B}', 'message', 'assistant',
+         'The grebe notes: 我们的缓存策略是按需加载 (lazy) for now', sha256('old'))`,
+    ];
+    for (const sql of setup) assert.equal((await psql(sql, url)).code, 0, sql);
+    const migrated = await runCli("push", ["--migrate", "--json"], world.vars);
+    assert.equal(migrated.code, 0, migrated.stderr);
+    assert.deepEqual(JSON.parse(migrated.stdout).applied, ["0004_lighter_indexes"]);
+
+    const indexes = await psql(
+      "SELECT string_agg(indexname, ',' ORDER BY indexname) FROM pg_indexes " +
+        "WHERE tablename = 'logbook_records' AND indexdef LIKE '%gin_trgm_ops%'",
+      url,
+    );
+    assert.equal(indexes.out, "logbook_records_cjk");
+    const cjk = await psql("SELECT cjk FROM logbook_records", url);
+    assert.equal(cjk.out, "我们的缓存策略是按需加载");
+    const plan = await psql(
+      "SET enable_seqscan = off; EXPLAIN SELECT id FROM logbook_records r " +
+        "WHERE r.cjk ILIKE '%缓存策%' AND r.text ILIKE '%缓存策%'",
+      url,
+    );
+    assert.match(plan.out, /logbook_records_cjk/);
+
+    const found = await runCli("search", ["--team", "缓存策略", "--json"], world.vars);
+    assert.equal(found.code, 0, found.stderr);
+    const hits = found.stdout.trim().split("\n").map((line) => JSON.parse(line));
+    assert.deepEqual(hits.map((h) => h.machine), ["old"]);
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test({
   name: "team: search --team ranks what Codex told the model below what was said, as search does",
   ignore: typeof pg === "string",
   sanitizeResources: false,
@@ -1434,6 +1487,37 @@ Deno.test({
         services.searches.close();
       }
     });
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test({
+  name: "team: search --team ranks the newest matches of a word too common to rank, and says so",
+  ignore: typeof pg === "string",
+  sanitizeResources: false,
+  sanitizeOps: false,
+}, async () => {
+  if (typeof pg === "string") return;
+  const url = await pg.createDatabase("common");
+  const turns: [string, string][] = Array.from({ length: RANK_CANDIDATES / 2 + 50 }, (_, i) => [
+    `plover question ${i}`,
+    `plover answer ${i}`,
+  ]);
+  const { world } = await pushingWorld(url, A, turns, { machine: "common" });
+  try {
+    pushed(await runCli("push", ["--json"], world.vars));
+    const found = await runCli("search", ["--team", "plover", "--json"], world.vars);
+    assert.equal(found.code, 0, found.stderr);
+    assert.equal(found.stdout.trim().split("\n").length, 20);
+    assert.equal(
+      found.stderr,
+      "note: more than 2,000 records match: ranked the 2,000 most recently pushed; add words " +
+        "or filters to rank them all\n",
+    );
+    const rare = await runCli("search", ["--team", "plover 7", "--json"], world.vars);
+    assert.equal(rare.code, 0, rare.stderr);
+    assert.equal(rare.stderr, "");
   } finally {
     await world.cleanup();
   }
