@@ -14,6 +14,7 @@ import { syncMirrors } from "./mirrors.ts";
 import { wantedMirrors } from "../store/mirror.ts";
 import { keepCounts, refreshTotals } from "../store/status.ts";
 import { keepPresentSources, type OnDisk } from "../store/present_sources.ts";
+import { keepWithRun, keptSinceLastRun } from "../store/kept.ts";
 import { INDEX_UPGRADE_KEY } from "../store/cjk.ts";
 import { cjkIndexStep } from "../store/cjk_index.ts";
 import {
@@ -129,9 +130,8 @@ export function discoverContext(ctx: Context, store?: HistoryStore): DiscoverCon
  * no run since kept nothing) and its mirrors'.
  */
 function knownProjects(store: HistoryStore): string[] {
-  const kept = store.getMeta<{ at: number; dirs: string[] }>(PROJECTS_KEY);
-  const since = store.getMeta<LastRun>("last_run")?.at ?? 0;
-  const dirs = kept && kept.at >= since ? kept.dirs : conversationDirs(store);
+  const dirs = keptSinceLastRun<{ dirs: string[] }>(store, PROJECTS_KEY)?.dirs ??
+    conversationDirs(store);
   return [...new Set([...dirs, ...wantedMirrors(store)])];
 }
 
@@ -154,10 +154,7 @@ function keepProjects(
   now: number,
   options: { unchanged: boolean; since: number },
 ): void {
-  const kept = store.getMeta<{ at: number; dirs: string[] }>(PROJECTS_KEY);
-  if (options.unchanged && kept && kept.at >= options.since) {
-    store.setMeta(PROJECTS_KEY, { ...kept, at: now });
-  } else store.setMeta(PROJECTS_KEY, { at: now, dirs: conversationDirs(store) });
+  keepWithRun(store, PROJECTS_KEY, now, options, () => ({ dirs: conversationDirs(store) }));
 }
 
 /**

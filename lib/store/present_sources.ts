@@ -4,6 +4,7 @@
 
 import { pathOfLocator } from "../sources/adapter.ts";
 import type { HistoryStore } from "./db.ts";
+import { keepWithRun, type KeptAt, keptSinceLastRun } from "./kept.ts";
 
 /** Bytes captured over the bytes of every source present on disk. */
 export interface CapturedShare {
@@ -68,26 +69,18 @@ export function keepPresentSources(
   now: number,
   options: { unchanged: boolean; since: number },
 ): void {
-  const kept = store.getMeta<Kept>(PRESENT_KEY);
-  if (options.unchanged && kept && kept.at >= options.since && kept.files === seen.size) {
-    store.setMeta(PRESENT_KEY, { ...kept, at: now });
-    return;
-  }
-  const present = presentOf(store, now, (path) => seen.get(path) ?? lstatOf(path));
-  store.setMeta(
-    PRESENT_KEY,
-    {
-      at: now,
+  keepWithRun<Kept>(store, PRESENT_KEY, now, options, () => {
+    const present = presentOf(store, now, (path) => seen.get(path) ?? lstatOf(path));
+    return {
       files: seen.size,
       captured: present.captured,
       unfinished: present.unfinished.map(({ ageMs: _, ...line }) => line),
-    } satisfies Kept,
-  );
+    };
+  }, (kept) => kept.files === seen.size);
 }
 
-/** What `keepPresentSources` keeps: when, of how many files found, and what it saw. */
+/** What `keepPresentSources` keeps: of how many files found, and what it saw. */
 interface Kept {
-  at: number;
   files: number;
   captured: CapturedShare;
   unfinished: Omit<UnfinishedLine, "ageMs">[];
@@ -95,13 +88,14 @@ interface Kept {
 
 /**
  * The sources as the last capture saw them, with their unfinished lines' age at `now`, and when
- * it saw them; null when no capture kept them (a store from an older build).
+ * it saw them; null when no capture kept them (a store from an older build), or a run since did
+ * not.
  */
 export function keptPresentSources(
   store: HistoryStore,
   now: number,
-): (PresentSources & { at: number }) | null {
-  const kept = store.getMeta<Kept>(PRESENT_KEY);
+): (PresentSources & KeptAt) | null {
+  const kept = keptSinceLastRun<Kept>(store, PRESENT_KEY);
   if (!kept) return null;
   return {
     at: kept.at,

@@ -15,6 +15,7 @@ import {
   presentSources,
   type UnfinishedLine,
 } from "./present_sources.ts";
+import { keepWithRun, type KeptAt, keptSinceLastRun } from "./kept.ts";
 import { type Totals, TOTALS_KEY } from "./totals.ts";
 
 export interface StoreStatus {
@@ -61,15 +62,10 @@ export interface StoreStatus {
 export function storeStatus(store: HistoryStore, now: number = Date.now()): StoreStatus {
   const totals = storeTotals(store);
   // What the last run kept, unless a run since (a watcher's, between its discoveries) did not.
-  const lastRun = store.getMeta<{ at: number }>("last_run") ?? null;
-  const since = lastRun?.at ?? 0;
-  const last = keptPresentSources(store, now);
-  const kept = last !== null && last.at >= since ? last : null;
+  const kept = keptPresentSources(store, now);
   const present = kept ?? presentSources(store, now);
-  const keptCounts = store.getMeta<KeptCounts>(COUNTS_KEY);
-  const { sources, conversations, errors } = keptCounts && keptCounts.at >= since
-    ? keptCounts
-    : countsOf(store);
+  const { sources, conversations, errors } = keptSinceLastRun<Counts>(store, COUNTS_KEY) ??
+    countsOf(store);
   const drift = store.stmt(
     `SELECT agent, version, category, detail, sum(count) AS count FROM drift
      GROUP BY agent, version, category, detail ORDER BY agent, version, category, detail`,
@@ -93,7 +89,7 @@ export function storeStatus(store: HistoryStore, now: number = Date.now()): Stor
     errors,
     progress: store.getMeta<Progress>("progress") ?? null,
     migration: migrationProgress(store),
-    lastRun,
+    lastRun: store.getMeta("last_run") ?? null,
   };
 }
 
@@ -103,9 +99,6 @@ interface Counts {
   conversations: StoreStatus["conversations"];
   errors: StoreStatus["errors"];
 }
-
-/** The counts as a run kept them (see `keepCounts`). */
-type KeptCounts = Counts & { at: number };
 
 const COUNTS_KEY = "status_counts";
 
@@ -140,10 +133,7 @@ export function keepCounts(
   now: number,
   options: { unchanged: boolean; since: number },
 ): void {
-  const kept = store.getMeta<KeptCounts>(COUNTS_KEY);
-  if (options.unchanged && kept && kept.at >= options.since) {
-    store.setMeta(COUNTS_KEY, { ...kept, at: now });
-  } else store.setMeta(COUNTS_KEY, { ...countsOf(store), at: now } satisfies KeptCounts);
+  keepWithRun(store, COUNTS_KEY, now, options, () => countsOf(store));
 }
 
 /** Takes forgotten conversations out of the kept counts (see `keepCounts`). */
@@ -151,7 +141,7 @@ export function forgetFromCounts(
   store: HistoryStore,
   forgotten: readonly { agent: string; subagent: number; gone: number }[],
 ): void {
-  const kept = store.getMeta<KeptCounts>(COUNTS_KEY);
+  const kept = store.getMeta<Counts & KeptAt>(COUNTS_KEY);
   if (!kept) return;
   const conversations = kept.conversations.map((c) => {
     const of = forgotten.filter((f) => f.agent === c.agent);
