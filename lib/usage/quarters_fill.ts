@@ -1,6 +1,7 @@
 // Sums the calls a store held before migration 0015 into `usage_quarters`,
-// `usage_conversation_quarters` and `usage_hours`, in batches: each batch one transaction that adds its calls and
-// moves `usage_quarters_fill.after` past them, so a capture stopped midway goes on from there.
+// `usage_conversation_quarters` and `usage_hours`, in batches: each batch one transaction that
+// adds its calls and moves `usage_quarters_fill.after` past them, so a capture stopped midway goes
+// on from there.
 // Calls written meanwhile are kept by the tables' triggers once the fill has passed their ids;
 // when the last batch is done the row goes, and reports read the sums.
 
@@ -10,7 +11,7 @@ import { HOUR, QUARTER, stepOf, tierOf } from "../store/schema.ts";
 /** Calls a batch sums. */
 const CALLS_PER_BATCH = 2_048;
 
-/** The two tables of sums and the keys each adds to the quarter, agent, model and tier. */
+/** The three tables of sums and the keys each adds to the quarter, agent, model and tier. */
 const TABLES = [
   { table: "usage_quarters", keys: [] as string[], step: QUARTER },
   { table: "usage_conversation_quarters", keys: ["conversation_id"], step: QUARTER },
