@@ -61,10 +61,22 @@ export async function readMarkers(
 
 /** Every marker of the log at `path`, `.1` first, streamed line by line. */
 export async function* eachMarker(path: string): AsyncGenerator<Marker> {
+  for await (const markers of markerBatches(path)) yield* markers;
+}
+
+/**
+ * The markers of the log at `path`, `.1` first, a read's worth at a time: a reader loops over
+ * each batch without a promise per line (a log near its rotation size holds 60,000 lines).
+ */
+async function* markerBatches(path: string): AsyncGenerator<Marker[]> {
   for (const file of [rotatedPath(path), path]) {
-    for await (const line of linesOf(file)) {
-      const marker = parseMarker(line);
-      if (marker) yield marker;
+    for await (const lines of lineBatches(file)) {
+      const markers: Marker[] = [];
+      for (const line of lines) {
+        const marker = parseMarker(line);
+        if (marker) markers.push(marker);
+      }
+      yield markers;
     }
   }
 }
@@ -88,13 +100,15 @@ export async function unclosed(
   const isAlive = options.isAlive ??
     ((pid: number, op: string) => liveLockState(path, op) ?? pidAlive(pid));
   const open = new Map<string, { marker: Marker; stallReported: boolean }>();
-  for await (const marker of eachMarker(path)) {
-    const key = `${marker.pid} ${marker.op} ${marker.seq}`;
-    if (marker.event === "start") open.set(key, { marker, stallReported: false });
-    else if (marker.event === "stall") {
-      const entry = open.get(key);
-      if (entry) entry.stallReported = true;
-    } else open.delete(key);
+  for await (const markers of markerBatches(path)) {
+    for (const marker of markers) {
+      const key = `${marker.pid} ${marker.op} ${marker.seq}`;
+      if (marker.event === "start") open.set(key, { marker, stallReported: false });
+      else if (marker.event === "stall") {
+        const entry = open.get(key);
+        if (entry) entry.stallReported = true;
+      } else open.delete(key);
+    }
   }
   const alive = new Map<string, boolean>();
   return [...open.values()].map(({ marker, stallReported }) => {
@@ -153,22 +167,27 @@ function pidAlive(pid: number): boolean {
 async function lastOf(file: string, count: number): Promise<Marker[]> {
   const ring: Marker[] = [];
   let next = 0;
-  for await (const line of linesOf(file)) {
-    const marker = parseMarker(line);
-    if (!marker) continue;
-    if (ring.length < count) ring.push(marker);
-    else ring[next] = marker;
-    next = (next + 1) % count;
+  for await (const lines of lineBatches(file)) {
+    for (const line of lines) {
+      const marker = parseMarker(line);
+      if (!marker) continue;
+      if (ring.length < count) ring.push(marker);
+      else ring[next] = marker;
+      next = (next + 1) % count;
+    }
   }
   return ring.length < count ? ring : [...ring.slice(next), ...ring.slice(0, next)];
 }
 
-const READ_SIZE = 64 * 1024;
-/** Markers are a few hundred bytes; anything longer is not one and is skipped unread. */
+const READ_SIZE = 1024 * 1024;
+/** Markers are a few hundred bytes; anything longer is not one and is skipped unparsed. */
 const MAX_LINE = 16 * 1024;
 
-/** The complete lines of `file` (a torn last line is left out); none when it is missing. */
-async function* linesOf(file: string): AsyncGenerator<string> {
+/**
+ * The complete lines of `file`, those of one read at a time, each read's bytes decoded at once
+ * (a torn last line is left out); none when it is missing.
+ */
+async function* lineBatches(file: string): AsyncGenerator<string[]> {
   let handle: Deno.FsFile;
   try {
     handle = await Deno.open(file, { read: true });
@@ -178,29 +197,31 @@ async function* linesOf(file: string): AsyncGenerator<string> {
   }
   const decoder = new TextDecoder();
   const buffer = new Uint8Array(READ_SIZE);
-  let pending: Uint8Array = new Uint8Array(0);
-  let skipping = false;
+  // The start of a line the last read did not end, or null while one too long is skipped.
+  let pending: Uint8Array | null = new Uint8Array(0);
   try {
     while (true) {
       const n = await handle.read(buffer);
       if (n === null) return;
-      let chunk = buffer.subarray(0, n);
-      while (chunk.length > 0) {
-        const newline = chunk.indexOf(0x0a);
-        if (newline < 0) {
-          if (!skipping && pending.length + chunk.length <= MAX_LINE) {
-            pending = concat(pending, chunk);
-          } else {
-            skipping = true;
-            pending = new Uint8Array(0);
-          }
-          break;
-        }
-        if (!skipping) yield decoder.decode(concat(pending, chunk.subarray(0, newline)));
-        pending = new Uint8Array(0);
-        skipping = false;
-        chunk = chunk.subarray(newline + 1);
+      const chunk = buffer.subarray(0, n);
+      const first = chunk.indexOf(0x0a);
+      if (first < 0) {
+        pending = pending && pending.length + n <= MAX_LINE ? concat(pending, chunk) : null;
+        continue;
       }
+      const lines: string[] = [];
+      if (pending && pending.length + first <= MAX_LINE) {
+        lines.push(decoder.decode(concat(pending, chunk.subarray(0, first))));
+      }
+      const last = chunk.lastIndexOf(0x0a);
+      if (last > first) {
+        for (const line of decoder.decode(chunk.subarray(first + 1, last)).split("\n")) {
+          // Characters, not bytes: a line of 16 K characters holds at least 16 KiB.
+          if (line.length <= MAX_LINE) lines.push(line);
+        }
+      }
+      pending = n - last - 1 <= MAX_LINE ? chunk.slice(last + 1) : null;
+      yield lines;
     }
   } finally {
     handle.close();
@@ -208,7 +229,6 @@ async function* linesOf(file: string): AsyncGenerator<string> {
 }
 
 function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
-  if (a.length === 0) return b.slice();
   const out = new Uint8Array(a.length + b.length);
   out.set(a);
   out.set(b, a.length);
