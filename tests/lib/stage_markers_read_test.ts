@@ -1,4 +1,4 @@
-// Tests for lib/stage_markers_read.ts: the log read back a megabyte at a time gives every marker
+// Tests for lib/stage_markers_read.ts: the log read back 64 KiB at a time gives every marker
 // whole, wherever a read ends, and leaves out what is not one (a line too long to be a marker, a
 // torn last line), on real files.
 
@@ -26,7 +26,8 @@ Deno.test("unclosed() and readMarkers() read a log of megabytes whole, across ev
       bytes += new TextEncoder().encode(line).length;
     };
     // Some 3 MiB of steps that closed, with non-ASCII step names (a read may end inside one),
-    // a line too long to be a marker across a read's end, and three steps left open.
+    // lines too long to be markers across a read's end and across whole reads, and three steps
+    // left open.
     const open = [1_000, 5_000, 11_000];
     while (bytes < 3 * 1024 * 1024) {
       seq++;
@@ -34,6 +35,9 @@ Deno.test("unclosed() and readMarkers() read a log of megabytes whole, across ev
       if (!open.includes(seq)) add(markerLine(seq, seq % 5 ? "finish" : "fail"));
       if (bytes > 1024 * 1024 - 8 * 1024 && bytes < 1024 * 1024) {
         add(`{"pad":"${"x".repeat(20 * 1024)}"}\n`);
+      }
+      if (bytes > 2 * 1024 * 1024 - 8 * 1024 && bytes < 2 * 1024 * 1024) {
+        add(`{"pad":"${"y".repeat(150 * 1024)}"}\n`);
       }
     }
     const whole = parts.join("");
