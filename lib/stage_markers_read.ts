@@ -70,15 +70,26 @@ export async function* eachMarker(path: string): AsyncGenerator<Marker> {
  */
 async function* markerBatches(path: string): AsyncGenerator<Marker[]> {
   for (const file of [rotatedPath(path), path]) {
-    for await (const lines of lineBatches(file)) {
-      const markers: Marker[] = [];
-      for (const line of lines) {
-        const marker = parseMarker(line);
-        if (marker) markers.push(marker);
-      }
-      yield markers;
-    }
+    for await (const { lines } of lineBatches(file)) yield markersOf(lines);
   }
+}
+
+/** The lines that are markers, as markers. */
+function markersOf(lines: readonly string[]): Marker[] {
+  const markers: Marker[] = [];
+  for (const line of lines) {
+    const marker = parseMarker(line);
+    if (marker) markers.push(marker);
+  }
+  return markers;
+}
+
+/** How `unclosed` tells the time, a stall and a live process. */
+export interface UnclosedOptions {
+  now?: number;
+  stallAfterMs?: number;
+  /** Replaces the liveness check (default: the operation's live lock, else the pid). */
+  isAlive?: (pid: number, op: string) => boolean;
 }
 
 /**
@@ -88,19 +99,70 @@ async function* markerBatches(path: string): AsyncGenerator<Marker[]> {
  */
 export async function unclosed(
   path: string,
-  options: {
-    now?: number;
-    stallAfterMs?: number;
-    /** Replaces the liveness check (default: the operation's live lock, else the pid). */
-    isAlive?: (pid: number, op: string) => boolean;
-  } = {},
+  options: UnclosedOptions = {},
 ): Promise<UnclosedStep[]> {
-  const now = options.now ?? Date.now();
-  const stallAfterMs = options.stallAfterMs ?? DEFAULT_STALL_AFTER_MS;
-  const isAlive = options.isAlive ??
-    ((pid: number, op: string) => liveLockState(path, op) ?? pidAlive(pid));
-  const open = new Map<string, { marker: Marker; stallReported: boolean }>();
-  for await (const markers of markerBatches(path)) {
+  return await new OpenSteps(path).read(options);
+}
+
+/** A step open in the log, and whether its writer logged a stall for it. */
+type OpenEntry = { marker: Marker; stallReported: boolean };
+
+/**
+ * The open steps of one log, kept between reads: reading again takes only the lines written
+ * since, until the log is rotated (then it reads both files again). For a process that asks
+ * often: the dashboard, whose every refresh of its status logs a step of its own, in a log that
+ * grows to 8 MiB beside its `.1` (a whole read of both is some 100 ms).
+ */
+export class OpenSteps {
+  readonly #path: string;
+  #open = new Map<string, OpenEntry>();
+  /** The files read: `.1` as it was, and how far into the current log (its complete lines). */
+  #read: { rotated: string; current: string; offset: number } | null = null;
+  #reading: Promise<unknown> = Promise.resolve();
+
+  constructor(path: string) {
+    this.#path = path;
+  }
+
+  /** The log whose steps these are. */
+  get path(): string {
+    return this.#path;
+  }
+
+  /** The steps open now (see `unclosed`); reads one after another, each from where the last ended. */
+  read(options: UnclosedOptions = {}): Promise<UnclosedStep[]> {
+    const next = this.#reading.then(() => this.#readOn(options));
+    this.#reading = next.catch(() => {});
+    return next;
+  }
+
+  async #readOn(options: UnclosedOptions): Promise<UnclosedStep[]> {
+    const path = this.#path;
+    const rotated = identity(rotatedPath(path)).key;
+    const current = identity(path);
+    const read = this.#read;
+    if (
+      read === null || read.rotated !== rotated || read.current !== current.key ||
+      current.size < read.offset
+    ) {
+      this.#open = new Map();
+      for await (const { lines } of lineBatches(rotatedPath(path))) {
+        this.#apply(markersOf(lines));
+      }
+      this.#read = { rotated, current: current.key, offset: 0 };
+    }
+    const from = this.#read!.offset;
+    let offset = from;
+    for await (const batch of lineBatches(path, from)) {
+      this.#apply(markersOf(batch.lines));
+      offset = batch.end;
+    }
+    this.#read = { rotated, current: current.key, offset };
+    return this.#steps(options);
+  }
+
+  #apply(markers: readonly Marker[]): void {
+    const open = this.#open;
     for (const marker of markers) {
       const key = `${marker.pid} ${marker.op} ${marker.seq}`;
       if (marker.event === "start") open.set(key, { marker, stallReported: false });
@@ -110,23 +172,48 @@ export async function unclosed(
       } else open.delete(key);
     }
   }
-  const alive = new Map<string, boolean>();
-  return [...open.values()].map(({ marker, stallReported }) => {
-    const who = `${marker.pid} ${marker.op}`;
-    if (!alive.has(who)) alive.set(who, isAlive(marker.pid, marker.op));
-    const openMs = Math.max(0, now - Date.parse(marker.time));
-    return {
-      op: marker.op,
-      seq: marker.seq,
-      step: marker.step,
-      pid: marker.pid,
-      started: marker.time,
-      openMs,
-      alive: alive.get(who)!,
-      stalled: openMs > stallAfterMs,
-      stallReported,
-    };
-  });
+
+  #steps(options: UnclosedOptions): UnclosedStep[] {
+    const path = this.#path;
+    const now = options.now ?? Date.now();
+    const stallAfterMs = options.stallAfterMs ?? DEFAULT_STALL_AFTER_MS;
+    const isAlive = options.isAlive ??
+      ((pid: number, op: string) => liveLockState(path, op) ?? pidAlive(pid));
+    const alive = new Map<string, boolean>();
+    return [...this.#open.values()].map(({ marker, stallReported }) => {
+      const who = `${marker.pid} ${marker.op}`;
+      if (!alive.has(who)) alive.set(who, isAlive(marker.pid, marker.op));
+      const openMs = Math.max(0, now - Date.parse(marker.time));
+      return {
+        op: marker.op,
+        seq: marker.seq,
+        step: marker.step,
+        pid: marker.pid,
+        started: marker.time,
+        openMs,
+        alive: alive.get(who)!,
+        stalled: openMs > stallAfterMs,
+        stallReported,
+      };
+    });
+  }
+}
+
+/**
+ * What tells a log file from another that took its name (a rotation renames it, a removal and
+ * a new write make another), and for `.1` also from itself rewritten; "none" when it is missing.
+ */
+function identity(file: string): { key: string; size: number } {
+  try {
+    const info = Deno.statSync(file);
+    const key = `${info.dev}:${info.ino}:${info.birthtime?.getTime() ?? ""}`;
+    return { key, size: info.size };
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound || err instanceof Deno.errors.NotADirectory) {
+      return { key: "none", size: 0 };
+    }
+    throw err;
+  }
 }
 
 /**
@@ -167,7 +254,7 @@ function pidAlive(pid: number): boolean {
 async function lastOf(file: string, count: number): Promise<Marker[]> {
   const ring: Marker[] = [];
   let next = 0;
-  for await (const lines of lineBatches(file)) {
+  for await (const { lines } of lineBatches(file)) {
     for (const line of lines) {
       const marker = parseMarker(line);
       if (!marker) continue;
@@ -186,10 +273,14 @@ const READ_SIZE = 64 * 1024;
 const MAX_LINE = 16 * 1024;
 
 /**
- * The complete lines of `file`, those of one read at a time, each read's bytes decoded at once
- * (a torn last line is left out); none when it is missing.
+ * The complete lines of `file` from byte `from` (a line's start), those of one read at a time,
+ * each read's bytes decoded at once, with the offset just past the last (a torn last line is
+ * left out); none when it is missing.
  */
-async function* lineBatches(file: string): AsyncGenerator<string[]> {
+async function* lineBatches(
+  file: string,
+  from = 0,
+): AsyncGenerator<{ lines: string[]; end: number }> {
   let handle: Deno.FsFile;
   try {
     handle = await Deno.open(file, { read: true });
@@ -201,11 +292,14 @@ async function* lineBatches(file: string): AsyncGenerator<string[]> {
   const buffer = new Uint8Array(READ_SIZE);
   // The start of a line the last read did not end, or null while one too long is skipped.
   let pending: Uint8Array | null = new Uint8Array(0);
+  let at = from;
   try {
+    if (from > 0) await handle.seek(from, Deno.SeekMode.Start);
     while (true) {
       const n = await handle.read(buffer);
       if (n === null) return;
       const chunk = buffer.subarray(0, n);
+      at += n;
       const first = chunk.indexOf(0x0a);
       if (first < 0) {
         pending = pending && pending.length + n <= MAX_LINE ? concat(pending, chunk) : null;
@@ -223,7 +317,7 @@ async function* lineBatches(file: string): AsyncGenerator<string[]> {
         }
       }
       pending = n - last - 1 <= MAX_LINE ? chunk.slice(last + 1) : null;
-      yield lines;
+      yield { lines, end: at - (n - last - 1) };
     }
   } finally {
     handle.close();

@@ -9,7 +9,7 @@ import { type Context, openStore, redactorFor, storeExists } from "./context.ts"
 import { mapStrings } from "./gate/secrets.ts";
 import { isLockHeld } from "./lock.ts";
 import { stageMarkersLocation } from "./stage_markers.ts";
-import { unclosed, type UnclosedStep } from "./stage_markers_read.ts";
+import { OpenSteps, type UnclosedStep } from "./stage_markers_read.ts";
 import { HistoryStore, isCorruption } from "./store/db.ts";
 import type { Progress } from "./capture/progress.ts";
 import type { CorruptRecord } from "./sessions/records.ts";
@@ -80,6 +80,8 @@ export interface StatusOptions {
   quickCheck?: boolean;
   /** Where a process that asks often keeps the quick check of a store that did not change. */
   quickChecks?: QuickChecks;
+  /** Where a process that asks often keeps the open steps of the stage markers' log at `path`. */
+  openSteps?: (path: string) => OpenSteps;
   now?: number;
 }
 
@@ -238,7 +240,7 @@ async function statusOf(ctx: Context, options: StatusOptions): Promise<Status> {
     stageMarkers: {
       enabled: health.enabled,
       off: health.off ?? null,
-      unclosed: await openSteps(ctx, now),
+      unclosed: await openSteps(ctx, now, options.openSteps),
     },
     sessions,
   };
@@ -282,12 +284,16 @@ export function progressView(p: Progress, now: number): ProgressView {
   };
 }
 
-async function openSteps(ctx: Context, now: number): Promise<UnclosedStep[]> {
+async function openSteps(
+  ctx: Context,
+  now: number,
+  kept?: (path: string) => OpenSteps,
+): Promise<UnclosedStep[]> {
   let path: string;
   try {
     path = stageMarkersLocation(ctx.env).path;
   } catch {
     return [];
   }
-  return await unclosed(path, { now });
+  return await (kept ? kept(path) : new OpenSteps(path)).read({ now });
 }

@@ -5,7 +5,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { Marker } from "../../lib/stage_markers.ts";
-import { readMarkers, unclosed } from "../../lib/stage_markers_read.ts";
+import { OpenSteps, readMarkers, unclosed } from "../../lib/stage_markers_read.ts";
+import { rotatedPath } from "../../lib/stage_markers.ts";
 
 const T0 = Date.parse("2025-03-01T10:00:00.000Z");
 
@@ -54,6 +55,41 @@ Deno.test("unclosed() and readMarkers() read a log of megabytes whole, across ev
     assert.deepEqual(markers, expected);
     assert.ok(markers.some((m) => m.step === "índice·写入"));
     assert.deepEqual(await readMarkers(path, { tail: 3 }), expected.slice(-3));
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
+Deno.test("OpenSteps reads on from where it stopped, a torn line once it is whole, and both files again after a rotation", async () => {
+  const dir = Deno.makeTempDirSync({ prefix: "logbook-stage-markers-read-" });
+  try {
+    const path = join(dir, "stage-markers.log");
+    const options = { now: T0 + 60_000, isAlive: () => false };
+    const seqs = async (steps: OpenSteps) => (await steps.read(options)).map((s) => s.seq);
+    const append = (text: string) => Deno.writeTextFileSync(path, text, { append: true });
+    const steps = new OpenSteps(path);
+    assert.deepEqual(await seqs(steps), [], "no log yet");
+
+    append(markerLine(1, "start") + markerLine(2, "start") + markerLine(1, "finish"));
+    assert.deepEqual(await seqs(steps), [2]);
+
+    // A line torn as it is written, then whole: read once it ends.
+    const torn = markerLine(2, "finish");
+    append(markerLine(3, "start") + torn.slice(0, 30));
+    assert.deepEqual(await seqs(steps), [2, 3]);
+    append(torn.slice(30));
+    assert.deepEqual(await seqs(steps), [3]);
+    assert.deepEqual(await seqs(steps), [3], "nothing new, nothing changes");
+
+    // Rotated: the log becomes .1, a new log begins.
+    Deno.renameSync(path, rotatedPath(path));
+    append(markerLine(4, "start") + markerLine(3, "fail"));
+    assert.deepEqual(await seqs(steps), [4]);
+    append(markerLine(5, "start"));
+    const [again, fresh] = await Promise.all([seqs(steps), seqs(steps)]);
+    assert.deepEqual(again, [4, 5]);
+    assert.deepEqual(fresh, [4, 5], "reads asked at once read one after the other");
+    assert.deepEqual((await unclosed(path, options)).map((s) => s.seq), [4, 5]);
   } finally {
     Deno.removeSync(dir, { recursive: true });
   }
