@@ -166,8 +166,9 @@ export class QuickChecks {
     const state = filesState(store.path);
     if (this.#kept && this.#kept.state === state.key) return this.#kept.found;
     const found = quickCheck(store);
-    // A file written in the millisecond the check started may change again within it unseen.
-    this.#kept = state.writtenAt < started - 1 ? { state: state.key, found } : null;
+    // A file's time is the kernel's coarse clock (a few ms a tick): one written in the last
+    // second may be written again with the same time, unseen; its check is not kept.
+    this.#kept = state.writtenAt < started - 1000 ? { state: state.key, found } : null;
     return found;
   }
 }
