@@ -61,12 +61,35 @@ export async function readMarkers(
 
 /** Every marker of the log at `path`, `.1` first, streamed line by line. */
 export async function* eachMarker(path: string): AsyncGenerator<Marker> {
+  for await (const markers of markerBatches(path)) yield* markers;
+}
+
+/**
+ * The markers of the log at `path`, `.1` first, a read's worth at a time: a reader loops over
+ * each batch without a promise per line (a log near its rotation size holds 60,000 lines).
+ */
+async function* markerBatches(path: string): AsyncGenerator<Marker[]> {
   for (const file of [rotatedPath(path), path]) {
-    for await (const line of linesOf(file)) {
-      const marker = parseMarker(line);
-      if (marker) yield marker;
-    }
+    for await (const { lines } of lineBatches(file)) yield markersOf(lines);
   }
+}
+
+/** The lines that are markers, as markers. */
+function markersOf(lines: readonly string[]): Marker[] {
+  const markers: Marker[] = [];
+  for (const line of lines) {
+    const marker = parseMarker(line);
+    if (marker) markers.push(marker);
+  }
+  return markers;
+}
+
+/** How `unclosed` tells the time, a stall and a live process. */
+export interface UnclosedOptions {
+  now?: number;
+  stallAfterMs?: number;
+  /** Replaces the liveness check (default: the operation's live lock, else the pid). */
+  isAlive?: (pid: number, op: string) => boolean;
 }
 
 /**
@@ -76,43 +99,121 @@ export async function* eachMarker(path: string): AsyncGenerator<Marker> {
  */
 export async function unclosed(
   path: string,
-  options: {
-    now?: number;
-    stallAfterMs?: number;
-    /** Replaces the liveness check (default: the operation's live lock, else the pid). */
-    isAlive?: (pid: number, op: string) => boolean;
-  } = {},
+  options: UnclosedOptions = {},
 ): Promise<UnclosedStep[]> {
-  const now = options.now ?? Date.now();
-  const stallAfterMs = options.stallAfterMs ?? DEFAULT_STALL_AFTER_MS;
-  const isAlive = options.isAlive ??
-    ((pid: number, op: string) => liveLockState(path, op) ?? pidAlive(pid));
-  const open = new Map<string, { marker: Marker; stallReported: boolean }>();
-  for await (const marker of eachMarker(path)) {
-    const key = `${marker.pid} ${marker.op} ${marker.seq}`;
-    if (marker.event === "start") open.set(key, { marker, stallReported: false });
-    else if (marker.event === "stall") {
-      const entry = open.get(key);
-      if (entry) entry.stallReported = true;
-    } else open.delete(key);
+  return await new OpenSteps(path).read(options);
+}
+
+/** A step open in the log, and whether its writer logged a stall for it. */
+type OpenEntry = { marker: Marker; stallReported: boolean };
+
+/**
+ * The open steps of one log, kept between reads: reading again takes only the lines written
+ * since, until the log is rotated (then it reads both files again). For a process that asks
+ * often: the dashboard, whose every refresh of its status logs a step of its own, in a log that
+ * grows to 8 MiB beside its `.1` (a whole read of both is some 100 ms).
+ */
+export class OpenSteps {
+  readonly #path: string;
+  #open = new Map<string, OpenEntry>();
+  /** The files read: `.1` as it was, and how far into the current log (its complete lines). */
+  #read: { rotated: string; current: string; offset: number } | null = null;
+  #reading: Promise<unknown> = Promise.resolve();
+
+  constructor(path: string) {
+    this.#path = path;
   }
-  const alive = new Map<string, boolean>();
-  return [...open.values()].map(({ marker, stallReported }) => {
-    const who = `${marker.pid} ${marker.op}`;
-    if (!alive.has(who)) alive.set(who, isAlive(marker.pid, marker.op));
-    const openMs = Math.max(0, now - Date.parse(marker.time));
-    return {
-      op: marker.op,
-      seq: marker.seq,
-      step: marker.step,
-      pid: marker.pid,
-      started: marker.time,
-      openMs,
-      alive: alive.get(who)!,
-      stalled: openMs > stallAfterMs,
-      stallReported,
-    };
-  });
+
+  /** The log whose steps these are. */
+  get path(): string {
+    return this.#path;
+  }
+
+  /** The steps open now (see `unclosed`); reads one after another, each from where the last ended. */
+  read(options: UnclosedOptions = {}): Promise<UnclosedStep[]> {
+    const next = this.#reading.then(() => this.#readOn(options));
+    this.#reading = next.catch(() => {});
+    return next;
+  }
+
+  async #readOn(options: UnclosedOptions): Promise<UnclosedStep[]> {
+    const path = this.#path;
+    const rotated = identity(rotatedPath(path)).key;
+    const current = identity(path);
+    const read = this.#read;
+    if (
+      read === null || read.rotated !== rotated || read.current !== current.key ||
+      current.size < read.offset
+    ) {
+      this.#open = new Map();
+      for await (const { lines } of lineBatches(rotatedPath(path))) {
+        this.#apply(markersOf(lines));
+      }
+      this.#read = { rotated, current: current.key, offset: 0 };
+    }
+    const from = this.#read!.offset;
+    let offset = from;
+    for await (const batch of lineBatches(path, from)) {
+      this.#apply(markersOf(batch.lines));
+      offset = batch.end;
+    }
+    this.#read = { rotated, current: current.key, offset };
+    return this.#steps(options);
+  }
+
+  #apply(markers: readonly Marker[]): void {
+    const open = this.#open;
+    for (const marker of markers) {
+      const key = `${marker.pid} ${marker.op} ${marker.seq}`;
+      if (marker.event === "start") open.set(key, { marker, stallReported: false });
+      else if (marker.event === "stall") {
+        const entry = open.get(key);
+        if (entry) entry.stallReported = true;
+      } else open.delete(key);
+    }
+  }
+
+  #steps(options: UnclosedOptions): UnclosedStep[] {
+    const path = this.#path;
+    const now = options.now ?? Date.now();
+    const stallAfterMs = options.stallAfterMs ?? DEFAULT_STALL_AFTER_MS;
+    const isAlive = options.isAlive ??
+      ((pid: number, op: string) => liveLockState(path, op) ?? pidAlive(pid));
+    const alive = new Map<string, boolean>();
+    return [...this.#open.values()].map(({ marker, stallReported }) => {
+      const who = `${marker.pid} ${marker.op}`;
+      if (!alive.has(who)) alive.set(who, isAlive(marker.pid, marker.op));
+      const openMs = Math.max(0, now - Date.parse(marker.time));
+      return {
+        op: marker.op,
+        seq: marker.seq,
+        step: marker.step,
+        pid: marker.pid,
+        started: marker.time,
+        openMs,
+        alive: alive.get(who)!,
+        stalled: openMs > stallAfterMs,
+        stallReported,
+      };
+    });
+  }
+}
+
+/**
+ * What tells a log file from another that took its name (a rotation renames it, a removal and
+ * a new write make another), and for `.1` also from itself rewritten; "none" when it is missing.
+ */
+function identity(file: string): { key: string; size: number } {
+  try {
+    const info = Deno.statSync(file);
+    const key = `${info.dev}:${info.ino}:${info.birthtime?.getTime() ?? ""}`;
+    return { key, size: info.size };
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound || err instanceof Deno.errors.NotADirectory) {
+      return { key: "none", size: 0 };
+    }
+    throw err;
+  }
 }
 
 /**
@@ -153,22 +254,33 @@ function pidAlive(pid: number): boolean {
 async function lastOf(file: string, count: number): Promise<Marker[]> {
   const ring: Marker[] = [];
   let next = 0;
-  for await (const line of linesOf(file)) {
-    const marker = parseMarker(line);
-    if (!marker) continue;
-    if (ring.length < count) ring.push(marker);
-    else ring[next] = marker;
-    next = (next + 1) % count;
+  for await (const { lines } of lineBatches(file)) {
+    for (const line of lines) {
+      const marker = parseMarker(line);
+      if (!marker) continue;
+      if (ring.length < count) ring.push(marker);
+      else ring[next] = marker;
+      next = (next + 1) % count;
+    }
   }
   return ring.length < count ? ring : [...ring.slice(next), ...ring.slice(0, next)];
 }
 
+// A read's lines are alive while its batch is read: more than 64 KiB of them at a time makes the
+// young-generation collections of a 1 MiB semi-space (the commands' V8 flags) copy them again.
 const READ_SIZE = 64 * 1024;
-/** Markers are a few hundred bytes; anything longer is not one and is skipped unread. */
+/** Markers are a few hundred bytes; anything longer is not one and is skipped unparsed. */
 const MAX_LINE = 16 * 1024;
 
-/** The complete lines of `file` (a torn last line is left out); none when it is missing. */
-async function* linesOf(file: string): AsyncGenerator<string> {
+/**
+ * The complete lines of `file` from byte `from` (a line's start), those of one read at a time,
+ * each read's bytes decoded at once, with the offset just past the last (a torn last line is
+ * left out); none when it is missing.
+ */
+async function* lineBatches(
+  file: string,
+  from = 0,
+): AsyncGenerator<{ lines: string[]; end: number }> {
   let handle: Deno.FsFile;
   try {
     handle = await Deno.open(file, { read: true });
@@ -178,29 +290,34 @@ async function* linesOf(file: string): AsyncGenerator<string> {
   }
   const decoder = new TextDecoder();
   const buffer = new Uint8Array(READ_SIZE);
-  let pending: Uint8Array = new Uint8Array(0);
-  let skipping = false;
+  // The start of a line the last read did not end, or null while one too long is skipped.
+  let pending: Uint8Array | null = new Uint8Array(0);
+  let at = from;
   try {
+    if (from > 0) await handle.seek(from, Deno.SeekMode.Start);
     while (true) {
       const n = await handle.read(buffer);
       if (n === null) return;
-      let chunk = buffer.subarray(0, n);
-      while (chunk.length > 0) {
-        const newline = chunk.indexOf(0x0a);
-        if (newline < 0) {
-          if (!skipping && pending.length + chunk.length <= MAX_LINE) {
-            pending = concat(pending, chunk);
-          } else {
-            skipping = true;
-            pending = new Uint8Array(0);
-          }
-          break;
-        }
-        if (!skipping) yield decoder.decode(concat(pending, chunk.subarray(0, newline)));
-        pending = new Uint8Array(0);
-        skipping = false;
-        chunk = chunk.subarray(newline + 1);
+      const chunk = buffer.subarray(0, n);
+      at += n;
+      const first = chunk.indexOf(0x0a);
+      if (first < 0) {
+        pending = pending && pending.length + n <= MAX_LINE ? concat(pending, chunk) : null;
+        continue;
       }
+      const lines: string[] = [];
+      if (pending && pending.length + first <= MAX_LINE) {
+        lines.push(decoder.decode(concat(pending, chunk.subarray(0, first))));
+      }
+      const last = chunk.lastIndexOf(0x0a);
+      if (last > first) {
+        for (const line of decoder.decode(chunk.subarray(first + 1, last)).split("\n")) {
+          // Characters, not bytes: a line of 16 K characters holds at least 16 KiB.
+          if (line.length <= MAX_LINE) lines.push(line);
+        }
+      }
+      pending = n - last - 1 <= MAX_LINE ? chunk.slice(last + 1) : null;
+      yield { lines, end: at - (n - last - 1) };
     }
   } finally {
     handle.close();
@@ -208,7 +325,6 @@ async function* linesOf(file: string): AsyncGenerator<string> {
 }
 
 function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
-  if (a.length === 0) return b.slice();
   const out = new Uint8Array(a.length + b.length);
   out.set(a);
   out.set(b, a.length);

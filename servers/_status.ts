@@ -1,12 +1,19 @@
 // What the status page and `GET /api/status` show: logbook's status (lib/status.ts) plus the
 // capture this dashboard started, through the gate.
 
-import { gatherStatus, type Status } from "../lib/status.ts";
+import { gatherStatus, QuickChecks, type Status } from "../lib/status.ts";
+import { OpenSteps } from "../lib/stage_markers_read.ts";
 import type { RunView } from "./_capture.ts";
 import type { Services } from "./_deps.ts";
 import { redactDeep } from "./_redact.ts";
 
 export { type ProgressView, progressView } from "../lib/status.ts";
+
+/** The quick check of the store, looked at again only once its files change (every refresh asks). */
+const quickChecks = new QuickChecks();
+/** The open steps of the stage markers' log, read on from where the last refresh stopped. */
+let steps: OpenSteps | null = null;
+const openSteps = (path: string) => steps?.path === path ? steps : steps = new OpenSteps(path);
 
 /** The dashboard's status: the whole status, and the last capture started here. */
 export type StatusView = Status & { capture: Status["capture"] & { run: RunView | null } };
@@ -25,6 +32,8 @@ export async function statusView(
     open: () => svc.openStore({ mustExist: true }),
     wrap: (fn) => svc.op.stageSync("dashboard.status", fn),
     running: svc.capture.running,
+    quickChecks,
+    openSteps,
     now: svc.now(),
   });
   const view: StatusView = { ...status, capture: { ...status.capture, run: svc.capture.current } };

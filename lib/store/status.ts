@@ -3,7 +3,6 @@
 // `status` and the dashboard.
 
 import { listMirrors, type MirrorState } from "./mirror.ts";
-import { statSync } from "node:fs";
 import { HistoryStore } from "./db.ts";
 import { AGENT_SPECS } from "../agents.ts";
 import type { Progress } from "../capture/progress.ts";
@@ -262,7 +261,7 @@ function countEmptySources(store: HistoryStore): string[] {
 
 function fileSize(path: string): number {
   try {
-    return statSync(path).size;
+    return Deno.statSync(path).size;
   } catch {
     return 0;
   }

@@ -120,7 +120,9 @@ function groupPage(
     budget,
     () => ftsGroups(store, matching, options, { offset, limit: limit + 1, perGroup }),
   );
-  if (rows?.length === 0 && offset === 0 && tiers[0]!.level === 0) nothingFound(store);
+  if (rows?.length === 0 && offset === 0 && tiers[0]!.level === 0) {
+    nothingFound(store, candidateQuery);
+  }
   // Past the last page, whether there was a first one.
   const found = rows === null || rows.length > 0 ||
     (offset > 0 && stoppable(budget, () => matchesAny(store, candidateQuery, options)) !== false);

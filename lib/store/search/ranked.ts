@@ -109,7 +109,7 @@ function ftsPage(scope: PageScope, tiers: readonly Tier[]): LevelPage<SearchResu
     () => ftsCandidates(store, matching, options, Math.min(window * 4, window + 400)),
   );
   const ranking = rows !== null;
-  if (rows?.length === 0 && tiers[0]!.level === 0) nothingFound(store);
+  if (rows?.length === 0 && tiers[0]!.level === 0) nothingFound(store, candidateQuery);
   const found = rows?.length !== 0;
   if (rows === null) {
     // Out of time to rank: the most recently captured matches, as fast as FTS5 finds them.
