@@ -1,8 +1,11 @@
 // The sources of a pass: what every adapter discovers (or the watcher's last list), each looked
 // at with lstat. A symlink or anything but a regular file is skipped and counted, never read.
+// At 100,000 sources a pass holds only the sources that changed: the others are counted and
+// their locators kept, nothing more.
 
 import type { Adapter, DiscoverContext, SourceRef } from "../sources/adapter.ts";
-import { type FileSeen, fileSeen } from "./source.ts";
+import type { OnDisk } from "../store/present_sources.ts";
+import { type FileSeen, fileSeen, type KnownSource } from "./source.ts";
 
 /** A source found, with its file as it is now. */
 export interface Found {
@@ -21,13 +24,26 @@ export interface DiscoverOptions {
   sources?: readonly { adapter: Adapter; ref: SourceRef }[];
   /** Told what discovery found. */
   onDiscovered?: (sources: { adapter: Adapter; ref: SourceRef }[]) => void;
-  /** Told the sources kept, with their files' stat (a run keeps what status shows of them). */
-  onFound?: (found: readonly Found[]) => void;
 }
 
-/** The sources to look at, each once, with their files' stat. */
-export async function discoverSources(options: DiscoverOptions): Promise<Found[]> {
-  const found: Found[] = [];
+/** The sources found: those that may hold something new, and the locators of all of them. */
+export interface Discovered {
+  /** The sources found that `unchanged` did not pass over, in the order found. */
+  changed: Found[];
+  /** The locator of every source found (a regular file, looked at once). */
+  present: Set<string>;
+}
+
+/**
+ * The sources to look at, each once, with their files' stat; those `unchanged` says are as they
+ * were read are only counted in `present`.
+ */
+export async function discoverSources(
+  options: DiscoverOptions,
+  unchanged: (found: Found) => boolean = () => false,
+): Promise<Discovered> {
+  const changed: Found[] = [];
+  const present = new Set<string>();
   const seen = new Set<string>();
   const skipped = options.discover.skipped;
   const consider = (adapter: Adapter, ref: SourceRef) => {
@@ -46,21 +62,51 @@ export async function discoverSources(options: DiscoverOptions): Promise<Found[]
       skipped.set(reason, (skipped.get(reason) ?? 0) + 1);
       return;
     }
-    found.push({ adapter, ref, stat: fileSeen(stat) });
+    present.add(ref.locator);
+    const found = { adapter, ref, stat: fileSeen(stat) };
+    if (!unchanged(found)) changed.push(found);
   };
   if (options.sources) {
     for (const { adapter, ref } of options.sources) consider(adapter, ref);
-    options.onFound?.(found);
-    return found;
+    return { changed, present };
   }
-  const discovered: { adapter: Adapter; ref: SourceRef }[] = [];
+  const discovered: { adapter: Adapter; ref: SourceRef }[] | undefined = options.onDiscovered
+    ? []
+    : undefined;
   for (const adapter of options.adapters) {
     for await (const ref of adapter.discover(options.discover)) {
-      discovered.push({ adapter, ref });
+      discovered?.push({ adapter, ref });
       consider(adapter, ref);
     }
   }
-  options.onDiscovered?.(discovered);
-  options.onFound?.(found);
-  return found;
+  if (discovered) options.onDiscovered?.(discovered);
+  return { changed, present };
+}
+
+/** The files a whole pass found, by path, as what `status` shows of them needs them. */
+export interface SeenFiles {
+  /** How many files were found. */
+  readonly size: number;
+  /** The size and mtime of a file found, by path; undefined for one not found. */
+  get(path: string): OnDisk | undefined;
+}
+
+/**
+ * The files of `discovered`: those that changed as they were seen, the others as their sources'
+ * rows (`known`) say, since that is how they were found.
+ */
+export function seenFiles(
+  discovered: Discovered,
+  known: ReadonlyMap<string, KnownSource>,
+): SeenFiles {
+  const changed = new Map(discovered.changed.map((f) => [f.ref.path, f.stat]));
+  return {
+    size: discovered.present.size,
+    get(path) {
+      const stat = changed.get(path);
+      if (stat) return stat;
+      const row = discovered.present.has(path) ? known.get(path) : undefined;
+      return row && row.size !== null ? { size: row.size, mtimeMs: row.mtime_ms } : undefined;
+    },
+  };
 }

@@ -13,7 +13,7 @@ import type { HistoryStore } from "../store/db.ts";
 import { syncMirrors } from "./mirrors.ts";
 import { wantedMirrors } from "../store/mirror.ts";
 import { keepCounts, refreshTotals } from "../store/status.ts";
-import { keepPresentSources, type OnDisk } from "../store/present_sources.ts";
+import { keepPresentSources } from "../store/present_sources.ts";
 import { keepWithRun, keptSinceLastRun } from "../store/kept.ts";
 import { INDEX_UPGRADE_KEY } from "../store/cjk.ts";
 import { cjkIndexStep } from "../store/cjk_index.ts";
@@ -26,6 +26,7 @@ import {
 import { clearLatch, latch, type LatchedFailure, latchedFailure } from "../store/latch.ts";
 import { yieldToEventLoop } from "./_yield.ts";
 import { capturePass, type PassOptions } from "./engine.ts";
+import type { SeenFiles } from "./discover.ts";
 import { backfillInjected } from "./injected_backfill.ts";
 import { fillUsageQuarters } from "../usage/quarters_fill.ts";
 import { rederive } from "./rederive.ts";
@@ -80,7 +81,7 @@ export function recordRun(
   store: HistoryStore,
   run: LastRun,
   totals?: { sources: boolean },
-  seen?: { files: ReadonlyMap<string, OnDisk>; unchanged: boolean },
+  seen?: { files: SeenFiles; unchanged: boolean },
 ): void {
   store.transaction(() => {
     const since = store.getMeta<LastRun>("last_run")?.at ?? 0;
@@ -222,15 +223,15 @@ export async function runCapture(options: CaptureRunOptions): Promise<CaptureRun
   if ("holder" in lock) return { status: "busy", holder: lock.holder };
   try {
     // The files a whole pass looked at: what status shows of them is kept with its result.
-    let seen: Map<string, OnDisk> | undefined;
+    let seen: SeenFiles | undefined;
     const pass: PassOptions = {
       ...passOptions(ctx, store, options.redact, options.adapters),
       ...(options.maxSeconds ? { deadline: ctx.now() + options.maxSeconds * 1000 } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
       ...(options.onProgress ? { onProgress: options.onProgress } : {}),
       ...(options.only ? { only: options.only } : {}),
-      onFound: (found) => {
-        seen = new Map(found.map((f) => [f.ref.path, f.stat]));
+      onFound: (files) => {
+        seen = files;
       },
     };
     let rebuilt: number | null = null;

@@ -3,23 +3,56 @@
 
 import type { Adapter, SourceRef } from "../sources/adapter.ts";
 
-/** A row of the `sources` table. */
-export interface SourceRow {
+/**
+ * What a pass holds of every source the store knows, to tell whether its file changed since it
+ * was read (`needsWork`) and to settle the sources moved and gone: its row less what reading it
+ * needs (the rest is read for the sources with work, `SourceRow`).
+ */
+export interface KnownSource {
   id: number;
   agent: string;
   locator: string;
   format: string;
-  generation: number;
   cursor: number;
   dev: number | null;
   ino: number | null;
   size: number | null;
   mtime_ms: number | null;
+  gone: number;
+  fingerprint: string | null;
+}
+
+/** The columns of a `KnownSource`, in the order `knownSource` takes them. */
+export const KNOWN_COLUMNS =
+  "id, agent, locator, format, cursor, dev, ino, size, mtime_ms, gone, fingerprint";
+
+/**
+ * A row of `KNOWN_COLUMNS` as an array (`setReturnArrays`), made an object of one fixed shape:
+ * at 100,000 sources SQLite's row objects, and the state each row holds, cost more to make and
+ * collect than stat-ing every file does.
+ */
+export function knownSource(row: unknown[]): KnownSource {
+  return {
+    id: row[0] as number,
+    agent: row[1] as string,
+    locator: row[2] as string,
+    format: row[3] as string,
+    cursor: row[4] as number,
+    dev: row[5] as number | null,
+    ino: row[6] as number | null,
+    size: row[7] as number | null,
+    mtime_ms: row[8] as number | null,
+    gone: row[9] as number,
+    fingerprint: row[10] as string | null,
+  };
+}
+
+/** A row of the `sources` table. */
+export interface SourceRow extends KnownSource {
+  generation: number;
   head_hash: string | null;
   state: string | null;
-  gone: number;
   cursor_key: string | null;
-  fingerprint: string | null;
 }
 
 /** The columns of a `SourceRow`, to select instead of `*`. */
