@@ -1,10 +1,11 @@
 // The sources of a pass: what every adapter discovers (or the watcher's last list), each looked
 // at with lstat. A symlink or anything but a regular file is skipped and counted, never read.
-// At 100,000 sources a pass holds only the sources that changed: the others are counted and
-// their locators kept, nothing more.
+// At 100,000 sources a pass holds only the sources that changed: the others are marked found in
+// the store's list and counted, nothing more.
 
 import type { Adapter, DiscoverContext, SourceRef } from "../sources/adapter.ts";
 import type { OnDisk } from "../store/present_sources.ts";
+import { needsWork } from "./identity.ts";
 import { type FileSeen, fileSeen, type KnownSource } from "./source.ts";
 
 /** A source found, with its file as it is now. */
@@ -26,49 +27,58 @@ export interface DiscoverOptions {
   onDiscovered?: (sources: { adapter: Adapter; ref: SourceRef }[]) => void;
 }
 
-/** The sources found: those that may hold something new, and the locators of all of them. */
+/** The sources found: those that may hold something new, and how many there were. */
 export interface Discovered {
-  /** The sources found that `unchanged` did not pass over, in the order found. */
+  /** The sources found that are new, or whose files changed since they were read, in order. */
   changed: Found[];
-  /** The locator of every source found (a regular file, looked at once). */
-  present: Set<string>;
+  /** How many sources were found (regular files, each looked at once). */
+  count: number;
 }
 
 /**
- * The sources to look at, each once, with their files' stat; those `unchanged` says are as they
- * were read are only counted in `present`.
+ * The sources to look at, each once, with their files' stat. A source of `known` whose file is
+ * as it was read is only marked `found` and counted: a pass holds nothing else of it, as most
+ * of 100,000 sources are.
  */
 export async function discoverSources(
   options: DiscoverOptions,
-  unchanged: (found: Found) => boolean = () => false,
+  known: ReadonlyMap<string, KnownSource>,
 ): Promise<Discovered> {
   const changed: Found[] = [];
-  const present = new Set<string>();
-  const seen = new Set<string>();
+  let count = 0;
+  // Locators looked at that the store does not know, or that were no regular file.
+  const others = new Set<string>();
   const skipped = options.discover.skipped;
   const consider = (adapter: Adapter, ref: SourceRef) => {
-    if (seen.has(ref.locator)) return;
-    seen.add(ref.locator);
-    if (options.only && !options.only.has(ref.locator)) return;
+    const row = known.get(ref.locator);
+    if (row?.found || others.has(ref.locator)) return;
+    if (options.only && !options.only.has(ref.locator)) {
+      others.add(ref.locator);
+      return;
+    }
     let stat: Deno.FileInfo;
     try {
       stat = Deno.lstatSync(ref.path);
     } catch (err) {
-      if (err instanceof Deno.errors.NotFound) return;
-      throw err;
+      if (!(err instanceof Deno.errors.NotFound)) throw err;
+      others.add(ref.locator);
+      return;
     }
     if (!stat.isFile) {
       const reason = stat.isSymlink ? "symlink" : "not a regular file";
       skipped.set(reason, (skipped.get(reason) ?? 0) + 1);
+      others.add(ref.locator);
       return;
     }
-    present.add(ref.locator);
+    count++;
     const found = { adapter, ref, stat: fileSeen(stat) };
-    if (!unchanged(found)) changed.push(found);
+    if (row) row.found = true;
+    else others.add(ref.locator);
+    if (needsWork(found, row)) changed.push(found);
   };
   if (options.sources) {
     for (const { adapter, ref } of options.sources) consider(adapter, ref);
-    return { changed, present };
+    return { changed, count };
   }
   const discovered: { adapter: Adapter; ref: SourceRef }[] | undefined = options.onDiscovered
     ? []
@@ -80,7 +90,7 @@ export async function discoverSources(
     }
   }
   if (discovered) options.onDiscovered?.(discovered);
-  return { changed, present };
+  return { changed, count };
 }
 
 /** The files a whole pass found, by path, as what `status` shows of them needs them. */
@@ -101,12 +111,14 @@ export function seenFiles(
 ): SeenFiles {
   const changed = new Map(discovered.changed.map((f) => [f.ref.path, f.stat]));
   return {
-    size: discovered.present.size,
+    size: discovered.count,
     get(path) {
       const stat = changed.get(path);
       if (stat) return stat;
-      const row = discovered.present.has(path) ? known.get(path) : undefined;
-      return row && row.size !== null ? { size: row.size, mtimeMs: row.mtime_ms } : undefined;
+      const row = known.get(path);
+      return row?.found && row.size !== null
+        ? { size: row.size, mtimeMs: row.mtime_ms }
+        : undefined;
     },
   };
 }

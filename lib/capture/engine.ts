@@ -182,13 +182,13 @@ class CapturePass {
     const rows = loadSources(this.#store);
     const discovered = await this.#op.stage(
       "capture.discover",
-      () => discoverSources(this.#o, (f) => !needsWork(f, rows.get(f.ref.locator))),
+      () => discoverSources(this.#o, rows),
     );
-    const { changed, present } = discovered;
-    summary.sources = present.size;
+    const { changed } = discovered;
+    summary.sources = discovered.count;
     this.#o.onFound?.(seenFiles(discovered, rows));
-    adoptMoved(this.#store, changed, present, rows);
-    if (!this.#o.only && !this.#o.sources) summary.gone = markGone(this.#store, present, rows);
+    adoptMoved(this.#store, changed, rows);
+    if (!this.#o.only && !this.#o.sources) summary.gone = markGone(this.#store, rows);
 
     // A source adopted by a file that moved is as it was read when the file is.
     const moved = changed.filter((f) => needsWork(f, rows.get(f.ref.locator)));

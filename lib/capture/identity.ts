@@ -86,22 +86,22 @@ export function createSource(
 /**
  * A transcript that moved keeps its source: Codex compresses an idle rollout to `.jsonl.zst`
  * and removes the `.jsonl`, and archives a rollout by moving it to `archived_sessions/`. A new
- * file of the same agent with the same name (less `.zst`) as a source whose file is gone
- * continues that source, so nothing is captured twice; `generationChange` then confirms its
- * bytes really continue the captured ones (else a new generation starts). A source moved into
- * an archive marks its conversations archived (the adapter says which places are archives).
+ * file (of `found`) of the same agent with the same name (less `.zst`) as a source whose file is
+ * gone (not found by the pass, nothing at its path) continues that source, so nothing is
+ * captured twice; `generationChange` then confirms its bytes really continue the captured ones
+ * (else a new generation starts). A source moved into an archive marks its conversations
+ * archived (the adapter says which places are archives).
  */
 export function adoptMoved(
   store: HistoryStore,
   found: readonly Found[],
-  present: ReadonlySet<string>,
   rows: Map<string, KnownSource>,
 ): void {
   const fresh = found.filter((f) => !rows.has(f.ref.locator) && f.adapter.mode === "lines");
   if (!fresh.length) return;
   const gone = new Map<string, KnownSource[]>();
   for (const row of rows.values()) {
-    if (row.format === "rows" || present.has(row.locator)) continue;
+    if (row.format === "rows" || row.found) continue;
     const name = `${row.agent}:${baseName(row.locator)}`;
     gone.set(name, [...(gone.get(name) ?? []), row]);
   }
@@ -121,24 +121,26 @@ export function adoptMoved(
         .run(archived ? 1 : 0, previous.id);
     }
     rows.delete(previous.locator);
-    rows.set(ref.locator, { ...previous, locator: ref.locator, format: ref.format, gone: 0 });
+    rows.set(ref.locator, {
+      ...previous,
+      locator: ref.locator,
+      format: ref.format,
+      gone: 0,
+      found: true,
+    });
   }
 }
 
 /**
- * Sources captured before and missing now (not `present`, and no file at their path): their
- * records stay, marked as gone upstream (and those back again are no longer). Returns how many
- * went missing, or 0 when nothing changed.
+ * Sources captured before and missing now (not found by the pass, and no file at their path):
+ * their records stay, marked as gone upstream (and those back again are no longer). Returns how
+ * many went missing, or 0 when nothing changed.
  */
-export function markGone(
-  store: HistoryStore,
-  present: ReadonlySet<string>,
-  rows: Map<string, KnownSource>,
-): number {
+export function markGone(store: HistoryStore, rows: Map<string, KnownSource>): number {
   const goneIds: number[] = [];
   const backIds: number[] = [];
   for (const row of rows.values()) {
-    const exists = present.has(row.locator) || pathExists(pathOfLocator(row.locator));
+    const exists = row.found === true || pathExists(pathOfLocator(row.locator));
     if (!exists && !row.gone) goneIds.push(row.id);
     if (exists && row.gone) backIds.push(row.id);
   }

@@ -20,6 +20,8 @@ export interface KnownSource {
   mtime_ms: number | null;
   gone: number;
   fingerprint: string | null;
+  /** Found by the pass that holds it (`discover.ts`); not a column. */
+  found?: boolean;
 }
 
 /** The columns of a `KnownSource`, in the order `knownSource` takes them. */
@@ -44,6 +46,7 @@ export function knownSource(row: unknown[]): KnownSource {
     mtime_ms: row[8] as number | null,
     gone: row[9] as number,
     fingerprint: row[10] as string | null,
+    found: false,
   };
 }
 

@@ -54,7 +54,7 @@ export const droidSettings: RowAdapter<SettingsState> = {
         const path of walkFiles(
           root,
           (n) => DROID_SETTINGS_FILE.test(n),
-          ctx.skipped,
+          ctx,
           1,
         )
       ) {
