@@ -6,13 +6,12 @@ import type { Adapter, SourceRef } from "../sources/adapter.ts";
 /**
  * What a pass holds of every source the store knows, to tell whether its file changed since it
  * was read (`needsWork`) and to settle the sources moved and gone: its row less what reading it
- * needs (the rest is read for the sources with work, `SourceRow`).
+ * needs (the rest is read for the sources with work, `SourceRow`). A row source's fingerprint
+ * only (a file's is not compared).
  */
 export interface KnownSource {
   id: number;
-  agent: string;
   locator: string;
-  format: string;
   cursor: number;
   dev: number | null;
   ino: number | null;
@@ -26,7 +25,7 @@ export interface KnownSource {
 
 /** The columns of a `KnownSource`, in the order `knownSource` takes them. */
 export const KNOWN_COLUMNS =
-  "id, agent, locator, format, cursor, dev, ino, size, mtime_ms, gone, fingerprint";
+  "id, locator, cursor, dev, ino, size, mtime_ms, gone, CASE WHEN format = 'rows' THEN fingerprint END";
 
 /**
  * A row of `KNOWN_COLUMNS` as an array (`setReturnArrays`), made an object of one fixed shape:
@@ -36,22 +35,22 @@ export const KNOWN_COLUMNS =
 export function knownSource(row: unknown[]): KnownSource {
   return {
     id: row[0] as number,
-    agent: row[1] as string,
-    locator: row[2] as string,
-    format: row[3] as string,
-    cursor: row[4] as number,
-    dev: row[5] as number | null,
-    ino: row[6] as number | null,
-    size: row[7] as number | null,
-    mtime_ms: row[8] as number | null,
-    gone: row[9] as number,
-    fingerprint: row[10] as string | null,
+    locator: row[1] as string,
+    cursor: row[2] as number,
+    dev: row[3] as number | null,
+    ino: row[4] as number | null,
+    size: row[5] as number | null,
+    mtime_ms: row[6] as number | null,
+    gone: row[7] as number,
+    fingerprint: row[8] as string | null,
     found: false,
   };
 }
 
 /** A row of the `sources` table. */
 export interface SourceRow extends KnownSource {
+  agent: string;
+  format: string;
   generation: number;
   head_hash: string | null;
   state: string | null;

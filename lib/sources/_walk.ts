@@ -12,13 +12,14 @@ type WalkContext = Pick<DiscoverContext, "skipped" | "folders">;
  * Yields the paths of regular files under `root` whose names pass `accept`, depth first in
  * name order. A missing root yields nothing; symlinks and unreadable folders inside it are
  * counted in `ctx.skipped` by reason and passed over. Folders are listed through `ctx.folders`.
+ * A plain generator: an async one cost a promise per file of 100,000.
  */
-export async function* walkFiles(
+export function* walkFiles(
   root: string,
   accept: (name: string) => boolean,
   ctx: WalkContext,
   maxDepth = 8,
-): AsyncIterable<string> {
+): Iterable<string> {
   const count = (reason: string) => ctx.skipped.set(reason, (ctx.skipped.get(reason) ?? 0) + 1);
   const stack: { dir: string; depth: number }[] = [{ dir: root, depth: 0 }];
   while (stack.length) {
@@ -65,4 +66,12 @@ export function listFolder(dir: string, ctx: WalkContext): Listing | null {
     }
     throw err;
   }
+}
+
+/**
+ * The path of the entry `name` of the folder `dir`, where `dir` came from `join` (normalised):
+ * `join(dir, name)` without normalising again, which at 100,000 files costs a tenth of a second.
+ */
+export function childPath(dir: string, name: string): string {
+  return dir.endsWith(sep) ? dir + name : dir + sep + name;
 }

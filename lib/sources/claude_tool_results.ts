@@ -27,7 +27,7 @@ import { claudeCode } from "./claude_code.ts";
 import { isToolResultFile, outputText, TOOL_RESULT_SKIP_KEYS } from "./claude_text.ts";
 import { AGENT_FILE, namingRecord, subagentConversation } from "./_claude_files.ts";
 import { str, toEpochMs } from "./_text.ts";
-import { listFolder, walkFiles } from "./_walk.ts";
+import { childPath, listFolder, walkFiles } from "./_walk.ts";
 import { sha256Hex } from "../sha256.ts";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -59,12 +59,12 @@ export const claudeToolResults: RowAdapter<NoState> = {
 
   async *discover(ctx: DiscoverContext): AsyncIterable<SourceRef> {
     for (const root of this.roots(ctx)) {
-      for (const project of subfolders(root, () => true, ctx)) {
+      for (const project of subfolders(join(root), () => true, ctx)) {
         for (const session of subfolders(project, (name) => UUID.test(name), ctx)) {
           // Most sessions have none: their folder's listing tells, without a failed open.
           for (const folder of subfolders(session, (name) => name === "tool-results", ctx)) {
             const accept = (name: string) => OUTPUT_FILE.test(name);
-            for await (const path of walkFiles(folder, accept, ctx, 0)) {
+            for (const path of walkFiles(folder, accept, ctx, 0)) {
               yield { agent: "claude", locator: path, path, format: "rows" };
             }
           }
@@ -153,7 +153,10 @@ function transcriptsOf(recall: Recall, folder: string): string[] {
   return [session, ...agents];
 }
 
-/** The folders directly in `dir` whose names pass `accept`; symlinks are not followed. */
+/**
+ * The folders directly in `dir` (normalised, see `childPath`) whose names pass `accept`;
+ * symlinks are not followed.
+ */
 function subfolders(
   dir: string,
   accept: (name: string) => boolean,
@@ -162,5 +165,5 @@ function subfolders(
   const listing = listFolder(dir, ctx);
   if (!listing) return [];
   return listing.names.filter((name, i) => listing.kinds[i] === "d" && accept(name))
-    .map((name) => join(dir, name));
+    .map((name) => childPath(dir, name));
 }
