@@ -190,9 +190,9 @@ class CapturePass {
     adoptMoved(this.#store, changed, rows);
     if (!this.#o.only && !this.#o.sources) summary.gone = markGone(this.#store, rows);
 
-    // A source adopted by a file that moved is as it was read when the file is.
-    const moved = changed.filter((f) => needsWork(f, rows.get(f.ref.locator)));
-    const work = readingOrder(this.#store, moved, rows);
+    // A file that moved continues its source (`adoptMoved`): nothing to read if it is as read.
+    const unread = changed.filter((f) => needsWork(f, rows.get(f.ref.locator)));
+    const work = readingOrder(this.#store, unread, rows);
     progress.phase = "capturing";
     progress.sourcesTotal = work.length;
     progress.bytesTotal = work.reduce(
