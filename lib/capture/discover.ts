@@ -1,8 +1,12 @@
 // The sources of a pass: what every adapter discovers (or the watcher's last list), each looked
 // at with lstat. A symlink or anything but a regular file is skipped and counted, never read.
+// At 100,000 sources a pass holds only the sources that changed: the others are marked found in
+// the store's list and counted, nothing more.
 
 import type { Adapter, DiscoverContext, SourceRef } from "../sources/adapter.ts";
-import { type FileSeen, fileSeen } from "./source.ts";
+import type { OnDisk } from "../store/present_sources.ts";
+import { needsWork } from "./identity.ts";
+import { type FileSeen, fileSeen, type KnownSource } from "./source.ts";
 
 /** A source found, with its file as it is now. */
 export interface Found {
@@ -21,46 +25,100 @@ export interface DiscoverOptions {
   sources?: readonly { adapter: Adapter; ref: SourceRef }[];
   /** Told what discovery found. */
   onDiscovered?: (sources: { adapter: Adapter; ref: SourceRef }[]) => void;
-  /** Told the sources kept, with their files' stat (a run keeps what status shows of them). */
-  onFound?: (found: readonly Found[]) => void;
 }
 
-/** The sources to look at, each once, with their files' stat. */
-export async function discoverSources(options: DiscoverOptions): Promise<Found[]> {
-  const found: Found[] = [];
-  const seen = new Set<string>();
+/** The sources found: those that may hold something new, and how many there were. */
+export interface Discovered {
+  /** The sources found that are new, or whose files changed since they were read, in order. */
+  changed: Found[];
+  /** How many sources were found (regular files, each looked at once). */
+  count: number;
+}
+
+/**
+ * The sources to look at, each once, with their files' stat. A source of `known` whose file is
+ * as it was read is only marked `found` and counted: a pass holds nothing else of it, as most
+ * of 100,000 sources are.
+ */
+export async function discoverSources(
+  options: DiscoverOptions,
+  known: ReadonlyMap<string, KnownSource>,
+): Promise<Discovered> {
+  const changed: Found[] = [];
+  let count = 0;
+  // Locators looked at that the store does not know, or that were no regular file.
+  const others = new Set<string>();
   const skipped = options.discover.skipped;
   const consider = (adapter: Adapter, ref: SourceRef) => {
-    if (seen.has(ref.locator)) return;
-    seen.add(ref.locator);
-    if (options.only && !options.only.has(ref.locator)) return;
+    const row = known.get(ref.locator);
+    if (row?.found || others.has(ref.locator)) return;
+    if (options.only && !options.only.has(ref.locator)) {
+      others.add(ref.locator);
+      return;
+    }
     let stat: Deno.FileInfo;
     try {
       stat = Deno.lstatSync(ref.path);
     } catch (err) {
-      if (err instanceof Deno.errors.NotFound) return;
-      throw err;
+      if (!(err instanceof Deno.errors.NotFound)) throw err;
+      others.add(ref.locator);
+      return;
     }
     if (!stat.isFile) {
       const reason = stat.isSymlink ? "symlink" : "not a regular file";
       skipped.set(reason, (skipped.get(reason) ?? 0) + 1);
+      others.add(ref.locator);
       return;
     }
-    found.push({ adapter, ref, stat: fileSeen(stat) });
+    count++;
+    const found = { adapter, ref, stat: fileSeen(stat) };
+    if (row) row.found = true;
+    else others.add(ref.locator);
+    if (needsWork(found, row)) changed.push(found);
   };
   if (options.sources) {
     for (const { adapter, ref } of options.sources) consider(adapter, ref);
-    options.onFound?.(found);
-    return found;
+    return { changed, count };
   }
-  const discovered: { adapter: Adapter; ref: SourceRef }[] = [];
+  const discovered: { adapter: Adapter; ref: SourceRef }[] | undefined = options.onDiscovered
+    ? []
+    : undefined;
   for (const adapter of options.adapters) {
     for await (const ref of adapter.discover(options.discover)) {
-      discovered.push({ adapter, ref });
+      discovered?.push({ adapter, ref });
       consider(adapter, ref);
     }
   }
-  options.onDiscovered?.(discovered);
-  options.onFound?.(found);
-  return found;
+  if (discovered) options.onDiscovered?.(discovered);
+  return { changed, count };
+}
+
+/** The files a whole pass found, by path, as what `status` shows of them needs them. */
+export interface SeenFiles {
+  /** How many files were found. */
+  readonly size: number;
+  /** The size and mtime of a file found, by path; undefined for one not found. */
+  get(path: string): OnDisk | undefined;
+}
+
+/**
+ * The files of `discovered`: those that changed as they were seen, the others as their sources'
+ * rows (`known`) say, since that is how they were found.
+ */
+export function seenFiles(
+  discovered: Discovered,
+  known: ReadonlyMap<string, KnownSource>,
+): SeenFiles {
+  const changed = new Map(discovered.changed.map((f) => [f.ref.path, f.stat]));
+  return {
+    size: discovered.count,
+    get(path) {
+      const stat = changed.get(path);
+      if (stat) return stat;
+      const row = known.get(path);
+      return row?.found && row.size !== null
+        ? { size: row.size, mtimeMs: row.mtime_ms }
+        : undefined;
+    },
+  };
 }

@@ -61,7 +61,7 @@ import {
 import { yieldToEventLoop } from "./_yield.ts";
 import { Batch } from "./batch_plan.ts";
 import type { StartWriter } from "./batch_pipeline.ts";
-import { discoverSources, type Found } from "./discover.ts";
+import { discoverSources, type Found, type SeenFiles, seenFiles } from "./discover.ts";
 import {
   adoptMoved,
   createSource,
@@ -69,13 +69,14 @@ import {
   loadSources,
   markGone,
   needsWork,
+  sourceById,
   startGeneration,
 } from "./identity.ts";
 import type { Limits } from "./limits.ts";
 import { LineReader } from "./lines.ts";
 import { type Parts, partsOf } from "./parts.ts";
 import type { Progress } from "./progress.ts";
-import { parseSaved, type SourceCtx, type SourceRow } from "./source.ts";
+import { type KnownSource, parseSaved, type SourceCtx, type SourceRow } from "./source.ts";
 import { openSourceReader } from "./source_reader.ts";
 import type { CaptureSummary } from "./summary.ts";
 import { messageOf } from "../format.ts";
@@ -103,8 +104,8 @@ export interface PassOptions {
   sources?: readonly { adapter: Adapter; ref: SourceRef }[];
   /** Told what discovery found (watch mode keeps it until the next rediscovery). */
   onDiscovered?: (sources: { adapter: Adapter; ref: SourceRef }[]) => void;
-  /** Told the sources the pass looks at, with their files' stat (`discover.ts`). */
-  onFound?: (found: readonly Found[]) => void;
+  /** Told the files the pass found (`discover.ts`). */
+  onFound?: (files: SeenFiles) => void;
   /** Stage markers for discovery, each batch and each index write (none when absent). */
   markers?: Operation;
   /**
@@ -179,12 +180,19 @@ class CapturePass {
     const summary = this.#tally.summary;
     const progress = this.#progress.current;
     const rows = loadSources(this.#store);
-    const found = await this.#op.stage("capture.discover", () => discoverSources(this.#o));
-    summary.sources = found.length;
-    adoptMoved(this.#store, found, rows);
-    if (!this.#o.only && !this.#o.sources) summary.gone = markGone(this.#store, found, rows);
+    const discovered = await this.#op.stage(
+      "capture.discover",
+      () => discoverSources(this.#o, rows),
+    );
+    const { changed } = discovered;
+    summary.sources = discovered.count;
+    this.#o.onFound?.(seenFiles(discovered, rows));
+    adoptMoved(this.#store, changed, rows);
+    if (!this.#o.only && !this.#o.sources) summary.gone = markGone(this.#store, rows);
 
-    const work = readingOrder(found.filter((f) => needsWork(f, rows.get(f.ref.locator))), rows);
+    // A file that moved continues its source (`adoptMoved`): nothing to read if it is as read.
+    const unread = changed.filter((f) => needsWork(f, rows.get(f.ref.locator)));
+    const work = readingOrder(this.#store, unread, rows);
     progress.phase = "capturing";
     progress.sourcesTotal = work.length;
     progress.bytesTotal = work.reduce(
@@ -409,14 +417,21 @@ interface Work extends Found {
  * from other sources' (a copy of its parent, a tool's output named by a transcript) after all
  * the others. New sources get their rows, and so their ids, in this order.
  */
-function readingOrder(work: Found[], rows: Map<string, SourceRow>): Work[] {
-  const marked = work.map((f): Work => ({
-    adapter: f.adapter,
-    ref: f.ref,
-    stat: f.stat,
-    last: f.adapter.readAfterOthers?.(f.ref) ?? false,
-    row: rows.get(f.ref.locator),
-  }));
+function readingOrder(
+  store: HistoryStore,
+  work: Found[],
+  rows: ReadonlyMap<string, KnownSource>,
+): Work[] {
+  const marked = work.map((f): Work => {
+    const known = rows.get(f.ref.locator);
+    return {
+      adapter: f.adapter,
+      ref: f.ref,
+      stat: f.stat,
+      last: f.adapter.readAfterOthers?.(f.ref) ?? false,
+      row: known ? sourceById(store, known.id) : undefined,
+    };
+  });
   return [...marked.filter((f) => !f.last), ...marked.filter((f) => f.last)];
 }
 

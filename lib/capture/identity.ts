@@ -23,6 +23,9 @@ import type { Found } from "./discover.ts";
 import type { ByteReader } from "./lines.ts";
 import {
   type FileSeen,
+  KNOWN_COLUMNS,
+  type KnownSource,
+  knownSource,
   SOURCE_COLUMNS,
   type SourceCtx,
   type SourceRow,
@@ -37,10 +40,27 @@ const TAIL_BYTES = 64 * 1024;
 /** Bytes of a file read at once when compared with the store. */
 const COMPARE_READ = 1024 * 1024;
 
-/** Every source the store knows, by locator. */
-export function loadSources(store: HistoryStore): Map<string, SourceRow> {
-  const rows = store.stmt(`SELECT ${SOURCE_COLUMNS} FROM sources`).all().map(sourceRow);
-  return new Map(rows.map((row) => [row.locator, row]));
+/** Every source the store knows, by locator: what tells whether its file changed. */
+export function loadSources(store: HistoryStore): Map<string, KnownSource> {
+  // Rows as arrays, one at a time: at 100,000 sources half the time of objects, and a third of
+  // the collecting of all of them at once (Deno's node:sqlite has the method; its types do not
+  // name it yet).
+  const statement = store.stmt(`SELECT ${KNOWN_COLUMNS} FROM sources`) as unknown as {
+    setReturnArrays(on: boolean): void;
+    iterate(): Iterable<unknown[]>;
+  };
+  statement.setReturnArrays(true);
+  const known = new Map<string, KnownSource>();
+  for (const row of statement.iterate()) {
+    const source = knownSource(row);
+    known.set(source.locator, source);
+  }
+  return known;
+}
+
+/** The whole row of the source `id`, to read it. */
+export function sourceById(store: HistoryStore, id: number): SourceRow {
+  return sourceRow(store.stmt(`SELECT ${SOURCE_COLUMNS} FROM sources WHERE id = ?`).get(id));
 }
 
 /**
@@ -67,23 +87,26 @@ export function createSource(
 /**
  * A transcript that moved keeps its source: Codex compresses an idle rollout to `.jsonl.zst`
  * and removes the `.jsonl`, and archives a rollout by moving it to `archived_sessions/`. A new
- * file of the same agent with the same name (less `.zst`) as a source whose file is gone
- * continues that source, so nothing is captured twice; `generationChange` then confirms its
- * bytes really continue the captured ones (else a new generation starts). A source moved into
- * an archive marks its conversations archived (the adapter says which places are archives).
+ * file (of `found`) of the same agent with the same name (less `.zst`) as a source whose file is
+ * gone (not found by the pass, nothing at its path) continues that source, so nothing is
+ * captured twice; `generationChange` then confirms its bytes really continue the captured ones
+ * (else a new generation starts). A source moved into an archive marks its conversations
+ * archived (the adapter says which places are archives).
  */
 export function adoptMoved(
   store: HistoryStore,
-  found: Found[],
-  rows: Map<string, SourceRow>,
+  found: readonly Found[],
+  rows: Map<string, KnownSource>,
 ): void {
   const fresh = found.filter((f) => !rows.has(f.ref.locator) && f.adapter.mode === "lines");
   if (!fresh.length) return;
-  const present = new Set(found.map((f) => f.ref.locator));
-  const gone = new Map<string, SourceRow[]>();
+  const gone = new Map<string, KnownSource[]>();
+  const named = store.stmt("SELECT agent, format FROM sources WHERE id = ?");
   for (const row of rows.values()) {
-    if (row.format === "rows" || present.has(row.locator)) continue;
-    const name = `${row.agent}:${baseName(row.locator)}`;
+    if (row.found) continue;
+    const { agent, format } = named.get(row.id) as { agent: string; format: string };
+    if (format === "rows") continue;
+    const name = `${agent}:${baseName(row.locator)}`;
     gone.set(name, [...(gone.get(name) ?? []), row]);
   }
   if (!gone.size) return;
@@ -102,24 +125,25 @@ export function adoptMoved(
         .run(archived ? 1 : 0, previous.id);
     }
     rows.delete(previous.locator);
-    rows.set(ref.locator, { ...previous, locator: ref.locator, format: ref.format, gone: 0 });
+    rows.set(ref.locator, {
+      ...previous,
+      locator: ref.locator,
+      gone: 0,
+      found: true,
+    });
   }
 }
 
 /**
- * Sources captured before and missing now: their records stay, marked as gone upstream (and
- * those back again are no longer). Returns how many went missing, or 0 when nothing changed.
+ * Sources captured before and missing now (not found by the pass, and no file at their path):
+ * their records stay, marked as gone upstream (and those back again are no longer). Returns how
+ * many went missing, or 0 when nothing changed.
  */
-export function markGone(
-  store: HistoryStore,
-  found: Found[],
-  rows: Map<string, SourceRow>,
-): number {
-  const present = new Set(found.map((f) => f.ref.locator));
+export function markGone(store: HistoryStore, rows: Map<string, KnownSource>): number {
   const goneIds: number[] = [];
   const backIds: number[] = [];
   for (const row of rows.values()) {
-    const exists = present.has(row.locator) || pathExists(pathOfLocator(row.locator));
+    const exists = row.found === true || pathExists(pathOfLocator(row.locator));
     if (!exists && !row.gone) goneIds.push(row.id);
     if (exists && row.gone) backIds.push(row.id);
   }
@@ -136,7 +160,7 @@ export function markGone(
 }
 
 /** True when a source may hold something new: its file (or database) changed since it was read. */
-export function needsWork(found: Found, row: SourceRow | undefined): boolean {
+export function needsWork(found: Found, row: KnownSource | undefined): boolean {
   if (!row) return true;
   if (found.adapter.mode === "rows") {
     return found.adapter.fingerprint(found.ref) !== row.fingerprint;

@@ -62,7 +62,10 @@ export function syncMirrors(store: HistoryStore, options: SyncOptions): MirrorSt
   const next: Record<string, MirrorState> = {};
   // The change cursor of each mirror synced, so the list of changes can be trimmed.
   const followed: number[] = [];
-  const projects = store.stmt(
+  // No mirror wanted and none kept on: no project to look at (a scan of every conversation,
+  // a third of a second at 10 GB, saved).
+  const none = !wanted.size && Object.values(known).every((mirror) => mirror.state === "off");
+  const projects = none ? [] : store.stmt(
     `SELECT project_root AS root, min(project_key) AS key FROM conversations
      WHERE project_root IS NOT NULL AND project_key IS NOT NULL GROUP BY project_root`,
   ).all() as { root: string; key: string }[];

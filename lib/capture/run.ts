@@ -9,11 +9,12 @@ import { type HeldLock, type LockInfo, tryLock } from "../lock.ts";
 import { projectOfRecorded } from "../paths.ts";
 import type { Adapter, DiscoverContext } from "../sources/adapter.ts";
 import { ADAPTERS } from "../sources/mod.ts";
+import { Folders, type KeptListings } from "../sources/folders.ts";
 import type { HistoryStore } from "../store/db.ts";
 import { syncMirrors } from "./mirrors.ts";
 import { wantedMirrors } from "../store/mirror.ts";
 import { keepCounts, refreshTotals } from "../store/status.ts";
-import { keepPresentSources, type OnDisk } from "../store/present_sources.ts";
+import { keepPresentSources } from "../store/present_sources.ts";
 import { keepWithRun, keptSinceLastRun } from "../store/kept.ts";
 import { INDEX_UPGRADE_KEY } from "../store/cjk.ts";
 import { cjkIndexStep } from "../store/cjk_index.ts";
@@ -26,6 +27,7 @@ import {
 import { clearLatch, latch, type LatchedFailure, latchedFailure } from "../store/latch.ts";
 import { yieldToEventLoop } from "./_yield.ts";
 import { capturePass, type PassOptions } from "./engine.ts";
+import type { SeenFiles } from "./discover.ts";
 import { backfillInjected } from "./injected_backfill.ts";
 import { fillUsageQuarters } from "../usage/quarters_fill.ts";
 import { rederive } from "./rederive.ts";
@@ -73,20 +75,23 @@ export const WATCH_COMMAND = "reindex --watch";
 
 /**
  * Keeps what a capture did for `status`, the one place it is written: the result (`last_run`,
- * with the command that ran it) and, with `totals`, the store's totals it changed (see
- * `refreshTotals`), in one transaction.
+ * with the command that ran it), with `totals`, the store's totals it changed (see
+ * `refreshTotals`), and with `seen`, what a pass that discovered every source saw of them (and
+ * the folder listings it read), in one transaction.
  */
 export function recordRun(
   store: HistoryStore,
   run: LastRun,
   totals?: { sources: boolean },
-  seen?: { files: ReadonlyMap<string, OnDisk>; unchanged: boolean },
+  seen?: { files: SeenFiles; unchanged: boolean; folders?: Folders | undefined },
 ): void {
   store.transaction(() => {
     const since = store.getMeta<LastRun>("last_run")?.at ?? 0;
     store.setMeta("last_run", run);
     if (totals) refreshTotals(store, totals);
     if (seen) {
+      const listings = seen.folders?.toKeep();
+      if (listings) store.setMeta(FOLDERS_KEY, listings);
       keepPresentSources(store, seen.files, run.at, { unchanged: seen.unchanged, since });
       keepCounts(store, run.at, { unchanged: seen.unchanged, since });
       keepProjects(store, run.at, { unchanged: seen.unchanged, since });
@@ -121,9 +126,17 @@ export function discoverContext(ctx: Context, store?: HistoryStore): DiscoverCon
     env: ctx.env,
     extraRoots: ctx.config.history.roots,
     skipped: new Map(),
-    ...(store ? { projects: knownProjects(store) } : {}),
+    ...(store
+      ? {
+        projects: knownProjects(store),
+        folders: new Folders(() => store.getMeta<KeptListings>(FOLDERS_KEY)),
+      }
+      : {}),
   };
 }
+
+/** The folder listings a run that discovered every source kept for the next (`folders.ts`). */
+const FOLDERS_KEY = "folder_listings";
 
 /**
  * The project directories the store knows: its conversations' (as the last run kept them, when
@@ -222,15 +235,15 @@ export async function runCapture(options: CaptureRunOptions): Promise<CaptureRun
   if ("holder" in lock) return { status: "busy", holder: lock.holder };
   try {
     // The files a whole pass looked at: what status shows of them is kept with its result.
-    let seen: Map<string, OnDisk> | undefined;
+    let seen: SeenFiles | undefined;
     const pass: PassOptions = {
       ...passOptions(ctx, store, options.redact, options.adapters),
       ...(options.maxSeconds ? { deadline: ctx.now() + options.maxSeconds * 1000 } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
       ...(options.onProgress ? { onProgress: options.onProgress } : {}),
       ...(options.only ? { only: options.only } : {}),
-      onFound: (found) => {
-        seen = new Map(found.map((f) => [f.ref.path, f.stat]));
+      onFound: (files) => {
+        seen = files;
       },
     };
     let rebuilt: number | null = null;
@@ -269,6 +282,7 @@ export async function runCapture(options: CaptureRunOptions): Promise<CaptureRun
         seen && !options.only
           ? {
             files: seen,
+            folders: pass.discover.folders,
             // Nothing read, nothing gone: every file is as the sources' rows say.
             unchanged: summary.changed === 0 && summary.gone === 0 && summary.complete &&
               summary.errors.length === 0 && rebuilt === null && rederived.sources === 0,

@@ -3,23 +3,58 @@
 
 import type { Adapter, SourceRef } from "../sources/adapter.ts";
 
-/** A row of the `sources` table. */
-export interface SourceRow {
+/**
+ * What a pass holds of every source the store knows, to tell whether its file changed since it
+ * was read (`needsWork`) and to settle the sources moved and gone: its row less what reading it
+ * needs (the rest is read for the sources with work, `SourceRow`). A row source's fingerprint
+ * only (a file's is not compared).
+ */
+export interface KnownSource {
   id: number;
-  agent: string;
   locator: string;
-  format: string;
-  generation: number;
   cursor: number;
   dev: number | null;
   ino: number | null;
   size: number | null;
   mtime_ms: number | null;
+  gone: number;
+  fingerprint: string | null;
+  /** Found by the pass that holds it (`discover.ts`); not a column. */
+  found?: boolean;
+}
+
+/** The columns of a `KnownSource`, in the order `knownSource` takes them. */
+export const KNOWN_COLUMNS =
+  "id, locator, cursor, dev, ino, size, mtime_ms, gone, CASE WHEN format = 'rows' THEN fingerprint END";
+
+/**
+ * A row of `KNOWN_COLUMNS` as an array (`setReturnArrays`), made an object of one fixed shape:
+ * at 100,000 sources SQLite's row objects, and the state each row holds, cost more to make and
+ * collect than stat-ing every file does.
+ */
+export function knownSource(row: unknown[]): KnownSource {
+  return {
+    id: row[0] as number,
+    locator: row[1] as string,
+    cursor: row[2] as number,
+    dev: row[3] as number | null,
+    ino: row[4] as number | null,
+    size: row[5] as number | null,
+    mtime_ms: row[6] as number | null,
+    gone: row[7] as number,
+    fingerprint: row[8] as string | null,
+    found: false,
+  };
+}
+
+/** A row of the `sources` table. */
+export interface SourceRow extends KnownSource {
+  agent: string;
+  format: string;
+  generation: number;
   head_hash: string | null;
   state: string | null;
-  gone: number;
   cursor_key: string | null;
-  fingerprint: string | null;
 }
 
 /** The columns of a `SourceRow`, to select instead of `*`. */

@@ -2,6 +2,7 @@
 // an adapter derives from one raw record (kind, role, conversation, text, drift).
 
 import type { Env } from "../env.ts";
+import type { Folders } from "./folders.ts";
 
 /**
  * An agent's name, one of lib/agents.ts `AGENTS`. A plain string in these contracts, because the
@@ -214,6 +215,8 @@ export interface DiscoverContext {
    * and the mirrored projects), for an agent that keeps its files in each project (Aider).
    */
   projects?: readonly string[];
+  /** The folder listings of the pass, kept between passes (`folders.ts`); each read afresh without. */
+  folders?: Folders;
 }
 
 /** One chunk of a stored record (a record longer than 64 KiB is several). */

@@ -121,7 +121,7 @@ export const aider: RowAdapter<AiderState> = {
         continue;
       }
       const named = (name: string) => name === AIDER_HISTORY_FILE;
-      for await (const path of walkFiles(root, named, ctx.skipped, ROOT_DEPTH)) {
+      for (const path of walkFiles(root, named, ctx, ROOT_DEPTH)) {
         const ref = found(path);
         if (ref) yield ref;
       }

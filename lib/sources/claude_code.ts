@@ -145,7 +145,7 @@ export const claudeCode: LineAdapter<ClaudeState> = {
 
   async *discover(ctx: DiscoverContext): AsyncIterable<SourceRef> {
     for (const root of this.roots(ctx)) {
-      for await (const path of walkFiles(root, (name) => name.endsWith(".jsonl"), ctx.skipped)) {
+      for (const path of walkFiles(root, (name) => name.endsWith(".jsonl"), ctx)) {
         yield { agent: "claude", locator: path, path, format: "jsonl" };
       }
     }

@@ -27,7 +27,7 @@ import { claudeCode } from "./claude_code.ts";
 import { isToolResultFile, outputText, TOOL_RESULT_SKIP_KEYS } from "./claude_text.ts";
 import { AGENT_FILE, namingRecord, subagentConversation } from "./_claude_files.ts";
 import { str, toEpochMs } from "./_text.ts";
-import { walkFiles } from "./_walk.ts";
+import { childPath, listFolder, walkFiles } from "./_walk.ts";
 import { sha256Hex } from "../sha256.ts";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -59,12 +59,14 @@ export const claudeToolResults: RowAdapter<NoState> = {
 
   async *discover(ctx: DiscoverContext): AsyncIterable<SourceRef> {
     for (const root of this.roots(ctx)) {
-      for (const project of subfolders(root, () => true, ctx.skipped)) {
-        for (const session of subfolders(project, (name) => UUID.test(name), ctx.skipped)) {
-          const folder = join(session, "tool-results");
-          const accept = (name: string) => OUTPUT_FILE.test(name);
-          for await (const path of walkFiles(folder, accept, ctx.skipped, 0)) {
-            yield { agent: "claude", locator: path, path, format: "rows" };
+      for (const project of subfolders(join(root), () => true, ctx)) {
+        for (const session of subfolders(project, (name) => UUID.test(name), ctx)) {
+          // Most sessions have none: their folder's listing tells, without a failed open.
+          for (const folder of subfolders(session, (name) => name === "tool-results", ctx)) {
+            const accept = (name: string) => OUTPUT_FILE.test(name);
+            for (const path of walkFiles(folder, accept, ctx, 0)) {
+              yield { agent: "claude", locator: path, path, format: "rows" };
+            }
           }
         }
       }
@@ -151,23 +153,17 @@ function transcriptsOf(recall: Recall, folder: string): string[] {
   return [session, ...agents];
 }
 
-/** The folders directly in `dir` whose names pass `accept`; symlinks are counted, not followed. */
+/**
+ * The folders directly in `dir` (normalised, see `childPath`) whose names pass `accept`;
+ * symlinks are not followed.
+ */
 function subfolders(
   dir: string,
   accept: (name: string) => boolean,
-  skipped: Map<string, number>,
+  ctx: DiscoverContext,
 ): string[] {
-  let entries: Deno.DirEntry[];
-  try {
-    entries = [...Deno.readDirSync(dir)];
-  } catch (err) {
-    if (err instanceof Deno.errors.NotFound || err instanceof Deno.errors.NotADirectory) return [];
-    if (err instanceof Deno.errors.PermissionDenied) {
-      skipped.set("unreadable folder", (skipped.get("unreadable folder") ?? 0) + 1);
-      return [];
-    }
-    throw err;
-  }
-  return entries.filter((e) => e.isDirectory && !e.isSymlink && accept(e.name))
-    .map((e) => e.name).sort().map((name) => join(dir, name));
+  const listing = listFolder(dir, ctx);
+  if (!listing) return [];
+  return listing.names.filter((name, i) => listing.kinds[i] === "d" && accept(name))
+    .map((name) => childPath(dir, name));
 }

@@ -70,7 +70,7 @@ export function createClineAdapter(): RowAdapter<ClineState> {
     async *discover(ctx: DiscoverContext): AsyncIterable<SourceRef> {
       for (const root of roots(ctx)) {
         // `<root>/<session id>/<id>.messages.json` and `agent_<id>.messages.json`.
-        for await (const path of walkFiles(root, (n) => n.endsWith(MESSAGES), ctx.skipped, 1)) {
+        for (const path of walkFiles(root, (n) => n.endsWith(MESSAGES), ctx, 1)) {
           if (dirname(dirname(path)) !== root) continue;
           yield { agent: "cline", locator: path, path, format: "rows" };
         }

@@ -262,7 +262,7 @@ export function codexAdapter(options: CodexAdapterOptions = {}): LineAdapter<Cod
       const skip = (reason: string) => ctx.skipped.set(reason, (ctx.skipped.get(reason) ?? 0) + 1);
       const zstd = await canReadZstd();
       for (const root of this.roots(ctx)) {
-        for await (const path of walkFiles(root, (name) => ROLLOUT.test(name), ctx.skipped)) {
+        for (const path of walkFiles(root, (name) => ROLLOUT.test(name), ctx)) {
           if (!path.endsWith(".zst")) {
             yield { agent: "codex", locator: path, path, format: "jsonl" };
             continue;

@@ -87,7 +87,7 @@ export function createContinueAdapter(): RowAdapter<ContinueState> {
     async *discover(ctx: DiscoverContext): AsyncIterable<SourceRef> {
       for (const root of roots(ctx)) {
         const accept = (name: string) => name.endsWith(".json") && name !== INDEX;
-        for await (const path of walkFiles(root, accept, ctx.skipped, 0)) {
+        for (const path of walkFiles(root, accept, ctx, 0)) {
           yield { agent: "continue", locator: path, path, format: "rows" };
         }
       }

@@ -108,7 +108,7 @@ export const copilot: LineAdapter<CopilotState> = {
     for (const root of this.roots(ctx)) {
       // `<root>/<session id>/events.jsonl` only: a session's own folders (files/, checkpoints/,
       // rewind-file-snapshots/) hold the user's files, not transcripts.
-      for await (const path of walkFiles(root, (name) => name === EVENTS_FILE, ctx.skipped, 1)) {
+      for (const path of walkFiles(root, (name) => name === EVENTS_FILE, ctx, 1)) {
         if (dirname(dirname(path)) !== root) continue;
         yield { agent: "copilot", locator: path, path, format: "jsonl" };
       }

@@ -116,7 +116,7 @@ export const cursor: LineAdapter<CursorState> = {
   async *discover(ctx: DiscoverContext): AsyncIterable<SourceRef> {
     for (const root of agentRoots("cursor", ctx)) {
       // <root>/<slug>/agent-transcripts/<id>/subagents/<x>.jsonl is the deepest.
-      for await (const path of walkFiles(root, (n) => n.endsWith(".jsonl"), ctx.skipped, 4)) {
+      for (const path of walkFiles(root, (n) => n.endsWith(".jsonl"), ctx, 4)) {
         if (isTranscript(path)) yield { agent: "cursor", locator: path, path, format: "jsonl" };
       }
     }

@@ -142,7 +142,7 @@ export function createDroidAdapter(): LineAdapter<DroidState> {
     async *discover(ctx: DiscoverContext): AsyncIterable<SourceRef> {
       for (const root of roots(ctx)) {
         // Sessions are `<root>/<cwd slug>/<uuid>.jsonl`.
-        for await (const path of walkFiles(root, (n) => SESSION_FILE.test(n), ctx.skipped, 1)) {
+        for (const path of walkFiles(root, (n) => SESSION_FILE.test(n), ctx, 1)) {
           yield { agent: "droid", locator: path, path, format: "jsonl" };
         }
       }

@@ -50,11 +50,11 @@ export const droidSettings: RowAdapter<SettingsState> = {
   async *discover(ctx: DiscoverContext): AsyncIterable<SourceRef> {
     for (const root of agentRoots("droid", ctx)) {
       // `<root>/<cwd slug>/<uuid>.settings.json` (not its `.bak` copy).
-      for await (
+      for (
         const path of walkFiles(
           root,
           (n) => DROID_SETTINGS_FILE.test(n),
-          ctx.skipped,
+          ctx,
           1,
         )
       ) {

@@ -90,7 +90,7 @@ export const gemini: LineAdapter<GeminiState> = {
   async *discover(ctx: DiscoverContext): AsyncIterable<SourceRef> {
     for (const root of this.roots(ctx)) {
       const accept = (name: string) => SESSION_FILE.test(name) || CHILD_FILE.test(name);
-      for await (const path of walkFiles(root, accept, ctx.skipped, 4)) {
+      for (const path of walkFiles(root, accept, ctx, 4)) {
         if (fileOf(path)) yield { agent: "gemini", locator: path, path, format: "jsonl" };
       }
     }

@@ -43,7 +43,7 @@ export const logbookSessions: RowAdapter<Record<string, never>> = {
 
   async *discover(ctx: DiscoverContext): AsyncIterable<SourceRef> {
     for (const root of this.roots(ctx)) {
-      for await (const path of walkFiles(root, (name) => RECORD_FILE.test(name), ctx.skipped, 1)) {
+      for (const path of walkFiles(root, (name) => RECORD_FILE.test(name), ctx, 1)) {
         yield { agent: "logbook", locator: path, path, format: "rows" };
       }
     }

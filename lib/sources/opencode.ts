@@ -138,7 +138,7 @@ export function createOpencodeAdapter(options: OpencodeOptions = {}): RowAdapter
         }
         // Sessions are `storage/session/<projectID>/<id>.json`.
         const sessions = join(root, "storage", "session");
-        for await (const path of walkFiles(sessions, (n) => n.endsWith(".json"), ctx.skipped, 1)) {
+        for (const path of walkFiles(sessions, (n) => n.endsWith(".json"), ctx, 1)) {
           if (dirname(dirname(path)) !== sessions) continue;
           yield { agent, locator: path, path, format: "rows" };
         }

@@ -113,7 +113,7 @@ export const qwen: LineAdapter<QwenState> = {
 
   async *discover(ctx: DiscoverContext): AsyncIterable<SourceRef> {
     for (const root of this.roots(ctx)) {
-      for await (const path of walkFiles(root, (name) => name.endsWith(".jsonl"), ctx.skipped)) {
+      for (const path of walkFiles(root, (name) => name.endsWith(".jsonl"), ctx)) {
         if (fileRole(path)) yield { agent: "qwen", locator: path, path, format: "jsonl" };
       }
     }

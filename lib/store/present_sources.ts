@@ -65,7 +65,7 @@ export function presentSources(store: HistoryStore, now: number): PresentSources
  */
 export function keepPresentSources(
   store: HistoryStore,
-  seen: ReadonlyMap<string, OnDisk>,
+  seen: Pick<ReadonlyMap<string, OnDisk>, "size" | "get">,
   now: number,
   options: { unchanged: boolean; since: number },
 ): void {

@@ -1,0 +1,128 @@
+// A pass keeps only the sources whose files changed since they were read, and still tells every
+// file it found (what `status` shows of them) as it is on disk; with folder listings kept from
+// the last run, every change to a file or a folder is still found.
+
+import assert from "node:assert/strict";
+import { appendFileSync, writeFileSync } from "node:fs";
+import type { SeenFiles } from "../../../lib/capture/discover.ts";
+import { runCapture } from "../../../lib/capture/run.ts";
+import { loadContext, openStore, redactorFor } from "../../../lib/context.ts";
+import { makeWorld, runPass } from "../../_helpers.ts";
+
+Deno.test("a pass tells every file it found as it is on disk, read again or not", async () => {
+  const world = await makeWorld({ fixtures: ["claude", "codex"] });
+  const ctx = loadContext({ env: world.env });
+  const store = openStore(ctx);
+  try {
+    await runPass(store, ctx);
+    const files = store.stmt(
+      "SELECT locator FROM sources WHERE format = 'jsonl' ORDER BY id",
+    ).all() as { locator: string }[];
+    assert.ok(files.length > 2, "sources were captured");
+    const asOnDisk = (path: string) => {
+      const stat = Deno.lstatSync(path);
+      return { size: stat.size, mtimeMs: stat.mtime!.getTime() };
+    };
+    const asSeen = (seen: SeenFiles, path: string) => {
+      const file = seen.get(path);
+      return file && { size: file.size, mtimeMs: file.mtimeMs };
+    };
+
+    let seen: SeenFiles | undefined;
+    const idle = await runPass(store, ctx, { onFound: (found) => (seen = found) });
+    assert.equal(idle.changed, 0);
+    assert.equal(seen!.size, idle.sources);
+    for (const { locator } of files) assert.deepEqual(asSeen(seen!, locator), asOnDisk(locator));
+    assert.equal(seen!.get(`${files[0]!.locator}.not-there`), undefined);
+
+    const grown = files[1]!.locator;
+    appendFileSync(grown, "\n");
+    const next = await runPass(store, ctx, { onFound: (found) => (seen = found) });
+    assert.equal(next.changed, 1);
+    for (const { locator } of files) assert.deepEqual(asSeen(seen!, locator), asOnDisk(locator));
+  } finally {
+    store.close();
+    await world.cleanup();
+  }
+});
+
+/** Every folder under `root` (and it) with its mtime an hour ago, as folders long settled are. */
+function settle(root: string): void {
+  const past = new Date(Date.now() - 3_600_000);
+  const folders = [root];
+  for (let i = 0; i < folders.length; i++) {
+    for (const entry of Deno.readDirSync(folders[i]!)) {
+      if (entry.isDirectory) folders.push(`${folders[i]}/${entry.name}`);
+    }
+  }
+  for (const folder of folders.reverse()) Deno.utimeSync(folder, past, past);
+}
+
+Deno.test("a run with the folder listings of the last finds every change to files and folders", async (t) => {
+  const world = await makeWorld({ fixtures: ["claude"] });
+  const ctx = loadContext({ env: world.env });
+  const store = openStore(ctx);
+  const redact = redactorFor(ctx);
+  const run = async () => {
+    const result = await runCapture({ ctx, store, redact });
+    assert.equal(result.status, "captured");
+    return result.status === "captured" ? result.summary : assert.fail("not captured");
+  };
+  const line = (session: string, text: string) =>
+    JSON.stringify({
+      type: "user",
+      sessionId: session,
+      uuid: crypto.randomUUID(),
+      timestamp: "2026-01-01T00:00:00Z",
+      message: { role: "user", content: text },
+    }) + "\n";
+  try {
+    settle(world.claude);
+    const first = await run();
+    assert.ok(first.sources > 2, "sources were captured");
+    assert.ok(store.getMeta("folder_listings"), "the run kept its folder listings");
+    const files = store.stmt("SELECT locator FROM sources WHERE format = 'jsonl' ORDER BY id")
+      .all() as { locator: string }[];
+    const folder = files[0]!.locator.replace(/\/[^/]*$/, "");
+    const session = "5b0c1a52-0d3e-4c8a-9f1e-2a7c3d4e5f60";
+    const records = () =>
+      (store.stmt("SELECT count(*) AS n FROM records").get() as { n: number }).n;
+
+    await t.step("nothing changed: nothing read", async () => {
+      assert.equal((await run()).changed, 0);
+    });
+    await t.step("a file appended to, its folder as it was: read", async () => {
+      const before = records();
+      appendFileSync(files[0]!.locator, line(session, "appended in a settled folder"));
+      assert.equal((await run()).changed, 1);
+      assert.equal(records(), before + 1);
+    });
+    await t.step("a file rewritten in place at the same size: a new generation", async () => {
+      const path = files[1]!.locator;
+      const text = Deno.readTextFileSync(path);
+      writeFileSync(path, text.replace(/"(user|assistant)"/, (m) => m.toUpperCase()));
+      const summary = await run();
+      assert.equal(summary.changed, 1);
+      assert.equal(summary.generations.length, 1);
+    });
+    await t.step("a new file in an old folder: found", async () => {
+      settle(world.claude);
+      await run();
+      writeFileSync(`${folder}/${session}.jsonl`, line(session, "a new file in an old folder"));
+      const summary = await run();
+      assert.equal(summary.sources, first.sources + 1);
+      assert.equal(summary.changed, 1);
+    });
+    await t.step("a file deleted: its source gone", async () => {
+      settle(world.claude);
+      await run();
+      Deno.removeSync(`${folder}/${session}.jsonl`);
+      const summary = await run();
+      assert.equal(summary.sources, first.sources);
+      assert.equal(summary.gone, 1);
+    });
+  } finally {
+    store.close();
+    await world.cleanup();
+  }
+});
