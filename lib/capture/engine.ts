@@ -58,7 +58,7 @@ import {
   StoreLockedError,
   translateError,
 } from "../store/db.ts";
-import { yieldToEventLoop } from "./_yield.ts";
+import { yieldToEventLoop } from "../event_loop.ts";
 import { Batch } from "./batch_plan.ts";
 import type { StartWriter } from "./batch_pipeline.ts";
 import { discoverSources, type Found } from "./discover.ts";
