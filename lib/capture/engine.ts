@@ -75,7 +75,7 @@ import type { Limits } from "./limits.ts";
 import { LineReader } from "./lines.ts";
 import { type Parts, partsOf } from "./parts.ts";
 import type { Progress } from "./progress.ts";
-import { parseSaved, type SourceCtx, type SourceRow } from "./source.ts";
+import { parseSaved, SOURCE_COLUMNS, type SourceCtx, type SourceRow, sourceRow } from "./source.ts";
 import { openSourceReader } from "./source_reader.ts";
 import type { CaptureSummary } from "./summary.ts";
 import { messageOf } from "../format.ts";
@@ -188,17 +188,17 @@ class CapturePass {
     progress.phase = "capturing";
     progress.sourcesTotal = work.length;
     progress.bytesTotal = work.reduce(
-      (sum, w) => sum + Math.max(0, w.stat.size - (w.row?.cursor ?? 0)),
+      (sum, w) => sum + Math.max(0, w.stat.size - (rows.get(w.ref.locator)?.cursor ?? 0)),
       0,
     );
     // Progress is stored only when there is work, so an idle watcher does not write.
     this.#progress.report(work.length > 0);
     // New sources get their rows in one transaction (one each cost a commit per file).
-    const fresh = work.filter((w) => !w.row);
+    const fresh = work.filter((w) => w.id === undefined);
     if (fresh.length) {
       const now = this.#now();
       this.#store.transaction(() => {
-        for (const w of fresh) w.row = createSource(this.#store, w, now);
+        for (const w of fresh) w.id = createSource(this.#store, w, now).id;
       });
     }
     return work;
@@ -219,7 +219,7 @@ class CapturePass {
           await this.#pipeline.drain(this.#batch);
         }
         try {
-          await this.#captureSource(item, item.row);
+          await this.#captureSource(item, this.#rowOf(item));
           summary.changed++;
         } catch (err) {
           const translated = translateError(err);
@@ -242,6 +242,17 @@ class CapturePass {
       summary.complete = false;
       summary.stoppedBy = err.reason;
     }
+  }
+
+  /**
+   * The source's row, read at its turn: a pass holds only the ids of the sources it has left.
+   * Holding their rows took a third of a KiB each: 33 MiB of heap for the 105,609 new sources
+   * of a 10 GB capture.
+   */
+  #rowOf(item: Work): SourceRow | undefined {
+    if (item.id === undefined) return undefined;
+    const row = this.#store.stmt(`SELECT ${SOURCE_COLUMNS} FROM sources WHERE id = ?`).get(item.id);
+    return row ? sourceRow(row) : undefined;
   }
 
   #checkStop(): void {
@@ -396,12 +407,12 @@ class CapturePass {
 }
 
 /**
- * A source with work to do: whether it is read after the others (`readAfterOthers`), and its
- * row (none until a new source gets one).
+ * A source with work to do: whether it is read after the others (`readAfterOthers`), and the id
+ * of its row (none until a new source gets one).
  */
 interface Work extends Found {
   last: boolean;
-  row: SourceRow | undefined;
+  id: number | undefined;
 }
 
 /**
@@ -415,7 +426,7 @@ function readingOrder(work: Found[], rows: Map<string, SourceRow>): Work[] {
     ref: f.ref,
     stat: f.stat,
     last: f.adapter.readAfterOthers?.(f.ref) ?? false,
-    row: rows.get(f.ref.locator),
+    id: rows.get(f.ref.locator)?.id,
   }));
   return [...marked.filter((f) => !f.last), ...marked.filter((f) => f.last)];
 }
