@@ -58,7 +58,7 @@ import {
   StoreLockedError,
   translateError,
 } from "../store/db.ts";
-import { yieldToEventLoop } from "./_yield.ts";
+import { yieldToEventLoop } from "../event_loop.ts";
 import { Batch } from "./batch_plan.ts";
 import type { StartWriter } from "./batch_pipeline.ts";
 import { discoverSources, type Found, type SeenFiles, seenFiles } from "./discover.ts";
@@ -192,21 +192,21 @@ class CapturePass {
 
     // A file that moved continues its source (`adoptMoved`): nothing to read if it is as read.
     const unread = changed.filter((f) => needsWork(f, rows.get(f.ref.locator)));
-    const work = readingOrder(this.#store, unread, rows);
+    const work = readingOrder(unread, rows);
     progress.phase = "capturing";
     progress.sourcesTotal = work.length;
     progress.bytesTotal = work.reduce(
-      (sum, w) => sum + Math.max(0, w.stat.size - (w.row?.cursor ?? 0)),
+      (sum, w) => sum + Math.max(0, w.stat.size - (rows.get(w.ref.locator)?.cursor ?? 0)),
       0,
     );
     // Progress is stored only when there is work, so an idle watcher does not write.
     this.#progress.report(work.length > 0);
     // New sources get their rows in one transaction (one each cost a commit per file).
-    const fresh = work.filter((w) => !w.row);
+    const fresh = work.filter((w) => w.id === undefined);
     if (fresh.length) {
       const now = this.#now();
       this.#store.transaction(() => {
-        for (const w of fresh) w.row = createSource(this.#store, w, now);
+        for (const w of fresh) w.id = createSource(this.#store, w, now).id;
       });
     }
     return work;
@@ -227,7 +227,7 @@ class CapturePass {
           await this.#pipeline.drain(this.#batch);
         }
         try {
-          await this.#captureSource(item, item.row);
+          await this.#captureSource(item, this.#rowOf(item));
           summary.changed++;
         } catch (err) {
           const translated = translateError(err);
@@ -250,6 +250,15 @@ class CapturePass {
       summary.complete = false;
       summary.stoppedBy = err.reason;
     }
+  }
+
+  /**
+   * The source's row, read at its turn: a pass holds only the ids of the sources it has left.
+   * Holding their rows took a third of a KiB each: 33 MiB of heap for the 105,609 new sources
+   * of a 10 GB capture.
+   */
+  #rowOf(item: Work): SourceRow | undefined {
+    return item.id === undefined ? undefined : sourceById(this.#store, item.id);
   }
 
   #checkStop(): void {
@@ -404,12 +413,12 @@ class CapturePass {
 }
 
 /**
- * A source with work to do: whether it is read after the others (`readAfterOthers`), and its
- * row (none until a new source gets one).
+ * A source with work to do: whether it is read after the others (`readAfterOthers`), and the id
+ * of its row (none until a new source gets one).
  */
 interface Work extends Found {
   last: boolean;
-  row: SourceRow | undefined;
+  id: number | undefined;
 }
 
 /**
@@ -417,21 +426,14 @@ interface Work extends Found {
  * from other sources' (a copy of its parent, a tool's output named by a transcript) after all
  * the others. New sources get their rows, and so their ids, in this order.
  */
-function readingOrder(
-  store: HistoryStore,
-  work: Found[],
-  rows: ReadonlyMap<string, KnownSource>,
-): Work[] {
-  const marked = work.map((f): Work => {
-    const known = rows.get(f.ref.locator);
-    return {
-      adapter: f.adapter,
-      ref: f.ref,
-      stat: f.stat,
-      last: f.adapter.readAfterOthers?.(f.ref) ?? false,
-      row: known ? sourceById(store, known.id) : undefined,
-    };
-  });
+function readingOrder(work: Found[], rows: ReadonlyMap<string, KnownSource>): Work[] {
+  const marked = work.map((f): Work => ({
+    adapter: f.adapter,
+    ref: f.ref,
+    stat: f.stat,
+    last: f.adapter.readAfterOthers?.(f.ref) ?? false,
+    id: rows.get(f.ref.locator)?.id,
+  }));
   return [...marked.filter((f) => !f.last), ...marked.filter((f) => f.last)];
 }
 

@@ -11,7 +11,7 @@ import { isInjected } from "../sources/injected.ts";
 import type { HistoryStore } from "../store/db.ts";
 import { type RecordRow, TextDeriver } from "../store/records.ts";
 import { FLAG_INDEXED, FLAG_INJECTED, FLAG_STREAMED } from "../store/schema.ts";
-import { yieldToEventLoop } from "./_yield.ts";
+import { yieldToEventLoop } from "../event_loop.ts";
 
 /** The meta key: what is left to mark (`after`: the last conversation id done). */
 export const INJECTED_BACKFILL_KEY = "injected_backfill";

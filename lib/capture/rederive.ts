@@ -19,7 +19,7 @@ import { type Adapter, adapterOf } from "../sources/adapter.ts";
 import { translateError } from "../store/db.ts";
 import { wantedMirrors } from "../store/mirror.ts";
 import { refreshTotals } from "../store/status.ts";
-import { yieldToEventLoop } from "./_yield.ts";
+import { yieldToEventLoop } from "../event_loop.ts";
 import { sumConversations } from "./conversation_rows.ts";
 import { derivationOf, derivations, DERIVATIONS_KEY } from "./derivation.ts";
 import type { PassOptions } from "./engine.ts";

@@ -6,7 +6,7 @@
 import { type Adapter, pathOfLocator, type SourceRef } from "../sources/adapter.ts";
 import { decodedRow } from "../store/raw.ts";
 import { concat } from "./_bytes.ts";
-import { yieldToEventLoop } from "./_yield.ts";
+import { yieldToEventLoop } from "../event_loop.ts";
 import { Batch } from "./batch_plan.ts";
 import type { Existing } from "./derive.ts";
 import type { RederiveStream } from "./giant_lines.ts";

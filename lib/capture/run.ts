@@ -25,7 +25,7 @@ import {
   runBatchedMigration,
 } from "../store/batched_migration.ts";
 import { clearLatch, latch, type LatchedFailure, latchedFailure } from "../store/latch.ts";
-import { yieldToEventLoop } from "./_yield.ts";
+import { yieldToEventLoop } from "../event_loop.ts";
 import { capturePass, type PassOptions } from "./engine.ts";
 import type { SeenFiles } from "./discover.ts";
 import { backfillInjected } from "./injected_backfill.ts";

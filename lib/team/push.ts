@@ -25,6 +25,7 @@ import type { Redactor } from "../gate/secrets.ts";
 import type { Adapter } from "../sources/adapter.ts";
 import type { HistoryStore } from "../store/db.ts";
 import { decodedRow } from "../store/raw.ts";
+import { yieldToEventLoop } from "../event_loop.ts";
 import {
   conversationJson,
   type ConversationRow,
@@ -173,7 +174,7 @@ export async function push(options: PushOptions): Promise<PushSummary> {
     } else if (sending && ++read % YIELD_EVERY === 0) {
       // Reading is synchronous: let the driver answer the server now and then, so the batch in
       // flight moves through its transaction meanwhile.
-      await turn();
+      await yieldToEventLoop(0);
     }
   }
   if (batch.length && summary.complete) await flush();
@@ -232,11 +233,6 @@ async function sendBatch(
 
 /** Records read between two turns of the event loop while a batch is in flight. */
 const YIELD_EVERY = 16;
-
-/** One turn of the event loop: what the driver has received is handled. */
-function turn(): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, 0));
-}
 
 /** A record on its way: what the team database stores of it, and what it weighs here. */
 interface Outgoing {

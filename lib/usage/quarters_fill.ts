@@ -5,6 +5,7 @@
 // Calls written meanwhile are kept by the tables' triggers once the fill has passed their ids;
 // when the last batch is done the row goes, and reports read the sums.
 
+import { yieldToEventLoop } from "../event_loop.ts";
 import type { HistoryStore } from "../store/db.ts";
 import { HOUR, QUARTER, stepOf, tierOf } from "../store/schema.ts";
 
@@ -37,7 +38,7 @@ export async function fillUsageQuarters(
     const done = store.transaction(() => fillBatch(store, batch));
     if (done === null) break;
     summed += done;
-    await new Promise((resolve) => setTimeout(resolve, 0));
+    await yieldToEventLoop();
   }
   return summed;
 }

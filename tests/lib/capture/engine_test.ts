@@ -24,10 +24,12 @@ import {
   captureWorld,
   makeWorld,
   manifest,
+  ROOT,
   runPass,
   withStore,
   type World,
 } from "../../_helpers.ts";
+import { childBaseEnv } from "../../command_env.ts";
 
 interface ClaudeEntry {
   path: string;
@@ -488,6 +490,52 @@ Deno.test("a SourceError fails its source alone; another error of that name fail
       const impostor = Object.assign(new Error("The rows stayed busy"), { name: "SourceError" });
       await assert.rejects(() => capture(impostor), (err) => err === impostor);
     });
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("a pass holds the ids of the sources it has left to read, not their rows", async () => {
+  const world = await makeWorld();
+  try {
+    // Many small sessions under a long project folder, as a year of history makes them: each
+    // source's row, held for the whole pass, took more than its file's path and stat.
+    const SOURCES = 3000;
+    const dir = join(world.claude, "projects", `-home-u-${"long-project-name-".repeat(6)}app`);
+    Deno.mkdirSync(dir, { recursive: true });
+    for (let i = 0; i < SOURCES; i++) {
+      const session = `5b7d0c4e-2f1a-4e3b-9c8d-${String(i).padStart(12, "0")}`;
+      writeFileSync(
+        join(dir, `${session}.jsonl`),
+        JSON.stringify({
+          type: "user",
+          uuid: `u-${i}`,
+          sessionId: session,
+          cwd: "/home/u/app",
+          timestamp: "2026-01-01T00:00:00.000Z",
+          message: { role: "user", content: `question ${i}` },
+        }) + "\n",
+      );
+    }
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "-A",
+        "--v8-flags=--expose-gc",
+        join(ROOT, "tests", "lib", "capture", "_pass_heap.ts"),
+      ],
+      cwd: ROOT,
+      env: { ...childBaseEnv(), ...world.vars },
+      clearEnv: true,
+      stdin: "null",
+    }).output();
+    assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+    const { perSource } = JSON.parse(new TextDecoder().decode(out.stdout)) as {
+      perSource: number;
+    };
+    // Its file, path and stat, and what the run keeps of them for status: about 700 bytes here;
+    // with every row held too, 1,100.
+    assert.ok(perSource < 900, `${Math.round(perSource)} bytes of heap a source`);
   } finally {
     await world.cleanup();
   }
