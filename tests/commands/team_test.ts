@@ -1524,6 +1524,51 @@ Deno.test({
 });
 
 Deno.test({
+  name: "team: search --team answers without loading the postgres driver",
+  ignore: typeof pg === "string",
+  sanitizeResources: false,
+  sanitizeOps: false,
+}, async () => {
+  if (typeof pg === "string") return;
+  const url = await pg.createDatabase("quick");
+  const { world } = await pushingWorld(url, A, [["Where is the avocet report?", "In docs."]], {
+    machine: "quick",
+  });
+  try {
+    pushed(await runCli("push", ["--json"], world.vars));
+    // The project's config, but the driver a module that fails when loaded.
+    const config = JSON.parse(await Deno.readTextFile(join(ROOT, "deno.json")));
+    config.imports.postgres = "data:text/javascript,throw new Error('the driver was loaded')";
+    const configFile = join(world.dir, "deno.json");
+    await Deno.writeTextFile(configFile, JSON.stringify(config));
+    const output = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "--config",
+        configFile,
+        "--no-lock",
+        ...await taskFlags("search"),
+        join(ROOT, "commands", "search.ts"),
+        "--team",
+        "avocet",
+        "--json",
+      ],
+      env: { ...childBaseEnv(), ...world.vars, NO_COLOR: "1", LOGBOOK_SOURCES: "1" },
+      clearEnv: true,
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const err = new TextDecoder().decode(output.stderr);
+    assert.equal(output.code, 0, err);
+    const hits = new TextDecoder().decode(output.stdout).trim().split("\n");
+    assert.equal(hits.length, 1);
+    assert.equal(JSON.parse(hits[0]!).machine, "quick");
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test({
   name: "team: stop the test cluster",
   ignore: typeof pg === "string",
 }, async () => {
