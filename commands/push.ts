@@ -9,7 +9,7 @@ import { mapStrings, type Redactor } from "../lib/gate/secrets.ts";
 import { projectOf, resolveFromUser } from "../lib/paths.ts";
 import { ADAPTERS } from "../lib/sources/mod.ts";
 import { connectTeam, migrateTeam, safeUrl, TeamError, teamError } from "../lib/team/db.ts";
-import { planPush, push, PUSH_LANES, type PushPlan, type PushSummary } from "../lib/team/push.ts";
+import { planPush, push, type PushPlan, type PushSummary } from "../lib/team/push.ts";
 import type { HistoryStore } from "../lib/store/db.ts";
 import {
   defineCommand,
@@ -100,12 +100,8 @@ export async function main(
       io.err('Nothing captured yet: run "logbook reindex" first.\n');
       return EXIT.ok;
     }
-    // Batches in flight at once, each on its own connection (default PUSH_LANES).
-    const lanes = /^[1-8]$/.test(env.get("LOGBOOK_PUSH_LANES") ?? "")
-      ? Number(env.get("LOGBOOK_PUSH_LANES"))
-      : PUSH_LANES;
     const store = openStore(ctx, { mustExist: true, readOnly: true });
-    const sql = await connectTeam(url, { connections: lanes });
+    const sql = await connectTeam(url);
     const to: Destination = { sql, url, machine, projects, raw: team.raw === true };
     const signal = stop ?? interrupted();
     try {
@@ -115,7 +111,6 @@ export async function main(
       return await pushRounds(io, store, to, {
         redact: redactorFor(ctx),
         signal,
-        lanes,
         ...(batch ? { batch } : {}),
         ...(maxSeconds ? { maxSeconds } : {}),
         interval,
@@ -172,7 +167,6 @@ async function pushRounds(
   options: {
     redact: Redactor;
     signal: AbortSignal;
-    lanes: number;
     batch?: number;
     maxSeconds?: number;
     interval: number;
@@ -196,7 +190,6 @@ async function pushRounds(
         projects: to.projects,
         raw: to.raw,
         signal,
-        lanes: options.lanes,
         ...(options.batch ? { batchRecords: options.batch } : {}),
         ...(options.maxSeconds ? { deadline: started + options.maxSeconds * 1000 } : {}),
       });

@@ -252,17 +252,16 @@ export function safeUrl(url: string): string {
 }
 
 /**
- * Connects to the team database (the driver is loaded here, on first use), with up to
- * `connections` connections (default 1) opened as they are needed; with `idleSeconds`, a
- * connection left idle that long is closed (and opened again when next needed).
+ * Connects to the team database (the driver is loaded here, on first use); with `idleSeconds`,
+ * a connection left idle that long is closed (and opened again when next needed).
  */
 export async function connectTeam(
   url: string,
-  options: { idleSeconds?: number; connections?: number } = {},
+  options: { idleSeconds?: number } = {},
 ): Promise<Sql> {
   const { default: postgres } = await import("postgres");
   return postgres(url, {
-    max: options.connections ?? 1,
+    max: 1,
     ...(options.idleSeconds ? { idle_timeout: options.idleSeconds } : {}),
     onnotice: () => {},
     connect_timeout: 10,

@@ -16,9 +16,9 @@
 // when it joins an allowed project after its first records were captured. The cursors count in
 // one store's ids: the machine's row names that store (`store_id`), and a push from another
 // store under the same machine name starts every cursor again (what the team has is skipped by
-// uid). Forgets travel as tombstones. Memory stays bounded by two batches a lane, the one the
-// server is taking and the next: each at most 500 records and about 1 MiB of decoded bytes and
-// text (one record may cross it).
+// uid). Forgets travel as tombstones. Memory stays bounded by two batches, the one the server is
+// taking and the next: each at most 500 records and about 1 MiB of decoded bytes and text (one
+// record may cross it).
 
 import type { Sql } from "postgres";
 import type { Redactor } from "../gate/secrets.ts";
@@ -39,11 +39,6 @@ import { migrateTeam, TeamError } from "./db.ts";
 /** Records per transaction, and the bytes one batch holds at most (one record may cross). */
 export const BATCH_RECORDS = 500;
 export const BATCH_BYTES = 1 << 20;
-/**
- * The lanes a push sends down (see `push`): the server's work on a batch is most of a push's
- * cost, and two of its backends take two batches at once where one core would take one.
- */
-export const PUSH_LANES = 2;
 
 export interface PushOptions {
   store: HistoryStore;
@@ -56,11 +51,6 @@ export interface PushOptions {
   /** Also send raw bytes (off by default: raw is not redacted). */
   raw: boolean;
   batchRecords?: number;
-  /**
-   * Batches in flight at once (default 1), each in its own transaction on its own connection
-   * (`sql` needs as many), each conversation's records down one of them.
-   */
-  lanes?: number;
   /** Stop between batches after this time (epoch ms); the next push goes on. */
   deadline?: number;
   /** Stop between batches once this is aborted (Ctrl-C); the next push goes on. */
@@ -129,14 +119,11 @@ export async function push(options: PushOptions): Promise<PushSummary> {
   const conversations = allowedConversations(store, options.projects);
   const team = await teamConversations(sql, machine);
   const touched = new Set<string>();
-  // Lanes of batches: in each, one batch filling here while the one before is taken by the
-  // server (two cores at work, not one waiting for the other), at most one in flight, so a lane's
-  // batches arrive in order. A conversation's records all go down one lane, so its cursor moves
-  // only past records that arrived, whatever the other lanes do.
-  const lanes: Lane[] = Array.from(
-    { length: Math.max(1, options.lanes ?? 1) },
-    () => ({ batch: [], held: 0, sending: null }),
-  );
+  let batch: Outgoing[] = [];
+  let held = 0;
+  // The batch the server is taking while the next one is read here: two cores at work, not one
+  // waiting for the other. At most one is in flight, so batches arrive in order.
+  let sending: Promise<void> | null = null;
 
   const send = async (items: Outgoing[], size: number) => {
     const { values, taken } = await sendBatch(sql, machine, items, options.redact);
@@ -158,48 +145,40 @@ export async function push(options: PushOptions): Promise<PushSummary> {
   const stopped = () =>
     (options.deadline !== undefined && now() >= options.deadline) ||
     options.signal?.aborted === true;
-  /** Sends a lane's batch once its one in flight arrived; false, sending nothing, when told to stop. */
-  const flush = async (lane: Lane): Promise<boolean> => {
-    await lane.sending;
+  /** Sends the batch once the one in flight arrived; false, sending nothing, when told to stop. */
+  const flush = async (): Promise<boolean> => {
+    await sending;
     if (stopped()) {
       summary.complete = false;
       return false;
     }
-    lane.sending = send(lane.batch, lane.held);
-    // Handled where it is awaited: the lane's next flush, or the end.
-    lane.sending.catch(() => {});
-    lane.batch = [];
-    lane.held = 0;
+    sending = send(batch, held);
+    // Handled where it is awaited: the next flush, or the end.
+    sending.catch(() => {});
+    batch = [];
+    held = 0;
     return true;
   };
 
   let read = 0;
-  let current = null as { key: string; lane: Lane } | null;
   for (const { conversation, id } of pendingRecords(store, conversations, team)) {
-    if (current?.key !== conversation.key) {
-      const lightest = lanes.reduce((a, b) => (b.held < a.held ? b : a));
-      current = { key: conversation.key, lane: lightest };
-    }
-    const lane = current.lane;
-    if (!lane.batch.length && stopped()) {
+    if (!batch.length && stopped()) {
       summary.complete = false;
       break;
     }
     const item = outgoing(store, deriver, conversation, id, options.raw);
-    lane.batch.push(item);
-    lane.held += item.size + item.text.length;
-    if (lane.batch.length >= limit || lane.held >= BATCH_BYTES) {
-      if (!await flush(lane)) break;
-    } else if (lanes.some((l) => l.sending) && ++read % YIELD_EVERY === 0) {
-      // Reading is synchronous: let the driver answer the server now and then, so the batches
-      // in flight move through their transactions meanwhile.
+    batch.push(item);
+    held += item.size + item.text.length;
+    if (batch.length >= limit || held >= BATCH_BYTES) {
+      if (!await flush()) break;
+    } else if (sending && ++read % YIELD_EVERY === 0) {
+      // Reading is synchronous: let the driver answer the server now and then, so the batch in
+      // flight moves through its transaction meanwhile.
       await turn();
     }
   }
-  for (const lane of lanes) {
-    if (lane.batch.length && summary.complete) await flush(lane);
-  }
-  for (const lane of lanes) await lane.sending;
+  if (batch.length && summary.complete) await flush();
+  await sending;
   if (summary.complete) await refreshChanged(sql, machine, conversations, team, options.redact);
   return summary;
 }
@@ -251,13 +230,6 @@ async function sendBatch(
   ]);
   const taken = new Set((rows as { uid: Uint8Array }[]).map((r) => r.uid.toHex()));
   return { values, taken };
-}
-
-/** Batches on their way down one line: the one filling, and the one in flight. */
-interface Lane {
-  batch: Outgoing[];
-  held: number;
-  sending: Promise<void> | null;
 }
 
 /** Records read between two turns of the event loop while a batch is in flight. */
