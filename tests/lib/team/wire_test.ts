@@ -40,6 +40,14 @@ Deno.test({
       });
     });
 
+    await t.step("rows of megabytes, and many rows, arrive whole", async () => {
+      const [big] = await sql<{ text: string }[]>`SELECT repeat('ab缓', 1000000) AS text`;
+      assert.equal(big?.text, "ab缓".repeat(1000000));
+      const many = await sql<{ n: number }[]>`SELECT generate_series(1, 20000) AS n`;
+      assert.equal(many.length, 20000);
+      assert.equal(many.at(-1)?.n, 20000);
+    });
+
     await t.step("a statement's error carries its SQLSTATE; the connection goes on", async () => {
       await assert.rejects(async () => await sql`SELECT 1 / 0`, {
         code: "22012",
