@@ -55,6 +55,15 @@ export function machineShares(
   return shares;
 }
 
+/**
+ * Whether a search command stopped for its budget (exit 2, "was stopped": after its time, or
+ * before it began when start-up took most of it on a busy machine): a figure of its own, not a
+ * failure.
+ */
+export function outOfBudget(run: { code: number; stderr: string }): boolean {
+  return run.code === 2 && /\bwas stopped\b/.test(run.stderr);
+}
+
 /** The store's projects and the bytes a push of each sends (its records' captured bytes). */
 function projectBytes(store: HistoryStore): ProjectBytes[] {
   return store.db.prepare(
@@ -129,8 +138,7 @@ export async function measureTeam(options: {
           commandArgs(flags, "search.ts", ["--team", query, "--limit", "20"]),
           { env },
         );
-        // Out of its budget (exit 2, "stopped after"): a figure of its own, not a failure.
-        const outOfTime = run.code === 2 && /stopped after/.test(run.stderr);
+        const outOfTime = outOfBudget(run);
         if (run.code > 1 && !outOfTime) {
           throw new Error(`search --team failed (${run.code}): ${run.stderr}`);
         }

@@ -2,7 +2,7 @@
 // projects, and at most its share of a large one's, so a 10 GB run pushes the issue's 5 GB.
 
 import assert from "node:assert/strict";
-import { machineShares } from "../../bench/_team.ts";
+import { machineShares, outOfBudget } from "../../bench/_team.ts";
 
 const projects = (...sizes: number[]) => sizes.map((bytes, i) => ({ root: `/p${i}`, bytes }));
 
@@ -23,4 +23,12 @@ Deno.test("machineShares() gives each machine the next projects within the cap, 
     ["/p0", "/p1"],
   ]);
   assert.deepEqual(machineShares(projects(1500, 10), 2, 1000), [["/p0"], ["/p1"]], "one over");
+});
+
+Deno.test("outOfBudget() tells a search stopped by its budget from a failure", () => {
+  const run = (code: number, stderr: string) => ({ code, stderr });
+  assert.ok(outOfBudget(run(2, "error: The search was stopped after 1200 ms: it matches too")));
+  assert.ok(outOfBudget(run(2, "error: The search was stopped: 642 ms of its 1200 ms passed")));
+  assert.ok(!outOfBudget(run(2, 'error: Option "--team" cannot be used with "--exact"')));
+  assert.ok(!outOfBudget(run(1, "No matches in the team database")));
 });
