@@ -5,11 +5,19 @@
 
 import { dirname } from "node:path";
 import type { Part } from "./_parts.ts";
+import { MACHINE_BYTES, MACHINES } from "./_team.ts";
 
 /** A store's size over its source bytes at most (the store_ratio target). */
 export const STORE_RATIO = 1.3;
 /** The WAL between two checkpoints, at most: capture checkpoints every 64 MiB. */
 const WAL_ALLOWANCE = 256e6;
+/**
+ * The team database's size over the captured bytes pushed into it (its text, the tsvectors and
+ * their GIN index; raw bytes stay home): 262 MB for 132.8 MB at 200 MB. And its WAL, which
+ * max_wal_size (1 GB) bounds.
+ */
+export const TEAM_RATIO = 2;
+const TEAM_WAL = 1e9;
 
 /** What the disk plan is computed from. */
 export interface DiskInput {
@@ -61,8 +69,10 @@ export function diskPlan(input: DiskInput): DiskPlan {
     watch: { what: "watch: two stores captured from empty side by side", bytes: 2 * store },
     migration: { what: "migration: a copy of the store", bytes: store },
     team: {
-      what: "team: two machines' pushes into PostgreSQL (as large as the store)",
-      bytes: 2 * store,
+      what: `team: ${MACHINES} machines' pushes into PostgreSQL (at most ${
+        MACHINE_BYTES / 1e9
+      } GB each) and its WAL`,
+      bytes: TEAM_RATIO * MACHINES * Math.min(size, MACHINE_BYTES) + TEAM_WAL,
     },
     rebuild: { what: "rebuild: a rebuilt copy of the store at most", bytes: store },
     huge: { what: "huge: the huge line and its store", bytes: own(input.hugeLine, 1) },

@@ -8,6 +8,7 @@ import { formatCount } from "../lib/format.ts";
 import { join } from "../lib/path.ts";
 import { connectTeam, safeUrl, teamError } from "../lib/team/db.ts";
 import { findTeamConversation, type TeamHit, teamPage, teamSearch } from "../lib/team/search.ts";
+import { connectQuick } from "../lib/team/wire.ts";
 import { ConversationNotFoundError } from "../lib/store/conversations.ts";
 import { SearchLimitError, type SearchOptions, SearchStoppedError } from "../lib/store/search.ts";
 import { EXIT, UsageError } from "./_command.ts";
@@ -37,7 +38,13 @@ export async function searchTeam(
 ): Promise<number> {
   const url = teamUrl(ctx);
   const offset = options.offset ?? 0;
-  const sql = await connectTeam(url);
+  // The small client where it can go (a person waits for this start), else the driver.
+  let sql;
+  try {
+    sql = await connectQuick(url) ?? await connectTeam(url);
+  } catch (err) {
+    throw teamError(err, url);
+  }
   try {
     let result;
     try {

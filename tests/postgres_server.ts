@@ -18,6 +18,9 @@ export interface Postgres {
   stop(): Promise<void>;
 }
 
+/** The role whose login takes a password (SCRAM-SHA-256) where every other is trusted. */
+export const SCRAM_ROLE = "logbook_scram";
+
 /** Where `initdb` is, or null. */
 function binDir(): string | null {
   for (const version of ["17", "16", "15", "14", "13"]) {
@@ -77,6 +80,12 @@ export async function startPostgres(): Promise<Postgres | string> {
       root,
     );
     if (init.code !== 0) return `initdb failed: ${init.stderr.trim().slice(0, 300)}`;
+    // One role signs in with a password over SCRAM-SHA-256, for the clients that must speak it.
+    const hba = join(data, "pg_hba.conf");
+    await Deno.writeTextFile(
+      hba,
+      `host all ${SCRAM_ROLE} 127.0.0.1/32 scram-sha-256\n${await Deno.readTextFile(hba)}`,
+    );
     const start = await sh([
       join(bin, "pg_ctl"),
       "-D",

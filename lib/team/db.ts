@@ -10,6 +10,7 @@
 
 import type { Sql } from "postgres";
 import { messageOf } from "../format.ts";
+import { INVISIBLE_CLASS } from "../invisible.ts";
 
 /**
  * The code points CJK letters lie in (`MAYBE_CJK` of `lib/store/cjk.ts`, and the astral Han
@@ -17,6 +18,11 @@ import { messageOf } from "../format.ts";
  */
 const CJK_RANGES =
   "[\\u1100-\\u11ff\\u2e80-\\u9fff\\ua960-\\ua97f\\uac00-\\ufaff\\uff00-\\uffef\\U00020000-\\U0003ffff]";
+
+/** The invisible characters (`INVISIBLE_CLASS` of lib/invisible.ts) as a PostgreSQL class. */
+const INVISIBLE_RANGES = `[${
+  INVISIBLE_CLASS.replace(/\\u\{([0-9a-f]+)\}/g, (_, hex: string) => `\\U${hex.padStart(8, "0")}`)
+}]`;
 
 /** One named schema step, run once, in its own transaction, in order. */
 interface TeamMigration {
@@ -202,6 +208,29 @@ export const TEAM_MIGRATIONS: readonly TeamMigration[] = [
       EXCEPTION WHEN feature_not_supported OR invalid_parameter_value THEN
         RAISE NOTICE 'logbook: no lz4 in this server; the text stays compressed with pglz';
       END $$;
+    `,
+  },
+  {
+    name: "0005_words_as_read",
+    // A word written with an invisible character inside (`pass\u200bword`) is the word a reader
+    // sees, as the local index takes it (lib/invisible.ts): the tsvector is made from the text
+    // without them. The push sends that text as `index_text` where it differs (null otherwise,
+    // and never stored: the trigger makes the tsvector of it and clears it), so the server reads
+    // no text twice; rows pushed before are indexed again here, those holding one found by a scan.
+    sql: `
+      ALTER TABLE logbook_records ALTER COLUMN tsv DROP EXPRESSION;
+      ALTER TABLE logbook_records ADD COLUMN index_text text;
+      CREATE FUNCTION logbook_records_tsv() RETURNS trigger LANGUAGE plpgsql AS $f$
+        BEGIN
+          NEW.tsv := to_tsvector('simple', coalesce(NEW.index_text, NEW.text));
+          NEW.index_text := NULL;
+          RETURN NEW;
+        END
+      $f$;
+      CREATE TRIGGER logbook_records_tsv BEFORE INSERT OR UPDATE OF text, index_text
+        ON logbook_records FOR EACH ROW EXECUTE FUNCTION logbook_records_tsv();
+      UPDATE logbook_records SET index_text = regexp_replace(text, '${INVISIBLE_RANGES}+', '', 'g')
+        WHERE text ~ '${INVISIBLE_RANGES}';
     `,
   },
 ];

@@ -24,6 +24,7 @@ import type { Sql } from "postgres";
 import type { Redactor } from "../gate/secrets.ts";
 import type { Adapter } from "../sources/adapter.ts";
 import type { HistoryStore } from "../store/db.ts";
+import { withoutInvisible } from "../invisible.ts";
 import { decodedRow } from "../store/raw.ts";
 import { yieldToEventLoop } from "../event_loop.ts";
 import {
@@ -221,6 +222,7 @@ async function sendBatch(
         kind: item.kind,
         role: item.role,
         text: item.text,
+        index_text: item.indexText,
         raw: item.raw,
       })))
     }
@@ -243,6 +245,8 @@ interface Outgoing {
   kind: string;
   role: string | null;
   text: string;
+  /** The text its tsvector is made of, where not `text`: without invisible characters. */
+  indexText: string | null;
   raw: Uint8Array | null;
   /** Its captured (decoded) size in bytes. */
   size: number;
@@ -259,6 +263,8 @@ function outgoing(
   const row = decodedRow(
     store.stmt("SELECT * FROM records WHERE id = ?").get(id) as unknown as RecordRow,
   );
+  const text = deriver.textOf(row);
+  const visible = withoutInvisible(text);
   return {
     id,
     uid: recordUid(deriver, conversation.key, row, row.raw),
@@ -266,7 +272,8 @@ function outgoing(
     ts: row.ts,
     kind: row.kind,
     role: row.role,
-    text: deriver.textOf(row),
+    text,
+    indexText: visible === text ? null : visible,
     raw: raw ? row.raw : null,
     size: row.raw.length,
   };

@@ -25,6 +25,7 @@ import type { Kind, Role } from "../sources/adapter.ts";
 import type { Agent } from "../agents.ts";
 import { FILTERS, type FilterSpec, filterTerms, type SearchFilters } from "../filters_table.ts";
 import { hasCjk } from "../store/cjk.ts";
+import { withoutInvisible } from "../invisible.ts";
 import { formatCount } from "../format.ts";
 import {
   ConversationNotFoundError,
@@ -133,7 +134,8 @@ export async function teamSearch(
   options: TeamSearchOptions,
   now: () => number = Date.now,
 ): Promise<TeamSearchResult> {
-  const query = options.query.trim();
+  // Its words as a reader sees them, as the text was indexed (0005_words_as_read in db.ts).
+  const query = withoutInvisible(options.query).trim();
   if (!query) throw new RangeError("The search query is empty");
   checkBounds(query);
   const limit = Math.max(1, Math.min(options.limit ?? 20, 1000));

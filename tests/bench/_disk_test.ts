@@ -3,7 +3,7 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { diskPlan, freeBytes } from "../../bench/_disk.ts";
+import { diskPlan, freeBytes, TEAM_RATIO } from "../../bench/_disk.ts";
 import { PART_NAMES } from "../../bench/_parts.ts";
 import { removeDir, tempDir } from "../_helpers.ts";
 
@@ -23,6 +23,15 @@ Deno.test("diskPlan() adds the corpus, the store and its WAL to the largest part
     assert.deepEqual(plan.stays.map((s) => s.bytes), [10e9, 13e9, 256e6]);
     assert.equal(plan.largest?.bytes, 26e9);
     assert.equal(plan.needed, 49.256e9);
+  });
+
+  await t.step("the team part counts five machines' pushes, at most 1 GB each, and a WAL", () => {
+    const ten = diskPlan({ ...TEN_GB, parts: ["team"] });
+    assert.equal(ten.largest?.bytes, TEAM_RATIO * 5e9 + 1e9);
+    const one = diskPlan({ ...TEN_GB, size: 1e9, parts: ["team"] });
+    assert.equal(one.largest?.bytes, TEAM_RATIO * 5e9 + 1e9);
+    const small = diskPlan({ ...TEN_GB, size: 200e6, parts: ["team"] });
+    assert.equal(small.largest?.bytes, TEAM_RATIO * 5 * 200e6 + 1e9);
   });
 
   await t.step("search alone needs only the corpus and the store", () => {

@@ -268,13 +268,21 @@ Deno.test({
   if (typeof pg === "string") return;
   const world = await makeWorld();
   const project = join(world.dir, "src", "heron");
-  const session = "c73e2049-5fab-4d38-a064-9e2c8d3b7f5a";
-  const turns: [string, string][] = Array.from({ length: 600 }, (_, i) => [
+  // Two conversations: a push sends them down two lanes at once, each its own transactions.
+  const sessions = ["c73e2049-5fab-4d38-a064-9e2c8d3b7f5a", "d84f315a-60bc-4e49-b175-0f3d9e4c8a6c"];
+  const turns: [string, string][] = Array.from({ length: 300 }, (_, i) => [
     `heron question ${i} about the ledger`,
     `heron answer ${i}: it balances`,
   ]);
   try {
-    await placeClaudeTranscript(world, project, session, claudeTranscript(session, project, turns));
+    for (const session of sessions) {
+      await placeClaudeTranscript(
+        world,
+        project,
+        session,
+        claudeTranscript(session, project, turns),
+      );
+    }
     await configure(world, { url: pg.url, projects: [project], machine: "killed" });
     assert.equal((await runCli("reindex", ["--quiet"], world.vars)).code, 0);
     const local = new DatabaseSync(join(world.data, "history.db"), { readOnly: true });
@@ -460,6 +468,7 @@ Deno.test({
           "0002_roles",
           "0003_stable_identity_and_own_rows",
           "0004_lighter_indexes",
+          "0005_words_as_read",
         ]);
         const rows = await psql(
           "SELECT name FROM logbook_migrations ORDER BY applied_at, name",
@@ -469,7 +478,7 @@ Deno.test({
         const second = await runCli("push", ["--migrate"], vars);
         assert.equal(second.code, 0, second.stderr);
         assert.match(second.stdout, /is up to date: nothing to apply/);
-        assert.equal((await psql("SELECT count(*) FROM logbook_migrations", owner)).out, "4");
+        assert.equal((await psql("SELECT count(*) FROM logbook_migrations", owner)).out, "5");
       },
     );
 
@@ -1182,7 +1191,10 @@ Deno.test({
     for (const sql of setup) assert.equal((await psql(sql, url)).code, 0, sql);
     const migrated = await runCli("push", ["--migrate", "--json"], world.vars);
     assert.equal(migrated.code, 0, migrated.stderr);
-    assert.deepEqual(JSON.parse(migrated.stdout).applied, ["0004_lighter_indexes"]);
+    assert.deepEqual(JSON.parse(migrated.stdout).applied, [
+      "0004_lighter_indexes",
+      "0005_words_as_read",
+    ]);
 
     const indexes = await psql(
       "SELECT string_agg(indexname, ',' ORDER BY indexname) FROM pg_indexes " +
@@ -1203,6 +1215,51 @@ Deno.test({
     assert.equal(found.code, 0, found.stderr);
     const hits = found.stdout.trim().split("\n").map((line) => JSON.parse(line));
     assert.deepEqual(hits.map((h) => h.machine), ["old"]);
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test({
+  name: "team: a word written with an invisible character is found as a reader sees it, " +
+    "pushed before 0005 or after",
+  ignore: typeof pg === "string",
+  sanitizeResources: false,
+  sanitizeOps: false,
+}, async () => {
+  if (typeof pg === "string") return;
+  const url = await pg.createDatabase("invisible");
+  const { world } = await pushingWorld(url, A, [
+    ["Who filed the e\u00adgret report?", "The dunlin team did."],
+  ], { machine: "new" });
+  try {
+    const setup = [
+      "CREATE TABLE logbook_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())",
+      ...TEAM_MIGRATIONS.slice(0, 4).flatMap((m) => [
+        m.sql,
+        `INSERT INTO logbook_migrations (name) VALUES ('${m.name}')`,
+      ]),
+      "INSERT INTO logbook_machines (machine) VALUES ('old')",
+      `INSERT INTO logbook_conversations (machine, key, agent, messages) VALUES ('old', 'claude:${B}', 'claude', 1)`,
+      `INSERT INTO logbook_records (machine, record_id, conversation_key, kind, role, text, uid)
+       VALUES ('old', 1, 'claude:${B}', 'message', 'assistant',
+         'The sand\u200bpiper count is in', sha256('old'))`,
+    ];
+    for (const sql of setup) assert.equal((await psql(sql, url)).code, 0, sql);
+    pushed(await runCli("push", ["--json"], world.vars));
+    const machines = async (query: string) => {
+      const found = await runCli("search", ["--team", query, "--json"], world.vars);
+      assert.equal(found.code, 0, `${query}: ${found.stderr}`);
+      return found.stdout.trim().split("\n").map((line) => JSON.parse(line).machine);
+    };
+    assert.deepEqual(await machines("sandpiper"), ["old"], "pushed before, indexed again");
+    assert.deepEqual(await machines("egret"), ["new"], "pushed after");
+    assert.deepEqual(await machines("sand\u200dpiper"), ["old"], "typed with one");
+    const kept = await psql(
+      "SELECT count(*) FROM logbook_records WHERE index_text IS NOT NULL",
+      url,
+    );
+    assert.equal(kept.out, "0", "the text without them is never stored");
   } finally {
     await world.cleanup();
   }
@@ -1518,6 +1575,51 @@ Deno.test({
     const rare = await runCli("search", ["--team", "plover 7", "--json"], world.vars);
     assert.equal(rare.code, 0, rare.stderr);
     assert.equal(rare.stderr, "");
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test({
+  name: "team: search --team answers without loading the postgres driver",
+  ignore: typeof pg === "string",
+  sanitizeResources: false,
+  sanitizeOps: false,
+}, async () => {
+  if (typeof pg === "string") return;
+  const url = await pg.createDatabase("quick");
+  const { world } = await pushingWorld(url, A, [["Where is the avocet report?", "In docs."]], {
+    machine: "quick",
+  });
+  try {
+    pushed(await runCli("push", ["--json"], world.vars));
+    // The project's config, but the driver a module that fails when loaded.
+    const config = JSON.parse(await Deno.readTextFile(join(ROOT, "deno.json")));
+    config.imports.postgres = "data:text/javascript,throw new Error('the driver was loaded')";
+    const configFile = join(world.dir, "deno.json");
+    await Deno.writeTextFile(configFile, JSON.stringify(config));
+    const output = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "--config",
+        configFile,
+        "--no-lock",
+        ...await taskFlags("search"),
+        join(ROOT, "commands", "search.ts"),
+        "--team",
+        "avocet",
+        "--json",
+      ],
+      env: { ...childBaseEnv(), ...world.vars, NO_COLOR: "1", LOGBOOK_SOURCES: "1" },
+      clearEnv: true,
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const err = new TextDecoder().decode(output.stderr);
+    assert.equal(output.code, 0, err);
+    const hits = new TextDecoder().decode(output.stdout).trim().split("\n");
+    assert.equal(hits.length, 1);
+    assert.equal(JSON.parse(hits[0]!).machine, "quick");
   } finally {
     await world.cleanup();
   }
