@@ -6,7 +6,7 @@ import { join } from "node:path";
 import type { Redactor } from "../lib/gate/secrets.ts";
 import { ADAPTERS } from "../lib/sources/mod.ts";
 import type { HistoryStore } from "../lib/store/db.ts";
-import { search, type SearchFilters } from "../lib/store/search.ts";
+import { search, type SearchFilters, SearchStoppedError } from "../lib/store/search.ts";
 import type { CorpusAgent, CorpusManifest } from "./corpus.ts";
 import {
   type BundleRuns,
@@ -81,14 +81,21 @@ export function measureSearch(
     for (const q of queries) {
       const key = `${q.cls}:${q.filter === 0 ? "none" : "filtered"}`;
       const t = performance.now();
-      const result = search(store, ADAPTERS, redact, {
-        query: q.query,
-        ...filters[q.filter]!,
-        limit: 20,
-      });
+      let wasStopped: boolean;
+      try {
+        wasStopped = search(store, ADAPTERS, redact, {
+          query: q.query,
+          ...filters[q.filter]!,
+          limit: 20,
+        }).stopped;
+      } catch (err) {
+        // Stopped before it found anything: the search says so with an error, not a result.
+        if (!(err instanceof SearchStoppedError)) throw err;
+        wasStopped = true;
+      }
       const ms = performance.now() - t;
       // A symbol's literal scan reads every record: at size, the budget may stop it first.
-      if (result.stopped && round > 0) stopped.set(key, (stopped.get(key) ?? 0) + 1);
+      if (wasStopped && round > 0) stopped.set(key, (stopped.get(key) ?? 0) + 1);
       if (round === 0) continue; // warm-up pass
       // The figures are the index's: literal scans (symbols) have their own row.
       if (INDEXED_CLASSES.includes(q.cls)) all.push(ms);
