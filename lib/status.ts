@@ -2,6 +2,8 @@
 // and running, the store, drift, snapshots, unclosed stage markers, sessions and corrupt records.
 
 import { join } from "./path.ts";
+import type { DataPaths } from "./paths.ts";
+import { writeFileAtomic } from "./private_fs.ts";
 import { captureOffReason, type LastRun } from "./capture/switch.ts";
 import { type LatchedFailure, latchedFailure } from "./store/latch.ts";
 import { snapshotStats } from "./sessions/compaction.ts";
@@ -154,24 +156,66 @@ export function captureState(ctx: Context, options: StatusOptions = {}): Capture
 /**
  * The quick check of a store kept with the state of its files (the database and its WAL): asked
  * again while they are as they were, it answers without reading the whole term index again
- * (some 40 ms of CPU on a store of ten gigabytes). For a process that asks often (the
- * dashboard, at every refresh of its status); a write, by SQLite or not, makes it look again.
+ * (some 40 ms of CPU on a store of ten gigabytes). A write, by SQLite or not, makes it look
+ * again. With the data dir's `paths`, a sound store's check is also kept in a file of its run
+ * directory, so that every `status` of a store that did not change since is spared it, not only
+ * a process that asks often (the dashboard, at every refresh).
  */
 export class QuickChecks {
   #kept: { state: string; found: StoreCheck } | null = null;
+  readonly #paths: Pick<DataPaths, "root" | "run"> | null;
+  readonly #file: string | null;
+
+  constructor(paths?: Pick<DataPaths, "root" | "run">) {
+    this.#paths = paths ?? null;
+    this.#file = paths ? join(paths.run, QUICK_CHECK_FILE) : null;
+  }
+
+  /** The data dir whose run directory keeps the check, if any. */
+  get root(): string | null {
+    return this.#paths?.root ?? null;
+  }
 
   /** The quick check of `store`, kept while its files stay as they are. */
   of(store: HistoryStore): StoreCheck {
     const started = Date.now();
     const state = filesState(store.path);
-    if (this.#kept && this.#kept.state === state.key) return this.#kept.found;
+    if (this.#kept?.state === state.key) return this.#kept.found;
+    const saved = this.#read();
+    if (saved?.state === state.key) return (this.#kept = saved).found;
     const found = quickCheck(store);
     // A file's time is the kernel's coarse clock (a few ms a tick): one written in the last
     // second may be written again with the same time, unseen; its check is not kept.
     this.#kept = state.writtenAt < started - 1000 ? { state: state.key, found } : null;
+    if (this.#kept && found.ok) this.#save(this.#kept);
     return found;
   }
+
+  #read(): { state: string; found: StoreCheck } | null {
+    if (this.#file === null) return null;
+    try {
+      const saved = JSON.parse(Deno.readTextFileSync(this.#file));
+      return typeof saved?.state === "string" && saved.found?.ok === true ? saved : null;
+    } catch {
+      // None yet, or not one this build wrote: the check runs.
+      return null;
+    }
+  }
+
+  /** Kept for the next status; where the run directory cannot take it, the next one checks. */
+  #save(kept: { state: string; found: StoreCheck }): void {
+    if (this.#file === null || this.#paths === null) return;
+    try {
+      Deno.statSync(this.#paths.run);
+      writeFileAtomic(this.#file, JSON.stringify(kept), this.#paths.root);
+    } catch {
+      // No run directory (nothing ran here yet) or a read-only one: nothing kept.
+    }
+  }
 }
+
+/** The file in the run directory that keeps a sound store's quick check (`QuickChecks`). */
+const QUICK_CHECK_FILE = "quick_check.json";
 
 /** What identifies the state of the store at `path` and its WAL, and when it was last written. */
 function filesState(path: string): { key: string; writtenAt: number } {
@@ -227,6 +271,7 @@ async function statusOf(ctx: Context, options: StatusOptions): Promise<Status> {
     now,
     damaged: check?.ok === false,
     quickCheck: check === null,
+    quickChecks: options.quickChecks ?? new QuickChecks(ctx.paths),
   });
   const health = ctx.markers.health();
   const sessions = await sessionsOf(ctx);

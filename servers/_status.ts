@@ -3,6 +3,7 @@
 
 import { gatherStatus, QuickChecks, type Status } from "../lib/status.ts";
 import { OpenSteps } from "../lib/stage_markers_read.ts";
+import type { DataPaths } from "../lib/paths.ts";
 import type { RunView } from "./_capture.ts";
 import type { Services } from "./_deps.ts";
 import { redactDeep } from "./_redact.ts";
@@ -10,7 +11,9 @@ import { redactDeep } from "./_redact.ts";
 export { type ProgressView, progressView } from "../lib/status.ts";
 
 /** The quick check of the store, looked at again only once its files change (every refresh asks). */
-const quickChecks = new QuickChecks();
+let checks: QuickChecks | null = null;
+const quickChecks = (paths: DataPaths) =>
+  checks?.root === paths.root ? checks : checks = new QuickChecks(paths);
 /** The open steps of the stage markers' log, read on from where the last refresh stopped. */
 let steps: OpenSteps | null = null;
 const openSteps = (path: string) => steps?.path === path ? steps : steps = new OpenSteps(path);
@@ -32,7 +35,7 @@ export async function statusView(
     open: () => svc.openStore({ mustExist: true }),
     wrap: (fn) => svc.op.stageSync("dashboard.status", fn),
     running: svc.capture.running,
-    quickChecks,
+    quickChecks: quickChecks(svc.ctx.paths),
     openSteps,
     now: svc.now(),
   });

@@ -38,3 +38,49 @@ Deno.test("QuickChecks keeps a store's quick check while its files stay as they 
     await world.cleanup();
   }
 });
+
+Deno.test("QuickChecks of a data dir keeps a sound store's check in its run directory for the next process, never a damaged one", async () => {
+  const world = await makeWorld();
+  try {
+    writeManyWords(world);
+    await captureWorld(world);
+    const path = join(world.data, "history.db");
+    const past = new Date(Date.now() - 60_000);
+    Deno.utimeSync(path, past, past);
+    const paths = { root: world.data, run: join(world.data, "run") };
+    const look = () => {
+      const store = HistoryStore.open({ path, root: world.data, readOnly: true });
+      try {
+        // A new one each time, as each `status` process makes.
+        return new QuickChecks(paths).of(store);
+      } finally {
+        store.close();
+      }
+    };
+    const file = join(paths.run, "quick_check.json");
+    assert.equal(look().ok, true);
+    assert.equal(Deno.statSync(file).mode! & 0o777, 0o600);
+    const saved = JSON.parse(Deno.readTextFileSync(file));
+    assert.equal(saved.found.ok, true);
+
+    // What the file says is what the next process answers: it does not check again.
+    Deno.writeTextFileSync(
+      file,
+      JSON.stringify({ ...saved, found: { ...saved.found, ms: 98765 } }),
+    );
+    assert.equal(look().ms, 98765);
+
+    misplaceLeafPage(path, "fts_idx", 0, 1);
+    const damaged = look();
+    assert.equal(damaged.ok, false, "the store's files changed since: it is checked again");
+    assert.equal(look().ok, false, "damage found is not kept: every status looks again");
+    assert.equal(JSON.parse(Deno.readTextFileSync(file)).state, saved.state);
+
+    // A data dir with no run directory is given none by a status.
+    Deno.removeSync(paths.run, { recursive: true });
+    assert.equal(look().ok, false);
+    assert.throws(() => Deno.statSync(paths.run), Deno.errors.NotFound);
+  } finally {
+    await world.cleanup();
+  }
+});
