@@ -164,11 +164,14 @@ export function captureState(ctx: Context, options: StatusOptions = {}): Capture
 export class QuickChecks {
   #kept: { state: string; found: StoreCheck } | null = null;
   readonly #paths: Pick<DataPaths, "root" | "run"> | null;
-  readonly #file: string | null;
 
   constructor(paths?: Pick<DataPaths, "root" | "run">) {
     this.#paths = paths ?? null;
-    this.#file = paths ? join(paths.run, QUICK_CHECK_FILE) : null;
+  }
+
+  /** The file that keeps the check, if any. */
+  get #file(): string | null {
+    return this.#paths ? join(this.#paths.run, QUICK_CHECK_FILE) : null;
   }
 
   /** The data dir whose run directory keeps the check, if any. */
@@ -192,9 +195,10 @@ export class QuickChecks {
   }
 
   #read(): { state: string; found: StoreCheck } | null {
-    if (this.#file === null) return null;
+    const file = this.#file;
+    if (file === null) return null;
     try {
-      const saved = JSON.parse(Deno.readTextFileSync(this.#file));
+      const saved = JSON.parse(Deno.readTextFileSync(file));
       return typeof saved?.state === "string" && saved.found?.ok === true ? saved : null;
     } catch {
       // None yet, or not one this build wrote: the check runs.
@@ -204,10 +208,11 @@ export class QuickChecks {
 
   /** Kept for the next status; where the run directory cannot take it, the next one checks. */
   #save(kept: { state: string; found: StoreCheck }): void {
-    if (this.#file === null || this.#paths === null) return;
+    const file = this.#file;
+    if (file === null || this.#paths === null) return;
     try {
       Deno.statSync(this.#paths.run);
-      writeFileAtomic(this.#file, JSON.stringify(kept), this.#paths.root);
+      writeFileAtomic(file, JSON.stringify(kept), this.#paths.root);
     } catch {
       // No run directory (nothing ran here yet) or a read-only one: nothing kept.
     }

@@ -6,26 +6,35 @@ import { join } from "node:path";
 import { QuickChecks } from "../../lib/status.ts";
 import { HistoryStore } from "../../lib/store/db.ts";
 import { misplaceLeafPage, writeManyWords } from "../_damage.ts";
-import { captureWorld, makeWorld } from "../_helpers.ts";
+import { captureWorld, makeWorld, type World } from "../_helpers.ts";
+
+/** A captured store of many words, its files written a while ago; its path. */
+async function capturedStore(world: World): Promise<string> {
+  writeManyWords(world);
+  await captureWorld(world);
+  const path = join(world.data, "history.db");
+  // Written a while ago: a check of files written in its own millisecond is not kept.
+  const past = new Date(Date.now() - 60_000);
+  Deno.utimeSync(path, past, past);
+  return path;
+}
+
+/** The quick check `checks` gives of the store at `path`, opened for it as a status opens it. */
+function lookWith(checks: QuickChecks, path: string, root: string) {
+  const store = HistoryStore.open({ path, root, readOnly: true });
+  try {
+    return checks.of(store);
+  } finally {
+    store.close();
+  }
+}
 
 Deno.test("QuickChecks keeps a store's quick check while its files stay as they are, and looks again once one is written", async () => {
   const world = await makeWorld();
   try {
-    writeManyWords(world);
-    await captureWorld(world);
-    const path = join(world.data, "history.db");
-    // Written a while ago: a check of files written in its own millisecond is not kept.
-    const past = new Date(Date.now() - 60_000);
-    Deno.utimeSync(path, past, past);
+    const path = await capturedStore(world);
     const checks = new QuickChecks();
-    const look = () => {
-      const store = HistoryStore.open({ path, root: world.data, readOnly: true });
-      try {
-        return checks.of(store);
-      } finally {
-        store.close();
-      }
-    };
+    const look = () => lookWith(checks, path, world.data);
     const first = look();
     assert.equal(first.ok, true);
     assert.equal(look(), first, "the store did not change: the check is not run again");
@@ -42,21 +51,10 @@ Deno.test("QuickChecks keeps a store's quick check while its files stay as they 
 Deno.test("QuickChecks of a data dir keeps a sound store's check in its run directory for the next process, never a damaged one", async () => {
   const world = await makeWorld();
   try {
-    writeManyWords(world);
-    await captureWorld(world);
-    const path = join(world.data, "history.db");
-    const past = new Date(Date.now() - 60_000);
-    Deno.utimeSync(path, past, past);
+    const path = await capturedStore(world);
     const paths = { root: world.data, run: join(world.data, "run") };
-    const look = () => {
-      const store = HistoryStore.open({ path, root: world.data, readOnly: true });
-      try {
-        // A new one each time, as each `status` process makes.
-        return new QuickChecks(paths).of(store);
-      } finally {
-        store.close();
-      }
-    };
+    // A new one each time, as each `status` process makes.
+    const look = () => lookWith(new QuickChecks(paths), path, world.data);
     const file = join(paths.run, "quick_check.json");
     assert.equal(look().ok, true);
     assert.equal(Deno.statSync(file).mode! & 0o777, 0o600);
