@@ -23,7 +23,9 @@ export const STOP_SIGNALS: readonly Deno.Signal[] = Deno.build.os === "windows"
  * An `AbortSignal` that Ctrl-C or SIGTERM aborts, listening until `release`. Hold it until the
  * command's clean-up is done: under `deno task` one Ctrl-C reaches the command twice (from the
  * terminal, and forwarded by the task runner), and a copy that finds no listener kills the
- * process with its clean-up half done.
+ * process with its clean-up half done. Once a stop has come, `release` keeps listening: the
+ * process is on its way out, and the copy may arrive after the clean-up (the listener does not
+ * keep the process alive).
  */
 export function stopSignals(): { signal: AbortSignal; release(): void } {
   const controller = new AbortController();
@@ -32,6 +34,7 @@ export function stopSignals(): { signal: AbortSignal; release(): void } {
   return {
     signal: controller.signal,
     release() {
+      if (controller.signal.aborted) return;
       for (const signal of STOP_SIGNALS) Deno.removeSignalListener(signal, abort);
     },
   };

@@ -1,10 +1,11 @@
 // Reading request input with zod: query strings (empty values count as absent), JSON bodies,
 // and ids, which must not carry path characters.
 
-import type { Context } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
+import { bodyLimit } from "hono/body-limit";
 import { z } from "zod";
 import { MAX_ID_CHARS } from "../lib/store/conversations.ts";
-import { badRequest, fromZod } from "./_errors.ts";
+import { ApiError, badRequest, fromZod } from "./_errors.ts";
 
 /**
  * A conversation id as the dashboard takes it: `<agent>:<native id>`, a native id, or a unique
@@ -74,7 +75,9 @@ export function parseId(c: Context, name = "id"): string {
 
 /** A JSON body validated by `schema`; an empty body counts as `{}`. */
 export async function parseBody<S extends z.ZodType>(c: Context, schema: S): Promise<z.infer<S>> {
-  const text = await c.req.text();
+  const text = await c.req.text().catch(() => {
+    throw unreadableBody();
+  });
   let value: unknown = {};
   if (text.trim() !== "") {
     const type = c.req.header("content-type") ?? "";
@@ -90,4 +93,37 @@ export async function parseBody<S extends z.ZodType>(c: Context, schema: S): Pro
   const parsed = schema.safeParse(value);
   if (!parsed.success) throw fromZod(parsed.error);
   return parsed.data;
+}
+
+/**
+ * hono's `bodyLimit`: a body over `maxSize` bytes is a 413. A body sent in chunks is read whole
+ * here, and one that fails as it is read is answered as `parseBody` answers it.
+ */
+export function limitedBody(maxSize: number): MiddlewareHandler {
+  const limit = bodyLimit({
+    maxSize,
+    onError: () => {
+      throw new ApiError(413, "too_large", `The request body is over ${maxSize} bytes`);
+    },
+  });
+  return async (c, next) => {
+    let read = false;
+    try {
+      return await limit(c, () => {
+        read = true;
+        return next();
+      });
+    } catch (err) {
+      if (read || err instanceof ApiError) throw err;
+      throw unreadableBody();
+    }
+  };
+}
+
+/**
+ * A body that could not be read: the client went, or the dashboard is shutting down. The
+ * request's failure, not the dashboard's: a 400, with nothing for its terminal.
+ */
+function unreadableBody(): ApiError {
+  return badRequest("body", "The request body could not be read");
 }

@@ -3,7 +3,6 @@
 // functions as the commands.
 
 import { Hono } from "hono";
-import { bodyLimit } from "hono/body-limit";
 import { conversationsApi } from "./api/conversations.ts";
 import { forgetApi } from "./api/forget.ts";
 import { reindexApi } from "./api/reindex.ts";
@@ -16,6 +15,7 @@ import { tokenAuth } from "./_auth.ts";
 import { type AppDeps, type AppEnv, type Route, type Services, services } from "./_deps.ts";
 import { ApiError, errorJson, isApi, toApiError } from "./_errors.ts";
 import { hostCheck } from "./_host.ts";
+import { limitedBody } from "./_input.ts";
 import { sameOrigin } from "./_origin.ts";
 import { securityHeaders } from "./_security_headers.ts";
 import { visibleText } from "./_visible_text.ts";
@@ -76,12 +76,7 @@ export function createApp(deps: AppDeps): DashboardApp {
   app.use(hostCheck(svc.hosts));
   app.use(tokenAuth({ token: svc.token, cookieName: svc.cookieName }));
   app.use(sameOrigin(svc.hosts));
-  app.use(bodyLimit({
-    maxSize: MAX_BODY,
-    onError: () => {
-      throw new ApiError(413, "too_large", `The request body is over ${MAX_BODY} bytes`);
-    },
-  }));
+  app.use(limitedBody(MAX_BODY));
   for (const route of ROUTES) app.route("/", route(svc));
 
   app.notFound((c) => {

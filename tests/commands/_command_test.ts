@@ -263,6 +263,43 @@ Deno.test("a command run without the environment access its task grants fails in
   }
 });
 
+Deno.test("stopSignals(): after a stop, a second Ctrl-C (deno task's copy) finds it still listening", async () => {
+  // The script stops on its first SIGINT, releases, and gets the copy after its clean-up; the
+  // SIGUSR1 it sends itself next arrives after that copy was taken. Without a stop first,
+  // release gives Ctrl-C back to the system, which ends the process.
+  const script = (stopFirst: boolean) => `
+    import { stopSignals } from ${
+    JSON.stringify(new URL("../../commands/_command.ts", import.meta.url).href)
+  };
+    const stop = stopSignals();
+    if (${stopFirst}) {
+      Deno.kill(Deno.pid, "SIGINT");
+      await new Promise((resolve) => stop.signal.addEventListener("abort", resolve));
+    }
+    stop.release();
+    const after = new Promise((resolve) => Deno.addSignalListener("SIGUSR1", resolve));
+    Deno.kill(Deno.pid, "SIGINT");
+    Deno.kill(Deno.pid, "SIGUSR1");
+    await after;
+    console.log("exited by itself");
+    Deno.exit(0);
+  `;
+  for (const stopFirst of [true, false]) {
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["eval", "--ext=ts", script(stopFirst)],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const said = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
+    if (stopFirst) {
+      assert.equal(out.code, 0, said);
+      assert.equal(said, "exited by itself\n");
+    } else {
+      assert.equal(out.signal, "SIGINT", `${out.code} ${said}`);
+    }
+  }
+});
+
 /** Every command's file by name, the dispatcher's too. */
 const FILES: Record<string, string> = {
   ...Object.fromEntries(

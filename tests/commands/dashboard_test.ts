@@ -73,6 +73,7 @@ Deno.test("Ctrl-C, which deno task delivers twice, stops the dashboard cleanly",
     const status = await child.status;
     assert.equal(status.code, 0, `${status.signal ?? ""} ${await stderr}`);
     assert.match(await stderr, /Dashboard stopped\n$/);
+    assert.doesNotMatch(await stderr, /error/i, "a request cut short by the shutdown is no error");
   } finally {
     if (!stopped) child.kill("SIGKILL");
     await lines.cancel().catch(() => {});

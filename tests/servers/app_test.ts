@@ -794,6 +794,30 @@ Deno.test("errors keep one shape: unknown paths, oversized bodies, and a 500 wit
       );
     });
 
+    await t.step(
+      "a body cut off as it is read (the client gone) is a 400, nothing reported",
+      async () => {
+        const { app, errors } = appFor(world);
+        // Sent in chunks (read whole by the body limit), and with its length (read by the route).
+        for (const length of [{}, { "Content-Length": "40" }]) {
+          const cut = new ReadableStream<Uint8Array>({
+            start(controller) {
+              controller.enqueue(new TextEncoder().encode('{"ids": ['));
+              controller.error(new Deno.errors.BadResource("the connection closed"));
+            },
+          });
+          const response = await request(app, "/api/forget", {
+            method: "POST",
+            body: cut,
+            headers: { "Content-Type": "application/json", ...length },
+          });
+          const error = await assertError(response, 400, "bad_request", "body");
+          assert.equal(error.message, "The request body could not be read");
+        }
+        assert.deepEqual(errors, [], "a client's failure is not the dashboard's to report");
+      },
+    );
+
     await t.step("an unexpected failure is a 500 that names nothing inside", async () => {
       const { app, errors } = appFor(world, {
         openStore: () => {
