@@ -3,7 +3,9 @@
 // `stage-markers`, `status` and the dashboard; writing is `stage_markers.ts`.
 
 import { join } from "./path.ts";
+import type { DataPaths } from "./paths.ts";
 import { isPidAlive } from "./private_fs.ts";
+import { RunState } from "./run_state.ts";
 import {
   DEFAULT_STALL_AFTER_MS,
   liveDirOf,
@@ -107,21 +109,30 @@ export async function unclosed(
 /** A step open in the log, and whether its writer logged a stall for it. */
 type OpenEntry = { marker: Marker; stallReported: boolean };
 
+/** The files read: `.1` as it was, and how far into the current log (its complete lines). */
+type ReadSoFar = { rotated: string; current: string; offset: number };
+
+/** What `OpenSteps` keeps between processes: the log, how far it was read, the steps open. */
+type KeptSteps = { path: string; read: ReadSoFar; open: [string, OpenEntry][] };
+
 /**
  * The open steps of one log, kept between reads: reading again takes only the lines written
  * since, until the log is rotated (then it reads both files again). For a process that asks
  * often: the dashboard, whose every refresh of its status logs a step of its own, in a log that
- * grows to 8 MiB beside its `.1` (a whole read of both is some 100 ms).
+ * grows to 8 MiB beside its `.1` (a whole read of both is some 100 ms, 200 at 10 GB's capture).
+ * With the data dir's `paths`, they are also kept in its run directory, so that each `status`
+ * reads only the lines written since the last one.
  */
 export class OpenSteps {
   readonly #path: string;
+  readonly #kept: RunState<KeptSteps> | null;
   #open = new Map<string, OpenEntry>();
-  /** The files read: `.1` as it was, and how far into the current log (its complete lines). */
-  #read: { rotated: string; current: string; offset: number } | null = null;
+  #read: ReadSoFar | null = null;
   #reading: Promise<unknown> = Promise.resolve();
 
-  constructor(path: string) {
+  constructor(path: string, paths?: Pick<DataPaths, "root" | "run">) {
     this.#path = path;
+    this.#kept = paths ? new RunState(paths, "open_steps.json", isKeptSteps) : null;
   }
 
   /** The log whose steps these are. */
@@ -138,12 +149,13 @@ export class OpenSteps {
 
   async #readOn(options: UnclosedOptions): Promise<UnclosedStep[]> {
     const path = this.#path;
+    if (this.#read === null) this.#takeKept();
     const rotated = identity(rotatedPath(path)).key;
     const current = identity(path);
-    const read = this.#read;
+    const before = this.#read;
     if (
-      read === null || read.rotated !== rotated || read.current !== current.key ||
-      current.size < read.offset
+      before === null || before.rotated !== rotated || before.current !== current.key ||
+      current.size < before.offset
     ) {
       this.#open = new Map();
       for await (const { lines } of lineBatches(rotatedPath(path))) {
@@ -157,8 +169,20 @@ export class OpenSteps {
       this.#apply(markersOf(batch.lines));
       offset = batch.end;
     }
-    this.#read = { rotated, current: current.key, offset };
+    const read = this.#read = { rotated, current: current.key, offset };
+    if (
+      this.#kept && (before?.rotated !== rotated || before.current !== read.current ||
+        before.offset !== offset)
+    ) this.#kept.save({ path, read, open: [...this.#open] });
     return this.#steps(options);
+  }
+
+  /** Starts from what the last process kept of this log, if it kept any. */
+  #takeKept(): void {
+    const kept = this.#kept?.read();
+    if (kept?.path !== this.#path) return;
+    this.#open = new Map(kept.open);
+    this.#read = kept.read;
   }
 
   #apply(markers: readonly Marker[]): void {
@@ -214,6 +238,20 @@ function identity(file: string): { key: string; size: number } {
     }
     throw err;
   }
+}
+
+/** Whether `value` is what `OpenSteps` keeps: its open steps hold markers as the log's. */
+function isKeptSteps(value: unknown): value is KeptSteps {
+  const v = value as Partial<KeptSteps> | null;
+  const read = v?.read as Partial<ReadSoFar> | undefined;
+  return typeof v?.path === "string" && typeof read?.rotated === "string" &&
+    typeof read.current === "string" && Number.isSafeInteger(read.offset) &&
+    Array.isArray(v.open) &&
+    v.open.every((entry) =>
+      Array.isArray(entry) && typeof entry[0] === "string" &&
+      typeof entry[1]?.stallReported === "boolean" &&
+      asMarker(entry[1].marker) !== undefined
+    );
 }
 
 /**
@@ -339,6 +377,11 @@ function parseMarker(line: string): Marker | undefined {
   } catch {
     return undefined;
   }
+  return asMarker(value);
+}
+
+/** A parsed value as a marker, or undefined when it is not a well-formed one. */
+function asMarker(value: unknown): Marker | undefined {
   if (typeof value !== "object" || value === null) return undefined;
   const v = value as Record<string, unknown>;
   if (

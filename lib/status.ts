@@ -3,7 +3,7 @@
 
 import { join } from "./path.ts";
 import type { DataPaths } from "./paths.ts";
-import { writeFileAtomic } from "./private_fs.ts";
+import { RunState } from "./run_state.ts";
 import { captureOffReason, type LastRun } from "./capture/switch.ts";
 import { type LatchedFailure, latchedFailure } from "./store/latch.ts";
 import { snapshotStats } from "./sessions/compaction.ts";
@@ -162,21 +162,16 @@ export function captureState(ctx: Context, options: StatusOptions = {}): Capture
  * a process that asks often (the dashboard, at every refresh).
  */
 export class QuickChecks {
-  #kept: { state: string; found: StoreCheck } | null = null;
-  readonly #paths: Pick<DataPaths, "root" | "run"> | null;
+  #kept: KeptCheck | null = null;
+  readonly #file: RunState<KeptCheck> | null;
 
   constructor(paths?: Pick<DataPaths, "root" | "run">) {
-    this.#paths = paths ?? null;
-  }
-
-  /** The file that keeps the check, if any. */
-  get #file(): string | null {
-    return this.#paths ? join(this.#paths.run, QUICK_CHECK_FILE) : null;
+    this.#file = paths ? new RunState(paths, "quick_check.json", isSoundCheck) : null;
   }
 
   /** The data dir whose run directory keeps the check, if any. */
   get root(): string | null {
-    return this.#paths?.root ?? null;
+    return this.#file?.root ?? null;
   }
 
   /** The quick check of `store`, kept while its files stay as they are. */
@@ -184,43 +179,25 @@ export class QuickChecks {
     const started = Date.now();
     const state = filesState(store.path);
     if (this.#kept?.state === state.key) return this.#kept.found;
-    const saved = this.#read();
+    const saved = this.#file?.read();
     if (saved?.state === state.key) return (this.#kept = saved).found;
     const found = quickCheck(store);
     // A file's time is the kernel's coarse clock (a few ms a tick): one written in the last
     // second may be written again with the same time, unseen; its check is not kept.
     this.#kept = state.writtenAt < started - 1000 ? { state: state.key, found } : null;
-    if (this.#kept && found.ok) this.#save(this.#kept);
+    if (this.#kept && found.ok) this.#file?.save(this.#kept);
     return found;
-  }
-
-  #read(): { state: string; found: StoreCheck } | null {
-    const file = this.#file;
-    if (file === null) return null;
-    try {
-      const saved = JSON.parse(Deno.readTextFileSync(file));
-      return typeof saved?.state === "string" && saved.found?.ok === true ? saved : null;
-    } catch {
-      // None yet, or not one this build wrote: the check runs.
-      return null;
-    }
-  }
-
-  /** Kept for the next status; where the run directory cannot take it, the next one checks. */
-  #save(kept: { state: string; found: StoreCheck }): void {
-    const file = this.#file;
-    if (file === null || this.#paths === null) return;
-    try {
-      Deno.statSync(this.#paths.run);
-      writeFileAtomic(file, JSON.stringify(kept), this.#paths.root);
-    } catch {
-      // No run directory (nothing ran here yet) or a read-only one: nothing kept.
-    }
   }
 }
 
-/** The file in the run directory that keeps a sound store's quick check (`QuickChecks`). */
-const QUICK_CHECK_FILE = "quick_check.json";
+/** A quick check kept with the state of the store's files it was made on. */
+type KeptCheck = { state: string; found: StoreCheck };
+
+/** Only a sound store's check is kept in a file: damage is looked at again by every status. */
+function isSoundCheck(value: unknown): value is KeptCheck {
+  const v = value as Partial<KeptCheck> | null;
+  return typeof v?.state === "string" && v.found?.ok === true;
+}
 
 /** What identifies the state of the store at `path` and its WAL, and when it was last written. */
 function filesState(path: string): { key: string; writtenAt: number } {
@@ -346,5 +323,5 @@ async function openSteps(
   } catch {
     return [];
   }
-  return await (kept ? kept(path) : new OpenSteps(path)).read({ now });
+  return await (kept ? kept(path) : new OpenSteps(path, ctx.paths)).read({ now });
 }

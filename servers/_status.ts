@@ -16,7 +16,8 @@ const quickChecks = (paths: DataPaths) =>
   checks?.root === paths.root ? checks : checks = new QuickChecks(paths);
 /** The open steps of the stage markers' log, read on from where the last refresh stopped. */
 let steps: OpenSteps | null = null;
-const openSteps = (path: string) => steps?.path === path ? steps : steps = new OpenSteps(path);
+const openSteps = (paths: DataPaths) => (path: string) =>
+  steps?.path === path ? steps : steps = new OpenSteps(path, paths);
 
 /** The dashboard's status: the whole status, and the last capture started here. */
 export type StatusView = Status & { capture: Status["capture"] & { run: RunView | null } };
@@ -36,7 +37,7 @@ export async function statusView(
     wrap: (fn) => svc.op.stageSync("dashboard.status", fn),
     running: svc.capture.running,
     quickChecks: quickChecks(svc.ctx.paths),
-    openSteps,
+    openSteps: openSteps(svc.ctx.paths),
     now: svc.now(),
   });
   const view: StatusView = { ...status, capture: { ...status.capture, run: svc.capture.current } };

@@ -94,3 +94,67 @@ Deno.test("OpenSteps reads on from where it stopped, a torn line once it is whol
     Deno.removeSync(dir, { recursive: true });
   }
 });
+
+Deno.test("OpenSteps with a data dir keeps what it read in the run directory: the next process reads only what was written since", async () => {
+  const dir = Deno.makeTempDirSync({ prefix: "logbook-stage-markers-read-" });
+  try {
+    const path = join(dir, "stage-markers.log");
+    const paths = { root: dir, run: join(dir, "run") };
+    const kept = join(paths.run, "open_steps.json");
+    const options = { now: T0 + 60_000, isAlive: () => false };
+    const seqs = async (steps: OpenSteps) => (await steps.read(options)).map((s) => s.seq);
+    const append = (text: string) => Deno.writeTextFileSync(path, text, { append: true });
+    append(markerLine(1, "start") + markerLine(2, "start") + markerLine(1, "finish"));
+
+    assert.deepEqual(await seqs(new OpenSteps(path, paths)), [2]);
+    assert.throws(() => Deno.statSync(paths.run), Deno.errors.NotFound, "no run dir made");
+    Deno.mkdirSync(paths.run, { mode: 0o700 });
+    assert.deepEqual(await seqs(new OpenSteps(path, paths)), [2]);
+    assert.equal(Deno.statSync(kept).mode! & 0o777, 0o600);
+
+    // The next process reads on: a line before where the last one stopped, changed in place
+    // (same file, same size), is not read again; the lines after it are.
+    const before = Deno.readTextFileSync(path);
+    Deno.writeTextFileSync(path, before.replace(markerLine(2, "start"), markerLine(7, "start")));
+    append(markerLine(3, "start") + markerLine(4, "start") + markerLine(3, "finish"));
+    assert.deepEqual(await seqs(new OpenSteps(path, paths)), [2, 4]);
+    assert.deepEqual(await seqs(new OpenSteps(path)), [7, 4], "without it, the whole log");
+
+    // Rotated: both files read again, and kept anew.
+    Deno.renameSync(path, rotatedPath(path));
+    append(markerLine(5, "start") + markerLine(4, "fail"));
+    assert.deepEqual(await seqs(new OpenSteps(path, paths)), [7, 5]);
+    assert.deepEqual(await seqs(new OpenSteps(path, paths)), [7, 5]);
+
+    // What is kept says 5 is open; the log, changed in place, now says 8. Another log's state
+    // is not taken, and a damaged file is a whole read, never an error.
+    const good = JSON.parse(Deno.readTextFileSync(kept));
+    const rotatedLog = Deno.readTextFileSync(path);
+    Deno.writeTextFileSync(
+      path,
+      rotatedLog.replace(markerLine(5, "start"), markerLine(8, "start")),
+    );
+    assert.deepEqual(await seqs(new OpenSteps(path, paths)), [7, 5]);
+    const other = join(dir, "other.log");
+    Deno.writeTextFileSync(other, markerLine(9, "start"));
+    assert.deepEqual(await seqs(new OpenSteps(other, paths)), [9]);
+    assert.deepEqual(await seqs(new OpenSteps(path, paths)), [7, 8]);
+    const badTime = structuredClone(good);
+    badTime.open[0][1].marker.time = "not a time";
+    for (
+      const damaged of [
+        "{",
+        '{"path":1}',
+        JSON.stringify({ ...good, read: {} }),
+        JSON.stringify(badTime),
+      ]
+    ) {
+      Deno.writeTextFileSync(kept, damaged);
+      assert.deepEqual(await seqs(new OpenSteps(path, paths)), [7, 8], damaged);
+    }
+    Deno.writeTextFileSync(kept, JSON.stringify(good));
+    assert.deepEqual(await seqs(new OpenSteps(path, paths)), [7, 5], "the good one is taken");
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
