@@ -4,7 +4,7 @@
 // (`rebuild_by_copy.ts`); damaged raw data cannot be rebuilt, and the error says what to do.
 
 import { adapterOf } from "../sources/adapter.ts";
-import { StoreDamagedError, translateError } from "../store/db.ts";
+import { StoreDamagedError } from "../store/db.ts";
 import { checkStore, checkStoreInWorker } from "../store/check.ts";
 import { FLAG_ZSTD } from "../store/schema.ts";
 import { INDEX_UPGRADE_KEY } from "../store/cjk.ts";
@@ -75,8 +75,7 @@ class Rebuild {
   async run(): Promise<number> {
     const { store, now } = this.#parts;
     let count = 0;
-    store.db.exec("BEGIN IMMEDIATE");
-    try {
+    await store.wholeTransaction(async () => {
       store.db.exec(`
         DELETE FROM conversations;
         DELETE FROM conversation_shares;
@@ -126,11 +125,7 @@ class Rebuild {
       store.deleteMeta(INDEX_UPGRADE_KEY);
       store.setMeta(DERIVATIONS_KEY, derivations(this.#options.adapters));
       store.db.exec("DROP TABLE IF EXISTS fts_next");
-      store.db.exec("COMMIT");
-    } catch (err) {
-      if (store.db.isTransaction) store.db.exec("ROLLBACK");
-      throw translateError(err);
-    }
+    });
     return count;
   }
 }

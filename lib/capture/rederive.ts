@@ -16,7 +16,6 @@
 // of the conversations a project mirror holds are noted in `record_changes`, so mirrors follow.
 
 import { type Adapter, adapterOf } from "../sources/adapter.ts";
-import { translateError } from "../store/db.ts";
 import { wantedMirrors } from "../store/mirror.ts";
 import { refreshTotals } from "../store/status.ts";
 import { yieldToEventLoop } from "../event_loop.ts";
@@ -135,8 +134,7 @@ async function rederiveGroup(parts: Parts, pass: PassOptions, group: Stale[]): P
   const mirrored = mirroredRecords(parts);
   const noteChange = store.stmt("INSERT INTO record_changes (record_id) VALUES (?)");
   const derived = store.stmt("UPDATE sources SET derivation = ? WHERE id = ?");
-  store.db.exec("BEGIN IMMEDIATE");
-  try {
+  await store.wholeTransaction(async () => {
     for (const { row, adapter } of group) {
       const noted = new Set(mirrored(row.id));
       clearSource(parts, row.id);
@@ -148,11 +146,7 @@ async function rederiveGroup(parts: Parts, pass: PassOptions, group: Stale[]): P
       progress.current.sourcesDone++;
     }
     store.setMeta("progress", progress.current);
-    store.db.exec("COMMIT");
-  } catch (err) {
-    if (store.db.isTransaction) store.db.exec("ROLLBACK");
-    throw translateError(err);
-  }
+  });
   progress.report(false);
 }
 

@@ -61,6 +61,8 @@ export class HistoryStore {
   readonly db: DatabaseSync;
   readonly path: string;
   #statements = new Map<string, StatementSync>();
+  /** Inside `wholeTransaction`: its steps open no savepoint. */
+  #whole = false;
 
   private constructor(db: DatabaseSync, path: string) {
     this.db = db;
@@ -150,6 +152,7 @@ export class HistoryStore {
    */
   transaction<T>(fn: () => T): T {
     const nested = this.db.isTransaction;
+    if (nested && this.#whole) return fn();
     try {
       this.db.exec(nested ? "SAVEPOINT step" : "BEGIN IMMEDIATE");
     } catch (err) {
@@ -160,9 +163,40 @@ export class HistoryStore {
       this.db.exec(nested ? "RELEASE step" : "COMMIT");
       return result;
     } catch (err) {
-      if (nested) this.db.exec("ROLLBACK TO step; RELEASE step");
-      else if (this.db.isTransaction) this.db.exec("ROLLBACK");
+      // SQLite may end the whole transaction itself (out of memory, a full disk): then there is
+      // no savepoint to roll back to, and the error is what to report.
+      if (this.db.isTransaction) {
+        this.db.exec(nested ? "ROLLBACK TO step; RELEASE step" : "ROLLBACK");
+      }
       throw translateError(err);
+    }
+  }
+
+  /**
+   * Runs `fn`, which may await, in one `BEGIN IMMEDIATE` transaction rolled back whole on any
+   * error (a rebuild, a re-derivation). The steps inside it (`transaction`) open no savepoint of
+   * their own, which nothing would roll back to: a savepoint keeps a copy in memory of every page
+   * its step changes that was there before it (temp_store = MEMORY), and a step whose index
+   * inserts merge the text index's segments changes a share of the whole index (1.9 GB of memory
+   * in a rebuild of ten gigabytes of history).
+   */
+  async wholeTransaction<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.db.isTransaction) throw new Error("wholeTransaction: a transaction is already open");
+    try {
+      this.db.exec("BEGIN IMMEDIATE");
+    } catch (err) {
+      throw translateError(err);
+    }
+    this.#whole = true;
+    try {
+      const result = await fn();
+      this.db.exec("COMMIT");
+      return result;
+    } catch (err) {
+      if (this.db.isTransaction) this.db.exec("ROLLBACK");
+      throw translateError(err);
+    } finally {
+      this.#whole = false;
     }
   }
 

@@ -120,6 +120,63 @@ Deno.test("migrations are applied once, by name, in order", async () => {
   }
 });
 
+Deno.test("transactions: a step SQLite ended reports its own error; a whole one rolls back whole, its steps without savepoints", async () => {
+  const world = await makeWorld();
+  const store = HistoryStore.open({ path: join(world.data, "history.db"), root: world.data });
+  const put = (key: string) => store.setMeta(key, 1);
+  const has = (key: string) => store.getMeta(key) !== undefined;
+  const savepoints: string[] = [];
+  try {
+    // A full disk or no memory can end the whole transaction under a step: its error is the
+    // one to report, not that its savepoint is gone.
+    store.db.exec("BEGIN");
+    assert.throws(
+      () =>
+        store.transaction(() => {
+          store.db.exec("ROLLBACK");
+          throw new Error("database or disk is full");
+        }),
+      (err: Error) => err.name === "StoreFullError",
+    );
+    assert.equal(store.db.isTransaction, false);
+
+    // Inside a whole transaction a step opens no savepoint: a failed step is undone with all
+    // the rest, and what the whole wrote before it is gone too.
+    const exec = store.db.exec.bind(store.db);
+    store.db.exec = (sql: string) => {
+      if (/SAVEPOINT/.test(sql)) savepoints.push(sql);
+      exec(sql);
+    };
+    await assert.rejects(
+      store.wholeTransaction(async () => {
+        put("before");
+        await Promise.resolve();
+        store.transaction(() => put("step"));
+        store.transaction(() => {
+          put("failing step");
+          throw new Error("the step failed");
+        });
+      }),
+      /the step failed/,
+    );
+    assert.deepEqual(savepoints, []);
+    assert.deepEqual(["before", "step", "failing step"].filter(has), []);
+    assert.equal(store.db.isTransaction, false);
+    await store.wholeTransaction(async () => {
+      store.transaction(() => put("kept"));
+      await assert.rejects(store.wholeTransaction(async () => {}), /already open/);
+    });
+    assert.ok(has("kept"));
+    store.transaction(() => {
+      store.transaction(() => put("nested, outside a whole one"));
+    });
+    assert.deepEqual(savepoints, ["SAVEPOINT step"], "a step outside one still has its savepoint");
+  } finally {
+    store.close();
+    await world.cleanup();
+  }
+});
+
 /** Each migration's name, once, in order: what a store opened by any number of processes holds. */
 const ALL_APPLIED = MIGRATIONS.map((m) => m.name);
 
