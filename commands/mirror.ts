@@ -15,6 +15,7 @@ import { defineCommand, EXIT, run, shared, UsageError } from "./_command.ts";
 import { type Io, stdio } from "./_terminal/io.ts";
 import { safeIo } from "./_terminal/safe_io.ts";
 import { safeJson } from "../lib/safe_json.ts";
+import { plural } from "../lib/format.ts";
 
 export const spec = defineCommand({
   name: "mirror",
@@ -111,9 +112,7 @@ function withStore<T>(
 }
 
 function describe(m: MirrorState): string {
-  const counts = `${m.conversations} conversation${m.conversations === 1 ? "" : "s"}, ${
-    m.records.toLocaleString("en-US")
-  } record${m.records === 1 ? "" : "s"}`;
+  const counts = `${plural(m.conversations, "conversation")}, ${plural(m.records, "record")}`;
   const state = m.state === "waiting" ? `waiting: ${m.reason ?? "unknown reason"}` : m.state;
   return `${m.project}\n  ${state} · ${counts}\n  ${m.path}\n`;
 }

@@ -2,7 +2,7 @@
 // sources, skipped files) and the line for a source it could not read; used by `reindex` (once
 // and in --watch), `start`, and `status` for the last run.
 
-import { formatBytes, formatDuration } from "../../lib/format.ts";
+import { formatBytes, formatDuration, plural } from "../../lib/format.ts";
 import type { CaptureSummary } from "../../lib/capture/summary.ts";
 import { describeDrift } from "../../lib/store/status.ts";
 import { safeText } from "../../lib/safe_text.ts";
@@ -13,9 +13,9 @@ export const STOPPED = "stopped; run again to finish";
 /** The one-line summary printed after a capture. */
 export function summaryLine(summary: CaptureSummary): string {
   const parts = [
-    `Captured ${count(summary.records, "new record")}`,
-    `(${count(summary.conversations, "new conversation")})`,
-    `from ${summary.changed} of ${count(summary.sources, "source")},`,
+    `Captured ${plural(summary.records, "new record")}`,
+    `(${plural(summary.conversations, "new conversation")})`,
+    `from ${summary.changed} of ${plural(summary.sources, "source")},`,
     `${formatBytes(summary.bytes)} in ${formatDuration(summary.ms)}`,
   ];
   let line = parts.join(" ");
@@ -24,7 +24,7 @@ export function summaryLine(summary: CaptureSummary): string {
   }
   if (summary.stoppedBy === "signal") line += `; ${STOPPED}`;
   if (summary.stoppedBy === "ingest-off") line += "; stopped because capture was switched off";
-  if (summary.gone) line += `; ${count(summary.gone, "source")} gone upstream (records kept)`;
+  if (summary.gone) line += `; ${plural(summary.gone, "source")} gone upstream (records kept)`;
   return line;
 }
 
@@ -38,7 +38,7 @@ export function warnings(summary: CaptureSummary): string[] {
     lines.push(`"${path}" yielded no conversation from a non-empty file`);
   }
   for (const skipped of Object.entries(summary.skipped)) {
-    lines.push(`${count(skipped[1], "file")} skipped: ${skipped[0]}`);
+    lines.push(`${plural(skipped[1], "file")} skipped: ${skipped[0]}`);
   }
   return lines.map((line) => safeText(line));
 }
@@ -46,9 +46,4 @@ export function warnings(summary: CaptureSummary): string[] {
 /** The line for a source that could not be read, its parts filtered. */
 export function sourceError(e: { locator: string; message: string }): string {
   return `cannot read "${safeText(e.locator)}": ${safeText(e.message)}`;
-}
-
-/** `1 record`, `1,204 records`. */
-export function count(n: number, noun: string): string {
-  return `${n.toLocaleString("en-US")} ${noun}${n === 1 ? "" : "s"}`;
 }

@@ -12,7 +12,7 @@ import {
 } from "../../lib/store/present_sources.ts";
 import { describeDrift } from "../../lib/store/status.ts";
 import type { MigrationProgress } from "../../lib/store/batched_migration.ts";
-import { count, summaryLine } from "./capture_report.ts";
+import { summaryLine } from "./capture_report.ts";
 import type { Styles } from "./io.ts";
 import { safeText } from "../../lib/safe_text.ts";
 
@@ -66,7 +66,7 @@ export function captureLines(view: CaptureView, s: Styles): string[] {
   lines.push(
     `store: ${formatBytes(store.storeBytes)} on disk, holding ${
       formatBytes(store.rawBytes)
-    } of transcripts as captured (${count(store.records, "record")}) and their index`,
+    } of transcripts as captured (${plural(store.records, "record")}) and their index`,
   );
   const { captured } = store;
   lines.push(
@@ -78,7 +78,7 @@ export function captureLines(view: CaptureView, s: Styles): string[] {
   if (store.multiGeneration) {
     lines.push(
       `generations: ${
-        count(store.multiGeneration, "source")
+        plural(store.multiGeneration, "source")
       } replaced or rewritten (old records kept)`,
     );
   }

@@ -7,7 +7,7 @@ import type { DataPaths } from "../paths.ts";
 import { writeFileAtomic } from "../private_fs.ts";
 import type { ChatMessage, Completion, ModelClient } from "./model.ts";
 import type { SessionMessage, SessionRecord } from "./records.ts";
-import { messageOf } from "../format.ts";
+import { formatCount, messageOf } from "../format.ts";
 
 /** The largest summary accepted, in bytes of UTF-8. */
 export const SUMMARY_MAX_BYTES = 65_536;
@@ -241,7 +241,7 @@ export function rejection(completion: Completion): string {
   if (completion.finishReason === "length") return "the reply was cut off by the provider";
   if (completion.text.trim() === "") return "the reply was empty";
   if (new TextEncoder().encode(completion.text).length > SUMMARY_MAX_BYTES) {
-    return `the reply was longer than ${SUMMARY_MAX_BYTES.toLocaleString("en-US")} bytes`;
+    return `the reply was longer than ${formatCount(SUMMARY_MAX_BYTES)} bytes`;
   }
   return "";
 }

@@ -16,6 +16,7 @@ import {
 } from "./present_sources.ts";
 import { keepWithRun, type KeptAt, keptSinceLastRun } from "./kept.ts";
 import { type Totals, TOTALS_KEY } from "./totals.ts";
+import { plural } from "../format.ts";
 
 export interface StoreStatus {
   path: string;
@@ -298,8 +299,7 @@ export function driftByVersion(counts: readonly DriftCount[]): string[] {
   }
   return [...groups].map(([key, list]) => {
     const unit = unitOf(list[0]!.agent);
-    const n = (count: number) =>
-      `${count.toLocaleString("en-US")} ${unit}${count === 1 ? "" : "s"}`;
+    const n = (count: number) => plural(count, unit);
     const total = list.reduce((sum, d) => sum + d.count, 0);
     const parts: string[] = [];
     const unknown = list.filter((d) => d.category === "unknown_type");

@@ -604,7 +604,7 @@ function facets(counts: MatchCounts, form: Form, home: string | undefined): Html
   const row = (label: string, count: number, href: string | null) =>
     html`<li>${
       href ? html`<a href="${href}" title="${label}">${label}</a>` : label
-    }<span class="muted">${count.toLocaleString("en")}</span></li>`;
+    }<span class="muted">${formatCount(count)}</span></li>`;
   return html`<aside aria-label="Narrow the search">
 <h2>Agents</h2>
 <ul>${

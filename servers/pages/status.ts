@@ -5,7 +5,7 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import { html } from "hono/html";
-import { formatBytes, formatDuration, tilde } from "../../lib/format.ts";
+import { formatBytes, formatCount, formatDuration, tilde } from "../../lib/format.ts";
 import type { LastRun } from "../../lib/capture/switch.ts";
 import { homeDir } from "../../lib/paths.ts";
 import type { UnclosedStep } from "../../lib/stage_markers_read.ts";
@@ -172,7 +172,7 @@ function store(s: StatusView, home: string | undefined): Html {
 <tr><th scope="row">Size on disk</th><td>${formatBytes(st.storeBytes)} (raw bytes kept: ${
     formatBytes(st.rawBytes)
   })</td></tr>
-<tr><th scope="row">Records</th><td>${st.records.toLocaleString("en-US")}</td></tr>
+<tr><th scope="row">Records</th><td>${formatCount(st.records)}</td></tr>
 <tr><th scope="row">Sources</th><td>${st.sources}${
     st.sourcesGone ? `, ${st.sourcesGone} gone upstream (records kept)` : ""
   }${st.multiGeneration ? `, ${st.multiGeneration} replaced or rewritten` : ""}</td></tr>
