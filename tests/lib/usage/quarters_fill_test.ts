@@ -64,10 +64,21 @@ Deno.test("the usage sums follow the calls as capture adds them and records are 
       );
       assertSummed(store, "after records were forgotten");
     });
+    // The rebuild empties `usage` with its triggers set aside, and makes them again as they were.
+    const triggers = (store: HistoryStore) =>
+      store.db.prepare(
+        "SELECT name, sql FROM sqlite_schema WHERE type = 'trigger' AND tbl_name = 'usage' ORDER BY name",
+      ).all();
+    const before = withStore(world, triggers);
+    assert.equal(before.length, 9);
     await captureWorld(world, { rebuild: true });
     withStore(world, (store) => {
+      assert.deepEqual(triggers(store), before);
       assert.ok((store.stmt("SELECT count(*) AS n FROM usage_quarters").get() as { n: number }).n);
       assertSummed(store, "after a rebuild");
+      store.stmt("UPDATE usage SET cost = 0.5 WHERE record_id = (SELECT min(record_id) FROM usage)")
+        .run();
+      assertSummed(store, "after a call changed since the rebuild");
     });
   } finally {
     await world.cleanup();
