@@ -14,10 +14,13 @@ export { type ProgressView, progressView } from "../lib/status.ts";
 let checks: QuickChecks | null = null;
 const quickChecks = (paths: DataPaths) =>
   checks?.root === paths.root ? checks : checks = new QuickChecks(paths);
-/** The open steps of the stage markers' log, read on from where the last refresh stopped. */
+/**
+ * The open steps of the stage markers' log, read on from where the last refresh stopped. Kept in
+ * memory only: every refresh logs a step, and saving them to `run/` each time (as `status` does)
+ * would add a file written and synced to every refresh.
+ */
 let steps: OpenSteps | null = null;
-const openSteps = (paths: DataPaths) => (path: string) =>
-  steps?.path === path ? steps : steps = new OpenSteps(path, paths);
+const openSteps = (path: string) => steps?.path === path ? steps : steps = new OpenSteps(path);
 
 /** The dashboard's status: the whole status, and the last capture started here. */
 export type StatusView = Status & { capture: Status["capture"] & { run: RunView | null } };
@@ -37,7 +40,7 @@ export async function statusView(
     wrap: (fn) => svc.op.stageSync("dashboard.status", fn),
     running: svc.capture.running,
     quickChecks: quickChecks(svc.ctx.paths),
-    openSteps: openSteps(svc.ctx.paths),
+    openSteps,
     now: svc.now(),
   });
   const view: StatusView = { ...status, capture: { ...status.capture, run: svc.capture.current } };
