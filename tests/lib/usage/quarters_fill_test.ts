@@ -127,3 +127,41 @@ Deno.test("a store that held calls before the sums is summed in batches that res
     await world.cleanup();
   }
 });
+
+Deno.test("a group is summed again from its calls found by time (usage_ts), in new and upgraded stores alike", async () => {
+  const world = await makeWorld({ fixtures: ["claude", "codex"] });
+  try {
+    await captureWorld(world);
+    const resums = (store: HistoryStore) =>
+      store.db.prepare(
+        `SELECT name, sql FROM sqlite_schema WHERE type = 'trigger'
+         AND (name LIKE '%\\_remove' ESCAPE '\\' OR name LIKE '%\\_change' ESCAPE '\\')
+         AND tbl_name = 'usage' ORDER BY name`,
+      ).all() as { name: string; sql: string }[];
+    const fresh = withStore(world, resums);
+    assert.equal(fresh.length, 6);
+    for (const { name, sql } of fresh) {
+      // The agent and model filters carry a unary + so no index on them can be taken: the
+      // time range is what finds the group's calls.
+      assert.match(sql, /\+u\.agent IS old\.agent AND \+u\.model IS old\.model/, name);
+      assert.doesNotMatch(sql, /[^+]u\.agent IS/, name);
+    }
+    // A store from before 0016: its triggers as 0015 first made them, the step not applied.
+    withStore(world, (store) => {
+      for (const { name, sql } of fresh) {
+        store.db.exec(`DROP TRIGGER ${name}`);
+        store.db.exec(sql.replaceAll("+u.", "u."));
+      }
+      store.db.prepare("DELETE FROM migrations WHERE name = '0016_usage_resum_by_time'").run();
+    });
+    const upgraded = withStore(world, resums);
+    assert.deepEqual(upgraded, fresh, "opened by this build, the store has them as a new one");
+    // And the sums still follow a call removed.
+    withStore(world, (store) => {
+      store.db.exec("DELETE FROM usage WHERE record_id = (SELECT max(record_id) FROM usage)");
+      for (const { kept, afresh } of sums(store)) assert.deepEqual(kept, afresh);
+    });
+  } finally {
+    await world.cleanup();
+  }
+});
