@@ -65,6 +65,7 @@ export const FIGURE_KEYS = [
   "rebuild_ms",
   "rebuild_peak_rss_mb",
   "forget_cli_ms",
+  "forget_scrub_ms",
   ...RELEVANCE_KEYS,
 ] as const;
 export type FigureKey = typeof FIGURE_KEYS[number];
@@ -151,6 +152,7 @@ export const FIGURE_PARTS: Record<FigureKey, readonly Part[]> = {
   rebuild_ms: ["rebuild"],
   rebuild_peak_rss_mb: ["rebuild"],
   forget_cli_ms: ["forget"],
+  forget_scrub_ms: ["forget"],
   ...(Object.fromEntries(RELEVANCE_KEYS.map((key) => [key, ["relevance"]])) as unknown as Record<
     typeof RELEVANCE_KEYS[number],
     readonly Part[]
@@ -224,6 +226,7 @@ export function figuresOf(m: Measured): Figures {
     rebuild_ms: of(m.rebuild, (r) => r.ms),
     rebuild_peak_rss_mb: of(m.rebuild, (r) => r.mib),
     forget_cli_ms: of(m.forget, (f) => f.ms),
+    forget_scrub_ms: of(m.forget, (f) => f.scrubMs),
     ...(m.relevance?.figures ??
       Object.fromEntries(RELEVANCE_KEYS.map((key) => [key, null])) as Record<
         typeof RELEVANCE_KEYS[number],
@@ -419,6 +422,7 @@ export const TARGETS: Target[] = [
     target: () => "≤ 1000",
     met: (f) => le(f.forget_cli_ms, 1000),
   },
+  { key: "forget_scrub_ms", unit: "ms", target: () => "—", met: () => null },
   ...RELEVANCE_TARGETS.map((t): Target => ({
     key: t.key,
     unit: t.unit,

@@ -411,7 +411,8 @@ function waitSection(r: BenchReport): string[] {
   if (r.forget) {
     out.push(
       `Forget: forget --yes ${r.forget.conversation} (${r.forget.records} records), spawn to ` +
-        `exit: ${Math.round(r.forget.ms)} ms`,
+        `exit: ${Math.round(r.forget.ms)} ms; its words out of the text index (forget --finish ` +
+        `returned) ${Math.round(r.forget.scrubMs)} ms after it started`,
     );
   }
   return out;

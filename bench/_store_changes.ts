@@ -19,6 +19,11 @@ export interface ForgetReport {
   conversation: string;
   records: number;
   ms: number;
+  /**
+   * From forget's start until `forget --finish` returned: until the text index, merged by the
+   * process forget left running, held nothing of the conversation (lib/store/scrub.ts).
+   */
+  scrubMs: number;
 }
 
 /** Rebuilds the store of `vars` with the reindex command, once, measuring its peak memory. */
@@ -63,5 +68,19 @@ export async function measureForget(options: {
     { env: commandEnv(options.vars) },
   );
   if (run.code !== 0) throw new Error(`forget failed (${run.code}): ${run.stderr.trim()}`);
-  return { conversation: longest.key, records: longest.record_count, ms: run.ms };
+  options.log("forget --finish (waits for the text index's scrub forget started)");
+  const finish = await runTimed(
+    Deno.execPath(),
+    commandArgs(taskFlags("forget"), "forget.ts", ["--finish"]),
+    { env: commandEnv(options.vars) },
+  );
+  if (finish.code !== 0) {
+    throw new Error(`forget --finish failed (${finish.code}): ${finish.stderr.trim()}`);
+  }
+  return {
+    conversation: longest.key,
+    records: longest.record_count,
+    ms: run.ms,
+    scrubMs: run.ms + finish.ms,
+  };
 }

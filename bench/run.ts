@@ -632,7 +632,9 @@ search_cli_own_ms the median of each search command's time less the empty script
 status_cli_ms is status --json end to end, api_status_ms the median of /api/status answered by a
 dashboard process already running. rebuild_ms is reindex --rebuild of the bench's store end to
 end, rebuild_peak_rss_mb its peak RSS; forget_cli_ms is forget --yes of the store's longest
-conversation end to end (once, after every other part: it changes the store).
+conversation end to end (once, after every other part: it changes the store), forget_scrub_ms
+the time from its start until forget --finish returned, the text index merged by the process
+forget left running so that no file holds the conversation's words.
 migrate_mb_s is the store's raw bytes over the time migration 0008 (the CJK
 index, in batches) adds to a no-op reindex of a copy of the store written as before it, and
 migration_peak_rss_mb that reindex's peak RSS. upgrade_terms_differing is the number of terms

@@ -1,6 +1,8 @@
-#!/usr/bin/env -S deno run --v8-flags=--expose-gc,--max-semi-space-size=1 -R -W -E
+#!/usr/bin/env -S deno run --v8-flags=--expose-gc,--max-semi-space-size=1 -R -W -E --allow-run
 // `forget`: removes chosen conversations from the history store for good — records, index
 // entries and conversation rows — and leaves a tombstone so capture does not bring them back.
+// Their words leave the text index's segments in a process of its own (`forget --finish`, started
+// here), a minute's work at ten gigabytes: see lib/store/scrub.ts.
 
 import { defineCommand, EXIT, type Parsed, run, shared, UsageError } from "./_command.ts";
 import { type Ask, terminalAsk } from "./_terminal/ask.ts";
@@ -10,6 +12,10 @@ import { type Context, loadContext, openStore, redactorFor } from "../lib/contex
 import type { Env } from "../lib/env.ts";
 import { projectOfUserPath } from "../lib/paths.ts";
 import { forget, type ForgetCriteria, type ForgetResult } from "../lib/store/forget.ts";
+import { scrubIndex, scrubPendingSince } from "../lib/store/scrub.ts";
+import { tryLock, waitLock } from "../lib/lock.ts";
+import { runFlags } from "../lib/run_flags.ts";
+import { canStat } from "../lib/present.ts";
 import { parseWhen } from "../lib/when.ts";
 import { safeIo } from "./_terminal/safe_io.ts";
 import { safeJson } from "../lib/safe_json.ts";
@@ -27,6 +33,11 @@ export const spec = defineCommand({
       help: "conversations whose last record is older than WHEN (ISO, 30d, 2w, …)",
     },
     "dry-run": { type: "boolean", short: "n", help: "list what would go and change nothing" },
+    finish: {
+      type: "boolean",
+      help:
+        "take what forgets left in the text index out of it now, and wait (forget starts this in the background itself)",
+    },
     yes: {
       type: "boolean",
       short: "y",
@@ -34,9 +45,16 @@ export const spec = defineCommand({
     },
     ...shared({ json: "print the result as JSON" }),
   },
-  examples: ["logbook forget --project . --before 90d --dry-run"],
-  permissions: { read: true, write: true, env: true },
+  examples: ["logbook forget --project . --before 90d --dry-run", "logbook forget --finish"],
+  permissions: { read: true, write: true, env: true, run: true },
 });
+
+/**
+ * Starts what takes forgotten words out of the text index (`forget --finish`) in a process of its
+ * own, left running after this one ends, with the data and config folders of `ctx`. Returns its
+ * pid, or null when it could not be started (then the caller does the work itself).
+ */
+export type Background = (ctx: Context) => number | null;
 
 /** Runs `forget` with `args`; returns the exit status. */
 export async function main(
@@ -44,16 +62,28 @@ export async function main(
   io: Io = stdio(),
   env: Env = Deno.env,
   ask: Ask | null = terminalAsk(),
+  background: Background | null = defaultBackground(),
 ): Promise<number> {
-  return await run(spec, args, safeIo(io), ({ values, positionals }) => {
+  return await run(spec, args, safeIo(io), async ({ values, positionals }) => {
     const ctx = loadContext({ env, onStall: io.err, onWarning: io.err });
+    const finishing = values.finish === true;
+    if (finishing && !positionals.length && values.project === undefined && !values.before) {
+      return await finish(ctx, io, values.json === true);
+    }
     const criteria = criteriaOf(values, positionals, ctx, env);
     const dryRun = values["dry-run"] === true;
     // On a terminal, a person sees what goes before it goes; a script says --yes or has no terminal.
     const confirm = !dryRun && !values.yes && ask !== null;
     const store = openStore(ctx, { mustExist: true, readOnly: dryRun });
     try {
-      const options = { now: ctx.now(), redact: redactorFor(ctx) };
+      // From the command line the index's scrub is left to a process of its own (about a minute
+      // at ten gigabytes); called in-process (tests, the dashboard) it is done before returning.
+      const later = !finishing && background !== null;
+      const options = {
+        now: ctx.now(),
+        redact: redactorFor(ctx),
+        scrub: later ? "later" as const : "now" as const,
+      };
       let result = forget(store, criteria, { ...options, dryRun: dryRun || confirm });
       const s = styler(io.color);
       let shown = false;
@@ -69,11 +99,123 @@ export async function main(
         result = forget(store, { ids }, { ...options, dryRun: false });
         shown = io.outIsTerminal;
       }
-      return printResult(result, io, s, { json: values.json === true, shown });
+      let scrubbing: number | null = null;
+      if (!result.dryRun && !result.indexScrubbed) {
+        store.close();
+        scrubbing = background!(ctx);
+        if (scrubbing === null) {
+          // Not started (no permission to run it, say): done here, as before.
+          const lock = await waitLock(ctx.paths.run, ctx.paths.root, "capture", "forget");
+          try {
+            const again = openStore(ctx, { mustExist: true });
+            try {
+              scrubIndex(again);
+            } finally {
+              again.close();
+            }
+          } finally {
+            lock.release();
+          }
+          result = { ...result, indexScrubbed: true };
+        }
+      }
+      return printResult(result, io, s, { json: values.json === true, shown, scrubbing });
     } finally {
       store.close();
     }
   });
+}
+
+/**
+ * `forget --finish`: waits for any capture or scrub running (they hold the capture lock), then
+ * merges the text index until nothing forgotten is left in it.
+ */
+async function finish(ctx: Context, io: Io, json: boolean): Promise<number> {
+  // The store first: a data dir that is not there (any more) is said so, and nothing is made.
+  const store = openStore(ctx, { mustExist: true });
+  try {
+    const tried = tryLock(ctx.paths.run, ctx.paths.root, "capture", "forget --finish");
+    if ("holder" in tried) {
+      const who = tried.holder
+        ? `pid ${tried.holder.pid}, ${tried.holder.command}`
+        : "another process";
+      io.err(`Waiting for the work holding the store (${who}) to finish\n`);
+    }
+    const lock = "held" in tried
+      ? tried.held
+      : await waitLock(ctx.paths.run, ctx.paths.root, "capture", "forget --finish");
+    try {
+      const pending = scrubPendingSince(store) !== null;
+      const result = scrubIndex(store) ?? { steps: 0, pagesFreed: 0, walEmptied: true };
+      if (json) {
+        io.out(safeJson({ pending, ...result }) + "\n");
+      } else {
+        io.out(
+          pending
+            ? "The text index holds nothing forgotten any more\n"
+            : "Nothing to finish: the text index holds nothing forgotten\n",
+        );
+      }
+      return EXIT.ok;
+    } finally {
+      lock.release();
+    }
+  } finally {
+    store.close();
+  }
+}
+
+/** The real `Background`: this command run again with `--finish`, detached from this process. */
+export const inBackground: Background = (ctx) => {
+  try {
+    const exe = Deno.execPath();
+    const compiled = !/(^|\/)deno(\.exe)?$/.test(exe);
+    const dispatcher = Deno.mainModule.endsWith("/commands/logbook.ts");
+    let args: string[];
+    if (compiled) {
+      args = [...(dispatcher ? ["forget"] : []), "--finish"];
+    } else {
+      const config = new URL("../deno.json", import.meta.url);
+      args = [
+        "run",
+        "--quiet",
+        ...(canStat(pathOf(config)) ? [`--config=${pathOf(config)}`] : []),
+        ...runFlags(spec.permissions),
+        pathOf(new URL("./forget.ts", import.meta.url)),
+        "--finish",
+      ];
+    }
+    const child = new Deno.Command(exe, {
+      args,
+      env: {
+        LOGBOOK_DATA_DIR: ctx.paths.root,
+        LOGBOOK_CONFIG_DIR: ctx.configDir,
+        LOGBOOK_STAGE_MARKERS_PATH: ctx.paths.stageMarkers,
+      },
+      stdin: "null",
+      stdout: "null",
+      stderr: "null",
+      detached: true,
+    }).spawn();
+    child.unref();
+    return child.pid;
+  } catch {
+    return null;
+  }
+};
+
+/** The path of a `file:` URL (node:url's would cost this command 20 ms of loading). */
+function pathOf(url: URL): string {
+  return decodeURIComponent(url.pathname);
+}
+
+/**
+ * The scrub runs in the background only for a process that is a logbook command (this file or
+ * the `logbook` dispatcher, from sources or compiled); called from anything else (a test), the
+ * work is done before `main` returns.
+ */
+function defaultBackground(): Background | null {
+  return /\/commands\/(forget|logbook)\.ts$/.test(Deno.mainModule) ? inBackground : null;
 }
 
 /**
@@ -112,10 +254,10 @@ function printResult(
   result: ForgetResult,
   io: Io,
   s: ReturnType<typeof styler>,
-  options: { json: boolean; shown: boolean },
+  options: { json: boolean; shown: boolean; scrubbing: number | null },
 ): number {
   if (options.json) {
-    io.out(safeJson(result) + "\n");
+    io.out(safeJson({ ...result, scrubbingPid: options.scrubbing }) + "\n");
     return reportUnreached(result, io, s);
   }
   if (!result.conversations.length) {
@@ -132,6 +274,11 @@ function printResult(
         formatBytes(result.storeBytes.after)
       }. They will not be captured again while their sources exist\n`,
   );
+  if (options.scrubbing !== null) {
+    io.out(
+      `No search finds them; their words leave the text index in the background (pid ${options.scrubbing}, a minute at ten gigabytes). "logbook forget --finish" waits for it\n`,
+    );
+  }
   if (!result.dryRun && !result.walEmptied) {
     io.err(
       `${

@@ -48,23 +48,53 @@ export function tryLock(
     file.close();
     return { holder: readLock(path) };
   }
+  return { held: hold(file, path, command) };
+}
+
+/**
+ * Takes `run/<name>.lock`, waiting for as long as another process holds it (its end frees it,
+ * however it ends).
+ */
+export async function waitLock(
+  runDir: string,
+  root: string,
+  name: string,
+  command: string,
+): Promise<HeldLock> {
+  const path = join(runDir, `${name}.lock`);
+  let file: Deno.FsFile;
+  try {
+    ensurePrivateFile(path, root);
+    file = Deno.openSync(path, { read: true, write: true });
+  } catch (err) {
+    throw explainDataDir(err, root) ?? err;
+  }
+  try {
+    await file.lock(true);
+  } catch (err) {
+    file.close();
+    throw err;
+  }
+  return hold(file, path, command);
+}
+
+/** A lock just taken on `file`: this process written in as its holder. */
+function hold(file: Deno.FsFile, path: string, command: string): HeldLock {
   const info: LockInfo = { pid: Deno.pid, startedAt: Date.now(), command };
   file.truncateSync(0);
   file.writeSync(new TextEncoder().encode(JSON.stringify(info) + "\n"));
   let released = false;
   return {
-    held: {
-      path,
-      release() {
-        if (released) return;
-        released = true;
-        try {
-          file.truncateSync(0);
-          file.unlockSync();
-        } finally {
-          file.close();
-        }
-      },
+    path,
+    release() {
+      if (released) return;
+      released = true;
+      try {
+        file.truncateSync(0);
+        file.unlockSync();
+      } finally {
+        file.close();
+      }
     },
   };
 }

@@ -9,7 +9,7 @@ import { type LatchedFailure, latchedFailure } from "./store/latch.ts";
 import { snapshotStats } from "./sessions/compaction.ts";
 import { type Context, openStore, redactorFor, storeExists } from "./context.ts";
 import { mapStrings } from "./gate/secrets.ts";
-import { isLockHeld } from "./lock.ts";
+import { isLockHeld, readLock } from "./lock.ts";
 import { stageMarkersLocation } from "./stage_markers.ts";
 import { OpenSteps, type UnclosedStep } from "./stage_markers_read.ts";
 import { HistoryStore, isCorruption } from "./store/db.ts";
@@ -40,6 +40,11 @@ export interface Status {
     phase: "never run" | "idle" | "capturing" | "rebuilding" | "migrating" | "failed (latched)";
     /** A capture runs now (in any process). */
     running: boolean;
+    /**
+     * A forget's scrub of the text index runs now (`forget --finish`, which a forget starts): it
+     * holds the capture lock, so a capture waits for it.
+     */
+    scrubbing: boolean;
     latched: LatchedFailure | null;
     /** Progress of the running capture (null when none runs). */
     progress: ProgressView | null;
@@ -100,7 +105,10 @@ export interface CaptureState {
 export function captureState(ctx: Context, options: StatusOptions = {}): CaptureState {
   const now = options.now ?? ctx.now();
   const off = captureOffReason(ctx);
-  const running = options.running === true || isLockHeld(join(ctx.paths.run, "capture.lock"));
+  const lockPath = join(ctx.paths.run, "capture.lock");
+  const held = isLockHeld(lockPath);
+  const scrubbing = held && (readLock(lockPath)?.command.startsWith("forget") ?? false);
+  const running = options.running === true || (held && !scrubbing);
   let store: StoreStatus | null = null;
   let latched: LatchedFailure | null = null;
   let damage: StoreCheck | null = null;
@@ -144,6 +152,7 @@ export function captureState(ctx: Context, options: StatusOptions = {}): Capture
         ? "idle"
         : "never run",
       running,
+      scrubbing,
       latched,
       progress: running && status?.progress ? progressView(status.progress, now) : null,
       lastRun: lastRunAt(status?.lastRun, now),

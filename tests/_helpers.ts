@@ -1,6 +1,7 @@
 // Shared test helpers: temp dirs, copies of the fixtures, an isolated environment, and
 // running a command the way a user does (a real subprocess).
 
+import { readLock } from "../lib/lock.ts";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { cpSync } from "node:fs";
@@ -34,6 +35,28 @@ export async function removeDir(dir: string): Promise<void> {
   await Deno.remove(dir, { recursive: true }).catch(() => {});
 }
 
+/**
+ * Waits for a logbook process that another one left working in the data dir `data` (the scrub a
+ * `forget` starts, holding the capture lock) to end, so that a world is not removed under it.
+ */
+async function settled(data: string): Promise<void> {
+  const path = join(data, "run", "capture.lock");
+  const holder = readLock(path);
+  if (!holder || holder.pid === Deno.pid) return;
+  let file: Deno.FsFile;
+  try {
+    file = await Deno.open(path, { read: true, write: true });
+  } catch {
+    return;
+  }
+  try {
+    await file.lock(true);
+    await file.unlock();
+  } finally {
+    file.close();
+  }
+}
+
 /** An isolated world for one test: its own home, data dir, config dir and agent roots. */
 export interface World {
   dir: string;
@@ -62,7 +85,10 @@ export async function makeWorld(options: { fixtures?: ("claude" | "codex" | "ope
     xdgData: join(dir, "xdg-data"),
     env: envFrom({}),
     vars: {},
-    cleanup: () => removeDir(dir),
+    cleanup: async () => {
+      await settled(join(dir, "data"));
+      await removeDir(dir);
+    },
   };
   for (const path of [world.home, world.claude, world.codex, world.xdgData]) {
     await Deno.mkdir(path, { recursive: true });

@@ -37,6 +37,14 @@ export function captureLines(view: CaptureView, s: Styles): string[] {
   );
   lines.push(`capture: ${c.on ? "on" : `off (${safeText(c.offReason ?? "")})`}`);
   if (store?.migration) lines.push(describeMigration(store.migration));
+  if (store?.forgottenInIndexSince) {
+    const when = new Date(store.forgottenInIndexSince).toISOString();
+    lines.push(
+      `text index: still holds the words of what was forgotten at ${when}, found by no search; ${
+        c.scrubbing ? "they are being taken out" : 'run "logbook forget --finish" to take them out'
+      }`,
+    );
+  }
   if (c.latched) {
     lines.push(s.red(`failure: ${safeText(c.latched.message)} (run "logbook reindex --retry")`));
   }

@@ -3,6 +3,7 @@
 // data in place. A store whose derived data is damaged is rebuilt through a copy
 // (`rebuild_by_copy.ts`); damaged raw data cannot be rebuilt, and the error says what to do.
 
+import { SCRUB_KEY } from "../store/scrub.ts";
 import { adapterOf } from "../sources/adapter.ts";
 import { type HistoryStore, StoreDamagedError } from "../store/db.ts";
 import { checkStore, checkStoreInWorker } from "../store/check.ts";
@@ -89,6 +90,8 @@ class Rebuild {
         -- page it changes, the whole table); this transaction is rolled back whole on failure.
         UPDATE OR FAIL records SET conversation_id = NULL, ts = NULL, kind = 'meta', role = NULL,
           message_id = NULL, part_id = NULL, flags = flags & ${FLAG_ZSTD};`);
+      // The index emptied holds nothing an earlier forget left in it (`scrub.ts`).
+      store.deleteMeta(SCRUB_KEY);
       // The ids of the sources to derive again, each row read at its turn: at 100,000 sources
       // their rows, state and all, held together took some 100 MB through the whole rebuild.
       const ids: number[] = [];

@@ -2,6 +2,7 @@
 // dashboard: the capture switch, the lock that keeps cron runs from overlapping, the failure
 // latch, the engine's options (built here and nowhere else) and the last run's result.
 
+import { scrubIndex } from "../store/scrub.ts";
 import type { Redactor } from "../gate/secrets.ts";
 import type { Context } from "../context.ts";
 import { captureOffNow, captureOffReason, type LastRun } from "./switch.ts";
@@ -252,6 +253,8 @@ export async function runCapture(options: CaptureRunOptions): Promise<CaptureRun
       // What a store holds under a tombstone goes, from its project mirrors too (migration 0012
       // left the work): before a rebuild, which would drop it from the store alone.
       forgetCovered(store, { redact: pass.redact, now: ctx.now() });
+      // What a stopped forget left in the text index is taken out (a rebuild empties it).
+      if (!rebuilding) scrubIndex(store, { signal: pass.signal });
       if (rebuilding) {
         rebuilt = await rebuildFirst(ctx, pass, options.onProgress);
         if (rebuilt === null) {

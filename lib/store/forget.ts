@@ -8,6 +8,7 @@ import { forgetInMirrors, type UnreachedMirror } from "./mirror.ts";
 import type { ConversationRow } from "./records.ts";
 import { emptiedSources, forgetFromCounts, forgetFromTotals } from "./status.ts";
 import { coveringKeys } from "./tombstones.ts";
+import { markScrub, scrubIndex } from "./scrub.ts";
 
 /**
  * The meta key migration 0012 leaves in a store with tombstones: what they cover may have been
@@ -52,6 +53,12 @@ export interface ForgetResult {
    * the old copies of the forgotten pages stay in `history.db-wal` until the next checkpoint.
    */
   walEmptied: boolean;
+  /**
+   * True when the text index holds nothing of them any more; false when that was left for later
+   * (`scrub: "later"`): they are found by no search, but their words stay in the index's segments
+   * until `scrubIndex` (`scrub.ts`) has merged it.
+   */
+  indexScrubbed: boolean;
   /** Conversations removed from project mirrors too (see `mirror.ts`). */
   fromMirrors: number;
   /** Project mirrors that could not be opened: they still hold what was forgotten. */
@@ -61,13 +68,19 @@ export interface ForgetResult {
 /**
  * Forgets the conversations the criteria select, with their subagents at every depth. With
  * `dryRun` nothing changes. Deleted pages are zeroed (the store runs with secure_delete on), the
- * index is rewritten without them, and freed pages are returned to the file system. The titles
- * listed pass `redact` (the gate's redaction of anything shown).
+ * text index is merged without them (unless `scrub: "later"`: see `scrub.ts`), and freed pages
+ * are returned to the file system. The titles listed pass `redact` (the gate's redaction of
+ * anything shown).
  */
 export function forget(
   store: HistoryStore,
   criteria: ForgetCriteria,
-  options: { dryRun?: boolean; now?: number; redact: (text: string) => string },
+  options: {
+    dryRun?: boolean;
+    now?: number;
+    redact: (text: string) => string;
+    scrub?: "now" | "later";
+  },
 ): ForgetResult {
   if (!criteria.ids?.length && criteria.project === undefined && criteria.before === undefined) {
     throw new RangeError("Nothing chosen to forget: give conversation ids, a project or a time");
@@ -86,13 +99,15 @@ export function forget(
       dryRun: true,
       pagesFreed: 0,
       walEmptied: true,
+      indexScrubbed: true,
       fromMirrors: 0,
       mirrorsUnreached: [],
     };
   }
   const keys = items.map((item) => item.conversation);
   removeConversations(store, keys, options.now ?? Date.now());
-  const freed = giveSpaceBack(store);
+  const later = options.scrub === "later";
+  const freed = later ? giveSpaceBack(store) : scrubIndex(store) ?? giveSpaceBack(store);
   // What was forgotten leaves the project mirrors too.
   const mirrors = forgetInMirrors(store, keys);
   return {
@@ -101,7 +116,9 @@ export function forget(
     bytes,
     storeBytes: { before, after: fileBytes(store) },
     dryRun: false,
-    ...freed,
+    pagesFreed: freed.pagesFreed,
+    walEmptied: freed.walEmptied,
+    indexScrubbed: !later,
     fromMirrors: mirrors.removed,
     mirrorsUnreached: mirrors.unreached,
   };
@@ -109,7 +126,7 @@ export function forget(
 
 /**
  * Deletes the conversations `keys` names with their records and index entries, and leaves a
- * tombstone for each: in one transaction, then the indexes rewritten without them.
+ * tombstone for each, and the store marked for the text index's scrub: in one transaction.
  */
 function removeConversations(store: HistoryStore, keys: readonly string[], now: number): void {
   // The store runs with secure_delete on (db.ts): the pages these rows held are zeroed.
@@ -160,12 +177,9 @@ function removeConversations(store: HistoryStore, keys: readonly string[], now: 
     }
     emptiedSources(store, sources);
     forgetFromCounts(store, forgotten);
+    // Deleted records linger in the text index's segments until they are merged (`scrub.ts`).
+    markScrub(store, now);
   });
-  // Deleted documents linger in FTS segments until merged: rewrite the index without them.
-  store.db.exec("INSERT INTO fts (fts) VALUES ('optimize')");
-  if (store.stmt("SELECT 1 FROM sqlite_schema WHERE name = 'fts_next'").get()) {
-    store.db.exec("INSERT INTO fts_next (fts_next) VALUES ('optimize')");
-  }
 }
 
 /**

@@ -2,6 +2,7 @@
 // sources gone upstream, format drift, and the last run. Shared by `reindex --status`,
 // `status` and the dashboard.
 
+import { scrubPendingSince } from "./scrub.ts";
 import { listMirrors, type MirrorState } from "./mirror.ts";
 import { HistoryStore } from "./db.ts";
 import { AGENT_SPECS } from "../agents.ts";
@@ -53,6 +54,11 @@ export interface StoreStatus {
   lastRun: unknown;
   /** Project mirrors and where each stands. */
   mirrors: MirrorState[];
+  /**
+   * Since when (epoch ms) the text index holds words of forgotten conversations, marked deleted,
+   * until its scrub (`scrub.ts`) has merged it; null when it holds none.
+   */
+  forgottenInIndexSince: number | null;
 }
 
 /**
@@ -90,6 +96,7 @@ export function storeStatus(store: HistoryStore, now: number = Date.now()): Stor
     progress: store.getMeta<Progress>("progress") ?? null,
     migration: migrationProgress(store),
     lastRun: store.getMeta("last_run") ?? null,
+    forgottenInIndexSince: scrubPendingSince(store),
   };
 }
 

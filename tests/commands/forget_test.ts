@@ -74,6 +74,12 @@ Deno.test("forget removes a conversation, its bytes from the file, and keeps it 
       small.conversation,
     ]);
     assert.equal(parsed.dryRun, false);
+    // The text index is scrubbed by a process of its own; --finish waits for it.
+    assert.equal(parsed.indexScrubbed, false);
+    assert.equal(typeof parsed.scrubbingPid, "number");
+    const finished = await runCli("forget", ["--finish", "--json"], world.vars);
+    assert.equal(finished.code, 0, finished.stderr);
+    assert.equal(JSON.parse(finished.stdout).walEmptied, true);
     assert.equal(await hits(world, phrase), 0);
     assert.equal(await hits(world, "kestrel-bramble"), 0);
     assert.equal(await hits(world, "copper-marionette"), 0);
@@ -347,6 +353,8 @@ Deno.test("forgetting half a store shrinks the file by a third and leaves its wo
     const result = await runCli("forget", ["--before", cutoff.toISOString(), "--json"], world.vars);
     assert.equal(result.code, 0, result.stderr);
     assert.equal(JSON.parse(result.stdout).conversations.length, sessions / 2);
+    const finished = await runCli("forget", ["--finish"], world.vars);
+    assert.equal(finished.code, 0, finished.stderr);
 
     const sizeAfter = Deno.statSync(join(world.data, "history.db")).size;
     assert.ok(
@@ -402,6 +410,34 @@ Deno.test("forget on a terminal lists what goes and asks; only yes forgets, --ye
       assert.equal(await forgetCommand([second!, "--yes"], io, world.env, never), 0);
       assert.match(io.stdout(), /^Forgot 1 conversation/m);
     });
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("forget leaves the index's scrub to a process of its own; --finish waits for it and says what it did", async () => {
+  const world = await captured();
+  try {
+    const entry = manifest<Entry>("claude").find((e) => e.case === "crlf")!;
+    const result = await runCli("forget", [entry.conversation], world.vars);
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stdout, /their words leave the text index in the background \(pid \d+/);
+    const finished = await runCli("forget", ["--finish"], world.vars);
+    assert.equal(finished.code, 0, finished.stderr);
+    // The background process may have finished first: either way nothing forgotten is left.
+    assert.match(
+      finished.stdout,
+      /^(The text index holds nothing forgotten any more|Nothing to finish: .*)\n$/,
+    );
+    const again = await runCli("forget", ["--finish", "--json"], world.vars);
+    assert.equal(again.code, 0, again.stderr);
+    assert.deepEqual(JSON.parse(again.stdout), {
+      pending: false,
+      steps: 0,
+      pagesFreed: 0,
+      walEmptied: true,
+    });
+    assert.equal(storeFileHas(world, "copper-marionette"), false);
   } finally {
     await world.cleanup();
   }

@@ -1,0 +1,87 @@
+// What a forget leaves in the text index, and taking it out. FTS5 marks a forgotten record deleted
+// at once (no search finds it from then on) but keeps its entries, its words with their places,
+// in the index's segments until a merge writes those segments again. `forget` marks the store in
+// its own transaction (`SCRUB_KEY`); `scrubIndex` then merges the index whole, a step of a
+// bounded size per transaction, and unmarks the store in the step that finds nothing left to
+// merge. The mark survives anything that stops the work half-way (a kill, a full disk): the next
+// `forget --finish` or capture finishes it, and `status` says it is pending.
+//
+// At ten gigabytes of history the whole merge takes about a minute; a `forget` from the command
+// line leaves it to a process of its own (commands/forget.ts) and returns in about a second.
+
+import { giveSpaceBack, type HistoryStore } from "./db.ts";
+
+/** The meta key a forget sets while the text index still holds what it forgot. */
+export const SCRUB_KEY = "index_scrub";
+
+/**
+ * Leaf pages a step merges: about 16 MB written per transaction, so a stopped scrub loses at most
+ * that, the write-ahead log is emptied between steps, and a forget can come in between.
+ */
+export const SCRUB_STEP_PAGES = 4000;
+
+/** The text indexes to scrub: `fts`, and the next one while a batched migration builds it. */
+function indexes(store: HistoryStore): string[] {
+  const next = store.stmt(
+    "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'fts_next'",
+  ).get();
+  return next ? ["fts", "fts_next"] : ["fts"];
+}
+
+/** Marks the store as holding forgotten words in its text index: inside the forget's transaction. */
+export function markScrub(store: HistoryStore, now: number): void {
+  store.setMeta(SCRUB_KEY, now);
+}
+
+/** When the text index still holds what a forget took out (epoch ms of that forget), or null. */
+export function scrubPendingSince(store: HistoryStore): number | null {
+  const since = store.getMeta<number>(SCRUB_KEY);
+  return typeof since === "number" ? since : null;
+}
+
+/** What a scrub did. */
+export interface ScrubResult {
+  /** Merge steps run (each its own transaction). */
+  steps: number;
+  /** Pages returned to the file system once the index was whole. */
+  pagesFreed: number;
+  /** False when a reader kept the write-ahead log (and its old pages) from being emptied. */
+  walEmptied: boolean;
+}
+
+/**
+ * Merges the text index until nothing forgotten is left in it, then gives the freed pages back.
+ * Returns null when no forget was pending, or when `signal` stopped it between two steps (the
+ * store stays marked; what was merged stays merged). `onStep` hears after each step (for a progress line).
+ * FTS5's `merge` with a negative page count merges every segment into one, incrementally; a step
+ * that changes nothing (fewer than two changes: the command itself counts one) means it is whole.
+ */
+export function scrubIndex(
+  store: HistoryStore,
+  options: { pages?: number; onStep?: (steps: number) => void; signal?: AbortSignal | undefined } =
+    {},
+): ScrubResult | null {
+  if (scrubPendingSince(store) === null) return null;
+  const pages = options.pages ?? SCRUB_STEP_PAGES;
+  const changes = store.stmt("SELECT total_changes() AS n");
+  const count = () => (changes.get() as { n: number }).n;
+  let steps = 0;
+  for (let whole = false; !whole;) {
+    if (options.signal?.aborted) return null;
+    whole = store.transaction(() => {
+      let merged = false;
+      for (const table of indexes(store)) {
+        const before = count();
+        store.db.exec(`INSERT INTO ${table} (${table}, rank) VALUES ('merge', ${-pages})`);
+        if (count() - before >= 2) merged = true;
+      }
+      // Unmarked under the same write lock as the step that found the index whole: a forget
+      // committed before it had its records marked deleted in segments this step looked at.
+      if (!merged) store.deleteMeta(SCRUB_KEY);
+      return !merged;
+    });
+    steps++;
+    options.onStep?.(steps);
+  }
+  return { steps, ...giveSpaceBack(store) };
+}

@@ -1,0 +1,172 @@
+// The text index's scrub after a forget (lib/store/scrub.ts): a forget that leaves it for later is
+// found by no search at once, but its words stay in the index's segments until the scrub, which
+// leaves them in no file; a scrub stopped between steps is finished by the next one or by the
+// next capture; a rebuild, which empties the index, unmarks the store.
+
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { main as reindex } from "../../../commands/reindex.ts";
+import { main as search } from "../../../commands/search.ts";
+import { HistoryStore } from "../../../lib/store/db.ts";
+import { forget } from "../../../lib/store/forget.ts";
+import { scrubIndex, scrubPendingSince } from "../../../lib/store/scrub.ts";
+import { writeClaudeCorpus } from "../../_corpus.ts";
+import { captureIo, makeWorld, type World } from "../../_helpers.ts";
+
+const redact = (text: string) => text;
+
+/** Sessions of their own, each with one word no other holds (`xylophone<letters>`). */
+const WORDS = ["quintessentialxylophonealpha", "quintessentialxylophonebravo"];
+
+function writeSession(world: World, n: number): string {
+  const id = `0000000${n}-aaaa-4bbb-8ccc-dddddddddddd`;
+  const cwd = "/home/dev/src/scrubbed";
+  const dir = join(world.claude, "projects", cwd.replaceAll("/", "-"));
+  Deno.mkdirSync(dir, { recursive: true });
+  const lines = [0, 1, 2].map((i) =>
+    JSON.stringify({
+      type: i % 2 ? "assistant" : "user",
+      sessionId: id,
+      cwd,
+      uuid: `${n}${i}000000-aaaa-4bbb-8ccc-dddddddddddd`,
+      timestamp: `2026-06-0${n + 1}T10:00:0${i}.000Z`,
+      message: i % 2
+        ? { id: `msg_${n}_${i}`, role: "assistant", content: [{ type: "text", text: "noted" }] }
+        : { role: "user", content: `please keep ${WORDS[n]} in mind` },
+    })
+  );
+  Deno.writeTextFileSync(join(dir, `${id}.jsonl`), lines.join("\n") + "\n");
+  return `claude:${id}`;
+}
+
+/** True when the store's file or its log holds `text` (the tail of a word: see WORDS). */
+function storeHolds(world: World, text: string): boolean {
+  const needle = Buffer.from(text);
+  for (const name of ["history.db", "history.db-wal"]) {
+    try {
+      if (readFileSync(join(world.data, name)).includes(needle)) return true;
+    } catch {
+      // absent
+    }
+  }
+  return false;
+}
+
+async function hits(world: World, query: string): Promise<number> {
+  const io = captureIo();
+  return (await search([query, "--json"], io, world.env)) === 0
+    ? io.stdout().trim().split("\n").length
+    : 0;
+}
+
+async function captured(): Promise<{ world: World; keys: string[] }> {
+  const world = await makeWorld();
+  // Enough beside them for the index to have segments of several sizes.
+  writeClaudeCorpus(world.claude, { sessions: 40, lines: 20 });
+  const keys = WORDS.map((_, n) => writeSession(world, n));
+  assert.equal(await reindex(["--quiet"], captureIo(), world.env), 0);
+  return { world, keys };
+}
+
+function open(world: World): HistoryStore {
+  return HistoryStore.open({ path: join(world.data, "history.db"), root: world.data });
+}
+
+function integrity(store: HistoryStore): void {
+  store.db.exec("INSERT INTO fts (fts) VALUES ('integrity-check')");
+}
+
+Deno.test("a forget left for later: found by no search at once, its words gone from the file after the scrub", async () => {
+  const { world, keys } = await captured();
+  try {
+    assert.ok(storeHolds(world, "xylophonealpha"), "the word is in the store first");
+    const store = open(world);
+    try {
+      const result = forget(store, { ids: [keys[0]!] }, { redact, scrub: "later" });
+      assert.equal(result.indexScrubbed, false);
+      assert.notEqual(scrubPendingSince(store), null, "the store is marked");
+      assert.equal(await hits(world, WORDS[0]!), 0, "no search finds it");
+      // Its record's bytes were zeroed; the index's segments still hold the word.
+      assert.ok(storeHolds(world, "xylophonealpha"), "the index holds it until the scrub");
+
+      const scrubbed = scrubIndex(store);
+      assert.ok(scrubbed && scrubbed.steps >= 1, "the scrub ran");
+      assert.equal(scrubPendingSince(store), null, "the mark is gone");
+      assert.equal(storeHolds(world, "xylophonealpha"), false, "no file holds the word");
+      integrity(store);
+      assert.equal(scrubIndex(store), null, "nothing left to do");
+    } finally {
+      store.close();
+    }
+    assert.ok(await hits(world, WORDS[1]!) > 0, "the other conversation stays");
+    assert.ok(storeHolds(world, "xylophonebravo"));
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("a scrub stopped between steps keeps the mark; the next one, or the next capture, finishes it", async () => {
+  const { world, keys } = await captured();
+  try {
+    const store = open(world);
+    try {
+      forget(store, { ids: [keys[0]!] }, { redact, scrub: "later" });
+      // One page a step, stopped after the first: what was merged stays merged.
+      const stop = new AbortController();
+      const stopped = scrubIndex(store, {
+        pages: 1,
+        onStep: () => stop.abort(),
+        signal: stop.signal,
+      });
+      assert.equal(stopped, null);
+      assert.notEqual(scrubPendingSince(store), null, "still marked");
+      integrity(store);
+      const done = scrubIndex(store, { pages: 1 });
+      assert.ok(done && done.steps > 1, `finished in ${done?.steps} steps of a page`);
+      assert.equal(storeHolds(world, "xylophonealpha"), false);
+      integrity(store);
+
+      // A forget whose scrub never ran (its process killed): the next capture does it.
+      forget(store, { ids: [keys[1]!] }, { redact, scrub: "later" });
+      assert.ok(storeHolds(world, "xylophonebravo"));
+    } finally {
+      store.close();
+    }
+    assert.equal(await reindex(["--quiet"], captureIo(), world.env), 0);
+    const after = open(world);
+    try {
+      assert.equal(scrubPendingSince(after), null);
+      integrity(after);
+    } finally {
+      after.close();
+    }
+    assert.equal(storeHolds(world, "xylophonebravo"), false);
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("a rebuild empties the index, and with it what a forget left there: the mark goes", async () => {
+  const { world, keys } = await captured();
+  try {
+    const store = open(world);
+    try {
+      forget(store, { ids: [keys[0]!] }, { redact, scrub: "later" });
+    } finally {
+      store.close();
+    }
+    assert.equal(await reindex(["--rebuild", "--quiet"], captureIo(), world.env), 0);
+    const after = open(world);
+    try {
+      assert.equal(scrubPendingSince(after), null);
+      integrity(after);
+    } finally {
+      after.close();
+    }
+    assert.equal(storeHolds(world, "xylophonealpha"), false);
+    assert.ok(await hits(world, WORDS[1]!) > 0);
+  } finally {
+    await world.cleanup();
+  }
+});
