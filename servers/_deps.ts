@@ -16,6 +16,7 @@ import { budgetMsFrom } from "../lib/store/search.ts";
 import { SearchWorkers, sharedSearchWorkers } from "../lib/store/search_workers.ts";
 import { type Operation, type StageMarkers, stageMarkers } from "../lib/stage_markers.ts";
 import { BackgroundCapture } from "./_capture.ts";
+import { BackgroundScrub } from "./_scrub.ts";
 import { ApiError } from "./_errors.ts";
 
 /** What `createApp` needs; everything but `ctx`, `token` and `hosts` has a default. */
@@ -58,6 +59,8 @@ export interface Services {
   /** The gate's redaction of anything shown. */
   redact: Redactor;
   capture: BackgroundCapture;
+  /** What takes a forget's words out of the text index, after the forget has answered. */
+  scrub: BackgroundScrub;
   openStore: (options?: { mustExist?: boolean }) => HistoryStore;
   onError: (err: unknown) => void;
   /** Where searches run, off the event loop (the process's own workers unless a test's). */
@@ -83,6 +86,7 @@ export function services(deps: AppDeps): Services {
   const redact = redactorFor(ctx);
   const op = markers.operation("dashboard");
   const adapters = deps.adapters ?? ADAPTERS;
+  const onError = deps.onError ?? ((err: unknown) => console.error(err));
   return {
     ctx,
     token: deps.token,
@@ -94,8 +98,9 @@ export function services(deps: AppDeps): Services {
     op,
     redact,
     capture: new BackgroundCapture({ ctx, openStore: () => open(), redact, now, adapters }),
+    scrub: new BackgroundScrub(ctx, () => open(), onError),
     openStore: open,
-    onError: deps.onError ?? ((err) => console.error(err)),
+    onError,
     searches: deps.startSearchWorker || deps.adapters
       ? new SearchWorkers({
         ...(deps.startSearchWorker ? { start: deps.startSearchWorker } : {}),

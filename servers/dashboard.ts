@@ -142,6 +142,7 @@ export function serveDashboard(options: ServeOptions): RunningDashboard {
       closing ??= (async () => {
         try {
           await services.capture.stop();
+          await services.scrub.stop();
           services.searches.close();
           await server.shutdown();
         } finally {

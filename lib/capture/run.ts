@@ -2,7 +2,7 @@
 // dashboard: the capture switch, the lock that keeps cron runs from overlapping, the failure
 // latch, the engine's options (built here and nowhere else) and the last run's result.
 
-import { scrubIndex } from "../store/scrub.ts";
+import { scrubIndexYielding } from "../store/scrub.ts";
 import type { Redactor } from "../gate/secrets.ts";
 import type { Context } from "../context.ts";
 import { captureOffNow, captureOffReason, type LastRun } from "./switch.ts";
@@ -202,6 +202,10 @@ export function passOptions(
 export function whyNotCaptured(result: Exclude<CaptureRunResult, { status: "captured" }>): string {
   switch (result.status) {
     case "busy":
+      // `forget --finish` holds the capture lock while it merges the text index.
+      if (result.holder?.command.startsWith("forget")) {
+        return `A forget is taking words out of the text index (pid ${result.holder.pid})`;
+      }
       return `Another capture is running (${
         result.holder ? `pid ${result.holder.pid}` : "another process"
       })`;
@@ -254,7 +258,7 @@ export async function runCapture(options: CaptureRunOptions): Promise<CaptureRun
       // left the work): before a rebuild, which would drop it from the store alone.
       forgetCovered(store, { redact: pass.redact, now: ctx.now() });
       // What a stopped forget left in the text index is taken out (a rebuild empties it).
-      if (!rebuilding) scrubIndex(store, { signal: pass.signal });
+      if (!rebuilding) await scrubIndexYielding(store, { signal: pass.signal });
       if (rebuilding) {
         rebuilt = await rebuildFirst(ctx, pass, options.onProgress);
         if (rebuilt === null) {

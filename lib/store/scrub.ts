@@ -49,39 +49,69 @@ export interface ScrubResult {
   walEmptied: boolean;
 }
 
+/** How a scrub runs: its steps' size, who hears of each, and what stops it between two. */
+export interface ScrubOptions {
+  pages?: number;
+  onStep?: (steps: number) => void;
+  signal?: AbortSignal | undefined;
+}
+
 /**
  * Merges the text index until nothing forgotten is left in it, then gives the freed pages back.
  * Returns null when no forget was pending, or when `signal` stopped it between two steps (the
- * store stays marked; what was merged stays merged). `onStep` hears after each step (for a progress line).
- * FTS5's `merge` with a negative page count merges every segment into one, incrementally; a step
- * that changes nothing (fewer than two changes: the command itself counts one) means it is whole.
+ * store stays marked; what was merged stays merged). `onStep` hears after each step. FTS5's
+ * `merge` with a negative page count merges every segment into one, incrementally.
  */
-export function scrubIndex(
-  store: HistoryStore,
-  options: { pages?: number; onStep?: (steps: number) => void; signal?: AbortSignal | undefined } =
-    {},
-): ScrubResult | null {
+export function scrubIndex(store: HistoryStore, options: ScrubOptions = {}): ScrubResult | null {
   if (scrubPendingSince(store) === null) return null;
-  const pages = options.pages ?? SCRUB_STEP_PAGES;
-  const changes = store.stmt("SELECT total_changes() AS n");
-  const count = () => (changes.get() as { n: number }).n;
   let steps = 0;
   for (let whole = false; !whole;) {
     if (options.signal?.aborted) return null;
-    whole = store.transaction(() => {
-      let merged = false;
-      for (const table of indexes(store)) {
-        const before = count();
-        store.db.exec(`INSERT INTO ${table} (${table}, rank) VALUES ('merge', ${-pages})`);
-        if (count() - before >= 2) merged = true;
-      }
-      // Unmarked under the same write lock as the step that found the index whole: a forget
-      // committed before it had its records marked deleted in segments this step looked at.
-      if (!merged) store.deleteMeta(SCRUB_KEY);
-      return !merged;
-    });
+    whole = scrubStep(store, options.pages ?? SCRUB_STEP_PAGES);
     steps++;
     options.onStep?.(steps);
   }
   return { steps, ...giveSpaceBack(store) };
+}
+
+/**
+ * `scrubIndex` for a process that must go on answering meanwhile (the dashboard, a capture): the
+ * event loop runs between two steps (each a transaction of a few hundred milliseconds at most).
+ */
+export async function scrubIndexYielding(
+  store: HistoryStore,
+  options: ScrubOptions = {},
+): Promise<ScrubResult | null> {
+  if (scrubPendingSince(store) === null) return null;
+  let steps = 0;
+  for (let whole = false; !whole;) {
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    if (options.signal?.aborted) return null;
+    whole = scrubStep(store, options.pages ?? SCRUB_STEP_PAGES);
+    steps++;
+    options.onStep?.(steps);
+  }
+  return { steps, ...giveSpaceBack(store) };
+}
+
+/**
+ * One step: a merge of up to `pages` leaf pages of each text index, in a transaction. A step that
+ * changes nothing (fewer than two changes: the command itself counts one) means the index is one
+ * segment with nothing marked deleted: the store is unmarked in that same transaction, under the
+ * write lock, so a forget committed before it had its records in the segments it looked at.
+ * True once the index is whole.
+ */
+function scrubStep(store: HistoryStore, pages: number): boolean {
+  const changes = store.stmt("SELECT total_changes() AS n");
+  const count = () => (changes.get() as { n: number }).n;
+  return store.transaction(() => {
+    let merged = false;
+    for (const table of indexes(store)) {
+      const before = count();
+      store.db.exec(`INSERT INTO ${table} (${table}, rank) VALUES ('merge', ${-pages})`);
+      if (count() - before >= 2) merged = true;
+    }
+    if (!merged) store.deleteMeta(SCRUB_KEY);
+    return !merged;
+  });
 }

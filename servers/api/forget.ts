@@ -52,7 +52,10 @@ export const forgetApi: Route = (svc) =>
           dryRun: body.dryRun === true,
           now: svc.now(),
           redact: svc.redact,
+          // Their words leave the text index after the answer (a minute at ten gigabytes).
+          scrub: "later",
         }),
     );
+    if (!result.indexScrubbed) svc.scrub.start();
     return c.json(redactDeep(result, svc.redact));
   });

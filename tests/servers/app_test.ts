@@ -1,6 +1,7 @@
 // The dashboard's API through `app.request()`: each endpoint against a real captured store, what
 // a bad input gets back, auth, the Host check, the error shape and the gate.
 
+import { scrubPendingSince } from "../../lib/store/scrub.ts";
 import { oneOf } from "../../lib/format.ts";
 import { AGENTS } from "../../lib/agents.ts";
 import assert from "node:assert/strict";
@@ -602,7 +603,7 @@ Deno.test("GET /api/stage-markers lists unclosed steps, stalls flagged, and the 
 Deno.test("POST /api/forget removes conversations as forget does, after a dry run", async (t) => {
   const world = await capturedWorld();
   try {
-    const { app } = appFor(world);
+    const { app, services } = appFor(world);
     await t.step("bad bodies are 400s naming the field", async () => {
       await assertError(await post(app, "/api/forget", {}), 400, "bad_request", "ids");
       await assertError(
@@ -652,6 +653,16 @@ Deno.test("POST /api/forget removes conversations as forget does, after a dry ru
       );
       const hits = await (await request(app, `/api/search?q=${PLANTED.phrase}`)).json();
       assert.deepEqual(hits.hits, []);
+      // Answered first; the text index is merged without them after, in this process.
+      assert.equal(body.indexScrubbed, false);
+      await services.scrub.idle();
+      const store = services.openStore({ mustExist: true });
+      try {
+        assert.equal(scrubPendingSince(store), null, "the scrub ran to its end");
+        store.db.exec("INSERT INTO fts (fts) VALUES ('integrity-check')");
+      } finally {
+        store.close();
+      }
     });
   } finally {
     await world.cleanup();

@@ -3,7 +3,7 @@
 
 import assert from "node:assert/strict";
 import { loadContext, openStore, redactorFor } from "../../../lib/context.ts";
-import { passOptions, runCapture } from "../../../lib/capture/run.ts";
+import { passOptions, runCapture, whyNotCaptured } from "../../../lib/capture/run.ts";
 import { LATCH_KEY, type LatchedFailure } from "../../../lib/store/latch.ts";
 import { watch } from "../../../lib/capture/watch.ts";
 import { envFrom } from "../../../lib/env.ts";
@@ -144,4 +144,20 @@ Deno.test("passOptions() knows the projects of the conversations the last run ca
   } finally {
     await world.cleanup();
   }
+});
+
+Deno.test("whyNotCaptured names a forget's scrub of the text index, which holds the capture lock", () => {
+  const holder = (command: string) => ({ pid: 4242, startedAt: 0, command });
+  assert.equal(
+    whyNotCaptured({ status: "busy", holder: holder("forget --finish") }),
+    "A forget is taking words out of the text index (pid 4242)",
+  );
+  assert.equal(
+    whyNotCaptured({ status: "busy", holder: holder("reindex") }),
+    "Another capture is running (pid 4242)",
+  );
+  assert.equal(
+    whyNotCaptured({ status: "busy", holder: null }),
+    "Another capture is running (another process)",
+  );
 });

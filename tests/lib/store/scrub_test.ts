@@ -8,6 +8,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { main as reindex } from "../../../commands/reindex.ts";
 import { main as search } from "../../../commands/search.ts";
+import { main as status } from "../../../commands/status.ts";
 import { HistoryStore } from "../../../lib/store/db.ts";
 import { forget } from "../../../lib/store/forget.ts";
 import { scrubIndex, scrubPendingSince } from "../../../lib/store/scrub.ts";
@@ -89,11 +90,20 @@ Deno.test("a forget left for later: found by no search at once, its words gone f
       assert.equal(await hits(world, WORDS[0]!), 0, "no search finds it");
       // Its record's bytes were zeroed; the index's segments still hold the word.
       assert.ok(storeHolds(world, "xylophonealpha"), "the index holds it until the scrub");
+      const io = captureIo();
+      assert.equal(await status([], io, world.env), 0);
+      assert.match(
+        io.stdout(),
+        /^text index: still holds the words of what was forgotten at .*run "logbook forget --finish"/m,
+      );
 
       const scrubbed = scrubIndex(store);
       assert.ok(scrubbed && scrubbed.steps >= 1, "the scrub ran");
       assert.equal(scrubPendingSince(store), null, "the mark is gone");
       assert.equal(storeHolds(world, "xylophonealpha"), false, "no file holds the word");
+      const json = captureIo();
+      assert.equal(await status(["--json"], json, world.env), 0);
+      assert.equal(JSON.parse(json.stdout()).store.forgottenInIndexSince, null);
       integrity(store);
       assert.equal(scrubIndex(store), null, "nothing left to do");
     } finally {
