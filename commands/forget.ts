@@ -146,7 +146,9 @@ async function finish(ctx: Context, io: Io, json: boolean): Promise<number> {
       : await waitLock(ctx.paths.run, ctx.paths.root, "capture", "forget --finish");
     try {
       const pending = scrubPendingSince(store) !== null;
-      const result = scrubIndex(store) ?? { steps: 0, pagesFreed: 0, walEmptied: true };
+      // A step of the stage markers, so a scrub that never ends shows among the unclosed ones.
+      const result = ctx.markers.operation("forget").stageSync("scrub", () => scrubIndex(store)) ??
+        { steps: 0, pagesFreed: 0, walEmptied: true };
       if (json) {
         io.out(safeJson({ pending, ...result }) + "\n");
       } else {
