@@ -183,7 +183,7 @@ export const inBackground: Background = (ctx) => {
         "--quiet",
         ...(canStat(pathOf(config)) ? [`--config=${pathOf(config)}`] : []),
         ...runFlags(spec.permissions),
-        pathOf(new URL("./forget.ts", import.meta.url)),
+        pathOf(new URL(import.meta.url)), // this file
         "--finish",
       ];
     }
