@@ -278,7 +278,8 @@ function printResult(
   );
   if (options.scrubbing !== null) {
     io.out(
-      `No search finds them; their words leave the text index in the background (pid ${options.scrubbing}, a minute at ten gigabytes). "logbook forget --finish" waits for it\n`,
+      "No search finds them. Their words leave the text index in the background\n" +
+        `(pid ${options.scrubbing}; a minute at ten gigabytes): "logbook forget --finish" waits for it\n`,
     );
   }
   if (!result.dryRun && !result.walEmptied) {

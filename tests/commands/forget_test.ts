@@ -421,7 +421,13 @@ Deno.test("forget leaves the index's scrub to a process of its own; --finish wai
     const entry = manifest<Entry>("claude").find((e) => e.case === "crlf")!;
     const result = await runCli("forget", [entry.conversation], world.vars);
     assert.equal(result.code, 0, result.stderr);
-    assert.match(result.stdout, /their words leave the text index in the background \(pid \d+/);
+    assert.match(
+      result.stdout,
+      /^No search finds them\. Their words leave the text index in the background\n\(pid \d+; /m,
+    );
+    for (const line of result.stdout.split("\n").filter((l) => /text index|^\(pid/.test(l))) {
+      assert.ok(line.length <= 80, `${line.length} columns: ${line}`);
+    }
     const finished = await runCli("forget", ["--finish"], world.vars);
     assert.equal(finished.code, 0, finished.stderr);
     // The background process may have finished first: either way nothing forgotten is left.
