@@ -13,7 +13,8 @@ import type { Env } from "../lib/env.ts";
 import { projectOfUserPath } from "../lib/paths.ts";
 import { forget, type ForgetCriteria, type ForgetResult } from "../lib/store/forget.ts";
 import { scrubIndex, scrubPendingSince } from "../lib/store/scrub.ts";
-import { tryLock, waitLock } from "../lib/lock.ts";
+import { isLockHeld, tryLock, waitLock } from "../lib/lock.ts";
+import { join } from "../lib/path.ts";
 import { runFlags } from "../lib/run_flags.ts";
 import { canStat } from "../lib/present.ts";
 import { parseWhen } from "../lib/when.ts";
@@ -54,7 +55,7 @@ export const spec = defineCommand({
  * own, left running after this one ends, with the data and config folders of `ctx`. Returns its
  * pid, or null when it could not be started (then the caller does the work itself).
  */
-export type Background = (ctx: Context) => number | null;
+export type Background = (ctx: Context) => Promise<number | null>;
 
 /** Runs `forget` with `args`; returns the exit status. */
 export async function main(
@@ -102,7 +103,7 @@ export async function main(
       let scrubbing: number | null = null;
       if (!result.dryRun && !result.indexScrubbed) {
         store.close();
-        scrubbing = background!(ctx);
+        scrubbing = await background!(ctx);
         if (scrubbing === null) {
           // Not started (no permission to run it, say): done here, as before.
           const lock = await waitLock(ctx.paths.run, ctx.paths.root, "capture", "forget");
@@ -131,7 +132,8 @@ export async function main(
  * merges the text index until nothing forgotten is left in it.
  */
 async function finish(ctx: Context, io: Io, json: boolean): Promise<number> {
-  // The store first: a data dir that is not there (any more) is said so, and nothing is made.
+  // The store first: a data dir that is not there (any more) is said so, and nothing is made. It
+  // is closed before the lock is released: whoever waited for the lock finds its files settled.
   const store = openStore(ctx, { mustExist: true });
   try {
     const tried = tryLock(ctx.paths.run, ctx.paths.root, "capture", "forget --finish");
@@ -160,6 +162,7 @@ async function finish(ctx: Context, io: Io, json: boolean): Promise<number> {
       }
       return EXIT.ok;
     } finally {
+      store.close();
       lock.release();
     }
   } finally {
@@ -168,7 +171,7 @@ async function finish(ctx: Context, io: Io, json: boolean): Promise<number> {
 }
 
 /** The real `Background`: this command run again with `--finish`, detached from this process. */
-export const inBackground: Background = (ctx) => {
+export const inBackground: Background = async (ctx) => {
   try {
     const exe = Deno.execPath();
     const compiled = !/(^|\/)deno(\.exe)?$/.test(exe);
@@ -199,6 +202,14 @@ export const inBackground: Background = (ctx) => {
       stderr: "null",
       detached: true,
     }).spawn();
+    let ended = false;
+    child.status.then(() => ended = true, () => ended = true);
+    // Returned once it holds the capture lock (or waits behind whoever does): a `forget --finish`
+    // run after this one then waits for it. Bounded, should it never get that far.
+    const lock = join(ctx.paths.run, "capture.lock");
+    for (const until = Date.now() + 5_000; !ended && !isLockHeld(lock) && Date.now() < until;) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
     child.unref();
     return child.pid;
   } catch {

@@ -141,8 +141,9 @@ export function serveDashboard(options: ServeOptions): RunningDashboard {
     shutdown() {
       closing ??= (async () => {
         try {
-          await services.capture.stop();
+          // The scrub first: a capture may be waiting for the lock it holds.
           await services.scrub.stop();
+          await services.capture.stop();
           services.searches.close();
           await server.shutdown();
         } finally {

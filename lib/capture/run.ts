@@ -6,7 +6,7 @@ import { scrubIndexYielding } from "../store/scrub.ts";
 import type { Redactor } from "../gate/secrets.ts";
 import type { Context } from "../context.ts";
 import { captureOffNow, captureOffReason, type LastRun } from "./switch.ts";
-import { type HeldLock, type LockInfo, tryLock } from "../lock.ts";
+import { type HeldLock, type LockInfo, tryLock, waitLock } from "../lock.ts";
 import { projectOfRecorded } from "../paths.ts";
 import type { Adapter, DiscoverContext } from "../sources/adapter.ts";
 import { ADAPTERS } from "../sources/mod.ts";
@@ -236,7 +236,12 @@ export async function runCapture(options: CaptureRunOptions): Promise<CaptureRun
   if (off) return { status: "off", reason: off };
 
   const by = options.command ?? "reindex";
-  const lock = tryCaptureLock(ctx, by);
+  let lock = tryCaptureLock(ctx, by);
+  if ("holder" in lock && lock.holder?.command.startsWith("forget")) {
+    // A forget's merge of the text index (`forget --finish`, a minute at ten gigabytes): waited
+    // for, as a capture after a forget is what a person runs next.
+    lock = { held: await waitLock(ctx.paths.run, ctx.paths.root, "capture", by) };
+  }
   if ("holder" in lock) return { status: "busy", holder: lock.holder };
   try {
     // The files a whole pass looked at: what status shows of them is kept with its result.

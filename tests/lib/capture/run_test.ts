@@ -9,6 +9,7 @@ import { watch } from "../../../lib/capture/watch.ts";
 import { envFrom } from "../../../lib/env.ts";
 import { ADAPTERS } from "../../../lib/sources/mod.ts";
 import { makeWorld, withStore } from "../../_helpers.ts";
+import { tryLock } from "../../../lib/lock.ts";
 import { writeClaudeCorpus } from "../../_corpus.ts";
 
 const FAILURE: LatchedFailure = { at: 1_700_000_000_000, message: "The rebuild failed" };
@@ -160,4 +161,36 @@ Deno.test("whyNotCaptured names a forget's scrub of the text index, which holds 
     whyNotCaptured({ status: "busy", holder: null }),
     "Another capture is running (another process)",
   );
+});
+
+Deno.test("a capture waits for a forget's scrub holding the capture lock, and is busy for another capture", async () => {
+  const world = await makeWorld({ fixtures: ["claude"] });
+  try {
+    const ctx = loadContext({ env: world.env });
+    const store = openStore(ctx);
+    const redact = redactorFor(ctx);
+    try {
+      const other = tryLock(ctx.paths.run, ctx.paths.root, "capture", "reindex");
+      assert.ok("held" in other);
+      const busy = await runCapture({ ctx, store, redact });
+      assert.equal(busy.status, "busy");
+      other.held.release();
+
+      const scrub = tryLock(ctx.paths.run, ctx.paths.root, "capture", "forget --finish");
+      assert.ok("held" in scrub);
+      let ended = false;
+      const running = runCapture({ ctx, store, redact }).finally(() => ended = true);
+      // A busy answer would have come by now: the run waits for the lock instead.
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      assert.equal(ended, false, "still waiting for the lock");
+      scrub.held.release();
+      const result = await running;
+      assert.equal(result.status, "captured");
+      assert.ok(result.status === "captured" && result.summary.records > 0);
+    } finally {
+      store.close();
+    }
+  } finally {
+    await world.cleanup();
+  }
 });
