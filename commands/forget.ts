@@ -12,7 +12,7 @@ import { type Context, loadContext, openStore, redactorFor } from "../lib/contex
 import type { Env } from "../lib/env.ts";
 import { projectOfUserPath } from "../lib/paths.ts";
 import { forget, type ForgetCriteria, type ForgetResult } from "../lib/store/forget.ts";
-import { scrubIndex, scrubPendingSince } from "../lib/store/scrub.ts";
+import { SCRUB_HOLDER, scrubIndex, scrubPendingSince } from "../lib/store/scrub.ts";
 import { isLockHeld, tryLock, waitLock } from "../lib/lock.ts";
 import { join } from "../lib/path.ts";
 import { runFlags } from "../lib/run_flags.ts";
@@ -106,7 +106,7 @@ export async function main(
         scrubbing = await background!(ctx);
         if (scrubbing === null) {
           // Not started (no permission to run it, say): done here, as before.
-          const lock = await waitLock(ctx.paths.run, ctx.paths.root, "capture", "forget");
+          const lock = await waitLock(ctx.paths.run, ctx.paths.root, "capture", SCRUB_HOLDER);
           try {
             const again = openStore(ctx, { mustExist: true });
             try {
@@ -136,7 +136,7 @@ async function finish(ctx: Context, io: Io, json: boolean): Promise<number> {
   // is closed before the lock is released: whoever waited for the lock finds its files settled.
   const store = openStore(ctx, { mustExist: true });
   try {
-    const tried = tryLock(ctx.paths.run, ctx.paths.root, "capture", "forget --finish");
+    const tried = tryLock(ctx.paths.run, ctx.paths.root, "capture", SCRUB_HOLDER);
     if ("holder" in tried) {
       const who = tried.holder
         ? `pid ${tried.holder.pid}, ${tried.holder.command}`
@@ -145,7 +145,7 @@ async function finish(ctx: Context, io: Io, json: boolean): Promise<number> {
     }
     const lock = "held" in tried
       ? tried.held
-      : await waitLock(ctx.paths.run, ctx.paths.root, "capture", "forget --finish");
+      : await waitLock(ctx.paths.run, ctx.paths.root, "capture", SCRUB_HOLDER);
     try {
       const pending = scrubPendingSince(store) !== null;
       // A step of the stage markers, so a scrub that never ends shows among the unclosed ones.
@@ -171,7 +171,7 @@ async function finish(ctx: Context, io: Io, json: boolean): Promise<number> {
 }
 
 /** The real `Background`: this command run again with `--finish`, detached from this process. */
-export const inBackground: Background = async (ctx) => {
+const inBackground: Background = async (ctx) => {
   try {
     const exe = Deno.execPath();
     const compiled = !/(^|\/)deno(\.exe)?$/.test(exe);

@@ -29,14 +29,7 @@ export function tryLock(
   name: string,
   command: string,
 ): { held: HeldLock } | { holder: LockInfo | null } {
-  const path = join(runDir, `${name}.lock`);
-  let file: Deno.FsFile;
-  try {
-    ensurePrivateFile(path, root);
-    file = Deno.openSync(path, { read: true, write: true });
-  } catch (err) {
-    throw explainDataDir(err, root) ?? err;
-  }
+  const { path, file } = openLock(runDir, root, name);
   let locked = false;
   try {
     locked = file.tryLockSync(true);
@@ -61,14 +54,7 @@ export async function waitLock(
   name: string,
   command: string,
 ): Promise<HeldLock> {
-  const path = join(runDir, `${name}.lock`);
-  let file: Deno.FsFile;
-  try {
-    ensurePrivateFile(path, root);
-    file = Deno.openSync(path, { read: true, write: true });
-  } catch (err) {
-    throw explainDataDir(err, root) ?? err;
-  }
+  const { path, file } = openLock(runDir, root, name);
   try {
     await file.lock(true);
   } catch (err) {
@@ -76,6 +62,20 @@ export async function waitLock(
     throw err;
   }
   return hold(file, path, command);
+}
+
+/**
+ * `run/<name>.lock`, made private if it is new, opened to be locked. A data dir (`root`) the file
+ * system refuses is said in words (`explainDataDir`).
+ */
+function openLock(runDir: string, root: string, name: string): { path: string; file: Deno.FsFile } {
+  const path = join(runDir, `${name}.lock`);
+  try {
+    ensurePrivateFile(path, root);
+    return { path, file: Deno.openSync(path, { read: true, write: true }) };
+  } catch (err) {
+    throw explainDataDir(err, root) ?? err;
+  }
 }
 
 /** A lock just taken on `file`: this process written in as its holder. */

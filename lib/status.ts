@@ -1,6 +1,7 @@
 // Everything `status` and the dashboard report about logbook on this machine: capture on or off
 // and running, the store, drift, snapshots, unclosed stage markers, sessions and corrupt records.
 
+import { isScrubHolder } from "./store/scrub.ts";
 import { join } from "./path.ts";
 import type { DataPaths } from "./paths.ts";
 import { RunState } from "./run_state.ts";
@@ -107,7 +108,7 @@ export function captureState(ctx: Context, options: StatusOptions = {}): Capture
   const off = captureOffReason(ctx);
   const lockPath = join(ctx.paths.run, "capture.lock");
   const held = isLockHeld(lockPath);
-  const scrubbing = held && (readLock(lockPath)?.command.startsWith("forget") ?? false);
+  const scrubbing = held && isScrubHolder(readLock(lockPath));
   const running = options.running === true || (held && !scrubbing);
   let store: StoreStatus | null = null;
   let latched: LatchedFailure | null = null;

@@ -7,7 +7,7 @@
 import type { Context } from "../lib/context.ts";
 import type { HistoryStore } from "../lib/store/db.ts";
 import { tryLock } from "../lib/lock.ts";
-import { scrubIndexYielding } from "../lib/store/scrub.ts";
+import { SCRUB_HOLDER, scrubIndexYielding } from "../lib/store/scrub.ts";
 
 export class BackgroundScrub {
   #ctx: Context;
@@ -44,7 +44,7 @@ export class BackgroundScrub {
   async #run(): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 0));
     const { paths } = this.#ctx;
-    const lock = tryLock(paths.run, paths.root, "capture", "forget --finish (dashboard)");
+    const lock = tryLock(paths.run, paths.root, "capture", `${SCRUB_HOLDER} (dashboard)`);
     if (!("held" in lock)) return;
     try {
       const store = this.#openStore();

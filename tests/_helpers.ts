@@ -205,6 +205,40 @@ export async function runCli(
   };
 }
 
+/**
+ * Starts `deno run -A script` with `vars` as its environment and resolves once it has said its
+ * first line on stdout: that line (empty if it ended first), and `kill`, which ends it with SIGKILL
+ * (a test's crash at a point the script chose).
+ */
+export async function startUntilLine(
+  script: string,
+  vars: Record<string, string>,
+): Promise<{ line: string; kill(): Promise<void> }> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", script],
+    env: { ...childBaseEnv(), ...vars },
+    clearEnv: true,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let line = "";
+  while (!line.endsWith("\n")) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    line += value;
+  }
+  return {
+    line,
+    async kill() {
+      child.kill("SIGKILL");
+      await child.status;
+      await reader.cancel();
+    },
+  };
+}
+
 /** Runs `commands/<file>.ts` like `runCli`, with `input` piped to its stdin. */
 export async function runCliWithInput(
   file: string,

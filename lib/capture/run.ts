@@ -2,7 +2,7 @@
 // dashboard: the capture switch, the lock that keeps cron runs from overlapping, the failure
 // latch, the engine's options (built here and nowhere else) and the last run's result.
 
-import { scrubIndexYielding } from "../store/scrub.ts";
+import { isScrubHolder, scrubIndexYielding } from "../store/scrub.ts";
 import type { Redactor } from "../gate/secrets.ts";
 import type { Context } from "../context.ts";
 import { captureOffNow, captureOffReason, type LastRun } from "./switch.ts";
@@ -203,7 +203,7 @@ export function whyNotCaptured(result: Exclude<CaptureRunResult, { status: "capt
   switch (result.status) {
     case "busy":
       // `forget --finish` holds the capture lock while it merges the text index.
-      if (result.holder?.command.startsWith("forget")) {
+      if (result.holder && isScrubHolder(result.holder)) {
         return `A forget is taking words out of the text index (pid ${result.holder.pid})`;
       }
       return `Another capture is running (${
@@ -237,7 +237,7 @@ export async function runCapture(options: CaptureRunOptions): Promise<CaptureRun
 
   const by = options.command ?? "reindex";
   let lock = tryCaptureLock(ctx, by);
-  if ("holder" in lock && lock.holder?.command.startsWith("forget")) {
+  if ("holder" in lock && isScrubHolder(lock.holder)) {
     // A forget's merge of the text index (`forget --finish`, a minute at ten gigabytes): waited
     // for, as a capture after a forget is what a person runs next.
     lock = { held: await waitLock(ctx.paths.run, ctx.paths.root, "capture", by) };

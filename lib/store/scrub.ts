@@ -10,6 +10,18 @@
 // line leaves it to a process of its own (commands/forget.ts) and returns in about a second.
 
 import { giveSpaceBack, type HistoryStore } from "./db.ts";
+import type { LockInfo } from "../lock.ts";
+
+/**
+ * The command a scrub writes into the capture lock it holds (the dashboard's adds to it): a
+ * capture waits for such a holder, and `status` tells it from a capture.
+ */
+export const SCRUB_HOLDER = "forget --finish";
+
+/** True when the capture lock's `holder` is a scrub (see `SCRUB_HOLDER`). */
+export function isScrubHolder(holder: LockInfo | null): boolean {
+  return holder?.command.startsWith(SCRUB_HOLDER) ?? false;
+}
 
 /** The meta key a forget sets while the text index still holds what it forgot. */
 export const SCRUB_KEY = "index_scrub";
@@ -63,15 +75,11 @@ export interface ScrubOptions {
  * `merge` with a negative page count merges every segment into one, incrementally.
  */
 export function scrubIndex(store: HistoryStore, options: ScrubOptions = {}): ScrubResult | null {
-  if (scrubPendingSince(store) === null) return null;
-  let steps = 0;
-  for (let whole = false; !whole;) {
-    if (options.signal?.aborted) return null;
-    whole = scrubStep(store, options.pages ?? SCRUB_STEP_PAGES);
-    steps++;
-    options.onStep?.(steps);
+  const run = scrubbing(store, options);
+  for (;;) {
+    const next = run.next();
+    if (next.done) return next.value;
   }
-  return { steps, ...giveSpaceBack(store) };
 }
 
 /**
@@ -82,14 +90,27 @@ export async function scrubIndexYielding(
   store: HistoryStore,
   options: ScrubOptions = {},
 ): Promise<ScrubResult | null> {
+  const run = scrubbing(store, options);
+  for (;;) {
+    const next = run.next();
+    if (next.done) return next.value;
+    await new Promise((resolve) => setTimeout(resolve, 0));
+  }
+}
+
+/** The scrub of `scrubIndex`, pausing after each step for its caller. */
+function* scrubbing(
+  store: HistoryStore,
+  options: ScrubOptions,
+): Generator<void, ScrubResult | null> {
   if (scrubPendingSince(store) === null) return null;
   let steps = 0;
   for (let whole = false; !whole;) {
-    await new Promise((resolve) => setTimeout(resolve, 0));
     if (options.signal?.aborted) return null;
     whole = scrubStep(store, options.pages ?? SCRUB_STEP_PAGES);
     steps++;
     options.onStep?.(steps);
+    yield;
   }
   return { steps, ...giveSpaceBack(store) };
 }

@@ -24,9 +24,9 @@ import { derivedState, makeStoreUnversioned } from "../../_old_store.ts";
 import { addInvisible } from "../../_invisible.ts";
 import {
   captureWorld,
-  childBaseEnv,
   FIXTURES,
   makeWorld,
+  startUntilLine,
   withStore,
   type World,
 } from "../../_helpers.ts";
@@ -306,26 +306,13 @@ Deno.test("a run killed while deriving again loses nothing: the next one finishe
     const fresh = await freshCapture(world, ADAPTERS);
 
     // A child derives again a source per transaction, and stops dead inside the second.
-    const child = new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", join(import.meta.dirname!, "_rederive_child.ts")],
-      env: { ...childBaseEnv(), ...world.vars },
-      clearEnv: true,
-      stdin: "null",
-      stdout: "piped",
-      stderr: "inherit",
-    }).spawn();
-    const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-    let said = "";
-    while (!said.endsWith("\n")) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      said += value;
-    }
-    const held = /^holding after (\d+)\n$/.exec(said);
-    assert.ok(held, `the child said: ${said}`);
-    child.kill("SIGKILL");
-    await child.status;
-    await reader.cancel();
+    const child = await startUntilLine(
+      join(import.meta.dirname!, "_rederive_child.ts"),
+      world.vars,
+    );
+    await child.kill();
+    const held = /^holding after (\d+)\n$/.exec(child.line);
+    assert.ok(held, `the child said: ${child.line}`);
 
     assert.equal(raw(), rawBefore, "raw bytes as they were");
     const done = Number(held[1]);

@@ -13,7 +13,14 @@ import { HistoryStore } from "../../../lib/store/db.ts";
 import { forget } from "../../../lib/store/forget.ts";
 import { scrubIndex, scrubPendingSince } from "../../../lib/store/scrub.ts";
 import { writeClaudeCorpus } from "../../_corpus.ts";
-import { captureIo, childBaseEnv, makeWorld, runCli, type World } from "../../_helpers.ts";
+import {
+  captureIo,
+  makeWorld,
+  runCli,
+  startUntilLine,
+  withStore,
+  type World,
+} from "../../_helpers.ts";
 
 const redact = (text: string) => text;
 
@@ -144,13 +151,10 @@ Deno.test("a scrub stopped between steps keeps the mark; the next one, or the ne
       store.close();
     }
     assert.equal(await reindex(["--quiet"], captureIo(), world.env), 0);
-    const after = open(world);
-    try {
+    withStore(world, (after) => {
       assert.equal(scrubPendingSince(after), null);
       integrity(after);
-    } finally {
-      after.close();
-    }
+    });
     assert.equal(storeHolds(world, "xylophonebravo"), false);
   } finally {
     await world.cleanup();
@@ -160,20 +164,12 @@ Deno.test("a scrub stopped between steps keeps the mark; the next one, or the ne
 Deno.test("a rebuild empties the index, and with it what a forget left there: the mark goes", async () => {
   const { world, keys } = await captured();
   try {
-    const store = open(world);
-    try {
-      forget(store, { ids: [keys[0]!] }, { redact, scrub: "later" });
-    } finally {
-      store.close();
-    }
+    withStore(world, (store) => forget(store, { ids: [keys[0]!] }, { redact, scrub: "later" }));
     assert.equal(await reindex(["--rebuild", "--quiet"], captureIo(), world.env), 0);
-    const after = open(world);
-    try {
+    withStore(world, (after) => {
       assert.equal(scrubPendingSince(after), null);
       integrity(after);
-    } finally {
-      after.close();
-    }
+    });
     assert.equal(storeHolds(world, "xylophonealpha"), false);
     assert.ok(await hits(world, WORDS[1]!) > 0);
   } finally {
@@ -184,51 +180,24 @@ Deno.test("a rebuild empties the index, and with it what a forget left there: th
 Deno.test("a scrub killed inside a step (SIGKILL) loses nothing: the store is whole and marked, and forget --finish ends it", async () => {
   const { world, keys } = await captured();
   try {
-    const store = open(world);
-    try {
-      forget(store, { ids: [keys[0]!] }, { redact, scrub: "later" });
-    } finally {
-      store.close();
-    }
-    const child = new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", join(import.meta.dirname!, "_scrub_child.ts")],
-      env: { ...childBaseEnv(), ...world.vars },
-      clearEnv: true,
-      stdin: "null",
-      stdout: "piped",
-      stderr: "inherit",
-    }).spawn();
-    const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-    let said = "";
-    while (!said.endsWith("\n")) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      said += value;
-    }
-    assert.equal(said, "holding after 2\n", "killed inside its third step");
-    child.kill("SIGKILL");
-    await child.status;
-    await reader.cancel();
+    withStore(world, (store) => forget(store, { ids: [keys[0]!] }, { redact, scrub: "later" }));
+    const child = await startUntilLine(join(import.meta.dirname!, "_scrub_child.ts"), world.vars);
+    await child.kill();
+    assert.equal(child.line, "holding after 2\n", "killed inside its third step");
 
-    const killed = open(world);
-    try {
+    withStore(world, (killed) => {
       integrity(killed);
       assert.notEqual(scrubPendingSince(killed), null, "still marked");
-    } finally {
-      killed.close();
-    }
+    });
     const finished = await runCli("forget", ["--finish", "--json"], world.vars);
     assert.equal(finished.code, 0, finished.stderr);
     const result = JSON.parse(finished.stdout);
     assert.equal(result.pending, true);
     assert.ok(result.steps >= 1);
-    const after = open(world);
-    try {
+    withStore(world, (after) => {
       integrity(after);
       assert.equal(scrubPendingSince(after), null);
-    } finally {
-      after.close();
-    }
+    });
     assert.equal(storeHolds(world, "xylophonealpha"), false);
     assert.ok(await hits(world, WORDS[1]!) > 0);
   } finally {
