@@ -40,6 +40,23 @@ export async function runTimed(
   };
 }
 
+/**
+ * An empty script run as a command is, with `flags` and `env`: the runtime's own start-up, the
+ * floor a command's time is read against (its own cost is its time less this run's beside it).
+ * Returns its time in ms; the script is made in `work` on first use.
+ */
+export async function timeEmptyScript(
+  work: string,
+  flags: string[],
+  env: Record<string, string>,
+): Promise<number> {
+  const script = join(work, "empty.ts");
+  await Deno.writeTextFile(script, "\n", { createNew: true }).catch((err) => {
+    if (!(err instanceof Deno.errors.AlreadyExists)) throw err;
+  });
+  return (await runTimed(Deno.execPath(), ["run", ...flags, script], { env })).ms;
+}
+
 /** Waits for a child run and throws with its stderr's tail when it failed. */
 export async function check<T extends { code: number; stderr: string }>(
   run: Promise<T>,

@@ -14,6 +14,7 @@ import {
   commandEnv,
   runTimed,
   timeBundleAndSources,
+  timeEmptyScript,
   timeRg,
 } from "./_measure.ts";
 import { INDEXED_CLASSES, TERM_CLASSES, type TermClass } from "./_text.ts";
@@ -179,8 +180,6 @@ export async function measureSearchCommand(options: {
       `search --help and an empty script`,
   );
   const env = { ...commandEnv(vars), LOGBOOK_SOURCES: "" };
-  const emptyScript = join(options.work, "empty.ts");
-  await Deno.writeTextFile(emptyScript, "\n");
   const startup = { help: [] as number[], empty: [] as number[] };
   const timed = await timeBundleAndSources(
     vars,
@@ -192,10 +191,10 @@ export async function measureSearchCommand(options: {
       const help = await runTimed(Deno.execPath(), commandArgs(flags, "search.ts", ["--help"]), {
         env,
       });
-      const empty = await runTimed(Deno.execPath(), ["run", ...flags, emptyScript], { env });
+      const empty = await timeEmptyScript(options.work, flags, env);
       if (i > 0) {
         startup.help.push(help.ms);
-        startup.empty.push(empty.ms);
+        startup.empty.push(empty);
       }
     },
   );

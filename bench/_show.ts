@@ -1,12 +1,19 @@
 // Show's figures: the first page of the longest conversation, in-process through
-// `pageConversation`, and the show command end to end (from its bundle and from its sources).
+// `pageConversation`, and the show command end to end (from its bundle and from its sources),
+// each run beside an empty script with show's flags, the runtime's own start-up.
 
 import type { Redactor } from "../lib/gate/secrets.ts";
 import { ADAPTERS } from "../lib/sources/mod.ts";
 import { pageConversation } from "../lib/store/conversations.ts";
 import type { HistoryStore } from "../lib/store/db.ts";
 import { type ConversationRow, TextDeriver } from "../lib/store/records.ts";
-import { type BundleRuns, commandArgs, timeBundleAndSources } from "./_measure.ts";
+import {
+  type BundleRuns,
+  commandArgs,
+  commandEnv,
+  timeBundleAndSources,
+  timeEmptyScript,
+} from "./_measure.ts";
 import { taskFlags } from "./_util.ts";
 
 /** The first page of the longest conversation: in-process, and the command spawn to exit. */
@@ -16,6 +23,8 @@ export interface ShowReport {
   records: number;
   page: number;
   cli: BundleRuns;
+  /** An empty script's runs with show's flags, each beside the command's run of that index. */
+  empty: number[];
 }
 
 /** Times the first page of the longest conversation, 9 times in-process then the command's. */
@@ -23,6 +32,7 @@ export async function measureShow(options: {
   store: HistoryStore;
   redact: Redactor;
   vars: Record<string, string>;
+  work: string;
   runs: number;
   log: (message: string) => void;
 }): Promise<ShowReport> {
@@ -40,7 +50,20 @@ export async function measureShow(options: {
     page = first.records.length;
   }
   log(`show command: first page of ${longest.key} ×${options.runs}`);
-  const args = commandArgs(taskFlags("show"), "show.ts", [longest.key]);
-  const cli = await timeBundleAndSources(options.vars, options.runs, () => args, "show", 0);
-  return { runs, conversation: longest.key, records: longest.record_count, page, cli };
+  const flags = taskFlags("show");
+  const args = commandArgs(flags, "show.ts", [longest.key]);
+  const env = commandEnv(options.vars);
+  const empty: number[] = [];
+  const cli = await timeBundleAndSources(
+    options.vars,
+    options.runs,
+    () => args,
+    "show",
+    0,
+    async (i) => {
+      const ms = await timeEmptyScript(options.work, flags, env);
+      if (i > 0) empty.push(ms);
+    },
+  );
+  return { runs, conversation: longest.key, records: longest.record_count, page, cli, empty };
 }

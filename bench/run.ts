@@ -407,7 +407,7 @@ async function measureFromStore(
   agents: CorpusAgent[],
   m: Families,
 ): Promise<void> {
-  const { options, log, vars, ctx, redact, notes, has } = run;
+  const { options, log, vars, ctx, redact, notes, has, work } = run;
   if (has("noop")) {
     m.noop = await measureNoopReindex(ctx, store, redact, log);
     notes.push(...m.noop.notes);
@@ -422,11 +422,11 @@ async function measureFromStore(
     if (bundle !== "built") notes.push(`search and show ran from their sources: ${bundle}`);
     if (has("cli")) {
       const rare = rareTerms(manifest);
-      m.cli = await measureSearchCommand({ vars, work: run.work, rare, runs, bundle, log });
+      m.cli = await measureSearchCommand({ vars, work, rare, runs, bundle, log });
     }
   }
-  if (has("show")) m.show = await measureShow({ store, redact, vars, runs, log });
-  if (has("status")) m.status = await measureStatus({ vars, runs, log });
+  if (has("show")) m.show = await measureShow({ store, redact, vars, work, runs, log });
+  if (has("status")) m.status = await measureStatus({ vars, work, runs, log });
   if (has("usage")) {
     m.usage = await measureUsage({ vars, runs, log });
     if (m.usage.note) notes.push(m.usage.note);
@@ -628,8 +628,9 @@ end into a local PostgreSQL (MB of the raw transcript of the records it sent, as
 per second, over every push); team_search_p50_ms/p95_ms search --team end to end (the command:
 start-up, connecting, searching) after the corpus was pushed by five machines. empty_script_ms is an empty script run
 with search's flags, right after each search command (the floor any command starts from), and
-search_cli_own_ms the median of each search command's time less the empty script's beside it.
-status_cli_ms is status --json end to end, api_status_ms the median of /api/status answered by a
+search_cli_own_ms the median of each search command's time less the empty script's beside it;
+show_cli_own_ms and status_cli_own_ms are the same for show and status, each beside an empty
+script with its own flags. status_cli_ms is status --json end to end, api_status_ms the median of /api/status answered by a
 dashboard process already running. rebuild_ms is reindex --rebuild of the bench's store end to
 end, rebuild_peak_rss_mb its peak RSS; forget_cli_ms is forget --yes of the store's longest
 conversation end to end (once, after every other part: it changes the store), forget_scrub_ms

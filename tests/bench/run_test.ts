@@ -46,6 +46,8 @@ Deno.test("bench --only search,cli,status,forget measures those parts and prints
     // The search command's own cost is its time less the empty script's run beside it.
     assert.ok(figures.empty_script_ms! > 0);
     assert.ok(figures.search_cli_own_ms! < figures.search_cli_ms!);
+    // And status's, less the empty script with status's flags beside each run.
+    assert.ok(figures.status_cli_own_ms! < figures.status_cli_ms!);
     assert.match(stderr, /note: not measured \(--only\): capture, noop, rg, show, usage,/);
     // The store was captured once, by a plain capture: no ceilings, no scratch stores.
     assert.equal(stderr.match(/capture from empty/g)?.length, 1, stderr);
