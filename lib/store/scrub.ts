@@ -11,6 +11,7 @@
 
 import { giveSpaceBack, type HistoryStore } from "./db.ts";
 import type { LockInfo } from "../lock.ts";
+import { yieldToEventLoop } from "../event_loop.ts";
 
 /**
  * The command a scrub writes into the capture lock it holds (the dashboard's adds to it): a
@@ -94,7 +95,7 @@ export async function scrubIndexYielding(
   for (;;) {
     const next = run.next();
     if (next.done) return next.value;
-    await new Promise((resolve) => setTimeout(resolve, 0));
+    await yieldToEventLoop(0);
   }
 }
 
