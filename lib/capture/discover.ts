@@ -109,12 +109,24 @@ export function seenFiles(
   discovered: Discovered,
   known: ReadonlyMap<string, KnownSource>,
 ): SeenFiles {
-  const changed = new Map(discovered.changed.map((f) => [f.ref.path, f.stat]));
+  // Held until the pass ends, when every source is read: an index into two arrays of numbers,
+  // not the 105,609 stats of a 10 GB capture from empty (10 MiB of objects and boxed numbers).
+  const changed = new Map<string, number>();
+  const sizes = new Float64Array(discovered.changed.length);
+  const mtimes = new Float64Array(discovered.changed.length);
+  discovered.changed.forEach(({ ref, stat }, i) => {
+    changed.set(ref.path, i);
+    sizes[i] = stat.size;
+    mtimes[i] = stat.mtimeMs ?? NaN;
+  });
   return {
     size: discovered.count,
     get(path) {
-      const stat = changed.get(path);
-      if (stat) return stat;
+      const i = changed.get(path);
+      if (i !== undefined) {
+        const mtimeMs = mtimes[i]!;
+        return { size: sizes[i]!, mtimeMs: Number.isNaN(mtimeMs) ? null : mtimeMs };
+      }
       const row = known.get(path);
       return row?.found && row.size !== null
         ? { size: row.size, mtimeMs: row.mtime_ms }
