@@ -22,8 +22,8 @@ Deno.test("GarbageRelease collects every 8 MiB committed, or every half of the h
 
   // A pass over 100,000 sources keeps 60 MiB alive: each collection marks all of it.
   heap = 60 * MiB;
-  commit(8);
-  assert.equal(collections, 4);
+  commit(1);
+  assert.equal(collections, 4, "at once: the heap grew by more than 32 MiB since 4 MiB survived");
   commit(29);
   assert.equal(collections, 4, "the next once 30 MiB more are committed");
   commit(1);
@@ -33,6 +33,37 @@ Deno.test("GarbageRelease collects every 8 MiB committed, or every half of the h
   assert.equal(collections, 6);
   commit(8);
   assert.equal(collections, 7, "every 8 MiB again once the heap is small");
+});
+
+Deno.test("GarbageRelease collects sooner when the heap grows by half of what survived", () => {
+  let collections = 0;
+  let heap = 60 * MiB;
+  const release = new GarbageRelease(8 * MiB, () => collections++, () => heap);
+  for (let i = 0; i < 8; i++) release.committed(MiB);
+  assert.equal(collections, 1, "the first after 8 MiB; 60 MiB survive it");
+  // Reading a database's rows: the heap grows faster than the bytes committed.
+  heap = 91 * MiB;
+  release.committed(MiB);
+  assert.equal(collections, 1, "below 60 + 32 MiB, and 1 of the 30 MiB spacing committed");
+  heap = 92 * MiB;
+  release.committed(MiB);
+  assert.equal(collections, 2, "at 60 + 32 MiB, long before 30 MiB are committed");
+  // The collection left 92 MiB alive: the next ceiling is 138 MiB, the spacing 46 MiB.
+  heap = 137 * MiB;
+  release.committed(MiB);
+  assert.equal(collections, 2);
+  heap = 4 * MiB;
+  release.committed(MiB);
+  assert.equal(collections, 2, "a heap that shrank waits for the bytes");
+  for (let i = 0; i < 44; i++) release.committed(MiB);
+  assert.equal(collections, 3, "46 MiB after the 92 MiB collection");
+  // A small heap: the ceiling is at least 32 MiB above what survived.
+  heap = 35 * MiB;
+  release.committed(MiB);
+  assert.equal(collections, 3, "4 MiB survived: the ceiling is 36 MiB");
+  heap = 36 * MiB;
+  release.committed(MiB);
+  assert.equal(collections, 4);
 });
 
 Deno.test("GarbageRelease does nothing where gc is not exposed", () => {
