@@ -34,11 +34,12 @@ export class StoreRecall implements Recall {
   }
 
   sourcesOf(agent: AgentName): string[] {
-    // Unsorted: sorting tens of thousands of locators would take most of the time.
-    const rows = this.#store.stmt("SELECT locator FROM sources WHERE agent = ?").all(agent) as {
-      locator: string;
-    }[];
-    return rows.map((r) => r.locator);
+    // Unsorted: sorting tens of thousands of locators would take most of the time. One row at
+    // a time: SQLite's row objects, all at once, weigh several times their locators.
+    const rows = this.#store.stmt("SELECT locator FROM sources WHERE agent = ?").iterate(agent);
+    const locators: string[] = [];
+    for (const row of rows as Iterable<{ locator: string }>) locators.push(row.locator);
+    return locators;
   }
 
   *chunks(locator: string): Iterable<StoredChunk> {
