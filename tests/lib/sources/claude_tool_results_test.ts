@@ -10,6 +10,8 @@ import { redactorFor } from "../../../lib/context.ts";
 import { adapterOf } from "../../../lib/sources/adapter.ts";
 import { claudeToolResults } from "../../../lib/sources/claude_tool_results.ts";
 import { claudeCode } from "../../../lib/sources/claude_code.ts";
+import { namingRecord } from "../../../lib/sources/_claude_files.ts";
+import type { Recall } from "../../../lib/sources/adapter.ts";
 import { ADAPTERS } from "../../../lib/sources/mod.ts";
 import { findConversation, pageConversation } from "../../../lib/store/conversations.ts";
 import { TextDeriver } from "../../../lib/store/records.ts";
@@ -71,6 +73,35 @@ Deno.test("the fixture's transcript keeps only a preview; the sidecar holds the 
   const sidecar = readFileSync(join(FIXTURES, "claude", SIDECAR.path));
   assert.equal(sidecar.length, SIDECAR.bytes);
   assert.ok(sidecar.toString("utf8").includes(PHRASE));
+});
+
+Deno.test("a pass keeps of the record naming an output its time, uuid and directory only", () => {
+  const transcript = join(FIXTURES, "claude", ENTRY.path);
+  const lines = readFileSync(transcript, "utf8").split(/(?<=\n)/);
+  const recall: Recall = {
+    has: () => true,
+    sources: () => [],
+    sourcesOf: () => [],
+    *chunks(locator) {
+      if (locator !== transcript) return;
+      for (const line of lines) yield { bytes: new TextEncoder().encode(line), start: true };
+    },
+  };
+  const name = SIDECAR.path.split("/").pop()!;
+  const naming = namingRecord(recall, [transcript], name)!;
+  const record = lines.map((line) => JSON.parse(line)).find((r) =>
+    JSON.stringify(r.message?.content ?? "").includes(name)
+  );
+  assert.ok(record, "the fixture names its output");
+  // A pass holds the namings of every transcript it looked in until it ends: previews and all,
+  // the whole records were 29 MB of heap at the end of a 10 GB capture.
+  assert.deepEqual(naming.record, {
+    cwd: record.cwd,
+    timestamp: record.timestamp,
+    uuid: record.uuid,
+  });
+  assert.equal(naming.toolUseId, SIDECAR.toolUseId);
+  assert.equal(naming.transcript, transcript);
 });
 
 Deno.test("a persisted tool output is captured byte for byte and found as the session's tool result", async () => {
