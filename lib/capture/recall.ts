@@ -37,9 +37,7 @@ export class StoreRecall implements Recall {
     // Unsorted: sorting tens of thousands of locators would take most of the time. One row at
     // a time: SQLite's row objects, all at once, weigh several times their locators.
     const rows = this.#store.stmt("SELECT locator FROM sources WHERE agent = ?").iterate(agent);
-    const locators: string[] = [];
-    for (const row of rows as Iterable<{ locator: string }>) locators.push(row.locator);
-    return locators;
+    return Array.from(rows as Iterable<{ locator: string }>, (row) => row.locator);
   }
 
   *chunks(locator: string): Iterable<StoredChunk> {

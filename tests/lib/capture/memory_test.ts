@@ -39,30 +39,29 @@ Deno.test("GarbageRelease collects sooner when the heap grows by half of what su
   let collections = 0;
   let heap = 60 * MiB;
   const release = new GarbageRelease(8 * MiB, () => collections++, () => heap);
+  /** Commits 1 MiB with `mib` MiB of heap in use. */
+  const commitAt = (mib: number) => {
+    heap = mib * MiB;
+    release.committed(MiB);
+  };
   for (let i = 0; i < 8; i++) release.committed(MiB);
   assert.equal(collections, 1, "the first after 8 MiB; 60 MiB survive it");
   // Reading a database's rows: the heap grows faster than the bytes committed.
-  heap = 91 * MiB;
-  release.committed(MiB);
+  commitAt(91);
   assert.equal(collections, 1, "below 60 + 32 MiB, and 1 of the 30 MiB spacing committed");
-  heap = 92 * MiB;
-  release.committed(MiB);
+  commitAt(92);
   assert.equal(collections, 2, "at 60 + 32 MiB, long before 30 MiB are committed");
   // The collection left 92 MiB alive: the next ceiling is 138 MiB, the spacing 46 MiB.
-  heap = 137 * MiB;
-  release.committed(MiB);
+  commitAt(137);
   assert.equal(collections, 2);
-  heap = 4 * MiB;
-  release.committed(MiB);
+  commitAt(4);
   assert.equal(collections, 2, "a heap that shrank waits for the bytes");
   for (let i = 0; i < 44; i++) release.committed(MiB);
   assert.equal(collections, 3, "46 MiB after the 92 MiB collection");
   // A small heap: the ceiling is at least 32 MiB above what survived.
-  heap = 35 * MiB;
-  release.committed(MiB);
+  commitAt(35);
   assert.equal(collections, 3, "4 MiB survived: the ceiling is 36 MiB");
-  heap = 36 * MiB;
-  release.committed(MiB);
+  commitAt(36);
   assert.equal(collections, 4);
 });
 
