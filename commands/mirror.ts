@@ -35,7 +35,11 @@ export const spec = defineCommand({
   examples: ["logbook mirror enable", "logbook search --mirror cache"],
   maxPositionals: 1,
   permissions: { read: true, write: true, env: true, run: ["git"] },
-  embed: ["lib/capture/batch_worker.ts", "lib/store/_check_worker.ts"],
+  embed: [
+    "lib/capture/batch_worker.ts",
+    "lib/capture/known_worker.ts",
+    "lib/store/_check_worker.ts",
+  ],
 });
 
 /** Runs `mirror` with `args`; returns the exit status. */

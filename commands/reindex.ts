@@ -59,7 +59,11 @@ export const spec = defineCommand({
   examples: ["logbook reindex --quiet --max-seconds 50"],
   maxPositionals: 0,
   permissions: { read: true, write: true, env: true, run: ["git"] },
-  embed: ["lib/capture/batch_worker.ts", "lib/store/_check_worker.ts"],
+  embed: [
+    "lib/capture/batch_worker.ts",
+    "lib/capture/known_worker.ts",
+    "lib/store/_check_worker.ts",
+  ],
 });
 
 /** Runs `reindex` with `args`; returns the exit status. */

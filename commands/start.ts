@@ -53,6 +53,7 @@ export const spec = defineCommand({
   permissions: { read: true, write: true, env: true, net: ["127.0.0.1"], run: ["git"] },
   embed: [
     "lib/capture/batch_worker.ts",
+    "lib/capture/known_worker.ts",
     "lib/store/_check_worker.ts",
     "lib/store/_search_worker.ts",
     "fixtures",

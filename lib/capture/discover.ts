@@ -38,46 +38,51 @@ export interface Discovered {
 /**
  * The sources to look at, each once, with their files' stat. A source of `known` whose file is
  * as it was read is only marked `found` and counted: a pass holds nothing else of it, as most
- * of 100,000 sources are.
+ * of 100,000 sources are. `known` may still be being read (`loadSourcesAside`): the files are
+ * found and stat-ed meanwhile, and held until it is there.
  */
 export async function discoverSources(
   options: DiscoverOptions,
-  known: ReadonlyMap<string, KnownSource>,
+  known: ReadonlyMap<string, KnownSource> | Promise<ReadonlyMap<string, KnownSource>>,
 ): Promise<Discovered> {
   const changed: Found[] = [];
   let count = 0;
   // Locators looked at that the store does not know, or that were no regular file.
   const others = new Set<string>();
   const skipped = options.discover.skipped;
-  const consider = (adapter: Adapter, ref: SourceRef) => {
-    const row = known.get(ref.locator);
-    if (row?.found || others.has(ref.locator)) return;
-    if (options.only && !options.only.has(ref.locator)) {
-      others.add(ref.locator);
-      return;
-    }
-    let stat: Deno.FileInfo;
-    try {
-      stat = Deno.lstatSync(ref.path);
-    } catch (err) {
-      if (!(err instanceof Deno.errors.NotFound)) throw err;
-      others.add(ref.locator);
-      return;
-    }
-    if (!stat.isFile) {
-      const reason = stat.isSymlink ? "symlink" : "not a regular file";
-      skipped.set(reason, (skipped.get(reason) ?? 0) + 1);
+  let rows: ReadonlyMap<string, KnownSource> | null = known instanceof Map ? known : null;
+  const lookedBefore = (locator: string) => rows!.get(locator)?.found || others.has(locator);
+  const looked: Looked[] = [];
+  const consider = (adapter: Adapter, ref: SourceRef, stat: FileSeen | string) => {
+    if (lookedBefore(ref.locator)) return;
+    const row = rows!.get(ref.locator);
+    if (typeof stat === "string") {
+      if (stat !== NOT_FOUND) skipped.set(stat, (skipped.get(stat) ?? 0) + 1);
       others.add(ref.locator);
       return;
     }
     count++;
-    const found = { adapter, ref, stat: fileSeen(stat) };
+    const found = { adapter, ref, stat };
     if (row) row.found = true;
     else others.add(ref.locator);
     if (needsWork(found, row)) changed.push(found);
   };
+  const look = (adapter: Adapter, ref: SourceRef) => {
+    if (options.only && !options.only.has(ref.locator)) return;
+    // A source found twice is stat-ed once, once the store's sources are there to tell.
+    if (rows && lookedBefore(ref.locator)) return;
+    const stat = lookAt(ref.path);
+    if (rows) consider(adapter, ref, stat);
+    else looked.push({ adapter, ref, stat });
+  };
+  const settle = async () => {
+    rows ??= await known;
+    for (const { adapter, ref, stat } of looked) consider(adapter, ref, stat);
+    looked.length = 0;
+  };
   if (options.sources) {
-    for (const { adapter, ref } of options.sources) consider(adapter, ref);
+    for (const { adapter, ref } of options.sources) look(adapter, ref);
+    await settle();
     return { changed, count };
   }
   const discovered: { adapter: Adapter; ref: SourceRef }[] | undefined = options.onDiscovered
@@ -86,11 +91,35 @@ export async function discoverSources(
   for (const adapter of options.adapters) {
     for await (const ref of adapter.discover(options.discover)) {
       discovered?.push({ adapter, ref });
-      consider(adapter, ref);
+      look(adapter, ref);
     }
   }
+  await settle();
   if (discovered) options.onDiscovered?.(discovered);
   return { changed, count };
+}
+
+/** A source looked at before the store's sources were there to tell whether it changed. */
+interface Looked {
+  adapter: Adapter;
+  ref: SourceRef;
+  stat: FileSeen | string;
+}
+
+/** What `lookAt` says of a path with nothing at it. */
+const NOT_FOUND = "not found";
+
+/** The file at `path` as a pass sees it, or why it is not read: not found, or not a file. */
+function lookAt(path: string): FileSeen | string {
+  let stat: Deno.FileInfo;
+  try {
+    stat = Deno.lstatSync(path);
+  } catch (err) {
+    if (!(err instanceof Deno.errors.NotFound)) throw err;
+    return NOT_FOUND;
+  }
+  if (stat.isFile) return fileSeen(stat);
+  return stat.isSymlink ? "symlink" : "not a regular file";
 }
 
 /** The files a whole pass found, by path, as what `status` shows of them needs them. */

@@ -66,7 +66,7 @@ import {
   adoptMoved,
   createSource,
   generationChange,
-  loadSources,
+  loadSourcesAside,
   markGone,
   needsWork,
   sourceById,
@@ -179,11 +179,15 @@ class CapturePass {
   async #plan(): Promise<Work[]> {
     const summary = this.#tally.summary;
     const progress = this.#progress.current;
-    const rows = loadSources(this.#store);
+    // The store's sources are read beside the discovery when there are many (a worker).
+    const known = loadSourcesAside(this.#store);
+    // Observed at once: when discovery fails first, its failure is the one the pass reports.
+    known.catch(() => {});
     const discovered = await this.#op.stage(
       "capture.discover",
-      () => discoverSources(this.#o, rows),
+      () => discoverSources(this.#o, known),
     );
+    const rows = await known;
     const { changed } = discovered;
     summary.sources = discovered.count;
     this.#o.onFound?.(seenFiles(discovered, rows));

@@ -47,6 +47,59 @@ export function knownSource(row: unknown[]): KnownSource {
   };
 }
 
+/**
+ * Every source's `KNOWN_COLUMNS` flat, as the worker that reads them hands them over
+ * (`known_worker.ts`): row i's locator at `locators[i]`, its other columns but the fingerprint at
+ * `numbers[i * 7]` on in column order (NaN for a null), and the fingerprints there are as row
+ * and value. The numbers cross as one buffer, not copied: rows as arrays cost the thread that
+ * takes them a third of reading them.
+ */
+export interface FlatKnown {
+  locators: string[];
+  numbers: Float64Array<ArrayBuffer>;
+  fingerprints: [row: number, fingerprint: string][];
+}
+
+/** The columns of `KNOWN_COLUMNS` held in `FlatKnown.numbers`, and where the others are. */
+const FLAT_COLUMNS = [0, 2, 3, 4, 5, 6, 7];
+const LOCATOR = 1;
+const FINGERPRINT = 8;
+
+/** `count` rows of `KNOWN_COLUMNS` as arrays (`setReturnArrays`), flat. */
+export function flattenKnown(rows: Iterable<unknown[]>, count: number): FlatKnown {
+  const flat: FlatKnown = {
+    locators: [],
+    numbers: new Float64Array(count * FLAT_COLUMNS.length),
+    fingerprints: [],
+  };
+  let at = 0;
+  for (const row of rows) {
+    for (const column of FLAT_COLUMNS) flat.numbers[at++] = (row[column] as number | null) ?? NaN;
+    const fingerprint = row[FINGERPRINT] as string | null;
+    if (fingerprint !== null) flat.fingerprints.push([flat.locators.length, fingerprint]);
+    flat.locators.push(row[LOCATOR] as string);
+  }
+  return flat;
+}
+
+/** The sources of `flat` by locator, as `loadSources` gives them. */
+export function knownOfFlat(flat: FlatKnown): Map<string, KnownSource> {
+  const fingerprints = new Map(flat.fingerprints);
+  const known = new Map<string, KnownSource>();
+  let at = 0;
+  flat.locators.forEach((locator, i) => {
+    const row: unknown[] = [];
+    for (const column of FLAT_COLUMNS) {
+      const value = flat.numbers[at++]!;
+      row[column] = Number.isNaN(value) ? null : value;
+    }
+    row[LOCATOR] = locator;
+    row[FINGERPRINT] = fingerprints.get(i) ?? null;
+    known.set(locator, knownSource(row));
+  });
+  return known;
+}
+
 /** A row of the `sources` table. */
 export interface SourceRow extends KnownSource {
   agent: string;

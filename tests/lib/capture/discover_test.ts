@@ -1,12 +1,17 @@
 // A pass keeps only the sources whose files changed since they were read, and still tells every
 // file it found (what `status` shows of them) as it is on disk; with folder listings kept from
-// the last run, every change to a file or a folder is still found.
+// the last run, every change to a file or a folder is still found; and a pass that finds its files
+// while a worker reads the store's sources sees what one that read them first does.
 
 import assert from "node:assert/strict";
 import { appendFileSync, writeFileSync } from "node:fs";
-import type { SeenFiles } from "../../../lib/capture/discover.ts";
-import { runCapture } from "../../../lib/capture/run.ts";
+import { discoverSources, type SeenFiles } from "../../../lib/capture/discover.ts";
+import { loadSources, loadSourcesAside, readKnownInWorker } from "../../../lib/capture/identity.ts";
+import { discoverContext, runCapture } from "../../../lib/capture/run.ts";
+import { knownOfFlat } from "../../../lib/capture/source.ts";
 import { loadContext, openStore, redactorFor } from "../../../lib/context.ts";
+import type { Adapter, SourceRef } from "../../../lib/sources/adapter.ts";
+import { ADAPTERS } from "../../../lib/sources/mod.ts";
 import { makeWorld, runPass } from "../../_helpers.ts";
 
 Deno.test("a pass tells every file it found as it is on disk, read again or not", async () => {
@@ -121,6 +126,96 @@ Deno.test("a run with the folder listings of the last finds every change to file
       assert.equal(summary.sources, first.sources);
       assert.equal(summary.gone, 1);
     });
+  } finally {
+    store.close();
+    await world.cleanup();
+  }
+});
+
+Deno.test("the store's sources read by a worker are those read on the pass's thread", async () => {
+  const world = await makeWorld({ fixtures: ["claude", "codex", "opencode"] });
+  const ctx = loadContext({ env: world.env });
+  const store = openStore(ctx);
+  try {
+    await runPass(store, ctx);
+    const inline = loadSources(store);
+    assert.ok(inline.size > 2, "sources were captured");
+    const rowSource = [...inline.values()].find((row) => row.fingerprint !== null);
+    assert.ok(rowSource, "a row source, with its fingerprint");
+    assert.ok([...inline.values()].some((row) => row.dev !== null), "a file's stat");
+
+    const flat = await readKnownInWorker(store.path);
+    assert.ok(flat, "the worker read them");
+    assert.deepEqual(knownOfFlat(flat), inline);
+    assert.deepEqual(await loadSourcesAside(store, 0), inline);
+    assert.deepEqual(await loadSourcesAside(store), inline);
+
+    // A store the worker cannot open (moved under the open connection): read inline.
+    const moved = `${store.path}.moved`;
+    Deno.renameSync(store.path, moved);
+    try {
+      assert.equal(await readKnownInWorker(store.path), null);
+      assert.deepEqual(await loadSourcesAside(store, 0), inline);
+    } finally {
+      Deno.renameSync(moved, store.path);
+    }
+  } finally {
+    store.close();
+    await world.cleanup();
+  }
+});
+
+Deno.test("a pass that finds its files before the store's sources are read sees the same", async () => {
+  const world = await makeWorld({ fixtures: ["claude", "codex", "opencode"] });
+  const ctx = loadContext({ env: world.env });
+  const store = openStore(ctx);
+  try {
+    await runPass(store, ctx);
+    const files = store.stmt("SELECT locator FROM sources WHERE format = 'jsonl' ORDER BY id")
+      .all() as { locator: string }[];
+    assert.ok(files.length > 3, "sources were captured");
+    appendFileSync(files[0]!.locator, "\n");
+    const folder = files[1]!.locator.replace(/\/[^/]*$/, "");
+    const link = `${folder}/0b0c1a52-0d3e-4c8a-9f1e-2a7c3d4e5f61.jsonl`;
+    Deno.symlinkSync(files[1]!.locator, link);
+    Deno.removeSync(files[2]!.locator);
+    const discovered: { adapter: Adapter; ref: SourceRef }[] = [];
+    const look = async (known: "first" | "meanwhile", listed?: typeof discovered) => {
+      const rows = loadSources(store);
+      const options = {
+        adapters: ADAPTERS,
+        discover: discoverContext(ctx),
+        ...(listed ? { sources: listed } : {
+          onDiscovered: (found: typeof discovered) => discovered.splice(0, Infinity, ...found),
+        }),
+      };
+      const { changed, count } = await discoverSources(
+        options,
+        known === "first" ? rows : Promise.resolve(rows),
+      );
+      return {
+        changed: changed.map((f) => [f.ref.locator, f.stat]),
+        count,
+        skipped: [...options.discover.skipped],
+        found: [...rows.values()].filter((row) => row.found).map((row) => row.locator).sort(),
+      };
+    };
+    const first = await look("first");
+    assert.equal(first.changed[0]![0], files[0]!.locator, "the file appended to");
+    assert.deepEqual(first.skipped, [["symlink", 1]], "the link, as its folder was listed");
+    assert.ok(!first.found.includes(files[2]!.locator), "the file removed is not found");
+    const listed = [...discovered];
+    assert.deepEqual(await look("meanwhile"), first);
+    // The watcher's list of sources, each twice, with a link and a path with nothing at it
+    // among them: each is looked at once, the link skipped.
+    const { adapter, ref } = listed[1]!;
+    const odd = [link, `${folder}/not-there.jsonl`].map((path) => ({
+      adapter,
+      ref: { ...ref, locator: path, path },
+    }));
+    const twice = [...listed, ...odd, ...listed, ...odd];
+    assert.deepEqual(await look("first", twice), first);
+    assert.deepEqual(await look("meanwhile", twice), first);
   } finally {
     store.close();
     await world.cleanup();
