@@ -5,8 +5,8 @@
 
 import type { Adapter, DiscoverContext, SourceRef } from "../sources/adapter.ts";
 import type { OnDisk } from "../store/present_sources.ts";
-import { needsWork } from "./identity.ts";
-import { type FileSeen, fileSeen, type KnownSource } from "./source.ts";
+import { needsWork, type SourcesAside } from "./identity.ts";
+import { type FileSeen, type KnownSource, lookAt, NOT_FOUND } from "./source.ts";
 
 /** A source found, with its file as it is now. */
 export interface Found {
@@ -39,18 +39,23 @@ export interface Discovered {
  * The sources to look at, each once, with their files' stat. A source of `known` whose file is
  * as it was read is only marked `found` and counted: a pass holds nothing else of it, as most
  * of 100,000 sources are. `known` may still be being read (`loadSourcesAside`): the files are
- * found and stat-ed meanwhile, and held until it is there.
+ * found and looked at meanwhile, and held until it is there; once it is, a file its worker looked
+ * at already is not looked at again.
  */
 export async function discoverSources(
   options: DiscoverOptions,
-  known: ReadonlyMap<string, KnownSource> | Promise<ReadonlyMap<string, KnownSource>>,
+  known: ReadonlyMap<string, KnownSource> | SourcesAside,
 ): Promise<Discovered> {
   const changed: Found[] = [];
   let count = 0;
   // Locators looked at that the store does not know, or that were no regular file.
   const others = new Set<string>();
   const skipped = options.discover.skipped;
-  let rows: ReadonlyMap<string, KnownSource> | null = known instanceof Map ? known : null;
+  const aside = known instanceof Map ? null : known as SourcesAside;
+  let rows: ReadonlyMap<string, KnownSource> | null = aside ? aside.rows : known as Map<
+    string,
+    KnownSource
+  >;
   const lookedBefore = (locator: string) => rows!.get(locator)?.found || others.has(locator);
   const looked: Looked[] = [];
   const consider = (adapter: Adapter, ref: SourceRef, stat: FileSeen | string) => {
@@ -69,20 +74,42 @@ export async function discoverSources(
   };
   const look = (adapter: Adapter, ref: SourceRef) => {
     if (options.only && !options.only.has(ref.locator)) return;
-    // A source found twice is stat-ed once, once the store's sources are there to tell.
-    if (rows && lookedBefore(ref.locator)) return;
-    const stat = lookAt(ref.path);
-    if (rows) consider(adapter, ref, stat);
-    else looked.push({ adapter, ref, stat });
+    if (!rows) {
+      looked.push({ adapter, ref, stat: lookAt(ref.path) });
+      return;
+    }
+    // A source found twice is looked at once.
+    if (lookedBefore(ref.locator)) return;
+    const row = rows.get(ref.locator);
+    consider(adapter, ref, (row && aside?.seen(row, ref.path)) ?? lookAt(ref.path));
   };
-  const settle = async () => {
-    rows ??= await known;
+  const settle = () => {
     for (const { adapter, ref, stat } of looked) consider(adapter, ref, stat);
     looked.length = 0;
   };
+  // The sources in, the files looked at so far are settled, the next at once: what is held
+  // meanwhile survives collections, which copy it.
+  if (!rows) {
+    aside!.known.then((map) => {
+      rows = map;
+      settle();
+    });
+  }
+  let waiting = 0;
+  /** A turn of the event loop now and then, for the worker's messages to come in. */
+  const letIn = async () => {
+    if (aside && ++waiting % LET_IN_EVERY === 0) await new Promise((ok) => setTimeout(ok, 0));
+  };
+  const settled = async () => {
+    rows ??= await aside!.known;
+    settle();
+  };
   if (options.sources) {
-    for (const { adapter, ref } of options.sources) look(adapter, ref);
-    await settle();
+    for (const { adapter, ref } of options.sources) {
+      look(adapter, ref);
+      await letIn();
+    }
+    await settled();
     return { changed, count };
   }
   const discovered: { adapter: Adapter; ref: SourceRef }[] | undefined = options.onDiscovered
@@ -92,9 +119,10 @@ export async function discoverSources(
     for await (const ref of adapter.discover(options.discover)) {
       discovered?.push({ adapter, ref });
       look(adapter, ref);
+      await letIn();
     }
   }
-  await settle();
+  await settled();
   if (discovered) options.onDiscovered?.(discovered);
   return { changed, count };
 }
@@ -106,21 +134,8 @@ interface Looked {
   stat: FileSeen | string;
 }
 
-/** What `lookAt` says of a path with nothing at it. */
-const NOT_FOUND = "not found";
-
-/** The file at `path` as a pass sees it, or why it is not read: not found, or not a file. */
-function lookAt(path: string): FileSeen | string {
-  let stat: Deno.FileInfo;
-  try {
-    stat = Deno.lstatSync(path);
-  } catch (err) {
-    if (!(err instanceof Deno.errors.NotFound)) throw err;
-    return NOT_FOUND;
-  }
-  if (stat.isFile) return fileSeen(stat);
-  return stat.isSymlink ? "symlink" : "not a regular file";
-}
+/** Files looked at between turns of the event loop while a worker reads and looks aside. */
+const LET_IN_EVERY = 2000;
 
 /** The files a whole pass found, by path, as what `status` shows of them needs them. */
 export interface SeenFiles {

@@ -61,7 +61,13 @@ import {
 import { yieldToEventLoop } from "../event_loop.ts";
 import { Batch } from "./batch_plan.ts";
 import type { StartWriter } from "./batch_pipeline.ts";
-import { discoverSources, type Found, type SeenFiles, seenFiles } from "./discover.ts";
+import {
+  type Discovered,
+  discoverSources,
+  type Found,
+  type SeenFiles,
+  seenFiles,
+} from "./discover.ts";
 import {
   adoptMoved,
   createSource,
@@ -180,14 +186,14 @@ class CapturePass {
     const summary = this.#tally.summary;
     const progress = this.#progress.current;
     // The store's sources are read beside the discovery when there are many (a worker).
-    const known = loadSourcesAside(this.#store);
-    // Observed at once: when discovery fails first, its failure is the one the pass reports.
-    known.catch(() => {});
-    const discovered = await this.#op.stage(
-      "capture.discover",
-      () => discoverSources(this.#o, known),
-    );
-    const rows = await known;
+    const aside = loadSourcesAside(this.#store);
+    let discovered: Discovered;
+    try {
+      discovered = await this.#op.stage("capture.discover", () => discoverSources(this.#o, aside));
+    } finally {
+      aside.stop();
+    }
+    const rows = await aside.known;
     const { changed } = discovered;
     summary.sources = discovered.count;
     this.#o.onFound?.(seenFiles(discovered, rows));

@@ -24,11 +24,12 @@ import type { ByteReader } from "./lines.ts";
 import type { FromKnownWorker, ToKnownWorker } from "./known_worker.ts";
 import {
   type FileSeen,
-  type FlatKnown,
   KNOWN_COLUMNS,
   knownOfFlat,
   type KnownSource,
   knownSource,
+  SEEN_NUMBERS,
+  seenOf,
   SOURCE_COLUMNS,
   type SourceCtx,
   type SourceRow,
@@ -67,50 +68,102 @@ export function loadSources(store: HistoryStore): Map<string, KnownSource> {
  */
 export const ASIDE_FROM = 20_000;
 
-/**
- * Every source the store knows, as `loadSources` gives them, read in a worker with a connection
- * of its own when the store has `asideFrom` sources or more: the pass finds and stats its files
- * meanwhile (at 105,609 sources, 0.45 s of a 1.6 s no-op pass taken off its thread). Read inline
- * (before this returns) with fewer, or when no worker can start or read them (a compiled binary
- * without the worker's module). Call it before the pass discovers, await it after.
- */
-export async function loadSourcesAside(
-  store: HistoryStore,
-  asideFrom = ASIDE_FROM,
-): Promise<Map<string, KnownSource>> {
-  const { last } = store.stmt("SELECT max(id) AS last FROM sources").get() as {
-    last: number | null;
-  };
-  if ((last ?? 0) < asideFrom) return loadSources(store);
-  const flat = await readKnownInWorker(store.path);
-  return flat ? knownOfFlat(flat) : loadSources(store);
+/** The store's sources as a pass reads them beside its discovery (`loadSourcesAside`). */
+export interface SourcesAside {
+  /** The sources, once read (at once when read inline). */
+  readonly rows: Map<string, KnownSource> | null;
+  /** The sources, when read. */
+  readonly known: Promise<Map<string, KnownSource>>;
+  /** Settles once the worker has looked at every known source's file, or is stopped. */
+  readonly looked: Promise<void>;
+  /** The file at `path` of the known source `row` as the worker looked at it, if it has yet. */
+  seen(row: KnownSource, path: string): FileSeen | string | undefined;
+  /** Stops the worker: the pass has looked at every file. */
+  stop(): void;
 }
 
 /**
- * The sources of the store at `path` read by a worker (`known_worker.ts`), or null when no worker
- * could start or read them.
+ * Every source the store knows, as `loadSources` gives them, read in a worker with a connection
+ * of its own when the store has `asideFrom` sources or more, which then looks at their files
+ * from the last back while the pass finds and looks at them from the first. Read inline (before
+ * this returns) with fewer, or when no worker can start or read them (a compiled binary without
+ * the worker's module). Call it before the pass discovers; stop it once it has.
  */
-export function readKnownInWorker(path: string): Promise<FlatKnown | null> {
-  let worker: Worker;
-  try {
-    worker = new Worker(new URL("./known_worker.ts", import.meta.url).href, { type: "module" });
-  } catch {
-    return Promise.resolve(null);
+export function loadSourcesAside(store: HistoryStore, asideFrom = ASIDE_FROM): SourcesAside {
+  const { last } = store.stmt("SELECT max(id) AS last FROM sources").get() as {
+    last: number | null;
+  };
+  if ((last ?? 0) >= asideFrom) {
+    const aside = WorkerAside.start(store);
+    if (aside) return aside;
   }
-  return new Promise((resolve) => {
-    const done = (flat: FlatKnown | null) => {
-      worker.terminate();
-      resolve(flat);
-    };
-    worker.onmessage = (event: MessageEvent<FromKnownWorker>) =>
-      done(event.data.type === "rows" ? event.data : null);
-    worker.onerror = (event) => {
-      event.preventDefault();
-      done(null);
-    };
-    const ask: ToKnownWorker = { path };
+  const rows = loadSources(store);
+  const now = Promise.resolve();
+  return { rows, known: now.then(() => rows), looked: now, seen: () => undefined, stop() {} };
+}
+
+/** The sources read, and their files looked at, by a worker (`known_worker.ts`). */
+class WorkerAside implements SourcesAside {
+  rows: Map<string, KnownSource> | null = null;
+  readonly known: Promise<Map<string, KnownSource>>;
+  readonly looked: Promise<void>;
+  readonly #worker: Worker;
+  #stopped = () => {};
+  /** What the worker saw of row i's file (`SeenChunk`), as its chunks come. */
+  #kinds = new Uint8Array();
+  #numbers = new Float64Array();
+
+  private constructor(store: HistoryStore, worker: Worker) {
+    this.#worker = worker;
+    this.looked = new Promise((resolve) => (this.#stopped = resolve));
+    this.known = new Promise((resolve) => {
+      const inline = () => {
+        this.stop();
+        resolve(this.rows = loadSources(store));
+      };
+      worker.onmessage = (event: MessageEvent<FromKnownWorker>) => {
+        const message = event.data;
+        if (message.type === "failed") return inline();
+        if (message.type === "rows") {
+          this.#kinds = new Uint8Array(message.locators.length);
+          this.#numbers = new Float64Array(message.locators.length * SEEN_NUMBERS);
+          return resolve(this.rows = knownOfFlat(message));
+        }
+        this.#kinds.set(message.kinds, message.from);
+        this.#numbers.set(message.numbers, message.from * SEEN_NUMBERS);
+        if (message.from === 0) this.#stopped();
+      };
+      worker.onerror = (event) => {
+        event.preventDefault();
+        if (this.rows) this.stop();
+        else inline();
+      };
+    });
+  }
+
+  /** A worker reading the sources of `store`, or null when none can start here. */
+  static start(store: HistoryStore): WorkerAside | null {
+    let worker: Worker;
+    try {
+      worker = new Worker(new URL("./known_worker.ts", import.meta.url).href, { type: "module" });
+    } catch {
+      return null;
+    }
+    const aside = new WorkerAside(store, worker);
+    const ask: ToKnownWorker = { path: store.path };
     worker.postMessage(ask);
-  });
+    return aside;
+  }
+
+  seen(row: KnownSource, path: string): FileSeen | string | undefined {
+    if (row.row === undefined || pathOfLocator(row.locator) !== path) return undefined;
+    return seenOf(this.#kinds, this.#numbers, row.row);
+  }
+
+  stop(): void {
+    this.#worker.terminate();
+    this.#stopped();
+  }
 }
 
 /** The whole row of the source `id`, to read it. */

@@ -1,7 +1,7 @@
 // A source as the store keeps it (its row in `sources`) and as a pass reads it (the adapter's
 // state and what the pass learns on the way), with the state saved beside its cursor.
 
-import type { Adapter, SourceRef } from "../sources/adapter.ts";
+import { type Adapter, pathOfLocator, type SourceRef } from "../sources/adapter.ts";
 
 /**
  * What a pass holds of every source the store knows, to tell whether its file changed since it
@@ -21,6 +21,8 @@ export interface KnownSource {
   fingerprint: string | null;
   /** Found by the pass that holds it (`discover.ts`); not a column. */
   found?: boolean;
+  /** Its row in what the worker that read it handed over (`FlatKnown`), if it did; not a column. */
+  row?: number | undefined;
 }
 
 /** The columns of a `KnownSource`, in the order `knownSource` takes them. */
@@ -32,7 +34,7 @@ export const KNOWN_COLUMNS =
  * at 100,000 sources SQLite's row objects, and the state each row holds, cost more to make and
  * collect than stat-ing every file does.
  */
-export function knownSource(row: unknown[]): KnownSource {
+export function knownSource(row: unknown[], flatRow?: number): KnownSource {
   return {
     id: row[0] as number,
     locator: row[1] as string,
@@ -44,6 +46,7 @@ export function knownSource(row: unknown[]): KnownSource {
     gone: row[7] as number,
     fingerprint: row[8] as string | null,
     found: false,
+    row: flatRow,
   };
 }
 
@@ -95,7 +98,7 @@ export function knownOfFlat(flat: FlatKnown): Map<string, KnownSource> {
     }
     row[LOCATOR] = locator;
     row[FINGERPRINT] = fingerprints.get(i) ?? null;
-    known.set(locator, knownSource(row));
+    known.set(locator, knownSource(row, i));
   });
   return known;
 }
@@ -156,6 +159,88 @@ export function fileSeen(stat: Deno.FileInfo): FileSeen {
     dev: stat.dev,
     ino: stat.ino,
   };
+}
+
+/** What `lookAt` says of a path with nothing at it. */
+export const NOT_FOUND = "not found";
+
+/** Why a path looked at is not read, besides `NOT_FOUND`: it is no regular file. */
+const NOT_FILES = ["symlink", "not a regular file"];
+
+/**
+ * The file at `path` as a pass sees it (lstat: a link is not followed), or why it is not read:
+ * `NOT_FOUND`, or what else is there. Throws what lstat throws but not-found.
+ */
+export function lookAt(path: string): FileSeen | string {
+  let stat: Deno.FileInfo;
+  try {
+    stat = Deno.lstatSync(path);
+  } catch (err) {
+    if (!(err instanceof Deno.errors.NotFound)) throw err;
+    return NOT_FOUND;
+  }
+  if (stat.isFile) return fileSeen(stat);
+  return stat.isSymlink ? NOT_FILES[0]! : NOT_FILES[1]!;
+}
+
+/**
+ * Known sources' files as the worker that read their rows looked at them (`known_worker.ts`),
+ * rows `from` on: `kinds[i]` 0 when not looked at (lstat failed, the pass looks itself), 1 for a
+ * file, whose size, mtime, dev and ino are at `numbers[i * 4]` on (NaN for a null), else why it
+ * is not read (`lookAt`'s answer, 2 for `NOT_FOUND`).
+ */
+export interface SeenChunk {
+  from: number;
+  kinds: Uint8Array<ArrayBuffer>;
+  numbers: Float64Array<ArrayBuffer>;
+}
+
+/** Numbers of a file in `SeenChunk.numbers`. */
+export const SEEN_NUMBERS = 4;
+
+/** `lookAt` of the files of `locators[from]` to `locators[to - 1]`, as a chunk. */
+export function lookAtKnown(locators: readonly string[], from: number, to: number): SeenChunk {
+  const chunk: SeenChunk = {
+    from,
+    kinds: new Uint8Array(to - from),
+    numbers: new Float64Array((to - from) * SEEN_NUMBERS),
+  };
+  for (let i = from; i < to; i++) {
+    let seen: FileSeen | string;
+    try {
+      seen = lookAt(pathOfLocator(locators[i]!));
+    } catch {
+      continue;
+    }
+    const at = i - from;
+    if (typeof seen === "string") {
+      chunk.kinds[at] = seen === NOT_FOUND ? 2 : 3 + NOT_FILES.indexOf(seen);
+      continue;
+    }
+    chunk.kinds[at] = 1;
+    chunk.numbers.set(
+      [seen.size, seen.mtimeMs ?? NaN, seen.dev ?? NaN, seen.ino ?? NaN],
+      at * SEEN_NUMBERS,
+    );
+  }
+  return chunk;
+}
+
+/** What a `SeenChunk` (its kinds and numbers at `at`) says of row `at`, or undefined. */
+export function seenOf(
+  kinds: Uint8Array,
+  numbers: Float64Array,
+  at: number,
+): FileSeen | string | undefined {
+  const kind = kinds[at];
+  if (!kind) return undefined;
+  if (kind === 2) return NOT_FOUND;
+  if (kind > 2) return NOT_FILES[kind - 3];
+  const n = (k: number) => {
+    const value = numbers[at * SEEN_NUMBERS + k]!;
+    return Number.isNaN(value) ? null : value;
+  };
+  return { size: numbers[at * SEEN_NUMBERS]!, mtimeMs: n(1), dev: n(2), ino: n(3) };
 }
 
 /** A source being read: which generation, the adapter's state, and what was seen of it. */

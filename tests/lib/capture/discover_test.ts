@@ -6,11 +6,11 @@
 import assert from "node:assert/strict";
 import { appendFileSync, writeFileSync } from "node:fs";
 import { discoverSources, type SeenFiles } from "../../../lib/capture/discover.ts";
-import { loadSources, loadSourcesAside, readKnownInWorker } from "../../../lib/capture/identity.ts";
+import { loadSources, loadSourcesAside } from "../../../lib/capture/identity.ts";
 import { discoverContext, runCapture } from "../../../lib/capture/run.ts";
-import { knownOfFlat } from "../../../lib/capture/source.ts";
+import { type KnownSource, lookAt, NOT_FOUND } from "../../../lib/capture/source.ts";
 import { loadContext, openStore, redactorFor } from "../../../lib/context.ts";
-import type { Adapter, SourceRef } from "../../../lib/sources/adapter.ts";
+import { type Adapter, pathOfLocator, type SourceRef } from "../../../lib/sources/adapter.ts";
 import { ADAPTERS } from "../../../lib/sources/mod.ts";
 import { makeWorld, runPass } from "../../_helpers.ts";
 
@@ -132,30 +132,46 @@ Deno.test("a run with the folder listings of the last finds every change to file
   }
 });
 
-Deno.test("the store's sources read by a worker are those read on the pass's thread", async () => {
+Deno.test("the store's sources, and their files, as a worker reads them and looks at them", async () => {
   const world = await makeWorld({ fixtures: ["claude", "codex", "opencode"] });
   const ctx = loadContext({ env: world.env });
   const store = openStore(ctx);
+  const withoutRow = (rows: Map<string, KnownSource>) =>
+    new Map([...rows].map(([locator, { row: _, ...known }]) => [locator, known]));
   try {
     await runPass(store, ctx);
     const inline = loadSources(store);
     assert.ok(inline.size > 2, "sources were captured");
-    const rowSource = [...inline.values()].find((row) => row.fingerprint !== null);
-    assert.ok(rowSource, "a row source, with its fingerprint");
+    assert.ok([...inline.values()].some((row) => row.fingerprint !== null), "a row source");
     assert.ok([...inline.values()].some((row) => row.dev !== null), "a file's stat");
+    const gone = [...inline.values()].find((row) => row.locator.endsWith(".jsonl"))!;
+    Deno.removeSync(gone.locator);
 
-    const flat = await readKnownInWorker(store.path);
-    assert.ok(flat, "the worker read them");
-    assert.deepEqual(knownOfFlat(flat), inline);
-    assert.deepEqual(await loadSourcesAside(store, 0), inline);
-    assert.deepEqual(await loadSourcesAside(store), inline);
+    const aside = loadSourcesAside(store, 0);
+    assert.equal(aside.rows, null, "read by a worker");
+    const rows = await aside.known;
+    assert.ok([...rows.values()].every((row) => row.row !== undefined), "the worker's rows");
+    assert.deepEqual(withoutRow(rows), withoutRow(inline));
+    await aside.looked;
+    for (const row of rows.values()) {
+      const path = pathOfLocator(row.locator);
+      assert.deepEqual(aside.seen(row, path), lookAt(path), path);
+      assert.equal(aside.seen(row, `${path}.elsewhere`), undefined);
+    }
+    assert.equal(aside.seen(rows.get(gone.locator)!, gone.locator), NOT_FOUND);
+    aside.stop();
 
+    // Fewer sources than it takes: read inline, nothing looked at aside.
+    const few = loadSourcesAside(store);
+    assert.deepEqual(few.rows, inline);
+    assert.equal(few.seen(gone, gone.locator), undefined);
     // A store the worker cannot open (moved under the open connection): read inline.
     const moved = `${store.path}.moved`;
     Deno.renameSync(store.path, moved);
     try {
-      assert.equal(await readKnownInWorker(store.path), null);
-      assert.deepEqual(await loadSourcesAside(store, 0), inline);
+      const failed = loadSourcesAside(store, 0);
+      assert.deepEqual(await failed.known, inline);
+      await failed.looked;
     } finally {
       Deno.renameSync(moved, store.path);
     }
@@ -165,7 +181,7 @@ Deno.test("the store's sources read by a worker are those read on the pass's thr
   }
 });
 
-Deno.test("a pass that finds its files before the store's sources are read sees the same", async () => {
+Deno.test("a pass that finds its files while a worker reads the store's sources sees the same", async () => {
   const world = await makeWorld({ fixtures: ["claude", "codex", "opencode"] });
   const ctx = loadContext({ env: world.env });
   const store = openStore(ctx);
@@ -180,8 +196,8 @@ Deno.test("a pass that finds its files before the store's sources are read sees 
     Deno.symlinkSync(files[1]!.locator, link);
     Deno.removeSync(files[2]!.locator);
     const discovered: { adapter: Adapter; ref: SourceRef }[] = [];
-    const look = async (known: "first" | "meanwhile", listed?: typeof discovered) => {
-      const rows = loadSources(store);
+    /** What a discovery finds, the store's sources read first, by a worker, or by one done looking. */
+    const look = async (known: "first" | "aside" | "looked", listed?: typeof discovered) => {
       const options = {
         adapters: ADAPTERS,
         discover: discoverContext(ctx),
@@ -189,23 +205,45 @@ Deno.test("a pass that finds its files before the store's sources are read sees 
           onDiscovered: (found: typeof discovered) => discovered.splice(0, Infinity, ...found),
         }),
       };
+      const aside = known === "first" ? null : loadSourcesAside(store, 0);
+      if (known === "looked") await aside!.looked;
+      let fromWorker = 0;
       const { changed, count } = await discoverSources(
         options,
-        known === "first" ? rows : Promise.resolve(rows),
+        aside
+          ? {
+            ...aside,
+            get rows() {
+              return aside.rows;
+            },
+            seen: (row, path) => {
+              const seen = aside.seen(row, path);
+              if (seen !== undefined) fromWorker++;
+              return seen;
+            },
+          }
+          : loadSources(store),
       );
+      aside?.stop();
+      if (known === "looked") assert.ok(fromWorker > 3, "files the worker looked at");
+      const rows = aside ? await aside.known : null;
       return {
         changed: changed.map((f) => [f.ref.locator, f.stat]),
         count,
         skipped: [...options.discover.skipped],
-        found: [...rows.values()].filter((row) => row.found).map((row) => row.locator).sort(),
+        found: rows && [...rows.values()].filter((row) => row.found).map((row) => row.locator)
+          .sort(),
       };
     };
     const first = await look("first");
     assert.equal(first.changed[0]![0], files[0]!.locator, "the file appended to");
     assert.deepEqual(first.skipped, [["symlink", 1]], "the link, as its folder was listed");
-    assert.ok(!first.found.includes(files[2]!.locator), "the file removed is not found");
     const listed = [...discovered];
-    assert.deepEqual(await look("meanwhile"), first);
+    const aside = await look("aside");
+    assert.ok(!aside.found!.includes(files[2]!.locator), "the file removed is not found");
+    assert.ok(aside.found!.includes(files[0]!.locator));
+    assert.deepEqual({ ...aside, found: null }, first);
+    assert.deepEqual(await look("looked"), aside);
     // The watcher's list of sources, each twice, with a link and a path with nothing at it
     // among them: each is looked at once, the link skipped.
     const { adapter, ref } = listed[1]!;
@@ -215,7 +253,8 @@ Deno.test("a pass that finds its files before the store's sources are read sees 
     }));
     const twice = [...listed, ...odd, ...listed, ...odd];
     assert.deepEqual(await look("first", twice), first);
-    assert.deepEqual(await look("meanwhile", twice), first);
+    assert.deepEqual(await look("aside", twice), aside);
+    assert.deepEqual(await look("looked", twice), aside);
   } finally {
     store.close();
     await world.cleanup();
