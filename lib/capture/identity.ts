@@ -24,8 +24,8 @@ import type { ByteReader } from "./lines.ts";
 import type { FromKnownWorker, ToKnownWorker } from "./known_worker.ts";
 import {
   type FileSeen,
-  KNOWN_COLUMNS,
   knownOfFlat,
+  knownRows,
   type KnownSource,
   knownSource,
   SEEN_NUMBERS,
@@ -46,16 +46,8 @@ const COMPARE_READ = 1024 * 1024;
 
 /** Every source the store knows, by locator: what tells whether its file changed. */
 export function loadSources(store: HistoryStore): Map<string, KnownSource> {
-  // Rows as arrays, one at a time: at 100,000 sources half the time of objects, and a third of
-  // the collecting of all of them at once (Deno's node:sqlite has the method; its types do not
-  // name it yet).
-  const statement = store.stmt(`SELECT ${KNOWN_COLUMNS} FROM sources`) as unknown as {
-    setReturnArrays(on: boolean): void;
-    iterate(): Iterable<unknown[]>;
-  };
-  statement.setReturnArrays(true);
   const known = new Map<string, KnownSource>();
-  for (const row of statement.iterate()) {
+  for (const row of knownRows((sql) => store.stmt(sql))) {
     const source = knownSource(row);
     known.set(source.locator, source);
   }
@@ -156,8 +148,8 @@ class WorkerAside implements SourcesAside {
   }
 
   seen(row: KnownSource, path: string): FileSeen | string | undefined {
-    if (row.row === undefined || pathOfLocator(row.locator) !== path) return undefined;
-    return seenOf(this.#kinds, this.#numbers, row.row);
+    if (row.flatIndex === undefined || pathOfLocator(row.locator) !== path) return undefined;
+    return seenOf(this.#kinds, this.#numbers, row.flatIndex);
   }
 
   stop(): void {

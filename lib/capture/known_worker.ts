@@ -5,13 +5,7 @@
 // the two threads share them. Started and spoken to only by `loadSourcesAside` (`identity.ts`).
 
 import { DatabaseSync } from "node:sqlite";
-import {
-  type FlatKnown,
-  flattenKnown,
-  KNOWN_COLUMNS,
-  lookAtKnown,
-  type SeenChunk,
-} from "./source.ts";
+import { type FlatKnown, flattenKnown, knownRows, lookAtKnown, type SeenChunk } from "./source.ts";
 
 /** What the pass asks: the store's path. */
 export interface ToKnownWorker {
@@ -68,12 +62,7 @@ function readKnown(path: string): FlatKnown {
     // The count and the rows from one snapshot.
     db.exec("BEGIN");
     const { n } = db.prepare("SELECT count(*) AS n FROM sources").get() as { n: number };
-    const statement = db.prepare(`SELECT ${KNOWN_COLUMNS} FROM sources`) as unknown as {
-      setReturnArrays(on: boolean): void;
-      iterate(): Iterable<unknown[]>;
-    };
-    statement.setReturnArrays(true);
-    const flat = flattenKnown(statement.iterate(), n);
+    const flat = flattenKnown(knownRows((sql) => db.prepare(sql)), n);
     db.exec("COMMIT");
     return flat;
   } finally {

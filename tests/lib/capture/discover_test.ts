@@ -136,8 +136,8 @@ Deno.test("the store's sources, and their files, as a worker reads them and look
   const world = await makeWorld({ fixtures: ["claude", "codex", "opencode"] });
   const ctx = loadContext({ env: world.env });
   const store = openStore(ctx);
-  const withoutRow = (rows: Map<string, KnownSource>) =>
-    new Map([...rows].map(([locator, { row: _, ...known }]) => [locator, known]));
+  const withoutIndex = (rows: Map<string, KnownSource>) =>
+    new Map([...rows].map(([locator, { flatIndex: _, ...known }]) => [locator, known]));
   try {
     await runPass(store, ctx);
     const inline = loadSources(store);
@@ -150,8 +150,8 @@ Deno.test("the store's sources, and their files, as a worker reads them and look
     const aside = loadSourcesAside(store, 0);
     assert.equal(aside.rows, null, "read by a worker");
     const rows = await aside.known;
-    assert.ok([...rows.values()].every((row) => row.row !== undefined), "the worker's rows");
-    assert.deepEqual(withoutRow(rows), withoutRow(inline));
+    assert.ok([...rows.values()].every((row) => row.flatIndex !== undefined), "the worker's rows");
+    assert.deepEqual(withoutIndex(rows), withoutIndex(inline));
     await aside.looked;
     for (const row of rows.values()) {
       const path = pathOfLocator(row.locator);

@@ -169,7 +169,7 @@ Deno.test("a pass's copies of a source row hold their columns, as stored", async
     for (const row of stored) {
       // What tells a change, of every source (a fingerprint only of a row source's); every
       // column reading needs, of one with work.
-      const { found: _, row: __, ...known } = loaded.get(row.locator as string)!;
+      const { found: _, flatIndex: __, ...known } = loaded.get(row.locator as string)!;
       const full = sourceById(store, known.id);
       for (const copy of [known, full]) {
         const read = Object.fromEntries(Object.keys(copy).map((key) => [key, row[key]]));
@@ -178,7 +178,9 @@ Deno.test("a pass's copies of a source row hold their columns, as stored", async
       }
     }
     assert.deepEqual(
-      Object.keys(loaded.values().next().value!).filter((key) => key !== "found" && key !== "row")
+      Object.keys(loaded.values().next().value!).filter((key) =>
+        key !== "found" && key !== "flatIndex"
+      )
         .sort(),
       ["cursor", "dev", "gone", "id", "ino", "locator", "mtime_ms", "size", "fingerprint"].sort(),
     );
