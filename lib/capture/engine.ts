@@ -186,7 +186,7 @@ class CapturePass {
     const summary = this.#tally.summary;
     const progress = this.#progress.current;
     // The store's sources are read beside the discovery when there are many (a worker).
-    const aside = loadSourcesAside(this.#store);
+    const aside = loadSourcesAside(this.#store, this.#limits.knownAsideFrom);
     let discovered: Discovered;
     try {
       discovered = await this.#op.stage("capture.discover", () => discoverSources(this.#o, aside));

@@ -54,12 +54,6 @@ export function loadSources(store: HistoryStore): Map<string, KnownSource> {
   return known;
 }
 
-/**
- * Sources from which `loadSourcesAside` reads them in a worker: fewer are read inline in less
- * time than a worker takes to start (at about 4 µs a row, 20,000 take 80 ms).
- */
-export const ASIDE_FROM = 20_000;
-
 /** The store's sources as a pass reads them beside its discovery (`loadSourcesAside`). */
 export interface SourcesAside {
   /** The sources, once read (at once when read inline). */
@@ -76,12 +70,12 @@ export interface SourcesAside {
 
 /**
  * Every source the store knows, as `loadSources` gives them, read in a worker with a connection
- * of its own when the store has `asideFrom` sources or more, which then looks at their files
+ * of its own when the store has `asideFrom` sources or more (`Limits.knownAsideFrom`), which then looks at their files
  * from the last back while the pass finds and looks at them from the first. Read inline (before
  * this returns) with fewer, or when no worker can start or read them (a compiled binary without
  * the worker's module). Call it before the pass discovers; stop it once it has.
  */
-export function loadSourcesAside(store: HistoryStore, asideFrom = ASIDE_FROM): SourcesAside {
+export function loadSourcesAside(store: HistoryStore, asideFrom: number): SourcesAside {
   const { last } = store.stmt("SELECT max(id) AS last FROM sources").get() as {
     last: number | null;
   };

@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { appendFileSync, writeFileSync } from "node:fs";
 import { discoverSources, type SeenFiles } from "../../../lib/capture/discover.ts";
 import { loadSources, loadSourcesAside } from "../../../lib/capture/identity.ts";
+import { DEFAULT_LIMITS } from "../../../lib/capture/limits.ts";
 import { discoverContext, runCapture } from "../../../lib/capture/run.ts";
 import { type KnownSource, lookAt, NOT_FOUND } from "../../../lib/capture/source.ts";
 import { loadContext, openStore, redactorFor } from "../../../lib/context.ts";
@@ -162,7 +163,7 @@ Deno.test("the store's sources, and their files, as a worker reads them and look
     aside.stop();
 
     // Fewer sources than it takes: read inline, nothing looked at aside.
-    const few = loadSourcesAside(store);
+    const few = loadSourcesAside(store, DEFAULT_LIMITS.knownAsideFrom);
     assert.deepEqual(few.rows, inline);
     assert.equal(few.seen(gone, gone.locator), undefined);
     // A store the worker cannot open (moved under the open connection): read inline.
@@ -258,5 +259,43 @@ Deno.test("a pass that finds its files while a worker reads the store's sources 
   } finally {
     store.close();
     await world.cleanup();
+  }
+});
+
+Deno.test("passes that read the store's sources aside capture what passes that do not do", async () => {
+  const worlds = await Promise.all([0, 1].map(() => makeWorld({ fixtures: ["claude", "codex"] })));
+  const stores = worlds.map((world) => openStore(loadContext({ env: world.env })));
+  /** Each world's records, by their file's path within it. */
+  const records = (i: number) =>
+    stores[i]!.stmt(
+      `SELECT s.locator, r.seq, r.raw FROM records r JOIN sources s ON s.id = r.source_id
+       ORDER BY s.locator, r.seq`,
+    ).all().map((row) => ({ ...row, locator: String(row.locator).replace(worlds[i]!.dir, "") }));
+  /** A pass in each world: the first reads its sources aside (a worker), the second inline. */
+  const pass = async () =>
+    await Promise.all(
+      worlds.map((world, i) =>
+        runPass(stores[i]!, loadContext({ env: world.env }), {
+          limits: { knownAsideFrom: i === 0 ? 0 : Infinity },
+        })
+      ),
+    );
+  try {
+    const [first] = await pass();
+    assert.ok(first!.changed > 2, "sources were captured");
+    for (const again of await pass()) {
+      assert.deepEqual([again.changed, again.sources], [0, first!.sources], "nothing to do");
+    }
+    worlds.forEach((_, i) => {
+      const { locator } = stores[i]!.stmt(
+        "SELECT locator FROM sources WHERE format = 'jsonl' ORDER BY locator LIMIT 1",
+      ).get() as { locator: string };
+      appendFileSync(locator, Deno.readTextFileSync(locator).split("\n")[0] + "\n");
+    });
+    for (const grown of await pass()) assert.equal(grown.changed, 1, "the file appended to");
+    assert.deepEqual(records(0), records(1));
+  } finally {
+    for (const store of stores) store.close();
+    for (const world of worlds) await world.cleanup();
   }
 });
