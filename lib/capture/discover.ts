@@ -98,7 +98,9 @@ export async function discoverSources(
   let waiting = 0;
   /** A turn of the event loop now and then, for the worker's messages to come in. */
   const letIn = async () => {
-    if (aside && ++waiting % LET_IN_EVERY === 0) await new Promise((ok) => setTimeout(ok, 0));
+    if (aside?.working && ++waiting % LET_IN_EVERY === 0) {
+      await new Promise((ok) => setTimeout(ok, 0));
+    }
   };
   const settled = async () => {
     rows ??= await aside!.known;

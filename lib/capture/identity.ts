@@ -62,6 +62,8 @@ export interface SourcesAside {
   readonly known: Promise<Map<string, KnownSource>>;
   /** Settles once the worker has looked at every known source's file, or is stopped. */
   readonly looked: Promise<void>;
+  /** Whether a worker is still reading or looking: its messages come as the event loop turns. */
+  readonly working: boolean;
   /** The file at `path` of the known source `row` as the worker looked at it, if it has yet. */
   seen(row: KnownSource, path: string): FileSeen | string | undefined;
   /** Stops the worker: the pass has looked at every file. */
@@ -85,7 +87,14 @@ export function loadSourcesAside(store: HistoryStore, asideFrom: number): Source
   }
   const rows = loadSources(store);
   const now = Promise.resolve();
-  return { rows, known: now.then(() => rows), looked: now, seen: () => undefined, stop() {} };
+  return {
+    rows,
+    known: now.then(() => rows),
+    looked: now,
+    working: false,
+    seen: () => undefined,
+    stop() {},
+  };
 }
 
 /** The sources read, and their files looked at, by a worker (`known_worker.ts`). */
@@ -93,15 +102,16 @@ class WorkerAside implements SourcesAside {
   rows: Map<string, KnownSource> | null = null;
   readonly known: Promise<Map<string, KnownSource>>;
   readonly looked: Promise<void>;
+  working = true;
   readonly #worker: Worker;
-  #stopped = () => {};
+  #looked = () => {};
   /** What the worker saw of row i's file (`SeenChunk`), as its chunks come. */
   #kinds = new Uint8Array();
   #numbers = new Float64Array();
 
   private constructor(store: HistoryStore, worker: Worker) {
     this.#worker = worker;
-    this.looked = new Promise((resolve) => (this.#stopped = resolve));
+    this.looked = new Promise((resolve) => (this.#looked = resolve));
     this.known = new Promise((resolve) => {
       const inline = () => {
         this.stop();
@@ -117,7 +127,7 @@ class WorkerAside implements SourcesAside {
         }
         this.#kinds.set(message.kinds, message.from);
         this.#numbers.set(message.numbers, message.from * SEEN_NUMBERS);
-        if (message.from === 0) this.#stopped();
+        if (message.from === 0) this.#done();
       };
       worker.onerror = (event) => {
         event.preventDefault();
@@ -148,7 +158,12 @@ class WorkerAside implements SourcesAside {
 
   stop(): void {
     this.#worker.terminate();
-    this.#stopped();
+    this.#done();
+  }
+
+  #done(): void {
+    this.working = false;
+    this.#looked();
   }
 }
 

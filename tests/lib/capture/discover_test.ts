@@ -150,10 +150,12 @@ Deno.test("the store's sources, and their files, as a worker reads them and look
 
     const aside = loadSourcesAside(store, 0);
     assert.equal(aside.rows, null, "read by a worker");
+    assert.ok(aside.working);
     const rows = await aside.known;
     assert.ok([...rows.values()].every((row) => row.flatIndex !== undefined), "the worker's rows");
     assert.deepEqual(withoutIndex(rows), withoutIndex(inline));
     await aside.looked;
+    assert.ok(!aside.working, "done looking");
     for (const row of rows.values()) {
       const path = pathOfLocator(row.locator);
       assert.deepEqual(aside.seen(row, path), lookAt(path), path);
@@ -165,6 +167,7 @@ Deno.test("the store's sources, and their files, as a worker reads them and look
     // Fewer sources than it takes: read inline, nothing looked at aside.
     const few = loadSourcesAside(store, DEFAULT_LIMITS.knownAsideFrom);
     assert.deepEqual(few.rows, inline);
+    assert.ok(!few.working);
     assert.equal(few.seen(gone, gone.locator), undefined);
     // A store the worker cannot open (moved under the open connection): read inline.
     const moved = `${store.path}.moved`;
