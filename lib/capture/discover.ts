@@ -52,15 +52,15 @@ export async function discoverSources(
   const others = new Set<string>();
   const skipped = options.discover.skipped;
   const aside = known instanceof Map ? null : known as SourcesAside;
-  let rows: ReadonlyMap<string, KnownSource> | null = aside ? aside.rows : known as Map<
-    string,
-    KnownSource
-  >;
-  const lookedBefore = (locator: string) => rows!.get(locator)?.found || others.has(locator);
+  let rows = aside ? aside.rows : known as ReadonlyMap<string, KnownSource>;
   const looked: Looked[] = [];
-  const consider = (adapter: Adapter, ref: SourceRef, stat: FileSeen | string) => {
-    if (lookedBefore(ref.locator)) return;
-    const row = rows!.get(ref.locator);
+  const consider = (
+    adapter: Adapter,
+    ref: SourceRef,
+    stat: FileSeen | string,
+    row = rows!.get(ref.locator),
+  ) => {
+    if (row?.found || others.has(ref.locator)) return;
     if (typeof stat === "string") {
       if (stat !== NOT_FOUND) skipped.set(stat, (skipped.get(stat) ?? 0) + 1);
       others.add(ref.locator);
@@ -79,9 +79,9 @@ export async function discoverSources(
       return;
     }
     // A source found twice is looked at once.
-    if (lookedBefore(ref.locator)) return;
     const row = rows.get(ref.locator);
-    consider(adapter, ref, (row && aside?.seen(row, ref.path)) ?? lookAt(ref.path));
+    if (row?.found || others.has(ref.locator)) return;
+    consider(adapter, ref, (row && aside?.seen(row, ref.path)) ?? lookAt(ref.path), row);
   };
   const settle = () => {
     for (const { adapter, ref, stat } of looked) consider(adapter, ref, stat);

@@ -72,10 +72,11 @@ export interface SourcesAside {
 
 /**
  * Every source the store knows, as `loadSources` gives them, read in a worker with a connection
- * of its own when the store has `asideFrom` sources or more (`Limits.knownAsideFrom`), which then looks at their files
- * from the last back while the pass finds and looks at them from the first. Read inline (before
- * this returns) with fewer, or when no worker can start or read them (a compiled binary without
- * the worker's module). Call it before the pass discovers; stop it once it has.
+ * of its own when the store has `asideFrom` sources or more (`Limits.knownAsideFrom`), which then
+ * looks at their files from the last back while the pass finds and looks at them from the first.
+ * Read inline (before this returns) with fewer, or when no worker can start or read them (a
+ * compiled binary without the worker's module). Call it before the pass discovers; stop it once
+ * it has.
  */
 export function loadSourcesAside(store: HistoryStore, asideFrom: number): SourcesAside {
   const { last } = store.stmt("SELECT max(id) AS last FROM sources").get() as {

@@ -180,8 +180,8 @@ export function fileSeen(stat: Deno.FileInfo): FileSeen {
 /** What `lookAt` says of a path with nothing at it. */
 export const NOT_FOUND = "not found";
 
-/** Why a path looked at is not read, besides `NOT_FOUND`: it is no regular file. */
-const NOT_FILES = ["symlink", "not a regular file"];
+/** Why a path looked at is not read: nothing there, or no regular file. */
+const NOT_READ = [NOT_FOUND, "symlink", "not a regular file"];
 
 /**
  * The file at `path` as a pass sees it (lstat: a link is not followed), or why it is not read:
@@ -196,14 +196,14 @@ export function lookAt(path: string): FileSeen | string {
     return NOT_FOUND;
   }
   if (stat.isFile) return fileSeen(stat);
-  return stat.isSymlink ? NOT_FILES[0]! : NOT_FILES[1]!;
+  return stat.isSymlink ? NOT_READ[1]! : NOT_READ[2]!;
 }
 
 /**
  * Known sources' files as the worker that read their rows looked at them (`known_worker.ts`),
  * rows `from` on: `kinds[i]` 0 when not looked at (lstat failed, the pass looks itself), 1 for a
- * file, whose size, mtime, dev and ino are at `numbers[i * 4]` on (NaN for a null), else why it
- * is not read (`lookAt`'s answer, 2 for `NOT_FOUND`).
+ * file, whose size, mtime, dev and ino are at `numbers[i * 4]` on (NaN for a null), else 2 and
+ * on for why it is not read (`lookAt`'s answer).
  */
 export interface SeenChunk {
   from: number;
@@ -230,7 +230,7 @@ export function lookAtKnown(locators: readonly string[], from: number, to: numbe
     }
     const at = i - from;
     if (typeof seen === "string") {
-      chunk.kinds[at] = seen === NOT_FOUND ? 2 : 3 + NOT_FILES.indexOf(seen);
+      chunk.kinds[at] = 2 + NOT_READ.indexOf(seen);
       continue;
     }
     chunk.kinds[at] = 1;
@@ -250,8 +250,7 @@ export function seenOf(
 ): FileSeen | string | undefined {
   const kind = kinds[at];
   if (!kind) return undefined;
-  if (kind === 2) return NOT_FOUND;
-  if (kind > 2) return NOT_FILES[kind - 3];
+  if (kind > 1) return NOT_READ[kind - 2];
   const n = (k: number) => {
     const value = numbers[at * SEEN_NUMBERS + k]!;
     return Number.isNaN(value) ? null : value;

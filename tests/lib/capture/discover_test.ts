@@ -10,9 +10,10 @@ import { loadSources, loadSourcesAside } from "../../../lib/capture/identity.ts"
 import { DEFAULT_LIMITS } from "../../../lib/capture/limits.ts";
 import { discoverContext, runCapture } from "../../../lib/capture/run.ts";
 import { type KnownSource, lookAt, NOT_FOUND } from "../../../lib/capture/source.ts";
-import { loadContext, openStore, redactorFor } from "../../../lib/context.ts";
+import { type Context, loadContext, openStore, redactorFor } from "../../../lib/context.ts";
 import { type Adapter, pathOfLocator, type SourceRef } from "../../../lib/sources/adapter.ts";
 import { ADAPTERS } from "../../../lib/sources/mod.ts";
+import type { HistoryStore } from "../../../lib/store/db.ts";
 import { makeWorld, runPass } from "../../_helpers.ts";
 
 Deno.test("a pass tells every file it found as it is on disk, read again or not", async () => {
@@ -133,14 +134,24 @@ Deno.test("a run with the folder listings of the last finds every change to file
   }
 });
 
-Deno.test("the store's sources, and their files, as a worker reads them and looks at them", async () => {
+/** Runs `fn` on the store of a world of every fixture agent once captured, then removes both. */
+async function withCaptured(fn: (store: HistoryStore, ctx: Context) => Promise<void>) {
   const world = await makeWorld({ fixtures: ["claude", "codex", "opencode"] });
   const ctx = loadContext({ env: world.env });
   const store = openStore(ctx);
-  const withoutIndex = (rows: Map<string, KnownSource>) =>
-    new Map([...rows].map(([locator, { flatIndex: _, ...known }]) => [locator, known]));
   try {
     await runPass(store, ctx);
+    await fn(store, ctx);
+  } finally {
+    store.close();
+    await world.cleanup();
+  }
+}
+
+Deno.test("the store's sources, and their files, as a worker reads them and looks at them", async () => {
+  const withoutIndex = (rows: Map<string, KnownSource>) =>
+    new Map([...rows].map(([locator, { flatIndex: _, ...known }]) => [locator, known]));
+  await withCaptured(async (store) => {
     const inline = loadSources(store);
     assert.ok(inline.size > 2, "sources were captured");
     assert.ok([...inline.values()].some((row) => row.fingerprint !== null), "a row source");
@@ -179,18 +190,11 @@ Deno.test("the store's sources, and their files, as a worker reads them and look
     } finally {
       Deno.renameSync(moved, store.path);
     }
-  } finally {
-    store.close();
-    await world.cleanup();
-  }
+  });
 });
 
 Deno.test("a pass that finds its files while a worker reads the store's sources sees the same", async () => {
-  const world = await makeWorld({ fixtures: ["claude", "codex", "opencode"] });
-  const ctx = loadContext({ env: world.env });
-  const store = openStore(ctx);
-  try {
-    await runPass(store, ctx);
+  await withCaptured(async (store, ctx) => {
     const files = store.stmt("SELECT locator FROM sources WHERE format = 'jsonl' ORDER BY id")
       .all() as { locator: string }[];
     assert.ok(files.length > 3, "sources were captured");
@@ -259,10 +263,7 @@ Deno.test("a pass that finds its files while a worker reads the store's sources 
     assert.deepEqual(await look("first", twice), first);
     assert.deepEqual(await look("aside", twice), aside);
     assert.deepEqual(await look("looked", twice), aside);
-  } finally {
-    store.close();
-    await world.cleanup();
-  }
+  });
 });
 
 Deno.test("passes that read the store's sources aside capture what passes that do not do", async () => {
