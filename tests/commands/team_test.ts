@@ -26,8 +26,18 @@ import { leaks, placeSecretPathSession, SECRET_PATH_WORD, shownPath } from "../_
 import { redactorFor } from "../../lib/context.ts";
 import { ADAPTERS } from "../../lib/sources/mod.ts";
 import { type RecordRow, TextDeriver } from "../../lib/store/records.ts";
-import { TEAM_MIGRATIONS } from "../../lib/team/db.ts";
-import { CONTEXT_START, RANK_CANDIDATES } from "../../lib/team/search.ts";
+import { connectTeam, migrateTeam, TEAM_MIGRATIONS } from "../../lib/team/db.ts";
+import {
+  CONTEXT_START,
+  filterSql,
+  newestMatches,
+  PROBE_IDS,
+  RANK_CANDIDATES,
+  teamSearch,
+} from "../../lib/team/search.ts";
+import type { Redactor } from "../../lib/gate/secrets.ts";
+import type { Agent } from "../../lib/agents.ts";
+import { ANSWER_BOOST } from "../../lib/store/search.ts";
 import { isCodexContext } from "../../lib/sources/codex_text.ts";
 import { eventually } from "../_wait.ts";
 
@@ -1577,6 +1587,88 @@ Deno.test({
     assert.equal(rare.stderr, "");
   } finally {
     await world.cleanup();
+  }
+});
+
+Deno.test({
+  name: "team: a word matched by many records is ranked from its newest matches, found window " +
+    "by window, as one pass over all of them finds them",
+  ignore: typeof pg === "string",
+  sanitizeResources: false,
+  sanitizeOps: false,
+}, async () => {
+  if (typeof pg === "string") return;
+  const sql = await connectTeam(await pg.createDatabase("windows"));
+  const asIs: Redactor = Object.assign((text: string) => text, {
+    between: (_before: string, text: string) => text,
+  });
+  try {
+    await migrateTeam(sql);
+    // Nine times the probe's records: "heron" in one in ten, as often as three times in some,
+    // in conversations of either agent (so a tenth of the probe holds it, for codex a twentieth,
+    // and more windows follow the first); every seventh record a prompt, whose conversation
+    // decides whether it counts; a fifth of the conversations without messages.
+    const records = PROBE_IDS * 9;
+    await sql`INSERT INTO logbook_machines (machine) VALUES ('w')`;
+    await sql`
+      INSERT INTO logbook_conversations (machine, key, agent, messages)
+      SELECT 'w', (CASE WHEN i % 2 = 0 THEN 'codex:' ELSE 'claude:' END) || i,
+        CASE WHEN i % 2 = 0 THEN 'codex' ELSE 'claude' END, CASE WHEN i % 5 = 0 THEN 0 ELSE 3 END
+      FROM generate_series(0, 58) i`;
+    await sql`
+      INSERT INTO logbook_records (machine, uid, record_id, conversation_key, ts, kind, role, text)
+      SELECT 'w', sha256(i::text::bytea), i,
+        (CASE WHEN i % 59 % 2 = 0 THEN 'codex:' ELSE 'claude:' END) || (i % 59),
+        timestamptz '2026-01-01' + i * interval '1 second',
+        CASE WHEN i % 7 = 0 THEN 'prompt' ELSE 'message' END,
+        CASE WHEN i % 3 = 0 THEN 'user' ELSE 'assistant' END,
+        CASE WHEN i % 10 = 0 THEN repeat('heron ', 1 + i % 3) || 'wading bird ' || i
+          ELSE 'a quiet marsh ' || i END || CASE WHEN i = 777 THEN ' bittern' ELSE '' END
+      FROM generate_series(1, ${records}) i`;
+    await sql`ANALYZE`;
+    // What a search ranks, in one plain statement: the newest matches that count, best first
+    // (no text here is what Codex injects, so answers alone weigh more).
+    const reference = async (word: string, agent?: Agent) =>
+      (await sql<{ id: number }[]>`
+        WITH m AS (
+          SELECT r.id FROM logbook_records r
+            JOIN logbook_conversations c ON c.machine = r.machine AND c.key = r.conversation_key
+          WHERE r.tsv @@ to_tsquery('simple', ${word}) AND (r.kind <> 'prompt' OR c.messages = 0)
+            ${agent ? sql`AND c.agent = ${agent}` : sql``}
+          ORDER BY r.id DESC LIMIT ${RANK_CANDIDATES})
+        SELECT r.id FROM m JOIN logbook_records r ON r.id = m.id
+          JOIN logbook_conversations c ON c.machine = r.machine AND c.key = r.conversation_key
+        ORDER BY ts_rank(r.tsv, to_tsquery('simple', ${word})) * CASE
+            WHEN r.kind = 'message' AND r.role = 'assistant' THEN ${ANSWER_BOOST} ELSE 1.0
+          END DESC, r.ts DESC, r.id DESC
+        LIMIT 20`).map((row) => Number(row.id));
+    const windowed = async (word: string, agent?: Agent) =>
+      await sql.begin(async (tx) =>
+        await newestMatches(
+          tx,
+          `'${word}'`,
+          filterSql(sql, asIs, { query: word, ...(agent ? { agent } : {}) }),
+          RANK_CANDIDATES,
+          async () => {},
+        )
+      );
+    for (const agent of [undefined, "codex" as const]) {
+      const ids = await windowed("heron", agent);
+      assert.ok(ids, "the newest records hold many matches: read by windows");
+      assert.equal(ids.length, RANK_CANDIDATES);
+      const found = await teamSearch(sql, asIs, {
+        query: "heron",
+        limit: 20,
+        ...(agent ? { agent } : {}),
+      });
+      assert.deepEqual(found.hits.map((hit) => hit.record), await reference("heron", agent));
+      assert.match(found.note ?? "", /^more than 2,000 records match/);
+    }
+    assert.equal(await windowed("bittern"), null, "a rare word is read in one pass");
+    const rare = await teamSearch(sql, asIs, { query: "bittern" });
+    assert.deepEqual(rare.hits.map((hit) => hit.record), await reference("bittern"));
+  } finally {
+    await sql.end();
   }
 });
 
