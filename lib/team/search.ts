@@ -162,8 +162,9 @@ export async function teamSearch(
       const cjk = hasCjk(query);
       const words = cjk ? null : await tsqueryOf(tx, query);
       if (words !== null) {
-        // Words are a few index lookups and the records they name: starting parallel workers for
-        // them took 30 to 45 ms of a rare word's 60 in the server, and gained a phrase nothing.
+        // Words are index lookups and the records they name: starting parallel workers for them
+        // took 30 to 45 ms of a rare word's 60 in the server, and the searches that read
+        // thousands of records read them by windows (`newestMatches`).
         await tx`SELECT set_config('max_parallel_workers_per_gather', '0', true)`;
         const page = { columns, filters, limit: limit + 1, offset, limitTime };
         const found = await rankedRows(sql, tx, words, page, options.forgive ?? "exact", widenable);
@@ -312,9 +313,11 @@ async function rankedRows(
 ): Promise<{ rows: Row[]; forgivenAt: TeamLevel | null }> {
   const { columns, filters, limit, offset, limitTime } = page;
   const cap = Math.max(RANK_CANDIDATES, offset + limit);
+  const [setting] = await tx<{ indexscan: string }[]>`
+    SELECT current_setting('enable_indexscan') AS indexscan`;
   const ranked = async (tsquery: string) => {
     await limitTime();
-    const newest = await newestMatches(tx, tsquery, filters, cap, limitTime);
+    const newest = await newestMatches(tx, tsquery, filters, cap, limitTime, setting!.indexscan);
     await limitTime();
     // The newest matches first (by id, which `+ 0` keeps from walking the primary key backwards
     // and testing every record), at most `cap`, then only those are ranked: ts_rank reads each
@@ -366,19 +369,21 @@ async function rankedRows(
 /** The newest records a team search reads first, to learn how many of them match. */
 export const PROBE_IDS = 16_384;
 /**
- * The matches the whole table is expected to hold (as many as the newest records hold, for their
- * share of it) from which a search reads them window by window rather than all at once.
+ * The matches, expected by the planner and then by the newest records, from which a search reads
+ * them window by window rather than all at once.
  */
 export const WINDOWED_FROM = 3 * RANK_CANDIDATES;
 
 /**
  * The ids of the newest `cap` matches of `tsquery` under `filters`, newest first, read window by
- * window from the newest record back, when the newest PROBE_IDS records say the table holds more
- * than WINDOWED_FROM of them; null when they say fewer, for one pass over all the matches. A pass
- * over all reads every match's record to learn its id, 31,600 of them for a common word in 3.35 GB
- * of records (0.8 s); a window reads only its own matches, its ids from the primary key and the
- * word's from the text index intersected before any record is read. Each window after the first
- * is sized for the matches still wanted at the rate met so far.
+ * window from the newest record back; null for one pass over all the matches, where the planner
+ * expects fewer than WINDOWED_FROM of them, or the newest PROBE_IDS records hold fewer than their
+ * share of that. A pass over all reads every match's record to learn its id, 31,600 of them for a
+ * common word in 3.35 GB of records (0.8 s); a window reads only its own matches, its ids from the
+ * primary key and the word's from the text index intersected before any record is read (which
+ * the planner does only where it expects many matches: else it reads all of them to test their
+ * ids). Each window after the first is sized for the matches still wanted at the rate met so far.
+ * `indexscan` is the server's `enable_indexscan`, set again after each window.
  */
 export async function newestMatches(
   tx: TransactionSql,
@@ -386,12 +391,16 @@ export async function newestMatches(
   filters: TeamFilters,
   cap: number,
   limitTime: () => Promise<void>,
+  indexscan: string,
 ): Promise<number[] | null> {
-  const [top] = await tx<{ hi: number | null; indexscan: string }[]>`
-    SELECT max(id) AS hi, current_setting('enable_indexscan') AS indexscan
-    FROM logbook_records`;
+  const plan = await tx<{ "QUERY PLAN": string }[]>`
+    EXPLAIN SELECT 1 FROM logbook_records r
+    WHERE r.tsv @@ CAST(${tsquery} AS tsquery) ${filters.records}`;
+  const planned = Number(/ rows=(\d+)/.exec(plan[0]?.["QUERY PLAN"] ?? "")?.[1] ?? 0);
+  if (planned < WINDOWED_FROM) return null;
+  const [top] = await tx<{ hi: number | null }[]>`SELECT max(id) AS hi FROM logbook_records`;
   const hi = Number(top?.hi ?? 0);
-  if (!top || hi <= PROBE_IDS) return null;
+  if (hi <= PROBE_IDS) return null;
   const window = async (lo: number, upper: number, wanted: number) => {
     await limitTime();
     // Else the planner walks a window by the primary key and reads each record's tsvector.
@@ -406,7 +415,7 @@ export async function newestMatches(
         WHERE c.machine = r.machine AND c.key = r.conversation_key ${filters.conversation}
         LIMIT 1) kept
       ORDER BY r.id DESC LIMIT ${wanted}`;
-    await tx`SELECT set_config('enable_indexscan', ${top.indexscan}, true)`;
+    await tx`SELECT set_config('enable_indexscan', ${indexscan}, true)`;
     return rows.map((row) => Number(row.id));
   };
   let lo = hi - PROBE_IDS;
