@@ -313,11 +313,9 @@ async function rankedRows(
 ): Promise<{ rows: Row[]; forgivenAt: TeamLevel | null }> {
   const { columns, filters, limit, offset, limitTime } = page;
   const cap = Math.max(RANK_CANDIDATES, offset + limit);
-  const [setting] = await tx<{ indexscan: string }[]>`
-    SELECT current_setting('enable_indexscan') AS indexscan`;
   const ranked = async (tsquery: string) => {
     await limitTime();
-    const newest = await newestMatches(tx, tsquery, filters, cap, limitTime, setting!.indexscan);
+    const newest = await newestMatches(tx, tsquery, filters, cap, limitTime);
     await limitTime();
     // The newest matches first (by id, which `+ 0` keeps from walking the primary key backwards
     // and testing every record), at most `cap`, then only those are ranked: ts_rank reads each
@@ -372,7 +370,7 @@ export const PROBE_IDS = 16_384;
  * The matches, expected by the planner and then by the newest records, from which a search reads
  * them window by window rather than all at once.
  */
-export const WINDOWED_FROM = 3 * RANK_CANDIDATES;
+const WINDOWED_FROM = 3 * RANK_CANDIDATES;
 
 /**
  * The ids of the newest `cap` matches of `tsquery` under `filters`, newest first, read window by
@@ -383,7 +381,6 @@ export const WINDOWED_FROM = 3 * RANK_CANDIDATES;
  * primary key and the word's from the text index intersected before any record is read (which
  * the planner does only where it expects many matches: else it reads all of them to test their
  * ids). Each window after the first is sized for the matches still wanted at the rate met so far.
- * `indexscan` is the server's `enable_indexscan`, set again after each window.
  */
 export async function newestMatches(
   tx: TransactionSql,
@@ -391,16 +388,17 @@ export async function newestMatches(
   filters: TeamFilters,
   cap: number,
   limitTime: () => Promise<void>,
-  indexscan: string,
 ): Promise<number[] | null> {
   const plan = await tx<{ "QUERY PLAN": string }[]>`
     EXPLAIN SELECT 1 FROM logbook_records r
     WHERE r.tsv @@ CAST(${tsquery} AS tsquery) ${filters.records}`;
   const planned = Number(/ rows=(\d+)/.exec(plan[0]?.["QUERY PLAN"] ?? "")?.[1] ?? 0);
   if (planned < WINDOWED_FROM) return null;
-  const [top] = await tx<{ hi: number | null }[]>`SELECT max(id) AS hi FROM logbook_records`;
+  const [top] = await tx<{ hi: number | null; indexscan: string }[]>`
+    SELECT max(id) AS hi, current_setting('enable_indexscan') AS indexscan
+    FROM logbook_records`;
   const hi = Number(top?.hi ?? 0);
-  if (hi <= PROBE_IDS) return null;
+  if (!top || hi <= PROBE_IDS) return null;
   const window = async (lo: number, upper: number, wanted: number) => {
     await limitTime();
     // Else the planner walks a window by the primary key and reads each record's tsvector.
@@ -415,7 +413,8 @@ export async function newestMatches(
         WHERE c.machine = r.machine AND c.key = r.conversation_key ${filters.conversation}
         LIMIT 1) kept
       ORDER BY r.id DESC LIMIT ${wanted}`;
-    await tx`SELECT set_config('enable_indexscan', ${indexscan}, true)`;
+    // Back to the server's, which every other statement plans with.
+    await tx`SELECT set_config('enable_indexscan', ${top.indexscan}, true)`;
     return rows.map((row) => Number(row.id));
   };
   let lo = hi - PROBE_IDS;

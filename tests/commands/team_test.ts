@@ -1650,7 +1650,6 @@ Deno.test({
           filterSql(sql, asIs, { query: word, ...(agent ? { agent } : {}) }),
           RANK_CANDIDATES,
           async () => {},
-          "on",
         )
       );
     for (const agent of [undefined, "codex" as const]) {
