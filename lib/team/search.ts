@@ -317,24 +317,13 @@ async function rankedRows(
     await limitTime();
     const newest = await newestMatches(tx, tsquery, filters, cap, limitTime);
     await limitTime();
-    // The newest matches first (by id, which `+ 0` keeps from walking the primary key backwards
-    // and testing every record), at most `cap`, then only those are ranked: ts_rank reads each
-    // one's tsvector, which for a common word over gigabytes would take seconds. Each match's
-    // conversation is looked up by its key, newest match first, until `cap` pass: joined to
-    // every conversation instead, a rare word's search read the whole conversations table (190
-    // ms of a 200 ms search with 5 GB pushed). Where the windows found them, they are given.
+    // The newest matches first (`newestIds`), at most `cap`, then only those are ranked:
+    // ts_rank reads each one's tsvector, which for a common word over gigabytes would take
+    // seconds. A match's conversation is looked up by its key: joined to every conversation
+    // instead, a rare word's search read the whole conversations table (190 ms of a 200 ms
+    // search with 5 GB pushed). Where the windows found them, they are given.
     const candidates = newest === null
-      ? tx`
-        SELECT r.id FROM (
-          SELECT r.id + 0 AS newest, r.id, r.machine, r.conversation_key, r.kind
-          FROM logbook_records r
-          WHERE r.tsv @@ CAST(${tsquery} AS tsquery) ${filters.records}
-          ORDER BY r.id + 0 DESC OFFSET 0) r
-        CROSS JOIN LATERAL (
-          SELECT FROM logbook_conversations c
-          WHERE c.machine = r.machine AND c.key = r.conversation_key ${filters.conversation}
-          LIMIT 1) kept
-        ORDER BY r.newest DESC LIMIT ${cap}`
+      ? newestIds(tx, tsquery, filters, cap)
       : tx`SELECT id FROM unnest(CAST(${`{${newest.join(",")}}`} AS bigint[])) AS given (id)`;
     return await tx<Row[]>`
       WITH m AS MATERIALIZED (${candidates})
@@ -403,16 +392,8 @@ export async function newestMatches(
     await limitTime();
     // Else the planner walks a window by the primary key and reads each record's tsvector.
     await tx`SELECT set_config('enable_indexscan', 'off', true)`;
-    const rows = await tx<{ id: number }[]>`
-      SELECT r.id FROM (
-        SELECT r.id, r.machine, r.conversation_key, r.kind FROM logbook_records r
-        WHERE r.tsv @@ CAST(${tsquery} AS tsquery) AND r.id > ${lo} AND r.id <= ${upper}
-          ${filters.records}) r
-      CROSS JOIN LATERAL (
-        SELECT FROM logbook_conversations c
-        WHERE c.machine = r.machine AND c.key = r.conversation_key ${filters.conversation}
-        LIMIT 1) kept
-      ORDER BY r.id DESC LIMIT ${wanted}`;
+    const within = tx`AND r.id > ${lo} AND r.id <= ${upper}`;
+    const rows = await newestIds(tx, tsquery, filters, wanted, within);
     // Back to the server's, which every other statement plans with.
     await tx`SELECT set_config('enable_indexscan', ${top.indexscan}, true)`;
     return rows.map((row) => Number(row.id));
@@ -427,6 +408,32 @@ export async function newestMatches(
     ids.push(...await window(lo, upper, cap - ids.length));
   }
   return ids;
+}
+
+/**
+ * The ids of the newest `limit` records matching `tsquery` under `filters` (`within`, a range of
+ * ids, when given), newest first: by id, which `+ 0` keeps from walking the primary key backwards
+ * and testing every record, and each match's conversation looked up by its key, newest match
+ * first, until `limit` pass.
+ */
+function newestIds(
+  tx: TransactionSql,
+  tsquery: string,
+  filters: TeamFilters,
+  limit: number,
+  within: Fragment = tx``,
+): Fragment {
+  return tx`
+    SELECT r.id FROM (
+      SELECT r.id + 0 AS newest, r.id, r.machine, r.conversation_key, r.kind
+      FROM logbook_records r
+      WHERE r.tsv @@ CAST(${tsquery} AS tsquery) ${within} ${filters.records}
+      ORDER BY r.id + 0 DESC OFFSET 0) r
+    CROSS JOIN LATERAL (
+      SELECT FROM logbook_conversations c
+      WHERE c.machine = r.machine AND c.key = r.conversation_key ${filters.conversation}
+      LIMIT 1) kept
+    ORDER BY r.newest DESC LIMIT ${limit}`;
 }
 
 /**
