@@ -105,11 +105,14 @@ export const CONTEXT_START = String.raw`^\s*((<image name=\[Image #[0-9]+\][^>]*
  * ts_rank's weight, as the local search weights bm25: answers up, and what an agent told the
  * model down (developer and system messages, and the AGENTS.md and environment Codex sends as
  * user messages, told from the text pushed). The text decides, so every row is weighed alike
- * whenever it was pushed, and the team schema needs no column.
+ * whenever it was pushed, and the team schema needs no column. Only a user message asks which
+ * agent its conversation is of.
  */
 const RANK_WEIGHT = `CASE
   WHEN r.kind = 'message' AND (r.role IN ('developer', 'system') OR (r.role = 'user'
-    AND c.agent = 'codex' AND substr(r.text, 1, 2048) ~ '${CONTEXT_START}'))
+    AND (SELECT c.agent FROM logbook_conversations c
+      WHERE c.machine = r.machine AND c.key = r.conversation_key) = 'codex'
+    AND substr(r.text, 1, 2048) ~ '${CONTEXT_START}'))
     THEN ${INJECTED_WEIGHT}
   WHEN (r.kind = 'message' AND r.role = 'assistant') OR r.kind = 'summary' THEN ${ANSWER_BOOST}
   ELSE 1.0 END`;
@@ -181,7 +184,7 @@ export async function teamSearch(
           "substring"
         : "no word of the query is indexed as a word; matched it as a substring";
       await limitTime();
-      return await substringRows(tx, parts, columns, filters.all, limit + 1, offset);
+      return await substringRows(tx, parts, columns, filters, limit + 1, offset);
     });
   } catch (err) {
     if ((err as { code?: unknown }).code === QUERY_CANCELED || budget.spent()) {
@@ -255,6 +258,8 @@ export interface TeamFilters {
   all: Fragment;
   records: Fragment;
   conversation: Fragment;
+  /** True when a filter asks about conversations: every match's is then looked up. */
+  ofConversations: boolean;
 }
 
 export function filterSql(sql: Sql, redact: Redactor, options: TeamSearchOptions): TeamFilters {
@@ -286,7 +291,8 @@ export function filterSql(sql: Sql, redact: Redactor, options: TeamSearchOptions
     false,
   );
   const conversation = join(sql`AND (r.kind <> 'prompt' OR c.messages = 0)`, true);
-  return { all: sql`${records} ${conversation}`, records, conversation };
+  const ofConversations = terms.some((t) => t.ofConversation);
+  return { all: sql`${records} ${conversation}`, records, conversation, ofConversations };
 }
 
 /** Where a page of a team search is, what narrows it, and its budget for each statement. */
@@ -325,15 +331,19 @@ async function rankedRows(
     const candidates = newest === null
       ? newestIds(tx, tsquery, filters, cap)
       : tx`SELECT id FROM unnest(CAST(${`{${newest.join(",")}}`} AS bigint[])) AS given (id)`;
+    // The conversations of the page only (`conversationKept`).
     return await tx<Row[]>`
-      WITH m AS MATERIALIZED (${candidates})
-      SELECT ${columns}, ts_rank(r.tsv, q) * ${sql.unsafe(RANK_WEIGHT)} AS score,
-        (SELECT count(*) FROM m) AS candidates
-      FROM m JOIN logbook_records r ON r.id = m.id
-        JOIN logbook_conversations c ON c.machine = r.machine AND c.key = r.conversation_key,
-        CAST(${tsquery} AS tsquery) q
-      ORDER BY score DESC, r.ts DESC NULLS LAST, r.id DESC
-      LIMIT ${limit} OFFSET ${offset}`;
+      WITH m AS MATERIALIZED (${candidates}),
+      top AS MATERIALIZED (
+        SELECT r.id, ts_rank(r.tsv, q) * ${sql.unsafe(RANK_WEIGHT)} AS score,
+          (SELECT count(*) FROM m) AS candidates
+        FROM m JOIN logbook_records r ON r.id = m.id, CAST(${tsquery} AS tsquery) q
+        ORDER BY score DESC, r.ts DESC NULLS LAST, r.id DESC
+        LIMIT ${limit} OFFSET ${offset})
+      SELECT ${columns}, top.score, top.candidates
+      FROM top JOIN logbook_records r ON r.id = top.id
+        JOIN logbook_conversations c ON c.machine = r.machine AND c.key = r.conversation_key
+      ORDER BY top.score DESC, r.ts DESC NULLS LAST, r.id DESC`;
   };
   const found = await ranked(words);
   const asTyped = { rows: found, forgivenAt: null };
@@ -429,11 +439,21 @@ function newestIds(
       FROM logbook_records r
       WHERE r.tsv @@ CAST(${tsquery} AS tsquery) ${within} ${filters.records}
       ORDER BY r.id + 0 DESC OFFSET 0) r
-    CROSS JOIN LATERAL (
-      SELECT FROM logbook_conversations c
-      WHERE c.machine = r.machine AND c.key = r.conversation_key ${filters.conversation}
-      LIMIT 1) kept
+    WHERE ${conversationKept(tx, filters)}
     ORDER BY r.newest DESC LIMIT ${limit}`;
+}
+
+/**
+ * Whether match `r`'s conversation passes `filters`: looked up by its key, and with no filter on
+ * conversations only for a prompt, the one kind whose conversation decides (`OFFSET 0` keeps the
+ * planner from reading every conversation to hash them). A search reads the conversations of its
+ * page only: each one read is a page of the server's memory its process maps on first touch.
+ */
+function conversationKept(tx: TransactionSql, filters: TeamFilters): Fragment {
+  return tx`(${filters.ofConversations ? tx`` : tx`r.kind <> 'prompt' OR`} EXISTS (
+    SELECT FROM logbook_conversations c
+    WHERE c.machine = r.machine AND c.key = r.conversation_key ${filters.conversation}
+    OFFSET 0))`;
 }
 
 /**
@@ -444,25 +464,27 @@ async function substringRows(
   tx: TransactionSql,
   parts: string[],
   columns: Fragment,
-  filters: Fragment,
+  filters: TeamFilters,
   limit: number,
   offset: number,
 ): Promise<Row[]> {
   const patterns = parts.map((t) => {
     const pattern = `%${t.replace(/[\\%_]/g, "\\$&")}%`;
-    // A word with CJK lies within one of the text's CJK-bearing words, which `cjk` holds and
-    // pg_trgm indexes; the text itself is then read for the rows that index finds.
-    return hasCjk(t)
-      ? tx`AND r.cjk ILIKE ${pattern} AND r.text ILIKE ${pattern}`
-      : tx`AND r.text ILIKE ${pattern}`;
+    // A word with CJK lies within one of the text's CJK-bearing words, which `cjk` holds (parted
+    // by spaces, as `parts` are) and pg_trgm indexes: what matches there is in the text, which
+    // is not read.
+    return hasCjk(t) ? tx`AND r.cjk ILIKE ${pattern}` : tx`AND r.text ILIKE ${pattern}`;
   });
   return await tx<Row[]>`
+    WITH page AS MATERIALIZED (
+      SELECT r.id FROM logbook_records r
+      WHERE true ${patterns} ${filters.records} AND ${conversationKept(tx, filters)}
+      ORDER BY r.ts DESC NULLS LAST, r.id DESC
+      LIMIT ${limit} OFFSET ${offset})
     SELECT ${columns}, 0::real AS score
-    FROM logbook_records r
+    FROM page JOIN logbook_records r ON r.id = page.id
       JOIN logbook_conversations c ON c.machine = r.machine AND c.key = r.conversation_key
-    WHERE true ${patterns} ${filters}
-    ORDER BY r.ts DESC NULLS LAST, r.id DESC
-    LIMIT ${limit} OFFSET ${offset}`;
+    ORDER BY r.ts DESC NULLS LAST, r.id DESC`;
 }
 
 /**
