@@ -233,6 +233,15 @@ export const TEAM_MIGRATIONS: readonly TeamMigration[] = [
         WHERE text ~ '${INVISIBLE_RANGES}';
     `,
   },
+  {
+    name: "0006_words_in_the_row",
+    // A search ranks each of its candidates by the tsvector, which PostgreSQL kept out of the row
+    // (in TOAST) wherever text and tsvector together passed 2 kB: a second page to read for
+    // nearly every candidate, and each page a search reads is one more its process must map
+    // (issue 36). MAIN keeps it in the row, compressed, while the row fits in a page. Rows pushed
+    // before keep theirs where they are until the table is rewritten (VACUUM FULL).
+    sql: `ALTER TABLE logbook_records ALTER COLUMN tsv SET STORAGE MAIN;`,
+  },
 ];
 
 /** The team database could not be reached or used; the message never holds the URL's password. */

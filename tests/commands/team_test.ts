@@ -479,7 +479,15 @@ Deno.test({
           "0003_stable_identity_and_own_rows",
           "0004_lighter_indexes",
           "0005_words_as_read",
+          "0006_words_in_the_row",
         ]);
+        // A record's words stay in its row (the ranking reads them), compressed, while it fits.
+        const storage = await psql(
+          "SELECT attstorage FROM pg_attribute " +
+            "WHERE attrelid = 'logbook_records'::regclass AND attname = 'tsv'",
+          owner,
+        );
+        assert.equal(storage.out, "m");
         const rows = await psql(
           "SELECT name FROM logbook_migrations ORDER BY applied_at, name",
           owner,
@@ -1207,6 +1215,7 @@ Deno.test({
     assert.deepEqual(JSON.parse(migrated.stdout).applied, [
       "0004_lighter_indexes",
       "0005_words_as_read",
+      "0006_words_in_the_row",
     ]);
 
     const indexes = await psql(
