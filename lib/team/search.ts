@@ -325,13 +325,13 @@ async function rankedRows(
     await limitTime();
     // The newest matches first (`newestIds`), at most `cap`, then only those are ranked:
     // ts_rank reads each one's tsvector, which for a common word over gigabytes would take
-    // seconds. A match's conversation is looked up by its key: joined to every conversation
-    // instead, a rare word's search read the whole conversations table (190 ms of a 200 ms
-    // search with 5 GB pushed). Where the windows found them, they are given.
+    // seconds. A match's conversation is looked up by its key where it decides
+    // (`conversationKept`): joined to every conversation instead, a rare word's search read the
+    // whole conversations table (190 ms of a 200 ms search with 5 GB pushed); the other columns
+    // of a conversation are read for the page only. Where the windows found them, they are given.
     const candidates = newest === null
       ? newestIds(tx, tsquery, filters, cap)
       : tx`SELECT id FROM unnest(CAST(${`{${newest.join(",")}}`} AS bigint[])) AS given (id)`;
-    // The conversations of the page only (`conversationKept`).
     return await tx<Row[]>`
       WITH m AS MATERIALIZED (${candidates}),
       top AS MATERIALIZED (
@@ -423,7 +423,7 @@ export async function newestMatches(
 /**
  * The ids of the newest `limit` records matching `tsquery` under `filters` (`within`, a range of
  * ids, when given), newest first: by id, which `+ 0` keeps from walking the primary key backwards
- * and testing every record, and each match's conversation looked up by its key, newest match
+ * and testing every record, each match's conversation checked where it decides, newest match
  * first, until `limit` pass.
  */
 function newestIds(
