@@ -94,7 +94,7 @@ export async function exportCommit(commit: string, into: string): Promise<void> 
 
 /**
  * The environment a logbook command runs with: the base a child Deno needs, plus `vars`. The
- * bench times what a user runs, so `search` and `show` start from the bundle unless a figure
+ * bench times what a user runs, so the bundled commands start from their bundle unless a figure
  * sets LOGBOOK_SOURCES itself.
  */
 export function commandEnv(vars: Record<string, string>): Record<string, string> {
@@ -107,13 +107,13 @@ export function commandArgs(flags: string[], file: string, args: string[]): stri
 }
 
 /**
- * Builds search's and show's bundle as the install does (`deno task bundle`, run in the toolkit):
- * "built", or why it could not be, in which case the commands run from their sources.
+ * Builds the bundles of search, show, usage and status as the install does (`deno task bundle`,
+ * run in the toolkit): "built", or why it could not be, in which case they run from their sources.
  */
 export async function bundleAsInstalled(log: (message: string) => void): Promise<string> {
   const run = await runTimed(Deno.execPath(), ["task", "-q", "bundle"]);
   if (run.code !== 0) return `deno task bundle failed (${run.stderr.trim() || `exit ${run.code}`})`;
-  log(`bundled search and show in ${Math.round(run.ms)} ms (deno task bundle)`);
+  log(`bundled search, show, usage and status in ${Math.round(run.ms)} ms (deno task bundle)`);
   return "built";
 }
 

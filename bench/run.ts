@@ -417,9 +417,11 @@ async function measureFromStore(
     m.search = measureSearch(store, redact, manifest, agents, options.rounds);
   }
   const runs = options.cliRuns;
-  if (has("cli") || has("show")) {
+  if (has("cli") || has("show") || has("status") || has("usage")) {
     const bundle = await bundleAsInstalled(log);
-    if (bundle !== "built") notes.push(`search and show ran from their sources: ${bundle}`);
+    if (bundle !== "built") {
+      notes.push(`search, show, usage and status ran from their sources: ${bundle}`);
+    }
     if (has("cli")) {
       const rare = rareTerms(manifest);
       m.cli = await measureSearchCommand({ vars, work, rare, runs, bundle, log });

@@ -1,6 +1,6 @@
-// `deno task bundle`: builds `search`, `show` and `usage` into dist/bundle/ (one minified file each, with
-// their shared code split out and the dynamic imports kept lazy), and records what each was built
-// from, so commands/_launch.ts runs a bundle only while its sources are unchanged. npm packages
+// `deno task bundle`: builds `search`, `show`, `usage` and `status` into dist/bundle/ (one minified
+// file each, with their shared code split out and the dynamic imports kept lazy), and records what
+// each was built from, so commands/_launch.ts runs a bundle only while its sources are unchanged. npm packages
 // stay outside (Deno resolves them from deno.json as it does for the sources). Run it again after
 // an edit or a pull; until then the commands run from their sources, as fast as before.
 //
@@ -11,7 +11,7 @@
 // are no source maps: the moved code would not match them (names are kept; LOGBOOK_SOURCES=1 runs
 // the sources for a full stack).
 
-import { parse, type Program } from "acorn";
+import { type AnyNode, type Literal, parse, type Program } from "acorn";
 import { fileURLToPath } from "node:url";
 import {
   BUNDLE_DIR,
@@ -20,7 +20,7 @@ import {
   freshBundle,
   MANIFEST,
 } from "./_launch.ts";
-import { join } from "../lib/path.ts";
+import { dirname, join, relative } from "../lib/path.ts";
 import { canStat } from "../lib/present.ts";
 import type { Permissions } from "../lib/run_flags.ts";
 
@@ -28,7 +28,7 @@ import type { Permissions } from "../lib/run_flags.ts";
 export const permissions: Permissions = { read: true, write: true, run: true };
 
 /** The commands that start from a bundle. */
-export const BUNDLED = ["search", "show", "usage"] as const;
+export const BUNDLED = ["search", "show", "usage", "status"] as const;
 
 /** The toolkit's root, where deno.json is. */
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
@@ -67,7 +67,7 @@ export async function buildBundles(root = ROOT, dir = BUNDLE_DIR): Promise<Bundl
       `--outdir=${building}`,
       ...BUNDLED.map((name) => join("commands", "_body", `${name}.ts`)),
     ]);
-    compileEagerly(building);
+    compileEagerly(building, relocator(root, dir, [...before.values()].flat()));
     const manifest: BundleManifest = { version: 1, commands: {} };
     for (const name of BUNDLED) {
       const inputs = before.get(name)!;
@@ -89,9 +89,9 @@ export async function buildBundles(root = ROOT, dir = BUNDLE_DIR): Promise<Bundl
 /**
  * Rewrites each bundle file in `dir` with `eagerFunctions`, except the files in an import cycle:
  * there a module may call another's function before that module has run, which only a hoisted
- * declaration allows.
+ * declaration allows; then every file with `lazyImports` and `relocatedUrls`.
  */
-function compileEagerly(dir: string): void {
+function compileEagerly(dir: string, relocate: (url: string) => string): void {
   const files = new Map<string, { source: string; program: Program; imports: string[] }>();
   for (const entry of Deno.readDirSync(dir)) {
     if (!entry.isFile || !entry.name.endsWith(".js")) continue;
@@ -101,9 +101,102 @@ function compileEagerly(dir: string): void {
   }
   const cyclic = inCycles(new Map([...files].map(([name, file]) => [name, file.imports])));
   for (const [name, file] of files) {
-    if (cyclic.has(name)) continue;
-    Deno.writeTextFileSync(join(dir, name), eagerFunctions(file.source, file.program));
+    const eager = cyclic.has(name) ? file.source : eagerFunctions(file.source, file.program);
+    Deno.writeTextFileSync(join(dir, name), relocatedUrls(lazyImports(eager), relocate));
   }
+}
+
+/** A string literal of the bundle, where it stands. */
+type StringLiteral = Literal & { value: string };
+
+/** Every node of `source`'s tree that `pick` gives a string literal of, in source order. */
+function literalsWhere(source: string, pick: (node: AnyNode) => unknown): StringLiteral[] {
+  const found: StringLiteral[] = [];
+  const visit = (node: unknown): void => {
+    if (node === null || typeof node !== "object") return;
+    if (Array.isArray(node)) return node.forEach(visit);
+    const literal = pick(node as AnyNode) as Literal | undefined;
+    if (literal?.type === "Literal" && typeof literal.value === "string") {
+      found.push(literal as StringLiteral);
+    }
+    for (const value of Object.values(node)) visit(value);
+  };
+  visit(parseModule(source));
+  return found.sort((a, b) => a.start - b.start);
+}
+
+/** `source` with each of `literals` replaced by what `replace` makes of it. */
+function replaceLiterals(
+  source: string,
+  literals: StringLiteral[],
+  replace: (literal: StringLiteral) => string,
+): string {
+  let out = "";
+  let at = 0;
+  for (const literal of literals) {
+    out += source.slice(at, literal.start) + replace(literal);
+    at = literal.end;
+  }
+  return out + source.slice(at);
+}
+
+/**
+ * `source` with each `import("…")` of a string made `import(String("…"))`. Deno reads every
+ * module a dynamic import names with a string before the program starts, as part of its module
+ * graph, and resolves the npm packages among them: a search started by reading the 31 chunks and
+ * two packages (`postgres`, `stemmer`) that only `--team`, the full-screen search, an agent's
+ * transcript format or a forgiving search load. Named by an expression, each is read when the
+ * import runs (the commands that are bundled may read any file: `-R`).
+ *
+ * @example
+ * lazyImports('import("./team.js")') // 'import(String("./team.js"))'
+ */
+export function lazyImports(source: string): string {
+  const literals = literalsWhere(
+    source,
+    (node) => node.type === "ImportExpression" ? node.source : undefined,
+  );
+  return replaceLiterals(source, literals, (literal) => `String(${literal.raw})`);
+}
+
+/**
+ * `source` with each `new URL("./…", import.meta.url)` (a worker's module) made to name the file
+ * it named from its source module: `relocate` gives the path from the bundle's folder.
+ */
+export function relocatedUrls(source: string, relocate: (url: string) => string): string {
+  const literals = literalsWhere(source, (node) => {
+    if (node.type !== "NewExpression" || node.callee.type !== "Identifier") return undefined;
+    const [url, base] = node.arguments;
+    const meta = base?.type === "MemberExpression" && base.object.type === "MetaProperty" &&
+      base.property.type === "Identifier" && base.property.name === "url";
+    return node.callee.name === "URL" && meta ? url : undefined;
+  });
+  return replaceLiterals(source, literals, (literal) => JSON.stringify(relocate(literal.value)));
+}
+
+/**
+ * What `relocatedUrls` needs for bundles built into `dir` (from the root) from `inputs`: the
+ * source that says `new URL("<url>", import.meta.url)` names a file beside it, and the bundle
+ * names the same file from its own folder. A URL no input says, or that two say of different
+ * files, fails the build.
+ */
+function relocator(root: string, dir: string, inputs: BundleInput[]): (url: string) => string {
+  const sources = [...new Set(inputs.map(([path]) => path))].filter((path) => path.endsWith(".ts"))
+    .map((path) => ({ path, text: Deno.readTextFileSync(join(root, path)) }));
+  return (url) => {
+    const said = new RegExp(
+      `new URL\\(\\s*"${RegExp.escape(url)}"\\s*,\\s*import\\.meta\\.url\\s*\\)`,
+    );
+    const named = new Set(
+      sources.filter(({ text }) => said.test(text)).map(({ path }) => join(dirname(path), url)),
+    );
+    if (named.size !== 1) {
+      throw new Error(
+        `new URL("${url}", import.meta.url) names ${named.size} files: cannot bundle`,
+      );
+    }
+    return relative(dir, [...named][0]!);
+  };
 }
 
 function parseModule(source: string): Program {

@@ -1,4 +1,5 @@
-// `search` and `show` start from a bundle (`deno task bundle`) only while it is theirs: built from
+// `search`, `show`, `usage` and `status` start from a bundle (`deno task bundle`) only while it is
+// theirs: built from
 // the sources as they are now. These tests build real bundles of a copy of the toolkit, run its
 // entries as a user does, and tell which code ran by a sentence changed in the sources alone.
 
@@ -7,10 +8,13 @@ import { cpSync } from "node:fs";
 import { join } from "node:path";
 import {
   buildBundles,
+  BUNDLED,
   bundlesFresh,
   eagerFunctions,
   inCycles,
+  lazyImports,
   permissions,
+  relocatedUrls,
 } from "../../commands/_bundle.ts";
 import { type BundleManifest, freshBundle, loadBody, MANIFEST } from "../../commands/_launch.ts";
 import { main as reindex } from "../../commands/reindex.ts";
@@ -70,11 +74,11 @@ function editUnseen(path: string, from: string, to: string): void {
 const SUMMARY = "find records across every captured conversation";
 const EDITED = "FIND RECORDS across every captured conversation";
 
-Deno.test("search, show and usage run their bundle while its sources are unchanged, and the sources after an edit", async () => {
+Deno.test("search, show, usage and status run their bundle while its sources are unchanged, and the sources after an edit", async () => {
   const root = await toolkitCopy();
   try {
     const manifest = await buildBundles(root);
-    for (const name of ["search", "show", "usage"]) {
+    for (const name of BUNDLED) {
       const inputs = manifest.commands[name]!.inputs.map(([path]) => path);
       for (const path of [`commands/_body/${name}.ts`, "lib/store/db.ts", "deno.json"]) {
         assert.ok(inputs.includes(path), `${name}'s inputs hold ${path}`);
@@ -82,6 +86,12 @@ Deno.test("search, show and usage run their bundle while its sources are unchang
       // The interactive screen is a dynamic import: a change to it must count too.
       if (name === "search") assert.ok(inputs.includes("commands/_terminal/search_screen.ts"));
       assert.equal(freshBundle(name, `${root}/`), `file://${root}/dist/bundle/${name}.js`);
+    }
+    // No file of the build names a module Deno would read at start without running it.
+    for (const entry of Deno.readDirSync(join(root, "dist", "bundle"))) {
+      if (!entry.name.endsWith(".js")) continue;
+      const text = Deno.readTextFileSync(join(root, "dist", "bundle", entry.name));
+      assert.equal(lazyImports(text), text, `${entry.name} imports lazily`);
     }
 
     // The sources now say something else, with the size and time the build recorded.
@@ -135,7 +145,7 @@ Deno.test("a build through a linked checkout records the same inputs", async () 
   }
 });
 
-Deno.test("a bundled search, show and usage print what their sources print", async () => {
+Deno.test("a bundled search, show, usage and status print what their sources print", async () => {
   const root = await toolkitCopy();
   const world = await makeWorld({ fixtures: ["claude", "codex"] });
   try {
@@ -163,6 +173,8 @@ Deno.test("a bundled search, show and usage print what their sources print", asy
       ["usage", ["--tz", "UTC"], 0],
       ["usage", ["session", "--tz", "UTC", "--json", "--breakdown"], 0],
       ["usage", ["--model", "nothing-like-it"], 1],
+      ["status", ["--help"], 0],
+      ["status", ["--json", "--no-such-flag"], 2],
     ];
     for (const [name, args, code] of runs) {
       const what = `${name} ${args.join(" ")}`;
@@ -173,6 +185,18 @@ Deno.test("a bundled search, show and usage print what their sources print", asy
       assert.equal(bundled.stdout, sources.stdout, what);
       assert.equal(bundled.stderr, sources.stderr, what);
     }
+    // The same status, but for how long ago each thing it dates happened.
+    const statusOf = async (sources: boolean) => {
+      const run = await runIn(root, "status", ["--json"], world.vars, sources);
+      assert.equal(run.code, 0, run.stderr);
+      assert.match(run.stdout, /"ageMs":\d+/);
+      return JSON.parse(run.stdout, (key, value) => key === "ageMs" ? undefined : value);
+    };
+    assert.deepEqual(await statusOf(false), await statusOf(true));
+    // The store's check runs in a worker whose module the bundle names from its own folder.
+    const checked = await runIn(root, "status", ["--check", "--json"], world.vars, false);
+    assert.equal(checked.code, 0, checked.stderr);
+    assert.equal(JSON.parse(checked.stdout).check.ok, true);
   } finally {
     await world.cleanup();
     await removeDir(root);
@@ -271,6 +295,48 @@ Deno.test("eagerFunctions makes top-level functions compile with their module an
   } finally {
     await removeDir(dir);
   }
+});
+
+Deno.test("lazyImports names dynamic imports by an expression, and they load as before", async () => {
+  const source = [
+    'export const said = "import(\\"./quoted.js\\")";',
+    "export const later = () => import('./later.js');",
+    'export const chosen = (name) => import("./" + name);',
+    "",
+  ].join("\n");
+  const lazy = lazyImports(source);
+  assert.match(lazy, /import\(String\('\.\/later\.js'\)\)/);
+  assert.match(lazy, /"import\(\\"\.\/quoted\.js\\"\)"/, "a string that says it is left");
+  assert.match(lazy, /import\("\.\/" \+ name\)/, "an expression is left");
+  assert.equal(lazyImports(lazy), lazy);
+  const dir = await tempDir("logbook-lazy-");
+  try {
+    Deno.writeTextFileSync(join(dir, "module.js"), lazy);
+    Deno.writeTextFileSync(join(dir, "later.js"), "export const value = 42;\n");
+    const module = await import(`file://${join(dir, "module.js")}`);
+    assert.equal((await module.later()).value, 42);
+    assert.equal((await module.chosen("later.js")).value, 42);
+  } finally {
+    await removeDir(dir);
+  }
+});
+
+Deno.test("relocatedUrls points a module-relative URL from the bundle's folder", () => {
+  const source = [
+    'const worker = new URL("./_check_worker.ts", import.meta.url);',
+    'const other = new URL("./_check_worker.ts", "file:///elsewhere/");',
+    'const site = new URL("https://example.com/");',
+    "",
+  ].join("\n");
+  const seen: string[] = [];
+  const moved = relocatedUrls(source, (url) => {
+    seen.push(url);
+    return "../../lib/store/_check_worker.ts";
+  });
+  assert.deepEqual(seen, ["./_check_worker.ts"]);
+  assert.match(moved, /new URL\("\.\.\/\.\.\/lib\/store\/_check_worker\.ts", import\.meta\.url\)/);
+  assert.match(moved, /new URL\("\.\/_check_worker\.ts", "file:\/\/\/elsewhere\/"\)/);
+  assert.match(moved, /new URL\("https:\/\/example\.com\/"\)/);
 });
 
 Deno.test("inCycles names the files on an import cycle and no other", () => {

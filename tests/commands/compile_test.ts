@@ -7,14 +7,15 @@ import { childBaseEnv, makeWorld, ROOT, tempDir } from "../_helpers.ts";
 
 async function compile(out: string): Promise<{ ok: boolean; stderr: string }> {
   const result = await new Deno.Command(Deno.execPath(), {
-    // search, show and usage load their bodies by a computed specifier: the compile task includes them.
+    // search, show, usage and status load their bodies by a computed specifier: the compile task
+    // includes them.
     args: [
       "compile",
       "-R",
       "-W",
       "-E",
       "--quiet",
-      ...["search", "show", "usage"].flatMap((
+      ...["search", "show", "usage", "status"].flatMap((
         name,
       ) => ["--include", join(ROOT, "commands", "_body", `${name}.ts`)]),
       "-o",
@@ -69,7 +70,7 @@ Deno.test({
 
 addEventListener("unload", () => Deno.removeSync(probeDir, { recursive: true }));
 
-Deno.test("the compile task includes the bodies search, show and usage load by a computed specifier", () => {
+Deno.test("the compile task includes the bodies search, show, usage and status load by a computed specifier", () => {
   // deno compile embeds what it can see imported; commands/_launch.ts builds the body's URL.
   const task = JSON.parse(Deno.readTextFileSync(join(ROOT, "deno.json"))).tasks.compile as string;
   const builds = task.split("&&").map((part) => part.trim());
@@ -77,7 +78,8 @@ Deno.test("the compile task includes the bodies search, show and usage load by a
     "commands/search.ts": ["search"],
     "commands/show.ts": ["show"],
     "commands/usage.ts": ["usage"],
-    "commands/logbook.ts": ["search", "show", "usage"],
+    "commands/status.ts": ["status"],
+    "commands/logbook.ts": ["search", "show", "usage", "status"],
   };
   for (const [entry, bodies] of Object.entries(needs)) {
     const build = builds.find((part) => part.endsWith(` ${entry}`));
