@@ -1,8 +1,8 @@
 // `deno task bundle`: builds `search`, `show`, `usage` and `status` into dist/bundle/ (one minified
 // file each, with their shared code split out and the dynamic imports kept lazy), and records what
-// each was built from, so commands/_launch.ts runs a bundle only while its sources are unchanged. npm packages
-// stay outside (Deno resolves them from deno.json as it does for the sources). Run it again after
-// an edit or a pull; until then the commands run from their sources, as fast as before.
+// each was built from, so commands/_launch.ts runs a bundle only while its sources are unchanged.
+// npm packages stay outside (Deno resolves them from deno.json as it does for the sources). Run it
+// again after an edit or a pull; until then the commands run from their sources, as fast as before.
 //
 // Deno keeps V8's code cache of a module as compiled before it ran: a function V8 compiled lazily,
 // on its first call, is compiled again in every process (about 8 ms of a search). V8 compiles a

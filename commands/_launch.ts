@@ -1,9 +1,10 @@
 // How `search`, `show`, `usage` and `status` start: from one bundled file built from their sources
-// when that build is still theirs, else from the sources. Loading search's 48 modules costs about 25 ms of a 60 ms
-// search; the bundle (`deno task bundle`, in dist/bundle/) loads in about 10. A bundle is used only
-// while every file it was built from has the size and modification time it had then, so an edit,
-// a checkout or a pull falls back to the sources until the next build. Nothing here may import
-// what a command's body imports: the bundle holds its own copy, and one run must not load both.
+// when that build is still theirs, else from the sources. Loading search's 48 modules costs about
+// 25 ms of a 60 ms search; the bundle (`deno task bundle`, in dist/bundle/) loads in about 10. A
+// bundle is used only while every file it was built from has the size and modification time it had
+// then, so an edit, a checkout or a pull falls back to the sources until the next build. Nothing
+// here may import what a command's body imports: the bundle holds its own copy, and one run must
+// not load both.
 
 /** Where builds go, from the root of the toolkit. */
 export const BUNDLE_DIR = "dist/bundle";
