@@ -48,6 +48,36 @@ export function scanUuids(
   fields.end();
 }
 
+/**
+ * What a pass learnt from the store about the sources it read last, per pass (`Recall`), by key:
+ * at most `keep` entries, the one used longest ago let go first. The sources read after the others
+ * come folder by folder (a session's copies, then its tool outputs), so what one asks about its
+ * parent or its folder the next ones ask again, and then no other source does: a pass that kept
+ * every parent's uuids until it ended held 40 MB more at the end of a 10 GB capture. An entry let
+ * go is read again if asked for.
+ */
+export class PassMemo<V> {
+  readonly #passes = new WeakMap<Recall, Map<string, V>>();
+  readonly #keep: number;
+
+  constructor(keep: number) {
+    this.#keep = keep;
+  }
+
+  /** The entry of `key` in `recall`'s pass, made by `make` when there is none. */
+  get(recall: Recall, key: string, make: () => V): V {
+    let entries = this.#passes.get(recall);
+    if (!entries) this.#passes.set(recall, entries = new Map());
+    let value = entries.get(key);
+    if (value === undefined) value = make();
+    // Set again: a map keeps its keys in the order set, so the first is the one used longest ago.
+    entries.delete(key);
+    entries.set(key, value);
+    if (entries.size > this.#keep) entries.delete(entries.keys().next().value!);
+    return value;
+  }
+}
+
 /** The file at `path` in chunks; nothing when it cannot be read. */
 function* fileChunks(path: string): Iterable<StoredChunk> {
   let file: Deno.FsFile;
@@ -77,23 +107,21 @@ function* storedOrFile(recall: Recall, locator: string): Iterable<StoredChunk> {
   if (!any) yield* fileChunks(locator);
 }
 
-const parentMemo = new WeakMap<Recall, Map<string, Set<string>>>();
+/** The uuids of the parent sessions whose copies were read last. */
+const parentMemo = new PassMemo<Set<string>>(4);
 
 /**
  * True when the stored parent session at `locator` holds a record with this uuid (a copy's line
- * repeats it). Its uuids are read once per pass (copies are read after the others, so the
+ * repeats it). Its uuids are read once for its copies (copies are read after the others, so the
  * parent's records are stored by then). A parent the store lacks holds none: its copies are then
  * indexed (a duplicate hit is better than a lost one).
  */
 export function parentHolds(recall: Recall, locator: string, uuid: string): boolean {
-  let parents = parentMemo.get(recall);
-  if (!parents) parentMemo.set(recall, parents = new Map());
-  let uuids = parents.get(locator);
-  if (!uuids) {
+  const uuids = parentMemo.get(recall, locator, () => {
     const found = new Set<string>();
     scanUuids(recall.chunks(locator), (u) => void found.add(u));
-    parents.set(locator, uuids = found);
-  }
+    return found;
+  });
   return uuids.has(uuid.toLowerCase());
 }
 
@@ -174,24 +202,22 @@ export function isSummaryOnlyFile(path: string): boolean {
   return summaryLeaves(fileChunks(path)) !== null;
 }
 
-/** Per pass and folder: the session each leaf uuid asked about is in (null: none holds it). */
-const leafMemo = new WeakMap<Recall, Map<string, Map<string, string | null>>>();
+/** Per folder read last: the session each leaf uuid asked about is in (null: none holds it). */
+const leafMemo = new PassMemo<Map<string, string | null>>(4);
 
 /**
  * The session a summary of the summary-only file at `locator` names by its leaf uuid: the
  * stored session of the same folder that holds a record with that uuid, or null. The folder's
- * sessions are read once per pass for the leaves of all its summary-only files.
+ * sessions are read once for the leaves of all its summary-only files.
  */
 export function summarySession(recall: Recall, locator: string, leafUuid: string): string | null {
   const leaf = leafUuid.toLowerCase();
   const folder = dirname(locator);
-  let folders = leafMemo.get(recall);
-  if (!folders) leafMemo.set(recall, folders = new Map());
-  let sessions = folders.get(folder);
-  if (!sessions) {
-    folders.set(folder, sessions = new Map());
-    findLeaves(recall, folder, summaryFileLeaves(recall, folder, locator), sessions);
-  }
+  const sessions = leafMemo.get(recall, folder, () => {
+    const found = new Map<string, string | null>();
+    findLeaves(recall, folder, summaryFileLeaves(recall, folder, locator), found);
+    return found;
+  });
   if (!sessions.has(leaf)) findLeaves(recall, folder, new Set([leaf]), sessions);
   return sessions.get(leaf) ?? null;
 }
@@ -278,19 +304,19 @@ export interface Naming {
 
 /** Lines longer than this are not searched for the output files they name. */
 const NAMING_LINE_MAX = 8 << 20;
-const namingMemo = new WeakMap<Recall, Map<string, Map<string, Naming>>>();
+/** Per set of transcripts (a session's, then its subagents') read last: what each names. */
+const namingMemo = new PassMemo<Map<string, Map<string, Naming>>>(4);
 
 /**
  * The stored record of `transcripts` (in order) whose `<persisted-output>` preview names the
- * output file `name`, or null. Each transcript is read once per pass.
+ * output file `name`, or null. Each transcript is read once for the output files of its folder.
  */
 export function namingRecord(
   recall: Recall,
   transcripts: readonly string[],
   name: string,
 ): Naming | null {
-  let memo = namingMemo.get(recall);
-  if (!memo) namingMemo.set(recall, memo = new Map());
+  const memo = namingMemo.get(recall, transcripts.join("\n"), () => new Map());
   for (const transcript of transcripts) {
     let names = memo.get(transcript);
     if (!names) memo.set(transcript, names = namesIn(recall, transcript));

@@ -7,7 +7,8 @@ import { cpSync, mkdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { basename, join } from "node:path";
 import { Buffer } from "node:buffer";
 import { loadContext, openStore, redactorFor } from "../../../lib/context.ts";
-import { scanUuids } from "../../../lib/sources/_claude_files.ts";
+import { parentHolds, scanUuids } from "../../../lib/sources/_claude_files.ts";
+import { NO_RECALL, type Recall } from "../../../lib/sources/adapter.ts";
 import { ADAPTERS } from "../../../lib/sources/mod.ts";
 import { findConversation, pageConversation } from "../../../lib/store/conversations.ts";
 import { TextDeriver } from "../../../lib/store/records.ts";
@@ -324,6 +325,35 @@ Deno.test({
       await world.cleanup();
     }
   },
+});
+
+Deno.test("a pass keeps the uuids of the parents it read last, and reads one let go again", () => {
+  const encoder = new TextEncoder();
+  const uuidOf = (i: number) => `00000000-0000-4000-8000-${String(i).padStart(12, "0")}`;
+  const reads = new Map<string, number>();
+  const pass = (): Recall => ({
+    ...NO_RECALL,
+    chunks: (locator) => {
+      reads.set(locator, (reads.get(locator) ?? 0) + 1);
+      const i = Number(locator.match(/(\d+)\.jsonl$/)![1]);
+      return [{ bytes: encoder.encode(`{"uuid":"${uuidOf(i)}"}\n`), start: true }];
+    },
+  });
+  const parent = (i: number) => `/p/s${i}.jsonl`;
+  const recall = pass();
+  // A parent's copies, one after another, read it once; the four read last are kept.
+  for (const i of [0, 0, 0, 1, 2, 3, 0]) assert.ok(parentHolds(recall, parent(i), uuidOf(i)));
+  assert.equal(parentHolds(recall, parent(3), uuidOf(2)), false);
+  assert.deepEqual([0, 1, 2, 3].map((i) => reads.get(parent(i))), [1, 1, 1, 1]);
+  // A fifth lets go of the one asked about longest ago (1: 0 and 3 were asked about since).
+  assert.ok(parentHolds(recall, parent(4), uuidOf(4)));
+  assert.ok(parentHolds(recall, parent(0), uuidOf(0)));
+  assert.equal(reads.get(parent(0)), 1);
+  assert.ok(parentHolds(recall, parent(1), uuidOf(1)));
+  assert.equal(reads.get(parent(1)), 2, "read again once let go");
+  // Another pass reads afresh.
+  assert.ok(parentHolds(pass(), parent(0), uuidOf(0)));
+  assert.equal(reads.get(parent(0)), 2);
 });
 
 Deno.test("a parent's uuids are read as fields, wherever the stored chunks cut them", () => {
