@@ -104,7 +104,8 @@ export class Batch {
 
   /** True once the batch holds about as much as one transaction should. */
   full(limits: Limits): boolean {
-    return this.text >= limits.textBudget || this.raw >= limits.rawBudget;
+    return this.text >= limits.textBudget || this.raw >= limits.rawBudget ||
+      this.records.length >= limits.recordBudget;
   }
 
   reset(): void {

@@ -14,6 +14,12 @@ export interface Limits {
    * database, a subagent's copy of its parent) took capture's peak 50 MiB higher than the rest.
    */
   rawBudget: number;
+  /**
+   * A batch also commits once a read takes it past this many records. Each record holds its
+   * parsed fields until the batch commits, and small rows come thousands to 2 MiB: an OpenCode
+   * database's messages, 3,600 a batch, took a capture's heap from 27 to 58 MiB.
+   */
+  recordBudget: number;
   /** Lines longer than this are streamed instead of parsed in memory. */
   maxLine: number;
   /**
@@ -39,6 +45,7 @@ export const DEFAULT_LIMITS: Limits = {
   chunkSize: 64 * 1024,
   textBudget: 512 * 1024,
   rawBudget: 2 * 1024 * 1024,
+  recordBudget: 1000,
   maxLine: 8 * 1024 * 1024,
   textPiece: 1024 * 1024,
   workerFrom: 16 * 1024 * 1024,

@@ -548,28 +548,33 @@ Deno.test("a rollback-journal database mid-write is read at its last commit and 
 
 Deno.test("reading in small budgets captures the same records, each part after its message", async () => {
   const whole = await makeWorld({ fixtures: ["opencode"] });
-  const small = await makeWorld({ fixtures: ["opencode"] });
   try {
     await captureWorld(whole);
-    const ctx = loadContext({ env: small.env });
-    const store = openStore(ctx);
-    try {
-      await runPass(store, ctx, { limits: { textBudget: 700 } });
-    } finally {
-      store.close();
-    }
     const rows = (world: World) =>
       withStore(world, (store) => (store.db.prepare(
         "SELECT CAST(raw AS TEXT) AS raw, kind, role FROM records ORDER BY raw",
       ).all() as { raw: string; kind: string; role: string | null }[]));
     const expected = rows(whole);
-    const got = rows(small);
-    assert.deepEqual(got, expected);
-    // A part read before its message would have no role.
-    assert.equal(got.filter((r) => r.kind === "message" && r.role === null).length, 0);
+    for (const limits of [{ textBudget: 700 }, { recordBudget: 1 }]) {
+      const small = await makeWorld({ fixtures: ["opencode"] });
+      try {
+        const ctx = loadContext({ env: small.env });
+        const store = openStore(ctx);
+        try {
+          await runPass(store, ctx, { limits });
+        } finally {
+          store.close();
+        }
+        const got = rows(small);
+        assert.deepEqual(got, expected, JSON.stringify(limits));
+        // A part read before its message would have no role.
+        assert.equal(got.filter((r) => r.kind === "message" && r.role === null).length, 0);
+      } finally {
+        await small.cleanup();
+      }
+    }
   } finally {
     await whole.cleanup();
-    await small.cleanup();
   }
 });
 
