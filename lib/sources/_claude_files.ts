@@ -51,10 +51,10 @@ export function scanUuids(
 /**
  * What a pass learnt from the store about the sources it read last, per pass (`Recall`), by key:
  * at most `keep` entries, the one used longest ago let go first. The sources read after the others
- * come folder by folder (a session's copies, then its tool outputs), so what one asks about its
- * parent or its folder the next ones ask again, and then no other source does: a pass that kept
- * every parent's uuids until it ended held 40 MB more at the end of a 10 GB capture. An entry let
- * go is read again if asked for.
+ * come folder by folder (a session's copies together, its tool outputs together), so what one asks
+ * about its parent or its folder the next ones ask again, and then no other source does: a pass
+ * that kept every parent's uuids until it ended held 40 MB more at the end of a 10 GB capture. An
+ * entry let go is read again if asked for.
  */
 export class PassMemo<V> {
   readonly #passes = new WeakMap<Recall, Map<string, V>>();
