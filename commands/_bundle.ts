@@ -143,8 +143,8 @@ function replaceLiterals(
 /**
  * `source` with each `import("…")` of a string made `import(String("…"))`. Deno reads every
  * module a dynamic import names with a string before the program starts, as part of its module
- * graph, and resolves the npm packages among them: a search started by reading the 31 chunks and
- * two packages (`postgres`, `stemmer`) that only `--team`, the full-screen search, an agent's
+ * graph, and resolves the npm packages among them: a search started by reading every lazy chunk
+ * and two packages (`postgres`, `stemmer`) that only `--team`, the full-screen search, an agent's
  * transcript format or a forgiving search load. Named by an expression, each is read when the
  * import runs (the commands that are bundled may read any file: `-R`).
  *

@@ -56,7 +56,7 @@ export function scanUuids(
  * that kept every parent's uuids until it ended held 40 MB more at the end of a 10 GB capture. An
  * entry let go is read again if asked for.
  */
-export class PassMemo<V> {
+class PassMemo<V> {
   readonly #passes = new WeakMap<Recall, Map<string, V>>();
   readonly #keep: number;
 
