@@ -156,6 +156,9 @@ export async function teamSearch(
   let rows: Row[];
   try {
     rows = await sql.begin(async (tx) => {
+      // One snapshot for every statement: the rows a window found are where it found them
+      // (`newestMatches`) when the page is read.
+      await tx`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY`;
       // The budget left, as PostgreSQL's own limit on every statement of this transaction.
       const limitTime = async () => {
         budget.check();
@@ -323,25 +326,28 @@ async function rankedRows(
     await limitTime();
     const newest = await newestMatches(tx, tsquery, filters, cap, limitTime);
     await limitTime();
-    // The newest matches first (`newestIds`), at most `cap`, then only those are ranked:
+    // The newest matches first (`newestTids`), at most `cap`, then only those are ranked:
     // ts_rank reads each one's tsvector, which for a common word over gigabytes would take
     // seconds. A match's conversation is looked up by its key where it decides
     // (`conversationKept`): joined to every conversation instead, a rare word's search read the
     // whole conversations table (190 ms of a 200 ms search with 5 GB pushed); the other columns
     // of a conversation are read for the page only. Where the windows found them, they are given.
+    // Each match is read again where it was found (its `ctid`), not through the primary key: a
+    // lookup by id reads an index page for each of 2,000 matches that a new connection has not
+    // touched.
     const candidates = newest === null
-      ? newestIds(tx, tsquery, filters, cap)
-      : tx`SELECT id FROM unnest(CAST(${`{${newest.join(",")}}`} AS bigint[])) AS given (id)`;
+      ? newestTids(tx, tsquery, filters, cap)
+      : tx`SELECT tid FROM unnest(CAST(${tidArray(newest)} AS tid[])) AS given (tid)`;
     return await tx<Row[]>`
       WITH m AS MATERIALIZED (${candidates}),
       top AS MATERIALIZED (
-        SELECT r.id, ts_rank(r.tsv, q) * ${sql.unsafe(RANK_WEIGHT)} AS score,
+        SELECT r.ctid AS tid, ts_rank(r.tsv, q) * ${sql.unsafe(RANK_WEIGHT)} AS score,
           (SELECT count(*) FROM m) AS candidates
-        FROM m JOIN logbook_records r ON r.id = m.id, CAST(${tsquery} AS tsquery) q
+        FROM m JOIN logbook_records r ON r.ctid = m.tid, CAST(${tsquery} AS tsquery) q
         ORDER BY score DESC, r.ts DESC NULLS LAST, r.id DESC
         LIMIT ${limit} OFFSET ${offset})
       SELECT ${columns}, top.score, top.candidates
-      FROM top JOIN logbook_records r ON r.id = top.id
+      FROM top JOIN logbook_records r ON r.ctid = top.tid
         JOIN logbook_conversations c ON c.machine = r.machine AND c.key = r.conversation_key
       ORDER BY top.score DESC, r.ts DESC NULLS LAST, r.id DESC`;
   };
@@ -372,8 +378,8 @@ export const PROBE_IDS = 16_384;
 const WINDOWED_FROM = 3 * RANK_CANDIDATES;
 
 /**
- * The ids of the newest `cap` matches of `tsquery` under `filters`, newest first, read window by
- * window from the newest record back; null for one pass over all the matches, where the planner
+ * Where the newest `cap` matches of `tsquery` under `filters` are (their `ctid`s, as text), newest
+ * first, read window by window from the newest record back; null for one pass over all the matches, where the planner
  * expects fewer than WINDOWED_FROM of them, or the newest PROBE_IDS records hold fewer than their
  * share of that. A pass over all reads every match's record to learn its id, 31,600 of them for a
  * common word in 3.35 GB of records (0.8 s); a window reads only its own matches, its ids from the
@@ -387,7 +393,7 @@ export async function newestMatches(
   filters: TeamFilters,
   cap: number,
   limitTime: () => Promise<void>,
-): Promise<number[] | null> {
+): Promise<string[] | null> {
   const plan = await tx<{ "QUERY PLAN": string }[]>`
     EXPLAIN SELECT 1 FROM logbook_records r
     WHERE r.tsv @@ CAST(${tsquery} AS tsquery) ${filters.records}`;
@@ -403,30 +409,30 @@ export async function newestMatches(
     // Else the planner walks a window by the primary key and reads each record's tsvector.
     await tx`SELECT set_config('enable_indexscan', 'off', true)`;
     const within = tx`AND r.id > ${lo} AND r.id <= ${upper}`;
-    const rows = await newestIds(tx, tsquery, filters, wanted, within);
+    const rows = await newestTids(tx, tsquery, filters, wanted, within);
     // Back to the server's, which every other statement plans with.
     await tx`SELECT set_config('enable_indexscan', ${top.indexscan}, true)`;
-    return rows.map((row) => Number(row.id));
+    return rows.map((row) => String(row.tid));
   };
   let lo = hi - PROBE_IDS;
-  const ids = await window(lo, hi, cap);
-  if (ids.length < cap && (ids.length / PROBE_IDS) * hi < WINDOWED_FROM) return null;
-  while (ids.length < cap && lo > 0) {
-    const rate = Math.max(ids.length, 1) / (hi - lo);
+  const tids = await window(lo, hi, cap);
+  if (tids.length < cap && (tids.length / PROBE_IDS) * hi < WINDOWED_FROM) return null;
+  while (tids.length < cap && lo > 0) {
+    const rate = Math.max(tids.length, 1) / (hi - lo);
     const upper = lo;
-    lo = Math.max(0, upper - Math.ceil(((cap - ids.length) / rate) * 1.25));
-    ids.push(...await window(lo, upper, cap - ids.length));
+    lo = Math.max(0, upper - Math.ceil(((cap - tids.length) / rate) * 1.25));
+    tids.push(...await window(lo, upper, cap - tids.length));
   }
-  return ids;
+  return tids;
 }
 
 /**
- * The ids of the newest `limit` records matching `tsquery` under `filters` (`within`, a range of
+ * Where the newest `limit` records matching `tsquery` under `filters` are (`within`, a range of
  * ids, when given), newest first: by id, which `+ 0` keeps from walking the primary key backwards
  * and testing every record, each match's conversation checked where it decides, newest match
  * first, until `limit` pass.
  */
-function newestIds(
+function newestTids(
   tx: TransactionSql,
   tsquery: string,
   filters: TeamFilters,
@@ -434,13 +440,18 @@ function newestIds(
   within: Fragment = tx``,
 ): Fragment {
   return tx`
-    SELECT r.id FROM (
-      SELECT r.id + 0 AS newest, r.id, r.machine, r.conversation_key, r.kind
+    SELECT r.tid FROM (
+      SELECT r.id + 0 AS newest, r.ctid AS tid, r.machine, r.conversation_key, r.kind
       FROM logbook_records r
       WHERE r.tsv @@ CAST(${tsquery} AS tsquery) ${within} ${filters.records}
       ORDER BY r.id + 0 DESC OFFSET 0) r
     WHERE ${conversationKept(tx, filters)}
     ORDER BY r.newest DESC LIMIT ${limit}`;
+}
+
+/** `tids` (each as `(page,item)`) as the text of a PostgreSQL array. */
+function tidArray(tids: readonly string[]): string {
+  return `{${tids.map((tid) => `"${tid}"`).join(",")}}`;
 }
 
 /**
