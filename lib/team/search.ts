@@ -105,13 +105,13 @@ export const CONTEXT_START = String.raw`^\s*((<image name=\[Image #[0-9]+\][^>]*
  * ts_rank's weight, as the local search weights bm25: answers up, and what an agent told the
  * model down (developer and system messages, and the AGENTS.md and environment Codex sends as
  * user messages, told from the text pushed). The text decides, so every row is weighed alike
- * whenever it was pushed, and the team schema needs no column. Only a user message asks which
- * agent its conversation is of.
+ * whenever it was pushed, and the team schema needs no column. Which agent a user message is of,
+ * its conversation's key says (`<agent>:<native id>`): looking the conversation up read a page of
+ * its table for each of hundreds of user messages a search ranks.
  */
 const RANK_WEIGHT = `CASE
   WHEN r.kind = 'message' AND (r.role IN ('developer', 'system') OR (r.role = 'user'
-    AND (SELECT c.agent FROM logbook_conversations c
-      WHERE c.machine = r.machine AND c.key = r.conversation_key) = 'codex'
+    AND r.conversation_key LIKE 'codex:%'
     AND substr(r.text, 1, 2048) ~ '${CONTEXT_START}'))
     THEN ${INJECTED_WEIGHT}
   WHEN (r.kind = 'message' AND r.role = 'assistant') OR r.kind = 'summary' THEN ${ANSWER_BOOST}
