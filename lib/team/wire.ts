@@ -7,6 +7,7 @@
 // trust, a password or SCRAM-SHA-256), `connectQuick` says so and the caller takes the driver.
 
 import type { Sql } from "postgres";
+import { TEAM_SESSION } from "./db.ts";
 
 /** PostgreSQL's answer to a statement: `code` is its SQLSTATE, as the driver's errors have it. */
 export class WireError extends Error {
@@ -434,7 +435,9 @@ export async function connectQuick(url: string): Promise<Sql | null> {
       null,
       196608,
       `user\0${to.user}\0database\0${to.database}\0client_encoding\0UTF8\0`,
-      "DateStyle\0ISO\0application_name\0logbook\0\0",
+      "DateStyle\0ISO\0application_name\0logbook\0",
+      ...Object.entries(TEAM_SESSION).map(([name, value]) => `${name}\0${value}\0`),
+      "\0",
     ));
     await authenticate(conn, to.user, to.password);
     return sqlOf(conn);

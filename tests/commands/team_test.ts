@@ -27,6 +27,7 @@ import { redactorFor } from "../../lib/context.ts";
 import { ADAPTERS } from "../../lib/sources/mod.ts";
 import { type RecordRow, TextDeriver } from "../../lib/store/records.ts";
 import { connectTeam, migrateTeam, TEAM_MIGRATIONS } from "../../lib/team/db.ts";
+import { connectQuick } from "../../lib/team/wire.ts";
 import {
   CONTEXT_START,
   filterSql,
@@ -1686,6 +1687,26 @@ Deno.test({
     assert.deepEqual(rare.hits.map((hit) => hit.record), await reference("bittern"));
   } finally {
     await sql.end();
+  }
+});
+
+Deno.test({
+  name: "team: both clients ask the server to compile none of logbook's statements (JIT off)",
+  ignore: typeof pg === "string",
+  sanitizeResources: false,
+  sanitizeOps: false,
+}, async () => {
+  if (typeof pg === "string") return;
+  const url = await pg.createDatabase("nojit");
+  for (const connect of [connectQuick, connectTeam]) {
+    const sql = await connect(url);
+    assert.ok(sql, connect.name);
+    try {
+      const [row] = await sql<{ jit: string }[]>`SELECT current_setting('jit') AS jit`;
+      assert.equal(row?.jit, "off", connect.name);
+    } finally {
+      await sql.end();
+    }
   }
 });
 
