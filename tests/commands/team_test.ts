@@ -1660,10 +1660,17 @@ Deno.test({
             WHEN r.kind = 'message' AND r.role = 'assistant' THEN ${ANSWER_BOOST} ELSE 1.0
           END DESC, r.ts DESC, r.id DESC
         LIMIT 20`).map((row) => Number(row.id));
+    // How many windows a search read: each is a range of ids.
+    let windows = 0;
     const windowed = async (word: string, agent?: Agent) =>
       await sql.begin(async (tx) =>
         await newestMatches(
-          tx,
+          new Proxy(tx, {
+            apply(target, self, args) {
+              if ((args[0] as string[]).join("?").startsWith("AND r.id >")) windows++;
+              return Reflect.apply(target, self, args);
+            },
+          }),
           `'${word}'`,
           filterSql(sql, asIs, { query: word, ...(agent ? { agent } : {}) }),
           RANK_CANDIDATES,
@@ -1671,9 +1678,13 @@ Deno.test({
         )
       );
     for (const agent of [undefined, "codex" as const]) {
+      windows = 0;
       const ids = await windowed("heron", agent);
       assert.ok(ids, "the newest records hold many matches: read by windows");
       assert.equal(ids.length, RANK_CANDIDATES);
+      // The planner's statistics hold "heron": the first window is sized from them, and holds
+      // them all (a tenth of the records, a twentieth for codex, where it could be short).
+      assert.ok(windows >= 1 && windows <= (agent ? 2 : 1), `${windows} windows`);
       const found = await teamSearch(sql, asIs, {
         query: "heron",
         limit: 20,
