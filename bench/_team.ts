@@ -98,8 +98,11 @@ export async function measureTeam(options: {
   const machines = options.machines ?? MACHINES;
   const forgetServer = onStop("the PostgreSQL server", () => pg.stop());
   try {
-    const version = (await pg.run("psql", ["-d", "team", "-At", "-c", "SHOW server_version"]))
-      .stdout.trim();
+    const show = async (setting: string) =>
+      (await pg.run("psql", ["-d", "team", "-At", "-c", `SHOW ${setting}`])).stdout.trim();
+    const version = await show("server_version");
+    // What a search reads from the server's memory rather than the system's, for the figures.
+    const buffers = await show("shared_buffers");
     const shares = machineShares(projectBytes(options.store), machines, MACHINE_BYTES);
     const runs: { ms: number; bytes: number }[] = [];
     const configs: string[] = [];
@@ -155,7 +158,7 @@ export async function measureTeam(options: {
       searchP50: quantile(times, 0.5),
       searchP95: quantile(times, 0.95),
       notes: [
-        `team: PostgreSQL ${version}; ${machines} machines pushed ${
+        `team: PostgreSQL ${version}, shared_buffers ${buffers}; ${machines} machines pushed ${
           runs.map((r) => mb(r.bytes)).join(", ")
         } MB of records (${mb(bytes)} MB in all) at ${
           runs.map((r) => (r.bytes / 1e6 / (r.ms / 1000)).toFixed(1)).join(", ")
