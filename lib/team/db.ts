@@ -262,7 +262,7 @@ export function safeUrl(url: string): string {
 
 /**
  * What logbook's connections ask of the server: no JIT compiling. Every statement logbook sends is
- * short, and the server's planner compiles any it costs above `jit_above_cost`: loading the
+ * short, and the server compiles any whose plan costs more than `jit_above_cost`: loading the
  * compiler into a new connection took 61 ms of a 66 ms EXPLAIN of a common word at 10 GB.
  */
 export const TEAM_SESSION = { jit: "off" } as const;
