@@ -155,10 +155,9 @@ export async function teamSearch(
   budget.check();
   let rows: Row[];
   try {
-    rows = await sql.begin(async (tx) => {
-      // One snapshot for every statement: the rows a window found are where it found them
-      // (`newestMatches`) when the page is read.
-      await tx`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY`;
+    // One snapshot for every statement: the rows a window found are where it found them
+    // (`newestMatches`) when the page is read.
+    rows = await sql.begin("isolation level repeatable read read only", async (tx) => {
       // The budget left, as PostgreSQL's own limit on every statement of this transaction.
       const limitTime = async () => {
         budget.check();

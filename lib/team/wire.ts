@@ -389,8 +389,10 @@ function sqlOf(conn: Connection): Sql {
   const sql = tag as unknown as Sql;
   const api = tag as unknown as Record<string, unknown>;
   api.unsafe = (text: string) => new Raw(text);
-  api.begin = async (fn: (tx: Sql) => unknown) => {
-    await conn.run("BEGIN", []);
+  // `begin(fn)` or, as the driver takes it, `begin(options, fn)`: its letters and spaces only.
+  api.begin = async (...args: [(tx: Sql) => unknown] | [string, (tx: Sql) => unknown]) => {
+    const [options, fn] = args.length === 2 ? args : ["", args[0]];
+    await conn.run(`BEGIN ${options.replace(/[^a-z ]/gi, "")}`.trim(), []);
     try {
       const result = await fn(sql);
       await conn.run("COMMIT", []);
