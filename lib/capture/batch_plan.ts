@@ -9,7 +9,7 @@ import { indexText } from "../store/cjk.ts";
 import { encodeRaw } from "../store/raw.ts";
 import { cutTitle } from "../store/text.ts";
 import type { BatchPayload, BatchRecord, DriftRow } from "./batch_transaction.ts";
-import type { ConversationWrite } from "./conversation_rows.ts";
+import type { ConversationMode, ConversationWrite } from "./conversation_rows.ts";
 import { FLAG_INDEXED } from "../store/schema.ts";
 import { headHash } from "./identity.ts";
 import type { Limits } from "./limits.ts";
@@ -126,16 +126,17 @@ export class BatchPlanner {
   readonly #projectOf: (cwd: string) => Project;
   readonly #projects = new Map<string, Project>();
 
-  /**
-   * True when the records planned are derived again in place (`rederive.ts`): their
-   * conversations' shares are replaced, the rows summed again later.
-   */
-  readonly rederive: boolean;
+  /** How the batches planned write their conversations (`ConversationMode`). */
+  readonly mode: ConversationMode;
 
-  constructor(redact: Redactor, projectOf: (cwd: string) => Project, rederive = false) {
+  constructor(
+    redact: Redactor,
+    projectOf: (cwd: string) => Project,
+    mode: ConversationMode = "add",
+  ) {
     this.#redact = redact;
     this.#projectOf = projectOf;
-    this.rederive = rederive;
+    this.mode = mode;
   }
 
   /**
@@ -163,7 +164,7 @@ export class BatchPlanner {
           key,
         })),
         keys,
-        rederive: this.rederive,
+        mode: this.mode,
         tombstones: [...batch.tombstones],
         drop: batch.drop,
         sources: sources.map((u) => ({

@@ -9,7 +9,11 @@ import { decodeRaw } from "../store/raw.ts";
 import { FLAG_INDEXED, FLAG_JOINED, FLAG_SUPERSEDED, FLAG_ZSTD } from "../store/schema.ts";
 import { addTombstone, coveredInStore } from "../store/tombstones.ts";
 import { addToTotals } from "../store/totals.ts";
-import { type ConversationWrite, writeConversations } from "./conversation_rows.ts";
+import {
+  type ConversationMode,
+  type ConversationWrite,
+  writeConversations,
+} from "./conversation_rows.ts";
 import type { FileSeen } from "./source.ts";
 import type { Usage } from "../sources/adapter.ts";
 
@@ -85,10 +89,10 @@ export interface BatchPayload {
   /** Keys to remember, each with the index in `records` of its head row. */
   keys: { sourceId: number; key: string; record: number }[];
   /**
-   * True for records derived again in place (`rederive.ts`): conversations get their shares
-   * replaced, and their rows are summed again later (`conversation_rows.ts`).
+   * How its conversations are written (`ConversationMode`): added to (capture), their shares
+   * replaced and the rows summed again later (`rederive.ts`), or created again (rebuild).
    */
-  rederive: boolean;
+  mode: ConversationMode;
   /** Conversations to tombstone: met under a tombstone, their records were not kept. */
   tombstones: string[];
   /** Stored rows to delete: records a tombstone covers, derived again (rebuild; not indexed). */
@@ -127,11 +131,7 @@ export function writeBatch(
     const { conversations, records, tombstoned } = dropForgotten(store, batch);
     dropRows(store, batch.drop);
     for (const { sourceId, key } of batch.supersede) supersede(store, sourceId, key);
-    const written = writeConversations(
-      store,
-      conversations,
-      batch.rederive ? "rederive" : "add",
-    );
+    const written = writeConversations(store, conversations, batch.mode);
     const conversationId = (r: BatchRecord) =>
       r.conversationKey === null ? null : written.ids.get(r.conversationKey) ?? null;
     const { ids, indexed, inserted, added } = writeRecords(

@@ -33,8 +33,11 @@ export interface ConversationWrite {
   version: string | null;
 }
 
-/** How writes reach the rows: added to them (capture), or to the shares alone (`rederive.ts`). */
-export type ConversationMode = "add" | "rederive";
+/**
+ * How writes reach the rows: added to them (capture), to the shares alone (`rederive.ts`), or
+ * added to rows created again with the ids they had before (a rebuild: `keepConversationIds`).
+ */
+export type ConversationMode = "add" | "rederive" | "rebuild";
 
 /** The columns a write sets, on a row and on a share alike. */
 const COLUMNS = "agent, native_id, project_root, project_key, cwd, branch, title, title_rank, " +
@@ -88,7 +91,8 @@ function values(c: ConversationWrite) {
 
 /**
  * Writes `rows` in order; returns the conversation ids by key and how many are new. Added
- * (`"add"`): to each row and to the share of its source. Derived again (`"rederive"`): to the
+ * (`"add"`, `"rebuild"`): to each row and to the share of its source; a row a rebuild creates
+ * takes the id its conversation had (`keepConversationIds`). Derived again (`"rederive"`): to the
  * shares alone (the rows are summed again later, `sumConversations`), a row created only for a
  * conversation the store did not hold, and each conversation listed to be summed.
  */
@@ -104,12 +108,14 @@ export function writeConversations(
   for (const c of rows) {
     const held = exists.get(c.key) as { id: number } | undefined;
     if (!held) created++;
-    const id = held && mode === "rederive" ? held.id : upsertRow(store, c, null);
+    const id = held && mode === "rederive"
+      ? held.id
+      : upsertRow(store, c, !held && mode === "rebuild" ? formerId(store, c.key) : null);
     addShare(store, id, c);
     if (mode === "rederive") toSum.run(id);
     ids.set(c.key, id);
   }
-  if (mode === "add") titleFromParents(store, rows.map((c) => c.key));
+  if (mode !== "rederive") titleFromParents(store, rows.map((c) => c.key));
   return { ids, created };
 }
 
@@ -145,6 +151,40 @@ function titleFromParents(store: HistoryStore, keys: Iterable<string>): void {
       if (titledByParent(child.key)) fromParent(child.key);
     }
   }
+}
+
+/**
+ * Before a rebuild empties `conversations`: each conversation's id, kept for the rebuild to create
+ * its row with again (mode `"rebuild"`). Records and usage rows keep pointing at it, so deriving a
+ * record as it was derived before changes nothing SQLite must write again: an unchanged row is
+ * left as it is, where a new conversation id rewrites the record, its raw bytes and all. Kept in
+ * a temporary table, for the rebuild's transaction; `dropConversationIds` ends it.
+ */
+export function keepConversationIds(store: HistoryStore): void {
+  store.db.exec(`
+    DROP TABLE IF EXISTS temp.former_conversation_ids;
+    CREATE TEMP TABLE former_conversation_ids (key TEXT PRIMARY KEY, id INTEGER NOT NULL)
+      WITHOUT ROWID;
+    INSERT INTO temp.former_conversation_ids SELECT key, id FROM conversations;`);
+}
+
+/** Ends what `keepConversationIds` kept. */
+export function dropConversationIds(store: HistoryStore): void {
+  store.db.exec("DROP TABLE IF EXISTS temp.former_conversation_ids");
+}
+
+/**
+ * The id a rebuild creates the row of `key` with: the one it had, or for a conversation new to
+ * the store one above every id kept and taken, so that it takes no id another one will want.
+ */
+function formerId(store: HistoryStore, key: string): number | null {
+  const row = store.stmt(`
+    SELECT coalesce(
+      (SELECT id FROM temp.former_conversation_ids WHERE key = ?),
+      (SELECT max(n) + 1 FROM (SELECT max(id) AS n FROM temp.former_conversation_ids
+                               UNION ALL SELECT max(id) FROM conversations))) AS id`)
+    .get(key) as { id: number | null };
+  return row.id;
 }
 
 /** Adds `c` to the row of its conversation (created with `id`, or a new one); returns its id. */

@@ -246,7 +246,7 @@ export class GiantLines {
     const { ids, created } = writeConversations(
       store,
       conversationWrites(deltas),
-      planner.rederive ? "rederive" : "add",
+      planner.mode,
     );
     tally.summary.conversations += created;
     const conversationId = conversation ? ids.get(conversation.key) ?? null : null;

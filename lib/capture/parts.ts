@@ -5,6 +5,7 @@ import type { Operation } from "../stage_markers.ts";
 import type { HistoryStore } from "../store/db.ts";
 import { BatchPlanner } from "./batch_plan.ts";
 import { BatchPipeline } from "./batch_pipeline.ts";
+import type { ConversationMode } from "./conversation_rows.ts";
 import { Deriver, Tombstones } from "./derive.ts";
 import type { PassOptions } from "./engine.ts";
 import { GiantLines } from "./giant_lines.ts";
@@ -35,10 +36,11 @@ export interface Parts {
 }
 
 /**
- * The parts of a pass run with `options`; with `rederive`, of one deriving stored sources again
- * in place (`rederive.ts`), whose conversation rows are summed again from their shares after.
+ * The parts of a pass run with `options`, whose batches write conversations as `mode` says
+ * (`ConversationMode`): capture adds to them, `rederive.ts` replaces its sources' shares and sums
+ * the rows again after, a rebuild creates them again with the ids they had.
  */
-export function partsOf(options: PassOptions, rederive = false): Parts {
+export function partsOf(options: PassOptions, mode: ConversationMode = "add"): Parts {
   const { store, redact } = options;
   const limits = { ...DEFAULT_LIMITS, ...options.limits };
   const op = options.markers ?? NO_MARKERS;
@@ -46,7 +48,7 @@ export function partsOf(options: PassOptions, rederive = false): Parts {
   const tally = new Tally();
   const progress = new ProgressTracker(store, now, options.onProgress);
   const tombstones = new Tombstones(store);
-  const planner = new BatchPlanner(redact, options.projectOf, rederive);
+  const planner = new BatchPlanner(redact, options.projectOf, mode);
   const pipeline = new BatchPipeline({
     store,
     op,

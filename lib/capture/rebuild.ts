@@ -15,6 +15,7 @@ import type { PassOptions } from "./engine.ts";
 import { type Parts, partsOf } from "./parts.ts";
 import { rebuildByCopy } from "./rebuild_by_copy.ts";
 import { rederiveSource } from "./rederive_source.ts";
+import { dropConversationIds, keepConversationIds } from "./conversation_rows.ts";
 import { sourceById } from "./identity.ts";
 
 /**
@@ -59,7 +60,7 @@ export class RebuildStoppedError extends Error {
  * Reports its progress (sources and raw bytes derived again) as capture does.
  */
 export async function rebuildDerived(options: PassOptions): Promise<number> {
-  const parts = partsOf(options);
+  const parts = partsOf(options, "rebuild");
   return await parts.op.stage("capture.rebuild", () => new Rebuild(options, parts).run());
 }
 
@@ -78,6 +79,7 @@ class Rebuild {
     let count = 0;
     await store.wholeTransaction(async () => {
       clearUsage(store);
+      keepConversationIds(store);
       store.db.exec(`
         DELETE FROM conversations;
         DELETE FROM conversation_shares;
@@ -85,22 +87,29 @@ class Rebuild {
         DELETE FROM drift;
         DELETE FROM record_keys;
         DELETE FROM record_changes;
-        INSERT INTO fts (fts) VALUES ('delete-all');
-        -- OR FAIL: no statement journal (with temp_store = MEMORY, a copy in memory of every
-        -- page it changes, the whole table); this transaction is rolled back whole on failure.
-        UPDATE OR FAIL records SET conversation_id = NULL, ts = NULL, kind = 'meta', role = NULL,
-          message_id = NULL, part_id = NULL, flags = flags & ${FLAG_ZSTD};`);
+        INSERT INTO fts (fts) VALUES ('delete-all');`);
       // The index emptied holds nothing an earlier forget left in it (`scrub.ts`).
       store.deleteMeta(SCRUB_KEY);
       // The ids of the sources to derive again, each row read at its turn: at 100,000 sources
       // their rows, state and all, held together took some 100 MB through the whole rebuild.
+      // A record keeps its derived columns until its source's turn, which writes every one of
+      // them: emptying them first rewrote every row of the store, raw bytes and all, into the
+      // write-ahead log (twice the store's size written at ten gigabytes). The records of a
+      // source no adapter of this build derives are emptied now, as they will not be derived.
       const ids: number[] = [];
+      const underived = store.stmt(
+        // OR FAIL: no statement journal (with temp_store = MEMORY, a copy in memory of every
+        // page it changes); this transaction is rolled back whole on failure.
+        `UPDATE OR FAIL records SET conversation_id = NULL, ts = NULL, kind = 'meta', role = NULL,
+           message_id = NULL, part_id = NULL, flags = flags & ${FLAG_ZSTD} WHERE source_id = ?`,
+      );
       for (
         const { id, agent, locator } of store.stmt(
           "SELECT id, agent, locator FROM sources ORDER BY id",
         ).iterate() as Iterable<{ id: number; agent: string; locator: string }>
       ) {
         if (adapterOf(this.#options.adapters, agent, locator)) ids.push(id);
+        else underived.run(id);
       }
       const progress = this.#parts.progress;
       progress.current.phase = "rebuilding";
@@ -129,6 +138,7 @@ class Rebuild {
       store.deleteMeta(INDEX_UPGRADE_KEY);
       store.setMeta(DERIVATIONS_KEY, derivations(this.#options.adapters));
       store.db.exec("DROP TABLE IF EXISTS fts_next");
+      dropConversationIds(store);
     });
     return count;
   }

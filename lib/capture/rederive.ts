@@ -58,7 +58,7 @@ export async function rederive(pass: PassOptions): Promise<Rederived> {
   const wanted = derivations(adapters);
   if (store.getMeta<string>(DERIVATIONS_KEY) === wanted) return { sources: 0, done: true };
   const stale = staleSources(pass);
-  const parts = partsOf(pass, true);
+  const parts = partsOf(pass, "rederive");
   const progress = parts.progress;
   progress.current.phase = "rederiving";
   progress.current.sourcesTotal = stale.length;

@@ -86,7 +86,7 @@ Deno.test("writeBatch() keeps out a subagent whose session was forgotten while i
       conversations: [conversation("claude:S/agent-x", "claude:S"), conversation("claude:T", null)],
       supersede: [],
       keys: [],
-      rederive: false,
+      mode: "add",
       tombstones: [],
       drop: [],
       sources: [],

@@ -420,7 +420,7 @@ Deno.test("after one batch fails, the worker refuses the batches handed over beh
         conversations: [],
         supersede: [],
         keys: [],
-        rederive: false,
+        mode: "add",
         tombstones: [],
         drop: [],
         sources: [{

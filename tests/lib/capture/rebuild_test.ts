@@ -11,7 +11,7 @@ import { loadContext, openStore, redactorFor } from "../../../lib/context.ts";
 import { projectOf } from "../../../lib/paths.ts";
 import { ADAPTERS } from "../../../lib/sources/mod.ts";
 import type { HistoryStore } from "../../../lib/store/db.ts";
-import { FLAG_STREAMED } from "../../../lib/store/schema.ts";
+import { FLAG_INDEXED, FLAG_STREAMED } from "../../../lib/store/schema.ts";
 import type { Limits } from "../../../lib/capture/limits.ts";
 import { rebuildDerived } from "../../../lib/capture/rebuild.ts";
 import { rng } from "../../_corpus.ts";
@@ -20,6 +20,7 @@ import { envFrom } from "../../../lib/env.ts";
 import { storeTotals } from "../../../lib/store/status.ts";
 import { captureWorld, childBaseEnv, makeWorld, ROOT, runPass, withStore } from "../../_helpers.ts";
 import { forgetLeavingChildren } from "../../_leaked_children.ts";
+import { forget } from "../../../lib/store/forget.ts";
 
 /** Small chunks and a 1 MiB in-memory limit: a line of a few MiB already spans many pages. */
 const LIMITS: Partial<Limits> = { chunkSize: 16 * 1024, maxLine: 1024 * 1024 };
@@ -270,6 +271,124 @@ Deno.test("a rebuild drops what a tombstone covers, raw bytes too, and counts wh
       );
     });
   } finally {
+    await world.cleanup();
+  }
+});
+
+/** A transcript of `lines` prompts, each a few words and a screenshot of `image` random bytes. */
+function screenshots(sessionId: string, lines: number, image: number): string {
+  const random = rng(11);
+  let out = "";
+  for (let i = 0; i < lines; i++) {
+    const bytes = new Uint8Array(image);
+    for (let j = 0; j < bytes.length; j++) bytes[j] = Math.floor(random() * 256);
+    out += line(sessionId, `s${i}`, [
+      { type: "text", text: `screen ${i} of the marigold dialog` },
+      {
+        type: "image",
+        source: {
+          type: "base64",
+          media_type: "image/png",
+          data: Buffer.from(bytes).toString("base64"),
+        },
+      },
+    ]);
+  }
+  return out;
+}
+
+/** Rebuilds `store` in-process with `adapters`. */
+function rebuildWith(
+  store: HistoryStore,
+  ctx: ReturnType<typeof loadContext>,
+  adapters = ADAPTERS,
+) {
+  return rebuildDerived({
+    store,
+    adapters,
+    discover: discoverContext(ctx),
+    redact: redactorFor(ctx),
+    projectOf,
+  });
+}
+
+/** Each conversation's id, by key. */
+function conversationIds(store: HistoryStore): Record<string, number> {
+  const rows = store.db.prepare("SELECT key, id FROM conversations").all() as {
+    key: string;
+    id: number;
+  }[];
+  return Object.fromEntries(rows.map((r) => [r.key, r.id]));
+}
+
+Deno.test("a rebuild keeps each conversation's id and writes no record derived as before", async () => {
+  const world = await makeWorld({ fixtures: ["claude", "codex"] });
+  const ctx = loadContext({ env: world.env });
+  const store = openStore(ctx);
+  try {
+    const dir = join(world.claude, "projects", "-home-dev-src-screens");
+    Deno.mkdirSync(dir, { recursive: true });
+    const sessionId = "0b7c2f4e-3d1a-4c8b-9e6f-5a2d1c3b4e5f";
+    Deno.writeTextFileSync(join(dir, `${sessionId}.jsonl`), screenshots(sessionId, 48, 48 * 1024));
+    const summary = await runPass(store, ctx);
+    assert.deepEqual(summary.errors, []);
+    // A conversation forgotten leaves a gap in the ids, which a rebuild that numbered its
+    // conversations afresh closed, giving every later one another id.
+    const first = store.db.prepare(
+      `SELECT key FROM conversations c WHERE NOT EXISTS
+         (SELECT 1 FROM conversations s WHERE s.parent_key = c.key) ORDER BY id LIMIT 1`,
+    ).get() as { key: string };
+    forget(store, { ids: [first.key] }, { redact: (text) => text });
+    const ids = conversationIds(store);
+    const captured = derived(store);
+    const stored = (store.db.prepare("SELECT sum(length(raw)) AS n FROM records").get() as {
+      n: number;
+    }).n;
+    assert.ok(stored > 2_000_000, `the records hold ${stored} bytes`);
+    store.db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+
+    const records =
+      (store.db.prepare("SELECT count(*) AS n FROM records").get() as { n: number }).n;
+    assert.equal(await rebuildWith(store, ctx), records, "every record is derived again");
+
+    // The write-ahead log holds every page the rebuild's transaction wrote: the text index, the
+    // conversations, the keys; emptying every record first put the records table in it twice.
+    const wal = Deno.statSync(`${store.path}-wal`).size;
+    assert.ok(wal < stored / 2, `the rebuild wrote ${wal} bytes for ${stored} bytes of records`);
+    assert.deepEqual(conversationIds(store), ids);
+    assert.deepEqual(derived(store), captured);
+  } finally {
+    store.close();
+    await world.cleanup();
+  }
+});
+
+Deno.test("a rebuild empties what was derived of a source no adapter of the build reads", async () => {
+  const world = await makeWorld({ fixtures: ["claude", "codex"] });
+  const ctx = loadContext({ env: world.env });
+  const store = openStore(ctx);
+  try {
+    await runPass(store, ctx);
+    const captured = derived(store);
+    const codex = `SELECT count(*) AS n FROM records r JOIN sources s ON s.id = r.source_id
+      WHERE s.agent = 'codex'`;
+    const count = (sql: string) => (store.db.prepare(sql).get() as { n: number }).n;
+    assert.ok(count(codex) > 0, "the codex fixtures are captured");
+
+    await rebuildWith(store, ctx, ADAPTERS.filter((a) => a.agent !== "codex"));
+    assert.equal(
+      count(`${codex} AND (r.conversation_id IS NOT NULL OR r.kind != 'meta' OR r.ts IS NOT NULL
+        OR (r.flags & ${FLAG_INDEXED}) != 0)`),
+      0,
+      "no codex record keeps a conversation, a kind, a time or a place in the index",
+    );
+    assert.equal(count("SELECT count(*) AS n FROM conversations WHERE agent = 'codex'"), 0);
+    assert.ok(count("SELECT count(*) AS n FROM conversations WHERE agent = 'claude'") > 0);
+
+    await rebuildWith(store, ctx);
+    assert.deepEqual(derived(store), captured);
+  } finally {
+    store.close();
     await world.cleanup();
   }
 });

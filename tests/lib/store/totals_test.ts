@@ -98,7 +98,7 @@ function rows(sourceId: number, offset: number, n: number): BatchPayload {
     conversations: [],
     supersede: [],
     keys: [],
-    rederive: false,
+    mode: "add",
     tombstones: [],
     drop: [],
     sources: [],
