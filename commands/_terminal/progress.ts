@@ -91,8 +91,10 @@ export function rebuildLines(
   return (p) => {
     if (p.phase !== "rebuilding" || ended) return;
     if (p.bytesTotal === 0) {
-      // Before it counts its work it checks every page of the store: minutes at 10 GB.
-      if (!noted) io.err("Rebuilding: checking the store, then counting what to derive again\n");
+      // Before it counts its work it empties the text index and the tables derived.
+      if (!noted) {
+        io.err("Rebuilding: clearing what was derived, then counting what to derive again\n");
+      }
       noted = true;
       return;
     }

@@ -6,7 +6,7 @@
 import { SCRUB_KEY } from "../store/scrub.ts";
 import { adapterOf } from "../sources/adapter.ts";
 import { type HistoryStore, StoreDamagedError } from "../store/db.ts";
-import { checkStore, checkStoreInWorker } from "../store/check.ts";
+import { checkStore, checkStoreInWorker, type StoreCheck } from "../store/check.ts";
 import { FLAG_ZSTD } from "../store/schema.ts";
 import { INDEX_UPGRADE_KEY } from "../store/cjk.ts";
 import { refreshTotals } from "../store/status.ts";
@@ -24,11 +24,27 @@ import { sourceById } from "./identity.ts";
  * data is an error that says what to do: a rebuild cannot bring lost records back.
  */
 export async function rebuild(options: PassOptions, root: string): Promise<number> {
-  // In a worker: it reads every page, and a dashboard that runs the rebuild keeps answering.
-  // Where a worker cannot open the store (read-only), this connection checks it.
-  const check = await checkStoreInWorker(options.store.path, root)
-    .catch(() => checkStore(options.store));
-  if (check.ok) return await rebuildDerived(options);
+  // The check reads every page (a minute and a half at ten gigabytes) in a worker, beside the
+  // rebuild in place, which commits only once the check found the store sound; one found damaged
+  // is rolled back and rebuilt as the check says. The worker reads the store as last committed,
+  // never the rebuild's writes. Where it cannot run (a read-only store), this connection checks.
+  const stopCheck = new AbortController();
+  const checking = checkStoreInWorker(options.store.path, root, stopCheck.signal)
+    .catch(() => null);
+  let verdict: StoreCheck | null = null;
+  const checked = async () => verdict ??= (await checking) ?? checkStore(options.store);
+  try {
+    return await rebuildDerived(options, async () => {
+      if (!(await untilStopped(checked(), options.signal)).ok) throw new FoundDamaged();
+    });
+  } catch (err) {
+    if (err instanceof RebuildStoppedError) {
+      stopCheck.abort();
+      throw err;
+    }
+    if (!(err instanceof FoundDamaged) && (await checked()).ok) throw err;
+  }
+  const check = (await checked())!;
   if (check.damaged.some((d) => d.kind === "raw")) {
     throw new StoreDamagedError(
       `The history store is damaged in ${
@@ -41,6 +57,20 @@ export async function rebuild(options: PassOptions, root: string): Promise<numbe
     root,
     (fresh) => rebuildDerived({ ...options, store: fresh }),
   );
+}
+
+/** Ends a rebuild in place, rolled back, when the check beside it found the store damaged. */
+class FoundDamaged extends Error {}
+
+/** `work`'s result, or RebuildStoppedError once `signal` is aborted. */
+function untilStopped<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return work;
+  if (signal.aborted) return Promise.reject(new RebuildStoppedError());
+  return new Promise<T>((resolve, reject) => {
+    const stop = () => reject(new RebuildStoppedError());
+    signal.addEventListener("abort", stop, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener("abort", stop));
+  });
 }
 
 /**
@@ -57,11 +87,18 @@ export class RebuildStoppedError extends Error {
 /**
  * Drops all derived data (text index, conversations, drift) and derives it again from the
  * retained raw records, in one transaction. Nothing raw is dropped. Returns the record count.
- * Reports its progress (sources and raw bytes derived again) as capture does.
+ * Reports its progress (sources and raw bytes derived again) as capture does. `beforeCommit`
+ * runs last inside the transaction, and throws to roll it back.
  */
-export async function rebuildDerived(options: PassOptions): Promise<number> {
+export async function rebuildDerived(
+  options: PassOptions,
+  beforeCommit: () => Promise<void> = () => Promise.resolve(),
+): Promise<number> {
   const parts = partsOf(options, "rebuild");
-  return await parts.op.stage("capture.rebuild", () => new Rebuild(options, parts).run());
+  return await parts.op.stage(
+    "capture.rebuild",
+    () => new Rebuild(options, parts).run(beforeCommit),
+  );
 }
 
 /** One rebuild: every source generation's stored records, derived again in order. */
@@ -74,7 +111,7 @@ class Rebuild {
     this.#parts = parts;
   }
 
-  async run(): Promise<number> {
+  async run(beforeCommit: () => Promise<void>): Promise<number> {
     const { store, now } = this.#parts;
     let count = 0;
     await store.wholeTransaction(async () => {
@@ -139,6 +176,7 @@ class Rebuild {
       store.setMeta(DERIVATIONS_KEY, derivations(this.#options.adapters));
       store.db.exec("DROP TABLE IF EXISTS fts_next");
       dropConversationIds(store);
+      await beforeCommit();
     });
     return count;
   }

@@ -135,13 +135,20 @@ export function unopenable(err: unknown): StoreCheck {
 
 /**
  * Runs `checkStore` in a worker on a read-only connection of its own, so the caller's event
- * loop stays free while every page is read.
+ * loop stays free while every page is read; `signal` stops it (the promise rejects).
  */
-export function checkStoreInWorker(path: string, root: string): Promise<StoreCheck> {
+export function checkStoreInWorker(
+  path: string,
+  root: string,
+  signal?: AbortSignal,
+): Promise<StoreCheck> {
   const worker = new Worker(new URL("./_check_worker.ts", import.meta.url).href, {
     type: "module",
   });
   return new Promise<StoreCheck>((resolve, reject) => {
+    signal?.addEventListener("abort", () => reject(new Error("The check was stopped")), {
+      once: true,
+    });
     worker.onmessage = ({ data }: MessageEvent<CheckReply>) => {
       if (data.ok) resolve(data.check);
       else reject(new Error(`Cannot check the history store "${path}": ${data.message}`));

@@ -443,7 +443,10 @@ Deno.test("reindex --rebuild in a log writes its progress: rising, ending at the
     const pattern =
       /^Rebuilding: (\d+)% \((\S+ \S+) of (\S+ \S+), (\d+) of (\d+) sources\), (?:estimating the time left|(\S+ \S+)\/s, (\S+(?: min \S+)? \S+) left|derived again; writing it to the store)$/;
     const [starting, ...counted] = run.stderr.trimEnd().split("\n");
-    assert.equal(starting, "Rebuilding: checking the store, then counting what to derive again");
+    assert.equal(
+      starting,
+      "Rebuilding: clearing what was derived, then counting what to derive again",
+    );
     const lines = counted.map((line) => {
       const m = line.match(pattern);
       assert.ok(m, `a progress line: ${JSON.stringify(line)}`);

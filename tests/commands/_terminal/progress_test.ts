@@ -90,7 +90,7 @@ Deno.test("rebuildLines() writes a line as it starts, when it has counted, at mo
   at(2_000_000, 4);
   at(2_000_000, 4);
   assert.deepEqual(io.stderr().split("\n"), [
-    "Rebuilding: checking the store, then counting what to derive again",
+    "Rebuilding: clearing what was derived, then counting what to derive again",
     "Rebuilding: 0% (0 B of 2.0 MB, 0 of 4 sources), estimating the time left",
     "Rebuilding: 50% (1.0 MB of 2.0 MB, 2 of 4 sources), 100 KB/s, 10.0 s left",
     "Rebuilding: 100% (2.0 MB of 2.0 MB, 4 of 4 sources), derived again; writing it to the store",
