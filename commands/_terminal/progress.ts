@@ -107,7 +107,7 @@ export function rebuildLines(
     const what = `${percentOf(p)}% (${formatBytes(p.bytesDone)} of ${
       formatBytes(p.bytesTotal)
     }, ${p.sourcesDone} of ${p.sourcesTotal} sources)`;
-    // The last step, writing it all to the store, takes a while too (22 s at 1 GB).
+    // The last step, writing it to the store, takes a moment too (2 s at 1 GB).
     const next = done ? "derived again; writing it to the store" : leftText(estimate);
     io.err(`Rebuilding: ${what}, ${next}\n`);
   };

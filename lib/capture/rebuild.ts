@@ -15,6 +15,7 @@ import type { PassOptions } from "./engine.ts";
 import { type Parts, partsOf } from "./parts.ts";
 import { rebuildByCopy } from "./rebuild_by_copy.ts";
 import { rederiveSource } from "./rederive_source.ts";
+import { Batch } from "./batch_plan.ts";
 import { dropConversationIds, keepConversationIds } from "./conversation_rows.ts";
 import { sourceById } from "./identity.ts";
 
@@ -160,14 +161,17 @@ class Rebuild {
         if (this.#options.signal?.aborted) throw new RebuildStoppedError();
       };
       const derived = store.stmt("UPDATE sources SET derivation = ? WHERE id = ?");
+      const batch = new Batch();
       for (const id of ids) {
         const source = sourceById(store, id);
         const adapter = adapterOf(this.#options.adapters, source.agent, source.locator)!;
-        count += await rederiveSource(this.#parts, adapter, source, stop);
+        count += await rederiveSource(this.#parts, adapter, source, stop, batch);
         derived.run(derivationOf(adapter), source.id);
         progress.current.sourcesDone++;
-        progress.report(false);
+        // The bytes derived, those still in the batch too: a small store fills no batch at all.
+        progress.reportAhead(batch.raw);
       }
+      this.#parts.pipeline.commit(batch);
       // Records a tombstone covers left the store (captured before tombstones covered children).
       refreshTotals(store, { recount: true });
       store.setMeta("last_rebuild", { at: now(), records: count });

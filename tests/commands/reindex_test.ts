@@ -572,3 +572,24 @@ Deno.test("Ctrl-C stops reindex and reindex --rebuild, which say to run again to
     await world.cleanup();
   }
 });
+
+Deno.test("reindex --rebuild writes many small sources in a few batches, not one each", async () => {
+  const world = await makeWorld();
+  try {
+    writeClaudeCorpus(world.claude, { sessions: 40, lines: 30 });
+    assert.equal((await reindexOk(world, ["--quiet"])).code, 0);
+    const log = join(world.data, "logs", "stage-markers.log");
+    const before = Deno.readTextFileSync(log).length;
+    const run = await runCli("reindex", ["--rebuild", "--quiet"], world.vars);
+    assert.equal(run.code, 0, run.stderr);
+    const markers = Deno.readTextFileSync(log).slice(before).trimEnd().split("\n")
+      .map((line) => JSON.parse(line) as { step: string; event: string });
+    const started = (step: string) =>
+      markers.filter((m) => m.step === step && m.event === "start").length;
+    assert.equal(started("capture.rebuild"), 1);
+    // 40 sessions of 30 lines fit in one batch; the rebuild wrote one per source (40) before.
+    assert.ok(started("capture.batch") <= 2, `${started("capture.batch")} batches written`);
+  } finally {
+    await world.cleanup();
+  }
+});
