@@ -45,7 +45,7 @@ export async function rebuild(options: PassOptions, root: string): Promise<numbe
     }
     if (!(err instanceof FoundDamaged) && (await checked()).ok) throw err;
   }
-  const check = (await checked())!;
+  const check = await checked();
   if (check.damaged.some((d) => d.kind === "raw")) {
     throw new StoreDamagedError(
       `The history store is damaged in ${

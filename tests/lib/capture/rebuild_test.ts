@@ -163,21 +163,11 @@ Deno.test("rebuild derives a giant line again exactly, without holding it whole"
     const captured = derived(store);
     assert.ok((captured.instances as number) > 50_000, "its words are indexed");
 
-    const rebuild = (redact = redactorFor(ctx), on = store) =>
-      rebuildDerived({
-        store: on,
-        adapters: ADAPTERS,
-        discover: discoverContext(ctx),
-        redact,
-        projectOf,
-        limits: LIMITS,
-      });
-
     await t.step(
       "its chunks are read as they are indexed, never the whole line first",
       async () => {
         const read = { rows: 0, derived: 0, ahead: 0 };
-        await rebuild(redactorFor(ctx), countingReads(store, read));
+        await rebuildWith(countingReads(store, read), ctx, ADAPTERS, LIMITS);
         const { derived: indexed, ahead } = read;
         assert.ok(indexed >= chunks, "every chunk went through the stream");
         assert.ok(
@@ -297,11 +287,12 @@ function screenshots(sessionId: string, lines: number, image: number): string {
   return out;
 }
 
-/** Rebuilds `store` in-process with `adapters`. */
+/** Rebuilds `store` in-process with `adapters` (and `limits`, the defaults' when absent). */
 function rebuildWith(
   store: HistoryStore,
   ctx: ReturnType<typeof loadContext>,
   adapters = ADAPTERS,
+  limits: Partial<Limits> = {},
 ) {
   return rebuildDerived({
     store,
@@ -309,6 +300,7 @@ function rebuildWith(
     discover: discoverContext(ctx),
     redact: redactorFor(ctx),
     projectOf,
+    limits,
   });
 }
 
