@@ -10,6 +10,8 @@ import { obj, str } from "./_text.ts";
 import { JsonLineFields } from "./_json_fields.ts";
 
 const CHUNK = 64 * 1024;
+/** The first read of a file: its first line, most often. */
+const FIRST_CHUNK = 4 * 1024;
 
 /** A subagent's transcript, `agent-<id>.jsonl`, in its session's `subagents/` folder. */
 export const AGENT_FILE = /^agent-(.+)\.jsonl$/;
@@ -78,7 +80,7 @@ class PassMemo<V> {
   }
 }
 
-/** The file at `path` in chunks; nothing when it cannot be read. */
+/** The file at `path` in chunks, each read over by the next; nothing when it cannot be read. */
 function* fileChunks(path: string): Iterable<StoredChunk> {
   let file: Deno.FsFile;
   try {
@@ -88,9 +90,12 @@ function* fileChunks(path: string): Iterable<StoredChunk> {
     throw err;
   }
   try {
-    const buffer = new Uint8Array(CHUNK);
+    // A pass asks whether each of a folder's sessions is summary-only, and most answer with their
+    // first line's type: the first read is small.
+    let buffer = new Uint8Array(FIRST_CHUNK);
     for (let read = file.readSync(buffer); read !== null; read = file.readSync(buffer)) {
-      yield { bytes: buffer.slice(0, read), start: false };
+      yield { bytes: buffer.subarray(0, read), start: false };
+      if (buffer.length < CHUNK) buffer = new Uint8Array(CHUNK);
     }
   } finally {
     file.close();
