@@ -79,7 +79,7 @@ import {
   startGeneration,
 } from "./identity.ts";
 import type { Limits } from "./limits.ts";
-import { LineReader } from "./lines.ts";
+import { BUFFER_SIZE, LineReader } from "./lines.ts";
 import { type Parts, partsOf } from "./parts.ts";
 import type { Progress } from "./progress.ts";
 import { type KnownSource, parseSaved, type SourceCtx, type SourceRow } from "./source.ts";
@@ -145,6 +145,8 @@ class CapturePass {
   readonly #deriver: Parts["deriver"];
   readonly #pipeline: Parts["pipeline"];
   readonly #giantLines: Parts["giantLines"];
+  /** The buffer each source's lines are read into, one after another (`LineReader`). */
+  readonly #lines = new Uint8Array(BUFFER_SIZE);
   /** Records of one or more sources waiting to be committed together. */
   readonly #batch = new Batch();
 
@@ -327,7 +329,7 @@ class CapturePass {
     };
     const opened = await openSourceReader(ref, cursor);
     try {
-      const reader = new LineReader(opened.reader, cursor, this.#limits.maxLine);
+      const reader = new LineReader(opened.reader, cursor, this.#limits.maxLine, this.#lines);
       await this.#readLines(ctx, reader);
     } finally {
       opened.close();
