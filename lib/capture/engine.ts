@@ -82,7 +82,8 @@ import type { Limits } from "./limits.ts";
 import { BUFFER_SIZE, LineReader } from "./lines.ts";
 import { type Parts, partsOf } from "./parts.ts";
 import type { Progress } from "./progress.ts";
-import { type KnownSource, parseSaved, type SourceCtx, type SourceRow } from "./source.ts";
+import { parseSaved, type SourceCtx, type SourceRow } from "./source.ts";
+import { ReadingList, type Work } from "./reading_list.ts";
 import { openSourceReader } from "./source_reader.ts";
 import type { CaptureSummary } from "./summary.ts";
 import { messageOf } from "../format.ts";
@@ -184,7 +185,7 @@ class CapturePass {
    * reading order, each with its row (new sources get theirs here). What is known of the
    * sources with nothing new is let go here: a pass holds only what it has left to read.
    */
-  async #plan(): Promise<Work[]> {
+  async #plan(): Promise<ReadingList> {
     const summary = this.#tally.summary;
     const progress = this.#progress.current;
     // The store's sources are read beside the discovery when there are many (a worker).
@@ -204,34 +205,28 @@ class CapturePass {
 
     // A file that moved continues its source (`adoptMoved`): nothing to read if it is as read.
     const unread = changed.filter((f) => needsWork(f, rows.get(f.ref.locator)));
-    const work = readingOrder(unread, rows);
+    const work = new ReadingList(unread, rows);
     progress.phase = "capturing";
     progress.sourcesTotal = work.length;
-    progress.bytesTotal = work.reduce(
-      (sum, w) => sum + Math.max(0, w.stat.size - (rows.get(w.ref.locator)?.cursor ?? 0)),
-      0,
-    );
+    progress.bytesTotal = work.bytesLeft((locator) => rows.get(locator)?.cursor ?? 0);
     // Progress is stored only when there is work, so an idle watcher does not write.
     this.#progress.report(work.length > 0);
     // New sources get their rows in one transaction (one each cost a commit per file).
-    const fresh = work.filter((w) => w.id === undefined);
-    if (fresh.length) {
+    if (work.unnumbered) {
       const now = this.#now();
       this.#store.transaction(() => {
-        for (const w of fresh) w.id = createSource(this.#store, w, now).id;
+        work.number((source) => createSource(this.#store, source, now).id);
       });
     }
     return work;
   }
 
   /** Captures `work` in order, emptying it: each source is let go once it is read. */
-  async #captureAll(work: Work[]): Promise<void> {
+  async #captureAll(work: ReadingList): Promise<void> {
     const summary = this.#tally.summary;
     let others = true;
-    const left = work.reverse();
     try {
-      while (left.length) {
-        const item = left.pop()!;
+      for (let item = work.take(); item; item = work.take()) {
         this.#checkStop();
         if (others && item.last) {
           // What these sources decide from others' records must find them stored.
@@ -422,31 +417,6 @@ class CapturePass {
       await yieldToEventLoop();
     }
   }
-}
-
-/**
- * A source with work to do: whether it is read after the others (`readAfterOthers`), and the id
- * of its row (none until a new source gets one).
- */
-interface Work extends Found {
-  last: boolean;
-  id: number | undefined;
-}
-
-/**
- * The sources in the order a pass reads them: as found, but those whose records are decided
- * from other sources' (a copy of its parent, a tool's output named by a transcript) after all
- * the others. New sources get their rows, and so their ids, in this order.
- */
-function readingOrder(work: Found[], rows: ReadonlyMap<string, KnownSource>): Work[] {
-  const marked = work.map((f): Work => ({
-    adapter: f.adapter,
-    ref: f.ref,
-    stat: f.stat,
-    last: f.adapter.readAfterOthers?.(f.ref) ?? false,
-    id: rows.get(f.ref.locator)?.id,
-  }));
-  return [...marked.filter((f) => !f.last), ...marked.filter((f) => f.last)];
 }
 
 /** True for a JSON object: a last line written whole (a torn one does not parse). */

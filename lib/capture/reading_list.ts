@@ -1,0 +1,116 @@
+// The sources a pass has left to read, in reading order: as found, but those whose records are
+// decided from other sources' (a copy of its parent, a tool's output named by a transcript) after
+// all the others. A 10 GB capture from empty reads 105,609 sources, and a pass holds them until
+// each is read: as an object per source with its stat, their fields took 16 MiB of the heap (a
+// stat's four numbers are four more objects), so the list keeps them in typed arrays and makes a
+// source's object only when its turn comes.
+
+import type { Adapter, SourceRef } from "../sources/adapter.ts";
+import type { Found } from "./discover.ts";
+import type { FileSeen, KnownSource } from "./source.ts";
+
+/**
+ * A source with work to do: whether it is read after the others (`readAfterOthers`), and the id
+ * of its row (none until a new source gets one).
+ */
+export interface Work extends Found {
+  last: boolean;
+  id: number | undefined;
+}
+
+/** The numbers kept of each source: its stat's four, then its row's id (NaN for none). */
+const SIZE = 0, MTIME = 1, DEV = 2, INO = 3, ID = 4, NUMBERS = 5;
+
+/** The sources of a pass left to read, each given once, in reading order (`take`). */
+export class ReadingList {
+  readonly #adapters: Adapter[] = [];
+  readonly #adapterOf: Uint8Array;
+  readonly #refs: (SourceRef | undefined)[];
+  readonly #numbers: Float64Array;
+  /** Where the sources read after the others begin. */
+  readonly #lastFrom: number;
+  #next = 0;
+
+  /** The sources of `found` (each asked `readAfterOthers` once), with their rows' ids. */
+  constructor(found: readonly Found[], rows: ReadonlyMap<string, KnownSource>) {
+    const last = new Uint8Array(found.length);
+    let later = found.length;
+    found.forEach(({ adapter, ref }, i) => {
+      if (adapter.readAfterOthers?.(ref)) {
+        last[i] = 1;
+        later--;
+      }
+    });
+    this.#lastFrom = later;
+    this.#adapterOf = new Uint8Array(found.length);
+    this.#refs = new Array(found.length);
+    this.#numbers = new Float64Array(found.length * NUMBERS);
+    let first = 0;
+    found.forEach(({ adapter, ref, stat }, i) => {
+      const at = last[i] ? later++ : first++;
+      let a = this.#adapters.indexOf(adapter);
+      if (a < 0) a = this.#adapters.push(adapter) - 1;
+      this.#adapterOf[at] = a;
+      this.#refs[at] = ref;
+      const n = this.#numbers.subarray(at * NUMBERS, (at + 1) * NUMBERS);
+      n[SIZE] = stat.size;
+      n[MTIME] = stat.mtimeMs ?? NaN;
+      n[DEV] = stat.dev ?? NaN;
+      n[INO] = stat.ino ?? NaN;
+      n[ID] = rows.get(ref.locator)?.id ?? NaN;
+    });
+  }
+
+  /** How many sources are left to read. */
+  get length(): number {
+    return this.#refs.length - this.#next;
+  }
+
+  /** The bytes left to read: each file's size past `cursor` of its locator, none below it. */
+  bytesLeft(cursor: (locator: string) => number): number {
+    let sum = 0;
+    for (let i = this.#next; i < this.#refs.length; i++) {
+      sum += Math.max(0, this.#numbers[i * NUMBERS + SIZE]! - cursor(this.#refs[i]!.locator));
+    }
+    return sum;
+  }
+
+  /** How many of the sources left have no row yet. */
+  get unnumbered(): number {
+    let count = 0;
+    for (let i = this.#next; i < this.#refs.length; i++) {
+      if (Number.isNaN(this.#numbers[i * NUMBERS + ID]!)) count++;
+    }
+    return count;
+  }
+
+  /** Gives each source left without a row the id of the row `create` makes for it, in order. */
+  number(create: (source: { adapter: Adapter; ref: SourceRef }) => number): void {
+    for (let i = this.#next; i < this.#refs.length; i++) {
+      if (!Number.isNaN(this.#numbers[i * NUMBERS + ID]!)) continue;
+      const adapter = this.#adapters[this.#adapterOf[i]!]!;
+      this.#numbers[i * NUMBERS + ID] = create({ adapter, ref: this.#refs[i]! });
+    }
+  }
+
+  /** The next source to read, which the list lets go of; undefined once all were given. */
+  take(): Work | undefined {
+    const i = this.#next;
+    const ref = this.#refs[i];
+    if (ref === undefined) return undefined;
+    this.#refs[i] = undefined;
+    this.#next++;
+    const n = (k: number) => {
+      const value = this.#numbers[i * NUMBERS + k]!;
+      return Number.isNaN(value) ? null : value;
+    };
+    const stat: FileSeen = { size: n(SIZE)!, mtimeMs: n(MTIME), dev: n(DEV), ino: n(INO) };
+    return {
+      adapter: this.#adapters[this.#adapterOf[i]!]!,
+      ref,
+      stat,
+      last: i >= this.#lastFrom,
+      id: n(ID) ?? undefined,
+    };
+  }
+}
