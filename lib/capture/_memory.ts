@@ -7,14 +7,16 @@
 
 /**
  * Frees the garbage of committed batches where `gc` is exposed: every `everyBytes` of source, or
- * every half of the heap that survived the last collection when that is more, and sooner when
- * the heap has grown by that half (at least four times `everyBytes`) since: a database's rows
- * leave more garbage per source byte than transcript lines, and reading the 2.4 GB OpenCode
- * database of a 10 GB corpus took the heap from 120 to 190 MiB between collections. A collection
- * marks everything alive, so it costs in proportion to that heap: a pass over the 105,609
- * sources of a 10 GB corpus holds 52 MiB, and each collection took 240 ms (85 MiB: 470 ms), so
- * collections every 8 MiB took a tenth of the capture's first 150 s. Spaced by the heap, their
- * cost per byte captured stays what it is in a small capture.
+ * every quarter of the heap that survived the last collection when that is more, and sooner when
+ * the heap has grown by that quarter (at least twice `everyBytes`) since: a database's rows leave
+ * more garbage per source byte than transcript lines, and reading the 2.4 GB OpenCode database of
+ * a 10 GB corpus took the heap from 120 to 190 MiB between collections. A collection marks
+ * everything alive, so it costs in proportion to that heap: a pass over the 105,609 sources of a
+ * 10 GB corpus holds 43 MiB, and each collection took 40 to 50 ms, so collections every 8 MiB
+ * would take a tenth of the capture's time; spaced by the heap, their cost per byte captured stays
+ * what it is in a small capture. Spaced by half of it (and 32 MiB), the heap grew from 43 to 70
+ * MiB between collections, and the batches' bytes left outside it with it: the capture peaked at
+ * 267 MiB, against 241 MiB spaced by a quarter, in 538 and 527 s.
  */
 export class GarbageRelease {
   readonly #gc: (() => void) | undefined;
@@ -22,7 +24,7 @@ export class GarbageRelease {
   readonly #everyBytes: number;
   #since = 0;
   #spacing: number;
-  /** The heap at which to collect before `spacing` bytes pass: what survived, and half again. */
+  /** The heap at which to collect before `spacing` bytes pass: what survived, and a quarter more. */
   #ceiling = Infinity;
 
   constructor(
@@ -44,7 +46,7 @@ export class GarbageRelease {
     this.#since = 0;
     this.#gc();
     const survived = this.#heapUsed();
-    this.#spacing = Math.max(this.#everyBytes, survived / 2);
-    this.#ceiling = survived + Math.max(4 * this.#everyBytes, survived / 2);
+    this.#spacing = Math.max(this.#everyBytes, survived / 4);
+    this.#ceiling = survived + Math.max(2 * this.#everyBytes, survived / 4);
   }
 }
