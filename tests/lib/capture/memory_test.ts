@@ -67,9 +67,26 @@ Deno.test("GarbageRelease collects sooner when the heap grows by a quarter of wh
   assert.equal(collections, 4);
 });
 
+Deno.test("GarbageRelease collects at once when asked, and counts the spacing from there", () => {
+  let collections = 0;
+  let heap = 40 * MiB;
+  const release = new GarbageRelease(8 * MiB, () => collections++, () => heap);
+  for (let i = 0; i < 5; i++) release.committed(MiB);
+  assert.equal(collections, 0);
+  // A large pass's plan is made: what its discovery held is garbage.
+  release.collect();
+  assert.equal(collections, 1);
+  heap = 40 * MiB;
+  for (let i = 0; i < 9; i++) release.committed(MiB);
+  assert.equal(collections, 1, "40 MiB survived: every 10 MiB, counted from the collection");
+  release.committed(MiB);
+  assert.equal(collections, 2);
+});
+
 Deno.test("GarbageRelease does nothing where gc is not exposed", () => {
   const release = new GarbageRelease(8 * MiB, undefined, () => {
     throw new Error("not asked");
   });
   for (let i = 0; i < 100; i++) release.committed(MiB);
+  release.collect();
 });
