@@ -7,7 +7,7 @@
 
 import type { Adapter, SourceRef } from "../sources/adapter.ts";
 import type { Found } from "./discover.ts";
-import type { FileSeen, KnownSource } from "./source.ts";
+import { type KnownSource, packSeen, SEEN_NUMBERS, unpackSeen } from "./source.ts";
 
 /**
  * A source with work to do: whether it is read after the others (`readAfterOthers`), and the id
@@ -18,15 +18,15 @@ export interface Work extends Found {
   id: number | undefined;
 }
 
-/** The numbers kept of each source: its stat's four, then its row's id (NaN for none). */
-const SIZE = 0, MTIME = 1, DEV = 2, INO = 3, ID = 4, NUMBERS = 5;
-
 /** The sources of a pass left to read, each given once, in reading order (`take`). */
 export class ReadingList {
   readonly #adapters: Adapter[] = [];
   readonly #adapterOf: Uint8Array;
   readonly #refs: (SourceRef | undefined)[];
-  readonly #numbers: Float64Array;
+  /** Each source's stat, `SEEN_NUMBERS` a source (`packSeen`). */
+  readonly #stats: Float64Array;
+  /** Each source's row id; NaN for none yet. */
+  readonly #ids: Float64Array;
   /** Where the sources read after the others begin. */
   readonly #lastFrom: number;
   #next = 0;
@@ -44,7 +44,8 @@ export class ReadingList {
     this.#lastFrom = later;
     this.#adapterOf = new Uint8Array(found.length);
     this.#refs = new Array(found.length);
-    this.#numbers = new Float64Array(found.length * NUMBERS);
+    this.#stats = new Float64Array(found.length * SEEN_NUMBERS);
+    this.#ids = new Float64Array(found.length);
     let first = 0;
     found.forEach(({ adapter, ref, stat }, i) => {
       const at = last[i] ? later++ : first++;
@@ -52,12 +53,8 @@ export class ReadingList {
       if (a < 0) a = this.#adapters.push(adapter) - 1;
       this.#adapterOf[at] = a;
       this.#refs[at] = ref;
-      const n = this.#numbers.subarray(at * NUMBERS, (at + 1) * NUMBERS);
-      n[SIZE] = stat.size;
-      n[MTIME] = stat.mtimeMs ?? NaN;
-      n[DEV] = stat.dev ?? NaN;
-      n[INO] = stat.ino ?? NaN;
-      n[ID] = rows.get(ref.locator)?.id ?? NaN;
+      packSeen(this.#stats, at * SEEN_NUMBERS, stat);
+      this.#ids[at] = rows.get(ref.locator)?.id ?? NaN;
     });
   }
 
@@ -70,7 +67,7 @@ export class ReadingList {
   bytesLeft(cursor: (locator: string) => number): number {
     let sum = 0;
     for (let i = this.#next; i < this.#refs.length; i++) {
-      sum += Math.max(0, this.#numbers[i * NUMBERS + SIZE]! - cursor(this.#refs[i]!.locator));
+      sum += Math.max(0, this.#stats[i * SEEN_NUMBERS]! - cursor(this.#refs[i]!.locator));
     }
     return sum;
   }
@@ -79,7 +76,7 @@ export class ReadingList {
   get unnumbered(): number {
     let count = 0;
     for (let i = this.#next; i < this.#refs.length; i++) {
-      if (Number.isNaN(this.#numbers[i * NUMBERS + ID]!)) count++;
+      if (Number.isNaN(this.#ids[i]!)) count++;
     }
     return count;
   }
@@ -87,9 +84,9 @@ export class ReadingList {
   /** Gives each source left without a row the id of the row `create` makes for it, in order. */
   number(create: (source: { adapter: Adapter; ref: SourceRef }) => number): void {
     for (let i = this.#next; i < this.#refs.length; i++) {
-      if (!Number.isNaN(this.#numbers[i * NUMBERS + ID]!)) continue;
+      if (!Number.isNaN(this.#ids[i]!)) continue;
       const adapter = this.#adapters[this.#adapterOf[i]!]!;
-      this.#numbers[i * NUMBERS + ID] = create({ adapter, ref: this.#refs[i]! });
+      this.#ids[i] = create({ adapter, ref: this.#refs[i]! });
     }
   }
 
@@ -100,17 +97,12 @@ export class ReadingList {
     if (ref === undefined) return undefined;
     this.#refs[i] = undefined;
     this.#next++;
-    const n = (k: number) => {
-      const value = this.#numbers[i * NUMBERS + k]!;
-      return Number.isNaN(value) ? null : value;
-    };
-    const stat: FileSeen = { size: n(SIZE)!, mtimeMs: n(MTIME), dev: n(DEV), ino: n(INO) };
     return {
       adapter: this.#adapters[this.#adapterOf[i]!]!,
       ref,
-      stat,
+      stat: unpackSeen(this.#stats, i * SEEN_NUMBERS),
       last: i >= this.#lastFrom,
-      id: n(ID) ?? undefined,
+      id: Number.isNaN(this.#ids[i]!) ? undefined : this.#ids[i],
     };
   }
 }

@@ -234,12 +234,26 @@ export function lookAtKnown(locators: readonly string[], from: number, to: numbe
       continue;
     }
     chunk.kinds[at] = 1;
-    chunk.numbers.set(
-      [seen.size, seen.mtimeMs ?? NaN, seen.dev ?? NaN, seen.ino ?? NaN],
-      at * SEEN_NUMBERS,
-    );
+    packSeen(chunk.numbers, at * SEEN_NUMBERS, seen);
   }
   return chunk;
+}
+
+/** Writes `seen`'s four numbers into `numbers` at `offset` (NaN for a null). */
+export function packSeen(numbers: Float64Array, offset: number, seen: FileSeen): void {
+  numbers[offset] = seen.size;
+  numbers[offset + 1] = seen.mtimeMs ?? NaN;
+  numbers[offset + 2] = seen.dev ?? NaN;
+  numbers[offset + 3] = seen.ino ?? NaN;
+}
+
+/** The stat `packSeen` wrote into `numbers` at `offset`. */
+export function unpackSeen(numbers: Float64Array, offset: number): FileSeen {
+  const n = (k: number) => {
+    const value = numbers[offset + k]!;
+    return Number.isNaN(value) ? null : value;
+  };
+  return { size: numbers[offset]!, mtimeMs: n(1), dev: n(2), ino: n(3) };
 }
 
 /** What a `SeenChunk` (its kinds and numbers at `at`) says of row `at`, or undefined. */
@@ -251,11 +265,7 @@ export function seenOf(
   const kind = kinds[at];
   if (!kind) return undefined;
   if (kind > 1) return NOT_READ[kind - 2];
-  const n = (k: number) => {
-    const value = numbers[at * SEEN_NUMBERS + k]!;
-    return Number.isNaN(value) ? null : value;
-  };
-  return { size: numbers[at * SEEN_NUMBERS]!, mtimeMs: n(1), dev: n(2), ino: n(3) };
+  return unpackSeen(numbers, at * SEEN_NUMBERS);
 }
 
 /** A source being read: which generation, the adapter's state, and what was seen of it. */
