@@ -269,15 +269,16 @@ export const TEAM_SESSION = { jit: "off" } as const;
 
 /**
  * Connects to the team database (the driver is loaded here, on first use); with `idleSeconds`,
- * a connection left idle that long is closed (and opened again when next needed).
+ * a connection left idle that long is closed (and opened again when next needed). Up to
+ * `connections` (1 unless told) are opened, as statements wait for one.
  */
 export async function connectTeam(
   url: string,
-  options: { idleSeconds?: number } = {},
+  options: { idleSeconds?: number; connections?: number } = {},
 ): Promise<Sql> {
   const { default: postgres } = await import("postgres");
   return postgres(url, {
-    max: 1,
+    max: options.connections ?? 1,
     ...(options.idleSeconds ? { idle_timeout: options.idleSeconds } : {}),
     onnotice: () => {},
     connect_timeout: 10,

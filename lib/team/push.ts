@@ -16,9 +16,9 @@
 // when it joins an allowed project after its first records were captured. The cursors count in
 // one store's ids: the machine's row names that store (`store_id`), and a push from another
 // store under the same machine name starts every cursor again (what the team has is skipped by
-// uid). Forgets travel as tombstones. Memory stays bounded by two batches, the one the server is
-// taking and the next: each at most 500 records and about 1 MiB of decoded bytes and text (one
-// record may cross it).
+// uid). Forgets travel as tombstones. Memory stays bounded by two batches a lane (PUSH_LANES of
+// them), the one the server is taking and the next: each at most 500 records and about 1 MiB of
+// decoded bytes and text (one record may cross it).
 
 import type { Sql } from "postgres";
 import type { Redactor } from "../gate/secrets.ts";
@@ -41,6 +41,13 @@ import { migrateTeam, TeamError } from "./db.ts";
 export const BATCH_RECORDS = 500;
 export const BATCH_BYTES = 1 << 20;
 
+/**
+ * Conversations a push sends at once, each down its own connection (`sql` needs as many): the
+ * server's work on a batch is most of what a push costs, and two of its backends take two
+ * batches at once.
+ */
+export const PUSH_LANES = 2;
+
 export interface PushOptions {
   store: HistoryStore;
   sql: Sql;
@@ -52,6 +59,8 @@ export interface PushOptions {
   /** Also send raw bytes (off by default: raw is not redacted). */
   raw: boolean;
   batchRecords?: number;
+  /** Conversations sent at once (PUSH_LANES unless told), each down its own connection. */
+  lanes?: number;
   /** Stop between batches after this time (epoch ms); the next push goes on. */
   deadline?: number;
   /** Stop between batches once this is aborted (Ctrl-C); the next push goes on. */
@@ -120,11 +129,10 @@ export async function push(options: PushOptions): Promise<PushSummary> {
   const conversations = allowedConversations(store, options.projects);
   const team = await teamConversations(sql, machine);
   const touched = new Set<string>();
-  let batch: Outgoing[] = [];
-  let held = 0;
-  // The batch the server is taking while the next one is read here: two cores at work, not one
-  // waiting for the other. At most one is in flight, so batches arrive in order.
-  let sending: Promise<void> | null = null;
+  let failed = false;
+  let inFlight = 0;
+  let read = 0;
+  let next = 0;
 
   const send = async (items: Outgoing[], size: number) => {
     const { values, taken } = await sendBatch(sql, machine, items, options.redact);
@@ -144,42 +152,64 @@ export async function push(options: PushOptions): Promise<PushSummary> {
     options.onBatch?.({ ...summary });
   };
   const stopped = () =>
-    (options.deadline !== undefined && now() >= options.deadline) ||
+    failed || (options.deadline !== undefined && now() >= options.deadline) ||
     options.signal?.aborted === true;
-  /** Sends the batch once the one in flight arrived; false, sending nothing, when told to stop. */
-  const flush = async (): Promise<boolean> => {
-    await sending;
-    if (stopped()) {
-      summary.complete = false;
-      return false;
-    }
-    sending = send(batch, held);
-    // Handled where it is awaited: the next flush, or the end.
-    sending.catch(() => {});
-    batch = [];
-    held = 0;
-    return true;
-  };
 
-  let read = 0;
-  for (const { conversation, id } of pendingRecords(store, conversations, team)) {
-    if (!batch.length && stopped()) {
-      summary.complete = false;
-      break;
+  // A lane takes the next conversation not yet taken and sends its records, batch after batch:
+  // one batch filling here while the one before is taken by the server, at most one in flight,
+  // so a lane's batches arrive in order. A conversation goes down one lane, so its cursor moves
+  // only past records that arrived, whatever the other lanes do; while one lane waits for the
+  // server, the others read.
+  const lane = async () => {
+    let batch: Outgoing[] = [];
+    let held = 0;
+    let sending = null as Promise<void> | null;
+    /** Sends the batch once the one in flight arrived; false, sending nothing, when told to stop. */
+    const flush = async (): Promise<boolean> => {
+      await sending;
+      if (stopped()) {
+        summary.complete = false;
+        return false;
+      }
+      inFlight++;
+      sending = send(batch, held).finally(() => inFlight--);
+      // Handled where it is awaited: the next flush, or the end.
+      sending.catch(() => {});
+      batch = [];
+      held = 0;
+      return true;
+    };
+    try {
+      lanes: for (let c = conversations[next++]; c; c = conversations[next++]) {
+        for (const id of pendingIds(store, c, team.get(c.key)?.sent_through ?? 0)) {
+          if (!batch.length && stopped()) {
+            summary.complete = false;
+            break lanes;
+          }
+          const item = outgoing(store, deriver, c, id, options.raw);
+          batch.push(item);
+          held += item.size + item.text.length;
+          if (batch.length >= limit || held >= BATCH_BYTES) {
+            if (!await flush()) break lanes;
+          } else if (inFlight && ++read % YIELD_EVERY === 0) {
+            // Reading is synchronous: let the driver answer the server now and then, so the
+            // batches in flight move through their transactions meanwhile.
+            await yieldToEventLoop(0);
+          }
+        }
+      }
+      if (batch.length) await flush();
+      await sending;
+    } catch (err) {
+      failed = true;
+      await sending?.catch(() => {});
+      throw err;
     }
-    const item = outgoing(store, deriver, conversation, id, options.raw);
-    batch.push(item);
-    held += item.size + item.text.length;
-    if (batch.length >= limit || held >= BATCH_BYTES) {
-      if (!await flush()) break;
-    } else if (sending && ++read % YIELD_EVERY === 0) {
-      // Reading is synchronous: let the driver answer the server now and then, so the batch in
-      // flight moves through its transaction meanwhile.
-      await yieldToEventLoop(0);
-    }
-  }
-  if (batch.length && summary.complete) await flush();
-  await sending;
+  };
+  const lanes = Array.from({ length: Math.max(1, options.lanes ?? PUSH_LANES) }, lane);
+  const ends = await Promise.allSettled(lanes);
+  const failure = ends.find((end) => end.status === "rejected");
+  if (failure) throw failure.reason;
   if (summary.complete) await refreshChanged(sql, machine, conversations, team, options.redact);
   return summary;
 }
@@ -439,25 +469,22 @@ async function teamConversations(
   return new Map(rows.map((row) => [row.key, row]));
 }
 
-/** The records of `conversations` past each one's cursor, by conversation, in id order. */
-function* pendingRecords(
+/** The ids of a conversation's records past its cursor (`after`), in id order. */
+function* pendingIds(
   store: HistoryStore,
-  conversations: readonly ConversationRow[],
-  team: ReadonlyMap<string, TeamConversation>,
-): Generator<{ conversation: ConversationRow; id: number }> {
+  conversation: ConversationRow,
+  after: number,
+): Generator<number> {
   const statement = store.stmt(
     `SELECT id FROM records WHERE conversation_id = ? AND id > ?
        AND (flags & ${FLAG_INDEXED}) != 0 AND (flags & ${FLAG_SUPERSEDED}) = 0
      ORDER BY id LIMIT 1000`,
   );
-  for (const conversation of conversations) {
-    let after = team.get(conversation.key)?.sent_through ?? 0;
-    for (;;) {
-      const ids = statement.all(conversation.id, after) as { id: number }[];
-      for (const { id } of ids) yield { conversation, id };
-      if (ids.length < 1000) break;
-      after = ids.at(-1)!.id;
-    }
+  for (;;) {
+    const ids = statement.all(conversation.id, after) as { id: number }[];
+    for (const { id } of ids) yield id;
+    if (ids.length < 1000) return;
+    after = ids.at(-1)!.id;
   }
 }
 

@@ -332,6 +332,100 @@ Deno.test({
 });
 
 Deno.test({
+  name: "team history: while the server holds one conversation, a push sends the others",
+  ignore: typeof pg === "string",
+  sanitizeResources: false,
+  sanitizeOps: false,
+}, async () => {
+  if (typeof pg === "string") return;
+  const world = await makeWorld();
+  const project = join(world.dir, "src", "egret");
+  const turns: [string, string][] = Array.from({ length: 40 }, (_, i) => [
+    `egret question ${i}`,
+    `egret answer ${i}`,
+  ]);
+  const owner = await connectTeam(pg.url);
+  try {
+    for (const session of [A, B]) {
+      await placeClaudeTranscript(
+        world,
+        project,
+        session,
+        claudeTranscript(session, project, turns),
+      );
+    }
+    await configure(world, { url: pg.url, projects: [project], machine: "lanes" });
+    assert.equal((await runCli("reindex", ["--quiet"], world.vars)).code, 0);
+    const local = new DatabaseSync(join(world.data, "history.db"), { readOnly: true });
+    const keys = (local.prepare(
+      "SELECT key FROM conversations WHERE project_root = ? ORDER BY id",
+    ).all(project) as { key: string }[]).map((c) => c.key);
+    const records = (key: string) =>
+      (local.prepare(
+        `SELECT count(*) AS n FROM records r JOIN conversations c ON c.id = r.conversation_id
+         WHERE c.key = ? AND (r.flags & 1) != 0 AND (r.flags & 8) = 0`,
+      ).get(key) as { n: number }).n;
+    const [first, second] = keys as [string, string];
+    const expected = { first: records(first), second: records(second) };
+    local.close();
+    assert.equal(keys.length, 2);
+    assert.ok(expected.first > 0 && expected.second > 0);
+
+    // The push's first conversation waits on a row this test is writing and has not committed.
+    await migrateTeam(owner);
+    await owner`INSERT INTO logbook_machines (machine) VALUES ('lanes')`;
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => release = resolve);
+    let holding!: () => void;
+    const holds = new Promise<void>((resolve) => holding = resolve);
+    const writer = owner.begin(async (tx) => {
+      await tx`
+        INSERT INTO logbook_conversations (machine, key, agent) VALUES ('lanes', ${first}, 'claude')`;
+      holding();
+      await held;
+    });
+    await holds;
+    const reader = await connectTeam(pg.url);
+    const pushing = runCli("push", ["--json"], { ...world.vars, LOGBOOK_PUSH_BATCH: "10" });
+    try {
+      const count = async (key: string) =>
+        Number(
+          (await reader`
+          SELECT count(*) AS n FROM logbook_records WHERE machine = 'lanes' AND conversation_key = ${key}`)[
+            0
+          ]!.n,
+        );
+      await eventually(
+        "the second conversation sent while the first waits",
+        async () => await count(second) === expected.second,
+      );
+      assert.equal(await count(first), 0, "the first conversation waited");
+      release();
+      await writer;
+      const pushed = await pushing;
+      assert.equal(pushed.code, 0, pushed.stderr);
+      assert.equal(await count(first), expected.first);
+      assert.equal(await count(second), expected.second);
+      // A conversation's records arrived in their order, batch after batch, down one lane.
+      for (const key of keys) {
+        const rows = await reader`
+          SELECT record_id FROM logbook_records WHERE machine = 'lanes' AND conversation_key = ${key}
+          ORDER BY id`;
+        const ids = rows.map((r) => Number(r.record_id));
+        assert.deepEqual(ids, ids.toSorted((x, y) => x - y));
+      }
+    } finally {
+      release();
+      await pushing;
+      await reader.end();
+    }
+  } finally {
+    await owner.end();
+    await world.cleanup();
+  }
+});
+
+Deno.test({
   name: "team: push and search --team without a team database say what to configure",
 }, async () => {
   const world = await makeWorld();
