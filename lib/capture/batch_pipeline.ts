@@ -5,7 +5,7 @@
 import type { Operation } from "../stage_markers.ts";
 import type { HistoryStore } from "../store/db.ts";
 import { concat } from "./_bytes.ts";
-import { GarbageRelease } from "./_memory.ts";
+import { GarbageRelease } from "../garbage.ts";
 import { yieldToEventLoop } from "../event_loop.ts";
 import { type Batch, type BatchPlanner, type Job, keyOf } from "./batch_plan.ts";
 import { type BatchResult, lineRows } from "./batch_transaction.ts";

@@ -27,6 +27,7 @@ import type { HistoryStore } from "../store/db.ts";
 import { withoutInvisible } from "../invisible.ts";
 import { decodedRow } from "../store/raw.ts";
 import { yieldToEventLoop } from "../event_loop.ts";
+import { GarbageRelease } from "../garbage.ts";
 import {
   conversationJson,
   type ConversationRow,
@@ -61,6 +62,8 @@ export interface PushOptions {
   batchRecords?: number;
   /** Conversations sent at once (PUSH_LANES unless told), each down its own connection. */
   lanes?: number;
+  /** What collects sent batches' garbage (one with V8's `gc`, where exposed, unless told). */
+  garbage?: GarbageRelease;
   /** Stop between batches after this time (epoch ms); the next push goes on. */
   deadline?: number;
   /** Stop between batches once this is aborted (Ctrl-C); the next push goes on. */
@@ -133,6 +136,9 @@ export async function push(options: PushOptions): Promise<PushSummary> {
   let inFlight = 0;
   let read = 0;
   let next = 0;
+  // A batch's texts and bytes are garbage once sent: collected every few batches, not when V8's
+  // heap next fills (the 1 GB store's push peaked at 396 MiB, its heap at 280 MB, 62 alive).
+  const garbage = options.garbage ?? new GarbageRelease();
 
   const send = async (items: Outgoing[], size: number) => {
     const { values, taken } = await sendBatch(sql, machine, items, options.redact);
@@ -150,6 +156,7 @@ export async function push(options: PushOptions): Promise<PushSummary> {
     summary.largestBatch = Math.max(summary.largestBatch, size);
     summary.conversations = touched.size;
     options.onBatch?.({ ...summary });
+    garbage.committed(size);
   };
   const stopped = () =>
     failed || (options.deadline !== undefined && now() >= options.deadline) ||

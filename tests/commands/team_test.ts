@@ -23,7 +23,9 @@ import { appFor, request, withVars } from "../servers/_dashboard.ts";
 import { startPostgres } from "../postgres_server.ts";
 import { fakeUpper } from "../lib/_secret_shapes.ts";
 import { leaks, placeSecretPathSession, SECRET_PATH_WORD, shownPath } from "../_secret_path.ts";
-import { redactorFor } from "../../lib/context.ts";
+import { loadContext, openStore, redactorFor } from "../../lib/context.ts";
+import { GarbageRelease } from "../../lib/garbage.ts";
+import { push, PUSH_LANES } from "../../lib/team/push.ts";
 import { ADAPTERS } from "../../lib/sources/mod.ts";
 import { type RecordRow, TextDeriver } from "../../lib/store/records.ts";
 import { connectTeam, migrateTeam, TEAM_MIGRATIONS } from "../../lib/team/db.ts";
@@ -421,6 +423,50 @@ Deno.test({
     }
   } finally {
     await owner.end();
+    await world.cleanup();
+  }
+});
+
+Deno.test({
+  name: "team history: a push collects its sent batches' garbage as it goes",
+  ignore: typeof pg === "string",
+  sanitizeResources: false,
+  sanitizeOps: false,
+}, async () => {
+  if (typeof pg === "string") return;
+  const world = await makeWorld();
+  const project = join(world.dir, "src", "plover");
+  const turns: [string, string][] = Array.from({ length: 60 }, (_, i) => [
+    `plover question ${i}`,
+    `plover answer ${i}`,
+  ]);
+  const sql = await connectTeam(pg.url, { connections: PUSH_LANES });
+  try {
+    await placeClaudeTranscript(world, project, A, claudeTranscript(A, project, turns));
+    assert.equal((await runCli("reindex", ["--quiet"], world.vars)).code, 0);
+    const ctx = loadContext({ env: world.env });
+    const store = openStore(ctx);
+    let collections = 0;
+    try {
+      const summary = await push({
+        store,
+        sql,
+        adapters: ADAPTERS,
+        redact: redactorFor(ctx),
+        machine: "collected",
+        projects: [project],
+        raw: false,
+        batchRecords: 10,
+        // Every byte sent is enough: a collection after each batch.
+        garbage: new GarbageRelease(1, () => collections++, () => 0),
+      });
+      assert.ok(summary.batches >= 10, `${summary.batches} batches`);
+      assert.equal(collections, summary.batches);
+    } finally {
+      store.close();
+    }
+  } finally {
+    await sql.end();
     await world.cleanup();
   }
 });

@@ -1,8 +1,8 @@
-// Capture's collections of committed batches' garbage (`lib/capture/_memory.ts`): spaced by the
+// Collections of committed batches' garbage (capture's, push's) (`lib/garbage.ts`): spaced by the
 // source bytes committed, and further apart when a large heap survives them.
 
 import assert from "node:assert/strict";
-import { GarbageRelease } from "../../../lib/capture/_memory.ts";
+import { GarbageRelease } from "../../lib/garbage.ts";
 
 const MiB = 1024 * 1024;
 

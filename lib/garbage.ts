@@ -1,9 +1,9 @@
-// Capture's memory between batches. A batch leaves its lines' bytes behind as garbage outside the
-// JS heap (a backing store per line), which V8 frees only when its own heap next needs collecting:
-// long after, so the peak of a capture grew with the corpus. Where the runtime exposes `gc` (the
-// reindex and start tasks run with `--v8-flags=--expose-gc`), it is called once every
-// `everyBytes` of committed source bytes (or further apart, below), which keeps the peak to a
-// few batches' worth.
+// Memory between batches, for capture and push. A batch leaves its bytes behind as garbage, outside
+// the JS heap (a backing store per line) and in it (a push's texts), which V8 frees only when its
+// own heap next needs collecting: long after, so the peak grew with what was read. Where the
+// runtime exposes `gc` (the tasks run with `--v8-flags=--expose-gc`), it is called once every
+// `everyBytes` of committed bytes (or further apart, below), which keeps the peak to a few
+// batches' worth.
 
 /**
  * Frees the garbage of committed batches where `gc` is exposed: every `everyBytes` of source, or
@@ -38,7 +38,7 @@ export class GarbageRelease {
     this.#heapUsed = heapUsed;
   }
 
-  /** Counts `bytes` of source committed; collects garbage when enough has gone by. */
+  /** Counts `bytes` committed (of source, or sent); collects garbage when enough has gone by. */
   committed(bytes: number): void {
     if (!this.#gc) return;
     this.#since += bytes;
