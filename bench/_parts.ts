@@ -38,7 +38,7 @@ export const PARTS = [
     name: "team",
     needs: "store",
     cost: "the store's projects pushed by 5 machines into PostgreSQL, at most 1 GB each (5 GB " +
-      "from about 1.5GB), then searched (push ran at 3.4 MB/s at 200MB: about 25 min at 10GB)",
+      "from about 1.5GB), then searched (push ran at 4.6 MB/s at 10GB: about 20 min there)",
   },
   { name: "adversarial", needs: "store", cost: "11 searches × 3, each stopped by its budget" },
   { name: "watch", needs: "corpus", cost: "2 C per --capture-rounds (reindex, reindex --watch)" },
