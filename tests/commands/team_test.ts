@@ -72,6 +72,11 @@ async function psql(
   return { code: r.code, out: r.stdout.trim(), err: r.stderr };
 }
 
+/** `n` turns of a question and its answer about `word`. */
+function turnsAbout(word: string, n: number): [string, string][] {
+  return Array.from({ length: n }, (_, i) => [`${word} question ${i}`, `${word} answer ${i}`]);
+}
+
 const A = "a51c0e27-3d8f-4b16-9e42-7c0a6b1f5d38";
 const B = "b62d1f38-4e9a-4c27-8f53-8d1b7c2a6e49";
 
@@ -283,10 +288,7 @@ Deno.test({
   const project = join(world.dir, "src", "heron");
   // Two conversations: a push sends them down two lanes at once, each its own transactions.
   const sessions = ["c73e2049-5fab-4d38-a064-9e2c8d3b7f5a", "d84f315a-60bc-4e49-b175-0f3d9e4c8a6c"];
-  const turns: [string, string][] = Array.from({ length: 300 }, (_, i) => [
-    `heron question ${i} about the ledger`,
-    `heron answer ${i}: it balances`,
-  ]);
+  const turns = turnsAbout("heron", 300);
   try {
     for (const session of sessions) {
       await placeClaudeTranscript(
@@ -342,10 +344,7 @@ Deno.test({
   if (typeof pg === "string") return;
   const world = await makeWorld();
   const project = join(world.dir, "src", "egret");
-  const turns: [string, string][] = Array.from({ length: 40 }, (_, i) => [
-    `egret question ${i}`,
-    `egret answer ${i}`,
-  ]);
+  const turns = turnsAbout("egret", 40);
   const owner = await connectTeam(pg.url);
   try {
     for (const session of [A, B]) {
@@ -436,10 +435,7 @@ Deno.test({
   if (typeof pg === "string") return;
   const world = await makeWorld();
   const project = join(world.dir, "src", "plover");
-  const turns: [string, string][] = Array.from({ length: 60 }, (_, i) => [
-    `plover question ${i}`,
-    `plover answer ${i}`,
-  ]);
+  const turns = turnsAbout("plover", 60);
   const sql = await connectTeam(pg.url, { connections: PUSH_LANES });
   try {
     await placeClaudeTranscript(world, project, A, claudeTranscript(A, project, turns));
