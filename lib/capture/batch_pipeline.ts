@@ -113,15 +113,15 @@ export class BatchPipeline {
     return concat(parts, parts.reduce((n, p) => n + p.length, 0));
   }
 
-  /**
-   * Ends the pass's writing: the batches in flight end first (committed, or rolled back after
-   * a failure), then a worker is closed and this connection writes again.
-   */
   /** Frees the garbage of what came before the batches (a large pass's plan) at once. */
   collectGarbage(): void {
     this.#garbage.collect();
   }
 
+  /**
+   * Ends the pass's writing: the batches in flight end first (committed, or rolled back after
+   * a failure), then a worker is closed and this connection writes again.
+   */
   async close(): Promise<void> {
     for (const { writing } of this.#inflight) await writing.catch(() => {});
     this.#inflight = [];

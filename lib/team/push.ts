@@ -187,17 +187,17 @@ export async function push(options: PushOptions): Promise<PushSummary> {
       return true;
     };
     try {
-      lanes: for (let c = conversations[next++]; c; c = conversations[next++]) {
+      reading: for (let c = conversations[next++]; c; c = conversations[next++]) {
         for (const id of pendingIds(store, c, team.get(c.key)?.sent_through ?? 0)) {
           if (!batch.length && stopped()) {
             summary.complete = false;
-            break lanes;
+            break reading;
           }
           const item = outgoing(store, deriver, c, id, options.raw);
           batch.push(item);
           held += item.size + item.text.length;
           if (batch.length >= limit || held >= BATCH_BYTES) {
-            if (!await flush()) break lanes;
+            if (!await flush()) break reading;
           } else if (inFlight && ++read % YIELD_EVERY === 0) {
             // Reading is synchronous: let the driver answer the server now and then, so the
             // batches in flight move through their transactions meanwhile.

@@ -1,5 +1,5 @@
-// Collections of committed batches' garbage (capture's, push's) (`lib/garbage.ts`): spaced by the
-// source bytes committed, and further apart when a large heap survives them.
+// Collections of committed batches' garbage, capture's and push's (`lib/garbage.ts`): spaced by
+// the bytes committed, and further apart when a large heap survives them.
 
 import assert from "node:assert/strict";
 import { GarbageRelease } from "../../lib/garbage.ts";
