@@ -19,7 +19,7 @@ import type { HistoryStore } from "./db.ts";
 import { sha256Hash } from "../sha256.ts";
 import { giveSpaceBack, MigrationError } from "./db.ts";
 import { latch, latchedFailure } from "./latch.ts";
-import { BlockDigests, DIGEST_BLOCKS, type ItemSink } from "./migration_digest.ts";
+import { BlockDigests, DIGEST_BLOCKS, DIGEST_VERSION, type ItemSink } from "./migration_digest.ts";
 
 /** Batch bounds: rows, source bytes and time (a single row may exceed the last two). */
 export const BATCH_ROWS = 32;
@@ -107,6 +107,8 @@ export interface MigrationState {
 
 /** The digests of a verification under way: per block of `per` batches, as hex. */
 export interface DigestState {
+  /** How its items were hashed (`DIGEST_VERSION`; absent where an older build began it). */
+  version?: number;
   per: number;
   /** What the target should hold, derived from the batches verified so far. */
   expected: string;
@@ -209,8 +211,9 @@ export async function runBatchedMigration<R extends SourceRow>(
     options.onBatch?.(migrationProgress(store)!);
     await options.pause?.();
   }
-  // A state an older build wrote verified without digests: its verification starts again.
-  if (!state.digests) {
+  // A state an older build wrote verified without digests, or hashed its items otherwise: its
+  // verification starts again.
+  if (state.digests?.version !== DIGEST_VERSION) {
     state = { ...state, verified: 0, digests: freshDigests(state, []) };
     store.setMeta(MIGRATION_STATE_KEY, state);
   }
@@ -407,7 +410,15 @@ function copyBatch<R extends SourceRow>(
 function freshDigests(state: MigrationState, recopy: number[]): DigestState {
   const per = Math.max(1, Math.ceil(state.batches / DIGEST_BLOCKS));
   const empty = new BlockDigests(blockCount(state.batches, per)).toHex();
-  return { per, expected: empty, actual: empty, cursor: "", recopy, failed: [] };
+  return {
+    version: DIGEST_VERSION,
+    per,
+    expected: empty,
+    actual: empty,
+    cursor: "",
+    recopy,
+    failed: [],
+  };
 }
 
 function blockCount(batches: number, per: number): number {
@@ -422,8 +433,10 @@ function blocksOf(state: MigrationState, digests: DigestState): number {
 class BlockMap {
   readonly per: number;
   readonly count: number;
-  /** Each batch's last source id, in batch order (read once the copy is done). */
-  #lasts: Float64Array | null = null;
+  /** Each block's last source id, in block order (read once the copy is done). */
+  #ends: Float64Array | null = null;
+  /** The block `ofId` found last, and the ids it holds: a scan's ids come in runs. */
+  #found = { block: 0, after: 0, last: -1 };
   readonly #store: HistoryStore;
   readonly #name: string;
 
@@ -440,20 +453,31 @@ class BlockMap {
 
   /** The block of source id `id` (an id past every batch counts in the last block). */
   ofId(id: number): number {
-    const lasts = this.#lasts ??= Float64Array.from(
-      (this.#store.stmt(
-        "SELECT last_id FROM migration_batches WHERE migration = ? ORDER BY batch",
-      ).all(this.#name) as { last_id: number }[]).map((r) => r.last_id),
-    );
+    const found = this.#found;
+    if (id > found.after && id <= found.last) return found.block;
+    const ends = this.#ends ??= this.#blockEnds();
     let lo = 0;
-    let hi = lasts.length - 1;
+    let hi = ends.length - 1;
     if (hi < 0) return 0;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (lasts[mid]! < id) lo = mid + 1;
+      if (ends[mid]! < id) lo = mid + 1;
       else hi = mid;
     }
-    return this.ofBatch(lo + 1);
+    found.block = lo;
+    found.after = lo > 0 ? ends[lo - 1]! : -Infinity;
+    found.last = lo === ends.length - 1 ? Infinity : ends[lo]!;
+    return lo;
+  }
+
+  /** Each block's last source id: its last batch's. */
+  #blockEnds(): Float64Array {
+    const lasts = (this.#store.stmt(
+      "SELECT last_id FROM migration_batches WHERE migration = ? ORDER BY batch",
+    ).all(this.#name) as { last_id: number }[]).map((r) => r.last_id);
+    const ends = new Float64Array(lasts.length ? this.ofBatch(lasts.length) + 1 : 0);
+    lasts.forEach((last, i) => ends[this.ofBatch(i + 1)] = last);
+    return ends;
   }
 
   /** The batches of `block`, first and last. */
@@ -523,7 +547,11 @@ function verifyBatches<R extends SourceRow>(
         failure = checked.problem.message;
         break;
       }
-      step.expectTarget(store, checked.rows, (id, item) => expected.add(block, id, item));
+      step.expectTarget(
+        store,
+        checked.rows,
+        (id, position, text) => expected.add(block, id, position, text),
+      );
       verified++;
     }
   });
@@ -558,7 +586,7 @@ function scanTarget<R extends SourceRow>(
         store,
         cursor,
         SCAN_ITEMS,
-        (id, item) => actual.add(blocks.ofId(id), id, item),
+        (id, position, text) => actual.add(blocks.ofId(id), id, position, text),
       );
     } while (cursor !== null && timer() - started < BATCH_MS);
     const next: MigrationState = {

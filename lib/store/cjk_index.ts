@@ -42,7 +42,7 @@ function eachInstance(
   add: ItemSink,
   sql: string,
   ...params: string[]
-): { n: number; last: string | null } {
+): void {
   let slot = sinks.get(store.db);
   if (!slot) {
     const created: { add: ItemSink | null } = { add: null };
@@ -51,7 +51,7 @@ function eachInstance(
       "logbook_index_item",
       { deterministic: false, directOnly: true },
       (doc, offset, term) => {
-        created.add!(Number(doc), `${offset}:${term}`);
+        created.add!(Number(doc), Number(offset), term as string);
         return 0;
       },
     );
@@ -60,7 +60,7 @@ function eachInstance(
   }
   slot.add = add;
   try {
-    return store.stmt(sql).get(...params) as { n: number; last: string | null };
+    store.stmt(sql).get(...params);
   } finally {
     slot.add = null;
   }
@@ -188,10 +188,12 @@ function expectInstances(
   eachInstance(
     store,
     add,
-    `SELECT count(logbook_index_item(doc, offset, term)) AS n, NULL AS last
-     FROM temp.fts_verify_instances`,
+    "SELECT count(logbook_index_item(doc, offset, term)) AS n FROM temp.fts_verify_instances",
   );
 }
+
+/** Thrown by a scan step's sink to end the step at a term's first instance. */
+const ENOUGH = new Error("enough instances for one scan step");
 
 /**
  * Sends `add` the next instances of `fts_next` after the term `cursor`, about `limit` of them;
@@ -208,26 +210,31 @@ function scanInstances(
     "fts_next_instances",
     "CREATE VIRTUAL TABLE temp.fts_next_instances USING fts5vocab(main, fts_next, instance)",
   );
-  // A step ends before the term at `limit` instances on, so no term is split between two
-  // (a single term with more instances is read alone).
-  const ends = store.stmt(
-    "SELECT term FROM temp.fts_next_instances WHERE term > ? LIMIT 1 OFFSET ?",
-  ).get(cursor, limit) as { term: string } | undefined;
-  const item = "count(logbook_index_item(doc, offset, term)) AS n, max(term) AS last";
-  if (!ends) {
-    eachInstance(store, add, `SELECT ${item} FROM temp.fts_next_instances WHERE term > ?`, cursor);
-    return null;
+  // One pass from the cursor on, term by term: once `limit` instances are sent, the first
+  // instance of the next term ends it, so no term is split between two steps (a single term with
+  // more instances is read alone). Where a step ends is not asked first: that is a pass too.
+  let sent = 0;
+  let last: string | null = null;
+  try {
+    eachInstance(
+      store,
+      (id, position, term) => {
+        if (term !== last) {
+          if (sent >= limit) throw ENOUGH;
+          last = term;
+        }
+        sent++;
+        add(id, position, term);
+      },
+      "SELECT count(logbook_index_item(doc, offset, term)) AS n FROM temp.fts_next_instances " +
+        "WHERE term > ?",
+      cursor,
+    );
+  } catch (err) {
+    if (err !== ENOUGH) throw err;
+    return last;
   }
-  const before = eachInstance(
-    store,
-    add,
-    `SELECT ${item} FROM temp.fts_next_instances WHERE term > ? AND term < ?`,
-    cursor,
-    ends.term,
-  );
-  if (before.n > 0) return before.last!;
-  eachInstance(store, add, `SELECT ${item} FROM temp.fts_next_instances WHERE term = ?`, ends.term);
-  return ends.term;
+  return null;
 }
 
 /** Creates a temporary table of this connection with `sql` unless `name` is there. */

@@ -3,13 +3,20 @@
 // item tagged with the source row it came from. Items are hashed one by one and summed per block
 // (a run of consecutive batches), so the order they are read in does not matter: the target as
 // scanned and the target as derived again from the source give the same sums when they hold the
-// same items.
+// same items. An item is a text at a position (a term where the index holds it): a text index
+// gives its items term by term, so a text is hashed once for the run of items that share it.
 
 /** Most blocks a migration's digests are kept for; each is a run of consecutive batches. */
 export const DIGEST_BLOCKS = 64;
 
-/** Where a target item goes: the id of the source row it came from and what it is, as text. */
-export type ItemSink = (id: number, item: string) => void;
+/**
+ * How items are hashed: a verification begun by a build that hashed them otherwise starts again
+ * (its sums so far would never agree with this build's).
+ */
+export const DIGEST_VERSION = 2;
+
+/** Where a target item goes: the id of the source row it came from, its position and its text. */
+export type ItemSink = (id: number, position: number, text: string) => void;
 
 /**
  * Per block: the item count and two independent 32-bit sums of the items' hashes, wrapping
@@ -18,6 +25,10 @@ export type ItemSink = (id: number, item: string) => void;
  */
 export class BlockDigests {
   readonly #lanes: Uint32Array;
+  /** The last text hashed, and its hash so far in each lane. */
+  #text: string | null = null;
+  #textHash1 = 0;
+  #textHash2 = 0;
 
   constructor(readonly blocks: number, hex?: string) {
     this.#lanes = new Uint32Array(blocks * 3);
@@ -31,12 +42,17 @@ export class BlockDigests {
     }
   }
 
-  /** Adds one item of source row `id` to `block`. */
-  add(block: number, id: number, item: string): void {
+  /** Adds one item of source row `id` to `block`: `text` at `position`. */
+  add(block: number, id: number, position: number, text: string): void {
+    if (text !== this.#text) {
+      this.#text = text;
+      this.#textHash1 = textHash(0x9747b28c, text);
+      this.#textHash2 = textHash(0x5bd1e995, text);
+    }
     const at = block * 3;
     this.#lanes[at] = this.#lanes[at]! + 1;
-    this.#lanes[at + 1] = this.#lanes[at + 1]! + itemHash(0x9747b28c, id, item);
-    this.#lanes[at + 2] = this.#lanes[at + 2]! + itemHash(0x5bd1e995, id, item);
+    this.#lanes[at + 1] = this.#lanes[at + 1]! + itemHash(this.#textHash1, id, position);
+    this.#lanes[at + 2] = this.#lanes[at + 2]! + itemHash(this.#textHash2, id, position);
   }
 
   /** Items added to `block`. */
@@ -70,17 +86,22 @@ export class BlockDigests {
 }
 
 /**
- * A 32-bit hash (MurmurHash3's mixing, seeded) of an item: its source id as two 32-bit halves,
- * then its text's length and UTF-16 code units, so no two different (id, text) pairs are the
- * same input.
+ * A 32-bit hash (MurmurHash3's mixing, seeded) of an item is its text's UTF-16 code units and
+ * length, then its source id and its position, each as two 32-bit halves: a sequence whose
+ * length gives the text's, so no two different items are the same input. `textHash` mixes the
+ * text, shared by the items that have it; `itemHash` goes on from there.
  */
-function itemHash(seed: number, id: number, item: string): number {
+function textHash(seed: number, text: string): number {
   let h = seed;
-  h = mix(h, id >>> 0);
+  for (let i = 0; i < text.length; i++) h = mix(h, text.charCodeAt(i));
+  return mix(h, text.length);
+}
+
+function itemHash(textHashed: number, id: number, position: number): number {
+  let h = mix(textHashed, id >>> 0);
   h = mix(h, Math.floor(id / 0x1_0000_0000) >>> 0);
-  h = mix(h, item.length);
-  for (let i = 0; i < item.length; i++) h = mix(h, item.charCodeAt(i));
-  h ^= item.length;
+  h = mix(h, position >>> 0);
+  h = mix(h, Math.floor(position / 0x1_0000_0000) >>> 0);
   h ^= h >>> 16;
   h = Math.imul(h, 0x85ebca6b);
   h ^= h >>> 13;

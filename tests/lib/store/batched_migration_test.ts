@@ -11,6 +11,7 @@ import { ADAPTERS } from "../../../lib/sources/mod.ts";
 import {
   BATCH_BYTES,
   BATCH_ROWS,
+  MIGRATION_STATE_KEY,
   migrationProgress,
   migrationState,
   RowHash,
@@ -19,6 +20,7 @@ import {
 import { INDEX_UPGRADE_KEY } from "../../../lib/store/cjk.ts";
 import { cjkIndexStep } from "../../../lib/store/cjk_index.ts";
 import { MigrationError } from "../../../lib/store/db.ts";
+import { BlockDigests, DIGEST_VERSION } from "../../../lib/store/migration_digest.ts";
 import type { HistoryStore } from "../../../lib/store/db.ts";
 import { search } from "../../../lib/store/search.ts";
 import { storeStatus } from "../../../lib/store/status.ts";
@@ -399,6 +401,58 @@ Deno.test("a forget while the new index is scanned makes the verification start 
       });
       assert.ok(hits.hits.length > 0);
       assert.ok(hits.hits.every((h) => h.conversation !== session));
+    });
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("a verification an older build began, hashing its items otherwise, starts again", async () => {
+  const world = await oldStoreWorld(RECORDS);
+  try {
+    assert.equal(await migrate(world, (store) => migrationState(store)?.phase === "verify"), false);
+    let tick = 0;
+    const scanning = (store: HistoryStore) => {
+      const cursor = migrationState(store)?.digests?.cursor;
+      return cursor !== undefined && cursor !== null && cursor !== "";
+    };
+    assert.equal(await migrate(world, scanning, () => (tick += 60)), false);
+    withStore(world, (store) => {
+      // Its sums so far as that build kept them: an item of its own in each, and no version.
+      const state = migrationState(store)!;
+      const { version, ...digests } = state.digests!;
+      assert.equal(version, DIGEST_VERSION);
+      const blocks = digests.expected.length / 24;
+      const older = (hex: string, text: string) => {
+        const sums = new BlockDigests(blocks, hex);
+        for (let b = 0; b < blocks; b++) sums.add(b, 1, 0, text);
+        return sums.toHex();
+      };
+      store.setMeta(MIGRATION_STATE_KEY, {
+        ...state,
+        digests: {
+          ...digests,
+          expected: older(digests.expected, "0:walrus"),
+          actual: older(digests.actual, "walrus:0"),
+        },
+      });
+    });
+    let restarted = false;
+    assert.equal(
+      await migrate(world, (store) => {
+        const state = migrationState(store);
+        if (state && state.verified < state.batches) restarted = true;
+        return false;
+      }),
+      true,
+    );
+    assert.ok(restarted, "the batches were read again");
+    withStore(world, (store, ctx) => {
+      assert.equal(store.getMeta(LATCH_KEY), undefined);
+      assert.deepEqual(tables(store), ["fts"]);
+      const cjk = search(store, ADAPTERS, redactorFor(ctx), { query: "缓存策略", limit: 5 });
+      assert.equal(cjk.mode, "fts");
+      assert.ok(cjk.hits.length > 0);
     });
   } finally {
     await world.cleanup();
