@@ -34,6 +34,7 @@ export const spec = defineCommand({
     "lib/capture/batch_worker.ts",
     "lib/capture/known_worker.ts",
     "lib/store/_check_worker.ts",
+    "lib/store/_scan_worker.ts",
     "lib/store/_search_worker.ts",
   ],
 });

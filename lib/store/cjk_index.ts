@@ -195,21 +195,34 @@ function expectInstances(
 /** Thrown by a scan step's sink to end the step at a term's first instance. */
 const ENOUGH = new Error("enough instances for one scan step");
 
+/** The temporary table a scan of `fts_next` reads its instances from. */
+const NEXT_INSTANCES =
+  "CREATE VIRTUAL TABLE temp.fts_next_instances USING fts5vocab(main, fts_next, instance)";
+
+/**
+ * Readies a read-only connection (`PRAGMA query_only`, which keeps it from writing even its
+ * temporary tables) to scan `fts_next`: the table it reads from, made before it reads.
+ */
+export function prepareScan(store: HistoryStore): void {
+  store.db.exec("PRAGMA query_only = OFF");
+  try {
+    ensureTemp(store, "fts_next_instances", NEXT_INSTANCES);
+  } finally {
+    store.db.exec("PRAGMA query_only = ON");
+  }
+}
+
 /**
  * Sends `add` the next instances of `fts_next` after the term `cursor`, about `limit` of them;
  * returns the last term sent, or null when none is left.
  */
-function scanInstances(
+export function scanInstances(
   store: HistoryStore,
   cursor: string,
   limit: number,
   add: ItemSink,
 ): string | null {
-  ensureTemp(
-    store,
-    "fts_next_instances",
-    "CREATE VIRTUAL TABLE temp.fts_next_instances USING fts5vocab(main, fts_next, instance)",
-  );
+  ensureTemp(store, "fts_next_instances", NEXT_INSTANCES);
   // One pass from the cursor on, term by term: once `limit` instances are sent, the first
   // instance of the next term ends it, so no term is split between two steps (a single term with
   // more instances is read alone). Where a step ends is not asked first: that is a pass too.

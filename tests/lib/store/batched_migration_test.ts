@@ -46,6 +46,7 @@ async function migrate(
   world: World,
   stop: (store: HistoryStore) => boolean = () => false,
   timer?: () => number,
+  asideStepMs?: number,
 ): Promise<boolean> {
   const { ctx, store, redact } = open(world);
   try {
@@ -53,6 +54,7 @@ async function migrate(
     return await runBatchedMigration(store, cjkIndexStep(store, ADAPTERS, redact), {
       now: ctx.now,
       ...(timer ? { timer } : {}),
+      ...(asideStepMs !== undefined ? { asideStepMs } : {}),
       signal: controller.signal,
       onBatch: () => {
         if (stop(store)) controller.abort();
@@ -401,6 +403,54 @@ Deno.test("a forget while the new index is scanned makes the verification start 
       });
       assert.ok(hits.hits.length > 0);
       assert.ok(hits.hits.every((h) => h.conversation !== session));
+    });
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("the scan a worker runs beside the reading is kept step by step and goes on after a stop", async () => {
+  const world = await oldStoreWorld(RECORDS);
+  try {
+    assert.equal(await migrate(world, (store) => migrationState(store)?.phase === "verify"), false);
+    // Each of the worker's steps one piece: the run stops once the first is kept.
+    const partWay = (store: HistoryStore) => {
+      const digests = migrationState(store)?.digests;
+      return digests?.cursor !== undefined && digests.cursor !== null && digests.cursor !== "";
+    };
+    assert.equal(await migrate(world, partWay, undefined, 0), false);
+    const kept = withStore(world, (store) => {
+      const state = migrationState(store)!;
+      assert.ok(partWay(store), "stopped part-way through the scan");
+      const blocks = state.digests!.actual.length / 24;
+      const scanned = new BlockDigests(blocks, state.digests!.actual).total();
+      assert.ok(scanned > 0, "what the worker scanned is in the state");
+      return { cursor: state.digests!.cursor!, scanned };
+    });
+    // Each step of the run that goes on is past where the first one stopped.
+    const cursors: (string | null)[] = [];
+    assert.equal(
+      await migrate(
+        world,
+        (store) => {
+          cursors.push(migrationState(store)?.digests?.cursor ?? null);
+          return false;
+        },
+        undefined,
+        0,
+      ),
+      true,
+    );
+    assert.ok(cursors.length > 1, `${cursors.length} steps`);
+    for (const cursor of cursors) {
+      assert.ok(cursor === null || cursor >= kept.cursor, `went back to ${JSON.stringify(cursor)}`);
+    }
+    withStore(world, (store, ctx) => {
+      assert.equal(store.getMeta(LATCH_KEY), undefined);
+      assert.equal(migrationState(store), null);
+      const cjk = search(store, ADAPTERS, redactorFor(ctx), { query: "缓存策略", limit: 5 });
+      assert.equal(cjk.mode, "fts");
+      assert.ok(cjk.hits.length > 0);
     });
   } finally {
     await world.cleanup();
