@@ -337,7 +337,11 @@ export function giveSpaceBack(store: HistoryStore): { pagesFreed: number; walEmp
     (store.db.prepare("PRAGMA freelist_count").get() as { freelist_count: number })
       .freelist_count;
   const before = free();
-  store.db.prepare("PRAGMA incremental_vacuum").all();
+  // Stepped without keeping its rows: an object per page freed took 63 MiB of heap for 250,627
+  // pages (1 GB freed), and a migration at 10 GB frees about a million.
+  for (const _ of store.db.prepare("PRAGMA incremental_vacuum").iterate()) {
+    // One page a step.
+  }
   const pagesFreed = before - free();
   const checkpoint = store.db.prepare("PRAGMA wal_checkpoint(TRUNCATE)").get() as { busy: number };
   return { pagesFreed, walEmptied: checkpoint.busy === 0 };
