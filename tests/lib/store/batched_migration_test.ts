@@ -71,6 +71,34 @@ function tables(store: HistoryStore): string[] {
   ).all() as { name: string }[]).map((r) => r.name);
 }
 
+/** True while the new index is scanned part-way: its scan has begun and not ended. */
+function scanning(store: HistoryStore): boolean {
+  const cursor = migrationState(store)?.digests?.cursor;
+  return cursor !== undefined && cursor !== null && cursor !== "";
+}
+
+/**
+ * Migrates until its scan of the new index is part-way, on a clock that jumps a step's time at
+ * every look: each scan step reads one piece.
+ */
+async function stopWhileScanning(world: World): Promise<void> {
+  assert.equal(await migrate(world, (store) => migrationState(store)?.phase === "verify"), false);
+  let tick = 0;
+  assert.equal(await migrate(world, scanning, () => (tick += 60)), false);
+}
+
+/** The migration switched over, nothing latched, and CJK words found in the new index. */
+function assertSwitchedOver(world: World): void {
+  withStore(world, (store, ctx) => {
+    assert.equal(store.getMeta(LATCH_KEY), undefined);
+    assert.equal(migrationState(store), null);
+    assert.deepEqual(tables(store), ["fts"]);
+    const cjk = search(store, ADAPTERS, redactorFor(ctx), { query: "缓存策略", limit: 5 });
+    assert.equal(cjk.mode, "fts");
+    assert.ok(cjk.hits.length > 0);
+  });
+}
+
 Deno.test("a batched migration copies in bounded batches, resumes after a stop, and switches over", async (t) => {
   const world = await oldStoreWorld(RECORDS);
   try {
@@ -371,14 +399,7 @@ Deno.test("source rows changed after their copy are copied again: a forget meanw
 Deno.test("a forget while the new index is scanned makes the verification start again, not fail", async () => {
   const world = await oldStoreWorld(RECORDS);
   try {
-    assert.equal(await migrate(world, (store) => migrationState(store)?.phase === "verify"), false);
-    // A clock that jumps a step's time at every look: each scan step reads one piece.
-    let tick = 0;
-    const scanning = (store: HistoryStore) => {
-      const cursor = migrationState(store)?.digests?.cursor;
-      return cursor !== undefined && cursor !== null && cursor !== "";
-    };
-    assert.equal(await migrate(world, scanning, () => (tick += 60)), false);
+    await stopWhileScanning(world);
     const session = "claude:0b5e0000-0000-4000-8000-000000000001";
     withStore(world, (store, ctx) => {
       assert.ok(scanning(store), "stopped part-way through the scan");
@@ -414,14 +435,10 @@ Deno.test("the scan a worker runs beside the reading is kept step by step and go
   try {
     assert.equal(await migrate(world, (store) => migrationState(store)?.phase === "verify"), false);
     // Each of the worker's steps one piece: the run stops once the first is kept.
-    const partWay = (store: HistoryStore) => {
-      const digests = migrationState(store)?.digests;
-      return digests?.cursor !== undefined && digests.cursor !== null && digests.cursor !== "";
-    };
-    assert.equal(await migrate(world, partWay, undefined, 0), false);
+    assert.equal(await migrate(world, scanning, undefined, 0), false);
     const kept = withStore(world, (store) => {
       const state = migrationState(store)!;
-      assert.ok(partWay(store), "stopped part-way through the scan");
+      assert.ok(scanning(store), "stopped part-way through the scan");
       const blocks = state.digests!.actual.length / 24;
       const scanned = new BlockDigests(blocks, state.digests!.actual).total();
       assert.ok(scanned > 0, "what the worker scanned is in the state");
@@ -445,13 +462,7 @@ Deno.test("the scan a worker runs beside the reading is kept step by step and go
     for (const cursor of cursors) {
       assert.ok(cursor === null || cursor >= kept.cursor, `went back to ${JSON.stringify(cursor)}`);
     }
-    withStore(world, (store, ctx) => {
-      assert.equal(store.getMeta(LATCH_KEY), undefined);
-      assert.equal(migrationState(store), null);
-      const cjk = search(store, ADAPTERS, redactorFor(ctx), { query: "缓存策略", limit: 5 });
-      assert.equal(cjk.mode, "fts");
-      assert.ok(cjk.hits.length > 0);
-    });
+    assertSwitchedOver(world);
   } finally {
     await world.cleanup();
   }
@@ -460,13 +471,7 @@ Deno.test("the scan a worker runs beside the reading is kept step by step and go
 Deno.test("a verification an older build began, hashing its items otherwise, starts again", async () => {
   const world = await oldStoreWorld(RECORDS);
   try {
-    assert.equal(await migrate(world, (store) => migrationState(store)?.phase === "verify"), false);
-    let tick = 0;
-    const scanning = (store: HistoryStore) => {
-      const cursor = migrationState(store)?.digests?.cursor;
-      return cursor !== undefined && cursor !== null && cursor !== "";
-    };
-    assert.equal(await migrate(world, scanning, () => (tick += 60)), false);
+    await stopWhileScanning(world);
     withStore(world, (store) => {
       // Its sums so far as that build kept them: an item of its own in each, and no version.
       const state = migrationState(store)!;
@@ -497,13 +502,7 @@ Deno.test("a verification an older build began, hashing its items otherwise, sta
       true,
     );
     assert.ok(restarted, "the batches were read again");
-    withStore(world, (store, ctx) => {
-      assert.equal(store.getMeta(LATCH_KEY), undefined);
-      assert.deepEqual(tables(store), ["fts"]);
-      const cjk = search(store, ADAPTERS, redactorFor(ctx), { query: "缓存策略", limit: 5 });
-      assert.equal(cjk.mode, "fts");
-      assert.ok(cjk.hits.length > 0);
-    });
+    assertSwitchedOver(world);
   } finally {
     await world.cleanup();
   }
