@@ -87,6 +87,18 @@ async function stopWhileScanning(world: World): Promise<void> {
   assert.equal(await migrate(world, scanning, () => (tick += 60)), false);
 }
 
+/** Runs the migration to its end; true when it read the batches again (its verification anew). */
+async function verifiesAgain(world: World): Promise<boolean> {
+  let again = false;
+  const noting = (store: HistoryStore) => {
+    const state = migrationState(store);
+    if (state && state.verified < state.batches) again = true;
+    return false;
+  };
+  assert.equal(await migrate(world, noting), true);
+  return again;
+}
+
 /** The migration switched over, nothing latched, and CJK words found in the new index. */
 function assertSwitchedOver(world: World): void {
   withStore(world, (store, ctx) => {
@@ -405,16 +417,7 @@ Deno.test("a forget while the new index is scanned makes the verification start 
       assert.ok(scanning(store), "stopped part-way through the scan");
       forget(store, { ids: [session] }, { redact: redactorFor(ctx) });
     });
-    let restarted = false;
-    assert.equal(
-      await migrate(world, (store) => {
-        const state = migrationState(store);
-        if (state && state.verified < state.batches) restarted = true;
-        return false;
-      }),
-      true,
-    );
-    assert.ok(restarted, "the batches were read again");
+    assert.ok(await verifiesAgain(world), "the batches were read again");
     withStore(world, (store, ctx) => {
       assert.equal(store.getMeta(LATCH_KEY), undefined);
       const hits = search(store, ADAPTERS, redactorFor(ctx), {
@@ -492,16 +495,7 @@ Deno.test("a verification an older build began, hashing its items otherwise, sta
         },
       });
     });
-    let restarted = false;
-    assert.equal(
-      await migrate(world, (store) => {
-        const state = migrationState(store);
-        if (state && state.verified < state.batches) restarted = true;
-        return false;
-      }),
-      true,
-    );
-    assert.ok(restarted, "the batches were read again");
+    assert.ok(await verifiesAgain(world), "the batches were read again");
     assertSwitchedOver(world);
   } finally {
     await world.cleanup();
