@@ -6,7 +6,7 @@
 import { dirname } from "../path.ts";
 import { messageOf } from "../format.ts";
 import { HistoryStore } from "./db.ts";
-import { BlockMap, SCAN_ITEMS } from "./batched_migration.ts";
+import { BlockMap, scanPiece } from "./batched_migration.ts";
 import { BlockDigests } from "./migration_digest.ts";
 import { CJK_MIGRATION } from "./cjk.ts";
 import { prepareScan, scanInstances } from "./cjk_index.ts";
@@ -71,14 +71,14 @@ function run(request: ScanRequest): void {
       // this connection never writes, and must not hold the writer's lock).
       store.db.exec("BEGIN");
       try {
-        do {
-          cursor = known.scan(
-            store,
-            cursor!,
-            SCAN_ITEMS,
-            (id, position, text) => actual.add(blocks.ofId(id), id, position, text),
-          );
-        } while (cursor !== null && performance.now() - started < request.stepMs);
+        cursor = scanPiece(
+          store,
+          known.scan,
+          cursor,
+          blocks,
+          actual,
+          () => performance.now() - started < request.stepMs,
+        );
       } finally {
         store.db.exec("COMMIT");
       }

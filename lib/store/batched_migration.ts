@@ -28,7 +28,7 @@ export const BATCH_BYTES = 512 * 1024;
 export const BATCH_MS = 50;
 
 /** Target items a scan step reads at most (one text index term may exceed it). */
-export const SCAN_ITEMS = 16_384;
+const SCAN_ITEMS = 16_384;
 
 /** The meta key of the batched migration under way. */
 export const MIGRATION_STATE_KEY = "batched_migration";
@@ -641,6 +641,31 @@ function verifyBatches<R extends SourceRow>(
   return { state: next, recopied };
 }
 
+/**
+ * Scans the target from `cursor` into `actual`, a step at a time while `more` says so (at least
+ * one); returns where it stopped, or null at the end. The migration's thread and the worker beside
+ * it (`_scan_worker.ts`) both scan with it.
+ */
+export function scanPiece(
+  store: HistoryStore,
+  scan: BatchedStep<SourceRow>["scanTarget"],
+  cursor: string,
+  blocks: BlockMap,
+  actual: BlockDigests,
+  more: () => boolean,
+): string | null {
+  let at: string | null = cursor;
+  do {
+    at = scan(
+      store,
+      at,
+      SCAN_ITEMS,
+      (id, position, text) => actual.add(blocks.ofId(id), id, position, text),
+    );
+  } while (at !== null && more());
+  return at;
+}
+
 /** Scans the target into the actual digests for up to `BATCH_MS` (at least one step). */
 function scanTarget<R extends SourceRow>(
   store: HistoryStore,
@@ -653,15 +678,14 @@ function scanTarget<R extends SourceRow>(
   const digests = state.digests!;
   const actual = new BlockDigests(blocks.count, digests.actual);
   return store.transaction(() => {
-    let cursor: string | null = digests.cursor!;
-    do {
-      cursor = step.scanTarget(
-        store,
-        cursor,
-        SCAN_ITEMS,
-        (id, position, text) => actual.add(blocks.ofId(id), id, position, text),
-      );
-    } while (cursor !== null && timer() - started < BATCH_MS);
+    const cursor = scanPiece(
+      store,
+      step.scanTarget,
+      digests.cursor!,
+      blocks,
+      actual,
+      () => timer() - started < BATCH_MS,
+    );
     const next: MigrationState = {
       ...state,
       workMs: state.workMs + (timer() - started),
