@@ -20,6 +20,7 @@ import { sha256Hash } from "../sha256.ts";
 import { giveSpaceBack, MigrationError } from "./db.ts";
 import { latch, latchedFailure } from "./latch.ts";
 import { ScanAside } from "./scan_aside.ts";
+import { GarbageRelease } from "../garbage.ts";
 import { BlockDigests, DIGEST_BLOCKS, DIGEST_VERSION, type ItemSink } from "./migration_digest.ts";
 
 /** Batch bounds: rows, source bytes and time (a single row may exceed the last two). */
@@ -200,6 +201,8 @@ export interface RunOptions {
   timer?: () => number;
   /** How long each step of a scan beside reads before it says where it is (default BATCH_MS). */
   asideStepMs?: number;
+  /** What collects the garbage each batch leaves (default: every 8 MiB of rows copied or read). */
+  garbage?: GarbageRelease;
 }
 
 /**
@@ -214,13 +217,16 @@ export async function runBatchedMigration<R extends SourceRow>(
 ): Promise<boolean> {
   const timer = options.timer ?? (() => performance.now());
   let state = startOrResume(store, step, options.now);
+  const garbage = options.garbage ?? new GarbageRelease();
   if (state.phase === "failed") state = retryFailed(store, state);
   const stopped = () =>
     options.signal?.aborted === true ||
     (options.deadline !== undefined && options.now() >= options.deadline);
   while (state.phase === "copy") {
     if (stopped()) return false;
+    const before = state.bytesCopied;
     state = copyBatch(store, step, state, timer);
+    garbage.committed(state.bytesCopied - before);
     options.onBatch?.(migrationProgress(store)!);
     await options.pause?.();
   }
@@ -253,6 +259,7 @@ export async function runBatchedMigration<R extends SourceRow>(
         const read = verifyBatches(store, step, scanned(state, aside), blocks, options.now, timer);
         state = read.state;
         recopied ||= read.recopied;
+        garbage.committed(read.bytes);
         options.onBatch?.(migrationProgress(store)!);
         await options.pause?.();
       }
@@ -577,7 +584,7 @@ function verifyBatches<R extends SourceRow>(
   blocks: BlockMap,
   now: () => number,
   timer: () => number,
-): { state: MigrationState; recopied: boolean } {
+): { state: MigrationState; recopied: boolean; bytes: number } {
   const started = timer();
   const read = store.stmt(READ_BATCH);
   let recopied = false;
@@ -638,7 +645,7 @@ function verifyBatches<R extends SourceRow>(
   };
   if (failure) fail(store, next, failure, [], now);
   store.setMeta(MIGRATION_STATE_KEY, next);
-  return { state: next, recopied };
+  return { state: next, recopied, bytes: counted.bytes };
 }
 
 /**

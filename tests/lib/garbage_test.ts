@@ -90,3 +90,16 @@ Deno.test("GarbageRelease does nothing where gc is not exposed", () => {
   for (let i = 0; i < 100; i++) release.committed(MiB);
   release.collect();
 });
+
+Deno.test("GarbageRelease gives the freed pages back once, 16 MiB into a run, and collects plainly else", () => {
+  const calls: unknown[][] = [];
+  const release = new GarbageRelease(8 * MiB, (...args: unknown[]) => calls.push(args), () => MiB);
+  for (let i = 0; i < 48; i++) release.committed(MiB);
+  assert.equal(calls.length, 6, "every 8 MiB");
+  // A plain `gc()`: called with `undefined`, V8 collects less.
+  assert.deepEqual(calls[0], []);
+  assert.deepEqual(calls[1], [{ type: "major", execution: "sync", flavor: "last-resort" }]);
+  for (const [i, args] of calls.entries()) {
+    if (i !== 1) assert.deepEqual(args, [], `collection ${i}`);
+  }
+});

@@ -27,6 +27,7 @@ import { storeStatus } from "../../../lib/store/status.ts";
 import { oldStoreWorld } from "../../_old_store.ts";
 import { withStore, type World } from "../../_helpers.ts";
 import { forget } from "../../../lib/store/forget.ts";
+import { GarbageRelease } from "../../../lib/garbage.ts";
 
 /**
  * Ranking thousands of matches is no test of the search budget, which a busy machine could
@@ -372,6 +373,35 @@ Deno.test("a batch ends at the first row that brings it to 512 KiB, before its 3
       }
       const byBytes = batches.filter((b) => b.rows < BATCH_ROWS && b.bytes >= BATCH_BYTES);
       assert.ok(byBytes.length >= 2, "batches ended by their bytes");
+    } finally {
+      store.close();
+    }
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("a migration collects the garbage each batch it copies or reads again leaves", async () => {
+  const world = await oldStoreWorld(RECORDS);
+  try {
+    const { ctx, store, redact } = open(world);
+    try {
+      const collected = { copy: 0, verify: 0 };
+      let batches = 0;
+      // Every byte is enough: a collection after each batch copied, and each step reading again.
+      const garbage = new GarbageRelease(1, () => {
+        const state = migrationState(store)!;
+        collected[state.verified > 0 ? "verify" : "copy"]++;
+      }, () => 0);
+      const done = await runBatchedMigration(store, cjkIndexStep(store, ADAPTERS, redact), {
+        now: ctx.now,
+        garbage,
+        onBatch: () => batches = migrationState(store)?.batches ?? batches,
+      });
+      assert.equal(done, true);
+      assert.ok(batches > 10, `${batches} batches`);
+      assert.equal(collected.copy, batches);
+      assert.ok(collected.verify >= 1);
     } finally {
       store.close();
     }
