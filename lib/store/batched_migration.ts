@@ -237,6 +237,9 @@ export async function runBatchedMigration<R extends SourceRow>(
     store.setMeta(MIGRATION_STATE_KEY, state);
   }
   const blocks = new BlockMap(store, state.name, state.digests!.per, state.batches);
+  // What V8 kept of the pages freed so far goes back before a worker starts beside the reading:
+  // the first seconds of a 10 GB verification peaked at 211 MiB without this, 179 with it.
+  garbage.giveBack();
   for (;;) {
     // Scanning the target needs nothing that reading the batches again does: a worker scans it
     // meanwhile. Not in a retry's repair, which copies batches again as it reads them, nor where
