@@ -92,7 +92,9 @@ function run(request: ScanRequest): void {
       scope.postMessage({ type: "step", cursor, actual: actual.toHex() });
       // A step leaves a string behind for each instance it read (about 100,000 in its 50 ms),
       // which V8 let pile up for tens of MiB: collected every tenth step, and the pages that
-      // frees given back once (see GarbageRelease.giveBack).
+      // frees given back once (see GarbageRelease.giveBack). The migration's thread, where it
+      // scans alone (`scanTarget`), needs none: at 1 GB that scan held 116 to 122 MiB without
+      // them, no more than the reading before it, and 123 to 124 with them.
       steps++;
       if (steps === GIVE_BACK_STEP) garbage.giveBack();
       else if (steps % COLLECT_STEPS === 0) garbage.collect();
