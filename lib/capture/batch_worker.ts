@@ -33,8 +33,12 @@ interface WorkerScope {
   close(): void;
 }
 
-/** WAL pages (4 KiB) after which a commit of this connection checkpoints: 64 MiB. */
-const CHECKPOINT_PAGES = 16384;
+/**
+ * WAL pages (4 KiB) after which a commit of this connection checkpoints: 256 MiB. The capture's
+ * reading thread copies the WAL more often while it waits for this one (`batch_pipeline.ts`);
+ * this copies what that left, when it seldom waits.
+ */
+const CHECKPOINT_PAGES = 65536;
 /** What is left of the WAL file when it starts over after a checkpoint: 16 MiB. */
 const WAL_KEEP_BYTES = 16 * 1024 * 1024;
 /** The page cache of this connection, in KiB. */
@@ -60,7 +64,7 @@ scope.onmessage = (event) => {
           root: dirname(message.path),
           busyTimeoutMs: message.busyTimeoutMs,
         });
-        // This connection only writes, batch after batch: checkpointing every 64 MiB of WAL
+        // This connection only writes, batch after batch: checkpointing every 256 MiB of WAL
         // instead of every 4 MiB copies pages that several batches touch once, with fewer syncs.
         store.db.exec(`PRAGMA wal_autocheckpoint = ${CHECKPOINT_PAGES}`);
         // ...and once checkpointed, the WAL file shrinks back instead of staying that large.

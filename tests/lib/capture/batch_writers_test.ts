@@ -223,27 +223,28 @@ function writeExtraPaths(world: World): { giant: string; short: string } {
   return { giant: join(dir, "a-giant.jsonl"), short: join(dir, "b-short.jsonl") };
 }
 
-Deno.test("with batches in flight, lookups and the capture's own writes wait their turn", async () => {
-  // The real worker, with every batch held back 15 ms before it is handed over: capture reads
-  // on with batches in flight, so OpenCode parts look up messages that are not committed yet,
-  // and a giant line (streamed on the capture's own connection) follows ordinary lines of its
-  // file that are still in flight.
-  const slow = async (store: HistoryStore, op: Operation): Promise<BatchWriter | null> => {
-    const real = await WorkerBatchWriter.start(store, op);
-    if (!real) return null;
-    let queue: Promise<unknown> = Promise.resolve();
-    return {
-      write: (batch) => {
-        const written = queue.then(() => delay(15)).then(() => real.write(batch));
-        queue = written.catch(() => {});
-        return written;
-      },
-      close: async () => {
-        await queue;
-        await real.close();
-      },
-    };
+/** The real worker, with every batch held back 15 ms before it is handed over. */
+async function slow(store: HistoryStore, op: Operation): Promise<BatchWriter | null> {
+  const real = await WorkerBatchWriter.start(store, op);
+  if (!real) return null;
+  let queue: Promise<unknown> = Promise.resolve();
+  return {
+    write: (batch) => {
+      const written = queue.then(() => delay(15)).then(() => real.write(batch));
+      queue = written.catch(() => {});
+      return written;
+    },
+    close: async () => {
+      await queue;
+      await real.close();
+    },
   };
+}
+
+Deno.test("with batches in flight, lookups and the capture's own writes wait their turn", async () => {
+  // With a slow worker, capture reads on with batches in flight, so OpenCode parts look up
+  // messages that are not committed yet, and a giant line (streamed on the capture's own
+  // connection) follows ordinary lines of its file that are still in flight.
   const inline = await makeWorld({ fixtures: ["claude", "codex", "opencode"] });
   const worker = await makeWorld({ fixtures: ["claude", "codex", "opencode"] });
   try {
@@ -348,6 +349,47 @@ Deno.test("a batch the worker cannot write fails the capture, and no batch after
     assert.equal(digest(actual.records!), digest(expected.records!));
   } finally {
     await reference.cleanup();
+    await world.cleanup();
+  }
+});
+
+Deno.test("a capture waiting for its worker copies the write-ahead log into the store meanwhile", async () => {
+  const world = await makeWorld();
+  try {
+    const dir = join(world.claude, "projects", "-tmp-wal");
+    Deno.mkdirSync(dir, { recursive: true });
+    let lines = "";
+    for (let i = 0; i < 4000; i++) lines += claudeLine(`w${i}`, `line ${i} of a long session`);
+    Deno.writeTextFileSync(join(dir, "x1.jsonl"), lines);
+    const path = join(world.data, "history.db");
+    // The store's file as each batch is handed over: the worker's own checkpoints come at 256
+    // MiB of WAL, so without the capture's the file keeps the size it had at the first batch.
+    const sizes: number[] = [];
+    const sampled = async (store: HistoryStore, op: Operation): Promise<BatchWriter | null> => {
+      const writer = await slow(store, op);
+      if (!writer) return null;
+      return {
+        write: (batch) => {
+          sizes.push(Deno.statSync(path).size);
+          return writer.write(batch);
+        },
+        close: () => writer.close(),
+      };
+    };
+    const summary = await captureWith(world, WORKER, { startWriter: sampled });
+    assert.equal(summary.writer, "worker");
+    assert.equal(summary.records, 4000);
+    assert.ok(sizes.length > 40, `${sizes.length} batches`);
+    assert.ok(sizes.at(-1)! > sizes[0]!, `the store's file stayed at ${sizes[0]} bytes`);
+    // What the WAL held is in the store, and nothing twice.
+    const db = new DatabaseSync(path, { readOnly: true });
+    try {
+      const n = db.prepare("SELECT count(*) AS n FROM records").get() as { n: number };
+      assert.equal(n.n, 4000);
+    } finally {
+      db.close();
+    }
+  } finally {
     await world.cleanup();
   }
 });
