@@ -21,7 +21,7 @@ import { type BatchedStep, RowHash, type SourceRow } from "./batched_migration.t
 import type { ItemSink } from "./migration_digest.ts";
 import { bigramText, CJK_MIGRATION, INDEX_UPGRADE_KEY } from "./cjk.ts";
 import { type RecordRow, TextDeriver } from "./records.ts";
-import { FLAG_INDEXED } from "./schema.ts";
+import { FLAG_INDEXED, FTS_HASH_BYTES } from "./schema.ts";
 
 /** A record as the copy reads it: its id and flags, and the whole row when it is indexed. */
 interface IndexSource extends SourceRow {
@@ -84,7 +84,8 @@ export function cjkIndexStep(
           contentless_delete = 1,
           tokenize = '${TOKENIZE}'
         );
-        INSERT INTO fts_next (fts_next, rank) VALUES ('automerge', 16);`);
+        INSERT INTO fts_next (fts_next, rank) VALUES ('automerge', 16);
+        INSERT INTO fts_next (fts_next, rank) VALUES ('hashsize', ${FTS_HASH_BYTES});`);
     },
     count(store) {
       return (store.stmt("SELECT count(*) AS n FROM records").get() as { n: number }).n;
