@@ -68,15 +68,23 @@ function writeBatch(db: DatabaseSync, records: string[]): void {
   db.exec("COMMIT");
 }
 
+/** The index's settings of the store at `path` once logbook opened (and migrated) it. */
+function openedSettings(path: string, root: string): Record<string, number> {
+  const store = HistoryStore.open({ path, root });
+  try {
+    return settings(store.db);
+  } finally {
+    store.close();
+  }
+}
+
 Deno.test("a new store's index merges 16 segments at a time and holds 2 MiB of terms", async () => {
   const world = await makeWorld();
   try {
-    const store = HistoryStore.open({ path: join(world.data, "history.db"), root: world.data });
-    try {
-      assert.deepEqual(settings(store.db), { automerge: 16, hashsize: FTS_HASH_BYTES });
-    } finally {
-      store.close();
-    }
+    assert.deepEqual(openedSettings(join(world.data, "history.db"), world.data), {
+      automerge: 16,
+      hashsize: FTS_HASH_BYTES,
+    });
   } finally {
     await world.cleanup();
   }
@@ -100,12 +108,10 @@ Deno.test("a store written before migration 0017 gets the index's hash size when
     } finally {
       before.close();
     }
-    const store = HistoryStore.open({ path, root: world.data });
-    try {
-      assert.deepEqual(settings(store.db), { automerge: 16, hashsize: FTS_HASH_BYTES });
-    } finally {
-      store.close();
-    }
+    assert.deepEqual(openedSettings(path, world.data), {
+      automerge: 16,
+      hashsize: FTS_HASH_BYTES,
+    });
   } finally {
     await world.cleanup();
   }
