@@ -5,7 +5,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { mulberry32 } from "../../../bench/_text.ts";
 import { DEFAULT_LIMITS } from "../../../lib/capture/limits.ts";
 import { HistoryStore } from "../../../lib/store/db.ts";
 import { FTS_HASH_BYTES } from "../../../lib/store/schema.ts";
@@ -24,7 +23,14 @@ function settings(db: DatabaseSync): Record<string, number> {
  * vocabulary of 20,000, the common ones far more often (the same every run).
  */
 function transcriptText(bytes: number): string[] {
-  const next = mulberry32(7);
+  // mulberry32, seeded (bench/_text.ts has one, private to bench/ by the house rules).
+  let state = 7;
+  const next = () => {
+    state = (state + 0x6d2b79f5) | 0;
+    let t = Math.imul(state ^ (state >>> 15), 1 | state);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
   const letters = "abcdefghijklmnopqrstuvwxyz";
   const vocabulary = Array.from({ length: 20_000 }, () => {
     let word = "";
