@@ -1,6 +1,6 @@
 // The sources a pass has left to read come in reading order (those an adapter reads after the
-// others last), each once, with the stat they were found with (missing numbers kept missing) and
-// their rows' ids; the new ones get theirs in that order.
+// others last, asked at their turn), each once, with the stat they were found with (missing
+// numbers kept missing) and their rows' ids; the new ones get theirs in the order found.
 
 import assert from "node:assert/strict";
 import type { Found } from "../../../lib/capture/discover.ts";
@@ -12,15 +12,24 @@ import { ADAPTERS } from "../../../lib/sources/mod.ts";
 const claude = ADAPTERS.find((a) => a.agent === "claude" && a.mode === "lines")!;
 const codex = ADAPTERS.find((a) => a.agent === "codex")!;
 
-/** A source of `adapter`, read after the others when `last`. */
-function found(adapter: Adapter, name: string, last = false): Found {
+/**
+ * A source of `adapter`, read after the others when `last`; `asked` has its locator each time its
+ * adapter is asked.
+ */
+function found(adapter: Adapter, name: string, last = false, asked: string[] = []): Found {
   const ref: SourceRef = {
     agent: adapter.agent,
     locator: `/h/${name}`,
     path: `/h/${name}`,
     format: "jsonl",
   };
-  const reads = { ...adapter, readAfterOthers: () => last } as Adapter;
+  const reads = {
+    ...adapter,
+    readAfterOthers: (source: SourceRef) => {
+      asked.push(source.locator);
+      return last;
+    },
+  } as Adapter;
   return {
     adapter: reads,
     ref,
@@ -59,7 +68,7 @@ Deno.test("a pass's sources come in reading order, each once, as they were found
     numbered.push(ref.locator);
     return next++;
   });
-  assert.deepEqual(numbered, ["/h/a", "/h/eeeee", "/h/copy-b", "/h/copy-ddd"]);
+  assert.deepEqual(numbered, ["/h/a", "/h/copy-b", "/h/copy-ddd", "/h/eeeee"]);
   assert.equal(list.unnumbered, 0);
   const taken: Work[] = [];
   for (let work = list.take(); work; work = list.take()) {
@@ -71,12 +80,40 @@ Deno.test("a pass's sources come in reading order, each once, as they were found
     [
       ["/h/a", "claude", false, 100],
       ["/h/cc", "codex", false, 41],
-      ["/h/eeeee", "codex", false, 101],
-      ["/h/copy-b", "claude", true, 102],
-      ["/h/copy-ddd", "claude", true, 103],
+      ["/h/eeeee", "codex", false, 103],
+      ["/h/copy-b", "claude", true, 101],
+      ["/h/copy-ddd", "claude", true, 102],
     ],
   );
   assert.deepEqual(taken[0]!.stat, { size: 1, mtimeMs: 1.5e12 + 0.25, dev: 7, ino: null });
   assert.equal(taken[0]!.ref, sources[0]!.ref);
   assert.equal(list.take(), undefined);
+});
+
+Deno.test("whether a source is read after the others is asked once, at its turn", () => {
+  const asked: string[] = [];
+  const sources = [
+    found(claude, "a", false, asked),
+    found(claude, "copy-b", true, asked),
+    found(codex, "cc", false, asked),
+    found(claude, "copy-ddd", true, asked),
+  ];
+  const list = new ReadingList(sources, new Map());
+  list.number(() => 1);
+  assert.equal(list.bytesLeft(() => 0), 1 + 6 + 2 + 8);
+  assert.deepEqual(asked, [], "nothing asked before the first source is taken");
+  assert.equal(list.take()?.ref.locator, "/h/a");
+  assert.deepEqual(asked, ["/h/a"]);
+  // The next to read is "cc": "copy-b", asked on the way, waits for the others.
+  assert.equal(list.take()?.ref.locator, "/h/cc");
+  assert.deepEqual(asked, ["/h/a", "/h/copy-b", "/h/cc"]);
+  assert.equal(list.length, 2);
+  assert.equal(list.bytesLeft(() => 0), 6 + 8, "a deferred source is still left to read");
+  assert.deepEqual([list.take()?.ref.locator, list.take()?.ref.locator], [
+    "/h/copy-b",
+    "/h/copy-ddd",
+  ]);
+  assert.deepEqual(asked, ["/h/a", "/h/copy-b", "/h/cc", "/h/copy-ddd"], "each asked once");
+  assert.equal(list.take(), undefined);
+  assert.equal(list.length, 0);
 });
