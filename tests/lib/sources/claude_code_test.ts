@@ -597,6 +597,50 @@ Deno.test("a summary-only file titles its session from the store once the files 
   });
 });
 
+Deno.test("a summary-only file found before its session titles it, captured and rebuilt alike", async () => {
+  // A pass reads a summary-only file after the others, but numbers new sources in the order
+  // found, and a rebuild derives them in that order: here the summary-only file comes first.
+  const [session, summaries] = entries("summary-only");
+  const world = await makeWorld({ fixtures: ["claude"] });
+  const first = join(
+    world.claude,
+    "projects/-home-dev-src-iota/0a000000-0000-4000-8000-000000000000.jsonl",
+  );
+  const derived = () =>
+    withStore(world, (store) => ({
+      conversations: store.db.prepare(
+        `SELECT key, title, parent_key, subagent, message_count FROM conversations ORDER BY key`,
+      ).all(),
+      records: store.db.prepare(
+        `SELECT s.locator, r.offset, r.kind, r.role, r.flags, c.key
+         FROM records r JOIN sources s ON s.id = r.source_id
+         LEFT JOIN conversations c ON c.id = r.conversation_id ORDER BY s.locator, r.offset`,
+      ).all(),
+    }));
+  try {
+    renameSync(join(world.claude, summaries!.path), first);
+    await captureWorld(world);
+    const ids = withStore(
+      world,
+      (store) =>
+        [first, join(world.claude, session!.path)].map((locator) =>
+          (store.db.prepare("SELECT id FROM sources WHERE locator = ?").get(locator) as {
+            id: number;
+          })
+            .id
+        ),
+    );
+    assert.ok(ids[0]! < ids[1]!, `the summary-only file is numbered first (${ids})`);
+    assert.equal(conversation(world, session!.conversation)!.title, session!.title);
+    const captured = derived();
+    await captureWorld(world, { rebuild: true });
+    assert.equal(conversation(world, session!.conversation)!.title, session!.title);
+    assert.deepEqual(derived(), captured);
+  } finally {
+    await world.cleanup();
+  }
+});
+
 Deno.test("toolOf gives a Claude Code call its id, tool and input, and a result the id it answers", () => {
   const path = join(
     FIXTURES,
