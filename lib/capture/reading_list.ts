@@ -10,7 +10,11 @@
 // and asking all 62,244 sessions of the 10 GB bench corpus before the first batch took 2.6 s with
 // the files in the page cache and 18.9 s without, one small read each, then read again later.
 // Asked at its turn, the head is read just before the whole file, and the worker writes meanwhile.
-// A source the adapter defers waits for the others to end; the order is the one of asking first.
+// The sources deferred wait for all the others and come in the order found, so the order read is
+// the one asking first gave. New sources are numbered in the order found, which is the order a
+// rebuild derives them in: what a deferred source decides comes from stored bytes (`Recall`),
+// whatever the order.
+
 import type { Adapter, SourceRef } from "../sources/adapter.ts";
 import type { Found } from "./discover.ts";
 import { type KnownSource, packSeen, SEEN_NUMBERS, unpackSeen } from "./source.ts";
@@ -79,7 +83,7 @@ export class ReadingList {
     return count;
   }
 
-  /** Gives each source left without a row the id of the row `create` makes for it, in order found. */
+  /** Gives each source left without a row the id of the row `create` makes for it, as found. */
   number(create: (source: { adapter: Adapter; ref: SourceRef }) => number): void {
     this.#eachLeft((i, ref) => {
       if (!Number.isNaN(this.#ids[i]!)) return;
