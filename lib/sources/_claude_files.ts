@@ -93,12 +93,25 @@ function* fileChunks(path: string): Iterable<StoredChunk> {
     // A pass asks whether each of a folder's sessions is summary-only, and most answer with their
     // first line's type: the first read is small.
     let buffer = new Uint8Array(FIRST_CHUNK);
-    for (let read = file.readSync(buffer); read !== null; read = file.readSync(buffer)) {
+    for (let read = firstRead(file, buffer); read !== null; read = file.readSync(buffer)) {
       yield { bytes: buffer.subarray(0, read), start: false };
       if (buffer.length < CHUNK) buffer = new Uint8Array(CHUNK);
     }
   } finally {
     file.close();
+  }
+}
+
+/**
+ * The first read of `file`, or null when it is a folder now (a file replaced under the pass: its
+ * own read reports that, as that source's error).
+ */
+function firstRead(file: Deno.FsFile, buffer: Uint8Array): number | null {
+  try {
+    return file.readSync(buffer);
+  } catch (err) {
+    if (err instanceof Deno.errors.IsADirectory) return null;
+    throw err;
   }
 }
 

@@ -292,6 +292,10 @@ function headHas(path: string, needle: string): boolean {
     const buffer = new Uint8Array(HEAD);
     const read = file.readSync(buffer) ?? 0;
     return new TextDecoder().decode(buffer.subarray(0, read)).includes(needle);
+  } catch (err) {
+    // A folder now (replaced under the pass): its own read reports that, as its source's error.
+    if (err instanceof Deno.errors.IsADirectory) return false;
+    throw err;
   } finally {
     file.close();
   }

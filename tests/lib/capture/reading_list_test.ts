@@ -117,3 +117,25 @@ Deno.test("whether a source is read after the others is asked once, at its turn"
   assert.equal(list.take(), undefined);
   assert.equal(list.length, 0);
 });
+
+Deno.test("a source that is a folder when its turn comes is given in turn, for its read to report", () => {
+  // A file replaced under the pass: the adapters' first look at it (is it made only of summaries?
+  // is it a fork?) finds a folder, and its own read then reports that as the source's error.
+  const dir = Deno.makeTempDirSync();
+  try {
+    const session = `${dir}/0a000000-0000-4000-8000-000000000000.jsonl`;
+    Deno.mkdirSync(session);
+    const qwen = ADAPTERS.find((a) => a.agent === "qwen")!;
+    const sources: Found[] = [claude, qwen].map((adapter) => ({
+      adapter,
+      ref: { agent: adapter.agent, locator: session, path: session, format: "jsonl" },
+      stat: { size: 0, mtimeMs: 0, dev: 1, ino: 1 },
+    }));
+    const list = new ReadingList(sources, new Map());
+    const taken = [list.take(), list.take()].map((w) => [w?.adapter.agent, w?.last]);
+    assert.deepEqual(taken, [["claude", false], ["qwen", false]]);
+    assert.equal(list.take(), undefined);
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
