@@ -17,6 +17,8 @@ export interface Candidate {
   id: number;
   /** Of a search ranked in tiers (`tierQueries`): the tier that matched. */
   tier?: number;
+  /** Of a search in one query: how many records match it (each chunk of a long line counts). */
+  total?: number;
   conversation_id: number;
   source_id: number;
   generation: number;
@@ -68,11 +70,15 @@ export const SCORE = `bm25(fts) * CASE WHEN (r.flags & ${FLAG_INJECTED}) != 0
                             WHEN (r.kind = 'message' AND r.role = 'assistant')
                               OR r.kind = 'summary' THEN ${ANSWER_BOOST} ELSE 1.0 END`;
 
-/** Each sort as an ORDER BY over the candidates (records without a time sort last). */
-export const ORDER: Record<SearchSort, string> = {
-  relevance: "score, r.id DESC",
-  newest: "r.ts IS NULL, r.ts DESC, r.id DESC",
-  oldest: "r.ts IS NULL, r.ts, r.id",
+/**
+ * Each sort as an ORDER BY over candidates whose record's `id` and `ts` are columns of `rows` (a
+ * table's name and a dot, or nothing), and `score` a column of the result (records without a time
+ * sort last).
+ */
+export const ORDER: Record<SearchSort, (rows: string) => string> = {
+  relevance: (rows) => `score, ${rows}id DESC`,
+  newest: (rows) => `${rows}ts IS NULL, ${rows}ts DESC, ${rows}id DESC`,
+  oldest: (rows) => `${rows}ts IS NULL, ${rows}ts, ${rows}id`,
 };
 
 /** The columns of a candidate row, from its record `r` and its conversation `c`. */

@@ -109,6 +109,8 @@ function ftsPage(scope: PageScope, tiers: readonly Tier[]): LevelPage<SearchResu
     () => ftsCandidates(store, matching, options, Math.min(window * 4, window + 400)),
   );
   const ranking = rows !== null;
+  // Counted as they were ranked, unless ranked in tiers.
+  const matched = ranking && typeof matching === "string" ? rows![0]?.total ?? 0 : null;
   if (rows?.length === 0 && tiers[0]!.level === 0) nothingFound(store, candidateQuery);
   const found = rows?.length !== 0;
   if (rows === null) {
@@ -136,7 +138,7 @@ function ftsPage(scope: PageScope, tiers: readonly Tier[]): LevelPage<SearchResu
     : next === null
     ? Math.min(listed.length, offset + limit)
     : countAtLeast(
-      stoppable(budget, () => ftsCount(store, candidateQuery, options)),
+      matched ?? stoppable(budget, () => ftsCount(store, candidateQuery, options)),
       offset + limit + 1,
     );
   // Found only wider than typed, the widest tier found is what the page searched.
@@ -176,8 +178,12 @@ function countAtLeast(count: number | null, least: number): number | null {
 }
 
 /**
- * The first `limit` records matching `query` under `filters`, in the sort's order; for the
- * queries of tiers (`tierQueries`), each tier's matches ranked after the tier before.
+ * The first `limit` records matching `query` under `filters`, in the sort's order, each with how
+ * many match in all (`total`); for the queries of tiers (`tierQueries`), each tier's matches
+ * ranked after the tier before, without it. Ranking reads every match's record, which counting
+ * them would read again: at 10 GB, a word in 53,806 records took 0.31 s to count after 0.42 to
+ * rank. So the one query counts as it ranks, keeping of each match only what orders it until the
+ * first `limit` are known; the budget bounds how many it reads.
  */
 function ftsCandidates(
   store: HistoryStore,
@@ -187,17 +193,24 @@ function ftsCandidates(
 ): Candidate[] {
   const { where, params } = filterSql(filters);
   const tiered = typeof query !== "string";
+  const order = ORDER[filters.sort ?? "relevance"];
   const sql = tiered
     ? `
     SELECT ${CANDIDATE_COLUMNS}, ${TIER_SCORE} AS score, m.tier
     ${tiersUnder(query.length, where)}
-    ORDER BY m.tier, ${ORDER.relevance}
+    ORDER BY m.tier, ${ORDER.relevance("r.")}
     LIMIT ?`
     : `
-    SELECT ${CANDIDATE_COLUMNS}, ${SCORE} AS score
-    ${matchesUnder(where)}
-    ORDER BY ${ORDER[filters.sort ?? "relevance"]}
-    LIMIT ?`;
+    SELECT ${CANDIDATE_COLUMNS}, m.score, m.total
+    FROM (
+      SELECT id, ts, score, count(*) OVER () AS total
+      FROM (SELECT r.id AS id, r.ts AS ts, ${SCORE} AS score ${matchesUnder(where)})
+      ORDER BY ${order("")}
+      LIMIT ?
+    ) m
+    JOIN records r ON r.id = m.id
+    JOIN conversations c ON c.id = r.conversation_id
+    ORDER BY ${order("m.")}`;
   return budgeted(
     store,
     sql,

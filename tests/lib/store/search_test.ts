@@ -3,7 +3,7 @@
 // damaged text index is an error that says how to recover, never an empty answer.
 
 import assert from "node:assert/strict";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { createGate, redactorOf } from "../../../lib/gate/gate.ts";
 import { ADAPTERS } from "../../../lib/sources/mod.ts";
 import {
@@ -25,6 +25,7 @@ import {
 } from "../../_damage.ts";
 import { captureWorld, makeWorld, withStore, type World } from "../../_helpers.ts";
 import { addInvisible } from "../../_invisible.ts";
+import { writeClaudeCorpus } from "../../_corpus.ts";
 
 const SESSION = "5ea5ea5e-1111-4222-8333-444444444444";
 const CWD = "/home/dev/src/secret-cove";
@@ -314,6 +315,55 @@ Deno.test("a hit on a later row of a long line stands for its first, which holds
       const hits = found();
       assert.deepEqual(hits.map((h) => h.record), [rows[0]!.id]);
       assert.match(hits[0]!.snippet, /the granite heron/);
+    });
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("a page's total is every record the search matches under its filters, in each sort", async () => {
+  // Counted as the matches are ranked (one statement): the same number a count of its own gives.
+  const world = await makeWorld();
+  try {
+    const sessions = writeClaudeCorpus(world.claude, { sessions: 10, lines: 30 });
+    // Typed prompts: of three captured sessions (their transcript's copy is the hit) and of two
+    // sessions never captured (the prompt is).
+    const prompts = [...sessions.slice(0, 3).map((path) => basename(path, ".jsonl")), "a", "b"]
+      .map((id, i) =>
+        JSON.stringify({
+          display: `timeout in prompt ${i}`,
+          pastedContents: {},
+          timestamp: Date.UTC(2026, 4, 1, 12, i),
+          project: `/home/dev/src/project${i}`,
+          sessionId: id.length > 1 ? id : `0000000${i}-0000-4000-8000-00000000000${id}`,
+        })
+      );
+    Deno.writeTextFileSync(join(world.claude, "history.jsonl"), prompts.join("\n") + "\n");
+    await captureWorld(world);
+    withStore(world, (store) => {
+      const counted = (project?: string) => (store.db.prepare(
+        `SELECT count(*) AS n, sum(r.kind = 'prompt') AS prompts FROM fts
+           JOIN records r ON r.id = fts.rowid JOIN conversations c ON c.id = r.conversation_id
+           WHERE fts MATCH 'timeout' AND (r.kind != 'prompt' OR c.message_count = 0)
+             AND (? IS NULL OR c.project_root = ?)`,
+      ).get(project ?? null, project ?? null) as { n: number; prompts: number });
+      const all = counted();
+      assert.equal(all.prompts, 2, "the prompts of sessions never captured, and only those");
+      for (const project of [undefined, "/home/dev/src/project1"]) {
+        const { n } = counted(project);
+        assert.ok(n > 10, `more matches than a page (${n})`);
+        for (const sort of ["relevance", "newest", "oldest"] as const) {
+          const page = search(store, ADAPTERS, redact, {
+            query: "timeout",
+            ...(project ? { project } : {}),
+            sort,
+            limit: 5,
+          });
+          assert.equal(page.hits.length, 5);
+          assert.equal(page.next, 5);
+          assert.equal(page.total, n, `${sort}, ${project ?? "every project"}`);
+        }
+      }
     });
   } finally {
     await world.cleanup();
