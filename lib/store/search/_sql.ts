@@ -7,7 +7,7 @@ import type { Kind, Role } from "../../sources/adapter.ts";
 import type { Agent } from "../../agents.ts";
 import type { SQLInputValue, StatementSync } from "node:sqlite";
 import { HistoryStore } from "../db.ts";
-import { FLAG_INJECTED } from "../schema.ts";
+import { FLAG_INJECTED, RANKING_INDEX } from "../schema.ts";
 import { budgetCheck, SearchBudget, SearchStoppedError } from "../_search_budget.ts";
 import type { SearchHit, SearchSort } from "./types.ts";
 import { iso } from "../records.ts";
@@ -87,12 +87,25 @@ export const CANDIDATE_COLUMNS =
   r.ts, r.kind, r.role, r.flags, c.key, c.title, c.agent, c.project_root, c.cwd`;
 
 /**
+ * The records a search's matches are joined to, as `r`: through the ranking index where the
+ * store has it (migration 0018), whose entries hold every column of a record a match is ranked
+ * and filtered by, a hundred to a page, so the records' own rows are read only for the columns
+ * it lacks (a hit's place in its source). `INDEXED BY`, as SQLite would otherwise look each match
+ * up by its id in the table. A store no capture has upgraded yet is read as it is.
+ */
+export function rankedRecords(store: HistoryStore): string {
+  const indexed = store.stmt("SELECT 1 FROM sqlite_schema WHERE type = 'index' AND name = ?")
+    .get(RANKING_INDEX);
+  return indexed ? `records r INDEXED BY ${RANKING_INDEX}` : "records r";
+}
+
+/**
  * The FROM and WHERE of the records matching `fts MATCH ?` under `where` (from `filterSql`),
  * each joined to its conversation, within the search budget.
  */
-export function matchesUnder(where: string): string {
+export function matchesUnder(store: HistoryStore, where: string): string {
   return `FROM fts
-    JOIN records r ON r.id = fts.rowid
+    JOIN ${rankedRecords(store)} ON r.id = fts.rowid
     JOIN conversations c ON c.id = r.conversation_id
     WHERE fts MATCH ? AND ${budgetCheck("fts.rowid")}${where}`;
 }
@@ -104,7 +117,7 @@ export const TIER_SCORE = SCORE.replace("bm25(fts)", "m.bm");
  * The FROM and WHERE of the records matching any of `tiers` FTS5 queries (`fts MATCH ?` each,
  * in order) under `where`, each match `m` with its bm25 (`m.bm`) and its tier (`m.tier`).
  */
-export function tiersUnder(tiers: number, where: string): string {
+export function tiersUnder(store: HistoryStore, tiers: number, where: string): string {
   const arms = Array.from(
     { length: tiers },
     (_, i) =>
@@ -112,7 +125,7 @@ export function tiersUnder(tiers: number, where: string): string {
        WHERE fts MATCH ? AND ${budgetCheck("rowid")}`,
   );
   return `FROM (${arms.join(" UNION ALL ")}) m
-    JOIN records r ON r.id = m.id
+    JOIN ${rankedRecords(store)} ON r.id = m.id
     JOIN conversations c ON c.id = r.conversation_id
     WHERE 1${where}`;
 }
@@ -145,7 +158,7 @@ export function recentCandidates(
   const { where, params } = filterSql(filters);
   const sql = `
     SELECT ${CANDIDATE_COLUMNS}, ${SCORE} AS score
-    ${matchesUnder(where)}
+    ${matchesUnder(store, where)}
     ORDER BY fts.rowid${filters.sort === "oldest" ? "" : " DESC"}
     LIMIT ?`;
   const rows: Candidate[] = [];

@@ -6,7 +6,7 @@ import type { Agent } from "../../agents.ts";
 import { HistoryStore } from "../db.ts";
 import { budgetCheck, SearchBudget, useBudget } from "../_search_budget.ts";
 import { soundRead } from "./_read.ts";
-import { budgeted, filterSql, filterTerms, stoppable } from "./_sql.ts";
+import { budgeted, filterSql, filterTerms, rankedRecords, stoppable } from "./_sql.ts";
 
 /** What `countsLeavingOut` counted. */
 export interface LeftOutCounts {
@@ -38,7 +38,8 @@ export function countsLeavingOut(
   const tested = terms.filter((term) => term.key !== null);
   const columns = tested.map((term, i) => `(${term.sql}) AS f${i}`);
   const sql = `SELECT ${columns.join(", ") || "1"}
-    FROM fts JOIN records r ON r.id = fts.rowid JOIN conversations c ON c.id = r.conversation_id
+    FROM fts JOIN ${rankedRecords(store)} ON r.id = fts.rowid
+    JOIN conversations c ON c.id = r.conversation_id
     WHERE fts MATCH ? AND ${budgetCheck("fts.rowid")}${always.map((t) => ` AND ${t.sql}`).join("")}
     ORDER BY fts.rowid DESC LIMIT ?`;
   const params = [
@@ -104,7 +105,7 @@ export function countMatches(
     SELECT agent, project, count(*) AS n FROM (
       SELECT c.agent AS agent, c.project_root AS project
       FROM fts
-      JOIN records r ON r.id = fts.rowid
+      JOIN ${rankedRecords(store)} ON r.id = fts.rowid
       JOIN conversations c ON c.id = r.conversation_id
       WHERE fts MATCH ?${where}
       LIMIT ?

@@ -185,7 +185,7 @@ function groupPage(
 /** Whether `query` matches any record under `filters`. */
 function matchesAny(store: HistoryStore, query: string, filters: SearchFilters): boolean {
   const { where, params } = filterSql(filters);
-  const sql = `SELECT 1 ${matchesUnder(where)} LIMIT 1`;
+  const sql = `SELECT 1 ${matchesUnder(store, where)} LIMIT 1`;
   return budgeted(store, sql, (statement) => statement.get(query, ...params) !== undefined);
 }
 
@@ -295,9 +295,9 @@ function ftsGroups(
     WITH matched AS MATERIALIZED (
       SELECT r.id, r.conversation_id, r.ts, ${
     tiered
-      ? `m.tier, ${TIER_SCORE} AS score ${tiersUnder(query.length, where)}`
+      ? `m.tier, ${TIER_SCORE} AS score ${tiersUnder(store, query.length, where)}`
       : `${SCORE} AS score
-      ${matchesUnder(where)}`
+      ${matchesUnder(store, where)}`
   }
     ),
     g AS (

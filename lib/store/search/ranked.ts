@@ -197,14 +197,14 @@ function ftsCandidates(
   const sql = tiered
     ? `
     SELECT ${CANDIDATE_COLUMNS}, ${TIER_SCORE} AS score, m.tier
-    ${tiersUnder(query.length, where)}
+    ${tiersUnder(store, query.length, where)}
     ORDER BY m.tier, ${ORDER.relevance("r.")}
     LIMIT ?`
     : `
     SELECT ${CANDIDATE_COLUMNS}, m.score, m.total
     FROM (
       SELECT id, ts, score, count(*) OVER () AS total
-      FROM (SELECT r.id AS id, r.ts AS ts, ${SCORE} AS score ${matchesUnder(where)})
+      FROM (SELECT r.id AS id, r.ts AS ts, ${SCORE} AS score ${matchesUnder(store, where)})
       ORDER BY ${order("")}
       LIMIT ?
     ) m
@@ -223,7 +223,7 @@ function ftsCount(store: HistoryStore, query: string, filters: SearchFilters): n
   const { where, params } = filterSql(filters);
   // Without a filter the index alone answers; a filter needs the rows it names.
   const sql = where
-    ? `SELECT count(*) AS n ${matchesUnder(where)}`
+    ? `SELECT count(*) AS n ${matchesUnder(store, where)}`
     : `SELECT count(*) AS n FROM fts WHERE fts MATCH ? AND ${budgetCheck("fts.rowid")}`;
   return budgeted(
     store,

@@ -40,7 +40,7 @@ function suggestPrefix(
   budget: SearchBudget,
 ): string | null {
   const { where, params } = filterSql(options);
-  const sql = `SELECT 1 ${matchesUnder(where)} LIMIT 1`;
+  const sql = `SELECT 1 ${matchesUnder(store, where)} LIMIT 1`;
   /** Whether `query` finds anything, or null when the budget ran out first. */
   const probe = (query: string): boolean | null => {
     try {
