@@ -122,7 +122,8 @@ export const FILTERS = {
     mcp: "Only this conversation (an id as search_history returns it, or a unique prefix).",
     form: { label: "Conversation", placeholder: "claude:3f2a…" },
     inline: true,
-    store: same("c.id = ?"),
+    // The record's own column: a search in one conversation needs no other.
+    store: same("r.conversation_id = ?"),
     words: { scope: (id) => `in conversation "${id}"`, after: "in other conversations" },
   },
   kind: {

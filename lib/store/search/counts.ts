@@ -6,7 +6,15 @@ import type { Agent } from "../../agents.ts";
 import { HistoryStore } from "../db.ts";
 import { budgetCheck, SearchBudget, useBudget } from "../_search_budget.ts";
 import { soundRead } from "./_read.ts";
-import { budgeted, filterSql, filterTerms, rankedRecords, stoppable } from "./_sql.ts";
+import {
+  budgeted,
+  conversationsOf,
+  filterSql,
+  filterTerms,
+  rankedRecords,
+  readsConversation,
+  stoppable,
+} from "./_sql.ts";
 
 /** What `countsLeavingOut` counted. */
 export interface LeftOutCounts {
@@ -37,9 +45,9 @@ export function countsLeavingOut(
   const always = terms.filter((term) => term.key === null);
   const tested = terms.filter((term) => term.key !== null);
   const columns = tested.map((term, i) => `(${term.sql}) AS f${i}`);
+  const joined = { conversations: terms.some((term) => readsConversation(term.sql)) };
   const sql = `SELECT ${columns.join(", ") || "1"}
-    FROM fts JOIN ${rankedRecords(store)} ON r.id = fts.rowid
-    JOIN conversations c ON c.id = r.conversation_id
+    FROM fts JOIN ${rankedRecords(store)} ON r.id = fts.rowid${conversationsOf(joined)}
     WHERE fts MATCH ? AND ${budgetCheck("fts.rowid")}${always.map((t) => ` AND ${t.sql}`).join("")}
     ORDER BY fts.rowid DESC LIMIT ?`;
   const params = [

@@ -184,9 +184,9 @@ function groupPage(
 
 /** Whether `query` matches any record under `filters`. */
 function matchesAny(store: HistoryStore, query: string, filters: SearchFilters): boolean {
-  const { where, params } = filterSql(filters);
-  const sql = `SELECT 1 ${matchesUnder(store, where)} LIMIT 1`;
-  return budgeted(store, sql, (statement) => statement.get(query, ...params) !== undefined);
+  const filter = filterSql(filters);
+  const sql = `SELECT 1 ${matchesUnder(store, filter)} LIMIT 1`;
+  return budgeted(store, sql, (statement) => statement.get(query, ...filter.params) !== undefined);
 }
 
 /**
@@ -284,7 +284,7 @@ function ftsGroups(
   filters: SearchFilters & { sort?: SearchSort },
   page: { offset: number; limit: number; perGroup: number },
 ): GroupRow[] {
-  const { where, params } = filterSql(filters);
+  const filter = filterSql(filters);
   // Queries of tiers (`tierQueries`): a conversation ranks by its best tier, then its best
   // score there; its hits likewise.
   const tiered = typeof query !== "string";
@@ -295,9 +295,9 @@ function ftsGroups(
     WITH matched AS MATERIALIZED (
       SELECT r.id, r.conversation_id, r.ts, ${
     tiered
-      ? `m.tier, ${TIER_SCORE} AS score ${tiersUnder(store, query.length, where)}`
+      ? `m.tier, ${TIER_SCORE} AS score ${tiersUnder(store, query.length, filter)}`
       : `${SCORE} AS score
-      ${matchesUnder(store, where)}`
+      ${matchesUnder(store, filter)}`
   }
     ),
     g AS (
@@ -333,7 +333,7 @@ function ftsGroups(
       sortedRows(
         statement,
         ...(tiered ? query : [query]),
-        ...params,
+        ...filter.params,
         page.limit,
         page.offset,
         page.perGroup,

@@ -9,7 +9,7 @@ import { HistoryStore } from "../db.ts";
 import { FLAG_STREAMED } from "../schema.ts";
 import { cjkQuery } from "../cjk.ts";
 import { type LevelPage, runLevels, type Tier } from "../forgive.ts";
-import { budgetCheck, fallbackReserveMs, SearchBudget } from "../_search_budget.ts";
+import { fallbackReserveMs, SearchBudget } from "../_search_budget.ts";
 import {
   answerWithin,
   asIndexed,
@@ -191,20 +191,20 @@ function ftsCandidates(
   filters: SearchFilters & { sort?: SearchSort },
   limit: number,
 ): Candidate[] {
-  const { where, params } = filterSql(filters);
+  const filter = filterSql(filters);
   const tiered = typeof query !== "string";
   const order = ORDER[filters.sort ?? "relevance"];
   const sql = tiered
     ? `
     SELECT ${CANDIDATE_COLUMNS}, ${TIER_SCORE} AS score, m.tier
-    ${tiersUnder(store, query.length, where)}
+    ${tiersUnder(store, query.length, { ...filter, conversations: true })}
     ORDER BY m.tier, ${ORDER.relevance("r.")}
     LIMIT ?`
     : `
     SELECT ${CANDIDATE_COLUMNS}, m.score, m.total
     FROM (
       SELECT id, ts, score, count(*) OVER () AS total
-      FROM (SELECT r.id AS id, r.ts AS ts, ${SCORE} AS score ${matchesUnder(store, where)})
+      FROM (SELECT r.id AS id, r.ts AS ts, ${SCORE} AS score ${matchesUnder(store, filter)})
       ORDER BY ${order("")}
       LIMIT ?
     ) m
@@ -214,21 +214,17 @@ function ftsCandidates(
   return budgeted(
     store,
     sql,
-    (statement) => sortedRows(statement, ...(tiered ? query : [query]), ...params, limit),
+    (statement) => sortedRows(statement, ...(tiered ? query : [query]), ...filter.params, limit),
   ) as unknown as Candidate[];
 }
 
 /** How many records match `query` under `filters` (each chunk of a long line counts). */
 function ftsCount(store: HistoryStore, query: string, filters: SearchFilters): number {
-  const { where, params } = filterSql(filters);
-  // Without a filter the index alone answers; a filter needs the rows it names.
-  const sql = where
-    ? `SELECT count(*) AS n ${matchesUnder(store, where)}`
-    : `SELECT count(*) AS n FROM fts WHERE fts MATCH ? AND ${budgetCheck("fts.rowid")}`;
+  const filter = filterSql(filters);
   return budgeted(
     store,
-    sql,
-    (statement) => Number((statement.get(query, ...params) as { n: number }).n),
+    `SELECT count(*) AS n ${matchesUnder(store, filter)}`,
+    (statement) => Number((statement.get(query, ...filter.params) as { n: number }).n),
   );
 }
 

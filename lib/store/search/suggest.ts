@@ -39,14 +39,15 @@ function suggestPrefix(
   options: SearchOptions,
   budget: SearchBudget,
 ): string | null {
-  const { where, params } = filterSql(options);
-  const sql = `SELECT 1 ${matchesUnder(store, where)} LIMIT 1`;
+  const filter = filterSql(options);
+  const sql = `SELECT 1 ${matchesUnder(store, filter)} LIMIT 1`;
   /** Whether `query` finds anything, or null when the budget ran out first. */
   const probe = (query: string): boolean | null => {
     try {
       return stoppable(
         budget,
-        () => budgeted(store, sql, (statement) => statement.get(query, ...params) !== undefined),
+        () =>
+          budgeted(store, sql, (statement) => statement.get(query, ...filter.params) !== undefined),
       );
     } catch (err) {
       if (isFtsSyntaxError(err)) return false;

@@ -7,8 +7,10 @@ import { basename, join } from "node:path";
 import { createGate, redactorOf } from "../../../lib/gate/gate.ts";
 import { ADAPTERS } from "../../../lib/sources/mod.ts";
 import {
+  countMatches,
   prefixSuggestion,
   search,
+  type SearchFilters,
   searchGroups,
   type SearchOptions,
   type SearchResult,
@@ -320,6 +322,126 @@ Deno.test("a hit on a later row of a long line stands for its first, which holds
     await world.cleanup();
   }
 });
+
+Deno.test("a search looks a match's conversation up only where a filter reads it, and finds what joining it would", async () => {
+  // Joined to its conversation, each of a common word's matches is one more lookup (a fifth of
+  // its ranking at 10 GB): the term every search has asks a prompt's conversation alone.
+  const world = await makeWorld();
+  try {
+    const sessions = writeClaudeCorpus(world.claude, { sessions: 10, lines: 30 });
+    const prompts = [...sessions.slice(0, 3).map((path) => basename(path, ".jsonl")), "a", "b"]
+      .map((id, i) =>
+        JSON.stringify({
+          display: `timeout in prompt ${i}`,
+          pastedContents: {},
+          timestamp: Date.UTC(2026, 4, 1, 12, i),
+          project: `/home/dev/src/project${i}`,
+          sessionId: id.length > 1 ? id : `0000000${i}-0000-4000-8000-00000000000${id}`,
+        })
+      );
+    Deno.writeTextFileSync(join(world.claude, "history.jsonl"), prompts.join("\n") + "\n");
+    await captureWorld(world);
+    withStore(world, (store) => {
+      // A match no conversation holds yet (a streamed line's rows, until the line is derived).
+      const orphan = store.db.prepare(
+        `SELECT r.id, r.conversation_id AS conversation FROM fts JOIN records r ON r.id = fts.rowid
+         WHERE fts MATCH 'timeout' AND r.kind = 'message' ORDER BY r.id LIMIT 1`,
+      ).get() as { id: number; conversation: number };
+      store.db.prepare("UPDATE records SET conversation_id = NULL WHERE id = ?").run(orphan.id);
+      const claimed = store.db.prepare(
+        "SELECT id, project_root AS project FROM conversations WHERE message_count > 0 LIMIT 1",
+      ).get() as { id: number; project: string };
+      // Each filter as the join would answer it: every match in a conversation, a typed prompt
+      // only where its transcript was not captured.
+      const cases: { filters: SearchFilters; sql: string; params: (string | number)[] }[] = [
+        { filters: {}, sql: "", params: [] },
+        {
+          filters: { project: claimed.project },
+          sql: "c.project_root = ?",
+          params: [claimed.project],
+        },
+        { filters: { agent: "claude" }, sql: "c.agent = ?", params: ["claude"] },
+        { filters: { conversationId: claimed.id }, sql: "c.id = ?", params: [claimed.id] },
+        { filters: { kind: "message" }, sql: "r.kind IN ('message', 'prompt')", params: [] },
+        { filters: { kind: "prompt" }, sql: "r.kind = 'prompt'", params: [] },
+        { filters: { subagents: false }, sql: "c.subagent = 0", params: [] },
+        {
+          filters: { since: Date.UTC(2026, 4, 1, 12) },
+          sql: "r.ts >= ?",
+          params: [Date.UTC(2026, 4, 1, 12)],
+        },
+      ];
+      const statements: string[] = [];
+      const prepare = store.stmt.bind(store);
+      store.stmt = (sql: string) => {
+        statements.push(sql);
+        return prepare(sql);
+      };
+      for (const { filters, sql, params } of cases) {
+        const expected = (store.db.prepare(
+          `SELECT r.id FROM fts JOIN records r ON r.id = fts.rowid
+             JOIN conversations c ON c.id = r.conversation_id
+           WHERE fts MATCH 'timeout' AND (r.kind != 'prompt' OR c.message_count = 0)
+             ${sql ? `AND ${sql}` : ""} ORDER BY r.id`,
+        ).all(...params) as { id: number }[]).map((row) => row.id);
+        const label = JSON.stringify(filters);
+        assert.ok(expected.length > 0, label);
+        assert.ok(!expected.includes(orphan.id));
+        statements.length = 0;
+        const found: number[] = [];
+        for (let offset: number | null = 0; offset !== null;) {
+          const page: SearchResult = search(store, ADAPTERS, redact, {
+            query: "timeout",
+            ...filters,
+            offset,
+            limit: 40,
+          });
+          assert.equal(page.total, expected.length, label);
+          found.push(...page.hits.map((hit) => hit.record));
+          offset = page.next;
+        }
+        assert.deepEqual(found.sort((a, b) => a - b), expected, label);
+        const ranking = matchJoins(store, statements);
+        assert.ok(ranking.length > 0);
+        const reads = Object.keys(filters).some((key) =>
+          ["project", "agent", "subagents"].includes(key)
+        );
+        for (const joins of ranking) assert.equal(joins, reads, label);
+        const groups = searchGroups(store, ADAPTERS, redact, {
+          query: "timeout",
+          ...filters,
+          limit: 100,
+        });
+        assert.equal(groups.groups.reduce((sum, group) => sum + group.hits, 0), expected.length);
+        assert.equal(countMatches(store, "timeout", filters, redact).total, expected.length);
+      }
+      assert.ok(
+        search(store, ADAPTERS, redact, { query: "timeout", kind: "prompt", limit: 10 }).hits
+          .every((hit) => hit.kind === "prompt"),
+      );
+    });
+  } finally {
+    await world.cleanup();
+  }
+});
+
+/**
+ * For each statement that matches the text index, whether it joins a match to its conversation
+ * (`c`) beside the index's scan, rather than for the page's rows or a prompt's own lookup.
+ */
+function matchJoins(store: HistoryStore, statements: string[]): boolean[] {
+  return [...new Set(statements)].filter((sql) => sql.includes("fts MATCH")).map((sql) => {
+    const plan = store.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all() as {
+      id: number;
+      parent: number;
+      detail: string;
+    }[];
+    const scans = plan.filter((row) => row.detail.startsWith("SCAN fts"));
+    return plan.some((row) =>
+      /^SEARCH c\b/.test(row.detail) && scans.some((scan) => scan.parent === row.parent)
+    );
+  });
+}
 
 Deno.test("a page's total is every record the search matches under its filters, in each sort", async () => {
   // Counted as the matches are ranked (one statement): the same number a count of its own gives.
