@@ -80,6 +80,8 @@ export const FLAG_INJECTED = 64;
 
 /** The index of what a search ranks and filters each record by (migration 0018). */
 export const RANKING_INDEX = "records_ranking";
+/** The index of what a search's filters read of each conversation (migration 0019). */
+export const FILTERING_INDEX = "conversations_filtering";
 
 /** One named schema step. `sql` runs inside a transaction unless `outsideTransaction` is set. */
 export interface Migration {
@@ -514,6 +516,20 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX IF NOT EXISTS ${RANKING_INDEX}
         ON records (id, kind, role, flags, conversation_id, ts);
       PRAGMA temp_store = MEMORY;
+    `,
+  },
+  {
+    // A search filtered on conversations (project, agent, subagents) looks each match's
+    // conversation up, and so does the rule on typed prompts: in the table, each lookup reads a
+    // row of titles, paths and sums, a few to a page. This index holds what the filters and the
+    // rule read, by id, many more to a page (`lib/store/search/_sql.ts` reads it where the store
+    // has it). At 10 GB (124,031 conversations) a word in 3,491 records under a project took
+    // 51 ms instead of 43, one in 53,806 records 317 instead of 277; built in 7 s from the disk.
+    name: "0019_conversation_filters",
+    readersWait: true,
+    sql: `
+      CREATE INDEX IF NOT EXISTS ${FILTERING_INDEX}
+        ON conversations (id, project_root, agent, subagent, message_count);
     `,
   },
 ];

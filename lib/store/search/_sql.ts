@@ -7,7 +7,7 @@ import type { Kind, Role } from "../../sources/adapter.ts";
 import type { Agent } from "../../agents.ts";
 import type { SQLInputValue, StatementSync } from "node:sqlite";
 import { HistoryStore } from "../db.ts";
-import { FLAG_INJECTED, RANKING_INDEX } from "../schema.ts";
+import { FILTERING_INDEX, FLAG_INJECTED, RANKING_INDEX } from "../schema.ts";
 import { budgetCheck, SearchBudget, SearchStoppedError } from "../_search_budget.ts";
 import type { SearchHit, SearchSort } from "./types.ts";
 import { iso } from "../records.ts";
@@ -94,9 +94,25 @@ export const CANDIDATE_COLUMNS =
  * up by its id in the table. A store no capture has upgraded yet is read as it is.
  */
 export function rankedRecords(store: HistoryStore): string {
-  const indexed = store.stmt("SELECT 1 FROM sqlite_schema WHERE type = 'index' AND name = ?")
-    .get(RANKING_INDEX);
-  return indexed ? `records r INDEXED BY ${RANKING_INDEX}` : "records r";
+  return hasIndex(store, RANKING_INDEX) ? `records r INDEXED BY ${RANKING_INDEX}` : "records r";
+}
+
+/**
+ * The conversations the filters read, as `c`: through the filtering index where the store has
+ * it (migration 0019), whose entries hold every column of a conversation a filter or the rule on
+ * typed prompts reads, so that a match's conversation is looked up in it rather than in the
+ * table; `whole` where the statement reads the conversation's other columns too.
+ */
+function filteredConversations(store: HistoryStore, whole: boolean): string {
+  return !whole && hasIndex(store, FILTERING_INDEX)
+    ? `conversations c INDEXED BY ${FILTERING_INDEX}`
+    : "conversations c";
+}
+
+/** Whether the store has the index `name` (a store no capture upgraded yet may lack it). */
+function hasIndex(store: HistoryStore, name: string): boolean {
+  return store.stmt("SELECT 1 FROM sqlite_schema WHERE type = 'index' AND name = ?").get(name) !==
+    undefined;
 }
 
 /**
@@ -104,15 +120,24 @@ export function rankedRecords(store: HistoryStore): string {
  * within the search budget; each joined to its conversation `c` only where a filter reads it (a
  * common word's matches are looked up there one by one: a fifth of its ranking at 10 GB).
  */
-export function matchesUnder(store: HistoryStore, filter: FilterSql): string {
+export function matchesUnder(store: HistoryStore, filter: FilterSql, whole = false): string {
   return `FROM fts
-    JOIN ${rankedRecords(store)} ON r.id = fts.rowid${conversationsOf(filter)}
+    JOIN ${rankedRecords(store)} ON r.id = fts.rowid${conversationsOf(store, filter, whole)}
     WHERE fts MATCH ? AND ${budgetCheck("fts.rowid")}${filter.where}`;
 }
 
-/** The join of a match's record `r` to its conversation `c`, where `filter` reads `c`. */
-export function conversationsOf(filter: Pick<FilterSql, "conversations">): string {
-  return filter.conversations ? "\n    JOIN conversations c ON c.id = r.conversation_id" : "";
+/**
+ * The join of a match's record `r` to its conversation `c`, where `filter` reads `c`, or `whole`
+ * where the statement reads every column of it (see `filteredConversations`).
+ */
+export function conversationsOf(
+  store: HistoryStore,
+  filter: Pick<FilterSql, "conversations">,
+  whole = false,
+): string {
+  return filter.conversations || whole
+    ? `\n    JOIN ${filteredConversations(store, whole)} ON c.id = r.conversation_id`
+    : "";
 }
 
 /** SCORE over the matches of tiers (`tiersUnder`), whose bm25 is `m.bm`. */
@@ -122,7 +147,12 @@ export const TIER_SCORE = SCORE.replace("bm25(fts)", "m.bm");
  * The FROM and WHERE of the records matching any of `tiers` FTS5 queries (`fts MATCH ?` each,
  * in order) under `where`, each match `m` with its bm25 (`m.bm`) and its tier (`m.tier`).
  */
-export function tiersUnder(store: HistoryStore, tiers: number, filter: FilterSql): string {
+export function tiersUnder(
+  store: HistoryStore,
+  tiers: number,
+  filter: FilterSql,
+  whole = false,
+): string {
   const arms = Array.from(
     { length: tiers },
     (_, i) =>
@@ -130,7 +160,7 @@ export function tiersUnder(store: HistoryStore, tiers: number, filter: FilterSql
        WHERE fts MATCH ? AND ${budgetCheck("rowid")}`,
   );
   return `FROM (${arms.join(" UNION ALL ")}) m
-    JOIN ${rankedRecords(store)} ON r.id = m.id${conversationsOf(filter)}
+    JOIN ${rankedRecords(store)} ON r.id = m.id${conversationsOf(store, filter, whole)}
     WHERE 1${filter.where}`;
 }
 
@@ -162,7 +192,7 @@ export function recentCandidates(
   const filter = filterSql(filters);
   const sql = `
     SELECT ${CANDIDATE_COLUMNS}, ${SCORE} AS score
-    ${matchesUnder(store, { ...filter, conversations: true })}
+    ${matchesUnder(store, filter, true)}
     ORDER BY fts.rowid${filters.sort === "oldest" ? "" : " DESC"}
     LIMIT ?`;
   const rows: Candidate[] = [];

@@ -47,7 +47,7 @@ export function countsLeavingOut(
   const columns = tested.map((term, i) => `(${term.sql}) AS f${i}`);
   const joined = { conversations: terms.some((term) => readsConversation(term.sql)) };
   const sql = `SELECT ${columns.join(", ") || "1"}
-    FROM fts JOIN ${rankedRecords(store)} ON r.id = fts.rowid${conversationsOf(joined)}
+    FROM fts JOIN ${rankedRecords(store)} ON r.id = fts.rowid${conversationsOf(store, joined)}
     WHERE fts MATCH ? AND ${budgetCheck("fts.rowid")}${always.map((t) => ` AND ${t.sql}`).join("")}
     ORDER BY fts.rowid DESC LIMIT ?`;
   const params = [
@@ -113,8 +113,9 @@ export function countMatches(
     SELECT agent, project, count(*) AS n FROM (
       SELECT c.agent AS agent, c.project_root AS project
       FROM fts
-      JOIN ${rankedRecords(store)} ON r.id = fts.rowid
-      JOIN conversations c ON c.id = r.conversation_id
+      JOIN ${rankedRecords(store)} ON r.id = fts.rowid${
+      conversationsOf(store, { conversations: true })
+    }
       WHERE fts MATCH ?${where}
       LIMIT ?
     ) GROUP BY agent, project`).all(ftsQuery, ...params, cap + 1)) as unknown as {

@@ -197,7 +197,7 @@ function ftsCandidates(
   const sql = tiered
     ? `
     SELECT ${CANDIDATE_COLUMNS}, ${TIER_SCORE} AS score, m.tier
-    ${tiersUnder(store, query.length, { ...filter, conversations: true })}
+    ${tiersUnder(store, query.length, filter, true)}
     ORDER BY m.tier, ${ORDER.relevance("r.")}
     LIMIT ?`
     : `

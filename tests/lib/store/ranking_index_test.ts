@@ -1,6 +1,7 @@
 // The ranking index (migration 0018): a search ranks and filters its matches from the index's
-// entries instead of the records' rows, answering exactly as without it; a store written before
-// the migration is searched as it is until a capture builds the index.
+// entries instead of the records' rows, and the filtering index (0019) filters them by their
+// conversations' entries instead of the conversations' rows, answering exactly as without them;
+// a store written before the migrations is searched as it is until a capture builds the indexes.
 
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
@@ -15,7 +16,7 @@ import {
   type SearchOptions,
 } from "../../../lib/store/search.ts";
 import type { HistoryStore } from "../../../lib/store/db.ts";
-import { RANKING_INDEX } from "../../../lib/store/schema.ts";
+import { FILTERING_INDEX, RANKING_INDEX } from "../../../lib/store/schema.ts";
 import { loadStemmer } from "../../../lib/store/vocab.ts";
 import { type Context, loadContext, openStore } from "../../../lib/context.ts";
 import { captureWorld, makeWorld, type World } from "../../_helpers.ts";
@@ -35,6 +36,8 @@ const SEARCHES: SearchOptions[] = [
   { query: "thre", limit: 5, forgive: "typing" },
   { query: '"commit schema"', limit: 5, agent: "claude" },
   { query: "marker3", limit: 5 },
+  { query: "timeout", limit: 5, subagents: false },
+  { query: "timeout", limit: 5, agent: "claude", sort: "newest" },
 ];
 
 /** Everything the searches answer, each with the statements the store prepared for it. */
@@ -69,11 +72,31 @@ function readsOfRecords(store: HistoryStore, statements: string[]): string[][] {
   }).filter((reads) => reads.length);
 }
 
-function hasIndex(path: string): boolean {
+/**
+ * How SQLite looks up each match's conversation `c`, for each statement that joins one to the
+ * matches of the text index (beside its scan: not the page's conversations, read after), but a
+ * search's in tiers, which reads every match's whole conversation as it ranks them.
+ */
+function readsOfConversations(store: HistoryStore, statements: string[]): string[] {
+  const filtering = (sql: string) => sql.includes("MATCH") && !sql.includes("UNION ALL");
+  return [...new Set(statements)].filter(filtering).flatMap((sql) => {
+    const plan = store.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all() as {
+      parent: number;
+      detail: string;
+    }[];
+    const scans = plan.filter(({ detail }) => detail.startsWith("SCAN fts"));
+    return plan.filter(({ parent, detail }) =>
+      /^SEARCH c\b/.test(detail) && scans.some((scan) => scan.parent === parent)
+    ).map(({ detail }) => detail);
+  });
+}
+
+function hasIndexes(path: string): boolean[] {
   const db = new DatabaseSync(path, { readOnly: true });
   try {
-    return db.prepare("SELECT 1 FROM sqlite_schema WHERE name = ?").get(RANKING_INDEX) !==
-      undefined;
+    return [RANKING_INDEX, FILTERING_INDEX].map((name) =>
+      db.prepare("SELECT 1 FROM sqlite_schema WHERE name = ?").get(name) !== undefined
+    );
   } finally {
     db.close();
   }
@@ -87,11 +110,11 @@ async function capturedWorld(): Promise<{ world: World; ctx: Context; path: stri
   return { world, ctx, path: ctx.paths.historyDb };
 }
 
-Deno.test("a search ranks its matches from the ranking index and answers as the records would", async () => {
+Deno.test("a search ranks and filters its matches from the search indexes and answers as the rows would", async () => {
   await loadStemmer();
   const { world, ctx, path } = await capturedWorld();
   try {
-    assert.ok(hasIndex(path), "a new store is made with the index");
+    assert.deepEqual(hasIndexes(path), [true, true], "a new store is made with the indexes");
     const store = openStore(ctx, { readOnly: true });
     let indexed: ReturnType<typeof answers>;
     try {
@@ -103,14 +126,21 @@ Deno.test("a search ranks its matches from the ranking index and answers as the 
       for (const read of reads) {
         assert.ok(read.some((detail) => detail.includes(RANKING_INDEX)), read.join("; "));
       }
+      // A filter on conversations reads them from their index alone.
+      const looked = readsOfConversations(store, indexed.statements);
+      assert.ok(looked.length >= 4, `statements: ${looked.length}`);
+      for (const detail of looked) {
+        assert.ok(detail.includes(`USING COVERING INDEX ${FILTERING_INDEX}`), detail);
+      }
     } finally {
       store.close();
     }
 
-    // The same store without the index, as before migration 0018.
+    // The same store without the indexes, as before migration 0018.
     const db = new DatabaseSync(path);
     db.exec(
-      `DROP INDEX ${RANKING_INDEX}; DELETE FROM migrations WHERE name = '0018_ranking_index'`,
+      `DROP INDEX ${RANKING_INDEX}; DROP INDEX ${FILTERING_INDEX};
+       DELETE FROM migrations WHERE name IN ('0018_ranking_index', '0019_conversation_filters')`,
     );
     db.close();
     const before = openStore(ctx, { readOnly: true });
@@ -119,16 +149,19 @@ Deno.test("a search ranks its matches from the ranking index and answers as the 
       assert.ok(
         readsOfRecords(before, plain.statements).flat().every((d) => !d.includes(RANKING_INDEX)),
       );
+      assert.ok(
+        readsOfConversations(before, plain.statements).every((d) => !d.includes(FILTERING_INDEX)),
+      );
       assert.ok(indexed.results.length > 40);
       assert.deepEqual(plain.results, indexed.results);
     } finally {
       before.close();
     }
-    assert.ok(!hasIndex(path), "a store opened to read is read as it is");
+    assert.deepEqual(hasIndexes(path), [false, false], "a store opened to read is read as it is");
 
-    // A capture's open builds it, and the searches answer the same again.
+    // A capture's open builds them, and the searches answer the same again.
     await captureWorld(world);
-    assert.ok(hasIndex(path));
+    assert.deepEqual(hasIndexes(path), [true, true]);
     const after = openStore(ctx, { readOnly: true });
     try {
       assert.deepEqual(answers(after).results, indexed.results);
