@@ -147,12 +147,7 @@ export const TIER_SCORE = SCORE.replace("bm25(fts)", "m.bm");
  * The FROM and WHERE of the records matching any of `tiers` FTS5 queries (`fts MATCH ?` each,
  * in order) under `where`, each match `m` with its bm25 (`m.bm`) and its tier (`m.tier`).
  */
-export function tiersUnder(
-  store: HistoryStore,
-  tiers: number,
-  filter: FilterSql,
-  whole = false,
-): string {
+export function tiersUnder(store: HistoryStore, tiers: number, filter: FilterSql): string {
   const arms = Array.from(
     { length: tiers },
     (_, i) =>
@@ -160,7 +155,7 @@ export function tiersUnder(
        WHERE fts MATCH ? AND ${budgetCheck("rowid")}`,
   );
   return `FROM (${arms.join(" UNION ALL ")}) m
-    JOIN ${rankedRecords(store)} ON r.id = m.id${conversationsOf(store, filter, whole)}
+    JOIN ${rankedRecords(store)} ON r.id = m.id${conversationsOf(store, filter)}
     WHERE 1${filter.where}`;
 }
 

@@ -109,8 +109,9 @@ function ftsPage(scope: PageScope, tiers: readonly Tier[]): LevelPage<SearchResu
     () => ftsCandidates(store, matching, options, Math.min(window * 4, window + 400)),
   );
   const ranking = rows !== null;
-  // Counted as they were ranked, unless ranked in tiers.
-  const matched = ranking && typeof matching === "string" ? rows![0]?.total ?? 0 : null;
+  // Counted as they were ranked (each tier leaves out the matches of the one before, so the
+  // tiers' matches are the widest query's, each once).
+  const matched = ranking ? rows![0]?.total ?? 0 : null;
   if (rows?.length === 0 && tiers[0]!.level === 0) nothingFound(store, candidateQuery);
   const found = rows?.length !== 0;
   if (rows === null) {
@@ -193,18 +194,18 @@ function ftsCandidates(
 ): Candidate[] {
   const filter = filterSql(filters);
   const tiered = typeof query !== "string";
-  const order = ORDER[filters.sort ?? "relevance"];
-  const sql = tiered
-    ? `
-    SELECT ${CANDIDATE_COLUMNS}, ${TIER_SCORE} AS score, m.tier
-    ${tiersUnder(store, query.length, filter, true)}
-    ORDER BY m.tier, ${ORDER.relevance("r.")}
-    LIMIT ?`
-    : `
-    SELECT ${CANDIDATE_COLUMNS}, m.score, m.total
+  const matches = tiered
+    ? `SELECT r.id AS id, r.ts AS ts, m.tier AS tier, ${TIER_SCORE} AS score
+       ${tiersUnder(store, query.length, filter)}`
+    : `SELECT r.id AS id, r.ts AS ts, ${SCORE} AS score ${matchesUnder(store, filter)}`;
+  const order = (rows: string) =>
+    tiered ? `${rows}tier, ${ORDER.relevance(rows)}` : ORDER[filters.sort ?? "relevance"](rows);
+  const tier = tiered ? "tier, " : "";
+  const sql = `
+    SELECT ${CANDIDATE_COLUMNS}, m.score, ${tier && "m.tier, "}m.total
     FROM (
-      SELECT id, ts, score, count(*) OVER () AS total
-      FROM (SELECT r.id AS id, r.ts AS ts, ${SCORE} AS score ${matchesUnder(store, filter)})
+      SELECT id, ts, ${tier}score, count(*) OVER () AS total
+      FROM (${matches})
       ORDER BY ${order("")}
       LIMIT ?
     ) m

@@ -283,6 +283,37 @@ Deno.test("a forgiving search pages its widened query, grouped too, on a read-on
         all.hits.map((h) => h.record),
       );
     });
+    await t.step("a page of tiers counts the widest query's matches as it ranks them", async () => {
+      for (
+        const [options, widest] of [
+          [{ query: "lantern", forgive: "typing" }, "lantern*"],
+          [{ query: "rotating", forgive: "typing" }, "(rotating OR rotated)"],
+        ] as const
+      ) {
+        await usingStore(world, async (store) => {
+          const statements: string[] = [];
+          const prepare = store.stmt.bind(store);
+          store.stmt = (sql: string) => {
+            statements.push(sql);
+            return prepare(sql);
+          };
+          const page = await withWordForms(() =>
+            search(store, ADAPTERS, same, { ...options, limit: 1 })
+          );
+          const { n } = store.db.prepare(
+            `SELECT count(*) AS n FROM fts JOIN records r ON r.id = fts.rowid
+               JOIN conversations c ON c.id = r.conversation_id
+             WHERE fts MATCH ? AND (r.kind != 'prompt' OR c.message_count = 0)`,
+          ).get(page.ftsQuery!) as { n: number };
+          assert.equal(page.ftsQuery, widest);
+          assert.ok(statements.some((sql) => sql.includes("UNION ALL")), "ranked in tiers");
+          assert.equal(page.next, 1);
+          assert.ok(n > 1);
+          assert.equal(page.total, n, options.query);
+          assert.ok(!statements.some((sql) => sql.includes("count(*) AS n")), options.query);
+        });
+      }
+    });
     await t.step("grouped by conversation, in tiers too", async () => {
       const grouped = (options: SearchOptions): Promise<GroupResult> =>
         usingStore(
