@@ -344,12 +344,14 @@ export interface LevelPage<R> {
  * (with `typing`, its exact, prefix and form levels as tiers, ranked in that order); when that
  * matched nothing and the search forgives, each wider level in turn, the first that matches
  * something being the answer, with what it searched instead (`forgiven`). `query` is what the
- * user typed, for the note.
+ * user typed, for the note. When no level matched anything, `nothing` is called with the widest
+ * query of the first page (which may throw: the index may be damaged, `nothingFound`).
  */
 export function runLevels<R extends object>(
   forgiveness: Forgiveness,
   query: string,
   page: (tiers: Tier[]) => LevelPage<R>,
+  nothing: (searched: string) => void,
 ): R & { forgiven?: Forgiven } {
   const f = forgiveness;
   const typing = f.mode === "typing" && f.widens;
@@ -364,6 +366,7 @@ export function runLevels<R extends object>(
   }
   const found = page(first);
   if (found.found || f.mode === "exact" || !f.widens) {
+    if (!found.found) nothing(first.at(-1)!.query);
     return found.best > 0
       ? { ...found.result, forgiven: f.forgiven(found.best as Exclude<Level, 0>, query) }
       : found.result;
@@ -382,6 +385,7 @@ export function runLevels<R extends object>(
     }
     if (tried.found) return { ...tried.result, forgiven: f.forgiven(level, query) };
   }
+  nothing(first.at(-1)!.query);
   return found.result;
 }
 

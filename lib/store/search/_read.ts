@@ -36,11 +36,12 @@ export function soundRead<T>(store: HistoryStore, fn: () => T): T {
 }
 
 /**
- * For an index search of `query` that found nothing: throws StoreDamagedError when the index
- * matches `query` nowhere and the quick check finds it damaged, the damage that makes it answer
- * nothing instead of an error (see `quickCheck`). A search with hits pays nothing, nor does one
- * whose filters left out what the index matched (it answers the query); the quick check reads
- * the whole term index, some 40 ms on a store of ten gigabytes.
+ * For an index search that found nothing at any level, `query` the one it searched first: throws
+ * StoreDamagedError when the index matches `query` nowhere and the quick check finds it damaged,
+ * the damage that makes it answer nothing instead of an error (see `quickCheck`). A search with
+ * hits pays nothing, also one whose hits a wider level found (a prefix, a form, a spelling), nor
+ * does one whose filters left out what the index matched (it answers the query); the quick check
+ * reads the whole term index, some 40 to 60 ms on a store of ten gigabytes.
  */
 export function nothingFound(store: HistoryStore, query: string): void {
   const matched = store.stmt(`SELECT rowid FROM ${TEXT_INDEX} WHERE ${TEXT_INDEX} MATCH ? LIMIT 1`)

@@ -77,6 +77,7 @@ function groupsWithin(
         scope.forgiveness,
         options.query,
         (tiers) => groupPage(scope, tiers, perGroup, redact),
+        (searched) => nothingFound(store, cjkQuery(searched)),
       );
       return found.forgiven ? { ...found, forgiven: mapStrings(found.forgiven, redact) } : found;
     },
@@ -120,9 +121,6 @@ function groupPage(
     budget,
     () => ftsGroups(store, matching, options, { offset, limit: limit + 1, perGroup }),
   );
-  if (rows?.length === 0 && offset === 0 && tiers[0]!.level === 0) {
-    nothingFound(store, candidateQuery);
-  }
   // Past the last page, whether there was a first one.
   const found = rows === null || rows.length > 0 ||
     (offset > 0 && stoppable(budget, () => matchesAny(store, candidateQuery, options)) !== false);

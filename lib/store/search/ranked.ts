@@ -74,7 +74,12 @@ function searchWithin(
   return answerWithin(store, adapters, redact, options, now, {
     counted: "hits",
     indexed: (page) => {
-      const found = runLevels(page.forgiveness, options.query, (tiers) => ftsPage(page, tiers));
+      const found = runLevels(
+        page.forgiveness,
+        options.query,
+        (tiers) => ftsPage(page, tiers),
+        (searched) => nothingFound(store, cjkQuery(searched)),
+      );
       return {
         ...found,
         hits: found.hits.map((hit) => throughGate(hit, redact)),
@@ -112,7 +117,6 @@ function ftsPage(scope: PageScope, tiers: readonly Tier[]): LevelPage<SearchResu
   // Counted as they were ranked (each tier leaves out the matches of the one before, so the
   // tiers' matches are the widest query's, each once).
   const matched = ranking ? rows![0]?.total ?? 0 : null;
-  if (rows?.length === 0 && tiers[0]!.level === 0) nothingFound(store, candidateQuery);
   const found = rows?.length !== 0;
   if (rows === null) {
     // Out of time to rank: the most recently captured matches, as fast as FTS5 finds them.

@@ -16,6 +16,7 @@ import {
   type SearchResult,
 } from "../../../lib/store/search.ts";
 import { HistoryStore, StoreDamagedError } from "../../../lib/store/db.ts";
+import { loadStemmer } from "../../../lib/store/vocab.ts";
 import { quickCheck } from "../../../lib/store/damage.ts";
 import {
   damagedWords,
@@ -233,6 +234,75 @@ Deno.test("a search that meets a damaged store says so and how to recover, never
         store.close();
       }
     });
+
+    await t.step(
+      "a forgiving search looks at the index only when no level found anything",
+      async () => {
+        await loadStemmer();
+        /** `find` over `store`, and how many times it looked at the index. */
+        const looking = (store: HistoryStore, find: () => unknown) => {
+          let looks = 0;
+          const prepare = store.db.prepare.bind(store.db);
+          store.db.prepare = (sql: string) => {
+            if (sql.includes("integrity_check")) looks++;
+            return prepare(sql);
+          };
+          try {
+            return { found: find(), looks };
+          } catch (err) {
+            return { err, looks };
+          } finally {
+            store.db.prepare = prepare;
+          }
+        };
+        // A word the index does not hold, whose spelling it does.
+        const held = manyWord(parseInt("aaa", 36));
+        const { store, hidden } = damagedBy(() => misplaceLeafPage(path, "fts_idx", 0, 1));
+        store.close();
+        try {
+          for (const forgive of ["fallback", "typing"] as const) {
+            for (const find of [search, searchGroups]) {
+              const label = `${forgive} ${find.name}`;
+              // Nothing at any level of a damaged index: the look, and the damage it finds.
+              const damaged = damagedBy(() => misplaceLeafPage(path, "fts_idx", 0, 1)).store;
+              try {
+                const nowhere = looking(
+                  damaged,
+                  () => find(damaged, ADAPTERS, redact, { query: hidden[0]!, forgive }),
+                );
+                assert.ok(nowhere.err instanceof StoreDamagedError, label);
+                assert.equal(nowhere.looks, 1, label);
+              } finally {
+                damaged.close();
+              }
+              Deno.writeFileSync(path, sound);
+              const whole = HistoryStore.open({ path, root: world.data, readOnly: true });
+              try {
+                // Found by a wider level: the hits, and no look.
+                const spelled = looking(
+                  whole,
+                  () => find(whole, ADAPTERS, redact, { query: `${held}a`, forgive }),
+                );
+                const found = spelled.found as { forgiven?: { searched: string } };
+                assert.equal(found.forgiven?.searched, held, label);
+                assert.equal(spelled.looks, 0, label);
+                // Nothing at any level of a sound one: one look, which finds nothing wrong.
+                const none = looking(
+                  whole,
+                  () => find(whole, ADAPTERS, redact, { query: "zzqxv", forgive }),
+                );
+                assert.ok(!("err" in none), label);
+                assert.equal(none.looks, 1, label);
+              } finally {
+                whole.close();
+              }
+            }
+          }
+        } finally {
+          Deno.writeFileSync(path, sound);
+        }
+      },
+    );
 
     await t.step(
       "filters that leave out what the index matched: no match, no look at the index",
