@@ -393,24 +393,34 @@ Deno.test("a hit on a later row of a long line stands for its first, which holds
   }
 });
 
+/**
+ * A captured world of ten sessions whose words include `timeout`, and five typed prompts that
+ * hold it: of three captured sessions (their transcript's copy is the hit) and of two sessions
+ * never captured (the prompt is).
+ */
+async function promptsWorld(): Promise<World> {
+  const world = await makeWorld();
+  const sessions = writeClaudeCorpus(world.claude, { sessions: 10, lines: 30 });
+  const prompts = [...sessions.slice(0, 3).map((path) => basename(path, ".jsonl")), "a", "b"]
+    .map((id, i) =>
+      JSON.stringify({
+        display: `timeout in prompt ${i}`,
+        pastedContents: {},
+        timestamp: Date.UTC(2026, 4, 1, 12, i),
+        project: `/home/dev/src/project${i}`,
+        sessionId: id.length > 1 ? id : `0000000${i}-0000-4000-8000-00000000000${id}`,
+      })
+    );
+  Deno.writeTextFileSync(join(world.claude, "history.jsonl"), prompts.join("\n") + "\n");
+  await captureWorld(world);
+  return world;
+}
+
 Deno.test("a search looks a match's conversation up only where a filter reads it, and finds what joining it would", async () => {
   // Joined to its conversation, each of a common word's matches is one more lookup (a fifth of
   // its ranking at 10 GB): the term every search has asks a prompt's conversation alone.
-  const world = await makeWorld();
+  const world = await promptsWorld();
   try {
-    const sessions = writeClaudeCorpus(world.claude, { sessions: 10, lines: 30 });
-    const prompts = [...sessions.slice(0, 3).map((path) => basename(path, ".jsonl")), "a", "b"]
-      .map((id, i) =>
-        JSON.stringify({
-          display: `timeout in prompt ${i}`,
-          pastedContents: {},
-          timestamp: Date.UTC(2026, 4, 1, 12, i),
-          project: `/home/dev/src/project${i}`,
-          sessionId: id.length > 1 ? id : `0000000${i}-0000-4000-8000-00000000000${id}`,
-        })
-      );
-    Deno.writeTextFileSync(join(world.claude, "history.jsonl"), prompts.join("\n") + "\n");
-    await captureWorld(world);
     withStore(world, (store) => {
       // A match no conversation holds yet (a streamed line's rows, until the line is derived).
       const orphan = store.db.prepare(
@@ -515,23 +525,8 @@ function matchJoins(store: HistoryStore, statements: string[]): boolean[] {
 
 Deno.test("a page's total is every record the search matches under its filters, in each sort", async () => {
   // Counted as the matches are ranked (one statement): the same number a count of its own gives.
-  const world = await makeWorld();
+  const world = await promptsWorld();
   try {
-    const sessions = writeClaudeCorpus(world.claude, { sessions: 10, lines: 30 });
-    // Typed prompts: of three captured sessions (their transcript's copy is the hit) and of two
-    // sessions never captured (the prompt is).
-    const prompts = [...sessions.slice(0, 3).map((path) => basename(path, ".jsonl")), "a", "b"]
-      .map((id, i) =>
-        JSON.stringify({
-          display: `timeout in prompt ${i}`,
-          pastedContents: {},
-          timestamp: Date.UTC(2026, 4, 1, 12, i),
-          project: `/home/dev/src/project${i}`,
-          sessionId: id.length > 1 ? id : `0000000${i}-0000-4000-8000-00000000000${id}`,
-        })
-      );
-    Deno.writeTextFileSync(join(world.claude, "history.jsonl"), prompts.join("\n") + "\n");
-    await captureWorld(world);
     withStore(world, (store) => {
       const counted = (project?: string) => (store.db.prepare(
         `SELECT count(*) AS n, sum(r.kind = 'prompt') AS prompts FROM fts
