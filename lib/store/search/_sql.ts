@@ -234,7 +234,7 @@ export function filterSql(filters: SearchFilters): FilterSql {
 }
 
 /** Whether a term names a column of the conversation `c` (the filters' table writes `c.…`). */
-export function readsConversation(sql: string): boolean {
+function readsConversation(sql: string): boolean {
   return /\bc\./.test(sql);
 }
 

@@ -12,7 +12,6 @@ import {
   filterSql,
   filterTerms,
   rankedRecords,
-  readsConversation,
   stoppable,
 } from "./_sql.ts";
 
@@ -45,9 +44,10 @@ export function countsLeavingOut(
   const always = terms.filter((term) => term.key === null);
   const tested = terms.filter((term) => term.key !== null);
   const columns = tested.map((term, i) => `(${term.sql}) AS f${i}`);
-  const joined = { conversations: terms.some((term) => readsConversation(term.sql)) };
   const sql = `SELECT ${columns.join(", ") || "1"}
-    FROM fts JOIN ${rankedRecords(store)} ON r.id = fts.rowid${conversationsOf(store, joined)}
+    FROM fts JOIN ${rankedRecords(store)} ON r.id = fts.rowid${
+    conversationsOf(store, filterSql(filters))
+  }
     WHERE fts MATCH ? AND ${budgetCheck("fts.rowid")}${always.map((t) => ` AND ${t.sql}`).join("")}
     ORDER BY fts.rowid DESC LIMIT ?`;
   const params = [
