@@ -135,12 +135,22 @@ export function isFtsSyntax(query: string): boolean {
 }
 
 /**
+ * A search's own statement that SQLite would not prepare: a mistake in logbook's SQL, never in
+ * what was typed (a query is bound, and FTS5 reads it as the statement runs), though SQLite words
+ * some the way FTS5 words a query's (`no such column: c.key`).
+ */
+export class SearchStatementError extends Error {
+  override name = "SearchStatementError";
+}
+
+/**
  * True for the errors FTS5 gives a query it cannot parse; never for a damaged index, whose
  * errors FTS5 words the same way (`fts5: corruption found …`): a search must not answer one
- * with a literal scan, or with nothing.
+ * with a literal scan, or with nothing; nor for a statement of its own that SQLite would not
+ * prepare (`SearchStatementError`).
  */
 export function isFtsSyntaxError(err: unknown): boolean {
-  if (isCorruption(err)) return false;
+  if (isCorruption(err) || err instanceof SearchStatementError) return false;
   const message = err instanceof Error ? err.message : "";
   return /fts5: syntax error|unterminated string|unknown special query|no such column|expected integer|fts5: /i
     .test(message);

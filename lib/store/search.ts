@@ -31,6 +31,7 @@ export {
   MAX_TERMS,
   MIN_PREFIX_CHARS,
   SearchLimitError,
+  SearchStatementError,
 } from "./_search_bounds.ts";
 export { type Forgive, FORGIVE_MODES, type Forgiven, type Matched } from "./forgive.ts";
 export {

@@ -6,7 +6,9 @@ import { filterTerms as tableTerms, type SearchFilters } from "../../filters_tab
 import type { Kind, Role } from "../../sources/adapter.ts";
 import type { Agent } from "../../agents.ts";
 import type { SQLInputValue, StatementSync } from "node:sqlite";
-import { HistoryStore } from "../db.ts";
+import { HistoryStore, isCorruption } from "../db.ts";
+import { SearchStatementError } from "../_search_bounds.ts";
+import { messageOf } from "../../format.ts";
 import { FILTERING_INDEX, FLAG_INJECTED, RANKING_INDEX } from "../schema.ts";
 import { budgetCheck, SearchBudget, SearchStoppedError } from "../_search_budget.ts";
 import type { SearchHit, SearchSort } from "./types.ts";
@@ -200,14 +202,26 @@ export function recentCandidates(
   return rows;
 }
 
-/** Runs a statement the budget may abort; an aborted one is prepared afresh next time. */
+/**
+ * Runs a statement the budget may abort; an aborted one is prepared afresh next time. One SQLite
+ * would not prepare throws SearchStatementError (unless the store is damaged where it read).
+ */
 export function budgeted<T>(
   store: HistoryStore,
   sql: string,
   run: (statement: StatementSync) => T,
 ): T {
+  let statement: StatementSync;
   try {
-    return run(store.stmt(sql));
+    statement = store.stmt(sql);
+  } catch (err) {
+    if (isCorruption(err)) throw err;
+    throw new SearchStatementError(`A search statement failed to prepare: ${messageOf(err)}`, {
+      cause: err,
+    });
+  }
+  try {
+    return run(statement);
   } catch (err) {
     store.dropStmt(sql);
     throw err;

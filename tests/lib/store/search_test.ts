@@ -3,6 +3,7 @@
 // damaged text index is an error that says how to recover, never an empty answer.
 
 import assert from "node:assert/strict";
+import { DatabaseSync } from "node:sqlite";
 import { basename, join } from "node:path";
 import { createGate, redactorOf } from "../../../lib/gate/gate.ts";
 import { ADAPTERS } from "../../../lib/sources/mod.ts";
@@ -14,8 +15,10 @@ import {
   searchGroups,
   type SearchOptions,
   type SearchResult,
+  SearchStatementError,
 } from "../../../lib/store/search.ts";
 import { HistoryStore, StoreDamagedError } from "../../../lib/store/db.ts";
+import { FILTERING_INDEX } from "../../../lib/store/schema.ts";
 import { loadStemmer } from "../../../lib/store/vocab.ts";
 import { quickCheck } from "../../../lib/store/damage.ts";
 import {
@@ -522,6 +525,34 @@ function matchJoins(store: HistoryStore, statements: string[]): boolean[] {
     );
   });
 }
+
+Deno.test("a search whose own statement SQLite would not prepare says so, never scans instead", async () => {
+  // SQLite words some of its own errors as FTS5 words a query it cannot parse (`no such
+  // column`), which a search answers with a literal scan or nothing.
+  const world = await promptsWorld();
+  try {
+    const path = join(world.data, "history.db");
+    const db = new DatabaseSync(path);
+    db.exec(`DROP INDEX ${FILTERING_INDEX}; ALTER TABLE conversations DROP COLUMN subagent`);
+    db.close();
+    withStore(world, (store) => {
+      for (const forgive of ["exact", "fallback"] as const) {
+        for (const find of [search, searchGroups]) {
+          assert.throws(
+            () => find(store, ADAPTERS, redact, { query: "timeout", subagents: false, forgive }),
+            (err) =>
+              err instanceof SearchStatementError &&
+              /no such column: c\.subagent/.test(err.message),
+            `${forgive} ${find.name}`,
+          );
+        }
+      }
+      assert.ok(search(store, ADAPTERS, redact, { query: "timeout" }).hits.length > 0);
+    });
+  } finally {
+    await world.cleanup();
+  }
+});
 
 Deno.test("a page's total is every record the search matches under its filters, in each sort", async () => {
   // Counted as the matches are ranked (one statement): the same number a count of its own gives.
