@@ -34,6 +34,7 @@ const SEARCHES: SearchOptions[] = [
   ]),
   { query: "timeuot", limit: 5, forgive: "fallback" },
   { query: "thre", limit: 5, forgive: "typing" },
+  { query: "thre", limit: 5, forgive: "typing", project: "/home/dev/src/project2" },
   { query: '"commit schema"', limit: 5, agent: "claude" },
   { query: "marker3", limit: 5 },
   { query: "timeout", limit: 5, subagents: false },
@@ -74,12 +75,10 @@ function readsOfRecords(store: HistoryStore, statements: string[]): string[][] {
 
 /**
  * How SQLite looks up each match's conversation `c`, for each statement that joins one to the
- * matches of the text index (beside its scan: not the page's conversations, read after), but a
- * search's in tiers, which reads every match's whole conversation as it ranks them.
+ * matches of the text index (beside its scan: not the page's conversations, read after).
  */
 function readsOfConversations(store: HistoryStore, statements: string[]): string[] {
-  const filtering = (sql: string) => sql.includes("MATCH") && !sql.includes("UNION ALL");
-  return [...new Set(statements)].filter(filtering).flatMap((sql) => {
+  return [...new Set(statements)].filter((sql) => sql.includes("MATCH")).flatMap((sql) => {
     const plan = store.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all() as {
       parent: number;
       detail: string;
