@@ -115,8 +115,8 @@ function ftsPage(scope: PageScope, tiers: readonly Tier[]): LevelPage<SearchResu
   );
   const ranking = rows !== null;
   // Counted as they were ranked (each tier leaves out the matches of the one before, so the
-  // tiers' matches are the widest query's, each once).
-  const matched = ranking ? rows![0]?.total ?? 0 : null;
+  // tiers' matches are the widest query's, each once); a page out of time to rank has no total.
+  const matched = rows?.[0]?.total ?? 0;
   const found = rows?.length !== 0;
   if (rows === null) {
     // Out of time to rank: the most recently captured matches, as fast as FTS5 finds them.
@@ -142,10 +142,7 @@ function ftsPage(scope: PageScope, tiers: readonly Tier[]): LevelPage<SearchResu
     ? null
     : next === null
     ? Math.min(listed.length, offset + limit)
-    : countAtLeast(
-      matched ?? stoppable(budget, () => ftsCount(store, candidateQuery, options)),
-      offset + limit + 1,
-    );
+    : Math.max(matched, offset + limit + 1);
   // Found only wider than typed, the widest tier found is what the page searched.
   const best = rows[0]?.tier ? rows.reduce((most, row) => Math.max(most, row.tier ?? 0), 0) : 0;
   return {
@@ -175,11 +172,6 @@ function byTier<R extends { tier?: number }>(rows: R[]): R[][] {
     tiers.at(-1)!.push(row);
   }
   return tiers;
-}
-
-/** `count`, or null when it was not counted in time; never below `least` when counted. */
-function countAtLeast(count: number | null, least: number): number | null {
-  return count === null ? null : Math.max(count, least);
 }
 
 /**
@@ -221,16 +213,6 @@ function ftsCandidates(
     sql,
     (statement) => sortedRows(statement, ...(tiered ? query : [query]), ...filter.params, limit),
   ) as unknown as Candidate[];
-}
-
-/** How many records match `query` under `filters` (each chunk of a long line counts). */
-function ftsCount(store: HistoryStore, query: string, filters: SearchFilters): number {
-  const filter = filterSql(filters);
-  return budgeted(
-    store,
-    `SELECT count(*) AS n ${matchesUnder(store, filter)}`,
-    (statement) => Number((statement.get(query, ...filter.params) as { n: number }).n),
-  );
 }
 
 /**
