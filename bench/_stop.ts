@@ -5,7 +5,8 @@
 
 /** Undo steps, in the order they were registered. */
 const steps: { what: string; undo: () => void | Promise<void> }[] = [];
-let stopping = false;
+/** The stop under way, once a signal came: it ends in `Deno.exit`. */
+let stopping: Promise<never> | null = null;
 
 /**
  * Registers `undo` to run if the run is stopped; returns the function that unregisters it (call
@@ -33,9 +34,28 @@ export function stopOnSignals(log: (message: string) => void): () => void {
   return () => listeners.forEach((remove) => remove());
 }
 
-async function stop(signal: "SIGINT" | "SIGTERM", log: (message: string) => void) {
-  if (stopping) return;
-  stopping = true;
+/**
+ * Lets a signal that came while in-process work held the event loop stop the run now: a listener
+ * runs only as the loop turns (one turn reads the signal, the next runs its listener), and work
+ * that never waits on the loop would otherwise end, and exit 0, with the signal unheard. Call it
+ * between parts and before the report.
+ */
+export async function heedSignals(): Promise<void> {
+  for (let turn = 0; turn < HEED_TURNS && !stopping; turn++) {
+    await new Promise((resolve) => setTimeout(resolve, 0));
+  }
+  if (stopping) await stopping;
+}
+
+/** The loop's turns `heedSignals` gives a signal: two are seen to suffice, on a loaded machine too. */
+const HEED_TURNS = 4;
+
+function stop(signal: "SIGINT" | "SIGTERM", log: (message: string) => void): Promise<never> {
+  stopping ??= undo(signal, log);
+  return stopping;
+}
+
+async function undo(signal: "SIGINT" | "SIGTERM", log: (message: string) => void): Promise<never> {
   log(`stopped (${signal}): cleaning up`);
   for (const pid of descendants(Deno.pid)) {
     try {
@@ -51,7 +71,7 @@ async function stop(signal: "SIGINT" | "SIGTERM", log: (message: string) => void
       log(`could not undo ${step.what}: ${(err as Error).message}`);
     }
   }
-  Deno.exit(signal === "SIGINT" ? 130 : 143);
+  return Deno.exit(signal === "SIGINT" ? 130 : 143);
 }
 
 /** The processes started by `pid`, and theirs, from /proc (none where there is no /proc). */

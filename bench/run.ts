@@ -30,7 +30,7 @@ import { type BenchReport, formatRelevanceAlone, formatReport } from "./_report.
 import { measureRg, measureSearch, measureSearchCommand } from "./_search.ts";
 import { measureShow } from "./_show.ts";
 import { measureStatus } from "./_status.ts";
-import { onStop, stopOnSignals } from "./_stop.ts";
+import { heedSignals, onStop, stopOnSignals } from "./_stop.ts";
 import { measureForget, measureRebuild } from "./_store_changes.ts";
 import { measureUsage } from "./_usage.ts";
 import { measureTeam } from "./_team.ts";
@@ -338,6 +338,7 @@ async function measureParts(run: Run): Promise<Measured & { profile: BenchReport
   let agents: CorpusAgent[] = [...CORPUS_AGENTS];
   if (store && manifest) {
     agents = await makeStore(run, store, manifest, m);
+    await heedSignals();
     await measureFromStore(run, store, manifest, agents, m);
   }
   if (manifest && has("rg")) {
@@ -727,6 +728,7 @@ export async function main(args: string[]): Promise<number> {
         report,
         human: () => formatReport(report, options),
       }));
+    await heedSignals();
     if (values.json) {
       for (const note of report.notes) console.error(`note: ${note}`);
       console.log(JSON.stringify(report.figures));
