@@ -17,6 +17,7 @@ import {
   timeEmptyScript,
   timeRg,
 } from "./_measure.ts";
+import { heedSignals } from "./_stop.ts";
 import { INDEXED_CLASSES, TERM_CLASSES, type TermClass } from "./_text.ts";
 import { median, quantile, taskFlags } from "./_util.ts";
 
@@ -61,14 +62,17 @@ export interface RgReport {
   cli: { runs: number[]; args: string };
 }
 
-/** Search latencies over the planted terms, with and without filters. */
-export function measureSearch(
+/**
+ * Search latencies over the planted terms, with and without filters. The searches hold the event
+ * loop, so a signal is heeded after each round (at 10 GB a round takes seconds).
+ */
+export async function measureSearch(
   store: HistoryStore,
   redact: Redactor,
   manifest: CorpusManifest,
   agents: CorpusAgent[],
   rounds: number,
-): SearchReport {
+): Promise<SearchReport> {
   const filters = searchFilters(store, agents);
   const queries: { term: string; cls: TermClass; query: string; filter: number }[] = [];
   for (const term of manifest.terms) {
@@ -102,6 +106,7 @@ export function measureSearch(
       if (INDEXED_CLASSES.includes(q.cls)) all.push(ms);
       times.set(key, [...(times.get(key) ?? []), ms]);
     }
+    await heedSignals();
   }
   const byClass = TERM_CLASSES.flatMap((cls) =>
     [false, true].map((filtered) => {

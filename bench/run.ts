@@ -415,7 +415,7 @@ async function measureFromStore(
   }
   if (has("search")) {
     log(`in-process search: ${manifest.terms.length} terms × 6 filters × ${options.rounds} rounds`);
-    m.search = measureSearch(store, redact, manifest, agents, options.rounds);
+    m.search = await measureSearch(store, redact, manifest, agents, options.rounds);
   }
   const runs = options.cliRuns;
   if (has("cli") || has("show") || has("status") || has("usage")) {
