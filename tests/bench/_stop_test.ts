@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { removeDir, ROOT, tempDir } from "../_helpers.ts";
+import { logUntil } from "./_bench_json.ts";
 
 /**
  * A script that listens as the bench does, says "busy", then holds the event loop (as a capture
@@ -57,12 +58,7 @@ async function runHeld(): Promise<{ code: number; stderr: string }> {
       stderr: "piped",
     }).spawn();
     const log = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
-    let text = "";
-    while (!text.includes("busy")) {
-      const { value, done } = await log.read();
-      if (done) throw new Error(`The script ended before it was busy:\n${text}`);
-      text += value;
-    }
+    let text = await logUntil(log, /busy/);
     child.kill("SIGINT");
     await delivered(child.pid, 2);
     await Deno.writeTextFile(release, "");
