@@ -114,9 +114,6 @@ function ftsPage(scope: PageScope, tiers: readonly Tier[]): LevelPage<SearchResu
     () => ftsCandidates(store, matching, options, Math.min(window * 4, window + 400)),
   );
   const ranking = rows !== null;
-  // Counted as they were ranked (each tier leaves out the matches of the one before, so the
-  // tiers' matches are the widest query's, each once); a page out of time to rank has no total.
-  const matched = rows?.[0]?.total ?? 0;
   const found = rows?.length !== 0;
   if (rows === null) {
     // Out of time to rank: the most recently captured matches, as fast as FTS5 finds them.
@@ -138,11 +135,11 @@ function ftsPage(scope: PageScope, tiers: readonly Tier[]): LevelPage<SearchResu
   const next = listed.length > offset + limit && (!stopped || built.length === page.length)
     ? offset + limit
     : null;
-  const total = stopped
-    ? null
-    : next === null
+  const total = stopped ? null : next === null
     ? Math.min(listed.length, offset + limit)
-    : Math.max(matched, offset + limit + 1);
+    // Counted as they were ranked (each tier leaves out the matches of the one before, so the
+    // tiers' matches are the widest query's, each once).
+    : Math.max(rows[0]?.total ?? 0, offset + limit + 1);
   // Found only wider than typed, the widest tier found is what the page searched.
   const best = rows[0]?.tier ? rows.reduce((most, row) => Math.max(most, row.tier ?? 0), 0) : 0;
   return {
