@@ -4,7 +4,7 @@
 
 import { join } from "node:path";
 import { mulberry32, Planter, TextGen, Vocabulary } from "./_text.ts";
-import { childBaseEnv, median, ROOT, which } from "./_util.ts";
+import { childBaseEnv, median, ROOT, taskEnv, which } from "./_util.ts";
 
 /** What a child process did. */
 export interface ChildRun {
@@ -93,12 +93,13 @@ export async function exportCommit(commit: string, into: string): Promise<void> 
 }
 
 /**
- * The environment a logbook command runs with: the base a child Deno needs, plus `vars`. The
+ * The environment a logbook command runs with: the base a child Deno needs, what its task sets
+ * (every command's task sets the same, so the dispatcher's stands for them), plus `vars`. The
  * bench times what a user runs, so the bundled commands start from their bundle unless a figure
  * sets LOGBOOK_SOURCES itself.
  */
 export function commandEnv(vars: Record<string, string>): Record<string, string> {
-  return { ...childBaseEnv(), NO_COLOR: "1", LOGBOOK_SOURCES: "", ...vars };
+  return { ...childBaseEnv(), ...taskEnv("logbook"), NO_COLOR: "1", LOGBOOK_SOURCES: "", ...vars };
 }
 
 /** Arguments of `deno run` for a logbook command with its task's permission flags. */

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 // Shared with the tests, which run commands the same way.
-export { childBaseEnv, taskFlags } from "../tests/command_env.ts";
+export { childBaseEnv, taskEnv, taskFlags } from "../tests/command_env.ts";
 
 /** The repository root. */
 export const ROOT = fileURLToPath(new URL("../", import.meta.url));

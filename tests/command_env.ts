@@ -16,14 +16,32 @@ const ROOT = fileURLToPath(new URL("../", import.meta.url));
  * tests/commands/_command_test.ts holds deno.json's tasks to those.
  */
 export function taskFlags(command: string, root = ROOT): string[] {
+  return taskRun(command, root).flags;
+}
+
+/**
+ * The variables `deno task <command>` sets before its `deno run` (`RUN_ENV` of lib/run_flags.ts;
+ * none in older checkouts), for a child the bench measures as the task runs it.
+ */
+export function taskEnv(command: string, root = ROOT): Record<string, string> {
+  return taskRun(command, root).env;
+}
+
+/** The task's run of its command (start's task builds the bundle first, with its own flags). */
+function taskRun(command: string, root: string): { env: Record<string, string>; flags: string[] } {
   const config = JSON.parse(Deno.readTextFileSync(join(root, "deno.json")));
   const line: string | undefined = config.tasks?.[command.replaceAll("_", "-")];
-  // The task's run of its command (start's task builds the bundle first, with its own flags).
   const file = command.replaceAll("-", "_");
   const match = line &&
-    new RegExp(`(?:^|; )deno run ((?:-\\S+ )*)commands/${file}\\.ts`).exec(line);
+    new RegExp(`(?:^|; )((?:\\w+=\\S+ )*)deno run ((?:-\\S+ )*)commands/${file}\\.ts`).exec(line);
   if (!match) throw new Error(`No "deno run … commands/" task for "${command}" in deno.json`);
-  return match[1]!.trim().split(" ").filter(Boolean);
+  const words = (text: string) => text.trim().split(" ").filter(Boolean);
+  const env = Object.fromEntries(
+    words(match[1]!).map((
+      word,
+    ) => [word.slice(0, word.indexOf("=")), word.slice(word.indexOf("=") + 1)]),
+  );
+  return { env, flags: words(match[2]!) };
 }
 
 /**

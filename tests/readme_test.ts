@@ -9,6 +9,7 @@ import { COMMANDS, main as logbook } from "../commands/logbook.ts";
 import { isPresent } from "../lib/present.ts";
 import { agentSpec, OTHER_AGENTS } from "../lib/agents.ts";
 import { envFrom } from "../lib/env.ts";
+import { RUN_ENV } from "../lib/run_flags.ts";
 import { captureIo, childBaseEnv, removeDir, ROOT, taskFlags, tempDir } from "./_helpers.ts";
 
 const README = Deno.readTextFileSync(join(ROOT, "README.md"));
@@ -178,7 +179,7 @@ Deno.test("docs/mcp.md's client snippets start `logbook mcp` and parse", () => {
   const flags = /`deno run ((?:-\S+ )+)\/path\/to\/logbook\/commands\/mcp\.ts`/.exec(section);
   assert.ok(flags, "the no-install command");
   const task = JSON.parse(Deno.readTextFileSync(join(ROOT, "deno.json"))).tasks.mcp as string;
-  assert.equal(`deno run ${flags[1]}commands/mcp.ts`, task);
+  assert.equal(`${RUN_ENV} deno run ${flags[1]}commands/mcp.ts`, task);
 });
 
 /** The project's Markdown a reader is sent to: the README, its neighbours and docs/. */

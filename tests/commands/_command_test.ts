@@ -18,7 +18,7 @@ import { join } from "node:path";
 import { permissions as bundlePermissions } from "../../commands/_bundle.ts";
 import { COMMANDS } from "../../commands/logbook.ts";
 import type { Io } from "../../commands/_terminal/io.ts";
-import { runFlags } from "../../lib/run_flags.ts";
+import { RUN_ENV, runFlags } from "../../lib/run_flags.ts";
 import { captureIo, ROOT, taskFlags } from "../_helpers.ts";
 
 Deno.test("wholeNumber() takes decimal digits within range and nothing else", () => {
@@ -318,7 +318,7 @@ Deno.test("deno.json's tasks, the shebangs, the compile task and the install lin
 
   await t.step("each command's task runs its file with them", () => {
     for (const [name, file] of Object.entries(FILES)) {
-      const run = `deno run ${flags.get(name)} ${file}`;
+      const run = `${RUN_ENV} deno run ${flags.get(name)} ${file}`;
       // start builds search's and show's bundles first when they are stale, saying nothing.
       const bundle = `deno run --quiet ${runFlags(bundlePermissions).join(" ")} ` +
         "commands/_bundle.ts --if-stale --quiet";
