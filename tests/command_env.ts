@@ -36,11 +36,11 @@ function taskRun(command: string, root: string): { env: Record<string, string>; 
     new RegExp(`(?:^|; )((?:\\w+=\\S+ )*)deno run ((?:-\\S+ )*)commands/${file}\\.ts`).exec(line);
   if (!match) throw new Error(`No "deno run … commands/" task for "${command}" in deno.json`);
   const words = (text: string) => text.trim().split(" ").filter(Boolean);
-  const env = Object.fromEntries(
-    words(match[1]!).map((
-      word,
-    ) => [word.slice(0, word.indexOf("=")), word.slice(word.indexOf("=") + 1)]),
-  );
+  const env: Record<string, string> = {};
+  for (const word of words(match[1]!)) {
+    const at = word.indexOf("=");
+    env[word.slice(0, at)] = word.slice(at + 1);
+  }
   return { env, flags: words(match[2]!) };
 }
 
