@@ -36,19 +36,40 @@ export interface CaptureReport {
   /** The median ceiling (insertMs), and each round's inserts and commits. */
   ceiling: Ceiling;
   ceilingRuns: number[];
-  /** The same inserts into a table with the store's FTS settings (automerge 16). */
+  /** history.db and its WAL after a checkpoint. */
+  store: { db: number; wal: number };
+  /** Where the time goes, on the bench's corpus or on the slice. */
+  breakdown: Breakdown;
+  notes: string[];
+}
+
+/** A captured corpus the breakdown runs over: the bench's own, or the slice (`_slice.ts`). */
+export interface BreakdownInput {
+  ctx: Context;
+  store: HistoryStore;
+  redact: Redactor;
+  /** The source bytes captured, and the capture from empty that made the store (ms). */
+  bytes: number;
+  captureMs: number;
+  /** The slice's target bytes when it is the slice, null for the bench's own corpus. */
+  slice: number | null;
+}
+
+/** Where capture's time goes, each step timed on its own over one captured corpus. */
+export interface Breakdown {
+  bytes: number;
+  captureMs: number;
+  slice: number | null;
+  /** The same inserts as the ceiling, into a table with the store's FTS settings (automerge 16). */
   ceilingStoreFts: Ceiling;
   raw: { ms: number; rows: number; bytes: number };
   phases: LinePhases;
-  /** history.db and its WAL after a checkpoint. */
-  store: { db: number; wal: number };
-  notes: string[];
 }
 
 /**
  * Captures the corpus from empty into `store` (the store the rest of the bench reads), then
- * alternates FTS ceilings with captures into scratch stores, `rounds` of each; then the ceiling
- * with the store's FTS settings, the raw ceiling and the line phases.
+ * alternates FTS ceilings with captures into scratch stores, `rounds` of each; then the
+ * breakdown, over the corpus `breakdownOn` gives (the bench's own, or the slice).
  */
 export async function measureCapture(options: {
   ctx: Context;
@@ -58,9 +79,11 @@ export async function measureCapture(options: {
   work: string;
   manifest: CorpusManifest;
   rounds: number;
+  /** The corpus the breakdown runs over, given the first capture's bytes and time. */
+  breakdownOn: (first: { bytes: number; ms: number }) => Promise<BreakdownInput>;
   log: (message: string) => void;
 }): Promise<CaptureReport> {
-  const { ctx, store, redact, work, log } = options;
+  const { ctx, store, work } = options;
   const first = await firstCapture(options);
   store.db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
   const storeSize = {
@@ -70,14 +93,7 @@ export async function measureCapture(options: {
   const ceilingDb = join(work, "ceiling.db");
   const { runs, ceilings } = await alternateRounds(options, first.ms, ceilingDb);
   const ceilingRuns = ceilings.map((c) => c.insertMs);
-  log("FTS ceiling with the store's FTS settings (automerge 16), for comparison");
-  const storeFts = ftsCeiling(store, ADAPTERS, redact, ceilingDb, { storeSettings: true });
-  await removeDb(ceilingDb);
-  log("raw ceiling: the same raw chunks into a fresh records table");
-  const raw = rawInsertCeiling(store, join(work, "raw-ceiling.db"));
-  await removeDb(join(work, "raw-ceiling.db"));
-  log("line phases: read, split, parse, derive, redact");
-  const phases = linePhases(await lineSources(ctx), redact);
+  const breakdown = await measureBreakdown(await options.breakdownOn(first), work, options.log);
   return {
     captured: first.captured,
     agents: first.agents,
@@ -88,12 +104,34 @@ export async function measureCapture(options: {
     // Rows and text are the same every round; the time is the median.
     ceiling: { ...ceilings[0]!, insertMs: median(ceilingRuns) },
     ceilingRuns,
-    ceilingStoreFts: storeFts,
-    raw,
-    phases,
     store: storeSize,
+    breakdown,
     notes: first.notes,
   };
+}
+
+/**
+ * Where the time goes over `on`'s store: the FTS ceiling with the store's FTS settings, the raw
+ * ceiling and the line phases, each on its own (scratch databases under `work`, removed after).
+ */
+async function measureBreakdown(
+  on: BreakdownInput,
+  work: string,
+  log: (message: string) => void,
+): Promise<Breakdown> {
+  const { ctx, store, redact } = on;
+  const over = on.slice === null ? "" : ` (on the ${formatBytes(on.slice)} slice)`;
+  const ceilingDb = join(work, "ceiling.db");
+  log(`FTS ceiling with the store's FTS settings (automerge 16), for comparison${over}`);
+  const ceilingStoreFts = ftsCeiling(store, ADAPTERS, redact, ceilingDb, { storeSettings: true });
+  await removeDb(ceilingDb);
+  log(`raw ceiling: the same raw chunks into a fresh records table${over}`);
+  const raw = rawInsertCeiling(store, join(work, "raw-ceiling.db"));
+  await removeDb(join(work, "raw-ceiling.db"));
+  log(`line phases: read, split, parse, derive, redact${over}`);
+  const phases = linePhases(await lineSources(ctx), redact);
+  const { bytes, captureMs, slice } = on;
+  return { bytes, captureMs, slice, ceilingStoreFts, raw, phases };
 }
 
 /** The first capture from empty, into the bench's store, with what it left out said in notes. */

@@ -35,6 +35,8 @@ export interface DiskInput {
   hugeLine: number;
   upgradeSize: number;
   relevanceSize: number;
+  /** The slice's size: smaller than `size`, a corpus and a store of its own. */
+  sliceSize: number;
 }
 
 /** One line of the plan: what takes the bytes. */
@@ -62,6 +64,12 @@ export function diskPlan(input: DiskInput): DiskPlan {
   }
   // A smaller corpus of its own, captured by three builds (the upgrade) or two (relevance).
   const own = (bytes: number, stores: number) => bytes + stores * STORE_RATIO * bytes;
+  // The slice stays from the first part that makes it to the end of the run.
+  const sliced = input.sliceSize < size;
+  const slice = sliced ? STORE_RATIO * input.sliceSize : store;
+  if (sliced && parts.some((part) => ["capture", "watch", "migration"].includes(part))) {
+    stays.push({ what: "the slice's corpus and store", bytes: own(input.sliceSize, 1) });
+  }
   const byPart: Partial<Record<Part, DiskItem>> = {
     capture: {
       what: input.captureRounds > 1
@@ -70,8 +78,8 @@ export function diskPlan(input: DiskInput): DiskPlan {
       bytes: input.captureRounds > 1 ? store : size,
     },
     rss: { what: "rss: a store captured from empty", bytes: store },
-    watch: { what: "watch: two stores captured from empty side by side", bytes: 2 * store },
-    migration: { what: "migration: a copy of the store", bytes: store },
+    watch: { what: "watch: two stores captured from empty side by side", bytes: 2 * slice },
+    migration: { what: "migration: a copy of the store", bytes: slice },
     team: {
       what: `team: ${MACHINES} machines' pushes into PostgreSQL (at most ${
         MACHINE_BYTES / 1e9

@@ -8,6 +8,8 @@ export type Needs = "store" | "corpus" | "nothing";
 export interface PartSpec {
   name: string;
   needs: Needs;
+  /** Whether it runs on the slice instead when the slice is smaller than the corpus. */
+  sliced?: boolean;
   /** What it runs and costs, for --help ("C" is one capture of the corpus from empty). */
   cost: string;
 }
@@ -17,8 +19,9 @@ export const PARTS = [
   {
     name: "capture",
     needs: "store",
-    cost: "C per --capture-rounds, as many FTS ceilings (~0.6 C each), then about 1.5 C more " +
-      "(the store's FTS settings, raw inserts, line phases)",
+    cost: "C per --capture-rounds, as many FTS ceilings (~0.6 C each), then the breakdown of " +
+      "the slice, 1.5 of its captures (the store's FTS settings, raw inserts, line phases; " +
+      "a slice smaller than the corpus is captured first)",
   },
   { name: "noop", needs: "store", cost: "5 no-op reindexes" },
   { name: "search", needs: "store", cost: "every planted term × 6 filters × --rounds, in-process" },
@@ -32,7 +35,11 @@ export const PARTS = [
   { name: "usage", needs: "store", cost: "usage daily (and ccusage if installed) × --cli-runs" },
   { name: "status", needs: "store", cost: "status command and /api/status × --cli-runs" },
   { name: "append", needs: "store", cost: "3 MB appended (truncated back after), 3 reindexes" },
-  { name: "rss", needs: "corpus", cost: "C in a child (shared with watch's first round)" },
+  {
+    name: "rss",
+    needs: "corpus",
+    cost: "C in a child (shared with watch's first round when the slice is the corpus)",
+  },
   { name: "mcp", needs: "store", cost: "every term × --rounds over one MCP session" },
   {
     name: "team",
@@ -41,12 +48,18 @@ export const PARTS = [
       "from about 1.5GB), then searched (push ran at 4.6 MB/s at 10GB: about 20 min there)",
   },
   { name: "adversarial", needs: "store", cost: "11 searches × 3, each stopped by its budget" },
-  { name: "watch", needs: "corpus", cost: "2 C per --capture-rounds (reindex, reindex --watch)" },
+  {
+    name: "watch",
+    needs: "corpus",
+    sliced: true,
+    cost: "2 captures of the slice per --capture-rounds (reindex, reindex --watch)",
+  },
   {
     name: "migration",
     needs: "store",
-    cost: "a copy of the store, migration 0008 over it (6.5 MB/s at 200MB, 6.0 at 10GB: " +
-      "18.5 min there)",
+    sliced: true,
+    cost: "a copy of the slice's store, migration 0008 over it (6.5 MB/s at 200MB, 6.0 at " +
+      "10GB: 3 min for a 1GB slice)",
   },
   {
     name: "upgrade",
@@ -79,14 +92,18 @@ export function parseParts(text: string): Part[] {
 }
 
 /**
- * What the selected parts need: the store, only the corpus, or neither. The upgrade runs on the
- * bench's corpus when it is of the upgrade's size.
+ * What the selected parts need of the bench's corpus: the store, only the corpus, or neither.
+ * The upgrade runs on the bench's corpus when it is of the upgrade's size; the sliced parts need
+ * nothing of it when the slice is smaller.
  */
 export function needsOf(
   parts: readonly Part[],
-  sizes: { size: number; upgradeSize: number },
+  sizes: { size: number; upgradeSize: number; sliceSize: number },
 ): Needs {
-  const needs = new Set(parts.map((name) => PARTS.find((p) => p.name === name)!.needs));
+  const sliced = sizes.sliceSize < sizes.size;
+  const needs = new Set(
+    PARTS.filter((p) => parts.includes(p.name) && !(sliced && "sliced" in p)).map((p) => p.needs),
+  );
   if (parts.includes("upgrade") && sizes.upgradeSize === sizes.size) needs.add("corpus");
   return needs.has("store") ? "store" : needs.has("corpus") ? "corpus" : "nothing";
 }

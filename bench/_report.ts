@@ -4,7 +4,7 @@
 import { usageLine } from "./_usage.ts";
 import { basename } from "node:path";
 import { formatAdversarial } from "./_adversarial.ts";
-import type { ProfileSummary } from "./_capture.ts";
+import type { Breakdown, ProfileSummary } from "./_capture.ts";
 import {
   FIGURE_KEYS,
   FIGURE_PARTS,
@@ -38,6 +38,8 @@ export interface BenchReport extends Measured {
   corpus: (CorpusManifest & { reused: boolean }) | null;
   /** The parts measured (`--only`, or every one). */
   parts: readonly Part[];
+  /** The slice's size when parts ran on a slice smaller than the corpus, else null. */
+  slice: number | null;
   profile: ProfileSummary | null;
 }
 
@@ -189,15 +191,26 @@ function captureSection(r: BenchReport): string[] {
       formatBytes(c.store.wal)
     } after a checkpoint`,
     "",
-    "Where the time goes (each step timed on its own, same corpus):",
+    `Where the time goes (each step timed on its own, ${breakdownOver(c.breakdown)}):`,
     phasesTable(r),
     "",
   ];
 }
 
+/** Which corpus the breakdown's steps ran over. */
+function breakdownOver(b: Breakdown): string {
+  if (b.slice === null) return "same corpus";
+  return `the capture and the FTS ceiling over the corpus, the other steps over the ${
+    formatBytes(b.slice)
+  } slice (--slice-size), captured from empty in ${num(b.captureMs)} ms, ${
+    num(b.bytes / 1e6 / (b.captureMs / 1000))
+  } MB/s`;
+}
+
 function phasesTable(r: BenchReport): string {
   const c = r.capture!;
-  const p = c.phases;
+  const b = c.breakdown;
+  const p = b.phases;
   const rate = (bytes: number, ms: number) =>
     ms > 0 ? `${num(bytes / 1e6 / (ms / 1000))} MB/s` : "";
   return table([
@@ -215,9 +228,9 @@ function phasesTable(r: BenchReport): string {
     ["redact derived text", num(p.redactMs), rate(p.bytes, p.redactMs), "jsonl"],
     [
       "raw inserts (records + indexes)",
-      num(c.raw.ms),
-      rate(c.bytes, c.raw.ms),
-      `${c.raw.rows} rows, ${formatBytes(c.raw.bytes)}`,
+      num(b.raw.ms),
+      rate(b.bytes, b.raw.ms),
+      `${b.raw.rows} rows, ${formatBytes(b.raw.bytes)}`,
     ],
     [
       "FTS inserts (the ceiling)",
@@ -227,8 +240,8 @@ function phasesTable(r: BenchReport): string {
     ],
     [
       "FTS inserts, the store's automerge 16",
-      num(c.ceilingStoreFts.insertMs),
-      rate(c.bytes, c.ceilingStoreFts.insertMs),
+      num(b.ceilingStoreFts.insertMs),
+      rate(b.bytes, b.ceilingStoreFts.insertMs),
       "as capture's index is set",
     ],
     [
@@ -421,8 +434,9 @@ function waitSection(r: BenchReport): string[] {
 function watchSection(r: BenchReport): string[] {
   const w = r.watch;
   if (!w) return [];
+  const corpus = r.slice === null ? "the whole corpus" : `the ${formatBytes(r.slice)} slice`;
   return [
-    `Watch: reindex --watch from empty until its store held the whole corpus (${w.sources} ` +
+    `Watch: reindex --watch from empty until its store held ${corpus} (${w.sources} ` +
     `sources): ${w.ratio === null ? "not within the limit" : `${ms(w.watchRuns)} ms`}; ` +
     `reindex from empty: ${ms(w.reindexRuns)} ms (spawn to done, rounds alternating; the ` +
     `figure is median over median)`,

@@ -84,6 +84,47 @@ export function corpusEnv(out: string, home: string): Record<string, string> {
 }
 
 /**
+ * Generates a corpus into `dir` (empty) as `generateCorpus` does, but in a child process running
+ * this file, its progress logged: the generator runs for minutes at size without a pause, which
+ * in the bench's process would keep a Ctrl-C from being heard until it ends.
+ */
+export async function generateInChild(
+  dir: string,
+  options: { size: number; seed: number; log: (message: string) => void },
+): Promise<CorpusManifest> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-R",
+      "-W",
+      import.meta.filename!,
+      "--out",
+      dir,
+      "--size",
+      String(options.size),
+      "--seed",
+      String(options.seed),
+      "--json",
+    ],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const stdout = new Response(child.stdout).text();
+  let rest = "";
+  let said = "";
+  for await (const chunk of child.stderr.pipeThrough(new TextDecoderStream())) {
+    const lines = (rest + chunk).split("\n");
+    rest = lines.pop()!;
+    for (const line of lines) options.log(line);
+    said = (said + chunk).slice(-600);
+  }
+  const status = await child.status;
+  if (!status.success) throw new Error(`Generating the corpus failed (${status.code}): ${said}`);
+  return JSON.parse(await stdout) as CorpusManifest;
+}
+
+/**
  * Generates a corpus of about `options.size` bytes into `options.out` (which must not hold one
  * already) and returns its manifest. Deterministic: the same seed and size give the same bytes.
  */

@@ -37,13 +37,15 @@ import { measureTeam } from "./_team.ts";
 import { INDEXED_CLASSES } from "./_text.ts";
 import { measureUpgradeOf } from "./_upgrade.ts";
 import { measureWatchBacklog } from "./_watch.ts";
-import { formatBytes, parseSize, ROOT, treeBytes } from "./_util.ts";
+import { Slice } from "./_slice.ts";
+import { formatBytes, parseSize, treeBytes } from "./_util.ts";
 import {
   CORPUS_AGENTS,
   type CorpusAgent,
   corpusEnv,
   type CorpusManifest,
   DEFAULT_SEED,
+  generateInChild,
   keptCorpus,
 } from "./corpus.ts";
 
@@ -66,6 +68,8 @@ export interface BenchOptions {
   upgradeSize: number;
   /** Size of the corpus the relevance benchmark plants its facts in. */
   relevanceSize: number;
+  /** Size of the slice the capture's breakdown, watch and migration run on (`_slice.ts`). */
+  sliceSize: number;
   /** The parts to measure, in run order (every part unless `--only` names some). */
   parts: Part[];
   log: (message: string) => void;
@@ -78,6 +82,8 @@ const RELEVANCE_DEFAULT = "20MB";
 const UPGRADE_DEFAULT = 20_000_000;
 /** From this corpus size on, the repeated captures default to one round: each is long. */
 const LARGE = 1e9;
+/** The slice at most, unless told: above it, the slice is a corpus of its own. */
+const SLICE_DEFAULT = 1e9;
 
 /** What every step of a run works with. */
 interface Run {
@@ -93,6 +99,8 @@ interface Run {
   /** Null when no selected part needs the store. */
   store: HistoryStore | null;
   redact: Redactor;
+  /** The slice, when it is smaller than the corpus (else those parts run on the bench's own). */
+  slice: Slice | null;
   /** What the report lists under Notes, in the order the steps found it. */
   notes: string[];
   /** Corpus files appended to, and their sizes before, to truncate them back to at the end. */
@@ -160,6 +168,9 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     const ctx = loadContext({ env: envFrom(vars) });
     const redact = redactorFor(ctx);
     const store = needs === "store" ? openStore(ctx) : null;
+    const slice = options.sliceSize < options.size
+      ? new Slice({ ...dirs, size: options.sliceSize, seed: options.seed, work, log })
+      : null;
     try {
       const notes: string[] = [];
       const has = (part: Part) => options.parts.includes(part);
@@ -173,6 +184,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         ctx,
         store,
         redact,
+        slice,
         notes,
         restore,
         has,
@@ -180,6 +192,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       const { profile, ...measured } = await measureParts(run);
       const skipped = PART_NAMES.filter((part) => !has(part));
       if (skipped.length) notes.push(`not measured (--only): ${skipped.join(", ")}`);
+      if (slice?.used) notes.push(sliceNote(slice.size, measured));
       return {
         ...measured,
         figures: figuresOf(measured),
@@ -188,15 +201,28 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         work,
         corpus: manifest && { ...manifest, reused: corpus!.reused },
         parts: options.parts,
+        slice: slice?.used ? slice.size : null,
         profile,
       };
     } finally {
+      await slice?.close();
       store?.close();
     }
   } finally {
     cleanUp();
     forgetCleanUp();
   }
+}
+
+/** What ran on the slice, for the notes. */
+function sliceNote(size: number, m: Measured): string {
+  const what = [
+    m.capture && "the capture's breakdown (where the time goes)",
+    m.watch && "watch_backlog_over_reindex",
+    m.migration && "migrate_mb_s and migration_peak_rss_mb",
+  ].filter(Boolean);
+  return `measured on the ${formatBytes(size)} slice, a corpus of the same seed ` +
+    `(--slice-size), not on the whole corpus: ${what.join(", ")}`;
 }
 
 /**
@@ -262,44 +288,6 @@ async function benchCorpus(
   const manifest = await generateInChild(dir, options);
   log(`corpus: ${formatBytes(manifest.totalBytes)} in ${manifest.generationMs} ms`);
   return { manifest, reused: false };
-}
-
-/**
- * Generates the corpus with bench/corpus.ts in a child process, its progress logged: the
- * generator runs for minutes at size without a pause, which in this process would keep a
- * Ctrl-C from being heard until it ends.
- */
-async function generateInChild(dir: string, options: BenchOptions): Promise<CorpusManifest> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "-R",
-      "-W",
-      join(ROOT, "bench", "corpus.ts"),
-      "--out",
-      dir,
-      "--size",
-      String(options.size),
-      "--seed",
-      String(options.seed),
-      "--json",
-    ],
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const stdout = new Response(child.stdout).text();
-  let rest = "";
-  let said = "";
-  for await (const chunk of child.stderr.pipeThrough(new TextDecoderStream())) {
-    const lines = (rest + chunk).split("\n");
-    rest = lines.pop()!;
-    for (const line of lines) options.log(line);
-    said = (said + chunk).slice(-600);
-  }
-  const status = await child.status;
-  if (!status.success) throw new Error(`Generating the corpus failed (${status.code}): ${said}`);
-  return JSON.parse(await stdout) as CorpusManifest;
 }
 
 /** Every family of figures, null until its part measures it. */
@@ -385,10 +373,14 @@ async function makeStore(
   manifest: CorpusManifest,
   m: Families,
 ): Promise<CorpusAgent[]> {
-  const { options, notes } = run;
+  const { options, notes, slice } = run;
   const args = { ...run, store, manifest };
   if (run.has("capture")) {
-    m.capture = await measureCapture({ ...args, rounds: options.captureRounds });
+    const breakdownOn = async (first: { bytes: number; ms: number }) =>
+      slice
+        ? { ...await slice.store(), slice: slice.size }
+        : { ...args, bytes: first.bytes, captureMs: first.ms, slice: null };
+    m.capture = await measureCapture({ ...args, rounds: options.captureRounds, breakdownOn });
     notes.push(...m.capture.notes);
     return m.capture.agents;
   }
@@ -446,7 +438,7 @@ function rareTerms(manifest: CorpusManifest): string[] {
  * relevance, the huge line, and the CPU profile when asked for.
  */
 async function measureInChildren(run: Run, m: Families): Promise<void> {
-  const { options, log, work, dirs, vars, store, manifest, notes, has } = run;
+  const { options, log, work, dirs, vars, store, manifest, notes, has, slice } = run;
   const historyDb = run.ctx.paths.historyDb;
   if (store && manifest && has("mcp")) m.mcp = await mcpSearch(run, manifest);
   if (store && manifest && has("team")) {
@@ -458,19 +450,23 @@ async function measureInChildren(run: Run, m: Families): Promise<void> {
     m.adversarial = await measureAdversarial({ vars, historyDb, log });
     notes.push(...m.adversarial.notes);
   }
-  if (manifest && has("watch")) {
-    m.watch = await measureWatchBacklog(vars, work, options.captureRounds, log);
+  if (has("watch") && (slice || manifest)) {
+    const watchVars = slice ? (await slice.corpus()).vars : vars;
+    m.watch = await measureWatchBacklog(watchVars, work, options.captureRounds, log);
     if (m.watch.ratio === null) notes.push("reindex --watch did not capture the whole corpus");
   }
   if (manifest && has("rss")) {
-    // The watch part's plain reindex is the same capture from empty: its peak serves.
-    const shared = m.watch?.reindexRss[0];
+    // The watch part's plain reindex of the same corpus is a capture from empty: its peak serves.
+    const shared = slice ? undefined : m.watch?.reindexRss[0];
     m.captureRss = shared ?? await measureCaptureRss(vars, work, log);
     if (shared) log("capture's peak RSS: the watch part's first reindex from empty");
   }
-  if (store && has("migration")) {
-    store.db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
-    m.migration = await measureMigration(vars, work, historyDb, log);
+  if (has("migration") && (slice || store)) {
+    const on = slice
+      ? { ...await slice.store(), vars: (await slice.corpus()).vars }
+      : { store: store!, ctx: run.ctx, vars };
+    on.store.db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    m.migration = await measureMigration(on.vars, work, on.ctx.paths.historyDb, log);
   }
   if (has("upgrade")) {
     const upgrade = await measureUpgradeOf({
@@ -597,6 +593,9 @@ Options:
   --upgrade-size SIZE the corpus of the upgrade from the previous release (default: --size, at most
                      20MB; 0 skips it)
   --relevance-size SIZE the corpus the relevance benchmark plants its facts in (default ${RELEVANCE_DEFAULT})
+  --slice-size SIZE  the corpus the capture's breakdown (where the time goes), the watch part and
+                     the migration run on (default: --size, at most 1GB): smaller than --size, a
+                     corpus of the same seed generated and captured beside it, said in the notes
   --only PART,…      measure only these parts (below); the others' figures are null, and the
                      report says "not measured (--only)". The store is captured once for the
                      parts that need it. --only relevance alone prints only its figures, and
@@ -681,6 +680,7 @@ export async function main(args: string[]): Promise<number> {
         "cpu-prof": { type: "string" },
         "upgrade-size": { type: "string" },
         "relevance-size": { type: "string", default: RELEVANCE_DEFAULT },
+        "slice-size": { type: "string" },
         only: { type: "string" },
         "dry-run": { type: "boolean" },
         help: { type: "boolean", short: "h" },
@@ -763,6 +763,7 @@ function benchOptions(values: {
   "cpu-prof"?: string | undefined;
   "upgrade-size"?: string | undefined;
   "relevance-size": string;
+  "slice-size"?: string | undefined;
   only?: string | undefined;
 }): BenchOptions {
   const count = (name: string, text: string) => {
@@ -775,6 +776,12 @@ function benchOptions(values: {
   const started = performance.now();
   const size = parseSize(values.size);
   const captureRounds = values["capture-rounds"];
+  const sliceSize = values["slice-size"] === undefined
+    ? Math.min(size, SLICE_DEFAULT)
+    : parseSize(values["slice-size"]);
+  if (sliceSize <= 0) {
+    throw new RangeError(`Expected a --slice-size above 0: got "${values["slice-size"]}"`);
+  }
   return {
     size,
     seed: values.seed === undefined ? DEFAULT_SEED : count("seed", values.seed),
@@ -790,6 +797,7 @@ function benchOptions(values: {
       ? Math.min(size, UPGRADE_DEFAULT)
       : parseSize(values["upgrade-size"]),
     relevanceSize: parseSize(values["relevance-size"]),
+    sliceSize,
     parts: values.only === undefined ? [...PART_NAMES] : parseParts(values.only),
     log: (message) =>
       console.error(`[bench ${((performance.now() - started) / 1000).toFixed(1)}s] ${message}`),

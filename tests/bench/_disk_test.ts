@@ -15,14 +15,37 @@ const TEN_GB = {
   hugeLine: 1024 ** 3,
   upgradeSize: 20e6,
   relevanceSize: 20e6,
+  sliceSize: 1e9,
 };
 
 Deno.test("diskPlan() adds the corpus, the store and its WAL to the largest part's own files", async (t) => {
-  await t.step("every part at 10GB: two stores side by side are the largest", () => {
+  await t.step("every part at 10GB: the 1GB slice stays, a second store is the largest", () => {
     const plan = diskPlan({ ...TEN_GB, parts: PART_NAMES });
-    assert.deepEqual(plan.stays.map((s) => s.bytes), [10e9, 13e9, 256e6]);
-    assert.equal(plan.largest?.bytes, 26e9);
-    assert.equal(plan.needed, 49.256e9);
+    assert.deepEqual(plan.stays.map((s) => s.bytes), [10e9, 13e9, 256e6, 2.3e9]);
+    assert.equal(plan.largest?.what, "rss: a store captured from empty");
+    assert.equal(plan.largest?.bytes, 13e9);
+    assert.equal(plan.needed, 38.556e9);
+  });
+
+  await t.step(
+    "with no slice smaller than the corpus, two stores side by side are the largest",
+    () => {
+      const plan = diskPlan({ ...TEN_GB, sliceSize: 10e9, parts: PART_NAMES });
+      assert.deepEqual(plan.stays.map((s) => s.bytes), [10e9, 13e9, 256e6]);
+      assert.equal(plan.largest?.bytes, 26e9);
+      assert.equal(plan.needed, 49.256e9);
+    },
+  );
+
+  await t.step("the watch part alone at 10GB needs its slice and two of its stores", () => {
+    const plan = diskPlan({
+      ...TEN_GB,
+      makesStore: false,
+      generatesCorpus: false,
+      parts: ["watch"],
+    });
+    assert.deepEqual(plan.stays.map((s) => s.bytes), [2.3e9]);
+    assert.equal(plan.needed, 2.3e9 + 2.6e9);
   });
 
   await t.step("the team part counts five machines' pushes, at most 1 GB each, and a WAL", () => {

@@ -12,10 +12,16 @@ Deno.test("parseParts() keeps the bench's order and refuses a part it does not k
 });
 
 Deno.test("needsOf() makes the store only for parts that read it, the corpus for those that read files", () => {
-  const sizes = { size: 200e6, upgradeSize: 20e6 };
+  const sizes = { size: 200e6, upgradeSize: 20e6, sliceSize: 200e6 };
   assert.equal(needsOf(["search", "huge"], sizes), "store");
   assert.equal(needsOf(["rg", "watch"], sizes), "corpus");
   assert.equal(needsOf(["relevance", "huge", "upgrade"], sizes), "nothing");
   // The upgrade runs on the bench's own corpus when it is of the upgrade's size.
-  assert.equal(needsOf(["upgrade"], { size: 20e6, upgradeSize: 20e6 }), "corpus");
+  assert.equal(needsOf(["upgrade"], { ...sizes, size: 20e6, sliceSize: 20e6 }), "corpus");
+  // A slice smaller than the corpus serves the watch part and the migration: they need nothing
+  // of the corpus then, where the capture part still makes the store.
+  const sliced = { size: 10e9, upgradeSize: 20e6, sliceSize: 1e9 };
+  assert.equal(needsOf(["watch", "migration"], sliced), "nothing");
+  assert.equal(needsOf(["watch", "migration"], { ...sliced, sliceSize: 10e9 }), "store");
+  assert.equal(needsOf(["capture", "watch"], sliced), "store");
 });

@@ -57,6 +57,59 @@ Deno.test("bench --only search,cli,status,forget measures those parts and prints
   }
 });
 
+Deno.test("bench --slice-size below --size runs the breakdown, watch and migration on a slice, and says so", async () => {
+  const dir = await tempDir("logbook-bench-slice-");
+  try {
+    const { code, stdout, stderr } = await bench([
+      "--size",
+      "3MB",
+      "--slice-size",
+      "1MB",
+      "--only",
+      "capture,watch,migration",
+      "--capture-rounds",
+      "1",
+      "--keep",
+      dir,
+    ]);
+    assert.equal(code, 0, stderr);
+    // The slice is generated and captured once, for the three parts, beside the corpus.
+    assert.equal(stderr.match(/generating the 1\.0 MB slice \(seed 7\)/g)?.length, 1, stderr);
+    assert.equal(stderr.match(/slice: capture from empty/g)?.length, 1, stderr);
+    assert.match(stderr, /FTS ceiling with the store's FTS settings .* \(on the 1\.0 MB slice\)/);
+    assert.match(stdout, /watch_backlog_over_reindex +\d+(\.\d+)? +×/);
+    assert.match(stdout, /migrate_mb_s +\d+(\.\d+)? +MB\/s/);
+    assert.match(stdout, /the other steps over the 1\.0 MB slice \(--slice-size\), captured from/);
+    assert.match(stdout, /store held the 1\.0 MB slice \(\d+ sources\)/);
+    assert.match(
+      stdout,
+      /measured on the 1\.0 MB slice, .*: the capture's breakdown \(where the time goes\), watch_backlog_over_reindex, migrate_mb_s and migration_peak_rss_mb/,
+    );
+    // The slice goes with the work folder's scratch; the corpus and the store stay.
+    assert.deepEqual([...Deno.readDirSync(dir)].map((e) => e.name).sort(), [
+      "config",
+      "corpus",
+      "data",
+      "home",
+    ]);
+  } finally {
+    await removeDir(dir);
+  }
+});
+
+Deno.test("bench --only watch,migration with a smaller slice needs nothing of the corpus", async () => {
+  const { code, stdout } = await bench([
+    "--size",
+    "10GB",
+    "--only",
+    "watch,migration",
+    "--dry-run",
+  ]);
+  assert.equal(code, 0);
+  assert.match(stdout, /the slice's corpus and store 2\.30 GB/);
+  assert.doesNotMatch(stdout, /the corpus 10\.00 GB|the store 13/);
+});
+
 Deno.test("bench --only with a part it does not know is a usage error (exit 2) naming the parts", async () => {
   const { code, stderr } = await bench(["--only", "search,serach"]);
   assert.equal(code, 2);
