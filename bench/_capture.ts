@@ -1,18 +1,19 @@
-// Capture's figures: the corpus captured from empty in-process through `runCapture`, against the
-// bare FTS5 ceiling (rounds alternating, so a noisy neighbour weighs on both), the store's size,
-// where the time goes (`_phases.ts`), and a CPU profile of the reindex command when asked for.
+// Capture's figures: the corpus captured from empty by the reindex command in a child process
+// (timed spawn to exit, with its peak memory), against the bare FTS5 ceiling in-process (rounds
+// alternating, so a noisy neighbour weighs on both), the store's size, where the time goes
+// (`_phases.ts`), and a CPU profile of the reindex command when asked for.
 
 import { join, resolve } from "node:path";
-import { discoverContext, runCapture } from "../lib/capture/run.ts";
+import { discoverContext } from "../lib/capture/run.ts";
 import type { CaptureSummary } from "../lib/capture/summary.ts";
-import { type Context, loadContext, openStore, redactorFor } from "../lib/context.ts";
-import { envFrom } from "../lib/env.ts";
+import type { Context } from "../lib/context.ts";
 import type { Redactor } from "../lib/gate/secrets.ts";
 import type { Adapter, LineAdapter, SourceRef } from "../lib/sources/adapter.ts";
 import { ADAPTERS } from "../lib/sources/mod.ts";
 import type { HistoryStore } from "../lib/store/db.ts";
 import { CORPUS_AGENTS, type CorpusAgent, type CorpusManifest } from "./corpus.ts";
-import { commandArgs, commandEnv, runTimed, summariseProfile } from "./_measure.ts";
+import { commandArgs, commandEnv, peakRss, runTimed, summariseProfile } from "./_measure.ts";
+import type { RssRun } from "./_memory.ts";
 import {
   type Ceiling,
   ftsCeiling,
@@ -29,9 +30,14 @@ export interface CaptureReport {
   /** The corpus's agents that were captured: the figures are over their bytes only. */
   agents: CorpusAgent[];
   bytes: number;
-  /** The median capture, and each round's time (the first made the store measured after). */
+  /**
+   * The median capture (the reindex command, spawn to exit), and each round's time (the first
+   * made the store measured after).
+   */
   ms: number;
   runs: number[];
+  /** The first capture's peak RSS. */
+  rss: RssRun;
   summary: CaptureSummary;
   /** The median ceiling (insertMs), and each round's inserts and commits. */
   ceiling: Ceiling;
@@ -100,6 +106,7 @@ export async function measureCapture(options: {
     bytes: first.bytes,
     ms: median(runs),
     runs,
+    rss: first.rss,
     summary: first.summary,
     // Rows and text are the same every round; the time is the median.
     ceiling: { ...ceilings[0]!, insertMs: median(ceilingRuns) },
@@ -134,25 +141,25 @@ async function measureBreakdown(
   return { bytes, captureMs, slice, ceilingStoreFts, raw, phases };
 }
 
-/** The first capture from empty, into the bench's store, with what it left out said in notes. */
+/**
+ * The first capture from empty, into the store of `vars`'s LOGBOOK_DATA_DIR (`store` open on it),
+ * by the reindex command in a child process as a person's first `reindex` runs, timed spawn to
+ * exit with its peak RSS; what it left out is said in notes.
+ */
 export async function firstCapture(options: {
-  ctx: Context;
   store: HistoryStore;
-  redact: Redactor;
+  vars: Record<string, string>;
   manifest: CorpusManifest;
   rounds: number;
   log: (message: string) => void;
 }): Promise<
-  Pick<CaptureReport, "captured" | "agents" | "bytes" | "summary" | "ms" | "notes">
+  Pick<CaptureReport, "captured" | "agents" | "bytes" | "summary" | "ms" | "rss" | "notes">
 > {
-  const { ctx, store, redact, manifest, log } = options;
+  const { store, manifest, log } = options;
   const notes: string[] = [];
-  log(`capture from empty (runCapture, in-process), round 1 of ${options.rounds}`);
-  const t0 = performance.now();
-  const result = await runCapture({ ctx, store, redact, command: "bench" });
-  const ms = performance.now() - t0;
-  if (result.status !== "captured") throw new Error(`Capture did not run: ${result.status}`);
-  const summary = result.summary;
+  log(`capture from empty (reindex, in a child process), round 1 of ${options.rounds}`);
+  const { summary, run } = await reindexFromEmpty(options.vars);
+  const ms = run.ms;
   for (const error of summary.errors.slice(0, 5)) {
     notes.push(`capture error in ${error.locator}: ${error.message}`);
   }
@@ -181,7 +188,23 @@ export async function firstCapture(options: {
       Math.round(ms)
     } ms: ${summary.records} records (batches written ${summary.writer})`,
   );
-  return { captured, agents, bytes, summary, ms, notes };
+  const rss = { mib: run.mib, ms: run.ms, how: run.how };
+  return { captured, agents, bytes, summary, ms, rss, notes };
+}
+
+/** `reindex --json` in a child process, with its peak RSS, and the summary it printed. */
+async function reindexFromEmpty(
+  vars: Record<string, string>,
+): Promise<{ summary: CaptureSummary; run: Awaited<ReturnType<typeof peakRss>> }> {
+  const run = await peakRss(
+    Deno.execPath(),
+    commandArgs(taskFlags("reindex"), "reindex.ts", ["--json"]),
+    commandEnv(vars),
+  );
+  if (run.code !== 0) throw new Error(`reindex failed (${run.code}): ${run.stderr.slice(-600)}`);
+  const { status, ...summary } = JSON.parse(run.stdout) as { status: string } & CaptureSummary;
+  if (status !== "captured") throw new Error(`Capture did not run: ${status}`);
+  return { summary, run };
 }
 
 /**
@@ -214,19 +237,16 @@ async function alternateRounds(
   return { runs, ceilings };
 }
 
-/** Captures the corpus from empty into a store of its own, removed after; returns the ms. */
+/**
+ * Captures the corpus from empty into a store of its own (removed after) as the first capture
+ * did; returns the ms.
+ */
 async function scratchCapture(vars: Record<string, string>, data: string): Promise<number> {
   await Deno.remove(data, { recursive: true }).catch(() => {});
   await Deno.mkdir(data, { recursive: true });
-  const ctx = loadContext({ env: envFrom({ ...vars, LOGBOOK_DATA_DIR: data }) });
-  const store = openStore(ctx);
   try {
-    const t0 = performance.now();
-    const result = await runCapture({ ctx, store, redact: redactorFor(ctx), command: "bench" });
-    if (result.status !== "captured") throw new Error(`Capture did not run: ${result.status}`);
-    return performance.now() - t0;
+    return (await reindexFromEmpty({ ...vars, LOGBOOK_DATA_DIR: data })).run.ms;
   } finally {
-    store.close();
     await Deno.remove(data, { recursive: true }).catch(() => {});
   }
 }

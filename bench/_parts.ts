@@ -38,7 +38,8 @@ export const PARTS = [
   {
     name: "rss",
     needs: "corpus",
-    cost: "C in a child (shared with watch's first round when the slice is the corpus)",
+    cost: "the first capture's, when a part makes the store; else C in a child (shared " +
+      "with watch's first round when the slice is the corpus)",
   },
   { name: "mcp", needs: "store", cost: "every term × --rounds over one MCP session" },
   {

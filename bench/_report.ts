@@ -180,7 +180,8 @@ function captureSection(r: BenchReport): string[] {
   if (!c) return [];
   const s = c.summary;
   return [
-    "Capture (runCapture from lib/capture/run.ts, in-process, real ADAPTERS and redactorFor(ctx)):",
+    "Capture (the reindex command from empty in a child process, spawn to exit; the ceiling " +
+    "in-process):",
     `  ${Math.round(c.ms)} ms, ${s.records} records, ${s.conversations} new conversations, ` +
     `${s.sources} sources, ${s.errors.length} errors, ${s.drift.length} drift kinds; ` +
     `batches written ${s.writer === "worker" ? "by a worker beside the reading" : "inline"}`,

@@ -90,12 +90,13 @@ export class Slice {
     const data = join(this.dir, "data");
     await Deno.remove(data, { recursive: true }).catch(() => {});
     await Deno.mkdir(data, { recursive: true });
-    const ctx = loadContext({ env: envFrom({ ...vars, LOGBOOK_DATA_DIR: data }) });
+    const withData = { ...vars, LOGBOOK_DATA_DIR: data };
+    const ctx = loadContext({ env: envFrom(withData) });
     const store = openStore(ctx);
     const redact = redactorFor(ctx);
     const log = (message: string) => this.#options.log(`slice: ${message}`);
     try {
-      const first = await firstCapture({ ctx, store, redact, manifest, rounds: 1, log });
+      const first = await firstCapture({ store, vars: withData, manifest, rounds: 1, log });
       return { ctx, store, redact, bytes: first.bytes, captureMs: first.ms };
     } catch (err) {
       store.close();

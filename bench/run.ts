@@ -365,7 +365,8 @@ async function measureParts(run: Run): Promise<Measured & { profile: BenchReport
 
 /**
  * Captures the corpus into the bench's store: through the capture part (with its rounds and
- * ceilings) when selected, else once. Returns the agents captured.
+ * ceilings) when selected, else once. That first capture from empty is the reindex command's,
+ * whose peak memory is the rss part's figure. Returns the agents captured.
  */
 async function makeStore(
   run: Run,
@@ -381,11 +382,13 @@ async function makeStore(
         ? { ...await slice.store(), slice: slice.size }
         : { ...args, bytes: first.bytes, captureMs: first.ms, slice: null };
     m.capture = await measureCapture({ ...args, rounds: options.captureRounds, breakdownOn });
-    notes.push(...m.capture.notes);
-    return m.capture.agents;
   }
-  const first = await firstCapture({ ...args, rounds: 1 });
+  const first = m.capture ?? await firstCapture({ ...args, rounds: 1 });
   notes.push(...first.notes);
+  if (run.has("rss")) {
+    m.captureRss = first.rss;
+    run.log("capture's peak RSS: the first capture from empty");
+  }
   return first.agents;
 }
 
@@ -455,7 +458,7 @@ async function measureInChildren(run: Run, m: Families): Promise<void> {
     m.watch = await measureWatchBacklog(watchVars, work, options.captureRounds, log);
     if (m.watch.ratio === null) notes.push("reindex --watch did not capture the whole corpus");
   }
-  if (manifest && has("rss")) {
+  if (manifest && has("rss") && !m.captureRss) {
     // The watch part's plain reindex of the same corpus is a capture from empty: its peak serves.
     const shared = slice ? undefined : m.watch?.reindexRss[0];
     m.captureRss = shared ?? await measureCaptureRss(vars, work, log);
@@ -608,52 +611,53 @@ Parts, in the order they run, and what each costs. C is one capture of the corpu
 under a load of 9. The first capture makes the store, once for every part that reads it.
 ${partsHelp()}
 
-Figures: capture_mb_s and fts_ceiling_mb_s are MB of captured source per second; search_*_ms
-cover every planted term the index answers (CJK words inside a sentence too) alone and with
-filters (symbols, a literal scan, have their own row in the table); search_cli_ms is the search
-command (deno run with its task's permissions, not deno task) from spawn to exit, started from its
-bundle as the install builds it (deno task bundle), and search_cli_sources_ms the same from its
-sources; rg_cli_ms rg -l -F for the same terms over the same files, rg_cli_over_search_cli the one
-over the other (target ≥ 2 at 200MB, ≥ 8 from 1GB); show_cli_ms is the show command's first page
+Figures: capture_mb_s and fts_ceiling_mb_s are MB of captured source per second (capture the reindex
+command from empty, spawn to exit; the ceiling the same text into a bare FTS5 table in the bench's
+process); search_*_ms cover every planted term the index answers (CJK words inside a sentence too)
+alone and with filters (symbols, a literal scan, have their own row in the table); search_cli_ms is
+the search command (deno run with its task's permissions, not deno task) from spawn to exit, started
+from its bundle as the install builds it (deno task bundle), and search_cli_sources_ms the same from
+its sources; rg_cli_ms rg -l -F for the same terms over the same files, rg_cli_over_search_cli the
+one over the other (target ≥ 2 at 200MB, ≥ 8 from 1GB); show_cli_ms is the show command's first page
 end to end (show_cli_sources_ms from its sources); capture_peak_rss_mb is the peak RSS of the
-reindex command capturing the corpus from empty; rg_ms is the median of rg -l -F -i -a over the
-same terms, rg_over_search that of the rare terms over search's rare-term p50; huge_line_peak_rss_mb is
-in MiB; store_ratio is history.db plus its WAL after a checkpoint over the captured source bytes;
-adversarial_search_max_ms is the slowest of issue 11's adversarial searches end to end (the search
-command and a dashboard process), status_during_search_ms the slowest /api/status meanwhile and
-request_during_search_ms the slowest request that does no work of its own (auth, then a 404).
-watch_backlog_over_reindex is the time reindex --watch takes to store the whole corpus from empty
-over that of reindex; huge_line_rebuild_peak_rss_mb is the peak RSS of reindex --rebuild over the
-huge line's store. mcp_search_ms is the p50 of search_history calls over one open logbook mcp
-session (the SDK's client over stdio), every term, all projects. push_mb_s is logbook push end to
-end into a local PostgreSQL (MB of the raw transcript of the records it sent, as it reports them,
-per second, over every push); team_search_p50_ms/p95_ms search --team end to end (the command:
-start-up, connecting, searching) after the corpus was pushed by five machines. empty_script_ms is an empty script run
-with search's flags, right after each search command (the floor any command starts from), and
-search_cli_own_ms the median of each search command's time less the empty script's beside it;
-show_cli_own_ms and status_cli_own_ms are the same for show and status, each beside an empty
-script with its own flags. status_cli_ms is status --json end to end, api_status_ms the median of /api/status answered by a
-dashboard process already running. rebuild_ms is reindex --rebuild of the bench's store end to
-end, rebuild_peak_rss_mb its peak RSS; forget_cli_ms is forget --yes of the store's longest
-conversation end to end (once, after every other part: it changes the store), forget_scrub_ms
-the time from its start until forget --finish returned, the text index merged by the process
-forget left running so that no file holds the conversation's words.
-migrate_mb_s is the store's raw bytes over the time migration 0008 (the CJK
+reindex command capturing the corpus from empty (the first capture's); rg_ms is the median of rg -l
+-F -i -a over the same terms, rg_over_search that of the rare terms over search's rare-term p50;
+huge_line_peak_rss_mb is in MiB; store_ratio is history.db plus its WAL after a checkpoint over the
+captured source bytes; adversarial_search_max_ms is the slowest of issue 11's adversarial searches
+end to end (the search command and a dashboard process), status_during_search_ms the slowest
+/api/status meanwhile and request_during_search_ms the slowest request that does no work of its own
+(auth, then a 404). watch_backlog_over_reindex is the time reindex --watch takes to store the whole
+corpus from empty over that of reindex; huge_line_rebuild_peak_rss_mb is the peak RSS of reindex
+--rebuild over the huge line's store. mcp_search_ms is the p50 of search_history calls over one open
+logbook mcp session (the SDK's client over stdio), every term, all projects. push_mb_s is logbook
+push end to end into a local PostgreSQL (MB of the raw transcript of the records it sent, as it
+reports them, per second, over every push); team_search_p50_ms/p95_ms search --team end to end (the
+command: start-up, connecting, searching) after the corpus was pushed by five machines.
+empty_script_ms is an empty script run with search's flags, right after each search command (the
+floor any command starts from), and search_cli_own_ms the median of each search command's time less
+the empty script's beside it; show_cli_own_ms and status_cli_own_ms are the same for show and
+status, each beside an empty script with its own flags. status_cli_ms is status --json end to end,
+api_status_ms the median of /api/status answered by a dashboard process already running. rebuild_ms
+is reindex --rebuild of the bench's store end to end, rebuild_peak_rss_mb its peak RSS;
+forget_cli_ms is forget --yes of the store's longest conversation end to end (once, after every
+other part: it changes the store), forget_scrub_ms the time from its start until forget --finish
+returned, the text index merged by the process forget left running so that no file holds the
+conversation's words. migrate_mb_s is the store's raw bytes over the time migration 0008 (the CJK
 index, in batches) adds to a no-op reindex of a copy of the store written as before it, and
 migration_peak_rss_mb that reindex's peak RSS. upgrade_terms_differing is the number of terms
 (planted and common) whose hits differ between a store the previous release captured and this
 build's reindex then upgraded, and a fresh capture of the same corpus by this build (target 0);
-upgrade_mb_s is that corpus's MB over the time the upgrading reindex took.
-relevance_*: forty facts planted in known conversations, each found again by five queries: its
-noun (exact), another form of its verb (form), the noun with one typo (typo), the first 3 to 6
-letters of the noun as typed (prefix, searched as the search screen does as you type) and two of
-its words in another order (order). relevance_recall_<class> is the share whose conversation is
-among the first 10 hits' conversations, relevance_mrr the mean of 1 / the rank of its first hit
-(0 past 10) over every query; relevance_exact_p50_ms and _p95_ms time the exact and order
-queries in-process, relevance_forgiving_p95_ms the others; relevance_store_ratio is that store
-over its source, relevance_store_growth its size over the same corpus's captured by the build
-before issue 31 (${RELEVANCE_BASELINE}), less one, and relevance_capture_slowdown likewise for the
-median capture time (the reindex command, spawn to exit).
+upgrade_mb_s is that corpus's MB over the time the upgrading reindex took. relevance_*: forty facts
+planted in known conversations, each found again by five queries: its noun (exact), another form of
+its verb (form), the noun with one typo (typo), the first 3 to 6 letters of the noun as typed
+(prefix, searched as the search screen does as you type) and two of its words in another order
+(order). relevance_recall_<class> is the share whose conversation is among the first 10 hits'
+conversations, relevance_mrr the mean of 1 / the rank of its first hit (0 past 10) over every query;
+relevance_exact_p50_ms and _p95_ms time the exact and order queries in-process,
+relevance_forgiving_p95_ms the others; relevance_store_ratio is that store over its source,
+relevance_store_growth its size over the same corpus's captured by the build before issue 31
+(${RELEVANCE_BASELINE}), less one, and relevance_capture_slowdown likewise for the median capture
+time (the reindex command, spawn to exit).
 
 Example:
   deno task bench -- --size 200MB --keep /tmp/logbook-bench

@@ -66,7 +66,7 @@ Deno.test("bench --slice-size below --size runs the breakdown, watch and migrati
       "--slice-size",
       "1MB",
       "--only",
-      "capture,watch,migration",
+      "capture,rss,watch,migration",
       "--capture-rounds",
       "1",
       "--keep",
@@ -78,6 +78,11 @@ Deno.test("bench --slice-size below --size runs the breakdown, watch and migrati
     assert.equal(stderr.match(/slice: capture from empty/g)?.length, 1, stderr);
     assert.match(stderr, /FTS ceiling with the store's FTS settings .* \(on the 1\.0 MB slice\)/);
     assert.match(stdout, /watch_backlog_over_reindex +\d+(\.\d+)? +×/);
+    // The first capture, the reindex command's, gave capture's peak memory: no capture more.
+    assert.match(stderr, /capture from empty \(reindex, in a child process\), round 1 of 1/);
+    assert.match(stderr, /capture's peak RSS: the first capture from empty/);
+    assert.doesNotMatch(stderr, /capture's peak RSS: reindex from empty/);
+    assert.match(stdout, /capture_peak_rss_mb +\d+(\.\d+)? +MiB/);
     assert.match(stdout, /migrate_mb_s +\d+(\.\d+)? +MB\/s/);
     assert.match(stdout, /the other steps over the 1\.0 MB slice \(--slice-size\), captured from/);
     assert.match(stdout, /store held the 1\.0 MB slice \(\d+ sources\)/);
