@@ -77,7 +77,10 @@ export function diskPlan(input: DiskInput): DiskPlan {
         : "capture: the FTS ceiling's and raw inserts' databases",
       bytes: input.captureRounds > 1 ? store : size,
     },
-    rss: { what: "rss: a store captured from empty", bytes: store },
+    // With the store made, the rss part reads the first capture's peak: no store more.
+    ...(input.makesStore
+      ? {}
+      : { rss: { what: "rss: a store captured from empty", bytes: store } }),
     watch: { what: "watch: two stores captured from empty side by side", bytes: 2 * slice },
     migration: { what: "migration: a copy of the store", bytes: slice },
     team: {

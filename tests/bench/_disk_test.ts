@@ -19,13 +19,16 @@ const TEN_GB = {
 };
 
 Deno.test("diskPlan() adds the corpus, the store and its WAL to the largest part's own files", async (t) => {
-  await t.step("every part at 10GB: the 1GB slice stays, a second store is the largest", () => {
-    const plan = diskPlan({ ...TEN_GB, parts: PART_NAMES });
-    assert.deepEqual(plan.stays.map((s) => s.bytes), [10e9, 13e9, 256e6, 2.3e9]);
-    assert.equal(plan.largest?.what, "rss: a store captured from empty");
-    assert.equal(plan.largest?.bytes, 13e9);
-    assert.equal(plan.needed, 38.556e9);
-  });
+  await t.step(
+    "every part at 10GB: the 1GB slice stays, a rebuilt copy of the store is the largest",
+    () => {
+      const plan = diskPlan({ ...TEN_GB, parts: PART_NAMES });
+      assert.deepEqual(plan.stays.map((s) => s.bytes), [10e9, 13e9, 256e6, 2.3e9]);
+      assert.equal(plan.largest?.what, "rebuild: a rebuilt copy of the store at most");
+      assert.equal(plan.largest?.bytes, 13e9);
+      assert.equal(plan.needed, 38.556e9);
+    },
+  );
 
   await t.step(
     "with no slice smaller than the corpus, two stores side by side are the largest",
@@ -72,6 +75,13 @@ Deno.test("diskPlan() adds the corpus, the store and its WAL to the largest part
     });
     assert.deepEqual(plan.stays, []);
     assert.equal(plan.needed, Math.ceil(1024 ** 3 * 2.3));
+  });
+
+  await t.step("the rss part makes a store of its own only where no part makes the store", () => {
+    const alone = diskPlan({ ...TEN_GB, makesStore: false, parts: ["rss"] });
+    assert.equal(alone.largest?.what, "rss: a store captured from empty");
+    const shared = diskPlan({ ...TEN_GB, parts: ["rss", "search"] });
+    assert.equal(shared.largest, null);
   });
 
   await t.step("more capture rounds make a scratch store each", () => {
