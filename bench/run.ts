@@ -803,8 +803,13 @@ function benchOptions(values: {
     relevanceSize: parseSize(values["relevance-size"]),
     sliceSize,
     parts: values.only === undefined ? [...PART_NAMES] : parseParts(values.only),
+    // The bench's own heap beside the time: a part that holds more than it should shows.
     log: (message) =>
-      console.error(`[bench ${((performance.now() - started) / 1000).toFixed(1)}s] ${message}`),
+      console.error(
+        `[bench ${((performance.now() - started) / 1000).toFixed(1)}s, heap ${
+          Math.round(Deno.memoryUsage().heapUsed / 1e6)
+        } MB] ${message}`,
+      ),
   };
 }
 

@@ -47,7 +47,7 @@ Deno.test("bench/run.ts --only relevance --json prints exactly the relevance fig
           if (!/_(growth|slowdown)$/.test(key)) assert.ok(value! >= 0, `${key}: ${value}`);
           if (/_(recall_\w+|mrr)$/.test(key)) assert.ok(value! <= 1, `${key}: ${value}`);
         }
-        assert.match(stderr, /\[bench [\d.]+s\] relevance: /);
+        assert.match(stderr, /\[bench [\d.]+s, heap \d+ MB\] relevance: /);
       },
     );
 

@@ -263,7 +263,7 @@ Deno.test("bench/run.ts -- --size 2MB --json (as `deno task bench -- …` passes
         }
       }
     }
-    assert.match(stderr, /\[bench [\d.]+s\] capture from empty/);
+    assert.match(stderr, /\[bench [\d.]+s, heap \d+ MB\] capture from empty/);
     // The previous release's store, upgraded, answers as a fresh capture does.
     if (!noPreviousRelease) assert.equal(figures.upgrade_terms_differing, 0);
   } finally {
