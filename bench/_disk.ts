@@ -4,7 +4,7 @@
 // one part makes and removes again (the parts run one after another).
 
 import { dirname } from "node:path";
-import type { Part } from "./_parts.ts";
+import { type Part, slicedParts } from "./_parts.ts";
 import { MACHINE_BYTES, MACHINES } from "./_team.ts";
 
 /** A store's size over its source bytes at most (the store_ratio target). */
@@ -67,7 +67,7 @@ export function diskPlan(input: DiskInput): DiskPlan {
   // The slice stays from the first part that makes it to the end of the run.
   const sliced = input.sliceSize < size;
   const slice = sliced ? STORE_RATIO * input.sliceSize : store;
-  if (sliced && parts.some((part) => ["capture", "watch", "migration"].includes(part))) {
+  if (sliced && slicedParts(parts).length) {
     stays.push({ what: "the slice's corpus and store", bytes: own(input.sliceSize, 1) });
   }
   const byPart: Partial<Record<Part, DiskItem>> = {

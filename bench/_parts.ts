@@ -8,8 +8,11 @@ export type Needs = "store" | "corpus" | "nothing";
 export interface PartSpec {
   name: string;
   needs: Needs;
-  /** Whether it runs on the slice instead when the slice is smaller than the corpus. */
-  sliced?: boolean;
+  /**
+   * What it measures on the slice when the slice is smaller than the corpus (its figures, for the
+   * report's notes), and whether all of it runs there, needing nothing of the corpus.
+   */
+  slice?: { figures: string; all: boolean };
   /** What it runs and costs, for --help ("C" is one capture of the corpus from empty). */
   cost: string;
 }
@@ -19,6 +22,7 @@ export const PARTS = [
   {
     name: "capture",
     needs: "store",
+    slice: { figures: "the capture's breakdown (where the time goes)", all: false },
     cost: "C per --capture-rounds, as many FTS ceilings (~0.6 C each), then the breakdown of " +
       "the slice, 1.5 of its captures (the store's FTS settings, raw inserts, line phases; " +
       "a slice smaller than the corpus is captured first)",
@@ -52,13 +56,13 @@ export const PARTS = [
   {
     name: "watch",
     needs: "corpus",
-    sliced: true,
+    slice: { figures: "watch_backlog_over_reindex", all: true },
     cost: "2 captures of the slice per --capture-rounds (reindex, reindex --watch)",
   },
   {
     name: "migration",
     needs: "store",
-    sliced: true,
+    slice: { figures: "migrate_mb_s and migration_peak_rss_mb", all: true },
     cost: "a copy of the slice's store, migration 0008 over it (6.5 MB/s at 200MB, 6.0 at " +
       "10GB: 3 min for a 1GB slice)",
   },
@@ -92,6 +96,13 @@ export function parseParts(text: string): Part[] {
   return PART_NAMES.filter((name) => asked.includes(name));
 }
 
+/** The selected parts that measure something on the slice when it is smaller than the corpus. */
+export function slicedParts(parts: readonly Part[]) {
+  return PARTS.filter((p): p is Extract<typeof PARTS[number], { slice: unknown }> =>
+    parts.includes(p.name) && "slice" in p
+  );
+}
+
 /**
  * What the selected parts need of the bench's corpus: the store, only the corpus, or neither.
  * The upgrade runs on the bench's corpus when it is of the upgrade's size; the sliced parts need
@@ -103,7 +114,8 @@ export function needsOf(
 ): Needs {
   const sliced = sizes.sliceSize < sizes.size;
   const needs = new Set(
-    PARTS.filter((p) => parts.includes(p.name) && !(sliced && "sliced" in p)).map((p) => p.needs),
+    PARTS.filter((p) => parts.includes(p.name) && !(sliced && "slice" in p && p.slice.all))
+      .map((p) => p.needs),
   );
   if (parts.includes("upgrade") && sizes.upgradeSize === sizes.size) needs.add("corpus");
   return needs.has("store") ? "store" : needs.has("corpus") ? "corpus" : "nothing";

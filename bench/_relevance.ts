@@ -23,7 +23,7 @@ import {
   type SearchResult,
   SearchStoppedError,
 } from "../lib/store/search.ts";
-import { corpusEnv, generateCorpus } from "./corpus.ts";
+import { corpusVars, generateCorpus } from "./corpus.ts";
 import { type Fact, type FactLayer, plantFacts, QUERY_CLASSES, type QueryClass } from "./_facts.ts";
 import {
   check,
@@ -195,12 +195,7 @@ export async function measureRelevance(options: RelevanceOptions): Promise<Relev
   for (const path of [corpus, home, config]) await Deno.mkdir(path, { recursive: true });
   const layer = plantedCorpus(corpus, options, notes);
   const rawBytes = sourceBytes(corpus);
-  const vars = {
-    ...corpusEnv(corpus, home),
-    LOGBOOK_CONFIG_DIR: config,
-    INIT_CWD: home,
-    NO_COLOR: "1",
-  };
+  const vars = corpusVars(corpus, home, config);
   const data = join(dir, "data");
   const { store, baseline } = await captureByBuilds(options, vars, data, rawBytes, notes);
 

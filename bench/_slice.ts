@@ -10,7 +10,7 @@ import { envFrom } from "../lib/env.ts";
 import type { Redactor } from "../lib/gate/secrets.ts";
 import type { HistoryStore } from "../lib/store/db.ts";
 import { firstCapture } from "./_capture.ts";
-import { corpusEnv, type CorpusManifest, generateInChild, keptCorpus } from "./corpus.ts";
+import { type CorpusManifest, corpusVars, generateInChild, keptCorpus } from "./corpus.ts";
 import { formatBytes } from "./_util.ts";
 
 /** A corpus, and the environment the commands that capture it run with. */
@@ -76,13 +76,7 @@ export class Slice {
       log(`generating the ${formatBytes(this.size)} slice (seed ${seed}) in ${dir}`);
       manifest = await generateInChild(dir, { size: this.size, seed, log });
     }
-    const vars = {
-      ...corpusEnv(dir, home),
-      LOGBOOK_CONFIG_DIR: config,
-      INIT_CWD: home,
-      NO_COLOR: "1",
-    };
-    return { manifest, vars };
+    return { manifest, vars: corpusVars(dir, home, config) };
   }
 
   async #makeStore(): Promise<SliceStore> {

@@ -15,7 +15,7 @@ import { HistoryStore } from "../lib/store/db.ts";
 import { ADAPTERS } from "../lib/sources/mod.ts";
 import type { Redactor } from "../lib/gate/secrets.ts";
 import { search } from "../lib/store/search.ts";
-import { corpusEnv, type CorpusManifest, generateCorpus, keptCorpus } from "./corpus.ts";
+import { type CorpusManifest, corpusVars, generateCorpus, keptCorpus } from "./corpus.ts";
 import {
   check,
   commandArgs,
@@ -113,12 +113,7 @@ export async function measureUpgradeOf(options: {
       manifest = generateCorpus({ out: dir, size, seed });
     }
   }
-  const vars = {
-    ...corpusEnv(dir, options.home),
-    LOGBOOK_CONFIG_DIR: options.config,
-    INIT_CWD: options.home,
-    NO_COLOR: "1",
-  };
+  const vars = corpusVars(dir, options.home, options.config);
   const redact = redactorFor(loadContext({ env: envFrom(vars) }));
   const run = await measureUpgrade({ vars, work, manifest, redact, log });
   log(

@@ -84,6 +84,14 @@ export function corpusEnv(out: string, home: string): Record<string, string> {
 }
 
 /**
+ * What a logbook command run against the corpus needs: `corpusEnv` with its own config folder,
+ * the home as the task's working folder, and no colour.
+ */
+export function corpusVars(out: string, home: string, config: string): Record<string, string> {
+  return { ...corpusEnv(out, home), LOGBOOK_CONFIG_DIR: config, INIT_CWD: home, NO_COLOR: "1" };
+}
+
+/**
  * Generates a corpus into `dir` (empty) as `generateCorpus` does, but in a child process running
  * this file, its progress logged: the generator runs for minutes at size without a pause, which
  * in the bench's process would keep a Ctrl-C from being heard until it ends.

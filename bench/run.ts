@@ -23,7 +23,15 @@ import { type McpSearchReport, measureMcpSearch } from "./_mcp.ts";
 import { bundleAsInstalled, ensureRg } from "./_measure.ts";
 import { measureCaptureRss, measureHugeLine } from "./_memory.ts";
 import { measureMigration } from "./_migrate.ts";
-import { type Needs, needsOf, parseParts, type Part, PART_NAMES, partsHelp } from "./_parts.ts";
+import {
+  type Needs,
+  needsOf,
+  parseParts,
+  type Part,
+  PART_NAMES,
+  partsHelp,
+  slicedParts,
+} from "./_parts.ts";
 import { measureAppendReindex, measureNoopReindex } from "./_reindex.ts";
 import { measureRelevance, RELEVANCE_BASELINE, type RelevanceReport } from "./_relevance.ts";
 import { type BenchReport, formatRelevanceAlone, formatReport } from "./_report.ts";
@@ -42,8 +50,8 @@ import { formatBytes, parseSize, treeBytes } from "./_util.ts";
 import {
   CORPUS_AGENTS,
   type CorpusAgent,
-  corpusEnv,
   type CorpusManifest,
+  corpusVars,
   DEFAULT_SEED,
   generateInChild,
   keptCorpus,
@@ -158,12 +166,9 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     const { needs } = runNeeds(options);
     const corpus = needs === "nothing" ? null : await benchCorpus(dirs.corpus, options);
     const manifest = corpus?.manifest ?? null;
-    const vars: Record<string, string> = {
-      ...corpusEnv(dirs.corpus, dirs.home),
+    const vars = {
+      ...corpusVars(dirs.corpus, dirs.home, dirs.config),
       LOGBOOK_DATA_DIR: dirs.data,
-      LOGBOOK_CONFIG_DIR: dirs.config,
-      INIT_CWD: dirs.home,
-      NO_COLOR: "1",
     };
     const ctx = loadContext({ env: envFrom(vars) });
     const redact = redactorFor(ctx);
@@ -192,7 +197,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       const { profile, ...measured } = await measureParts(run);
       const skipped = PART_NAMES.filter((part) => !has(part));
       if (skipped.length) notes.push(`not measured (--only): ${skipped.join(", ")}`);
-      if (slice?.used) notes.push(sliceNote(slice.size, measured));
+      if (slice?.used) notes.push(sliceNote(slice.size, options.parts));
       return {
         ...measured,
         figures: figuresOf(measured),
@@ -215,12 +220,8 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 }
 
 /** What ran on the slice, for the notes. */
-function sliceNote(size: number, m: Measured): string {
-  const what = [
-    m.capture && "the capture's breakdown (where the time goes)",
-    m.watch && "watch_backlog_over_reindex",
-    m.migration && "migrate_mb_s and migration_peak_rss_mb",
-  ].filter(Boolean);
+function sliceNote(size: number, parts: readonly Part[]): string {
+  const what = slicedParts(parts).map((p) => p.slice.figures);
   return `measured on the ${formatBytes(size)} slice, a corpus of the same seed ` +
     `(--slice-size), not on the whole corpus: ${what.join(", ")}`;
 }

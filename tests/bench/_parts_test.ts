@@ -2,7 +2,7 @@
 // and what they need of the run.
 
 import assert from "node:assert/strict";
-import { needsOf, parseParts, PART_NAMES } from "../../bench/_parts.ts";
+import { needsOf, parseParts, PART_NAMES, slicedParts } from "../../bench/_parts.ts";
 
 Deno.test("parseParts() keeps the bench's order and refuses a part it does not know", () => {
   assert.deepEqual(parseParts("forget, search,capture"), ["capture", "search", "forget"]);
@@ -24,4 +24,14 @@ Deno.test("needsOf() makes the store only for parts that read it, the corpus for
   assert.equal(needsOf(["watch", "migration"], sliced), "nothing");
   assert.equal(needsOf(["watch", "migration"], { ...sliced, sliceSize: 10e9 }), "store");
   assert.equal(needsOf(["capture", "watch"], sliced), "store");
+});
+
+Deno.test("slicedParts() names the selected parts that measure on the slice, and what", () => {
+  const sliced = slicedParts(["noop", "migration", "capture", "team"]);
+  assert.deepEqual(sliced.map((p) => [p.name, p.slice.all]), [
+    ["capture", false],
+    ["migration", true],
+  ]);
+  assert.match(sliced[1]!.slice.figures, /migrate_mb_s/);
+  assert.deepEqual(slicedParts(["search", "rg"]), []);
 });
