@@ -36,7 +36,11 @@ export const PARTS = [
     cost: "rg over the corpus, every term × --cli-runs (× 3 from 1GB), each reading all of it",
   },
   { name: "show", needs: "store", cost: "show of the longest conversation × --cli-runs" },
-  { name: "usage", needs: "store", cost: "usage daily (and ccusage if installed) × --cli-runs" },
+  {
+    name: "usage",
+    needs: "store",
+    cost: "usage daily × --cli-runs, and ccusage if installed (at most × 3 from 1GB)",
+  },
   { name: "status", needs: "store", cost: "status command and /api/status × --cli-runs" },
   { name: "append", needs: "store", cost: "3 MB appended (truncated back after), 3 reindexes" },
   {

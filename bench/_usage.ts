@@ -30,14 +30,20 @@ export function ccusageDir(): string {
   return join(base, "logbook", "conformance", CCUSAGE);
 }
 
-/** Times `usage daily --json` `runs` times (after one warm-up), then ccusage's the same way. */
+/**
+ * Times `usage daily --json` `runs` times (after one warm-up), then ccusage's the same way
+ * `ccusageRuns` times: it reads every Claude Code file each time.
+ */
 export async function measureUsage(options: {
   vars: Record<string, string>;
   runs: number;
+  ccusageRuns: number;
   log: (message: string) => void;
 }): Promise<UsageReport> {
-  const { vars, runs, log } = options;
-  log(`usage command: daily --json ×${runs}, then ccusage on the same Claude files`);
+  const { vars, runs, ccusageRuns, log } = options;
+  log(
+    `usage command: daily --json ×${runs}, then ccusage ×${ccusageRuns} on the same Claude files`,
+  );
   const flags = taskFlags("usage");
   const args = commandArgs(flags, "usage.ts", ["daily", "--json", "--tz", "UTC"]);
   const env = commandEnv(vars);
@@ -79,7 +85,7 @@ export async function measureUsage(options: {
     NO_COLOR: "1",
   };
   const theirs: number[] = [];
-  for (let i = 0; i <= runs; i++) {
+  for (let i = 0; i <= ccusageRuns; i++) {
     const run = await runTimed(
       bin,
       ["claude", "daily", "--json", "--offline", "--timezone", "UTC"],

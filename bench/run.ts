@@ -340,8 +340,7 @@ async function measureParts(run: Run): Promise<Measured & { profile: BenchReport
       agents,
       rare: rareTerms(manifest),
       runs: options.cliRuns,
-      // Each rg reads the whole corpus: at size, three runs a term (rg_ms is their medians').
-      termRuns: options.size >= LARGE ? Math.min(3, options.cliRuns) : options.cliRuns,
+      termRuns: corpusReadingRuns(options),
       log,
     });
   }
@@ -427,9 +426,17 @@ async function measureFromStore(
   if (has("show")) m.show = await measureShow({ store, redact, vars, work, runs, log });
   if (has("status")) m.status = await measureStatus({ vars, work, runs, log });
   if (has("usage")) {
-    m.usage = await measureUsage({ vars, runs, log });
+    m.usage = await measureUsage({ vars, runs, ccusageRuns: corpusReadingRuns(options), log });
     if (m.usage.note) notes.push(m.usage.note);
   }
+}
+
+/**
+ * The runs of a command that reads the whole corpus (rg for each term, ccusage): at size, three,
+ * each taking seconds (the figures are their medians).
+ */
+function corpusReadingRuns(options: BenchOptions): number {
+  return options.size >= LARGE ? Math.min(3, options.cliRuns) : options.cliRuns;
 }
 
 function rareTerms(manifest: CorpusManifest): string[] {
