@@ -28,7 +28,13 @@ export const PARTS = [
       "a slice smaller than the corpus is captured first)",
   },
   { name: "noop", needs: "store", cost: "5 no-op reindexes" },
-  { name: "search", needs: "store", cost: "every planted term × 6 filters × --rounds, in-process" },
+  {
+    name: "search",
+    needs: "store",
+    slice: { figures: "the symbols' hits found / planted (literal scans)", all: false },
+    cost: "every planted term × 6 filters × --rounds, in-process (the symbols' hits counted " +
+      "on the slice)",
+  },
   { name: "cli", needs: "store", cost: "search command, --help and an empty script × --cli-runs" },
   {
     name: "rg",

@@ -319,7 +319,9 @@ function searchSection(r: BenchReport, options: ReportOptions): string[] {
     out.push(`  planted terms (segments holding them): ${terms}`);
   }
   if (search) {
-    const found = search.found.map((x) => `${x.term} ${x.hits}/${x.planted}`).join(", ");
+    const found = search.found.map((x) =>
+      `${x.term} ${x.hits}/${x.planted}${x.slice ? ` (on the ${formatBytes(x.slice)} slice)` : ""}`
+    ).join(", ");
     out.push(`  hits found / planted in captured formats: ${found}`);
   }
   if (cli) {

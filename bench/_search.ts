@@ -35,7 +35,19 @@ export interface SearchReport {
     n: number;
     stopped: number;
   }[];
-  found: { term: string; cls: TermClass; hits: number; planted: number }[];
+  /** Each counted term's hits and plantings; `slice` where counted on the slice (its size). */
+  found: { term: string; cls: TermClass; hits: number; planted: number; slice: number | null }[];
+}
+
+/**
+ * Where the literal scans' hits are counted instead of the bench's store: at size, each reads every
+ * record (minutes at 10 GB), so the slice's store, of the same seed, answers for them.
+ */
+export interface LiteralCounts {
+  store: HistoryStore;
+  redact: Redactor;
+  manifest: CorpusManifest;
+  size: number;
 }
 
 /** The search command end to end, spawn to exit. */
@@ -64,7 +76,8 @@ export interface RgReport {
 
 /**
  * Search latencies over the planted terms, with and without filters. The searches hold the event
- * loop, so a signal is heeded after each round (at 10 GB a round takes seconds).
+ * loop, so a signal is heeded after each round (at 10 GB a round takes seconds). The hits found
+ * are counted on the same store, but the literal scans' on `literal` when given.
  */
 export async function measureSearch(
   store: HistoryStore,
@@ -72,6 +85,7 @@ export async function measureSearch(
   manifest: CorpusManifest,
   agents: CorpusAgent[],
   rounds: number,
+  literal: (() => Promise<LiteralCounts>) | null = null,
 ): Promise<SearchReport> {
   const filters = searchFilters(store, agents);
   const queries: { term: string; cls: TermClass; query: string; filter: number }[] = [];
@@ -122,7 +136,15 @@ export async function measureSearch(
       };
     })
   );
-  const found = foundAgainstPlanted(store, redact, manifest, agents);
+  // Counted: the classes whose every planted segment is a hit (a common word or a phrase is
+  // more than its plantings).
+  const indexed: TermClass[] = ["rare", "medium", "cjk", "hidden"];
+  const scanned = TERM_CLASSES.filter((cls) => !INDEXED_CLASSES.includes(cls));
+  const on = literal && await literal();
+  const found = [
+    ...foundAgainstPlanted(store, redact, manifest, agents, [...indexed, ...(on ? [] : scanned)]),
+    ...(on ? foundAgainstPlanted(on.store, on.redact, on.manifest, agents, scanned, on.size) : []),
+  ];
   return { all, queries: queries.length, byClass, found };
 }
 
@@ -151,15 +173,16 @@ function foundAgainstPlanted(
   redact: Redactor,
   manifest: CorpusManifest,
   agents: CorpusAgent[],
+  counted: readonly TermClass[],
+  slice: number | null = null,
 ): SearchReport["found"] {
-  const counted: TermClass[] = ["rare", "medium", "cjk", "hidden", "symbol"];
   const found: SearchReport["found"] = [];
   for (const term of manifest.terms.filter((t) => counted.includes(t.class))) {
     // A count, not a timing: a budget that never stops it, so no hit is left out.
     const options = { query: term.term, limit: 10_000, budgetMs: 600_000 };
     const hits = search(store, ADAPTERS, redact, options).hits.length;
     const planted = agents.reduce((n, a) => n + (term.byAgent[a] ?? 0), 0);
-    found.push({ term: term.term, cls: term.class, hits, planted });
+    found.push({ term: term.term, cls: term.class, hits, planted, slice });
   }
   return found;
 }

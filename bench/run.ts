@@ -410,7 +410,14 @@ async function measureFromStore(
   }
   if (has("search")) {
     log(`in-process search: ${manifest.terms.length} terms × 6 filters × ${options.rounds} rounds`);
-    m.search = await measureSearch(store, redact, manifest, agents, options.rounds);
+    const { slice } = run;
+    const literal = slice &&
+      (async () => ({
+        ...await slice.store(),
+        manifest: (await slice.corpus()).manifest,
+        size: slice.size,
+      }));
+    m.search = await measureSearch(store, redact, manifest, agents, options.rounds, literal);
   }
   const runs = options.cliRuns;
   if (has("cli") || has("show") || has("status") || has("usage")) {
@@ -604,8 +611,9 @@ Options:
   --upgrade-size SIZE the corpus of the upgrade from the previous release (default: --size, at most
                      20MB; 0 skips it)
   --relevance-size SIZE the corpus the relevance benchmark plants its facts in (default ${RELEVANCE_DEFAULT})
-  --slice-size SIZE  the corpus the capture's breakdown (where the time goes), the watch part and
-                     the migration run on (default: --size, at most 1GB): smaller than --size, a
+  --slice-size SIZE  the corpus the capture's breakdown (where the time goes), the watch part,
+                     the migration and the count of the symbols' hits run on (default: --size,
+                     at most 1GB): smaller than --size, a
                      corpus of the same seed generated and captured beside it, said in the notes
   --only PART,…      measure only these parts (below); the others' figures are null, and the
                      report says "not measured (--only)". The store is captured once for the

@@ -60,10 +60,12 @@ Deno.test("diskPlan() adds the corpus, the store and its WAL to the largest part
     assert.equal(small.largest?.bytes, TEAM_RATIO * 5 * 200e6 + 1e9);
   });
 
-  await t.step("search alone needs only the corpus and the store", () => {
+  await t.step("search alone needs the corpus, the store and the slice it counts symbols on", () => {
     const plan = diskPlan({ ...TEN_GB, parts: ["search"] });
     assert.equal(plan.largest, null);
-    assert.equal(plan.needed, 23.256e9);
+    assert.equal(plan.needed, 23.256e9 + 2.3e9);
+    const whole = diskPlan({ ...TEN_GB, sliceSize: TEN_GB.size, parts: ["search"] });
+    assert.equal(whole.needed, 23.256e9);
   });
 
   await t.step("a kept corpus is not counted; the huge line alone needs only its own", () => {

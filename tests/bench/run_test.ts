@@ -57,7 +57,7 @@ Deno.test("bench --only search,cli,status,forget measures those parts and prints
   }
 });
 
-Deno.test("bench --slice-size below --size runs the breakdown, watch and migration on a slice, and says so", async () => {
+Deno.test("bench --slice-size below --size runs the breakdown, watch, migration and the symbols' counts on a slice, and says so", async () => {
   const dir = await tempDir("logbook-bench-slice-");
   try {
     const { code, stdout, stderr } = await bench([
@@ -66,14 +66,16 @@ Deno.test("bench --slice-size below --size runs the breakdown, watch and migrati
       "--slice-size",
       "1MB",
       "--only",
-      "capture,rss,watch,migration",
+      "capture,search,rss,watch,migration",
       "--capture-rounds",
+      "1",
+      "--rounds",
       "1",
       "--keep",
       dir,
     ]);
     assert.equal(code, 0, stderr);
-    // The slice is generated and captured once, for the three parts, beside the corpus.
+    // The slice is generated and captured once, for the four parts, beside the corpus.
     assert.equal(stderr.match(/generating the 1\.0 MB slice \(seed 7\)/g)?.length, 1, stderr);
     assert.equal(stderr.match(/slice: capture from empty/g)?.length, 1, stderr);
     assert.match(stderr, /FTS ceiling with the store's FTS settings .* \(on the 1\.0 MB slice\)/);
@@ -84,11 +86,17 @@ Deno.test("bench --slice-size below --size runs the breakdown, watch and migrati
     assert.doesNotMatch(stderr, /capture's peak RSS: reindex from empty/);
     assert.match(stdout, /capture_peak_rss_mb +\d+(\.\d+)? +MiB/);
     assert.match(stdout, /migrate_mb_s +\d+(\.\d+)? +MB\/s/);
+    // The symbols' hits are counted on the slice, every other counted term's on the store.
+    const found = stdout.match(/hits found \/ planted in captured formats: (.*)/)![1]!;
+    const counts = found.split(", ");
+    assert.equal(counts.filter((c) => / \(on the 1\.0 MB slice\)$/.test(c)).length, 2, found);
+    assert.match(found, /💡 (\d+)\/\1 \(on the 1\.0 MB slice\)/);
+    assert.ok(counts.length > 2 && counts.every((c) => /^\S+ (\d+)\/\1( |$)/.test(c)), found);
     assert.match(stdout, /the other steps over the 1\.0 MB slice \(--slice-size\), captured from/);
     assert.match(stdout, /store held the 1\.0 MB slice \(\d+ sources\)/);
     assert.match(
       stdout,
-      /measured on the 1\.0 MB slice, .*: the capture's breakdown \(where the time goes\), watch_backlog_over_reindex, migrate_mb_s and migration_peak_rss_mb/,
+      /measured on the 1\.0 MB slice, .*: the capture's breakdown \(where the time goes\), the symbols' hits found \/ planted \(literal scans\), watch_backlog_over_reindex, migrate_mb_s and migration_peak_rss_mb/,
     );
     // The slice goes with the work folder's scratch; the corpus and the store stay.
     assert.deepEqual([...Deno.readDirSync(dir)].map((e) => e.name).sort(), [
