@@ -60,7 +60,7 @@ Deno.test("diskPlan() adds the corpus, the store and its WAL to the largest part
     assert.equal(small.largest?.bytes, TEAM_RATIO * 5 * 200e6 + 1e9);
   });
 
-  await t.step("search alone needs the corpus, the store and the slice it counts symbols on", () => {
+  await t.step("search alone needs the corpus, the store and the slice", () => {
     const plan = diskPlan({ ...TEN_GB, parts: ["search"] });
     assert.equal(plan.largest, null);
     assert.equal(plan.needed, 23.256e9 + 2.3e9);
