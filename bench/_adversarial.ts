@@ -45,19 +45,26 @@ export function adversarialQueries(historyDb: string): { name: string; query: st
   let prefixes: string[];
   try {
     db.exec("CREATE VIRTUAL TABLE temp.vocab USING fts5vocab(main, fts, row)");
-    const rows = db.prepare("SELECT term, doc, cnt FROM temp.vocab").all() as {
-      term: string;
-      doc: number;
-      cnt: number;
-    }[];
-    common = [...rows].sort((a, b) => b.doc - a.doc).slice(0, 64).map((r) => r.term);
+    // One pass over the index's terms, read as they come: at 10 GB there are 19.5 million (52 s),
+    // which held in memory at once passed the bench's 4 GB heap.
+    const rows = db.prepare("SELECT term, doc, cnt FROM temp.vocab").iterate() as Iterable<
+      { term: string; doc: number; cnt: number }
+    >;
+    const top: { term: string; doc: number }[] = [];
     const byPrefix = new Map<string, number>();
     for (const r of rows) {
+      // The 64 in the most records, the first of equals kept (the index's order).
+      if (top.length < 64 || r.doc > top.at(-1)!.doc) {
+        const at = top.findIndex((t) => t.doc < r.doc);
+        top.splice(at === -1 ? top.length : at, 0, { term: r.term, doc: r.doc });
+        top.length = Math.min(top.length, 64);
+      }
       const chars = [...r.term];
       if (chars.length < 3) continue;
       const prefix = chars.slice(0, 3).join("");
       byPrefix.set(prefix, (byPrefix.get(prefix) ?? 0) + r.cnt);
     }
+    common = top.map((t) => t.term);
     prefixes = [...byPrefix].sort((a, b) => b[1] - a[1]).slice(0, 8).map(([p]) => p);
   } finally {
     db.close();
