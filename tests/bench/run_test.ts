@@ -144,7 +144,7 @@ Deno.test("bench says up front how much disk it needs and refuses (exit 2) when 
     assert.match(stdout, /^parts: search, rg\n/);
     assert.match(
       stdout,
-      /disk: needs 23\.26 GB in \S+ \(the corpus 10\.00 GB, the store 13\.00 GB, its WAL 256\.0 MB\)/,
+      /disk: needs 25\.56 GB in \S+ \(the corpus 10\.00 GB, the store 13\.00 GB, its WAL 256\.0 MB, the slice's corpus and store 2\.30 GB\)/,
     );
   });
 
