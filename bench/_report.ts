@@ -320,7 +320,9 @@ function searchSection(r: BenchReport, options: ReportOptions): string[] {
   }
   if (search) {
     const found = search.found.map((x) =>
-      `${x.term} ${x.hits}/${x.planted}${x.slice ? ` (on the ${formatBytes(x.slice)} slice)` : ""}`
+      `${x.term} ${x.hits}/${x.planted}${
+        x.onSlice && r.slice ? ` (on the ${formatBytes(r.slice)} slice)` : ""
+      }`
     ).join(", ");
     out.push(`  hits found / planted in captured formats: ${found}`);
   }

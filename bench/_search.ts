@@ -35,8 +35,8 @@ export interface SearchReport {
     n: number;
     stopped: number;
   }[];
-  /** Each counted term's hits and plantings; `slice` where counted on the slice (its size). */
-  found: { term: string; cls: TermClass; hits: number; planted: number; slice: number | null }[];
+  /** Each counted term's hits and plantings; `onSlice` where counted on the slice's store. */
+  found: { term: string; cls: TermClass; hits: number; planted: number; onSlice: boolean }[];
 }
 
 /**
@@ -47,7 +47,6 @@ export interface LiteralCounts {
   store: HistoryStore;
   redact: Redactor;
   manifest: CorpusManifest;
-  size: number;
 }
 
 /** The search command end to end, spawn to exit. */
@@ -143,7 +142,7 @@ export async function measureSearch(
   const on = literal && await literal();
   const found = [
     ...foundAgainstPlanted(store, redact, manifest, agents, [...indexed, ...(on ? [] : scanned)]),
-    ...(on ? foundAgainstPlanted(on.store, on.redact, on.manifest, agents, scanned, on.size) : []),
+    ...(on ? foundAgainstPlanted(on.store, on.redact, on.manifest, agents, scanned, true) : []),
   ];
   return { all, queries: queries.length, byClass, found };
 }
@@ -174,7 +173,7 @@ function foundAgainstPlanted(
   manifest: CorpusManifest,
   agents: CorpusAgent[],
   counted: readonly TermClass[],
-  slice: number | null = null,
+  onSlice = false,
 ): SearchReport["found"] {
   const found: SearchReport["found"] = [];
   for (const term of manifest.terms.filter((t) => counted.includes(t.class))) {
@@ -182,7 +181,7 @@ function foundAgainstPlanted(
     const options = { query: term.term, limit: 10_000, budgetMs: 600_000 };
     const hits = search(store, ADAPTERS, redact, options).hits.length;
     const planted = agents.reduce((n, a) => n + (term.byAgent[a] ?? 0), 0);
-    found.push({ term: term.term, cls: term.class, hits, planted, slice });
+    found.push({ term: term.term, cls: term.class, hits, planted, onSlice });
   }
   return found;
 }

@@ -1,9 +1,9 @@
 // The slice: a smaller corpus of the bench's seed that the costlier diagnostics run on at size
 // (the capture's breakdown, the watch part, the migration, the count of the symbols' hits: the
-// literal scans), so that a 10 GB run measures them
-// where they cost a tenth. It is generated under the work folder and captured into a store of its
-// own, each on first use, and removed with the work folder. At the bench's own size there is no
-// slice: those parts run on the bench's corpus and store (bench/run.ts).
+// literal scans), so that a 10 GB run measures them where they cost a tenth. It is generated under
+// the work folder and captured into a store of its own, each on first use, and removed with the
+// work folder. At the bench's own size there is no slice: those parts run on the bench's corpus and
+// store (bench/run.ts).
 
 import { join } from "node:path";
 import { type Context, loadContext, openStore, redactorFor } from "../lib/context.ts";

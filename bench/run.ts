@@ -412,11 +412,7 @@ async function measureFromStore(
     log(`in-process search: ${manifest.terms.length} terms × 6 filters × ${options.rounds} rounds`);
     const { slice } = run;
     const literal = slice &&
-      (async () => ({
-        ...await slice.store(),
-        manifest: (await slice.corpus()).manifest,
-        size: slice.size,
-      }));
+      (async () => ({ ...await slice.store(), manifest: (await slice.corpus()).manifest }));
     m.search = await measureSearch(store, redact, manifest, agents, options.rounds, literal);
   }
   const runs = options.cliRuns;
