@@ -12,7 +12,12 @@ import { type Context, loadContext, openStore, redactorFor } from "../lib/contex
 import type { Env } from "../lib/env.ts";
 import { projectOfUserPath } from "../lib/paths.ts";
 import { forget, type ForgetCriteria, type ForgetResult } from "../lib/store/forget.ts";
-import { SCRUB_HOLDER, scrubIndex, scrubPendingSince } from "../lib/store/scrub.ts";
+import {
+  SCRUB_HOLDER,
+  scrubIndexYielding,
+  scrubPendingSince,
+  whileForgetting,
+} from "../lib/store/scrub.ts";
 import { isLockHeld, tryLock, waitLock } from "../lib/lock.ts";
 import { join } from "../lib/path.ts";
 import { runFlags } from "../lib/run_flags.ts";
@@ -85,7 +90,11 @@ export async function main(
         redact: redactorFor(ctx),
         scrub: later ? "later" as const : "now" as const,
       };
-      let result = forget(store, criteria, { ...options, dryRun: dryRun || confirm });
+      // A scrub running elsewhere (a forget before this one left it) waits while this one works.
+      const listing = dryRun || confirm;
+      let result = listing
+        ? forget(store, criteria, { ...options, dryRun: true })
+        : whileForgetting(ctx.paths, () => forget(store, criteria, { ...options, dryRun: false }));
       const s = styler(io.color);
       let shown = false;
       if (confirm && result.conversations.length) {
@@ -97,7 +106,10 @@ export async function main(
         }
         // Exactly what was listed goes, even if a capture added a match since.
         const ids = result.conversations.map((item) => item.conversation);
-        result = forget(store, { ids }, { ...options, dryRun: false });
+        result = whileForgetting(
+          ctx.paths,
+          () => forget(store, { ids }, { ...options, dryRun: false }),
+        );
         shown = io.outIsTerminal;
       }
       let scrubbing: number | null = null;
@@ -110,7 +122,7 @@ export async function main(
           try {
             const again = openStore(ctx, { mustExist: true });
             try {
-              scrubIndex(again);
+              await scrubIndexYielding(again, { forgets: ctx.paths });
             } finally {
               again.close();
             }
@@ -149,8 +161,15 @@ async function finish(ctx: Context, io: Io, json: boolean): Promise<number> {
     try {
       const pending = scrubPendingSince(store) !== null;
       // A step of the stage markers, so a scrub that never ends shows among the unclosed ones.
-      const result = ctx.markers.operation("forget").stageSync("scrub", () => scrubIndex(store)) ??
-        { steps: 0, pagesFreed: 0, walEmptied: true };
+      const scrubbed = await ctx.markers.operation("forget").stage(
+        "scrub",
+        () =>
+          scrubIndexYielding(store, {
+            forgets: ctx.paths,
+            onWait: () => io.err("Waiting for a forget running beside this to finish\n"),
+          }),
+      );
+      const result = scrubbed ?? { steps: 0, pagesFreed: 0, walEmptied: true };
       if (json) {
         io.out(safeJson({ pending, ...result }) + "\n");
       } else {

@@ -65,6 +65,54 @@ export async function waitLock(
 }
 
 /**
+ * Takes `run/<name>.lock` shared, beside any other shared holder, without waiting. Null when a
+ * process holds it alone or the data dir refuses the file: such a lock is a courtesy to others
+ * (see `waitUnheld`), and its holder goes on without it.
+ */
+export function tryShared(runDir: string, root: string, name: string): HeldLock | null {
+  let lock: { path: string; file: Deno.FsFile };
+  try {
+    lock = openLock(runDir, root, name);
+  } catch {
+    return null;
+  }
+  const { path, file } = lock;
+  try {
+    if (file.tryLockSync(false)) return hold(file, path, null);
+  } catch {
+    // As if held alone.
+  }
+  file.close();
+  return null;
+}
+
+/**
+ * Resolves once no process holds `run/<name>.lock`, shared or alone: at once when none does,
+ * else when the last holder lets it go (the OS's wait, however that holder ends), after telling
+ * `onWait`. A lock file that cannot be opened is held by nobody.
+ */
+export async function waitUnheld(
+  runDir: string,
+  root: string,
+  name: string,
+  onWait?: () => void,
+): Promise<void> {
+  let file: Deno.FsFile;
+  try {
+    file = openLock(runDir, root, name).file;
+  } catch {
+    return;
+  }
+  try {
+    if (file.tryLockSync(true)) return;
+    onWait?.();
+    await file.lock(true);
+  } finally {
+    file.close();
+  }
+}
+
+/**
  * `run/<name>.lock`, made private if it is new, opened to be locked. A data dir (`root`) the file
  * system refuses is said in words (`explainDataDir`).
  */
@@ -78,11 +126,16 @@ function openLock(runDir: string, root: string, name: string): { path: string; f
   }
 }
 
-/** A lock just taken on `file`: this process written in as its holder. */
-function hold(file: Deno.FsFile, path: string, command: string): HeldLock {
-  const info: LockInfo = { pid: Deno.pid, startedAt: Date.now(), command };
-  file.truncateSync(0);
-  file.writeSync(new TextEncoder().encode(JSON.stringify(info) + "\n"));
+/**
+ * A lock just taken on `file`: this process written in as its holder, unless it is shared
+ * (`command` null), where holders are many and none is named.
+ */
+function hold(file: Deno.FsFile, path: string, command: string | null): HeldLock {
+  if (command !== null) {
+    const info: LockInfo = { pid: Deno.pid, startedAt: Date.now(), command };
+    file.truncateSync(0);
+    file.writeSync(new TextEncoder().encode(JSON.stringify(info) + "\n"));
+  }
   let released = false;
   return {
     path,
@@ -90,7 +143,7 @@ function hold(file: Deno.FsFile, path: string, command: string): HeldLock {
       if (released) return;
       released = true;
       try {
-        file.truncateSync(0);
+        if (command !== null) file.truncateSync(0);
         file.unlockSync();
       } finally {
         file.close();

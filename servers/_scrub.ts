@@ -49,7 +49,7 @@ export class BackgroundScrub {
     try {
       const store = this.#openStore();
       try {
-        await scrubIndexYielding(store, { signal: this.#abort.signal });
+        await scrubIndexYielding(store, { signal: this.#abort.signal, forgets: paths });
       } finally {
         store.close();
       }

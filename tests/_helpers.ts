@@ -206,6 +206,54 @@ export async function runCli(
 }
 
 /**
+ * Starts `commands/<file>.ts` as `runCli` does and resolves once its stderr has said something
+ * `pattern` matches (or it ended first: `said` false). `finish` waits for its end: what it did,
+ * stderr whole.
+ */
+export async function startCliUntil(
+  file: string,
+  args: string[],
+  vars: Record<string, string>,
+  pattern: RegExp,
+): Promise<{ said: boolean; finish(): Promise<RunResult> }> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: await runArgs(file, args),
+    env: { ...childBaseEnv(), ...CHILD_DEFAULTS, ...vars },
+    clearEnv: true,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const stdout = new Response(child.stdout).bytes();
+  const reader = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
+  let stderr = "";
+  let said = false;
+  while (!said) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    stderr += value;
+    said = pattern.test(stderr);
+  }
+  return {
+    said,
+    async finish() {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        stderr += value;
+      }
+      const stdoutBytes = await stdout;
+      return {
+        code: (await child.status).code,
+        stdout: new TextDecoder().decode(stdoutBytes),
+        stderr,
+        stdoutBytes,
+      };
+    },
+  };
+}
+
+/**
  * Starts `deno run -A script` with `vars` as its environment and resolves once it has said its
  * first line on stdout: that line (empty if it ended first), and `kill`, which ends it with SIGKILL
  * (a test's crash at a point the script chose).

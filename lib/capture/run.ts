@@ -263,7 +263,9 @@ export async function runCapture(options: CaptureRunOptions): Promise<CaptureRun
       // left the work): before a rebuild, which would drop it from the store alone.
       forgetCovered(store, { redact: pass.redact, now: ctx.now() });
       // What a stopped forget left in the text index is taken out (a rebuild empties it).
-      if (!rebuilding) await scrubIndexYielding(store, { signal: pass.signal });
+      if (!rebuilding) {
+        await scrubIndexYielding(store, { signal: pass.signal, forgets: ctx.paths });
+      }
       if (rebuilding) {
         rebuilt = await rebuildFirst(ctx, pass, options.onProgress);
         if (rebuilt === null) {

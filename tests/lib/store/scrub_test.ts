@@ -11,12 +11,19 @@ import { main as search } from "../../../commands/search.ts";
 import { main as status } from "../../../commands/status.ts";
 import { HistoryStore } from "../../../lib/store/db.ts";
 import { forget } from "../../../lib/store/forget.ts";
-import { scrubIndex, scrubPendingSince } from "../../../lib/store/scrub.ts";
+import { tryShared } from "../../../lib/lock.ts";
+import {
+  FORGET_LOCK,
+  scrubIndex,
+  scrubIndexYielding,
+  scrubPendingSince,
+} from "../../../lib/store/scrub.ts";
 import { writeClaudeCorpus } from "../../_corpus.ts";
 import {
   captureIo,
   makeWorld,
   runCli,
+  startCliUntil,
   startUntilLine,
   withStore,
   type World,
@@ -156,6 +163,79 @@ Deno.test("a scrub stopped between steps keeps the mark; the next one, or the ne
       integrity(after);
     });
     assert.equal(storeHolds(world, "xylophonebravo"), false);
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("a scrub waits between two steps while a forget elsewhere holds the forget lock, then ends the work of both", async () => {
+  const { world, keys } = await captured();
+  try {
+    const place = { run: join(world.data, "run"), root: world.data };
+    const store = open(world);
+    const other = open(world);
+    try {
+      forget(store, { ids: [keys[0]!] }, { redact, scrub: "later" });
+      const steps: number[] = [];
+      let waitedAfter: number | null = null;
+      let held: ReturnType<typeof tryShared> = null;
+      const scrubbed = await scrubIndexYielding(store, {
+        pages: 1,
+        forgets: place,
+        // After its first step, a forget in another process begins (it holds the lock shared).
+        onStep: (n) => {
+          steps.push(n);
+          if (n === 1) held = tryShared(place.run, place.root, FORGET_LOCK);
+        },
+        // The scrub waits before its second step; the forget runs meanwhile, with no step
+        // beside it, and lets the lock go.
+        onWait: () => {
+          waitedAfter = steps.length;
+          forget(other, { ids: [keys[1]!] }, { redact, scrub: "later" });
+          held!.release();
+        },
+      });
+      assert.notEqual(held, null, "the forget took the lock");
+      assert.equal(waitedAfter, 1, "the scrub waited after its first step");
+      assert.ok(scrubbed && scrubbed.steps > 1, `went on after the wait: ${scrubbed?.steps}`);
+      assert.equal(scrubPendingSince(store), null);
+      integrity(store);
+    } finally {
+      other.close();
+      store.close();
+    }
+    // Both forgets' words are out of the index: the one before the scrub and the one during it.
+    assert.equal(storeHolds(world, "xylophonealpha"), false);
+    assert.equal(storeHolds(world, "xylophonebravo"), false);
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("forget --finish says it waits for a forget running beside it, and finishes once it ends", async () => {
+  const { world, keys } = await captured();
+  try {
+    withStore(world, (store) => forget(store, { ids: [keys[0]!] }, { redact, scrub: "later" }));
+    const held = tryShared(join(world.data, "run"), world.data, FORGET_LOCK);
+    assert.ok(held, "the lock is free to take");
+    const child = await startCliUntil(
+      "forget",
+      ["--finish", "--json"],
+      world.vars,
+      /Waiting for a forget running beside this to finish\n/,
+    );
+    let result;
+    try {
+      assert.ok(child.said, "it said it waits");
+      withStore(world, (store) => assert.notEqual(scrubPendingSince(store), null, "not yet"));
+    } finally {
+      held.release();
+      result = await child.finish();
+    }
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal(JSON.parse(result.stdout).pending, true);
+    withStore(world, (store) => assert.equal(scrubPendingSince(store), null));
+    assert.equal(storeHolds(world, "xylophonealpha"), false);
   } finally {
     await world.cleanup();
   }
