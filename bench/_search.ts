@@ -78,14 +78,15 @@ export interface RgReport {
  * loop, so a signal is heeded after each round (at 10 GB a round takes seconds). The hits found
  * are counted on the same store, but the literal scans' on `literal` when given.
  */
-export async function measureSearch(
-  store: HistoryStore,
-  redact: Redactor,
-  manifest: CorpusManifest,
-  agents: CorpusAgent[],
-  rounds: number,
-  literal: (() => Promise<LiteralCounts>) | null = null,
-): Promise<SearchReport> {
+export async function measureSearch(options: {
+  store: HistoryStore;
+  redact: Redactor;
+  manifest: CorpusManifest;
+  agents: CorpusAgent[];
+  rounds: number;
+  literal: (() => Promise<LiteralCounts>) | null;
+}): Promise<SearchReport> {
+  const { store, redact, manifest, agents, rounds, literal } = options;
   const filters = searchFilters(store, agents);
   const queries: { term: string; cls: TermClass; query: string; filter: number }[] = [];
   for (const term of manifest.terms) {
