@@ -93,6 +93,19 @@ const LARGE = 1e9;
 /** The slice at most, unless told: above it, the slice is a corpus of its own. */
 const SLICE_DEFAULT = 1e9;
 
+/**
+ * The report in the work folder: the figures so far while the run goes on, and with `--keep` the
+ * whole report once it has ended.
+ */
+const REPORT_FILE = "report.txt";
+
+/** Writes `text` to `path` whole or not at all (a temporary file renamed over it). */
+function writeAtomically(path: string, text: string): void {
+  const temporary = `${path}.${Deno.pid}.tmp`;
+  Deno.writeTextFileSync(temporary, text);
+  Deno.renameSync(temporary, path);
+}
+
 /** What every step of a run works with. */
 interface Run {
   options: BenchOptions;
@@ -194,21 +207,41 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         restore,
         has,
       };
-      const { profile, ...measured } = await measureParts(run);
-      const skipped = PART_NAMES.filter((part) => !has(part));
-      if (skipped.length) notes.push(`not measured (--only): ${skipped.join(", ")}`);
-      if (slice?.used) notes.push(sliceNote(slice.size, options.parts));
-      return {
-        ...measured,
-        figures: figuresOf(measured),
-        notes,
-        machine: machine(loadBefore),
-        work,
-        corpus: manifest && { ...manifest, reused: corpus!.reused },
-        parts: options.parts,
-        slice: slice?.used ? slice.size : null,
-        profile,
+      const reportOf = (
+        { profile, ...measured }: Measured & { profile: BenchReport["profile"] },
+        more: string[],
+      ): BenchReport => {
+        const skipped = PART_NAMES.filter((part) => !has(part));
+        return {
+          ...measured,
+          figures: figuresOf(measured),
+          notes: [
+            ...notes,
+            ...(skipped.length ? [`not measured (--only): ${skipped.join(", ")}`] : []),
+            ...(slice?.used ? [sliceNote(slice.size, options.parts)] : []),
+            ...more,
+          ],
+          machine: machine(loadBefore),
+          work,
+          corpus: manifest && { ...manifest, reused: corpus!.reused },
+          parts: options.parts,
+          slice: slice?.used ? slice.size : null,
+          profile,
+        };
       };
+      // The figures so far, written as each part ends: a run that dies (out of memory, killed)
+      // leaves them in its work folder, which only a run that ends removes.
+      const snapshot = join(work, REPORT_FILE);
+      const written = (report: BenchReport) =>
+        writeAtomically(snapshot, formatReport(report, options));
+      const report = reportOf(
+        await measureParts(run, (so) => {
+          written(reportOf(so, [`the run had not ended when this was written (${snapshot})`]));
+        }),
+        [],
+      );
+      if (options.keep) written(report);
+      return report;
     } finally {
       await slice?.close();
       store?.close();
@@ -238,7 +271,7 @@ function cleanWork(work: string, restore: { path: string; size: number }[], keep
       // The corpus is being removed anyway, or the file is gone.
     }
   }
-  const kept = ["corpus", "data", "home", "config", "relevance"];
+  const kept = ["corpus", "data", "home", "config", "relevance", REPORT_FILE];
   const entries = keep ? [...safeReadDir(work)].filter((name) => !kept.includes(name)) : [""];
   for (const name of entries) {
     try {
@@ -299,8 +332,11 @@ type Families = Omit<Measured, "corpus"> & { profile: BenchReport["profile"] };
  * only later parts need it), then the figures read from it in this process and in commands,
  * the parts with stores or corpora of their own, and last those that change the store.
  */
-async function measureParts(run: Run): Promise<Measured & { profile: BenchReport["profile"] }> {
-  const m: Families = {
+async function measureParts(
+  run: Run,
+  onFigures: (so: Measured & { profile: BenchReport["profile"] }) => void,
+): Promise<Measured & { profile: BenchReport["profile"] }> {
+  const families: Families = {
     capture: null,
     noop: null,
     append: null,
@@ -324,6 +360,14 @@ async function measureParts(run: Run): Promise<Measured & { profile: BenchReport
     profile: null,
   };
   const { options, log, manifest, store, notes, has } = run;
+  // Each family set, wherever a part sets it, is heard by `onFigures` at once.
+  const m = new Proxy(families, {
+    set(target, key, value) {
+      const set = Reflect.set(target, key, value);
+      onFigures({ corpus: manifest, ...target });
+      return set;
+    },
+  });
   let agents: CorpusAgent[] = [...CORPUS_AGENTS];
   if (store && manifest) {
     agents = await makeStore(run, store, manifest, m);
@@ -413,7 +457,14 @@ async function measureFromStore(
     const { slice } = run;
     const literal = slice &&
       (async () => ({ ...await slice.store(), manifest: (await slice.corpus()).manifest }));
-    m.search = await measureSearch(store, redact, manifest, agents, options.rounds, literal);
+    m.search = await measureSearch({
+      store,
+      redact,
+      manifest,
+      agents,
+      rounds: options.rounds,
+      literal: literal || null,
+    });
   }
   const runs = options.cliRuns;
   if (has("cli") || has("show") || has("status") || has("usage")) {
@@ -589,13 +640,15 @@ Before it starts it says how much disk it needs (the corpus, the store at 1.3× 
 allowance, and the largest of what one part makes and removes again) and refuses, exit 2, when
 the work folder's file system has less free. Stopped (Ctrl-C, SIGTERM), it kills what it started,
 truncates the corpus files it appended to and removes its work folder (with --keep, what it made
-beside the corpus and the store).
+beside the corpus and the store). The figures so far are written to report.txt in the work folder
+as each part ends, so a run that dies (out of memory, SIGKILL) leaves them there.
 
 Options:
   --size SIZE        corpus size, e.g. 20MB, 200MB (default 200MB; MB is 10^6 bytes)
   --json             print one JSON object with the figures (null when not measured)
   --keep DIR         work in DIR and keep it: DIR/corpus (reused when its size and seed match)
-                     and DIR/data (the store); DIR/data, DIR/home and DIR/config are replaced
+                     and DIR/data (the store); DIR/data, DIR/home and DIR/config are replaced;
+                     DIR/report.txt holds the report once the run has ended
   --seed N           corpus seed (default ${DEFAULT_SEED})
   --huge-line SIZE   size of the single-line transcript (default ${HUGE_DEFAULT}; 0 skips it)
   --rounds N         timed passes over the search query set (default 5)

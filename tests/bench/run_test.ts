@@ -195,6 +195,31 @@ Deno.test("a bench stopped while it generates its corpus stops at once and leave
   }
 });
 
+Deno.test("a kept bench killed mid-run (SIGKILL) leaves the figures measured so far in DIR/report.txt; one that ends, the whole report", async () => {
+  const dir = await tempDir("logbook-bench-report-");
+  const args = ["--size", "2MB", "--only", "noop,search", "--rounds", "1", "--keep", dir];
+  const child = benchCommand(args).spawn();
+  const log = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
+  try {
+    // The no-op part has ended and the search part begun: killed as a crash would end it.
+    await logUntil(log, /in-process search:/);
+    child.kill("SIGKILL");
+    await child.status;
+    const partial = Deno.readTextFileSync(join(dir, "report.txt"));
+    assert.match(partial, /^\s*noop_reindex_ms\s+\d+(\.\d+)?\s+ms/m, partial);
+    assert.match(partial, /^\s*search_p50_ms\s+n\/a/m, "the search had not ended");
+    assert.match(partial, /the run had not ended when this was written/);
+
+    const whole = await bench(args);
+    assert.equal(whole.code, 0, whole.stderr);
+    assert.equal(Deno.readTextFileSync(join(dir, "report.txt")).trimEnd(), whole.stdout.trimEnd());
+  } finally {
+    await log.cancel();
+    await child.stdout.cancel();
+    await removeDir(dir);
+  }
+});
+
 Deno.test("a kept bench stopped by SIGTERM while appending cuts the corpus files back and keeps the corpus", async () => {
   const dir = await tempDir("logbook-bench-stop-");
   const child = benchCommand([
