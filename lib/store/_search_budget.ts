@@ -30,6 +30,10 @@ export class SearchBudget {
   /** Where the current phase ends: the deadline, or earlier (see `endBefore`). */
   #end: number;
   readonly #now: () => number;
+  /** The current phase's first look at the clock and its first check (ms), for `setupMs`. */
+  #firstRead: number | null = null;
+  #firstCheck: number | null = null;
+  #setupMs: number | null = null;
   /** Set while the literal scan runs, whose message differs. */
   literal = false;
 
@@ -46,11 +50,33 @@ export class SearchBudget {
   /** Ends the current phase `ms` before the deadline (0: at the deadline), keeping the rest. */
   endBefore(ms: number): void {
     this.#end = this.#deadline - ms;
+    this.#setupMs = this.#firstCheck === null ? null : this.#firstCheck - this.#firstRead!;
+    this.#firstRead = this.#firstCheck = null;
+  }
+
+  /**
+   * How long the phase before this one ran before its first check: for a statement, the work
+   * SQLite did before its first row reached the check (FTS5 gathering every word a prefix
+   * matches, in code nothing interrupts). Null when it made no check.
+   */
+  get setupMs(): number | null {
+    return this.#setupMs;
+  }
+
+  /** True when work taking `ms`, begun now, would end more than `overMs` past the deadline. */
+  wouldEndPast(ms: number, overMs: number): boolean {
+    return this.#read() + ms > this.#deadline + overMs;
   }
 
   /** True once the current phase's time is spent. */
   spent(): boolean {
-    return this.#now() >= this.#end;
+    return this.#read() >= this.#end;
+  }
+
+  #read(): number {
+    const now = this.#now();
+    this.#firstRead ??= now;
+    return now;
   }
 
   /** Whole milliseconds left in the current phase (0 once spent), for a limit set elsewhere. */
@@ -60,7 +86,9 @@ export class SearchBudget {
 
   /** Throws SearchStoppedError once the current phase's time is spent. */
   check(): void {
-    if (this.spent()) throw this.stopped();
+    const now = this.#read();
+    this.#firstCheck ??= now;
+    if (now >= this.#end) throw this.stopped();
   }
 
   /** The error of a search stopped by this budget. */

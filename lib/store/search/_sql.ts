@@ -10,7 +10,12 @@ import { HistoryStore, isCorruption } from "../db.ts";
 import { SearchStatementError } from "../_search_bounds.ts";
 import { messageOf } from "../../format.ts";
 import { FILTERING_INDEX, FLAG_INJECTED, RANKING_INDEX } from "../schema.ts";
-import { budgetCheck, SearchBudget, SearchStoppedError } from "../_search_budget.ts";
+import {
+  budgetCheck,
+  fallbackReserveMs,
+  SearchBudget,
+  SearchStoppedError,
+} from "../_search_budget.ts";
 import type { SearchHit, SearchSort } from "./types.ts";
 import { iso } from "../records.ts";
 
@@ -177,7 +182,11 @@ export function sortedRows(statement: StatementSync, ...args: SQLInputValue[]): 
 /**
  * Up to `limit` records matching `query` under `filters`, most recently captured first (first
  * captured with the `oldest` sort), unranked: FTS5 walks its matches in record order, so rows
- * arrive as they are found and the ones found before the budget's phase ends are kept.
+ * arrive as they are found and the ones found before the budget's phase ends are kept. None when
+ * the ranking before it took so long to reach its first row that this one, started now, would
+ * end more than the fallback's share of the budget past its deadline: FTS5 gathers what the
+ * query's prefixes match again before this one's first row, in code the budget cannot interrupt
+ * (at 10 GB, eight common 3-letter prefixes took over a second each time).
  */
 export function recentCandidates(
   store: HistoryStore,
@@ -186,13 +195,15 @@ export function recentCandidates(
   limit: number,
   budget: SearchBudget,
 ): Candidate[] {
+  const rows: Candidate[] = [];
+  const setup = budget.setupMs;
+  if (setup !== null && budget.wouldEndPast(setup, fallbackReserveMs(budget.ms))) return rows;
   const filter = filterSql(filters);
   const sql = `
     SELECT ${CANDIDATE_COLUMNS}, ${SCORE} AS score
     ${matchesUnder(store, filter, true)}
     ORDER BY fts.rowid${filters.sort === "oldest" ? "" : " DESC"}
     LIMIT ?`;
-  const rows: Candidate[] = [];
   stoppable(budget, () =>
     budgeted(store, sql, (statement) => {
       for (const row of statement.iterate(query, ...filter.params, limit)) {

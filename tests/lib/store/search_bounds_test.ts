@@ -232,6 +232,26 @@ Deno.test("a search past its budget returns what it had, with a note saying what
       assert.deepEqual(page2.hits.map((h) => h.record), ids.slice(20, 40));
     });
 
+    await t.step(
+      "no fallback when the ranking's first row came so late that it would end well past the deadline",
+      () => {
+        // The clock is read as the budget starts (0), as the ranking's statement starts, and at
+        // its first row, past the ranking's share (800 of 1000): stopped there. FTS5 does the same
+        // work before the fallback's first row (a prefix's words gathered, uninterruptible), so
+        // begun at 850 it would end at about 850 plus what the ranking took to its first row.
+        const late = scriptedClock([0, 0, 850], 850);
+        const message = stoppedWithNothing(() =>
+          run(world, { query: "walrus", budgetMs: 1000 }, late.now)
+        );
+        assert.match(message, /^The search was stopped after 1000 ms: it matches too much/);
+        // 150 ms to its first row: the fallback ends within its share past the deadline, and runs.
+        const soon = scriptedClock([0, 700, 850], 850);
+        const result = run(world, { query: "walrus", budgetMs: 1000 }, soon.now);
+        assert.deepEqual(result.hits.map((h) => h.record), ids.slice(0, 20));
+        assert.match(result.stopNote ?? "", /from the most recently captured matches/);
+      },
+    );
+
     await t.step("grouped, the conversations of those matches", () => {
       const clock = scriptedClock([100, 200, 300, 400, 500, 600, 700, 800, 900], 950);
       const grouped = withStore(
