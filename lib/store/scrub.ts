@@ -132,7 +132,7 @@ export async function scrubIndexYielding(
   }
 }
 
-/** The scrub of `scrubIndex`, pausing before each step for its caller. */
+/** The scrub of `scrubIndex`, pausing for its caller before each step and before the end. */
 function* scrubbing(
   store: HistoryStore,
   options: ScrubOptions,
@@ -146,6 +146,7 @@ function* scrubbing(
     steps++;
     options.onStep?.(steps);
   }
+  yield; // and before the space is given back, a write of its own
   return { steps, ...giveSpaceBack(store) };
 }
 
