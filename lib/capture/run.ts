@@ -11,7 +11,7 @@ import { projectOfRecorded } from "../paths.ts";
 import type { Adapter, DiscoverContext } from "../sources/adapter.ts";
 import { ADAPTERS } from "../sources/mod.ts";
 import { Folders, type KeptListings } from "../sources/folders.ts";
-import type { HistoryStore } from "../store/db.ts";
+import { giveSpaceBack, type HistoryStore } from "../store/db.ts";
 import { syncMirrors } from "./mirrors.ts";
 import { wantedMirrors } from "../store/mirror.ts";
 import { keepCounts, refreshTotals } from "../store/status.ts";
@@ -348,6 +348,9 @@ async function rebuildFirst(
     announce(store, "done", ctx.now(), undefined);
     return null;
   }
+  // The pages the old derived data held and the new one does not are given back now: left free,
+  // the next forget gave them back, 500 MB of pages moved at ten gigabytes, 17 s of its own.
+  giveSpaceBack(store);
   // Capture stores its progress only once it finds work: until then it is discovering.
   announce(store, "discovering", ctx.now(), onProgress);
   return rebuilt;
