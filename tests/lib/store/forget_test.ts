@@ -48,6 +48,28 @@ Deno.test("forget() frees every free page, and says when a reader kept the WAL f
   }
 });
 
+Deno.test("forget() leaves the text index's automerge as it was, and the index whole", async () => {
+  const world = await makeWorld();
+  try {
+    writeClaudeCorpus(world.claude, { sessions: 20, lines: 30 });
+    await captureWorld(world);
+    withStore(world, (store) => {
+      const automerge = () =>
+        (store.db.prepare("SELECT v FROM fts_config WHERE k = 'automerge'").get() as { v: number })
+          .v;
+      assert.equal(automerge(), 16, "the store's setting");
+      for (const day of ["2026-05-01T10:00:00Z", "2026-05-01T13:00:00Z", "2026-05-01T16:00:00Z"]) {
+        const result = forget(store, { before: Date.parse(day) }, { redact, scrub: "later" });
+        assert.ok(result.conversations.length > 0, day);
+        assert.equal(automerge(), 16, "as it was");
+      }
+      store.db.exec("INSERT INTO fts (fts) VALUES ('integrity-check')");
+    });
+  } finally {
+    await world.cleanup();
+  }
+});
+
 Deno.test("forgetCovered() forgets, once, what a store holds under its tombstones", async () => {
   const world = await makeWorld({ fixtures: ["claude"] });
   const session = "claude:e6b87366-6fa9-42f4-8674-9b1edd6ba8df";
