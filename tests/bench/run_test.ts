@@ -98,12 +98,13 @@ Deno.test("bench --slice-size below --size runs the breakdown, watch, migration 
       stdout,
       /measured on the 1\.0 MB slice, .*: the capture's breakdown \(where the time goes\), the symbols' hits found \/ planted \(literal scans\), watch_backlog_over_reindex, migrate_mb_s and migration_peak_rss_mb/,
     );
-    // The slice goes with the work folder's scratch; the corpus and the store stay.
+    // The slice goes with the work folder's scratch; the corpus, the store and the report stay.
     assert.deepEqual([...Deno.readDirSync(dir)].map((e) => e.name).sort(), [
       "config",
       "corpus",
       "data",
       "home",
+      "report.txt",
     ]);
   } finally {
     await removeDir(dir);
