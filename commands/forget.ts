@@ -12,12 +12,7 @@ import { type Context, loadContext, openStore, redactorFor } from "../lib/contex
 import type { Env } from "../lib/env.ts";
 import { projectOfUserPath } from "../lib/paths.ts";
 import { forget, type ForgetCriteria, type ForgetResult } from "../lib/store/forget.ts";
-import {
-  SCRUB_HOLDER,
-  scrubIndexYielding,
-  scrubPendingSince,
-  whileForgetting,
-} from "../lib/store/scrub.ts";
+import { SCRUB_HOLDER, scrubIndexYielding, scrubPendingSince } from "../lib/store/scrub.ts";
 import { isLockHeld, tryLock, waitLock } from "../lib/lock.ts";
 import { join } from "../lib/path.ts";
 import { runFlags } from "../lib/run_flags.ts";
@@ -89,12 +84,10 @@ export async function main(
         now: ctx.now(),
         redact: redactorFor(ctx),
         scrub: later ? "later" as const : "now" as const,
+        // A scrub running elsewhere (a forget before this one left it) waits while this one works.
+        place: ctx.paths,
       };
-      // A scrub running elsewhere (a forget before this one left it) waits while this one works.
-      const listing = dryRun || confirm;
-      let result = listing
-        ? forget(store, criteria, { ...options, dryRun: true })
-        : whileForgetting(ctx.paths, () => forget(store, criteria, { ...options, dryRun: false }));
+      let result = forget(store, criteria, { ...options, dryRun: dryRun || confirm });
       const s = styler(io.color);
       let shown = false;
       if (confirm && result.conversations.length) {
@@ -106,10 +99,7 @@ export async function main(
         }
         // Exactly what was listed goes, even if a capture added a match since.
         const ids = result.conversations.map((item) => item.conversation);
-        result = whileForgetting(
-          ctx.paths,
-          () => forget(store, { ids }, { ...options, dryRun: false }),
-        );
+        result = forget(store, { ids }, { ...options, dryRun: false });
         shown = io.outIsTerminal;
       }
       let scrubbing: number | null = null;

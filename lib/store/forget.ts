@@ -8,7 +8,7 @@ import { forgetInMirrors, type UnreachedMirror } from "./mirror.ts";
 import type { ConversationRow } from "./records.ts";
 import { emptiedSources, forgetFromCounts, forgetFromTotals } from "./status.ts";
 import { coveringKeys } from "./tombstones.ts";
-import { markScrub, scrubIndex } from "./scrub.ts";
+import { type ForgetPlace, markScrub, scrubIndex, whileForgetting } from "./scrub.ts";
 
 /**
  * The meta key migration 0012 leaves in a store with tombstones: what they cover may have been
@@ -70,7 +70,8 @@ export interface ForgetResult {
  * `dryRun` nothing changes. Deleted pages are zeroed (the store runs with secure_delete on), the
  * text index is merged without them (unless `scrub: "later"`: see `scrub.ts`), and freed pages
  * are returned to the file system. The titles listed pass `redact` (the gate's redaction of
- * anything shown).
+ * anything shown). With `place`, the store's data dir, a scrub running there in another process
+ * waits while this forget works (`whileForgetting`).
  */
 export function forget(
   store: HistoryStore,
@@ -80,6 +81,7 @@ export function forget(
     now?: number;
     redact: (text: string) => string;
     scrub?: "now" | "later";
+    place?: ForgetPlace;
   },
 ): ForgetResult {
   if (!criteria.ids?.length && criteria.project === undefined && criteria.before === undefined) {
@@ -105,9 +107,12 @@ export function forget(
     };
   }
   const keys = items.map((item) => item.conversation);
-  removeConversations(store, keys, options.now ?? Date.now());
   const later = options.scrub === "later";
-  const freed = later ? giveSpaceBack(store) : scrubIndex(store) ?? giveSpaceBack(store);
+  const work = () => {
+    removeConversations(store, keys, options.now ?? Date.now());
+    return later ? giveSpaceBack(store) : scrubIndex(store) ?? giveSpaceBack(store);
+  };
+  const freed = options.place ? whileForgetting(options.place, work) : work();
   // What was forgotten leaves the project mirrors too.
   const mirrors = forgetInMirrors(store, keys);
   return {

@@ -4,9 +4,7 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import { projectOfUserPath } from "../../lib/paths.ts";
-import type { HistoryStore } from "../../lib/store/db.ts";
 import { forget, type ForgetCriteria } from "../../lib/store/forget.ts";
-import { whileForgetting } from "../../lib/store/scrub.ts";
 import { parseWhen } from "../../lib/when.ts";
 import { type AppEnv, type Route, withStore } from "../_deps.ts";
 import { ApiError, badRequest } from "../_errors.ts";
@@ -46,20 +44,19 @@ export const forgetApi: Route = (svc) =>
       // Its batch transactions would keep this one waiting, and the server is one thread.
       throw new ApiError(409, "conflict", "A capture is running: forget once it has finished");
     }
-    const dryRun = body.dryRun === true;
-    const run = (store: HistoryStore) =>
-      forget(store, criteria, {
-        dryRun,
-        now: svc.now(),
-        redact: svc.redact,
-        // Their words leave the text index after the answer (a minute at ten gigabytes).
-        scrub: "later",
-      });
-    // A scrub running in another process (`forget --finish`) waits while this one works.
     const result = withStore(
       svc,
       "forget",
-      (store) => dryRun ? run(store) : whileForgetting(svc.ctx.paths, () => run(store)),
+      (store) =>
+        forget(store, criteria, {
+          dryRun: body.dryRun === true,
+          now: svc.now(),
+          redact: svc.redact,
+          // Their words leave the text index after the answer (a minute at ten gigabytes).
+          scrub: "later",
+          // A scrub running in another process (`forget --finish`) waits while this one works.
+          place: svc.ctx.paths,
+        }),
     );
     if (!result.indexScrubbed) svc.scrub.start();
     return c.json(redactDeep(result, svc.redact));
