@@ -177,6 +177,23 @@ async function runArgs(file: string, args: string[], root = ROOT): Promise<strin
  */
 const CHILD_DEFAULTS = { NO_COLOR: "1", LOGBOOK_SEARCH_BUDGET_MS: "60000" };
 
+/** `commands/<file>.ts` with `args` as a user runs it, output piped, nothing on its stdin. */
+async function cliCommand(
+  file: string,
+  args: string[],
+  vars: Record<string, string>,
+  root = ROOT,
+): Promise<Deno.Command> {
+  return new Deno.Command(Deno.execPath(), {
+    args: await runArgs(file, args, root),
+    env: { ...childBaseEnv(), ...CHILD_DEFAULTS, ...vars },
+    clearEnv: true,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  });
+}
+
 /**
  * Runs `commands/<file>.ts` as a user would, in a real subprocess with `vars` as its environment
  * (from the toolkit at `root`, this one unless a test made a copy).
@@ -187,15 +204,7 @@ export async function runCli(
   vars: Record<string, string> = {},
   root = ROOT,
 ): Promise<RunResult> {
-  const command = new Deno.Command(Deno.execPath(), {
-    args: await runArgs(file, args, root),
-    env: { ...childBaseEnv(), ...CHILD_DEFAULTS, ...vars },
-    clearEnv: true,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  });
-  const output = await command.output();
+  const output = await (await cliCommand(file, args, vars, root)).output();
   const decoder = new TextDecoder();
   return {
     code: output.code,
@@ -216,14 +225,7 @@ export async function startCliUntil(
   vars: Record<string, string>,
   pattern: RegExp,
 ): Promise<{ said: boolean; finish(): Promise<RunResult> }> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: await runArgs(file, args),
-    env: { ...childBaseEnv(), ...CHILD_DEFAULTS, ...vars },
-    clearEnv: true,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
+  const child = (await cliCommand(file, args, vars)).spawn();
   const stdout = new Response(child.stdout).bytes();
   const reader = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
   let stderr = "";

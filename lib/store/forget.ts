@@ -8,7 +8,7 @@ import { forgetInMirrors, type UnreachedMirror } from "./mirror.ts";
 import type { ConversationRow } from "./records.ts";
 import { emptiedSources, forgetFromCounts, forgetFromTotals } from "./status.ts";
 import { coveringKeys } from "./tombstones.ts";
-import { type ForgetPlace, markScrub, scrubIndex, whileForgetting } from "./scrub.ts";
+import { type ForgetPlace, markScrub, scrubIndex, textIndexes, whileForgetting } from "./scrub.ts";
 
 /**
  * The meta key migration 0012 leaves in a store with tombstones: what they cover may have been
@@ -156,15 +156,13 @@ function removeConversations(store: HistoryStore, keys: readonly string[], now: 
       "INSERT INTO tombstones (key, forgotten_at) VALUES (?, ?) ON CONFLICT DO UPDATE SET forgotten_at = excluded.forgotten_at",
     );
     // A batched migration building the next index (`batched_migration.ts`) forgets them too.
-    const building = store.stmt(
-      "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'fts_next'",
-    ).get() !== undefined;
-    const unindexNext = building
+    const indexes = textIndexes(store);
+    const unindexNext = indexes.includes("fts_next")
       ? store.stmt(
         `DELETE FROM fts_next WHERE rowid IN (SELECT id FROM records WHERE conversation_id = ?)`,
       )
       : null;
-    const merging = withoutAutomerge(store, building ? ["fts", "fts_next"] : ["fts"]);
+    const merging = withoutAutomerge(store, indexes);
     const sources = new Set<number>();
     const forgotten: { agent: string; subagent: number; gone: number }[] = [];
     for (const key of keys) {

@@ -12,6 +12,7 @@
 import { giveSpaceBack, type HistoryStore } from "./db.ts";
 import { type LockInfo, tryShared, waitUnheld } from "../lock.ts";
 import { yieldToEventLoop } from "../event_loop.ts";
+import type { DataPaths } from "../paths.ts";
 
 /**
  * The command a scrub writes into the capture lock it holds (the dashboard's adds to it): a
@@ -26,17 +27,14 @@ export function isScrubHolder(holder: LockInfo | null): boolean {
 
 /**
  * The lock (`run/forget.lock`) every forget holds shared while it works: a scrub elsewhere waits,
- * between two of its steps, until none holds it. Side by side, a forget's deletes and the scrub's
- * merge read and write the same index, and a forget at ten gigabytes took 4 to 12 s beside a
- * scrub against under one alone.
+ * between two of its steps (about 750 ms each at ten gigabytes), until none holds it: at that size
+ * forgets beside a running scrub took 13 to 17 s without the wait and 7 to 9 s with it (before a
+ * forget's own write stopped going on with the scrub's merge: `withoutAutomerge` in forget.ts).
  */
 export const FORGET_LOCK = "forget";
 
-/** The data dir's folders a scrub and a forget meet in (`Paths`' `run` and `root`). */
-export interface ForgetPlace {
-  run: string;
-  root: string;
-}
+/** The data dir's folders a scrub and a forget meet in. */
+export type ForgetPlace = Pick<DataPaths, "run" | "root">;
 
 /** Runs `work`, a forget, holding `FORGET_LOCK` shared when it can (it goes on without). */
 export function whileForgetting<T>(place: ForgetPlace, work: () => T): T {
@@ -57,8 +55,8 @@ export const SCRUB_KEY = "index_scrub";
  */
 export const SCRUB_STEP_PAGES = 4000;
 
-/** The text indexes to scrub: `fts`, and the next one while a batched migration builds it. */
-function indexes(store: HistoryStore): string[] {
+/** The text indexes: `fts`, and the next one while a batched migration builds it. */
+export function textIndexes(store: HistoryStore): string[] {
   const next = store.stmt(
     "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'fts_next'",
   ).get();
@@ -115,8 +113,8 @@ export function scrubIndex(store: HistoryStore, options: ScrubOptions = {}): Scr
 
 /**
  * `scrubIndex` for a process that must go on answering meanwhile (`forget --finish`, the
- * dashboard, a capture): the event loop runs between two steps (each a transaction of a few
- * hundred milliseconds at most), and a step waits while a forget runs (`forgets`).
+ * dashboard, a capture): the event loop runs between two steps (each a transaction of up to about
+ * 750 ms at ten gigabytes), and a step waits while a forget runs (`forgets`).
  */
 export async function scrubIndexYielding(
   store: HistoryStore,
@@ -162,7 +160,7 @@ function scrubStep(store: HistoryStore, pages: number): boolean {
   const count = () => (changes.get() as { n: number }).n;
   return store.transaction(() => {
     let merged = false;
-    for (const table of indexes(store)) {
+    for (const table of textIndexes(store)) {
       const before = count();
       store.db.exec(`INSERT INTO ${table} (${table}, rank) VALUES ('merge', ${-pages})`);
       if (count() - before >= 2) merged = true;
