@@ -9,7 +9,7 @@ import { GarbageRelease } from "../garbage.ts";
 import { yieldToEventLoop } from "../event_loop.ts";
 import { type Batch, type BatchPlanner, type Job, keyOf } from "./batch_plan.ts";
 import { type BatchResult, lineRows } from "./batch_transaction.ts";
-import { FLAG_DRIFT } from "../store/schema.ts";
+import { emptySourceAt } from "../store/status.ts";
 import { type BatchWriter, InlineBatchWriter, WorkerBatchWriter } from "./batch_writers.ts";
 import type { Tombstones } from "./derive.ts";
 import type { Limits } from "./limits.ts";
@@ -215,12 +215,8 @@ export class BatchPipeline {
   /** After a capture: a non-empty source with no recognised record is a warning. */
   #checkEmpty(ctx: SourceCtx): void {
     if (ctx.recognised) return;
-    const row = this.#parts.store.stmt(
-      `SELECT s.cursor AS cursor,
-              EXISTS (SELECT 1 FROM records WHERE source_id = s.id AND generation = s.generation
-                      AND conversation_id IS NOT NULL AND (flags & ${FLAG_DRIFT}) = 0) AS any
-       FROM sources s WHERE s.id = ?`,
-    ).get(ctx.sourceId) as { cursor: number; any: number } | undefined;
-    if (row && row.cursor > 0 && !row.any) this.#parts.tally.summary.empty.push(ctx.ref.locator);
+    if (emptySourceAt(this.#parts.store, ctx.sourceId) !== null) {
+      this.#parts.tally.summary.empty.push(ctx.ref.locator);
+    }
   }
 }

@@ -94,8 +94,9 @@ export async function rederive(pass: PassOptions): Promise<Rederived> {
     await yieldToEventLoop();
   }
   store.transaction(() => {
-    // Records a tombstone covers left the store as they were derived again.
-    if (done || summed) refreshTotals(store, { recount: true });
+    // Records a tombstone covers left the store as they were derived again, and a source may
+    // yield a conversation now, or none.
+    if (done || summed) refreshTotals(store, { recount: true, sources: "recount" });
     store.setMeta(DERIVATIONS_KEY, wanted);
   });
   if (stale.length) {

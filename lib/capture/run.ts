@@ -83,7 +83,7 @@ export const WATCH_COMMAND = "reindex --watch";
 export function recordRun(
   store: HistoryStore,
   run: LastRun,
-  totals?: { sources: boolean },
+  totals?: Parameters<typeof refreshTotals>[1],
   seen?: { files: SeenFiles; unchanged: boolean; folders?: Folders | undefined },
 ): void {
   store.transaction(() => {
@@ -297,7 +297,7 @@ export async function runCapture(options: CaptureRunOptions): Promise<CaptureRun
       recordRun(
         store,
         { at: ctx.now(), by, ok: summary.errors.length === 0, summary },
-        { sources: summary.records > 0 || rebuilt !== null },
+        { sources: rebuilt === null ? { found: summary.empty } : "recount" },
         seen && !options.only
           ? {
             files: seen,

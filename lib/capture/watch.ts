@@ -17,7 +17,6 @@ import { backfillInjected } from "./injected_backfill.ts";
 import { fillUsageQuarters } from "../usage/quarters_fill.ts";
 import { rederive } from "./rederive.ts";
 import { forgetCovered } from "../store/forget.ts";
-import { emptySources } from "../store/status.ts";
 import { syncMirrors } from "./mirrors.ts";
 import { dropRetired } from "../store/batched_migration.ts";
 import { clearLatch, latchedFailure } from "../store/latch.ts";
@@ -269,13 +268,11 @@ function keepUp(
 ): void {
   const { ctx } = options;
   if (tells(summary) || summary.gone > 0 || first) {
-    // The list of sources that yielded nothing is counted again (tens of ms over thousands of
-    // sources) only when it may change: a source met this pass yielded nothing, or one listed
-    // may have yielded something now.
+    // The sources listed as yielding nothing, and those this pass found so, are looked at again.
     recordRun(
       store,
       { at: ctx.now(), by: WATCH_COMMAND, ok: summary.errors.length === 0, summary },
-      { sources: summary.empty.length > 0 || emptySources(store).length > 0 },
+      { sources: { found: summary.empty } },
     );
   }
   if (summary.records > 0 || full) {

@@ -3,6 +3,7 @@
 // source never read to the end counts whole in the total.
 
 import { pathOfLocator } from "../sources/adapter.ts";
+import { arrayRows } from "./array_rows.ts";
 import type { HistoryStore } from "./db.ts";
 import { keepWithRun, type KeptAt, keptSinceLastRun } from "./kept.ts";
 
@@ -25,13 +26,14 @@ export interface UnfinishedLine {
   ageMs: number;
 }
 
-interface Row {
-  locator: string;
-  format: string;
-  cursor: number;
-  size: number | null;
-  mtime_ms: number | null;
-}
+/** A source's columns as `presentOf` reads them. */
+type Row = [
+  locator: string,
+  format: string,
+  cursor: number,
+  size: number | null,
+  mtimeMs: number | null,
+];
 
 /** What a file on disk is now, as far as the share captured needs it. */
 export interface OnDisk {
@@ -124,36 +126,45 @@ function presentOf(
   now: number,
   onDisk: (path: string) => OnDisk | null,
 ): PresentSources {
-  // One row at a time: at 100,000 sources, SQLite's row objects all at once were 138 MiB, the
-  // peak of a 10 GB capture from empty (keepPresentSources runs as it ends).
-  const rows = store.stmt(
-    "SELECT locator, format, cursor, size, mtime_ms FROM sources WHERE gone = 0 AND format != 'rows' ORDER BY locator",
-  ).iterate() as Iterable<Row>;
+  // One row at a time (at 100,000 sources, SQLite's row objects all at once were 138 MiB, the
+  // peak of a 10 GB capture from empty, as keepPresentSources runs as it ends), as arrays, in the
+  // table's order: 0.23 to 0.33 s at 10 GB where objects in the locators' order took 0.45 to 0.7
+  // (102,951 sources). The few unfinished lines are put in that order after.
+  const rows = arrayRows(store.stmt(
+    `SELECT locator, format, cursor, size, mtime_ms FROM sources NOT INDEXED
+     WHERE gone = 0 AND format != 'rows'`,
+  ));
   let bytes = 0;
   let of = 0;
   const unfinished: UnfinishedLine[] = [];
-  for (const row of rows) {
-    const stat = onDisk(pathOfLocator(row.locator));
+  for (const [locator, format, cursor, size, mtimeMs] of rows as Iterable<Row>) {
+    const stat = onDisk(pathOfLocator(locator));
     if (stat === null) continue;
     of += stat.size;
     const mtime = stat.mtimeMs;
     // Read to the end with the file as it is now (capture records the size it saw then).
-    const readToEnd = row.size === stat.size && row.mtime_ms === mtime;
-    if (row.format === "jsonl.zst") {
+    const readToEnd = size === stat.size && mtimeMs === mtime;
+    if (format === "jsonl.zst") {
       if (readToEnd) bytes += stat.size;
       continue;
     }
-    bytes += Math.min(row.cursor, stat.size);
-    if (readToEnd && row.cursor < stat.size && mtime !== null) {
+    bytes += Math.min(cursor, stat.size);
+    if (readToEnd && cursor < stat.size && mtime !== null) {
       unfinished.push({
-        locator: row.locator,
-        bytes: stat.size - row.cursor,
+        locator,
+        bytes: stat.size - cursor,
         writtenAt: mtime,
         ageMs: Math.max(0, now - mtime),
       });
     }
   }
+  unfinished.sort((a, b) => byCodeUnits(a.locator, b.locator));
   return { captured: { bytes, of, ratio: of > 0 ? bytes / of : 1 }, unfinished };
+}
+
+/** Orders strings by their UTF-16 code units (as `<` does), for `Array.prototype.sort`. */
+export function byCodeUnits(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** A share as a percentage with one decimal, never rounded up to 100.0% before it is whole. */

@@ -165,7 +165,7 @@ Deno.test("forget() reads what it forgets through indexes: no scan of every reco
       ).get() as { n: number };
       assert.equal(orphans.n, 0, "no key is left without its record");
       const emptied = after.empty;
-      refreshTotals(store, { recount: true, sources: true });
+      refreshTotals(store, { recount: true, sources: "recount" });
       assert.deepEqual(emptied, storeStatus(store).empty);
       assert.equal(emptied.length, 2, "the forgotten sessions' files hold nothing now");
     } finally {

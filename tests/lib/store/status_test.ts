@@ -6,7 +6,8 @@ import assert from "node:assert/strict";
 import { recordRun } from "../../../lib/capture/run.ts";
 import type { HistoryStore } from "../../../lib/store/db.ts";
 import { forget } from "../../../lib/store/forget.ts";
-import { storeStatus } from "../../../lib/store/status.ts";
+import { keepCounts, storeStatus } from "../../../lib/store/status.ts";
+import { dirname, join } from "../../../lib/path.ts";
 import { writeClaudeCorpus } from "../../_corpus.ts";
 import { captureWorld, makeWorld, withStore } from "../../_helpers.ts";
 
@@ -62,6 +63,71 @@ Deno.test("storeStatus() reads the counts a run kept, true after a forget, witho
       const stale = statusScans(store);
       assert.ok(stale.scans.length > 0, "counted afresh");
       assert.deepEqual(stale.status.conversations, counted(store).conversations);
+    });
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("a capture looks again at the sources listed empty and those it found so, not at every source", async () => {
+  const world = await makeWorld();
+  try {
+    const [first] = writeClaudeCorpus(world.claude, { sessions: 3, lines: 4 });
+    const stray = join(dirname(first!), "stray.jsonl");
+    Deno.writeTextFileSync(stray, "not a transcript\n");
+    await captureWorld(world);
+    withStore(world, (store) => assert.deepEqual(storeStatus(store).empty, [stray]));
+
+    // A source empty by the store's rows that no pass read since (a row made by hand here) is
+    // not looked for: a pass looks only at what it read, and what was listed.
+    const unread = join(dirname(first!), "unread.jsonl");
+    withStore(world, (store) => {
+      store.db.prepare(
+        `INSERT INTO sources (agent, locator, format, generation, cursor, first_seen)
+         VALUES ('claude', ?, 'jsonl', 1, 10, 0)`,
+      ).run(unread);
+    });
+    const other = join(dirname(first!), "other.jsonl");
+    Deno.writeTextFileSync(other, "nor is this\n");
+    await captureWorld(world);
+    withStore(world, (store) => assert.deepEqual(storeStatus(store).empty, [other, stray]));
+
+    // The stray yields a conversation now: it leaves the list.
+    Deno.writeTextFileSync(stray, Deno.readTextFileSync(first!), { append: true });
+    await captureWorld(world);
+    withStore(world, (store) => assert.deepEqual(storeStatus(store).empty, [other]));
+
+    // A listed source no longer under its path (moved): every source is counted again.
+    withStore(world, (store) => {
+      store.db.prepare("UPDATE sources SET locator = ? WHERE locator = ?").run(
+        `${other}.moved`,
+        other,
+      );
+      recordRun(store, { at: Date.now(), ok: true }, { sources: { found: [] } });
+      assert.deepEqual(storeStatus(store).empty, [`${other}.moved`, unread]);
+    });
+  } finally {
+    await world.cleanup();
+  }
+});
+
+Deno.test("storeStatus() lists the sources' errors by path, as the last run counted them", async () => {
+  const world = await makeWorld();
+  try {
+    const paths = writeClaudeCorpus(world.claude, { sessions: 3, lines: 4 });
+    await captureWorld(world);
+    withStore(world, (store) => {
+      const fail = store.db.prepare("UPDATE sources SET error = ? WHERE locator = ?");
+      fail.run('unreadable: "quoted" \u00e9', paths[2]!);
+      fail.run("permission denied", paths[0]!);
+      keepCounts(store, Date.now(), { unchanged: false, since: 0 });
+      assert.deepEqual(
+        storeStatus(store).errors,
+        [
+          { locator: paths[0], message: "permission denied" },
+          { locator: paths[2], message: 'unreadable: "quoted" \u00e9' },
+        ].sort((a, b) => a.locator! < b.locator! ? -1 : 1),
+      );
     });
   } finally {
     await world.cleanup();
