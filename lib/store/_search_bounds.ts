@@ -3,9 +3,10 @@
 // interrupt, so prefixes are bounded here; every other cost is cut by the budget as rows arrive.
 
 import { DatabaseSync } from "node:sqlite";
-import { isCorruption } from "./db.ts";
+import { type HistoryStore, isCorruption } from "./db.ts";
 import { tokenize } from "./text.ts";
 import { endsWithCjkPair } from "./cjk.ts";
+import { formatCount } from "../format.ts";
 
 /** At most this many words (each word of a phrase counts) in one query. */
 export const MAX_TERMS = 32;
@@ -38,11 +39,10 @@ export function checkBounds(query: string): void {
       );
     }
     if (token.type !== "string" || next?.type === "colon") return;
-    const words = tokenize(token.text);
-    terms += words.length;
-    if (next?.type !== "star" || !words.length) return;
+    terms += tokenize(token.text).length;
+    const prefix = prefixAt(tokens, i);
+    if (prefix === null) return;
     prefixes++;
-    const prefix = words.at(-1)!;
     // Ending in two CJK letters, it ends in a whole bigram of the index: nothing to expand.
     if (endsWithCjkPair(prefix)) return;
     if ([...prefix].length < MIN_PREFIX_CHARS) {
@@ -62,6 +62,87 @@ export function checkBounds(query: string): void {
       `The query has ${prefixes} prefixes: at most ${MAX_PREFIXES} are allowed`,
     );
   }
+}
+
+/**
+ * Pages of the text index FTS5 goes through per millisecond of a search's budget as it expands
+ * prefixes before a ranked search's first row (and bm25 counts each one's matches), on the 2-core
+ * reference machine in a quiet hour at 10 GB (2026-12-07): `dev* OR the*`, whose words fill 8,347
+ * pages, took 2.3 s to its first row (3.6 a ms); eight common 3-letter prefixes, 22,868 pages,
+ * 3.0 s (7.6 a ms).
+ */
+export const PREFIX_PAGES_PER_MS = 3;
+
+/**
+ * Throws SearchLimitError when the words the prefixes of `query` begin span more pages of the
+ * store's text index than FTS5 goes through within a budget of `budgetMs` (`indexPages`): it
+ * expands each prefix into all of them before the first row, in code the budget cannot stop, so
+ * such a search would end seconds past its budget with nothing to show. A bound on work, as the
+ * others are, not a timing: a busy machine refuses the same queries as a quiet one.
+ */
+export function checkPrefixWork(
+  store: HistoryStore,
+  query: string,
+  budgetMs: number,
+  pagesPerMs = PREFIX_PAGES_PER_MS,
+): void {
+  const tokens = lex(query);
+  const expanded = tokens.map((_, i) => prefixAt(tokens, i))
+    .filter((prefix): prefix is string => prefix !== null && !endsWithCjkPair(prefix));
+  if (!expanded.length) return;
+  const pages = indexPages(store, expanded);
+  const most = Math.floor(budgetMs * pagesPerMs);
+  if (pages > most) {
+    const named = expanded.map((prefix) => `"${prefix}*"`).join(", ");
+    throw new SearchLimitError(
+      `The words that ${named} begin fill ${formatCount(pages)} pages of the text index, more ` +
+        `than a search goes through within its time budget (${formatCount(most)}): make the ` +
+        "prefixes longer, or search for whole words",
+    );
+  }
+}
+
+/**
+ * How many pages of the text index (`fts`) hold the words that `prefixes` begin, summed over the
+ * index's segments: FTS5 keeps, for each page of a segment, the start of its first word, as short
+ * as tells it from the page before (`fts_idx`, keyed by segment and word, the main index's words
+ * after a "0", the page number shifted left by one), so the pages from the one a prefix's first
+ * word may start on to the one the words after them start on are two look-ups a segment. Words FTS5 folds otherwise than
+ * `tokenize` (diacritics) are not found, and count no page.
+ */
+export function indexPages(store: HistoryStore, prefixes: readonly string[]): number {
+  const segment = store.stmt("SELECT segid FROM fts_idx WHERE segid > ? ORDER BY segid LIMIT 1");
+  const before = store.stmt(
+    "SELECT pgno FROM fts_idx WHERE segid = ? AND term < ? ORDER BY term DESC LIMIT 1",
+  );
+  const from = store.stmt(
+    "SELECT pgno FROM fts_idx WHERE segid = ? AND term >= ? ORDER BY term LIMIT 1",
+  );
+  const last = store.stmt("SELECT pgno FROM fts_idx WHERE segid = ? ORDER BY term DESC LIMIT 1");
+  const page = (row: unknown) => ((row as { pgno: number } | undefined)?.pgno ?? 0) >> 1;
+  const encoder = new TextEncoder();
+  let pages = 0;
+  for (const prefix of prefixes) {
+    const start = encoder.encode(`0${prefix}`);
+    // The first key past every word the prefix begins: its last byte one higher (a UTF-8 text's
+    // bytes are never 0xff).
+    const past = start.slice();
+    past[past.length - 1]! += 1;
+    let id = -1;
+    for (let row = segment.get(id); row; row = segment.get(id)) {
+      id = (row as { segid: number }).segid;
+      const end = page(from.get(id, past) ?? last.get(id));
+      pages += Math.max(0, end - page(before.get(id, start)));
+    }
+  }
+  return pages;
+}
+
+/** The prefix `tokens[i]` asks FTS5 to expand (the last word of a string before `*`), or null. */
+function prefixAt(tokens: readonly Token[], i: number): string | null {
+  const token = tokens[i]!;
+  if (token.type !== "string" || tokens[i + 1]?.type !== "star") return null;
+  return tokenize(token.text).at(-1) ?? null;
 }
 
 type Token =

@@ -17,7 +17,7 @@ import {
   SearchStoppedError,
   useBudget,
 } from "../_search_budget.ts";
-import { checkBounds, isFtsSyntax, isFtsSyntaxError } from "../_search_bounds.ts";
+import { checkBounds, checkPrefixWork, isFtsSyntax, isFtsSyntaxError } from "../_search_bounds.ts";
 import type { TextReader } from "../../sources/adapter.ts";
 import { type Candidate, hitOfRow } from "./_sql.ts";
 import { type LiteralMatcher, literalMatcher, literalTerms } from "./literal.ts";
@@ -222,6 +222,7 @@ export function answerWithin<R>(
     for (const typed of unindexed ? [] : ftsForms(options.query)) {
       if (!isFtsSyntax(typed)) continue;
       checkBounds(typed);
+      checkPrefixWork(store, typed, budget.ms);
       const forgive = options.forgive ?? "exact";
       const forgiveness = new Forgiveness(store, typed, forgive, budget, options.query);
       try {

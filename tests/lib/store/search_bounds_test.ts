@@ -15,7 +15,12 @@ import {
   type SearchOptions,
   SearchStoppedError,
 } from "../../../lib/store/search.ts";
-import { isFtsSyntax } from "../../../lib/store/_search_bounds.ts";
+import {
+  checkPrefixWork,
+  indexPages,
+  isFtsSyntax,
+  PREFIX_PAGES_PER_MS,
+} from "../../../lib/store/_search_bounds.ts";
 import { redactSecrets } from "../../../lib/gate/secrets.ts";
 import { ADAPTERS } from "../../../lib/sources/mod.ts";
 import { captureWorld, makeWorld, withStore, type World } from "../../_helpers.ts";
@@ -359,4 +364,37 @@ Deno.test("isFtsSyntax answers as FTS5 does, plain words without asking it too",
   ];
   for (const query of queries) assert.equal(isFtsSyntax(query), fts5(query), query);
   db.close();
+});
+
+Deno.test("a query whose prefixes begin words on more of the index than its budget goes through is refused at once", async () => {
+  const world = await manyRecords();
+  try {
+    const query = "wal* OR num* OR tid*";
+    const pages = withStore(world, (store) => indexPages(store, ["wal", "num", "tid"]));
+    withStore(world, (store) => {
+      assert.ok(pages > 0, "the words fill pages");
+      assert.equal(indexPages(store, ["wal", "wal"]), 2 * indexPages(store, ["wal"]));
+      // The bound is the budget's pages: at it the query runs, one page short it is refused.
+      checkPrefixWork(store, query, pages / PREFIX_PAGES_PER_MS);
+      assert.throws(() => checkPrefixWork(store, query, (pages - 1) / PREFIX_PAGES_PER_MS));
+      // A query with no prefix, or only a CJK pair's, asks nothing of the index.
+      checkPrefixWork(store, "walrus tide", 0);
+      checkPrefixWork(store, "缓存*", 0);
+    });
+    const clock = tickingClock();
+    const budgetMs = (pages - 1) / PREFIX_PAGES_PER_MS;
+    assert.throws(() => run(world, { query, budgetMs }, clock.now), (err: Error) => {
+      assert.ok(err instanceof SearchLimitError, `${err.name}: ${err.message}`);
+      assert.match(
+        err.message,
+        /"wal\*", "num\*", "tid\*" begin fill [\d,]+ pages of the text index/,
+      );
+      assert.match(err.message, /make the prefixes longer/);
+      return true;
+    });
+    assert.equal(clock.reads, 1, "refused before the budget's first check");
+    assert.ok(run(world, { query, budgetMs: 60_000 }).hits.length > 0);
+  } finally {
+    await world.cleanup();
+  }
 });
