@@ -68,8 +68,8 @@ export function checkBounds(query: string): void {
  * Pages of the text index FTS5 goes through per millisecond of a search's budget as it expands
  * prefixes before a ranked search's first row (and bm25 counts each one's matches), on the 2-core
  * reference machine in a quiet hour at 10 GB (2026-12-07): `dev* OR the*`, whose words fill 8,347
- * pages, took 2.3 s to its first row (3.6 a ms); eight common 3-letter prefixes, 22,868 pages,
- * 3.0 s (7.6 a ms).
+ * pages, took 2.3 s to its first row (3.6 pages a millisecond); eight common 3-letter prefixes,
+ * 22,868 pages, 3.0 s (7.6 a millisecond).
  */
 export const PREFIX_PAGES_PER_MS = 3;
 
@@ -107,8 +107,8 @@ export function checkPrefixWork(
  * index's segments: FTS5 keeps, for each page of a segment, the start of its first word, as short
  * as tells it from the page before (`fts_idx`, keyed by segment and word, the main index's words
  * after a "0", the page number shifted left by one), so the pages from the one a prefix's first
- * word may start on to the one the words after them start on are two look-ups a segment. Words FTS5 folds otherwise than
- * `tokenize` (diacritics) are not found, and count no page.
+ * word may start on to the one the words after them start on are two look-ups a segment. Words
+ * FTS5 folds otherwise than `tokenize` does (diacritics) are not found, and count no page.
  */
 export function indexPages(store: HistoryStore, prefixes: readonly string[]): number {
   const segment = store.stmt("SELECT segid FROM fts_idx WHERE segid > ? ORDER BY segid LIMIT 1");
