@@ -121,6 +121,11 @@ export function indexPages(store: HistoryStore, prefixes: readonly string[]): nu
   const last = store.stmt("SELECT pgno FROM fts_idx WHERE segid = ? ORDER BY term DESC LIMIT 1");
   const page = (row: unknown) => ((row as { pgno: number } | undefined)?.pgno ?? 0) >> 1;
   const encoder = new TextEncoder();
+  // The segments' ids, one seek each rather than a read of every key.
+  const segments: number[] = [];
+  for (let row = segment.get(-1); row; row = segment.get(segments.at(-1)!)) {
+    segments.push((row as { segid: number }).segid);
+  }
   let pages = 0;
   for (const prefix of prefixes) {
     const start = encoder.encode(`0${prefix}`);
@@ -128,9 +133,7 @@ export function indexPages(store: HistoryStore, prefixes: readonly string[]): nu
     // bytes are never 0xff).
     const past = start.slice();
     past[past.length - 1]! += 1;
-    let id = -1;
-    for (let row = segment.get(id); row; row = segment.get(id)) {
-      id = (row as { segid: number }).segid;
+    for (const id of segments) {
       const end = page(from.get(id, past) ?? last.get(id));
       pages += Math.max(0, end - page(before.get(id, start)));
     }
