@@ -26,7 +26,7 @@ export const V8_FLAGS = "--v8-flags=--expose-gc,--max-semi-space-size=1";
  * What deno.json's tasks set before each command's `deno run`: glibc's malloc keeps at most two
  * arenas (the main thread's and one more), where it would keep one for each thread up to sixteen
  * on two cores, each holding freed memory of its own. A first capture of 10 GB peaked 5 to 9 MiB
- * lower with it, in two pairs (docs/performance.md, "At 10 GB"); elsewhere than glibc it is
+ * lower with it, in two pairs (docs/performance_notes.md, "At 10 GB"); elsewhere than glibc it is
  * ignored. A shebang, an install's script and a compiled executable cannot carry it: a shebang's
  * line would pass the 127 bytes older kernels read of it. The programs a command runs inherit it.
  */
