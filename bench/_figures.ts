@@ -265,7 +265,7 @@ function noopTarget(size: number): number {
   return size > 1e9 ? 1500 : 300;
 }
 
-/** Capture's peak memory: 200 MiB at 200 MB; issue 36 allows 250 from 1 GB to 10 GB. */
+/** Capture's peak memory: 200 MiB at 200 MB; issue 36 allows 250 from 1 GB on. */
 function captureRssTarget(size: number): number {
   return size >= 1e9 ? 250 : 200;
 }

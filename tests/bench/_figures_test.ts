@@ -15,7 +15,7 @@ function target(key: keyof Figures) {
   return TARGETS.find((t) => t.key === key)!;
 }
 
-Deno.test("capture's peak memory is judged against 200 MiB at 200 MB and 250 MiB from 1 GB on", () => {
+Deno.test("capture's peak memory: ≤ 200 MiB at 200 MB, ≤ 250 MiB from 1 GB on", () => {
   const rss = target("capture_peak_rss_mb");
   const figures = only("capture_peak_rss_mb", 225.7);
   assert.equal(rss.target(figures, 200e6), "≤ 200");
