@@ -22,7 +22,10 @@ export const PARTS = [
   {
     name: "capture",
     needs: "store",
-    slice: { figures: "the capture's breakdown (where the time goes)", all: false },
+    slice: {
+      figures: "the capture's breakdown (where the time goes) and slice_capture_mb_s",
+      all: false,
+    },
     cost: "C per --capture-rounds, as many FTS ceilings (~0.6 C each), then the breakdown of " +
       "the slice, 1.5 of its captures (the store's FTS settings, raw inserts, line phases; " +
       "a slice smaller than the corpus is captured first)",

@@ -678,8 +678,11 @@ ${partsHelp()}
 
 Figures: capture_mb_s and fts_ceiling_mb_s are MB of captured source per second (capture the reindex
 command from empty, spawn to exit; the ceiling the same text into a bare FTS5 table in the bench's
-process); search_*_ms cover every planted term the index answers (CJK words inside a sentence too)
-alone and with filters (symbols, a literal scan, have their own row in the table); search_cli_ms is
+process); slice_capture_mb_s is the same capture of the slice, where there is one, and
+capture_over_slice the corpus's MB/s over the slice's (target ≥ 0.9: no slowdown as the store
+grows, 10GB against its 1GB slice in the same run); search_*_ms cover every planted term the index
+answers (CJK words inside a sentence too) alone and with filters (symbols, a literal scan, have
+their own row in the table); search_cli_ms is
 the search command (deno run with its task's permissions, not deno task) from spawn to exit, started
 from its bundle as the install builds it (deno task bundle), and search_cli_sources_ms the same from
 its sources; rg_cli_ms rg -l -F for the same terms over the same files, rg_cli_over_search_cli the

@@ -80,6 +80,9 @@ Deno.test("bench --slice-size below --size runs the breakdown, watch, migration 
     assert.equal(stderr.match(/slice: capture from empty/g)?.length, 1, stderr);
     assert.match(stderr, /FTS ceiling with the store's FTS settings .* \(on the 1\.0 MB slice\)/);
     assert.match(stdout, /watch_backlog_over_reindex +\d+(\.\d+)? +×/);
+    // The corpus's capture is set against the slice's, each the reindex command from empty.
+    assert.match(stdout, /slice_capture_mb_s +\d+(\.\d+)? +MB\/s/);
+    assert.match(stdout, /capture_over_slice +\d+(\.\d+)? +×/);
     // The first capture, the reindex command's, gave capture's peak memory: no capture more.
     assert.match(stderr, /capture from empty \(reindex, in a child process\), round 1 of 1/);
     assert.match(stderr, /capture's peak RSS: the first capture from empty/);
@@ -96,7 +99,7 @@ Deno.test("bench --slice-size below --size runs the breakdown, watch, migration 
     assert.match(stdout, /store held the 1\.0 MB slice \(\d+ sources\)/);
     assert.match(
       stdout,
-      /measured on the 1\.0 MB slice, .*: the capture's breakdown \(where the time goes\), the symbols' hits found \/ planted \(literal scans\), watch_backlog_over_reindex, migrate_mb_s and migration_peak_rss_mb/,
+      /measured on the 1\.0 MB slice, .*: the capture's breakdown \(where the time goes\) and slice_capture_mb_s, the symbols' hits found \/ planted \(literal scans\), watch_backlog_over_reindex, migrate_mb_s and migration_peak_rss_mb/,
     );
     // The slice goes with the work folder's scratch; the corpus, the store and the report stay.
     assert.deepEqual([...Deno.readDirSync(dir)].map((e) => e.name).sort(), [
