@@ -36,19 +36,20 @@ export const PARTS = [
     needs: "store",
     slice: { figures: "the symbols' hits found / planted (literal scans)", all: false },
     cost: "every planted term × 6 filters × --rounds, in-process (the symbols' hits counted " +
-      "on the slice)",
+      "on the slice; their literal scans × 1 from 5GB)",
   },
   { name: "cli", needs: "store", cost: "search command, --help and an empty script × --cli-runs" },
   {
     name: "rg",
     needs: "corpus",
-    cost: "rg over the corpus, every term × --cli-runs (× 3 from 1GB), each reading all of it",
+    cost: "rg over the corpus, every term × --cli-runs (× 3 from 1GB, × 1 from 5GB), each " +
+      "reading all of it",
   },
   { name: "show", needs: "store", cost: "show of the longest conversation × --cli-runs" },
   {
     name: "usage",
     needs: "store",
-    cost: "usage daily × --cli-runs, and ccusage if installed (at most × 3 from 1GB)",
+    cost: "usage daily × --cli-runs, and ccusage if installed (at most × 3 from 1GB, × 1 from 5GB)",
   },
   { name: "status", needs: "store", cost: "status command and /api/status × --cli-runs" },
   { name: "append", needs: "store", cost: "3 MB appended (truncated back after), 3 reindexes" },

@@ -90,6 +90,12 @@ const RELEVANCE_DEFAULT = "20MB";
 const UPGRADE_DEFAULT = 20_000_000;
 /** From this corpus size on, the repeated captures default to one round: each is long. */
 const LARGE = 1e9;
+/**
+ * From here a run measures once what it measures three times from LARGE: the commands that read
+ * the whole corpus (rg for each term, 2 s at 10GB; ccusage, 27 to 29 s in three runs) and the
+ * symbols' literal scans, which the search budget stops at the same 1.2 s every round.
+ */
+const HUGE = 5e9;
 /** The slice at most, unless told: above it, the slice is a corpus of its own. */
 const SLICE_DEFAULT = 1e9;
 
@@ -463,6 +469,7 @@ async function measureFromStore(
       manifest,
       agents,
       rounds: options.rounds,
+      scanRounds: options.size >= HUGE ? 1 : options.rounds,
       literal: literal || null,
     });
   }
@@ -487,9 +494,10 @@ async function measureFromStore(
 
 /**
  * The runs of a command that reads the whole corpus (rg for each term, ccusage): at size, three,
- * each taking seconds (the figures are their medians).
+ * each taking seconds (the figures are their medians), and one from HUGE.
  */
 function corpusReadingRuns(options: BenchOptions): number {
+  if (options.size >= HUGE) return 1;
   return options.size >= LARGE ? Math.min(3, options.cliRuns) : options.cliRuns;
 }
 
