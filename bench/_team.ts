@@ -128,6 +128,7 @@ export async function measureTeam(options: {
       runs.push({ ms: run.ms, bytes: JSON.parse(run.stdout.trim().split("\n").at(-1)!).bytes });
     }
     // What a team that pushed a while ago has: statistics for the planner, as autovacuum keeps.
+    options.log("VACUUM ANALYZE of the team database, as autovacuum keeps it");
     await pg.run("psql", ["-d", "team", "-qc", "VACUUM ANALYZE"]);
     const env = commandEnv({ ...options.vars, LOGBOOK_CONFIG_DIR: configs[0]! });
     const flags = taskFlags("search");

@@ -9,7 +9,14 @@ import { mapStrings, type Redactor } from "../lib/gate/secrets.ts";
 import { projectOf, resolveFromUser } from "../lib/paths.ts";
 import { ADAPTERS } from "../lib/sources/mod.ts";
 import { connectTeam, migrateTeam, safeUrl, TeamError, teamError } from "../lib/team/db.ts";
-import { planPush, push, PUSH_LANES, type PushPlan, type PushSummary } from "../lib/team/push.ts";
+import {
+  planPush,
+  push,
+  PUSH_LANES,
+  PUSH_SESSION,
+  type PushPlan,
+  type PushSummary,
+} from "../lib/team/push.ts";
 import type { HistoryStore } from "../lib/store/db.ts";
 import {
   defineCommand,
@@ -101,7 +108,7 @@ export async function main(
       return EXIT.ok;
     }
     const store = openStore(ctx, { mustExist: true, readOnly: true });
-    const sql = await connectTeam(url, { connections: PUSH_LANES });
+    const sql = await connectTeam(url, { connections: PUSH_LANES, session: PUSH_SESSION });
     const to: Destination = { sql, url, machine, projects, raw: team.raw === true };
     const signal = stop ?? interrupted();
     try {

@@ -270,11 +270,12 @@ export const TEAM_SESSION = { jit: "off" } as const;
 /**
  * Connects to the team database (the driver is loaded here, on first use); with `idleSeconds`,
  * a connection left idle that long is closed (and opened again when next needed). Up to
- * `connections` (1 unless told) are opened, as statements wait for one.
+ * `connections` (1 unless told) are opened, as statements wait for one. `session` adds to
+ * TEAM_SESSION's settings.
  */
 export async function connectTeam(
   url: string,
-  options: { idleSeconds?: number; connections?: number } = {},
+  options: { idleSeconds?: number; connections?: number; session?: Record<string, string> } = {},
 ): Promise<Sql> {
   const { default: postgres } = await import("postgres");
   return postgres(url, {
@@ -282,7 +283,7 @@ export async function connectTeam(
     ...(options.idleSeconds ? { idle_timeout: options.idleSeconds } : {}),
     onnotice: () => {},
     connect_timeout: 10,
-    connection: TEAM_SESSION,
+    connection: { ...TEAM_SESSION, ...options.session },
     // Dates come back as ISO strings and bigints as numbers within the safe range.
     types: {
       bigint: {

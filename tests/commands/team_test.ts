@@ -25,7 +25,7 @@ import { fakeUpper } from "../lib/_secret_shapes.ts";
 import { leaks, placeSecretPathSession, SECRET_PATH_WORD, shownPath } from "../_secret_path.ts";
 import { loadContext, openStore, redactorFor } from "../../lib/context.ts";
 import { GarbageRelease } from "../../lib/garbage.ts";
-import { push, PUSH_LANES } from "../../lib/team/push.ts";
+import { push, PUSH_LANES, PUSH_SESSION } from "../../lib/team/push.ts";
 import { ADAPTERS } from "../../lib/sources/mod.ts";
 import { type RecordRow, TextDeriver } from "../../lib/store/records.ts";
 import { connectTeam, migrateTeam, TEAM_MIGRATIONS } from "../../lib/team/db.ts";
@@ -423,6 +423,30 @@ Deno.test({
   } finally {
     await owner.end();
     await world.cleanup();
+  }
+});
+
+Deno.test({
+  name: "team history: a push's connections gather the GIN pending list in 64 MB, and keep JIT off",
+  ignore: typeof pg === "string",
+  sanitizeResources: false,
+  sanitizeOps: false,
+}, async () => {
+  if (typeof pg === "string") return;
+  const sql = await connectTeam(pg.url, { connections: PUSH_LANES, session: PUSH_SESSION });
+  const plain = await connectTeam(pg.url);
+  try {
+    const [pushing] = await sql<{ work_mem: string; jit: string }[]>`
+      SELECT current_setting('work_mem') AS work_mem, current_setting('jit') AS jit`;
+    assert.deepEqual(pushing, { work_mem: "64MB", jit: "off" });
+    // Other connections keep the server's own work_mem.
+    const [other] = await plain<
+      { work_mem: string }[]
+    >`SELECT current_setting('work_mem') AS work_mem`;
+    assert.equal(other!.work_mem, "4MB");
+  } finally {
+    await sql.end();
+    await plain.end();
   }
 });
 
