@@ -4,28 +4,18 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { measureSearch } from "../../bench/_search.ts";
-import { corpusEnv, generateCorpus } from "../../bench/corpus.ts";
+import { generateCorpus } from "../../bench/corpus.ts";
 import { runCapture } from "../../lib/capture/run.ts";
-import { loadContext, openStore, redactorFor } from "../../lib/context.ts";
-import { envFrom } from "../../lib/env.ts";
+import { openStore, redactorFor } from "../../lib/context.ts";
 import { removeDir, tempDir } from "../_helpers.ts";
+import { corpusContext } from "./_corpus_context.ts";
 
 Deno.test("the symbols' literal scans run for scanRounds, every indexed term for every round", async () => {
   const dir = await tempDir("logbook-bench-search-");
   try {
     const corpus = join(dir, "corpus");
     const manifest = generateCorpus({ out: corpus, size: 1_000_000, seed: 7 });
-    const home = join(dir, "home");
-    Deno.mkdirSync(home);
-    const ctx = loadContext({
-      env: envFrom({
-        ...corpusEnv(corpus, home),
-        LOGBOOK_DATA_DIR: join(dir, "data"),
-        LOGBOOK_CONFIG_DIR: join(dir, "config"),
-        INIT_CWD: home,
-        LOGBOOK_STAGE_MARKERS: "0",
-      }),
-    });
+    const ctx = corpusContext(dir, corpus);
     const store = openStore(ctx);
     try {
       const redact = redactorFor(ctx);

@@ -9,19 +9,19 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { join, relative } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { corpusEnv, generateCorpus, SHARES } from "../../bench/corpus.ts";
+import { generateCorpus, SHARES } from "../../bench/corpus.ts";
 import { FIGURE_KEYS } from "../../bench/_figures.ts";
 import { upgradeUnavailable } from "../../bench/_upgrade.ts";
 import { commitUnavailable } from "../../bench/_measure.ts";
 import { RELEVANCE_BASELINE } from "../../bench/_relevance.ts";
 import { which } from "../../bench/_util.ts";
 import { runCapture } from "../../lib/capture/run.ts";
-import { loadContext, openStore, redactorFor } from "../../lib/context.ts";
-import { envFrom } from "../../lib/env.ts";
+import { openStore, redactorFor } from "../../lib/context.ts";
 import { ADAPTERS } from "../../lib/sources/mod.ts";
 import { search } from "../../lib/store/search.ts";
 import { removeDir, tempDir } from "../_helpers.ts";
 import { benchJson } from "./_bench_json.ts";
+import { corpusContext } from "./_corpus_context.ts";
 
 const SIZE = 2_000_000;
 
@@ -169,17 +169,7 @@ Deno.test("generateCorpus() writes the same valid corpus for the same seed, wher
     await t.step(
       "the real engine captures it without drift and finds every rare term, CJK word, hidden word and symbol",
       async () => {
-        const home = join(dir, "home");
-        Deno.mkdirSync(home);
-        const ctx = loadContext({
-          env: envFrom({
-            ...corpusEnv(a, home),
-            LOGBOOK_DATA_DIR: join(dir, "data"),
-            LOGBOOK_CONFIG_DIR: join(dir, "config"),
-            INIT_CWD: home,
-            LOGBOOK_STAGE_MARKERS: "0",
-          }),
-        });
+        const ctx = corpusContext(dir, a);
         const store = openStore(ctx);
         try {
           const redact = redactorFor(ctx);
