@@ -687,28 +687,28 @@ ${partsHelp()}
 Figures: capture_mb_s and fts_ceiling_mb_s are MB of captured source per second (capture the reindex
 command from empty, spawn to exit; the ceiling the same text into a bare FTS5 table in the bench's
 process); slice_capture_mb_s is the same capture of the slice, where there is one, and
-capture_over_slice the corpus's MB/s over the slice's (target ≥ 0.9: no slowdown as the store
-grows, 10GB against its 1GB slice in the same run); search_*_ms cover every planted term the index
-answers (CJK words inside a sentence too) alone and with filters (symbols, a literal scan, have
-their own row in the table); search_cli_ms is
-the search command (deno run with its task's permissions, not deno task) from spawn to exit, started
-from its bundle as the install builds it (deno task bundle), and search_cli_sources_ms the same from
-its sources; rg_cli_ms rg -l -F for the same terms over the same files, rg_cli_over_search_cli the
-one over the other (target ≥ 2 at 200MB, ≥ 8 from 1GB); show_cli_ms is the show command's first page
-end to end (show_cli_sources_ms from its sources); capture_peak_rss_mb is the peak RSS of the
-reindex command capturing the corpus from empty (the first capture's); rg_ms is the median of rg -l
--F -i -a over the same terms, rg_over_search that of the rare terms over search's rare-term p50;
-huge_line_peak_rss_mb is in MiB; store_ratio is history.db plus its WAL after a checkpoint over the
-captured source bytes; adversarial_search_max_ms is the slowest of issue 11's adversarial searches
-end to end (the search command and a dashboard process), status_during_search_ms the slowest
-/api/status meanwhile and request_during_search_ms the slowest request that does no work of its own
-(auth, then a 404). watch_backlog_over_reindex is the time reindex --watch takes to store the whole
-corpus from empty over that of reindex; huge_line_rebuild_peak_rss_mb is the peak RSS of reindex
---rebuild over the huge line's store. mcp_search_ms is the p50 of search_history calls over one open
-logbook mcp session (the SDK's client over stdio), every term, all projects. push_mb_s is logbook
-push end to end into a local PostgreSQL (MB of the raw transcript of the records it sent, as it
-reports them, per second, over every push); team_search_p50_ms/p95_ms search --team end to end (the
-command: start-up, connecting, searching) after the corpus was pushed by five machines.
+capture_over_slice the corpus's MB/s over the slice's (target ≥ 0.9: no slowdown as the store grows,
+10GB against its 1GB slice in the same run); search_*_ms cover every planted term the index answers
+(CJK words inside a sentence too) alone and with filters (symbols, a literal scan, have their own
+row in the table); search_cli_ms is the search command (deno run with its task's permissions, not
+deno task) from spawn to exit, started from its bundle as the install builds it (deno task bundle),
+and search_cli_sources_ms the same from its sources; rg_cli_ms rg -l -F for the same terms over the
+same files, rg_cli_over_search_cli the one over the other (target ≥ 2 at 200MB, ≥ 8 from 1GB);
+show_cli_ms is the show command's first page end to end (show_cli_sources_ms from its sources);
+capture_peak_rss_mb is the peak RSS of the reindex command capturing the corpus from empty (the
+first capture's); rg_ms is the median of rg -l -F -i -a over the same terms, rg_over_search that of
+the rare terms over search's rare-term p50; huge_line_peak_rss_mb is in MiB; store_ratio is
+history.db plus its WAL after a checkpoint over the captured source bytes; adversarial_search_max_ms
+is the slowest of issue 11's adversarial searches end to end (the search command and a dashboard
+process), status_during_search_ms the slowest /api/status meanwhile and request_during_search_ms the
+slowest request that does no work of its own (auth, then a 404). watch_backlog_over_reindex is the
+time reindex --watch takes to store the whole corpus from empty over that of reindex;
+huge_line_rebuild_peak_rss_mb is the peak RSS of reindex --rebuild over the huge line's store.
+mcp_search_ms is the p50 of search_history calls over one open logbook mcp session (the SDK's client
+over stdio), every term, all projects. push_mb_s is logbook push end to end into a local PostgreSQL
+(MB of the raw transcript of the records it sent, as it reports them, per second, over every push);
+team_search_p50_ms/p95_ms search --team end to end (the command: start-up, connecting, searching)
+after the corpus was pushed by five machines.
 empty_script_ms is an empty script run with search's flags, right after each search command (the
 floor any command starts from), and search_cli_own_ms the median of each search command's time less
 the empty script's beside it; show_cli_own_ms and status_cli_own_ms are the same for show and
