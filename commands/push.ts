@@ -10,10 +10,9 @@ import { projectOf, resolveFromUser } from "../lib/paths.ts";
 import { ADAPTERS } from "../lib/sources/mod.ts";
 import { connectTeam, migrateTeam, safeUrl, TeamError, teamError } from "../lib/team/db.ts";
 import {
+  connectForPush,
   planPush,
   push,
-  PUSH_LANES,
-  PUSH_SESSION,
   type PushPlan,
   type PushSummary,
 } from "../lib/team/push.ts";
@@ -108,7 +107,7 @@ export async function main(
       return EXIT.ok;
     }
     const store = openStore(ctx, { mustExist: true, readOnly: true });
-    const sql = await connectTeam(url, { connections: PUSH_LANES, session: PUSH_SESSION });
+    const sql = await connectForPush(url);
     const to: Destination = { sql, url, machine, projects, raw: team.raw === true };
     const signal = stop ?? interrupted();
     try {

@@ -36,7 +36,7 @@ import {
 } from "../store/records.ts";
 import { FLAG_INDEXED, FLAG_SUPERSEDED } from "../store/schema.ts";
 import { sha256, sha256Hash, sha256Hex } from "../sha256.ts";
-import { migrateTeam, TeamError } from "./db.ts";
+import { connectTeam, migrateTeam, TeamError } from "./db.ts";
 
 /** Records per transaction, and the bytes one batch holds at most (one record may cross). */
 export const BATCH_RECORDS = 500;
@@ -57,7 +57,12 @@ export const PUSH_LANES = 2;
  * 1 GB took 578 s against 87 to 133 for the others, its backend moving a list of 242 MB. VACUUM
  * does the same work in `maintenance_work_mem`, 64 MB by default.
  */
-export const PUSH_SESSION = { work_mem: "64MB" } as const;
+const PUSH_SESSION = { work_mem: "64MB" } as const;
+
+/** A push's connections to the team database: one per lane, each with PUSH_SESSION's settings. */
+export function connectForPush(url: string): Promise<Sql> {
+  return connectTeam(url, { connections: PUSH_LANES, session: PUSH_SESSION });
+}
 
 export interface PushOptions {
   store: HistoryStore;

@@ -25,7 +25,7 @@ import { fakeUpper } from "../lib/_secret_shapes.ts";
 import { leaks, placeSecretPathSession, SECRET_PATH_WORD, shownPath } from "../_secret_path.ts";
 import { loadContext, openStore, redactorFor } from "../../lib/context.ts";
 import { GarbageRelease } from "../../lib/garbage.ts";
-import { push, PUSH_LANES, PUSH_SESSION } from "../../lib/team/push.ts";
+import { connectForPush, push } from "../../lib/team/push.ts";
 import { ADAPTERS } from "../../lib/sources/mod.ts";
 import { type RecordRow, TextDeriver } from "../../lib/store/records.ts";
 import { connectTeam, migrateTeam, TEAM_MIGRATIONS } from "../../lib/team/db.ts";
@@ -433,7 +433,7 @@ Deno.test({
   sanitizeOps: false,
 }, async () => {
   if (typeof pg === "string") return;
-  const sql = await connectTeam(pg.url, { connections: PUSH_LANES, session: PUSH_SESSION });
+  const sql = await connectForPush(pg.url);
   const plain = await connectTeam(pg.url);
   try {
     const [pushing] = await sql<{ work_mem: string; jit: string }[]>`
@@ -460,7 +460,7 @@ Deno.test({
   const world = await makeWorld();
   const project = join(world.dir, "src", "plover");
   const turns = turnsAbout("plover", 60);
-  const sql = await connectTeam(pg.url, { connections: PUSH_LANES });
+  const sql = await connectForPush(pg.url);
   try {
     await placeClaudeTranscript(world, project, A, claudeTranscript(A, project, turns));
     assert.equal((await runCli("reindex", ["--quiet"], world.vars)).code, 0);
