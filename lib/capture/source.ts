@@ -34,7 +34,7 @@ export const KNOWN_COLUMNS =
 /**
  * Every source's `KNOWN_COLUMNS` as arrays, in id order, a page of rows a call (`rowsById`),
  * through `prepare` (a store's cached statements or a connection's): at 100,000 sources all of
- * them at once were a third more to collect, and a row a call took twice the time.
+ * them at once cost three times the collecting, and a row a call twice the time.
  */
 export function knownRows(prepare: (sql: string) => StatementSync): Iterable<unknown[]> {
   return rowsById(prepare, "sources", KNOWN_COLUMNS);

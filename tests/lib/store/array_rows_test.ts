@@ -28,7 +28,7 @@ Deno.test("rowsById() gives every row once, in id order, as arrays, a page a cal
         });
       };
       try {
-        const rows = [...rowsById(prepare, "t", "id, name, size", 5)];
+        const rows = [...rowsById(prepare, "t", "id, name, size", { perCall: 5 })];
         assert.deepEqual(
           rows,
           Array.from(
@@ -55,7 +55,7 @@ Deno.test("rowsById() inside a transaction reads its snapshot, not rows written 
     writer.exec("CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT)");
     for (let i = 1; i <= 6; i++) writer.prepare("INSERT INTO t (name) VALUES (?)").run(`r${i}`);
     reader.exec("BEGIN");
-    const rows = rowsById((sql) => reader.prepare(sql), "t", "id, name", 2);
+    const rows = rowsById((sql) => reader.prepare(sql), "t", "id, name", { perCall: 2 });
     const first = rows.next().value as unknown[];
     // Written between two of the reader's calls: after its snapshot.
     writer.exec("INSERT INTO t (name) VALUES ('late'); DELETE FROM t WHERE id = 5");
