@@ -15,8 +15,8 @@ function tableOf(count: number): DatabaseSync {
 }
 
 Deno.test("rowsById() gives every row once, in id order, as arrays, a page a call", async (t) => {
-  // Fewer rows than a page, a page exactly, one more, several pages and one row short of them.
-  for (const count of [0, 1, 4, 5, 13, 15]) {
+  // None, fewer than a call holds, one call exactly, one more, one short of three, three exactly.
+  for (const count of [0, 1, 4, 5, 6, 14, 15]) {
     await t.step(`${count} rows, 5 a call`, () => {
       const db = tableOf(count);
       let calls = 0;
@@ -42,6 +42,22 @@ Deno.test("rowsById() gives every row once, in id order, as arrays, a page a cal
         db.close();
       }
     });
+  }
+});
+
+Deno.test("rowsById() gives only the rows its condition holds, across calls", () => {
+  const db = tableOf(23);
+  try {
+    const rows = [
+      ...rowsById((sql) => db.prepare(sql), "t", "id, size", {
+        where: "size IS NOT NULL",
+        perCall: 4,
+      }),
+    ];
+    // Rows 1, 3, 5, … have a size: twelve of them, read four a call.
+    assert.deepEqual(rows, Array.from({ length: 12 }, (_, i) => [(2 * i + 1) * 3, 2 * i + 1]));
+  } finally {
+    db.close();
   }
 });
 
