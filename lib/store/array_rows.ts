@@ -4,7 +4,7 @@
 import type { StatementSync } from "node:sqlite";
 
 /** Rows `rowsById` reads in one call to SQLite. */
-export const ROWS_PER_CALL = 1024;
+const ROWS_PER_CALL = 1024;
 
 /**
  * Every row of `table` (those `where` holds, SQL, when given) as an array of `columns`, the first
